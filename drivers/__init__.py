@@ -1,0 +1,1 @@
+"""Device drivers: the serial shoe, LED sinks, dealer buttons."""

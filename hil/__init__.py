@@ -1,0 +1,1 @@
+"""Hardware-in-the-loop: the virtual shoe, the simulated dealer, scenarios, fault injection."""
