@@ -1,0 +1,57 @@
+"""The ``shoe-ctl`` command line.
+
+Each subcommand lives in its own module ``shoe_ctl.cmd_<name>`` that defines
+``register(subparsers) -> None`` (adds its parser and sets ``func`` to a callable taking the parsed
+arguments and returning the exit status). Modules are imported only when present, so the CLI
+stays usable while the product grows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from shoe_ctl import __version__
+
+SUBCOMMANDS = ("run", "sim", "analyze", "replay", "export", "hil", "doctor")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every subcommand that is installed."""
+    parser = argparse.ArgumentParser(
+        prog="shoe-ctl",
+        description="Card-shoe controller for Seven Card Stud tables.",
+    )
+    parser.add_argument("--version", action="version", version=f"shoe-ctl {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in SUBCOMMANDS:
+        try:
+            module = importlib.import_module(f"shoe_ctl.cmd_{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"shoe_ctl.cmd_{name}":
+                raise
+            continue
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``shoe-ctl`` console script; returns the process exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    func = getattr(args, "func", None)
+    if func is None:
+        parser.print_help()
+        return 2
+    try:
+        return int(func(args) or 0)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
