@@ -1,0 +1,298 @@
+"""LED signals for the dealer: one pattern per :class:`~shoe_ctl.events.Signal`, and three sinks.
+
+The dealer learns the patterns once; each signal lights a fixed set of named LEDs in one of three
+modes:
+
+- ``steady`` — on until the next signal;
+- ``blink`` — on/off at a fixed rhythm; every *attention* signal (stop, shoe fault, scramble,
+  degraded) blinks so that it catches the eye between cards;
+- ``pulse`` — fades in and out (PWM boards); a board without PWM shows it as a slow blink.
+
+The LEDs are named by colour (``green``, ``amber``, ``blue``, ``white``, ``red``); the pins come
+from ``config/table.toml`` (``[leds]``). Three sinks turn :class:`~shoe_ctl.events.Instruction`
+commands into light and ignore every other command:
+
+- :class:`GpioLedSink` — an LED board on the Pi's GPIO through gpiozero 2.x;
+- :class:`ShoeLedSink` — the same pattern as a small dict for the shoe's own LEDs, handed to a
+  ``send_leds(pattern)`` callable (``ShoeLink.send_leds``) from a worker thread;
+- :class:`ConsoleLedSink` — one line per signal on a terminal (coloured on a tty).
+
+No sink ever receives a card: an Instruction carries a seat, a face and the public words only,
+so the hole-card embargo holds for the LEDs by construction.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, TextIO
+
+from shoe_ctl.events import Command, Instruction, Signal
+
+LED_NAMES: tuple[str, ...] = ("green", "amber", "blue", "white", "red")
+"""Every LED a board may have, in the order the console and the display draw them."""
+
+Mode = Literal["steady", "blink", "pulse"]
+
+
+@dataclass(frozen=True, slots=True)
+class LedPattern:
+    """How one signal looks.
+
+    :param signal: the signal shown.
+    :param leds: names from :data:`LED_NAMES` that light (empty: all off).
+    :param mode: ``"steady"``, ``"blink"`` or ``"pulse"``.
+    :param on_s: seconds on per blink, or fade-in seconds per pulse.
+    :param off_s: seconds off per blink, or fade-out seconds per pulse.
+    :param attention: True for the signals that demand the dealer's attention (they blink).
+    """
+
+    signal: Signal
+    leds: tuple[str, ...]
+    mode: Mode = "steady"
+    on_s: float = 0.0
+    off_s: float = 0.0
+    attention: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-safe form, as sent to the shoe and shown on the display:
+        ``{"name", "leds", "mode", "on_ms", "off_ms", "attention"}``."""
+        return {
+            "name": str(self.signal),
+            "leds": list(self.leds),
+            "mode": self.mode,
+            "on_ms": round(self.on_s * 1000),
+            "off_ms": round(self.off_s * 1000),
+            "attention": self.attention,
+        }
+
+    def scaled(self, factor: float) -> LedPattern:
+        """The same pattern with its times multiplied by ``factor`` (tests, demos)."""
+        return LedPattern(self.signal, self.leds, self.mode, self.on_s * factor, self.off_s * factor,
+                          self.attention)
+
+
+PATTERNS: Mapping[Signal, LedPattern] = {
+    Signal.IDLE: LedPattern(Signal.IDLE, ()),
+    Signal.DEAL: LedPattern(Signal.DEAL, ("green",)),
+    Signal.BURN: LedPattern(Signal.BURN, ("amber",)),
+    Signal.SCRAMBLE: LedPattern(Signal.SCRAMBLE, ("blue", "amber"), "blink", 0.4, 0.4, attention=True),
+    Signal.CUT: LedPattern(Signal.CUT, ("blue",)),
+    Signal.COMMUNITY: LedPattern(Signal.COMMUNITY, ("white",)),
+    Signal.BETTING: LedPattern(Signal.BETTING, ("green",), "pulse", 1.0, 1.0),
+    Signal.SHOWDOWN: LedPattern(Signal.SHOWDOWN, ("white", "green")),
+    Signal.STOP: LedPattern(Signal.STOP, ("red",), "blink", 0.25, 0.25, attention=True),
+    Signal.SHOE_FAULT: LedPattern(Signal.SHOE_FAULT, ("red", "amber"), "blink", 0.25, 0.25, attention=True),
+    Signal.DEGRADED: LedPattern(Signal.DEGRADED, ("amber",), "blink", 0.8, 0.8, attention=True),
+}
+"""The one pattern per signal. Every :class:`Signal` has an entry (a test checks it)."""
+
+
+def pattern_for(signal: Signal | str) -> LedPattern:
+    """The pattern of ``signal``; an unknown signal name shows as STOP (never dark by mistake)."""
+    try:
+        return PATTERNS[Signal(signal)]
+    except ValueError:
+        return PATTERNS[Signal.STOP]
+
+
+# --------------------------------------------------------------------------- GPIO
+
+
+class GpioLedSink:
+    """An LED board on GPIO pins (gpiozero 2.x ``LEDBoard``), showing each Instruction's signal.
+
+    :param pins: LED name (from :data:`LED_NAMES`) -> GPIO pin (BCM number or gpiozero pin name).
+        LEDs a pattern names but the board lacks are skipped.
+    :param pwm: True for PWM LEDs (``pulse`` fades; else it is a slow blink).
+    :param active_high: False when the LEDs are wired to sink current.
+    :param pin_factory: a gpiozero pin factory (``MockFactory`` in tests), else gpiozero's default.
+    :param patterns: override :data:`PATTERNS` (e.g. scaled times in tests).
+    :raises ValueError: for an LED name not in :data:`LED_NAMES`.
+    :raises gpiozero.GPIOZeroError: when the pins cannot be had (wrong pin, busy, no GPIO access).
+
+    ``handle`` only switches pins or starts gpiozero's own blink threads, so it returns at once.
+    """
+
+    def __init__(self, pins: Mapping[str, int | str], *, pwm: bool = False, active_high: bool = True,
+                 pin_factory: Any = None, patterns: Mapping[Signal, LedPattern] | None = None) -> None:
+        from gpiozero import LEDBoard
+
+        unknown = sorted(set(pins) - set(LED_NAMES))
+        if unknown:
+            raise ValueError(f"[leds] pins: unknown LED name(s) {unknown}; allowed: {list(LED_NAMES)}")
+        self._patterns = dict(patterns or PATTERNS)
+        self._pwm = pwm
+        self._lock = threading.Lock()
+        self._closed = False
+        self.current: LedPattern | None = None
+        self.board = LEDBoard(pwm=pwm, active_high=active_high, initial_value=False,
+                              pin_factory=pin_factory, _order=[n for n in LED_NAMES if n in pins],
+                              **dict(pins))
+
+    def handle(self, command: Command) -> None:
+        """Show the signal of an :class:`Instruction`; every other command is ignored."""
+        if isinstance(command, Instruction):
+            self.show(self._patterns.get(command.signal, PATTERNS[Signal.STOP]))
+
+    def show(self, pattern: LedPattern) -> None:
+        """Switch the board to ``pattern`` (all other LEDs off)."""
+        with self._lock:
+            if self._closed:
+                return
+            self.current = pattern
+            lit = [name for name in pattern.leds if name in self.board.namedtuple._fields]
+            for name in self.board.namedtuple._fields:
+                if name not in lit:
+                    getattr(self.board, name).off()
+            for name in lit:
+                led = getattr(self.board, name)
+                if pattern.mode == "steady":
+                    led.on()
+                elif pattern.mode == "pulse" and self._pwm:
+                    led.pulse(fade_in_time=pattern.on_s, fade_out_time=pattern.off_s)
+                elif pattern.mode == "pulse":
+                    led.blink(on_time=pattern.on_s, off_time=pattern.off_s)
+                else:
+                    led.blink(on_time=pattern.on_s, off_time=pattern.off_s)
+
+    def close(self) -> None:
+        """Turn every LED off and release the pins. Idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        try:
+            self.board.off()
+        finally:
+            self.board.close()
+
+
+# --------------------------------------------------------------------------- the shoe's LEDs
+
+
+class ShoeLedSink:
+    """The signals as LED frames for the shoe's own LEDs.
+
+    Each Instruction's pattern (:meth:`LedPattern.as_dict`) is handed to ``send_leds`` from this
+    sink's worker thread, so a slow or unplugged port never blocks the controller. Only the newest
+    pattern waits: a burst of signals sends the last one. Errors from ``send_leds`` (``OSError``,
+    ``ConnectionError`` while the shoe is away) are counted in :attr:`errors` and the next signal
+    is tried again.
+
+    :param send_leds: e.g. ``ShoeLink.send_leds``; called with one dict per signal.
+    """
+
+    def __init__(self, send_leds: Callable[[dict[str, Any]], Any]) -> None:
+        self._send = send_leds
+        self._cond = threading.Condition()
+        self._pending: dict[str, Any] | None = None
+        self._closed = False
+        self.sent = 0
+        self.errors = 0
+        self._thread = threading.Thread(target=self._run, name="shoe-leds", daemon=True)
+        self._thread.start()
+
+    def handle(self, command: Command) -> None:
+        """Queue the pattern of an :class:`Instruction` (replacing one not yet sent)."""
+        if not isinstance(command, Instruction):
+            return
+        with self._cond:
+            if self._closed:
+                return
+            self._pending = pattern_for(command.signal).as_dict()
+            self._cond.notify()
+
+    def flush(self, timeout: float = 1.0) -> bool:
+        """Wait until the pending pattern has been handed over; False on timeout (tests)."""
+        with self._cond:
+            return self._cond.wait_for(lambda: self._pending is None, timeout)
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                self._cond.wait_for(lambda: self._pending is not None or self._closed)
+                if self._pending is None:
+                    return
+                pattern = self._pending
+            try:
+                self._send(pattern)
+                self.sent += 1
+            except (OSError, ConnectionError, ValueError):
+                self.errors += 1
+            with self._cond:
+                if self._pending is pattern:
+                    self._pending = None
+                self._cond.notify_all()
+                if self._closed and self._pending is None:
+                    return
+
+    def close(self) -> None:
+        """Send what is pending, stop the worker and join it. Idempotent."""
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+        self._thread.join(timeout=2.0)
+
+
+# --------------------------------------------------------------------------- terminal
+
+_ANSI = {"green": "32", "amber": "33", "blue": "34", "white": "37", "red": "31"}
+
+
+class ConsoleLedSink:
+    """The signals in a terminal: one line per Instruction.
+
+    On a tty the line starts with coloured dots for the lit LEDs (bold when blinking), e.g.
+    ``●○○○○ DEAL       seat 3 down — Deal seat 3 down``; otherwise one plain line
+    ``signal=deal leds=green mode=steady seat=3 face=down street=3rd text="Deal seat 3 down"``
+    (for logs and pipes).
+
+    :param stream: where to write (default ``sys.stdout``).
+    :param color: force colour on/off; default: on when ``stream`` is a tty.
+    """
+
+    def __init__(self, stream: TextIO | None = None, *, color: bool | None = None) -> None:
+        self._stream = stream if stream is not None else sys.stdout
+        if color is None:
+            isatty = getattr(self._stream, "isatty", None)
+            color = bool(isatty and isatty())
+        self._color = color
+        self._lock = threading.Lock()
+
+    def format(self, ins: Instruction) -> str:
+        """The line for one Instruction (without the newline)."""
+        pattern = pattern_for(ins.signal)
+        if not self._color:
+            parts = [f"signal={ins.signal}", f"leds={'+'.join(pattern.leds) or '-'}", f"mode={pattern.mode}",
+                     f"seat={ins.seat if ins.seat is not None else '-'}", f"face={ins.face or '-'}",
+                     f"street={ins.street or '-'}", f'text="{ins.text}"']
+            return " ".join(parts)
+        dots = []
+        for name in LED_NAMES:
+            if name in pattern.leds:
+                style = "1;" if pattern.mode != "steady" else ""
+                dots.append(f"\x1b[{style}{_ANSI[name]}m●\x1b[0m")
+            else:
+                dots.append("\x1b[2m○\x1b[0m")
+        label = str(ins.signal).upper()
+        if pattern.attention:
+            label = f"\x1b[1;5m{label:<10}\x1b[0m"
+        else:
+            label = f"\x1b[1m{label:<10}\x1b[0m"
+        where = " ".join(x for x in (f"seat {ins.seat}" if ins.seat is not None else "", ins.face or "",
+                                     ins.street or "") if x)
+        return f"{''.join(dots)} {label} {where:<16} {ins.text}"
+
+    def handle(self, command: Command) -> None:
+        """Write the line of an :class:`Instruction`; other commands are ignored."""
+        if isinstance(command, Instruction):
+            line = self.format(command)
+            with self._lock:
+                self._stream.write(line + "\n")
+                self._stream.flush()
+
+    def close(self) -> None:
+        """Nothing to release (the stream belongs to the caller)."""

@@ -1,0 +1,216 @@
+"""LED patterns on a gpiozero mock board, the shoe's LED frames and the console lines."""
+
+from __future__ import annotations
+
+import io
+import time
+
+import pytest
+from gpiozero.pins.mock import MockFactory, MockPWMPin
+
+from drivers.leds import (
+    LED_NAMES,
+    PATTERNS,
+    ConsoleLedSink,
+    GpioLedSink,
+    LedPattern,
+    ShoeLedSink,
+    pattern_for,
+)
+from shoe_ctl.events import Alert, DisplayUpdate, Instruction, Signal
+
+PINS = {"green": 17, "amber": 27, "blue": 22, "white": 23, "red": 24}
+FAST = {s: p.scaled(0.05) for s, p in PATTERNS.items()}  # 0.25 s blink -> 12.5 ms
+
+
+def history(factory: MockFactory, pin: int) -> list[float]:
+    return [s.state for s in factory.pin(pin).states]
+
+
+def wait_for_changes(factory: MockFactory, pin: int, n: int, timeout: float = 2.0) -> list[float]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        states = history(factory, pin)
+        if len(states) >= n:
+            return states
+        time.sleep(0.005)
+    return history(factory, pin)
+
+
+@pytest.fixture
+def factory() -> MockFactory:
+    return MockFactory()
+
+
+@pytest.fixture
+def pwm_factory() -> MockFactory:
+    return MockFactory(pin_class=MockPWMPin)
+
+
+def test_every_signal_has_a_pattern_and_attention_signals_blink() -> None:
+    assert set(PATTERNS) == set(Signal)
+    for signal, pattern in PATTERNS.items():
+        assert pattern.signal is signal
+        assert set(pattern.leds) <= set(LED_NAMES)
+        if pattern.attention:
+            assert pattern.mode == "blink" and pattern.on_s > 0 and pattern.off_s > 0
+    for signal in (Signal.STOP, Signal.SHOE_FAULT, Signal.SCRAMBLE):
+        assert PATTERNS[signal].attention
+    # no two signals look alike
+    looks = {(p.leds, p.mode, p.on_s) for p in PATTERNS.values()}
+    assert len(looks) == len(PATTERNS)
+    assert pattern_for("no-such-signal") is PATTERNS[Signal.STOP]
+
+
+@pytest.mark.parametrize("signal", [s for s in Signal if PATTERNS[s].mode == "steady"])
+def test_steady_signal_pin_history(factory: MockFactory, signal: Signal) -> None:
+    sink = GpioLedSink(PINS, pin_factory=factory, patterns=FAST)
+    try:
+        for pin in PINS.values():
+            factory.pin(pin).clear_states()
+        sink.handle(Instruction(signal, "x"))
+        lit = PATTERNS[signal].leds
+        for name, pin in PINS.items():
+            assert history(factory, pin) == ([False, True] if name in lit else [False])
+    finally:
+        sink.close()
+    for pin in PINS.values():
+        assert history(factory, pin)[-1] is False
+
+
+@pytest.mark.parametrize("signal", [s for s in Signal if PATTERNS[s].mode == "blink"])
+def test_blinking_signal_pin_history(factory: MockFactory, signal: Signal) -> None:
+    sink = GpioLedSink(PINS, pin_factory=factory, patterns=FAST)
+    try:
+        sink.handle(Instruction(Signal.DEAL, "x"))
+        for pin in PINS.values():
+            factory.pin(pin).clear_states()
+        sink.handle(Instruction(signal, "x"))
+        lit = PATTERNS[signal].leds
+        for name, pin in PINS.items():
+            if name in lit:
+                states = wait_for_changes(factory, pin, 5)
+                assert [bool(s) for s in states[:5]] == [False, True, False, True, False], name
+            elif name == "green":  # was on for DEAL: switched off, stays off
+                assert history(factory, pin) == [True, False]
+            else:
+                assert history(factory, pin) == [False]
+    finally:
+        sink.close()
+
+
+def test_pulse_fades_on_pwm_board(pwm_factory: MockFactory) -> None:
+    fast = dict(FAST)
+    fast[Signal.BETTING] = PATTERNS[Signal.BETTING].scaled(0.2)  # 0.2 s fade in, 0.2 s out
+    sink = GpioLedSink(PINS, pwm=True, pin_factory=pwm_factory, patterns=fast)
+    try:
+        pin = PINS["green"]
+        pwm_factory.pin(pin).clear_states()
+        sink.handle(Instruction(Signal.BETTING, "Betting"))
+        states = wait_for_changes(pwm_factory, pin, 8)
+        rising = states[1:5]
+        assert rising == sorted(rising) and 0 < rising[0] < 1
+        assert sum(1 for s in states if 0 < s < 1) >= 3  # intermediate duty cycles: a fade
+        assert history(pwm_factory, PINS["red"]) == [0.0]
+    finally:
+        sink.close()
+
+
+def test_pulse_without_pwm_is_a_slow_blink(factory: MockFactory) -> None:
+    sink = GpioLedSink(PINS, pin_factory=factory, patterns=FAST)
+    try:
+        factory.pin(PINS["green"]).clear_states()
+        sink.handle(Instruction(Signal.BETTING, "Betting"))
+        assert [bool(s) for s in wait_for_changes(factory, PINS["green"], 3)[:3]] == [False, True, False]
+    finally:
+        sink.close()
+
+
+def test_other_commands_leave_the_leds_alone(factory: MockFactory) -> None:
+    sink = GpioLedSink(PINS, pin_factory=factory, patterns=FAST)
+    try:
+        sink.handle(Instruction(Signal.BURN, "Burn"))
+        sink.handle(Alert("duplicate-card", "Duplicate"))
+        sink.handle(DisplayUpdate({"hand": 1}))
+        assert history(factory, PINS["amber"]) == [False, True]
+        assert sink.current is not None and sink.current.signal is Signal.BURN
+    finally:
+        sink.close()
+    sink.close()  # idempotent
+
+
+def test_partial_board_and_bad_names(factory: MockFactory) -> None:
+    sink = GpioLedSink({"red": 5}, pin_factory=factory, patterns=FAST)
+    try:
+        sink.handle(Instruction(Signal.DEAL, "Deal"))  # green absent: nothing lit, no error
+        assert history(factory, 5) == [False]
+        sink.handle(Instruction(Signal.STOP, "Stop"))
+        assert [bool(s) for s in wait_for_changes(factory, 5, 3)[:3]] == [False, True, False]
+    finally:
+        sink.close()
+    with pytest.raises(ValueError, match="purple"):
+        GpioLedSink({"purple": 6}, pin_factory=factory)
+
+
+def test_shoe_led_sink_sends_the_pattern_dict() -> None:
+    sent: list[dict[str, object]] = []
+    sink = ShoeLedSink(sent.append)
+    try:
+        sink.handle(Instruction(Signal.SCRAMBLE, "Scramble", cards=("stub", "burn 4th")))
+        assert sink.flush()
+        sink.handle(Alert("x", "y"))
+        sink.handle(Instruction(Signal.CUT, "Cut"))
+        assert sink.flush()
+    finally:
+        sink.close()
+    assert [p["name"] for p in sent] == ["scramble", "cut"]
+    assert sent[0] == {"name": "scramble", "leds": ["blue", "amber"], "mode": "blink", "on_ms": 400,
+                       "off_ms": 400, "attention": True}
+
+
+def test_shoe_led_sink_survives_a_lost_port() -> None:
+    calls: list[str] = []
+
+    def send(pattern: dict[str, object]) -> None:
+        calls.append(str(pattern["name"]))
+        if len(calls) == 1:
+            raise ConnectionError("shoe disconnected")
+
+    sink = ShoeLedSink(send)
+    sink.handle(Instruction(Signal.DEAL, "Deal"))
+    assert sink.flush()
+    sink.handle(Instruction(Signal.BURN, "Burn"))
+    assert sink.flush()
+    sink.close()
+    assert calls == ["deal", "burn"] and sink.errors == 1 and sink.sent == 1
+
+
+def test_console_plain_one_line_per_signal() -> None:
+    out = io.StringIO()
+    sink = ConsoleLedSink(out)
+    sink.handle(Instruction(Signal.DEAL, "Deal seat 3 down", seat=3, face="down", street="3rd"))
+    sink.handle(Alert("x", "not an LED signal"))
+    sink.handle(Instruction(Signal.STOP, "Stop: read the display"))
+    lines = out.getvalue().splitlines()
+    assert lines == [
+        'signal=deal leds=green mode=steady seat=3 face=down street=3rd text="Deal seat 3 down"',
+        'signal=stop leds=red mode=blink seat=- face=- street=- text="Stop: read the display"',
+    ]
+    assert "\x1b" not in out.getvalue()
+
+
+def test_console_colour_on_a_tty() -> None:
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    out = Tty()
+    ConsoleLedSink(out).handle(Instruction(Signal.SHOE_FAULT, "Shoe fault: jam"))
+    line = out.getvalue()
+    assert line.count("\n") == 1 and "SHOE-FAULT" in line and "Shoe fault: jam" in line
+    assert "\x1b[1;31m●" in line and "\x1b[1;33m●" in line  # red and amber, blinking (bold)
+
+
+def test_scaled_pattern_keeps_shape() -> None:
+    p = LedPattern(Signal.STOP, ("red",), "blink", 0.5, 0.5, True).scaled(0.1)
+    assert (p.on_s, p.off_s, p.leds, p.attention) == (pytest.approx(0.05), pytest.approx(0.05), ("red",), True)
