@@ -119,6 +119,8 @@ class DealerAction(StrEnum):
     CUT_DONE = "cut-done"
     ACK_ALERT = "ack-alert"        # args: code
     UNDO = "undo"
+    EXPOSED_CARD = "exposed-card"  # seat: a card dealt to that seat was exposed; args: street
+    ABSENT_PLAYER = "absent-player"  # seat: the player is away from the table
 
 
 @dataclass(frozen=True, slots=True)
