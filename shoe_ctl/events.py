@@ -117,6 +117,7 @@ class DealerAction(StrEnum):
     LAST_CARD_EXPOSED = "last-card-exposed"  # seat: whose 7th-street card was dealt face up
     STUB_RELOADED = "stub-reloaded"  # the scrambled stub is back in the shoe
     CUT_DONE = "cut-done"
+    SCRAMBLE_DONE = "scramble-done"  # the named cards are gathered and scrambled into a new stub
     ACK_ALERT = "ack-alert"        # args: code
     UNDO = "undo"
     EXPOSED_CARD = "exposed-card"  # seat: a card dealt to that seat was exposed; args: street
