@@ -1,0 +1,241 @@
+"""A stable, versioned JSON form of every event and command in :mod:`shoe_ctl.events`.
+
+The journal stores each event and command as one JSON object, readable by a person with
+``sqlite3`` and ``jq``::
+
+    {"v":1,"type":"CardRead","seq":17,"card":"As","reader":"rfid","dispense":9}
+    {"v":1,"type":"DealerInput","action":"fold","seat":4,"args":{}}
+    {"v":1,"type":"Instruction","signal":"deal","text":"Seat 3 up","seat":3,"face":"up",
+     "street":"4th","cards":[]}
+
+Rules of the format (version ``1``):
+
+- ``"v"`` is the format version, ``"type"`` the class name in :mod:`shoe_ctl.events`; every other
+  key is a field of that class with the same name.
+- A card is its text (``"As"``, ``"Td"``); the unknown/unreadable card is ``null``.
+- Enum members (``FaultKind``, ``LinkStatus``, ``DealerAction``, ``Signal``) are their values
+  (``"double-pull"``, ``"fold"``, ``"deal"``); tuples are arrays; ``ShoeInfo`` nests as an object
+  without ``"v"``/``"type"``.
+- Keys are sorted and the separators compact, so equal values give equal text (:func:`dumps`).
+- A field added later to a class (always with a default, as the contracts require) may be missing
+  from an older record and takes its default; a key the class does not know is an error, as is a
+  ``"v"`` newer than this code reads.
+
+Errors: every problem raises :class:`CodecError` (a ``ValueError``) naming the type, the field and
+the caller's ``where`` (e.g. ``"journal record 812"``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import json
+import types
+import typing
+from collections.abc import Mapping
+from typing import Any, Union
+
+from shoe_ctl import events
+from shoe_ctl.rules.cards import Card, CardError
+
+VERSION = 1
+"""The codec format version written in every object's ``"v"``."""
+
+
+class CodecError(ValueError):
+    """A record that is not a valid encoded event or command; the message says what and where."""
+
+
+# Every type that crosses the controller's queue or leaves it. ShoeInfo is also top-level capable
+# (it travels inside LinkChanged, but encoding it alone is allowed).
+TYPES: dict[str, type[Any]] = {
+    cls.__name__: cls
+    for cls in (
+        events.ShoeInfo,
+        events.CardRead,
+        events.ShoeFault,
+        events.ShoeButton,
+        events.LinkChanged,
+        events.SequenceGap,
+        events.DealerInput,
+        events.TimerFired,
+        events.Instruction,
+        events.Alert,
+        events.DisplayUpdate,
+        events.ShoeCommand,
+    )
+}
+
+Encodable = events.Event | events.Command | events.ShoeInfo
+
+_HINTS: dict[type[Any], dict[str, Any]] = {}
+
+
+def _hints(cls: type[Any]) -> dict[str, Any]:
+    hints = _HINTS.get(cls)
+    if hints is None:
+        hints = typing.get_type_hints(cls, vars(events))
+        _HINTS[cls] = hints
+    return hints
+
+
+def _where(where: str) -> str:
+    return f" ({where})" if where else ""
+
+
+# --------------------------------------------------------------------------- encode
+
+
+def _enc_value(value: Any) -> Any:
+    if value is None or isinstance(value, bool | int | str | float):
+        return value.value if isinstance(value, enum.Enum) else value
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, Card):
+        return str(value)
+    if isinstance(value, tuple | list):
+        return [_enc_value(v) for v in value]
+    if isinstance(value, Mapping):
+        return {str(k): _enc_value(v) for k, v in value.items()}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _enc_value(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    raise CodecError(f"cannot encode a {type(value).__name__}: {value!r}")
+
+
+def encode(obj: Encodable) -> dict[str, Any]:
+    """The JSON-safe dict of ``obj`` with ``"v"`` and ``"type"``.
+
+    :raises CodecError: for an object of a type this codec does not know, or a field value that is
+        not JSON-safe (e.g. a set inside ``DealerInput.args``).
+    """
+    name = type(obj).__name__
+    if TYPES.get(name) is not type(obj):
+        raise CodecError(f"cannot encode {name}: not an event or command type of shoe_ctl.events")
+    out: dict[str, Any] = {"v": VERSION, "type": name}
+    for f in dataclasses.fields(obj):
+        try:
+            out[f.name] = _enc_value(getattr(obj, f.name))
+        except CodecError as exc:
+            raise CodecError(f"{name}.{f.name}: {exc}") from None
+    return out
+
+
+def dumps(obj: Encodable) -> str:
+    """``encode(obj)`` as compact JSON text with sorted keys (equal values, equal text)."""
+    return json.dumps(encode(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+# --------------------------------------------------------------------------- decode
+
+
+def _dec_value(tp: Any, value: Any, path: str) -> Any:
+    origin = typing.get_origin(tp)
+    if origin in (Union, types.UnionType):
+        args = typing.get_args(tp)
+        if value is None:
+            if type(None) in args:
+                return None
+            raise CodecError(f"{path}: null is not allowed")
+        others = [a for a in args if a is not type(None)]
+        if len(others) == 1:
+            return _dec_value(others[0], value, path)
+        raise CodecError(f"{path}: unsupported union {tp!r}")  # pragma: no cover - none in events
+    if tp is Any:
+        return value
+    if origin is tuple:
+        if not isinstance(value, list):
+            raise CodecError(f"{path}: expected an array, got {json.dumps(value)[:40]}")
+        (item_tp, *_rest) = typing.get_args(tp)
+        return tuple(_dec_value(item_tp, v, f"{path}[{i}]") for i, v in enumerate(value))
+    if origin is dict or tp is dict:
+        if not isinstance(value, dict):
+            raise CodecError(f"{path}: expected an object, got {json.dumps(value)[:40]}")
+        return dict(value)
+    if tp is Card:
+        if not isinstance(value, str):
+            raise CodecError(f"{path}: expected a card text like 'As', got {value!r}")
+        try:
+            return Card.parse(value)
+        except CardError as exc:
+            raise CodecError(f"{path}: {exc}") from None
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        try:
+            return tp(value)
+        except ValueError:
+            allowed = ", ".join(repr(m.value) for m in tp)
+            raise CodecError(f"{path}: {value!r} is not a {tp.__name__} (allowed: {allowed})") from None
+    if tp is bool:
+        if not isinstance(value, bool):
+            raise CodecError(f"{path}: expected true or false, got {value!r}")
+        return value
+    if tp is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise CodecError(f"{path}: expected an integer, got {value!r}")
+        return value
+    if tp is str:
+        if not isinstance(value, str):
+            raise CodecError(f"{path}: expected a string, got {value!r}")
+        return value
+    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
+        if not isinstance(value, dict):
+            raise CodecError(f"{path}: expected an object, got {value!r}")
+        return _dec_fields(tp, value, path)
+    raise CodecError(f"{path}: unsupported field type {tp!r}")  # pragma: no cover
+
+
+def _dec_fields(cls: type[Any], data: Mapping[str, Any], path: str) -> Any:
+    hints = _hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - set(fields) - {"v", "type"})
+    if unknown:
+        raise CodecError(f"{path}: unknown field(s) {', '.join(unknown)}")
+    kwargs: dict[str, Any] = {}
+    for name, f in fields.items():
+        if name not in data:
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                raise CodecError(f"{path}: missing field {name!r}")
+            continue
+        kwargs[name] = _dec_value(hints[name], data[name], f"{path}.{name}")
+    try:
+        return cls(**kwargs)
+    except (TypeError, ValueError) as exc:  # pragma: no cover - field checks above catch these
+        raise CodecError(f"{path}: {exc}") from None
+
+
+def decode(data: Any, where: str = "") -> Encodable:
+    """The event or command that :func:`encode` turned into ``data``.
+
+    :param data: the decoded JSON object.
+    :param where: where the data came from, for error messages (e.g. ``"journal record 812"``).
+    :raises CodecError: for a non-object, a missing/unknown ``"type"``, a ``"v"`` that is missing
+        or newer than :data:`VERSION`, an unknown or missing field, or a field of the wrong type
+        (the message names the type and field, e.g. ``CardRead.card``).
+    """
+    if not isinstance(data, dict):
+        raise CodecError(f"expected a JSON object, got {type(data).__name__}{_where(where)}")
+    v = data.get("v")
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise CodecError(f"missing or invalid format version \"v\": {v!r}{_where(where)}")
+    if v > VERSION:
+        raise CodecError(f"format version {v} is newer than this program reads ({VERSION}){_where(where)}")
+    name = data.get("type")
+    cls = TYPES.get(name) if isinstance(name, str) else None
+    if cls is None:
+        raise CodecError(f"unknown type {name!r}{_where(where)}")
+    try:
+        return typing.cast(Encodable, _dec_fields(cls, data, cls.__name__))
+    except CodecError as exc:
+        raise CodecError(f"{exc}{_where(where)}") from None
+
+
+def loads(text: str | bytes, where: str = "") -> Encodable:
+    """Parse JSON text and :func:`decode` it.
+
+    :raises CodecError: for text that is not JSON (with line and column) or any :func:`decode`
+        error.
+    """
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise CodecError(f"not JSON: {exc}{_where(where)}") from None
+    return decode(data, where)
