@@ -20,12 +20,14 @@ from shoe_ctl.rules.cards import Card
 
 @dataclass(frozen=True, slots=True)
 class ShoeInfo:
-    """What the shoe said in its hello: protocol version, firmware, serial number, reader kinds."""
+    """What the shoe said in its hello: protocol version, firmware, serial number, reader kinds,
+    and ``boot_id`` (random per power-up of the shoe; 0 when unknown)."""
 
     protocol: int
     firmware: str
     serial: str
     readers: tuple[str, ...]
+    boot_id: int = 0
 
 
 @dataclass(frozen=True, slots=True)
