@@ -1,0 +1,211 @@
+"""Configuration files: rule profiles and table/hardware settings (TOML, read with ``tomllib``).
+
+- :func:`load_profile` reads ``config/tda.toml`` or ``config/house.toml`` (by name) or any profile
+  file (by path) and validates it with :func:`shoe_ctl.rules.profiles.parse_profile`.
+- :func:`load_table_config` reads the table and hardware settings (``config/table.toml``).
+
+Every problem is a :class:`~shoe_ctl.rules.profiles.ProfileError` (a ``ValueError``) whose message
+names the file, the key and the allowed values; a missing or unreadable file names the file.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from shoe_ctl.rules.profiles import PROFILE_NAMES, ProfileError, RuleProfile, parse_profile
+
+__all__ = [
+    "CONFIG_DIR",
+    "ConfigError",
+    "DisplayConfig",
+    "JournalConfig",
+    "LedConfig",
+    "ShoeConfig",
+    "TableConfig",
+    "load_profile",
+    "load_table_config",
+    "read_toml",
+]
+
+#: The project's config/ folder (override with the environment variable SHOE_CTL_CONFIG).
+CONFIG_DIR = Path(os.environ.get("SHOE_CTL_CONFIG", Path(__file__).resolve().parents[1] / "config"))
+
+#: Errors in table configuration files use the same form as profile errors.
+ConfigError = ProfileError
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """Read one TOML file.
+
+    :raises ProfileError: naming the file when it is missing, unreadable or not valid TOML.
+    """
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        raise ProfileError(str(path), "", "file not found", "an existing TOML file") from None
+    except OSError as exc:
+        raise ProfileError(str(path), "", f"cannot read: {exc.strerror or exc}", "a readable TOML file") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ProfileError(str(path), "", f"not valid TOML ({exc})", "TOML syntax") from None
+
+
+def load_profile(name_or_path: str | os.PathLike[str], config_dir: Path | None = None) -> RuleProfile:
+    """Load a rule profile by name (``"tda"``, ``"house"``: ``<config_dir>/<name>.toml``) or path.
+
+    :raises ProfileError: naming the file, the key and the allowed values.
+    """
+    text = os.fspath(name_or_path)
+    if text in PROFILE_NAMES:
+        path = (config_dir or CONFIG_DIR) / f"{text}.toml"
+    else:
+        path = Path(text)
+        if path.suffix != ".toml" and not path.exists():
+            raise ProfileError(text, "", "neither a profile name nor a file", ", ".join(PROFILE_NAMES) + " or a .toml path")
+    return parse_profile(read_toml(path), str(path))
+
+
+# --------------------------------------------------------------------------- table settings
+
+
+@dataclass(frozen=True, slots=True)
+class ShoeConfig:
+    """``[shoe]``: ``url`` (pyserial URL such as ``/dev/serial/by-id/...``, ``socket://host:port``,
+    or ``sim`` for the built-in virtual shoe) and ``baudrate`` (bits per second)."""
+
+    url: str = "sim"
+    baudrate: int = 115200
+
+
+@dataclass(frozen=True, slots=True)
+class LedConfig:
+    """``[leds]``: ``backend`` (``console``, ``gpio`` or ``shoe``) and, for ``gpio``, ``pins``: a
+    table of signal name to BCM pin number."""
+
+    backend: str = "console"
+    pins: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class DisplayConfig:
+    """``[display]``: ``host`` and ``port`` the dealer display is served on; ``enabled``."""
+
+    enabled: bool = True
+    host: str = "127.0.0.1"
+    port: int = 8080
+
+
+@dataclass(frozen=True, slots=True)
+class JournalConfig:
+    """``[journal]``: ``path`` of the SQLite journal and ``retention_days`` of finished hands."""
+
+    path: str = "var/journal.sqlite3"
+    retention_days: int = 30
+
+
+@dataclass(frozen=True, slots=True)
+class TableConfig:
+    """A table's settings: ``table`` (name), ``seats`` (2..8), ``rules`` (profile name or path),
+    ``game`` and the ``[shoe]``, ``[leds]``, ``[display]``, ``[journal]`` tables."""
+
+    table: str = "table-1"
+    seats: int = 8
+    rules: str = "tda"
+    game: str = "stud"
+    shoe: ShoeConfig = field(default_factory=ShoeConfig)
+    leds: LedConfig = field(default_factory=LedConfig)
+    display: DisplayConfig = field(default_factory=DisplayConfig)
+    journal: JournalConfig = field(default_factory=JournalConfig)
+
+
+_GAMES = ("stud", "stud8", "razz")
+_LED_BACKENDS = ("console", "gpio", "shoe")
+
+
+def _check_keys(src: str, prefix: str, data: Mapping[str, Any], allowed: tuple[str, ...]) -> None:
+    for key in data:
+        if key not in allowed:
+            raise ProfileError(src, prefix + key, "unknown key", "keys " + ", ".join(allowed))
+
+
+def _get(src: str, key: str, data: Mapping[str, Any], kind: type, default: Any, allowed: str) -> Any:
+    name = key.rsplit(".", 1)[-1]
+    if name not in data:
+        return default
+    value = data[name]
+    if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
+        raise ProfileError(src, key, f"{value!r} is not an integer", allowed)
+    if not isinstance(value, kind):
+        raise ProfileError(src, key, f"{value!r} is not a {kind.__name__}", allowed)
+    return value
+
+
+def _table(src: str, key: str, data: Mapping[str, Any]) -> Mapping[str, Any]:
+    value = data.get(key, {})
+    if not isinstance(value, Mapping):
+        raise ProfileError(src, key, f"{value!r} is not a table", f"a [{key}] table")
+    return value
+
+
+def load_table_config(path: str | os.PathLike[str]) -> TableConfig:
+    """Read a table configuration file (see ``config/table.toml``); absent keys take defaults.
+
+    :raises ProfileError: naming the file, the key and the allowed values.
+    """
+    p = Path(path)
+    src = str(p)
+    data = read_toml(p)
+    _check_keys(src, "", data, ("table", "seats", "rules", "game", "shoe", "leds", "display", "journal"))
+    table = _get(src, "table", data, str, "table-1", "a text")
+    seats = _get(src, "seats", data, int, 8, "2..8")
+    if not 2 <= seats <= 8:
+        raise ProfileError(src, "seats", f"{seats} is out of range", "2..8")
+    rules = _get(src, "rules", data, str, "tda", "tda, house or a .toml path")
+    game = _get(src, "game", data, str, "stud", ", ".join(_GAMES))
+    if game not in _GAMES:
+        raise ProfileError(src, "game", f"{game!r} is not a game", ", ".join(_GAMES))
+
+    s = _table(src, "shoe", data)
+    _check_keys(src, "shoe.", s, ("url", "baudrate"))
+    shoe = ShoeConfig(
+        url=_get(src, "shoe.url", s, str, "sim", "a pyserial URL or sim"),
+        baudrate=_get(src, "shoe.baudrate", s, int, 115200, "a positive integer"),
+    )
+    if shoe.baudrate <= 0:
+        raise ProfileError(src, "shoe.baudrate", f"{shoe.baudrate} is not positive", "a positive integer")
+
+    led = _table(src, "leds", data)
+    _check_keys(src, "leds.", led, ("backend", "pins"))
+    backend = _get(src, "leds.backend", led, str, "console", ", ".join(_LED_BACKENDS))
+    if backend not in _LED_BACKENDS:
+        raise ProfileError(src, "leds.backend", f"{backend!r} is not a backend", ", ".join(_LED_BACKENDS))
+    pins = _table(src, "pins", led)
+    for name, pin in pins.items():
+        if isinstance(pin, bool) or not isinstance(pin, int) or not 0 <= pin <= 27:
+            raise ProfileError(src, f"leds.pins.{name}", f"{pin!r} is not a BCM pin", "0..27")
+    leds = LedConfig(backend=backend, pins=dict(pins))
+
+    d = _table(src, "display", data)
+    _check_keys(src, "display.", d, ("enabled", "host", "port"))
+    display = DisplayConfig(
+        enabled=_get(src, "display.enabled", d, bool, True, "true, false"),
+        host=_get(src, "display.host", d, str, "127.0.0.1", "a host name or address"),
+        port=_get(src, "display.port", d, int, 8080, "0..65535"),
+    )
+    if not 0 <= display.port <= 65535:
+        raise ProfileError(src, "display.port", f"{display.port} is out of range", "0..65535")
+
+    j = _table(src, "journal", data)
+    _check_keys(src, "journal.", j, ("path", "retention_days"))
+    journal = JournalConfig(
+        path=_get(src, "journal.path", j, str, "var/journal.sqlite3", "a file path"),
+        retention_days=_get(src, "journal.retention_days", j, int, 30, "1 or more"),
+    )
+    if journal.retention_days < 1:
+        raise ProfileError(src, "journal.retention_days", f"{journal.retention_days} is below 1", "1 or more")
+    return TableConfig(table, seats, rules, game, shoe, leds, display, journal)

@@ -1,0 +1,383 @@
+"""The record of one hand as the rules core sees it: seats, burns, community card, stub.
+
+:class:`HandState` is pure and mutable (no I/O); the state machine owns one per hand and applies
+every card that leaves the shoe to the :class:`~shoe_ctl.rules.stub.Step` it filled with
+:meth:`HandState.record`. Seats are in *player order* (index 0..n-1 clockwise from the dealer's
+left); each keeps its table seat number.
+
+Stub accounting: ``stub_count() = deck_size - pulled + returned``, where ``pulled`` counts every
+card that left the shoe (readable or not) and ``returned`` every card put back into the stub (a
+scramble gathering burns and set-aside cards, house 16.18; premature cards, RP-5-D).
+"""
+
+from __future__ import annotations
+
+import copy as _copy
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from shoe_ctl.rules.cards import Card, full_deck
+from shoe_ctl.rules.games import Game
+
+if TYPE_CHECKING:
+    from shoe_ctl.rules.stub import Step
+
+__all__ = ["STREETS", "HandError", "HandState", "SeatState", "street_index"]
+
+STREETS: tuple[str, ...] = ("3rd", "4th", "5th", "6th", "7th")
+DECK_SIZE = 52
+
+
+class HandError(ValueError):
+    """A card or action that the hand record cannot take (wrong seat, wrong step, empty stub)."""
+
+
+def street_index(street: str) -> int:
+    """0 for ``"3rd"`` .. 4 for ``"7th"``.
+
+    :raises HandError: for any other text.
+    """
+    try:
+        return STREETS.index(street)
+    except ValueError:
+        raise HandError(f"{street!r} is not a street (streets: {', '.join(STREETS)})") from None
+
+
+@dataclass
+class SeatState:
+    """One seat of the hand.
+
+    :param seat: the table seat number (1..8).
+    :param down: downcards (hole cards) in the order dealt; ``None`` = unreadable.
+    :param up: upcards in the order dealt; ``None`` = unreadable.
+    :param folded: folded (cards mucked).
+    :param all_in: all-in: still in the hand, takes no more betting action.
+    :param killed: hand killed (absent player RP-10-C / house 16.9-16.10, or a ruling).
+    :param dead: dead hand (house 16.2, 16.25, 16.26).
+    :param no_bet: may not bet or raise (house 16.17: a premature final downcard stood).
+    """
+
+    seat: int
+    down: list[Card | None] = field(default_factory=list)
+    up: list[Card | None] = field(default_factory=list)
+    folded: bool = False
+    all_in: bool = False
+    killed: bool = False
+    dead: bool = False
+    no_bet: bool = False
+
+    @property
+    def in_hand(self) -> bool:
+        """Still contesting the pot (not folded, killed or dead); all-in players are in hand."""
+        return not (self.folded or self.killed or self.dead)
+
+    @property
+    def can_act(self) -> bool:
+        """In hand and not all-in: takes betting action."""
+        return self.in_hand and not self.all_in
+
+    @property
+    def card_count(self) -> int:
+        """Cards held (down + up)."""
+        return len(self.down) + len(self.up)
+
+    @property
+    def status(self) -> str:
+        """``"live"``, ``"folded"``, ``"all-in"``, ``"killed"`` or ``"dead"`` (display vocabulary)."""
+        if self.dead:
+            return "dead"
+        if self.killed:
+            return "killed"
+        if self.folded:
+            return "folded"
+        if self.all_in:
+            return "all-in"
+        return "live"
+
+
+@dataclass
+class HandState:
+    """One hand: seats, burns by street, community card, set-aside cards, and the stub.
+
+    :param game: the game dealt.
+    :param seats: the seats dealt in, in player order.
+    :param burns: every burn by street, in the order taken (``None`` = unreadable); a history,
+        never emptied (a scramble gathers from :attr:`burn_pile`).
+    :param burn_pile: the burns still on the burn pile as ``(street, card)``; a scramble gathers them.
+    :param community: the community card (``None`` also when unreadable; see ``community_street``).
+    :param community_street: the street a community card was dealt on, ``None`` if none.
+    :param set_aside: cards taken aside under house 16.16 and not yet gathered.
+    :param new_stub: identities the current stub may hold after the last scramble (``None`` before
+        any scramble); a card read later that is not in it is foreign to the stub.
+    :param new_stub_unknown: unreadable cards gathered into that stub.
+    :param dealt_since_load: cards pulled since the shoe was last (re)loaded.
+    :param street: the street of the last card recorded, ``None`` before the first.
+    :param pulled: cards that left the shoe this hand.
+    :param returned: cards put back into the stub this hand.
+    :param deck_size: 52.
+    """
+
+    game: Game
+    seats: list[SeatState]
+    burns: dict[str, list[Card | None]] = field(default_factory=dict)
+    burn_pile: list[tuple[str, Card | None]] = field(default_factory=list)
+    community: Card | None = None
+    community_street: str | None = None
+    set_aside: list[Card | None] = field(default_factory=list)
+    new_stub: frozenset[Card] | None = None
+    new_stub_unknown: int = 0
+    dealt_since_load: int = 0
+    street: str | None = None
+    pulled: int = 0
+    returned: int = 0
+    deck_size: int = DECK_SIZE
+    scrambles: list[str] = field(default_factory=list)
+
+    # ------------------------------------------------------------------ construction
+
+    @classmethod
+    def new(cls, game: Game, seat_numbers: Sequence[int]) -> HandState:
+        """A fresh hand with the given table seats dealt in, in player order.
+
+        :raises HandError: for fewer than 2 or more than 8 seats, or a repeated seat number.
+        """
+        if not 2 <= len(seat_numbers) <= 8:
+            raise HandError(f"a stud hand needs 2..8 seats, got {len(seat_numbers)}")
+        if len(set(seat_numbers)) != len(seat_numbers):
+            raise HandError(f"seat numbers repeat: {list(seat_numbers)}")
+        return cls(game=game, seats=[SeatState(seat=s) for s in seat_numbers])
+
+    def copy(self) -> HandState:
+        """A deep copy (seats and piles independent of this one)."""
+        return _copy.deepcopy(self)
+
+    # ------------------------------------------------------------------ queries
+
+    def in_hand(self) -> list[int]:
+        """Player indices still in the hand (not folded, killed or dead), all-in included."""
+        return [i for i, s in enumerate(self.seats) if s.in_hand]
+
+    def can_act(self) -> list[bool]:
+        """Per player index: in hand and not all-in."""
+        return [s.can_act for s in self.seats]
+
+    def live_count(self) -> int:
+        """Players remaining in the hand (the *players* part of the required number)."""
+        return sum(1 for s in self.seats if s.in_hand)
+
+    def stub_count(self) -> int:
+        """Cards in the stub (in the shoe) now."""
+        return self.deck_size - self.pulled + self.returned
+
+    def burn_cards(self) -> list[Card | None]:
+        """Every burn of the hand, in order."""
+        return [c for street in STREETS for c in self.burns.get(street, [])]
+
+    def outside_stub(self) -> list[Card | None]:
+        """Every card known to be out of the stub now: seats (mucked ones too), burn pile,
+        set-aside cards, the community card."""
+        out: list[Card | None] = []
+        for s in self.seats:
+            out.extend(s.down)
+            out.extend(s.up)
+        out.extend(c for _, c in self.burn_pile)
+        out.extend(self.set_aside)
+        if self.community_street is not None:
+            out.append(self.community)
+        return out
+
+    def seen_cards(self) -> list[Card]:
+        """Every card read this hand that is out of the stub (known identities only)."""
+        return [c for c in self.outside_stub() if c is not None]
+
+    def stub_candidates(self) -> frozenset[Card]:
+        """Identities the stub may hold now: the new stub's (or the full deck's) cards minus
+        every known card out of the stub. Exact when every card out of the stub was read;
+        otherwise larger than the stub by the unreadable cards."""
+        base = self.new_stub if self.new_stub is not None else frozenset(full_deck())
+        return base - frozenset(self.seen_cards())
+
+    def upcards(self, street: str | None = None) -> list[Card | None]:
+        """Per player index, the last upcard (``street`` ``"3rd"``: the 3rd-street upcard)."""
+        k = 0 if street == "3rd" else -1
+        return [s.up[k] if s.up else None for s in self.seats]
+
+    def boards(self) -> list[list[Card | None]]:
+        """Per player index, the upcards showing."""
+        return [list(s.up) for s in self.seats]
+
+    def cards_on_street(self, street: str) -> int:
+        """Cards a seat holds when ``street`` is complete (3rd: 3 .. 7th: 7)."""
+        return street_index(street) + 3
+
+    def needs_card(self, i: int, street: str) -> bool:
+        """True when in-hand player ``i`` has not yet had the card of ``street`` (a community
+        card on that street serves every player)."""
+        s = self.seats[i]
+        if not s.in_hand or self.community_street == street:
+            return False
+        return s.card_count < self.cards_on_street(street)
+
+    def street_complete(self, street: str) -> bool:
+        """Every in-hand player holds the cards of ``street`` (or shares its community card)."""
+        return not any(self.needs_card(i, street) for i in self.in_hand())
+
+    def next_street(self) -> str | None:
+        """The first street not yet complete, ``None`` when 7th is complete."""
+        for st in STREETS:
+            if not self.street_complete(st):
+                return st
+        return None
+
+    # ------------------------------------------------------------------ changes
+
+    def _pull(self, street: str | None) -> None:
+        if self.stub_count() <= 0:
+            raise HandError("a card was recorded from an empty stub")
+        self.pulled += 1
+        self.dealt_since_load += 1
+        if street is not None:
+            self.street = street
+
+    def record(self, step: Step, card: Card | None = None) -> None:
+        """Apply one step of a :class:`~shoe_ctl.rules.stub.StreetPlan` to the hand.
+
+        ``burn``, ``deal`` and ``community`` steps take the card pulled (``None`` = unreadable);
+        ``scramble`` gathers the named piles into the stub (``card`` ignored) and fixes
+        :attr:`new_stub`; ``cut`` changes nothing.
+
+        :raises HandError: for a deal to a player not in the hand, an unknown step kind, or a
+            card pulled from an empty stub.
+        """
+        if step.kind == "burn":
+            self._pull(step.street)
+            st = step.street or self.street or "3rd"
+            self.burns.setdefault(st, []).append(card)
+            self.burn_pile.append((st, card))
+        elif step.kind == "deal":
+            i = step.seat_index
+            if i is None or not 0 <= i < len(self.seats):
+                raise HandError(f"deal step without a valid player index: {i!r}")
+            if not self.seats[i].in_hand:
+                raise HandError(f"player {i} (seat {self.seats[i].seat}) is not in the hand")
+            self._pull(step.street)
+            (self.seats[i].up if step.face == "up" else self.seats[i].down).append(card)
+        elif step.kind == "community":
+            self._pull(step.street)
+            self.community = card
+            self.community_street = step.street or self.street
+        elif step.kind == "scramble":
+            self.scramble(step.gather, street=step.street)
+        elif step.kind == "cut":
+            pass
+        else:
+            raise HandError(f"unknown step kind {step.kind!r}")
+
+    def scramble(self, gather: Iterable[str], street: str | None = None) -> None:
+        """Gather the named piles into the stub and scramble: ``"stub"`` (already there),
+        ``"burn <street>"`` (that street's burns on the burn pile), ``"set-aside"``.
+
+        Fixes :attr:`new_stub` (the identities the new stub may hold), counts its unreadable
+        cards in :attr:`new_stub_unknown` and restarts :attr:`dealt_since_load`.
+
+        :raises HandError: for a pile name that is none of these.
+        """
+        names = list(gather)
+        before = self.stub_candidates()
+        gathered: list[Card | None] = []
+        for name in names:
+            if name == "stub":
+                continue
+            if name == "set-aside":
+                gathered.extend(self.set_aside)
+                self.set_aside = []
+            elif name.startswith("burn "):
+                st = name[5:]
+                street_index(st)
+                gathered.extend(c for s, c in self.burn_pile if s == st)
+                self.burn_pile = [(s, c) for s, c in self.burn_pile if s != st]
+            else:
+                raise HandError(f"cannot gather {name!r} (piles: stub, burn <street>, set-aside)")
+        self.returned += len(gathered)
+        prior_unknown = self.new_stub_unknown if self.new_stub is not None else 0
+        self.new_stub = before | frozenset(c for c in gathered if c is not None)
+        self.new_stub_unknown = prior_unknown + sum(1 for c in gathered if c is None)
+        self.dealt_since_load = 0
+        self.scrambles.append(street or self.street or "")
+
+    def fold(self, i: int) -> None:
+        """Player ``i`` folds.
+
+        :raises HandError: when ``i`` is not in the hand.
+        """
+        self._seat_in_hand(i).folded = True
+
+    def all_in(self, i: int) -> None:
+        """Player ``i`` is all-in (stays in the hand, takes no more action).
+
+        :raises HandError: when ``i`` is not in the hand.
+        """
+        self._seat_in_hand(i).all_in = True
+
+    def kill(self, i: int) -> None:
+        """Player ``i``'s hand is killed (RP-10-C, house 16.9, 16.10).
+
+        :raises HandError: when ``i`` is not in the hand.
+        """
+        self._seat_in_hand(i).killed = True
+
+    def declare_dead(self, i: int) -> None:
+        """Player ``i``'s hand is dead (house 16.2, 16.25, 16.26).
+
+        :raises HandError: when ``i`` is not in the hand.
+        """
+        self._seat_in_hand(i).dead = True
+
+    def put_aside(self, card: Card | None) -> None:
+        """One more card pulled from the stub and taken aside (house 16.16).
+
+        :raises HandError: when the stub is empty.
+        """
+        self._pull(None)
+        self.set_aside.append(card)
+
+    def withdraw_to_aside(self, i: int | None, face: str | None = None, *, burn_street: str | None = None) -> None:
+        """Move a card already recorded out of play onto the set-aside pile (house 16.16):
+        player ``i``'s last ``face`` card, or (``i`` None) the last burn of ``burn_street``.
+
+        :raises HandError: when there is no such card.
+        """
+        self.set_aside.append(self._take_back(i, face, burn_street))
+
+    def return_to_stub(self, i: int | None, face: str | None = None, *, burn_street: str | None = None) -> None:
+        """Put a card already recorded back into the stub (RP-5-D premature card): player ``i``'s
+        last ``face`` card, or (``i`` None) the last burn of ``burn_street``.
+
+        :raises HandError: when there is no such card.
+        """
+        self._take_back(i, face, burn_street)
+        self.returned += 1
+
+    def _take_back(self, i: int | None, face: str | None, burn_street: str | None) -> Card | None:
+        if i is None:
+            if burn_street is None:
+                raise HandError("name a player or a burn street")
+            for k in range(len(self.burn_pile) - 1, -1, -1):
+                if self.burn_pile[k][0] == burn_street:
+                    card = self.burn_pile.pop(k)[1]
+                    self.burns[burn_street].pop()
+                    return card
+            raise HandError(f"no burn of {burn_street} on the burn pile")
+        pile = self.seats[i].up if face == "up" else self.seats[i].down
+        if not pile:
+            raise HandError(f"player {i} has no {face} card to take back")
+        return pile.pop()
+
+    def _seat_in_hand(self, i: int) -> SeatState:
+        if not 0 <= i < len(self.seats):
+            raise HandError(f"no player index {i} (0..{len(self.seats) - 1})")
+        s = self.seats[i]
+        if not s.in_hand:
+            raise HandError(f"player {i} (seat {s.seat}) is not in the hand ({s.status})")
+        return s

@@ -1,0 +1,302 @@
+"""Stub accounting and the short-stub procedures: what each street needs and how it is dealt.
+
+:func:`plan_street` gives the exact ordered steps of a whole street (burn, deal, community,
+scramble, cut), decided at the street's start from the :class:`~shoe_ctl.rules.hand.HandState`
+and the :class:`~shoe_ctl.rules.profiles.RuleProfile`:
+
+- 3rd street: no burn; a downcard to each player in the hand, a second downcard to each, an upcard
+  to each (clockwise from the dealer's left).
+- 4th, 5th, 6th: burn, one upcard each. 7th: burn, one downcard each.
+- *Required number* (RP-10-H): players remaining + 1 burn + 1 undealt last card. A street whose
+  stub reaches it is dealt normally; otherwise:
+
+  - TDA (RP-10-H, checked before 7th): ``A`` scramble the stub with the prior burns, cut, burn,
+    one card each (when stub + prior burns reach the required number); else ``B`` burn and a
+    community card (stub of 3 or more); else ``C`` scramble the stub with the prior burns, cut,
+    burn, community card. RP-10-H-D: with a community card, the first to act on 6th acts first
+    on 7th.
+  - House (16.18-16.20, on any street): with ``pool`` = stub + burns on the burn pile + set-aside
+    cards (house 16.16) and ``P`` players to serve: ``16.18`` when ``pool >= P + 1``: burn, deal
+    from the stub down to its last card, gather that last card with every burn and set-aside card,
+    scramble, cut, burn, deal the rest; ``16.19`` when ``pool == P`` (and the profile allows it):
+    the same without the burn after the cut, so every player gets a fresh card; ``16.20`` when
+    ``pool < P``: no one gets a fresh card: burn and a community card (from the stub if it holds
+    3 or more, else after scrambling the stub with the burns and set-aside cards); the high hand
+    using it acts first.
+
+  Both are decided at the start of the street, so no street ends with some players holding a
+  fresh card and others a community card; the last card of a stub that falls short is never
+  dealt (TDA keeps one card undealt in every stub; under house 16.18 the last card is merged into
+  the new stub, which house 16.19 may then deal out completely, as that clause intends).
+
+All pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from shoe_ctl.rules.cards import Card
+from shoe_ctl.rules.hand import STREETS, HandError, HandState, street_index
+from shoe_ctl.rules.profiles import RuleProfile
+
+__all__ = [
+    "Procedure",
+    "Step",
+    "StreetPlan",
+    "StubError",
+    "forecast_short",
+    "plan_street",
+    "required_number",
+    "seventh_check",
+]
+
+
+class StubError(HandError):
+    """The stub and every pile that may be gathered cannot serve the street at all (cannot occur
+    with a 52-card deck and at most 8 players unless the record is inconsistent)."""
+
+
+def required_number(players_remaining: int) -> int:
+    """RP-10-H *required number*: players remaining + 1 burn card + 1 undealt last card.
+
+    :param players_remaining: players still in the hand (all-in players included).
+    :raises ValueError: for a negative count.
+    """
+    if players_remaining < 0:
+        raise ValueError(f"players remaining must be >= 0, got {players_remaining}")
+    return players_remaining + 2
+
+
+class Procedure(StrEnum):
+    """How a street is dealt: normally, by TDA RP-10-H A/B/C, or by house 16.18/16.19/16.20."""
+
+    NORMAL = "normal"
+    A = "A"
+    B = "B"
+    C = "C"
+    H18 = "16.18"
+    H19 = "16.19"
+    H20 = "16.20"
+
+    @property
+    def community(self) -> bool:
+        """True for the procedures that deal a community card (B, C, 16.20)."""
+        return self in (Procedure.B, Procedure.C, Procedure.H20)
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One thing the dealer does, in order.
+
+    :param kind: ``"burn"``, ``"deal"``, ``"community"``, ``"scramble"`` or ``"cut"``.
+    :param seat_index: the player index a ``deal`` goes to, else ``None``.
+    :param face: ``"up"`` or ``"down"`` for ``deal`` (``"up"`` for ``community``), else ``None``.
+    :param gather: for ``scramble``: the piles gathered with the stub, e.g. ``("stub", "burn 4th",
+        "burn 5th", "burn 6th", "set-aside")``; empty otherwise.
+    :param street: the street the step belongs to (names the burn pile a burn goes to).
+    """
+
+    kind: str
+    seat_index: int | None = None
+    face: str | None = None
+    gather: tuple[str, ...] = ()
+    street: str | None = None
+
+    @property
+    def pulls_card(self) -> bool:
+        """True when the step takes a card out of the shoe (burn, deal, community)."""
+        return self.kind in ("burn", "deal", "community")
+
+
+@dataclass(frozen=True, slots=True)
+class StreetPlan:
+    """The whole street, decided at its start.
+
+    :param street: ``"3rd"`` .. ``"7th"``.
+    :param procedure: how it is dealt.
+    :param steps: every step from the street's first burn to its last card, in order.
+    :param stub: cards in the stub when the street starts.
+    :param required: the required number for the players in the hand.
+    :param live: players in the hand (all-in included).
+    :param new_stub: identities a scrambled new stub may hold, as known at the street's start
+        (every burn was read); empty when there is no scramble. Under house 16.18/16.19 the cards
+        dealt from the old stub before the scramble leave this set as they are read;
+        :attr:`HandState.new_stub` is exact once the scramble is recorded.
+    :param new_stub_unknown: unreadable cards gathered into that stub.
+    :param first_to_act_rule: ``"RP-10-H-D"`` or ``"house-16.20"`` when a community card is
+        dealt, else ``None``.
+    :param clause: the clause applied: ``"normal"``, ``"RP-10-H-A"``, ``"RP-10-H-B"``,
+        ``"RP-10-H-C"``, ``"house-16.18"``, ``"house-16.19"``, ``"house-16.20"``.
+    """
+
+    street: str
+    procedure: Procedure
+    steps: tuple[Step, ...]
+    stub: int
+    required: int
+    live: int
+    new_stub: frozenset[Card]
+    new_stub_unknown: int
+    first_to_act_rule: str | None
+    clause: str
+
+    @property
+    def cards_pulled(self) -> int:
+        """Cards the street takes out of the shoe (burns, deals, community)."""
+        return sum(1 for s in self.steps if s.pulls_card)
+
+    @property
+    def community(self) -> bool:
+        """True when the street deals a community card."""
+        return any(s.kind == "community" for s in self.steps)
+
+
+_CLAUSE = {
+    Procedure.NORMAL: "normal",
+    Procedure.A: "RP-10-H-A",
+    Procedure.B: "RP-10-H-B",
+    Procedure.C: "RP-10-H-C",
+    Procedure.H18: "house-16.18",
+    Procedure.H19: "house-16.19",
+    Procedure.H20: "house-16.20",
+}
+
+
+def _face(street: str) -> str:
+    return "down" if street == "7th" else "up"
+
+
+def _gather_names(hand: HandState, extra_burn_street: str | None) -> tuple[str, ...]:
+    names = ["stub"]
+    streets = {s for s, _ in hand.burn_pile}
+    if extra_burn_street is not None:
+        streets.add(extra_burn_street)
+    names.extend(f"burn {s}" for s in STREETS if s in streets)
+    if hand.set_aside:
+        names.append("set-aside")
+    return tuple(names)
+
+
+def _gathered_identities(hand: HandState) -> tuple[frozenset[Card], int]:
+    gathered = [c for _, c in hand.burn_pile] + list(hand.set_aside)
+    known = hand.stub_candidates() | frozenset(c for c in gathered if c is not None)
+    prior = hand.new_stub_unknown if hand.new_stub is not None else 0
+    return known, prior + sum(1 for c in gathered if c is None)
+
+
+def plan_street(profile: RuleProfile, hand: HandState, street: str) -> StreetPlan:
+    """The ordered steps of ``street`` for the hand as it stands at the street's start.
+
+    A street already begun (its burn taken, some cards dealt: e.g. redealt after RP-5-D) is
+    planned for what is still missing: no second burn, only the players still owed a card.
+
+    :param profile: the rule profile (TDA RP-10-H or house 16.18-16.20).
+    :param hand: the hand so far (not changed).
+    :param street: ``"3rd"`` .. ``"7th"``.
+    :raises HandError: for an unknown street.
+    :raises StubError: when even every gatherable card cannot serve the street.
+    """
+    street_index(street)
+    stub = hand.stub_count()
+    live = hand.live_count()
+    required = required_number(live)
+    players = [i for i in hand.in_hand() if hand.needs_card(i, street)]
+
+    def plan(proc: Procedure, steps: list[Step], new_stub: frozenset[Card] = frozenset(), unknown: int = 0) -> StreetPlan:
+        ftr = None
+        if proc.community:
+            ftr = "house-16.20" if profile.house else "RP-10-H-D"
+        return StreetPlan(street, proc, tuple(steps), stub, required, live, new_stub, unknown, ftr, _CLAUSE[proc])
+
+    if street == "3rd":
+        steps: list[Step] = []
+        for r in range(3):
+            face = "down" if r < 2 else "up"
+            steps.extend(
+                Step("deal", i, face, street=street) for i in players if hand.seats[i].card_count <= r
+            )
+        if len(steps) + 1 > stub:
+            raise StubError(f"3rd street needs {len(steps)} cards and the stub holds {stub}")
+        return plan(Procedure.NORMAL, steps)
+
+    burned = bool(hand.burns.get(street))
+    n = len(players)
+    face = _face(street)
+    burn = [] if burned else [Step("burn", street=street)]
+    deals = [Step("deal", i, face, street=street) for i in players]
+    if stub >= n + len(burn) + 1:
+        return plan(Procedure.NORMAL, burn + deals)
+
+    cut = Step("cut", street=street)
+    after_burn = Step("burn", street=street)
+    community = Step("community", None, "up", street=street)
+    pool = stub + len(hand.burn_pile) + len(hand.set_aside)
+    ids, unknown = _gathered_identities(hand)
+
+    if not profile.house:
+        # RP-10-H: the stub is scrambled with the prior burns (and, never under TDA in practice,
+        # set-aside cards), so a scrambled stub must reach the required number of this street.
+        scramble = Step("scramble", gather=_gather_names(hand, None), street=street)
+        if pool >= n + 2:
+            return plan(Procedure.A, [scramble, cut, after_burn, *deals], ids, unknown)
+        if stub >= 3:
+            return plan(Procedure.B, [*burn, community])
+        if pool >= 3:
+            return plan(Procedure.C, [scramble, cut, after_burn, community], ids, unknown)
+        raise StubError(f"{street}: stub {stub} and {pool - stub} gatherable cards cannot give a burn and a community card")
+
+    # House 16.18-16.20: pool counts every card that can still be dealt, wherever it lies.
+    if pool >= n + 1 or (profile.skip_burn and pool >= n):
+        take_burn = not burned and stub >= 2
+        first = [Step("burn", street=street)] if take_burn else []
+        k = max(stub - 1 - len(first), 0)
+        k = min(k, n)
+        from_stub = deals[:k]
+        rest = deals[k:]
+        names = _gather_names(hand, street if take_burn else None)
+        scramble = Step("scramble", gather=names, street=street)
+        if pool >= n + 1:
+            return plan(Procedure.H18, [*first, *from_stub, scramble, cut, after_burn, *rest], ids, unknown)
+        return plan(Procedure.H19, [*first, *from_stub, scramble, cut, *rest], ids, unknown)
+    if stub >= 3:
+        return plan(Procedure.H20, [*burn, community])
+    if pool >= 2:
+        scramble = Step("scramble", gather=_gather_names(hand, None), street=street)
+        return plan(Procedure.H20, [scramble, cut, after_burn, community], ids, unknown)
+    raise StubError(f"{street}: stub {stub} and {pool - stub} gatherable cards cannot give a burn and a community card")
+
+
+def forecast_short(profile: RuleProfile, hand: HandState) -> str | None:
+    """The first street, from the street in progress (or the next one) on, that will not be dealt
+    normally if every player now in the hand stays in; ``None`` when the hand can end normally.
+
+    A street already dealt by a short-stub procedure (scramble or community card) counts as short.
+    The hand is not changed (a copy is played forward with unknown cards).
+    """
+    h = hand.copy()
+    st = h.next_street()
+    while st is not None:
+        if st in h.scrambles or h.community_street == st:
+            return st
+        try:
+            p = plan_street(profile, h, st)
+        except StubError:
+            return st
+        if p.procedure is not Procedure.NORMAL:
+            return st
+        for step in p.steps:
+            h.record(step, None)
+        st = h.next_street()
+    return None
+
+
+def seventh_check(profile: RuleProfile, hand_after_6th: HandState) -> tuple[int, int, int, Procedure]:
+    """RP-10-H's check before 7th street (house: 16.18-16.20 applied to 7th).
+
+    :returns: ``(live, stub, required, procedure)`` for 7th street.
+    :raises StubError: see :func:`plan_street`.
+    """
+    p = plan_street(profile, hand_after_6th, "7th")
+    return p.live, p.stub, p.required, p.procedure
