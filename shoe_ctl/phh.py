@@ -1,0 +1,337 @@
+"""Reading recorded stud hands in PHH (the Poker Hand History format, a TOML subset).
+
+A PHH file names the ``variant`` (``F7S`` stud, ``F7S/8`` stud-8, ``FR`` razz), the ``antes``,
+``bring_in``, ``small_bet``, ``big_bet``, ``starting_stacks`` (before the ante), the ``players`` in
+order clockwise from the dealer's left, and ``actions``: deal lines ``d dh pN <cards>`` (3rd
+street three cards: down, down, door card; 4th-6th one upcard; 7th one downcard), ``d db <card>``
+(a community card), and player actions ``pN pb`` (posts the bring-in), ``pN cbr X`` (completes,
+bets or raises to a street total of X), ``pN cc`` (checks or calls), ``pN f`` (folds), ``pN sm
+[cards]`` (shows, or mucks without cards). ``??`` is a card the record lacks (``None``).
+
+:func:`read_phh` turns one file into a :class:`RecordedHand`; any problem raises
+:class:`PhhError` naming the file, the line and the field or action.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from shoe_ctl.rules.cards import Card, CardError, parse_cards
+from shoe_ctl.rules.games import Game
+
+STREETS = ("3rd", "4th", "5th", "6th", "7th")
+
+# Street of a player's n-th card (0-based) and whether it is dealt face up.
+CARD_STREET = ("3rd", "3rd", "3rd", "4th", "5th", "6th", "7th")
+CARD_UP = (False, False, True, True, True, True, False)
+
+PLAYER_ACTIONS = frozenset({"pb", "cbr", "cc", "f", "sm"})
+
+_PLAYER = re.compile(r"p([1-9][0-9]*)$")
+
+
+class PhhError(ValueError):
+    """A PHH file that cannot be read as a stud hand.
+
+    :ivar path: the file.
+    :ivar where: ``"line N"``, optionally with the field or action (``"line 7, actions[12]"``).
+    """
+
+    def __init__(self, path: str, where: str, message: str) -> None:
+        self.path = path
+        self.where = where
+        super().__init__(f"{path}: {where}: {message}" if where else f"{path}: {message}")
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """One entry of the record's ``actions``, in file order.
+
+    :ivar index: position in the file's ``actions`` list (0-based).
+    :ivar street: ``"3rd"`` .. ``"7th"``; for a deal line the street it deals, for a player action
+        the street being bet.
+    :ivar kind: ``"dh"`` (cards to a player), ``"db"`` (community card) or a player action
+        ``"pb"``, ``"cbr"``, ``"cc"``, ``"f"``, ``"sm"``.
+    :ivar player: 0-based player index (``None`` for ``db``).
+    :ivar amount: the street total of ``cbr``, else ``None``.
+    :ivar cards: the cards dealt (``dh``, ``db``) or shown (``sm``), ``None`` for ``??``.
+    """
+
+    index: int
+    street: str
+    kind: str
+    player: int | None
+    amount: int | None = None
+    cards: tuple[Card | None, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedHand:
+    """One recorded hand, in player order (index 0 = first clockwise from the dealer).
+
+    :ivar cards: per player the cards dealt, in deal order (at most 7): indexes 0-1 downcards,
+        2 the door card, 3-5 the 4th-6th street upcards, 6 the 7th-street downcard.
+    :ivar community: the community card (``d db``), if any, and ``community_street`` its street.
+    :ivar actions: every deal line and player action, in file order.
+    """
+
+    path: str
+    variant: str
+    game: Game
+    players: tuple[str, ...]
+    antes: tuple[int, ...]
+    bring_in: int | None
+    small_bet: int | None
+    big_bet: int | None
+    starting_stacks: tuple[int, ...]
+    cards: tuple[tuple[Card | None, ...], ...]
+    community: Card | None
+    community_street: str | None
+    actions: tuple[Action, ...]
+
+    @property
+    def n(self) -> int:
+        """Number of players dealt in."""
+        return len(self.players)
+
+    def door_cards(self) -> list[Card | None]:
+        """Each player's 3rd-street upcard (``None`` when unknown or not dealt)."""
+        return [c[2] if len(c) > 2 else None for c in self.cards]
+
+    def upcards(self, player: int, street: str) -> list[Card | None]:
+        """The upcards of ``player`` dealt up to and including ``street``."""
+        last = STREETS.index(street)
+        return [
+            card
+            for k, card in enumerate(self.cards[player])
+            if CARD_UP[k] and STREETS.index(CARD_STREET[k]) <= last
+        ]
+
+    def streets_dealt(self) -> list[str]:
+        """The streets on which at least one card was dealt, in order."""
+        seen = {a.street for a in self.actions if a.kind in ("dh", "db")}
+        return [s for s in STREETS if s in seen]
+
+
+def read_phh(path: str | Path) -> RecordedHand:
+    """Read one PHH file.
+
+    :raises PhhError: the file cannot be read or decoded, is not TOML, lacks a field or has one of
+        the wrong type, is not a stud game, has player lists of different lengths, or an action
+        that is not understood (unknown player, card text, verb, an eighth card, a card dealt
+        twice). The message names the file, the line and the field or ``actions[i]``.
+    """
+    name = str(path)
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise PhhError(name, "", f"cannot read: {exc.strerror or exc}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise PhhError(name, f"line {line}", "not UTF-8 text") from None
+    return parse_phh(text, name)
+
+
+def parse_phh(text: str, source: str = "<text>") -> RecordedHand:
+    """Parse PHH text; ``source`` names it in errors. See :func:`read_phh`."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise PhhError(source, "", f"not valid TOML: {exc}") from None
+    return _Parser(data, text, source).hand()
+
+
+class _Parser:
+    def __init__(self, data: Mapping[str, Any], text: str, source: str) -> None:
+        self.data = data
+        self.text = text
+        self.source = source
+
+    # -- errors with a line ---------------------------------------------------------------------
+
+    def _field_line(self, field: str) -> int | None:
+        m = re.search(rf"^\s*{re.escape(field)}\s*=", self.text, re.MULTILINE)
+        return None if m is None else self.text.count("\n", 0, m.start()) + 1
+
+    def field_error(self, field: str, message: str) -> PhhError:
+        line = self._field_line(field)
+        where = f"line {line}, {field}" if line else field
+        return PhhError(self.source, where, message)
+
+    def action_error(self, index: int, entry: str, message: str) -> PhhError:
+        start = self.text.find("actions")
+        line = self._field_line("actions") or 0
+        if start >= 0:
+            # Find the index-th action's own quoted text, walking the entries in order.
+            pos = start
+            actions = self.data.get("actions", [])
+            for k in range(index + 1):
+                item = actions[k] if isinstance(actions[k], str) else ""
+                found = self.text.find(f'"{item}"', pos)
+                if found < 0:
+                    break
+                pos = found + len(item) + 2
+                if k == index:
+                    line = self.text.count("\n", 0, found) + 1
+        where = f"line {line}, actions[{index}]" if line else f"actions[{index}]"
+        return PhhError(self.source, where, f"{entry!r}: {message}")
+
+    # -- fields ---------------------------------------------------------------------------------
+
+    def _int(self, field: str, required: bool) -> int | None:
+        value = self.data.get(field)
+        if value is None:
+            if required:
+                raise self.field_error(field, "missing")
+            return None
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise self.field_error(field, f"{value!r} is not a whole number >= 0")
+        return value
+
+    def _ints(self, field: str, n: int | None) -> tuple[int, ...]:
+        value = self.data.get(field)
+        if value is None:
+            raise self.field_error(field, "missing")
+        if isinstance(value, int) and not isinstance(value, bool) and n is not None:
+            value = [value] * n
+        if not isinstance(value, list) or not all(
+            isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value
+        ):
+            raise self.field_error(field, f"{value!r} is not a list of whole numbers >= 0")
+        if n is not None and len(value) != n:
+            raise self.field_error(field, f"has {len(value)} entries for {n} players")
+        return tuple(value)
+
+    def hand(self) -> RecordedHand:
+        variant = self.data.get("variant")
+        if not isinstance(variant, str):
+            raise self.field_error("variant", "missing or not a string")
+        try:
+            game = Game.from_phh(variant)
+        except ValueError as exc:
+            raise self.field_error("variant", str(exc)) from None
+        stacks = self._ints("starting_stacks", None)
+        n = len(stacks)
+        if n < 2:
+            raise self.field_error("starting_stacks", f"{n} players; a hand needs 2 or more")
+        players_value = self.data.get("players")
+        if players_value is None:
+            players = tuple(f"P{i + 1}" for i in range(n))
+        elif isinstance(players_value, list) and all(isinstance(p, str) for p in players_value):
+            players = tuple(players_value)
+            if len(players) != n:
+                raise self.field_error("players", f"has {len(players)} names for {n} starting stacks")
+        else:
+            raise self.field_error("players", "is not a list of names")
+        antes = self._ints("antes", n)
+        bring_in = self._int("bring_in", False)
+        small_bet = self._int("small_bet", False)
+        big_bet = self._int("big_bet", False)
+        actions_value = self.data.get("actions")
+        if not isinstance(actions_value, list):
+            raise self.field_error("actions", "missing or not a list")
+        cards: list[list[Card | None]] = [[] for _ in range(n)]
+        seen: dict[Card, int] = {}
+        community: Card | None = None
+        community_street: str | None = None
+        street = "3rd"
+        out: list[Action] = []
+        for index, entry in enumerate(actions_value):
+            if not isinstance(entry, str):
+                raise self.action_error(index, str(entry), "is not a string")
+            words = entry.split("#", 1)[0].split()
+            if not words:
+                raise self.action_error(index, entry, "empty action")
+            if words[0] == "d":
+                action = self._deal(index, entry, words, n, cards)
+                if action.kind == "db":
+                    if community is not None:
+                        raise self.action_error(index, entry, "a second community card")
+                    street = STREETS[min(STREETS.index(street) + 1, len(STREETS) - 1)]
+                    action = Action(index, street, "db", None, None, action.cards)
+                    community, community_street = action.cards[0], street
+                else:
+                    street = action.street
+            else:
+                action = self._player_action(index, entry, words, n, street)
+            if action.kind in ("dh", "db"):
+                for card in action.cards:
+                    if card is None:
+                        continue
+                    if card in seen:
+                        raise self.action_error(index, entry, f"{card} was already dealt (actions[{seen[card]}])")
+                    seen[card] = index
+            out.append(action)
+        return RecordedHand(
+            path=self.source,
+            variant=variant,
+            game=game,
+            players=players,
+            antes=antes,
+            bring_in=bring_in,
+            small_bet=small_bet,
+            big_bet=big_bet,
+            starting_stacks=stacks,
+            cards=tuple(tuple(c) for c in cards),
+            community=community,
+            community_street=community_street,
+            actions=tuple(out),
+        )
+
+    def _player(self, index: int, entry: str, word: str, n: int) -> int:
+        m = _PLAYER.match(word)
+        if m is None or not 1 <= int(m.group(1)) <= n:
+            raise self.action_error(index, entry, f"{word!r} is not a player p1..p{n}")
+        return int(m.group(1)) - 1
+
+    def _cards(self, index: int, entry: str, text: str) -> tuple[Card | None, ...]:
+        try:
+            return tuple(parse_cards(text))
+        except CardError as exc:
+            raise self.action_error(index, entry, str(exc)) from None
+
+    def _deal(
+        self, index: int, entry: str, words: list[str], n: int, cards: list[list[Card | None]]
+    ) -> Action:
+        if len(words) >= 3 and words[1] == "db":
+            dealt = self._cards(index, entry, "".join(words[2:]))
+            if len(dealt) != 1:
+                raise self.action_error(index, entry, "a community card deal gives exactly one card")
+            return Action(index, "7th", "db", None, None, dealt)
+        if len(words) != 4 or words[1] != "dh":
+            raise self.action_error(index, entry, "expected 'd dh pN <cards>' or 'd db <card>'")
+        player = self._player(index, entry, words[2], n)
+        dealt = self._cards(index, entry, words[3])
+        have = len(cards[player])
+        if not dealt:
+            raise self.action_error(index, entry, "no cards dealt")
+        if have + len(dealt) > 7:
+            raise self.action_error(index, entry, f"gives {words[2]} an {have + len(dealt)}th card")
+        first_street = CARD_STREET[have]
+        if CARD_STREET[have + len(dealt) - 1] != first_street:
+            raise self.action_error(index, entry, "deals cards of two streets in one line")
+        cards[player].extend(dealt)
+        return Action(index, first_street, "dh", player, None, dealt)
+
+    def _player_action(self, index: int, entry: str, words: list[str], n: int, street: str) -> Action:
+        player = self._player(index, entry, words[0], n)
+        if len(words) < 2 or words[1] not in PLAYER_ACTIONS:
+            raise self.action_error(index, entry, "expected pN pb|cbr X|cc|f|sm [cards]")
+        verb = words[1]
+        if verb == "cbr":
+            if len(words) != 3 or not words[2].isdigit():
+                raise self.action_error(index, entry, "cbr needs one whole-number amount")
+            return Action(index, street, verb, player, int(words[2]))
+        if verb == "sm":
+            shown = self._cards(index, entry, "".join(words[2:])) if len(words) > 2 else ()
+            return Action(index, street, verb, player, None, shown)
+        if len(words) != 2:
+            raise self.action_error(index, entry, f"{verb} takes no argument")
+        return Action(index, street, verb, player)

@@ -1,0 +1,100 @@
+"""Reading PHH hand records (shoe_ctl.phh): the typed hand, and clear errors for bad files."""
+
+import pytest
+
+from shoe_ctl.phh import PhhError, parse_phh, read_phh
+from shoe_ctl.rules.cards import Card
+from shoe_ctl.rules.games import Game
+
+GOOD = """\
+variant = "F7S"
+antes = [1, 1, 1]
+bring_in = 2
+small_bet = 4
+big_bet = 8
+starting_stacks = [100, 50, 3]
+actions = [
+  "d dh p1 AcKc8c", "d dh p2 ????Tc", "d dh p3 7sQs2d",
+  "p3 pb", "p1 cbr 4", "p2 f", "p3 cc  # all-in",
+  "d dh p1 9c", "d dh p3 7h",
+  "d dh p1 9d", "d dh p3 3s",
+  "d dh p1 Th", "d dh p3 Qh",
+  "d db 6h",
+  "p1 sm AcKc8c9c9dTh", "p3 sm",
+]
+players = ["Ann", "Bob", "Cy"]
+"""
+
+
+def test_reads_fields_cards_and_streets():
+    hand = parse_phh(GOOD, "good.phh")
+    assert hand.game is Game.STUD and hand.n == 3
+    assert hand.players == ("Ann", "Bob", "Cy")
+    assert hand.antes == (1, 1, 1) and hand.starting_stacks == (100, 50, 3)
+    assert hand.bring_in == 2 and hand.small_bet == 4 and hand.big_bet == 8
+    assert hand.cards[1] == (None, None, Card.parse("Tc"))
+    assert hand.door_cards() == [Card.parse("8c"), Card.parse("Tc"), Card.parse("2d")]
+    assert hand.upcards(0, "5th") == [Card.parse("8c"), Card.parse("9c"), Card.parse("9d")]
+    assert hand.community == Card.parse("6h") and hand.community_street == "7th"
+    assert hand.streets_dealt() == ["3rd", "4th", "5th", "6th", "7th"]
+    kinds = [(a.street, a.kind, a.player, a.amount) for a in hand.actions if a.kind not in ("dh", "db")]
+    assert kinds[:4] == [("3rd", "pb", 2, None), ("3rd", "cbr", 0, 4), ("3rd", "f", 1, None), ("3rd", "cc", 2, None)]
+    shows = [a for a in hand.actions if a.kind == "sm"]
+    assert shows[0].street == "7th" and len(shows[0].cards) == 6 and shows[1].cards == ()
+
+
+def test_players_default_and_scalar_antes():
+    text = GOOD.replace('players = ["Ann", "Bob", "Cy"]\n', "").replace("antes = [1, 1, 1]", "antes = 1")
+    hand = parse_phh(text, "x.phh")
+    assert hand.players == ("P1", "P2", "P3") and hand.antes == (1, 1, 1)
+
+
+def _error(text: str) -> str:
+    with pytest.raises(PhhError) as info:
+        parse_phh(text, "bad.phh")
+    return str(info.value)
+
+
+def test_bad_toml_names_the_file_and_line():
+    msg = _error(GOOD + "oops = \n")
+    assert msg.startswith("bad.phh:") and "line" in msg
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expect"),
+    [
+        ('variant = "F7S"', 'variant = "NT"', "line 1, variant"),
+        ("starting_stacks = [100, 50, 3]", "starting_stacks = [100, 50]", "line 16, players: has 3 names for 2 starting stacks"),
+        ("bring_in = 2", 'bring_in = "two"', "line 3, bring_in"),
+        ('players = ["Ann", "Bob", "Cy"]', 'players = ["Ann"]', "players"),
+        ('"p3 pb"', '"p4 pb"', "line 9, actions[3]"),
+        ('"p3 pb"', '"p3 xx"', "actions[3]"),
+        ('"p1 cbr 4"', '"p1 cbr four"', "actions[4]"),
+        ('"d dh p3 7h"', '"d dh p3 7x"', "line 10, actions[8]"),
+        ('"d dh p3 7h"', '"d dh p3 9c"', "already dealt"),
+        ('"d dh p1 9c"', '"d dh p1 9c5c"', "two streets"),
+    ],
+)
+def test_bad_field_or_action_names_file_line_and_place(old, new, expect):
+    assert old in GOOD
+    msg = _error(GOOD.replace(old, new))
+    assert msg.startswith("bad.phh:")
+    assert expect in msg
+
+
+def test_an_eighth_card_is_refused():
+    text = GOOD.replace('"d db 6h",', '"d dh p1 2c", "d dh p1 2h",')
+    assert "8th card" in _error(text)
+
+
+def test_missing_field():
+    assert "starting_stacks: missing" in _error(GOOD.replace("starting_stacks = [100, 50, 3]\n", ""))
+
+
+def test_unreadable_and_non_utf8_files(tmp_path):
+    with pytest.raises(PhhError, match="cannot read"):
+        read_phh(tmp_path / "absent.phh")
+    p = tmp_path / "latin.phh"
+    p.write_bytes(b'variant = "F7S"\n# caf\xe9\n')
+    with pytest.raises(PhhError, match=r"latin.phh: line 2: not UTF-8"):
+        read_phh(p)
