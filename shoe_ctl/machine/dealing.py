@@ -1,0 +1,720 @@
+"""The dealing state machine: one hand of stud, card by card, from the shoe's reads and the
+dealer's inputs to the dealer's instructions.
+
+:class:`Dealing` is the model of a ``transitions`` ``HierarchicalMachine`` (``send_event=True``,
+``queued=True``, ``auto_transitions=False``, one ``on_exception`` handler). Its states are the
+structure of the hand (see :mod:`shoe_ctl.machine.layout` and ``docs/state-machine.md``); its
+one entry point is :meth:`Dealing.handle`, which takes one event and returns the commands it
+causes (``Instruction``, ``Alert``, ``DisplayUpdate``, ``ShoeCommand``). It does no I/O, starts
+no thread and calls no sink: the service hands the commands on.
+
+Every decision is the rules core's: the cards of a street and their order
+(:func:`~shoe_ctl.rules.stub.plan_street`), the stub count, the required number and the
+forecast (:mod:`shoe_ctl.rules.stub`, :class:`~shoe_ctl.rules.hand.HandState`), the bring-in and
+the first to act (:mod:`shoe_ctl.rules.games`). The machine walks ``StreetPlan.steps``: each card
+read fills the current step, inside the ``deal`` state's handler (no trigger per card); triggers
+fire only when the structure of the hand changes.
+
+Checks on every card read (alert codes in brackets): a card already out of the shoe this hand
+(``duplicate-card``; the earlier read is marked suspect too), a card that is not among the
+identities of a scrambled stub (``card-not-in-stub``), a card the shoe reports as foreign to the
+deck (``card-not-in-deck``), a card while no card is expected (``card-not-expected``), a jump in
+the shoe's dispense counter (``dispense-gap``), events lost by the shoe (``sequence-gap``), the
+shoe disconnected in a hand (``shoe-disconnected``), an unreadable card (``unreadable-card``).
+A dealer input at the wrong time gives ``input-wrong-time`` and changes nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from transitions.extensions import HierarchicalMachine
+
+from shoe_ctl.events import (
+    Alert,
+    CardRead,
+    Command,
+    DealerAction,
+    DealerInput,
+    DisplayUpdate,
+    Instruction,
+    LinkChanged,
+    LinkStatus,
+    SequenceGap,
+    ShoeButton,
+    ShoeCommand,
+    ShoeFault,
+    Signal,
+    TimerFired,
+)
+from shoe_ctl.machine import layout
+from shoe_ctl.machine.layout import ATTENTION, IDLE, SHOWDOWN, STREETS, UNCONTESTED
+from shoe_ctl.rules.cards import Card, card_text
+from shoe_ctl.rules.games import Game, bring_in, first_to_act, first_to_act_third, open_pair
+from shoe_ctl.rules.hand import HandState
+from shoe_ctl.rules.profiles import RuleProfile
+from shoe_ctl.rules.stub import Step, StreetPlan, forecast_short, plan_street, required_number
+
+log = logging.getLogger(__name__)
+
+__all__ = ["Dealing", "MachineFault", "PlanMismatch", "Read"]
+
+_CARD_STEPS = frozenset({"burn", "deal", "community"})
+
+
+class MachineFault(RuntimeError):
+    """An internal error met while handling an event (the machine went to ``attention``)."""
+
+
+class PlanMismatch(MachineFault):
+    """The plan and the machine disagree (a dealer step of the wrong kind)."""
+
+
+@dataclass(slots=True)
+class Read:
+    """One card read of the hand and where it went.
+
+    :param seq: the shoe's sequence number.
+    :param card: the card, ``None`` when unreadable.
+    :param role: ``"burn"``, ``"down"``, ``"up"``, ``"community"`` or ``"stray"`` (not expected).
+    :param street: the street it was dealt on.
+    :param seat: the table seat it went to (deal steps), else ``None``.
+    :param suspect: True once a later read of the same card (or a foreign read) casts doubt on it.
+    """
+
+    seq: int
+    card: Card | None
+    role: str
+    street: str | None
+    seat: int | None
+    suspect: bool = False
+
+    def where(self) -> str:
+        """Public description of the read's place (never names a downcard)."""
+        if self.role in ("down", "up"):
+            return f"seat {self.seat} {self.role} on {self.street}"
+        if self.role == "stray":
+            return "a card not expected"
+        return f"{self.role} on {self.street}"
+
+
+def _is_card_step(step: Step) -> bool:
+    return step.kind in _CARD_STEPS
+
+
+class Dealing:
+    """The dealing state machine for one table.
+
+    :param profiles: rule profiles by name (``"tda"``, ``"house"``), e.g. from
+        :func:`shoe_ctl.config.load_profile`; a new hand names one (default ``default_rules``).
+    :param default_rules: the profile used when a new hand names none.
+    :param default_game: the game used when a new hand names none.
+    :raises KeyError: when ``default_rules`` is not among ``profiles``.
+
+    ``handle(event) -> list[Command]`` is the only way in. ``state`` is the machine state
+    (``"idle"``, ``"hand_fourth_deal"``, ...). :meth:`public_state` is the display state (no
+    downcard before showdown); :meth:`summary` the decisions of the current or last hand in the
+    shape of ``shoe-ctl analyze``.
+    """
+
+    state: str
+    trigger: Callable[..., bool]
+
+    def __init__(
+        self,
+        profiles: Mapping[str, RuleProfile],
+        *,
+        default_rules: str = "tda",
+        default_game: Game = Game.STUD,
+    ) -> None:
+        self.profiles = dict(profiles)
+        self.profile: RuleProfile = self.profiles[default_rules]
+        self.game: Game = default_game
+        self.hand_no = 0
+        self.hand: HandState | None = None
+        self.street: str | None = None
+        self.plan: StreetPlan | None = None
+        self.step_i = 0
+        self.reads: list[Read] = []
+        self._where: dict[Card, Read] = {}
+        self.bring_in_idx: int | None = None
+        self.first_idx: int | None = None
+        self.first_by_street: dict[str, int | None] = {}
+        self.seventh: dict[str, Any] | None = None
+        self.procedures: dict[str, str] = {}
+        self.forecast: str | None = None
+        self.mucked: set[int] = set()
+        self.alerts: list[dict[str, Any]] = []
+        self._alert_id = 0
+        self.shoe_status = "unknown"
+        self.shoe_detail = ""
+        self.shoe_fault: str | None = None
+        self.last_dispense = 0
+        self.fault: str | None = None
+        self._fault_from: str | None = None
+        self._pending_fault: BaseException | None = None
+        self._out: list[Command] = []
+        self._last_instruction: Instruction | None = None
+        self.machine = HierarchicalMachine(
+            model=self,
+            states=layout.states(),
+            transitions=layout.transitions(),
+            initial=IDLE,
+            send_event=True,
+            queued=True,
+            auto_transitions=False,
+            on_exception="_on_exception",
+            model_override=False,
+        )
+
+    # ================================================================== entry point
+
+    def handle(self, event: object) -> list[Command]:
+        """Apply one event; return the commands it causes, in order.
+
+        Never raises for a bad event: what is wrong becomes an ``Alert``; an internal error
+        moves the machine to ``attention`` with a ``machine-fault`` alert.
+        """
+        self._out = []
+        before = self._snapshot_key()
+        try:
+            self._dispatch(event)
+            self._settle()
+        except Exception as exc:  # noqa: BLE001 - any fault becomes the attention state
+            self._pending_fault = exc
+        if self._pending_fault is not None:
+            self._enter_attention(self._pending_fault)
+        self._publish(before)
+        return self._out
+
+    def start(self) -> list[Command]:
+        """The commands that show the initial state (instruction and display)."""
+        self._out = []
+        self._publish(None)
+        return self._out
+
+    # ================================================================== dispatch
+
+    def _dispatch(self, event: object) -> None:
+        if isinstance(event, CardRead):
+            self._on_card(event)
+        elif isinstance(event, DealerInput):
+            self._on_input(event)
+        elif isinstance(event, LinkChanged):
+            self._on_link(event)
+        elif isinstance(event, ShoeFault):
+            self._on_shoe_fault(event)
+        elif isinstance(event, SequenceGap):
+            self._alert("sequence-gap", f"the shoe lost events {event.expected}..{event.got - 1}: cards may have "
+                        "left unreported; check the deal and the stub", latched=True)
+        elif isinstance(event, TimerFired):
+            self._on_timer(event)
+        elif isinstance(event, ShoeButton):
+            log.info("shoe button %d pressed", event.button)
+        else:
+            self._alert("unknown-event", f"an event of type {type(event).__name__} was ignored")
+
+    # ================================================================== cards
+
+    def _on_card(self, ev: CardRead) -> None:
+        gap = 0
+        if ev.dispense > self.last_dispense + 1 and self.last_dispense >= 0:
+            gap = ev.dispense - self.last_dispense - 1
+        self.last_dispense = ev.dispense
+        state = self.state
+        hand = self.hand
+        dealing = hand is not None and state.endswith("_deal") and self.plan is not None
+        if gap:
+            self._alert("dispense-gap", f"{gap} card(s) left the shoe unreported before read {ev.seq} "
+                        "(dispense counter jumped); they are counted as unreadable cards in order; "
+                        "check the deal", latched=True)
+            for _ in range(gap):
+                if dealing and self._current_card_step() is not None:
+                    self._fill(None, ev.seq, check=False)
+                elif hand is not None:
+                    hand.put_aside(None)
+        if ev.reader == "foreign":
+            self._alert("card-not-in-deck", f"read {ev.seq}: the shoe read a card foreign to this deck; "
+                        "take it out of play", latched=True)
+        if ev.card is None and ev.reader != "foreign":
+            self._alert("unreadable-card", f"read {ev.seq}: a card left the shoe unreadable; it is counted, "
+                        "its identity unknown")
+        if dealing and self._current_card_step() is not None:
+            self._fill(ev.card, ev.seq, check=True)
+            return
+        # No card expected now.
+        read = Read(ev.seq, ev.card, "stray", self.street, None)
+        self._check_identity(read)
+        self.reads.append(read)
+        if ev.card is not None:
+            self._where.setdefault(ev.card, read)
+        if hand is not None:
+            hand.put_aside(ev.card)
+        self._alert("card-not-expected", f"read {ev.seq}: a card left the shoe while {self._doing()}; "
+                    "hold it aside and read the display", latched=True)
+
+    def _current_card_step(self) -> Step | None:
+        plan = self.plan
+        if plan is None or self.step_i >= len(plan.steps):
+            return None
+        step = plan.steps[self.step_i]
+        return step if _is_card_step(step) else None
+
+    def _fill(self, card: Card | None, seq: int, *, check: bool) -> None:
+        """The card read fills the current step of the street's plan."""
+        assert self.plan is not None and self.hand is not None
+        step = self.plan.steps[self.step_i]
+        seat = self.hand.seats[step.seat_index].seat if step.seat_index is not None else None
+        role = step.face if step.kind == "deal" and step.face else step.kind
+        read = Read(seq, card, role or "down", step.street or self.street, seat)
+        if check:
+            self._check_identity(read)
+        self.reads.append(read)
+        if card is not None and card not in self._where:
+            self._where[card] = read
+        self.hand.record(step, card)
+        self.step_i += 1
+
+    def _check_identity(self, read: Read) -> None:
+        card = read.card
+        if card is None or self.hand is None:
+            return
+        new_stub = self.hand.new_stub
+        earlier = self._where.get(card)
+        if new_stub is not None and card not in new_stub:
+            read.suspect = True
+            where = f" (already read as {earlier.where()}, read {earlier.seq})" if earlier else ""
+            if earlier is not None:
+                earlier.suspect = True
+            self._alert("card-not-in-stub", f"read {read.seq}: a card that is not in the scrambled stub"
+                        f"{where}; both reads are suspect; stop and check", latched=True, seat=read.seat)
+        elif earlier is not None:
+            read.suspect = True
+            earlier.suspect = True
+            self._alert("duplicate-card", f"read {read.seq}: a card already read this hand as {earlier.where()} "
+                        f"(read {earlier.seq}); both reads are suspect; stop and check", latched=True,
+                        seat=read.seat)
+
+    # ================================================================== dealer inputs
+
+    def _on_input(self, ev: DealerInput) -> None:
+        action = ev.action
+        state = self.state
+        sub = layout.sub_of(state)
+        if action is DealerAction.ACK_ALERT:
+            self._ack(ev)
+            return
+        if state == ATTENTION:
+            self._wrong_time(ev, "the machine is stopped on a fault; acknowledge the alert first")
+            return
+        if action is DealerAction.NEW_HAND:
+            if state != IDLE:
+                self._wrong_time(ev, "a hand is running")
+                return
+            self._new_hand(ev)
+            return
+        if self.hand is None:
+            self._wrong_time(ev, "no hand is running")
+            return
+        if action is DealerAction.FOLD:
+            if sub == "betting" or state == SHOWDOWN:
+                self._seat_action(ev, self.hand.fold)
+                if state == SHOWDOWN and ev.seat is not None:
+                    self.mucked.add(self._index(ev.seat))
+                elif self.hand.live_count() == 1:
+                    self.trigger("allfolded")
+                else:
+                    self.forecast = forecast_short(self.profile, self.hand)
+            else:
+                self._wrong_time(ev, "a fold is reported during a betting round (or a muck at showdown)")
+        elif action is DealerAction.ALL_IN:
+            if sub == "betting":
+                self._seat_action(ev, self.hand.all_in)
+            else:
+                self._wrong_time(ev, "an all-in is reported during a betting round")
+        elif action is DealerAction.BETTING_COMPLETE:
+            if sub == "betting":
+                self.trigger("bettingdone")
+            else:
+                self._wrong_time(ev, "no betting round is open")
+        elif action is DealerAction.SCRAMBLE_DONE:
+            if sub == "scramble":
+                self._step_done("scramble")
+                self.trigger("scrambled")
+            else:
+                self._wrong_time(ev, "no scramble was asked for")
+        elif action in (DealerAction.CUT_DONE, DealerAction.STUB_RELOADED):
+            if sub == "cut":
+                self._step_done("cut")
+                self.last_dispense = 0
+                self._out.append(ShoeCommand("reset-counter"))
+                self.trigger("reloaded")
+            else:
+                self._wrong_time(ev, "no cut or reload was asked for")
+        elif action is DealerAction.HAND_COMPLETE:
+            if state in (SHOWDOWN, UNCONTESTED):
+                self.trigger("handdone")
+            else:
+                self._wrong_time(ev, "the hand is not over")
+        elif action is DealerAction.LAST_CARD_EXPOSED:
+            self._last_card_exposed(ev)
+        else:
+            self._wrong_time(ev, f"'{action.value}' is not handled in state {state}")
+
+    def _new_hand(self, ev: DealerInput) -> None:
+        args = ev.args
+        try:
+            seats = [int(s) for s in args.get("seats", ())]
+            if "button" in args:
+                button = int(args["button"])
+                seats = sorted(seats, key=lambda s: (s - button - 1) % 8)
+            game = Game(str(args.get("game", self.game.value)))
+            rules = str(args.get("rules", self.profile.name))
+            profile = self.profiles[rules]
+            hand = HandState.new(game, seats)
+        except (KeyError, ValueError, TypeError) as exc:
+            self._alert("input-invalid", f"new hand refused: {exc} (args: seats, game "
+                        f"{'|'.join(g.value for g in Game)}, rules {'|'.join(self.profiles)})")
+            return
+        self.profile, self.game, self.hand = profile, game, hand
+        self.hand_no += 1
+        self.reads, self._where = [], {}
+        self.bring_in_idx = self.first_idx = None
+        self.first_by_street, self.procedures, self.mucked = {}, {}, set()
+        self.seventh = None
+        self.alerts = [a for a in self.alerts if a["latched"]]
+        for s in args.get("all_in", ()):
+            hand.all_in(self._index(int(s)))
+        self.last_dispense = 0
+        self._out.append(ShoeCommand("reset-counter"))
+        self.trigger("newhand")
+
+    def _seat_action(self, ev: DealerInput, apply: Callable[[int], None]) -> None:
+        if ev.seat is None:
+            raise_input = f"'{ev.action.value}' needs a seat"
+            self._alert("input-invalid", raise_input)
+            return
+        try:
+            apply(self._index(ev.seat))
+        except ValueError as exc:
+            self._alert("input-invalid", f"'{ev.action.value}' seat {ev.seat}: {exc}", seat=ev.seat)
+
+    def _index(self, seat: int) -> int:
+        assert self.hand is not None
+        for i, s in enumerate(self.hand.seats):
+            if s.seat == seat:
+                return i
+        raise ValueError(f"seat {seat} is not dealt in")
+
+    def _step_done(self, kind: str) -> None:
+        assert self.plan is not None and self.hand is not None
+        step = self.plan.steps[self.step_i]
+        if step.kind != kind:
+            raise PlanMismatch(f"expected a {kind} step, the plan has {step.kind}")
+        self.hand.record(step, None)
+        if kind == "scramble":
+            gathered = {g.removeprefix("burn ") for g in step.gather if g.startswith("burn ")}
+            back = [c for c, r in self._where.items()
+                    if (r.role == "burn" and r.street in gathered) or (r.role == "stray" and "set-aside" in step.gather)]
+            for c in back:
+                del self._where[c]
+        self.step_i += 1
+
+    def _last_card_exposed(self, ev: DealerInput) -> None:
+        hand = self.hand
+        assert hand is not None
+        if self.street != "7th" or ev.seat is None:
+            self._wrong_time(ev, "the last card is reported exposed on 7th street, naming the seat")
+            return
+        try:
+            i = self._index(ev.seat)
+        except ValueError as exc:
+            self._alert("input-invalid", str(exc), seat=ev.seat)
+            return
+        s = hand.seats[i]
+        if len(s.down) < 3:
+            self._wrong_time(ev, f"seat {ev.seat} has not had its 7th-street card")
+            return
+        s.up.append(s.down.pop())
+        code = "RP-10-B" if self.profile.exposed_seventh.value == "rp-10-b" else "house-16.22"
+        self._alert(code, f"seat {ev.seat}: the 7th-street card was dealt face up ({code})", seat=ev.seat)
+
+    def _wrong_time(self, ev: DealerInput, why: str) -> None:
+        self._alert("input-wrong-time", f"'{ev.action.value}'{f' seat {ev.seat}' if ev.seat else ''} "
+                    f"refused in state {self.state}: {why}; nothing changed", seat=ev.seat)
+
+    def _ack(self, ev: DealerInput) -> None:
+        aid = ev.args.get("id")
+        code = ev.args.get("code")
+        keep = []
+        for a in self.alerts:
+            if (aid is None and code is None) or a["id"] == aid or (code is not None and a["code"] == code):
+                continue
+            keep.append(a)
+        self.alerts = keep
+        if self.state == ATTENTION and not any(a["code"] == "machine-fault" for a in self.alerts):
+            back = self._fault_from or IDLE
+            self.fault = None
+            self.machine.set_state(back, model=self)
+
+    # ================================================================== link, faults, timers
+
+    def _on_link(self, ev: LinkChanged) -> None:
+        was = self.shoe_status
+        self.shoe_status = ev.status.value
+        self.shoe_detail = ev.detail
+        if ev.status is LinkStatus.DISCONNECTED and was != "disconnected" and self.hand is not None \
+                and self.state not in (IDLE,):
+            self._alert("shoe-disconnected", f"the shoe disconnected in hand {self.hand_no} ({ev.detail}); "
+                        "stop pulling cards until it is back", latched=False)
+
+    def _on_shoe_fault(self, ev: ShoeFault) -> None:
+        if ev.cleared:
+            self.shoe_fault = None
+            return
+        self.shoe_fault = ev.kind.value
+        self._alert(f"shoe-{ev.kind.value}", f"the shoe reports {ev.kind.value}{': ' + ev.detail if ev.detail else ''}")
+
+    def _on_timer(self, ev: TimerFired) -> None:
+        if ev.state != self.state:
+            return  # armed in a state the machine has left
+        self._alert(f"timer-{ev.name}", f"no progress in state {self.state} ({ev.name})")
+
+    # ================================================================== structure (callbacks)
+
+    def _betting_needed(self, _event: Any) -> bool:
+        assert self.hand is not None
+        return sum(self.hand.can_act()) >= 2
+
+    def _begin_street(self, _event: Any) -> None:
+        """``after`` callback of the transitions into a street's ``deal``: ask the rules core for
+        the street's plan."""
+        street = layout.street_of(self.state)
+        assert street is not None and self.hand is not None
+        self.street = street
+        self.plan = plan_street(self.profile, self.hand, street)
+        self.step_i = 0
+        self.procedures[street] = self.plan.procedure.value
+        if street == "7th":
+            self.seventh = {"live": self.plan.live, "stub": self.plan.stub,
+                            "required": self.plan.required, "procedure": self.plan.procedure.value}
+        if self.plan.procedure.value != "normal":
+            self._alert(self.plan.clause, f"{street} street: short stub ({self.plan.stub} cards, required "
+                        f"{self.plan.required}): procedure {self.plan.procedure.value} ({self.plan.clause})",
+                        street=street)
+        self.forecast = forecast_short(self.profile, self.hand)
+        self.first_idx = None
+
+    def _begin_betting(self, _event: Any) -> None:
+        """``after`` callback of ``deal -> betting``: who brings in / acts first (rules core)."""
+        hand = self.hand
+        street = self.street
+        assert hand is not None and street is not None and self.plan is not None
+        can = hand.can_act()
+        if street == "3rd":
+            up = hand.upcards("3rd")
+            self.first_idx = first_to_act_third(self.game, up, can)
+        else:
+            in_hand = [s.in_hand for s in hand.seats]
+            community = hand.community if hand.community_street is not None else None
+            if self.plan.first_to_act_rule == "RP-10-H-D":
+                # RP-10-H-D: the first who would act on 6th acts first on 7th (7th is dealt
+                # down, so the boards showing are those of 6th; no community card counted).
+                community = None
+            self.first_idx = first_to_act(self.game, hand.boards(), in_hand, can, self.profile.tie, community)
+        self.first_by_street[street] = self.first_idx
+
+    def _begin_showdown(self, _event: Any) -> None:
+        self.street = None
+        self.plan = None
+
+    def _end_hand(self, _event: Any) -> None:
+        self.street = None
+        self.plan = None
+
+    def _settle(self) -> None:
+        """After an event: fire the structure changes the plan calls for (scramble and cut steps,
+        a street fully dealt)."""
+        for _ in range(8):
+            plan = self.plan
+            if plan is None or not self.state.endswith("_deal") or self.hand is None:
+                return
+            if self.step_i >= len(plan.steps):
+                if self.street == "3rd":
+                    self.bring_in_idx = bring_in(self.game, self.hand.upcards("3rd"))
+                self.trigger("dealt")
+                continue
+            if plan.steps[self.step_i].kind == "scramble":
+                self.trigger("scramble")
+            return
+
+    # ================================================================== faults
+
+    def _on_exception(self, event: Any) -> None:
+        """The one ``on_exception`` handler: record the fault; :meth:`handle` moves to
+        ``attention`` once the trigger has returned (no transition from inside the handler)."""
+        self._pending_fault = event.error
+
+    def _enter_attention(self, exc: BaseException) -> None:
+        self._pending_fault = None
+        log.exception("machine fault in state %s", self.state, exc_info=exc)
+        if self.state != ATTENTION:
+            self._fault_from = self.state
+        self.fault = f"{type(exc).__name__}: {exc}"
+        self._alert("machine-fault", f"internal fault in state {self._fault_from}: {self.fault}; "
+                    "stop dealing; acknowledge to resume", latched=True)
+        if self.state != ATTENTION:
+            try:
+                self.trigger("fault")
+            except Exception:  # noqa: BLE001 - the transition itself failed: force the state
+                self._pending_fault = None
+            if self.state != ATTENTION or self._pending_fault is not None:
+                self._pending_fault = None
+                self.machine.set_state(ATTENTION, model=self)
+
+    # ================================================================== outputs
+
+    def _alert(self, code: str, message: str, *, latched: bool = False, seat: int | None = None,
+               street: str | None = None) -> None:
+        self._alert_id += 1
+        st = street or self.street
+        self.alerts.append({"id": self._alert_id, "code": code, "message": message, "street": st,
+                            "seat": seat, "latched": latched})
+        self._out.append(Alert(code, message, st, seat, latched))
+        (log.warning if latched else log.info)("alert %s: %s", code, message)
+
+    def _doing(self) -> str:
+        return f"state {self.state}"
+
+    def _snapshot_key(self) -> tuple[Any, ...]:
+        return (self.state, self.step_i, len(self.reads), len(self.alerts), self._alert_id,
+                self.shoe_status, self.shoe_fault)
+
+    def instruction(self) -> Instruction:
+        """What the dealer must do now (overlays first: shoe fault, a latched alert, a fault)."""
+        state = self.state
+        street = self.street
+        if state == ATTENTION:
+            return Instruction(Signal.STOP, "Stop: internal fault — read the alert and acknowledge it")
+        if self.hand is not None and state != IDLE:
+            if self.shoe_status == "disconnected":
+                return Instruction(Signal.SHOE_FAULT, "Shoe disconnected: stop pulling cards", street=street)
+            if self.shoe_fault is not None:
+                return Instruction(Signal.SHOE_FAULT, f"Shoe fault: {self.shoe_fault}", street=street)
+            for a in self.alerts:
+                if a["latched"]:
+                    return Instruction(Signal.STOP, f"Stop: {a['code']} — check and acknowledge", street=street)
+        if state == IDLE:
+            return Instruction(Signal.IDLE, "Waiting for a new hand")
+        sub = layout.sub_of(state)
+        hand = self.hand
+        assert hand is not None
+        if sub == "deal" and self.plan is not None and self.step_i < len(self.plan.steps):
+            step = self.plan.steps[self.step_i]
+            if step.kind == "burn":
+                return Instruction(Signal.BURN, f"Burn one card ({street})", street=street)
+            if step.kind == "community":
+                return Instruction(Signal.COMMUNITY, f"Community card face up to the centre ({street})",
+                                   face="up", street=street)
+            if step.kind == "deal" and step.seat_index is not None:
+                seat = hand.seats[step.seat_index].seat
+                return Instruction(Signal.DEAL, f"Deal {step.face} to seat {seat} ({street})", seat=seat,
+                                   face=step.face, street=street)
+        if sub == "scramble" and self.plan is not None:
+            step = self.plan.steps[self.step_i]
+            return Instruction(Signal.SCRAMBLE, f"Scramble: {', '.join(step.gather)} into a new stub "
+                               f"({self.plan.clause})", street=street, cards=tuple(step.gather))
+        if sub == "cut":
+            return Instruction(Signal.CUT, "Cut the new stub and load it into the shoe", street=street)
+        if sub == "betting":
+            first = self._seat_of(self.first_idx)
+            who = f"seat {first} acts first" if first is not None else "first to act unknown: dealer decides"
+            if street == "3rd":
+                bi = self._seat_of(self.bring_in_idx)
+                who = (f"bring-in seat {bi}; " if bi is not None else "") + who
+            return Instruction(Signal.BETTING, f"Betting on {street}: {who}", seat=first, street=street)
+        if state == SHOWDOWN:
+            return Instruction(Signal.SHOWDOWN, "Showdown")
+        if state == UNCONTESTED:
+            winner = next((s.seat for s in hand.seats if s.in_hand), None)
+            return Instruction(Signal.SHOWDOWN, f"Seat {winner} wins without showdown", seat=winner)
+        return Instruction(Signal.STOP, f"Stop: nothing to do in state {state}")
+
+    def _seat_of(self, idx: int | None) -> int | None:
+        if idx is None or self.hand is None:
+            return None
+        return self.hand.seats[idx].seat
+
+    def _publish(self, before: tuple[Any, ...] | None) -> None:
+        ins = self.instruction()
+        if ins != self._last_instruction or before is None or self._snapshot_key() != before:
+            changed_step = before is None or before[:2] != self._snapshot_key()[:2]
+            if ins != self._last_instruction or changed_step:
+                self._out.append(ins)
+                self._last_instruction = ins
+            self._out.append(DisplayUpdate(self.public_state(ins)))
+
+    # ================================================================== public views
+
+    def public_state(self, ins: Instruction | None = None) -> dict[str, Any]:
+        """The public table state (CONTRACTS.md): JSON-safe; downcards only at showdown for hands
+        not mucked or folded."""
+        ins = ins or self.instruction()
+        hand = self.hand
+        seats: list[dict[str, Any]] = []
+        stub: dict[str, Any] = {"count": 52, "required": 0, "forecast": None}
+        community = None
+        if hand is not None:
+            show = self.state == SHOWDOWN
+            for i, s in enumerate(hand.seats):
+                entry: dict[str, Any] = {
+                    "seat": s.seat, "status": s.status, "up": [card_text(c) for c in s.up],
+                    "down_count": len(s.down), "bring_in": i == self.bring_in_idx,
+                    "first_to_act": i == self.first_idx and layout.sub_of(self.state) == "betting",
+                    "open_pair": open_pair(s.up),
+                }
+                if show and s.in_hand and i not in self.mucked:
+                    entry["down"] = [card_text(c) for c in s.down]
+                seats.append(entry)
+            stub = {"count": hand.stub_count(), "required": required_number(hand.live_count()),
+                    "forecast": self.forecast}
+            if hand.community_street is not None:
+                community = card_text(hand.community)
+        return {
+            "hand": self.hand_no if hand is not None else None,
+            "game": self.game.value,
+            "rules": self.profile.name,
+            "state": self.state,
+            "street": self.street,
+            "seats": seats,
+            "community": community,
+            "stub": stub,
+            "instruction": {"signal": ins.signal.value, "text": ins.text, "seat": ins.seat, "face": ins.face},
+            "alerts": [dict(a) for a in self.alerts],
+            "shoe": {"status": self.shoe_status, "detail": self.shoe_detail},
+        }
+
+    def summary(self) -> dict[str, Any]:
+        """The decisions of the current (or last) hand, in the keys of ``shoe-ctl analyze``:
+        ``game``, ``rules``, ``players``, ``bring_in`` and ``first_to_act`` (1-based player
+        order), ``seventh``, ``community_card``, ``procedures``."""
+        hand = self.hand
+        players = len(hand.seats) if hand is not None else 0
+        bi = None if self.bring_in_idx is None else self.bring_in_idx + 1
+        first = {st: (None if v is None else v + 1) for st, v in self.first_by_street.items()}
+        community = None
+        if hand is not None and hand.community_street is not None:
+            community = card_text(hand.community)
+        return {"game": self.game.value, "rules": self.profile.name, "players": players, "bring_in": bi,
+                "first_to_act": first, "seventh": self.seventh, "community_card": community,
+                "procedures": dict(self.procedures)}
+
+    @property
+    def streets(self) -> Sequence[str]:
+        """The streets (``"3rd"`` .. ``"7th"``)."""
+        return STREETS
+
+

@@ -1,0 +1,102 @@
+"""The shape of the dealing state machine: its states and transitions, as data.
+
+Kept apart from :mod:`shoe_ctl.machine.dealing` so that the diagram (``docs/state-machine.md``)
+and the machine are built from one definition. State names contain no underscore (``_`` is the
+``transitions`` nesting separator): ``hand_fourth_deal`` is the ``deal`` sub-state of the
+``fourth`` street of a ``hand``.
+
+A street is ``deal`` (card reads walk the rules core's :class:`~shoe_ctl.rules.stub.StreetPlan`
+step by step inside the state's own handler; no trigger per card) then ``betting``. A street whose
+plan scrambles a short stub passes through ``scramble`` (gather and scramble the named cards)
+and ``cut`` (cut the new stub and load it into the shoe) and back to ``deal``. TDA (RP-10-H)
+scrambles only on 7th street; the house rules (16.18-16.20) on any street from 4th.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+STREETS: tuple[str, ...] = ("3rd", "4th", "5th", "6th", "7th")
+"""The streets, in order."""
+
+STREET_STATE: dict[str, str] = {
+    "3rd": "third",
+    "4th": "fourth",
+    "5th": "fifth",
+    "6th": "sixth",
+    "7th": "seventh",
+}
+"""Street name -> the name of its state under ``hand``."""
+
+STATE_STREET: dict[str, str] = {v: k for k, v in STREET_STATE.items()}
+
+IDLE = "idle"
+ATTENTION = "attention"
+SHOWDOWN = "hand_showdown"
+UNCONTESTED = "hand_uncontested"
+
+
+def deal_state(street: str) -> str:
+    """``"hand_fourth_deal"`` for ``"4th"``."""
+    return f"hand_{STREET_STATE[street]}_deal"
+
+
+def betting_state(street: str) -> str:
+    """``"hand_fourth_betting"`` for ``"4th"``."""
+    return f"hand_{STREET_STATE[street]}_betting"
+
+
+def street_of(state: str) -> str | None:
+    """The street a state belongs to (``"4th"`` for ``"hand_fourth_cut"``), else ``None``."""
+    parts = state.split("_")
+    if len(parts) >= 2 and parts[0] == "hand":
+        return STATE_STREET.get(parts[1])
+    return None
+
+
+def sub_of(state: str) -> str:
+    """The innermost name of a state (``"cut"`` for ``"hand_fourth_cut"``)."""
+    return state.rsplit("_", 1)[-1]
+
+
+def states() -> list[Any]:
+    """The nested state definition handed to ``HierarchicalMachine``."""
+    streets: list[Any] = []
+    for street in STREETS:
+        children = ["deal", "betting"] if street == "3rd" else ["deal", "scramble", "cut", "betting"]
+        streets.append({"name": STREET_STATE[street], "children": children, "initial": "deal"})
+    return [
+        IDLE,
+        {"name": "hand", "children": [*streets, "showdown", "uncontested"], "initial": "third"},
+        ATTENTION,
+    ]
+
+
+def transitions() -> list[dict[str, Any]]:
+    """The transitions. Triggers are fired by :class:`~shoe_ctl.machine.dealing.Dealing` only at
+    structure changes: a new hand, a street fully dealt, a betting round complete, a scramble, a
+    cut, a hand won without showdown, the hand complete, a fault."""
+    out: list[dict[str, Any]] = [
+        {"trigger": "newhand", "source": IDLE, "dest": "hand", "after": "_begin_street"},
+    ]
+    for k, street in enumerate(STREETS):
+        nxt = STREETS[k + 1] if k + 1 < len(STREETS) else None
+        deal, bet = deal_state(street), betting_state(street)
+        after_dest = deal_state(nxt) if nxt else SHOWDOWN
+        after_cb = "_begin_street" if nxt else "_begin_showdown"
+        out.append({"trigger": "dealt", "source": deal, "dest": bet,
+                    "conditions": "_betting_needed", "after": "_begin_betting"})
+        out.append({"trigger": "dealt", "source": deal, "dest": after_dest,
+                    "unless": "_betting_needed", "after": after_cb})
+        out.append({"trigger": "bettingdone", "source": bet, "dest": after_dest, "after": after_cb})
+        if street != "3rd":
+            base = f"hand_{STREET_STATE[street]}"
+            out.append({"trigger": "scramble", "source": deal, "dest": f"{base}_scramble"})
+            out.append({"trigger": "scrambled", "source": f"{base}_scramble", "dest": f"{base}_cut"})
+            out.append({"trigger": "reloaded", "source": f"{base}_cut", "dest": deal})
+    out.extend([
+        {"trigger": "allfolded", "source": "hand", "dest": UNCONTESTED},
+        {"trigger": "handdone", "source": [SHOWDOWN, UNCONTESTED], "dest": IDLE, "after": "_end_hand"},
+        {"trigger": "fault", "source": [IDLE, "hand"], "dest": ATTENTION},
+    ])
+    return out
