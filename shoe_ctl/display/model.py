@@ -1,0 +1,228 @@
+"""What the dealer display shows, and the hole-card embargo at the display's boundary.
+
+:class:`DisplayModel` folds the controller's commands (:class:`~shoe_ctl.events.DisplayUpdate`,
+:class:`~shoe_ctl.events.Instruction`, :class:`~shoe_ctl.events.Alert`) into one public snapshot,
+the JSON that ``GET /state`` returns and ``GET /events`` streams. It is plain data: no I/O and no
+threads (the server calls it from its own event loop).
+
+The embargo (design: "no downcard reaches the display, its API, the LEDs or INFO logs before
+showdown") is enforced here a second time, whatever the state machine sends — see
+:func:`public_state`.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from drivers.leds import pattern_for
+from shoe_ctl.events import Alert, Command, DisplayUpdate, Instruction
+
+HIDDEN_KEYS = frozenset({
+    "down", "downcards", "down_cards", "hole", "hole_cards", "burns", "burned", "burn_cards",
+    "deck", "stub_cards", "new_stub", "set_aside", "muck", "mucked",
+})
+"""Keys dropped at any depth of a state (a seat's ``down`` survives only at showdown)."""
+
+MUCKED_STATUSES = frozenset({"folded", "killed", "dead"})
+"""Seat statuses whose downcards are never shown, not even at showdown."""
+
+CARD_TOKEN = re.compile(r"(?<![0-9A-Za-z])(?:10|[2-9TJQKA])[cdhs](?![0-9A-Za-z])")
+"""A card as the product writes it (``As``, ``Td``, ``10d``)."""
+
+REDACTED = "??"
+
+EMPTY_STATE: dict[str, Any] = {
+    "hand": None, "game": "", "rules": "", "state": "", "street": None, "seats": [],
+    "community": None, "stub": None, "instruction": None, "alerts": [], "shoe": None,
+}
+
+
+def is_showdown(state: Mapping[str, Any]) -> bool:
+    """True when ``state`` is at showdown: the machine state name or the street says
+    ``showdown``, or ``state["showdown"]`` is true."""
+    names = (state.get("state"), state.get("street"))
+    return bool(state.get("showdown") is True
+                or any(isinstance(n, str) and "showdown" in n.lower() for n in names))
+
+
+def _strip(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _strip(v) for k, v in value.items() if str(k).lower() not in HIDDEN_KEYS}
+    if isinstance(value, list | tuple):
+        return [_strip(v) for v in value]
+    return value
+
+
+def _redact(value: Any, public: frozenset[str]) -> Any:
+    if isinstance(value, str):
+        return CARD_TOKEN.sub(lambda m: m.group(0) if m.group(0) in public else REDACTED, value)
+    if isinstance(value, Mapping):
+        return {k: _redact(v, public) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redact(v, public) for v in value]
+    return value
+
+
+def _cards(values: Any) -> list[str]:
+    return [v for v in values if isinstance(v, str)] if isinstance(values, list | tuple) else []
+
+
+def public_state(state: Mapping[str, Any]) -> dict[str, Any]:
+    """The embargo filter: ``state`` with every hidden card removed.
+
+    - every key in :data:`HIDDEN_KEYS` is dropped at any depth, except a seat's ``"down"`` list
+      at showdown (:func:`is_showdown`) for a seat not folded, killed or dead (a mucked hand's
+      downcards never show);
+    - every card written in any other string (instruction text, alert messages, unknown keys)
+      that is not public (an upcard, the community card, a shown downcard) becomes ``??``.
+
+    :param state: a ``DisplayUpdate.state`` (JSON-safe; see the public state schema).
+    :returns: a new JSON-safe dict; ``state`` is not changed.
+    """
+    showdown = is_showdown(state)
+    shown_down: dict[int, list[str]] = {}
+    seats = state.get("seats")
+    if showdown and isinstance(seats, list):
+        for i, seat in enumerate(seats):
+            if (isinstance(seat, Mapping) and seat.get("status") not in MUCKED_STATUSES
+                    and isinstance(seat.get("down"), list | tuple)):
+                shown_down[i] = _cards(seat["down"])
+    out: dict[str, Any] = _strip(state)
+    public: set[str] = set()
+    if isinstance(out.get("seats"), list):
+        for i, seat in enumerate(out["seats"]):
+            if not isinstance(seat, dict):
+                continue
+            public.update(_cards(seat.get("up")))
+            if i in shown_down:
+                seat["down"] = shown_down[i]
+                public.update(shown_down[i])
+    if isinstance(out.get("community"), str):
+        public.add(out["community"])
+    return dict(_redact(out, frozenset(public)))
+
+
+class DisplayModel:
+    """The display's snapshot, built from the controller's commands.
+
+    - ``DisplayUpdate``: its state (through :func:`public_state`) replaces the table. Within one
+      hand (same ``"hand"`` value) a folded, killed or dead seat keeps the upcards it showed,
+      even if an update lists fewer (the dealer needs them for the high hand and the stub).
+    - ``Instruction``: the next instruction, with its LED pattern (``instruction["led"]``).
+      An update's own ``"instruction"`` also counts, the newer of the two wins.
+    - ``Alert``: shown until acknowledged here. The display numbers these alerts itself (from
+      :attr:`LOCAL_ID_BASE`). When the machine lists alerts in its state (with its own ids),
+      those are shown too, less those acknowledged here, and an ``Alert`` command matching one
+      of them (same code, message and seat) is shown once, under the machine's id.
+
+    Every ``apply`` that changes what is shown bumps :attr:`version`.
+    """
+
+    LOCAL_ID_BASE = 1_000_000
+    """Ids the display gives alerts the machine did not number (far from the machine's own)."""
+
+    def __init__(self) -> None:
+        self.version = 0
+        self._state: dict[str, Any] = copy.deepcopy(EMPTY_STATE)
+        self._instruction: dict[str, Any] | None = None
+        self._machine_alerts: list[dict[str, Any]] | None = None
+        self._local_alerts: list[dict[str, Any]] = []
+        self._acked: set[int] = set()
+        self._next_local = self.LOCAL_ID_BASE
+        self._kept_up: dict[int, list[str]] = {}
+        self._hand: Any = None
+
+    # ------------------------------------------------------------------ commands
+    def apply(self, command: Command) -> bool:
+        """Fold one command in; True when the snapshot changed."""
+        if isinstance(command, DisplayUpdate):
+            self._apply_update(command.state)
+        elif isinstance(command, Instruction):
+            self._instruction = self._instruction_dict(
+                {"signal": str(command.signal), "text": command.text, "seat": command.seat,
+                 "face": command.face, "street": command.street, "cards": list(command.cards)})
+        elif isinstance(command, Alert):
+            self._next_local += 1
+            self._local_alerts.append({
+                "id": self._next_local, "code": command.code, "message": command.message,
+                "street": command.street, "seat": command.seat, "latched": command.latched})
+        else:
+            return False
+        self.version += 1
+        return True
+
+    def _instruction_dict(self, ins: Mapping[str, Any]) -> dict[str, Any]:
+        out = dict(ins)
+        out["led"] = pattern_for(str(out.get("signal", ""))).as_dict()
+        return out
+
+    def _apply_update(self, raw: Mapping[str, Any]) -> None:
+        state = public_state(raw)
+        hand = state.get("hand")
+        if hand != self._hand:
+            self._hand = hand
+            self._kept_up = {}
+            self._acked = {a for a in self._acked if a >= self.LOCAL_ID_BASE}
+        for seat in state.get("seats") or []:
+            if not isinstance(seat, dict) or not isinstance(seat.get("seat"), int):
+                continue
+            number, up = seat["seat"], _cards(seat.get("up"))
+            kept = self._kept_up.get(number, [])
+            if seat.get("status") in MUCKED_STATUSES and len(up) < len(kept):
+                seat["up"] = list(kept)
+            else:
+                self._kept_up[number] = up
+        if isinstance(state.get("instruction"), Mapping):
+            self._instruction = self._instruction_dict(state["instruction"])
+        if isinstance(state.get("alerts"), list):
+            self._machine_alerts = [a for a in state["alerts"] if isinstance(a, dict)]
+            self._local_alerts = [a for a in self._local_alerts
+                                  if not any(self._same(a, m) for m in self._machine_alerts)]
+        self._state = state
+
+    @staticmethod
+    def _same(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+        return all(a.get(k) == b.get(k) for k in ("code", "message", "seat"))
+
+    # ------------------------------------------------------------------ alerts
+    def alerts(self) -> list[dict[str, Any]]:
+        """The alerts shown now (oldest first), none acknowledged."""
+        shown = list(self._machine_alerts or []) + self._local_alerts
+        return [a for a in shown if a.get("id") not in self._acked]
+
+    def acknowledge(self, alert_id: int) -> dict[str, Any] | None:
+        """Hide alert ``alert_id``; returns it (for the ACK_ALERT input) or None if not shown."""
+        for alert in self.alerts():
+            if alert.get("id") == alert_id:
+                self._acked.add(alert_id)
+                self._local_alerts = [a for a in self._local_alerts if a.get("id") != alert_id]
+                self.version += 1
+                return alert
+        return None
+
+    # ------------------------------------------------------------------ snapshot
+    def snapshot(self) -> dict[str, Any]:
+        """The public table state as shown (schema of ``DisplayUpdate.state``) plus ``"version"``,
+        with the next instruction and the unacknowledged alerts; filtered once more on the way
+        out."""
+        out = dict(self._state)
+        out["instruction"] = self._instruction
+        out["alerts"] = self.alerts()
+        out["version"] = self.version
+        return public_state(out)
+
+
+def downcards_in(snapshot: Any) -> Iterable[str]:
+    """Every card string found under a ``down``-like key anywhere in ``snapshot`` (tests, checks)."""
+    if isinstance(snapshot, Mapping):
+        for k, v in snapshot.items():
+            if str(k).lower() in HIDDEN_KEYS and isinstance(v, list | tuple):
+                yield from (c for c in v if isinstance(c, str))
+            else:
+                yield from downcards_in(v)
+    elif isinstance(snapshot, list | tuple):
+        for v in snapshot:
+            yield from downcards_in(v)

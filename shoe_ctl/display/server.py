@@ -1,0 +1,356 @@
+"""The dealer display server: aiohttp on its own thread and event loop.
+
+Routes (all JSON unless noted):
+
+- ``GET /`` — the page (``static/index.html``; no CDN, works offline); ``GET /static/...``.
+- ``GET /state`` — the public table state (:meth:`DisplayModel.snapshot`).
+- ``GET /events`` — server-sent events: one ``state`` event with the full snapshot at connect and
+  after every change (``id:`` is the snapshot's ``version``); a comment line every 15 s keeps
+  idle connections open.
+- ``POST /input`` — body ``{"action": DealerAction value, "seat": int|null, "args": {}}``; posts a
+  :class:`~shoe_ctl.events.DealerInput` to the controller; 202 on success, 400 naming the bad
+  field otherwise.
+- ``POST /ack`` — body ``{"id": int}``; hides that alert and posts ``DealerInput(ACK_ALERT,
+  args={"id", "code"})``; 404 for an alert not shown.
+
+POSTs must be ``Content-Type: application/json`` (a plain cross-site form cannot post) and, when
+a token is configured, carry it as ``X-Shoe-Token: TOKEN`` or ``Authorization: Bearer TOKEN``
+(401 otherwise). Binding an address other than loopback without a token is refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import ipaddress
+import json
+import logging
+import socket
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from shoe_ctl.display.model import DisplayModel
+from shoe_ctl.events import Command, DealerAction, DealerInput
+
+log = logging.getLogger(__name__)
+
+STATIC_DIR = Path(__file__).with_name("static")
+SEAT_ACTIONS = frozenset({DealerAction.FOLD, DealerAction.ALL_IN, DealerAction.EXPOSED_CARD,
+                          DealerAction.ABSENT_PLAYER, DealerAction.LAST_CARD_EXPOSED})
+"""Inputs that name a seat (``seat`` required)."""
+MAX_SEAT = 10
+KEEPALIVE_S = 15.0
+SUBSCRIBER_BACKLOG = 256
+
+
+class DisplayError(ValueError):
+    """The display cannot start as configured (address, port or token)."""
+
+
+def is_loopback(host: str) -> bool:
+    """True for ``localhost`` and loopback addresses (``127.0.0.0/8``, ``::1``)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def parse_display(value: str) -> tuple[str, int] | None:
+    """Parse ``--display HOST:PORT`` (``off`` -> None; ``[::1]:8080`` for IPv6).
+
+    :raises DisplayError: for a missing or bad port.
+    """
+    if value.strip().lower() in ("off", "none", "no", ""):
+        return None
+    host, sep, port = value.strip().rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise DisplayError(f"--display {value!r}: expected HOST:PORT (e.g. 127.0.0.1:8080) or 'off'")
+    return host.strip("[]"), int(port)
+
+
+class DisplaySink:
+    """The display as a controller sink: ``handle(command)`` never blocks.
+
+    ``handle`` hands each command to the server's loop (``call_soon_threadsafe``); the loop folds
+    it into the :class:`DisplayModel` and pushes the new snapshot to every ``/events`` client.
+
+    :param post: the controller's thread-safe ``post(event)``; receives :class:`DealerInput`.
+    :param host: address to bind (default loopback).
+    :param port: TCP port (0: any free port, see :attr:`port`).
+    :param token: required for a non-loopback ``host``; checked on every POST when set.
+    :raises DisplayError: non-loopback host without a token.
+    """
+
+    def __init__(self, post: Callable[[Any], Any], *, host: str = "127.0.0.1", port: int = 8080,
+                 token: str | None = None, static_dir: Path = STATIC_DIR) -> None:
+        if not is_loopback(host) and not token:
+            raise DisplayError(
+                f"display on {host}:{port}: binding an address other than loopback needs a token "
+                "([display] token or SHOE_CTL_DISPLAY_TOKEN); refusing to start")
+        self._post = post
+        self.host = host
+        self.port = port
+        self._token = token or None
+        self._static = static_dir
+        self.model = DisplayModel()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._runner: web.AppRunner | None = None
+        self._subscribers: set[asyncio.Queue[bytes | None]] = set()
+        self._ready = threading.Event()
+        self._error: BaseException | None = None
+        self._closed = False
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------ lifecycle
+    @property
+    def url(self) -> str:
+        """``http://HOST:PORT/`` of the running page."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}/"
+
+    def start(self, timeout: float = 10.0) -> DisplaySink:
+        """Bind, start the server thread and return once it serves.
+
+        :raises OSError: the address cannot be bound (in use, no such address).
+        :raises DisplayError: the server did not come up within ``timeout`` seconds.
+        """
+        family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind((self.host, self.port))
+            sock.listen(32)
+            sock.setblocking(False)
+        except OSError:
+            sock.close()
+            raise
+        self.port = sock.getsockname()[1]
+        self._thread = threading.Thread(target=self._serve, args=(sock,), name="display", daemon=True)
+        self._thread.start()
+        if not self._ready.wait(timeout):
+            raise DisplayError(f"display on {self.url} did not start within {timeout} s")
+        if self._error is not None:
+            raise DisplayError(f"display on {self.url} failed to start: {self._error}") from self._error
+        log.info("dealer display serving at %s", self.url)
+        return self
+
+    def _serve(self, sock: socket.socket) -> None:
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        asyncio.set_event_loop(loop)
+        try:
+            app = self._make_app()
+            self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
+            loop.run_until_complete(self._runner.setup())
+            loop.run_until_complete(web.SockSite(self._runner, sock).start())
+        except BaseException as exc:  # reported to start()
+            self._error = exc
+            self._ready.set()
+            sock.close()
+            loop.close()
+            return
+        self._ready.set()
+        try:
+            loop.run_forever()
+        finally:
+            loop.run_until_complete(self._runner.cleanup())
+            loop.close()
+
+    def close(self) -> None:
+        """Stop serving: end the event streams, stop the loop, join the thread. Idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        loop = self._loop
+        if loop is not None and self._thread is not None and self._thread.is_alive():
+            def stop() -> None:
+                for q in list(self._subscribers):
+                    q.put_nowait(None)
+                loop.call_later(0.05, loop.stop)
+            loop.call_soon_threadsafe(stop)
+            self._thread.join(timeout=5.0)
+
+    def __enter__(self) -> DisplaySink:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ sink
+    def handle(self, command: Command) -> None:
+        """Hand ``command`` to the server loop; returns at once (dropped after :meth:`close`)."""
+        loop = self._loop
+        if self._closed or loop is None:
+            return
+        try:
+            loop.call_soon_threadsafe(self._apply, command)
+        except RuntimeError:  # loop already closed
+            pass
+
+    def sync(self, timeout: float = 2.0) -> None:
+        """Wait until every command handed so far has been applied (tests, startup)."""
+        loop = self._loop
+        if loop is None or self._closed:
+            return
+        done = threading.Event()
+        loop.call_soon_threadsafe(done.set)
+        done.wait(timeout)
+
+    def _apply(self, command: Command) -> None:
+        if self.model.apply(command):
+            self._publish()
+
+    def _publish(self) -> None:
+        snap = self.model.snapshot()
+        data = f"id: {snap['version']}\nevent: state\ndata: {json.dumps(snap, separators=(',', ':'))}\n\n"
+        payload = data.encode()
+        for q in list(self._subscribers):
+            if q.full():  # a stalled client skips to the newest snapshots
+                q.get_nowait()
+            q.put_nowait(payload)
+
+    # ------------------------------------------------------------------ web
+    def _make_app(self) -> web.Application:
+        app = web.Application(client_max_size=16 * 1024)
+        app.router.add_get("/", self._index)
+        app.router.add_get("/state", self._state)
+        app.router.add_get("/events", self._events)
+        app.router.add_post("/input", self._input)
+        app.router.add_post("/ack", self._ack)
+        app.router.add_static("/static/", self._static, show_index=False)
+        return app
+
+    async def _index(self, request: web.Request) -> web.StreamResponse:
+        return web.FileResponse(self._static / "index.html", headers={"Cache-Control": "no-cache"})
+
+    async def _state(self, request: web.Request) -> web.Response:
+        return web.json_response(self.model.snapshot(), headers={"Cache-Control": "no-store"})
+
+    async def _events(self, request: web.Request) -> web.StreamResponse:
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache",
+                                           "X-Accel-Buffering": "no"})
+        await resp.prepare(request)
+        q: asyncio.Queue[bytes | None] = asyncio.Queue(maxsize=SUBSCRIBER_BACKLOG)
+        snap = self.model.snapshot()
+        q.put_nowait(f"retry: 1000\nid: {snap['version']}\nevent: state\ndata: "
+                     f"{json.dumps(snap, separators=(',', ':'))}\n\n".encode())
+        self._subscribers.add(q)
+        try:
+            while True:
+                try:
+                    item = await asyncio.wait_for(q.get(), KEEPALIVE_S)
+                except TimeoutError:
+                    item = b": keep-alive\n\n"
+                if item is None:
+                    break
+                await resp.write(item)
+        except (ConnectionResetError, ConnectionError):
+            pass
+        finally:
+            self._subscribers.discard(q)
+        return resp
+
+    def _check(self, request: web.Request) -> web.Response | None:
+        if self._token is not None:
+            given = request.headers.get("X-Shoe-Token", "")
+            auth = request.headers.get("Authorization", "")
+            if auth.startswith("Bearer "):
+                given = given or auth[7:]
+            if not hmac.compare_digest(given.encode(), self._token.encode()):
+                return web.json_response({"error": "missing or wrong token"}, status=401)
+        if request.content_type != "application/json":
+            return web.json_response({"error": "Content-Type must be application/json"}, status=415)
+        return None
+
+    async def _body(self, request: web.Request) -> dict[str, Any] | web.Response:
+        try:
+            body = await request.json()
+        except (ValueError, UnicodeDecodeError) as exc:
+            return web.json_response({"error": f"body is not JSON: {exc}"}, status=400)
+        if not isinstance(body, dict):
+            return web.json_response({"error": "body must be a JSON object"}, status=400)
+        return body
+
+    async def _input(self, request: web.Request) -> web.Response:
+        bad = self._check(request)
+        if bad is not None:
+            return bad
+        body = await self._body(request)
+        if isinstance(body, web.Response):
+            return body
+        try:
+            event = input_event(body)
+        except ValueError as exc:
+            return web.json_response({"error": str(exc)}, status=400)
+        if event.action is DealerAction.ACK_ALERT and isinstance(event.args.get("id"), int):
+            self.model.acknowledge(event.args["id"])
+            self._publish()
+        self._post(event)
+        return web.json_response({"posted": {"action": str(event.action), "seat": event.seat,
+                                             "args": event.args}}, status=202)
+
+    async def _ack(self, request: web.Request) -> web.Response:
+        bad = self._check(request)
+        if bad is not None:
+            return bad
+        body = await self._body(request)
+        if isinstance(body, web.Response):
+            return body
+        alert_id = body.get("id")
+        if not isinstance(alert_id, int) or isinstance(alert_id, bool):
+            return web.json_response({"error": "id: expected the alert's integer id"}, status=400)
+        alert = self.model.acknowledge(alert_id)
+        if alert is None:
+            return web.json_response({"error": f"id: no alert {alert_id} is shown"}, status=404)
+        self._publish()
+        event = DealerInput(DealerAction.ACK_ALERT, alert.get("seat"),
+                            {"id": alert_id, "code": alert.get("code")})
+        self._post(event)
+        return web.json_response({"posted": {"action": str(event.action), "seat": event.seat,
+                                             "args": event.args}}, status=202)
+
+
+def input_event(body: dict[str, Any]) -> DealerInput:
+    """Validate a ``POST /input`` body into a :class:`DealerInput`.
+
+    :raises ValueError: naming the bad field (unknown action, seat missing or not 1..10, args not
+        an object).
+    """
+    try:
+        action = DealerAction(str(body.get("action")))
+    except ValueError:
+        allowed = ", ".join(a.value for a in DealerAction)
+        raise ValueError(f"action: {body.get('action')!r} is not one of {allowed}") from None
+    seat = body.get("seat")
+    if seat is not None and (not isinstance(seat, int) or isinstance(seat, bool) or not 1 <= seat <= MAX_SEAT):
+        raise ValueError(f"seat: {seat!r} is not a seat number 1..{MAX_SEAT}")
+    if action in SEAT_ACTIONS and seat is None:
+        raise ValueError(f"seat: {action.value} needs a seat")
+    args = body.get("args", {})
+    if not isinstance(args, dict):
+        raise ValueError("args: expected a JSON object")
+    return DealerInput(action, seat, dict(args))
+
+
+def start_display(host: str, port: int, post: Callable[[Any], Any], token: str | None = None) -> DisplaySink:
+    """Start the dealer display and return its sink, already serving.
+
+    Call it before dealing starts (``shoe-ctl run --display HOST:PORT``), then
+    ``controller.add_sink(sink)``; ``sink.close()`` on shutdown.
+
+    :param host: bind address; anything but loopback needs ``token``.
+    :param port: TCP port (0 = any free port; read ``sink.port``).
+    :param post: the controller's thread-safe ``post(event)``.
+    :param token: shared secret for POSTs (required off loopback).
+    :raises DisplayError: refused configuration or the server did not start.
+    :raises OSError: the address cannot be bound.
+    """
+    return DisplaySink(post, host=host, port=port, token=token).start()
