@@ -1,0 +1,132 @@
+"""The dealer display in a real headless Chromium (Debian's ``chromium``, driven by Playwright).
+
+The page follows a scripted command feed, a touch on "Fold" posts a DealerInput, an alert shows
+and clears when acknowledged, and no downcard ever appears in the page.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from display_feed import all_downcards, feed
+
+from shoe_ctl.display.model import downcards_in
+from shoe_ctl.display.server import DisplaySink, start_display
+from shoe_ctl.events import Alert, DealerAction, DealerInput, DisplayUpdate
+
+playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+CHROMIUM = os.environ.get("SHOE_CTL_CHROMIUM", "/usr/bin/chromium")
+if not Path(CHROMIUM).exists() and not shutil.which(CHROMIUM):
+    pytest.skip(f"no Chromium at {CHROMIUM} (scripts/setup.sh test installs Debian's chromium)",
+                allow_module_level=True)
+
+SUIT = {"c": "\u2663", "d": "\u2666", "h": "\u2665", "s": "\u2660"}
+GLYPHS = {c: c[:-1] + SUIT[c[-1]] for c in all_downcards()}
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with playwright_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def posted() -> queue.Queue[Any]:
+    return queue.Queue()
+
+
+@pytest.fixture
+def sink(posted: queue.Queue[Any]) -> Iterator[DisplaySink]:
+    s = start_display("127.0.0.1", 0, posted.put)
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def page(browser: Any, sink: DisplaySink) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1024, "height": 600}, has_touch=True)
+    pg = context.new_page()
+    outside: list[str] = []
+    pg.on("request", lambda r: outside.append(r.url) if not r.url.startswith(sink.url) else None)
+    pg.goto(sink.url)
+    pg.wait_for_selector("#conn:text('live')", timeout=5000)
+    yield pg
+    context.close()
+    assert outside == [], f"the page fetched from elsewhere: {outside}"
+
+
+def wait_version(page: Any, version: int) -> None:
+    page.wait_for_function(f"Number(document.body.dataset.version) >= {version}", timeout=5000)
+
+
+def test_page_follows_the_feed(page: Any, sink: DisplaySink) -> None:
+    version = 0
+    for command in feed():
+        sink.handle(command)
+        version += 1
+        wait_version(page, version)
+        shown = set(page.locator(".card:not(.back)").all_inner_texts())
+        assert shown.isdisjoint(GLYPHS[c] for c in all_downcards()), shown
+        fetched = json.loads(page.evaluate("fetch('/state').then(r => r.text())"))
+        assert list(downcards_in(fetched)) == []
+        assert all(f'"{c}"' not in json.dumps(fetched) for c in all_downcards())
+        if isinstance(command, DisplayUpdate):
+            seats = page.locator(".seat")
+            assert seats.count() == len(command.state["seats"])
+    # the final state: 4th street, burn instruction with its LED pattern, folded seat 2 keeps 2c
+    assert page.inner_text("#ins-text") == "Burn one card"
+    assert page.get_attribute("#leds", "data-pattern") == "burn"
+    assert page.locator("#leds .led.on.amber").count() == 1
+    assert page.locator("#leds .led.on").count() == 1
+    seat2 = page.locator(".seat[data-seat='2']")
+    assert "folded" in (seat2.get_attribute("class") or "")
+    assert "2♣" in seat2.inner_text()
+    seat1 = page.locator(".seat[data-seat='1']").inner_text()
+    assert "FIRST TO ACT" in seat1 and "OPEN PAIR" in seat1 and "5♥" in seat1 and "5♦" in seat1
+    assert page.inner_text("#stub-count") == "36" and page.inner_text("#stub-required") == "5"
+    assert "7th" in page.inner_text("#forecast")
+    assert page.locator(".seat[data-seat='3'] .card.back").count() == 2  # hole cards as backs
+
+
+def test_touch_fold_posts_dealer_input(page: Any, sink: DisplaySink, posted: queue.Queue[Any]) -> None:
+    for command in feed():
+        sink.handle(command)
+    wait_version(page, len(feed()))
+    fold = page.locator("button[data-action='fold']")
+    assert fold.is_disabled()  # no seat selected yet
+    page.locator(".seat[data-seat='3']").tap()
+    assert page.inner_text("#selected") == "3"
+    fold.tap()
+    event = posted.get(timeout=5)
+    assert event == DealerInput(DealerAction.FOLD, 3, {"street": "4th"})
+    page.locator("button[data-action='betting-complete']").tap()
+    assert posted.get(timeout=5).action is DealerAction.BETTING_COMPLETE
+
+
+def test_alert_shows_and_clears_when_acknowledged(page: Any, sink: DisplaySink,
+                                                  posted: queue.Queue[Any], tmp_path: Path) -> None:
+    for command in feed():
+        sink.handle(command)
+    sink.handle(Alert("duplicate-card", "Duplicate card: 5h read twice", street="4th", seat=1, latched=True))
+    alert = page.locator(".alert")
+    alert.wait_for(timeout=5000)
+    assert alert.get_attribute("data-code") == "duplicate-card"
+    assert "5♥" not in alert.inner_text() and "5h read twice" in alert.inner_text()
+    page.screenshot(path=str(tmp_path / "display.png"))
+    alert.locator("button.ack").tap()
+    alert.wait_for(state="detached", timeout=5000)
+    event = posted.get(timeout=5)
+    assert event.action is DealerAction.ACK_ALERT and event.args["code"] == "duplicate-card"
+    state = json.loads(page.evaluate("fetch('/state').then(r => r.text())"))
+    assert state["alerts"] == []
