@@ -1,0 +1,350 @@
+"""The rules core applied to recorded hands (``shoe-ctl analyze``).
+
+For each PHH file: who holds the bring-in card, who must act first on every street reached with
+two or more players able to act, what the profile prescribes for 7th street from the deal up to
+the end of 6th (assuming live dealing: no burn before 3rd, one burn on each later street), the
+community card, and alerts where the record departs from the profile. A file that cannot be read
+gives that hand an ``error``; the rest of the batch goes on.
+
+Player numbers in a report are 1-based, in the file's ``players`` order (clockwise from the
+dealer's left); the rules core works with 0-based indexes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from shoe_ctl.phh import STREETS, PhhError, RecordedHand, read_phh
+from shoe_ctl.rules.cards import Card, card_text
+from shoe_ctl.rules.games import Game, board_key, bring_in, first_to_act, first_to_act_third, open_pair
+from shoe_ctl.rules.hand import HandError, HandState
+from shoe_ctl.rules.profiles import RuleProfile
+from shoe_ctl.rules.stub import Procedure, plan_street, seventh_check
+
+BETTING = frozenset({"pb", "cbr", "cc", "f"})
+
+_CLAUSE = {
+    Procedure.NORMAL: "normal",
+    Procedure.A: "RP-10-H-A",
+    Procedure.B: "RP-10-H-B",
+    Procedure.C: "RP-10-H-C",
+    Procedure.H18: "house-16.18",
+    Procedure.H19: "house-16.19",
+    Procedure.H20: "house-16.20",
+}
+
+
+@dataclass
+class StreetView:
+    """One street of a recorded hand as the rules core sees it at the street's start.
+
+    :ivar in_hand: per player, not folded.
+    :ivar can_act: per player, in the hand with chips behind.
+    :ivar first: the player (0-based) the rules say acts first, ``None`` when unknown cards decide.
+    :ivar recorded: the player whose betting action came first in the record, if any.
+    :ivar why: a short text for the table, e.g. ``"2c"`` or ``"K K 7"``.
+    """
+
+    street: str
+    in_hand: list[bool]
+    can_act: list[bool]
+    first: int | None = None
+    recorded: int | None = None
+    why: str = ""
+    betting: bool = False
+
+
+@dataclass
+class HandReport:
+    """What ``analyze`` says about one file; :meth:`as_json` gives the documented JSON object."""
+
+    file: str
+    rules: str
+    game: str | None = None
+    players: int | None = None
+    bring_in: int | None = None
+    first_to_act: dict[str, int | None] = field(default_factory=dict)
+    seventh: dict[str, Any] | None = None
+    community_card: str | None = None
+    alerts: list[dict[str, Any]] = field(default_factory=list)
+    error: str | None = None
+    streets: list[StreetView] = field(default_factory=list)
+    bring_in_card: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        """The JSON object of one hand (keys ``file``, ``game``, ``rules``, ``players``,
+        ``bring_in``, ``first_to_act``, ``seventh``, ``community_card``, ``alerts``, ``error``;
+        players 1-based)."""
+        return {
+            "file": self.file,
+            "game": self.game,
+            "rules": self.rules,
+            "players": self.players,
+            "bring_in": self.bring_in,
+            "first_to_act": dict(self.first_to_act),
+            "seventh": self.seventh,
+            "community_card": self.community_card,
+            "alerts": list(self.alerts),
+            "error": self.error,
+        }
+
+
+def iter_phh_files(paths: Iterable[str | Path]) -> Iterator[Path]:
+    """Each path as given if it is a file; a folder's ``*.phh`` files, recursively, sorted.
+
+    A path that does not exist is yielded as is, so that reading it reports the error.
+    """
+    for p in paths:
+        path = Path(p)
+        if path.is_dir():
+            yield from sorted(path.rglob("*.phh"))
+        else:
+            yield path
+
+
+def analyze_file(path: str | Path, profile: RuleProfile) -> HandReport:
+    """Analyse one PHH file; never raises for a bad file (the report's ``error`` says why)."""
+    try:
+        hand = read_phh(path)
+    except PhhError as exc:
+        return HandReport(file=str(path), rules=profile.name, error=str(exc))
+    try:
+        return analyze_hand(hand, profile)
+    except (HandError, ValueError) as exc:
+        return HandReport(file=str(path), rules=profile.name, error=f"{path}: {exc}")
+
+
+def _one(i: int | None) -> int | None:
+    return None if i is None else i + 1
+
+
+def _board_text(cards: Iterable[Card | None]) -> str:
+    return " ".join(card_text(c) for c in cards)
+
+
+def analyze_hand(hand: RecordedHand, profile: RuleProfile) -> HandReport:
+    """Apply the rules core to one recorded hand under ``profile``.
+
+    :raises HandError: when the record cannot be dealt live (more cards than a 52-card deck).
+    """
+    n = hand.n
+    game = hand.game
+    report = HandReport(file=hand.path, rules=profile.name, game=str(game), players=n)
+    doors = hand.door_cards()
+    b = bring_in(game, doors)
+    report.bring_in = _one(b)
+    report.bring_in_card = card_text(doors[b]) if b is not None else None
+    report.community_card = None if hand.community is None else str(hand.community)
+
+    stacks = [max(s - a, 0) for s, a in zip(hand.starting_stacks, hand.antes, strict=True)]
+    folded = [False] * n
+    committed = [0] * n
+    views: dict[str, StreetView] = {}
+    live = _LiveDeal(hand, profile)
+    street = ""
+    for action in hand.actions:
+        if action.street != street and action.kind in ("dh", "db"):
+            street = action.street
+            committed = [0] * n
+            in_hand = [not f for f in folded]
+            can_act = [ih and s > 0 for ih, s in zip(in_hand, stacks, strict=True)]
+            view = StreetView(street, in_hand, can_act, betting=sum(can_act) >= 2)
+            views[street] = view
+            live.street_start(street, in_hand, can_act, report)
+        if action.kind not in BETTING or action.player is None:
+            continue
+        i = action.player
+        view = views.get(action.street) or views.setdefault(
+            action.street, StreetView(action.street, [not f for f in folded], [s > 0 for s in stacks])
+        )
+        if view.recorded is None:
+            view.recorded = i
+        if action.kind == "f":
+            folded[i] = True
+        elif action.kind == "pb":
+            pay = min(hand.bring_in or 0, stacks[i])
+            committed[i] += pay
+            stacks[i] -= pay
+        elif action.kind == "cbr":
+            pay = min(max((action.amount or 0) - committed[i], 0), stacks[i])
+            committed[i] += pay
+            stacks[i] -= pay
+        elif action.kind == "cc":
+            pay = min(max(max(committed) - committed[i], 0), stacks[i])
+            committed[i] += pay
+            stacks[i] -= pay
+    live.finish([not f for f in folded], report)
+
+    for st in STREETS:
+        if st not in views:
+            continue
+        view = views[st]
+        report.streets.append(view)
+        if not view.betting:
+            continue
+        if st == "3rd":
+            view.first = first_to_act_third(game, doors, view.can_act)
+            if b is None:
+                view.why = "the bring-in card is not known"
+            else:
+                view.why = f"P{b + 1} {card_text(doors[b])} brings in"
+                if view.first is not None and view.first != b:
+                    view.why += f", all-in for the ante: P{view.first + 1} next to the left (RP-10-E, house 16.4)"
+        else:
+            boards = [hand.upcards(i, st) for i in range(n)]
+            community = hand.community if hand.community_street == st else None
+            if st == "7th" and community is not None and not profile.house:
+                # RP-10-H-D: with a community card, the first to act on 6th acts first on 7th.
+                view.first = first_to_act(game, boards, view.in_hand, view.can_act, profile.tie)
+                rule = "RP-10-H-D"
+            else:
+                view.first = first_to_act(game, boards, view.in_hand, view.can_act, profile.tie, community)
+                rule = "house-16.20" if community is not None else ""
+            if rule == "RP-10-H-D":
+                view.why = _why(hand, boards, view, None, "", profile)
+                view.why += f"; community card {community}: the 6th-street order stands (RP-10-H-D)"
+            else:
+                view.why = _why(hand, boards, view, community, rule, profile)
+            if st == "4th" and game is not Game.RAZZ:
+                pairs = [f"P{i + 1}" for i in range(n) if view.in_hand[i] and open_pair(boards[i])]
+                if pairs:
+                    view.why += f"; open pair {', '.join(pairs)}: " + (
+                        "small or big bet (house 16.8)" if profile.open_pair_bet else "bets not doubled (RP-10-F)"
+                    )
+        report.first_to_act[st] = _one(view.first)
+        if view.first is not None and view.recorded is not None and view.first != view.recorded:
+            report.alerts.append(
+                {
+                    "code": "first-to-act",
+                    "street": st,
+                    "player": view.recorded + 1,
+                    "expected": view.first + 1,
+                    "message": f"P{view.recorded + 1} acted first; the {profile.name} rules give P{view.first + 1}",
+                }
+            )
+    return report
+
+
+def _why(
+    hand: RecordedHand,
+    boards: list[list[Card | None]],
+    view: StreetView,
+    community: Card | None,
+    rule: str,
+    profile: RuleProfile,
+) -> str:
+    """Why ``view.first`` acts first: the best board, ties, an all-in best hand passing on."""
+    if view.first is None:
+        return "unknown upcards decide"
+
+    def shown(j: int) -> str:
+        return f"P{j + 1} {_board_text(boards[j])}"
+
+    keys: list[tuple[tuple[int, ...], int]] = []
+    for j in range(hand.n):
+        if view.in_hand[j] and None not in boards[j]:
+            vis = [c for c in boards[j] if c is not None] + ([community] if community is not None else [])
+            keys.append((board_key(hand.game, vis), j))
+    if not keys:
+        return shown(view.first)
+    top = max(k for k, _ in keys)
+    holders = [j for k, j in keys if k == top]
+    best = holders[0]
+    if len(holders) > 1:
+        flags = [j in holders for j in range(hand.n)]
+        pick = first_to_act(hand.game, boards, flags, flags, profile.tie, community)
+        best = holders[0] if pick is None else pick
+    text = "best " + ("low" if hand.game is Game.RAZZ else "high") + " board " + shown(best)
+    if community is not None:
+        text += f" + {community}"
+    if rule:
+        text += f" ({rule})"
+    if len(holders) > 1:
+        others = ", ".join(shown(j) for j in holders if j != best)
+        how = "high card by suit (RP-10-D)" if str(profile.tie) == "suit" else "first from the dealer (position)"
+        text += f"; ties {others}: {how}"
+    if view.first != best:
+        text += f"; all-in: P{view.first + 1} next to the left"
+    return text
+
+
+class _LiveDeal:
+    """Replays the deal street by street into a :class:`HandState` (live dealing: no burn before
+    3rd, one burn on each later street) and checks 7th street against the profile."""
+
+    def __init__(self, hand: RecordedHand, profile: RuleProfile) -> None:
+        self.hand = hand
+        self.profile = profile
+        self.state = HandState.new(hand.game, list(range(1, hand.n + 1)))
+        self.dealt: list[str] = []
+
+    def _sync(self, in_hand: list[bool], can_act: list[bool] | None) -> None:
+        for i, seat in enumerate(self.state.seats):
+            if not in_hand[i] and seat.in_hand:
+                self.state.fold(i)
+            elif can_act is not None and in_hand[i] and not can_act[i] and not seat.all_in:
+                self.state.all_in(i)
+
+    def street_start(self, street: str, in_hand: list[bool], can_act: list[bool], report: HandReport) -> None:
+        if street in self.dealt:
+            return
+        self._sync(in_hand, can_act)
+        if street == "7th":
+            self._check_seventh(report)
+        else:
+            self._deal(street)
+        self.dealt.append(street)
+
+    def _deal(self, street: str) -> None:
+        plan = plan_street(self.profile, self.state, street)
+        for step in plan.steps:
+            card: Card | None = None
+            if step.kind == "deal" and step.seat_index is not None:
+                seat = self.state.seats[step.seat_index]
+                k = len(seat.down) + len(seat.up)
+                held = self.hand.cards[step.seat_index]
+                card = held[k] if k < len(held) else None
+            elif step.kind == "community":
+                card = self.hand.community
+            self.state.record(step, card)
+
+    def _check_seventh(self, report: HandReport) -> None:
+        if "6th" not in self.dealt:
+            return
+        live, stub, required, procedure = seventh_check(self.profile, self.state)
+        report.seventh = {
+            "live": live,
+            "stub": stub,
+            "required": required,
+            "procedure": str(procedure),
+            "clause": _CLAUSE[procedure],
+        }
+        recorded_community = self.hand.community is not None and self.hand.community_street == "7th"
+        if procedure.community != recorded_community:
+            clause = _CLAUSE[procedure]
+            if clause == "normal" or not procedure.community:
+                clause = "house-16.20" if self.profile.house else "RP-10-H"
+            report.alerts.append(
+                {
+                    "code": clause,
+                    "street": "7th",
+                    "procedure": str(procedure),
+                    "message": (
+                        f"the record deals a community card on 7th; the {self.profile.name} rules give "
+                        f"every player a card (procedure {procedure})"
+                        if recorded_community
+                        else f"the record deals every player a 7th card; the {self.profile.name} rules "
+                        f"prescribe a community card (procedure {procedure})"
+                    ),
+                }
+            )
+
+    def finish(self, in_hand: list[bool], report: HandReport) -> None:
+        """After the record: a hand that ended after 6th's betting with 2+ players still gets the
+        7th-street check (the street the profile would have dealt next)."""
+        if "6th" in self.dealt and "7th" not in self.dealt and sum(in_hand) >= 2:
+            self._sync(in_hand, None)
+            self._check_seventh(report)

@@ -1,0 +1,136 @@
+"""`shoe-ctl analyze` on the shipped example hands and on broken files."""
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from shoe_ctl.analyze import analyze_file
+from shoe_ctl.cli import main
+from shoe_ctl.config import load_profile
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+KEYS = {"file", "game", "rules", "players", "bring_in", "first_to_act", "seventh", "community_card", "alerts", "error"}
+
+
+@pytest.fixture(scope="module")
+def tda():
+    return load_profile("tda")
+
+
+@pytest.fixture(scope="module")
+def house():
+    return load_profile("house")
+
+
+def test_rp_10_h_c_house_16_20_community_card_hand(tda, house):
+    """RP-10-H-C / house 16.20: eight players to 7th: stub 1, required 10, one community card.
+    RP-10-H-D keeps the 6th-street opener (P3); house 16.20 gives the high hand using the community
+    card (P5, trips) the action, so the record (which follows TDA) draws an alert under house."""
+    path = EXAMPLES / "eight-players-community-card.phh"
+    r = analyze_file(path, tda)
+    assert r.error is None
+    assert r.bring_in == 4
+    assert r.first_to_act == {"3rd": 4, "4th": 3, "5th": 3, "6th": 3, "7th": 3}
+    assert r.seventh is not None
+    assert (r.seventh["live"], r.seventh["stub"], r.seventh["required"], r.seventh["procedure"]) == (8, 1, 10, "C")
+    assert r.community_card == "5d"
+    assert r.alerts == []
+    h = analyze_file(path, house)
+    assert h.seventh is not None and h.seventh["procedure"] == "16.20"
+    assert h.first_to_act["7th"] == 5
+    assert [(a["code"], a["street"], a["player"], a["expected"]) for a in h.alerts] == [("first-to-act", "7th", 3, 5)]
+
+
+def test_rp_10_d_razz_suit_tie_example(tda):
+    """RP-10-D: razz A-6 against A-6 on 4th: the six of spades acts first."""
+    r = analyze_file(EXAMPLES / "razz-suit-tie.phh", tda)
+    assert r.game == "razz" and r.bring_in == 1
+    assert r.first_to_act == {"3rd": 1, "4th": 4, "5th": 4, "6th": 2, "7th": 2}
+    assert r.seventh is not None and r.seventh["procedure"] == "normal"
+
+
+def test_rp_10_e_house_16_4_stud8_bring_in_all_in_for_ante(tda):
+    """RP-10-E / house 16.4: the low card is all-in for the ante; P4 to the left starts; on 4th
+    the all-in open pair passes the action on clockwise."""
+    r = analyze_file(EXAMPLES / "stud8-bring-in-all-in.phh", tda)
+    assert r.game == "stud8" and r.bring_in == 3
+    assert r.first_to_act["3rd"] == 4 and r.first_to_act["4th"] == 4
+    assert r.seventh is not None and r.seventh["live"] == 3
+
+
+def test_recorded_seventh_against_profile_is_an_alert(tmp_path, tda):
+    """RP-10-H-C prescribes a community card; a record giving everyone a 7th card is an alert,
+    not an error."""
+    text = (EXAMPLES / "eight-players-community-card.phh").read_text()
+    deals = ", ".join(f'"d dh p{i} ??"' for i in range(1, 9))
+    p = tmp_path / "own-cards.phh"
+    p.write_text(text.replace('"d db 5d",', deals + ","))
+    r = analyze_file(p, tda)
+    assert r.error is None and r.community_card is None
+    codes = [(a["code"], a["street"]) for a in r.alerts]
+    assert ("RP-10-H-C", "7th") in codes
+
+
+def test_unknown_door_card_gives_null_not_error(tmp_path, tda):
+    text = (EXAMPLES / "razz-suit-tie.phh").read_text().replace("8d9cQc", "8d9c??")
+    p = tmp_path / "unknown.phh"
+    p.write_text(text)
+    r = analyze_file(p, tda)
+    assert r.error is None
+    assert r.bring_in is None and r.first_to_act["3rd"] is None
+    assert r.first_to_act["4th"] == 4  # the unknown door card folded on 3rd
+
+
+def _run(argv, capsys):
+    code = main(argv)
+    return code, capsys.readouterr()
+
+
+def test_cli_json_one_object_per_line_and_bad_file_goes_on(tmp_path, capsys):
+    bad = tmp_path / "a-broken.phh"
+    bad.write_text('variant = "F7S"\nactions = [\n')
+    worse = tmp_path / "b-wrong.phh"
+    worse.write_text((EXAMPLES / "razz-suit-tie.phh").read_text().replace('"p1 pb"', '"p9 pb"'))
+    code, out = _run(["analyze", str(tmp_path), str(EXAMPLES), "--json"], capsys)
+    assert code == 1
+    lines = out.out.splitlines()
+    assert len(lines) == 5
+    objs = [json.loads(line) for line in lines]
+    for o in objs:
+        assert KEYS <= set(o)
+        assert o["rules"] == "tda"
+    assert "a-broken.phh" in objs[0]["error"] and "not valid TOML" in objs[0]["error"]
+    assert "actions[5]" in objs[1]["error"] and "p9" in objs[1]["error"]
+    assert [o["error"] for o in objs[2:]] == [None, None, None]
+    assert objs[2]["community_card"] == "5d"
+
+
+def test_cli_table_is_readable(capsys):
+    code, out = _run(["analyze", str(EXAMPLES), "--rules", "house"], capsys)
+    assert code == 0
+    text = out.out
+    assert "Rules: house" in text
+    row = next(line for line in text.splitlines() if line.startswith("eight-players-community-card.phh"))
+    assert "16.20" in row.replace("house-16.20", "16.20") and "5d" in row and "P5*" in row
+    assert "first-to-act: P3 acted first; the house rules give P5" in text
+    assert "high card by suit (RP-10-D)" in text  # the razz tie is explained
+    assert "3 hand(s), 1 alert(s), 0 unreadable file(s)" in text
+
+
+def test_cli_bad_profile_and_no_files(tmp_path, capsys):
+    code, out = _run(["analyze", str(EXAMPLES), "--rules", "nonsense"], capsys)
+    assert code == 2 and "nonsense" in out.err
+    code, out = _run(["analyze", str(tmp_path)], capsys)
+    assert code == 2 and "no .phh file" in out.err
+
+
+def test_json_is_on_single_lines(capsys):
+    buf = io.StringIO()
+    from argparse import Namespace
+
+    from shoe_ctl.cmd_analyze import run
+
+    assert run(Namespace(paths=[str(EXAMPLES)], rules="tda", json=True, detail=None), buf) == 0
+    assert all(line.startswith("{") and line.endswith("}") for line in buf.getvalue().splitlines())
