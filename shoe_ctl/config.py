@@ -24,6 +24,7 @@ __all__ = [
     "ConfigError",
     "DisplayConfig",
     "JournalConfig",
+    "ButtonConfig",
     "LedConfig",
     "ShoeConfig",
     "TableConfig",
@@ -85,19 +86,38 @@ class ShoeConfig:
 @dataclass(frozen=True, slots=True)
 class LedConfig:
     """``[leds]``: ``backend`` (``console``, ``gpio`` or ``shoe``) and, for ``gpio``, ``pins``: a
-    table of signal name to BCM pin number."""
+    table of LED name (``green``, ``amber``, ``blue``, ``white``, ``red``; see ``drivers.leds``) to
+    BCM pin number; ``pwm`` (PWM LEDs: the betting signal fades) and ``active_high`` (false for
+    LEDs wired to sink current)."""
 
     backend: str = "console"
     pins: Mapping[str, int] = field(default_factory=dict)
+    pwm: bool = False
+    active_high: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class ButtonConfig:
+    """``[buttons]``: optional physical dealer buttons. ``pins``: a table of dealer input
+    (``betting-complete``, ``ack-alert``, ``undo``, ``stub-reloaded``, ``cut-done``,
+    ``hand-complete``) to BCM pin number; ``bounce_ms`` debounce time; ``pull_up`` (true: the
+    button connects the pin to ground)."""
+
+    pins: Mapping[str, int] = field(default_factory=dict)
+    bounce_ms: int = 50
+    pull_up: bool = True
 
 
 @dataclass(frozen=True, slots=True)
 class DisplayConfig:
-    """``[display]``: ``host`` and ``port`` the dealer display is served on; ``enabled``."""
+    """``[display]``: ``host`` and ``port`` the dealer display is served on; ``enabled``;
+    ``token``: the shared secret a touch screen must send with every input (required when
+    ``host`` is not loopback; the environment variable ``SHOE_CTL_DISPLAY_TOKEN`` overrides it)."""
 
     enabled: bool = True
     host: str = "127.0.0.1"
     port: int = 8080
+    token: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,10 +141,13 @@ class TableConfig:
     leds: LedConfig = field(default_factory=LedConfig)
     display: DisplayConfig = field(default_factory=DisplayConfig)
     journal: JournalConfig = field(default_factory=JournalConfig)
+    buttons: ButtonConfig = field(default_factory=ButtonConfig)
 
 
 _GAMES = ("stud", "stud8", "razz")
 _LED_BACKENDS = ("console", "gpio", "shoe")
+_LED_NAMES = ("green", "amber", "blue", "white", "red")
+_BUTTON_INPUTS = ("betting-complete", "ack-alert", "undo", "stub-reloaded", "cut-done", "hand-complete")
 
 
 def _check_keys(src: str, prefix: str, data: Mapping[str, Any], allowed: tuple[str, ...]) -> None:
@@ -160,7 +183,7 @@ def load_table_config(path: str | os.PathLike[str]) -> TableConfig:
     p = Path(path)
     src = str(p)
     data = read_toml(p)
-    _check_keys(src, "", data, ("table", "seats", "rules", "game", "shoe", "leds", "display", "journal"))
+    _check_keys(src, "", data, ("table", "seats", "rules", "game", "shoe", "leds", "display", "journal", "buttons"))
     table = _get(src, "table", data, str, "table-1", "a text")
     seats = _get(src, "seats", data, int, 8, "2..8")
     if not 2 <= seats <= 8:
@@ -180,7 +203,7 @@ def load_table_config(path: str | os.PathLike[str]) -> TableConfig:
         raise ProfileError(src, "shoe.baudrate", f"{shoe.baudrate} is not positive", "a positive integer")
 
     led = _table(src, "leds", data)
-    _check_keys(src, "leds.", led, ("backend", "pins"))
+    _check_keys(src, "leds.", led, ("backend", "pins", "pwm", "active_high"))
     backend = _get(src, "leds.backend", led, str, "console", ", ".join(_LED_BACKENDS))
     if backend not in _LED_BACKENDS:
         raise ProfileError(src, "leds.backend", f"{backend!r} is not a backend", ", ".join(_LED_BACKENDS))
@@ -188,14 +211,37 @@ def load_table_config(path: str | os.PathLike[str]) -> TableConfig:
     for name, pin in pins.items():
         if isinstance(pin, bool) or not isinstance(pin, int) or not 0 <= pin <= 27:
             raise ProfileError(src, f"leds.pins.{name}", f"{pin!r} is not a BCM pin", "0..27")
-    leds = LedConfig(backend=backend, pins=dict(pins))
+        if name not in _LED_NAMES:
+            raise ProfileError(src, f"leds.pins.{name}", "unknown LED", ", ".join(_LED_NAMES))
+    leds = LedConfig(backend=backend, pins=dict(pins),
+                     pwm=_get(src, "leds.pwm", led, bool, False, "true, false"),
+                     active_high=_get(src, "leds.active_high", led, bool, True, "true, false"))
+
+    b = _table(src, "buttons", data)
+    _check_keys(src, "buttons.", b, ("pins", "bounce_ms", "pull_up"))
+    bpins = _table(src, "pins", b)
+    used = {pin: f"leds.pins.{name}" for name, pin in pins.items()}
+    for name, pin in bpins.items():
+        if isinstance(pin, bool) or not isinstance(pin, int) or not 0 <= pin <= 27:
+            raise ProfileError(src, f"buttons.pins.{name}", f"{pin!r} is not a BCM pin", "0..27")
+        if name not in _BUTTON_INPUTS:
+            raise ProfileError(src, f"buttons.pins.{name}", "unknown dealer input", ", ".join(_BUTTON_INPUTS))
+        if pin in used:
+            raise ProfileError(src, f"buttons.pins.{name}", f"pin {pin} is already {used[pin]}", "a free BCM pin")
+        used[pin] = f"buttons.pins.{name}"
+    buttons = ButtonConfig(pins=dict(bpins),
+                           bounce_ms=_get(src, "buttons.bounce_ms", b, int, 50, "0..1000"),
+                           pull_up=_get(src, "buttons.pull_up", b, bool, True, "true, false"))
+    if not 0 <= buttons.bounce_ms <= 1000:
+        raise ProfileError(src, "buttons.bounce_ms", f"{buttons.bounce_ms} is out of range", "0..1000")
 
     d = _table(src, "display", data)
-    _check_keys(src, "display.", d, ("enabled", "host", "port"))
+    _check_keys(src, "display.", d, ("enabled", "host", "port", "token"))
     display = DisplayConfig(
         enabled=_get(src, "display.enabled", d, bool, True, "true, false"),
         host=_get(src, "display.host", d, str, "127.0.0.1", "a host name or address"),
         port=_get(src, "display.port", d, int, 8080, "0..65535"),
+        token=_get(src, "display.token", d, str, None, "a text") or None,
     )
     if not 0 <= display.port <= 65535:
         raise ProfileError(src, "display.port", f"{display.port} is out of range", "0..65535")
@@ -208,4 +254,4 @@ def load_table_config(path: str | os.PathLike[str]) -> TableConfig:
     )
     if journal.retention_days < 1:
         raise ProfileError(src, "journal.retention_days", f"{journal.retention_days} is below 1", "1 or more")
-    return TableConfig(table, seats, rules, game, shoe, leds, display, journal)
+    return TableConfig(table, seats, rules, game, shoe, leds, display, journal, buttons)
