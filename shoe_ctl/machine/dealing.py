@@ -17,8 +17,7 @@ fire only when the structure of the hand changes.
 
 Checks on every card read (alert codes in brackets): a card already out of the shoe this hand
 (``duplicate-card``; the earlier read is marked suspect too), a card that is not among the
-identities of a scrambled stub (``card-not-in-stub``), a card the shoe reports as foreign to the
-deck (``card-not-in-deck``), a card while no card is expected (``card-not-expected``), a jump in
+identities of a scrambled stub (``card-not-in-stub``), a card while no card is expected (``card-not-expected``), a jump in
 the shoe's dispense counter (``dispense-gap``), events lost by the shoe (``sequence-gap``), the
 shoe disconnected in a hand (``shoe-disconnected``), an unreadable card (``unreadable-card``).
 A dealer input at the wrong time gives ``input-wrong-time`` and changes nothing.
@@ -236,10 +235,7 @@ class Dealing:
                     self._fill(None, ev.seq, check=False)
                 elif hand is not None:
                     hand.put_aside(None)
-        if ev.reader == "foreign":
-            self._alert("card-not-in-deck", f"read {ev.seq}: the shoe read a card foreign to this deck; "
-                        "take it out of play", latched=True)
-        if ev.card is None and ev.reader != "foreign":
+        if ev.card is None:
             self._alert("unreadable-card", f"read {ev.seq}: a card left the shoe unreadable; it is counted, "
                         "its identity unknown")
         if dealing and self._current_card_step() is not None:
@@ -485,7 +481,9 @@ class Dealing:
 
     # ================================================================== structure (callbacks)
 
-    def _betting_needed(self, _event: Any) -> bool:
+    def two_can_act(self, _event: Any) -> bool:
+        """Condition of ``dealt``: two or more players in the hand can still bet (rules core
+        ``HandState.can_act``); otherwise the street has no betting round."""
         assert self.hand is not None
         return sum(self.hand.can_act()) >= 2
 
@@ -500,7 +498,8 @@ class Dealing:
         self.procedures[street] = self.plan.procedure.value
         if street == "7th":
             self.seventh = {"live": self.plan.live, "stub": self.plan.stub,
-                            "required": self.plan.required, "procedure": self.plan.procedure.value}
+                            "required": self.plan.required, "procedure": self.plan.procedure.value,
+                            "clause": self.plan.clause}
         if self.plan.procedure.value != "normal":
             self._alert(self.plan.clause, f"{street} street: short stub ({self.plan.stub} cards, required "
                         f"{self.plan.required}): procedure {self.plan.procedure.value} ({self.plan.clause})",

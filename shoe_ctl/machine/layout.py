@@ -85,9 +85,9 @@ def transitions() -> list[dict[str, Any]]:
         after_dest = deal_state(nxt) if nxt else SHOWDOWN
         after_cb = "_begin_street" if nxt else "_begin_showdown"
         out.append({"trigger": "dealt", "source": deal, "dest": bet,
-                    "conditions": "_betting_needed", "after": "_begin_betting"})
+                    "conditions": "two_can_act", "after": "_begin_betting"})
         out.append({"trigger": "dealt", "source": deal, "dest": after_dest,
-                    "unless": "_betting_needed", "after": after_cb})
+                    "unless": "two_can_act", "after": after_cb})
         out.append({"trigger": "bettingdone", "source": bet, "dest": after_dest, "after": after_cb})
         if street != "3rd":
             base = f"hand_{STREET_STATE[street]}"

@@ -1,0 +1,389 @@
+"""The simulated dealer: follows the controller's command stream the way a person at the table
+would, and nothing else.
+
+It reads only :class:`~shoe_ctl.events.Instruction` (and ignores display updates and alerts
+except to count them): ``deal``/``burn``/``community`` — pull one card from the shoe and put it
+where the instruction says; ``scramble`` — take the stub out of the shoe and gather it with the
+named piles (``burn 4th``, ``set-aside``), scramble; ``cut`` — cut the new stub and load it into
+the shoe; ``betting`` — report the script's folds and all-ins for that street, then betting
+complete; ``showdown`` — report the script's mucks, then hand complete; ``idle`` — load a new
+deck and start the next hand of the script; ``stop`` — acknowledge the alerts (when
+``auto_ack``) or wait. It imports nothing of the state machine: if the signals were not complete
+enough for a human dealer, a HIL run with this dealer would stall or deal wrong.
+
+A hand is a :class:`HandScript` (seats, game, rules, the deck order, folds and all-ins by street,
+mucks); :func:`random_hands` makes seeded random ones. The dealer keeps its own physical picture
+of the table (what it put on each seat, each street's burn pile, the set-aside cards, the
+community card, the stub in the shoe), which tests compare with the controller's.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import random
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from shoe_ctl.events import (
+    Alert,
+    DealerAction,
+    DealerInput,
+    DisplayUpdate,
+    Instruction,
+    Signal,
+)
+from shoe_ctl.rules.cards import Card, full_deck
+
+log = logging.getLogger(__name__)
+
+__all__ = ["DealerStats", "HandScript", "ShoeLike", "SimulatedDealer", "TablePicture", "random_hands"]
+
+
+class ShoeLike(Protocol):
+    """What the dealer needs of a shoe (``hil.virtual_shoe.VirtualShoe`` or a direct one)."""
+
+    def pull(self) -> Card | None: ...
+
+    def reload(self, cards: Sequence[Card]) -> None: ...
+
+
+@dataclass
+class HandScript:
+    """One hand for the simulated dealer.
+
+    :param seats: table seat numbers dealt in, in player order (clockwise from the dealer's left).
+    :param game: ``"stud"``, ``"stud8"`` or ``"razz"``.
+    :param rules: profile name for the new hand, ``None`` for the service's default.
+    :param deck: the order the shoe is loaded in (52 cards); ``None``: shuffled with the dealer's
+        seeded random generator.
+    :param actions: per street, the betting round's reports in order: ``("fold", seat)`` or
+        ``("all-in", seat)``.
+    :param ante_all_in: seats all-in for the ante (reported with the new hand).
+    :param muck: seats that muck at showdown (reported as folds at showdown).
+    :param name: a label (the PHH file, the scenario).
+    """
+
+    seats: list[int]
+    game: str = "stud"
+    rules: str | None = None
+    deck: list[Card] | None = None
+    actions: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
+    ante_all_in: list[int] = field(default_factory=list)
+    muck: list[int] = field(default_factory=list)
+    name: str = ""
+
+
+@dataclass
+class TablePicture:
+    """What the dealer physically did in the current hand (cards by identity as pulled)."""
+
+    seats: dict[int, list[tuple[str, Card | None]]] = field(default_factory=dict)
+    burns: dict[str, list[Card | None]] = field(default_factory=dict)
+    community: list[Card | None] = field(default_factory=list)
+    loaded: list[Card] = field(default_factory=list)
+    pulled: int = 0
+    scrambles: int = 0
+
+    def stub(self) -> list[Card]:
+        """The cards still in the shoe, in order."""
+        return self.loaded[self.pulled:]
+
+
+@dataclass
+class DealerStats:
+    """Counters and the signal log of a run."""
+
+    signals: list[str] = field(default_factory=list)
+    alerts: list[str] = field(default_factory=list)
+    hands_started: int = 0
+    hands_done: int = 0
+    pulls: int = 0
+
+
+def random_hands(seed: int, *, seats: Sequence[int] = (1, 2, 3, 4, 5, 6, 7, 8), game: str = "stud",
+                 rules: str | None = None, fold_rate: float = 0.12, all_in_rate: float = 0.01,
+                 count: int | None = None) -> Iterator[HandScript]:
+    """Seeded random hands: every street each player still in folds with ``fold_rate`` or goes
+    all-in with ``all_in_rate``; at showdown about a third of the losers muck. ``count`` hands,
+    or without end."""
+    rng = random.Random(seed)
+    k = 0
+    while count is None or k < count:
+        k += 1
+        live = list(seats)
+        actions: dict[str, list[tuple[str, int]]] = {}
+        for street in ("3rd", "4th", "5th", "6th", "7th"):
+            acts: list[tuple[str, int]] = []
+            for s in list(live):
+                if len(live) <= 1:
+                    break
+                r = rng.random()
+                if r < fold_rate:
+                    live.remove(s)
+                    acts.append(("fold", s))
+                elif r < fold_rate + all_in_rate:
+                    acts.append(("all-in", s))
+            actions[street] = acts
+        muck = [s for s in live[1:] if rng.random() < 0.33]
+        deck = full_deck()
+        rng.shuffle(deck)
+        yield HandScript(list(seats), game, rules, deck, actions, [], muck, name=f"random {seed}/{k}")
+
+
+class SimulatedDealer:
+    """A dealer driven by the command stream.
+
+    :param shoe: the shoe to pull from and reload.
+    :param post: where dealer inputs go (``Controller.post``).
+    :param hands: the hands to deal, in order.
+    :param pace: seconds to pause before each action (0 = none).
+    :param seed: seeds scrambles, cuts and decks the scripts leave open.
+    :param auto_ack: acknowledge alerts on ``stop`` (a demo keeps going); otherwise wait.
+    :param threaded: act in the dealer's own thread (:meth:`start`); ``False``: act inline in
+        :meth:`handle` (a synchronous direct replay).
+    :param on_hand_done: called with the script after the dealer reports a hand complete.
+
+    It is a sink: :meth:`handle` only queues the command (never blocks the controller).
+    """
+
+    def __init__(self, shoe: ShoeLike, post: Callable[[DealerInput], None], hands: Iterable[HandScript], *,
+                 pace: float = 0.0, seed: int = 0, auto_ack: bool = False, threaded: bool = True,
+                 on_hand_done: Callable[[HandScript], None] | None = None) -> None:
+        self.shoe = shoe
+        self.post = post
+        self._hands = iter(hands)
+        self.pace = pace
+        self.rng = random.Random(seed)
+        self.auto_ack = auto_ack
+        self.threaded = threaded
+        self.on_hand_done = on_hand_done
+        self.stats = DealerStats()
+        self.table = TablePicture()
+        self.script: HandScript | None = None
+        self.in_hand: list[int] = []
+        self.done = threading.Event()
+        self.stalled: str | None = None
+        self._gathered: list[Card] = []
+        self._inbox: queue.Queue[Any] = queue.Queue()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.last_state: dict[str, Any] | None = None
+
+    # ------------------------------------------------------------------ sink
+
+    def handle(self, command: object) -> None:
+        """Take one command (sink interface)."""
+        if isinstance(command, DisplayUpdate):
+            self.last_state = command.state
+            return
+        if isinstance(command, Alert):
+            self.stats.alerts.append(command.code)
+            return
+        if not isinstance(command, Instruction):
+            return
+        if self.threaded:
+            self._inbox.put(command)
+        else:
+            self.act(command)
+
+    def close(self) -> None:
+        """Stop the dealer's thread (idempotent)."""
+        self._stop.set()
+        self._inbox.put(None)
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(5)
+
+    def start(self) -> SimulatedDealer:
+        """Start the dealer's thread (threaded mode)."""
+        if self.threaded and self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="sim-dealer", daemon=True)
+            self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            ins = self._inbox.get()
+            if ins is None:
+                return
+            try:
+                self.act(ins)
+            except Exception as exc:  # noqa: BLE001 - a dealer error ends the run, visibly
+                log.exception("simulated dealer failed")
+                self.stalled = f"{type(exc).__name__}: {exc}"
+                self.done.set()
+                return
+
+    # ------------------------------------------------------------------ acting
+
+    def _pause(self) -> None:
+        if self.pace > 0:
+            self._stop.wait(self.pace)
+
+    def act(self, ins: Instruction) -> None:
+        """Do what one instruction says."""
+        self.stats.signals.append(ins.signal.value)
+        sig = ins.signal
+        if sig is Signal.IDLE:
+            self._next_hand()
+        elif sig in (Signal.DEAL, Signal.BURN, Signal.COMMUNITY):
+            self._pause()
+            self._pull(ins)
+        elif sig is Signal.SCRAMBLE:
+            self._pause()
+            self._scramble(ins.cards)
+        elif sig is Signal.CUT:
+            self._pause()
+            self._cut()
+        elif sig is Signal.BETTING:
+            self._betting(ins.street or "")
+        elif sig is Signal.SHOWDOWN:
+            self._showdown(contested=ins.seat is None)
+        elif sig is Signal.STOP:
+            if self.auto_ack:
+                self.post(DealerInput(DealerAction.ACK_ALERT))
+            else:
+                self.stalled = ins.text
+        # SHOE_FAULT, DEGRADED: wait for the next instruction.
+
+    def _input(self, action: DealerAction, seat: int | None = None, **args: Any) -> None:
+        self.post(DealerInput(action, seat, dict(args)))
+
+    def _next_hand(self) -> None:
+        if self.script is not None:
+            return  # the hand's own IDLE echo; the next IDLE after hand complete starts a hand
+        try:
+            script = next(self._hands)
+        except StopIteration:
+            self.done.set()
+            return
+        self._pause()
+        deck = list(script.deck) if script.deck is not None else self._shuffled(full_deck())
+        self.table = TablePicture(seats={s: [] for s in script.seats}, loaded=deck)
+        self.shoe.reload(deck)
+        self.script = script
+        self.in_hand = list(script.seats)
+        self.stats.hands_started += 1
+        args: dict[str, Any] = {"seats": list(script.seats), "game": script.game}
+        if script.rules:
+            args["rules"] = script.rules
+        if script.ante_all_in:
+            args["all_in"] = list(script.ante_all_in)
+        self._input(DealerAction.NEW_HAND, **args)
+
+    def _shuffled(self, cards: list[Card]) -> list[Card]:
+        self.rng.shuffle(cards)
+        return cards
+
+    def _pull(self, ins: Instruction) -> None:
+        card = self.shoe.pull()
+        self.stats.pulls += 1
+        self.table.pulled += 1
+        if ins.signal is Signal.DEAL and ins.seat is not None:
+            self.table.seats.setdefault(ins.seat, []).append((ins.face or "down", card))
+        elif ins.signal is Signal.BURN:
+            self.table.burns.setdefault(ins.street or "", []).append(card)
+        else:
+            self.table.community.append(card)
+
+    def _scramble(self, names: Sequence[str]) -> None:
+        pool: list[Card] = []
+        for name in names:
+            if name == "stub":
+                pool.extend(self.table.stub())
+                self.table.loaded, self.table.pulled = [], 0
+            elif name.startswith("burn "):
+                pool.extend(c for c in self.table.burns.pop(name[5:], []) if c is not None)
+            elif name == "set-aside":
+                pass  # the controller counts stray cards as set aside; the dealer holds none
+        self._gathered = self._shuffled(pool)
+        self.table.scrambles += 1
+        self._input(DealerAction.SCRAMBLE_DONE)
+
+    def _cut(self) -> None:
+        cards = self._gathered
+        k = self.rng.randint(1, len(cards) - 1) if len(cards) > 1 else 0
+        cards = cards[k:] + cards[:k]
+        self.table.loaded, self.table.pulled = list(cards), 0
+        self.shoe.reload(cards)
+        self._gathered = []
+        self._input(DealerAction.CUT_DONE)
+
+    def _betting(self, street: str) -> None:
+        script = self.script
+        if script is None:
+            return
+        self._pause()
+        for kind, seat in script.actions.get(street, []):
+            if seat not in self.in_hand:
+                continue
+            if kind == "fold":
+                self.in_hand.remove(seat)
+                self._input(DealerAction.FOLD, seat)
+                if len(self.in_hand) == 1:
+                    return  # the hand is won: no betting complete
+            elif kind == "all-in":
+                self._input(DealerAction.ALL_IN, seat)
+        self._input(DealerAction.BETTING_COMPLETE)
+
+    def _showdown(self, *, contested: bool) -> None:
+        script = self.script
+        if script is None:
+            return
+        self._pause()
+        if contested:
+            for seat in script.muck:
+                if seat in self.in_hand:
+                    self._input(DealerAction.FOLD, seat)
+        self.script = None
+        self.stats.hands_done += 1
+        self._input(DealerAction.HAND_COMPLETE)
+        if self.on_hand_done is not None:
+            self.on_hand_done(script)
+
+
+def wait_done(dealer: SimulatedDealer, timeout: float, poll: float = 0.05) -> bool:
+    """Wait until the dealer has run out of hands (or stalled); False on timeout."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if dealer.done.wait(poll):
+            return True
+        if dealer.stalled:
+            return False
+    return dealer.done.is_set()
+
+
+class DirectShoe:
+    """A shoe without a wire, for direct replays: each pull posts a ``CardRead`` straight to the
+    consumer (sequence and dispense counters as a real shoe keeps them)."""
+
+    def __init__(self, post: Callable[[Any], None]) -> None:
+        from shoe_ctl.events import CardRead  # local: the event type only
+
+        self._read = CardRead
+        self.post = post
+        self.cards: list[Card] = []
+        self.seq = 0
+        self.dispense = 0
+
+    def pull(self) -> Card | None:
+        """Dispense the next card (``None`` and nothing posted when the shoe is empty)."""
+        if not self.cards:
+            return None
+        card = self.cards.pop(0)
+        self.seq += 1
+        self.dispense += 1
+        self.post(self._read(self.seq, card, "rfid", self.dispense))
+        return card
+
+    def reload(self, cards: Sequence[Card]) -> None:
+        """Load a new stub; the dispense counter restarts."""
+        self.cards = list(cards)
+        self.dispense = 0
+
+    def remaining(self) -> int:
+        """Cards in the shoe."""
+        return len(self.cards)

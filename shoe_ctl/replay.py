@@ -1,0 +1,283 @@
+"""Recorded and scripted hands through the whole service: the simulated dealer, the shoe, the
+controller and the dealing machine.
+
+- :func:`script_from_record` turns a PHH hand into a :class:`~hil.dealer.HandScript`: the deck
+  stacked in physical deal order from the record's known cards (unknown ones and burns seeded
+  random, :meth:`hil.deck.Deck.from_phh`), its folds and all-ins by betting round (all-ins from
+  the chips: a player whose stack reaches 0), the mucks at showdown, the players all-in for the
+  ante.
+- :class:`HandRecorder` is a sink that keeps, per hand, the instructions in order, the machine's
+  decisions (:meth:`~shoe_ctl.machine.Dealing.summary`), its alerts, every seat's cards and the
+  stub left.
+- :func:`run_direct` deals scripts straight into the machine (no wire, one thread);
+  :func:`run_full` through the virtual shoe on a real pty, ``ShoeLink`` and the controller thread.
+"""
+
+from __future__ import annotations
+
+import collections
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hil.dealer import DirectShoe, HandScript, SimulatedDealer
+from hil.deck import Deck
+from shoe_ctl.events import Alert, Command, Instruction, ShoeCommand, Signal
+from shoe_ctl.machine import Dealing
+from shoe_ctl.phh import RecordedHand
+from shoe_ctl.rules.cards import Card, card_text
+from shoe_ctl.rules.profiles import RuleProfile
+
+__all__ = ["HandRecord", "HandRecorder", "ShoeCommandSink", "run_direct", "run_full", "script_from_record"]
+
+
+def script_from_record(rec: RecordedHand, *, seed: int = 0, rules: str | None = None,
+                       path: str | Path | None = None) -> HandScript:
+    """The simulated dealer's script for one recorded hand (table seats 1..n in player order).
+
+    :param path: the PHH file (the deck is stacked from it); default ``rec.path``.
+    :raises hil.deck.DeckError: a card twice in the record.
+    """
+    n = rec.n
+    seats = list(range(1, n + 1))
+    deck = Deck.with_prefix(deal_order(rec)[:52], seed).cards()
+    stacks = [max(s - a, 0) for s, a in zip(rec.starting_stacks, rec.antes, strict=True)]
+    ante_all_in = [seats[i] for i in range(n) if stacks[i] == 0]
+    actions: dict[str, list[tuple[str, int]]] = {}
+    committed = [0] * n
+    street = ""
+    folded = [False] * n
+    shows: dict[int, bool] = {}
+    for a in rec.actions:
+        if a.kind in ("dh", "db"):
+            if a.street != street:
+                street = a.street
+                committed = [0] * n
+            continue
+        i = a.player
+        if i is None:
+            continue
+        if a.kind == "sm":
+            shows[i] = any(c is not None for c in a.cards) or bool(a.cards)
+            continue
+        before = stacks[i]
+        if a.kind == "f":
+            folded[i] = True
+            actions.setdefault(a.street, []).append(("fold", seats[i]))
+            continue
+        if a.kind == "pb":
+            pay = min(rec.bring_in or 0, stacks[i])
+        elif a.kind == "cbr":
+            pay = min(max((a.amount or 0) - committed[i], 0), stacks[i])
+        else:  # cc
+            pay = min(max(max(committed) - committed[i], 0), stacks[i])
+        committed[i] += pay
+        stacks[i] -= pay
+        if before > 0 and stacks[i] == 0:
+            actions.setdefault(a.street, []).append(("all-in", seats[i]))
+    muck = [seats[i] for i, showed in shows.items() if not showed and not folded[i]]
+    return HandScript(seats, rec.game.value, rules, deck, actions, ante_all_in, muck, name=str(path or rec.path))
+
+
+def deal_order(rec: RecordedHand) -> list[Card | None]:
+    """The record's cards in physical order under live dealing: 3rd street one card to each
+    player in turn (down, down, up), then on 4th-7th a burn (unknown) and one card to each player
+    the record dealt one, the community card after its street's burn. A record that needs more
+    than 52 cards (a community card after a scramble) runs past the deck: callers cut it at 52."""
+    order: list[Card | None] = []
+    for k in range(3):
+        order.extend(cards[k] for cards in rec.cards if len(cards) > k)
+    for k, street in ((3, "4th"), (4, "5th"), (5, "6th"), (6, "7th")):
+        dealt = [cards[k] for cards in rec.cards if len(cards) > k]
+        community = rec.community_street == street
+        if not dealt and not community:
+            continue
+        order.append(None)
+        order.extend(dealt)
+        if community:
+            order.append(rec.community)
+    return order
+
+
+@dataclass
+class HandRecord:
+    """What one hand did, as the controller saw it.
+
+    :param instructions: every instruction of the hand, in order (new hand .. hand complete).
+    :param summary: :meth:`Dealing.summary` at the end of the hand.
+    :param alerts: the alert codes raised in the hand, in order.
+    :param cards: per table seat, ``{"down": [...], "up": [...], "status": ...}`` (card texts).
+    :param burns: per street, the burns still on the burn pile (card texts).
+    :param stub: cards left in the stub.
+    """
+
+    instructions: list[Instruction] = field(default_factory=list)
+    summary: dict[str, Any] = field(default_factory=dict)
+    alerts: list[str] = field(default_factory=list)
+    cards: dict[int, dict[str, Any]] = field(default_factory=dict)
+    burns: dict[str, list[str]] = field(default_factory=dict)
+    stub: int = 0
+
+    def signals(self) -> list[str]:
+        """The LED sequence: one word per instruction (``deal:3:down``, ``burn``, ``scramble``, ...)."""
+        out = []
+        for ins in self.instructions:
+            word = ins.signal.value
+            if ins.signal is Signal.DEAL:
+                word += f":{ins.seat}:{ins.face}"
+            out.append(word)
+        return out
+
+
+class HandRecorder:
+    """A sink recording every hand (runs in the controller thread, reads the machine between
+    events). ``hands`` holds the finished hands; ``changed`` is set after each one."""
+
+    def __init__(self, machine: Dealing) -> None:
+        self.machine = machine
+        self.hands: list[HandRecord] = []
+        self.current: HandRecord | None = None
+        self.changed = threading.Event()
+
+    def handle(self, command: Command) -> None:
+        if isinstance(command, Alert):
+            if self.current is not None:
+                self.current.alerts.append(command.code)
+            return
+        if not isinstance(command, Instruction):
+            return
+        m = self.machine
+        if command.signal is Signal.IDLE:
+            if self.current is not None:
+                self._finish(self.current)
+                self.hands.append(self.current)
+                self.current = None
+                self.changed.set()
+            return
+        if self.current is None:
+            self.current = HandRecord()
+        self.current.instructions.append(command)
+        if m.hand is not None:
+            self._snapshot(self.current)
+
+    def _snapshot(self, rec: HandRecord) -> None:
+        hand = self.machine.hand
+        assert hand is not None
+        rec.cards = {s.seat: {"down": [card_text(c) for c in s.down], "up": [card_text(c) for c in s.up],
+                              "status": s.status} for s in hand.seats}
+        burns: dict[str, list[str]] = {}
+        for st, c in hand.burn_pile:
+            burns.setdefault(st, []).append(card_text(c))
+        rec.burns = burns
+        rec.stub = hand.stub_count()
+        rec.summary = self.machine.summary()
+
+    def _finish(self, rec: HandRecord) -> None:
+        if self.machine.hand is not None:
+            self._snapshot(rec)
+
+    def close(self) -> None:
+        return None
+
+
+class ShoeCommandSink:
+    """Hands ``ShoeCommand`` values to the shoe link (``reset-counter``, ``led``)."""
+
+    def __init__(self, link: Any) -> None:
+        self.link = link
+
+    def handle(self, command: Command) -> None:
+        if not isinstance(command, ShoeCommand):
+            return
+        if command.name == "reset-counter":
+            self.link.reset_counter()
+        elif command.name == "led":
+            self.link.send_leds(dict(command.args))
+
+    def close(self) -> None:
+        return None
+
+
+def run_direct(scripts: Iterable[HandScript], profiles: Mapping[str, RuleProfile], *, rules: str = "tda",
+               seed: int = 0, sinks: Sequence[Any] = ()) -> tuple[HandRecorder, SimulatedDealer]:
+    """Deal ``scripts`` straight into a :class:`Dealing` machine, in this thread (no wire).
+
+    :returns: the recorder (one :class:`HandRecord` per hand) and the dealer (its stats).
+    """
+    machine = Dealing(profiles, default_rules=rules)
+    events: collections.deque[Any] = collections.deque()
+    shoe = DirectShoe(events.append)
+    dealer = SimulatedDealer(shoe, events.append, scripts, seed=seed, threaded=False)
+    recorder = HandRecorder(machine)
+    all_sinks = [recorder, *sinks, dealer]
+
+    def deliver(cmds: list[Command]) -> None:
+        for cmd in cmds:
+            for s in all_sinks:
+                s.handle(cmd)
+
+    deliver(machine.start())
+    guard = 0
+    while events and not dealer.stalled:
+        deliver(machine.handle(events.popleft()))
+        guard += 1
+        if guard > 10_000_000:
+            raise RuntimeError("direct replay does not end")
+    return recorder, dealer
+
+
+def run_full(scripts: Iterable[HandScript], profiles: Mapping[str, RuleProfile], *, rules: str = "tda",
+             seed: int = 0, timeout: float = 120.0, sinks: Sequence[Any] = (),
+             pace: float = 0.0) -> tuple[HandRecorder, SimulatedDealer]:
+    """Deal ``scripts`` through the virtual shoe on a pty, ``ShoeLink`` and the controller thread.
+
+    :raises TimeoutError: when the hands are not done within ``timeout`` seconds (the dealer's
+        ``stalled`` text says why, if it knows).
+    """
+    from drivers.shoe import ShoeLink
+    from hil.virtual_shoe import VirtualShoe
+    from shoe_ctl.service.controller import Controller
+
+    machine = Dealing(profiles, default_rules=rules)
+    controller = Controller(machine)
+    shoe = VirtualShoe(Deck.seeded(seed), transport="pty", seed=seed)
+    shoe.start()
+    try:
+        link = ShoeLink(shoe.url, controller.queue)
+        controller.link = link
+        recorder = HandRecorder(machine)
+        dealer = SimulatedDealer(shoe, controller.post, scripts, seed=seed, pace=pace)
+        controller.add_sink(recorder)
+        for s in sinks:
+            controller.add_sink(s)
+        controller.add_sink(ShoeCommandSink(link))
+        with link:
+            _wait_connected(controller, link)
+            controller.add_sink(dealer)
+            dealer.start()
+            controller.start()
+            ok = dealer.done.wait(timeout)
+            controller.wait_idle(5)
+            controller.close()
+        dealer.close()
+        if not ok:
+            raise TimeoutError(f"hands not done in {timeout} s: {dealer.stalled or machine.instruction().text}")
+        return recorder, dealer
+    finally:
+        shoe.close()
+
+
+def _wait_connected(controller: Any, link: Any, timeout: float = 10.0) -> None:
+    """Start the link and wait for its first ``connected`` event (left on the queue)."""
+    link.start()
+    deadline = threading.Event()
+    waited = 0.0
+    while waited < timeout:
+        if link.info is not None:
+            return
+        deadline.wait(0.01)
+        waited += 0.01
+    raise TimeoutError("the shoe link did not connect")
+

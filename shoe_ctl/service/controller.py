@@ -1,0 +1,204 @@
+"""The controller: one thread owns the dealing machine and takes every event from one queue.
+
+Card reads (from :class:`drivers.shoe.ShoeLink`, which puts them straight on
+:attr:`Controller.queue`), dealer inputs (buttons, the display, a HIL script), timers: everything
+that happens is an event on that queue. For each event, in order, the controller thread:
+
+1. appends the event to the journal (durable when ``append`` returns);
+2. acks the shoe's sequence number (``link.ack(seq)``) for events that carry one — the ack is the
+   durability boundary: a card the shoe has not seen acked comes again after a restart;
+3. hands the event to the machine, which returns commands;
+4. appends every ``Alert`` among them to the journal, then hands each command, in order, to every
+   sink (``sink.handle(command)``; sinks must not block).
+
+A sink or journal that raises is logged; the controller never dies of it (a journal that fails
+stops the acks, so the shoe keeps the cards and resends them).
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from shoe_ctl.events import Alert, CardRead, Command, ShoeButton, ShoeFault, TimerFired
+from shoe_ctl.machine import Dealing
+
+log = logging.getLogger(__name__)
+
+__all__ = ["Controller", "NullJournal", "Sink"]
+
+
+class Sink(Protocol):
+    """Anything that takes the machine's commands: ``handle`` must not block."""
+
+    def handle(self, command: Command) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class JournalLike(Protocol):
+    """What the controller needs of a journal (``shoe_ctl.service.journal.Journal``)."""
+
+    def append(self, item: Any) -> int: ...
+
+
+class LinkLike(Protocol):
+    """What the controller needs of the shoe link: the cumulative ack."""
+
+    def ack(self, seq: int) -> None: ...
+
+
+class NullJournal:
+    """A journal that keeps nothing (tests, ``--direct`` replays, a service run without one)."""
+
+    def append(self, item: Any) -> int:
+        return 0
+
+
+_STOP = object()
+
+
+class Controller:
+    """One thread, one queue, the dealing machine and its sinks.
+
+    :param machine: the dealing machine (owned by the controller thread once started).
+    :param journal: where every event is appended before its ack (default: keeps nothing).
+    :param link: the shoe link to ack (``None``: nothing to ack, e.g. a direct replay).
+    :param maxsize: queue bound (0 = unbounded).
+
+    Use as a context manager, or :meth:`start` / :meth:`close`. :meth:`post` is thread-safe.
+    """
+
+    def __init__(self, machine: Dealing, *, journal: JournalLike | None = None, link: LinkLike | None = None,
+                 maxsize: int = 0) -> None:
+        self.machine = machine
+        self.journal: JournalLike = journal if journal is not None else NullJournal()
+        self.link = link
+        self.queue: queue.Queue[Any] = queue.Queue(maxsize)
+        self.sinks: list[Sink] = []
+        self.handled = 0
+        self.errors = 0
+        self._thread: threading.Thread | None = None
+        self._timers: list[threading.Timer] = []
+        self._lock = threading.Lock()
+        self._closed = False
+        self._idle = threading.Condition()
+        self._busy = 0
+        self.on_handled: Callable[[Any, list[Command]], None] | None = None
+
+    # ------------------------------------------------------------------ wiring
+
+    def add_sink(self, sink: Sink) -> None:
+        """Add a sink; it receives every command from now on, in order."""
+        self.sinks.append(sink)
+
+    def post(self, event: Any) -> None:
+        """Put one event on the queue (any thread)."""
+        with self._idle:
+            self._busy += 1
+        self.queue.put(event)
+
+    def schedule(self, name: str, delay_s: float) -> None:
+        """Arm a timer: after ``delay_s`` seconds a ``TimerFired(name, state)`` is posted, tagged
+        with the machine state now; the machine ignores it if it has left that state."""
+        ev = TimerFired(name, self.machine.state)
+        t = threading.Timer(delay_s, self.post, args=(ev,))
+        t.daemon = True
+        with self._lock:
+            self._timers = [x for x in self._timers if x.is_alive()]
+            self._timers.append(t)
+        t.start()
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> Controller:
+        """Start the controller thread; the initial instruction and display go to the sinks."""
+        if self._thread is not None:
+            return self
+        self._thread = threading.Thread(target=self._run, name="shoe-ctl-controller", daemon=True)
+        self._deliver(self.machine.start())
+        self._thread.start()
+        return self
+
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """Block until every posted event has been handled; False on timeout."""
+        with self._idle:
+            return self._idle.wait_for(lambda: self._busy == 0, timeout)
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Stop the thread (after the events already queued), cancel timers, close the sinks.
+        Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        with self._lock:
+            for t in self._timers:
+                t.cancel()
+        if self._thread is not None:
+            self.queue.put(_STOP)
+            self._thread.join(timeout)
+        for sink in self.sinks:
+            try:
+                sink.close()
+            except Exception:  # noqa: BLE001
+                log.exception("closing sink %r", sink)
+
+    def __enter__(self) -> Controller:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ the thread
+
+    def _run(self) -> None:
+        while True:
+            ev = self.queue.get()
+            if ev is _STOP:
+                return
+            try:
+                self.step(ev)
+            finally:
+                with self._idle:
+                    self._busy = max(self._busy - 1, 0)
+                    if self._busy == 0:
+                        self._idle.notify_all()
+
+    def step(self, ev: Any) -> list[Command]:
+        """Journal, ack, handle and deliver one event (the controller thread's body; also usable
+        synchronously when no thread is started)."""
+        try:
+            self.journal.append(ev)
+        except Exception:  # noqa: BLE001 - unjournaled: do not ack, the shoe will resend
+            self.errors += 1
+            log.exception("journal append failed; event not acked")
+        else:
+            if self.link is not None and isinstance(ev, (CardRead, ShoeFault, ShoeButton)):
+                try:
+                    self.link.ack(ev.seq)
+                except Exception:  # noqa: BLE001
+                    log.exception("ack %d failed", ev.seq)
+        cmds = self.machine.handle(ev)
+        self.handled += 1
+        for cmd in cmds:
+            if isinstance(cmd, Alert):
+                try:
+                    self.journal.append(cmd)
+                except Exception:  # noqa: BLE001
+                    log.exception("journal append of an alert failed")
+        self._deliver(cmds)
+        if self.on_handled is not None:
+            self.on_handled(ev, cmds)
+        return cmds
+
+    def _deliver(self, cmds: list[Command]) -> None:
+        for cmd in cmds:
+            for sink in self.sinks:
+                try:
+                    sink.handle(cmd)
+                except Exception:  # noqa: BLE001
+                    self.errors += 1
+                    log.exception("sink %r failed on %r", sink, cmd)
