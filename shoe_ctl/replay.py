@@ -201,7 +201,7 @@ class ShoeCommandSink:
 
 
 def run_direct(scripts: Iterable[HandScript], profiles: Mapping[str, RuleProfile], *, rules: str = "tda",
-               seed: int = 0, sinks: Sequence[Any] = ()) -> tuple[HandRecorder, SimulatedDealer]:
+               seed: int = 0, sinks: Sequence[Any] = (), auto_ack: bool = True) -> tuple[HandRecorder, SimulatedDealer]:
     """Deal ``scripts`` straight into a :class:`Dealing` machine, in this thread (no wire).
 
     :returns: the recorder (one :class:`HandRecord` per hand) and the dealer (its stats).
@@ -209,7 +209,7 @@ def run_direct(scripts: Iterable[HandScript], profiles: Mapping[str, RuleProfile
     machine = Dealing(profiles, default_rules=rules)
     events: collections.deque[Any] = collections.deque()
     shoe = DirectShoe(events.append)
-    dealer = SimulatedDealer(shoe, events.append, scripts, seed=seed, threaded=False)
+    dealer = SimulatedDealer(shoe, events.append, scripts, seed=seed, threaded=False, auto_ack=auto_ack)
     recorder = HandRecorder(machine)
     all_sinks = [recorder, *sinks, dealer]
 
@@ -230,7 +230,7 @@ def run_direct(scripts: Iterable[HandScript], profiles: Mapping[str, RuleProfile
 
 def run_full(scripts: Iterable[HandScript], profiles: Mapping[str, RuleProfile], *, rules: str = "tda",
              seed: int = 0, timeout: float = 120.0, sinks: Sequence[Any] = (),
-             pace: float = 0.0) -> tuple[HandRecorder, SimulatedDealer]:
+             pace: float = 0.0, auto_ack: bool = True) -> tuple[HandRecorder, SimulatedDealer]:
     """Deal ``scripts`` through the virtual shoe on a pty, ``ShoeLink`` and the controller thread.
 
     :raises TimeoutError: when the hands are not done within ``timeout`` seconds (the dealer's
@@ -248,7 +248,7 @@ def run_full(scripts: Iterable[HandScript], profiles: Mapping[str, RuleProfile],
         link = ShoeLink(shoe.url, controller.queue)
         controller.link = link
         recorder = HandRecorder(machine)
-        dealer = SimulatedDealer(shoe, controller.post, scripts, seed=seed, pace=pace)
+        dealer = SimulatedDealer(shoe, controller.post, scripts, seed=seed, pace=pace, auto_ack=auto_ack)
         controller.add_sink(recorder)
         for s in sinks:
             controller.add_sink(s)
