@@ -56,6 +56,10 @@ class SeatState:
     :param killed: hand killed (absent player RP-10-C / house 16.9-16.10, or a ruling).
     :param dead: dead hand (house 16.2, 16.25, 16.26).
     :param no_bet: may not bet or raise (house 16.17: a premature final downcard stood).
+    :param exposed_hole: a hole card was exposed on the initial deal and stands as the upcard, so
+        the 3rd-street upcard is dealt face down (RP-10-A, house 16.1).
+    :param next_face: the face of this seat's next 4th-7th street card when a ruling changes it
+        (house 16.24: both final cards face up); cleared when that card is recorded.
     """
 
     seat: int
@@ -66,6 +70,8 @@ class SeatState:
     killed: bool = False
     dead: bool = False
     no_bet: bool = False
+    exposed_hole: bool = False
+    next_face: str | None = None
 
     @property
     def in_hand(self) -> bool:
@@ -108,6 +114,8 @@ class HandState:
     :param community: the community card (``None`` also when unreadable; see ``community_street``).
     :param community_street: the street a community card was dealt on, ``None`` if none.
     :param set_aside: cards taken aside under house 16.16 and not yet gathered.
+    :param dead_cards: cards out of play for good (an exposed 7th card replaced under RP-10-B, a
+        burn that stood under house 16.15); never gathered into a new stub.
     :param new_stub: identities the current stub may hold after the last scramble (``None`` before
         any scramble); a card read later that is not in it is foreign to the stub.
     :param new_stub_unknown: unreadable cards gathered into that stub.
@@ -125,6 +133,7 @@ class HandState:
     community: Card | None = None
     community_street: str | None = None
     set_aside: list[Card | None] = field(default_factory=list)
+    dead_cards: list[Card | None] = field(default_factory=list)
     new_stub: frozenset[Card] | None = None
     new_stub_unknown: int = 0
     dealt_since_load: int = 0
@@ -183,6 +192,7 @@ class HandState:
             out.extend(s.up)
         out.extend(c for _, c in self.burn_pile)
         out.extend(self.set_aside)
+        out.extend(self.dead_cards)
         if self.community_street is not None:
             out.append(self.community)
         return out
@@ -263,6 +273,7 @@ class HandState:
                 raise HandError(f"player {i} (seat {self.seats[i].seat}) is not in the hand")
             self._pull(step.street)
             (self.seats[i].up if step.face == "up" else self.seats[i].down).append(card)
+            self.seats[i].next_face = None
         elif step.kind == "community":
             self._pull(step.street)
             self.community = card

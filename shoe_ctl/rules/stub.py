@@ -168,6 +168,12 @@ def _face(street: str) -> str:
     return "down" if street == "7th" else "up"
 
 
+def _third_face(hand: HandState, i: int, r: int) -> str:
+    # Rounds 0 and 1 are downcards, round 2 the upcard; a hole card exposed on the initial deal
+    # stands as the upcard and the third card goes down (RP-10-A, house 16.1).
+    return "up" if r == 2 and not hand.seats[i].exposed_hole else "down"
+
+
 def _gather_names(hand: HandState, extra_burn_street: str | None) -> tuple[str, ...]:
     names = ["stub"]
     streets = {s for s, _ in hand.burn_pile}
@@ -213,19 +219,22 @@ def plan_street(profile: RuleProfile, hand: HandState, street: str) -> StreetPla
     if street == "3rd":
         steps: list[Step] = []
         for r in range(3):
-            face = "down" if r < 2 else "up"
             steps.extend(
-                Step("deal", i, face, street=street) for i in players if hand.seats[i].card_count <= r
+                Step("deal", i, _third_face(hand, i, r), street=street)
+                for i in players
+                if hand.seats[i].card_count <= r
             )
         if len(steps) + 1 > stub:
             raise StubError(f"3rd street needs {len(steps)} cards and the stub holds {stub}")
         return plan(Procedure.NORMAL, steps)
 
+    if not players:
+        return plan(Procedure.NORMAL, [])
     burned = bool(hand.burns.get(street))
     n = len(players)
     face = _face(street)
     burn = [] if burned else [Step("burn", street=street)]
-    deals = [Step("deal", i, face, street=street) for i in players]
+    deals = [Step("deal", i, hand.seats[i].next_face or face, street=street) for i in players]
     if stub >= n + len(burn) + 1:
         return plan(Procedure.NORMAL, burn + deals)
 
