@@ -1,0 +1,119 @@
+"""Everything the dealer sees and touches, built from the table configuration in one call.
+
+``shoe-ctl run`` wires the dealer's side with::
+
+    io = start_dealer_io(table_cfg, controller.post, display=("127.0.0.1", 8080),
+                         send_leds=link.send_leds)
+    for sink in io.sinks:
+        controller.add_sink(sink)
+    ...
+    io.close()
+
+What is built:
+
+- the LED board named by ``[leds] backend``: ``gpio`` -> :class:`drivers.leds.GpioLedSink` on
+  ``[leds.pins]``; ``console`` -> :class:`drivers.leds.ConsoleLedSink` (also added with
+  ``console=True`` whatever the backend); ``shoe`` -> the shoe's LEDs only;
+- :class:`drivers.leds.ShoeLedSink` whenever ``send_leds`` is given (the shoe's own LEDs);
+- the dealer display (:func:`shoe_ctl.display.start_display`) unless ``display`` is None: already
+  serving when this returns, so dealing may start;
+- :class:`drivers.buttons.DealerButtons` when ``[buttons.pins]`` names any.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, TextIO
+
+from shoe_ctl.config import TableConfig
+
+TOKEN_ENV = "SHOE_CTL_DISPLAY_TOKEN"
+
+
+@dataclass
+class DealerIO:
+    """What :func:`start_dealer_io` built. ``sinks`` go to ``Controller.add_sink`` (in order);
+    :meth:`close` closes every part (idempotent)."""
+
+    sinks: list[Any] = field(default_factory=list)
+    display: Any = None
+    buttons: Any = None
+
+    @property
+    def display_url(self) -> str | None:
+        """The page's URL, or None without a display."""
+        return None if self.display is None else str(self.display.url)
+
+    def close(self) -> None:
+        """Close the buttons, the display and every LED sink."""
+        if self.buttons is not None:
+            self.buttons.close()
+            self.buttons = None
+        for sink in self.sinks:
+            sink.close()
+        self.sinks = []
+        self.display = None
+
+
+def display_token(cfg: TableConfig, env: Mapping[str, str] | None = None) -> str | None:
+    """The display token: ``$SHOE_CTL_DISPLAY_TOKEN`` if set, else ``[display] token``."""
+    env = os.environ if env is None else env
+    return env.get(TOKEN_ENV) or cfg.display.token
+
+
+def start_dealer_io(cfg: TableConfig, post: Callable[[Any], Any], *,
+                    display: tuple[str, int] | None | Literal["config"] = "config",
+                    send_leds: Callable[[dict[str, Any]], Any] | None = None,
+                    console: bool = False, stream: TextIO | None = None, pin_factory: Any = None,
+                    env: Mapping[str, str] | None = None) -> DealerIO:
+    """Build and start the dealer's LEDs, display and buttons from ``cfg``.
+
+    :param cfg: the table configuration (``shoe_ctl.config.load_table_config``).
+    :param post: the controller's thread-safe ``post(event)`` (display touches, buttons).
+    :param display: ``(host, port)`` (from ``--display HOST:PORT``), None for ``--display off``,
+        or ``"config"`` to use ``[display]`` (``enabled``, ``host``, ``port``).
+    :param send_leds: the shoe link's ``send_leds``; adds the shoe's LEDs.
+    :param console: also print the signals in the terminal.
+    :param stream: where the console sink writes (default stdout).
+    :param pin_factory: gpiozero pin factory for the LED board and buttons (tests).
+    :raises shoe_ctl.display.DisplayError: a display off loopback without a token.
+    :raises OSError: the display's address cannot be bound.
+    :raises ValueError: ``[leds] backend = "shoe"`` without ``send_leds``.
+    :raises gpiozero.GPIOZeroError: GPIO pins cannot be had.
+    """
+    io = DealerIO()
+    try:
+        if display == "config":
+            display = (cfg.display.host, cfg.display.port) if cfg.display.enabled else None
+        if display is not None:
+            from shoe_ctl.display import start_display
+
+            io.display = start_display(display[0], display[1], post, token=display_token(cfg, env))
+            io.sinks.append(io.display)
+        backend = cfg.leds.backend
+        if backend == "gpio":
+            from drivers.leds import GpioLedSink
+
+            io.sinks.append(GpioLedSink(cfg.leds.pins, pwm=cfg.leds.pwm, active_high=cfg.leds.active_high,
+                                        pin_factory=pin_factory))
+        if backend == "console" or console:
+            from drivers.leds import ConsoleLedSink
+
+            io.sinks.append(ConsoleLedSink(stream))
+        if backend == "shoe" and send_leds is None:
+            raise ValueError("[leds] backend = \"shoe\" needs a shoe link (no send_leds given)")
+        if send_leds is not None:
+            from drivers.leds import ShoeLedSink
+
+            io.sinks.append(ShoeLedSink(send_leds))
+        if cfg.buttons.pins:
+            from drivers.buttons import DealerButtons
+
+            io.buttons = DealerButtons(cfg.buttons.pins, post, bounce_s=cfg.buttons.bounce_ms / 1000,
+                                       pull_up=cfg.buttons.pull_up, pin_factory=pin_factory)
+    except BaseException:
+        io.close()
+        raise
+    return io
