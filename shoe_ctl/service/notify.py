@@ -1,0 +1,96 @@
+"""systemd notifications (``sd_notify``) with the standard library only.
+
+Under ``Type=notify`` systemd sets ``NOTIFY_SOCKET`` (a path, or ``@name`` for the abstract
+namespace) and, with ``WatchdogSec=``, ``WATCHDOG_USEC`` (and ``WATCHDOG_PID``). The service sends
+``READY=1`` once the shoe's handshake is done, ``WATCHDOG=1`` at least every half watchdog interval
+from the controller's own thread (so a stuck controller is restarted), ``STATUS=...`` for
+``systemctl status`` and ``STOPPING=1`` on shutdown. Without ``NOTIFY_SOCKET`` (a terminal, tests)
+every call is a no-op that returns False.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Mapping
+
+
+class Notifier:
+    """Sends ``sd_notify`` datagrams.
+
+    :param env: the environment to read (default ``os.environ``).
+    """
+
+    def __init__(self, env: Mapping[str, str] | None = None) -> None:
+        env = os.environ if env is None else env
+        self.address: str | None = env.get("NOTIFY_SOCKET") or None
+        usec = env.get("WATCHDOG_USEC", "")
+        pid = env.get("WATCHDOG_PID", "")
+        mine = not pid or (pid.isdigit() and int(pid) == os.getpid())
+        self.watchdog_s: float | None = int(usec) / 1e6 if usec.isdigit() and int(usec) > 0 and mine else None
+
+    @property
+    def enabled(self) -> bool:
+        """True when running under systemd with a notify socket."""
+        return self.address is not None
+
+    @property
+    def ping_interval_s(self) -> float | None:
+        """How often to send ``WATCHDOG=1`` (half the watchdog time), None without a watchdog."""
+        return None if self.watchdog_s is None else self.watchdog_s / 2
+
+    def notify(self, *fields: str) -> bool:
+        """Send ``fields`` (e.g. ``"READY=1"``, ``"STATUS=dealing"``) as one datagram.
+
+        :returns: True when sent; False when there is no notify socket or sending failed (a lost
+            notification must never stop the service).
+        """
+        if self.address is None:
+            return False
+        addr = self.address
+        if addr.startswith("@"):
+            addr = "\0" + addr[1:]
+        try:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC) as sock:
+                sock.connect(addr)
+                sock.sendall("\n".join(fields).encode())
+            return True
+        except OSError:
+            return False
+
+    def ready(self, status: str = "") -> bool:
+        """``READY=1`` (after the shoe handshake), with an optional status line."""
+        return self.notify("READY=1", *([f"STATUS={status}"] if status else []))
+
+    def watchdog(self) -> bool:
+        """``WATCHDOG=1``: the service is alive."""
+        return self.notify("WATCHDOG=1")
+
+    def status(self, text: str) -> bool:
+        """``STATUS=text`` for ``systemctl status``."""
+        return self.notify(f"STATUS={text}")
+
+    def stopping(self) -> bool:
+        """``STOPPING=1`` at the start of a clean shutdown."""
+        return self.notify("STOPPING=1")
+
+
+_default: Notifier | None = None
+
+
+def default() -> Notifier:
+    """The process's notifier, reading ``os.environ`` once."""
+    global _default
+    if _default is None:
+        _default = Notifier()
+    return _default
+
+
+def ready(status: str = "") -> bool:
+    """``READY=1`` through :func:`default`."""
+    return default().ready(status)
+
+
+def watchdog() -> bool:
+    """``WATCHDOG=1`` through :func:`default`."""
+    return default().watchdog()
