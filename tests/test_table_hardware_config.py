@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from shoe_ctl.config import ProfileError, load_table_config
+from shoe_ctl.config import load_table_config
+from shoe_ctl.rules.profiles import ProfileError
 
 
 def test_hardware_keys_read(tmp_path: Path) -> None:

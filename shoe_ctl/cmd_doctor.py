@@ -1,0 +1,280 @@
+"""``shoe-ctl doctor``: checks a table's installation and says what to fix.
+
+Checks, in order (each ``ok``, ``FAIL`` with a fix, or ``skip`` with the reason):
+
+1. ``config`` — the table configuration reads (``shoe_ctl.config.load_table_config``); it is not
+   writable by others; with a display token in it, not readable by others.
+2. ``port`` — the shoe's port opens exclusively (``serial.serial_for_url(url, exclusive=True)``).
+3. ``handshake`` — the shoe answers the host's hello (``drivers.shoe.ShoeLink``) within the time
+   limit; reports protocol, firmware and serial number. Nothing is acknowledged, so a shoe keeps
+   every event it holds for the service.
+4. ``gpio`` — the configured LED pins and buttons can be claimed (gpiozero), when any are set.
+5. ``journal`` — the journal's folder is writable; the journal file (and its ``-wal``/``-shm``)
+   is mode 0600 and owned by the user running the check (run it as the service user).
+
+Exit status 0 when nothing failed, 1 when something needs fixing. Run it with the service
+stopped (``sudo systemctl stop shoe-ctl``): the running service holds the port.
+"""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import json
+import os
+import queue
+import stat
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from shoe_ctl.config import CONFIG_DIR, TableConfig, load_table_config
+from shoe_ctl.rules.profiles import ProfileError
+
+SERVICE_USER = "shoe-ctl"
+SYSTEM_CONFIG = Path("/etc/shoe-ctl/table.toml")
+
+Status = Literal["ok", "fail", "skip"]
+
+
+@dataclass(frozen=True)
+class Check:
+    """One check's outcome: ``name``, ``status`` (``ok``/``fail``/``skip``), ``detail`` (what was
+    found) and ``fix`` (what to do; empty unless failed)."""
+
+    name: str
+    status: Status
+    detail: str
+    fix: str = ""
+
+
+Opener = Callable[..., Any]
+LinkFactory = Callable[..., Any]
+
+
+def default_config_path() -> Path:
+    """``$SHOE_CTL_TABLE``, else ``/etc/shoe-ctl/table.toml`` if present, else the project's
+    ``config/table.toml``."""
+    env = os.environ.get("SHOE_CTL_TABLE")
+    if env:
+        return Path(env)
+    return SYSTEM_CONFIG if SYSTEM_CONFIG.exists() else CONFIG_DIR / "table.toml"
+
+
+# --------------------------------------------------------------------------- checks
+
+
+def check_config(path: Path) -> tuple[Check, TableConfig | None]:
+    """Read and validate the table configuration and its permissions."""
+    try:
+        cfg = load_table_config(path)
+    except ProfileError as exc:
+        return Check("config", "fail", str(exc), f"edit {path}: see config/table.toml for every key"), None
+    mode = stat.S_IMODE(path.stat().st_mode)
+    if mode & 0o002:
+        return Check("config", "fail", f"{path} is writable by everyone (mode {mode:04o})",
+                     f"sudo chmod o-w {path}"), cfg
+    if cfg.display.token and mode & 0o004:
+        return Check("config", "fail", f"{path} holds the display token and is readable by everyone "
+                     f"(mode {mode:04o})", f"sudo chmod 0640 {path} && sudo chgrp {SERVICE_USER} {path}"), cfg
+    return Check("config", "ok", f"{path} (mode {mode:04o}; table {cfg.table}, {cfg.seats} seats, "
+                 f"{cfg.rules}, shoe {cfg.shoe.url})"), cfg
+
+
+def _port_fix(url: str, exc: BaseException) -> tuple[str, str]:
+    code = getattr(exc, "errno", None)
+    text = str(exc)
+    if code in (errno.EACCES, errno.EPERM) or isinstance(exc, PermissionError):
+        return "permission denied", (f"add the user to the dialout group (sudo usermod -aG dialout "
+                                     f"{SERVICE_USER}), log in again; or check the udev rule's GROUP")
+    if code == errno.ENOENT or isinstance(exc, FileNotFoundError) or "No such file" in text:
+        return "no such device", ("plug the shoe in; install deploy/99-shoe-ctl.rules "
+                                  "(sudo udevadm control --reload && sudo udevadm trigger) so /dev/shoe "
+                                  "exists, or set [shoe] url to a path under /dev/serial/by-id/")
+    if code in (errno.EBUSY, errno.EAGAIN, errno.EWOULDBLOCK) or "exclusively lock" in text:
+        return "in use by another program", ("stop the program holding it (sudo systemctl stop shoe-ctl; "
+                                             "ModemManager: see the udev rule's ID_MM_DEVICE_IGNORE)")
+    return text, f"check [shoe] url ({url}) and the cable"
+
+
+def check_port(cfg: TableConfig, opener: Opener | None = None) -> Check:
+    """Open the shoe's port exclusively, then close it."""
+    url = cfg.shoe.url
+    if url == "sim":
+        return Check("port", "skip", "[shoe] url = \"sim\": the built-in virtual shoe")
+    if opener is None:
+        import serial
+
+        opener = serial.serial_for_url
+    try:
+        port = opener(url, baudrate=cfg.shoe.baudrate, exclusive=True, timeout=0.1)
+    except (OSError, ValueError) as exc:  # serial.SerialException is an OSError
+        what, fix = _port_fix(url, exc)
+        return Check("port", "fail", f"{url}: {what}", fix)
+    try:
+        port.close()
+    except OSError:
+        pass
+    return Check("port", "ok", f"{url} opens ({cfg.shoe.baudrate} baud)")
+
+
+def check_handshake(cfg: TableConfig, port_ok: bool, timeout: float = 3.0,
+                    link_factory: LinkFactory | None = None) -> Check:
+    """Start a shoe link, wait for the shoe's hello, close the link."""
+    if cfg.shoe.url == "sim":
+        return Check("handshake", "skip", "virtual shoe")
+    if not port_ok:
+        return Check("handshake", "skip", "the port did not open")
+    if link_factory is None:
+        try:
+            from drivers.shoe import ShoeLink
+        except ImportError as exc:
+            return Check("handshake", "skip", f"no shoe link in this installation ({exc})")
+        link_factory = ShoeLink
+    link = link_factory(cfg.shoe.url, queue.Queue(), baudrate=cfg.shoe.baudrate, auto_ack=False)
+    try:
+        link.start()
+        info = link.wait_connected(timeout)
+    except (TimeoutError, OSError, ValueError) as exc:
+        return Check("handshake", "fail", f"{cfg.shoe.url}: no hello from the shoe ({exc})",
+                     "check it is a shoe speaking protocol v1 at [shoe] baudrate; power-cycle the shoe; "
+                     "see docs/protocol.md")
+    finally:
+        link.close()
+    return Check("handshake", "ok", f"protocol {info.protocol}, firmware {info.firmware}, serial {info.serial}, "
+                 f"readers {', '.join(info.readers) or '-'}")
+
+
+def check_gpio(cfg: TableConfig, pin_factory: Any = None) -> Check:
+    """Claim the configured LED pins and buttons, switch the LEDs off, release them."""
+    led_pins = dict(cfg.leds.pins) if cfg.leds.backend == "gpio" else {}
+    button_pins = dict(cfg.buttons.pins)
+    if not led_pins and not button_pins:
+        return Check("gpio", "skip", "no GPIO LEDs or buttons configured")
+    parts: list[Any] = []
+    try:
+        from drivers.buttons import DealerButtons
+        from drivers.leds import GpioLedSink
+
+        if led_pins:
+            parts.append(GpioLedSink(led_pins, pwm=cfg.leds.pwm, active_high=cfg.leds.active_high,
+                                     pin_factory=pin_factory))
+        if button_pins:
+            parts.append(DealerButtons(button_pins, lambda _e: None, pull_up=cfg.buttons.pull_up,
+                                       pin_factory=pin_factory))
+    except ImportError as exc:
+        return Check("gpio", "fail", f"gpiozero is missing ({exc})",
+                     "sudo apt install python3-lgpio && .venv/bin/pip install 'gpiozero>=2,<3'")
+    except PermissionError as exc:
+        return Check("gpio", "fail", f"no access to the GPIO chip ({exc})",
+                     f"sudo usermod -aG gpio {SERVICE_USER}, then log in again")
+    except Exception as exc:  # gpiozero's own errors (BadPinFactory, GPIOPinInUse, PinInvalidPin ...)
+        name = type(exc).__name__
+        fix = ("install a pin library: sudo apt install python3-lgpio (Pi 5) or python3-rpi-lgpio"
+               if "PinFactory" in name else "check [leds.pins] / [buttons.pins] against the wiring; "
+               "a pin may be in use by another program or an overlay")
+        return Check("gpio", "fail", f"{name}: {exc}", fix)
+    finally:
+        for part in parts:
+            part.close()
+    pins = sorted(led_pins.values()) + sorted(button_pins.values())
+    return Check("gpio", "ok", f"pins {', '.join(map(str, pins))} claimed and released")
+
+
+def check_journal(cfg: TableConfig, path: Path | None = None, uid: int | None = None) -> Check:
+    """The journal folder is writable; the journal files are 0600 and owned by this user."""
+    journal = Path(path or cfg.journal.path)
+    uid = os.getuid() if uid is None else uid
+    folder = journal.parent if str(journal.parent) else Path(".")
+    if not folder.is_dir():
+        return Check("journal", "fail", f"folder {folder} does not exist",
+                     f"sudo install -d -m 0700 -o {SERVICE_USER} -g {SERVICE_USER} {folder}")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return Check("journal", "fail", f"folder {folder} is not writable by this user (uid {uid})",
+                     f"sudo chown {SERVICE_USER}: {folder} && sudo chmod 0700 {folder}")
+    problems: list[str] = []
+    for f in (journal, Path(f"{journal}-wal"), Path(f"{journal}-shm")):
+        if not f.exists():
+            continue
+        st = f.stat()
+        mode = stat.S_IMODE(st.st_mode)
+        if mode & 0o077:
+            problems.append(f"{f} is mode {mode:04o}, not 0600")
+        if st.st_uid != uid:
+            problems.append(f"{f} is owned by uid {st.st_uid}, not {uid}")
+    if problems:
+        return Check("journal", "fail", "; ".join(problems),
+                     f"sudo chown {SERVICE_USER}: {journal}* && sudo chmod 0600 {journal}*")
+    state = "present" if journal.exists() else "not created yet"
+    return Check("journal", "ok", f"{journal} ({state}; folder writable)")
+
+
+def run_checks(config: Path, *, port: str | None = None, journal: Path | None = None, timeout: float = 3.0,
+               opener: Opener | None = None, link_factory: LinkFactory | None = None,
+               pin_factory: Any = None, uid: int | None = None) -> Iterator[Check]:
+    """Run every check in order, yielding each outcome as it is known."""
+    cfg_check, cfg = check_config(config)
+    yield cfg_check
+    if cfg is None:
+        for name in ("port", "handshake", "gpio", "journal"):
+            yield Check(name, "skip", "no usable configuration")
+        return
+    if port is not None:
+        from dataclasses import replace
+
+        cfg = replace(cfg, shoe=replace(cfg.shoe, url=port))
+    port_check = check_port(cfg, opener)
+    yield port_check
+    yield check_handshake(cfg, port_check.status == "ok", timeout, link_factory)
+    yield check_gpio(cfg, pin_factory)
+    yield check_journal(cfg, journal, uid)
+
+
+# --------------------------------------------------------------------------- CLI
+
+
+def format_check(c: Check, color: bool = False) -> str:
+    """One line (two with a fix) for a terminal."""
+    label = {"ok": "ok", "fail": "FAIL", "skip": "skip"}[c.status]
+    if color:
+        label = {"ok": "\x1b[32mok\x1b[0m  ", "fail": "\x1b[1;31mFAIL\x1b[0m", "skip": "\x1b[2mskip\x1b[0m"}[c.status]
+    else:
+        label = f"{label:<4}"
+    line = f"{label}  {c.name:<10} {c.detail}"
+    if c.fix:
+        line += f"\n      {'fix:':<10} {c.fix}"
+    return line
+
+
+def doctor(args: argparse.Namespace) -> int:
+    """Run the checks, print them; 0 when none failed, 1 otherwise."""
+    results = []
+    color = sys.stdout.isatty() and not args.json
+    for c in run_checks(Path(args.config), port=args.port, journal=Path(args.journal) if args.journal else None,
+                        timeout=args.timeout):
+        results.append(c)
+        if not args.json:
+            print(format_check(c, color), flush=True)
+    failed = [c.name for c in results if c.status == "fail"]
+    if args.json:
+        print(json.dumps({"ok": not failed, "checks": [asdict(c) for c in results]}))
+    elif failed:
+        print(f"{len(failed)} check(s) need fixing: {', '.join(failed)}")
+    else:
+        print("all well")
+    return 1 if failed else 0
+
+
+def register(subparsers: Any) -> None:
+    """Add ``doctor`` to the CLI."""
+    p = subparsers.add_parser("doctor", help="check the port, shoe handshake, GPIO, config and journal",
+                              description=__doc__.split("\n\n")[0] if __doc__ else None)
+    p.add_argument("--config", default=str(default_config_path()),
+                   help="table configuration (default: $SHOE_CTL_TABLE, /etc/shoe-ctl/table.toml or config/table.toml)")
+    p.add_argument("--port", default=None, help="shoe URL instead of [shoe] url")
+    p.add_argument("--journal", default=None, help="journal file instead of [journal] path")
+    p.add_argument("--timeout", type=float, default=3.0, help="seconds to wait for the shoe's hello (default 3)")
+    p.add_argument("--json", action="store_true", help="one JSON object instead of lines")
+    p.set_defaults(func=doctor)

@@ -1,0 +1,174 @@
+"""``shoe-ctl doctor``: every check with fakes, and once against the virtual shoe over a pty."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+import serial
+from gpiozero.pins.mock import MockFactory
+
+from shoe_ctl import cmd_doctor as doc
+from shoe_ctl.cli import main
+from shoe_ctl.config import load_table_config
+from shoe_ctl.events import ShoeInfo
+
+
+def write_cfg(tmp_path: Path, text: str = "", mode: int = 0o640) -> Path:
+    f = tmp_path / "table.toml"
+    f.write_text(text)
+    f.chmod(mode)
+    return f
+
+
+class FakePort:
+    closed = False
+
+    def close(self) -> None:
+        self.closed = True
+
+
+class FakeLink:
+    def __init__(self, info: ShoeInfo | None) -> None:
+        self.info = info
+        self.closed = False
+        self.kwargs: dict[str, Any] = {}
+
+    def __call__(self, url: str, events: Any, **kwargs: Any) -> FakeLink:
+        self.kwargs = kwargs
+        return self
+
+    def start(self) -> FakeLink:
+        return self
+
+    def wait_connected(self, timeout: float) -> ShoeInfo:
+        if self.info is None:
+            raise TimeoutError(f"no hello within {timeout} s")
+        return self.info
+
+    def close(self) -> None:
+        self.closed = True
+
+
+INFO = ShoeInfo(1, "fw-2.3", "SN42", ("rfid", "optical"))
+
+
+def test_config_check(tmp_path: Path) -> None:
+    c, cfg = doc.check_config(write_cfg(tmp_path))
+    assert c.status == "ok" and cfg is not None and "mode 0640" in c.detail
+    c, _ = doc.check_config(write_cfg(tmp_path, mode=0o666))
+    assert c.status == "fail" and "writable by everyone" in c.detail and "chmod o-w" in c.fix
+    c, _ = doc.check_config(write_cfg(tmp_path, '[display]\ntoken = "x"\n', mode=0o644))
+    assert c.status == "fail" and "token" in c.detail and "0640" in c.fix
+    c, cfg = doc.check_config(write_cfg(tmp_path, "seats = 12\n"))
+    assert c.status == "fail" and "seats" in c.detail and cfg is None
+
+
+@pytest.mark.parametrize(("exc", "detail", "fix"), [
+    (serial.SerialException(errno.EACCES, "could not open port /dev/shoe: [Errno 13] Permission denied"),
+     "permission denied", "dialout"),
+    (serial.SerialException(errno.ENOENT, "could not open port /dev/shoe: [Errno 2] No such file"),
+     "no such device", "99-shoe-ctl.rules"),
+    (serial.SerialException(errno.EAGAIN, "Could not exclusively lock port /dev/shoe"),
+     "in use", "systemctl stop shoe-ctl"),
+])
+def test_port_check_failures_say_what_to_fix(tmp_path: Path, exc: Exception, detail: str, fix: str) -> None:
+    cfg = load_table_config(write_cfg(tmp_path, '[shoe]\nurl = "/dev/shoe"\n'))
+
+    def opener(url: str, **kw: Any) -> Any:
+        raise exc
+
+    c = doc.check_port(cfg, opener)
+    assert c.status == "fail" and detail in c.detail and fix in c.fix
+
+
+def test_port_ok_and_sim_skipped(tmp_path: Path) -> None:
+    cfg = load_table_config(write_cfg(tmp_path, '[shoe]\nurl = "/dev/shoe"\nbaudrate = 57600\n'))
+    port = FakePort()
+    seen: dict[str, Any] = {}
+
+    def opener(url: str, **kw: Any) -> FakePort:
+        seen.update(kw, url=url)
+        return port
+
+    c = doc.check_port(cfg, opener)
+    assert c.status == "ok" and port.closed and seen["exclusive"] is True and seen["baudrate"] == 57600
+    assert doc.check_port(load_table_config(write_cfg(tmp_path)), opener).status == "skip"
+
+
+def test_handshake_check(tmp_path: Path) -> None:
+    cfg = load_table_config(write_cfg(tmp_path, '[shoe]\nurl = "/dev/shoe"\n'))
+    link = FakeLink(INFO)
+    c = doc.check_handshake(cfg, True, 0.1, link)
+    assert c.status == "ok" and "firmware fw-2.3" in c.detail and "SN42" in c.detail
+    assert link.closed and link.kwargs["auto_ack"] is False  # the shoe keeps its events
+    silent = FakeLink(None)
+    c = doc.check_handshake(cfg, True, 0.1, silent)
+    assert c.status == "fail" and "no hello" in c.detail and "protocol v1" in c.fix and silent.closed
+    assert doc.check_handshake(cfg, False, 0.1, link).status == "skip"
+
+
+def test_gpio_check(tmp_path: Path) -> None:
+    cfg = load_table_config(write_cfg(tmp_path, '[leds]\nbackend = "gpio"\n[leds.pins]\ngreen = 17\n'
+                                                '[buttons.pins]\nundo = 5\n'))
+    factory = MockFactory()
+    c = doc.check_gpio(cfg, factory)
+    assert c.status == "ok" and "17" in c.detail and "5" in c.detail
+    assert not any(factory._reservations.values())  # everything released
+    from gpiozero import LED
+
+    holder = LED(17, pin_factory=factory)
+    try:
+        c = doc.check_gpio(cfg, factory)
+        assert c.status == "fail" and "InUse" in c.detail and "in use" in c.fix
+    finally:
+        holder.close()
+    assert doc.check_gpio(load_table_config(write_cfg(tmp_path)), factory).status == "skip"
+
+
+def test_journal_check(tmp_path: Path) -> None:
+    cfg = load_table_config(write_cfg(tmp_path))
+    j = tmp_path / "j" / "journal.sqlite3"
+    c = doc.check_journal(cfg, j)
+    assert c.status == "fail" and "does not exist" in c.detail and "install -d -m 0700" in c.fix
+    j.parent.mkdir()
+    assert doc.check_journal(cfg, j).status == "ok"
+    j.write_bytes(b"")
+    j.chmod(0o644)
+    c = doc.check_journal(cfg, j)
+    assert c.status == "fail" and "0644" in c.detail and "chmod 0600" in c.fix
+    j.chmod(0o600)
+    assert doc.check_journal(cfg, j).status == "ok"
+    c = doc.check_journal(cfg, j, uid=os.getuid() + 1)
+    assert c.status == "fail" and "owned by" in c.detail
+
+
+def test_cli_exit_status(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "var").mkdir()
+    cfg = write_cfg(tmp_path, f'[journal]\npath = "{tmp_path}/var/journal.sqlite3"\n')
+    assert main(["doctor", "--config", str(cfg)]) == 0
+    out = capsys.readouterr().out
+    assert "ok    config" in out and "skip  port" in out and out.strip().endswith("all well")
+    missing = tmp_path / "nowhere" / "shoe"
+    assert main(["doctor", "--config", str(cfg), "--port", str(missing), "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert not report["ok"]
+    by_name = {c["name"]: c for c in report["checks"]}
+    assert by_name["port"]["status"] == "fail" and by_name["handshake"]["status"] == "skip"
+
+
+def test_against_the_virtual_shoe(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    vs_mod = pytest.importorskip("hil.virtual_shoe", reason="no virtual shoe in this tree")
+    shoe = vs_mod.VirtualShoe(transport="pty").start()
+    try:
+        (tmp_path / "var").mkdir()
+        cfg = write_cfg(tmp_path, f'[shoe]\nurl = "{shoe.url}"\n[journal]\npath = "{tmp_path}/var/j.sqlite3"\n')
+        assert main(["doctor", "--config", str(cfg), "--timeout", "5"]) == 0
+    finally:
+        shoe.close()
+    out = capsys.readouterr().out
+    assert "ok    handshake  protocol 1" in out and "firmware virtual-1.0" in out
