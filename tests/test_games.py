@@ -1,8 +1,10 @@
 """Showing hands: bring-in, first to act, ties, open pairs (shoe_ctl.rules.games)."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from shoe_ctl.rules.cards import Card, parse_cards
+from shoe_ctl.rules.cards import Card, full_deck, parse_cards
 from shoe_ctl.rules.games import (
     Game,
     TieRule,
@@ -201,9 +203,17 @@ def test_unknown_upcard_none_only_when_it_could_change_the_answer():
     assert first_to_act(Game.STUD, b, ALL[:3], ALL[:3], TieRule.SUIT) is None
     # a folded player's unknown card does not matter
     assert first_to_act(Game.STUD, b, [True, False, True], ALL[:3], TieRule.SUIT) == 2
-    # too many unknowns
+    # too many unknowns that could matter
     b = boards("2c??", "Kh??", "Qc??")
     assert first_to_act(Game.STUD, b, ALL[:3], ALL[:3], TieRule.SUIT) is None
+    # many unknowns that cannot reach the known trips: the answer stands
+    b = boards("2c??3d", "Kh??4d", "Qc??5d", "AsAhAd")
+    assert first_to_act(Game.STUD, b, ALL[:4], ALL[:4], TieRule.SUIT) == 3
+    # ... and an all-in best hand still passes the action on
+    assert first_to_act(Game.STUD, b, ALL[:4], [True, True, True, False], TieRule.SUIT) == 0
+    # razz: an unknown card can always pair the board, never improve past a known wheel draw
+    b = boards("5c4d3h2s", "Kh??QdJc")
+    assert first_to_act(Game.RAZZ, b, ALL[:2], ALL[:2], TieRule.SUIT) == 0
 
 
 # --- open pair: RP-10-F / house 16.8 --------------------------------------------------------------
@@ -220,3 +230,30 @@ def test_rp_10_f_house_16_8_open_pair_on_fourth():
 def test_length_mismatch_is_an_error():
     with pytest.raises(ValueError):
         first_to_act(Game.STUD, boards("2c", "3c"), [True], [True, True], TieRule.SUIT)
+
+
+# --- soundness with unknown cards ---------------------------------------------------------------
+
+@settings(max_examples=150, deadline=None)
+@given(
+    game=st.sampled_from(list(Game)),
+    deck=st.permutations(full_deck()),
+    n=st.integers(2, 8),
+    upcards=st.integers(1, 4),
+    hide=st.lists(st.integers(0, 31), min_size=1, max_size=4),
+    tie=st.sampled_from(list(TieRule)),
+)
+def test_an_answer_with_unknown_cards_is_the_answer_with_them_known(game, deck, n, upcards, hide, tie):
+    full = [deck[i * upcards : (i + 1) * upcards] for i in range(n)]
+    hidden = [list(b) for b in full]
+    for h in hide:
+        i, j = divmod(h % (n * upcards), upcards)
+        hidden[i][j] = None
+    flags = [True] * n
+    got = first_to_act(game, hidden, flags, flags, tie)
+    if got is not None:
+        assert got == first_to_act(game, full, flags, flags, tie)
+    doors = [b[0] for b in hidden]
+    b = bring_in(game, doors)
+    if b is not None:
+        assert b == bring_in(game, [x[0] for x in full])

@@ -322,8 +322,9 @@ def first_to_act(
     :param tie: the profile's tie rule.
     :param community: the community card, if one is on the board.
     :returns: the index, or ``None`` when fewer than two players in the hand can act (no betting)
-        or when unknown upcards of players in the hand could change the answer. Every identity
-        of up to two unknown upcards is tried; with more, any unknown gives ``None``.
+        or when unknown upcards of players in the hand could change the answer: when no board
+        with unknown cards can reach the best fully known board the answer stands; otherwise every
+        identity of up to two unknown upcards is tried, and with more the answer is ``None``.
     :raises ValueError: when the sequences differ in length.
     """
     n = len(boards)
@@ -342,13 +343,19 @@ def first_to_act(
         return None
     if not holes:
         return _decide(game, boards, in_hand, can_act, tie, community)
-    if len(holes) > _MAX_UNKNOWN:
-        return None
     seen = {c for b in boards for c in b if c is not None}
     if community is not None:
         seen.add(community)
     candidates = [Card(code) for code in range(52) if Card(code) not in seen]
     work = [list(b) for b in boards]
+    bounded = _bounded(game, boards, in_hand, holes, candidates, community)
+    if bounded:
+        # No board with an unknown card can reach the best fully known board: any identities do.
+        for (i, j), card in zip(holes, candidates, strict=False):
+            work[i][j] = card
+        return _decide(game, work, in_hand, can_act, tie, community)
+    if len(holes) > _MAX_UNKNOWN:
+        return None
     answer: int | None = None
     first = True
     for fill in combinations(candidates, len(holes)):
@@ -362,6 +369,37 @@ def first_to_act(
             elif got != answer:
                 return None
     return answer
+
+
+def _bounded(
+    game: Game,
+    boards: Sequence[Sequence[Card | None]],
+    in_hand: Sequence[bool],
+    holes: list[tuple[int, int]],
+    candidates: list[Card],
+    community: Card | None,
+) -> bool:
+    """True when every board with unknown cards stays strictly below the best fully known board,
+    whatever the unknown cards are (each board on its own, up to two unknown cards per board)."""
+    holed = {i for i, _ in holes}
+    best: tuple[int, ...] | None = None
+    for i, board in enumerate(boards):
+        if in_hand[i] and i not in holed:
+            visible = [c for c in board if c is not None] + ([community] if community is not None else [])
+            key = board_key(game, visible)
+            if best is None or key > best:
+                best = key
+    if best is None:
+        return False
+    for i in holed:
+        known = [c for c in boards[i] if c is not None] + ([community] if community is not None else [])
+        missing = len(boards[i]) - sum(1 for c in boards[i] if c is not None)
+        if missing > _MAX_UNKNOWN:
+            return False
+        for fill in combinations(candidates, missing):
+            if board_key(game, known + list(fill)) >= best:
+                return False
+    return True
 
 
 def _assignments(fill: tuple[Card, ...]) -> tuple[tuple[Card, ...], ...]:
