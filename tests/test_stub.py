@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from stubhelp import HOUSE, TDA, Shoe, deal, kinds, walk
+from stubhelp import CASES, HOUSE, TDA, Shoe, deal, kinds, scenario, walk
 
 from shoe_ctl.rules.cards import Card, full_deck
 from shoe_ctl.rules.games import Game
@@ -19,7 +19,7 @@ from shoe_ctl.rules.stub import (
 )
 
 
-def test_required_number_is_players_plus_burn_plus_last_card():
+def test_RP_10_H_required_number_is_players_plus_burn_plus_last_card():
     assert required_number(8) == 10
     assert required_number(2) == 4
     with pytest.raises(ValueError):
@@ -270,3 +270,18 @@ def test_stub_candidates_exact_when_everything_read():
     assert len(shoe.cards) == hand.stub_count()
     assert set(full_deck()) == set(shoe.cards) | set(hand.seen_cards())
     assert Card.parse("2c") in hand.seen_cards()
+
+
+@pytest.mark.parametrize("spec", CASES)
+def test_house_16_18_keeps_the_new_stub_last_card_16_19_only_when_pool_equals_players(spec):
+    """house 16.18 leaves a card in the new stub; house 16.19 deals it out only when the pool is
+    exactly the players to serve; TDA RP-10-H-A always leaves one."""
+    for profile in (TDA, HOUSE):
+        after: dict[str, int] = {}
+        _, plans = scenario(spec, profile, after)
+        for st, p in plans.items():
+            if p.procedure in (Procedure.H18, Procedure.A, Procedure.B, Procedure.C, Procedure.H20):
+                assert after[st] >= 1, (st, p.procedure)
+            if p.procedure is Procedure.H19 and after[st] == 0:
+                served = sum(1 for s in p.steps if s.kind == "deal")
+                assert served == p.live

@@ -16,10 +16,13 @@ and the :class:`~shoe_ctl.rules.profiles.RuleProfile`:
     burn, community card. RP-10-H-D: with a community card, the first to act on 6th acts first
     on 7th.
   - House (16.18-16.20, on any street): with ``pool`` = stub + burns on the burn pile + set-aside
-    cards (house 16.16) and ``P`` players to serve: ``16.18`` when ``pool >= P + 1``: burn, deal
+    cards (house 16.16) and ``P`` players to serve: ``16.18`` when ``pool >= P + 2``: burn, deal
     from the stub down to its last card, gather that last card with every burn and set-aside card,
-    scramble, cut, burn, deal the rest; ``16.19`` when ``pool == P`` (and the profile allows it):
-    the same without the burn after the cut, so every player gets a fresh card; ``16.20`` when
+    scramble, cut, burn, deal the rest (the new stub keeps one card undealt); ``16.19`` when
+    ``pool`` is ``P + 1`` or ``P`` (and the profile allows it): the same without the burn after the
+    cut, so every player gets a fresh card (with ``P + 1`` the last card stays undealt; with ``P``
+    the new stub is dealt out, the only way to give every player a fresh card; without 16.19 a
+    pool of ``P + 1`` is dealt by 16.18, burn included); ``16.20`` when
     ``pool < P``: no one gets a fresh card: burn and a community card (from the stub if it holds
     3 or more, else after scrambling the stub with the burns and set-aside cards); the high hand
     using it acts first.
@@ -27,7 +30,8 @@ and the :class:`~shoe_ctl.rules.profiles.RuleProfile`:
   Both are decided at the start of the street, so no street ends with some players holding a
   fresh card and others a community card; the last card of a stub that falls short is never
   dealt (TDA keeps one card undealt in every stub; under house 16.18 the last card is merged into
-  the new stub, which house 16.19 may then deal out completely, as that clause intends).
+  the new stub, which keeps one card undealt too unless house 16.19 can give every player a fresh
+  card only by dealing it out, as that clause intends).
 
 All pure: no I/O.
 """
@@ -257,7 +261,12 @@ def plan_street(profile: RuleProfile, hand: HandState, street: str) -> StreetPla
         raise StubError(f"{street}: stub {stub} and {pool - stub} gatherable cards cannot give a burn and a community card")
 
     # House 16.18-16.20: pool counts every card that can still be dealt, wherever it lies.
-    if pool >= n + 1 or (profile.skip_burn and pool >= n):
+    # 16.18 keeps the new stub's last card undealt where it can (pool >= n + 2); 16.19 skips the
+    # burn when that is what keeps the last card (pool == n + 1) or what gives every player a
+    # fresh card at all (pool == n); without 16.19, 16.18 may have to deal the last card.
+    use_18 = pool >= n + 2 or (pool == n + 1 and not profile.skip_burn)
+    use_19 = not use_18 and profile.skip_burn and pool >= n
+    if use_18 or use_19:
         take_burn = not burned and stub >= 2
         first = [Step("burn", street=street)] if take_burn else []
         k = max(stub - 1 - len(first), 0)
@@ -266,7 +275,7 @@ def plan_street(profile: RuleProfile, hand: HandState, street: str) -> StreetPla
         rest = deals[k:]
         names = _gather_names(hand, street if take_burn else None)
         scramble = Step("scramble", gather=names, street=street)
-        if pool >= n + 1:
+        if use_18:
             return plan(Procedure.H18, [*first, *from_stub, scramble, cut, after_burn, *rest], ids, unknown)
         return plan(Procedure.H19, [*first, *from_stub, scramble, cut, *rest], ids, unknown)
     if stub >= 3:
