@@ -115,6 +115,10 @@ def analyze_file(path: str | Path, profile: RuleProfile) -> HandReport:
         return analyze_hand(hand, profile)
     except (HandError, ValueError) as exc:
         return HandReport(file=str(path), rules=profile.name, error=f"{path}: {exc}")
+    except Exception as exc:  # noqa: BLE001 - one odd record must not stop the batch
+        return HandReport(
+            file=str(path), rules=profile.name, error=f"{path}: cannot analyse ({type(exc).__name__}: {exc})"
+        )
 
 
 def _one(i: int | None) -> int | None:

@@ -124,7 +124,7 @@ def read_phh(path: str | Path) -> RecordedHand:
     :raises PhhError: the file cannot be read or decoded, is not TOML, lacks a field or has one of
         the wrong type, is not a stud game, has player lists of different lengths, or an action
         that is not understood (unknown player, card text, verb, an eighth card, a card dealt
-        twice). The message names the file, the line and the field or ``actions[i]``.
+        twice, a card or an action for a player who has folded). The message names the file, the line and the field or ``actions[i]``.
     """
     name = str(path)
     try:
@@ -242,6 +242,7 @@ class _Parser:
         community: Card | None = None
         community_street: str | None = None
         street = "3rd"
+        folded: dict[int, int] = {}
         out: list[Action] = []
         for index, entry in enumerate(actions_value):
             if not isinstance(entry, str):
@@ -261,6 +262,10 @@ class _Parser:
                     street = action.street
             else:
                 action = self._player_action(index, entry, words, n, street)
+            if action.player is not None and action.player in folded and action.kind != "sm":
+                raise self.action_error(index, entry, f"p{action.player + 1} folded at actions[{folded[action.player]}]")
+            if action.kind == "f" and action.player is not None:
+                folded[action.player] = index
             if action.kind in ("dh", "db"):
                 for card in action.cards:
                     if card is None:

@@ -134,3 +134,16 @@ def test_json_is_on_single_lines(capsys):
 
     assert run(Namespace(paths=[str(EXAMPLES)], rules="tda", json=True, detail=None), buf) == 0
     assert all(line.startswith("{") and line.endswith("}") for line in buf.getvalue().splitlines())
+
+
+def test_a_record_that_cannot_be_dealt_live_is_an_error_naming_the_file(tmp_path, tda):
+    nine = tmp_path / "nine.phh"
+    nine.write_text('variant = "F7S"\nantes = 1\nstarting_stacks = [100, 100, 100, 100, 100, 100, 100, 100, 100]\n'
+                    'actions = ["d dh p1 AcKc8c"]\n')
+    r = analyze_file(nine, tda)
+    assert r.error is not None and "nine.phh" in r.error and "9" in r.error
+    folded = tmp_path / "folded.phh"
+    text = (EXAMPLES / "razz-suit-tie.phh").read_text().replace('"d dh p2 6h", "d dh p4 Ad",', '"d dh p2 6h", "d dh p3 Ad",')
+    folded.write_text(text)
+    r = analyze_file(folded, tda)
+    assert r.error is not None and "folded.phh" in r.error and "p3 folded" in r.error
