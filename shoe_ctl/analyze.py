@@ -73,6 +73,7 @@ class HandReport:
     error: str | None = None
     streets: list[StreetView] = field(default_factory=list)
     bring_in_card: str | None = None
+    names: tuple[str, ...] = ()
 
     def as_json(self) -> dict[str, Any]:
         """The JSON object of one hand (keys ``file``, ``game``, ``rules``, ``players``,
@@ -136,7 +137,7 @@ def analyze_hand(hand: RecordedHand, profile: RuleProfile) -> HandReport:
     """
     n = hand.n
     game = hand.game
-    report = HandReport(file=hand.path, rules=profile.name, game=str(game), players=n)
+    report = HandReport(file=hand.path, rules=profile.name, game=str(game), players=n, names=hand.players)
     doors = hand.door_cards()
     b = bring_in(game, doors)
     report.bring_in = _one(b)
