@@ -375,3 +375,27 @@ def test_rulings_are_frozen():
 
 def test_step_and_plan_helpers():
     assert Step("burn").pulls_card and not Step("cut").pulls_card
+
+
+def test_RP_10_A_first_hole_card_exposed_noticed_after_the_second():
+    hand, shoe = _third_partial(2, TDA, 3)  # p0 down, p1 down, p0 down: p0's first card exposed
+    first = hand.seats[0].down[0]
+    exposed_downcard(TDA, hand, 0, which=0).apply(hand)
+    assert hand.seats[0].up == [first] and len(hand.seats[0].down) == 1
+    walk(hand, plan_street(TDA, hand, "3rd"), shoe)
+    assert hand.upcards("3rd")[0] == first and len(hand.seats[0].down) == 2
+
+
+@pytest.mark.parametrize("profile", [TDA, HOUSE], ids=["RP-10-A", "house-16.1"])
+def test_RP_10_A_house_16_1_exposed_after_the_upcard_goes_to_the_floor(profile):
+    hand, _ = _third_partial(2, profile, 6)
+    r = exposed_downcard(profile, hand, 0, which=0)
+    assert r.floor and r.effects == ()
+
+
+def test_house_16_22_exposed_seventh_is_the_last_upcard():
+    hand, _ = _seventh_partial(3, HOUSE, 1)
+    card = hand.seats[0].down[-1]
+    exposed_seventh(HOUSE, hand, 0, action_remains=True).apply(hand)
+    assert hand.seats[0].up[-1] == card and len(hand.seats[0].up) == 5
+    assert not hand.seats[0].exposed_hole

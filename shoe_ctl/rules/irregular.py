@@ -82,8 +82,8 @@ class Effect:
 
     ``op`` is one of:
 
-    - ``to-up``: player ``seat_index``'s last downcard becomes an upcard and the seat's
-      3rd-street upcard will be dealt down (exposed hole card).
+    - ``to-up``: player ``seat_index``'s downcard ``index`` (default the last) becomes an upcard;
+      with ``street`` ``"3rd"`` the seat's 3rd-street upcard will be dealt down (exposed hole card).
     - ``kill`` / ``dead``: the seat's hand is killed / dead.
     - ``out-of-play``: player's last ``face`` card leaves the hand for good; the seat is owed a card.
     - ``return``: player's last ``face`` card goes back into the stub (RP-5-D).
@@ -103,6 +103,7 @@ class Effect:
     seat_index: int | None = None
     face: str | None = None
     street: str | None = None
+    index: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,10 +172,12 @@ def _apply(hand: HandState, e: Effect) -> None:
     elif e.op == "to-up":
         assert i is not None
         seat = hand.seats[i]
-        if not seat.down:
-            raise HandError(f"player {i} has no downcard to turn up")
-        seat.up.insert(0, seat.down.pop())
-        seat.exposed_hole = True
+        k = e.index if e.index is not None else len(seat.down) - 1
+        if not 0 <= k < len(seat.down):
+            raise HandError(f"player {i} has no downcard {k} to turn up")
+        seat.up.append(seat.down.pop(k))
+        if e.street == "3rd":
+            seat.exposed_hole = True
     elif e.op == "next-face":
         assert i is not None
         hand.seats[i].next_face = e.face
@@ -233,7 +236,8 @@ def _seat(hand: HandState, i: int) -> int:
 # --------------------------------------------------------------------------- RP-10-A, 16.1, 16.2
 
 
-def exposed_downcard(profile: RuleProfile, hand: HandState, i: int, *, both: bool = False) -> Ruling:
+def exposed_downcard(profile: RuleProfile, hand: HandState, i: int, *, both: bool = False,
+                     which: int | None = None) -> Ruling:
     """A hole card dealt face up on the initial deal (3rd street), to player ``i``.
 
     - RP-10-A (TDA): the exposed card is the player's upcard and the 3rd card is dealt down; it
@@ -245,20 +249,28 @@ def exposed_downcard(profile: RuleProfile, hand: HandState, i: int, *, both: boo
       tournament: 16.2 is the more specific clause).
 
     Call it when the dealer reports the exposure, with the exposed card recorded as player ``i``'s
-    last downcard (``both``: the seat's two downcards were both dealt face up).
+    downcard ``which`` (0 or 1; default the last one dealt); ``both``: the seat's two downcards
+    were both dealt face up. If the seat already holds its 3rd-street upcard, a single exposed
+    hole card cannot become the upcard any more: the ruling asks for the floor and changes nothing.
 
     :raises HandError: for an unknown player index.
     """
     seat = _seat(hand, i)
+    late = bool(hand.seats[i].up) and not both
+    to_up = (Effect("to-up", i, street="3rd", index=which),)
     if profile.exposed_downcard is ExposedDowncardRule.TDA:
         if both:
             return Ruling(("RP-10-A",), Action.MISDEAL, "Both hole cards exposed: misdeal, call the floor",
                           i, "hand collected with every other", floor=True)
+        if late:
+            return Ruling(("RP-10-A",), Action.CARD_STANDS,
+                          f"Seat {seat}: hole card exposed after the upcard was dealt: call the floor", i, "",
+                          floor=True)
         return Ruling(
             ("RP-10-A",), Action.UPCARD_STANDS,
             f"Seat {seat}: the exposed card is the upcard; deal the 3rd card face down", i,
             "exposed hole card becomes the upcard (can be the bring-in); 3rd card down",
-            effects=(Effect("to-up", i),),
+            effects=to_up,
         )
     if both:
         return Ruling(
@@ -269,9 +281,12 @@ def exposed_downcard(profile: RuleProfile, hand: HandState, i: int, *, both: boo
     if profile.tournament:
         return Ruling(("house-16.1",), Action.MISDEAL, "Hole card exposed in a tournament: misdeal", i,
                       "every hand collected and redealt")
+    if late:
+        return Ruling(("house-16.1",), Action.CARD_STANDS,
+                      f"Seat {seat}: hole card exposed after the upcard was dealt: call the floor", i, "", floor=True)
     return Ruling(
         ("house-16.1",), Action.UPCARD_STANDS, f"Seat {seat}: deal the 3rd card face down to compensate", i,
-        "exposed hole card stands face up; 3rd card down", effects=(Effect("to-up", i),),
+        "exposed hole card stands face up; 3rd card down", effects=to_up,
     )
 
 
