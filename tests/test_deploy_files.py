@@ -1,0 +1,54 @@
+"""The shipped systemd unit, udev rule and kiosk script say what the install guide promises."""
+
+from __future__ import annotations
+
+import configparser
+import shlex
+from pathlib import Path
+
+from shoe_ctl.cli import build_parser
+
+DEPLOY = Path(__file__).resolve().parents[1] / "deploy"
+
+
+def unit() -> configparser.RawConfigParser:
+    parser = configparser.RawConfigParser(strict=False, delimiters=("=",))
+    parser.optionxform = str  # type: ignore[assignment,method-assign]
+    parser.read(DEPLOY / "shoe-ctl.service")
+    return parser
+
+
+def test_unit_is_notify_with_watchdog_restart_journald_and_own_user() -> None:
+    svc = unit()["Service"]
+    assert svc["Type"] == "notify"
+    assert svc["WatchdogSec"].rstrip("s").isdigit() and int(svc["WatchdogSec"].rstrip("s")) >= 2
+    assert svc["Restart"] == "on-failure"
+    assert svc["StandardOutput"] == "journal" and svc["StandardError"] == "journal"
+    assert svc["User"] == "shoe-ctl" and svc["User"] != "root"
+    assert svc["UMask"] == "0077"  # the journal is created 0600
+    assert svc["StateDirectory"] == "shoe-ctl" and svc["StateDirectoryMode"] == "0700"
+    assert "dialout" in svc["SupplementaryGroups"].split() and "gpio" in svc["SupplementaryGroups"].split()
+    assert unit()["Install"]["WantedBy"] == "multi-user.target"
+
+
+def test_unit_runs_a_command_the_cli_knows() -> None:
+    argv = shlex.split(unit()["Service"]["ExecStart"])
+    assert argv[0].endswith("/shoe-ctl") and argv[1] == "run"
+    args = build_parser().parse_args(argv[1:])
+    assert args.command == "run" and Path(args.config) == Path("/etc/shoe-ctl/table.toml")
+
+
+def test_udev_rule_stable_name_and_modemmanager_ignore() -> None:
+    lines = [ln for ln in (DEPLOY / "99-shoe-ctl.rules").read_text().splitlines()
+             if ln.strip() and not ln.startswith("#")]
+    assert len(lines) == 1
+    rule = lines[0]
+    assert 'SUBSYSTEM=="tty"' in rule and 'SYMLINK+="shoe"' in rule
+    assert 'ENV{ID_MM_DEVICE_IGNORE}="1"' in rule and 'GROUP="dialout"' in rule
+    assert 'TAG+="systemd"' in rule  # dev-shoe.device exists for the unit's Wants=
+
+
+def test_kiosk_script_uses_the_service_page() -> None:
+    text = (DEPLOY / "shoe-ctl-kiosk.sh").read_text()
+    assert text.startswith("#!/bin/sh") and "--kiosk" in text and "http://127.0.0.1:8080/" in text
+    assert (DEPLOY / "shoe-ctl-kiosk.sh").stat().st_mode & 0o111
