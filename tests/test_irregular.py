@@ -227,6 +227,8 @@ def test_RP_5_D_RP_10_G_premature_back_into_stub_redeal_without_burn():
     r.apply(hand)
     assert hand.stub_count() == stub + 2
     assert set(pulled[1:]) <= hand.stub_candidates()
+    assert hand.new_stub == hand.stub_candidates() and hand.dealt_since_load == 0
+    assert len(hand.new_stub) == hand.stub_count()
     assert hand.burns["5th"] == [pulled[0]]
     hand.fold(3)  # betting on 4th completes with a fold
     p = plan_street(TDA, hand, "5th")

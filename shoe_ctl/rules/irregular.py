@@ -94,6 +94,8 @@ class Effect:
     - ``burn-to-seat``: the last burn of ``street`` is really the seat's ``face`` card.
     - ``seat-to-burn``: the seat's last ``face`` card is really a burn of ``street``.
     - ``burn-out-of-play``: the last burn of ``street`` leaves the burn pile for good.
+    - ``reshuffled``: the stub was reshuffled and reloaded (RP-5-D): its identities are fixed as
+      :attr:`HandState.new_stub` and the count of cards dealt since the load restarts.
     - ``reseat``: a missing burn that stood (house 16.15): the card recorded as the burn of
       ``street`` and the cards recorded for the players from ``seat_index`` on go, in the order
       dealt, to those players (the next player owed one gets the last); no burn on the street.
@@ -199,6 +201,9 @@ def _apply(hand: HandState, e: Effect) -> None:
         st = e.street or hand.street or "3rd"
         hand.burns.setdefault(st, []).append(card)
         hand.burn_pile.append((st, card))
+    elif e.op == "reshuffled":
+        hand.new_stub = hand.stub_candidates()
+        hand.dealt_since_load = 0
     elif e.op == "reseat":
         _reseat(hand, e)
     elif e.op == "burn-out-of-play":
@@ -452,7 +457,7 @@ def premature_cards(profile: RuleProfile, hand: HandState, street: str, cards: S
     merged_set = set(merged) if street == "7th" else set()
     if profile.premature is PrematureRule.TDA:
         back = [(i, f) for i, f in cards]
-        effects = tuple(Effect("return", i, f) for i, f in reversed(back))
+        effects = tuple(Effect("return", i, f) for i, f in reversed(back)) + (Effect("reshuffled"),)
         return Ruling(
             ("RP-5-D", "RP-10-G"), Action.RESHUFFLE,
             f"Premature {street} cards: put them back in the stub, reshuffle the stub, deal {street} again without a burn",
