@@ -214,3 +214,14 @@ def test_console_colour_on_a_tty() -> None:
 def test_scaled_pattern_keeps_shape() -> None:
     p = LedPattern(Signal.STOP, ("red",), "blink", 0.5, 0.5, True).scaled(0.1)
     assert (p.on_s, p.off_s, p.leds, p.attention) == (pytest.approx(0.05), pytest.approx(0.05), ("red",), True)
+
+
+def test_docs_table_matches_the_patterns() -> None:
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "display.md").read_text()
+    for signal, p in PATTERNS.items():
+        timing = "" if p.mode == "steady" else f"{round(p.on_s * 1000)} ms / {round(p.off_s * 1000)} ms"
+        row = (f"| `{signal}` | {' + '.join(p.leds) or '(all off)'} | {p.mode} | {timing} | "
+               f"{'yes' if p.attention else ''} |")
+        assert "".join(row.split()) in {"".join(line.split()) for line in doc.splitlines()}, row
