@@ -285,3 +285,37 @@ def test_house_16_18_keeps_the_new_stub_last_card_16_19_only_when_pool_equals_pl
             if p.procedure is Procedure.H19 and after[st] == 0:
                 served = sum(1 for s in p.steps if s.kind == "deal")
                 assert served == p.live
+
+
+def test_house_16_20_community_card_before_7th_counts_in_every_hand():
+    """house 16.20 on 6th: the community card is one of every player's cards, so 7th is one
+    downcard each and the hand ends with seven cards per player."""
+    hand, shoe, _ = deal(8, HOUSE, "5th")
+    for _ in range(hand.stub_count() - 1):
+        hand.put_aside(shoe.pull())
+    hand.set_aside.clear()  # the pool: the last card and the 4th, 5th street burns
+    p6 = plan_street(HOUSE, hand, "6th")
+    assert p6.procedure is Procedure.H20 and kinds(p6) == ["scramble", "cut", "burn", "community"]
+    for step in p6.steps:
+        hand.record(step, None)
+    assert hand.street_complete("6th") and hand.next_street() == "7th"
+    assert [hand.needs_card(i, "7th") for i in range(8)] == [True] * 8
+    hand.returned += 10  # a later reload (e.g. set-aside cards) large enough for 7th
+    p7 = plan_street(HOUSE, hand, "7th")
+    assert kinds(p7) == ["burn"] + ["deal"] * 8
+    for step in p7.steps:
+        hand.record(step, None)
+    assert hand.next_street() is None
+    assert all(hand.seats[i].card_count == 6 for i in hand.in_hand())
+
+
+def test_second_community_card_is_refused_house_16_20():
+    """house 16.20 gives one community card; a second shortage is no rule's case: StubError."""
+    hand, shoe, _ = deal(8, HOUSE, "5th")
+    for _ in range(hand.stub_count() - 1):
+        hand.put_aside(shoe.pull())
+    hand.set_aside.clear()
+    for step in plan_street(HOUSE, hand, "6th").steps:
+        hand.record(step, None)
+    with pytest.raises(StubError, match="second community card"):
+        plan_street(HOUSE, hand, "7th")

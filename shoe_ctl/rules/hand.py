@@ -227,7 +227,10 @@ class HandState:
         s = self.seats[i]
         if not s.in_hand or self.community_street == street:
             return False
-        return s.card_count < self.cards_on_street(street)
+        have = s.card_count
+        if self.community_street is not None and street_index(self.community_street) < street_index(street):
+            have += 1  # a community card of an earlier street is one of every player's cards
+        return have < self.cards_on_street(street)
 
     def street_complete(self, street: str) -> bool:
         """Every in-hand player holds the cards of ``street`` (or shares its community card)."""

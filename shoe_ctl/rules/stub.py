@@ -206,7 +206,8 @@ def plan_street(profile: RuleProfile, hand: HandState, street: str) -> StreetPla
     :param hand: the hand so far (not changed).
     :param street: ``"3rd"`` .. ``"7th"``.
     :raises HandError: for an unknown street.
-    :raises StubError: when even every gatherable card cannot serve the street.
+    :raises StubError: when even every gatherable card cannot serve the street, or a second
+        community card would be needed (no rule covers it).
     """
     street_index(street)
     stub = hand.stub_count()
@@ -248,12 +249,18 @@ def plan_street(profile: RuleProfile, hand: HandState, street: str) -> StreetPla
     pool = stub + len(hand.burn_pile) + len(hand.set_aside)
     ids, unknown = _gathered_identities(hand)
 
+    def no_second_community() -> None:
+        if hand.community_street is not None and hand.community_street != street:
+            raise StubError(f"{street}: a second community card would be needed (one was dealt on "
+                            f"{hand.community_street}); no rule covers it: call the floor")
+
     if not profile.house:
         # RP-10-H: the stub is scrambled with the prior burns (and, never under TDA in practice,
         # set-aside cards), so a scrambled stub must reach the required number of this street.
         scramble = Step("scramble", gather=_gather_names(hand, None), street=street)
         if pool >= n + 2:
             return plan(Procedure.A, [scramble, cut, after_burn, *deals], ids, unknown)
+        no_second_community()
         if stub >= 3:
             return plan(Procedure.B, [*burn, community])
         if pool >= 3:
@@ -278,6 +285,7 @@ def plan_street(profile: RuleProfile, hand: HandState, street: str) -> StreetPla
         if use_18:
             return plan(Procedure.H18, [*first, *from_stub, scramble, cut, after_burn, *rest], ids, unknown)
         return plan(Procedure.H19, [*first, *from_stub, scramble, cut, *rest], ids, unknown)
+    no_second_community()
     if stub >= 3:
         return plan(Procedure.H20, [*burn, community])
     if pool >= 2:
