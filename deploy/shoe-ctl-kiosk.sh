@@ -8,7 +8,9 @@ while [ $i -lt 120 ] && ! curl -fsS -o /dev/null "$URL"state 2>/dev/null; do
     i=$((i + 1))
     sleep 1
 done
-exec chromium --kiosk --noerrdialogs --disable-infobars --no-first-run --disable-session-crashed-bubble \
+# Raspberry Pi OS names the browser chromium-browser, Debian chromium
+BROWSER=$(command -v chromium-browser || command -v chromium)
+exec "$BROWSER" --kiosk --noerrdialogs --disable-infobars --no-first-run --disable-session-crashed-bubble \
     --disable-background-networking --disable-component-update --disable-sync \
     --check-for-update-interval=31536000 --password-store=basic --ozone-platform=wayland \
     --app="$URL"
