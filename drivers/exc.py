@@ -1,0 +1,68 @@
+"""The errors of the shoe drivers, in one module.
+
+Each error is also the matching builtin, so callers may catch the narrow type or the builtin one:
+
+- :class:`ShoeError` — the base of everything below.
+- :class:`FrameError` (``ValueError``) — bytes on the line that are not a valid frame (COBS,
+  length or CRC); :attr:`FrameError.reason` names which check failed.
+- :class:`MessageError` (``ValueError``) — a frame with a valid CRC whose message is not valid
+  protocol v1 (wrong length, a value out of range); :class:`UnknownMessageError` for a message type
+  this version does not define.
+- :class:`VersionError` (``ValueError``) — the shoe and the host share no protocol version.
+- :class:`LinkClosedError` (``ConnectionError``) — an operation on a closed link.
+- :class:`NotConnectedError` (``ConnectionError``) — a command for the shoe while it is away.
+- :class:`ShoeTimeoutError` (``TimeoutError``) — a wait for the shoe ran out.
+- :class:`FaultSpecError` (``ValueError``) — a fault-injection spec that cannot be parsed.
+
+Transport errors (``serial.SerialException``, ``OSError``) are translated at the driver's edge
+with ``raise ... from``; they never escape the link's reader thread.
+"""
+
+from __future__ import annotations
+
+
+class ShoeError(Exception):
+    """Base of every error raised by the shoe drivers and the virtual shoe."""
+
+
+class FrameError(ShoeError, ValueError):
+    """A frame that fails COBS decoding, the length limits or the CRC.
+
+    :param reason: a short machine-readable cause: ``"cobs"``, ``"short"``, ``"long"``, ``"crc"``.
+    """
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+class MessageError(ShoeError, ValueError):
+    """A frame whose CRC is right but whose message breaks protocol v1 (length or a value)."""
+
+
+class UnknownMessageError(MessageError):
+    """A frame with a valid CRC and a message type this protocol version does not define."""
+
+    def __init__(self, msg_type: int) -> None:
+        super().__init__(f"unknown message type 0x{msg_type:02x}")
+        self.msg_type = msg_type
+
+
+class VersionError(ShoeError, ValueError):
+    """The shoe and the host share no protocol version."""
+
+
+class LinkClosedError(ShoeError, ConnectionError):
+    """The link (or the virtual shoe) was closed; it cannot be used again."""
+
+
+class NotConnectedError(ShoeError, ConnectionError):
+    """The shoe is not connected right now (unplugged, rebooting, never answered)."""
+
+
+class ShoeTimeoutError(ShoeError, TimeoutError):
+    """A wait for the shoe or the link ran out of time."""
+
+
+class FaultSpecError(ShoeError, ValueError):
+    """A fault-injection spec (e.g. ``corrupt=0.01,unplug-every=1000``) that cannot be parsed."""

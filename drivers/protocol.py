@@ -1,0 +1,618 @@
+"""The shoe wire protocol, version 1: frames and messages (pure functions, no I/O).
+
+The normative text is ``docs/protocol.md``; this module implements it for both sides (the host's
+:class:`drivers.shoe.ShoeLink` and the virtual shoe in :mod:`hil.virtual_shoe`).
+
+A frame on the line is ``0x00 COBS(body) 0x00``. The body is::
+
+    type:u8  seq:u32  payload  crc:u16        (all integers big-endian)
+
+where ``crc`` is CRC-16/IBM-3740 (poly 0x1021, init 0xFFFF, not reflected, xorout 0; check value
+0x29B1 for ``b"123456789"``) over ``type``, ``seq`` and ``payload``. A body is at most
+:data:`MAX_BODY` bytes, so an encoded frame between its delimiters is at most
+:data:`MAX_ENCODED` bytes. Every message of v1 has a fixed layout (strings carry a length byte)
+and every value is range-checked on decode: a frame that fails any check is dropped and counted,
+never turned into an event.
+
+Public API: the message classes (:class:`Hello`, :class:`Heartbeat`, :class:`CardMsg`,
+:class:`FaultMsg`, :class:`ButtonMsg`, :class:`HostHello`, :class:`Ack`, :class:`Led`,
+:class:`ResetCounter`), :func:`encode` (message -> frame bytes), :func:`encode_body`,
+:func:`decode_body` (COBS-decoded body -> message), :class:`FrameDecoder` (a byte stream ->
+messages, counting bad frames, resyncing at the next delimiter), :func:`to_event` (a shoe event
+message -> :mod:`shoe_ctl.events` value).
+"""
+
+from __future__ import annotations
+
+import binascii
+import struct
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from cobs import cobs
+
+from drivers.exc import FrameError, MessageError, UnknownMessageError
+from shoe_ctl.events import CardRead, FaultKind, ShoeButton, ShoeFault, ShoeInfo
+from shoe_ctl.rules.cards import Card
+
+PROTOCOL_VERSION = 1
+"""The version this module speaks (the only one so far)."""
+
+DELIMITER = b"\x00"
+MAX_BODY = 254
+"""Largest body (type, seq, payload, crc) in bytes; COBS then adds exactly one byte."""
+MAX_ENCODED = MAX_BODY + 1
+"""Largest COBS-encoded frame between two delimiters, in bytes."""
+HEADER = struct.Struct(">BI")
+CRC = struct.Struct(">H")
+MIN_BODY = HEADER.size + CRC.size
+MAX_STR = 32
+"""Longest firmware / serial-number / fault-detail string, in UTF-8 bytes."""
+SEQ_MAX = 0xFFFFFFFF
+UNREADABLE = 0xFF
+"""Card code on the wire for a card that passed the sensor unread."""
+
+# message types ------------------------------------------------------------------------------
+T_HELLO = 0x01
+T_HEARTBEAT = 0x02
+T_CARD = 0x10
+T_FAULT = 0x11
+T_BUTTON = 0x12
+T_HOST_HELLO = 0x81
+T_ACK = 0x82
+T_LED = 0x83
+T_RESET = 0x84
+
+READERS: tuple[str, ...] = ("rfid", "optical")
+"""Reader kinds by bit of the HELLO ``readers`` mask (bit 0 = rfid, bit 1 = optical)."""
+READER_CODES: Mapping[str, int] = {"none": 0, "rfid": 1, "optical": 2}
+READER_NAMES: Mapping[int, str] = {v: k for k, v in READER_CODES.items()}
+
+FAULT_CODES: Mapping[FaultKind, int] = {
+    FaultKind.MISREAD: 1,
+    FaultKind.JAM: 2,
+    FaultKind.DOUBLE_PULL: 3,
+    FaultKind.COVER_OPEN: 4,
+    FaultKind.READER_ERROR: 5,
+}
+FAULT_KINDS: Mapping[int, FaultKind] = {v: k for k, v in FAULT_CODES.items()}
+
+LED_NAMES: tuple[str, ...] = ("green", "amber", "blue", "white", "red")
+"""The shoe's LEDs by bit of the LED ``leds`` mask (bit 0 = green ... bit 4 = red)."""
+LED_MODES: tuple[str, ...] = ("steady", "blink", "pulse")
+LED_SIGNALS: tuple[str, ...] = (
+    "", "idle", "deal", "burn", "scramble", "cut", "community", "betting", "showdown", "stop",
+    "shoe-fault", "degraded",
+)
+"""Signal names by LED ``signal`` code (0 = none/unnamed pattern)."""
+
+HB_COVER_OPEN = 0x01
+HB_JAMMED = 0x02
+HB_READER_ERROR = 0x04
+HB_FLAGS = HB_COVER_OPEN | HB_JAMMED | HB_READER_ERROR
+
+
+def crc16(data: bytes) -> int:
+    """CRC-16/IBM-3740 of ``data`` (``binascii.crc_hqx(data, 0xFFFF)``), 0..65535."""
+    return binascii.crc_hqx(data, 0xFFFF)
+
+
+# --------------------------------------------------------------------------- messages
+
+
+@dataclass(frozen=True, slots=True)
+class Hello:
+    """Shoe -> host, type 0x01: the shoe's identity and where its sequence stands.
+
+    :param seq: the shoe's *next* sequence number (the one its next new event will take).
+    :param version: the version chosen for this connection (0 = none of the host's range).
+    :param version_min: lowest version the shoe speaks.
+    :param version_max: highest version the shoe speaks.
+    :param boot_id: random per power-up of the shoe (nonzero).
+    :param first_seq: the oldest event it still holds unacked (= ``seq`` when it holds none).
+    :param epoch: the dispense-counter epoch (the last RESET_COUNTER it applied; 0 after boot).
+    :param led_token: the token of the LED pattern it shows (0 = none since boot).
+    :param readers: reader kinds fitted, from :data:`READERS`.
+    :param firmware: firmware version text (UTF-8, at most 32 bytes).
+    :param serial: serial number text (UTF-8, at most 32 bytes).
+    """
+
+    seq: int
+    version: int
+    version_min: int
+    version_max: int
+    boot_id: int
+    first_seq: int
+    epoch: int
+    led_token: int
+    readers: tuple[str, ...]
+    firmware: str
+    serial: str
+    TYPE: ClassVar[int] = T_HELLO
+
+    def info(self) -> ShoeInfo:
+        """The :class:`~shoe_ctl.events.ShoeInfo` of this hello."""
+        return ShoeInfo(self.version, self.firmware, self.serial, self.readers, self.boot_id)
+
+
+@dataclass(frozen=True, slots=True)
+class Heartbeat:
+    """Shoe -> host, type 0x02, sent at least once a second.
+
+    :param seq: the shoe's next sequence number (as in HELLO).
+    :param dispense: the dispense counter (cards since the last counter reset), 0..65535.
+    :param epoch: the dispense-counter epoch.
+    :param led_token: the token of the LED pattern shown.
+    :param cover_open: the cover is open.
+    :param jammed: a jam is present.
+    :param reader_error: a reader is failing.
+    :param unacked: events the shoe holds unacked, 0..65535.
+    """
+
+    seq: int
+    dispense: int
+    epoch: int
+    led_token: int
+    cover_open: bool = False
+    jammed: bool = False
+    reader_error: bool = False
+    unacked: int = 0
+    TYPE: ClassVar[int] = T_HEARTBEAT
+
+
+@dataclass(frozen=True, slots=True)
+class CardMsg:
+    """Shoe -> host, type 0x10, an event: one card left the shoe.
+
+    :param card: the card, or ``None`` when it passed the sensor unread.
+    :param reader: ``"rfid"`` or ``"optical"``; ``"none"`` exactly when ``card`` is ``None``.
+    :param dispense: the dispense counter after this card, 1..65535.
+    :param epoch: the dispense-counter epoch the counter belongs to.
+    """
+
+    seq: int
+    card: Card | None
+    reader: str
+    dispense: int
+    epoch: int = 0
+    TYPE: ClassVar[int] = T_CARD
+
+
+@dataclass(frozen=True, slots=True)
+class FaultMsg:
+    """Shoe -> host, type 0x11, an event: a fault appeared (or cleared)."""
+
+    seq: int
+    kind: FaultKind
+    cleared: bool = False
+    detail: str = ""
+    TYPE: ClassVar[int] = T_FAULT
+
+
+@dataclass(frozen=True, slots=True)
+class ButtonMsg:
+    """Shoe -> host, type 0x12, an event: shoe button ``button`` (1..255) was pressed."""
+
+    seq: int
+    button: int
+    TYPE: ClassVar[int] = T_BUTTON
+
+
+@dataclass(frozen=True, slots=True)
+class HostHello:
+    """Host -> shoe, type 0x81: the host's version range; the shoe answers with HELLO.
+
+    ``seq`` of host frames is the host's own frame counter (informative only)."""
+
+    seq: int
+    version_min: int = PROTOCOL_VERSION
+    version_max: int = PROTOCOL_VERSION
+    TYPE: ClassVar[int] = T_HOST_HELLO
+
+
+@dataclass(frozen=True, slots=True)
+class Ack:
+    """Host -> shoe, type 0x82.
+
+    :param acked: every event up to and including ``acked`` is durably recorded (0 = none); the
+        shoe may forget them.
+    :param want: the next sequence the host needs; it has received every event below ``want``.
+    :param resend: the host saw a hole (an event after ``want`` arrived, or a heartbeat announced
+        more): the shoe resends its events from ``want`` at once.
+    """
+
+    seq: int
+    acked: int
+    want: int
+    resend: bool = False
+    TYPE: ClassVar[int] = T_ACK
+
+
+@dataclass(frozen=True, slots=True)
+class Led:
+    """Host -> shoe, type 0x83: show this pattern on the shoe's LEDs.
+
+    :param token: 1..255, changes with every new pattern; the shoe echoes it in HEARTBEAT.
+    :param signal: the signal's name (one of :data:`LED_SIGNALS`, ``""`` for none).
+    :param leds: names from :data:`LED_NAMES` that light.
+    :param mode: ``"steady"``, ``"blink"`` or ``"pulse"``.
+    :param on_ms: milliseconds on (or fade-in), 0..65535.
+    :param off_ms: milliseconds off (or fade-out), 0..65535.
+    """
+
+    seq: int
+    token: int
+    signal: str
+    leds: tuple[str, ...] = ()
+    mode: str = "steady"
+    on_ms: int = 0
+    off_ms: int = 0
+    TYPE: ClassVar[int] = T_LED
+
+
+@dataclass(frozen=True, slots=True)
+class ResetCounter:
+    """Host -> shoe, type 0x84: set the dispense counter to 0 under ``epoch`` (1..65535).
+
+    Idempotent: the shoe applies it only when ``epoch`` differs from its current epoch."""
+
+    seq: int
+    epoch: int
+    TYPE: ClassVar[int] = T_RESET
+
+
+Message = Hello | Heartbeat | CardMsg | FaultMsg | ButtonMsg | HostHello | Ack | Led | ResetCounter
+EventMsg = CardMsg | FaultMsg | ButtonMsg
+EVENT_TYPES: tuple[type, ...] = (CardMsg, FaultMsg, ButtonMsg)
+
+
+# --------------------------------------------------------------------------- payload codecs
+
+_HELLO = struct.Struct(">BBBIIHBB")
+_HEARTBEAT = struct.Struct(">HHBBH")
+_CARD = struct.Struct(">BBHH")
+_FAULT = struct.Struct(">BB")
+_BUTTON = struct.Struct(">B")
+_HOST_HELLO = struct.Struct(">BB")
+_ACK = struct.Struct(">IIB")
+_LED = struct.Struct(">BBBBHH")
+_RESET = struct.Struct(">H")
+
+
+def _text(value: str, what: str) -> bytes:
+    raw = value.encode("utf-8")
+    if len(raw) > MAX_STR:
+        raise MessageError(f"{what} is {len(raw)} bytes; at most {MAX_STR}")
+    return bytes([len(raw)]) + raw
+
+
+def _read_text(buf: bytes, pos: int, what: str) -> tuple[str, int]:
+    if pos >= len(buf):
+        raise MessageError(f"{what}: missing length byte")
+    n = buf[pos]
+    if n > MAX_STR:
+        raise MessageError(f"{what}: length {n} > {MAX_STR}")
+    end = pos + 1 + n
+    if end > len(buf):
+        raise MessageError(f"{what}: {n} bytes announced, {len(buf) - pos - 1} present")
+    try:
+        return buf[pos + 1 : end].decode("utf-8"), end
+    except UnicodeDecodeError as exc:
+        raise MessageError(f"{what}: not UTF-8") from exc
+
+
+def _mask(names: Iterable[str], table: tuple[str, ...], what: str) -> int:
+    mask = 0
+    for name in names:
+        try:
+            mask |= 1 << table.index(name)
+        except ValueError:
+            raise MessageError(f"{what}: unknown name {name!r} (known: {', '.join(table)})") from None
+    return mask
+
+
+def _names(mask: int, table: tuple[str, ...], what: str) -> tuple[str, ...]:
+    if mask >> len(table):
+        raise MessageError(f"{what}: unknown bits in mask 0x{mask:02x}")
+    return tuple(name for i, name in enumerate(table) if mask >> i & 1)
+
+
+def _check(cond: bool, text: str) -> None:
+    if not cond:
+        raise MessageError(text)
+
+
+def _payload(msg: Message) -> bytes:
+    """The payload bytes of ``msg`` (validated).
+
+    :raises MessageError: a value out of its range.
+    """
+    try:
+        if isinstance(msg, CardMsg):
+            code = UNREADABLE if msg.card is None else msg.card.code
+            reader = READER_CODES.get(msg.reader)
+            _check(reader is not None, f"unknown reader {msg.reader!r}")
+            _check((msg.card is None) == (reader == 0), "reader must be 'none' exactly for an unreadable card")
+            _check(msg.dispense >= 1, "dispense counter of a card is at least 1")
+            return _CARD.pack(code, reader or 0, msg.dispense, msg.epoch)
+        if isinstance(msg, Ack):
+            _check(msg.want >= 1 and msg.acked < msg.want, "ACK needs acked < want and want >= 1")
+            return _ACK.pack(msg.acked, msg.want, int(msg.resend))
+        if isinstance(msg, Heartbeat):
+            flags = (HB_COVER_OPEN * msg.cover_open) | (HB_JAMMED * msg.jammed) | (HB_READER_ERROR * msg.reader_error)
+            return _HEARTBEAT.pack(msg.dispense, msg.epoch, msg.led_token, flags, msg.unacked)
+        if isinstance(msg, Hello):
+            _check(1 <= msg.version_min <= msg.version_max, "HELLO needs 1 <= version_min <= version_max")
+            _check(msg.version == 0 or msg.version_min <= msg.version <= msg.version_max,
+                   "HELLO version outside its own range")
+            _check(msg.boot_id != 0, "boot id 0 is reserved")
+            _check(1 <= msg.first_seq <= msg.seq, "HELLO needs 1 <= first_seq <= seq")
+            readers = _mask(msg.readers, READERS, "readers")
+            _check(readers != 0, "a shoe has at least one reader")
+            return (_HELLO.pack(msg.version, msg.version_min, msg.version_max, msg.boot_id, msg.first_seq,
+                                msg.epoch, msg.led_token, readers)
+                    + _text(msg.firmware, "firmware") + _text(msg.serial, "serial"))
+        if isinstance(msg, FaultMsg):
+            return _FAULT.pack(FAULT_CODES[FaultKind(msg.kind)], int(msg.cleared)) + _text(msg.detail, "detail")
+        if isinstance(msg, ButtonMsg):
+            _check(1 <= msg.button <= 255, "button number is 1..255")
+            return _BUTTON.pack(msg.button)
+        if isinstance(msg, HostHello):
+            _check(1 <= msg.version_min <= msg.version_max, "HOST_HELLO needs 1 <= version_min <= version_max")
+            return _HOST_HELLO.pack(msg.version_min, msg.version_max)
+        if isinstance(msg, Led):
+            _check(1 <= msg.token <= 255, "LED token is 1..255")
+            _check(msg.signal in LED_SIGNALS, f"unknown LED signal {msg.signal!r}")
+            _check(msg.mode in LED_MODES, f"unknown LED mode {msg.mode!r}")
+            return _LED.pack(msg.token, LED_SIGNALS.index(msg.signal), _mask(msg.leds, LED_NAMES, "leds"),
+                             LED_MODES.index(msg.mode), msg.on_ms, msg.off_ms)
+        if isinstance(msg, ResetCounter):
+            _check(1 <= msg.epoch <= 0xFFFF, "epoch is 1..65535")
+            return _RESET.pack(msg.epoch)
+    except struct.error as exc:
+        raise MessageError(f"{type(msg).__name__}: value out of range: {exc}") from exc
+    raise MessageError(f"not a protocol message: {msg!r}")
+
+
+def encode_body(msg: Message) -> bytes:
+    """The body of ``msg``: header, payload and CRC (not yet COBS-encoded).
+
+    :raises MessageError: a value out of its range, or a body over :data:`MAX_BODY` bytes.
+    """
+    if not 0 <= msg.seq <= SEQ_MAX:
+        raise MessageError(f"seq {msg.seq} outside 0..{SEQ_MAX}")
+    data = HEADER.pack(msg.TYPE, msg.seq) + _payload(msg)
+    body = data + CRC.pack(crc16(data))
+    if len(body) > MAX_BODY:
+        raise MessageError(f"body of {len(body)} bytes exceeds {MAX_BODY}")
+    return body
+
+
+def encode(msg: Message) -> bytes:
+    """The frame of ``msg`` as sent on the line: ``0x00 COBS(body) 0x00``.
+
+    :raises MessageError: see :func:`encode_body`.
+    """
+    return DELIMITER + cobs.encode(encode_body(msg)) + DELIMITER
+
+
+def _decode_payload(mtype: int, seq: int, p: bytes) -> Message:
+    if mtype == T_CARD:
+        _check(len(p) == _CARD.size, f"CARD payload is {len(p)} bytes, expected {_CARD.size}")
+        code, reader, dispense, epoch = _CARD.unpack(p)
+        _check(code < 52 or code == UNREADABLE, f"card code {code} is not 0..51 or 255")
+        _check(reader in READER_NAMES, f"reader code {reader} unknown")
+        _check((code == UNREADABLE) == (reader == 0), "reader 0 exactly for an unreadable card")
+        _check(dispense >= 1, "dispense counter of a card is at least 1")
+        return CardMsg(seq, None if code == UNREADABLE else Card(code), READER_NAMES[reader], dispense, epoch)
+    if mtype == T_ACK:
+        _check(len(p) == _ACK.size, f"ACK payload is {len(p)} bytes, expected {_ACK.size}")
+        acked, want, flags = _ACK.unpack(p)
+        _check(want >= 1 and acked < want, "ACK needs acked < want and want >= 1")
+        _check(flags in (0, 1), f"ACK flags 0x{flags:02x} has unknown bits")
+        return Ack(seq, acked, want, bool(flags))
+    if mtype == T_HEARTBEAT:
+        _check(len(p) == _HEARTBEAT.size, f"HEARTBEAT payload is {len(p)} bytes, expected {_HEARTBEAT.size}")
+        dispense, epoch, token, flags, unacked = _HEARTBEAT.unpack(p)
+        _check(flags & ~HB_FLAGS == 0, f"HEARTBEAT flags 0x{flags:02x} has unknown bits")
+        return Heartbeat(seq, dispense, epoch, token, bool(flags & HB_COVER_OPEN), bool(flags & HB_JAMMED),
+                         bool(flags & HB_READER_ERROR), unacked)
+    if mtype == T_HELLO:
+        _check(len(p) >= _HELLO.size + 2, f"HELLO payload is {len(p)} bytes, at least {_HELLO.size + 2}")
+        version, vmin, vmax, boot_id, first_seq, epoch, token, readers = _HELLO.unpack_from(p)
+        firmware, pos = _read_text(p, _HELLO.size, "firmware")
+        serial, pos = _read_text(p, pos, "serial")
+        _check(pos == len(p), f"HELLO has {len(p) - pos} bytes after its last field")
+        _check(1 <= vmin <= vmax, "HELLO needs 1 <= version_min <= version_max")
+        _check(version == 0 or vmin <= version <= vmax, "HELLO version outside its own range")
+        _check(boot_id != 0, "boot id 0 is reserved")
+        _check(1 <= first_seq <= seq, "HELLO needs 1 <= first_seq <= seq")
+        names = _names(readers, READERS, "readers")
+        _check(bool(names), "a shoe has at least one reader")
+        return Hello(seq, version, vmin, vmax, boot_id, first_seq, epoch, token, names, firmware, serial)
+    if mtype == T_FAULT:
+        _check(len(p) >= _FAULT.size + 1, f"FAULT payload is {len(p)} bytes, at least {_FAULT.size + 1}")
+        kind, cleared = _FAULT.unpack_from(p)
+        _check(kind in FAULT_KINDS, f"fault kind {kind} unknown")
+        _check(cleared in (0, 1), f"FAULT cleared flag {cleared} is not 0 or 1")
+        detail, pos = _read_text(p, _FAULT.size, "detail")
+        _check(pos == len(p), f"FAULT has {len(p) - pos} bytes after its last field")
+        return FaultMsg(seq, FAULT_KINDS[kind], bool(cleared), detail)
+    if mtype == T_BUTTON:
+        _check(len(p) == _BUTTON.size, f"BUTTON payload is {len(p)} bytes, expected {_BUTTON.size}")
+        _check(p[0] >= 1, "button number is 1..255")
+        return ButtonMsg(seq, p[0])
+    if mtype == T_HOST_HELLO:
+        _check(len(p) == _HOST_HELLO.size, f"HOST_HELLO payload is {len(p)} bytes, expected {_HOST_HELLO.size}")
+        vmin, vmax = _HOST_HELLO.unpack(p)
+        _check(1 <= vmin <= vmax, "HOST_HELLO needs 1 <= version_min <= version_max")
+        return HostHello(seq, vmin, vmax)
+    if mtype == T_LED:
+        _check(len(p) == _LED.size, f"LED payload is {len(p)} bytes, expected {_LED.size}")
+        token, signal, leds, mode, on_ms, off_ms = _LED.unpack(p)
+        _check(token >= 1, "LED token is 1..255")
+        _check(signal < len(LED_SIGNALS), f"LED signal code {signal} unknown")
+        _check(mode < len(LED_MODES), f"LED mode code {mode} unknown")
+        return Led(seq, token, LED_SIGNALS[signal], _names(leds, LED_NAMES, "leds"), LED_MODES[mode], on_ms, off_ms)
+    if mtype == T_RESET:
+        _check(len(p) == _RESET.size, f"RESET_COUNTER payload is {len(p)} bytes, expected {_RESET.size}")
+        (epoch,) = _RESET.unpack(p)
+        _check(epoch >= 1, "epoch is 1..65535")
+        return ResetCounter(seq, epoch)
+    raise UnknownMessageError(mtype)
+
+
+def decode_body(body: bytes) -> Message:
+    """The message in a COBS-decoded ``body`` (header, payload, CRC).
+
+    :raises FrameError: too short, too long or a CRC mismatch (``reason`` "short", "long", "crc").
+    :raises UnknownMessageError: a valid CRC and a type v1 does not define.
+    :raises MessageError: a valid CRC and a payload that breaks v1 (length, range).
+    """
+    if len(body) < MIN_BODY:
+        raise FrameError("short", f"body of {len(body)} bytes is shorter than {MIN_BODY}")
+    if len(body) > MAX_BODY:
+        raise FrameError("long", f"body of {len(body)} bytes exceeds {MAX_BODY}")
+    data = body[:-2]
+    (crc,) = CRC.unpack_from(body, len(body) - 2)
+    if crc16(data) != crc:
+        raise FrameError("crc", f"CRC 0x{crc:04x} does not match 0x{crc16(data):04x}")
+    mtype, seq = HEADER.unpack_from(data)
+    return _decode_payload(mtype, seq, data[HEADER.size :])
+
+
+def decode_frame(encoded: bytes) -> Message:
+    """The message in one COBS-encoded frame (without its delimiters).
+
+    :raises FrameError: bad COBS (``reason`` "cobs"), too long, too short or a CRC mismatch.
+    :raises MessageError: see :func:`decode_body`.
+    """
+    if len(encoded) > MAX_ENCODED:
+        raise FrameError("long", f"frame of {len(encoded)} bytes exceeds {MAX_ENCODED}")
+    try:
+        body = cobs.decode(encoded)
+    except cobs.DecodeError as exc:
+        raise FrameError("cobs", f"bad COBS encoding: {exc}") from exc
+    return decode_body(body)
+
+
+@dataclass
+class DecoderStats:
+    """What a :class:`FrameDecoder` has seen: ``frames`` valid messages, ``bad_frames`` dropped
+    frames (COBS, length, CRC, message checks), ``unknown`` valid frames of unknown type (also
+    dropped, counted apart so a newer shoe is recognisable), ``reasons`` bad frames by cause."""
+
+    frames: int = 0
+    bad_frames: int = 0
+    unknown: int = 0
+    reasons: dict[str, int] = field(default_factory=dict)
+
+
+class FrameDecoder:
+    """Turns a byte stream into messages: splits at 0x00, decodes, drops and counts bad frames.
+
+    Bytes after the last delimiter wait for more input; a run longer than :data:`MAX_ENCODED`
+    without a delimiter is dropped (one bad frame) and decoding resyncs at the next delimiter.
+    Not thread-safe: one reader feeds it.
+    """
+
+    def __init__(self) -> None:
+        self._buf = b""
+        self._discarding = False
+        self.stats = DecoderStats()
+
+    def reset(self) -> None:
+        """Forget any partial frame (after a reconnect)."""
+        self._buf = b""
+        self._discarding = False
+
+    def _bad(self, reason: str) -> None:
+        self.stats.bad_frames += 1
+        self.stats.reasons[reason] = self.stats.reasons.get(reason, 0) + 1
+
+    def feed(self, data: bytes) -> list[Message]:
+        """Decode every complete frame in ``data`` (plus what was buffered), in order."""
+        out: list[Message] = []
+        parts = (self._buf + data).split(DELIMITER)
+        self._buf = parts.pop()
+        for part in parts:
+            if self._discarding:
+                self._discarding = False
+                continue
+            if not part:
+                continue
+            try:
+                out.append(decode_frame(part))
+            except UnknownMessageError:
+                self.stats.unknown += 1
+                continue
+            except FrameError as exc:
+                self._bad(exc.reason)
+                continue
+            except MessageError:
+                self._bad("message")
+                continue
+            self.stats.frames += 1
+        if len(self._buf) > MAX_ENCODED:
+            self._buf = b""
+            if not self._discarding:
+                self._discarding = True
+                self._bad("long")
+        return out
+
+
+def to_event(msg: EventMsg) -> CardRead | ShoeFault | ShoeButton:
+    """The :mod:`shoe_ctl.events` value of a shoe event message."""
+    if isinstance(msg, CardMsg):
+        return CardRead(msg.seq, msg.card, msg.reader, msg.dispense)
+    if isinstance(msg, FaultMsg):
+        return ShoeFault(msg.seq, msg.kind, msg.cleared, msg.detail)
+    return ShoeButton(msg.seq, msg.button)
+
+
+def message_to_json(msg: Message) -> dict[str, Any]:
+    """A JSON-safe dict of ``msg`` (``{"type": "CARD", "seq": 7, ...}``), as the test vectors
+    in ``tests/vectors/protocol_v1.json`` write them."""
+    out: dict[str, Any] = {"type": TYPE_NAMES[msg.TYPE]}
+    for name in msg.__dataclass_fields__:
+        value = getattr(msg, name)
+        if isinstance(value, Card):
+            value = str(value)
+        elif isinstance(value, tuple):
+            value = list(value)
+        elif isinstance(value, FaultKind):
+            value = str(value)
+        out[name] = value
+    return out
+
+
+def message_from_json(data: Mapping[str, Any]) -> Message:
+    """The message a :func:`message_to_json` dict describes.
+
+    :raises MessageError: unknown type name or fields.
+    """
+    fields = dict(data)
+    name = fields.pop("type", None)
+    cls = TYPES_BY_NAME.get(str(name))
+    if cls is None:
+        raise MessageError(f"unknown message type name {name!r}")
+    if "card" in fields:
+        fields["card"] = None if fields["card"] is None else Card.parse(fields["card"])
+    if "kind" in fields:
+        fields["kind"] = FaultKind(fields["kind"])
+    for key in ("readers", "leds"):
+        if key in fields:
+            fields[key] = tuple(fields[key])
+    try:
+        msg: Message = cls(**fields)
+    except TypeError as exc:
+        raise MessageError(f"{name}: {exc}") from exc
+    return msg
+
+
+TYPES_BY_NAME: Mapping[str, Any] = {
+    "HELLO": Hello, "HEARTBEAT": Heartbeat, "CARD": CardMsg, "FAULT": FaultMsg, "BUTTON": ButtonMsg,
+    "HOST_HELLO": HostHello, "ACK": Ack, "LED": Led, "RESET_COUNTER": ResetCounter,
+}
+TYPE_NAMES: Mapping[int, str] = {cls.TYPE: name for name, cls in TYPES_BY_NAME.items()}

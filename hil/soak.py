@@ -1,0 +1,223 @@
+"""``shoe-ctl hil soak``: many cards through the virtual shoe, the line, and :class:`ShoeLink`.
+
+The shoe records every event it sends (by sequence number); a consumer thread checks every event
+the link delivers against that record. Lost means sent and never delivered (events a rebooted
+shoe dropped and the host reported as a :class:`~shoe_ctl.events.SequenceGap` are counted apart
+as ``gap_reported``); duplicated means delivered twice; out of order means delivered after a
+higher sequence; mismatched means delivered with other content than was sent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import queue
+import sys
+import threading
+import time
+from array import array
+from typing import Any
+
+from drivers import protocol as p
+from drivers.shoe import ShoeLink
+from hil.deck import Deck
+from hil.virtual_shoe import Faults, VirtualShoe
+from shoe_ctl.events import CardRead, LinkChanged, LinkStatus, SequenceGap, ShoeButton, ShoeFault
+
+NO_CARD = -1
+UNREAD = 52
+
+
+class _Record:
+    """What the shoe sent, by sequence (compact: 1M cards take a few MB)."""
+
+    def __init__(self) -> None:
+        self.code = array("b")      # card code, UNREAD, or NO_CARD (fault/button)
+        self.dispense = array("l")
+        self.lock = threading.Lock()
+
+    def on_event(self, msg: p.EventMsg) -> None:
+        with self.lock:
+            while len(self.code) < msg.seq:
+                self.code.append(NO_CARD)
+                self.dispense.append(0)
+            i = msg.seq - 1
+            if isinstance(msg, p.CardMsg):
+                self.code[i] = UNREAD if msg.card is None else msg.card.code
+                self.dispense[i] = msg.dispense
+
+
+def run_soak(cards: int, faults: Faults | str | None = None, seed: int = 0, *, transport: str = "pty",
+             window: int = 256, stall_s: float = 60.0, progress: Any = None) -> dict[str, Any]:
+    """Pull ``cards`` cards through the full serial stack and check every delivered event.
+
+    :param cards: pulls (a double pull makes two card events of one pull).
+    :param faults: a :class:`Faults` or spec string.
+    :param window: the puller waits while the shoe holds more unacked events than this (a dealer
+        cannot outrun the link by much either).
+    :param stall_s: give up when nothing is delivered for this long after the last pull.
+    :param progress: a text stream for one progress line every 10 %, or None.
+    :returns: the result dict (see ``docs/protocol.md``).
+    """
+    faults = faults if isinstance(faults, Faults) else Faults.parse(faults)
+    record = _Record()
+    events: queue.Queue[Any] = queue.Queue()
+    shoe = VirtualShoe(Deck.seeded(seed), transport=transport, faults=faults, seed=seed, record=False,
+                       on_event=record.on_event)
+    seen = bytearray()
+    counts = {"delivered": 0, "duplicated": 0, "out_of_order": 0, "mismatched": 0, "faults": 0,
+              "buttons": 0, "disconnects": 0, "degraded": 0}
+    gaps: list[tuple[int, int]] = []
+    last_seq = [0]
+    done = threading.Event()
+
+    def consume() -> None:
+        while not done.is_set() or not events.empty():
+            try:
+                ev = events.get(timeout=0.05)
+            except queue.Empty:
+                continue
+            if isinstance(ev, CardRead | ShoeFault | ShoeButton):
+                seq = ev.seq
+                if seq < last_seq[0]:
+                    counts["out_of_order"] += 1
+                last_seq[0] = max(last_seq[0], seq)
+                while len(seen) < seq:
+                    seen.append(0)
+                if seen[seq - 1]:
+                    counts["duplicated"] += 1
+                    continue
+                seen[seq - 1] = 1
+                with record.lock:
+                    sent_code = record.code[seq - 1] if seq <= len(record.code) else None
+                    sent_disp = record.dispense[seq - 1] if seq <= len(record.dispense) else None
+                if isinstance(ev, CardRead):
+                    code = UNREAD if ev.card is None else ev.card.code
+                    if code != sent_code or ev.dispense != sent_disp:
+                        counts["mismatched"] += 1
+                    counts["delivered"] += 1
+                elif sent_code != NO_CARD:
+                    counts["mismatched"] += 1
+                else:
+                    counts["faults" if isinstance(ev, ShoeFault) else "buttons"] += 1
+            elif isinstance(ev, SequenceGap):
+                gaps.append((ev.expected, ev.got))
+            elif isinstance(ev, LinkChanged):
+                if ev.status == LinkStatus.DISCONNECTED:
+                    counts["disconnects"] += 1
+                elif ev.status == LinkStatus.DEGRADED:
+                    counts["degraded"] += 1
+
+    consumer = threading.Thread(target=consume, name="soak-consumer", daemon=True)
+    t0 = time.monotonic()
+    shoe.start()
+    link = ShoeLink(shoe.url, events, auto_ack=True)
+    consumer.start()
+    link.start()
+    try:
+        link.wait_connected(10.0)
+        reloads = 0
+        step = max(1, cards // 10)
+        for n in range(1, cards + 1):
+            if shoe.remaining() < 2:
+                reloads += 1
+                shoe.reload(Deck.seeded(seed * 1_000_003 + reloads))
+            while shoe.unacked_count() > window:
+                time.sleep(0.0005)
+            shoe.pull()
+            if progress is not None and n % step == 0:
+                print(f"soak: {n}/{cards} pulled, {counts['delivered']} delivered, "
+                      f"{time.monotonic() - t0:.1f} s", file=progress, flush=True)
+        with record.lock:
+            sent_cards = sum(1 for c in record.code if c != NO_CARD)
+        last_count, last_change = -1, time.monotonic()
+        while True:
+            got = counts["delivered"]
+            if got != last_count:
+                last_count, last_change = got, time.monotonic()
+            if shoe.unacked_count() == 0 and got + _lost_to_gaps(record, gaps, seen) >= sent_cards:
+                break
+            if time.monotonic() - last_change > stall_s:
+                break
+            time.sleep(0.01)
+    finally:
+        link.close()
+        done.set()
+        consumer.join(10.0)
+        shoe.close()
+    seconds = time.monotonic() - t0
+    stats = link.stats
+    with record.lock:
+        total = len(record.code)
+        sent_cards = sum(1 for c in record.code if c != NO_CARD)
+    missing = [s for s in range(1, total + 1) if (s > len(seen) or not seen[s - 1])]
+    covered = [s for s in missing if any(a <= s < b for a, b in gaps)]
+    missing_cards = [s for s in missing if record.code[s - 1] != NO_CARD]
+    lost = sum(1 for s in missing_cards if not any(a <= s < b for a, b in gaps))
+    return {
+        "cards": cards,
+        "sent": sent_cards,
+        "delivered": counts["delivered"],
+        "lost": lost,
+        "duplicated": counts["duplicated"],
+        "out_of_order": counts["out_of_order"],
+        "mismatched": counts["mismatched"],
+        "gap_reported": len(covered),
+        "lost_on_reboot": shoe.lost_on_reboot,
+        "bad_frames": stats.bad_frames,
+        "host_bad_frames": shoe.host_bad_frames,
+        "reconnects": stats.reconnects,
+        "resends": shoe.resent,
+        "resend_requests": stats.resends,
+        "duplicates_dropped": stats.duplicates_dropped,
+        "gaps": stats.gaps,
+        "faults": counts["faults"],
+        "seconds": round(seconds, 3),
+        "cards_per_s": round(cards / seconds, 1) if seconds else None,
+        "faults_spec": _spec_text(faults),
+        "seed": seed,
+        "transport": transport,
+    }
+
+
+def _lost_to_gaps(record: _Record, gaps: list[tuple[int, int]], seen: bytearray) -> int:
+    if not gaps:
+        return 0
+    n = 0
+    with record.lock:
+        for a, b in gaps:
+            for s in range(a, b):
+                if s <= len(record.code) and record.code[s - 1] != NO_CARD and (s > len(seen) or not seen[s - 1]):
+                    n += 1
+    return n
+
+
+def _spec_text(faults: Faults) -> str:
+    parts = []
+    for name, value in vars(faults).items():
+        if name == "schedule":
+            continue
+        default = Faults.__dataclass_fields__[name].default
+        if value != default:
+            parts.append(f"{name.replace('_', '-')}={value}")
+    for at, actions in sorted(faults.schedule.items()):
+        parts.extend(f"{a}-at={at}" for a in actions)
+    return ",".join(parts)
+
+
+def passed(result: dict[str, Any]) -> bool:
+    """True when nothing was lost, duplicated, reordered or changed."""
+    return not (result["lost"] or result["duplicated"] or result["out_of_order"] or result["mismatched"])
+
+
+def main(args: argparse.Namespace) -> int:
+    """The ``shoe-ctl hil soak`` command: exit 0 only when :func:`passed`."""
+    result = run_soak(args.cards, args.faults, args.seed, transport=args.transport,
+                      progress=None if args.json else sys.stderr)
+    if args.json:
+        print(json.dumps(result, separators=(",", ":")), flush=True)
+    else:
+        for key, value in result.items():
+            print(f"{key:>20}: {value}")
+        print("PASS" if passed(result) else "FAIL")
+    return 0 if passed(result) else 1
