@@ -139,6 +139,7 @@ class ShoeLink:
         self._reset_target: int | None = None
         self._shoe_epoch = 0
         self._last_cmd_tx = 0.0
+        self._heartbeat: p.Heartbeat | None = None
 
     # ------------------------------------------------------------------ public API
 
@@ -203,6 +204,12 @@ class ShoeLink:
     def connected(self) -> bool:
         """True while a session with the shoe is up (``connected`` or ``degraded``)."""
         return self._connected_evt.is_set()
+
+    @property
+    def shoe_state(self) -> p.Heartbeat | None:
+        """The shoe's last heartbeat (dispense counter, epoch, LED token shown, cover/jam/reader
+        flags, unacked count), or None before the first one of this link."""
+        return self._heartbeat
 
     @property
     def acked(self) -> int:
@@ -455,6 +462,7 @@ class ShoeLink:
                 self._note_epoch(msg.epoch)
             self._on_event(msg, state, now)
         elif isinstance(msg, p.Heartbeat):
+            self._heartbeat = msg
             self._shoe_led_token = msg.led_token
             self._note_epoch(msg.epoch)
             if msg.seq > self._expected:
