@@ -508,7 +508,9 @@ class VirtualShoe:
                 tmp.unlink()
             except FileNotFoundError:
                 pass
-            os.symlink(os.ttyname(slave), tmp)
+            # the link names the slave through this process's fd table: a pty's /dev/pts name
+            # may resolve in another devpts instance (containers), the fd never does
+            os.symlink(f"/proc/{os.getpid()}/fd/{slave}", tmp)
             os.replace(tmp, self.link_path)
         self._plugged = True
         self._decoder.reset()
