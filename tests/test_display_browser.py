@@ -130,3 +130,50 @@ def test_alert_shows_and_clears_when_acknowledged(page: Any, sink: DisplaySink,
     assert event.action is DealerAction.ACK_ALERT and event.args["code"] == "duplicate-card"
     state = json.loads(page.evaluate("fetch('/state').then(r => r.text())"))
     assert state["alerts"] == []
+
+
+def test_page_follows_the_machine_and_a_fold_touch_reaches_it(browser: Any) -> None:
+    """The real dealing machine behind the controller: 3rd street dealt from card reads, the
+    page shows it without hole cards, a touch on Fold folds the seat in the machine."""
+    pytest.importorskip("shoe_ctl.service.controller", reason="the service is not available yet")
+    from shoe_ctl.config import load_profile
+    from shoe_ctl.events import CardRead
+    from shoe_ctl.machine import Dealing
+    from shoe_ctl.rules.cards import parse_card
+    from shoe_ctl.service.controller import Controller
+
+    controller = Controller(Dealing({"tda": load_profile("tda")}))
+    sink = start_display("127.0.0.1", 0, controller.post)
+    controller.add_sink(sink)
+    controller.start()
+    context = browser.new_context(viewport={"width": 1024, "height": 600}, has_touch=True)
+    try:
+        page = context.new_page()
+        page.goto(sink.url)
+        page.wait_for_selector("#conn:text('live')", timeout=5000)
+        downs = ["Ah", "Kd", "7c", "7s", "Qh", "2d", "9s", "Tc"]   # seats 1-4, two rounds
+        ups = ["Kh", "2c", "9d", "Qs"]                              # 2c brings in
+        controller.post(DealerInput(DealerAction.NEW_HAND, None, {"seats": [1, 2, 3, 4], "game": "stud",
+                                                                  "rules": "tda"}))
+        for seq, text in enumerate(downs[0::2] + downs[1::2] + ups, start=1):
+            controller.post(CardRead(seq, parse_card(text), "rfid", seq))
+        assert controller.wait_idle(5)
+        page.locator(".seat[data-seat='2'] .tags .bring-in").wait_for(timeout=5000)
+        shown = set(page.locator(".card:not(.back)").all_inner_texts())
+        assert shown == {GLYPHS.get(c) or c[:-1] + SUIT[c[-1]] for c in ups}
+        assert page.locator(".card.back").count() == 8
+        page.locator(".seat[data-seat='3']").tap()
+        page.locator("button[data-action='fold']").tap()
+        page.wait_for_selector("#toast:has-text('sent: fold seat 3')", timeout=5000)  # the POST was answered
+        assert controller.wait_idle(5)
+        assert controller.machine.public_state()["seats"][2]["status"] == "folded"  # reached the machine
+        page.locator("button[data-action='betting-complete']").tap()
+        page.wait_for_selector(".seat[data-seat='3'].folded", timeout=5000)
+        assert controller.wait_idle(5)
+        assert page.inner_text("#street") == "4th"
+        assert page.get_attribute("#leds", "data-pattern") == "burn"
+        assert "9♦" in page.locator(".seat[data-seat='3']").inner_text()  # keeps its upcard
+    finally:
+        context.close()
+        controller.close()
+        sink.close()
