@@ -78,6 +78,19 @@ def test_model_follows_the_feed_and_keeps_folded_upcards() -> None:
     assert model.snapshot()["seats"][0]["up"] == []
 
 
+def test_model_keeps_the_richer_instruction() -> None:
+    model = DisplayModel()
+    model.apply(Instruction(Signal.SCRAMBLE, "Scramble", street="7th", cards=("stub", "burn 4th")))
+    st = state("7th", [seat(1, ["5h"])])
+    st["instruction"] = {"signal": "scramble", "text": "Scramble", "seat": None, "face": None}
+    model.apply(DisplayUpdate(st))
+    assert model.snapshot()["instruction"]["cards"] == ["stub", "burn 4th"]
+    st["instruction"] = {"signal": "cut", "text": "Cut", "seat": None, "face": None}
+    model.apply(DisplayUpdate(st))
+    ins = model.snapshot()["instruction"]
+    assert ins["signal"] == "cut" and "cards" not in ins and ins["led"]["leds"] == ["blue"]
+
+
 def test_model_alerts_until_acknowledged() -> None:
     model = DisplayModel()
     model.apply(Alert("duplicate-card", "Duplicate card", street="4th", seat=3, latched=True))

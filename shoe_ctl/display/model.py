@@ -175,8 +175,12 @@ class DisplayModel:
                 seat["up"] = list(kept)
             else:
                 self._kept_up[number] = up
-        if isinstance(state.get("instruction"), Mapping):
-            self._instruction = self._instruction_dict(state["instruction"])
+        ins = state.get("instruction")
+        if isinstance(ins, Mapping):
+            current = self._instruction or {}
+            same = all(ins.get(k) == current.get(k) for k in ("signal", "text", "seat", "face"))
+            if not same:  # keep the Instruction command's street and cards when it is the same one
+                self._instruction = self._instruction_dict(ins)
         if isinstance(state.get("alerts"), list):
             self._machine_alerts = [a for a in state["alerts"] if isinstance(a, dict)]
             self._local_alerts = [a for a in self._local_alerts
