@@ -180,7 +180,10 @@ class SseReader:
                 return ev
 
     def close(self) -> None:
-        self._sock.shutdown(socket.SHUT_RDWR)
+        try:
+            self._sock.shutdown(socket.SHUT_RDWR)
+        except OSError:  # already closed by the server
+            pass
         self._sock.close()
         self._thread.join(timeout=2)
 
@@ -301,3 +304,16 @@ def test_display_update_with_downcards_never_reaches_state_or_events(sink: Displ
     for doc in (json.dumps(ev), json.dumps(snap), "".join(reader.raw)):
         for card in all_downcards():
             assert card not in doc.replace("down_count", ""), card
+
+
+def test_close_ends_open_event_streams(posted: queue.Queue[Any]) -> None:
+    s = start_display("127.0.0.1", 0, posted.put)
+    reader = SseReader(s.url)
+    try:
+        reader.until(lambda e: True)
+        s.close()
+        assert s._thread is not None and not s._thread.is_alive()
+        reader._thread.join(timeout=2)
+        assert not reader._thread.is_alive()  # the server ended the stream
+    finally:
+        reader.close()
