@@ -97,18 +97,28 @@ def _bring_in_order(game: Game, card: Card) -> int:
     return -card.code
 
 
-def bring_in(game: Game, upcards: Sequence[Card | None]) -> int | None:
+def bring_in(game: Game, upcards: Sequence[Card | None], counts: Sequence[bool] | None = None) -> int | None:
     """Index of the player holding the bring-in card (house 16.3, RP-10-E).
 
     :param upcards: the 3rd-street upcard (door card) of each player dealt in, in player order.
+    :param counts: per player, False for a hand that takes no part in the bring-in: a dead hand
+        (house 16.2: both hole cards exposed, ante returned; it may have no upcard at all).
+        ``None``: every player counts. A killed hand still counts (TDA Rule 30: an absent player
+        dealt the bring-in card posts it; house 16.9: the forced bet is lost);
+        :meth:`~shoe_ctl.rules.hand.HandState.bring_in_counts` gives these flags.
     :returns: the index, or ``None`` when an unknown upcard could hold the bring-in card (or
         no upcard is known). Stud and stud-8: the lowest upcard, ace high, by suit (2c lowest).
         Razz: the highest upcard, ace low, by suit (Ks highest).
+    :raises ValueError: when ``counts`` and ``upcards`` differ in length.
     """
+    if counts is not None and len(counts) != len(upcards):
+        raise ValueError(f"{len(upcards)} upcards but {len(counts)} counts flags")
     best = -1
     best_order = 0
     unknown = False
     for i, card in enumerate(upcards):
+        if counts is not None and not counts[i]:
+            continue
         if card is None:
             unknown = True
             continue
@@ -124,24 +134,30 @@ def bring_in(game: Game, upcards: Sequence[Card | None]) -> int | None:
     return best
 
 
-def first_to_act_third(game: Game, upcards: Sequence[Card | None], can_act: Sequence[bool]) -> int | None:
+def first_to_act_third(
+    game: Game, upcards: Sequence[Card | None], can_act: Sequence[bool], counts: Sequence[bool] | None = None
+) -> int | None:
     """Index of the player who starts the betting on 3rd street (RP-10-E, house 16.4).
 
-    The bring-in; when that player cannot act (all-in for the ante) the next player to the left
-    (clockwise, higher index, wrapping) who can act.
+    The bring-in; when that player cannot act (all-in for the ante, or a killed hand that posts
+    the bring-in under Rule 30) the next player to the left (clockwise, higher index, wrapping)
+    who can act.
 
     :param upcards: door cards in player order.
-    :param can_act: per player, True when the player has chips behind after the ante.
+    :param can_act: per player, True when the player has chips behind after the ante (and is
+        in the hand).
+    :param counts: per player, False for a hand that takes no part in the bring-in (a dead hand,
+        house 16.2); see :func:`bring_in`.
     :returns: the index, or ``None`` when the bring-in is unknown (see :func:`bring_in`) or fewer
         than two players can act (no betting round).
-    :raises ValueError: when the two sequences differ in length.
+    :raises ValueError: when the sequences differ in length.
     """
     n = len(upcards)
     if len(can_act) != n:
         raise ValueError(f"{n} upcards but {len(can_act)} can_act flags")
     if sum(can_act) < 2:
         return None
-    b = bring_in(game, upcards)
+    b = bring_in(game, upcards, counts)
     if b is None:
         return None
     for step in range(n):

@@ -171,6 +171,13 @@ class HandState:
         """Per player index: in hand and not all-in."""
         return [s.can_act for s in self.seats]
 
+    def bring_in_counts(self) -> list[bool]:
+        """Per player index: the upcard takes part in the bring-in (``counts`` of
+        :func:`~shoe_ctl.rules.games.first_to_act_third`). False for a dead hand (house 16.2:
+        both hole cards exposed, ante returned) and a folded one; True for a killed hand (TDA
+        Rule 30: an absent player dealt the bring-in card still posts it; house 16.9)."""
+        return [not (s.dead or s.folded) for s in self.seats]
+
     def live_count(self) -> int:
         """Players remaining in the hand (the *players* part of the required number)."""
         return sum(1 for s in self.seats if s.in_hand)

@@ -1,0 +1,62 @@
+"""Edge cases of the rules core: dead and killed hands on 3rd street, short stubs at their limits."""
+
+from __future__ import annotations
+
+from stubhelp import HOUSE, TDA, Shoe, walk
+
+from shoe_ctl.rules.cards import Card
+from shoe_ctl.rules.games import Game, bring_in, first_to_act_third
+from shoe_ctl.rules.hand import HandState
+from shoe_ctl.rules.irregular import absent_player, exposed_downcard
+from shoe_ctl.rules.stub import plan_street
+
+
+def _cards(text: str) -> list[Card]:
+    return [Card.parse(c) for c in text.split()]
+
+
+def _third_with_dead_hand() -> HandState:
+    """Four players; player 0's two hole cards are dealt face up (house 16.2: dead hand)."""
+    hand = HandState.new(Game.STUD, [1, 2, 3, 4])
+    shoe = Shoe(_cards("Ah Kh Qh Jh Ac Kc Qc Jc 9s 5d 7d") + _cards("2c 3c 4c 5c"))
+    plan = plan_street(HOUSE, hand, "3rd")
+    for step in plan.steps[:8]:
+        hand.record(step, shoe.pull())
+    exposed_downcard(HOUSE, hand, 0, both=True).apply(hand)
+    walk(hand, plan_street(HOUSE, hand, "3rd"), shoe)
+    return hand
+
+
+def test_house_16_2_dead_hand_takes_no_part_in_the_bring_in_house_16_3():
+    """house 16.2 with house 16.3: the dead hand gets no upcard; the bring-in is the lowest upcard
+    among the others (5d), not unknown."""
+    hand = _third_with_dead_hand()
+    assert hand.seats[0].up == [] and hand.seats[0].dead
+    counts = hand.bring_in_counts()
+    assert counts == [False, True, True, True]
+    assert bring_in(Game.STUD, hand.upcards("3rd"), counts) == 2
+    assert first_to_act_third(Game.STUD, hand.upcards("3rd"), hand.can_act(), counts) == 2
+
+
+def test_house_16_2_dead_hand_upcard_shown_does_not_bring_in():
+    """A dead hand whose upcard is showing (2c) does not bring in: it is out of the hand."""
+    ups = _cards("2c 9s 5d 7d")
+    counts = [False, True, True, True]
+    assert bring_in(Game.STUD, ups) == 0
+    assert bring_in(Game.STUD, ups, counts) == 2
+    assert first_to_act_third(Game.STUD, ups, [False, True, True, True], counts) == 2
+
+
+def test_RP_10_C_rule_30_killed_bring_in_still_posts_then_left_acts():
+    """RP-10-C with Rule 30: a killed absent player holding the low card still posts the bring-in
+    (counts), and the betting starts with the next player to the left who can act."""
+    hand = HandState.new(Game.STUD, [1, 2, 3, 4])
+    shoe = Shoe(_cards("Ah Kh Qh Jh Ac Kc Qc Jc 9s 2c 7d 8d") + _cards("3c 4c 5c"))
+    walk(hand, plan_street(TDA, hand, "3rd"), shoe)
+    r = absent_player(TDA, hand, 1, action_reached=False, bring_in=True)
+    r.apply(hand)
+    assert r.posts_bring_in and hand.seats[1].killed
+    counts = hand.bring_in_counts()
+    assert counts == [True, True, True, True]
+    assert bring_in(Game.STUD, hand.upcards("3rd"), counts) == 1
+    assert first_to_act_third(Game.STUD, hand.upcards("3rd"), hand.can_act(), counts) == 2
