@@ -221,6 +221,8 @@ class _Parser:
         n = len(stacks)
         if n < 2:
             raise self.field_error("starting_stacks", f"{n} players; a hand needs 2 or more")
+        if n > 8:
+            raise self.field_error("starting_stacks", f"{n} players; a stud table deals to 8 at most")
         players_value = self.data.get("players")
         if players_value is None:
             players = tuple(f"P{i + 1}" for i in range(n))

@@ -87,6 +87,13 @@ def test_an_eighth_card_is_refused():
     assert "8th card" in _error(text)
 
 
+def test_more_than_eight_players_names_the_field():
+    text = GOOD.replace("starting_stacks = [100, 50, 3]", "starting_stacks = [100, 50, 3, 9, 9, 9, 9, 9, 9]")
+    text = text.replace('players = ["Ann", "Bob", "Cy"]', 'players = ["A", "B", "C", "D", "E", "F", "G", "H", "I"]')
+    text = text.replace("antes = [1, 1, 1]", "antes = 1")
+    assert "line 6, starting_stacks: 9 players; a stud table deals to 8 at most" in _error(text)
+
+
 def test_missing_field():
     assert "starting_stacks: missing" in _error(GOOD.replace("starting_stacks = [100, 50, 3]\n", ""))
 
