@@ -1,0 +1,276 @@
+"""The journal: durable appends, replay, damage found and reported, private file, retention."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import random
+import shutil
+import sqlite3
+import stat
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_codec import anything
+
+from shoe_ctl import events
+from shoe_ctl.rules.cards import Card
+from shoe_ctl.service import codec
+from shoe_ctl.service.journal import Journal, JournalError, scan_wal
+
+
+class Clock:
+    def __init__(self, t: float = 1_790_000_000.0) -> None:
+        self.t = t
+
+    def __call__(self) -> float:
+        self.t += 0.001
+        return self.t
+
+
+def card(seq: int) -> events.CardRead:
+    return events.CardRead(seq=seq, card=Card(seq % 52), reader="rfid", dispense=seq)
+
+
+def fill(j: Journal, hands: int, cards: int, first_seq: int = 1) -> int:
+    seq = first_seq
+    for _ in range(hands):
+        j.begin_hand({"game": "stud", "seats": [1, 2, 3]})
+        for _ in range(cards):
+            j.append(card(seq))
+            seq += 1
+        j.append(events.DealerInput(events.DealerAction.HAND_COMPLETE))
+        j.end_hand()
+    return seq
+
+
+def snapshot(j: Journal) -> list[tuple[int, str, str]]:
+    return [(r.seq, r.kind, r.body) for r in j.records()]
+
+
+def crash_copy(src: Path, dst: Path) -> None:
+    """What a power cut leaves: the main file and its write-ahead log, as they are on disk now."""
+    shutil.copy(src, dst)
+    wal = Path(f"{src}-wal")
+    if wal.exists():
+        shutil.copy(wal, f"{dst}-wal")
+
+
+def test_append_replay_and_shoe_seq(tmp_path: Path) -> None:
+    with Journal(tmp_path / "t.journal", table="t1", profile="tda") as j:
+        assert j.report.created and j.report.ok
+        assert j.last_shoe_seq() is None
+        hand = j.begin_hand({"game": "stud"})
+        assert hand == 1 and j.current_hand == 1
+        s1 = j.append(card(41))
+        s2, s3 = j.append_many([events.Instruction(events.Signal.DEAL, "Seat 1 down", 1, "down", "3rd"),
+                                events.Alert("duplicate-card", "As twice")], sync=False)
+        j.append(events.LinkChanged(events.LinkStatus.DISCONNECTED))
+        assert s1 < s2 < s3
+        assert j.last_shoe_seq() == 41
+        recs = list(j.records())
+        assert [r.kind for r in recs] == ["hand-start", "CardRead", "Instruction", "Alert", "LinkChanged"]
+        assert all(r.hand == 1 for r in recs)
+        assert recs[1].item == card(41)
+        assert [r.seq for r in j.records(since=s2)] == [s3, s3 + 1]
+    # reopened: same records, the open hand is still open, numbering continues
+    with Journal(tmp_path / "t.journal", table="t1", profile="tda") as j:
+        assert j.current_hand == 1
+        assert j.last_shoe_seq() == 41
+        j.end_hand({"winner": "P2"})
+        assert j.begin_hand() == 2
+        assert [h.hand for h in j.hands(finished_only=True)] == [1]
+
+
+_counter = itertools.count()
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(anything, min_size=1, max_size=8))
+def test_journal_round_trip_any_items(tmp_path: Path, items: list[codec.Encodable]) -> None:
+    path = tmp_path / f"rt-{next(_counter)}.journal"
+    with Journal(path, table="t", profile="house", synchronous="NORMAL") as j:
+        j.append_many(items)
+    with Journal(path, table="t", profile="house") as j:
+        assert [r.item for r in j.records()] == items
+
+
+def test_other_table_or_profile_refused(tmp_path: Path) -> None:
+    path = tmp_path / "t.journal"
+    with Journal(path, table="table-4", profile="tda") as j:
+        fill(j, 1, 3)
+    before = path.read_bytes()
+    with pytest.raises(JournalError) as err:
+        Journal(path, table="table-7", profile="tda")
+    assert "'table-4'" in str(err.value) and "'table-7'" in str(err.value)
+    with pytest.raises(JournalError) as err:
+        Journal(path, table="table-4", profile="house")
+    assert "'tda'" in str(err.value) and "'house'" in str(err.value)
+    assert path.read_bytes() == before  # refused before anything was touched
+
+
+def test_private_file_modes(tmp_path: Path) -> None:
+    path = tmp_path / "t.journal"
+    old = os.umask(0o022)
+    try:
+        with Journal(path, table="t", profile="tda") as j:
+            fill(j, 1, 2)
+            for p in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+                assert stat.S_IMODE(p.stat().st_mode) == 0o600, p
+        os.chmod(path, 0o644)
+        with Journal(path, table="t", profile="tda") as j:
+            assert any("0644 tightened to 0600" in p for p in j.report.permissions)
+            assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    finally:
+        os.umask(old)
+
+
+def test_bit_flip_in_a_record_body_is_reported_and_the_rest_kept(tmp_path: Path) -> None:
+    path = tmp_path / "t.journal"
+    with Journal(path, table="t", profile="tda") as j:
+        fill(j, 2, 10)
+        target = next(r for r in j.records() if r.kind == "CardRead" and r.shoe_seq == 7)
+        before = snapshot(j)
+    data = bytearray(path.read_bytes())
+    at = data.find(target.body.encode())
+    assert at > 0 and data.find(target.body.encode(), at + 1) < 0
+    data[at + target.body.index("rfid")] ^= 0x04  # "rfid" -> "vfid"
+    path.write_bytes(bytes(data))
+    with Journal(path, table="t", profile="tda") as j:
+        assert [d.seq for d in j.report.damage] == [target.seq]
+        assert "checksum" in j.report.damage[0].reason
+        assert j.report.lost == 1
+        assert snapshot(j) == [b for b in before if b[0] != target.seq]
+        aside = j.report.kept_aside[0]
+        assert aside.read_bytes() == bytes(data)  # the damaged file itself is kept
+        assert stat.S_IMODE(aside.stat().st_mode) == 0o600
+        j.append(card(999))  # still writable, sequence never reused
+        assert max(r.seq for r in j.records()) > target.seq
+    with sqlite3.connect(path) as db:
+        (reason, raw), = db.execute("SELECT reason, raw FROM damaged").fetchall()
+    assert "checksum" in reason and "vfid" in raw
+    with Journal(path, table="t", profile="tda") as j:  # repaired: the next open is clean
+        assert j.report.ok
+
+
+def test_wal_cut_at_random_offsets_keeps_every_committed_record(tmp_path: Path) -> None:
+    live = tmp_path / "live.journal"
+    j = Journal(live, table="t", profile="tda")
+    base = scan_wal(Path(f"{live}-wal"))
+    base_commits = base.commits if base else 0
+    fill(j, 4, 12)
+    expected = snapshot(j)
+    crash_copy(live, tmp_path / "crash.journal")
+    j.close()
+    wal_bytes = Path(f"{tmp_path / 'crash.journal'}-wal").read_bytes()
+    rng = random.Random(5)
+    cuts = sorted(rng.randrange(0, len(wal_bytes)) for _ in range(8)) + [len(wal_bytes)]
+    for i, cut in enumerate(cuts):
+        path = tmp_path / f"cut{i}.journal"
+        shutil.copy(tmp_path / "crash.journal", path)
+        Path(f"{path}-wal").write_bytes(wal_bytes[:cut])
+        scan = scan_wal(Path(f"{path}-wal"))
+        commits = scan.commits if scan else 0
+        keep = max(0, commits - base_commits)
+        with Journal(path, table="t", profile="tda") as jj:
+            got = snapshot(jj)
+            # records of every fully written transaction are kept, in order, unchanged
+            assert got == expected[: len(got)]
+            assert len(got) == (keep if commits >= base_commits else 0), cut
+            torn = scan is not None and bool(scan.problems)
+            assert bool(jj.report.damage) == torn, (cut, jj.report.lines())
+            if torn:
+                assert "WAL" in str(jj.report.damage[0])
+                assert jj.report.kept_aside
+            jj.append(card(5000))  # open still works for writing
+
+
+def test_main_file_cut_salvages_intact_pages(tmp_path: Path) -> None:
+    live = tmp_path / "live.journal"
+    with Journal(live, table="t", profile="tda") as j:
+        fill(j, 6, 15)
+        expected = {s: (k, b) for s, k, b in snapshot(j)}
+    with sqlite3.connect(live) as db:
+        pages = db.execute("SELECT pageno, pagetype, ncell FROM dbstat WHERE name = 'records'").fetchall()
+    full = live.read_bytes()
+    rng = random.Random(11)
+    for i, cut in enumerate([4096 * 7 + 100, len(full) - 4096, len(full) - 1, rng.randrange(4096, len(full))]):
+        path = tmp_path / f"m{i}.journal"
+        path.write_bytes(full[:cut])
+        lost_leaf_cells = sum(n for p, t, n in pages if t == "leaf" and p * 4096 > cut)
+        interior_lost = any(t == "internal" and p * 4096 > cut for p, t, n in pages)
+        with Journal(path, table="t", profile="tda") as jj:
+            got = snapshot(jj)
+            for s, k, b in got:  # nothing altered
+                assert expected[s] == (k, b)
+            if not interior_lost:
+                assert len(got) >= len(expected) - lost_leaf_cells, (cut, jj.report.lines())
+            assert len(got) < len(expected)
+            assert jj.report.damage, cut
+            assert Path(jj.report.kept_aside[0]).read_bytes() == full[:cut]
+            jj.append(card(7000))
+
+
+def test_retention_prunes_old_finished_hands_only(tmp_path: Path) -> None:
+    clock = Clock()
+    path = tmp_path / "t.journal"
+    with Journal(path, table="t", profile="tda", clock=clock, retention_days=30) as j:
+        seq = fill(j, 3, 4)  # hands 1..3, finished
+        clock.t += 20 * 86400
+        seq = fill(j, 1, 4, seq)  # hand 4, finished, 20 days younger
+        j.begin_hand({"game": "razz"})  # hand 5, unfinished
+        j.append(card(seq))
+        last = j.last_shoe_seq()
+        clock.t += 15 * 86400  # hands 1..3 are now 35 days old, hand 4 is 15
+        pruned = j.prune()
+        assert pruned == 3 * (1 + 4 + 1 + 1)
+        assert [h.hand for h in j.hands()] == [4, 5]
+        assert j.last_shoe_seq() == last
+        clock.t += 100 * 86400  # everything finished is old now; the open hand stays
+        j.prune()
+        assert [h.hand for h in j.hands()] == [5]
+        assert j.last_shoe_seq() == last
+        j.end_hand()
+        assert j.begin_hand() == 6  # hand numbers are never reused
+    with Journal(path, table="t", profile="tda", clock=clock, retention_days=30) as j:
+        assert j.report.pruned == 0 or [h.hand for h in j.hands()] == [6]
+
+
+def test_last_shoe_seq_survives_pruning_every_card(tmp_path: Path) -> None:
+    clock = Clock()
+    with Journal(tmp_path / "t.journal", table="t", profile="tda", clock=clock) as j:
+        fill(j, 2, 3, first_seq=100)
+        clock.t += 31 * 86400
+        j.prune()
+        assert not list(j.records(hand=1))
+        assert j.last_shoe_seq() == 105
+
+
+def test_readonly_open_for_export(tmp_path: Path) -> None:
+    path = tmp_path / "t.journal"
+    with Journal(path, table="t", profile="tda") as j:
+        fill(j, 2, 3)
+        with Journal(path, table=None, profile=None, readonly=True) as r:  # while the service runs
+            assert [h.hand for h in r.hands(finished_only=True)] == [1, 2]
+            assert len(r.hand_records(2)) == 3 + 3
+            with pytest.raises(JournalError, match="read-only"):
+                r.append(card(1))
+    with pytest.raises(FileNotFoundError):
+        Journal(tmp_path / "none", table=None, profile=None, readonly=True)
+
+
+def test_bad_arguments(tmp_path: Path) -> None:
+    with pytest.raises(JournalError, match="synchronous"):
+        Journal(tmp_path / "a", table="t", profile="p", synchronous="EXTRA")
+    with Journal(tmp_path / "b", table="t", profile="p") as j:
+        with pytest.raises(JournalError, match="no hand is open"):
+            j.end_hand()
+        with pytest.raises(JournalError, match="reserved"):
+            j.append_record("CardRead", {})
+        j.append_record("decision", {"street": "7th", "procedure": "C"})
+        assert next(j.records()).data == {"procedure": "C", "street": "7th"}
+    j.close()
+    with pytest.raises(JournalError, match="closed"):
+        j.append(card(1))
