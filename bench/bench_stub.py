@@ -36,9 +36,19 @@ def main() -> None:
         ("forecast_short from the start, 8 players", lambda: forecast_short(tda, fresh), 500),
         ("HandState.copy, 8 players after 6th", short.copy, 2000),
     ]
+    third = plan_street(tda, fresh, "3rd").steps
+
+    def record_third() -> None:
+        h = HandState.new(Game.STUD, list(range(1, 9)))
+        for step in third:
+            h.record(step, None)
+
+    cases.append(("HandState.record, per card (3rd street, 24 cards)", record_third, 2000))
     for name, fn, number in cases:
         us = timeit.timeit(fn, number=number) / number * 1e6
-        print(f"{name:45s} {us:10.1f} us")
+        if "per card" in name:
+            us /= 24
+        print(f"{name:50s} {us:10.1f} us")
 
 
 if __name__ == "__main__":

@@ -60,3 +60,33 @@ def test_RP_10_C_rule_30_killed_bring_in_still_posts_then_left_acts():
     assert counts == [True, True, True, True]
     assert bring_in(Game.STUD, hand.upcards("3rd"), counts) == 1
     assert first_to_act_third(Game.STUD, hand.upcards("3rd"), hand.can_act(), counts) == 2
+
+
+def test_hand_copy_is_independent_in_every_mutable_field():
+    """HandState.copy (used by forecast_short) shares no list, dict or set with the original."""
+    from dataclasses import fields
+
+    from stubhelp import deal
+
+    from shoe_ctl.rules.irregular import premature_cards
+
+    hand, shoe, _ = deal(5, HOUSE, "4th")
+    plan = plan_street(HOUSE, hand, "5th")
+    for step in plan.steps[:2]:
+        hand.record(step, shoe.pull())
+    premature_cards(HOUSE, hand, "5th", [(0, "up")]).apply(hand)
+    hand.put_aside(shoe.pull())
+    hand.dead_cards.append(None)
+    hand.scrambles.append("5th")
+    twin = hand.copy()
+    assert twin == hand
+    for obj, other in [(hand, twin), *zip(hand.seats, twin.seats, strict=True)]:
+        for f in fields(obj):
+            a, b = getattr(obj, f.name), getattr(other, f.name)
+            if isinstance(a, (list, dict, set)):
+                assert a is not b, f.name
+    for key in hand.burns:
+        assert hand.burns[key] is not twin.burns[key]
+    twin.fold(1)
+    twin.seats[0].down.append(None)
+    assert hand.seats[1].in_hand and len(hand.seats[0].down) != len(twin.seats[0].down)

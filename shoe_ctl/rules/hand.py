@@ -12,9 +12,8 @@ scramble gathering burns and set-aside cards, house 16.18; premature cards, RP-5
 
 from __future__ import annotations
 
-import copy as _copy
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from shoe_ctl.rules.cards import Card, full_deck
@@ -27,6 +26,7 @@ __all__ = ["STREETS", "HandError", "HandState", "SeatState", "street_index"]
 
 STREETS: tuple[str, ...] = ("3rd", "4th", "5th", "6th", "7th")
 DECK_SIZE = 52
+_FULL_DECK = frozenset(full_deck())
 
 
 class HandError(ValueError):
@@ -158,8 +158,17 @@ class HandState:
         return cls(game=game, seats=[SeatState(seat=s) for s in seat_numbers])
 
     def copy(self) -> HandState:
-        """A deep copy (seats and piles independent of this one)."""
-        return _copy.deepcopy(self)
+        """A deep copy (seats and piles independent of this one; cards are immutable and shared)."""
+        seats = [replace(s, down=list(s.down), up=list(s.up)) for s in self.seats]
+        return replace(
+            self,
+            seats=seats,
+            burns={k: list(v) for k, v in self.burns.items()},
+            burn_pile=list(self.burn_pile),
+            set_aside=list(self.set_aside),
+            dead_cards=list(self.dead_cards),
+            scrambles=list(self.scrambles),
+        )
 
     # ------------------------------------------------------------------ queries
 
@@ -212,7 +221,7 @@ class HandState:
         """Identities the stub may hold now: the new stub's (or the full deck's) cards minus
         every known card out of the stub. Exact when every card out of the stub was read;
         otherwise larger than the stub by the unreadable cards."""
-        base = self.new_stub if self.new_stub is not None else frozenset(full_deck())
+        base = self.new_stub if self.new_stub is not None else _FULL_DECK
         return base - frozenset(self.seen_cards())
 
     def upcards(self, street: str | None = None) -> list[Card | None]:
