@@ -1,0 +1,199 @@
+"""``shoe-ctl run``: the service.
+
+    shoe-ctl run [--shoe URL|sim] [--rules tda|house] [--game stud|stud8|razz] [--seats 1-8]
+                 [--hands PATH] [--pace SECONDS] [--exit-when-done] [--display HOST:PORT|off]
+                 [--config PATH] [--seed N]
+
+With no arguments it runs on the built-in virtual shoe (a real pty, the same protocol and
+``ShoeLink`` as a real shoe) with the simulated dealer dealing seeded random hands at a watchable
+pace, the LED signals shown in the terminal (one plain line per signal when stdout is not a
+terminal) and the dealer display on ``127.0.0.1:8080``; it runs until Ctrl-C (or SIGTERM) and
+stops cleanly. ``--hands PATH`` (a .phh file or a folder, recursive) makes the simulated dealer
+deal those recorded hands with their folds, all-ins and betting rounds; ``--exit-when-done``
+stops after the last one. With ``--shoe URL`` (a real shoe) there is no simulated dealer: the
+dealer reports through the display and buttons.
+
+Exit status: 0 after a clean stop, 1 when the simulated dealer stalled (``--exit-when-done``),
+2 for a bad option or configuration.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+DEFAULT_CONFIG = Path(__file__).resolve().parents[1] / "config" / "table.toml"
+WATCHABLE_PACE = 0.4
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``run`` subcommand."""
+    p = subparsers.add_parser(
+        "run",
+        help="run the service (default: virtual shoe and simulated dealer)",
+        description="Run the shoe controller. Without options: the built-in virtual shoe with a simulated "
+        "dealer dealing seeded random hands, signals shown in the terminal; Ctrl-C stops it.",
+    )
+    p.add_argument("--shoe", default=None, metavar="URL|sim",
+                   help="shoe port URL (/dev/serial/by-id/..., socket://HOST:PORT) or 'sim' (default: config, sim)")
+    p.add_argument("--rules", default=None, metavar="tda|house", help="rule profile (default: config, tda)")
+    p.add_argument("--game", default=None, choices=("stud", "stud8", "razz"), help="game (default: config, stud)")
+    p.add_argument("--seats", default=None, metavar="LIST",
+                   help="seats dealt in for simulated hands, e.g. 1-8 or 1,2,4,5,6,7,8 (default: all table seats)")
+    p.add_argument("--hands", default=None, metavar="PATH", help="deal these recorded PHH hands (file or folder)")
+    p.add_argument("--pace", type=float, default=None, metavar="SECONDS",
+                   help=f"pause between the simulated dealer's actions (default {WATCHABLE_PACE}; 0 = none)")
+    p.add_argument("--exit-when-done", action="store_true", help="stop after the last hand of --hands")
+    p.add_argument("--display", default=None, metavar="HOST:PORT|off",
+                   help="serve the dealer display (default: config, 127.0.0.1:8080); 'off' for none")
+    p.add_argument("--config", default=str(DEFAULT_CONFIG), metavar="PATH", help="table configuration TOML")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random hands, scrambles and cuts")
+    p.add_argument("--count", type=int, default=None, metavar="N", help="deal N random hands (default: no end)")
+    p.set_defaults(func=run)
+
+
+def parse_seats(text: str) -> list[int]:
+    """``"1-8"``, ``"1,2,4-6"`` -> seat numbers (1..8, distinct, at least 2).
+
+    :raises ValueError: naming the bad part.
+    """
+    seats: list[int] = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        lo, sep, hi = part.partition("-")
+        try:
+            rng = range(int(lo), int(hi) + 1) if sep else range(int(lo), int(lo) + 1)
+        except ValueError:
+            raise ValueError(f"--seats {text!r}: {part!r} is not a seat number or range") from None
+        seats.extend(rng)
+    if len(seats) < 2 or len(set(seats)) != len(seats) or not all(1 <= s <= 8 for s in seats):
+        raise ValueError(f"--seats {text!r}: need 2..8 distinct seats numbered 1..8")
+    return seats
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the service until Ctrl-C / SIGTERM (or the last hand with ``--exit-when-done``)."""
+    from hil.dealer import SimulatedDealer
+    from shoe_ctl.config import load_profile, load_table_config
+    from shoe_ctl.machine import Dealing
+    from shoe_ctl.rules.games import Game
+    from shoe_ctl.rules.profiles import ProfileError
+    from shoe_ctl.service.controller import Controller
+
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        cfg = load_table_config(args.config)
+        rules = args.rules or cfg.rules
+        profiles = {"tda": load_profile("tda"), "house": load_profile("house")}
+        if rules not in profiles:
+            prof = load_profile(rules)
+            profiles[prof.name] = prof
+            rules = prof.name
+        game = Game(args.game or cfg.game)
+        seats = parse_seats(args.seats) if args.seats else list(range(1, cfg.seats + 1))
+        shoe_url = args.shoe or cfg.shoe.url
+        display: Any = "config"
+        if args.display is not None:
+            from shoe_ctl.display.server import parse_display
+
+            display = parse_display(args.display)
+        scripts = _scripts(args, seats, game.value, rules) if shoe_url == "sim" else None
+    except (ProfileError, ValueError, OSError) as exc:
+        print(f"shoe-ctl run: {exc}", file=sys.stderr)
+        return 2
+
+    stop = threading.Event()
+    machine = Dealing(profiles, default_rules=rules, default_game=game)
+    controller = Controller(machine)
+    parts: list[Any] = []
+    status = 0
+
+    def _signal(_signum: int, _frame: Any) -> None:
+        stop.set()
+
+    old = signal.signal(signal.SIGTERM, _signal)
+    try:
+        shoe = None
+        if shoe_url == "sim":
+            from hil.virtual_shoe import VirtualShoe
+
+            shoe = VirtualShoe(transport="pty", seed=args.seed).start()
+            parts.append(shoe)
+            url = shoe.url
+        else:
+            url = shoe_url
+        from drivers.shoe import ShoeLink
+        from shoe_ctl.dealer_io import start_dealer_io
+        from shoe_ctl.replay import ShoeCommandSink
+
+        link = ShoeLink(url, controller.queue, baudrate=cfg.shoe.baudrate)
+        controller.link = link
+        try:
+            io = start_dealer_io(cfg, controller.post, display=display, send_leds=link.send_leds,
+                                 console=True)
+        except OSError as exc:
+            if args.display is not None:
+                raise
+            print(f"shoe-ctl run: dealer display not started ({exc}); continuing without it", file=sys.stderr)
+            io = start_dealer_io(cfg, controller.post, display=None, send_leds=link.send_leds, console=True)
+        parts.append(io)
+        for sink in io.sinks:
+            controller.add_sink(sink)
+        if io.display_url:
+            print(f"dealer display: {io.display_url}", file=sys.stderr, flush=True)
+        controller.add_sink(ShoeCommandSink(link))
+        dealer = None
+        if shoe is not None and scripts is not None:
+            pace = WATCHABLE_PACE if args.pace is None else max(args.pace, 0.0)
+            dealer = SimulatedDealer(shoe, controller.post, scripts, pace=pace, seed=args.seed, auto_ack=True)
+            controller.add_sink(dealer)
+        link.start()
+        parts.append(link)
+        controller.start()
+        parts.append(controller)
+        if dealer is not None:
+            dealer.start()
+            parts.append(dealer)
+        while not stop.is_set():
+            if dealer is not None and (dealer.done.is_set() or dealer.stalled) and args.exit_when_done:
+                controller.wait_idle(5)
+                status = 1 if dealer.stalled else 0
+                break
+            stop.wait(0.1)
+    except KeyboardInterrupt:
+        pass
+    except (OSError, ValueError) as exc:
+        print(f"shoe-ctl run: {exc}", file=sys.stderr)
+        status = 2
+    finally:
+        signal.signal(signal.SIGTERM, old)
+        for part in reversed(parts):
+            try:
+                part.close()
+            except Exception:  # noqa: BLE001 - shut everything down whatever one part does
+                log.exception("closing %r", part)
+    return status
+
+
+def _scripts(args: argparse.Namespace, seats: list[int], game: str, rules: str) -> Any:
+    from hil.dealer import random_hands
+
+    if args.hands is None:
+        return random_hands(args.seed, seats=seats, game=game, rules=rules, count=args.count)
+    from shoe_ctl.analyze import iter_phh_files
+    from shoe_ctl.phh import read_phh
+    from shoe_ctl.replay import script_from_record
+
+    files = list(iter_phh_files([args.hands]))
+    if not files:
+        raise ValueError(f"--hands {args.hands}: no .phh file found")
+    return [script_from_record(read_phh(f), seed=args.seed + k, rules=rules, path=f) for k, f in enumerate(files)]
