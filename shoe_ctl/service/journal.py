@@ -806,6 +806,14 @@ class Journal:
                 raise JournalError(f"{self.path}: record {row[0]}: {why}")
             yield Record(*row[:6])
 
+    def identity(self) -> tuple[str | None, str | None]:
+        """The (table, profile) the journal file belongs to, from its meta table."""
+        with self._lock:
+            if not self._has_meta():
+                return None, None
+            meta = self._read_meta(self._db())
+        return meta.get("table"), meta.get("profile")
+
     def last_shoe_seq(self) -> int | None:
         """The shoe sequence of the most recent journaled CardRead/ShoeFault/ShoeButton, for
         ``ShoeLink(resume_seq=...)`` (kept through pruning); ``None`` when there is none."""

@@ -1,0 +1,53 @@
+"""``shoe-ctl export JOURNAL [--hand N] [--out DIR]``: finished hands from a journal as PHH files.
+
+Exit status: 0 when the hands were written, 1 when a requested hand is not in the journal (or not
+finished), 2 when the journal cannot be read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from shoe_ctl.export import export_hands
+from shoe_ctl.service.journal import Journal, JournalError
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``export`` subcommand."""
+    p = subparsers.add_parser(
+        "export",
+        help="write finished hands from a journal as PHH files",
+        description=(
+            "Replay a table's journal and write every finished hand (or the ones named) as a PHH "
+            "file, with the controller's decisions (procedure, community card, alerts) as "
+            "user-defined fields. The journal is opened read-only; a running service may keep it open."
+        ),
+    )
+    p.add_argument("journal", metavar="JOURNAL", help="the journal file")
+    p.add_argument("--hand", type=int, action="append", metavar="N", help="only hand N (repeatable)")
+    p.add_argument("--out", default=".", metavar="DIR", help="folder for the .phh files (default: .)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        journal = Journal(args.journal, table=None, profile=None, readonly=True)
+    except (OSError, JournalError) as exc:
+        print(f"shoe-ctl export: {exc}", file=sys.stderr)
+        return 2
+    with journal:
+        written = export_hands(journal, Path(args.out), hands=args.hand)
+        for d in journal.report.damage:
+            print(f"shoe-ctl export: {args.journal}: skipped damaged {d}", file=sys.stderr)
+    for path in written:
+        print(path)
+    if args.hand:
+        got = {int(p.stem.rsplit("-", 1)[1]) for p in written}
+        missing = sorted(set(args.hand) - got)
+        if missing:
+            print(f"shoe-ctl export: {args.journal}: no finished hand {', '.join(map(str, missing))}", file=sys.stderr)
+            return 1
+    return 0

@@ -1,0 +1,140 @@
+"""PHH export of journaled hands: parses with tomllib, the project's PHH reader and pokerkit."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from shoe_ctl import events as E
+from shoe_ctl.cli import main
+from shoe_ctl.export import default_machine_factory, export_hands, replay_hands
+from shoe_ctl.phh import parse_phh
+from shoe_ctl.rules.cards import Card, parse_cards
+from shoe_ctl.service.journal import Journal
+
+DECK = parse_cards("AsKd2c7h8h9sQsJd3cTc4d5d6d7c8c9cTdJcQcKcAc")
+
+
+class Table:
+    """Drives a real dealing machine and journals every event first, as the controller does."""
+
+    def __init__(self, path: Path, profile: str = "tda") -> None:
+        self.journal = Journal(path, table="t9", profile=profile)
+        self.machine = default_machine_factory(profile)
+        self.seq = 0
+        self.dispense = 0
+        self.deck = list(DECK)
+
+    def post(self, ev: E.Event) -> list[E.Command]:
+        self.journal.append(ev)
+        cmds = self.machine.handle(ev)
+        self.journal.append_many([c for c in cmds if isinstance(c, E.Alert)])
+        return cmds
+
+    def cards(self, n: int) -> None:
+        for _ in range(n):
+            self.seq += 1
+            self.dispense += 1
+            self.post(E.CardRead(self.seq, self.deck.pop(0), "rfid", self.dispense))
+
+    def inp(self, action: E.DealerAction, seat: int | None = None, **args: object) -> None:
+        if action is E.DealerAction.NEW_HAND:
+            self.deck, self.dispense = list(DECK), 0
+        self.post(E.DealerInput(action, seat, dict(args)))
+
+
+def play_hand(t: Table, *, finish: bool = True) -> None:
+    t.inp(E.DealerAction.NEW_HAND, seats=[2, 5, 7], game="stud", rules="tda", antes=1, bring_in=1,
+          small_bet=2, big_bet=4, stacks=[100, 80, 60])
+    t.cards(9)
+    t.inp(E.DealerAction.BETTING_COMPLETE)
+    t.cards(1 + 3)  # burn, three upcards
+    t.inp(E.DealerAction.FOLD, 5)
+    t.inp(E.DealerAction.BETTING_COMPLETE)
+    t.cards(1 + 2)
+    t.inp(E.DealerAction.FOLD, 2)
+    if finish:
+        t.inp(E.DealerAction.HAND_COMPLETE)
+
+
+def test_exported_hand_parses_everywhere(tmp_path: Path) -> None:
+    t = Table(tmp_path / "t.journal")
+    play_hand(t)
+    t.post(E.CardRead(99, Card.parse("Ah"), "rfid", 17))  # between hands: set aside, not exported
+    play_hand(t, finish=False)  # unfinished: not exported
+    files = export_hands(t.journal, tmp_path / "out")
+    assert [f.name for f in files] == ["t9-hand-1.phh"]
+    text = files[0].read_text()
+    data = tomllib.loads(text)
+    assert data["variant"] == "F7S"
+    assert data["seats"] == [2, 5, 7] and data["players"] == ["P1", "P2", "P3"]
+    assert data["antes"] == [1, 1, 1] and data["starting_stacks"] == [100, 80, 60]
+    assert "_amounts" not in data
+    # the cards went where the machine put them: 3rd round-robin, burn, 4th, fold, burn, 5th
+    assert data["actions"] == [
+        "d dh p1 As7hQs", "d dh p2 Kd8hJd", "d dh p3 2c9s3c",
+        "d dh p1 4d", "d dh p2 5d", "d dh p3 6d",
+        "p2 f",
+        "d dh p1 8c", "d dh p3 9c",
+        "p1 f",
+    ]
+    assert data["_burns"] == ["4th Tc", "5th 7c"]
+    assert data["_bring_in"] == 3 and data["_rules"] == "tda"
+    assert "7th" not in " ".join(data["_procedures"]) and "3rd normal" in data["_procedures"]
+    assert data["_inputs"] == ["3 betting-complete", "7 betting-complete", "10 hand-complete"]
+    assert data["_journal"][0] < data["_journal"][1]
+
+    # the project's own PHH reader
+    hand = parse_phh(text, "export")
+    assert hand.variant == "F7S" and len(hand.players) == 3
+    assert [list(map(str, c)) for c in hand.cards] == [["As", "7h", "Qs", "4d", "8c"], ["Kd", "8h", "Jd", "5d"],
+                                                        ["2c", "9s", "3c", "6d", "9c"]]
+    assert [a.player for a in hand.actions if a.kind == "f"] == [1, 0]
+
+    # pokerkit reads the file (user-defined fields kept) and deals its 3rd street
+    pokerkit = pytest.importorskip("pokerkit")
+    hh = pokerkit.HandHistory.loads(text)
+    assert list(hh.seats) == [2, 5, 7]
+    assert hh.user_defined_fields["_burns"] == ["4th Tc", "5th 7c"]
+    states = 0
+    with pytest.raises(ValueError):  # no bets are recorded: pokerkit stops where the bring-in is due
+        for _state in hh:
+            states += 1
+    assert states == 1 + 3  # the initial state and every 3rd-street deal line
+
+
+def test_placeholders_and_alerts(tmp_path: Path) -> None:
+    t = Table(tmp_path / "t.journal")
+    t.inp(E.DealerAction.NEW_HAND, seats=[1, 3], game="razz", rules="tda")
+    t.cards(6)
+    t.post(E.CardRead(50, DECK[0], "rfid", 7))  # As again while betting: not expected
+    t.inp(E.DealerAction.FOLD, 3)
+    t.inp(E.DealerAction.HAND_COMPLETE)
+    (f,) = export_hands(t.journal, tmp_path)
+    data = tomllib.loads(f.read_text())
+    assert data["variant"] == "FR" and data["_amounts"] == "placeholder"
+    assert data["_set_aside"] == ["3rd As"]
+    assert any(a.startswith("card-not-expected") for a in data["_alerts"])
+    assert parse_phh(f.read_text(), "export").game.value == "razz"
+
+
+def test_cli_export(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    t = Table(tmp_path / "t.journal")
+    play_hand(t)
+    play_hand(t)
+    t.journal.close()
+    assert main(["export", str(tmp_path / "t.journal"), "--hand", "2", "--out", str(tmp_path / "o")]) == 0
+    assert capsys.readouterr().out.strip().endswith("t9-hand-2.phh")
+    assert [p.name for p in (tmp_path / "o").iterdir()] == ["t9-hand-2.phh"]
+    assert main(["export", str(tmp_path / "t.journal"), "--hand", "7", "--out", str(tmp_path / "o")]) == 1
+    assert "no finished hand 7" in capsys.readouterr().err
+    assert main(["export", str(tmp_path / "missing.journal")]) == 2
+
+
+def test_replay_hands_reports_unfinished(tmp_path: Path) -> None:
+    t = Table(tmp_path / "t.journal")
+    play_hand(t, finish=False)
+    hands = list(replay_hands(t.journal, default_machine_factory))
+    assert [(h.number, h.finished) for h in hands] == [(1, False)]
