@@ -147,6 +147,8 @@ class SimulatedDealer:
         :meth:`handle` (a synchronous direct replay).
     :param on_hand_done: called with the script after the dealer reports a hand complete.
 
+    ``history`` keeps the physical picture of every finished hand (:class:`TablePicture`).
+
     It is a sink: :meth:`handle` only queues the command (never blocks the controller).
     """
 
@@ -163,6 +165,7 @@ class SimulatedDealer:
         self.on_hand_done = on_hand_done
         self.stats = DealerStats()
         self.table = TablePicture()
+        self.history: list[TablePicture] = []
         self.script: HandScript | None = None
         self.in_hand: list[int] = []
         self.done = threading.Event()
@@ -339,6 +342,7 @@ class SimulatedDealer:
                 if seat in self.in_hand:
                     self._input(DealerAction.FOLD, seat)
         self.script = None
+        self.history.append(self.table)
         self.stats.hands_done += 1
         self._input(DealerAction.HAND_COMPLETE)
         if self.on_hand_done is not None:
