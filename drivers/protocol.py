@@ -27,7 +27,7 @@ from __future__ import annotations
 import binascii
 import struct
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
 from cobs import cobs
@@ -575,15 +575,15 @@ def message_to_json(msg: Message) -> dict[str, Any]:
     """A JSON-safe dict of ``msg`` (``{"type": "CARD", "seq": 7, ...}``), as the test vectors
     in ``tests/vectors/protocol_v1.json`` write them."""
     out: dict[str, Any] = {"type": TYPE_NAMES[msg.TYPE]}
-    for name in msg.__dataclass_fields__:
-        value = getattr(msg, name)
+    for f in fields(msg):
+        value = getattr(msg, f.name)
         if isinstance(value, Card):
             value = str(value)
         elif isinstance(value, tuple):
             value = list(value)
         elif isinstance(value, FaultKind):
             value = str(value)
-        out[name] = value
+        out[f.name] = value
     return out
 
 
@@ -592,20 +592,20 @@ def message_from_json(data: Mapping[str, Any]) -> Message:
 
     :raises MessageError: unknown type name or fields.
     """
-    fields = dict(data)
-    name = fields.pop("type", None)
+    values = dict(data)
+    name = values.pop("type", None)
     cls = TYPES_BY_NAME.get(str(name))
     if cls is None:
         raise MessageError(f"unknown message type name {name!r}")
-    if "card" in fields:
-        fields["card"] = None if fields["card"] is None else Card.parse(fields["card"])
-    if "kind" in fields:
-        fields["kind"] = FaultKind(fields["kind"])
+    if "card" in values:
+        values["card"] = None if values["card"] is None else Card.parse(values["card"])
+    if "kind" in values:
+        values["kind"] = FaultKind(values["kind"])
     for key in ("readers", "leds"):
-        if key in fields:
-            fields[key] = tuple(fields[key])
+        if key in values:
+            values[key] = tuple(values[key])
     try:
-        msg: Message = cls(**fields)
+        msg: Message = cls(**values)
     except TypeError as exc:
         raise MessageError(f"{name}: {exc}") from exc
     return msg

@@ -387,9 +387,9 @@ class ShoeLink:
                 self._stats.reconnects += 1
             sessions += 1
             reason = "port closed"
+            self._session_hello = False
             try:
-                if self._session(ser):
-                    delay = self._backoff[0]
+                self._session(ser)
             except PORT_ERRORS as exc:
                 self._stats.port_errors += 1
                 reason = f"port lost: {exc}"
@@ -401,6 +401,8 @@ class ShoeLink:
                 reason = f"link error: {exc!r}"
                 delay = self._backoff[1]
             finally:
+                if self._session_hello and delay < self._backoff[1]:
+                    delay = self._backoff[0]  # the shoe was there: reconnect at once
                 self._connected_evt.clear()
                 with self._lock:
                     self._hello = None
@@ -442,7 +444,8 @@ class ShoeLink:
                     state.quality *= 0.95
                     with self._lock:
                         self._on_message(msg, state, now)
-                got_hello = got_hello or self._hello is not None
+                if not got_hello and self._hello is not None:
+                    got_hello = self._session_hello = True
             else:
                 now = time.monotonic()
             with self._lock:
@@ -608,6 +611,7 @@ class ShoeLink:
             self._set_status(LinkStatus.CONNECTED, "link recovered", self.info)
 
     _last_ack_tx = 0.0
+    _session_hello = False
     _sent_want = 0
 
 

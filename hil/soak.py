@@ -69,6 +69,7 @@ def run_soak(cards: int, faults: Faults | str | None = None, seed: int = 0, *, t
               "buttons": 0, "disconnects": 0, "degraded": 0}
     gaps: list[tuple[int, int]] = []
     last_seq = [0]
+    last_link = [""]
     done = threading.Event()
 
     def consume() -> None:
@@ -103,6 +104,7 @@ def run_soak(cards: int, faults: Faults | str | None = None, seed: int = 0, *, t
             elif isinstance(ev, SequenceGap):
                 gaps.append((ev.expected, ev.got))
             elif isinstance(ev, LinkChanged):
+                last_link[0] = f"{ev.status}: {ev.detail}"
                 if ev.status == LinkStatus.DISCONNECTED:
                     counts["disconnects"] += 1
                 elif ev.status == LinkStatus.DEGRADED:
@@ -118,14 +120,20 @@ def run_soak(cards: int, faults: Faults | str | None = None, seed: int = 0, *, t
         link.wait_connected(10.0)
         reloads = 0
         step = max(1, cards // 10)
+        next_report = time.monotonic() + 10.0
         for n in range(1, cards + 1):
             if shoe.remaining() < 2:
                 reloads += 1
                 shoe.reload(Deck.seeded(seed * 1_000_003 + reloads))
             while shoe.unacked_count() > window:
                 time.sleep(0.0005)
+                if progress is not None and time.monotonic() > next_report:
+                    next_report = time.monotonic() + 10.0
+                    print(f"soak: waiting at {n}/{cards}: {shoe.unacked_count()} unacked; link "
+                          f"{last_link[0]}; {link.stats}", file=progress, flush=True)
             shoe.pull()
-            if progress is not None and n % step == 0:
+            if progress is not None and (n % step == 0 or time.monotonic() > next_report):
+                next_report = time.monotonic() + 10.0
                 print(f"soak: {n}/{cards} pulled, {counts['delivered']} delivered, "
                       f"{time.monotonic() - t0:.1f} s", file=progress, flush=True)
         with record.lock:
@@ -213,7 +221,7 @@ def passed(result: dict[str, Any]) -> bool:
 def main(args: argparse.Namespace) -> int:
     """The ``shoe-ctl hil soak`` command: exit 0 only when :func:`passed`."""
     result = run_soak(args.cards, args.faults, args.seed, transport=args.transport,
-                      progress=None if args.json else sys.stderr)
+                      progress=sys.stderr if args.progress or not args.json else None)
     if args.json:
         print(json.dumps(result, separators=(",", ":")), flush=True)
     else:
