@@ -1,0 +1,170 @@
+"""Start-up after a crash or power cut: rebuild the hand from the journal and resume.
+
+The controller journals every event before it acts on it, and acks the shoe's card only after the
+append returned (``docs/journal.md``). So at start-up:
+
+1. ``machine, last_seq, report = recover(journal, make_machine)`` replays every event journaled
+   after the last finished hand (``Journal.replay_start()``) into a fresh machine, in order: the
+   machine reaches the state it had when the process stopped — same hand, same stub, same
+   instruction (``report.instruction`` is the LED signal to show again).
+2. ``ShoeLink(url, queue, resume_seq=last_seq)``: the shoe resends what it kept unacked; the link
+   drops what the journal already has (sequence <= ``last_seq``), so each card counts once.
+3. The controller publishes the machine's current state (``Dealing.start()``) and goes on; a
+   :class:`HandMarks` keeps the journal's ``hand-start``/``hand-end`` records in step with the
+   machine from then on.
+
+Nothing here knows the machine's internals: ``make_machine()`` builds it and ``handle(event) ->
+list[Command]`` drives it. :class:`HandMarks` reads ``hand_no``, ``state``, ``hand`` and
+``summary()`` (as :class:`shoe_ctl.machine.Dealing` offers them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from shoe_ctl import events
+from shoe_ctl.service import codec
+from shoe_ctl.service.journal import Damage, Journal
+
+EVENT_TYPES = (
+    events.CardRead,
+    events.ShoeFault,
+    events.ShoeButton,
+    events.LinkChanged,
+    events.SequenceGap,
+    events.DealerInput,
+    events.TimerFired,
+)
+
+
+class Machine(Protocol):
+    """What :func:`recover` needs of a machine."""
+
+    def handle(self, event: Any) -> list[events.Command]: ...
+
+
+@dataclass
+class RecoveryReport:
+    """What :func:`recover` did.
+
+    ``replayed``: events handed to the machine; ``from_seq``: the journal sequence after which the
+    replay started; ``hand``: the journal's open hand (``None`` between hands); ``instruction`` and
+    ``display``: the last Instruction / DisplayUpdate the replay produced (what the dealer must see
+    again); ``mismatches``: journaled alerts the replay did not produce the same way (the machine
+    is not deterministic, or its code changed since the journal was written); ``damage``: what the
+    journal found at open; ``undecodable``: records skipped because they do not decode.
+    """
+
+    from_seq: int = 0
+    replayed: int = 0
+    hand: int | None = None
+    instruction: events.Instruction | None = None
+    display: events.DisplayUpdate | None = None
+    mismatches: list[str] = field(default_factory=list)
+    damage: list[Damage] = field(default_factory=list)
+    undecodable: list[str] = field(default_factory=list)
+
+    @property
+    def clean(self) -> bool:
+        """True when the replay matched the journal and the journal was undamaged."""
+        return not (self.mismatches or self.damage or self.undecodable)
+
+    def lines(self) -> list[str]:
+        """The report as short lines for the log and the display (no card identities)."""
+        out = [f"recovery: replayed {self.replayed} events after journal record {self.from_seq}"
+               + (f", hand {self.hand} resumed" if self.hand is not None else ", no hand open")]
+        if self.instruction is not None:
+            out.append(f"recovery: dealer signal {self.instruction.signal.value}: {self.instruction.text}")
+        out += [f"recovery: journal damage: {d}" for d in self.damage]
+        out += [f"recovery: mismatch: {m}" for m in self.mismatches]
+        out += [f"recovery: skipped: {u}" for u in self.undecodable]
+        return out
+
+
+def recover(journal: Journal, make_machine: Callable[[], Any]) -> tuple[Any, int | None, RecoveryReport]:
+    """Replay the journal's events since the last finished hand into ``make_machine()``.
+
+    :param journal: the open journal (its open-time ``report.damage`` is carried into the report).
+    :param make_machine: builds a fresh machine with ``handle(event) -> list[Command]``.
+    :returns: ``(machine, last_seq, report)``: the machine in the state it had at the stop;
+        ``last_seq`` for ``ShoeLink(resume_seq=...)`` (``None``: the journal has no shoe event);
+        the :class:`RecoveryReport`.
+    :raises JournalError: when a record's checksum fails while reading (damage found at open has
+        already been repaired and is only reported).
+    """
+    machine = make_machine()
+    report = RecoveryReport(from_seq=journal.replay_start(), hand=journal.current_hand,
+                            damage=list(journal.report.damage))
+    expected: list[events.Alert] = []  # alerts the replay produced for the last event, not yet matched
+    last_event_seq = 0
+    for rec in journal.records(since=report.from_seq):
+        if rec.kind not in codec.TYPES:
+            continue
+        try:
+            item = rec.item
+        except codec.CodecError as exc:
+            report.undecodable.append(str(exc))
+            continue
+        if isinstance(item, EVENT_TYPES):
+            for alert in expected:
+                report.mismatches.append(
+                    f"after record {last_event_seq} the replay raised {alert.code!r}, the journal has no such alert"
+                )
+            cmds = machine.handle(item)
+            report.replayed += 1
+            last_event_seq = rec.seq
+            expected = [c for c in cmds if isinstance(c, events.Alert)]
+            for c in cmds:
+                if isinstance(c, events.Instruction):
+                    report.instruction = c
+                elif isinstance(c, events.DisplayUpdate):
+                    report.display = c
+        elif isinstance(item, events.Alert):
+            if expected and expected[0] == item:
+                expected.pop(0)
+            else:
+                got = expected.pop(0).code if expected else "nothing"
+                report.mismatches.append(
+                    f"record {rec.seq}: journaled alert {item.code!r}, the replay raised {got}"
+                )
+    # Alerts of the very last event may be missing from the journal: the stop came between the
+    # event's append and its alerts' append. That is not a mismatch.
+    return machine, journal.last_shoe_seq(), report
+
+
+class HandMarks:
+    """Keeps the journal's ``hand-start``/``hand-end`` records in step with the machine.
+
+    Call :meth:`after` with the machine after every event it handled (the controller thread).
+    A machine whose ``hand_no`` grew started a hand: ``begin_hand`` (ending an open one as
+    abandoned); a machine back in ``idle`` with a journal hand open: ``end_hand`` with the
+    machine's ``summary()``. Build it after :func:`recover` so the baseline is the replayed
+    machine; ``after`` at once fixes a stop that fell between an event and its mark.
+    """
+
+    def __init__(self, journal: Journal, machine: Any, *, replayed_hands: int | None = None) -> None:
+        self.journal = journal
+        self.seen = getattr(machine, "hand_no", 0) if replayed_hands is None else replayed_hands
+        if replayed_hands is None and journal.current_hand is None and getattr(machine, "state", "idle") != "idle":
+            self.seen -= 1  # the machine is in a hand the journal has not marked yet
+
+    def after(self, machine: Any) -> None:
+        """Append the hand marks the machine's state calls for (none most of the time)."""
+        no = getattr(machine, "hand_no", 0)
+        state = getattr(machine, "state", "idle")
+        if no != self.seen:
+            self.seen = no
+            hand = getattr(machine, "hand", None)
+            info: dict[str, Any] = {}
+            if hand is not None:
+                info["seats"] = [s.seat for s in hand.seats]
+            summary = getattr(machine, "summary", None)
+            if callable(summary):
+                s = summary()
+                info["game"], info["rules"] = s.get("game"), s.get("rules")
+            self.journal.begin_hand(info)
+        elif self.journal.current_hand is not None and state == "idle":
+            summary = getattr(machine, "summary", None)
+            self.journal.end_hand(summary() if callable(summary) else {})
