@@ -1,0 +1,321 @@
+"""The dealing state machine on its own: every card read to its role or an alert, dealer inputs at
+the right and the wrong time, the hole-card embargo, the attention state, timers."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from shoe_ctl.config import load_profile
+from shoe_ctl.events import (
+    Alert,
+    CardRead,
+    DealerAction,
+    DealerInput,
+    DisplayUpdate,
+    Instruction,
+    LinkChanged,
+    LinkStatus,
+    SequenceGap,
+    ShoeCommand,
+    Signal,
+    TimerFired,
+)
+from shoe_ctl.machine import Dealing, layout
+from shoe_ctl.rules.cards import Card, full_deck
+
+PROFILES = {"tda": load_profile("tda"), "house": load_profile("house")}
+
+
+class Table:
+    """Feeds a Dealing machine like a shoe and a dealer would."""
+
+    def __init__(self, rules: str = "tda", seats: tuple[int, ...] = (1, 2, 3, 4), deck: list[Card] | None = None):
+        self.m = Dealing(PROFILES, default_rules=rules)
+        self.deck = list(deck) if deck is not None else full_deck()  # pops As, Ks, ... 2c last
+        self.seq = 0
+        self.dispense = 0
+        self.out: list[object] = []
+        self.m.start()
+        self.send(DealerInput(DealerAction.NEW_HAND, args={"seats": list(seats)}))
+
+    def send(self, ev: object) -> list[object]:
+        cmds = self.m.handle(ev)
+        self.out.extend(cmds)
+        return cmds
+
+    def card(self, card: Card | None = None, *, skip: int = 0) -> list[object]:
+        self.seq += 1
+        self.dispense += 1 + skip
+        c = card if card is not None else self.deck.pop()
+        if card is not None and card in self.deck:
+            self.deck.remove(card)
+        return self.send(CardRead(self.seq, c, "rfid", self.dispense))
+
+    def deal_street(self) -> None:
+        while self.m.instruction().signal in (Signal.DEAL, Signal.BURN, Signal.COMMUNITY):
+            self.card()
+
+    def alerts(self, cmds: list[object] | None = None) -> list[str]:
+        return [c.code for c in (self.out if cmds is None else cmds) if isinstance(c, Alert)]
+
+
+def test_machine_configuration_and_state_names() -> None:
+    """send_event, queued, no auto transitions, one on_exception, no underscore in state names."""
+    m = Dealing(PROFILES)
+    mach = m.machine
+    assert mach.send_event and mach.has_queue and not mach.auto_transitions
+    assert len(mach.on_exception) == 1
+    names = []
+
+    def walk(defs: list, prefix: str = "") -> None:
+        for d in defs:
+            name = d if isinstance(d, str) else d["name"]
+            assert "_" not in name
+            names.append(prefix + name)
+            if isinstance(d, dict):
+                walk(d["children"], prefix + name + "_")
+
+    walk(layout.states())
+    assert "hand_seventh_scramble" in names and "hand_fourth_cut" in names and "hand_showdown" in names
+    assert not hasattr(m, "to_idle")
+
+
+def test_third_street_order_and_bring_in() -> None:
+    """3rd street: no burn, down to each, second down to each, up to each; then betting with
+    the bring-in (lowest upcard, stud) named."""
+    t = Table(seats=(2, 4, 6))
+    words = []
+    while t.m.instruction().signal is Signal.DEAL:
+        ins = t.m.instruction()
+        words.append((ins.seat, ins.face))
+        if len(words) == 7:
+            t.card(Card.parse("2c"))  # seat 2's door card: the bring-in
+        else:
+            t.card()
+    assert words == [(2, "down"), (4, "down"), (6, "down")] * 2 + [(2, "up"), (4, "up"), (6, "up")]
+    assert t.m.state == "hand_third_betting"
+    ins = t.m.instruction()
+    assert ins.signal is Signal.BETTING and ins.seat == 2 and "bring-in seat 2" in ins.text
+    state = t.m.public_state()
+    assert [s["bring_in"] for s in state["seats"]] == [True, False, False]
+    assert state["stub"]["count"] == 52 - 9
+
+
+def test_every_card_assigned_and_streets_follow() -> None:
+    t = Table()
+    t.deal_street()
+    t.send(DealerInput(DealerAction.BETTING_COMPLETE))
+    assert t.m.state == "hand_fourth_deal"
+    assert t.m.instruction().signal is Signal.BURN
+    t.deal_street()
+    hand = t.m.hand
+    assert hand is not None
+    assert [len(s.up) for s in hand.seats] == [2, 2, 2, 2]
+    assert len(hand.burns["4th"]) == 1
+    assert [r.role for r in t.m.reads[-5:]] == ["burn", "up", "up", "up", "up"]
+    assert t.alerts() == []
+
+
+def test_wrong_time_input_alerts_and_changes_nothing() -> None:
+    t = Table()
+    before = (t.m.state, t.m.step_i, json.dumps(t.m.public_state()["seats"]))
+    for ev in (DealerInput(DealerAction.BETTING_COMPLETE), DealerInput(DealerAction.FOLD, 3),
+               DealerInput(DealerAction.HAND_COMPLETE), DealerInput(DealerAction.CUT_DONE),
+               DealerInput(DealerAction.NEW_HAND, args={"seats": [1, 2]})):
+        cmds = t.send(ev)
+        assert t.alerts(cmds) == ["input-wrong-time"]
+    assert (t.m.state, t.m.step_i, json.dumps(t.m.public_state()["seats"])) == before
+
+
+def test_duplicate_card_marks_both_reads_suspect_and_stops() -> None:
+    t = Table()
+    t.card(Card.parse("Ah"))
+    t.card()
+    cmds = t.card(Card.parse("Ah"))
+    assert "duplicate-card" in t.alerts(cmds)
+    assert t.m.reads[0].suspect and t.m.reads[2].suspect and not t.m.reads[1].suspect
+    ins = [c for c in cmds if isinstance(c, Instruction)]
+    assert ins and ins[-1].signal is Signal.STOP
+    # The card is still counted where it was dealt (the stub stays right).
+    assert t.m.hand is not None and t.m.hand.stub_count() == 49
+    # Acknowledged: dealing resumes at the next step.
+    cmds = t.send(DealerInput(DealerAction.ACK_ALERT))
+    assert [c.signal for c in cmds if isinstance(c, Instruction)] == [Signal.DEAL]
+
+
+def test_card_when_none_expected_is_counted_and_alerted() -> None:
+    t = Table()
+    t.deal_street()
+    assert t.m.state == "hand_third_betting"
+    cmds = t.card()
+    assert "card-not-expected" in t.alerts(cmds)
+    assert t.m.hand is not None and t.m.hand.stub_count() == 52 - 13
+    assert t.m.reads[-1].role == "stray"
+    # Idle: a card with no hand at all.
+    m = Dealing(PROFILES)
+    cmds = m.handle(CardRead(1, Card.parse("2c"), "rfid", 1))
+    assert [c.code for c in cmds if isinstance(c, Alert)] == ["card-not-expected"]
+
+
+def test_dispense_gap_counts_the_missing_cards() -> None:
+    t = Table()
+    t.card()
+    cmds = t.card(skip=2)  # two cards left unreported
+    assert "dispense-gap" in t.alerts(cmds)
+    assert t.m.step_i == 4
+    assert t.m.hand is not None and t.m.hand.stub_count() == 48
+    assert [r.card is None for r in t.m.reads] == [False, True, True, False]
+
+
+def test_sequence_gap_and_unreadable_card() -> None:
+    t = Table()
+    assert t.alerts(t.send(SequenceGap(5, 9))) == ["sequence-gap"]
+    t.send(DealerInput(DealerAction.ACK_ALERT))
+    t.seq += 1
+    t.dispense += 1
+    cmds = t.send(CardRead(t.seq, None, "none", t.dispense))
+    assert t.alerts(cmds) == ["unreadable-card"]
+    assert t.m.hand is not None and t.m.hand.seats[0].down == [None]
+
+
+def test_shoe_disconnected_mid_hand() -> None:
+    t = Table()
+    t.send(LinkChanged(LinkStatus.CONNECTED))
+    t.card()
+    cmds = t.send(LinkChanged(LinkStatus.DISCONNECTED, "EIO"))
+    assert t.alerts(cmds) == ["shoe-disconnected"]
+    assert t.m.instruction().signal is Signal.SHOE_FAULT
+    cmds = t.send(LinkChanged(LinkStatus.CONNECTED))
+    ins = [c for c in cmds if isinstance(c, Instruction)]
+    assert ins[-1].signal is Signal.DEAL and ins[-1].seat == 2
+
+
+def _to_seventh(t: Table, folds: list[int]) -> None:
+    t.deal_street()
+    for s in folds:
+        t.send(DealerInput(DealerAction.FOLD, s))
+    t.send(DealerInput(DealerAction.BETTING_COMPLETE))
+    for _ in range(3):
+        t.deal_street()
+        t.send(DealerInput(DealerAction.BETTING_COMPLETE))
+
+
+def test_scramble_then_cards_checked_against_the_new_stub() -> None:
+    """TDA RP-10-H-A with 7 seats: the stub is scrambled with the 4th-6th burns; after the
+    reload every card must come from that new stub."""
+    t = Table(seats=(1, 2, 3, 4, 5, 6, 7))
+    _to_seventh(t, [])
+    assert t.m.state == "hand_seventh_scramble"
+    ins = t.m.instruction()
+    assert ins.signal is Signal.SCRAMBLE and ins.cards == ("stub", "burn 4th", "burn 5th", "burn 6th")
+    assert t.alerts(t.send(DealerInput(DealerAction.CUT_DONE))) == ["input-wrong-time"]
+    t.send(DealerInput(DealerAction.SCRAMBLE_DONE))
+    assert t.m.instruction().signal is Signal.CUT
+    cmds = t.send(DealerInput(DealerAction.CUT_DONE))
+    assert ShoeCommand("reset-counter") in cmds
+    assert t.m.instruction().signal is Signal.BURN
+    hand = t.m.hand
+    assert hand is not None and hand.new_stub is not None and len(hand.new_stub) == 10
+    burn = sorted(hand.new_stub)[0]
+    t.dispense = 0
+    assert t.alerts(t.card(burn)) == []  # a gathered burn may come out again
+    outsider = hand.seats[0].up[0]
+    assert outsider is not None
+    cmds = t.card(outsider)
+    assert "card-not-in-stub" in t.alerts(cmds)
+    assert t.m.reads[-1].suspect
+
+
+def test_embargo_no_downcard_before_showdown_and_mucks_stay_hidden() -> None:
+    t = Table(seats=(1, 2, 3))
+    downs: set[str] = set()
+    while t.m.state != "hand_showdown":
+        sig = t.m.instruction().signal
+        if sig is Signal.BETTING:
+            t.send(DealerInput(DealerAction.BETTING_COMPLETE))
+        else:
+            t.card()
+    assert t.m.hand is not None
+    for s in t.m.hand.seats:
+        downs.update(str(c) for c in s.down)
+    before = [c for c in t.out if isinstance(c, DisplayUpdate)][:-1]
+    for upd in before:
+        text = json.dumps(upd.state)
+        assert all("down" not in seat for seat in upd.state["seats"])
+        assert not any(re.search(rf'"{d}"', text) for d in downs)
+    for c in t.out:
+        if isinstance(c, (Instruction, Alert)):
+            assert not any(d in (c.text if isinstance(c, Instruction) else c.message) for d in downs)
+    t.send(DealerInput(DealerAction.FOLD, 2))  # seat 2 mucks at showdown
+    seats = t.m.public_state()["seats"]
+    assert "down" in seats[0] and "down" not in seats[1] and len(seats[0]["down"]) == 3
+    t.send(DealerInput(DealerAction.HAND_COMPLETE))
+    assert t.m.state == "idle" and t.m.instruction().signal is Signal.IDLE
+
+
+def test_all_fold_to_one_ends_the_hand_without_showdown() -> None:
+    t = Table(seats=(1, 2, 3))
+    t.deal_street()
+    t.send(DealerInput(DealerAction.FOLD, 1))
+    t.send(DealerInput(DealerAction.FOLD, 3))
+    assert t.m.state == "hand_uncontested"
+    ins = t.m.instruction()
+    assert ins.signal is Signal.SHOWDOWN and ins.seat == 2
+    assert all("down" not in s for s in t.m.public_state()["seats"])
+
+
+def test_all_in_players_skip_betting_rounds() -> None:
+    t = Table(seats=(1, 2))
+    t.deal_street()
+    t.send(DealerInput(DealerAction.ALL_IN, 1))
+    t.send(DealerInput(DealerAction.BETTING_COMPLETE))
+    signals = []
+    while t.m.state != "hand_showdown":
+        signals.append(t.m.instruction().signal)
+        assert t.m.instruction().signal is not Signal.BETTING
+        t.card()
+    assert signals.count(Signal.BURN) == 4
+    assert set(t.m.first_by_street) == {"3rd"}
+
+
+def test_internal_fault_goes_to_attention_and_ack_resumes(monkeypatch: pytest.MonkeyPatch) -> None:
+    import shoe_ctl.machine.dealing as dealing
+
+    t = Table()
+    t.deal_street()
+
+    def broken(*_a: object) -> None:
+        raise RuntimeError("plan failed")
+
+    monkeypatch.setattr(dealing, "plan_street", broken)
+    cmds = t.send(DealerInput(DealerAction.BETTING_COMPLETE))
+    assert t.m.state == "attention"
+    assert "machine-fault" in t.alerts(cmds)
+    assert t.m.instruction().signal is Signal.STOP
+    # Inputs other than an acknowledgement are refused while stopped.
+    assert t.alerts(t.send(DealerInput(DealerAction.BETTING_COMPLETE))) == ["input-wrong-time"]
+    monkeypatch.undo()
+    t.send(DealerInput(DealerAction.ACK_ALERT))
+    assert t.m.state != "attention"
+
+
+def test_timer_of_a_left_state_is_ignored() -> None:
+    t = Table()
+    assert t.send(TimerFired("dealer-silent", "idle")) == []
+    cmds = t.send(TimerFired("dealer-silent", t.m.state))
+    assert t.alerts(cmds) == ["timer-dealer-silent"]
+
+
+def test_new_hand_with_bad_arguments_is_refused() -> None:
+    m = Dealing(PROFILES)
+    cmds = m.handle(DealerInput(DealerAction.NEW_HAND, args={"seats": [1]}))
+    assert [c.code for c in cmds if isinstance(c, Alert)] == ["input-invalid"]
+    cmds = m.handle(DealerInput(DealerAction.NEW_HAND, args={"seats": [1, 2], "game": "holdem"}))
+    assert [c.code for c in cmds if isinstance(c, Alert)] == ["input-invalid"]
+    assert m.state == "idle"
+    m.handle(DealerInput(DealerAction.NEW_HAND, args={"seats": [3, 5, 7], "button": 5, "game": "razz"}))
+    assert m.hand is not None and [s.seat for s in m.hand.seats] == [7, 3, 5]
+    assert m.game.value == "razz"
