@@ -74,9 +74,11 @@ def replay_reports(paths: list[Path], rules: str, *, direct: bool, seed: int = 0
         except (PhhError, ValueError) as exc:
             rep["error"] = str(exc)
     if scripts:
-        run = run_direct if direct else run_full
-        recorder, dealer = run(scripts, profiles, rules=rules if rules in profiles else name, seed=seed,
-                               **({} if direct else {"timeout": timeout}))
+        key = rules if rules in profiles else name
+        if direct:
+            recorder, dealer = run_direct(scripts, profiles, rules=key, seed=seed)
+        else:
+            recorder, dealer = run_full(scripts, profiles, rules=key, seed=seed, timeout=timeout)
         for k, hand in zip(slots, recorder.hands, strict=False):
             s = hand.summary
             reports[k].update({"game": s["game"], "players": s["players"], "bring_in": s["bring_in"],

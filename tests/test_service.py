@@ -1,0 +1,150 @@
+"""The controller (journal before ack, sinks, timers), the simulated dealer's isolation from the
+state machine, the state diagram document, and ``shoe-ctl run`` end to end."""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from shoe_ctl.config import load_profile
+from shoe_ctl.events import CardRead, DealerAction, DealerInput, Instruction, Signal, TimerFired
+from shoe_ctl.machine import Dealing, diagram
+from shoe_ctl.rules.cards import Card
+from shoe_ctl.service.controller import Controller
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("SHOE_CTL_SHARED") or ROOT.parent / "shared")
+PROFILES = {"tda": load_profile("tda"), "house": load_profile("house")}
+
+
+class Log:
+    """A journal, a link and a sink that write into one shared log."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, object]] = []
+        self.fail_journal = False
+
+    def append(self, item: object) -> int:
+        if self.fail_journal:
+            raise OSError("disk full")
+        self.calls.append(("journal", item))
+        return len(self.calls)
+
+    def ack(self, seq: int) -> None:
+        self.calls.append(("ack", seq))
+
+    def handle(self, command: object) -> None:
+        self.calls.append(("sink", command))
+
+    def close(self) -> None:
+        self.calls.append(("close", None))
+
+
+def test_controller_journals_each_event_before_its_ack_then_delivers() -> None:
+    log = Log()
+    ctl = Controller(Dealing(PROFILES), journal=log, link=log)
+    ctl.add_sink(log)
+    with ctl:
+        ctl.post(DealerInput(DealerAction.NEW_HAND, args={"seats": [1, 2]}))
+        ctl.post(CardRead(1, Card.parse("As"), "rfid", 1))
+        assert ctl.wait_idle(5)
+    kinds = [k for k, _ in log.calls]
+    j = kinds.index("journal", kinds.index("journal") + 1)  # the card read's journal entry
+    assert log.calls[j] == ("journal", CardRead(1, Card.parse("As"), "rfid", 1))
+    assert log.calls[j + 1] == ("ack", 1)
+    assert any(k == "sink" for k in kinds[j + 2:])
+    assert kinds[-1] == "close"
+
+
+def test_unjournaled_event_is_not_acked() -> None:
+    log = Log()
+    log.fail_journal = True
+    ctl = Controller(Dealing(PROFILES), journal=log, link=log)
+    ctl.step(CardRead(1, Card.parse("As"), "rfid", 1))
+    assert ("ack", 1) not in log.calls and ctl.errors == 1
+
+
+def test_a_failing_sink_does_not_stop_the_others() -> None:
+    class Broken:
+        def handle(self, command: object) -> None:
+            raise RuntimeError("boom")
+
+        def close(self) -> None:
+            return None
+
+    log = Log()
+    ctl = Controller(Dealing(PROFILES))
+    ctl.add_sink(Broken())
+    ctl.add_sink(log)
+    ctl.step(DealerInput(DealerAction.NEW_HAND, args={"seats": [1, 2]}))
+    assert any(isinstance(c, Instruction) and c.signal is Signal.DEAL for k, c in log.calls if k == "sink")
+
+
+def test_timer_events_are_tagged_with_the_state_they_were_armed_in() -> None:
+    log = Log()
+    ctl = Controller(Dealing(PROFILES), journal=log)
+    with ctl:
+        ctl.schedule("dealer-silent", 0.01)
+        for _ in range(200):
+            if any(isinstance(i, TimerFired) for _, i in log.calls):
+                break
+            time.sleep(0.01)
+        ctl.wait_idle(1)
+    fired = [i for _, i in log.calls if isinstance(i, TimerFired)]
+    assert fired == [TimerFired("dealer-silent", "idle")]
+
+
+def test_simulated_dealer_imports_nothing_of_the_state_machine() -> None:
+    """It reads only the command stream (shoe_ctl.events) and the cards."""
+    tree = ast.parse((ROOT / "hil" / "dealer.py").read_text())
+    mods = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    mods |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    assert all(m is not None and (m in {"shoe_ctl.events", "shoe_ctl.rules.cards"} or not m.startswith("shoe_ctl"))
+               for m in mods), mods
+    code = "import sys, hil.dealer; print(sorted(m for m in sys.modules if m.startswith('shoe_ctl')))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert "shoe_ctl.machine" not in out.stdout and "transitions" not in out.stdout
+
+
+def test_state_machine_document_is_current() -> None:
+    """docs/state-machine.md holds the diagram generated from the machine's definition."""
+    doc = (ROOT / "docs" / "state-machine.md").read_text()
+    assert diagram.render(doc) == doc, "stale: run python -m shoe_ctl.machine.diagram"
+    assert "hand_seventh_scramble --> hand_seventh_cut: scrambled" in doc
+
+
+def test_diagram_check_notices_a_stale_document(tmp_path: Path) -> None:
+    stale = tmp_path / "state-machine.md"
+    stale.write_text("# State machine\n\n" + diagram.BEGIN + "\nold\n" + diagram.END + "\n")
+    assert diagram.main(["--check", "--path", str(stale)]) == 1
+    assert diagram.main(["--path", str(stale)]) == 0
+    assert diagram.main(["--check", "--path", str(stale)]) == 0
+    assert "stateDiagram-v2" in stale.read_text()
+
+
+@pytest.mark.skipif(not (SHARED / "data" / "stud" / "phh").is_dir(), reason="real hands not found")
+def test_run_deals_recorded_hands_and_exits_when_done() -> None:
+    """``shoe-ctl run --hands`` on the virtual shoe: one plain line per signal when not a tty."""
+    hand = SHARED / "data" / "stud" / "phh" / "Stars" / "30506593746.phh"
+    out = subprocess.run(
+        [sys.executable, "-m", "shoe_ctl.cli", "run", "--hands", str(hand), "--pace", "0", "--exit-when-done",
+         "--display", "off"], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    signals = [ln.split()[0] for ln in lines]
+    assert signals[0] == "signal=idle" and signals[-1] == "signal=idle"
+    assert signals.count("signal=scramble") == 1 and signals.count("signal=community") == 1
+    assert signals.count("signal=burn") == 4  # 4th, 5th, 6th and after the cut
+    assert signals.count("signal=deal") == 8 * 3 + 8 * 3
+
+
+def test_run_rejects_bad_seats() -> None:
+    out = subprocess.run([sys.executable, "-m", "shoe_ctl.cli", "run", "--seats", "1,1", "--display", "off"],
+                         capture_output=True, text=True, timeout=30, cwd=ROOT)
+    assert out.returncode == 2 and "--seats" in out.stderr
