@@ -90,3 +90,22 @@ def test_hand_copy_is_independent_in_every_mutable_field():
     twin.fold(1)
     twin.seats[0].down.append(None)
     assert hand.seats[1].in_hand and len(hand.seats[0].down) != len(twin.seats[0].down)
+
+
+def test_house_16_16_aside_after_betting_never_takes_the_stub_last_card():
+    """house 16.16 with house 16.18: one card aside per active player, but a stub too small for
+    that gives what it can and keeps its last card (a second premature deal late in the hand)."""
+    from stubhelp import deal
+
+    from shoe_ctl.rules.irregular import aside_after_betting
+
+    hand, shoe, _ = deal(8, HOUSE, "5th")  # stub 52 - 24 - 2 * 9 = 10
+    assert aside_after_betting(hand) == 8
+    for _ in range(5):
+        hand.put_aside(shoe.pull())
+    assert hand.stub_count() == 5 and aside_after_betting(hand) == 4
+    for _ in range(4):
+        hand.put_aside(shoe.pull())
+    assert hand.stub_count() == 1 and aside_after_betting(hand) == 0
+    p = plan_street(HOUSE, hand, "6th")  # the pool: last card, 2 burns, 9 set-aside cards
+    assert p.procedure.value == "16.18" and p.steps[0].kind == "scramble"

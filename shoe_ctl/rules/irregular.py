@@ -481,8 +481,10 @@ def premature_cards(profile: RuleProfile, hand: HandState, street: str, cards: S
 def aside_after_betting(hand: HandState) -> int:
     """house 16.16: the number of extra cards to take aside once the betting round has ended: one
     per player still active (in the hand), to be pulled from the stub with
-    :meth:`HandState.put_aside`."""
-    return hand.live_count()
+    :meth:`HandState.put_aside`; never the stub's last card (interpretation: the set-aside cards
+    only wait for a shortage, where house 16.18 merges them with the stub's last card, so a stub
+    too small to give one per player gives what it can and keeps its last card)."""
+    return max(0, min(hand.live_count(), hand.stub_count() - 1))
 
 
 # --------------------------------------------------------------------------- 16.15 burn errors
