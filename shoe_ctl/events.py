@@ -120,6 +120,7 @@ class DealerAction(StrEnum):
     STUB_RELOADED = "stub-reloaded"  # the scrambled stub is back in the shoe
     CUT_DONE = "cut-done"
     SCRAMBLE_DONE = "scramble-done"  # the named cards are gathered and scrambled into a new stub
+    SHOW = "show"                  # seat: the hand is tabled at showdown (its downcards may show)
     ACK_ALERT = "ack-alert"        # args: code
     UNDO = "undo"
     EXPOSED_CARD = "exposed-card"  # seat: a card dealt to that seat was exposed; args: street
