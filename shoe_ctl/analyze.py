@@ -216,9 +216,13 @@ def analyze_hand(hand: RecordedHand, profile: RuleProfile) -> HandReport:
             if st == "4th" and game is not Game.RAZZ:
                 pairs = [f"P{i + 1}" for i in range(n) if view.in_hand[i] and open_pair(boards[i])]
                 if pairs:
-                    view.why += f"; open pair {', '.join(pairs)}: " + (
-                        "small or big bet (house 16.8)" if profile.open_pair_bet else "bets not doubled (RP-10-F)"
-                    )
+                    if not profile.open_pair_bet:
+                        how = "bets not doubled (RP-10-F)"
+                    elif game is Game.STUD:
+                        how = "small or big bet (house 16.8)"
+                    else:
+                        how = "bets stay small (house 16.8 is for stud high)"
+                    view.why += f"; open pair {', '.join(pairs)}: {how}"
         report.first_to_act[st] = _one(view.first)
         if view.first is not None and view.recorded is not None and view.first != view.recorded:
             report.alerts.append(

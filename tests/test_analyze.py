@@ -147,3 +147,22 @@ def test_a_record_that_cannot_be_dealt_live_is_an_error_naming_the_file(tmp_path
     folded.write_text(text)
     r = analyze_file(folded, tda)
     assert r.error is not None and "folded.phh" in r.error and "p3 folded" in r.error
+
+
+@pytest.mark.parametrize(("variant", "big"), [("F7S", True), ("F7S/8", False)])
+def test_house_16_8_open_pair_text_only_in_stud_high(house, variant, big):
+    """house 16.8 (small or big bet for an open pair on 4th) is shown for stud only; stud-8 keeps
+    the small bet."""
+    from shoe_ctl.analyze import analyze_hand
+    from shoe_ctl.phh import parse_phh
+
+    text = f"""variant = "{variant}"
+antes = 1
+bring_in = 1
+starting_stacks = [50, 50]
+actions = ["d dh p1 AcKc9c", "d dh p2 2s3s4d", "p2 pb", "p1 cc", "d dh p1 9d", "d dh p2 Jh", "p1 cc", "p2 cc"]
+"""
+    report = analyze_hand(parse_phh(text, "pair.phh"), house)
+    why = report.streets[1].why
+    assert "open pair P1" in why
+    assert ("small or big bet (house 16.8)" in why) is big

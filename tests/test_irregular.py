@@ -352,8 +352,22 @@ def test_RP_10_F_and_house_16_8_open_pair_on_4th():
     assert t.code == "RP-10-F" and t.seat_index == 0 and "not doubled" in t.instruction
     h = open_pair_fourth(HOUSE, hand)
     assert h.code == "house-16.8" and "larger bet" in h.instruction
+    assert h.big_bet_option and not t.big_bet_option
     hand.seats[0].up[1] = Card.parse("8d")
     assert open_pair_fourth(HOUSE, hand).seat_index is None
+
+
+@pytest.mark.parametrize("game", [Game.STUD8, Game.RAZZ])
+def test_house_16_8_open_pair_gives_no_larger_bet_in_stud8_and_razz(game):
+    """house 16.8 is a 7 Card Stud (high) rule: in stud-8 and razz a pair showing on 4th does not
+    change the limit."""
+    hand = HandState.new(game, [1, 2])
+    for i, ups in enumerate([["9c", "9d"], ["2c", "Kd"]]):
+        hand.seats[i].up = [Card.parse(u) for u in ups]
+        hand.seats[i].down = [None, None]
+    r = open_pair_fourth(HOUSE, hand)
+    assert r.code == "house-16.8" and r.seat_index == 0
+    assert not r.big_bet_option and "larger bet may be made" not in r.instruction
 
 
 def test_house_16_6_wrong_bring_in():

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from shoe_ctl.rules.cards import Card
-from shoe_ctl.rules.games import open_pair
+from shoe_ctl.rules.games import Game, open_pair
 from shoe_ctl.rules.hand import HandError, HandState, street_index
 from shoe_ctl.rules.profiles import (
     AbsentRule,
@@ -128,6 +128,8 @@ class Ruling:
     :param first_to_act_rule: a rule that changes who acts first (``"house-16.22"``).
     :param posts_bring_in: an absent player dealt the bring-in card still posts it (Rule 30).
     :param floor: the rule texts leave the case open: call the floor.
+    :param big_bet_option: the players may make the larger bet on 4th street (house 16.8, open
+        pair, 7 Card Stud high).
     """
 
     clauses: tuple[str, ...]
@@ -144,6 +146,7 @@ class Ruling:
     first_to_act_rule: str | None = None
     posts_bring_in: bool = False
     floor: bool = False
+    big_bet_option: bool = False
 
     @property
     def code(self) -> str:
@@ -587,7 +590,9 @@ def open_pair_fourth(profile: RuleProfile, hand: HandState) -> Ruling:
     """An open pair on 4th street (two upcards of a rank showing).
 
     - RP-10-F (TDA): bets are not doubled for a pair showing.
-    - house 16.8: players may make the smaller or the larger bet.
+    - house 16.8: players may make the smaller or the larger bet (``big_bet_option``). The house
+      text is a 7 Card Stud (high) rule: in stud-8 and razz an open pair does not change the
+      limit (interpretation; the usual rule of those games), so the bet stays small there.
 
     Returns ``CONTINUE`` with the first paired seat in ``seat_index`` (``None`` when no open pair).
     """
@@ -596,8 +601,13 @@ def open_pair_fourth(profile: RuleProfile, hand: HandState) -> Ruling:
     if not profile.open_pair_bet:
         text = "Open pair on 4th: bets stay small (not doubled)" if paired else "No open pair"
         return Ruling(("RP-10-F",), Action.CONTINUE, text, first)
-    text = "Open pair on 4th: the smaller or the larger bet may be made" if paired else "No open pair"
-    return Ruling(("house-16.8",), Action.CONTINUE, text, first)
+    if not paired:
+        return Ruling(("house-16.8",), Action.CONTINUE, "No open pair", None)
+    if hand.game is not Game.STUD:
+        return Ruling(("house-16.8",), Action.CONTINUE,
+                      f"Open pair on 4th: bets stay small ({hand.game.value}: no larger bet for a pair)", first)
+    return Ruling(("house-16.8",), Action.CONTINUE, "Open pair on 4th: the smaller or the larger bet may be made",
+                  first, big_bet_option=True)
 
 
 # --------------------------------------------------------------------------- 16.6
