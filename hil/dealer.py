@@ -6,7 +6,8 @@ except to count them): ``deal``/``burn``/``community`` — pull one card from th
 where the instruction says; ``scramble`` — take the stub out of the shoe and gather it with the
 named piles (``burn 4th``, ``set-aside``), scramble; ``cut`` — cut the new stub and load it into
 the shoe; ``betting`` — report the script's folds and all-ins for that street, then betting
-complete; ``showdown`` — report the script's mucks, then hand complete; ``idle`` — load a new
+complete; ``showdown`` — report each hand still in as shown or (the script's mucks) mucked,
+then hand complete; ``idle`` — load a new
 deck and start the next hand of the script; ``stop`` — acknowledge the alerts (when
 ``auto_ack``) or wait. It imports nothing of the state machine: if the signals were not complete
 enough for a human dealer, a HIL run with this dealer would stall or deal wrong.
@@ -338,9 +339,8 @@ class SimulatedDealer:
             return
         self._pause()
         if contested:
-            for seat in script.muck:
-                if seat in self.in_hand:
-                    self._input(DealerAction.FOLD, seat)
+            for seat in self.in_hand:
+                self._input(DealerAction.FOLD if seat in script.muck else DealerAction.SHOW, seat)
         self.script = None
         self.history.append(self.table)
         self.stats.hands_done += 1

@@ -76,7 +76,7 @@ def replay_reports(paths: list[Path], rules: str, *, direct: bool, seed: int = 0
     if scripts:
         key = rules if rules in profiles else name
         if direct:
-            recorder, dealer = run_direct(scripts, profiles, rules=key, seed=seed)
+            recorder, dealer = run_direct(scripts, profiles, rules=key, seed=seed, display=False)
         else:
             recorder, dealer = run_full(scripts, profiles, rules=key, seed=seed, timeout=timeout)
         for k, hand in zip(slots, recorder.hands, strict=False):

@@ -201,12 +201,14 @@ class ShoeCommandSink:
 
 
 def run_direct(scripts: Iterable[HandScript], profiles: Mapping[str, RuleProfile], *, rules: str = "tda",
-               seed: int = 0, sinks: Sequence[Any] = (), auto_ack: bool = True) -> tuple[HandRecorder, SimulatedDealer]:
+               seed: int = 0, sinks: Sequence[Any] = (), auto_ack: bool = True,
+               display: bool = True) -> tuple[HandRecorder, SimulatedDealer]:
     """Deal ``scripts`` straight into a :class:`Dealing` machine, in this thread (no wire).
+    ``display=False`` skips the display updates (bulk replays nobody watches).
 
     :returns: the recorder (one :class:`HandRecord` per hand) and the dealer (its stats).
     """
-    machine = Dealing(profiles, default_rules=rules)
+    machine = Dealing(profiles, default_rules=rules, display=display)
     events: collections.deque[Any] = collections.deque()
     shoe = DirectShoe(events.append)
     dealer = SimulatedDealer(shoe, events.append, scripts, seed=seed, threaded=False, auto_ack=auto_ack)

@@ -249,9 +249,13 @@ def test_embargo_no_downcard_before_showdown_and_mucks_stay_hidden() -> None:
     for c in t.out:
         if isinstance(c, (Instruction, Alert)):
             assert not any(d in (c.text if isinstance(c, Instruction) else c.message) for d in downs)
+    assert all("down" not in seat for seat in t.m.public_state()["seats"])  # nothing tabled yet
+    t.send(DealerInput(DealerAction.SHOW, 1))
     t.send(DealerInput(DealerAction.FOLD, 2))  # seat 2 mucks at showdown
+    assert t.alerts(t.send(DealerInput(DealerAction.SHOW, 2))) == ["input-wrong-time"]
     seats = t.m.public_state()["seats"]
-    assert "down" in seats[0] and "down" not in seats[1] and len(seats[0]["down"]) == 3
+    assert "down" in seats[0] and "down" not in seats[1] and "down" not in seats[2]
+    assert len(seats[0]["down"]) == 3
     t.send(DealerInput(DealerAction.HAND_COMPLETE))
     assert t.m.state == "idle" and t.m.instruction().signal is Signal.IDLE
 
@@ -319,3 +323,15 @@ def test_new_hand_with_bad_arguments_is_refused() -> None:
     m.handle(DealerInput(DealerAction.NEW_HAND, args={"seats": [3, 5, 7], "button": 5, "game": "razz"}))
     assert m.hand is not None and [s.seat for s in m.hand.seats] == [7, 3, 5]
     assert m.game.value == "razz"
+
+
+def test_every_dealer_input_refreshes_the_display() -> None:
+    t = Table(seats=(1, 2, 3))
+    t.deal_street()
+    cmds = t.send(DealerInput(DealerAction.FOLD, 3))
+    updates = [c for c in cmds if isinstance(c, DisplayUpdate)]
+    assert len(updates) == 1
+    assert [s["status"] for s in updates[0].state["seats"]] == ["live", "live", "folded"]
+    assert updates[0].state["seats"][2]["up"]  # a folded seat keeps its upcards until the hand ends
+    cmds = t.send(DealerInput(DealerAction.ALL_IN, 2))
+    assert [c for c in cmds if isinstance(c, DisplayUpdate)][0].state["seats"][1]["status"] == "all-in"

@@ -111,6 +111,8 @@ class Dealing:
         :func:`shoe_ctl.config.load_profile`; a new hand names one (default ``default_rules``).
     :param default_rules: the profile used when a new hand names none.
     :param default_game: the game used when a new hand names none.
+    :param display: emit ``DisplayUpdate`` commands (``False``: instructions and alerts only, for
+        benchmarks and bulk replays nobody watches).
     :raises KeyError: when ``default_rules`` is not among ``profiles``.
 
     ``handle(event) -> list[Command]`` is the only way in. ``state`` is the machine state
@@ -128,7 +130,9 @@ class Dealing:
         *,
         default_rules: str = "tda",
         default_game: Game = Game.STUD,
+        display: bool = True,
     ) -> None:
+        self.display = display
         self.profiles = dict(profiles)
         self.profile: RuleProfile = self.profiles[default_rules]
         self.game: Game = default_game
@@ -144,8 +148,10 @@ class Dealing:
         self.first_by_street: dict[str, int | None] = {}
         self.seventh: dict[str, Any] | None = None
         self.procedures: dict[str, str] = {}
-        self.forecast: str | None = None
+        self._forecast: str | None = None
+        self._forecast_dirty = False
         self.mucked: set[int] = set()
+        self.shown: set[int] = set()
         self.alerts: list[dict[str, Any]] = []
         self._alert_id = 0
         self.shoe_status = "unknown"
@@ -156,6 +162,7 @@ class Dealing:
         self._fault_from: str | None = None
         self._pending_fault: BaseException | None = None
         self._out: list[Command] = []
+        self._rev = 0
         self._last_instruction: Instruction | None = None
         self.machine = HierarchicalMachine(
             model=self,
@@ -297,6 +304,7 @@ class Dealing:
     # ================================================================== dealer inputs
 
     def _on_input(self, ev: DealerInput) -> None:
+        self._rev += 1  # any dealer input may change the public state
         action = ev.action
         state = self.state
         sub = layout.sub_of(state)
@@ -320,12 +328,26 @@ class Dealing:
                 self._seat_action(ev, self.hand.fold)
                 if state == SHOWDOWN and ev.seat is not None:
                     self.mucked.add(self._index(ev.seat))
+                    self.shown.discard(self._index(ev.seat))
                 elif self.hand.live_count() == 1:
                     self.trigger("allfolded")
                 else:
-                    self.forecast = forecast_short(self.profile, self.hand)
+                    self._forecast_dirty = True
             else:
                 self._wrong_time(ev, "a fold is reported during a betting round (or a muck at showdown)")
+        elif action is DealerAction.SHOW:
+            if state == SHOWDOWN and ev.seat is not None:
+                try:
+                    i = self._index(ev.seat)
+                except ValueError as exc:
+                    self._alert("input-invalid", str(exc), seat=ev.seat)
+                    return
+                if not self.hand.seats[i].in_hand or i in self.mucked:
+                    self._wrong_time(ev, f"seat {ev.seat} has no hand to show")
+                    return
+                self.shown.add(i)
+            else:
+                self._wrong_time(ev, "a hand is shown at showdown, naming the seat")
         elif action is DealerAction.ALL_IN:
             if sub == "betting":
                 self._seat_action(ev, self.hand.all_in)
@@ -379,7 +401,7 @@ class Dealing:
         self.hand_no += 1
         self.reads, self._where = [], {}
         self.bring_in_idx = self.first_idx = None
-        self.first_by_street, self.procedures, self.mucked = {}, {}, set()
+        self.first_by_street, self.procedures, self.mucked, self.shown = {}, {}, set(), set()
         self.seventh = None
         self.alerts = [a for a in self.alerts if a["latched"]]
         for s in args.get("all_in", ()):
@@ -504,7 +526,7 @@ class Dealing:
             self._alert(self.plan.clause, f"{street} street: short stub ({self.plan.stub} cards, required "
                         f"{self.plan.required}): procedure {self.plan.procedure.value} ({self.plan.clause})",
                         street=street)
-        self.forecast = forecast_short(self.profile, self.hand)
+        self._forecast_dirty = True
         self.first_idx = None
 
     def _begin_betting(self, _event: Any) -> None:
@@ -590,7 +612,7 @@ class Dealing:
 
     def _snapshot_key(self) -> tuple[Any, ...]:
         return (self.state, self.step_i, len(self.reads), len(self.alerts), self._alert_id,
-                self.shoe_status, self.shoe_fault)
+                self.shoe_status, self.shoe_fault, self._rev)
 
     def instruction(self) -> Instruction:
         """What the dealer must do now (overlays first: shoe fault, a latched alert, a fault)."""
@@ -642,6 +664,15 @@ class Dealing:
             return Instruction(Signal.SHOWDOWN, f"Seat {winner} wins without showdown", seat=winner)
         return Instruction(Signal.STOP, f"Stop: nothing to do in state {state}")
 
+    @property
+    def forecast(self) -> str | None:
+        """The first street that will be short if every player now in the hand stays in
+        (``forecast_short``), recomputed only after a street start or a fold."""
+        if self._forecast_dirty and self.hand is not None:
+            self._forecast = forecast_short(self.profile, self.hand)
+            self._forecast_dirty = False
+        return self._forecast
+
     def _seat_of(self, idx: int | None) -> int | None:
         if idx is None or self.hand is None:
             return None
@@ -654,13 +685,14 @@ class Dealing:
             if ins != self._last_instruction or changed_step:
                 self._out.append(ins)
                 self._last_instruction = ins
-            self._out.append(DisplayUpdate(self.public_state(ins)))
+            if self.display:
+                self._out.append(DisplayUpdate(self.public_state(ins)))
 
     # ================================================================== public views
 
     def public_state(self, ins: Instruction | None = None) -> dict[str, Any]:
-        """The public table state (CONTRACTS.md): JSON-safe; downcards only at showdown for hands
-        not mucked or folded."""
+        """The public table state (CONTRACTS.md): JSON-safe; downcards only at showdown, for the
+        hands the dealer reported shown (``show``); a folded or mucked hand's never."""
         ins = ins or self.instruction()
         hand = self.hand
         seats: list[dict[str, Any]] = []
@@ -675,7 +707,7 @@ class Dealing:
                     "first_to_act": i == self.first_idx and layout.sub_of(self.state) == "betting",
                     "open_pair": open_pair(s.up),
                 }
-                if show and s.in_hand and i not in self.mucked:
+                if show and s.in_hand and i in self.shown:
                     entry["down"] = [card_text(c) for c in s.down]
                 seats.append(entry)
             stub = {"count": hand.stub_count(), "required": required_number(hand.live_count()),
