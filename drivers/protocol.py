@@ -394,7 +394,7 @@ def encode(msg: Message) -> bytes:
 
     :raises MessageError: see :func:`encode_body`.
     """
-    return DELIMITER + cobs.encode(encode_body(msg)) + DELIMITER
+    return DELIMITER + bytes(cobs.encode(encode_body(msg))) + DELIMITER
 
 
 def _decode_payload(mtype: int, seq: int, p: bytes) -> Message:

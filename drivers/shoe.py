@@ -256,7 +256,7 @@ class ShoeLink:
 
             pattern = pattern_for(pattern).as_dict()
         name = str(pattern.get("name", ""))
-        spec = {
+        spec: dict[str, Any] = {
             "signal": name if name in p.LED_SIGNALS else "",
             "leds": tuple(pattern.get("leds", ())),
             "mode": str(pattern.get("mode", "steady")),

@@ -221,6 +221,7 @@ def passed(result: dict[str, Any]) -> bool:
 def main(args: argparse.Namespace) -> int:
     """The ``shoe-ctl hil soak`` command: exit 0 only when :func:`passed`."""
     result = run_soak(args.cards, args.faults, args.seed, transport=args.transport,
+                      stall_s=getattr(args, "stall_s", 60.0),
                       progress=sys.stderr if args.progress or not args.json else None)
     if args.json:
         print(json.dumps(result, separators=(",", ":")), flush=True)

@@ -33,6 +33,8 @@ def register(subparsers: Any) -> None:
     soak.add_argument("--seed", type=int, default=0, metavar="S", help="random seed (default 0)")
     soak.add_argument("--transport", choices=("pty", "tcp"), default="pty", help="line to use (default pty)")
     soak.add_argument("--json", action="store_true", help="print one JSON object on one line")
+    soak.add_argument("--stall-s", type=float, default=60.0, metavar="SECONDS",
+                      help="give up when nothing is delivered for this long after the last pull (default 60)")
     soak.add_argument("--progress", action="store_true", help="progress lines on stderr (also with --json)")
     soak.set_defaults(func=_dispatch("hil.soak"))
 

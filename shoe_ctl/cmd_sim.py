@@ -1,0 +1,53 @@
+"""``shoe-ctl sim``: run a virtual shoe and print the URL to connect to; stops on Ctrl-C.
+
+``shoe-ctl sim [--transport pty|tcp] [--link PATH] [--port N] [--seed S] [--faults SPEC]
+[--pace SECONDS]``. With ``--pace`` the shoe dispenses a card every SECONDS (a new seeded deck
+when it runs empty); without it the shoe only answers the host (handshake, heartbeats, LEDs).
+The first line on stdout is the URL (a pty symlink path, or ``socket://127.0.0.1:PORT``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``sim`` subcommand."""
+    p = subparsers.add_parser("sim", help="run a virtual shoe and print the URL to connect to",
+                              description="Run a virtual shoe (pty or TCP) until Ctrl-C; prints its URL first.")
+    p.add_argument("--transport", choices=("pty", "tcp"), default="pty", help="pty (default) or tcp")
+    p.add_argument("--link", metavar="PATH", help="stable symlink for the pty (default: a temporary path)")
+    p.add_argument("--port", type=int, default=0, help="TCP port (default: any free port)")
+    p.add_argument("--seed", type=int, default=0, help="deck order and fault seed (default 0)")
+    p.add_argument("--faults", default="", metavar="SPEC", help="fault spec, see docs/protocol.md")
+    p.add_argument("--pace", type=float, default=0.0, metavar="SECONDS",
+                   help="dispense a card every SECONDS (default: never)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the shoe until SIGINT/SIGTERM; exit 0."""
+    from hil.deck import Deck
+    from hil.virtual_shoe import VirtualShoe
+
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    shoe = VirtualShoe(Deck.seeded(args.seed), transport=args.transport, link_path=args.link,
+                       port=args.port, faults=args.faults, seed=args.seed)
+    with shoe:
+        print(shoe.url, flush=True)
+        print(f"virtual shoe {shoe.serial} on {shoe.url} ({args.transport}); Ctrl-C to stop",
+              file=sys.stderr, flush=True)
+        decks = 0
+        while not stop.wait(args.pace if args.pace > 0 else 0.5):
+            if args.pace > 0:
+                if shoe.remaining() == 0:
+                    decks += 1
+                    shoe.reload(Deck.seeded(args.seed + decks))
+                shoe.pull()
+    return 0

@@ -1,0 +1,120 @@
+"""ShoeLink error paths: a port that raises bare OSError (EIO) or a bug in a handler becomes a
+``disconnected`` event and a reconnect, never a dead thread; URL handlers without locking."""
+
+from __future__ import annotations
+
+import errno
+import queue
+import time
+from typing import Any
+
+import pytest
+import serial
+
+from drivers import protocol as p
+from drivers.shoe import ShoeLink
+from shoe_ctl.events import CardRead, LinkChanged, LinkStatus
+from shoe_ctl.rules.cards import Card
+
+
+class FakePort:
+    """A scripted port: answers HOST_HELLO with HELLO and one CARD, then fails as told."""
+
+    opened = 0
+
+    def __init__(self, fail: BaseException) -> None:
+        FakePort.opened += 1
+        self.fail = fail
+        self.out = bytearray()
+        self.reads = 0
+        self.is_open = True
+
+    @property
+    def in_waiting(self) -> int:
+        return len(self.out)
+
+    def write(self, data: bytes) -> int:
+        for msg in p.FrameDecoder().feed(data):
+            if isinstance(msg, p.HostHello):
+                self.out += p.encode(p.Hello(2, 1, 1, 1, 7, 1, 0, 0, ("rfid",), "fake", "F-1"))
+                self.out += p.encode(p.CardMsg(1, Card.parse("Qs"), "rfid", 1))
+        return len(data)
+
+    def read(self, n: int = 1) -> bytes:
+        if self.out:
+            data, self.out[:] = bytes(self.out), b""
+            return data
+        self.reads += 1
+        if self.reads > 3:
+            raise self.fail
+        time.sleep(0.01)
+        return b""
+
+    def close(self) -> None:
+        self.is_open = False
+
+
+def take(q: queue.Queue[Any], kind: type, timeout: float = 5.0) -> Any:
+    end = time.monotonic() + timeout
+    while True:
+        ev = q.get(timeout=max(0.01, end - time.monotonic()))
+        if isinstance(ev, kind):
+            return ev
+
+
+@pytest.mark.parametrize("fail", [OSError(errno.EIO, "Input/output error"),
+                                  serial.SerialException("device disconnected"),
+                                  RuntimeError("handler bug")])
+def test_port_errors_become_events_and_the_link_reconnects(monkeypatch: pytest.MonkeyPatch,
+                                                          fail: BaseException) -> None:
+    FakePort.opened = 0
+    monkeypatch.setattr(serial, "serial_for_url", lambda url, **kw: FakePort(fail))
+    q: queue.Queue[Any] = queue.Queue()
+    link = ShoeLink("fake://", q, backoff=(0.01, 0.05))
+    with link:
+        assert take(q, LinkChanged).status == LinkStatus.CONNECTED
+        assert take(q, CardRead).card == Card.parse("Qs")
+        lost = take(q, LinkChanged)
+        assert lost.status == LinkStatus.DISCONNECTED
+        assert str(fail) in lost.detail
+        assert take(q, LinkChanged).status == LinkStatus.CONNECTED  # the thread lives on
+        assert link._thread is not None and link._thread.is_alive()
+    assert FakePort.opened >= 2
+    assert link._thread is not None and not link._thread.is_alive()
+    # the same card again after the reconnect is a duplicate, never a second CardRead
+    reads = []
+    while not q.empty():
+        ev = q.get()
+        if isinstance(ev, CardRead):
+            reads.append(ev)
+    assert reads == []
+
+
+def test_open_failure_is_reported_once_and_retried(tmp_path: Any) -> None:
+    q: queue.Queue[Any] = queue.Queue()
+    with ShoeLink(str(tmp_path / "no-such-shoe"), q, backoff=(0.01, 0.02)) as link:
+        time.sleep(0.3)
+        assert link.stats.port_errors >= 3
+    events = [q.get() for _ in range(q.qsize())]
+    assert [e.status for e in events] == [LinkStatus.DISCONNECTED]
+    assert "no-such-shoe" in events[0].detail
+
+
+def test_loop_url_opens_with_exclusive_and_ignores_its_own_echo() -> None:
+    q: queue.Queue[Any] = queue.Queue()
+    with ShoeLink("loop://", q) as link:
+        time.sleep(0.4)
+        assert link.stats.frames_out >= 2  # HOST_HELLO repeated: nobody answers
+        assert not link.connected
+        assert link._thread is not None and link._thread.is_alive()
+    assert q.empty()
+
+
+def test_send_leds_validates_in_the_callers_thread() -> None:
+    link = ShoeLink("loop://", queue.Queue())
+    with pytest.raises(ValueError):
+        link.send_leds({"name": "deal", "leds": ["purple"]})
+    with pytest.raises(ConnectionError):
+        link.send_leds("deal")  # valid, kept for later, but no shoe now
+    link.close()
+    link.close()

@@ -1,0 +1,83 @@
+"""The virtual shoe's parts: fault specs, line noise, decks, the stable pty link."""
+
+from __future__ import annotations
+
+import os
+import random
+from pathlib import Path
+
+import pytest
+
+from drivers import protocol as p
+from drivers.exc import FaultSpecError
+from hil.deck import Deck, DeckError
+from hil.virtual_shoe import EmptyShoeError, Faults, VirtualShoe, _Noise
+from shoe_ctl.rules.cards import Card, full_deck, parse_cards
+
+SHARED = Path(os.environ.get("SHOE_CTL_SHARED", Path(__file__).resolve().parents[1].parent / "shared"))
+
+
+def test_fault_spec_parses_rates_counts_and_schedules() -> None:
+    f = Faults.parse("corrupt=0.01,drop=0.001,garbage=0.001,unplug-every=1000,reboot-at=5:9,unreadable-at=2")
+    assert (f.corrupt, f.drop, f.garbage, f.unplug_every) == (0.01, 0.001, 0.001, 1000)
+    assert f.schedule == {5: ["reboot"], 9: ["reboot"], 2: ["unreadable"]}
+    assert Faults.parse("") == Faults() == Faults.parse("none")
+
+
+@pytest.mark.parametrize("spec", ["corrupt=2", "bogus=1", "unplug-every=x", "melt-at=3", "drop", "jam-at=0"])
+def test_bad_fault_specs_say_what_is_wrong(spec: str) -> None:
+    with pytest.raises(FaultSpecError) as info:
+        Faults.parse(spec)
+    assert spec.split("=")[0].split("-at")[0] in str(info.value)
+    assert isinstance(info.value, ValueError)
+
+
+def test_line_noise_hits_about_the_rate_asked() -> None:
+    noise = _Noise(Faults(corrupt=0.01, drop=0.005, garbage=0.005), random.Random(1))
+    data = bytes(range(1, 201)) * 500
+    out = b"".join(noise.apply(data[i:i + 37]) for i in range(0, len(data), 37))
+    corrupt, drop, garbage = noise.counts
+    assert 800 <= corrupt <= 1200 and 350 <= drop <= 650 and 350 <= garbage <= 650
+    assert len(out) == len(data) - drop + garbage
+    clean = _Noise(Faults(), random.Random(1))
+    assert clean.apply(data) is data
+
+
+def test_decks() -> None:
+    assert Deck.seeded(3).cards() == Deck.seeded(3).cards() != Deck.seeded(4).cards()
+    assert sorted(Deck.seeded(3).cards()) == full_deck()
+    top = parse_cards("As??Kd")
+    d = Deck.with_prefix(top, seed=1)
+    cards = d.cards()
+    assert cards[0] == Card.parse("As") and cards[2] == Card.parse("Kd") and len(set(cards)) == 52
+    with pytest.raises(DeckError):
+        Deck.stacked([Card.parse("As"), Card.parse("As")])
+    d.take()
+    assert d.remaining() == 51 and d.dealt() == [Card.parse("As")]
+
+
+def test_deck_from_a_real_phh_hand_deals_in_physical_order() -> None:
+    path = SHARED / "data" / "stud" / "phh" / "wsop-2023-ppc" / "10.phh"
+    if not path.exists():
+        pytest.skip("shared PHH data not present")
+    deck = Deck.from_phh(path)
+    # 5 players: 3rd street goes one card to each in turn: P1..P5 first downcards, then second
+    firsts = [c.code for c in deck.cards()[:5]]
+    assert [str(Card(c)) for c in firsts] == ["5d", "7h", "Js", "Ts", "Qc"]
+    assert [str(c) for c in deck.cards()[10:15]] == ["Ad", "4h", "9d", "Qh", "9s"]
+
+
+def test_empty_shoe_and_pty_link(tmp_path: Path) -> None:
+    link = tmp_path / "by-id-shoe"
+    with VirtualShoe([Card.parse("2c")], link_path=link) as shoe:
+        assert shoe.url == str(link) and os.path.islink(link)
+        target = os.readlink(link)
+        shoe.unplug()
+        assert not os.path.lexists(link)
+        shoe.replug()
+        assert os.path.islink(link) and os.readlink(link) == target  # same name, new device
+        assert shoe.pull() == Card.parse("2c")
+        with pytest.raises(EmptyShoeError):
+            shoe.pull()
+        assert shoe.events[-1] == p.CardMsg(1, Card.parse("2c"), "rfid", 1, 0)
+    assert not os.path.lexists(link)
