@@ -335,3 +335,28 @@ def test_every_dealer_input_refreshes_the_display() -> None:
     assert updates[0].state["seats"][2]["up"]  # a folded seat keeps its upcards until the hand ends
     cmds = t.send(DealerInput(DealerAction.ALL_IN, 2))
     assert [c for c in cmds if isinstance(c, DisplayUpdate)][0].state["seats"][1]["status"] == "all-in"
+
+
+def test_commands_read_back_from_a_journal_change_nothing() -> None:
+    t = Table()
+    key = (t.m.state, t.m.step_i, len(t.m.alerts))
+    assert t.send(Alert("duplicate-card", "from the journal")) == []
+    assert t.send(Instruction(Signal.BURN, "from the journal")) == []
+    assert (t.m.state, t.m.step_i, len(t.m.alerts)) == key
+
+
+def test_last_card_exposed_on_seventh_becomes_an_upcard() -> None:
+    """RP-10-B / house 16.22 reported by the dealer: the card is public from then on."""
+    for rules, code in (("tda", "RP-10-B"), ("house", "house-16.22")):
+        t = Table(rules=rules, seats=(1, 2))
+        assert t.alerts(t.send(DealerInput(DealerAction.LAST_CARD_EXPOSED, 1))) == ["input-wrong-time"]
+        _to_seventh(t, [])
+        t.deal_street()
+        assert t.m.state == "hand_seventh_betting"
+        hand = t.m.hand
+        assert hand is not None
+        seventh = hand.seats[0].down[-1]
+        cmds = t.send(DealerInput(DealerAction.LAST_CARD_EXPOSED, 1))
+        assert t.alerts(cmds) == [code]
+        assert hand.seats[0].up[-1] == seventh and len(hand.seats[0].down) == 2
+        assert t.m.public_state()["seats"][0]["up"][-1] == str(seventh)

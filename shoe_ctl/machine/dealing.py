@@ -220,6 +220,8 @@ class Dealing:
             self._on_timer(event)
         elif isinstance(event, ShoeButton):
             log.info("shoe button %d pressed", event.button)
+        elif isinstance(event, (Alert, Instruction, DisplayUpdate, ShoeCommand)):
+            return  # a command read back from the journal: an output, not an input
         else:
             self._alert("unknown-event", f"an event of type {type(event).__name__} was ignored")
 
