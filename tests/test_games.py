@@ -257,3 +257,18 @@ def test_an_answer_with_unknown_cards_is_the_answer_with_them_known(game, deck, 
     b = bring_in(game, doors)
     if b is not None:
         assert b == bring_in(game, [x[0] for x in full])
+
+
+def test_house_16_20_unread_community_card_gives_none_when_it_matters():
+    """house 16.20: the high hand using the community card acts first; when that card was not
+    read and could change who that is, the answer is None (not the answer without it)."""
+    p1, p2 = [c("As"), c("Kd"), c("9c"), c("3h")], [c("Qs"), c("Jd"), c("8c"), c("4h")]
+    flags = [True, True]
+    assert first_to_act(Game.STUD, [p1, p2], flags, flags, TieRule.SUIT, c("Qh")) == 1
+    assert first_to_act(Game.STUD, [p1, p2], flags, flags, TieRule.SUIT, c("2d")) == 0
+    assert first_to_act(Game.STUD, [p1, p2], flags, flags, TieRule.SUIT, None, community_unknown=True) is None
+    # Trips showing cannot be caught by any community card: the answer stands.
+    p3 = [c("7s"), c("7d"), c("7c"), c("2h")]
+    assert first_to_act(Game.STUD, [p3, p2], flags, flags, TieRule.SUIT, None, community_unknown=True) == 0
+    with pytest.raises(ValueError):
+        first_to_act(Game.STUD, [p3, p2], flags, flags, TieRule.SUIT, c("2d"), community_unknown=True)

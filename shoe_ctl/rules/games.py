@@ -322,6 +322,8 @@ def first_to_act(
     can_act: Sequence[bool],
     tie: TieRule,
     community: Card | None = None,
+    *,
+    community_unknown: bool = False,
 ) -> int | None:
     """Index of the player who acts first on 4th to 7th street.
 
@@ -337,15 +339,23 @@ def first_to_act(
     :param can_act: per player, False when all-in (only players in the hand are considered).
     :param tie: the profile's tie rule.
     :param community: the community card, if one is on the board.
+    :param community_unknown: a community card is on the board but was not read (``community``
+        must then be ``None``): every identity it could have is tried, and the answer stands only
+        when all agree (with unknown upcards as well, only up to one of them; else ``None``).
     :returns: the index, or ``None`` when fewer than two players in the hand can act (no betting)
         or when unknown upcards of players in the hand could change the answer: when no board
         with unknown cards can reach the best fully known board the answer stands; otherwise every
         identity of up to two unknown upcards is tried, and with more the answer is ``None``.
-    :raises ValueError: when the sequences differ in length.
+    :raises ValueError: when the sequences differ in length, or ``community_unknown`` comes with
+        a known ``community``.
     """
     n = len(boards)
     if len(in_hand) != n or len(can_act) != n:
         raise ValueError(f"{n} boards but {len(in_hand)} in_hand and {len(can_act)} can_act flags")
+    if community_unknown:
+        if community is not None:
+            raise ValueError("community_unknown with a known community card")
+        return _unknown_community(game, boards, in_hand, can_act, tie)
     able = 0
     holes: list[tuple[int, int]] = []
     for i in range(n):
@@ -384,6 +394,37 @@ def first_to_act(
                 answer, first = got, False
             elif got != answer:
                 return None
+    return answer
+
+
+def _unknown_community(
+    game: Game,
+    boards: Sequence[Sequence[Card | None]],
+    in_hand: Sequence[bool],
+    can_act: Sequence[bool],
+    tie: TieRule,
+) -> int | None:
+    """first_to_act with an unread community card: the answer common to every identity it may
+    have (cards showing excluded), else ``None``."""
+    if sum(1 for i in range(len(boards)) if in_hand[i] and can_act[i]) < 2:
+        return None
+    holes = sum(1 for i, b in enumerate(boards) if in_hand[i] for c in b if c is None)
+    if holes > 1:
+        return None
+    seen = {c for b in boards for c in b if c is not None}
+    answer: int | None = None
+    first = True
+    for code in range(52):
+        card = Card(code)
+        if card in seen:
+            continue
+        got = first_to_act(game, boards, in_hand, can_act, tie, card)
+        if got is None:
+            return None
+        if first:
+            answer, first = got, False
+        elif got != answer:
+            return None
     return answer
 
 
