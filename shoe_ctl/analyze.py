@@ -142,7 +142,8 @@ def analyze_hand(hand: RecordedHand, profile: RuleProfile) -> HandReport:
     b = bring_in(game, doors)
     report.bring_in = _one(b)
     report.bring_in_card = card_text(doors[b]) if b is not None else None
-    report.community_card = None if hand.community is None else str(hand.community)
+    if hand.community_street is not None:
+        report.community_card = card_text(hand.community)
 
     stacks = [max(s - a, 0) for s, a in zip(hand.starting_stacks, hand.antes, strict=True)]
     folded = [False] * n
@@ -200,17 +201,23 @@ def analyze_hand(hand: RecordedHand, profile: RuleProfile) -> HandReport:
                     view.why += f", all-in for the ante: P{view.first + 1} next to the left (RP-10-E, house 16.4)"
         else:
             boards = [hand.upcards(i, st) for i in range(n)]
-            community = hand.community if hand.community_street == st else None
-            if st == "7th" and community is not None and not profile.house:
+            # A community card counts in every board from the street it is dealt on (house 16.20);
+            # ``??`` in the record is a community card whose identity is unknown.
+            on_board = hand.community_street is not None and STREETS.index(hand.community_street) <= STREETS.index(st)
+            community = hand.community if on_board else None
+            unread = on_board and community is None
+            if st == "7th" and hand.community_street == "7th" and not profile.house:
                 # RP-10-H-D: with a community card, the first to act on 6th acts first on 7th.
                 view.first = first_to_act(game, boards, view.in_hand, view.can_act, profile.tie)
                 rule = "RP-10-H-D"
             else:
-                view.first = first_to_act(game, boards, view.in_hand, view.can_act, profile.tie, community)
-                rule = "house-16.20" if community is not None else ""
+                view.first = first_to_act(
+                    game, boards, view.in_hand, view.can_act, profile.tie, community, community_unknown=unread
+                )
+                rule = "house-16.20" if on_board else ""
             if rule == "RP-10-H-D":
                 view.why = _why(hand, boards, view, None, "", profile)
-                view.why += f"; community card {community}: the 6th-street order stands (RP-10-H-D)"
+                view.why += f"; community card {card_text(community)}: the 6th-street order stands (RP-10-H-D)"
             else:
                 view.why = _why(hand, boards, view, community, rule, profile)
             if st == "4th" and game is not Game.RAZZ:
@@ -247,7 +254,7 @@ def _why(
 ) -> str:
     """Why ``view.first`` acts first: the best board, ties, an all-in best hand passing on."""
     if view.first is None:
-        return "unknown upcards decide"
+        return "unknown cards (upcards or the community card) decide"
 
     def shown(j: int) -> str:
         return f"P{j + 1} {_board_text(boards[j])}"
@@ -331,7 +338,7 @@ class _LiveDeal:
             "procedure": str(procedure),
             "clause": _CLAUSE[procedure],
         }
-        recorded_community = self.hand.community is not None and self.hand.community_street == "7th"
+        recorded_community = self.hand.community_street == "7th"
         if procedure.community != recorded_community:
             clause = _CLAUSE[procedure]
             if clause == "normal" or not procedure.community:

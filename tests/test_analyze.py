@@ -166,3 +166,19 @@ actions = ["d dh p1 AcKc9c", "d dh p2 2s3s4d", "p2 pb", "p1 cc", "d dh p1 9d", "
     why = report.streets[1].why
     assert "open pair P1" in why
     assert ("small or big bet (house 16.8)" in why) is big
+
+
+def test_rp_10_h_c_house_16_20_unread_community_card(tmp_path, tda, house):
+    """RP-10-H-C / house 16.20 with the community card missing from the record (``d db ??``): it
+    is still a community card (no alert that the record dealt own cards); under house 16.20 who
+    acts first depends on it, so that is null; under RP-10-H-D it does not."""
+    text = (EXAMPLES / "eight-players-community-card.phh").read_text().replace('"d db 5d"', '"d db ??"')
+    path = tmp_path / "unread.phh"
+    path.write_text(text)
+    r = analyze_file(path, tda)
+    assert r.error is None and r.alerts == []
+    assert r.seventh is not None and r.seventh["procedure"] == "C"
+    assert r.first_to_act["7th"] == 3 and r.community_card == "??"
+    h = analyze_file(path, house)
+    assert h.error is None and h.alerts == []
+    assert h.first_to_act["7th"] is None
