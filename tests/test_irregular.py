@@ -95,6 +95,19 @@ def test_house_16_13_card_off_the_table_is_exposed():
     assert r2.action is Action.CARD_STANDS and r2.code == "house-16.13"
 
 
+def test_house_16_13_door_card_off_the_table_stands():
+    """house 16.13: the 3rd-street upcard dealt off the table is face up anyway: it stands, no
+    floor, and the seat's cards are unchanged (it is not a hole card for house 16.1 / RP-10-A)."""
+    for profile in (HOUSE, TDA):
+        hand, _ = _third_partial(3, profile, 7)  # player 0 has just been dealt the door card
+        assert len(hand.seats[0].up) == 1
+        r = card_off_table(profile, hand, 0, "3rd")
+        assert r.action is Action.CARD_STANDS and not r.floor and r.effects == ()
+        assert r.clauses == ("house-16.13",)
+        hole = card_off_table(profile, hand, 1, "3rd", face="down")
+        assert hole.clauses[0] == "house-16.13" and len(hole.clauses) == 2
+
+
 # ----------------------------------------------------------------- RP-10-B, 16.21-16.24
 
 

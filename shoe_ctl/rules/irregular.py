@@ -25,7 +25,7 @@ Clause families (see ``docs/rules.md`` for every clause and interpretation):
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from shoe_ctl.rules.cards import Card
@@ -298,24 +298,29 @@ def exposed_downcard(profile: RuleProfile, hand: HandState, i: int, *, both: boo
     )
 
 
-def card_off_table(profile: RuleProfile, hand: HandState, i: int, street: str, *, action_remains: bool = True) -> Ruling:
+def card_off_table(profile: RuleProfile, hand: HandState, i: int, street: str, *, action_remains: bool = True,
+                   face: str | None = None) -> Ruling:
     """house 16.13: a card dealt off the table is an exposed card: a hole card on 3rd street goes
-    to :func:`exposed_downcard`, a 7th-street card to :func:`exposed_seventh`; an upcard (4th to
-    6th) is face up anyway and stands.
+    to :func:`exposed_downcard`, a 7th-street card to :func:`exposed_seventh`; an upcard (the
+    3rd-street door card, 4th to 6th) is face up anyway and stands.
 
+    :param face: on 3rd street, whether the card was meant ``"up"`` (the door card) or ``"down"``
+        (a hole card); ``None``: the seat's last card recorded, i.e. the door card once the seat
+        holds it (unless a hole card already stands as the upcard under RP-10-A / house 16.1).
     :raises HandError: for an unknown street or player.
     """
     street_index(street)
-    if street == "3rd":
+    _seat(hand, i)
+    if street == "3rd" and face is None:
+        s = hand.seats[i]
+        face = "up" if s.up and not s.exposed_hole else "down"
+    if street == "3rd" and face == "down":
         r = exposed_downcard(profile, hand, i)
     elif street == "7th":
         r = exposed_seventh(profile, hand, i, action_remains=action_remains)
     else:
-        _seat(hand, i)
         r = Ruling((), Action.CARD_STANDS, "Upcard off the table: put it in front of the player", i, "upcard stands")
-    return Ruling(("house-16.13", *r.clauses), r.action, r.instruction, r.seat_index, r.card_effect, r.stub_delta,
-                  r.effects, r.refund_ante, r.no_burn, r.aside_per_active, r.all_in_option, r.first_to_act_rule,
-                  r.posts_bring_in, r.floor)
+    return replace(r, clauses=("house-16.13", *r.clauses))
 
 
 # --------------------------------------------------------------------------- RP-10-B, 16.21-16.24
