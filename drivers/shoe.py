@@ -514,7 +514,6 @@ class ShoeLink:
         if gap_from is not None:
             notes.append(f"events {gap_from}..{hello.first_seq - 1} lost by the shoe")
             self._stats.gaps += 1
-            self._put(SequenceGap(gap_from, hello.first_seq))
             self._expected = hello.first_seq
         for seq in [s for s in self._pending if s < self._expected]:
             del self._pending[seq]
@@ -538,6 +537,8 @@ class ShoeLink:
         if first or notes:
             detail = "; ".join([f"shoe {hello.serial} firmware {hello.firmware}", *notes])
             self._set_status(LinkStatus.CONNECTED, detail, hello.info(), force=True)
+        if gap_from is not None:  # after the connected event, before any event that follows it
+            self._put(SequenceGap(gap_from, hello.first_seq))
         self._connected_evt.set()
 
     def _on_event(self, msg: p.EventMsg, state: _Session, now: float) -> None:

@@ -45,7 +45,7 @@ def register(subparsers: Any) -> None:
     crash.add_argument("--kills", type=int, default=10, metavar="K")
     crash.add_argument("--seed", type=int, default=0, metavar="S")
     crash.add_argument("--json", action="store_true", help="print one JSON object on one line")
-    # hook: hil.crash may add options of its own with add_arguments(parser), called lazily here
+    # hil.crash.main(args) gets these; its owner adds any further options right here
     crash.set_defaults(func=_dispatch("hil.crash"))
 
 
