@@ -303,3 +303,32 @@ def test_codec_vectors_cover_what_the_shoe_sends(shoe_target: ShoeTarget, shoe_l
     stats = shoe_link.stats
     assert stats.frames_in >= 2 and stats.unknown_frames == 0
     assert p.PROTOCOL_VERSION == shoe_link.info.protocol  # type: ignore[union-attr]
+
+
+@pytest.mark.faults
+def test_a_resume_point_the_shoe_never_issued_is_ignored_and_said(shoe_target: ShoeTarget) -> None:
+    shoe = shoe_target.virtual
+    assert shoe is not None
+    q: queue.Queue[Any] = queue.Queue()
+    with ShoeLink(shoe.url, q, resume_seq=10_000, auto_ack=True) as link:
+        ev = take(q, LinkChanged)
+        assert ev.status == LinkStatus.CONNECTED and "resume ignored" in ev.detail
+        card = shoe.pull()
+        assert take(q, CardRead).card == card
+        assert link.acked < 10_000
+
+
+@pytest.mark.faults
+def test_silence_is_degraded_and_the_next_frame_recovers(shoe_target: ShoeTarget) -> None:
+    shoe = shoe_target.virtual
+    assert shoe is not None
+    shoe.heartbeat_s = 30.0
+    time.sleep(0.15)  # let the heartbeat already due go out
+    q: queue.Queue[Any] = queue.Queue()
+    with ShoeLink(shoe.url, q, silence_s=0.4) as link:
+        assert take(q, LinkChanged).status == LinkStatus.CONNECTED
+        ev = take(q, LinkChanged, 3.0)
+        assert ev.status == LinkStatus.DEGRADED and "no frame" in ev.detail
+        assert link.connected  # still in session: degraded is not disconnected
+        shoe.pull()
+        assert take(q, LinkChanged, 3.0).status == LinkStatus.CONNECTED
