@@ -148,7 +148,6 @@ class HandRecorder:
             return
         if not isinstance(command, Instruction):
             return
-        m = self.machine
         if command.signal is Signal.IDLE:
             if self.current is not None:
                 self._finish(self.current)
@@ -159,8 +158,6 @@ class HandRecorder:
         if self.current is None:
             self.current = HandRecord()
         self.current.instructions.append(command)
-        if m.hand is not None:
-            self._snapshot(self.current)
 
     def _snapshot(self, rec: HandRecord) -> None:
         hand = self.machine.hand

@@ -163,6 +163,7 @@ class Dealing:
         self._pending_fault: BaseException | None = None
         self._out: list[Command] = []
         self._rev = 0
+        self._seat_cache: dict[int, tuple[tuple[Any, ...], dict[str, Any]]] = {}
         self._last_instruction: Instruction | None = None
         self.machine = HierarchicalMachine(
             model=self,
@@ -694,7 +695,8 @@ class Dealing:
 
     def public_state(self, ins: Instruction | None = None) -> dict[str, Any]:
         """The public table state (CONTRACTS.md): JSON-safe; downcards only at showdown, for the
-        hands the dealer reported shown (``show``); a folded or mucked hand's never."""
+        hands the dealer reported shown (``show``); a folded or mucked hand's never. Seat entries
+        are shared between successive states while the seat is unchanged: treat them as read-only."""
         ins = ins or self.instruction()
         hand = self.hand
         seats: list[dict[str, Any]] = []
@@ -702,15 +704,24 @@ class Dealing:
         community = None
         if hand is not None:
             show = self.state == SHOWDOWN
+            betting = layout.sub_of(self.state) == "betting"
+            cache = self._seat_cache
             for i, s in enumerate(hand.seats):
+                shown = show and s.in_hand and i in self.shown
+                key = (self.hand_no, len(s.up), len(s.down), s.status, i == self.bring_in_idx,
+                       betting and i == self.first_idx, shown, s.up[-1] if s.up else None)
+                hit = cache.get(i)
+                if hit is not None and hit[0] == key:
+                    seats.append(hit[1])
+                    continue
                 entry: dict[str, Any] = {
                     "seat": s.seat, "status": s.status, "up": [card_text(c) for c in s.up],
-                    "down_count": len(s.down), "bring_in": i == self.bring_in_idx,
-                    "first_to_act": i == self.first_idx and layout.sub_of(self.state) == "betting",
+                    "down_count": len(s.down), "bring_in": key[4], "first_to_act": key[5],
                     "open_pair": open_pair(s.up),
                 }
-                if show and s.in_hand and i in self.shown:
+                if shown:
                     entry["down"] = [card_text(c) for c in s.down]
+                cache[i] = (key, entry)
                 seats.append(entry)
             stub = {"count": hand.stub_count(), "required": required_number(hand.live_count()),
                     "forecast": self.forecast}
