@@ -360,3 +360,17 @@ def test_last_card_exposed_on_seventh_becomes_an_upcard() -> None:
         assert t.alerts(cmds) == [code]
         assert hand.seats[0].up[-1] == seventh and len(hand.seats[0].down) == 2
         assert t.m.public_state()["seats"][0]["up"][-1] == str(seventh)
+
+
+def test_shoe_fault_shows_until_cleared_or_acknowledged() -> None:
+    from shoe_ctl.events import FaultKind, ShoeFault
+
+    t = Table()
+    cmds = t.send(ShoeFault(1, FaultKind.JAM))
+    assert t.alerts(cmds) == ["shoe-jam"] and t.m.instruction().signal is Signal.SHOE_FAULT
+    t.send(ShoeFault(2, FaultKind.JAM, cleared=True))
+    assert t.m.instruction().signal is Signal.DEAL
+    t.send(ShoeFault(3, FaultKind.DOUBLE_PULL))
+    assert t.m.instruction().signal is Signal.SHOE_FAULT
+    t.send(DealerInput(DealerAction.ACK_ALERT, args={"code": "shoe-double-pull"}))
+    assert t.m.instruction().signal is Signal.DEAL

@@ -476,6 +476,8 @@ class Dealing:
                 continue
             keep.append(a)
         self.alerts = keep
+        if self.shoe_fault is not None and not any(a["code"] == f"shoe-{self.shoe_fault}" for a in keep):
+            self.shoe_fault = None  # the dealer has dealt with a fault the shoe never cleared
         if self.state == ATTENTION and not any(a["code"] == "machine-fault" for a in self.alerts):
             back = self._fault_from or IDLE
             self.fault = None
