@@ -109,3 +109,30 @@ def test_house_16_16_aside_after_betting_never_takes_the_stub_last_card():
     assert hand.stub_count() == 1 and aside_after_betting(hand) == 0
     p = plan_street(HOUSE, hand, "6th")  # the pool: last card, 2 burns, 9 set-aside cards
     assert p.procedure.value == "16.18" and p.steps[0].kind == "scramble"
+
+
+def test_RP_10_H_B_no_community_card_once_a_street_has_begun_with_fresh_cards():
+    """RP-10-H / house 16.20: a street decided as fresh cards that runs short half-way (cards lost
+    to irregularities) must not end with a community card for the rest: that is the floor's."""
+    from stubhelp import deal
+
+    from shoe_ctl.rules.stub import StubError
+
+    for profile in (TDA, HOUSE):
+        hand, shoe, _ = deal(5, profile, "6th")
+        p7 = plan_street(profile, hand, "7th")
+        for step in p7.steps[:2]:  # burn, player 0's 7th card
+            hand.record(step, shoe.pull())
+        hand.burn_pile.clear()  # nothing left to gather
+        hand.pulled = 52 - 5 + hand.returned  # five cards left: four players owed, last card kept
+        assert plan_street(profile, hand, "7th").procedure.value == "normal"
+        # Cards lost until the rest cannot be served fresh (house 16.19 deals a pool equal to the
+        # players owed, so it takes one more); the stub still holds 3 or more.
+        hand.pulled += 1 if profile is TDA else 2
+        assert hand.stub_count() >= 3
+        try:
+            plan = plan_street(profile, hand, "7th")
+        except StubError as exc:
+            assert "mix" in str(exc)
+        else:
+            raise AssertionError(f"planned {plan.procedure} with a community card on a begun street")

@@ -253,6 +253,11 @@ def plan_street(profile: RuleProfile, hand: HandState, street: str) -> StreetPla
         if hand.community_street is not None and hand.community_street != street:
             raise StubError(f"{street}: a second community card would be needed (one was dealt on "
                             f"{hand.community_street}); no rule covers it: call the floor")
+        if n < live:
+            # The street has begun with fresh cards (e.g. an extra burn, house 16.15): a community
+            # card now would give those players two cards of the street and end it mixed.
+            raise StubError(f"{street}: {live - n} player(s) already hold their {street} card and the "
+                            f"rest cannot get a fresh one; a community card would mix the street: call the floor")
 
     if not profile.house:
         # RP-10-H: the stub is scrambled with the prior burns (and, never under TDA in practice,
