@@ -176,6 +176,10 @@ class Instruction:
     :param face: ``"up"`` or ``"down"`` for DEAL and COMMUNITY, else ``None``.
     :param street: ``"3rd"``..``"7th"`` or ``None``.
     :param cards: for SCRAMBLE, the public names of what to gather (e.g. ``("stub", "burn 4th")``).
+    :param card_no: for DEAL, BURN, COMMUNITY, SCRAMBLE and CUT, the number (from 1, counted over
+        the hand) of the next card to leave the shoe; the same instruction shown again after an
+        interruption (shoe fault, stop, a restart) carries the same number, so a dealer who has
+        already done it does not do it twice.
     """
 
     signal: Signal
@@ -184,6 +188,7 @@ class Instruction:
     face: str | None = None
     street: str | None = None
     cards: tuple[str, ...] = ()
+    card_no: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
