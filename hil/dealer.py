@@ -80,7 +80,8 @@ class HandScript:
 
 @dataclass
 class TablePicture:
-    """What the dealer physically did in the current hand (cards by identity as pulled)."""
+    """What the dealer physically did in the current hand (cards by identity as pulled);
+    ``pulled`` counts the cards taken from the stub now in the shoe, ``total`` over the hand."""
 
     seats: dict[int, list[tuple[str, Card | None]]] = field(default_factory=dict)
     burns: dict[str, list[Card | None]] = field(default_factory=dict)
@@ -88,6 +89,7 @@ class TablePicture:
     loaded: list[Card] = field(default_factory=list)
     pulled: int = 0
     scrambles: int = 0
+    total: int = 0
 
     def stub(self) -> list[Card]:
         """The cards still in the shoe, in order."""
@@ -172,6 +174,7 @@ class SimulatedDealer:
         self.done = threading.Event()
         self.stalled: str | None = None
         self._gathered: list[Card] = []
+        self._done: set[tuple[Any, ...]] = set()
         self._inbox: queue.Queue[Any] = queue.Queue()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -227,10 +230,27 @@ class SimulatedDealer:
         if self.pace > 0:
             self._stop.wait(self.pace)
 
+    def _once(self, key: tuple[Any, ...]) -> bool:
+        """True the first time ``key`` is seen in this hand: an instruction shown again after an
+        interruption (same card number, same betting round) is not done twice."""
+        if key in self._done:
+            return False
+        self._done.add(key)
+        return True
+
     def act(self, ins: Instruction) -> None:
-        """Do what one instruction says."""
+        """Do what one instruction says (once: see :attr:`Instruction.card_no`)."""
         self.stats.signals.append(ins.signal.value)
         sig = ins.signal
+        if sig in (Signal.DEAL, Signal.BURN, Signal.COMMUNITY) and ins.card_no is not None \
+                and ins.card_no <= self.table.total:
+            return  # this card has already left the shoe; its read is on its way
+        if sig in (Signal.SCRAMBLE, Signal.CUT) and not self._once((sig.value, ins.card_no)):
+            return
+        if sig is Signal.BETTING and not self._once(("betting", ins.street)):
+            return
+        if sig is Signal.SHOWDOWN and not self._once(("showdown",)):
+            return
         if sig is Signal.IDLE:
             self._next_hand()
         elif sig in (Signal.DEAL, Signal.BURN, Signal.COMMUNITY):
@@ -267,6 +287,7 @@ class SimulatedDealer:
         self._pause()
         deck = list(script.deck) if script.deck is not None else self._shuffled(full_deck())
         self.table = TablePicture(seats={s: [] for s in script.seats}, loaded=deck)
+        self._done = set()
         self.shoe.reload(deck)
         self.script = script
         self.in_hand = list(script.seats)
@@ -286,6 +307,7 @@ class SimulatedDealer:
         card = self.shoe.pull()
         self.stats.pulls += 1
         self.table.pulled += 1
+        self.table.total += 1
         if ins.signal is Signal.DEAL and ins.seat is not None:
             self.table.seats.setdefault(ins.seat, []).append((ins.face or "down", card))
         elif ins.signal is Signal.BURN:

@@ -638,23 +638,25 @@ class Dealing:
         sub = layout.sub_of(state)
         hand = self.hand
         assert hand is not None
+        nxt = hand.pulled + 1
         if sub == "deal" and self.plan is not None and self.step_i < len(self.plan.steps):
             step = self.plan.steps[self.step_i]
             if step.kind == "burn":
-                return Instruction(Signal.BURN, f"Burn one card ({street})", street=street)
+                return Instruction(Signal.BURN, f"Burn one card ({street})", street=street, card_no=nxt)
             if step.kind == "community":
                 return Instruction(Signal.COMMUNITY, f"Community card face up to the centre ({street})",
-                                   face="up", street=street)
+                                   face="up", street=street, card_no=nxt)
             if step.kind == "deal" and step.seat_index is not None:
                 seat = hand.seats[step.seat_index].seat
                 return Instruction(Signal.DEAL, f"Deal {step.face} to seat {seat} ({street})", seat=seat,
-                                   face=step.face, street=street)
+                                   face=step.face, street=street, card_no=nxt)
         if sub == "scramble" and self.plan is not None:
             step = self.plan.steps[self.step_i]
             return Instruction(Signal.SCRAMBLE, f"Scramble: {', '.join(step.gather)} into a new stub "
-                               f"({self.plan.clause})", street=street, cards=tuple(step.gather))
+                               f"({self.plan.clause})", street=street, cards=tuple(step.gather), card_no=nxt)
         if sub == "cut":
-            return Instruction(Signal.CUT, "Cut the new stub and load it into the shoe", street=street)
+            return Instruction(Signal.CUT, "Cut the new stub and load it into the shoe", street=street,
+                               card_no=nxt)
         if sub == "betting":
             first = self._seat_of(self.first_idx)
             who = f"seat {first} acts first" if first is not None else "first to act unknown: dealer decides"

@@ -1,0 +1,41 @@
+"""HIL: a hand dealt through a shoe that is unplugged mid-hand and a noisy line.
+
+The link resends what the host had not acked, the machine shows ``shoe-fault`` while the shoe is
+away (alert ``shoe-disconnected``), and the simulated dealer, which acts on each instruction's
+card number once, never pulls a card twice: every seat ends with exactly the cards the dealer put
+there and the stub is what is physically left in the shoe.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from hil.dealer import HandScript
+from hil.deck import Deck
+from shoe_ctl.config import load_profile
+from shoe_ctl.replay import run_full
+from shoe_ctl.rules.cards import card_text
+
+pytestmark = pytest.mark.faults
+
+
+def test_unplugged_mid_hand_and_noisy_line_lose_and_double_nothing() -> None:
+    profiles = {"tda": load_profile("tda"), "house": load_profile("house")}
+    seats = [1, 2, 3, 4, 5, 6, 7, 8]
+    scripts = [HandScript(seats, "stud", "tda", Deck.seeded(40 + k).cards(),
+                          {"3rd": [("fold", 8)], "5th": [("fold", 2)]}, name=f"faulty {k}") for k in range(2)]
+    recorder, dealer = run_full(scripts, profiles, seed=3, timeout=60, auto_ack=False,
+                                faults="unplug-at=10:41:70,unplug-ms=120,corrupt=0.001,garbage=0.001")
+    assert dealer.stalled is None
+    assert len(recorder.hands) == 2 == len(dealer.history)
+    disconnects = 0
+    for hand, picture in zip(recorder.hands, dealer.history, strict=True):
+        disconnects += hand.alerts.count("shoe-disconnected")
+        assert not {"duplicate-card", "dispense-gap", "card-not-expected", "sequence-gap"} & set(hand.alerts)
+        for seat in seats:
+            physical = picture.seats[seat]
+            assert hand.cards[seat]["down"] == [card_text(c) for f, c in physical if f == "down"]
+            assert hand.cards[seat]["up"] == [card_text(c) for f, c in physical if f == "up"]
+        assert hand.stub == len(picture.stub())
+        assert "shoe-fault" in hand.signals() or hand.alerts.count("shoe-disconnected") == 0
+    assert disconnects >= 2
