@@ -148,3 +148,28 @@ def test_run_rejects_bad_seats() -> None:
     out = subprocess.run([sys.executable, "-m", "shoe_ctl.cli", "run", "--seats", "1,1", "--display", "off"],
                          capture_output=True, text=True, timeout=30, cwd=ROOT)
     assert out.returncode == 2 and "--seats" in out.stderr
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_run_without_hands_deals_until_stopped_and_stops_cleanly(sig: str) -> None:
+    """The main job: random hands on the virtual shoe until Ctrl-C (or SIGTERM), then a clean stop."""
+    import signal
+
+    def default_signals() -> None:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+    proc = subprocess.Popen([sys.executable, "-m", "shoe_ctl.cli", "run", "--pace", "0.005", "--display", "off"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                            preexec_fn=default_signals)
+    try:
+        assert proc.stdout is not None
+        lines = [proc.stdout.readline() for _ in range(60)]
+        proc.send_signal(getattr(signal, sig))
+        rest, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err
+    signals = [ln.split()[0] for ln in lines + rest.splitlines() if ln.strip()]
+    assert signals[0] == "signal=idle" and "signal=deal" in signals and "signal=burn" in signals
