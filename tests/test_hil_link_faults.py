@@ -72,3 +72,23 @@ def test_replaying_the_journaled_events_rebuilds_the_machine_exactly() -> None:
     assert [c for c in commands if isinstance(c, Alert)] == [a for a in journal.items if isinstance(a, Alert)]
     assert fresh.hand is not None and live.hand is not None
     assert fresh.hand.stub_count() == live.hand.stub_count()
+
+
+def test_duplicate_and_foreign_cards_from_the_shoe_stop_the_dealer() -> None:
+    """A copy of a card already dealt (pull 5) raises ``duplicate-card``; after the RP-10-H-A
+    scramble on 7th (7 seats, none fold: pulls 1-45 before it, the burn is pull 46) a card that is
+    not in the new stub (pull 48) raises ``card-not-in-stub``. Both are latched: the dealer sees
+    ``stop`` and goes on only after acknowledging; the hand still ends with every card counted."""
+    profiles = {"tda": load_profile("tda"), "house": load_profile("house")}
+    seats = [1, 2, 3, 4, 5, 6, 7]
+    scripts = [HandScript(seats, "stud", "tda", Deck.seeded(77).cards(), {}, name="bad cards")]
+    recorder, dealer = run_full(scripts, profiles, seed=5, timeout=60, auto_ack=True,
+                                faults="duplicate-at=5,foreign-at=48")
+    (hand,) = recorder.hands
+    assert hand.alerts.count("duplicate-card") == 1
+    assert hand.alerts.count("card-not-in-stub") == 1
+    assert hand.signals().count("stop") == 2
+    assert hand.summary["seventh"]["procedure"] == "A"
+    picture = dealer.history[0]
+    assert hand.stub == len(picture.stub())
+    assert sum(len(c["down"]) + len(c["up"]) for c in hand.cards.values()) == 7 * 7
