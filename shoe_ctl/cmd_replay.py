@@ -84,7 +84,7 @@ def replay_reports(paths: list[Path], rules: str, *, direct: bool, seed: int = 0
             reports[k].update({"game": s["game"], "players": s["players"], "bring_in": s["bring_in"],
                                "first_to_act": s["first_to_act"], "seventh": s["seventh"],
                                "community_card": s["community_card"],
-                               "alerts": [{"code": c} for c in hand.alerts]})
+                               "alerts": list(hand.alert_details)})
         for k in slots[len(recorder.hands):]:
             reports[k]["error"] = f"not replayed: the dealer stopped ({dealer.stalled or 'no signal'})"
     return reports

@@ -108,6 +108,7 @@ class HandRecord:
     :param instructions: every instruction of the hand, in order (new hand .. hand complete).
     :param summary: :meth:`Dealing.summary` at the end of the hand.
     :param alerts: the alert codes raised in the hand, in order.
+    :param alert_details: the same alerts as ``{"code", "street", "seat", "latched"}``.
     :param cards: per table seat, ``{"down": [...], "up": [...], "status": ...}`` (card texts).
     :param burns: per street, the burns still on the burn pile (card texts).
     :param stub: cards left in the stub.
@@ -116,6 +117,7 @@ class HandRecord:
     instructions: list[Instruction] = field(default_factory=list)
     summary: dict[str, Any] = field(default_factory=dict)
     alerts: list[str] = field(default_factory=list)
+    alert_details: list[dict[str, Any]] = field(default_factory=list)
     cards: dict[int, dict[str, Any]] = field(default_factory=dict)
     burns: dict[str, list[str]] = field(default_factory=dict)
     stub: int = 0
@@ -145,6 +147,8 @@ class HandRecorder:
         if isinstance(command, Alert):
             if self.current is not None:
                 self.current.alerts.append(command.code)
+                self.current.alert_details.append({"code": command.code, "street": command.street,
+                                                   "seat": command.seat, "latched": command.latched})
             return
         if not isinstance(command, Instruction):
             return
