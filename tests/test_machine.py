@@ -216,12 +216,16 @@ def test_scramble_then_cards_checked_against_the_new_stub() -> None:
     assert t.m.instruction().signal is Signal.CUT
     cmds = t.send(DealerInput(DealerAction.CUT_DONE))
     assert ShoeCommand("reset-counter") in cmds
-    assert t.m.instruction().signal is Signal.BURN
+    assert t.m.state == "hand_seventh_reload"
+    ins = t.m.instruction()
+    assert ins.signal is Signal.BURN and ins.text.startswith("Load the new stub into the shoe")
+    assert t.alerts(t.send(DealerInput(DealerAction.CUT_DONE))) == ["input-wrong-time"]
     hand = t.m.hand
     assert hand is not None and hand.new_stub is not None and len(hand.new_stub) == 10
     burn = sorted(hand.new_stub)[0]
     t.dispense = 0
     assert t.alerts(t.card(burn)) == []  # a gathered burn may come out again
+    assert t.m.state == "hand_seventh_deal"  # the first card out of the new stub: reloaded
     outsider = hand.seats[0].up[0]
     assert outsider is not None
     cmds = t.card(outsider)
@@ -374,3 +378,18 @@ def test_shoe_fault_shows_until_cleared_or_acknowledged() -> None:
     assert t.m.instruction().signal is Signal.SHOE_FAULT
     t.send(DealerInput(DealerAction.ACK_ALERT, args={"code": "shoe-double-pull"}))
     assert t.m.instruction().signal is Signal.DEAL
+
+
+def test_stub_reloaded_confirms_the_reload_or_the_cut_and_reload() -> None:
+    for reports, states in (([DealerAction.CUT_DONE, DealerAction.STUB_RELOADED],
+                             ["hand_seventh_reload", "hand_seventh_deal"]),
+                            ([DealerAction.STUB_RELOADED], ["hand_seventh_deal"])):
+        t = Table(seats=(1, 2, 3, 4, 5, 6, 7))
+        _to_seventh(t, [])
+        t.send(DealerInput(DealerAction.SCRAMBLE_DONE))
+        seen = []
+        for action in reports:
+            t.send(DealerInput(action))
+            seen.append(t.m.state)
+        assert seen == states
+        assert t.m.instruction().signal is Signal.BURN and t.alerts() == ["RP-10-H-A"]

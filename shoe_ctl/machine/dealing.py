@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from transitions.extensions import HierarchicalMachine
@@ -235,6 +235,9 @@ class Dealing:
         self.last_dispense = ev.dispense
         state = self.state
         hand = self.hand
+        if state.endswith("_reload"):
+            self.trigger("reloaded")  # the first card out of the new stub: it is in the shoe
+            state = self.state
         dealing = hand is not None and state.endswith("_deal") and self.plan is not None
         if gap:
             self._alert("dispense-gap", f"{gap} card(s) left the shoe unreported before read {ev.seq} "
@@ -367,14 +370,21 @@ class Dealing:
                 self.trigger("scrambled")
             else:
                 self._wrong_time(ev, "no scramble was asked for")
-        elif action in (DealerAction.CUT_DONE, DealerAction.STUB_RELOADED):
+        elif action is DealerAction.CUT_DONE or (action is DealerAction.STUB_RELOADED and sub == "cut"):
             if sub == "cut":
                 self._step_done("cut")
                 self.last_dispense = 0
                 self._out.append(ShoeCommand("reset-counter"))
+                self.trigger("cutdone")
+                if action is DealerAction.STUB_RELOADED:  # cut and loaded in one report
+                    self.trigger("reloaded")
+            else:
+                self._wrong_time(ev, "no cut was asked for")
+        elif action is DealerAction.STUB_RELOADED:
+            if sub == "reload":
                 self.trigger("reloaded")
             else:
-                self._wrong_time(ev, "no cut or reload was asked for")
+                self._wrong_time(ev, "no reload was asked for")
         elif action is DealerAction.HAND_COMPLETE:
             if state in (SHOWDOWN, UNCONTESTED):
                 self.trigger("handdone")
@@ -639,24 +649,20 @@ class Dealing:
         hand = self.hand
         assert hand is not None
         nxt = hand.pulled + 1
+        if sub == "reload" and self.plan is not None and self.step_i < len(self.plan.steps):
+            ins = self._step_instruction(hand, self.plan.steps[self.step_i], street, nxt)
+            if ins is not None:
+                return replace(ins, text=f"Load the new stub into the shoe, then: {ins.text[0].lower()}{ins.text[1:]}")
         if sub == "deal" and self.plan is not None and self.step_i < len(self.plan.steps):
-            step = self.plan.steps[self.step_i]
-            if step.kind == "burn":
-                return Instruction(Signal.BURN, f"Burn one card ({street})", street=street, card_no=nxt)
-            if step.kind == "community":
-                return Instruction(Signal.COMMUNITY, f"Community card face up to the centre ({street})",
-                                   face="up", street=street, card_no=nxt)
-            if step.kind == "deal" and step.seat_index is not None:
-                seat = hand.seats[step.seat_index].seat
-                return Instruction(Signal.DEAL, f"Deal {step.face} to seat {seat} ({street})", seat=seat,
-                                   face=step.face, street=street, card_no=nxt)
+            ins = self._step_instruction(hand, self.plan.steps[self.step_i], street, nxt)
+            if ins is not None:
+                return ins
         if sub == "scramble" and self.plan is not None:
             step = self.plan.steps[self.step_i]
             return Instruction(Signal.SCRAMBLE, f"Scramble: {', '.join(step.gather)} into a new stub "
                                f"({self.plan.clause})", street=street, cards=tuple(step.gather), card_no=nxt)
         if sub == "cut":
-            return Instruction(Signal.CUT, "Cut the new stub and load it into the shoe", street=street,
-                               card_no=nxt)
+            return Instruction(Signal.CUT, "Cut the new stub", street=street, card_no=nxt)
         if sub == "betting":
             first = self._seat_of(self.first_idx)
             who = f"seat {first} acts first" if first is not None else "first to act unknown: dealer decides"
@@ -679,6 +685,19 @@ class Dealing:
             self._forecast = forecast_short(self.profile, self.hand)
             self._forecast_dirty = False
         return self._forecast
+
+    @staticmethod
+    def _step_instruction(hand: HandState, step: Step, street: str | None, nxt: int) -> Instruction | None:
+        if step.kind == "burn":
+            return Instruction(Signal.BURN, f"Burn one card ({street})", street=street, card_no=nxt)
+        if step.kind == "community":
+            return Instruction(Signal.COMMUNITY, f"Community card face up to the centre ({street})",
+                               face="up", street=street, card_no=nxt)
+        if step.kind == "deal" and step.seat_index is not None:
+            seat = hand.seats[step.seat_index].seat
+            return Instruction(Signal.DEAL, f"Deal {step.face} to seat {seat} ({street})", seat=seat,
+                               face=step.face, street=street, card_no=nxt)
+        return None
 
     def _seat_of(self, idx: int | None) -> int | None:
         if idx is None or self.hand is None:

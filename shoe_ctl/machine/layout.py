@@ -7,8 +7,9 @@ and the machine are built from one definition. State names contain no underscore
 
 A street is ``deal`` (card reads walk the rules core's :class:`~shoe_ctl.rules.stub.StreetPlan`
 step by step inside the state's own handler; no trigger per card) then ``betting``. A street whose
-plan scrambles a short stub passes through ``scramble`` (gather and scramble the named cards)
-and ``cut`` (cut the new stub and load it into the shoe) and back to ``deal``. TDA (RP-10-H)
+plan scrambles a short stub passes through ``scramble`` (gather and scramble the named cards),
+``cut`` (cut the new stub) and ``reload`` (the new stub goes into the shoe: left when the dealer
+confirms it, or by the first card read from it) and back to ``deal``. TDA (RP-10-H)
 scrambles only on 7th street; the house rules (16.18-16.20) on any street from 4th.
 """
 
@@ -63,7 +64,7 @@ def states() -> list[Any]:
     """The nested state definition handed to ``HierarchicalMachine``."""
     streets: list[Any] = []
     for street in STREETS:
-        children = ["deal", "betting"] if street == "3rd" else ["deal", "scramble", "cut", "betting"]
+        children = ["deal", "betting"] if street == "3rd" else ["deal", "scramble", "cut", "reload", "betting"]
         streets.append({"name": STREET_STATE[street], "children": children, "initial": "deal"})
     return [
         IDLE,
@@ -93,7 +94,8 @@ def transitions() -> list[dict[str, Any]]:
             base = f"hand_{STREET_STATE[street]}"
             out.append({"trigger": "scramble", "source": deal, "dest": f"{base}_scramble"})
             out.append({"trigger": "scrambled", "source": f"{base}_scramble", "dest": f"{base}_cut"})
-            out.append({"trigger": "reloaded", "source": f"{base}_cut", "dest": deal})
+            out.append({"trigger": "cutdone", "source": f"{base}_cut", "dest": f"{base}_reload"})
+            out.append({"trigger": "reloaded", "source": f"{base}_reload", "dest": deal})
     out.extend([
         {"trigger": "allfolded", "source": "hand", "dest": UNCONTESTED},
         {"trigger": "handdone", "source": [SHOWDOWN, UNCONTESTED], "dest": IDLE, "after": "_end_hand"},
