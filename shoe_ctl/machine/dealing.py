@@ -26,7 +26,7 @@ A dealer input at the wrong time gives ``input-wrong-time`` and changes nothing.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -50,7 +50,7 @@ from shoe_ctl.events import (
     TimerFired,
 )
 from shoe_ctl.machine import layout
-from shoe_ctl.machine.layout import ATTENTION, IDLE, SHOWDOWN, STREETS, UNCONTESTED
+from shoe_ctl.machine.layout import ATTENTION, IDLE, SHOWDOWN, UNCONTESTED
 from shoe_ctl.rules.cards import Card, card_text
 from shoe_ctl.rules.games import Game, bring_in, first_to_act, first_to_act_third, open_pair
 from shoe_ctl.rules.hand import HandState
@@ -425,8 +425,7 @@ class Dealing:
 
     def _seat_action(self, ev: DealerInput, apply: Callable[[int], None]) -> None:
         if ev.seat is None:
-            raise_input = f"'{ev.action.value}' needs a seat"
-            self._alert("input-invalid", raise_input)
+            self._alert("input-invalid", f"'{ev.action.value}' needs a seat")
             return
         try:
             apply(self._index(ev.seat))
@@ -778,10 +777,5 @@ class Dealing:
         return {"game": self.game.value, "rules": self.profile.name, "players": players, "bring_in": bi,
                 "first_to_act": first, "seventh": self.seventh, "community_card": community,
                 "procedures": dict(self.procedures)}
-
-    @property
-    def streets(self) -> Sequence[str]:
-        """The streets (``"3rd"`` .. ``"7th"``)."""
-        return STREETS
 
 
