@@ -299,15 +299,21 @@ def test_internal_fault_goes_to_attention_and_ack_resumes(monkeypatch: pytest.Mo
         raise RuntimeError("plan failed")
 
     monkeypatch.setattr(dealing, "plan_street", broken)
+    hand_before = t.m.hand.copy() if t.m.hand is not None else None
     cmds = t.send(DealerInput(DealerAction.BETTING_COMPLETE))
     assert t.m.state == "attention"
     assert "machine-fault" in t.alerts(cmds)
+    assert t.m._fault_from == "hand_fourth_deal"  # where the failing callback left it
+    assert t.m.hand == hand_before  # nothing dealt or recorded after the fault
     assert t.m.instruction().signal is Signal.STOP
     # Inputs other than an acknowledgement are refused while stopped.
     assert t.alerts(t.send(DealerInput(DealerAction.BETTING_COMPLETE))) == ["input-wrong-time"]
     monkeypatch.undo()
     t.send(DealerInput(DealerAction.ACK_ALERT))
-    assert t.m.state != "attention"
+    assert t.m.state == "hand_fourth_deal"
+    assert t.m.instruction().signal is Signal.BURN  # 4th street planned now, dealt from its burn
+    t.deal_street()
+    assert t.m.state == "hand_fourth_betting"
 
 
 def test_timer_of_a_left_state_is_ignored() -> None:

@@ -491,6 +491,9 @@ class Dealing:
             back = self._fault_from or IDLE
             self.fault = None
             self.machine.set_state(back, model=self)
+            street = layout.street_of(back)
+            if back.endswith("_deal") and (self.plan is None or self.plan.street != street):
+                self._begin_street(None)  # the street's plan was never made: make it now
 
     # ================================================================== link, faults, timers
 
@@ -574,6 +577,8 @@ class Dealing:
         """After an event: fire the structure changes the plan calls for (scramble and cut steps,
         a street fully dealt)."""
         for _ in range(8):
+            if self._pending_fault is not None:
+                return  # a callback failed: go to attention, change nothing more
             plan = self.plan
             if plan is None or not self.state.endswith("_deal") or self.hand is None:
                 return
