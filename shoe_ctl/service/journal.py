@@ -84,6 +84,19 @@ CREATE TABLE IF NOT EXISTS damaged (
 
 _COLS = "seq, time_us, kind, hand, shoe_seq, body, crc"
 
+
+def _expected_schema() -> list[tuple[str, str, str, str | None]]:
+    """(type, name, tbl_name, sql) of every schema object, in creation order, as SQLite stores them."""
+    mem = sqlite3.connect(":memory:")
+    try:
+        mem.executescript(_SCHEMA)
+        return [tuple(r) for r in mem.execute("SELECT type, name, tbl_name, sql FROM sqlite_schema ORDER BY rowid")]
+    finally:
+        mem.close()
+
+
+EXPECTED_SCHEMA = _expected_schema()
+
 _Row = tuple[int, int, str, int | None, int | None, str, int]
 
 
@@ -414,31 +427,45 @@ class Journal:
         conn = self._connect(path)
         try:
             meta = self._read_meta(conn)
-        except sqlite3.DatabaseError:
+        except (sqlite3.Error, UnicodeDecodeError):
             meta = None
         if meta:
             self._check_identity(meta)  # refuse another table's journal before touching it
 
         bad: list[tuple[_Row, str]] = []
         broken: str | None = None
+        index_damage: str | None = None
         try:
             self._init_schema(conn)
-            check = conn.execute("PRAGMA quick_check").fetchall()
+            schema = [tuple(r) for r in conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_schema ORDER BY rowid")]
+            if schema != EXPECTED_SCHEMA:
+                raise _Broken("the schema is altered")
+            check = conn.execute("PRAGMA integrity_check(20)").fetchall()
             if check != [("ok",)]:
-                raise _Broken("; ".join(str(r[0]) for r in check[:5]))
+                index_damage = "; ".join(str(r[0]) for r in check[:3])
             for row in conn.execute(f"SELECT {_COLS} FROM records ORDER BY seq"):
                 why = self._verify_row(row)
                 if why:
                     bad.append((row, why))
-        except (sqlite3.DatabaseError, _Broken) as exc:
+        except (sqlite3.Error, UnicodeDecodeError, _Broken) as exc:
             broken = str(exc) or type(exc).__name__
 
         for msg in wal_problems:
             self.report.damage.append(Damage("write-ahead log", msg))
-        if broken is None and not bad and not wal_problems:
+        if broken is None and not bad and not wal_problems and index_damage is None:
             self._conn = conn
         else:
             aside = self._keep_aside()
+            if broken is None and index_damage is not None:
+                # Damage confined to the indexes is mended by rebuilding them from the records.
+                try:
+                    conn.execute("REINDEX")
+                    if conn.execute("PRAGMA integrity_check(20)").fetchall() != [("ok",)]:
+                        broken = f"integrity check: {index_damage}"
+                except (sqlite3.Error, UnicodeDecodeError) as exc:
+                    broken = f"integrity check: {index_damage}; {exc}"
+                if broken is None:
+                    self.report.damage.append(Damage("indexes", f"damaged ({index_damage}); rebuilt from the records"))
             if broken is None:
                 for row, why in bad:
                     self.report.damage.append(Damage(f"record {row[0]}", why, row[0]))
@@ -452,13 +479,27 @@ class Journal:
                 meta = self._read_meta(self._conn)
                 if meta:
                     self._check_identity(meta)
-        conn = self._conn
+        try:
+            self._finish_open(self._conn)
+        except (sqlite3.Error, UnicodeDecodeError) as exc:
+            # e.g. a damaged header that leaves the file readable but not writable
+            self._conn.close()
+            self.report.damage.append(Damage("database file", f"cannot be written: {exc}"))
+            aside = self._keep_aside() if not self.report.kept_aside else Path(
+                str(self.report.kept_aside[0]))
+            self._rebuild(aside)
+            self._conn = self._connect(path)
+            self._finish_open(self._conn)
+        self._tighten_modes()
+
+    def _finish_open(self, conn: sqlite3.Connection) -> None:
         conn.execute(f"PRAGMA synchronous = {self.synchronous}")
         mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
         if str(mode).lower() != "wal":
-            raise JournalError(f"{path}: SQLite refused WAL mode (got {mode!r}); is it on a network filesystem?")
+            raise JournalError(f"{self.path}: SQLite refused WAL mode (got {mode!r}); is it on a network filesystem?")
         self._write_identity(conn)
-        self._tighten_modes()
+        conn.execute("BEGIN IMMEDIATE")  # proves the file takes writes now, not at the first card
+        conn.execute("COMMIT")
 
     def _tighten_modes(self) -> None:
         for p in (self.path, *_sidecars(self.path)):
@@ -911,6 +952,20 @@ class Journal:
             return n
 
 
+def _restore_schema(conn: sqlite3.Connection) -> None:
+    """Put back the known text of schema entries a flipped bit altered (by position; each entry
+    keeps its root page), so the salvage can read the b-trees. Only used on a scratch copy."""
+    have = conn.execute("SELECT rowid, type, name, tbl_name, sql FROM sqlite_schema ORDER BY rowid").fetchall()
+    if [tuple(r[1:]) for r in have] == EXPECTED_SCHEMA:
+        return
+    for (rowid, *_old), want in zip(have, EXPECTED_SCHEMA, strict=False):
+        conn.execute(
+            "UPDATE sqlite_schema SET type = ?, name = ?, tbl_name = ?, sql = ? WHERE rowid = ?", (*want, rowid)
+        )
+    conn.execute("PRAGMA writable_schema = RESET")
+    conn.execute("PRAGMA writable_schema = ON")
+
+
 def _salvage(path: Path) -> tuple[list[_Row], list[tuple[_Row, str]], dict[str, str], list[tuple[str, str]]]:
     """Read every readable record of a damaged journal file, skipping unreadable b-tree pages.
 
@@ -927,12 +982,13 @@ def _salvage(path: Path) -> tuple[list[_Row], list[tuple[_Row, str]], dict[str, 
         # A file shorter than its header's page count is refused as corrupt unless the schema is
         # "writable"; then SQLite reads what is there (nothing is written through this connection).
         conn.execute("PRAGMA writable_schema = ON")
-    except sqlite3.DatabaseError as exc:
+        _restore_schema(conn)
+    except (sqlite3.Error, UnicodeDecodeError) as exc:
         return rows, bad, meta, [("database file", f"cannot be opened: {exc}")]
     try:
         try:
             meta = {str(k): str(v) for k, v in conn.execute("SELECT key, value FROM meta")}
-        except sqlite3.DatabaseError as exc:
+        except (sqlite3.Error, UnicodeDecodeError) as exc:
             unreadable.append(("meta", f"unreadable: {exc}"))
         last = 0
 
@@ -947,12 +1003,12 @@ def _salvage(path: Path) -> tuple[list[_Row], list[tuple[_Row, str]], dict[str, 
                 batch = conn.execute(
                     f"SELECT {_COLS} FROM records WHERE seq > ? ORDER BY seq LIMIT 256", (last,)
                 ).fetchall()
-            except sqlite3.DatabaseError:
+            except (sqlite3.Error, UnicodeDecodeError):
                 batch = []
                 try:
                     row = first_after(last)
                     batch = [row] if row else []
-                except sqlite3.DatabaseError as exc:
+                except (sqlite3.Error, UnicodeDecodeError) as exc:
                     # Skip ahead: find the smallest x > last whose probe reads, by doubling then bisecting.
                     lo, hi, step, found = last, None, 1, None
                     while step < 2**42:
@@ -960,7 +1016,7 @@ def _salvage(path: Path) -> tuple[list[_Row], list[tuple[_Row, str]], dict[str, 
                             found = first_after(last + step)
                             hi = last + step
                             break
-                        except sqlite3.DatabaseError:
+                        except (sqlite3.Error, UnicodeDecodeError):
                             lo = last + step
                             step *= 2
                     if hi is None:
@@ -971,7 +1027,7 @@ def _salvage(path: Path) -> tuple[list[_Row], list[tuple[_Row, str]], dict[str, 
                         try:
                             r = first_after(mid)
                             hi, found = mid, r
-                        except sqlite3.DatabaseError:
+                        except (sqlite3.Error, UnicodeDecodeError):
                             lo = mid
                     unreadable.append((f"records {last + 1}..{hi}", f"unreadable: {exc}"))
                     if found is None:
