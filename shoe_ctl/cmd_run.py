@@ -2,7 +2,7 @@
 
     shoe-ctl run [--shoe URL|sim] [--rules tda|house] [--game stud|stud8|razz] [--seats 1-8]
                  [--hands PATH] [--pace SECONDS] [--exit-when-done] [--display HOST:PORT|off]
-                 [--config PATH] [--seed N]
+                 [--config PATH] [--seed N] [--count N] [--journal PATH]
 
 With no arguments it runs on the built-in virtual shoe (a real pty, the same protocol and
 ``ShoeLink`` as a real shoe) with the simulated dealer dealing seeded random hands at a watchable
@@ -11,7 +11,11 @@ terminal) and the dealer display on ``127.0.0.1:8080``; it runs until Ctrl-C (or
 stops cleanly. ``--hands PATH`` (a .phh file or a folder, recursive) makes the simulated dealer
 deal those recorded hands with their folds, all-ins and betting rounds; ``--exit-when-done``
 stops after the last one. With ``--shoe URL`` (a real shoe) there is no simulated dealer: the
-dealer reports through the display and buttons.
+dealer reports through the display and buttons. ``--journal PATH`` appends every event to the
+SQLite journal before the shoe's card is acked; at start-up the events since the last finished
+hand are replayed into the machine (``shoe_ctl.service.recovery``) and the link resumes after the
+last journaled shoe sequence, so an open hand goes on where it stopped (with a real shoe; the
+built-in virtual shoe starts afresh, so with ``sim`` an open hand is closed as abandoned).
 
 Exit status: 0 after a clean stop, 1 when the simulated dealer stalled (``--exit-when-done``),
 2 for a bad option or configuration.
@@ -56,6 +60,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--config", default=str(DEFAULT_CONFIG), metavar="PATH", help="table configuration TOML")
     p.add_argument("--seed", type=int, default=0, help="seed of the random hands, scrambles and cuts")
     p.add_argument("--count", type=int, default=None, metavar="N", help="deal N random hands (default: no end)")
+    p.add_argument("--journal", default=None, metavar="PATH",
+                   help="journal every event (SQLite) before its ack and resume an open hand from it at "
+                   "start-up (with a real shoe); default: no journal")
     p.set_defaults(func=run)
 
 
@@ -112,10 +119,37 @@ def run(args: argparse.Namespace) -> int:
         return 2
 
     stop = threading.Event()
-    machine = Dealing(profiles, default_rules=rules, default_game=game)
-    controller = Controller(machine)
     parts: list[Any] = []
     status = 0
+    resume_seq: int | None = None
+
+    def make_machine() -> Dealing:
+        return Dealing(profiles, default_rules=rules, default_game=game)
+
+    machine = make_machine()
+    journal: Any = None
+    if args.journal:
+        from shoe_ctl.service.journal import Journal, JournalError
+        from shoe_ctl.service.recovery import HandMarks, recover
+
+        try:
+            journal = Journal(args.journal, table=cfg.table, profile=rules,
+                              retention_days=cfg.journal.retention_days)
+            if shoe_url != "sim":
+                machine, resume_seq, report = recover(journal, make_machine)
+                for line in report.lines():
+                    print(line, file=sys.stderr)
+        except (JournalError, OSError) as exc:
+            if journal is not None:
+                journal.close()
+            print(f"shoe-ctl run: journal {args.journal}: {exc}", file=sys.stderr)
+            return 2
+        parts.append(journal)
+    controller = Controller(machine, journal=journal)
+    if journal is not None:
+        marks = HandMarks(journal, machine)
+        marks.after(machine)
+        controller.on_handled = lambda _ev, _cmds: marks.after(controller.machine)
 
     def _signal(_signum: int, _frame: Any) -> None:
         stop.set()
@@ -135,7 +169,7 @@ def run(args: argparse.Namespace) -> int:
         from shoe_ctl.dealer_io import start_dealer_io
         from shoe_ctl.replay import ShoeCommandSink
 
-        link = ShoeLink(url, controller.queue, baudrate=cfg.shoe.baudrate)
+        link = ShoeLink(url, controller.queue, baudrate=cfg.shoe.baudrate, resume_seq=resume_seq)
         controller.link = link
         try:
             io = start_dealer_io(cfg, controller.post, display=display, send_leds=link.send_leds,

@@ -173,3 +173,26 @@ def test_run_without_hands_deals_until_stopped_and_stops_cleanly(sig: str) -> No
     assert "Traceback" not in err
     signals = [ln.split()[0] for ln in lines + rest.splitlines() if ln.strip()]
     assert signals[0] == "signal=idle" and "signal=deal" in signals and "signal=burn" in signals
+
+
+@pytest.mark.skipif(not (SHARED / "data" / "stud" / "phh").is_dir(), reason="real hands not found")
+def test_run_journals_every_event_and_marks_the_hands(tmp_path: Path) -> None:
+    from shoe_ctl.events import CardRead as Read
+    from shoe_ctl.service.journal import Journal
+
+    hands = SHARED / "data" / "stud" / "phh" / "FTP"
+    path = tmp_path / "journal.sqlite3"
+    out = subprocess.run(
+        [sys.executable, "-m", "shoe_ctl.cli", "run", "--hands", str(hands), "--pace", "0", "--exit-when-done",
+         "--display", "off", "--journal", str(path)], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert path.stat().st_mode & 0o777 == 0o600
+    j = Journal(path, table=None, profile=None, readonly=True)
+    try:
+        finished = j.hands(finished_only=True)
+        reads = [r.item for r in j.records() if r.kind == "CardRead"]
+    finally:
+        j.close()
+    assert len(finished) == 17
+    assert reads and all(isinstance(r, Read) for r in reads)
+    assert len({r.seq for r in reads}) == len(reads)  # each card once
