@@ -6,7 +6,8 @@ placed exactly where the controller placed it at the table. What a PHH file reco
 
 - ``variant``: ``F7S``, ``F7S/8`` or ``FR``; ``players`` ``P1``..``Pn`` in player order (clockwise
   from the dealer's left); ``seats``: the table seat numbers in the same order; ``hand``: the
-  hand's number in the journal's replay; ``table``.
+  journal's hand number (its ``hand-start`` record), else the hand's place in the replay;
+  ``table``.
 - ``actions``: ``d dh pN <cards>`` per player and street (3rd street: down, down, door card, in one
   line; 4th-6th one upcard; 7th one downcard; ``??`` for an unreadable card), ``d db <card>`` for a
   community card, ``pN f`` for a fold the machine accepted. Lines come in table order; within a
@@ -157,7 +158,11 @@ def replay_hands(journal: Journal, make_machine: MachineFactory, *, table: str |
     machine = make_machine(meta_profile or "tda")
     tbl = table or meta_table or ""
     current: ExportedHand | None = None
+    numbered = False
     for rec in journal.records():
+        if rec.kind == "hand-start" and current is not None and not numbered and rec.hand is not None:
+            current.number = rec.hand  # the journal's number (stable across restarts and pruning)
+            numbered = True
         item = rec.item
         if item is None or isinstance(item, Alert) or not _is_event(item):
             continue
@@ -175,6 +180,7 @@ def replay_hands(journal: Journal, make_machine: MachineFactory, *, table: str |
                 number=machine.hand_no, table=tbl, rules=machine.profile.name, game=machine.game.value,
                 seats=[s.seat for s in hand.seats], first_seq=rec.seq, started=rec.time, args=args,
             )
+            numbered = False
             before_reads = 0
         if current is None:
             continue

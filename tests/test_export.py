@@ -13,6 +13,7 @@ from shoe_ctl.export import default_machine_factory, export_hands, replay_hands
 from shoe_ctl.phh import parse_phh
 from shoe_ctl.rules.cards import Card, parse_cards
 from shoe_ctl.service.journal import Journal
+from shoe_ctl.service.recovery import HandMarks
 
 DECK = parse_cards("AsKd2c7h8h9sQsJd3cTc4d5d6d7c8c9cTdJcQcKcAc")
 
@@ -20,9 +21,10 @@ DECK = parse_cards("AsKd2c7h8h9sQsJd3cTc4d5d6d7c8c9cTdJcQcKcAc")
 class Table:
     """Drives a real dealing machine and journals every event first, as the controller does."""
 
-    def __init__(self, path: Path, profile: str = "tda") -> None:
+    def __init__(self, path: Path, profile: str = "tda", *, marks: bool = False) -> None:
         self.journal = Journal(path, table="t9", profile=profile)
         self.machine = default_machine_factory(profile)
+        self.marks = HandMarks(self.journal, self.machine) if marks else None
         self.seq = 0
         self.dispense = 0
         self.deck = list(DECK)
@@ -31,6 +33,8 @@ class Table:
         self.journal.append(ev)
         cmds = self.machine.handle(ev)
         self.journal.append_many([c for c in cmds if isinstance(c, E.Alert)])
+        if self.marks is not None:
+            self.marks.after(self.machine)
         return cmds
 
     def cards(self, n: int) -> None:
@@ -138,3 +142,15 @@ def test_replay_hands_reports_unfinished(tmp_path: Path) -> None:
     play_hand(t, finish=False)
     hands = list(replay_hands(t.journal, default_machine_factory))
     assert [(h.number, h.finished) for h in hands] == [(1, False)]
+
+
+def test_hand_numbers_come_from_the_journal(tmp_path: Path) -> None:
+    t = Table(tmp_path / "t.journal", marks=True)
+    t.journal.begin_hand(hand=40)  # hands before this journal's window
+    t.journal.end_hand()
+    play_hand(t)
+    play_hand(t)
+    assert [h.hand for h in t.journal.hands(finished_only=True)] == [40, 41, 42]
+    files = export_hands(t.journal, tmp_path / "out")
+    assert [f.name for f in files] == ["t9-hand-41.phh", "t9-hand-42.phh"]
+    assert tomllib.loads(files[1].read_text())["hand"] == 42

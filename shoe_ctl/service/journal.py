@@ -831,21 +831,25 @@ class Journal:
             and adds it to ``report.damage`` instead).
         """
         sql = f"SELECT {_COLS} FROM records WHERE seq > ?"
-        args: list[Any] = [since or 0]
         if hand is not None:
             sql += " AND hand = ?"
-            args.append(hand)
-        sql += " ORDER BY seq"
-        with self._lock:
-            rows = self._db().execute(sql, args).fetchall()
-        for row in rows:
-            why = self._verify_row(row)
-            if why:
-                if self.readonly:
-                    self.report.damage.append(Damage(f"record {row[0]}", why, row[0]))
-                    continue
-                raise JournalError(f"{self.path}: record {row[0]}: {why}")
-            yield Record(*row[:6])
+        sql += " ORDER BY seq LIMIT 1000"
+        last = since or 0
+        while True:
+            args: list[Any] = [last] if hand is None else [last, hand]
+            with self._lock:
+                rows = self._db().execute(sql, args).fetchall()
+            if not rows:
+                return
+            for row in rows:
+                last = row[0]
+                why = self._verify_row(row)
+                if why:
+                    if self.readonly:
+                        self.report.damage.append(Damage(f"record {row[0]}", why, row[0]))
+                        continue
+                    raise JournalError(f"{self.path}: record {row[0]}: {why}")
+                yield Record(*row[:6])
 
     def identity(self) -> tuple[str | None, str | None]:
         """The (table, profile) the journal file belongs to, from its meta table."""
