@@ -175,6 +175,9 @@ class SimulatedDealer:
         self.stalled: str | None = None
         self._gathered: list[Card] = []
         self._done: set[tuple[Any, ...]] = set()
+        self._resync = False
+        self._new_hand_input: DealerInput | None = None
+        self._last_script: HandScript | None = None
         self._inbox: queue.Queue[Any] = queue.Queue()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -238,6 +241,13 @@ class SimulatedDealer:
         self._done.add(key)
         return True
 
+    def resync(self) -> None:
+        """The service restarted (or may have lost dealer inputs): the next instruction this
+        dealer has already done is answered again with its dealer inputs — without doing the
+        physical part twice (no second pull, scramble or cut) and without reporting again what
+        the display already shows (a seat already folded or all-in)."""
+        self._resync = True
+
     def act(self, ins: Instruction) -> None:
         """Do what one instruction says (once: see :attr:`Instruction.card_no`)."""
         self.stats.signals.append(ins.signal.value)
@@ -245,11 +255,19 @@ class SimulatedDealer:
         if sig in (Signal.DEAL, Signal.BURN, Signal.COMMUNITY) and ins.card_no is not None \
                 and ins.card_no <= self.table.total:
             return  # this card has already left the shoe; its read is on its way
-        if sig in (Signal.SCRAMBLE, Signal.CUT) and not self._once((sig.value, ins.card_no)):
-            return
-        if sig is Signal.BETTING and not self._once(("betting", ins.street)):
-            return
-        if sig is Signal.SHOWDOWN and not self._once(("showdown",)):
+        repeated = False
+        if sig in (Signal.SCRAMBLE, Signal.CUT):
+            repeated = not self._once((sig.value, ins.card_no))
+        elif sig is Signal.BETTING:
+            repeated = not self._once(("betting", ins.street))
+        elif sig is Signal.SHOWDOWN:
+            repeated = not self._once(("showdown", self.stats.hands_started))
+        elif sig is Signal.IDLE:
+            repeated = self.script is not None and self._new_hand_input is not None
+        if repeated:
+            if self._resync:
+                self._resync = False
+                self._repost(ins)
             return
         if sig is Signal.IDLE:
             self._next_hand()
@@ -297,7 +315,8 @@ class SimulatedDealer:
             args["rules"] = script.rules
         if script.ante_all_in:
             args["all_in"] = list(script.ante_all_in)
-        self._input(DealerAction.NEW_HAND, **args)
+        self._new_hand_input = DealerInput(DealerAction.NEW_HAND, None, args)
+        self.post(self._new_hand_input)
 
     def _shuffled(self, cards: list[Card]) -> list[Card]:
         self.rng.shuffle(cards)
@@ -338,6 +357,39 @@ class SimulatedDealer:
         self._gathered = []
         self._input(DealerAction.CUT_DONE)
 
+    def _statuses(self) -> dict[int, str]:
+        state = self.last_state or {}
+        return {int(e["seat"]): str(e["status"]) for e in state.get("seats", []) if "seat" in e}
+
+    def _repost(self, ins: Instruction) -> None:
+        """Report again the dealer inputs of an instruction already done (see :meth:`resync`)."""
+        sig = ins.signal
+        status = self._statuses()
+        if sig is Signal.IDLE and self._new_hand_input is not None:
+            self.post(self._new_hand_input)
+        elif sig is Signal.SCRAMBLE:
+            self._input(DealerAction.SCRAMBLE_DONE)
+        elif sig is Signal.CUT:
+            self._input(DealerAction.CUT_DONE)
+        elif sig is Signal.BETTING and self.script is not None:
+            live = [s for s, st in status.items() if st in ("live", "all-in")]
+            for kind, seat in self.script.actions.get(ins.street or "", []):
+                if kind == "fold" and seat in live:
+                    live.remove(seat)
+                    self._input(DealerAction.FOLD, seat)
+                    if len(live) == 1:
+                        return
+                elif kind == "all-in" and status.get(seat) == "live":
+                    self._input(DealerAction.ALL_IN, seat)
+            self._input(DealerAction.BETTING_COMPLETE)
+        elif sig is Signal.SHOWDOWN and self._last_script is not None:
+            if ins.seat is None:
+                for seat, st in status.items():
+                    if st in ("live", "all-in"):
+                        muck = seat in self._last_script.muck
+                        self._input(DealerAction.FOLD if muck else DealerAction.SHOW, seat)
+            self._input(DealerAction.HAND_COMPLETE)
+
     def _betting(self, street: str) -> None:
         script = self.script
         if script is None:
@@ -364,6 +416,8 @@ class SimulatedDealer:
             for seat in self.in_hand:
                 self._input(DealerAction.FOLD if seat in script.muck else DealerAction.SHOW, seat)
         self.script = None
+        self._last_script = script
+        self._new_hand_input = None
         self.history.append(self.table)
         self.stats.hands_done += 1
         self._input(DealerAction.HAND_COMPLETE)

@@ -35,3 +35,59 @@ def test_random_hands_deal_cleanly(game: str, rules: str) -> None:
         if hand.summary["seventh"]:
             procedures.add(hand.summary["seventh"]["procedure"])
     assert len(procedures) >= 2  # short stubs do occur with eight seats and few folds
+
+
+def test_dealer_resyncs_after_a_restart_that_lost_its_inputs() -> None:
+    """A service restarted from its journal shows the same instruction again; a dealer input that
+    never reached the journal (here 4th street's fold and betting complete) is reported again
+    after ``resync()`` — once, without a second pull and without refolding a folded seat."""
+    import collections
+
+    from hil.dealer import DirectShoe, HandScript, SimulatedDealer
+    from hil.deck import Deck
+    from shoe_ctl.events import Alert, DealerAction, DealerInput
+    from shoe_ctl.machine import Dealing
+
+    events: collections.deque = collections.deque()
+    lost: list[object] = []
+
+    def post(ev: object) -> None:
+        if isinstance(ev, DealerInput) and machine.state == "hand_fourth_betting" and len(lost) < 2:
+            lost.append(ev)  # 4th street's inputs never reach the service
+            return
+        events.append(ev)
+
+    script = HandScript([1, 2, 3, 4, 5], "stud", "tda", Deck.seeded(3).cards(),
+                        {"3rd": [("fold", 5)], "4th": [("fold", 4)]}, name="lossy")
+    shoe = DirectShoe(events.append)
+    dealer = SimulatedDealer(shoe, post, [script], threaded=False)
+    machine = Dealing(PROFILES)
+    journal: list[object] = []
+
+    def run(m: Dealing, cmds: list) -> list:
+        out = list(cmds)
+        for c in cmds:
+            dealer.handle(c)
+        while events:
+            ev = events.popleft()
+            journal.append(ev)
+            got = m.handle(ev)
+            out.extend(got)
+            for c in got:
+                dealer.handle(c)
+        return out
+
+    run(machine, machine.start())
+    assert machine.state == "hand_fourth_betting"
+    assert lost == [DealerInput(DealerAction.FOLD, 4), DealerInput(DealerAction.BETTING_COMPLETE)]
+    pulls = dealer.stats.pulls
+    restarted = Dealing(PROFILES)
+    for ev in journal:
+        restarted.handle(ev)
+    machine = restarted
+    dealer.resync()
+    out = run(restarted, restarted.start())
+    assert dealer.stats.hands_done == 1 and restarted.state == "idle"
+    assert restarted.hand is not None and restarted.hand.seats[3].folded
+    assert [a.code for a in out if isinstance(a, Alert)] == []
+    assert dealer.stats.pulls > pulls and dealer.stats.pulls == restarted.hand.pulled
