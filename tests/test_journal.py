@@ -312,3 +312,12 @@ def test_random_bit_flips_never_break_open_or_alter_records(
         if j.report.kept_aside:  # copied before any repair
             assert j.report.kept_aside[0].read_bytes() == bytes(bad)
         j.append(card(1))
+
+
+def test_a_long_running_journal_prunes_at_hand_end(tmp_path: Path) -> None:
+    clock = Clock()
+    with Journal(tmp_path / "t.journal", table="t", profile="tda", clock=clock, retention_days=1) as j:
+        fill(j, 2, 3)
+        clock.t += 2 * 86400  # two days later, still running: the next hand's end prunes hands 1 and 2
+        fill(j, 1, 3, first_seq=50)
+        assert [h.hand for h in j.hands()] == [3]

@@ -27,7 +27,8 @@ Hole cards are in here: the file (and SQLite's ``-wal``/``-shm``, which take the
 created ``0600`` and a looser mode found at open is tightened and reported.
 
 Retention: finished hands (a ``hand-end`` record, or a hand superseded by a later ``hand-start``)
-whose last record is older than ``retention_days`` are deleted at open and by :meth:`prune`, with
+whose last record is older than ``retention_days`` are deleted at open, at a hand's end at most
+once an hour (:data:`PRUNE_EVERY_S`) and by :meth:`prune`, with
 the between-hands records of the same age; the unfinished hand and the last shoe sequence are
 never lost. Freed pages are reused, so the file stops growing at about ``retention_days`` of play.
 """
@@ -56,6 +57,9 @@ FORMAT = 1
 """The journal's schema version (meta key ``format``)."""
 
 SYNC_LEVELS = ("FULL", "NORMAL")
+
+PRUNE_EVERY_S = 3600.0
+"""A long-running service prunes at a hand's end when the last pruning is this old (seconds)."""
 
 SHOE_SEQ_TYPES = (events.CardRead, events.ShoeFault, events.ShoeButton)
 """Events that carry the shoe's message sequence (what ``ShoeLink.ack`` acknowledges)."""
@@ -388,6 +392,7 @@ class Journal:
             self._open_writable()
         self._next_seq = self._compute_next_seq()
         self._current_hand = self._find_current_hand()
+        self._last_prune = self._clock()
         if not readonly and self.retention_days > 0:
             self.report.pruned = self.prune()
         self.report.records = self._count()
@@ -792,6 +797,8 @@ class Journal:
             text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
             seq = self._write([("hand-end", text, None)], hand, True)[0]
             self._current_hand = None
+            if self.retention_days > 0 and self._clock() - self._last_prune >= PRUNE_EVERY_S:
+                self.prune()
             return seq
 
     def _write(self, batch: list[tuple[str, str, int | None]], hand: int | None, sync: bool) -> list[int]:
@@ -926,6 +933,7 @@ class Journal:
         if self.retention_days <= 0 or self.readonly:
             return 0
         with self._lock:
+            self._last_prune = self._clock()
             db = self._db()
             cutoff = int(((self._clock() if now is None else now) - self.retention_days * 86400) * 1e6)
             keep_from = self.replay_start()
