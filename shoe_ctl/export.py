@@ -10,7 +10,8 @@ placed exactly where the controller placed it at the table. What a PHH file reco
   ``table``.
 - ``actions``: ``d dh pN <cards>`` per player and street (3rd street: down, down, door card, in one
   line; 4th-6th one upcard; 7th one downcard; ``??`` for an unreadable card), ``d db <card>`` for a
-  community card, ``pN f`` for a fold the machine accepted. Lines come in table order; within a
+  community card, ``pN f`` for a fold the machine accepted, ``pN sm`` for a hand mucked at showdown
+  and ``pN sm <cards>`` for a hand shown (all its cards in deal order). Lines come in table order; within a
   street the cards a player got are grouped, so the round-robin order of the physical deal is in
   the journal, not in the file.
 - Amounts: the dealer reports no bets, so ``pb``/``cbr``/``cc`` never appear and a betting round's
@@ -65,12 +66,14 @@ class ExportedHand:
     summary: dict[str, Any] = field(default_factory=dict)
     last_seq: int = 0
     finished: bool = False
+    cards: dict[int, list[str]] = field(default_factory=dict)
     _pending: dict[tuple[str, int], list[str]] = field(default_factory=dict)
 
     def flush(self) -> None:
         """Write the buffered deal lines (one per player and street) into ``actions``."""
         for (_street, player), cards in self._pending.items():
             self.actions.append(f"d dh p{player} {''.join(cards)}")
+            self.cards.setdefault(player, []).extend(cards)
         self._pending.clear()
 
     def phh(self) -> str:
@@ -169,6 +172,7 @@ def replay_hands(journal: Journal, make_machine: MachineFactory, *, table: str |
         before_no = machine.hand_no
         before_reads = len(machine.reads)
         folded_before = _folded(machine)
+        shown_before = set(getattr(machine, "shown", ()))
         cmds = machine.handle(item)
         if machine.hand_no != before_no:
             if current is not None:
@@ -203,10 +207,14 @@ def replay_hands(journal: Journal, make_machine: MachineFactory, *, table: str |
                 current.set_aside.append(f"{read.street} {text}")
         if isinstance(item, DealerInput):
             folded_now = _folded(machine)
+            mucked = getattr(machine, "mucked", set())
             for i in sorted(folded_now - folded_before):
                 current.flush()
-                current.actions.append(f"p{i + 1} f")
-            if item.action not in (DealerAction.FOLD, DealerAction.NEW_HAND):
+                current.actions.append(f"p{i + 1} sm" if i in mucked else f"p{i + 1} f")
+            for i in sorted(set(getattr(machine, "shown", ())) - shown_before):
+                current.flush()
+                current.actions.append(f"p{i + 1} sm {''.join(current.cards.get(i + 1, []))}".rstrip())
+            if item.action not in (DealerAction.FOLD, DealerAction.SHOW, DealerAction.NEW_HAND):
                 who = f" p{players[item.seat]}" if item.seat in players else ""
                 current.flush()
                 current.inputs.append(f"{len(current.actions)} {item.action.value}{who}")
