@@ -207,7 +207,7 @@ def replay_hands(journal: Journal, make_machine: MachineFactory, *, table: str |
                 current.set_aside.append(f"{read.street} {text}")
         if isinstance(item, DealerInput):
             folded_now = _folded(machine)
-            mucked = getattr(machine, "mucked", set())
+            mucked: set[int] = set(getattr(machine, "mucked", ()))
             for i in sorted(folded_now - folded_before):
                 current.flush()
                 current.actions.append(f"p{i + 1} sm" if i in mucked else f"p{i + 1} f")
