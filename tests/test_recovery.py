@@ -133,3 +133,73 @@ def test_recover_the_real_machine_after_a_power_cut(tmp_path: Path) -> None:
     assert report.instruction == live.instruction()
     assert machine.hand.stub_count() == live.hand.stub_count()
     assert report.clean, report.lines()
+
+
+def hand_events(first_seq: int, seats: list[int]) -> list[Any]:
+    """One short hand as the controller's queue sees it: cards with shoe sequences, dealer inputs."""
+    from shoe_ctl.rules.cards import Card
+
+    seq = iter(range(first_seq, first_seq + 100))
+    dispense = iter(range(1, 100))
+    deck = iter(Card(c) for c in range(51, -1, -1))
+
+    def cards_(n: int) -> list[E.CardRead]:
+        return [E.CardRead(next(seq), next(deck), "rfid", next(dispense)) for _ in range(n)]
+
+    inp = E.DealerInput
+    return [
+        inp(E.DealerAction.NEW_HAND, None, {"seats": seats, "game": "stud", "rules": "tda"}),
+        *cards_(3 * len(seats)),
+        inp(E.DealerAction.BETTING_COMPLETE),
+        *cards_(1 + len(seats)),
+        inp(E.DealerAction.FOLD, seats[0]),
+        inp(E.DealerAction.BETTING_COMPLETE),
+        *cards_(len(seats)),
+        inp(E.DealerAction.FOLD, seats[1]),
+        inp(E.DealerAction.HAND_COMPLETE),
+    ]
+
+
+def run_controller(journal: Journal, machine: Any, evs: list[Any]) -> None:
+    from shoe_ctl.service.controller import Controller
+
+    ctl = Controller(machine, journal=journal)
+    marks = HandMarks(journal, machine)
+    ctl.on_handled = lambda _ev, _cmds: marks.after(machine)
+    marks.after(machine)
+    for ev in evs:
+        ctl.step(ev)
+
+
+def exported(journal: Journal, out: Path) -> list[str]:
+    from shoe_ctl.export import export_hands
+
+    texts = [p.read_text() for p in export_hands(journal, out)]
+    return ["\n".join(x for x in t.splitlines() if not x.startswith("_started_utc")) for t in texts]
+
+
+def test_a_stop_anywhere_resumes_to_the_same_hands(tmp_path: Path) -> None:
+    """Stop the controller after any event, restart from the files on disk: recovery plus the rest
+    of the events (the shoe resends only what was never journaled) export the same hands as an
+    uninterrupted run."""
+    evs = hand_events(1, [2, 4, 6]) + hand_events(100, [1, 3, 5])
+    make = lambda: default_machine_factory("tda")  # noqa: E731
+    with Journal(tmp_path / "whole.journal", table="t", profile="tda", synchronous="NORMAL") as j:
+        run_controller(j, make(), evs)
+        want = exported(j, tmp_path / "whole")
+    assert len(want) == 2
+    for k in range(len(evs) + 1):
+        live = tmp_path / f"live{k}.journal"
+        with Journal(live, table="t", profile="tda", synchronous="NORMAL") as j:
+            run_controller(j, make(), evs[:k])
+            cut = tmp_path / f"cut{k}.journal"
+            shutil.copy(live, cut)  # what the disk holds at the stop (the log is not checkpointed)
+            shutil.copy(f"{live}-wal", f"{cut}-wal")
+        with Journal(cut, table="t", profile="tda", synchronous="NORMAL") as j:
+            machine, last, report = recover(j, make)
+            assert report.clean, (k, report.lines())
+            journaled = {e.seq for e in evs[:k] if isinstance(e, E.CardRead)}
+            assert last == (max(journaled) if journaled else None)
+            rest = [e for e in evs[k:] if not (isinstance(e, E.CardRead) and last is not None and e.seq <= last)]
+            run_controller(j, machine, rest)
+            assert exported(j, tmp_path / f"out{k}") == want, k
