@@ -1,0 +1,576 @@
+"""``python -m bench [--json] [--quick]``: latency, throughput and footprint of shoe-ctl in one run.
+
+Measured side by side (``docs/performance.md`` explains each figure and records the results):
+
+- ``latency_us``: from the moment the virtual shoe writes a card frame to the pty to the moment
+  the controller has handed the LED command (the ``Instruction``) for that card to the LED sinks;
+  the production stack in this process: virtual shoe on a real pty, ``ShoeLink``, the controller
+  with the SQLite journal (``synchronous=FULL``, as ``shoe-ctl run --journal``) appending and
+  acking every card, the dealing machine, the dealer display server, the console and shoe LED
+  sinks, and the simulated dealer pulling the next card ``--pace-ms`` after each instruction.
+  ``latency_parts_us`` splits it: link (shoe write to the controller taking the event), journal
+  (the durable append), machine (ack and ``Dealing.handle``), sinks (until the LED sinks have it).
+- ``wire_us``: the card frame's time on a 115200-baud line (10 bits per byte) for comparison.
+- ``replay_direct_hands_per_s`` (PHH text -> rules core + state machine, no wire),
+  ``replay_full_hands_per_s`` (through the pty, ``ShoeLink`` and the controller thread) and
+  ``pokerkit_hands_per_s`` (``pokerkit.HandHistory.loads`` and every state of the hand) on the real
+  hands of ``../shared/data/stud/phh``; ``ratio_direct_vs_pokerkit`` on the hands pokerkit accepts.
+- ``soak_cards_per_s``: random 8-seat hands dealt by the simulated dealer through the virtual shoe,
+  the pty, ``ShoeLink``, the controller and the machine.
+- ``rss_mb`` and ``ready_s``: a real ``shoe-ctl run`` child process (built-in virtual shoe, display
+  on, journal on); ``ready_s`` from the process start to the shoe handshake (the ``READY=1``
+  notification, or the display's state first showing the shoe connected); ``rss_mb`` (MiB) from
+  ``/proc/PID/status`` after it has dealt some hands.
+
+Nothing here is asserted: the targets are printed with met/missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import platform
+import socket
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+import warnings
+from collections.abc import Callable, Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+BAUD = 115200
+BITS_PER_BYTE = 10  # start bit, 8 data bits, stop bit
+
+TARGETS = {
+    "latency": "p99 <= wire + 1 ms",
+    "direct": "direct replay >= 2x pokerkit",
+    "soak": "full stack >= 2,000 cards/s",
+    "rss": "RSS <= 60 MB",
+    "ready": "ready <= 1 s",
+}
+
+
+def shared_dir() -> Path:
+    """``$SHOE_CTL_SHARED`` or ``../shared`` beside the repository."""
+    env = os.environ.get("SHOE_CTL_SHARED")
+    return Path(env) if env else ROOT.parent / "shared"
+
+
+def phh_files(limit: int | None = None) -> list[Path]:
+    from shoe_ctl.analyze import iter_phh_files
+
+    files = list(iter_phh_files([shared_dir() / "data" / "stud" / "phh"]))
+    return files[:limit] if limit else files
+
+
+def profiles() -> dict[str, Any]:
+    from shoe_ctl.config import load_profile
+
+    return {"tda": load_profile("tda"), "house": load_profile("house")}
+
+
+def pct(values: Sequence[float], q: float) -> float:
+    """The ``q`` quantile (0..1) by nearest rank."""
+    s = sorted(values)
+    if not s:
+        return float("nan")
+    k = min(len(s) - 1, max(0, int(round(q * len(s) + 0.5)) - 1))
+    return s[k]
+
+
+def summary_us(ns: Sequence[int]) -> dict[str, float]:
+    us = [x / 1000 for x in ns]
+    return {"p50": round(pct(us, 0.50), 1), "p99": round(pct(us, 0.99), 1), "max": round(max(us), 1) if us else 0.0}
+
+
+# ---------------------------------------------------------------------------------- machine
+
+
+def machine_info() -> dict[str, Any]:
+    """Where the run happened: CPU, memory, OS, Python and library versions."""
+    info: dict[str, Any] = {
+        "python": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "cpu_count": os.cpu_count(),
+        "sqlite": sqlite3.sqlite_version,
+    }
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith(("model name", "Model")):
+                info["cpu"] = line.split(":", 1)[1].strip()
+                break
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                info["mem_mb"] = round(int(line.split()[1]) / 1024)
+    versions = {}
+    for dist in ("shoe-ctl", "pyserial", "transitions", "aiohttp", "cobs", "pokerkit"):
+        try:
+            versions[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            versions[dist] = None
+    info["versions"] = versions
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        out = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
+                             text=True, timeout=5)
+        if out.returncode == 0:
+            info["commit"] = out.stdout.strip()
+    return info
+
+
+# ---------------------------------------------------------------------------------- latency
+
+
+class _Stamp:
+    """A sink placed right after the LED sinks: notes when each Instruction was handed over."""
+
+    def __init__(self) -> None:
+        self.last_ns = 0
+        self.last: Any = None
+
+    def handle(self, command: Any) -> None:
+        from shoe_ctl.events import Instruction
+
+        if isinstance(command, Instruction):
+            self.last_ns = time.perf_counter_ns()
+            self.last = command
+
+    def close(self) -> None:
+        return None
+
+
+class _TimedJournal:
+    """The journal, with the start and end of the last append noted (for the latency split)."""
+
+    def __init__(self, journal: Any) -> None:
+        self.journal = journal
+        self.start_ns = 0
+        self.end_ns = 0
+
+    def append(self, item: Any) -> int:
+        self.start_ns = time.perf_counter_ns()
+        try:
+            return int(self.journal.append(item))
+        finally:
+            self.end_ns = time.perf_counter_ns()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.journal, name)
+
+
+def bench_latency(cards: int, *, pace_s: float, seed: int = 7, sync: str = "FULL",
+                  timeout: float = 150.0) -> dict[str, Any]:
+    """Shoe write -> LED command, over ``cards`` card reads through the production stack."""
+    from drivers import protocol as p
+    from drivers.shoe import ShoeLink
+    from hil.dealer import SimulatedDealer, random_hands
+    from hil.deck import Deck
+    from hil.virtual_shoe import VirtualShoe
+    from shoe_ctl.config import load_table_config
+    from shoe_ctl.dealer_io import start_dealer_io
+    from shoe_ctl.events import CardRead
+    from shoe_ctl.machine import Dealing
+    from shoe_ctl.replay import ShoeCommandSink
+    from shoe_ctl.service.controller import Controller
+    from shoe_ctl.service.journal import Journal
+    from shoe_ctl.service.recovery import HandMarks
+
+    sent: dict[int, int] = {}
+    msgs: list[Any] = []
+
+    def on_event(msg: Any) -> None:  # called by the shoe just before it writes the frame
+        if isinstance(msg, p.CardMsg):
+            sent[msg.seq] = time.perf_counter_ns()
+            msgs.append(msg)
+
+    lat: list[int] = []
+    parts: dict[str, list[int]] = {"link": [], "journal": [], "machine": [], "sinks": []}
+    done = threading.Event()
+    with tempfile.TemporaryDirectory(prefix="shoe-bench-") as tmp:
+        journal = Journal(Path(tmp) / "bench.journal", table="bench", profile="tda", synchronous=sync)
+        timed = _TimedJournal(journal)
+        machine = Dealing(profiles(), default_rules="tda")
+        controller = Controller(machine, journal=timed)
+        marks = HandMarks(journal, machine)
+        marks.after(machine)
+        stamp = _Stamp()
+        shoe = VirtualShoe(Deck.seeded(seed), transport="pty", seed=seed, record=False, on_event=on_event)
+        shoe.start()
+        devnull = open(os.devnull, "w")  # noqa: SIM115 - closed below
+        io = None
+        link = ShoeLink(shoe.url, controller.queue)
+        controller.link = link
+        machine_end = [0]
+        orig_handle = machine.handle
+
+        def handle(ev: Any) -> Any:
+            out = orig_handle(ev)
+            machine_end[0] = time.perf_counter_ns()
+            return out
+
+        machine.handle = handle  # type: ignore[method-assign]
+
+        def on_handled(ev: Any, cmds: Any) -> None:
+            marks.after(controller.machine)
+            if isinstance(ev, CardRead):
+                t0 = sent.pop(ev.seq, None)
+                if t0 is None or stamp.last is None or not any(c is stamp.last for c in cmds):
+                    return
+                lat.append(stamp.last_ns - t0)
+                parts["link"].append(timed.start_ns - t0)
+                parts["journal"].append(timed.end_ns - timed.start_ns)
+                parts["machine"].append(machine_end[0] - timed.end_ns)
+                parts["sinks"].append(stamp.last_ns - machine_end[0])
+                if len(lat) >= cards:
+                    done.set()
+
+        controller.on_handled = on_handled
+        dealer = SimulatedDealer(shoe, controller.post, random_hands(seed), pace=pace_s, seed=seed, auto_ack=True)
+        t_start = time.perf_counter()
+        try:
+            io = start_dealer_io(load_table_config(ROOT / "config" / "table.toml"), controller.post,
+                                 display=("127.0.0.1", 0), send_leds=link.send_leds, console=True, stream=devnull)
+            for sink in io.sinks:
+                controller.add_sink(sink)
+            controller.add_sink(stamp)
+            controller.add_sink(ShoeCommandSink(link))
+            controller.add_sink(dealer)
+            link.start()
+            link.wait_connected(10.0)
+            controller.start()
+            dealer.start()
+            ok = done.wait(timeout)
+            seconds = time.perf_counter() - t_start
+        finally:
+            dealer.close()
+            controller.close()
+            link.close()
+            if io is not None:
+                io.close()
+            shoe.close()
+            journal.close()
+            devnull.close()
+    lengths = sorted({len(p.encode(m)) for m in msgs})
+    typical = max(set(len(p.encode(m)) for m in msgs[:1000]), key=[len(p.encode(m)) for m in msgs[:1000]].count) \
+        if msgs else 0
+    return {
+        "latency_us": summary_us(lat),
+        "latency_parts_us": {k: summary_us(v) for k, v in parts.items()},
+        "latency_cards": len(lat),
+        "latency_complete": ok,
+        "latency_pace_ms": pace_s * 1000,
+        "latency_seconds": round(seconds, 2),
+        "journal_sync": sync,
+        "card_frame_bytes": typical,
+        "card_frame_bytes_range": [lengths[0], lengths[-1]] if lengths else [],
+        "wire_us": round(typical * BITS_PER_BYTE / BAUD * 1e6, 1),
+    }
+
+
+# ---------------------------------------------------------------------------------- replays
+
+
+def _scripts(files: Sequence[Path], seed: int = 0) -> list[Any]:
+    from shoe_ctl.phh import read_phh
+    from shoe_ctl.replay import script_from_record
+
+    return [script_from_record(read_phh(f), seed=seed + k, path=f) for k, f in enumerate(files)]
+
+
+def _median_time(fn: Callable[[], Any], reps: int) -> float:
+    fn()  # warm-up: imports, caches
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def pokerkit_accepts(files: Sequence[Path]) -> tuple[list[Path], list[str]]:
+    """The files pokerkit replays to the end, and why it rejects the others."""
+    import pokerkit
+
+    ok, why = [], []
+    for f in files:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                for _ in pokerkit.HandHistory.loads(f.read_text()):
+                    pass
+            ok.append(f)
+        except Exception as exc:  # noqa: BLE001 - any refusal: skipped and counted
+            why.append(f"{type(exc).__name__}: {str(exc)[:60]}")
+    return ok, why
+
+
+def pokerkit_replay(files: Sequence[Path]) -> None:
+    import pokerkit
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for f in files:
+            for _ in pokerkit.HandHistory.loads(f.read_text()):
+                pass
+
+
+def direct_replay(files: Sequence[Path], profs: dict[str, Any]) -> int:
+    from shoe_ctl.replay import run_direct
+
+    recorder, dealer = run_direct(_scripts(files), profs, display=False)
+    if dealer.stalled or len(recorder.hands) != len(files):
+        raise RuntimeError(f"direct replay stopped after {len(recorder.hands)} hands: {dealer.stalled}")
+    return len(recorder.hands)
+
+
+def bench_replays(files: Sequence[Path], reps: int) -> dict[str, Any]:
+    from shoe_ctl.replay import run_direct, run_full
+
+    profs = profiles()
+    n = len(files)
+    accepted, rejected = pokerkit_accepts(files)
+    t_direct = _median_time(lambda: direct_replay(files, profs), reps)
+    t_common = _median_time(lambda: direct_replay(accepted, profs), reps)
+    t_parse = _median_time(lambda: _scripts(files), reps)
+    scripts = _scripts(files)
+    t_deal = _median_time(lambda: run_direct(scripts, profs, display=False), reps)
+    t_pk = _median_time(lambda: pokerkit_replay(accepted), reps)
+
+    t0 = time.perf_counter()
+    recorder, dealer = run_full(_scripts(files), profs, timeout=120.0)
+    t_full = time.perf_counter() - t0
+    direct_common = len(accepted) / t_common
+    pk = len(accepted) / t_pk
+    return {
+        "replay_hands": n,
+        "replay_direct_hands_per_s": round(n / t_direct, 1),
+        "replay_direct_parse_ms_per_hand": round(t_parse / n * 1000, 3),
+        "replay_direct_deal_ms_per_hand": round(t_deal / n * 1000, 3),
+        "replay_full_hands_per_s": round(len(recorder.hands) / t_full, 1),
+        "replay_full_cards": dealer.stats.pulls,
+        "replay_full_complete": len(recorder.hands) == n and not dealer.stalled,
+        "pokerkit_hands": len(accepted),
+        "pokerkit_rejected": len(rejected),
+        "pokerkit_hands_per_s": round(pk, 1),
+        "replay_direct_common_hands_per_s": round(direct_common, 1),
+        "ratio_direct_vs_pokerkit": round(direct_common / pk, 2),
+        "replay_reps": reps,
+    }
+
+
+# ---------------------------------------------------------------------------------- soak
+
+
+def bench_soak(hands: int, seed: int = 11) -> dict[str, Any]:
+    """Random 8-seat hands through virtual shoe, pty, ShoeLink, controller and machine."""
+    from hil.dealer import random_hands
+    from shoe_ctl.replay import run_full
+
+    profs = profiles()
+    run_full(random_hands(seed + 1, count=2), profs)  # warm-up
+    t0 = time.perf_counter()
+    recorder, dealer = run_full(random_hands(seed, count=hands), profs, timeout=200.0)
+    seconds = time.perf_counter() - t0
+    return {
+        "soak_cards": dealer.stats.pulls,
+        "soak_hands": len(recorder.hands),
+        "soak_seconds": round(seconds, 2),
+        "soak_cards_per_s": round(dealer.stats.pulls / seconds, 1),
+    }
+
+
+# ---------------------------------------------------------------------------------- service
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _get_state(port: int) -> dict[str, Any] | None:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/state", timeout=1.0) as r:
+            return dict(json.loads(r.read()))
+    except (OSError, ValueError):
+        return None
+
+
+def _rss(pid: int) -> dict[str, float]:
+    out = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            out[key] = round(int(value.split()[0]) / 1024, 1)
+    return out
+
+
+def _shoe_ctl() -> list[str]:
+    exe = Path(sys.executable).with_name("shoe-ctl")
+    if exe.exists():
+        return [str(exe)]
+    return [sys.executable, "-c", "import sys; from shoe_ctl.cli import main; sys.exit(main())"]
+
+
+def bench_service(hands: int, timeout: float = 60.0) -> dict[str, Any]:
+    """A real ``shoe-ctl run`` child: time to the shoe handshake, RSS after ``hands`` hands."""
+    port = _free_port()
+    with tempfile.TemporaryDirectory(prefix="shoe-bench-svc-") as tmp:
+        notify_path = str(Path(tmp) / "notify")
+        nsock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        nsock.bind(notify_path)
+        nsock.settimeout(0.05)
+        ready_notify: list[float] = []
+        stop = threading.Event()
+        t0 = [0.0]
+
+        def listen() -> None:
+            while not stop.is_set():
+                try:
+                    data = nsock.recv(4096)
+                except TimeoutError:
+                    continue
+                except OSError:
+                    return
+                if b"READY=1" in data.split(b"\n") and not ready_notify:
+                    ready_notify.append(time.perf_counter() - t0[0])
+
+        listener = threading.Thread(target=listen, daemon=True)
+        listener.start()
+        env = dict(os.environ, NOTIFY_SOCKET=notify_path)
+        env.pop("WATCHDOG_USEC", None)
+        cmd = [*_shoe_ctl(), "run", "--shoe", "sim", "--pace", "0", "--count", str(hands + 50),
+               "--display", f"127.0.0.1:{port}", "--journal", str(Path(tmp) / "svc.journal"), "--seed", "3"]
+        err = open(Path(tmp) / "stderr", "w+")  # noqa: SIM115 - closed below
+        t0[0] = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, cwd=ROOT, env=env)
+        ready_state: float | None = None
+        rss: dict[str, float] = {}
+        dealt = 0
+        try:
+            end = t0[0] + timeout
+            while time.perf_counter() < end and proc.poll() is None:
+                state = _get_state(port)
+                if state is not None:
+                    if ready_state is None and (state.get("shoe") or {}).get("status") == "connected":
+                        ready_state = time.perf_counter() - t0[0]
+                    dealt = max(int(state.get("hand") or 0) - 1, 0)
+                    if dealt >= hands:
+                        rss = _rss(proc.pid)
+                        break
+                time.sleep(0.002 if ready_state is None else 0.05)
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            stop.set()
+            listener.join(1)
+            nsock.close()
+            err.seek(0)
+            tail = err.read()[-400:]
+            err.close()
+    ready = ready_notify[0] if ready_notify else ready_state
+    return {
+        "rss_mb": rss.get("VmRSS"),
+        "rss_peak_mb": rss.get("VmHWM"),
+        "rss_after_hands": dealt,
+        "ready_s": None if ready is None else round(ready, 3),
+        "ready_via": "READY=1" if ready_notify else "display /state" if ready_state is not None else None,
+        "service_cmd": "shoe-ctl " + " ".join(cmd[len(_shoe_ctl()):]),
+        **({"service_stderr": tail} if not rss else {}),
+    }
+
+
+# ---------------------------------------------------------------------------------- report
+
+
+def verdicts(r: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]:
+    """(what, figure, target, met) for the table."""
+
+    def ok(cond: Any) -> bool | None:
+        try:
+            return bool(cond())
+        except (TypeError, KeyError):
+            return None
+
+    lat = r.get("latency_us", {})
+    return [
+        ("latency p99 (us)", f"{lat.get('p99')} (p50 {lat.get('p50')}, max {lat.get('max')})",
+         f"<= {r.get('wire_us')} + 1000", ok(lambda: lat["p99"] <= r["wire_us"] + 1000)),
+        ("direct replay / pokerkit", f"{r.get('replay_direct_common_hands_per_s')} / {r.get('pokerkit_hands_per_s')} "
+         f"hands/s = {r.get('ratio_direct_vs_pokerkit')}x", ">= 2x", ok(lambda: r["ratio_direct_vs_pokerkit"] >= 2)),
+        ("full replay (hands/s)", str(r.get("replay_full_hands_per_s")), "-", None),
+        ("soak (cards/s)", str(r.get("soak_cards_per_s")), ">= 2000", ok(lambda: r["soak_cards_per_s"] >= 2000)),
+        ("service RSS (MiB)", str(r.get("rss_mb")), "<= 60", ok(lambda: r["rss_mb"] <= 60)),
+        ("service ready (s)", f"{r.get('ready_s')} ({r.get('ready_via')})", "<= 1", ok(lambda: r["ready_s"] <= 1)),
+    ]
+
+
+def table(r: dict[str, Any]) -> str:
+    rows = [("figure", "measured", "target", "")]
+    for what, fig, target, met in verdicts(r):
+        rows.append((what, fig, target, "" if met is None else "met" if met else "MISSED"))
+    w = [max(len(row[i]) for row in rows) for i in range(4)]
+    lines = ["  ".join(c.ljust(w[i]) for i, c in enumerate(row)).rstrip() for row in rows]
+    m = r["machine"]
+    lines.append("")
+    lines.append("latency parts p50/p99 (us): " + ", ".join(
+        f"{k} {v['p50']}/{v['p99']}" for k, v in r.get("latency_parts_us", {}).items()))
+    lines.append(f"journal synchronous={r.get('journal_sync')}; card frame {r.get('card_frame_bytes')} bytes; "
+                 f"{r.get('latency_cards')} cards at pace {r.get('latency_pace_ms')} ms")
+    lines.append(f"direct replay {r.get('replay_direct_hands_per_s')} hands/s on {r.get('replay_hands')} hands "
+                 f"(parse {r.get('replay_direct_parse_ms_per_hand')} ms + deal {r.get('replay_direct_deal_ms_per_hand')} "
+                 f"ms per hand); pokerkit replayed {r.get('pokerkit_hands')}, rejected {r.get('pokerkit_rejected')}")
+    lines.append(f"machine: {m.get('cpu')} x{m.get('cpu_count')}, {m.get('mem_mb')} MiB, {m.get('platform')}, "
+                 f"Python {m.get('python')}, " + ", ".join(f"{k} {v}" for k, v in m.get("versions", {}).items()))
+    lines.append(f"total {r.get('bench_seconds')} s")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--json", action="store_true", help="print one JSON object on one line")
+    ap.add_argument("--quick", action="store_true", help="reduced sizes (a smoke run, figures not meaningful)")
+    ap.add_argument("--cards", type=int, default=None, help="latency cards (default 10000; quick 300)")
+    ap.add_argument("--pace-ms", type=float, default=1.0,
+                    help="the simulated dealer's pause before each action in the latency run (default 1 ms)")
+    ap.add_argument("--only", default=None, help="comma list of parts: latency,replay,soak,service")
+    args = ap.parse_args(argv)
+    quick = args.quick
+    only = set(args.only.split(",")) if args.only else {"latency", "replay", "soak", "service"}
+    t0 = time.perf_counter()
+    result: dict[str, Any] = {"quick": quick, "machine": machine_info()}
+    if "latency" in only:
+        result.update(bench_latency(args.cards or (300 if quick else 10_000), pace_s=args.pace_ms / 1000))
+    if "replay" in only:
+        result.update(bench_replays(phh_files(24 if quick else None), reps=1 if quick else 5))
+    if "soak" in only:
+        result.update(bench_soak(6 if quick else 250))
+    if "service" in only:
+        result.update(bench_service(1 if quick else 10))
+    result["bench_seconds"] = round(time.perf_counter() - t0, 1)
+    result["targets"] = {what: met for what, _, _, met in verdicts(result) if met is not None}
+    if args.json:
+        print(json.dumps(result, separators=(",", ":")), flush=True)
+    else:
+        print(table(result), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
