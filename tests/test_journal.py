@@ -321,3 +321,33 @@ def test_a_long_running_journal_prunes_at_hand_end(tmp_path: Path) -> None:
         clock.t += 2 * 86400  # two days later, still running: the next hand's end prunes hands 1 and 2
         fill(j, 1, 3, first_seq=50)
         assert [h.hand for h in j.hands()] == [3]
+
+
+def test_recent_verification_and_damage_found_on_read(tmp_path: Path) -> None:
+    """verify="recent" checks at open what was written since the last open (and the replay window);
+    an older record damaged later is found when read: skipped, reported, file kept aside."""
+    path = tmp_path / "t.journal"
+    with Journal(path, table="t", profile="tda") as j:
+        fill(j, 3, 6)
+        target = next(r for r in j.records(hand=1) if r.kind == "CardRead")
+        before = snapshot(j)
+    with Journal(path, table="t", profile="tda"):
+        pass  # everything so far is verified now
+    data = bytearray(path.read_bytes())
+    at = data.find(target.body.encode())
+    data[at + target.body.index("rfid")] ^= 0x04
+    path.write_bytes(bytes(data))
+    full_copy = tmp_path / "full.journal"
+    shutil.copy(path, full_copy)
+    with Journal(path, table="t", profile="tda") as j:
+        assert j.report.ok  # not looked at during open
+        got = snapshot(j)
+        assert got == [b for b in before if b[0] != target.seq]
+        assert [d.seq for d in j.report.damage] == [target.seq]
+        assert j.report.kept_aside[0].read_bytes() == bytes(data)
+    with Journal(path, table="t", profile="tda", verify="full") as j:
+        assert j.report.ok  # moved to the damaged table on read
+    with Journal(full_copy, table="t", profile="tda", verify="full") as j:
+        assert [d.seq for d in j.report.damage] == [target.seq]  # found at open
+    with pytest.raises(JournalError, match="verify"):
+        Journal(tmp_path / "x", table="t", profile="tda", verify="some")

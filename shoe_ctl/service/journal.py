@@ -38,6 +38,7 @@ from __future__ import annotations
 import binascii
 import contextlib
 import json
+import logging
 import os
 import shutil
 import sqlite3
@@ -52,6 +53,8 @@ from typing import Any
 
 from shoe_ctl import events
 from shoe_ctl.service import codec
+
+log = logging.getLogger(__name__)
 
 FORMAT = 1
 """The journal's schema version (meta key ``format``)."""
@@ -352,6 +355,10 @@ class Journal:
     :param synchronous: ``"FULL"`` (default: a returned append survives a power cut) or
         ``"NORMAL"`` (survives a crash of the process, not a power cut; see ``docs/journal.md``).
     :param clock: seconds since the epoch (tests inject one).
+    :param verify: ``"recent"`` (default) checks every record's CRC written since the last open and
+        the replay window; ``"full"`` checks all of them (``shoe-ctl doctor``; slower on a big file).
+        The structure (``PRAGMA integrity_check``) is always checked; records are also checked
+        whenever they are read.
     :param readonly: open an existing journal for reading only (export, doctor): no repair, no
         pruning, ``table``/``profile`` may be ``None`` to accept any; damaged records are reported
         and skipped.
@@ -370,6 +377,7 @@ class Journal:
         synchronous: str = "FULL",
         clock: Callable[[], float] = time.time,
         readonly: bool = False,
+        verify: str = "recent",
     ) -> None:
         self.path = Path(path)
         self.table = table
@@ -381,6 +389,9 @@ class Journal:
         if not readonly and (table is None or profile is None):
             raise JournalError("a journal opened for writing needs its table and profile")
         self.readonly = readonly
+        if verify not in ("recent", "full"):
+            raise JournalError(f"verify must be 'recent' or 'full', not {verify!r}")
+        self.verify = verify
         self._clock = clock
         self._lock = threading.RLock()
         self._closed = False
@@ -448,7 +459,13 @@ class Journal:
             check = conn.execute("PRAGMA integrity_check(20)").fetchall()
             if check != [("ok",)]:
                 index_damage = "; ".join(str(r[0]) for r in check[:3])
-            for row in conn.execute(f"SELECT {_COLS} FROM records ORDER BY seq"):
+            start = 0
+            if self.verify == "recent" and meta:
+                # What a stop can damage is what was written since the last open; the replay
+                # window is read at start-up, so it is checked too. Older records are checked
+                # again whenever they are read (export).
+                start = min(int(meta.get("verified_seq", "0") or 0), self._replay_start(conn))
+            for row in conn.execute(f"SELECT {_COLS} FROM records WHERE seq > ? ORDER BY seq", (start,)):
                 why = self._verify_row(row)
                 if why:
                     bad.append((row, why))
@@ -504,6 +521,8 @@ class Journal:
             raise JournalError(f"{self.path}: SQLite refused WAL mode (got {mode!r}); is it on a network filesystem?")
         self._write_identity(conn)
         conn.execute("BEGIN IMMEDIATE")  # proves the file takes writes now, not at the first card
+        top = conn.execute("SELECT max(seq) FROM records").fetchone()[0] or 0
+        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('verified_seq', ?)", (str(top),))
         conn.execute("COMMIT")
 
     def _tighten_modes(self) -> None:
@@ -832,10 +851,9 @@ class Journal:
 
     def records(self, since: int | None = None, *, hand: int | None = None) -> Iterator[Record]:
         """The records after journal sequence ``since`` (all when ``None``), in order; only those of
-        ``hand`` when given. Each record's checksum is verified as it is read.
-
-        :raises JournalError: naming the record whose checksum fails (a read-only journal skips it
-            and adds it to ``report.damage`` instead).
+        ``hand`` when given. Each record's checksum is verified as it is read: a damaged record is
+        skipped, added to ``report.damage`` and logged; a writable journal also keeps the file
+        aside (``<name>.damaged-<time>``) and moves the record to the ``damaged`` table.
         """
         sql = f"SELECT {_COLS} FROM records WHERE seq > ?"
         if hand is not None:
@@ -852,11 +870,21 @@ class Journal:
                 last = row[0]
                 why = self._verify_row(row)
                 if why:
-                    if self.readonly:
-                        self.report.damage.append(Damage(f"record {row[0]}", why, row[0]))
-                        continue
-                    raise JournalError(f"{self.path}: record {row[0]}: {why}")
+                    self._bad_read(row, why)
+                    continue
                 yield Record(*row[:6])
+
+    def _bad_read(self, row: _Row, why: str) -> None:
+        """A record whose checksum fails when read: reported; a writable journal keeps the file
+        aside (once per session) and moves the record to ``damaged``."""
+        with self._lock:
+            self.report.damage.append(Damage(f"record {row[0]}", why, row[0]))
+            log.error("journal %s: record %s: %s", self.path, row[0], why)
+            if self.readonly:
+                return
+            if not self.report.kept_aside:
+                self._keep_aside()
+            self._quarantine(self._db(), [(row, why)])
 
     def identity(self) -> tuple[str | None, str | None]:
         """The (table, profile) the journal file belongs to, from its meta table."""
@@ -878,6 +906,11 @@ class Journal:
                 return int(row[0])
             kept = db.execute("SELECT value FROM meta WHERE key = 'last_shoe_seq'").fetchone()
             return int(kept[0]) if kept else None
+
+    @staticmethod
+    def _replay_start(conn: sqlite3.Connection) -> int:
+        row = conn.execute("SELECT max(seq) FROM records WHERE kind = 'hand-end'").fetchone()
+        return int(row[0] or 0)
 
     def replay_start(self) -> int:
         """The journal sequence after which recovery replays: the last ``hand-end`` (0 if none).
