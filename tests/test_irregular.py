@@ -306,6 +306,27 @@ def test_house_16_15_two_burns_on_final_card_stands():
     assert [(s.kind, s.seat_index) for s in p.steps] == [("deal", 0), ("deal", 1), ("deal", 2)]
 
 
+def test_house_16_15_two_burns_noticed_after_the_next_card_stands_where_dealt():
+    """house 16.15: two burns on 7th, then the next card went to player 0 (it was player 1's) and
+    merged: it stands; the record moves to what was dealt and player 1 is owed a card."""
+    hand, shoe, _ = deal(3, HOUSE, "6th")
+    p7 = plan_street(HOUSE, hand, "7th")
+    cards = []
+    for step in p7.steps[:3]:  # recorded: burn c1, p0 c2, p1 c3; dealt: burns c1 c2, p0 c3
+        c = shoe.pull()
+        cards.append(c)
+        hand.record(step, c)
+    r = burn_error(HOUSE, hand, "7th", burns=2, first=0, final_card_stands=True)
+    r.apply(hand)
+    assert hand.burns["7th"] == cards[:2]
+    assert hand.seats[0].down[-1] == cards[2] and len(hand.seats[0].down) == 3
+    assert len(hand.seats[1].down) == 2 and cards[2] not in hand.seats[1].down
+    p = plan_street(HOUSE, hand, "7th")
+    assert [(s.kind, s.seat_index) for s in p.steps] == [("deal", 1), ("deal", 2)]
+    walk(hand, p, shoe)
+    assert hand.street_complete("7th") and len(hand.outside_stub()) + hand.stub_count() == 52
+
+
 def test_house_16_15_no_burn_on_final_card_stands_reseats():
     hand, shoe, _ = deal(3, HOUSE, "6th")
     p7 = plan_street(HOUSE, hand, "7th")

@@ -94,6 +94,9 @@ class Effect:
     - ``burn-to-seat``: the last burn of ``street`` is really the seat's ``face`` card.
     - ``seat-to-burn``: the seat's last ``face`` card is really a burn of ``street``.
     - ``burn-out-of-play``: the last burn of ``street`` leaves the burn pile for good.
+    - ``unseat``: an extra burn that stood (house 16.15): the card recorded for player
+      ``seat_index`` is a burn of ``street``, and the cards recorded for the players after it (in
+      the order dealt) go each to the player before; the last of them is owed a card.
     - ``reshuffled``: the stub was reshuffled and reloaded (RP-5-D): its identities are fixed as
       :attr:`HandState.new_stub` and the count of cards dealt since the load restarts.
     - ``reseat``: a missing burn that stood (house 16.15): the card recorded as the burn of
@@ -209,6 +212,8 @@ def _apply(hand: HandState, e: Effect) -> None:
         hand.dealt_since_load = 0
     elif e.op == "reseat":
         _reseat(hand, e)
+    elif e.op == "unseat":
+        _unseat(hand, e)
     elif e.op == "burn-out-of-play":
         hand.dead_cards.append(_take_burn(hand, e.street))
     else:
@@ -504,11 +509,13 @@ def burn_error(profile: RuleProfile, hand: HandState, street: str, *, burns: int
 
     The state machine records cards in the order of the street's plan, so the record already shows
     the *normal* positions: with two burns the second burn card is recorded as player ``first``'s
-    card; with none, the card recorded as the burn went to player ``first`` and every following
-    card one seat further on. The ruling tells the dealer to move the cards to their normal
-    positions (record unchanged). If the error is on the final downcard and that card merged with a
-    player's hole cards or was seen (``final_card_stands``, 7th street only), the card stands and
-    the record is changed to what was dealt.
+    card (and any card dealt since as the next player's: each really went one seat earlier);
+    with none, the card recorded as the burn went to player ``first`` and every following card
+    one seat further on. The ruling tells the dealer to move the cards to their normal positions
+    (record unchanged). If the error is on the final downcard and that card merged with a
+    player's hole cards or was seen (``final_card_stands``, 7th street only), the cards stand and
+    the record is changed to what was dealt: with two burns the extra burn stays a burn, each card
+    dealt since stays with the player who got it, and the next player in order is owed a card.
 
     :param burns: burns the dealer took (0 or 2).
     :param first: the player who should have received the first card after the burn.
@@ -523,12 +530,12 @@ def burn_error(profile: RuleProfile, hand: HandState, street: str, *, burns: int
     if burns == 2:
         if stands:
             return Ruling(clauses, Action.CARD_STANDS,
-                          f"Two burns on {street}: the extra burn stands; deal seat {seat} the next card", first,
-                          "seat owed its card again", stub_delta=-1,
-                          effects=(Effect("seat-to-burn", first, "down", street),))
+                          f"Two burns on {street}: the extra burn stands; the cards dealt stand; deal on", first,
+                          "the cards dealt stay where they are; the next player is owed a card", stub_delta=-1,
+                          effects=(Effect("unseat", first, "down", street),))
         return Ruling(clauses, Action.MOVE_CARDS,
-                      f"Two burns on {street}: give the top burn card to seat {seat}", first,
-                      "the top burn card is the seat's card")
+                      f"Two burns on {street}: give the top burn card to seat {seat} and move any card dealt since "
+                      "one seat on", first, "the top burn card is the seat's card")
     if stands:
         return Ruling(clauses, Action.CARD_STANDS,
                       f"No burn on {street}: the cards dealt stand; burn one card now, then deal on", first,
@@ -559,6 +566,23 @@ def _reseat(hand: HandState, e: Effect) -> None:
         raise HandError(f"no player is owed a {e.street} card: the missing burn cannot be re-seated")
     targets = dealt + owed[:1]
     for k, card in zip(targets, cards, strict=True):
+        (hand.seats[k].up if face == "up" else hand.seats[k].down).append(card)
+
+
+def _unseat(hand: HandState, e: Effect) -> None:
+    # Recorded: burn c1, then the players from ``first`` on c2, c3, ...; dealt: c1 and c2 burned,
+    # c3 to the first player, ... The cards stand where they went; the last player recorded is owed.
+    assert e.seat_index is not None and e.street is not None
+    face = e.face or "down"
+    order = [k for k in hand.in_hand() if k >= e.seat_index] + [k for k in hand.in_hand() if k < e.seat_index]
+    dealt = [k for k in order if not hand.needs_card(k, e.street)]
+    if not dealt or dealt[0] != e.seat_index:
+        raise HandError(f"player {e.seat_index} has no {e.street} card recorded: nothing to move to the burn pile")
+    cards = [_take(hand, k, face) for k in dealt]
+    st = e.street
+    hand.burns.setdefault(st, []).append(cards[0])
+    hand.burn_pile.append((st, cards[0]))
+    for k, card in zip(dealt, cards[1:], strict=False):
         (hand.seats[k].up if face == "up" else hand.seats[k].down).append(card)
 
 
