@@ -182,3 +182,39 @@ def test_rp_10_h_c_house_16_20_unread_community_card(tmp_path, tda, house):
     h = analyze_file(path, house)
     assert h.error is None and h.alerts == []
     assert h.first_to_act["7th"] is None
+
+
+_GOOD = """variant = "F7S"
+antes = [1, 1]
+bring_in = 2
+starting_stacks = [100, 100]
+players = ["a", "b"]
+actions = ["d dh p1 AsKd7c", "d dh p2 QsQd2c", "p2 pb", "p1 cc"]
+"""
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "where"),
+    [
+        ('"p1 cc"]', '"p1 cc"', "not valid TOML"),  # truncated
+        ("starting_stacks = [100, 100]", 'starting_stacks = "100"', "line 4, starting_stacks"),
+        ('variant = "F7S"', 'variant = "NT"', "line 1, variant"),
+        ("AsKd7c", "1sKd7c", "line 6, actions[0]: 'd dh p1 1sKd7c'"),
+        ("AsKd7c", "XxKd7c", "line 6, actions[0]: 'd dh p1 XxKd7c'"),
+        ("QsQd2c", "AsQd2c", "line 6, actions[1]: 'd dh p2 AsQd2c': As was already dealt"),
+        ('"p1 cc"', '"p3 cc"', "line 6, actions[3]: 'p3 cc': 'p3' is not a player"),
+        ("antes = [1, 1]", 'antes = [1, "x"]', "line 2, antes"),
+        ("bring_in = 2", "bring_in = 2.5", "line 3, bring_in"),
+        ('players = ["a", "b"]', 'players = ["a", "b", "c"]', "line 5, players"),
+    ],
+)
+def test_malformed_phh_names_file_and_field_and_the_batch_goes_on(tmp_path, capsys, old, new, where):
+    assert old in _GOOD
+    (tmp_path / "a_bad.phh").write_text(_GOOD.replace(old, new))
+    (tmp_path / "b_good.phh").write_text(_GOOD)
+    assert main(["analyze", str(tmp_path), "--json"]) == 1
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [Path(d["file"]).name for d in lines] == ["a_bad.phh", "b_good.phh"]
+    bad, good = lines
+    assert bad["error"].startswith(str(tmp_path / "a_bad.phh") + ": ") and where in bad["error"]
+    assert good["error"] is None and good["bring_in"] == 2
