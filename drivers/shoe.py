@@ -94,7 +94,7 @@ class ShoeLink:
         and still be held for in-order delivery.
     """
 
-    READ_TIMEOUT = 0.05
+    READ_TIMEOUT = 0.02
     HELLO_INTERVAL = 0.25
     ACK_KEEPALIVE = 0.5
     RESEND_HOLDOFF = 0.02
