@@ -54,7 +54,9 @@ class RecoveryReport:
     ``display``: the last Instruction / DisplayUpdate the replay produced (what the dealer must see
     again); ``mismatches``: journaled alerts the replay did not produce the same way (the machine
     is not deterministic, or its code changed since the journal was written); ``damage``: what the
-    journal found at open; ``undecodable``: records skipped because they do not decode.
+    journal found at open; ``undecodable``: records skipped because they do not decode;
+    ``completed_alerts``: alerts of the last event that the stop kept out of the journal, appended
+    by the recovery.
     """
 
     from_seq: int = 0
@@ -65,6 +67,7 @@ class RecoveryReport:
     mismatches: list[str] = field(default_factory=list)
     damage: list[Damage] = field(default_factory=list)
     undecodable: list[str] = field(default_factory=list)
+    completed_alerts: int = 0
 
     @property
     def clean(self) -> bool:
@@ -130,7 +133,11 @@ def recover(journal: Journal, make_machine: Callable[[], Any]) -> tuple[Any, int
                     f"record {rec.seq}: journaled alert {item.code!r}, the replay raised {got}"
                 )
     # Alerts of the very last event may be missing from the journal: the stop came between the
-    # event's append and its alerts' append. That is not a mismatch.
+    # event's append and its alerts' append. That is not a mismatch; they are journaled now, in
+    # their place (nothing was appended after that event), so the hand's record is complete.
+    if expected and not journal.readonly:
+        journal.append_many(expected)
+        report.completed_alerts = len(expected)
     return machine, journal.last_shoe_seq(), report
 
 
