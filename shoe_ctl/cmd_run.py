@@ -63,6 +63,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--journal", default=None, metavar="PATH",
                    help="journal every event (SQLite) before its ack and resume an open hand from it at "
                    "start-up (with a real shoe); default: no journal")
+    p.add_argument("--dealer-socket", default=None, metavar="PATH",
+                   help="offer the command stream and take dealer inputs on a local Unix socket (one JSON "
+                   "object per line, shoe_ctl/service/dealer_port.py); used by shoe-ctl hil crash")
     p.set_defaults(func=run)
 
 
@@ -118,13 +121,20 @@ def run(args: argparse.Namespace) -> int:
         print(f"shoe-ctl run: {exc}", file=sys.stderr)
         return 2
 
+    from shoe_ctl.service import notify
+
+    notifier = notify.default()
     stop = threading.Event()
     parts: list[Any] = []
     status = 0
     resume_seq: int | None = None
 
+    hands_before = 0
+
     def make_machine() -> Dealing:
-        return Dealing(profiles, default_rules=rules, default_game=game)
+        m = Dealing(profiles, default_rules=rules, default_game=game)
+        m.hand_no = hands_before  # a resumed service numbers hands on from the journal
+        return m
 
     machine = make_machine()
     journal: Any = None
@@ -136,6 +146,7 @@ def run(args: argparse.Namespace) -> int:
             journal = Journal(args.journal, table=cfg.table, profile=rules,
                               retention_days=cfg.journal.retention_days)
             if shoe_url != "sim":
+                hands_before = _hands_before(journal)
                 machine, resume_seq, report = recover(journal, make_machine)
                 for line in report.lines():
                     print(line, file=sys.stderr)
@@ -185,6 +196,12 @@ def run(args: argparse.Namespace) -> int:
         if io.display_url:
             print(f"dealer display: {io.display_url}", file=sys.stderr, flush=True)
         controller.add_sink(ShoeCommandSink(link))
+        if args.dealer_socket:
+            from shoe_ctl.service.dealer_port import DealerPort
+
+            port = DealerPort(args.dealer_socket, controller.post)
+            parts.append(port)
+            controller.add_sink(port)
         dealer = None
         if shoe is not None and scripts is not None:
             pace = WATCHABLE_PACE if args.pace is None else max(args.pace, 0.0)
@@ -194,6 +211,7 @@ def run(args: argparse.Namespace) -> int:
         parts.append(link)
         controller.start()
         parts.append(controller)
+        _start_notifications(notifier, link, controller, stop)
         if dealer is not None:
             dealer.start()
             parts.append(dealer)
@@ -209,6 +227,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"shoe-ctl run: {exc}", file=sys.stderr)
         status = 2
     finally:
+        notifier.stopping()
+        stop.set()
         signal.signal(signal.SIGTERM, old)
         for part in reversed(parts):
             try:
@@ -216,6 +236,43 @@ def run(args: argparse.Namespace) -> int:
             except Exception:  # noqa: BLE001 - shut everything down whatever one part does
                 log.exception("closing %r", part)
     return status
+
+
+def _hands_before(journal: Any) -> int:
+    """The journal's number of the last hand before the one a recovery replays: a resumed
+    service goes on numbering hands where it stopped (the display shows the same hand)."""
+    if journal.current_hand is not None:
+        return int(journal.current_hand) - 1
+    hands = journal.hands()
+    return int(hands[-1].hand) if hands else 0
+
+
+def _start_notifications(notifier: Any, link: Any, controller: Any, stop: threading.Event) -> None:
+    """systemd (``Type=notify``, ``shoe_ctl.service.notify``): ``READY=1`` once the shoe's
+    handshake is done (its hello arrived), and ``WATCHDOG=1`` every ``ping_interval_s`` sent from
+    the controller's own thread (``Controller.call_soon``), so a wedged controller stops the pings
+    and systemd restarts the service. Nothing runs without ``NOTIFY_SOCKET``."""
+    if not notifier.enabled:
+        return
+    from drivers.exc import ShoeTimeoutError
+
+    def ready() -> None:
+        while not stop.is_set():
+            try:
+                info = link.wait_connected(0.5)
+            except ShoeTimeoutError:
+                continue
+            notifier.ready(f"shoe {info.serial} connected")
+            return
+
+    def pings(interval: float) -> None:
+        while not stop.wait(interval):
+            controller.call_soon(notifier.watchdog)
+
+    threading.Thread(target=ready, name="sd-notify-ready", daemon=True).start()
+    if notifier.ping_interval_s is not None:
+        threading.Thread(target=pings, args=(notifier.ping_interval_s,), name="sd-notify-watchdog",
+                         daemon=True).start()
 
 
 def _scripts(args: argparse.Namespace, seats: list[int], game: str, rules: str) -> Any:

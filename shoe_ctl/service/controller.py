@@ -61,6 +61,15 @@ class NullJournal:
 _STOP = object()
 
 
+class _Call:
+    """A function to run in the controller thread (not journaled, not given to the machine)."""
+
+    __slots__ = ("fn",)
+
+    def __init__(self, fn: Callable[[], Any]) -> None:
+        self.fn = fn
+
+
 class Controller:
     """One thread, one queue, the dealing machine and its sinks.
 
@@ -100,6 +109,12 @@ class Controller:
         with self._idle:
             self._busy += 1
         self.queue.put(event)
+
+    def call_soon(self, fn: Callable[[], Any]) -> None:
+        """Run ``fn()`` in the controller thread after the events already queued (any thread).
+        Nothing is journaled or given to the machine; an exception is logged. Used for the
+        systemd watchdog ping: a controller thread that is stuck sends none."""
+        self.post(_Call(fn))
 
     def schedule(self, name: str, delay_s: float) -> None:
         """Arm a timer: after ``delay_s`` seconds a ``TimerFired(name, state)`` is posted, tagged
@@ -160,7 +175,13 @@ class Controller:
             if ev is _STOP:
                 return
             try:
-                self.step(ev)
+                if isinstance(ev, _Call):
+                    try:
+                        ev.fn()
+                    except Exception:  # noqa: BLE001
+                        log.exception("controller call %r failed", ev.fn)
+                else:
+                    self.step(ev)
             finally:
                 with self._idle:
                     self._busy = max(self._busy - 1, 0)
@@ -169,30 +190,55 @@ class Controller:
 
     def step(self, ev: Any) -> list[Command]:
         """Journal, ack, handle and deliver one event (the controller thread's body; also usable
-        synchronously when no thread is started)."""
-        try:
-            self.journal.append(ev)
-        except Exception:  # noqa: BLE001 - unjournaled: do not ack, the shoe will resend
-            self.errors += 1
-            log.exception("journal append failed; event not acked")
-        else:
-            if self.link is not None and isinstance(ev, (CardRead, ShoeFault, ShoeButton)):
+        synchronously when no thread is started).
+
+        A shoe event (card read, fault, button) is handed to the machine and its commands to the
+        sinks first; then the event and its alerts are journaled (one transaction when the journal
+        has ``append_many``) and only then acked. The LED command does not wait for the fsync, and
+        the durability boundary stays the ack: a shoe event not yet journaled is not acked, so the
+        shoe sends it again after a restart. Any other event (a dealer input, a timer, a link
+        change: nobody would send it again) is journaled before the machine sees it."""
+        if isinstance(ev, (CardRead, ShoeFault, ShoeButton)):
+            cmds = self.machine.handle(ev)
+            self.handled += 1
+            self._deliver(cmds)
+            alerts = [cmd for cmd in cmds if isinstance(cmd, Alert)]
+            if self._journal(ev, alerts) and self.link is not None:
                 try:
                     self.link.ack(ev.seq)
                 except Exception:  # noqa: BLE001
                     log.exception("ack %d failed", ev.seq)
-        cmds = self.machine.handle(ev)
-        self.handled += 1
-        for cmd in cmds:
-            if isinstance(cmd, Alert):
-                try:
-                    self.journal.append(cmd)
-                except Exception:  # noqa: BLE001
-                    log.exception("journal append of an alert failed")
-        self._deliver(cmds)
+        else:
+            self._journal(ev, [])
+            cmds = self.machine.handle(ev)
+            self.handled += 1
+            alerts = [cmd for cmd in cmds if isinstance(cmd, Alert)]
+            if alerts:
+                self._journal(None, alerts)
+            self._deliver(cmds)
         if self.on_handled is not None:
             self.on_handled(ev, cmds)
         return cmds
+
+    def _journal(self, ev: Any, alerts: list[Alert]) -> bool:
+        """Append ``ev`` (unless None) and then ``alerts``; True when ``ev`` was journaled."""
+        many = getattr(self.journal, "append_many", None)
+        if ev is not None:
+            try:
+                if many is not None and alerts:
+                    many([ev, *alerts])
+                    return True
+                self.journal.append(ev)
+            except Exception:  # noqa: BLE001 - unjournaled: do not ack, the shoe will resend
+                self.errors += 1
+                log.exception("journal append failed; event not acked")
+                return False
+        for alert in alerts:
+            try:
+                self.journal.append(alert)
+            except Exception:  # noqa: BLE001
+                log.exception("journal append of an alert failed")
+        return True
 
     def _deliver(self, cmds: list[Command]) -> None:
         for cmd in cmds:

@@ -1,0 +1,613 @@
+"""``shoe-ctl hil crash``: the service killed with SIGKILL mid-hand, restarted, and compared.
+
+The service runs as a real child process, exactly as on a table:
+``shoe-ctl run --shoe socket://127.0.0.1:PORT --journal J --dealer-socket S --display off``.
+Everything a table has outside that process lives in this (the harness) process and survives
+every kill:
+
+- the virtual shoe (:class:`hil.virtual_shoe.VirtualShoe`, TCP transport, one port for the whole
+  run): it keeps every event the service has not acked and resends it when the restarted
+  service connects again;
+- the simulated dealer (:class:`hil.dealer.SimulatedDealer`): it reads the service's command
+  stream and posts its dealer inputs through the service's dealer port (a Unix socket,
+  :mod:`shoe_ctl.service.dealer_port`). While the service is down, what the dealer reports is
+  lost (as a touch on a dead display would be); after the restart the service shows the table
+  and the signal again and the dealer answers it (``SimulatedDealer.resync``) without pulling a
+  card twice or refolding a seat the display shows folded.
+
+A run deals N seeded random hands (:func:`hil.dealer.random_hands`) twice, each time with a fresh
+journal: once uninterrupted (the reference), once with K kills. A kill point is one of the
+dealer's actions (a card pulled or an input reported), drawn at random (seeded) among the
+reference run's actions; the SIGKILL follows that action after a random 0-20 ms, so it lands
+anywhere in the service's handling of it (before or after the journal append, the ack to the
+shoe, the machine, the hand marks). The service is restarted at once; it recovers from the
+journal (:mod:`shoe_ctl.service.recovery`) and reconnects to the same port.
+
+Compared per finished hand, killed run against reference, all from the journal: every seat's
+down- and upcards and status, the burns, the stub left and the machine's decisions
+(procedures, community card, bring-in, first to act) by replaying the journal into a fresh
+machine; the alerts the live service journaled; the ``hand-end`` summary the live service wrote.
+A hand that differs, or is missing, is a mismatch. Also a mismatch: a restarted service whose
+recovery report disagrees with its journal, and a signal sequence (signal, seat, face, street,
+card number; consecutive repeats of a signal shown again after a restart removed) that differs
+from the reference's. Lost cards: card events the shoe sent that the journal never got, and
+cards the dealer put on a seat that the service does not have there; duplicated cards: a shoe
+event journaled twice, and cards the service has on a seat that the dealer never put there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import queue
+import random
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from drivers import protocol as p
+from hil.dealer import HandScript, SimulatedDealer, TablePicture, random_hands
+from hil.virtual_shoe import VirtualShoe
+from shoe_ctl.events import CardRead, DealerInput, Instruction
+from shoe_ctl.rules.cards import Card, card_text
+from shoe_ctl.service import codec
+
+__all__ = ["CrashRun", "main", "run_crash"]
+
+
+# --------------------------------------------------------------------------- the service process
+
+
+class ServiceProcess:
+    """``shoe-ctl run`` as a child process on the given shoe URL, journal and dealer socket.
+
+    ``stderr`` of every start is appended to ``log`` (the recovery report lines are read from it).
+    """
+
+    def __init__(self, shoe_url: str, journal: Path, sock: Path, log: Path, *, rules: str, game: str,
+                 config: str | None = None) -> None:
+        self.argv = [sys.executable, "-c", "import sys; from shoe_ctl.cli import main; sys.exit(main())",
+                     "run", "--shoe", shoe_url, "--journal", str(journal), "--dealer-socket", str(sock),
+                     "--display", "off", "--rules", rules, "--game", game]
+        if config is not None:
+            self.argv += ["--config", config]
+        self.sock = sock
+        self.log = log
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.starts = 0
+
+    def start(self) -> None:
+        """Start the service (a socket file left by a killed one is replaced by the service)."""
+        with open(self.log, "ab") as err:
+            self.proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                         stderr=err, start_new_session=True)
+        self.starts += 1
+
+    def kill(self) -> None:
+        """SIGKILL and reap."""
+        if self.proc is not None and self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGKILL)
+        if self.proc is not None:
+            self.proc.wait()
+
+    def stop(self, timeout: float = 15.0) -> int | None:
+        """SIGTERM (a clean stop) and wait; SIGKILL after ``timeout``. Returns the exit status."""
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        return self.proc.returncode
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+
+# --------------------------------------------------------------------------- the dealer's side
+
+
+class DealerClient:
+    """The harness end of the service's dealer port: commands in, dealer inputs out.
+
+    :param path: the service's dealer socket.
+    :param on_command: called (in the reader thread) with every command, in order.
+    """
+
+    def __init__(self, path: Path, on_command: Callable[[Any], None]) -> None:
+        self.path = path
+        self.on_command = on_command
+        self.lock = threading.Lock()
+        self.sock: socket.socket | None = None
+        self.up = False
+        self.sent = 0
+        self.dropped = 0
+        self._reader: threading.Thread | None = None
+
+    def connect(self, timeout: float, alive: Callable[[], bool], before_read: Callable[[], None]) -> None:
+        """Connect (retrying until the service offers the socket), call ``before_read``, then
+        start reading.
+
+        :raises TimeoutError: no connection within ``timeout`` seconds.
+        :raises RuntimeError: the service exited meanwhile.
+        """
+        end = time.monotonic() + timeout
+        while True:
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                s.connect(str(self.path))
+                break
+            except OSError:
+                s.close()
+                if not alive():
+                    raise RuntimeError("the service exited before offering its dealer socket") from None
+                if time.monotonic() > end:
+                    raise TimeoutError(f"no dealer socket at {self.path} within {timeout} s") from None
+                time.sleep(0.01)
+        with self.lock:
+            self.sock = s
+            self.up = True
+        before_read()
+        self._reader = threading.Thread(target=self._read, args=(s,), name="crash-dealer-read", daemon=True)
+        self._reader.start()
+
+    def down(self) -> None:
+        """From now on inputs are dropped (the service is being killed)."""
+        with self.lock:
+            self.up = False
+
+    def wait_reader(self, timeout: float = 10.0) -> None:
+        """Wait until the reader has read everything the old service sent (its EOF)."""
+        if self._reader is not None:
+            self._reader.join(timeout)
+        with self.lock:
+            if self.sock is not None:
+                self.sock.close()
+                self.sock = None
+
+    def post(self, event: DealerInput) -> None:
+        """Send one dealer input; dropped while the service is down."""
+        line = codec.dumps(event).encode() + b"\n"
+        with self.lock:
+            if not self.up or self.sock is None:
+                self.dropped += 1
+                return
+            try:
+                self.sock.sendall(line)
+                self.sent += 1
+            except OSError:
+                self.dropped += 1
+
+    def _read(self, s: socket.socket) -> None:
+        buf = b""
+        while True:
+            try:
+                chunk = s.recv(65536)
+            except OSError:
+                return
+            if not chunk:
+                return  # a partial last line of a killed service is dropped
+            buf += chunk
+            while b"\n" in buf:
+                line, buf = buf.split(b"\n", 1)
+                data = json.loads(line)
+                if "error" in data and "type" not in data:
+                    raise RuntimeError(f"the service rejected a dealer input: {data['error']}")
+                self.on_command(codec.decode(data, "dealer port"))
+
+
+class _Marker(threading.Event):
+    """Put in the dealer's inbox: set when every instruction before it has been acted on."""
+
+
+class CrashDealer(SimulatedDealer):
+    """The simulated dealer with what a restart needs: :meth:`quiesce` (everything already
+    received acted on) and a resync that applies to the first instruction after a reconnect only
+    (the instruction the restarted service shows again), not to a later repeat."""
+
+    def act(self, ins: Instruction) -> None:
+        if isinstance(ins, _Marker):
+            ins.set()
+            return
+        super().act(ins)
+        self._resync = False
+
+    def quiesce(self, timeout: float = 10.0) -> bool:
+        """Wait until every instruction received so far has been acted on."""
+        marker = _Marker()
+        self._inbox.put(marker)
+        return marker.wait(timeout)
+
+
+class _CountingShoe:
+    """The dealer's shoe: pulls and reloads the virtual shoe, counting each pull as an action."""
+
+    def __init__(self, shoe: VirtualShoe, on_action: Callable[[], None]) -> None:
+        self.shoe = shoe
+        self.on_action = on_action
+
+    def pull(self) -> Card | None:
+        card = self.shoe.pull()
+        self.on_action()
+        return card
+
+    def reload(self, cards: Sequence[Card]) -> None:
+        self.shoe.reload(cards)
+
+
+# --------------------------------------------------------------------------- one run
+
+
+@dataclass
+class RunRecord:
+    """What one run (reference or killed) left behind."""
+
+    journal: Path
+    log: Path
+    actions: int
+    kills: int
+    restarts: int
+    seconds: float
+    history: list[TablePicture]
+    signals: list[tuple[Any, ...]]
+    shoe_cards: dict[int, Card | None]
+    dropped_inputs: int
+    error: str | None = None
+
+
+@dataclass
+class CrashRun:
+    """One killed or uninterrupted run of N hands."""
+
+    hands: list[HandScript]
+    workdir: Path
+    name: str
+    seed: int
+    rules: str = "tda"
+    game: str = "stud"
+    kill_points: set[int] = field(default_factory=set)
+    kill_delays: list[float] = field(default_factory=list)
+    timeout: float = 600.0
+    config: str | None = None
+    progress: Any = None
+
+    def run(self) -> RunRecord:
+        t0 = time.monotonic()
+        journal = self.workdir / f"{self.name}.journal"
+        log = self.workdir / f"{self.name}.log"
+        sock = self.workdir / f"{self.name}.sock"
+        shoe = VirtualShoe(transport="tcp", seed=self.seed)
+        shoe.start()
+        proc = ServiceProcess(shoe.url, journal, sock, log, rules=self.rules, game=self.game, config=self.config)
+        signals: list[tuple[Any, ...]] = []
+        actions = 0
+        kills = 0
+        kill_q: queue.Queue[float | None] = queue.Queue()
+        killer_idle = threading.Event()
+        killer_idle.set()
+        delays = list(self.kill_delays)
+        error: list[str] = []
+        act_lock = threading.Lock()
+
+        def on_action() -> None:
+            nonlocal actions
+            with act_lock:
+                actions += 1
+                due = actions in self.kill_points
+            if due:
+                killer_idle.clear()
+                kill_q.put(delays.pop(0) if delays else 0.0)
+
+        def on_command(cmd: Any) -> None:
+            if isinstance(cmd, Instruction):
+                key = (cmd.signal.value, cmd.seat, cmd.face, cmd.street, cmd.card_no)
+                if not signals or signals[-1] != key:
+                    signals.append(key)
+            dealer.handle(cmd)
+
+        client = DealerClient(sock, on_command)
+
+        def post(ev: DealerInput) -> None:
+            client.post(ev)
+            on_action()
+
+        dealer = CrashDealer(_CountingShoe(shoe, on_action), post, self.hands, seed=self.seed, auto_ack=True)
+
+        def restart() -> None:
+            nonlocal kills
+            client.down()
+            proc.kill()
+            kills += 1
+            client.wait_reader()
+            if not dealer.quiesce():
+                raise RuntimeError("the dealer did not settle after a kill")
+            proc.start()
+            client.connect(30.0, proc.alive, dealer.resync)
+            if self.progress is not None:
+                print(f"{self.name}: kill {kills} after action {actions}", file=self.progress, flush=True)
+
+        def killer() -> None:
+            while True:
+                delay = kill_q.get()
+                if delay is None:
+                    return
+                try:
+                    time.sleep(delay)
+                    restart()
+                except Exception as exc:  # noqa: BLE001 - ends the run, visibly
+                    error.append(f"restart failed: {type(exc).__name__}: {exc}")
+                    dealer.done.set()
+                finally:
+                    if kill_q.empty():
+                        killer_idle.set()
+
+        killer_thread = threading.Thread(target=killer, name="crash-killer", daemon=True)
+        try:
+            proc.start()
+            client.connect(30.0, proc.alive, lambda: None)
+            killer_thread.start()
+            dealer.start()
+            end = time.monotonic() + self.timeout
+            while True:
+                if dealer.done.wait(0.05) and killer_idle.wait(0):
+                    break
+                if dealer.stalled:
+                    error.append(f"the dealer stalled: {dealer.stalled}")
+                    break
+                if killer_idle.is_set() and not proc.alive():
+                    error.append(f"the service exited with status {proc.proc.returncode if proc.proc else None}")
+                    break
+                if time.monotonic() > end:
+                    error.append(f"not done within {self.timeout} s ({len(dealer.history)} hands finished)")
+                    break
+            killer_idle.wait(60)
+            if not error and not shoe.wait_acked(10):
+                error.append(f"the shoe still holds {shoe.unacked_count()} unacked events at the end")
+        finally:
+            kill_q.put(None)
+            killer_thread.join(60) if killer_thread.is_alive() else None
+            dealer.close()
+            status = proc.stop()
+            if status not in (0, None) and not error:
+                error.append(f"the service stopped with status {status}")
+            client.wait_reader(1)
+            shoe.close()
+        shoe_cards = {m.seq: m.card for m in shoe.events if isinstance(m, p.CardMsg)}
+        return RunRecord(journal, log, actions, kills, max(proc.starts - 1, 0), time.monotonic() - t0,
+                         list(dealer.history), signals, shoe_cards, client.dropped,
+                         "; ".join(error) or None)
+
+
+# --------------------------------------------------------------------------- reading a journal
+
+
+@dataclass
+class JournalHands:
+    """Per finished hand, what the journal says (see :func:`read_journal`)."""
+
+    hands: list[dict[str, Any]]
+    card_seqs: Counter[int]
+    tables: list[dict[int, dict[str, Any]]]
+
+
+def read_journal(path: Path, rules: str) -> JournalHands:
+    """Replay a journal into a fresh machine and read what the live service journaled.
+
+    :returns: per finished hand ``{"cards", "burns", "stub", "summary", "alerts", "end"}``:
+        cards per table seat (down, up, status), burns by street and the stub left (from the
+        replay), the live service's journaled alerts (code, street, seat, latched) and its
+        ``hand-end`` body; the shoe sequences of all journaled card reads (with their count).
+    """
+    from shoe_ctl.config import load_profile
+    from shoe_ctl.machine import Dealing
+    from shoe_ctl.replay import HandRecorder
+    from shoe_ctl.service.journal import Journal
+
+    profiles = {"tda": load_profile("tda"), "house": load_profile("house")}
+    machine = Dealing(profiles, default_rules=rules, display=False)
+    recorder = HandRecorder(machine)
+    for cmd in machine.start():
+        recorder.handle(cmd)
+    alerts: dict[int, list[tuple[Any, ...]]] = {}
+    ends: dict[int, dict[str, Any]] = {}
+    order: list[int] = []
+    seqs: Counter[int] = Counter()
+    with Journal(path, table=None, profile=None, readonly=True) as j:
+        for rec in j.records():
+            if rec.kind == "hand-start" and rec.hand is not None:
+                order.append(rec.hand)
+                continue
+            if rec.kind == "hand-end" and rec.hand is not None:
+                body = dict(rec.data)
+                ends[rec.hand] = body
+                continue
+            if rec.kind not in codec.TYPES:
+                continue
+            item = rec.item
+            if isinstance(item, CardRead):
+                seqs[item.seq] += 1
+            if type(item).__name__ == "Alert":
+                if rec.hand is not None:
+                    a: Any = item
+                    alerts.setdefault(rec.hand, []).append((a.code, a.street, a.seat, a.latched))
+                continue
+            if type(item).__name__ in ("Instruction", "DisplayUpdate", "ShoeCommand"):
+                continue
+            for cmd in machine.handle(item):
+                recorder.handle(cmd)
+    finished = [h for h in order if h in ends]
+    out = []
+    tables = []
+    for k, hand in enumerate(finished):
+        rec_h = recorder.hands[k] if k < len(recorder.hands) else None
+        out.append({
+            "hand": hand,
+            "cards": None if rec_h is None else {str(s): v for s, v in sorted(rec_h.cards.items())},
+            "burns": None if rec_h is None else rec_h.burns,
+            "stub": None if rec_h is None else rec_h.stub,
+            "summary": None if rec_h is None else rec_h.summary,
+            "alerts": alerts.get(hand, []),
+            "end": ends[hand],
+        })
+        tables.append({} if rec_h is None else rec_h.cards)
+    return JournalHands(out, seqs, tables)
+
+
+def _seat_cards(picture: TablePicture) -> dict[int, Counter[str]]:
+    return {seat: Counter(card_text(c) for _face, c in cards) for seat, cards in picture.seats.items()}
+
+
+def _recovery_mismatches(log: Path) -> list[str]:
+    try:
+        text = log.read_text(errors="replace")
+    except FileNotFoundError:
+        return []
+    return [line for line in text.splitlines() if line.startswith("recovery: mismatch")]
+
+
+# --------------------------------------------------------------------------- the comparison
+
+
+def run_crash(hands: int, kills: int, seed: int, *, workdir: str | Path | None = None, rules: str = "tda",
+              game: str = "stud", timeout: float | None = None, progress: Any = None) -> dict[str, Any]:
+    """Deal ``hands`` random hands uninterrupted, then again with ``kills`` SIGKILLs, and compare.
+
+    :returns: the result dict: ``hands``, ``kills`` (done), ``mismatches``, ``lost_cards``,
+        ``duplicated_cards``, ``seconds``, ``restarts``, ``finished`` (hands the killed run
+        finished), ``recovery_mismatches``, ``signal_mismatch``, ``dropped_inputs``, ``details``
+        (the first few differences) and ``error`` (a run that did not finish), ``ok``.
+    :raises ValueError: ``kills`` larger than the reference run has actions, or negative numbers.
+    """
+    if hands < 1 or kills < 0:
+        raise ValueError("need --hands >= 1 and --kills >= 0")
+    t0 = time.monotonic()
+    limit = timeout if timeout is not None else 120.0 + 4.0 * hands + 3.0 * kills
+    scripts = list(random_hands(seed, seats=range(1, 9), game=game, rules=rules, count=hands))
+    own = workdir is None
+    tmp = Path(tempfile.mkdtemp(prefix="shoe-ctl-crash-")) if workdir is None else Path(workdir)
+    try:
+        ref = CrashRun(scripts, tmp, "reference", seed, rules, game, timeout=limit, progress=progress).run()
+        if ref.error:
+            return _result(hands, 0, t0, error=f"reference run: {ref.error}")
+        rng = random.Random(seed * 1_000_003 + kills)
+        if kills > ref.actions - 1:
+            raise ValueError(f"--kills {kills}: the run has only {ref.actions} dealer actions to kill after")
+        points = set(rng.sample(range(1, ref.actions), kills))
+        delays = [rng.uniform(0.0, 0.02) for _ in range(kills)]
+        killed = CrashRun(scripts, tmp, "killed", seed, rules, game, kill_points=points, kill_delays=delays,
+                          timeout=limit, progress=progress).run()
+        return compare(ref, killed, hands, kills, t0, rules)
+    finally:
+        if own:
+            import shutil
+
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def compare(ref: RunRecord, killed: RunRecord, hands: int, kills: int, t0: float, rules: str = "tda") -> dict[str, Any]:
+    """Compare a killed run with the reference (see the module docstring)."""
+    details: list[str] = []
+    want = read_journal(ref.journal, rules)
+    got = read_journal(killed.journal, rules)
+    mismatches = 0
+    for k in range(max(len(want.hands), len(got.hands))):
+        a = want.hands[k] if k < len(want.hands) else None
+        b = got.hands[k] if k < len(got.hands) else None
+        if a != b:
+            mismatches += 1
+            if len(details) < 8:
+                details.append(_diff(k + 1, a, b))
+    if len(want.hands) != hands:
+        details.append(f"the reference run finished {len(want.hands)} of {hands} hands")
+    rec_mm = _recovery_mismatches(killed.log)
+    mismatches += len(rec_mm)
+    details.extend(rec_mm[:4])
+    signal_mismatch = ref.signals != killed.signals
+    if signal_mismatch:
+        mismatches += 1
+        i = next((i for i, (x, y) in enumerate(zip(ref.signals, killed.signals, strict=False)) if x != y),
+                 min(len(ref.signals), len(killed.signals)))
+        details.append(f"signal {i}: reference {ref.signals[i] if i < len(ref.signals) else None}, "
+                       f"killed run {killed.signals[i] if i < len(killed.signals) else None}")
+    lost = sum(1 for seq in killed.shoe_cards if seq not in got.card_seqs)
+    dup = sum(n - 1 for n in got.card_seqs.values() if n > 1)
+    for k, picture in enumerate(killed.history):
+        service = got.tables[k] if k < len(got.tables) else {}
+        phys = _seat_cards(picture)
+        for seat, cards in phys.items():
+            entry = service.get(seat, {})
+            have = Counter([*entry.get("down", []), *entry.get("up", [])])
+            missing = cards - have
+            extra = have - cards
+            lost += sum(missing.values())
+            dup += sum(extra.values())
+            if (missing or extra) and len(details) < 12:
+                details.append(f"hand {k + 1} seat {seat}: dealt {sorted(cards.elements())}, "
+                               f"the service has {sorted(have.elements())}")
+    if len(killed.history) != len(ref.history):
+        details.append(f"the killed run's dealer finished {len(killed.history)} hands, the reference "
+                       f"{len(ref.history)}")
+    res = _result(hands, killed.kills, t0, mismatches=mismatches, lost=lost, dup=dup,
+                  error=killed.error)
+    res.update(restarts=killed.restarts, finished=len(got.hands), recovery_mismatches=len(rec_mm),
+               signal_mismatch=signal_mismatch, dropped_inputs=killed.dropped_inputs,
+               seconds_reference=round(ref.seconds, 2), seconds_killed=round(killed.seconds, 2))
+    if killed.kills != kills and not res.get("error"):
+        res["error"] = f"only {killed.kills} of {kills} kills were done"
+    res["details"] = details
+    res["ok"] = (res["mismatches"] == 0 and res["lost_cards"] == 0 and res["duplicated_cards"] == 0
+                 and not res.get("error") and len(got.hands) == hands)
+    return res
+
+
+def _diff(n: int, a: dict[str, Any] | None, b: dict[str, Any] | None) -> str:
+    if a is None or b is None:
+        return f"hand {n}: {'missing from the killed run' if b is None else 'not in the reference'}"
+    keys = [k for k in a if a.get(k) != b.get(k)]
+    k = keys[0]
+    return f"hand {n} ({', '.join(keys)}): reference {k}={a[k]!r}, killed run {k}={b[k]!r}"[:600]
+
+
+def _result(hands: int, kills: int, t0: float, *, mismatches: int = 0, lost: int = 0, dup: int = 0,
+            error: str | None = None) -> dict[str, Any]:
+    res: dict[str, Any] = {"hands": hands, "kills": kills, "mismatches": mismatches, "lost_cards": lost,
+                           "duplicated_cards": dup, "seconds": round(time.monotonic() - t0, 2)}
+    if error:
+        res["error"] = error
+    return res
+
+
+def main(args: argparse.Namespace) -> int:
+    """``shoe-ctl hil crash``: print the result (one JSON line with ``--json``); exit 0 only when
+    nothing mismatched, was lost or duplicated (and both runs finished)."""
+    progress = sys.stderr if getattr(args, "progress", False) else None
+    try:
+        res = run_crash(args.hands, args.kills, args.seed, rules=getattr(args, "rules", "tda"),
+                        game=getattr(args, "game", "stud"), progress=progress)
+    except ValueError as exc:
+        print(f"shoe-ctl hil crash: {exc}", file=sys.stderr)
+        return 2
+    ok = bool(res.get("ok")) and res["mismatches"] == 0 and res["lost_cards"] == 0 and res["duplicated_cards"] == 0
+    if args.json:
+        print(json.dumps(res, separators=(",", ":")))
+    else:
+        print(f"hands {res['hands']}  kills {res['kills']}  mismatches {res['mismatches']}  lost cards "
+              f"{res['lost_cards']}  duplicated cards {res['duplicated_cards']}  ({res['seconds']} s)")
+        for line in res.get("details", []):
+            print(f"  {line}")
+        if res.get("error"):
+            print(f"  error: {res['error']}")
+    return 0 if ok else 1
