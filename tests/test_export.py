@@ -113,13 +113,13 @@ def test_placeholders_and_alerts(tmp_path: Path) -> None:
     t = Table(tmp_path / "t.journal")
     t.inp(E.DealerAction.NEW_HAND, seats=[1, 3], game="razz", rules="tda")
     t.cards(6)
-    t.post(E.CardRead(50, DECK[0], "rfid", 7))  # As again while betting: not expected
+    t.post(E.CardRead(50, DECK[10], "rfid", 7))  # a card while betting: not expected
     t.inp(E.DealerAction.FOLD, 3)
     t.inp(E.DealerAction.HAND_COMPLETE)
     (f,) = export_hands(t.journal, tmp_path)
     data = tomllib.loads(f.read_text())
     assert data["variant"] == "FR" and data["_amounts"] == "placeholder"
-    assert data["_set_aside"] == ["3rd As"]
+    assert data["_set_aside"] == [f"3rd {DECK[10]}"]
     assert any(a.startswith("card-not-expected") for a in data["_alerts"])
     assert parse_phh(f.read_text(), "export").game.value == "razz"
 

@@ -351,3 +351,44 @@ def test_recent_verification_and_damage_found_on_read(tmp_path: Path) -> None:
         assert [d.seq for d in j.report.damage] == [target.seq]  # found at open
     with pytest.raises(JournalError, match="verify"):
         Journal(tmp_path / "x", table="t", profile="tda", verify="some")
+
+
+@pytest.fixture(scope="module")
+def crashed_journal(tmp_path_factory: pytest.TempPathFactory) -> tuple[bytes, bytes, dict[int, tuple[str, str]]]:
+    """A journal as a power cut leaves it: main file plus an unchecked-pointed write-ahead log."""
+    folder = tmp_path_factory.mktemp("walflip")
+    live = folder / "live.journal"
+    j = Journal(live, table="t", profile="tda", synchronous="NORMAL")
+    fill(j, 3, 8)
+    records = {s: (k, b) for s, k, b in snapshot(j)}
+    main, wal = live.read_bytes(), Path(f"{live}-wal").read_bytes()
+    j.close()
+    return main, wal, records
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.booleans(), st.integers(0, 10**9), st.integers(0, 7)), min_size=1, max_size=3))
+def test_random_bit_flips_in_file_and_log_after_a_crash(
+    tmp_path: Path,
+    crashed_journal: tuple[bytes, bytes, dict[int, tuple[str, str]]],
+    flips: list[tuple[bool, int, int]],
+) -> None:
+    main, wal, records = (bytearray(crashed_journal[0]), bytearray(crashed_journal[1]), crashed_journal[2])
+    for in_wal, pos, bit in flips:
+        buf = wal if in_wal else main
+        buf[pos % len(buf)] ^= 1 << bit
+    path = tmp_path / f"w{next(_counter)}.journal"
+    path.write_bytes(bytes(main))
+    Path(f"{path}-wal").write_bytes(bytes(wal))
+    try:
+        j = Journal(path, table="t", profile="tda")
+    except JournalError as exc:
+        assert "table" in str(exc)
+        return
+    with j:
+        got = snapshot(j)
+        for s, k, b in got:
+            assert records.get(s) == (k, b)
+        if len(got) < len(records):  # lost from the live file: reported, and the damaged files kept
+            assert j.report.damage and j.report.kept_aside, j.report.lines()
+        j.append(card(1))

@@ -276,15 +276,38 @@ def scan_wal(path: Path) -> WalScan | None:
     frames = committed = commits = 0
     committed_end = 32
     problems: list[str] = []
+
+
+    def later_frames(start: int) -> tuple[int, int]:
+        """Frames and commit frames of this log generation after ``start`` (which SQLite drops)."""
+        n = c = 0
+        for at in range(start + frame_size, len(data) - frame_size + 1, frame_size):
+            _p, com, a, b = struct.unpack(">4I", data[at : at + 16])
+            if (a, b) == (salt1, salt2):
+                n += 1
+                c += bool(com)
+        return n, c
+
     while off + frame_size <= len(data):
         header = data[off : off + 24]
         _pgno, commit, fs1, fs2, fc1, fc2 = struct.unpack(">6I", header)
         if (fs1, fs2) != (salt1, salt2):
-            break  # left over from an earlier log generation: normal
+            n, c = later_frames(off)
+            if n:  # frames of this generation follow: this header was damaged, not left over
+                problems.append(
+                    f"WAL frame at offset {off} has a damaged header; {n} later frame(s) with {c} "
+                    "commit(s) are ignored by SQLite (kept in the copy set aside)"
+                )
+            break  # otherwise left over from an earlier log generation: normal
         s0, s1 = _wal_checksum(header[:8], s0, s1, big)
         s0, s1 = _wal_checksum(data[off + 24 : off + frame_size], s0, s1, big)
         if (s0, s1) != (fc1, fc2):
-            problems.append(f"WAL frame at offset {off} fails its checksum: a torn write")
+            n, c = later_frames(off)
+            problems.append(
+                f"WAL frame at offset {off} fails its checksum (a torn or damaged write)"
+                + (f"; {n} later frame(s) with {c} commit(s) are ignored by SQLite (kept in the copy set aside)"
+                   if n else "")
+            )
             break
         frames += 1
         off += frame_size
@@ -396,6 +419,7 @@ class Journal:
         self._lock = threading.RLock()
         self._closed = False
         self.report = OpenReport(self.path)
+        self._identity_damaged = False
         self._conn: sqlite3.Connection | None = None
         if readonly:
             self._open_readonly()
@@ -488,10 +512,14 @@ class Journal:
                     broken = f"integrity check: {index_damage}; {exc}"
                 if broken is None:
                     self.report.damage.append(Damage("indexes", f"damaged ({index_damage}); rebuilt from the records"))
+            if broken is None and bad:
+                try:
+                    self._quarantine(conn, bad)
+                except (sqlite3.Error, UnicodeDecodeError) as exc:
+                    broken = f"cannot be repaired in place: {exc}"
             if broken is None:
                 for row, why in bad:
                     self.report.damage.append(Damage(f"record {row[0]}", why, row[0]))
-                self._quarantine(conn, bad)
                 self._conn = conn
             else:
                 conn.close()
@@ -552,8 +580,21 @@ class Journal:
             return {}
         return {str(k): str(v) for k, v in conn.execute("SELECT key, value FROM meta")}
 
+    @staticmethod
+    def _identity_crc(fmt: str | None, table: str | None, profile: str | None) -> str:
+        return str(binascii.crc32("\x1f".join((fmt or "", table or "", profile or "")).encode("utf-8")))
+
     def _check_identity(self, meta: Mapping[str, str]) -> None:
+        """Refuse another table's or profile's journal. The identity carries its own CRC: an
+        identity that fails it is damage (reported, then rewritten), not another table."""
         fmt = meta.get("format")
+        stored = meta.get("identity_crc")
+        if stored is not None and stored != self._identity_crc(fmt, meta.get("table"), meta.get("profile")):
+            if not self._identity_damaged:
+                self._identity_damaged = True
+                self.report.damage.append(Damage("meta", "the journal's identity (format, table, profile) "
+                                                         "fails its checksum; it is written again"))
+            return
         if fmt is not None and fmt.isdigit() and int(fmt) > FORMAT:
             raise JournalError(f"{self.path}: journal format {fmt} is newer than this program reads ({FORMAT})")
         theirs = (meta.get("table"), meta.get("profile"))
@@ -568,10 +609,15 @@ class Journal:
 
     def _write_identity(self, conn: sqlite3.Connection) -> None:
         assert self.table is not None and self.profile is not None
+        verb = "REPLACE" if self._identity_damaged else "IGNORE"
         conn.execute("BEGIN IMMEDIATE")
         for k, v in (("format", str(FORMAT)), ("table", self.table), ("profile", self.profile)):
-            conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", (k, v))
+            conn.execute(f"INSERT OR {verb} INTO meta (key, value) VALUES (?, ?)", (k, v))
         conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('created_us', ?)", (str(self._now_us()),))
+        conn.execute(
+            "INSERT OR REPLACE INTO meta (key, value) VALUES ('identity_crc', ?)",
+            (self._identity_crc(str(FORMAT), self.table, self.profile),),
+        )
         conn.execute("COMMIT")
 
     @staticmethod
