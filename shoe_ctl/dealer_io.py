@@ -34,7 +34,8 @@ TOKEN_ENV = "SHOE_CTL_DISPLAY_TOKEN"
 
 @dataclass
 class DealerIO:
-    """What :func:`start_dealer_io` built. ``sinks`` go to ``Controller.add_sink`` (in order);
+    """What :func:`start_dealer_io` built. ``sinks`` go to ``Controller.add_sink`` (in order: the LED
+    sinks first, the display last, so a card's LED signal is not held up by the display's thread);
     :meth:`close` closes every part (idempotent)."""
 
     sinks: list[Any] = field(default_factory=list)
@@ -91,7 +92,6 @@ def start_dealer_io(cfg: TableConfig, post: Callable[[Any], Any], *,
             from shoe_ctl.display import start_display
 
             io.display = start_display(display[0], display[1], post, token=display_token(cfg, env))
-            io.sinks.append(io.display)
         backend = cfg.leds.backend
         if backend == "gpio":
             from drivers.leds import GpioLedSink
@@ -108,6 +108,8 @@ def start_dealer_io(cfg: TableConfig, post: Callable[[Any], Any], *,
             from drivers.leds import ShoeLedSink
 
             io.sinks.append(ShoeLedSink(send_leds))
+        if io.display is not None:
+            io.sinks.append(io.display)  # after the LEDs: its loop thread wakes and competes for the GIL
         if cfg.buttons.pins:
             from drivers.buttons import DealerButtons
 

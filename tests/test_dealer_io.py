@@ -35,10 +35,11 @@ def test_gpio_board_shoe_leds_display_and_buttons(tmp_path: Path) -> None:
     dio = start_dealer_io(c, posted.append, send_leds=sent.append, pin_factory=factory, env={})
     try:
         kinds = [type(s) for s in dio.sinks]
-        assert kinds[1:] == [GpioLedSink, ShoeLedSink] and isinstance(dio.buttons, DealerButtons)
+        assert kinds[:2] == [GpioLedSink, ShoeLedSink] and isinstance(dio.buttons, DealerButtons)
+        assert dio.sinks[-1] is dio.display  # the display after the LEDs
         for sink in dio.sinks:
             sink.handle(Instruction(Signal.DEAL, "Deal seat 2 up", seat=2, face="up"))
-        dio.sinks[2].flush()
+        dio.sinks[1].flush()
         dio.display.sync()
         assert [s.state for s in factory.pin(17).states] == [False, True]
         assert sent[0]["name"] == "deal"

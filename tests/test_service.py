@@ -47,6 +47,8 @@ class Log:
 
 
 def test_controller_journals_each_event_before_its_ack_then_delivers() -> None:
+    """A dealer input is journaled before the machine acts; a card read's LED command goes to the
+    sinks first, then the card is journaled, then acked (the ack stays the durability boundary)."""
     log = Log()
     ctl = Controller(Dealing(PROFILES), journal=log, link=log)
     ctl.add_sink(log)
@@ -55,10 +57,14 @@ def test_controller_journals_each_event_before_its_ack_then_delivers() -> None:
         ctl.post(CardRead(1, Card.parse("As"), "rfid", 1))
         assert ctl.wait_idle(5)
     kinds = [k for k, _ in log.calls]
-    j = kinds.index("journal", kinds.index("journal") + 1)  # the card read's journal entry
+    first = kinds.index("journal")
+    assert isinstance(log.calls[first][1], DealerInput)
+    assert kinds.index("sink", first) > first  # the input's commands after its journal entry
+    j = kinds.index("journal", first + 1)  # the card read's journal entry
     assert log.calls[j] == ("journal", CardRead(1, Card.parse("As"), "rfid", 1))
     assert log.calls[j + 1] == ("ack", 1)
-    assert any(k == "sink" for k in kinds[j + 2:])
+    card_sinks = [c for k, c in log.calls[first + 1:j] if k == "sink"]
+    assert any(isinstance(c, Instruction) and c.card_no == 2 for c in card_sinks)  # the next card's signal
     assert kinds[-1] == "close"
 
 
