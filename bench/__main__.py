@@ -105,6 +105,7 @@ def machine_info() -> dict[str, Any]:
         "machine": platform.machine(),
         "cpu_count": os.cpu_count(),
         "sqlite": sqlite3.sqlite_version,
+        "load_avg_start": [round(x, 2) for x in os.getloadavg()],
     }
     with contextlib.suppress(OSError):
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -166,8 +167,37 @@ class _TimedJournal:
         finally:
             self.end_ns = time.perf_counter_ns()
 
+    def append_many(self, items: Any) -> list[int]:
+        self.start_ns = time.perf_counter_ns()
+        try:
+            return list(self.journal.append_many(items))
+        finally:
+            self.end_ns = time.perf_counter_ns()
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self.journal, name)
+
+
+class _IdleShoe:
+    """The virtual shoe as the simulated dealer sees it: each pull first waits until the shoe has
+    every earlier card acked (journaled) and then ``settle_s`` more, as a dealer pulling a card every
+    half second finds the service idle; ``settle_s`` < 0 pulls at once (the service loaded)."""
+
+    def __init__(self, shoe: Any, settle_s: float) -> None:
+        self.shoe = shoe
+        self.settle_s = settle_s
+
+    def pull(self) -> Any:
+        if self.settle_s >= 0:
+            end = time.monotonic() + 5.0
+            while self.shoe.unacked_count() and time.monotonic() < end:
+                time.sleep(0.0001)
+            if self.settle_s:
+                time.sleep(self.settle_s)
+        return self.shoe.pull()
+
+    def reload(self, cards: Any) -> None:
+        self.shoe.reload(cards)
 
 
 def bench_latency(cards: int, *, pace_s: float, seed: int = 7, sync: str = "FULL",
@@ -212,15 +242,17 @@ def bench_latency(cards: int, *, pace_s: float, seed: int = 7, sync: str = "FULL
         io = None
         link = ShoeLink(shoe.url, controller.queue)
         controller.link = link
-        machine_end = [0]
+        machine_at = [0, 0]
         orig_handle = machine.handle
 
         def handle(ev: Any) -> Any:
+            machine_at[0] = time.perf_counter_ns()
             out = orig_handle(ev)
-            machine_end[0] = time.perf_counter_ns()
+            machine_at[1] = time.perf_counter_ns()
             return out
 
         machine.handle = handle  # type: ignore[method-assign]
+        in_path = [0, 0]
 
         def on_handled(ev: Any, cmds: Any) -> None:
             marks.after(controller.machine)
@@ -228,23 +260,33 @@ def bench_latency(cards: int, *, pace_s: float, seed: int = 7, sync: str = "FULL
                 t0 = sent.pop(ev.seq, None)
                 if t0 is None or stamp.last is None or not any(c is stamp.last for c in cmds):
                     return
+                ms, me = machine_at
+                js, je = timed.start_ns, timed.end_ns
+                journal_first = js < ms
+                in_path[journal_first] += 1
                 lat.append(stamp.last_ns - t0)
-                parts["link"].append(timed.start_ns - t0)
-                parts["journal"].append(timed.end_ns - timed.start_ns)
-                parts["machine"].append(machine_end[0] - timed.end_ns)
-                parts["sinks"].append(stamp.last_ns - machine_end[0])
+                parts["link"].append(min(ms, js) - t0 if journal_first else ms - t0)
+                parts["journal"].append(je - js)
+                parts["machine"].append(me - max(ms, je) if journal_first else me - ms)
+                parts["sinks"].append(stamp.last_ns - me)
                 if len(lat) >= cards:
                     done.set()
 
         controller.on_handled = on_handled
-        dealer = SimulatedDealer(shoe, controller.post, random_hands(seed), pace=pace_s, seed=seed, auto_ack=True)
+        dealer = SimulatedDealer(_IdleShoe(shoe, pace_s), controller.post, random_hands(seed), seed=seed,
+                                 auto_ack=True)
         t_start = time.perf_counter()
         try:
             io = start_dealer_io(load_table_config(ROOT / "config" / "table.toml"), controller.post,
                                  display=("127.0.0.1", 0), send_leds=link.send_leds, console=True, stream=devnull)
-            for sink in io.sinks:
+            stamped = False
+            for sink in io.sinks:  # the stamp right after the LED sinks (before the display, if it follows)
+                if sink is io.display and not stamped:
+                    controller.add_sink(stamp)
+                    stamped = True
                 controller.add_sink(sink)
-            controller.add_sink(stamp)
+            if not stamped:
+                controller.add_sink(stamp)
             controller.add_sink(ShoeCommandSink(link))
             controller.add_sink(dealer)
             link.start()
@@ -273,6 +315,7 @@ def bench_latency(cards: int, *, pace_s: float, seed: int = 7, sync: str = "FULL
         "latency_pace_ms": pace_s * 1000,
         "latency_seconds": round(seconds, 2),
         "journal_sync": sync,
+        "journal_before_led": in_path[1] > in_path[0],
         "card_frame_bytes": typical,
         "card_frame_bytes_range": [lengths[0], lengths[-1]] if lengths else [],
         "wire_us": round(typical * BITS_PER_BYTE / BAUD * 1e6, 1),
@@ -547,12 +590,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true", help="print one JSON object on one line")
     ap.add_argument("--quick", action="store_true", help="reduced sizes (a smoke run, figures not meaningful)")
     ap.add_argument("--cards", type=int, default=None, help="latency cards (default 10000; quick 300)")
-    ap.add_argument("--pace-ms", type=float, default=1.0,
-                    help="the simulated dealer's pause before each action in the latency run (default 1 ms)")
+    ap.add_argument("--pace-ms", type=float, default=0.5,
+                    help="latency run: the simulated dealer pulls this long after the service has acked "
+                    "(journaled) every earlier card (default 0.5 ms; < 0: at once, the service loaded)")
+    ap.add_argument("--switch-ms", type=float, default=None, help="sys.setswitchinterval for this process (ms)")
     ap.add_argument("--only", default=None, help="comma list of parts: latency,replay,soak,service")
     args = ap.parse_args(argv)
     quick = args.quick
     only = set(args.only.split(",")) if args.only else {"latency", "replay", "soak", "service"}
+    if args.switch_ms is not None:
+        sys.setswitchinterval(args.switch_ms / 1000)
     t0 = time.perf_counter()
     result: dict[str, Any] = {"quick": quick, "machine": machine_info()}
     if "latency" in only:
@@ -564,6 +611,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if "service" in only:
         result.update(bench_service(1 if quick else 10))
     result["bench_seconds"] = round(time.perf_counter() - t0, 1)
+    result["machine"]["load_avg_end"] = [round(x, 2) for x in os.getloadavg()]
     result["targets"] = {what: met for what, _, _, met in verdicts(result) if met is not None}
     if args.json:
         print(json.dumps(result, separators=(",", ":")), flush=True)
