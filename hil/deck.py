@@ -65,7 +65,8 @@ class Deck:
         if len(set(known)) != len(known):
             dup = next(c for c in known if known.count(c) > 1)
             raise DeckError(f"card {dup} appears twice in the stacked cards")
-        rest = [c for c in full_deck() if c not in set(known)]
+        taken = set(known)
+        rest = [c for c in full_deck() if c not in taken]
         random.Random(seed).shuffle(rest)
         fill = iter(rest)
         cards = [c if c is not None else next(fill) for c in first]
