@@ -30,7 +30,10 @@ machine; the alerts the live service journaled; the ``hand-end`` summary the liv
 A hand that differs, or is missing, is a mismatch. Also a mismatch: a restarted service whose
 recovery report disagrees with its journal, and a signal sequence (signal, seat, face, street,
 card number; consecutive repeats of a signal shown again after a restart removed) that differs
-from the reference's. Lost cards: card events the shoe sent that the journal never got, and
+from the reference's. One step back is allowed right after a restart: the controller shows the
+signal that follows a card read before that read's journal append returns (the ack waits for it),
+so a kill in between brings back the signal before that card until the shoe, which kept the card
+unacked, sends it again (``signal_rewinds`` counts these). Lost cards: card events the shoe sent that the journal never got, and
 cards the dealer put on a seat that the service does not have there; duplicated cards: a shoe
 event journaled twice, and cards the service has on a seat that the dealer never put there.
 """
@@ -265,6 +268,7 @@ class RunRecord:
     signals: list[tuple[Any, ...]]
     shoe_cards: dict[int, Card | None]
     dropped_inputs: int
+    rewinds: int = 0
     error: str | None = None
 
 
@@ -311,9 +315,20 @@ class CrashRun:
                 killer_idle.clear()
                 kill_q.put(delays.pop(0) if delays else 0.0)
 
+        rewinds = 0
+        first_after_restart = threading.Event()
+
         def on_command(cmd: Any) -> None:
+            nonlocal rewinds
             if isinstance(cmd, Instruction):
                 key = (cmd.signal.value, cmd.seat, cmd.face, cmd.street, cmd.card_no)
+                if first_after_restart.is_set():
+                    first_after_restart.clear()
+                    if len(signals) >= 2 and signals[-1] != key and signals[-2] == key:
+                        # the signal of the card read that was not journaled yet: the shoe resends
+                        # that card and the signal moves on again
+                        signals.pop()
+                        rewinds += 1
                 if not signals or signals[-1] != key:
                     signals.append(key)
             dealer.handle(cmd)
@@ -335,9 +350,11 @@ class CrashRun:
             if not dealer.quiesce():
                 raise RuntimeError("the dealer did not settle after a kill")
             proc.start()
+            first_after_restart.set()
             client.connect(30.0, proc.alive, dealer.resync)
             if self.progress is not None:
-                print(f"{self.name}: kill {kills} after action {actions}", file=self.progress, flush=True)
+                print(f"{self.name}: kill {kills} after action {actions} (signal {len(signals)})",
+                      file=self.progress, flush=True)
 
         def killer() -> None:
             while True:
@@ -386,8 +403,11 @@ class CrashRun:
             client.wait_reader(1)
             shoe.close()
         shoe_cards = {m.seq: m.card for m in shoe.events if isinstance(m, p.CardMsg)}
+        with open(self.workdir / f"{self.name}.signals.jsonl", "w") as f:
+            for key in signals:
+                f.write(json.dumps(key) + "\n")
         return RunRecord(journal, log, actions, kills, max(proc.starts - 1, 0), time.monotonic() - t0,
-                         list(dealer.history), signals, shoe_cards, client.dropped,
+                         list(dealer.history), signals, shoe_cards, client.dropped, rewinds,
                          "; ".join(error) or None)
 
 
@@ -563,7 +583,8 @@ def compare(ref: RunRecord, killed: RunRecord, hands: int, kills: int, t0: float
     res = _result(hands, killed.kills, t0, mismatches=mismatches, lost=lost, dup=dup,
                   error=killed.error)
     res.update(restarts=killed.restarts, finished=len(got.hands), recovery_mismatches=len(rec_mm),
-               signal_mismatch=signal_mismatch, dropped_inputs=killed.dropped_inputs,
+               signal_mismatch=signal_mismatch, signal_rewinds=killed.rewinds,
+               dropped_inputs=killed.dropped_inputs,
                seconds_reference=round(ref.seconds, 2), seconds_killed=round(killed.seconds, 2))
     if killed.kills != kills and not res.get("error"):
         res["error"] = f"only {killed.kills} of {kills} kills were done"
@@ -596,7 +617,8 @@ def main(args: argparse.Namespace) -> int:
     progress = sys.stderr if getattr(args, "progress", False) else None
     try:
         res = run_crash(args.hands, args.kills, args.seed, rules=getattr(args, "rules", "tda"),
-                        game=getattr(args, "game", "stud"), progress=progress)
+                        game=getattr(args, "game", "stud"), progress=progress,
+                        workdir=getattr(args, "workdir", None))
     except ValueError as exc:
         print(f"shoe-ctl hil crash: {exc}", file=sys.stderr)
         return 2

@@ -48,6 +48,9 @@ def register(subparsers: Any) -> None:
     crash.add_argument("--rules", default="tda", metavar="tda|house", help="rule profile (default tda)")
     crash.add_argument("--game", default="stud", choices=("stud", "stud8", "razz"), help="game (default stud)")
     crash.add_argument("--progress", action="store_true", help="a line on stderr for every kill")
+    crash.add_argument("--workdir", default=None, metavar="DIR",
+                       help="keep both runs' journals, service logs and signal lists in DIR (default: a "
+                       "temporary folder, removed)")
     crash.set_defaults(func=_dispatch("hil.crash"))
 
 
