@@ -13,7 +13,13 @@ deck and start the next hand of the script; ``stop`` — acknowledge the alerts 
 enough for a human dealer, a HIL run with this dealer would stall or deal wrong.
 
 A hand is a :class:`HandScript` (seats, game, rules, the deck order, folds and all-ins by street,
-mucks); :func:`random_hands` makes seeded random ones. The dealer keeps its own physical picture
+mucks, and the irregularities the dealer commits or reports: :class:`Irregularity`);
+:func:`random_hands` makes seeded random ones. An irregularity is acted out physically (a card
+dealt face up, a premature card, two burns ...) and reported as a person would, once the command
+stream shows that the machine has read every card pulled (``Instruction.card_no``); the dealer
+then waits for the instruction answering its report (``Instruction.ref``). Alerts that list card
+moves (``Alert.moves``) are carried out on the dealer's picture of the table; a latched alert is
+acknowledged when the script says the floor has decided (``HandScript.acks``) or with ``auto_ack``. The dealer keeps its own physical picture
 of the table (what it put on each seat, each street's burn pile, the set-aside cards, the
 community card, the stub in the shoe), which tests compare with the controller's.
 """
@@ -41,7 +47,8 @@ from shoe_ctl.rules.cards import Card, full_deck
 
 log = logging.getLogger(__name__)
 
-__all__ = ["DealerStats", "HandScript", "ShoeLike", "SimulatedDealer", "TablePicture", "random_hands"]
+__all__ = ["DealerStats", "HandScript", "Irregularity", "ShoeLike", "SimulatedDealer", "TablePicture",
+           "random_hands"]
 
 
 class ShoeLike(Protocol):
@@ -50,6 +57,47 @@ class ShoeLike(Protocol):
     def pull(self) -> Card | None: ...
 
     def reload(self, cards: Sequence[Card]) -> None: ...
+
+
+@dataclass
+class Irregularity:
+    """One irregularity the simulated dealer commits or reports in a hand.
+
+    :param kind: what happens, at the first instruction that matches ``street`` (and ``seat``,
+        ``round``):
+
+        - ``"expose"``: the DEAL of the seat's card number ``round`` on ``street`` (3rd: 0 and 1
+          are the hole cards; 7th: its 7th card) is dealt face up, then reported
+          (``exposed-card``); ``"expose-both"``: both hole cards dealt face up, reported once;
+          ``"off-table"``: the card goes off the table (reported ``card-off-table``, it lies face up).
+        - ``"premature"``: at the BETTING of ``street``, ``count`` cards of the next street are
+          dealt before the betting (its burn, then one per player in order), then
+          ``premature-done`` (``args``: ``merged``).
+        - ``"burn-two"``: at the BURN of ``street`` two cards are burned; ``"no-burn"``: no burn,
+          ``count`` cards dealt to the players in order; both reported as ``burn-error``
+          (``args``: ``stands``).
+        - ``"absent"``: ``absent-player`` for ``seat`` at the first DEAL of ``street``
+          (``args``: ``at`` = ``"betting"`` to report at its betting round; ``action_reached``).
+        - ``"wrong-bring-in"``: at the 3rd-street BETTING, ``seat`` was wrongly named and bet
+          (``args``: ``next_acted``).
+        - ``"card-count"``: at the showdown the dealer counts ``args["cards"]`` in ``seat``'s hand.
+        - ``"misdeal"``: at the DEAL of the seat's card ``round`` on ``street`` the dealer declares a misdeal.
+        - ``"undo"``: at the BETTING of ``street``, a fold of ``seat`` reported by mistake and
+          undone; with ``args`` ``at`` = ``"deal"``: an undo asked at the first DEAL of ``street``
+          after a card has left the shoe (refused).
+    :param street: ``"3rd"`` .. ``"7th"``.
+    :param seat: the table seat concerned.
+    :param round: 3rd street: the seat's card 0, 1 (hole cards) or 2 (the door card).
+    :param count: cards dealt (``premature``, ``no-burn``).
+    :param args: extra arguments of the report.
+    """
+
+    kind: str
+    street: str = "3rd"
+    seat: int | None = None
+    round: int = 0
+    count: int = 0
+    args: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -66,6 +114,8 @@ class HandScript:
     :param ante_all_in: seats all-in for the ante (reported with the new hand).
     :param muck: seats that muck at showdown (reported as folds at showdown).
     :param name: a label (the PHH file, the scenario).
+    :param irregular: the irregularities of the hand (:class:`Irregularity`), in any order.
+    :param acks: alert codes the dealer acknowledges when stopped (the floor's decision).
     """
 
     seats: list[int]
@@ -76,16 +126,24 @@ class HandScript:
     ante_all_in: list[int] = field(default_factory=list)
     muck: list[int] = field(default_factory=list)
     name: str = ""
+    irregular: list[Irregularity] = field(default_factory=list)
+    acks: list[str] = field(default_factory=list)
 
 
 @dataclass
 class TablePicture:
     """What the dealer physically did in the current hand (cards by identity as pulled);
-    ``pulled`` counts the cards taken from the stub now in the shoe, ``total`` over the hand."""
+    ``pulled`` counts the cards taken from the stub now in the shoe, ``total`` over the hand
+    (cards out of the shoe). ``aside``: the set-aside pile (house 16.16); ``out``: cards out of
+    play (RP-10-B); ``muck``: cards mucked by a ruling; ``misdeal``: the hand ended in a misdeal."""
 
     seats: dict[int, list[tuple[str, Card | None]]] = field(default_factory=dict)
     burns: dict[str, list[Card | None]] = field(default_factory=dict)
     community: list[Card | None] = field(default_factory=list)
+    aside: list[Card | None] = field(default_factory=list)
+    out: list[Card | None] = field(default_factory=list)
+    muck: list[Card | None] = field(default_factory=list)
+    misdeal: bool = False
     loaded: list[Card] = field(default_factory=list)
     pulled: int = 0
     scrambles: int = 0
@@ -94,6 +152,43 @@ class TablePicture:
     def stub(self) -> list[Card]:
         """The cards still in the shoe, in order."""
         return self.loaded[self.pulled:]
+
+    def take(self, place: str) -> Card | None:
+        """Take the top card of a place (``seat N up``, ``burn 4th``, ``set-aside`` ...).
+
+        :raises ValueError: for an unknown or empty place.
+        """
+        words = place.split()
+        if words[0] == "seat":
+            pile = self.seats[int(words[1])]
+            for k in range(len(pile) - 1, -1, -1):
+                if pile[k][0] == words[2]:
+                    return pile.pop(k)[1]
+            raise ValueError(f"no {words[2]} card at {place}")
+        if words[0] == "burn":
+            return self.burns[words[1]].pop()
+        return self._pile(place).pop()
+
+    def put(self, place: str, card: Card | None) -> None:
+        """Put a card on a place (see :meth:`take`)."""
+        words = place.split()
+        if words[0] == "seat":
+            self.seats.setdefault(int(words[1]), []).append((words[2], card))
+        elif words[0] == "burn":
+            self.burns.setdefault(words[1], []).append(card)
+        else:
+            self._pile(place).append(card)
+
+    def _pile(self, place: str) -> list[Card | None]:
+        piles = {"set-aside": self.aside, "out": self.out, "muck": self.muck}
+        if place not in piles:
+            raise ValueError(f"unknown place {place!r}")
+        return piles[place]
+
+    def move(self, move: str) -> None:
+        """Carry out one ``"<from> -> <to>"`` move."""
+        src, dst = (part.strip() for part in move.split("->"))
+        self.put(dst, self.take(src))
 
 
 @dataclass
@@ -179,6 +274,14 @@ class SimulatedDealer:
         self._new_hand_input: DealerInput | None = None
         self._last_script: HandScript | None = None
         self._inbox: queue.Queue[Any] = queue.Queue()
+        self._hooks: list[Irregularity] = []
+        self._pending: list[tuple[int, DealerInput]] = []
+        self._await_ref: int | None = None
+        self._ref = 0
+        self._latched: list[str] = []
+        self._held: Card | None = None
+        self._premature: list[tuple[int, str, Card | None]] = []
+        self._active = False
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.last_state: dict[str, Any] | None = None
@@ -192,11 +295,14 @@ class SimulatedDealer:
             return
         if isinstance(command, Alert):
             self.stats.alerts.append(command.code)
-            return
-        if not isinstance(command, Instruction):
+            if not (command.moves or command.latched):
+                return
+        elif not isinstance(command, Instruction):
             return
         if self.threaded:
             self._inbox.put(command)
+        elif isinstance(command, Alert):
+            self.on_alert(command)
         else:
             self.act(command)
 
@@ -220,7 +326,10 @@ class SimulatedDealer:
             if ins is None:
                 return
             try:
-                self.act(ins)
+                if isinstance(ins, Alert):
+                    self.on_alert(ins)
+                else:
+                    self.act(ins)
             except Exception as exc:  # noqa: BLE001 - a dealer error ends the run, visibly
                 log.exception("simulated dealer failed")
                 self.stalled = f"{type(exc).__name__}: {exc}"
@@ -248,10 +357,35 @@ class SimulatedDealer:
         the display already shows (a seat already folded or all-in)."""
         self._resync = True
 
+    def on_alert(self, alert: Alert) -> None:
+        """Carry out the card moves of an alert (in stream order) and note a latched one."""
+        for move in alert.moves:
+            self.table.move(move)
+        if alert.latched:
+            self._latched.append(alert.code)
+
     def act(self, ins: Instruction) -> None:
         """Do what one instruction says (once: see :attr:`Instruction.card_no`)."""
         self.stats.signals.append(ins.signal.value)
         sig = ins.signal
+        if self._await_ref is not None:
+            if ins.ref != self._await_ref:
+                return  # shown before the machine took the report: wait for its answer
+            self._await_ref = None
+        if self._pending:
+            if ins.card_no is None or ins.card_no <= self.table.total:
+                if sig is not Signal.IDLE:
+                    return  # the machine has not read every card pulled yet
+            else:
+                self._report(self._pending.pop(0)[1])
+                return
+        if sig is Signal.IDLE and self.script is not None and self._active:
+            self._end_misdeal()
+            return
+        if sig is not Signal.IDLE:
+            self._active = True
+        if self._hook_first(ins):
+            return
         if sig in (Signal.DEAL, Signal.BURN, Signal.COMMUNITY) and ins.card_no is not None \
                 and ins.card_no <= self.table.total:
             return  # this card has already left the shoe; its read is on its way
@@ -285,7 +419,13 @@ class SimulatedDealer:
         elif sig is Signal.SHOWDOWN:
             self._showdown(contested=ins.seat is None)
         elif sig is Signal.STOP:
-            if self.auto_ack:
+            wanted = [c for c in self._latched if self.script is not None and c in self.script.acks]
+            if wanted:
+                for code in dict.fromkeys(wanted):
+                    self._input(DealerAction.ACK_ALERT, code=code)
+                self._latched = [c for c in self._latched if c not in wanted]
+            elif self.auto_ack:
+                self._latched = []
                 self.post(DealerInput(DealerAction.ACK_ALERT))
             else:
                 self.stalled = ins.text
@@ -308,6 +448,9 @@ class SimulatedDealer:
         self._done = set()
         self.shoe.reload(deck)
         self.script = script
+        self._hooks = list(script.irregular)
+        self._pending, self._await_ref, self._latched, self._held = [], None, [], None
+        self._premature, self._active = [], False
         self.in_hand = list(script.seats)
         self.stats.hands_started += 1
         args: dict[str, Any] = {"seats": list(script.seats), "game": script.game}
@@ -322,17 +465,149 @@ class SimulatedDealer:
         self.rng.shuffle(cards)
         return cards
 
-    def _pull(self, ins: Instruction) -> None:
-        card = self.shoe.pull()
-        self.stats.pulls += 1
-        self.table.pulled += 1
+    def _take_card(self) -> Card | None:
+        """One card out of the shoe (the held second card of a double pull first)."""
+        card: Card | None
+        if self._held is not None:
+            card, self._held = self._held, None
+        else:
+            card = self.shoe.pull()
+            self.stats.pulls += 1
+            self.table.pulled += 1
+            both = getattr(self.shoe, "last_dispensed", ())
+            if isinstance(both, tuple) and len(both) == 2:
+                self._held = both[1]  # a double pull: the second card goes where the next instruction says
+                self.table.pulled += 1
         self.table.total += 1
+        return card
+
+    def _pull(self, ins: Instruction, face: str | None = None) -> None:
+        card = self._take_card()
         if ins.signal is Signal.DEAL and ins.seat is not None:
-            self.table.seats.setdefault(ins.seat, []).append((ins.face or "down", card))
+            self.table.seats.setdefault(ins.seat, []).append((face or ins.face or "down", card))
+        elif ins.signal is Signal.BURN and "set-aside" in ins.cards:
+            self.table.aside.append(card)
         elif ins.signal is Signal.BURN:
             self.table.burns.setdefault(ins.street or "", []).append(card)
         else:
             self.table.community.append(card)
+
+    # ------------------------------------------------------------------ scripted irregularities
+
+    def _report(self, inp: DealerInput) -> None:
+        """Post a report and wait for the instruction that answers it."""
+        self._ref += 1
+        self.post(DealerInput(inp.action, inp.seat, {**inp.args, "ref": self._ref}))
+        self._await_ref = self._ref
+
+    def _later(self, action: DealerAction, seat: int | None = None, **args: Any) -> None:
+        """Report once the machine has read every card pulled so far."""
+        self._pending.append((self.table.total + 1, DealerInput(action, seat, dict(args))))
+
+    def _hook(self, kinds: tuple[str, ...], street: str | None, seat: int | None = None,
+              rnd: int | None = None) -> Irregularity | None:
+        for h in self._hooks:
+            if h.kind in kinds and h.street == street and (seat is None or h.seat == seat) \
+                    and (rnd is None or h.round == rnd):
+                return h
+        return None
+
+    def _live_order(self) -> list[int]:
+        status = self._statuses()
+        return [s for s in self.in_hand if status.get(s, "live") in ("live", "all-in")]
+
+    def _hook_first(self, ins: Instruction) -> bool:
+        """Act out a scripted irregularity instead of the instruction; True when it did."""
+        sig, street = ins.signal, ins.street
+        if sig is Signal.DEAL and ins.seat is not None and ins.card_no is not None \
+                and ins.card_no > self.table.total:
+            on_seat = sum(1 for _ in self.table.seats.get(ins.seat, ())) if street == "3rd" else None
+            h = self._hook(("misdeal",), street, ins.seat, on_seat)
+            if h is not None:
+                self._hooks.remove(h)
+                self._report(DealerInput(DealerAction.MISDEAL))
+                return True
+            h = next((x for x in self._hooks if x.kind in ("absent", "undo") and x.street == street
+                      and x.args.get("at", "deal") == "deal"), None)
+            if h is not None:
+                self._hooks.remove(h)
+                if h.kind == "absent":
+                    args = {k: v for k, v in h.args.items() if k != "at"}
+                    self._report(DealerInput(DealerAction.ABSENT_PLAYER, h.seat, args))
+                else:
+                    self._report(DealerInput(DealerAction.UNDO))
+                return True
+            h = self._hook(("expose", "expose-both", "off-table"), street, ins.seat,
+                           on_seat if street == "3rd" else None)
+            if h is not None:
+                self._pause()
+                self._pull(ins, face="up")
+                if h.kind == "expose-both" and h.round == 0:
+                    h.round = 1  # the second hole card goes face up too; reported then
+                    return True
+                self._hooks.remove(h)
+                rep: dict[str, Any] = {"street": street, **h.args}
+                if h.kind == "off-table":
+                    self._later(DealerAction.CARD_OFF_TABLE, ins.seat, face=ins.face, **h.args)
+                elif h.kind == "expose-both":
+                    self._later(DealerAction.EXPOSED_CARD, ins.seat, both=True, **rep)
+                else:
+                    if street == "3rd":
+                        rep["which"] = h.round
+                    self._later(DealerAction.EXPOSED_CARD, ins.seat, **rep)
+                return True
+        if sig is Signal.BURN and "set-aside" not in ins.cards and ins.card_no is not None \
+                and ins.card_no > self.table.total:
+            h = self._hook(("burn-two", "no-burn"), street)
+            if h is not None:
+                self._hooks.remove(h)
+                self._pause()
+                face = "down" if street == "7th" else "up"
+                if h.kind == "burn-two":
+                    self._pull(ins)
+                    self._pull(ins)
+                    self._later(DealerAction.BURN_ERROR, burns=2, **h.args)
+                else:
+                    for seat in self._live_order()[: max(h.count, 1)]:
+                        self._pull(Instruction(Signal.DEAL, "", seat=seat, face=face, street=street))
+                    self._later(DealerAction.BURN_ERROR, burns=0, **h.args)
+                return True
+        if sig is Signal.BETTING and street is not None:
+            h = self._hook(("premature",), street)
+            if h is not None:
+                self._hooks.remove(h)
+                self._premature_deal(h, street)
+                return True
+        return False
+
+    def _premature_deal(self, h: Irregularity, street: str) -> None:
+        """Deal ``h.count`` cards of the next street during the betting: its burn, then one per
+        player in order; report once the machine has read them."""
+        streets = ("3rd", "4th", "5th", "6th", "7th")
+        nxt = streets[streets.index(street) + 1]
+        face = "down" if nxt == "7th" else "up"
+        self._pause()
+        self.table.burns.setdefault(nxt, []).append(self._take_card())
+        for seat in self._live_order()[: max(h.count - 1, 0)]:
+            card = self._take_card()
+            self.table.seats.setdefault(seat, []).append((face, card))
+            self._premature.append((seat, face, card))
+        self._done.discard(("betting", street))  # the betting round is still to be reported
+        self._later(DealerAction.PREMATURE_DONE, **h.args)
+
+    def _end_misdeal(self) -> None:
+        """The machine ended the hand in a misdeal: every card back; the next hand."""
+        script = self.script
+        assert script is not None
+        self.table.misdeal = True
+        self.script = None
+        self._last_script = script
+        self._new_hand_input = None
+        self.history.append(self.table)
+        self.stats.hands_done += 1
+        if self.on_hand_done is not None:
+            self.on_hand_done(script)
+        self._next_hand()
 
     def _scramble(self, names: Sequence[str]) -> None:
         pool: list[Card] = []
@@ -343,9 +618,21 @@ class SimulatedDealer:
             elif name.startswith("burn "):
                 pool.extend(c for c in self.table.burns.pop(name[5:], []) if c is not None)
             elif name == "set-aside":
-                pass  # the controller counts stray cards as set aside; the dealer holds none
+                pool.extend(c for c in self.table.aside if c is not None)
+                self.table.aside = []
+            elif name.startswith("premature "):
+                for seat, face, _card in self._premature:
+                    back = self.table.take(f"seat {seat} {face}")
+                    if back is not None:
+                        pool.append(back)
+                self._premature = []
         self._gathered = self._shuffled(pool)
         self.table.scrambles += 1
+        if any(n.startswith("premature ") for n in names):
+            # RP-5-D: the stub with the premature cards is reshuffled and loaded; no cut.
+            self.table.loaded, self.table.pulled = list(self._gathered), 0
+            self.shoe.reload(self._gathered)
+            self._gathered = []
         self._input(DealerAction.SCRAMBLE_DONE)
 
     def _cut(self) -> None:
@@ -390,11 +677,28 @@ class SimulatedDealer:
                         self._input(DealerAction.FOLD if muck else DealerAction.SHOW, seat)
             self._input(DealerAction.HAND_COMPLETE)
 
+    @staticmethod
+    def _killed_on_absence(h: Irregularity) -> bool:
+        return bool(h.args.get("kills", True))
+
     def _betting(self, street: str) -> None:
         script = self.script
         if script is None:
             return
         self._pause()
+        for h in [x for x in self._hooks if x.street == street and (
+                x.kind == "wrong-bring-in" or (x.kind in ("absent", "undo") and x.args.get("at") == "betting"))]:
+            self._hooks.remove(h)
+            if h.kind == "wrong-bring-in":
+                self._input(DealerAction.WRONG_BRING_IN, h.seat, **h.args)
+            elif h.kind == "absent":
+                self._input(DealerAction.ABSENT_PLAYER, h.seat,
+                            **{k: v for k, v in h.args.items() if k != "at"})
+                if h.seat in self.in_hand and self._killed_on_absence(h):
+                    self.in_hand.remove(h.seat)
+            else:
+                self._input(DealerAction.FOLD, h.seat)  # by mistake ...
+                self._input(DealerAction.UNDO)          # ... and taken back
         for kind, seat in script.actions.get(street, []):
             if seat not in self.in_hand:
                 continue
@@ -412,8 +716,11 @@ class SimulatedDealer:
         if script is None:
             return
         self._pause()
+        for h in [x for x in self._hooks if x.kind == "card-count"]:
+            self._hooks.remove(h)
+            self._input(DealerAction.CARD_COUNT, h.seat, **h.args)
         if contested:
-            for seat in self.in_hand:
+            for seat in self._live_order():
                 self._input(DealerAction.FOLD if seat in script.muck else DealerAction.SHOW, seat)
         self.script = None
         self._last_script = script

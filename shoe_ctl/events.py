@@ -109,7 +109,33 @@ ShoeEvent = CardRead | ShoeFault | ShoeButton | LinkChanged | SequenceGap
 
 class DealerAction(StrEnum):
     """What a dealer can report. The state machine rejects an action at the wrong time with an
-    alert and changes nothing."""
+    alert and changes nothing.
+
+    Every input may carry ``args["ref"]`` (an int of the sender's choosing): the machine then
+    answers with the instruction in force after the input, carrying the same ``ref``
+    (:attr:`Instruction.ref`), so a dealer knows which instruction follows its report.
+    The irregularity inputs and their ``args`` (see ``docs/irregularities.md``):
+
+    - ``exposed-card`` (seat): a card dealt to the seat was exposed. ``street`` (default the
+      street in progress); on 3rd street ``which`` (0 or 1: the first or second hole card; default
+      the last dealt) and ``both`` (bool: both hole cards exposed) — RP-10-A, house 16.1, 16.2;
+      on 7th street the seat's 7th card — RP-10-B, house 16.21-16.24.
+    - ``last-card-exposed`` (seat): the same as ``exposed-card`` on 7th street.
+    - ``card-off-table`` (seat): a card dealt to the seat went off the table (house 16.13);
+      ``face`` on 3rd street: ``"up"`` (the door card) or ``"down"`` (a hole card).
+    - ``absent-player`` (seat): the player is not at the seat; ``action_reached`` (bool, default
+      True during a betting round, False while dealing) — RP-10-C / Rule 30, house 16.9-16.11.
+    - ``premature-done``: the dealer has stopped dealing premature cards; ``merged``: seats whose
+      premature final downcard merged with the hole cards (house 16.17) — RP-5-D, house 16.16.
+    - ``burn-error``: ``burns`` 0 or 2 burns taken on the street in progress; ``stands`` (bool,
+      7th only: the final downcard merged or was seen) — house 16.15.
+    - ``wrong-bring-in`` (seat: the player who was wrongly named and bet): ``next_acted`` (bool)
+      — house 16.6.
+    - ``card-count`` (seat): the dealer counted ``cards`` (int) in the seat's hand — house 16.25,
+      16.26.
+    - ``misdeal``: the dealer declares a misdeal; the hand ends, every card goes back.
+    - ``undo``: take back the dealer's last input, while no card has left the shoe since it.
+    """
 
     NEW_HAND = "new-hand"          # seats: the seats dealt in; args: game, rules
     FOLD = "fold"                  # seat
@@ -123,8 +149,14 @@ class DealerAction(StrEnum):
     SHOW = "show"                  # seat: the hand is tabled at showdown (its downcards may show)
     ACK_ALERT = "ack-alert"        # args: code
     UNDO = "undo"
-    EXPOSED_CARD = "exposed-card"  # seat: a card dealt to that seat was exposed; args: street
-    ABSENT_PLAYER = "absent-player"  # seat: the player is away from the table
+    EXPOSED_CARD = "exposed-card"  # seat: a card dealt to that seat was exposed; args: street, which, both
+    ABSENT_PLAYER = "absent-player"  # seat: the player is away from the table; args: action_reached
+    CARD_OFF_TABLE = "card-off-table"  # seat: a card dealt to that seat went off the table; args: face
+    PREMATURE_DONE = "premature-done"  # the premature cards are all out; args: merged (seats)
+    BURN_ERROR = "burn-error"      # args: burns (0 or 2), stands (bool, 7th street)
+    WRONG_BRING_IN = "wrong-bring-in"  # seat: wrongly named low card who bet; args: next_acted
+    CARD_COUNT = "card-count"      # seat: the dealer counted args["cards"] cards in the hand
+    MISDEAL = "misdeal"            # the dealer declares a misdeal
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,11 +207,16 @@ class Instruction:
     :param seat: the seat a DEAL goes to, else ``None``.
     :param face: ``"up"`` or ``"down"`` for DEAL and COMMUNITY, else ``None``.
     :param street: ``"3rd"``..``"7th"`` or ``None``.
-    :param cards: for SCRAMBLE, the public names of what to gather (e.g. ``("stub", "burn 4th")``).
-    :param card_no: for DEAL, BURN, COMMUNITY, SCRAMBLE and CUT, the number (from 1, counted over
-        the hand) of the next card to leave the shoe; the same instruction shown again after an
-        interruption (shoe fault, stop, a restart) carries the same number, so a dealer who has
-        already done it does not do it twice.
+    :param cards: for SCRAMBLE, the public names of what to gather (e.g. ``("stub", "burn 4th")``,
+        ``"premature 5th"``: the premature cards dealt to the seats); for BURN ``("set-aside",)``
+        when the card goes to the set-aside pile (house 16.16).
+    :param card_no: the number (from 1, counted over the hand) of the next card to leave the
+        shoe, on every instruction inside a hand (``None`` when no hand runs); the same
+        instruction shown again after an interruption (shoe fault, stop, a restart) carries the
+        same number, so a dealer who has already done it does not do it twice, and a dealer can
+        tell that the machine has seen every card it pulled.
+    :param ref: the ``ref`` of the dealer input this instruction answers (see
+        :class:`DealerAction`), else ``None``.
     """
 
     signal: Signal
@@ -189,19 +226,23 @@ class Instruction:
     street: str | None = None
     cards: tuple[str, ...] = ()
     card_no: int | None = None
+    ref: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Alert:
     """An alert for the dealer and the floor. ``code`` names the clause or cause
     (e.g. ``RP-10-H-B``, ``house-16.20``, ``duplicate-card``); ``latched`` alerts stay until a
-    person acknowledges them."""
+    person acknowledges them. ``moves``: the cards already on the table the dealer must move for a
+    ruling, in order, each ``"<from> -> <to>"`` (places: ``seat N up``, ``seat N down``,
+    ``burn <street>``, ``set-aside``, ``out`` (out of play), ``muck``); never names a card."""
 
     code: str
     message: str
     street: str | None = None
     seat: int | None = None
     latched: bool = False
+    moves: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -160,6 +160,29 @@ def test_card_when_none_expected_is_counted_and_alerted() -> None:
     assert [c.code for c in cmds if isinstance(c, Alert)] == ["card-not-expected"]
 
 
+def test_cards_in_a_betting_round_reported_premature_rp_5_d() -> None:
+    """Cards read in a betting round stop the dealer; reported as premature (RP-5-D) they become
+    the next street's burn and cards, go back into the stub (the burn stays) and the stub is
+    reshuffled; the street is then dealt without a second burn."""
+    t = Table(seats=(1, 2))
+    t.deal_street()
+    burn = t.card()
+    seat1 = t.card()
+    assert t.alerts(burn + seat1) == ["card-not-expected", "card-not-expected"]
+    hand = t.m.hand
+    assert hand is not None and hand.stub_count() == 52 - 8
+    cmds = t.send(DealerInput(DealerAction.PREMATURE_DONE))
+    assert t.alerts(cmds) == ["RP-5-D"] and t.m.state == "hand_third_reshuffle"
+    assert hand.stub_count() == 52 - 7 and len(hand.burns["4th"]) == 1 and hand.set_aside == []
+    assert [len(s.up) for s in hand.seats] == [1, 1]
+    ins = t.m.instruction()
+    assert ins.signal is Signal.SCRAMBLE and ins.cards == ("stub", "premature 4th")
+    cmds = t.send(DealerInput(DealerAction.SCRAMBLE_DONE))
+    assert ShoeCommand("reset-counter") in cmds and t.m.state == "hand_third_betting"
+    t.send(DealerInput(DealerAction.BETTING_COMPLETE))
+    assert [i.signal for i in [t.m.instruction()]] == [Signal.DEAL]  # no second burn
+
+
 def test_dispense_gap_counts_the_missing_cards() -> None:
     t = Table()
     t.card()
@@ -355,8 +378,10 @@ def test_commands_read_back_from_a_journal_change_nothing() -> None:
     assert (t.m.state, t.m.step_i, len(t.m.alerts)) == key
 
 
-def test_last_card_exposed_on_seventh_becomes_an_upcard() -> None:
-    """RP-10-B / house 16.22 reported by the dealer: the card is public from then on."""
+def test_last_card_exposed_on_seventh_rp_10_b_replaced_house_16_22_stands() -> None:
+    """RP-10-B with betting action left: the exposed card goes out of play and the seat is dealt a
+    replacement face down (the machine goes back from betting to deal). House 16.22/16.24: the
+    card stands face up and is public from then on."""
     for rules, code in (("tda", "RP-10-B"), ("house", "house-16.22")):
         t = Table(rules=rules, seats=(1, 2))
         assert t.alerts(t.send(DealerInput(DealerAction.LAST_CARD_EXPOSED, 1))) == ["input-wrong-time"]
@@ -366,10 +391,23 @@ def test_last_card_exposed_on_seventh_becomes_an_upcard() -> None:
         hand = t.m.hand
         assert hand is not None
         seventh = hand.seats[0].down[-1]
+        stub = hand.stub_count()
         cmds = t.send(DealerInput(DealerAction.LAST_CARD_EXPOSED, 1))
         assert t.alerts(cmds) == [code]
-        assert hand.seats[0].up[-1] == seventh and len(hand.seats[0].down) == 2
-        assert t.m.public_state()["seats"][0]["up"][-1] == str(seventh)
+        if rules == "tda":
+            alert = next(c for c in cmds if isinstance(c, Alert))
+            assert alert.moves == ("seat 1 up -> out",)
+            assert t.m.state == "hand_seventh_deal" and hand.dead_cards == [seventh]
+            ins = t.m.instruction()
+            assert (ins.signal, ins.seat, ins.face) == (Signal.DEAL, 1, "down")
+            t.card()
+            assert t.m.state == "hand_seventh_betting" and hand.stub_count() == stub - 1
+            assert len(hand.seats[0].down) == 3 and hand.seats[0].down[-1] != seventh
+            assert str(seventh) not in json.dumps(t.m.public_state()["seats"])
+        else:
+            assert hand.seats[0].up[-1] == seventh and len(hand.seats[0].down) == 2
+            assert t.m.public_state()["seats"][0]["up"][-1] == str(seventh)
+            assert hand.stub_count() == stub
 
 
 def test_shoe_fault_shows_until_cleared_or_acknowledged() -> None:
@@ -380,10 +418,13 @@ def test_shoe_fault_shows_until_cleared_or_acknowledged() -> None:
     assert t.alerts(cmds) == ["shoe-jam"] and t.m.instruction().signal is Signal.SHOE_FAULT
     t.send(ShoeFault(2, FaultKind.JAM, cleared=True))
     assert t.m.instruction().signal is Signal.DEAL
-    t.send(ShoeFault(3, FaultKind.DOUBLE_PULL))
-    assert t.m.instruction().signal is Signal.SHOE_FAULT
-    t.send(DealerInput(DealerAction.ACK_ALERT, args={"code": "shoe-double-pull"}))
+    t.send(ShoeFault(3, FaultKind.COVER_OPEN))
+    assert t.m.instruction().signal is Signal.SHOE_FAULT and "cover" in t.m.instruction().text
+    t.send(DealerInput(DealerAction.ACK_ALERT, args={"code": "shoe-cover-open"}))
     assert t.m.instruction().signal is Signal.DEAL
+    # A double pull does not stop the deal: both cards are read, counted and placed by the plan.
+    cmds = t.send(ShoeFault(4, FaultKind.DOUBLE_PULL))
+    assert t.alerts(cmds) == ["shoe-double-pull"] and t.m.instruction().signal is Signal.DEAL
 
 
 def test_stub_reloaded_confirms_the_reload_or_the_cut_and_reload() -> None:

@@ -39,6 +39,7 @@ from shoe_ctl.events import (
     DealerAction,
     DealerInput,
     DisplayUpdate,
+    FaultKind,
     Instruction,
     LinkChanged,
     LinkStatus,
@@ -50,6 +51,7 @@ from shoe_ctl.events import (
     TimerFired,
 )
 from shoe_ctl.machine import layout
+from shoe_ctl.machine.irregular import IrregularMixin
 from shoe_ctl.machine.layout import ATTENTION, IDLE, SHOWDOWN, UNCONTESTED
 from shoe_ctl.rules.cards import Card, card_text
 from shoe_ctl.rules.games import Game, bring_in, first_to_act, first_to_act_third, open_pair
@@ -62,6 +64,14 @@ log = logging.getLogger(__name__)
 __all__ = ["Dealing", "MachineFault", "PlanMismatch", "Read"]
 
 _CARD_STEPS = frozenset({"burn", "deal", "community"})
+
+_FAULT_TEXT: dict[FaultKind, str] = {
+    FaultKind.JAM: "clear the jam without pulling a card by hand; go on when the shoe reports it cleared "
+                   "(a card that comes out is read and counted)",
+    FaultKind.MISREAD: "a read failed: put the card where the display says; it is counted, its identity unknown",
+    FaultKind.COVER_OPEN: "close the shoe's cover; pull no card until it is closed",
+    FaultKind.READER_ERROR: "the card reader failed: pull no card until it clears or the floor decides",
+}
 
 
 class MachineFault(RuntimeError):
@@ -104,7 +114,7 @@ def _is_card_step(step: Step) -> bool:
     return step.kind in _CARD_STEPS
 
 
-class Dealing:
+class Dealing(IrregularMixin):
     """The dealing state machine for one table.
 
     :param profiles: rule profiles by name (``"tda"``, ``"house"``), e.g. from
@@ -165,6 +175,8 @@ class Dealing:
         self._rev = 0
         self._seat_cache: dict[int, tuple[tuple[Any, ...], dict[str, Any]]] = {}
         self._last_instruction: Instruction | None = None
+        self._reply_ref: int | None = None
+        self._reset_irregular()
         self.machine = HierarchicalMachine(
             model=self,
             states=layout.states(),
@@ -187,6 +199,8 @@ class Dealing:
         """
         self._out = []
         before = self._snapshot_key()
+        if isinstance(event, DealerInput) and isinstance(event.args.get("ref"), int):
+            self._reply_ref = event.args["ref"]
         try:
             self._dispatch(event)
             self._settle()
@@ -229,6 +243,9 @@ class Dealing:
     # ================================================================== cards
 
     def _on_card(self, ev: CardRead) -> None:
+        if self._undo is not None:
+            self._undo = None
+            self._undo_why = "a card has left the shoe since the last input"
         gap = 0
         if ev.dispense > self.last_dispense + 1 and self.last_dispense >= 0:
             gap = ev.dispense - self.last_dispense - 1
@@ -239,6 +256,9 @@ class Dealing:
             self.trigger("reloaded")  # the first card out of the new stub: it is in the shoe
             state = self.state
         dealing = hand is not None and state.endswith("_deal") and self.plan is not None
+        if hand is not None and state.endswith("_aside"):
+            self._irregular_card(ev, gap)
+            return
         if gap:
             self._alert("dispense-gap", f"{gap} card(s) left the shoe unreported before read {ev.seq} "
                         "(dispense counter jumped); they are counted as unreadable cards in order; "
@@ -254,16 +274,41 @@ class Dealing:
         if dealing and self._current_card_step() is not None:
             self._fill(ev.card, ev.seq, check=True)
             return
-        # No card expected now.
-        read = Read(ev.seq, ev.card, "stray", self.street, None)
+        self._stray(ev.card, ev.seq)
+
+    def _stray(self, card: Card | None, seq: int) -> None:
+        """A card while no card is expected: counted, held aside, the dealer stopped."""
+        read = Read(seq, card, "stray", self.street, None)
         self._check_identity(read)
         self.reads.append(read)
-        if ev.card is not None:
-            self._where.setdefault(ev.card, read)
-        if hand is not None:
-            hand.put_aside(ev.card)
-        self._alert("card-not-expected", f"read {ev.seq}: a card left the shoe while {self._doing()}; "
+        if card is not None:
+            self._where.setdefault(card, read)
+        if self.hand is not None:
+            self.hand.put_aside(card)
+            if self.state.endswith("_betting"):
+                self.betting_strays.append(read)
+        self._alert("card-not-expected", f"read {seq}: a card left the shoe while {self._doing()}; "
                     "hold it aside and read the display", latched=True)
+
+    @staticmethod
+    def _new_read(seq: int, card: Card | None, role: str, street: str | None, seat: int | None) -> Read:
+        return Read(seq, card, role, street, seat)
+
+    def _irregular_card(self, ev: CardRead, gap: int) -> None:
+        """A card read while cards are taken aside (house 16.16); cards lost to a dispense gap
+        first, as unreadable."""
+        if gap:
+            self._alert("dispense-gap", f"{gap} card(s) left the shoe unreported before read {ev.seq} "
+                        "(dispense counter jumped); they are counted as unreadable cards in order; "
+                        "check the deal", latched=True)
+        if ev.card is None:
+            self._alert("unreadable-card", f"read {ev.seq}: a card left the shoe unreadable; it is counted, "
+                        "its identity unknown")
+        for card in [None] * gap + [ev.card]:
+            if self.state.endswith("_aside"):
+                self._aside_card(card, ev.seq)
+            else:
+                self._stray(card, ev.seq)
 
     def _current_card_step(self) -> Step | None:
         plan = self.plan
@@ -311,6 +356,16 @@ class Dealing:
 
     def _on_input(self, ev: DealerInput) -> None:
         self._rev += 1  # any dealer input may change the public state
+        if ev.action is DealerAction.ACK_ALERT:
+            self._ack(ev)
+            self._undo = (ev.action, None)
+            return
+        if self.state == ATTENTION:
+            self._wrong_time(ev, "the machine is stopped on a fault; acknowledge the alert first")
+            return
+        self._input_with_undo(ev, self._on_input_body)
+
+    def _on_input_body(self, ev: DealerInput) -> None:
         action = ev.action
         state = self.state
         sub = layout.sub_of(state)
@@ -364,8 +419,12 @@ class Dealing:
                 self.trigger("bettingdone")
             else:
                 self._wrong_time(ev, "no betting round is open")
+        elif self._irregular_input(ev):
+            return
         elif action is DealerAction.SCRAMBLE_DONE:
-            if sub == "scramble":
+            if sub == "reshuffle":
+                self._reshuffle_done()
+            elif sub == "scramble":
                 self._step_done("scramble")
                 self.trigger("scrambled")
             else:
@@ -390,8 +449,6 @@ class Dealing:
                 self.trigger("handdone")
             else:
                 self._wrong_time(ev, "the hand is not over")
-        elif action is DealerAction.LAST_CARD_EXPOSED:
-            self._last_card_exposed(ev)
         else:
             self._wrong_time(ev, f"'{action.value}' is not handled in state {state}")
 
@@ -416,6 +473,7 @@ class Dealing:
         self.bring_in_idx = self.first_idx = None
         self.first_by_street, self.procedures, self.mucked, self.shown = {}, {}, set(), set()
         self.seventh = None
+        self._reset_irregular()
         self.alerts = [a for a in self.alerts if a["latched"]]
         for s in args.get("all_in", ()):
             hand.all_in(self._index(int(s)))
@@ -452,25 +510,6 @@ class Dealing:
             for c in back:
                 del self._where[c]
         self.step_i += 1
-
-    def _last_card_exposed(self, ev: DealerInput) -> None:
-        hand = self.hand
-        assert hand is not None
-        if self.street != "7th" or ev.seat is None:
-            self._wrong_time(ev, "the last card is reported exposed on 7th street, naming the seat")
-            return
-        try:
-            i = self._index(ev.seat)
-        except ValueError as exc:
-            self._alert("input-invalid", str(exc), seat=ev.seat)
-            return
-        s = hand.seats[i]
-        if len(s.down) < 3:
-            self._wrong_time(ev, f"seat {ev.seat} has not had its 7th-street card")
-            return
-        s.up.append(s.down.pop())
-        code = "RP-10-B" if self.profile.exposed_seventh.value == "rp-10-b" else "house-16.22"
-        self._alert(code, f"seat {ev.seat}: the 7th-street card was dealt face up ({code})", seat=ev.seat)
 
     def _wrong_time(self, ev: DealerInput, why: str) -> None:
         self._alert("input-wrong-time", f"'{ev.action.value}'{f' seat {ev.seat}' if ev.seat else ''} "
@@ -510,8 +549,15 @@ class Dealing:
         if ev.cleared:
             self.shoe_fault = None
             return
+        detail = f" ({ev.detail})" if ev.detail else ""
+        if ev.kind is FaultKind.DOUBLE_PULL:
+            # Not blocking: both cards are read and counted; each goes where the plan puts it.
+            self._alert("shoe-double-pull", f"two cards left the shoe together{detail}: both are counted; put the "
+                        "first where the display said and the second where the next instruction says")
+            return
         self.shoe_fault = ev.kind.value
-        self._alert(f"shoe-{ev.kind.value}", f"the shoe reports {ev.kind.value}{': ' + ev.detail if ev.detail else ''}")
+        self._alert(f"shoe-{ev.kind.value}", f"the shoe reports {ev.kind.value}{detail}: "
+                    f"{_FAULT_TEXT.get(ev.kind, 'pull no card until it clears')}")
 
     def _on_timer(self, ev: TimerFired) -> None:
         if ev.state != self.state:
@@ -532,8 +578,18 @@ class Dealing:
         street = layout.street_of(self.state)
         assert street is not None and self.hand is not None
         self.street = street
+        self.first_idx = None
+        if self._start_aside():
+            return  # house 16.16: the cards taken aside come first; then _plan_now
+        self._plan_now(None)
+
+    def _plan_now(self, _event: Any) -> None:
+        """Plan the street in progress (at its start, or once the house 16.16 cards are aside)."""
+        street = self.street
+        assert street is not None and self.hand is not None
         self.plan = plan_street(self.profile, self.hand, street)
         self.step_i = 0
+        self.first_deal_idx = next((st.seat_index for st in self.plan.steps if st.kind == "deal"), None)
         self.procedures[street] = self.plan.procedure.value
         if street == "7th":
             self.seventh = {"live": self.plan.live, "stub": self.plan.stub,
@@ -544,7 +600,6 @@ class Dealing:
                         f"{self.plan.required}): procedure {self.plan.procedure.value} ({self.plan.clause})",
                         street=street)
         self._forecast_dirty = True
-        self.first_idx = None
 
     def _begin_betting(self, _event: Any) -> None:
         """``after`` callback of ``deal -> betting``: who brings in / acts first (rules core)."""
@@ -552,9 +607,10 @@ class Dealing:
         street = self.street
         assert hand is not None and street is not None and self.plan is not None
         can = hand.can_act()
+        self.betting_strays = []
         if street == "3rd":
             up = hand.upcards("3rd")
-            self.first_idx = first_to_act_third(self.game, up, can)
+            self.first_idx = first_to_act_third(self.game, up, can, hand.bring_in_counts())
         else:
             in_hand = [s.in_hand for s in hand.seats]
             community = hand.community if hand.community_street is not None else None
@@ -568,6 +624,7 @@ class Dealing:
     def _begin_showdown(self, _event: Any) -> None:
         self.street = None
         self.plan = None
+        self._count_at_showdown()
 
     def _end_hand(self, _event: Any) -> None:
         self.street = None
@@ -584,7 +641,12 @@ class Dealing:
                 return
             if self.step_i >= len(plan.steps):
                 if self.street == "3rd":
-                    self.bring_in_idx = bring_in(self.game, self.hand.upcards("3rd"))
+                    self.bring_in_idx = bring_in(self.game, self.hand.upcards("3rd"), self.hand.bring_in_counts())
+                    if self.absent:
+                        self._absent_at_deal_end()
+                        if self.hand.live_count() <= 1:
+                            self.trigger("allfolded")
+                            return
                 self.trigger("dealt")
                 continue
             if plan.steps[self.step_i].kind == "scramble":
@@ -618,12 +680,12 @@ class Dealing:
     # ================================================================== outputs
 
     def _alert(self, code: str, message: str, *, latched: bool = False, seat: int | None = None,
-               street: str | None = None) -> None:
+               street: str | None = None, moves: tuple[str, ...] = ()) -> None:
         self._alert_id += 1
         st = street or self.street
         self.alerts.append({"id": self._alert_id, "code": code, "message": message, "street": st,
                             "seat": seat, "latched": latched})
-        self._out.append(Alert(code, message, st, seat, latched))
+        self._out.append(Alert(code, message, st, seat, latched, moves))
         (log.warning if latched else log.info)("alert %s: %s", code, message)
 
     def _doing(self) -> str:
@@ -634,7 +696,14 @@ class Dealing:
                 self.shoe_status, self.shoe_fault, self._rev)
 
     def instruction(self) -> Instruction:
-        """What the dealer must do now (overlays first: shoe fault, a latched alert, a fault)."""
+        """What the dealer must do now (overlays first: shoe fault, a latched alert, a fault).
+        Inside a hand every instruction carries the number of the next card to leave the shoe."""
+        ins = self._instruction()
+        if ins.card_no is None and self.hand is not None and self.state != IDLE and self.state != ATTENTION:
+            ins = replace(ins, card_no=self.hand.pulled + 1)
+        return ins
+
+    def _instruction(self) -> Instruction:
         state = self.state
         street = self.street
         if state == ATTENTION:
@@ -643,16 +712,29 @@ class Dealing:
             if self.shoe_status == "disconnected":
                 return Instruction(Signal.SHOE_FAULT, "Shoe disconnected: stop pulling cards", street=street)
             if self.shoe_fault is not None:
-                return Instruction(Signal.SHOE_FAULT, f"Shoe fault: {self.shoe_fault}", street=street)
+                what = _FAULT_TEXT.get(FaultKind(self.shoe_fault), "pull no card until it clears")
+                return Instruction(Signal.SHOE_FAULT, f"Shoe fault: {self.shoe_fault}: {what}", street=street)
             for a in self.alerts:
                 if a["latched"]:
                     return Instruction(Signal.STOP, f"Stop: {a['code']} — check and acknowledge", street=street)
         if state == IDLE:
+            if self.misdeal is not None and self.hand is not None:
+                return Instruction(Signal.IDLE, f"Misdeal ({self.misdeal}): collect every card; new hand")
             return Instruction(Signal.IDLE, "Waiting for a new hand")
         sub = layout.sub_of(state)
         hand = self.hand
         assert hand is not None
         nxt = hand.pulled + 1
+        if sub == "reshuffle":
+            p = self.premature or {}
+            st = p.get("street")
+            return Instruction(Signal.SCRAMBLE, f"Put the premature {st} cards back into the stub, reshuffle it "
+                               "face down and load it into the shoe; no burn when the street is dealt (RP-5-D)",
+                               street=street, cards=("stub", f"premature {st}"), card_no=nxt)
+        if sub == "aside":
+            k = self.aside_total - self.aside_left + 1
+            return Instruction(Signal.BURN, f"Take one card aside face down (house 16.16): {k} of "
+                               f"{self.aside_total}", street=street, cards=("set-aside",), card_no=nxt)
         if sub == "reload" and self.plan is not None and self.step_i < len(self.plan.steps):
             ins = self._step_instruction(hand, self.plan.steps[self.step_i], street, nxt)
             if ins is not None:
@@ -675,6 +757,9 @@ class Dealing:
                 who = (f"bring-in seat {bi}; " if bi is not None else "") + who
             return Instruction(Signal.BETTING, f"Betting on {street}: {who}", seat=first, street=street)
         if state == SHOWDOWN:
+            if self.profile.exposed_seventh.value == "rp-10-b" and any(s.all_in for s in hand.seats if s.in_hand):
+                return Instruction(Signal.SHOWDOWN, "Showdown: all-in: the players not at risk expose first "
+                                   "(RP-10-B)")
             return Instruction(Signal.SHOWDOWN, "Showdown")
         if state == UNCONTESTED:
             winner = next((s.seat for s in hand.seats if s.in_hand), None)
@@ -710,9 +795,12 @@ class Dealing:
 
     def _publish(self, before: tuple[Any, ...] | None) -> None:
         ins = self.instruction()
+        ref, self._reply_ref = self._reply_ref, None
+        if ref is not None:
+            ins = replace(ins, ref=ref)
         if ins != self._last_instruction or before is None or self._snapshot_key() != before:
             changed_step = before is None or before[:2] != self._snapshot_key()[:2]
-            if ins != self._last_instruction or changed_step:
+            if ins != self._last_instruction or changed_step or ref is not None:
                 self._out.append(ins)
                 self._last_instruction = ins
             if self.display:

@@ -11,6 +11,16 @@ plan scrambles a short stub passes through ``scramble`` (gather and scramble the
 ``cut`` (cut the new stub) and ``reload`` (the new stub goes into the shoe: left when the dealer
 confirms it, or by the first card read from it) and back to ``deal``. TDA (RP-10-H)
 scrambles only on 7th street; the house rules (16.18-16.20) on any street from 4th.
+
+Irregularities (``docs/irregularities.md``): cards read during a betting round on 3rd to 6th
+street stop the dealer (not expected); when the dealer reports them as premature cards of the next
+street (*premature done*) they stay in ``betting`` (house 16.16: set aside) or go through
+``reshuffle`` (RP-5-D: back into the stub, reshuffled, reloaded) back to ``betting``. After house
+16.16 the next street starts in ``aside`` (one card per active player taken aside) before its
+``deal``.
+A ruling that owes a seat a card of a street whose betting has begun (RP-10-B replacement) goes
+``betting`` -> ``deal`` (``redeal``). A misdeal ends the hand from any of its states
+(``misdeal`` -> ``idle``).
 """
 
 from __future__ import annotations
@@ -64,7 +74,10 @@ def states() -> list[Any]:
     """The nested state definition handed to ``HierarchicalMachine``."""
     streets: list[Any] = []
     for street in STREETS:
-        children = ["deal", "betting"] if street == "3rd" else ["deal", "scramble", "cut", "reload", "betting"]
+        children: list[str] = ["deal"] if street == "3rd" else ["aside", "deal", "scramble", "cut", "reload"]
+        children.append("betting")
+        if street != "7th":
+            children.append("reshuffle")
         streets.append({"name": STREET_STATE[street], "children": children, "initial": "deal"})
     return [
         IDLE,
@@ -76,7 +89,8 @@ def states() -> list[Any]:
 def transitions() -> list[dict[str, Any]]:
     """The transitions. Triggers are fired by :class:`~shoe_ctl.machine.dealing.Dealing` only at
     structure changes: a new hand, a street fully dealt, a betting round complete, a scramble, a
-    cut, a hand won without showdown, the hand complete, a fault."""
+    cut, a hand won without showdown, the hand complete, a fault; and the irregularities:
+    premature cards, their reshuffle, cards taken aside, a redeal of a card owed, a misdeal."""
     out: list[dict[str, Any]] = [
         {"trigger": "newhand", "source": IDLE, "dest": "hand", "after": "_begin_street"},
     ]
@@ -96,9 +110,17 @@ def transitions() -> list[dict[str, Any]]:
             out.append({"trigger": "scrambled", "source": f"{base}_scramble", "dest": f"{base}_cut"})
             out.append({"trigger": "cutdone", "source": f"{base}_cut", "dest": f"{base}_reload"})
             out.append({"trigger": "reloaded", "source": f"{base}_reload", "dest": deal})
+            out.append({"trigger": "setaside", "source": deal, "dest": f"{base}_aside"})
+            out.append({"trigger": "asidedone", "source": f"{base}_aside", "dest": deal, "after": "_plan_now"})
+        base = f"hand_{STREET_STATE[street]}"
+        out.append({"trigger": "redeal", "source": bet, "dest": deal, "after": "_replan"})
+        if street != "7th":
+            out.append({"trigger": "reshuffle", "source": bet, "dest": f"{base}_reshuffle"})
+            out.append({"trigger": "reshuffled", "source": f"{base}_reshuffle", "dest": bet})
     out.extend([
         {"trigger": "allfolded", "source": "hand", "dest": UNCONTESTED},
         {"trigger": "handdone", "source": [SHOWDOWN, UNCONTESTED], "dest": IDLE, "after": "_end_hand"},
+        {"trigger": "misdeal", "source": "hand", "dest": IDLE, "after": "_end_hand"},
         {"trigger": "fault", "source": [IDLE, "hand"], "dest": ATTENTION},
     ])
     return out
