@@ -5,10 +5,11 @@ The normative text is ``docs/protocol.md``; this module implements it for both s
 
 A frame on the line is ``0x00 COBS(body) 0x00``. The body is::
 
-    type:u8  seq:u32  payload  crc:u16        (all integers big-endian)
+    type:u8  seq:u32  payload  crc:u32        (all integers big-endian)
 
-where ``crc`` is CRC-16/IBM-3740 (poly 0x1021, init 0xFFFF, not reflected, xorout 0; check value
-0x29B1 for ``b"123456789"``) over ``type``, ``seq`` and ``payload``. A body is at most
+where ``crc`` is CRC-32/ISO-HDLC (the CRC of ``binascii.crc32``, zlib and Ethernet: poly
+0x04C11DB7 reflected, init and xorout 0xFFFFFFFF; check value 0xCBF43926 for ``b"123456789"``)
+over ``type``, ``seq`` and ``payload``, sent most significant byte first. A body is at most
 :data:`MAX_BODY` bytes, so an encoded frame between its delimiters is at most
 :data:`MAX_ENCODED` bytes. Every message of v1 has a fixed layout (strings carry a length byte)
 and every value is range-checked on decode: a frame that fails any check is dropped and counted,
@@ -45,8 +46,12 @@ MAX_BODY = 254
 MAX_ENCODED = MAX_BODY + 1
 """Largest COBS-encoded frame between two delimiters, in bytes."""
 HEADER = struct.Struct(">BI")
-CRC = struct.Struct(">H")
+CRC = struct.Struct(">I")
+"""The frame check at the end of a body: CRC-32/ISO-HDLC as a big-endian u32."""
 MIN_BODY = HEADER.size + CRC.size
+"""Shortest body (a message without payload) in bytes: 9."""
+MAX_PAYLOAD = MAX_BODY - HEADER.size - CRC.size
+"""Largest payload in bytes (245): :data:`MAX_BODY` less the 5-byte header and the 4-byte CRC."""
 MAX_STR = 32
 """Longest firmware / serial-number / fault-detail string, in UTF-8 bytes."""
 SEQ_MAX = 0xFFFFFFFF
@@ -93,9 +98,9 @@ HB_READER_ERROR = 0x04
 HB_FLAGS = HB_COVER_OPEN | HB_JAMMED | HB_READER_ERROR
 
 
-def crc16(data: bytes) -> int:
-    """CRC-16/IBM-3740 of ``data`` (``binascii.crc_hqx(data, 0xFFFF)``), 0..65535."""
-    return binascii.crc_hqx(data, 0xFFFF)
+def crc32(data: bytes) -> int:
+    """CRC-32/ISO-HDLC of ``data`` (``binascii.crc32``), 0..0xFFFFFFFF; the frame check of v1."""
+    return binascii.crc32(data) & 0xFFFFFFFF
 
 
 # --------------------------------------------------------------------------- messages
@@ -383,7 +388,7 @@ def encode_body(msg: Message) -> bytes:
     if not 0 <= msg.seq <= SEQ_MAX:
         raise MessageError(f"seq {msg.seq} outside 0..{SEQ_MAX}")
     data = HEADER.pack(msg.TYPE, msg.seq) + _payload(msg)
-    body = data + CRC.pack(crc16(data))
+    body = data + CRC.pack(crc32(data))
     if len(body) > MAX_BODY:
         raise MessageError(f"body of {len(body)} bytes exceeds {MAX_BODY}")
     return body
@@ -474,10 +479,11 @@ def decode_body(body: bytes) -> Message:
         raise FrameError("short", f"body of {len(body)} bytes is shorter than {MIN_BODY}")
     if len(body) > MAX_BODY:
         raise FrameError("long", f"body of {len(body)} bytes exceeds {MAX_BODY}")
-    data = body[:-2]
-    (crc,) = CRC.unpack_from(body, len(body) - 2)
-    if crc16(data) != crc:
-        raise FrameError("crc", f"CRC 0x{crc:04x} does not match 0x{crc16(data):04x}")
+    data = body[: -CRC.size]
+    (crc,) = CRC.unpack_from(body, len(body) - CRC.size)
+    computed = crc32(data)
+    if computed != crc:
+        raise FrameError("crc", f"CRC 0x{crc:08x} does not match 0x{computed:08x}")
     mtype, seq = HEADER.unpack_from(data)
     return _decode_payload(mtype, seq, data[HEADER.size :])
 

@@ -4,6 +4,10 @@ round-trips; garbage, truncation and bit flips never yield a wrong message)."""
 from __future__ import annotations
 
 import json
+import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,19 +23,39 @@ ROOT = Path(__file__).resolve().parents[1]
 VECTORS = json.loads((ROOT / "tests" / "vectors" / "protocol_v1.json").read_text())["vectors"]
 
 
-def crc16_bitwise(data: bytes) -> int:
-    """CRC-16/IBM-3740 written out bit by bit, as a firmware would (independent of binascii)."""
-    crc = 0xFFFF
+DOC = (ROOT / "docs" / "protocol.md").read_text()
+
+
+def crc32_bitwise(data: bytes) -> int:
+    """CRC-32/ISO-HDLC written out bit by bit, as a firmware would (independent of binascii):
+    reflected polynomial 0xEDB88320, init and final XOR 0xFFFFFFFF."""
+    crc = 0xFFFFFFFF
     for byte in data:
-        crc ^= byte << 8
+        crc ^= byte
         for _ in range(8):
-            crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else crc << 1
-            crc &= 0xFFFF
-    return crc
+            crc = (crc >> 1) ^ 0xEDB88320 if crc & 1 else crc >> 1
+    return crc ^ 0xFFFFFFFF
+
+
+def cobs_decode_by_hand(encoded: bytes) -> bytes:
+    """Basic COBS decoding as docs/protocol.md section 2 words it (independent of the cobs
+    package): a code byte c is followed by c - 1 data bytes and an implied zero unless c is 0xFF
+    or the block ends the frame."""
+    out = bytearray()
+    i = 0
+    while i < len(encoded):
+        code = encoded[i]
+        assert code != 0 and i + code <= len(encoded), f"bad COBS code {code} at {i}"
+        out += encoded[i + 1 : i + code]
+        i += code
+        if code != 0xFF and i < len(encoded):
+            out.append(0)
+    return bytes(out)
 
 
 def test_crc_is_the_named_one() -> None:
-    assert p.crc16(b"123456789") == 0x29B1 == crc16_bitwise(b"123456789")
+    assert p.crc32(b"123456789") == 0xCBF43926 == crc32_bitwise(b"123456789")
+    assert p.CRC.size == 4 and p.MIN_BODY == 9 and p.MAX_PAYLOAD == 245
 
 
 @pytest.mark.parametrize("vec", VECTORS, ids=[v["name"] for v in VECTORS])
@@ -42,16 +66,61 @@ def test_vector_decodes_and_reencodes(vec: dict) -> None:
     assert len(msgs) == 1
     assert p.message_to_json(msgs[0]) == vec["message"]
     assert p.encode(p.message_from_json(vec["message"])) == frame
+    assert p.encode(msgs[0]) == frame  # decode -> re-encode is the identity
     assert p.encode_body(msgs[0]) == body
-    assert crc16_bitwise(body[:-2]).to_bytes(2, "big") == body[-2:]
+    # independent of the codec: the frame's delimiters and COBS, the body's CRC-32 (big-endian)
+    assert frame[0] == frame[-1] == 0 and 0 not in frame[1:-1]
+    assert cobs_decode_by_hand(frame[1:-1]) == body
+    assert len(frame) - 2 <= p.MAX_ENCODED and p.MIN_BODY <= len(body) <= p.MAX_BODY
+    assert crc32_bitwise(body[:-4]).to_bytes(4, "big") == body[-4:]
+    assert body[0] == p.TYPES_BY_NAME[vec["message"]["type"]].TYPE
+    assert int.from_bytes(body[1:5], "big") == vec["message"]["seq"]
 
 
 def test_every_message_type_has_a_vector_and_the_doc_shows_every_frame() -> None:
     names = {v["message"]["type"] for v in VECTORS}
     assert names == set(p.TYPES_BY_NAME)
-    doc = (ROOT / "docs" / "protocol.md").read_text()
     for vec in VECTORS:
-        assert vec["frame"] in doc, f"docs/protocol.md lacks the frame of vector {vec['name']}"
+        assert vec["frame"] in DOC, f"docs/protocol.md lacks the frame of vector {vec['name']}"
+        assert vec["body"] in DOC, f"docs/protocol.md lacks the body of vector {vec['name']}"
+
+
+def test_the_vectors_file_and_doc_section_are_what_the_generator_writes() -> None:
+    run = subprocess.run([sys.executable, str(ROOT / "scripts" / "protocol_vectors.py"), "--check"],
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+
+
+def _doc_c_code() -> str:
+    m = re.search(r"<!-- crc32-c:begin -->\s*```c\n(.*?)```\s*<!-- crc32-c:end -->", DOC, re.S)
+    assert m, "docs/protocol.md lacks its C reference CRC (crc32-c markers)"
+    return m.group(1)
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler")
+def test_the_docs_c_reference_crc_agrees_with_every_vector(tmp_path: Path) -> None:
+    """The C code a firmware engineer copies from the document computes the vectors' CRCs."""
+    bodies = [bytes.fromhex(v["body"]) for v in VECTORS]
+    src = tmp_path / "crc.c"
+    src.write_text("#include <stdint.h>\n#include <stddef.h>\n#include <stdio.h>\n#include <stdlib.h>\n"
+                   + _doc_c_code() + """
+int main(int argc, char **argv) {
+    for (int a = 1; a < argc; a++) {
+        uint8_t buf[512]; size_t n = 0;
+        for (const char *s = argv[a]; s[0] && s[1]; s += 2) { char h[3] = {s[0], s[1], 0}; buf[n++] = (uint8_t)strtoul(h, NULL, 16); }
+        uint32_t got = shoe_crc32(buf, n - 4);
+        printf("%08lx %d\\n", (unsigned long)got, shoe_frame_check_ok(buf, n));
+    }
+    return 0;
+}
+""")
+    exe = tmp_path / "crc"
+    subprocess.run(["cc", "-std=c99", "-Wall", "-Werror", "-o", str(exe), str(src)], check=True, timeout=60)
+    args = [(b"123456789" + b"\0\0\0\0").hex(), *(b.hex() for b in bodies)]
+    out = subprocess.run([str(exe), *args], capture_output=True, text=True, check=True, timeout=30).stdout.split("\n")
+    assert out[0].split() == ["cbf43926", "0"]
+    for body, line in zip(bodies, out[1:], strict=False):
+        assert line.split() == [body[-4:].hex(), "1"]
 
 
 # --------------------------------------------------------------------------- strategies
@@ -158,7 +227,8 @@ def test_garbage_around_a_frame_never_hides_or_changes_it(before: bytes, msg: p.
 def test_bad_frames_are_counted_and_decoding_resyncs() -> None:
     good = p.encode(p.CardMsg(7, Card.parse("Kh"), "rfid", 3))
     corrupt = bytearray(good)
-    corrupt[-3] ^= 0x40  # a CRC byte (never a COBS code byte here)
+    corrupt[-3] ^= 0x40  # a CRC byte
+    assert cobs_decode_by_hand(bytes(corrupt[1:-1]))[-4:] != p.encode_body(p.CardMsg(7, Card.parse("Kh"), "rfid", 3))[-4:]
     decoder = p.FrameDecoder()
     out = decoder.feed(b"\x13\x37" * 200 + bytes(corrupt) + good)
     assert out == [p.CardMsg(7, Card.parse("Kh"), "rfid", 3)]
@@ -168,7 +238,7 @@ def test_bad_frames_are_counted_and_decoding_resyncs() -> None:
 
 def test_unknown_type_with_valid_crc_is_dropped_and_counted_apart() -> None:
     data = bytes([0x7E]) + (5).to_bytes(4, "big")
-    body = data + p.crc16(data).to_bytes(2, "big")
+    body = data + p.crc32(data).to_bytes(4, "big")
     with pytest.raises(UnknownMessageError):
         p.decode_body(body)
     decoder = p.FrameDecoder()
@@ -187,7 +257,7 @@ def test_unknown_type_with_valid_crc_is_dropped_and_counted_apart() -> None:
 def test_card_payload_out_of_range_is_a_message_error(payload: bytes, why: str) -> None:
     data = bytes([p.T_CARD]) + (9).to_bytes(4, "big") + payload
     with pytest.raises(MessageError):
-        p.decode_body(data + p.crc16(data).to_bytes(2, "big"))
+        p.decode_body(data + p.crc32(data).to_bytes(4, "big"))
 
 
 def test_errors_are_also_builtin_value_errors() -> None:
