@@ -419,7 +419,9 @@ class SimulatedDealer:
         elif sig is Signal.SHOWDOWN:
             self._showdown(contested=ins.seat is None)
         elif sig is Signal.STOP:
-            wanted = [c for c in self._latched if self.script is not None and c in self.script.acks]
+            acks = [*(self.script.acks if self.script is not None else ()),
+                    *(self._last_script.acks if self._last_script is not None else ())]
+            wanted = [c for c in self._latched if c in acks]
             if wanted:
                 for code in dict.fromkeys(wanted):
                     self._input(DealerAction.ACK_ALERT, code=code)
@@ -449,7 +451,7 @@ class SimulatedDealer:
         self.shoe.reload(deck)
         self.script = script
         self._hooks = list(script.irregular)
-        self._pending, self._await_ref, self._latched, self._held = [], None, [], None
+        self._pending, self._await_ref, self._held = [], None, None
         self._premature, self._active = [], False
         self.in_hand = list(script.seats)
         self.stats.hands_started += 1

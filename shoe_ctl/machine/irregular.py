@@ -246,7 +246,6 @@ class IrregularMixin:
             # Both hole cards lie face up: record them as upcards (public), then the hand is dead.
             s.up[:0] = s.down
             s.down.clear()
-            moves = (f"seat {s.seat} up -> muck", f"seat {s.seat} up -> muck")
         self._rule(ruling, seat=ev.seat, street=street, moves=moves)
 
     # ================================================================== absent players, RP-10-C / Rule 30, 16.9-16.11

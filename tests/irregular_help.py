@@ -1,0 +1,163 @@
+"""Runners for the irregularity HIL tests: scripted hands dealt by the simulated dealer into the
+dealing machine, straight (``DirectShoe``) or through the virtual shoe on a pty and ``ShoeLink``;
+the machine's record of every hand is kept at the hand's end (:class:`Ended`)."""
+
+from __future__ import annotations
+
+import collections
+from dataclasses import dataclass, field
+from typing import Any
+
+from hil.dealer import DirectShoe, HandScript, SimulatedDealer, TablePicture
+from hil.deck import Deck
+from shoe_ctl.config import load_profile
+from shoe_ctl.events import Alert, Instruction, Signal
+from shoe_ctl.machine import Dealing
+from shoe_ctl.rules.cards import Card, card_text
+from shoe_ctl.rules.hand import HandState
+
+PROFILES = {"tda": load_profile("tda"), "house": load_profile("house")}
+
+
+@dataclass
+class Ended:
+    """One hand as the machine left it: the hand record, its alerts, its LED words."""
+
+    hand: HandState
+    misdeal: str | None
+    alerts: list[Alert] = field(default_factory=list)
+    signals: list[str] = field(default_factory=list)
+    first: dict[str, int | None] = field(default_factory=dict)
+    bring_in: int | None = None
+    picture: TablePicture | None = None
+
+    def codes(self) -> list[str]:
+        return [a.code for a in self.alerts]
+
+    def seat(self, n: int) -> dict[str, Any]:
+        s = next(x for x in self.hand.seats if x.seat == n)
+        return {"down": [card_text(c) for c in s.down], "up": [card_text(c) for c in s.up], "status": s.status}
+
+
+class Snap:
+    """A sink keeping each hand's record at its end (the IDLE instruction after it)."""
+
+    def __init__(self, machine: Dealing) -> None:
+        self.machine = machine
+        self.hands: list[Ended] = []
+        self._alerts: list[Alert] = []
+        self._signals: list[str] = []
+        self._started = False
+
+    def handle(self, c: object) -> None:
+        if isinstance(c, Alert):
+            self._alerts.append(c)
+        elif isinstance(c, Instruction):
+            if c.signal is Signal.IDLE:
+                m = self.machine
+                if self._started and m.hand is not None:
+                    seats = {s.seat: k for k, s in enumerate(m.hand.seats)}
+                    first = {st: (None if v is None else m.hand.seats[v].seat) for st, v in m.first_by_street.items()}
+                    bi = None if m.bring_in_idx is None else m.hand.seats[m.bring_in_idx].seat
+                    del seats
+                    self.hands.append(Ended(m.hand.copy(), m.misdeal, self._alerts, self._signals, first, bi))
+                self._alerts, self._signals, self._started = [], [], False
+            else:
+                self._started = True
+                word = c.signal.value
+                if c.signal is Signal.DEAL:
+                    word += f":{c.seat}:{c.face}"
+                self._signals.append(word)
+
+    def close(self) -> None:
+        return None
+
+
+def run(scripts: list[HandScript], *, wire: bool = False, faults: str | None = None, seed: int = 3,
+        timeout: float = 30.0) -> tuple[list[Ended], SimulatedDealer]:
+    """Deal ``scripts``; each :class:`Ended` gets the dealer's physical picture of its hand."""
+    machine = Dealing(PROFILES, default_rules="tda")
+    snap = Snap(machine)
+    if not wire:
+        events: collections.deque[Any] = collections.deque()
+        shoe = DirectShoe(events.append)
+        dealer = SimulatedDealer(shoe, events.append, scripts, seed=seed, threaded=False)
+        sinks: list[Any] = [snap, dealer]
+
+        def deliver(cmds: list[Any]) -> None:
+            for cmd in cmds:
+                for s in sinks:
+                    s.handle(cmd)
+
+        deliver(machine.start())
+        n = 0
+        while events and not dealer.stalled:
+            deliver(machine.handle(events.popleft()))
+            n += 1
+            assert n < 100_000
+    else:
+        from drivers.shoe import ShoeLink
+        from hil.virtual_shoe import VirtualShoe
+        from shoe_ctl.replay import ShoeCommandSink, _wait_connected
+        from shoe_ctl.service.controller import Controller
+
+        controller = Controller(machine)
+        vshoe = VirtualShoe(Deck.seeded(seed), transport="pty", seed=seed, faults=faults)
+        vshoe.start()
+        try:
+            link = ShoeLink(vshoe.url, controller.queue)
+            controller.link = link
+            dealer = SimulatedDealer(vshoe, controller.post, scripts, seed=seed)
+            controller.add_sink(snap)
+            controller.add_sink(ShoeCommandSink(link))
+            with link:
+                _wait_connected(controller, link)
+                controller.add_sink(dealer)
+                dealer.start()
+                controller.start()
+                ok = dealer.done.wait(timeout)
+                controller.wait_idle(5)
+                controller.close()
+            dealer.close()
+            assert ok, f"hands not done: {dealer.stalled or machine.instruction().text}"
+        finally:
+            vshoe.close()
+    assert dealer.stalled is None, dealer.stalled
+    for ended, picture in zip(snap.hands, dealer.history, strict=False):
+        ended.picture = picture
+    return snap.hands, dealer
+
+
+def physical(picture: TablePicture, seat: int) -> dict[str, list[str]]:
+    """What the dealer put on a seat, by face."""
+    cards = picture.seats.get(seat, [])
+    return {"down": [card_text(c) for f, c in cards if f == "down"], "up": [card_text(c) for f, c in cards if f == "up"]}
+
+
+def assert_table_matches(e: Ended, *, unknown: bool = False) -> None:
+    """The machine's record of every seat (down and up, in order), the burn pile, the set-aside
+    pile, the cards out of play and the stub equal what the dealer physically has.
+    ``unknown``: unreadable cards (``??``) in the record stand for any card."""
+    assert e.picture is not None
+    for s in e.hand.seats:
+        mine = e.seat(s.seat)
+        phys = physical(e.picture, s.seat)
+        for face in ("down", "up"):
+            got, want = mine[face], phys[face]
+            if unknown:
+                want = [w if g != "??" else "??" for g, w in zip(got, want, strict=False)] + want[len(got):]
+            assert got == want, (s.seat, face, got, want)
+    burns: dict[str, list[str]] = {}
+    for st, c in e.hand.burn_pile:
+        burns.setdefault(st, []).append(card_text(c))
+    phys_burns = {st: [card_text(c) for c in v] for st, v in e.picture.burns.items() if v}
+    if not unknown:
+        assert burns == phys_burns
+        assert sorted(card_text(c) for c in e.hand.set_aside) == sorted(card_text(c) for c in e.picture.aside)
+        assert [card_text(c) for c in e.hand.dead_cards] == [card_text(c) for c in e.picture.out]
+    assert e.hand.stub_count() == len(e.picture.stub())
+
+
+def deck(prefix: list[str | None], seed: int = 11) -> list[Card]:
+    """A deck whose first cards are ``prefix`` (``None``: any), the rest seeded."""
+    return Deck.with_prefix([None if t is None else Card.parse(t) for t in prefix], seed=seed).cards()
