@@ -27,6 +27,7 @@ class Ended:
     misdeal: str | None
     alerts: list[Alert] = field(default_factory=list)
     signals: list[str] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
     first: dict[str, int | None] = field(default_factory=dict)
     bring_in: int | None = None
     picture: TablePicture | None = None
@@ -47,6 +48,7 @@ class Snap:
         self.hands: list[Ended] = []
         self._alerts: list[Alert] = []
         self._signals: list[str] = []
+        self._texts: list[str] = []
         self._started = False
 
     def handle(self, c: object) -> None:
@@ -60,14 +62,16 @@ class Snap:
                     first = {st: (None if v is None else m.hand.seats[v].seat) for st, v in m.first_by_street.items()}
                     bi = None if m.bring_in_idx is None else m.hand.seats[m.bring_in_idx].seat
                     del seats
-                    self.hands.append(Ended(m.hand.copy(), m.misdeal, self._alerts, self._signals, first, bi))
-                self._alerts, self._signals, self._started = [], [], False
+                    self.hands.append(Ended(m.hand.copy(), m.misdeal, self._alerts, self._signals, self._texts,
+                                            first, bi))
+                self._alerts, self._signals, self._texts, self._started = [], [], [], False
             else:
                 self._started = True
                 word = c.signal.value
                 if c.signal is Signal.DEAL:
                     word += f":{c.seat}:{c.face}"
                 self._signals.append(word)
+                self._texts.append(c.text)
 
     def close(self) -> None:
         return None

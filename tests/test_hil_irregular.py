@@ -99,3 +99,81 @@ def test_rp_10_a_both_exposed_is_a_misdeal_and_the_floor() -> None:
     assert hands[0].seat(1)["up"] == ["As", "Ah"] or hands[0].seat(1)["down"] == ["As", "Ah"]
     assert hands[1].misdeal is None
     assert_table_matches(hands[1])
+
+
+# --------------------------------------------------------------------------- RP-10-B, 16.21-16.24
+
+
+def _boards(e: Ended, seats: list[int]) -> list[list[Card]]:
+    assert e.picture is not None
+    return [[c for f, c in e.picture.seats[s] if f == "up" and c is not None] for s in seats]
+
+
+def test_rp_10_b_exposed_seventh_replaced_when_action_remains_wire() -> None:
+    """Seat 2's 7th card dealt face up with betting action left (3 players): it goes out of play
+    and the seat gets the next card face down; the stub gives one card more than normal."""
+    sc = _script("tda", [Irregularity("expose", "7th", 2)], actions={"3rd": [("fold", 4)]})
+    (e,), _ = run([sc], wire=True)
+    assert "RP-10-B" in e.codes()
+    moves = next(a.moves for a in e.alerts if a.code == "RP-10-B")
+    assert moves == ("seat 2 up -> out",)
+    s2 = e.seat(2)
+    assert len(s2["down"]) == 3 and len(s2["up"]) == 4
+    assert len(e.hand.dead_cards) == 1 and e.hand.dead_cards[0] not in e.hand.seats[1].down
+    # deal 3 was shown before the report was read; the answer is the replacement for seat 2
+    assert _dedup(e.signals)[-8:] == ["burn", "deal:1:down", "deal:2:down", "deal:3:down", "deal:2:down",
+                                      "deal:3:down", "betting", "showdown"]
+    assert e.hand.stub_count() == 52 - 12 - 4 * (1 + 3) - 1
+    assert_table_matches(e)
+
+
+def test_rp_10_b_no_action_left_the_card_stands_and_not_at_risk_expose_first() -> None:
+    """Both players all-in: no betting action remains, the exposed 7th card stands face up; the
+    showdown tells the players not at risk to expose first."""
+    acts = {"3rd": [("fold", 3), ("fold", 4), ("all-in", 1), ("all-in", 2)]}
+    sc = _script("tda", [Irregularity("expose", "7th", 1)], actions=acts)
+    (e,), _ = run([sc])
+    assert "RP-10-B" in e.codes() and not e.hand.dead_cards
+    assert any("not at risk expose first" in t for t in e.texts)
+    assert len(e.seat(1)["up"]) == 5 and len(e.seat(1)["down"]) == 2 and len(e.seat(2)["down"]) == 3
+    assert e.hand.stub_count() == 52 - 12 - 4 * 3
+    assert_table_matches(e)
+
+
+def test_house_16_22_16_23_three_players_card_stands_others_down_high_board_acts() -> None:
+    """House 16.22/16.23: the exposed 7th card stands, every other 7th card is dealt down, the
+    exposed player may move all-in; the high hand using all up-cards acts first."""
+    sc = _script("house", [Irregularity("expose", "7th", 1)], actions={"3rd": [("fold", 4)]})
+    (e,), _ = run([sc])
+    codes = e.codes()
+    assert "house-16.22" in codes
+    msg = next(a.message for a in e.alerts if a.code == "house-16.22")
+    assert "house-16.23" in msg and "all-in" in msg
+    assert len(e.seat(1)["up"]) == 5 and [len(e.seat(s)["down"]) for s in (2, 3)] == [3, 3]
+    assert _dedup(e.signals)[-5:] == ["deal:1:down", "deal:2:down", "deal:3:down", "betting", "showdown"]
+    live = [1, 2, 3]
+    expected = first_to_act(Game.STUD, _boards(e, live), [True] * 3, [True] * 3, TieRule.SUIT)
+    assert expected is not None and e.first["7th"] == live[expected]
+    assert e.hand.stub_count() == 52 - 12 - 4 * 4
+    assert_table_matches(e)
+
+
+def test_house_16_24_two_players_the_other_last_card_face_up_too() -> None:
+    sc = _script("house", [Irregularity("expose", "7th", 1)], actions={"3rd": [("fold", 3), ("fold", 4)]})
+    (e,), _ = run([sc])
+    msg = next(a.message for a in e.alerts if a.code == "house-16.22")
+    assert "house-16.24" in msg
+    assert "deal:2:up" in e.signals[-4:]
+    assert len(e.seat(1)["up"]) == 5 and len(e.seat(2)["up"]) == 5
+    assert e.seat(1)["down"] == physical(e.picture, 1)["down"] and len(e.seat(2)["down"]) == 2
+    assert_table_matches(e)
+
+
+def test_house_16_21_all_in_player_exposed_seventh_stands() -> None:
+    acts = {"3rd": [("fold", 4)], "5th": [("all-in", 2)]}
+    sc = _script("house", [Irregularity("expose", "7th", 2)], actions=acts)
+    (e,), _ = run([sc])
+    alert = next(a for a in e.alerts if a.code == "house-16.21")
+    assert "house-16.22" in alert.message and "may move all-in" not in alert.message
+    assert len(e.seat(2)["up"]) == 5 and e.seat(2)["status"] == "all-in"
+    assert_table_matches(e)
