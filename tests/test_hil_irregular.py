@@ -177,3 +177,49 @@ def test_house_16_21_all_in_player_exposed_seventh_stands() -> None:
     assert "house-16.22" in alert.message and "may move all-in" not in alert.message
     assert len(e.seat(2)["up"]) == 5 and e.seat(2)["status"] == "all-in"
     assert_table_matches(e)
+
+
+# --------------------------------------------------------------------------- RP-10-C / Rule 30, 16.9-16.11
+
+
+def test_rp_10_c_rule_30_absent_player_killed_after_the_deal_still_posts_bring_in_wire() -> None:
+    """TDA: seat 4 (holding the bring-in card 6s) is away during the deal: the hand is killed when
+    the initial deal is complete, it still posts the bring-in, the betting starts to its left
+    (seat 1), and no 4th-street card goes to it."""
+    sc = _script("tda", [Irregularity("absent", "3rd", 4)])
+    (e,), _ = run([sc], wire=True)
+    alert = next(a for a in e.alerts if a.code == "RP-10-C")
+    assert "Rule 30" in alert.message and "bring-in" in alert.message
+    assert e.bring_in == 4 and e.first["3rd"] == 1
+    assert e.seat(4) == {"down": ["Qs", "Jh"], "up": ["6s"], "status": "killed"}
+    assert all(not w.startswith("deal:4") for w in e.signals[13:])
+    for s in (1, 2, 3):
+        assert len(e.seat(s)["down"]) == 3 and len(e.seat(s)["up"]) == 4
+    assert e.hand.stub_count() == 52 - 12 - 4 * (1 + 3)
+    assert_table_matches(e)
+
+
+def test_house_16_11_16_9_empty_seat_dealt_until_killed_when_the_action_reaches_it() -> None:
+    """House cash game: the empty seat keeps receiving cards (16.11) so the others get the cards
+    they would have had; when the betting reaches it on 4th street it is killed (16.9)."""
+    irr = [Irregularity("absent", "3rd", 4), Irregularity("absent", "4th", 4, args={"at": "betting",
+                                                                                  "action_reached": True})]
+    sc = _script("house", irr)
+    (e,), _ = run([sc])
+    assert e.codes().count("house-16.11") == 1 and e.codes().count("house-16.9") == 1
+    assert e.seat(4)["status"] == "killed" and len(e.seat(4)["up"]) == 2 and len(e.seat(4)["down"]) == 2
+    ref = _script("house", [])
+    (plain,), _ = run([ref])
+    for s in (1, 2, 3):  # the others got exactly the cards they would have had through 4th street
+        assert e.seat(s)["up"][:2] == plain.seat(s)["up"][:2]
+    assert e.hand.stub_count() == 52 - 12 - 5 - 3 * 4
+    assert_table_matches(e)
+
+
+def test_house_16_10_tournament_absent_player_killed_after_the_deal() -> None:
+    sc = _script("house-tournament", [Irregularity("absent", "3rd", 2)])
+    (e,), _ = run([sc])
+    assert "house-16.10" in e.codes()
+    assert e.seat(2) == {"down": ["Ks", "Kh"], "up": ["8s"], "status": "killed"}
+    assert e.hand.stub_count() == 52 - 12 - 4 * 4
+    assert_table_matches(e)
