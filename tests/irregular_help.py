@@ -30,6 +30,7 @@ class Ended:
     texts: list[str] = field(default_factory=list)
     first: dict[str, int | None] = field(default_factory=dict)
     bring_in: int | None = None
+    procedures: dict[str, str] = field(default_factory=dict)
     picture: TablePicture | None = None
 
     def codes(self) -> list[str]:
@@ -63,7 +64,7 @@ class Snap:
                     bi = None if m.bring_in_idx is None else m.hand.seats[m.bring_in_idx].seat
                     del seats
                     self.hands.append(Ended(m.hand.copy(), m.misdeal, self._alerts, self._signals, self._texts,
-                                            first, bi))
+                                            first, bi, dict(m.procedures)))
                 self._alerts, self._signals, self._texts, self._started = [], [], [], False
             else:
                 self._started = True

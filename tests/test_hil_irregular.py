@@ -223,3 +223,72 @@ def test_house_16_10_tournament_absent_player_killed_after_the_deal() -> None:
     assert e.seat(2) == {"down": ["Ks", "Kh"], "up": ["8s"], "status": "killed"}
     assert e.hand.stub_count() == 52 - 12 - 4 * 4
     assert_table_matches(e)
+
+
+# --------------------------------------------------------------------------- RP-5-D, 16.16, 16.17
+
+EIGHT = [1, 2, 3, 4, 5, 6, 7, 8]
+
+
+def test_rp_5_d_premature_cards_back_into_the_stub_reshuffled_no_second_burn_wire() -> None:
+    """The 4th-street burn and two cards dealt before the 3rd-street betting ended: the two cards
+    go back into the stub, the stub is reshuffled and reloaded (no cut), and 4th street is dealt
+    without another burn; every later card is checked against the reshuffled stub."""
+    sc = _script("tda", [Irregularity("premature", "3rd", count=3)])
+    (e,), _ = run([sc], wire=True)
+    codes = e.codes()
+    assert codes.count("card-not-expected") == 3 and "RP-5-D" in codes
+    assert "card-not-in-stub" not in codes and "duplicate-card" not in codes
+    words = _dedup(e.signals)
+    k = words.index("scramble")
+    assert words[k + 1: k + 7] == ["betting", "deal:1:up", "deal:2:up", "deal:3:up", "deal:4:up", "betting"]
+    assert len(e.hand.burns["4th"]) == 1 and e.hand.set_aside == [] and e.hand.returned == 2
+    assert e.hand.new_stub is not None
+    for s in FOUR:
+        assert len(e.seat(s)["down"]) == 3 and len(e.seat(s)["up"]) == 4
+    assert e.hand.stub_count() == 52 - 12 - 4 * 5
+    assert_table_matches(e)
+
+
+def test_house_16_16_set_aside_cards_serve_a_shortage_before_seventh_wire() -> None:
+    """Eight players; the 5th-street burn and three cards dealt before the 4th-street betting
+    ended: all four go aside, then one more per active player (8) after the betting; 5th street
+    is then short (stub 7) and house 16.18 gathers the set-aside cards into the new stub: burn,
+    deal 5, scramble the last card with the burns and the set-aside cards, cut, burn, deal 3."""
+    sc = HandScript(list(EIGHT), "stud", "house", deck([]), {}, irregular=[Irregularity("premature", "4th", count=4)])
+    (e,), _ = run([sc], wire=True, timeout=40)
+    assert "house-16.16" in e.codes()
+    assert e.procedures["5th"] == "16.18"
+    aside = [k for k, t in enumerate(e.texts) if t.startswith("Take one card aside")]
+    assert sorted({e.texts[k] for k in aside}) == [f"Take one card aside face down (house 16.16): {n} of 8"
+                                                   for n in range(1, 9)]
+    assert {e.signals[k] for k in aside} == {"burn"}
+    fifth = _dedup(e.signals[aside[-1] + 1:])
+    assert fifth[:11] == ["burn", "deal:1:up", "deal:2:up", "deal:3:up", "deal:4:up", "deal:5:up",
+                          "scramble", "cut", "burn", "deal:6:up", "deal:7:up"]
+    assert "5th" in e.hand.scrambles and e.hand.set_aside == []
+    assert "card-not-in-stub" not in e.codes() and "duplicate-card" not in e.codes()
+    for s in EIGHT:
+        assert e.seat(s)["status"] == "live"
+        assert len(e.seat(s)["down"]) + len(e.seat(s)["up"]) + (1 if e.hand.community_street else 0) == 7
+    assert_table_matches(e)
+
+
+def test_house_16_17_premature_final_downcard_merged_stands_no_bet() -> None:
+    """The 7th-street burn and seat 1's final downcard dealt before the 6th-street betting ended;
+    the card merged with the hole cards: it stands and seat 1 may not bet or raise; the burn goes
+    aside with one card per active player; 7th street then burns again and deals the others."""
+    sc = _script("house", [Irregularity("premature", "6th", count=2, args={"merged": [1]})])
+    (e,), _ = run([sc])
+    alert = next(a for a in e.alerts if a.code == "house-16.16")
+    assert "house-16.17" in alert.message and alert.moves == ("burn 7th -> set-aside",)
+    s1 = e.hand.seats[0]
+    assert s1.no_bet and len(s1.down) == 3 and len(s1.up) == 4
+    assert len(e.hand.set_aside) == 1 + 4 and len(e.hand.burns["7th"]) == 1  # the premature burn is aside
+    aside = [k for k, t in enumerate(e.texts) if t.startswith("Take one card aside")]
+    assert len({e.texts[k] for k in aside}) == 4
+    assert _dedup(e.signals[aside[-1] + 1:])[:4] == ["burn", "deal:2:down", "deal:3:down", "deal:4:down"]
+    for s in FOUR:
+        assert len(e.seat(s)["down"]) == 3 and len(e.seat(s)["up"]) == 4
+    assert e.hand.stub_count() == 52 - 12 - 3 * 5 - 2 - 4 - 4
+    assert_table_matches(e)

@@ -506,7 +506,8 @@ class Dealing(IrregularMixin):
         if kind == "scramble":
             gathered = {g.removeprefix("burn ") for g in step.gather if g.startswith("burn ")}
             back = [c for c, r in self._where.items()
-                    if (r.role == "burn" and r.street in gathered) or (r.role == "stray" and "set-aside" in step.gather)]
+                    if (r.role == "burn" and r.street in gathered)
+                    or (r.role in ("stray", "aside") and "set-aside" in step.gather)]
             for c in back:
                 del self._where[c]
         self.step_i += 1
