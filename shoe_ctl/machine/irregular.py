@@ -17,6 +17,7 @@ machine deterministic: its state is rebuilt exactly by replaying the same events
 from __future__ import annotations
 
 import copy
+import operator
 from typing import TYPE_CHECKING, Any
 
 from shoe_ctl.events import Alert, DealerAction, DealerInput, ShoeCommand
@@ -25,6 +26,17 @@ from shoe_ctl.machine.layout import SHOWDOWN, UNCONTESTED
 from shoe_ctl.rules import irregular as rul
 from shoe_ctl.rules.hand import STREETS, HandError, HandState
 from shoe_ctl.rules.stub import Step, StubError, plan_street
+
+_GETTERS: dict[type, Any] = {}
+
+
+def _read_fields(read: Any) -> tuple[Any, ...]:
+    """Every field of a :class:`~shoe_ctl.machine.dealing.Read`, in ``__slots__`` order."""
+    get = _GETTERS.get(type(read))
+    if get is None:
+        get = _GETTERS[type(read)] = operator.attrgetter(*type(read).__slots__)
+    return tuple(get(read))
+
 
 if TYPE_CHECKING:
     from shoe_ctl.machine.dealing import Read
@@ -521,9 +533,13 @@ class IrregularMixin:
 
     def _snapshot(self) -> dict[str, Any]:
         snap = {name: copy.copy(getattr(self, name)) for name in self._UNDO_ATTRS}
-        # The reads change in place (a premature card's role): copy them with the index into them.
-        snap["reads"], snap["_where"], snap["betting_strays"] = copy.deepcopy(
-            (self.reads, self._where, self.betting_strays))
+        # The reads change in place (a premature card's role, a burn error's moves): keep every
+        # read's fields (undo puts them back); the lists and the index hold the same reads. A deep
+        # copy here cost milliseconds per dealer input (docs/performance.md).
+        reads = list(self.reads)
+        ids = {id(r) for r in reads}
+        reads.extend(r for r in (*self._where.values(), *self.betting_strays) if id(r) not in ids)
+        snap["read_fields"] = [(r, _read_fields(r)) for r in reads]
         snap["alerts"] = [dict(a) for a in self.alerts]
         snap["premature"] = copy.deepcopy(self.premature) if self.premature is not None else None
         snap["hand"] = self.hand.copy() if self.hand is not None else None
@@ -542,6 +558,9 @@ class IrregularMixin:
             return
         for name in self._UNDO_ATTRS:
             setattr(self, name, snap[name])
+        for read, values in snap["read_fields"]:
+            for name, value in zip(read.__slots__, values, strict=True):
+                setattr(read, name, value)
         self.hand = snap["hand"]
         self.machine.set_state(snap["state"], model=self)  # type: ignore[attr-defined]
         self._forecast_dirty = True
