@@ -332,14 +332,20 @@ def _scripts(files: Sequence[Path], seed: int = 0) -> list[Any]:
     return [script_from_record(read_phh(f), seed=seed + k, path=f) for k, f in enumerate(files)]
 
 
-def _median_time(fn: Callable[[], Any], reps: int) -> float:
-    fn()  # warm-up: imports, caches
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
+def _interleaved(fns: dict[str, Callable[[], Any]], reps: int) -> dict[str, tuple[float, float]]:
+    """Median wall and CPU (this thread) seconds of each function, the runs interleaved so that a
+    change in the machine's load hits every one alike; one warm-up run each first."""
+    for fn in fns.values():
         fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+    wall: dict[str, list[float]] = {k: [] for k in fns}
+    cpu: dict[str, list[float]] = {k: [] for k in fns}
+    for _ in range(reps):
+        for name, fn in fns.items():
+            c0, t0 = time.thread_time(), time.perf_counter()
+            fn()
+            wall[name].append(time.perf_counter() - t0)
+            cpu[name].append(time.thread_time() - c0)
+    return {k: (statistics.median(wall[k]), statistics.median(cpu[k])) for k in fns}
 
 
 def pokerkit_accepts(files: Sequence[Path]) -> tuple[list[Path], list[str]]:
@@ -379,36 +385,39 @@ def direct_replay(files: Sequence[Path], profs: dict[str, Any]) -> int:
 
 
 def bench_replays(files: Sequence[Path], reps: int) -> dict[str, Any]:
+    """Direct replay (parse + rules core + machine) against pokerkit on the same files; the full
+    replay through the pty once."""
     from shoe_ctl.replay import run_direct, run_full
 
     profs = profiles()
     n = len(files)
     accepted, rejected = pokerkit_accepts(files)
-    t_direct = _median_time(lambda: direct_replay(files, profs), reps)
-    t_common = _median_time(lambda: direct_replay(accepted, profs), reps)
-    t_parse = _median_time(lambda: _scripts(files), reps)
     scripts = _scripts(files)
-    t_deal = _median_time(lambda: run_direct(scripts, profs, display=False), reps)
-    t_pk = _median_time(lambda: pokerkit_replay(accepted), reps)
-
+    t = _interleaved({
+        "direct": lambda: direct_replay(files, profs),
+        "direct_common": lambda: direct_replay(accepted, profs),
+        "pokerkit": lambda: pokerkit_replay(accepted),
+        "parse": lambda: _scripts(files),
+        "deal": lambda: run_direct(scripts, profs, display=False),
+    }, reps)
     t0 = time.perf_counter()
     recorder, dealer = run_full(_scripts(files), profs, timeout=120.0)
     t_full = time.perf_counter() - t0
-    direct_common = len(accepted) / t_common
-    pk = len(accepted) / t_pk
+    k = len(accepted)
     return {
         "replay_hands": n,
-        "replay_direct_hands_per_s": round(n / t_direct, 1),
-        "replay_direct_parse_ms_per_hand": round(t_parse / n * 1000, 3),
-        "replay_direct_deal_ms_per_hand": round(t_deal / n * 1000, 3),
+        "replay_direct_hands_per_s": round(n / t["direct"][0], 1),
+        "replay_direct_parse_ms_per_hand": round(t["parse"][0] / n * 1000, 3),
+        "replay_direct_deal_ms_per_hand": round(t["deal"][0] / n * 1000, 3),
         "replay_full_hands_per_s": round(len(recorder.hands) / t_full, 1),
         "replay_full_cards": dealer.stats.pulls,
         "replay_full_complete": len(recorder.hands) == n and not dealer.stalled,
-        "pokerkit_hands": len(accepted),
+        "pokerkit_hands": k,
         "pokerkit_rejected": len(rejected),
-        "pokerkit_hands_per_s": round(pk, 1),
-        "replay_direct_common_hands_per_s": round(direct_common, 1),
-        "ratio_direct_vs_pokerkit": round(direct_common / pk, 2),
+        "pokerkit_hands_per_s": round(k / t["pokerkit"][0], 1),
+        "replay_direct_common_hands_per_s": round(k / t["direct_common"][0], 1),
+        "ratio_direct_vs_pokerkit": round(t["pokerkit"][0] / t["direct_common"][0], 2),
+        "ratio_direct_vs_pokerkit_cpu": round(t["pokerkit"][1] / t["direct_common"][1], 2),
         "replay_reps": reps,
     }
 
