@@ -292,3 +292,103 @@ def test_house_16_17_premature_final_downcard_merged_stands_no_bet() -> None:
         assert len(e.seat(s)["down"]) == 3 and len(e.seat(s)["up"]) == 4
     assert e.hand.stub_count() == 52 - 12 - 3 * 5 - 2 - 4 - 4
     assert_table_matches(e)
+
+
+# --------------------------------------------------------------------------- 16.15, 16.13, 16.6, 16.25, 16.26, misdeal
+
+
+def test_house_16_15_two_burns_the_top_burn_goes_to_the_first_player_wire() -> None:
+    """Two cards burned on 4th street: the second is moved to seat 1 as its upcard (the record
+    already has it there); every seat and the stub end as in a normal deal."""
+    sc = _script("house", [Irregularity("burn-two", "4th")])
+    (e,), _ = run([sc], wire=True)
+    alert = next(a for a in e.alerts if a.code == "house-16.15")
+    assert alert.moves == ("burn 4th -> seat 1 up",)
+    assert len(e.hand.burns["4th"]) == 1
+    for s in FOUR:
+        assert len(e.seat(s)["down"]) == 3 and len(e.seat(s)["up"]) == 4
+    assert e.hand.stub_count() == 52 - 12 - 4 * 5
+    assert_table_matches(e)
+
+
+@pytest.mark.parametrize("rules", ["tda", "house"])
+def test_house_16_15_no_burn_cards_moved_back_to_their_normal_positions(rules: str) -> None:
+    """No burn on 5th: three cards went to seats 1-3; the first becomes the burn and each card
+    moves one seat back; seat 3 is dealt again. TDA names Rule 38 with it."""
+    sc = _script(rules, [Irregularity("no-burn", "5th", count=3)])
+    (e,), _ = run([sc])
+    alert = next(a for a in e.alerts if a.code == "house-16.15")
+    assert alert.moves == ("seat 1 up -> burn 5th", "seat 2 up -> seat 1 up", "seat 3 up -> seat 2 up")
+    assert ("Rule 38" in alert.message) == (rules == "tda")
+    for s in FOUR:
+        assert len(e.seat(s)["down"]) == 3 and len(e.seat(s)["up"]) == 4
+    assert e.hand.stub_count() == 52 - 12 - 4 * 5
+    assert_table_matches(e)
+
+
+def test_house_16_15_two_burns_on_the_final_downcard_the_extra_burn_stands() -> None:
+    """Two burns on 7th and the card seen: the extra burn stays a burn (16.15 'the card will
+    stand'); seat 1 is dealt the next card; the stub gives one card more."""
+    sc = _script("house", [Irregularity("burn-two", "7th", args={"stands": True})])
+    (e,), _ = run([sc])
+    assert "house-16.15" in e.codes()
+    assert len(e.hand.burns["7th"]) == 2
+    for s in FOUR:
+        assert len(e.seat(s)["down"]) == 3
+    assert e.hand.stub_count() == 52 - 12 - 4 * 5 - 1
+    assert_table_matches(e)
+
+
+@pytest.mark.parametrize("rules, hole_code", [("tda", "RP-10-A"), ("house", "house-16.1")])
+def test_house_16_13_card_off_the_table_is_an_exposed_card(rules: str, hole_code: str) -> None:
+    """A door card off the table stands as the upcard; a hole card off the table is an exposed
+    hole card (house 16.1 / RP-10-A): it is the upcard and the 3rd card goes down."""
+    irr = [Irregularity("off-table", "3rd", 1, 2), Irregularity("off-table", "3rd", 2, 0)]
+    sc = _script(rules, irr, actions={"3rd": [("fold", 3), ("fold", 4)]})
+    (e,), _ = run([sc])
+    offs = [a for a in e.alerts if a.code == "house-16.13"]
+    assert len(offs) == 2 and [hole_code in o.message for o in offs] == [False, True]
+    assert e.seat(1)["up"][0] == "9s" and e.seat(1)["down"][:2] == ["As", "Ah"]
+    assert e.seat(2)["up"][0] == "Ks" and e.seat(2)["down"][:2] == ["Kh", "8s"]
+    assert_table_matches(e)
+
+
+@pytest.mark.parametrize("next_acted, action", [(False, "return the bet"), (True, "the bet stands")])
+def test_house_16_6_wrong_bring_in(next_acted: bool, action: str) -> None:
+    """Seat 1 was named the low card and bet; seat 4 holds it (6s). The cards do not change."""
+    sc = _script("house", [Irregularity("wrong-bring-in", "3rd", 1, args={"next_acted": next_acted})])
+    (e,), _ = run([sc])
+    alert = next(a for a in e.alerts if a.code == "house-16.6")
+    assert action in alert.message.lower() and e.bring_in == 4
+    (plain,), _ = run([_script("house", [])])
+    for s in FOUR:
+        assert e.seat(s) == plain.seat(s)
+    assert_table_matches(e)
+
+
+@pytest.mark.parametrize("rules, cards, code, status", [
+    ("house", 8, "house-16.25", "dead"), ("house", 6, "house-16.26", "dead"), ("tda", 8, "house-16.25", "live")])
+def test_house_16_25_16_26_hand_with_too_many_or_too_few_cards(rules: str, cards: int, code: str,
+                                                                 status: str) -> None:
+    """The dealer counts seat 2's hand at the showdown: eight or more cards, or six or fewer, is a
+    dead hand (house); under TDA the floor decides (latched alert, the floor's acknowledgement)."""
+    sc = _script(rules, [Irregularity("card-count", "7th", 2, args={"cards": cards})], acks=(code,))
+    (e,), _ = run([sc])
+    alert = next(a for a in e.alerts if a.code == code)
+    assert alert.latched == (rules == "tda")
+    assert "card-count-mismatch" in e.codes()
+    assert e.seat(2)["status"] == status
+    assert len(e.seat(2)["down"]) == 3 and len(e.seat(2)["up"]) == 4
+    assert_table_matches(e)
+
+
+def test_misdeal_declared_by_the_dealer_ends_the_hand_and_the_next_starts_full() -> None:
+    sc = _script("tda", [Irregularity("misdeal", "4th", 3)])
+    hands, _ = run([sc, _plain()])
+    e, nxt = hands
+    assert e.misdeal == "misdeal" and "misdeal" in e.codes()
+    assert e.hand.stub_count() == 52 - 12 - 3 == len(e.picture.stub())  # burn, seats 1 and 2 on 4th
+    assert [len(e.seat(s)["up"]) for s in FOUR] == [2, 2, 1, 1]
+    assert nxt.misdeal is None and nxt.hand.stub_count() == 52 - 12 - 4 * 5
+    assert_table_matches(e)
+    assert_table_matches(nxt)
