@@ -120,7 +120,7 @@ class Hello:
     :param led_token: the token of the LED pattern it shows (0 = none since boot).
     :param readers: reader kinds fitted, from :data:`READERS`.
     :param firmware: firmware version text (UTF-8, at most 32 bytes).
-    :param serial: serial number text (UTF-8, at most 32 bytes).
+    :param serial: serial number text (UTF-8, 1..32 bytes; it identifies the shoe to the host).
     """
 
     seq: int
@@ -355,6 +355,7 @@ def _payload(msg: Message) -> bytes:
             _check(1 <= msg.first_seq <= msg.seq, "HELLO needs 1 <= first_seq <= seq")
             readers = _mask(msg.readers, READERS, "readers")
             _check(readers != 0, "a shoe has at least one reader")
+            _check(msg.serial != "", "a shoe's serial number is not empty")
             return (_HELLO.pack(msg.version, msg.version_min, msg.version_max, msg.boot_id, msg.first_seq,
                                 msg.epoch, msg.led_token, readers)
                     + _text(msg.firmware, "firmware") + _text(msg.serial, "serial"))
@@ -435,6 +436,7 @@ def _decode_payload(mtype: int, seq: int, p: bytes) -> Message:
         _check(1 <= first_seq <= seq, "HELLO needs 1 <= first_seq <= seq")
         names = _names(readers, READERS, "readers")
         _check(bool(names), "a shoe has at least one reader")
+        _check(serial != "", "a shoe's serial number is not empty")
         return Hello(seq, version, vmin, vmax, boot_id, first_seq, epoch, token, names, firmware, serial)
     if mtype == T_FAULT:
         _check(len(p) >= _FAULT.size + 1, f"FAULT payload is {len(p)} bytes, at least {_FAULT.size + 1}")

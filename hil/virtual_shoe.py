@@ -48,6 +48,11 @@ CARD_ACTIONS = ("unreadable", "double-pull", "duplicate", "foreign")
 FAULT_ACTIONS = ("misread", "jam", "cover-open", "reader-error")
 LINK_ACTIONS = ("unplug", "reboot")
 SCHEDULABLE = CARD_ACTIONS + FAULT_ACTIONS + LINK_ACTIONS
+_HB_FLAG = {FaultKind.COVER_OPEN: "cover_open", FaultKind.JAM: "jammed", FaultKind.READER_ERROR: "reader_error"}
+"""Fault conditions mirrored in the HEARTBEAT flags, by the flag's field name."""
+NO_HOST_LED = p.Led(0, 0, "degraded", ("amber",), "blink", 800, 800)
+"""What the shoe's LEDs show while no host talks to it (docs/protocol.md, LED): amber blinking
+800/800 ms, reported as LED token 0 (never sent on the wire)."""
 
 
 class EmptyShoeError(ShoeError, IndexError):
@@ -210,6 +215,9 @@ class VirtualShoe:
     :param record: keep :attr:`events` (every event sent, in order); a long soak turns it off
         and uses ``on_event``.
     :param on_event: called with each new event message (under the shoe's lock).
+    :param host_silence_s: seconds without a valid host frame after which the shoe's LEDs show
+        :data:`NO_HOST_LED` instead of the host's last pattern (protocol: 3 s).
+    :raises ValueError: an unknown transport, or a serial number that is empty or over 32 bytes.
     """
 
     FIRMWARE = "virtual-1.0"
@@ -222,9 +230,12 @@ class VirtualShoe:
                  host: str = "127.0.0.1", port: int = 0, serial: str = "VS-0001",
                  readers: Sequence[str] = ("rfid",), heartbeat_s: float = 0.5, resend_s: float = 0.3,
                  version_range: tuple[int, int] = (p.PROTOCOL_VERSION, p.PROTOCOL_VERSION),
-                 record: bool = True, on_event: Callable[[p.EventMsg], None] | None = None) -> None:
+                 record: bool = True, on_event: Callable[[p.EventMsg], None] | None = None,
+                 host_silence_s: float = 3.0) -> None:
         if transport not in ("pty", "tcp"):
             raise ValueError(f"transport must be 'pty' or 'tcp', not {transport!r}")
+        if not 1 <= len(serial.encode("utf-8")) <= p.MAX_STR:
+            raise ValueError(f"serial number {serial!r} must be 1..{p.MAX_STR} bytes of UTF-8")
         self.deck = deck if isinstance(deck, Deck) else Deck.seeded(seed) if deck is None else Deck(deck)
         self.transport = transport
         self.faults = faults if isinstance(faults, Faults) else Faults.parse(faults)
@@ -232,6 +243,8 @@ class VirtualShoe:
         self.readers = tuple(readers)
         self.heartbeat_s = heartbeat_s
         self.resend_s = resend_s
+        self.host_silence_s = host_silence_s
+        self._host_rx_at = time.monotonic()
         self.version_range = version_range
         self.record = record
         self.on_event = on_event
@@ -269,6 +282,7 @@ class VirtualShoe:
         self.dispense = 0
         self.epoch = 0
         self.led: p.Led | None = None
+        self._conditions: set[FaultKind] = set()
         self._seq_host = 0
         self._closed = False
         self._loaded: set[Card] = set(self.deck.cards())
@@ -423,9 +437,16 @@ class VirtualShoe:
             self.dispense = 0
 
     def inject_fault(self, kind: FaultKind | str, *, cleared: bool = False, detail: str = "") -> int:
-        """Report a fault (or its clearing); returns the event's sequence number."""
+        """Report a fault (or its clearing); returns the event's sequence number. Jam, cover open
+        and reader error stay set in the HEARTBEAT flags from their report until their clearing."""
         with self._lock:
-            return self._event(p.FaultMsg(0, FaultKind(kind), cleared, detail))
+            kind = FaultKind(kind)
+            if kind in _HB_FLAG:
+                if cleared:
+                    self._conditions.discard(kind)
+                else:
+                    self._conditions.add(kind)
+            return self._event(p.FaultMsg(0, kind, cleared, detail))
 
     def press(self, button: int = 1) -> int:
         """Press shoe button ``button`` (1..255); returns the event's sequence number."""
@@ -513,6 +534,7 @@ class VirtualShoe:
             os.symlink(f"/proc/{os.getpid()}/fd/{slave}", tmp)
             os.replace(tmp, self.link_path)
         self._plugged = True
+        self._host_rx_at = time.monotonic()
         self._decoder.reset()
         self._wake()
 
@@ -592,8 +614,10 @@ class VirtualShoe:
                                   self.readers, self.FIRMWARE, self.serial)))
 
     def _heartbeat(self) -> None:
+        flags = {_HB_FLAG[kind]: True for kind in self._conditions}
         self._tx(p.encode(p.Heartbeat(self.next_seq, self.dispense, self.epoch,
-                                      self.led.token if self.led else 0, unacked=min(len(self._unacked), 0xFFFF))))
+                                      self.led.token if self.led else 0, unacked=min(len(self._unacked), 0xFFFF),
+                                      **flags)))
 
     def _resend_from(self, want: int, now: float, limit: int = 512) -> None:
         sent = 0
@@ -693,12 +717,16 @@ class VirtualShoe:
                 if data:
                     for msg in self._decoder.feed(self._noise_in.apply(data)):
                         self.host_frames += 1
+                        self._host_rx_at = now
                         self._on_host(msg, now)
                     self.host_bad_frames = self._decoder.stats.bad_frames
                 if self._replug_at is not None and now >= self._replug_at:
                     self._replug_at = None
                     self._plug()
                     self._send_hello(self.version_range[1])
+                if now - self._host_rx_at >= self.host_silence_s and self.led is not NO_HOST_LED:
+                    self.led = NO_HOST_LED  # no host: a stale "deal" light must not stay on
+                    self._next_hb = now
                 if now >= self._next_hb:
                     self._next_hb = now + self.heartbeat_s
                     self._heartbeat()

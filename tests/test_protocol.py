@@ -146,7 +146,8 @@ def hellos(draw: st.DrawFn) -> p.Hello:
     seq = draw(seq1)
     return p.Hello(seq, version, vmin, vmax, draw(st.integers(1, p.SEQ_MAX)), draw(st.integers(1, seq)),
                    draw(st.integers(0, 0xFFFF)), draw(st.integers(0, 255)),
-                   draw(st.sampled_from([("rfid",), ("optical",), ("rfid", "optical")])), draw(text), draw(text))
+                   draw(st.sampled_from([("rfid",), ("optical",), ("rfid", "optical")])), draw(text),
+                   draw(text.filter(bool)))
 
 
 @st.composite
@@ -258,6 +259,19 @@ def test_card_payload_out_of_range_is_a_message_error(payload: bytes, why: str) 
     data = bytes([p.T_CARD]) + (9).to_bytes(4, "big") + payload
     with pytest.raises(MessageError):
         p.decode_body(data + p.crc32(data).to_bytes(4, "big"))
+
+
+def test_a_hello_without_serial_number_is_refused_both_ways() -> None:
+    """docs/protocol.md section 4: the serial number (1..32 bytes) identifies the shoe."""
+    hello = p.Hello(5, 1, 1, 1, 9, 5, 0, 0, ("rfid",), "fw", "")
+    with pytest.raises(MessageError, match="serial"):
+        p.encode(hello)
+    data = bytes([p.T_HELLO]) + (5).to_bytes(4, "big") + bytes([1, 1, 1, 0, 0, 0, 9, 0, 0, 0, 5, 0, 0, 0, 1]) \
+        + b"\x02fw\x00"
+    with pytest.raises(MessageError, match="serial"):
+        p.decode_body(data + p.crc32(data).to_bytes(4, "big"))
+    ok = data[:-1] + b"\x01S"
+    assert p.decode_body(ok + p.crc32(ok).to_bytes(4, "big")) == p.Hello(5, 1, 1, 1, 9, 5, 0, 0, ("rfid",), "fw", "S")
 
 
 def test_errors_are_also_builtin_value_errors() -> None:

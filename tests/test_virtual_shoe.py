@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import os
+import queue
 import random
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from drivers import protocol as p
 from drivers.exc import FaultSpecError
+from drivers.shoe import ShoeLink
 from hil.deck import Deck, DeckError
-from hil.virtual_shoe import EmptyShoeError, Faults, VirtualShoe, _Noise
+from hil.virtual_shoe import NO_HOST_LED, EmptyShoeError, Faults, VirtualShoe, _Noise
 from shoe_ctl.rules.cards import Card, full_deck, parse_cards
 
 SHARED = Path(os.environ.get("SHOE_CTL_SHARED", Path(__file__).resolve().parents[1].parent / "shared"))
@@ -81,3 +85,51 @@ def test_empty_shoe_and_pty_link(tmp_path: Path) -> None:
             shoe.pull()
         assert shoe.events[-1] == p.CardMsg(1, Card.parse("2c"), "rfid", 1, 0)
     assert not os.path.lexists(link)
+
+
+def _until(cond: Callable[[], bool], timeout: float = 5.0) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if cond():
+            return True
+        time.sleep(0.01)
+    return cond()
+
+
+def test_leds_fall_back_to_the_no_host_pattern_when_the_host_goes_silent() -> None:
+    """docs/protocol.md, LED: no valid host frame for the silence time -> the shoe's own no-host
+    pattern, reported as token 0, so the host's last "deal" light does not stay on."""
+    with VirtualShoe(host_silence_s=1.0) as shoe:
+        with ShoeLink(shoe.url, queue.Queue(), auto_ack=True) as link:
+            link.wait_connected()
+            link.send_leds("deal")
+            assert _until(lambda: shoe.led is not None and shoe.led.signal == "deal")
+            time.sleep(1.5)  # the host acks at least every 0.5 s: its pattern stays
+            assert shoe.led is not None and shoe.led.signal == "deal"
+        assert _until(lambda: shoe.led is NO_HOST_LED, 3.0)
+        with ShoeLink(shoe.url, queue.Queue(), auto_ack=True) as link:
+            assert link.wait_connected().serial == "VS-0001"
+            assert _until(lambda: link.shoe_state is not None and link.shoe_state.led_token == 0)
+            link.send_leds("stop")
+            assert _until(lambda: shoe.led is not None and shoe.led.signal == "stop")
+
+
+@pytest.mark.parametrize("serial", ["", "S" * 33])
+def test_a_virtual_shoe_needs_a_serial_number_the_protocol_can_carry(serial: str) -> None:
+    with pytest.raises(ValueError, match="serial"):
+        VirtualShoe(serial=serial)
+
+
+def test_heartbeat_flags_mirror_the_open_fault_conditions() -> None:
+    """docs/protocol.md, HEARTBEAT: flags = the conditions of FAULT kinds 4, 2, 5 as they are now."""
+    with VirtualShoe(heartbeat_s=0.05) as shoe, ShoeLink(shoe.url, queue.Queue(), auto_ack=True) as link:
+        link.wait_connected()
+        shoe.inject_fault("jam")
+        shoe.inject_fault("misread")  # not a condition the heartbeat carries
+        assert _until(lambda: link.shoe_state is not None and link.shoe_state.jammed)
+        state = link.shoe_state
+        assert state is not None and not state.cover_open and not state.reader_error
+        shoe.inject_fault("jam", cleared=True)
+        shoe.inject_fault("cover-open")
+        assert _until(lambda: link.shoe_state is not None and link.shoe_state.cover_open
+                      and not link.shoe_state.jammed)
