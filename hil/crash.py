@@ -218,15 +218,27 @@ class _Marker(threading.Event):
 
 class CrashDealer(SimulatedDealer):
     """The simulated dealer with what a restart needs: :meth:`quiesce` (everything already
-    received acted on) and a resync that applies to the first instruction after a reconnect only
-    (the instruction the restarted service shows again), not to a later repeat."""
+    received acted on), and a resync that ends with the first thing the dealer does after the
+    reconnect. Instructions the dealer has already carried out and that need no input again (a
+    card already pulled, whose read the shoe is resending) leave it pending; the first instruction
+    that does need the dealer (a new card, or inputs the service never got) uses it up, so a later
+    repeat in the normal course of a hand is not answered twice.
+
+    :param actions: a callable giving the number of pulls and inputs so far.
+    """
+
+    def __init__(self, *args: Any, actions: Callable[[], int], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._actions = actions
 
     def act(self, ins: Instruction) -> None:
         if isinstance(ins, _Marker):
             ins.set()
             return
+        before = self._actions()
         super().act(ins)
-        self._resync = False
+        if self._actions() != before:
+            self._resync = False
 
     def quiesce(self, timeout: float = 10.0) -> bool:
         """Wait until every instruction received so far has been acted on."""
@@ -238,12 +250,14 @@ class CrashDealer(SimulatedDealer):
 class _CountingShoe:
     """The dealer's shoe: pulls and reloads the virtual shoe, counting each pull as an action."""
 
-    def __init__(self, shoe: VirtualShoe, on_action: Callable[[], None]) -> None:
+    def __init__(self, shoe: VirtualShoe, on_action: Callable[[], None], trace: list[list[Any]]) -> None:
         self.shoe = shoe
         self.on_action = on_action
+        self.trace = trace
 
     def pull(self) -> Card | None:
         card = self.shoe.pull()
+        self.trace.append([time.monotonic(), "pull", card_text(card)])
         self.on_action()
         return card
 
@@ -317,11 +331,13 @@ class CrashRun:
 
         rewinds = 0
         first_after_restart = threading.Event()
+        trace: list[list[Any]] = []  # what happened when, kept with --workdir for diagnosis
 
         def on_command(cmd: Any) -> None:
             nonlocal rewinds
             if isinstance(cmd, Instruction):
                 key = (cmd.signal.value, cmd.seat, cmd.face, cmd.street, cmd.card_no)
+                trace.append([time.monotonic(), "signal", proc.starts, *key])
                 if first_after_restart.is_set():
                     first_after_restart.clear()
                     if len(signals) >= 2 and signals[-1] != key and signals[-2] == key:
@@ -336,14 +352,17 @@ class CrashRun:
         client = DealerClient(sock, on_command)
 
         def post(ev: DealerInput) -> None:
+            trace.append([time.monotonic(), "input", ev.action.value, ev.seat, client.up])
             client.post(ev)
             on_action()
 
-        dealer = CrashDealer(_CountingShoe(shoe, on_action), post, self.hands, seed=self.seed, auto_ack=True)
+        dealer = CrashDealer(_CountingShoe(shoe, on_action, trace), post, self.hands, seed=self.seed, auto_ack=True,
+                             actions=lambda: actions)
 
         def restart() -> None:
             nonlocal kills
             client.down()
+            trace.append([time.monotonic(), "kill", actions])
             proc.kill()
             kills += 1
             client.wait_reader()
@@ -351,7 +370,9 @@ class CrashRun:
                 raise RuntimeError("the dealer did not settle after a kill")
             proc.start()
             first_after_restart.set()
+            trace.append([time.monotonic(), "restart"])
             client.connect(30.0, proc.alive, dealer.resync)
+            trace.append([time.monotonic(), "connected"])
             if self.progress is not None:
                 print(f"{self.name}: kill {kills} after action {actions} (signal {len(signals)})",
                       file=self.progress, flush=True)
@@ -406,6 +427,9 @@ class CrashRun:
         with open(self.workdir / f"{self.name}.signals.jsonl", "w") as f:
             for key in signals:
                 f.write(json.dumps(key) + "\n")
+        with open(self.workdir / f"{self.name}.trace.jsonl", "w") as f:
+            for entry in sorted(trace, key=lambda e: float(e[0])):
+                f.write(json.dumps(entry) + "\n")
         return RunRecord(journal, log, actions, kills, max(proc.starts - 1, 0), time.monotonic() - t0,
                          list(dealer.history), signals, shoe_cards, client.dropped, rewinds,
                          "; ".join(error) or None)
