@@ -347,7 +347,7 @@ def test_house_16_13_card_off_the_table_is_an_exposed_card(rules: str, hole_code
     sc = _script(rules, irr, actions={"3rd": [("fold", 3), ("fold", 4)]})
     (e,), _ = run([sc])
     offs = [a for a in e.alerts if a.code == "house-16.13"]
-    assert len(offs) == 2 and [hole_code in o.message for o in offs] == [True, False]  # hole card first
+    assert len(offs) == 2 and [f", {hole_code})" in o.message for o in offs] == [True, False]  # hole card first
     assert e.seat(1)["up"][0] == "9s" and e.seat(1)["down"][:2] == ["As", "Ah"]
     assert e.seat(2)["up"][0] == "Ks" and e.seat(2)["down"][:2] == ["Kh", "8s"]
     assert_table_matches(e)
