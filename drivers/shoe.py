@@ -240,6 +240,10 @@ class ShoeLink:
                 raise ValueError(f"cannot ack seq {seq}: only {delivered} delivered")
             if seq > self._acked:
                 self._acked = seq
+                if self._hello is not None and self._expected is not None:
+                    # at once, from the caller's thread: the reader thread would send it only when
+                    # it next wakes (a frame from the shoe, or its read timeout)
+                    self._send_ack(time.monotonic())
 
     def send_leds(self, pattern: Mapping[str, Any] | str) -> None:
         """Show ``pattern`` on the shoe's own LEDs. ``pattern`` is a signal name (``"deal"``)
