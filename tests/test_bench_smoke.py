@@ -1,0 +1,48 @@
+"""Smoke test of the benchmark entry point: ``python -m bench --quick --json`` runs end to end and
+emits every key ``docs/performance.md`` documents. No timing is asserted (figures of a reduced run
+on a shared machine mean nothing); only the shape and the internal consistency of the report."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("SHOE_CTL_SHARED") or ROOT.parent / "shared")
+
+KEYS = {
+    "latency_us", "latency_parts_us", "latency_cards", "journal_sync", "wire_us", "card_frame_bytes",
+    "replay_direct_hands_per_s", "replay_full_hands_per_s", "pokerkit_hands_per_s", "pokerkit_hands",
+    "ratio_direct_vs_pokerkit", "soak_cards_per_s", "rss_mb", "ready_s", "machine", "targets",
+}
+
+
+@pytest.mark.skipif(not (SHARED / "data" / "stud" / "phh").is_dir(), reason="no shared PHH data")
+def test_bench_quick_json_emits_every_key() -> None:
+    """The quick bench prints one JSON line with latency, wire time, replays, pokerkit, soak,
+    service footprint and the machine; the figures are consistent with each other."""
+    pytest.importorskip("pokerkit")
+    out = subprocess.run([sys.executable, "-m", "bench", "--quick", "--json"], cwd=ROOT, capture_output=True,
+                         text=True, timeout=180)
+    assert out.returncode == 0, out.stderr[-2000:]
+    lines = [ln for ln in out.stdout.splitlines() if ln.strip()]
+    assert len(lines) == 1, out.stdout[-2000:]
+    r = json.loads(lines[0])
+    assert KEYS <= r.keys(), KEYS - r.keys()
+    lat = r["latency_us"]
+    assert 0 < lat["p50"] <= lat["p99"] <= lat["max"]
+    assert r["latency_cards"] >= 300 and r["journal_sync"] == "FULL"
+    assert r["wire_us"] == pytest.approx(r["card_frame_bytes"] * 10 / 115200 * 1e6, abs=0.1)
+    assert r["pokerkit_hands"] > 0 and r["replay_full_hands_per_s"] > 0 and r["soak_cards_per_s"] > 0
+    assert r["ratio_direct_vs_pokerkit"] == pytest.approx(
+        r["replay_direct_common_hands_per_s"] / r["pokerkit_hands_per_s"], rel=0.02)
+    assert r["rss_mb"] > 10 and r["ready_s"] > 0
+    assert {"python", "cpu_count", "versions"} <= r["machine"].keys()
+    assert r["machine"]["versions"]["transitions"] and r["machine"]["versions"]["pyserial"]
+    assert set(r["targets"]) == {"latency p99 (us)", "direct replay / pokerkit", "soak (cards/s)",
+                                 "service RSS (MiB)", "service ready (s)"}
