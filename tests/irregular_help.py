@@ -79,8 +79,9 @@ class Snap:
 
 
 def run(scripts: list[HandScript], *, wire: bool = False, faults: str | None = None, seed: int = 3,
-        timeout: float = 30.0) -> tuple[list[Ended], SimulatedDealer]:
-    """Deal ``scripts``; each :class:`Ended` gets the dealer's physical picture of its hand."""
+        timeout: float = 30.0, log: list[Any] | None = None) -> tuple[list[Ended], SimulatedDealer]:
+    """Deal ``scripts``; each :class:`Ended` gets the dealer's physical picture of its hand.
+    ``log`` (direct runs): receives every event handled, in order (what a journal keeps)."""
     machine = Dealing(PROFILES, default_rules="tda")
     snap = Snap(machine)
     if not wire:
@@ -97,7 +98,10 @@ def run(scripts: list[HandScript], *, wire: bool = False, faults: str | None = N
         deliver(machine.start())
         n = 0
         while events and not dealer.stalled:
-            deliver(machine.handle(events.popleft()))
+            ev = events.popleft()
+            if log is not None:
+                log.append(ev)
+            deliver(machine.handle(ev))
             n += 1
             assert n < 100_000
     else:

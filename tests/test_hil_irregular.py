@@ -392,3 +392,99 @@ def test_misdeal_declared_by_the_dealer_ends_the_hand_and_the_next_starts_full()
     assert nxt.misdeal is None and nxt.hand.stub_count() == 52 - 12 - 4 * 5
     assert_table_matches(e)
     assert_table_matches(nxt)
+
+
+# --------------------------------------------------------------------------- undo, determinism
+
+
+def test_undo_of_a_mistaken_fold_and_an_undo_refused_after_a_card_left() -> None:
+    """A fold reported by mistake on 4th is undone (the seat plays on to the showdown with seven
+    cards); an undo asked on 5th after its burn has left the shoe is refused and changes nothing."""
+    irr = [Irregularity("undo", "4th", 2, args={"at": "betting"}), Irregularity("undo", "5th", args={"at": "deal"})]
+    sc = _script("tda", irr)
+    (e,), _ = run([sc])
+    codes = e.codes()
+    assert codes.count("undo") == 1 and codes.count("undo-refused") == 1
+    refused = next(a.message for a in e.alerts if a.code == "undo-refused")
+    assert "a card has left the shoe" in refused
+    assert e.seat(2)["status"] == "live" and len(e.seat(2)["down"]) == 3 and len(e.seat(2)["up"]) == 4
+    assert e.hand.stub_count() == 52 - 12 - 4 * 5
+    assert_table_matches(e)
+
+
+def test_undo_of_an_exposure_restores_the_plan_and_refuses_what_cannot_be_undone() -> None:
+    from shoe_ctl.events import CardRead, DealerAction, DealerInput, Signal
+    from shoe_ctl.machine import Dealing
+
+    m = Dealing(PROFILES)
+    m.start()
+    m.handle(DealerInput(DealerAction.NEW_HAND, args={"seats": [1, 2, 3]}))
+    cards = deck(THIRD)
+    for k in range(2):
+        m.handle(CardRead(k + 1, cards[k], "rfid", k + 1))
+    before = (m.public_state(), m.instruction())
+    out = m.handle(DealerInput(DealerAction.EXPOSED_CARD, 2, {"which": 0}))
+    assert [a.code for a in out if hasattr(a, "code")] == ["RP-10-A"]
+    assert m.hand is not None and m.hand.seats[1].up == [cards[1]]
+    out = m.handle(DealerInput(DealerAction.UNDO))
+    assert [a.code for a in out if hasattr(a, "code")] == ["undo"]
+    assert m.hand.seats[1].up == [] and m.hand.seats[1].down == [cards[1]]
+    assert (m.public_state()["seats"], m.instruction()) == (before[0]["seats"], before[1])
+    out = m.handle(DealerInput(DealerAction.UNDO))
+    assert [a.code for a in out if hasattr(a, "code")] == ["undo-refused"]
+    m.handle(DealerInput(DealerAction.ACK_ALERT))
+    out = m.handle(DealerInput(DealerAction.UNDO))
+    msg = [a.message for a in out if hasattr(a, "code")]
+    assert len(msg) == 1 and "ack-alert" in msg[0] and m.instruction().signal is Signal.DEAL
+
+
+def test_irregular_hands_rebuild_exactly_from_their_events() -> None:
+    """Every event of hands full of irregularities (undo included), replayed into a fresh machine,
+    gives the same public state, the same record of every seat and the same alerts."""
+    from shoe_ctl.machine import Dealing
+    from shoe_ctl.rules.cards import card_text
+
+    scripts = [
+        _script("tda", [Irregularity("expose", "3rd", 3, 0), Irregularity("undo", "4th", 2, args={"at": "betting"})]),
+        _script("house", [Irregularity("premature", "4th", count=3), Irregularity("burn-two", "6th")]),
+        _script("tda", [Irregularity("premature", "3rd", count=2), Irregularity("expose", "7th", 1)]),
+        _script("house", [Irregularity("absent", "3rd", 4), Irregularity("no-burn", "5th", count=2)]),
+    ]
+    log: list = []
+    hands, _ = run(scripts, log=log)
+    assert len(hands) == 4
+    first = Dealing(PROFILES)
+    second = Dealing(PROFILES)
+    out1 = [c for ev in log for c in first.handle(ev)]
+    out2 = [c for ev in log for c in second.handle(ev)]
+    assert out1 == out2
+    assert first.public_state() == second.public_state()
+    assert first.hand is not None and second.hand is not None
+    live = hands[-1]  # the machine that dealt the hands, at the last hand's end
+    for s in first.hand.seats:
+        assert {"down": [card_text(c) for c in s.down], "up": [card_text(c) for c in s.up],
+                "status": s.status} == live.seat(s.seat)
+    assert first.hand.stub_count() == live.hand.stub_count()
+    assert first.alerts == second.alerts and first.hand.stub_count() == second.hand.stub_count()
+    assert [h.codes() for h in hands][1].count("house-16.16") == 1
+
+
+# --------------------------------------------------------------------------- shoe faults mid-hand
+
+
+def test_shoe_faults_mid_hand_unreadable_double_pull_jam_counted_right_wire() -> None:
+    """On the wire: an unreadable card (counted, identity unknown, dealt where the plan says), a
+    double pull (both cards read and counted; the dealer puts the second where the next
+    instruction says) and a jam (the dealer waits for the shoe): every seat holds what the dealer
+    put there and the stub is right."""
+    sc = _script("house", [])
+    (e,), dealer = run([sc], wire=True, faults="unreadable-at=5,double-pull-at=14,jam-at=20")
+    codes = e.codes()
+    assert "unreadable-card" in codes and "shoe-double-pull" in codes and "shoe-jam" in codes
+    assert sum(1 for s in e.hand.seats for c in s.down + s.up if c is None) == 1
+    assert e.seat(1)["down"][1] == "??"  # the 5th card: seat 1's second hole card
+    for s in FOUR:
+        assert len(e.seat(s)["down"]) == 3 and len(e.seat(s)["up"]) == 4
+    assert e.hand.stub_count() == 52 - 12 - 4 * 5
+    assert_table_matches(e, unknown=True)
+    assert dealer.stats.pulls == 12 + 4 * 5 - 1  # 32 cards left the shoe in 31 pulls
