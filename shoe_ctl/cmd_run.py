@@ -2,7 +2,7 @@
 
     shoe-ctl run [--shoe URL|sim] [--rules tda|house] [--game stud|stud8|razz] [--seats 1-8]
                  [--hands PATH] [--pace SECONDS] [--exit-when-done] [--display HOST:PORT|off]
-                 [--config PATH] [--seed N] [--count N] [--journal PATH]
+                 [--config PATH] [--seed N] [--count N] [--journal PATH] [--dealer-socket PATH]
 
 With no arguments it runs on the built-in virtual shoe (a real pty, the same protocol and
 ``ShoeLink`` as a real shoe) with the simulated dealer dealing seeded random hands at a watchable
@@ -15,7 +15,14 @@ dealer reports through the display and buttons. ``--journal PATH`` appends every
 SQLite journal before the shoe's card is acked; at start-up the events since the last finished
 hand are replayed into the machine (``shoe_ctl.service.recovery``) and the link resumes after the
 last journaled shoe sequence, so an open hand goes on where it stopped (with a real shoe; the
-built-in virtual shoe starts afresh, so with ``sim`` an open hand is closed as abandoned).
+built-in virtual shoe starts afresh, so with ``sim`` an open hand is closed as abandoned); the
+resumed machine numbers hands on from the journal. ``--dealer-socket PATH`` offers the command
+stream and takes dealer inputs on a local Unix socket (:mod:`shoe_ctl.service.dealer_port`; the
+simulated dealer of ``shoe-ctl hil crash`` uses it).
+
+Under systemd (``Type=notify``, :mod:`shoe_ctl.service.notify`) the service sends ``READY=1`` once
+the shoe's handshake is done, ``WATCHDOG=1`` every half ``WatchdogSec`` from the controller's own
+thread (a wedged controller stops pinging and is restarted), and ``STOPPING=1`` when it stops.
 
 Exit status: 0 after a clean stop, 1 when the simulated dealer stalled (``--exit-when-done``),
 2 for a bad option or configuration.
