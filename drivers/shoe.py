@@ -272,7 +272,7 @@ class ShoeLink:
             if self._closed:
                 raise LinkClosedError("the shoe link is closed")
             self._led = spec
-            self._led_token = self._led_token % 255 + 1
+            self._led_token = self._new_led_token(self._led_token)
             if self._hello is None:
                 raise NotConnectedError(f"shoe at {self.url} not connected; LED pattern kept for later")
             self._send_led()
@@ -347,6 +347,14 @@ class ShoeLink:
             log.debug("write failed: %s", exc)
             return
         self._stats.frames_out += 1
+
+    def _new_led_token(self, after: int) -> int:
+        """The token after ``after`` (1..255, wrapping) that differs from the one the shoe shows:
+        a pattern whose LED frame is lost must never look shown (protocol, LED)."""
+        token = after % 255 + 1
+        if token == self._shoe_led_token:
+            token = token % 255 + 1
+        return token
 
     def _send_led(self) -> None:
         if self._led is not None:
@@ -535,7 +543,7 @@ class ShoeLink:
                 self._send(p.ResetCounter(self._next_host_seq(), self._reset_target))
         if self._led is not None and hello.led_token != self._led_token:
             if hello.led_token == 0 or prev is None or prev.boot_id != hello.boot_id:
-                self._led_token = hello.led_token % 255 + 1
+                self._led_token = self._new_led_token(hello.led_token)
             self._send_led()
         self._send_ack(now)
         if first or notes:

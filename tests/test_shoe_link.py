@@ -118,3 +118,42 @@ def test_send_leds_validates_in_the_callers_thread() -> None:
         link.send_leds("deal")  # valid, kept for later, but no shoe now
     link.close()
     link.close()
+
+
+def test_a_new_host_never_reuses_the_led_token_the_shoe_shows() -> None:
+    """docs/protocol.md, LED: the token says which pattern is shown. A restarted host counts its
+    tokens from 1 again; if it picked the token the shoe still shows (the previous host's
+    pattern), a lost LED frame would look shown and the old pattern would stay on."""
+    from hil.virtual_shoe import VirtualShoe
+
+    with VirtualShoe() as shoe:
+        with ShoeLink(shoe.url, queue.Queue(), auto_ack=True) as first:
+            first.wait_connected()
+            first.send_leds("stop")
+            assert _until(lambda: first.shoe_state is not None and first.shoe_state.led_token == 1)
+        shown = shoe.led
+        assert shown is not None and shown.signal == "stop"
+        real_on_host = shoe._on_host
+        lose_leds = [True]
+
+        def on_host(msg: p.Message, now: float) -> None:  # the line eats LED frames for a while
+            if not (isinstance(msg, p.Led) and lose_leds[0]):
+                real_on_host(msg, now)
+
+        shoe._on_host = on_host  # type: ignore[method-assign]
+        with ShoeLink(shoe.url, queue.Queue(), auto_ack=True) as second:
+            second.wait_connected()
+            second.send_leds("deal")
+            time.sleep(0.5)
+            assert shoe.led is shown  # nothing got through yet
+            lose_leds[0] = False
+            assert _until(lambda: shoe.led is not None and shoe.led.signal == "deal", 3.0)
+
+
+def _until(cond: Any, timeout: float = 5.0) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if cond():
+            return True
+        time.sleep(0.01)
+    return bool(cond())
