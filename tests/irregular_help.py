@@ -79,7 +79,8 @@ class Snap:
 
 
 def run(scripts: list[HandScript], *, wire: bool = False, faults: str | None = None, seed: int = 3,
-        timeout: float = 30.0, log: list[Any] | None = None) -> tuple[list[Ended], SimulatedDealer]:
+        timeout: float = 30.0, log: list[Any] | None = None,
+        sinks: tuple[Any, ...] = ()) -> tuple[list[Ended], SimulatedDealer]:
     """Deal ``scripts``; each :class:`Ended` gets the dealer's physical picture of its hand.
     ``log`` (direct runs): receives every event handled, in order (what a journal keeps)."""
     machine = Dealing(PROFILES, default_rules="tda")
@@ -88,11 +89,11 @@ def run(scripts: list[HandScript], *, wire: bool = False, faults: str | None = N
         events: collections.deque[Any] = collections.deque()
         shoe = DirectShoe(events.append)
         dealer = SimulatedDealer(shoe, events.append, scripts, seed=seed, threaded=False)
-        sinks: list[Any] = [snap, dealer]
+        all_sinks: list[Any] = [snap, *sinks, dealer]
 
         def deliver(cmds: list[Any]) -> None:
             for cmd in cmds:
-                for s in sinks:
+                for s in all_sinks:
                     s.handle(cmd)
 
         deliver(machine.start())
@@ -118,6 +119,8 @@ def run(scripts: list[HandScript], *, wire: bool = False, faults: str | None = N
             controller.link = link
             dealer = SimulatedDealer(vshoe, controller.post, scripts, seed=seed)
             controller.add_sink(snap)
+            for extra in sinks:
+                controller.add_sink(extra)
             controller.add_sink(ShoeCommandSink(link))
             with link:
                 _wait_connected(controller, link)

@@ -488,3 +488,53 @@ def test_shoe_faults_mid_hand_unreadable_double_pull_jam_counted_right_wire() ->
     assert e.hand.stub_count() == 52 - 12 - 4 * 5
     assert_table_matches(e, unknown=True)
     assert dealer.stats.pulls == 12 + 4 * 5 - 1  # 32 cards left the shoe in 31 pulls
+
+
+# --------------------------------------------------------------------------- hole-card embargo
+
+
+def test_embargo_exposed_cards_public_other_downcards_never_before_showdown(caplog: pytest.LogCaptureFixture) -> None:
+    """An exposed hole card (RP-10-A, house 16.2) and an exposed 7th card that stands (house 16.22)
+    are upcards from then on and show; no other downcard (the RP-10-B replacement included) reaches
+    the display, an alert or an INFO log before the showdown."""
+    import json
+    import logging
+
+    from shoe_ctl.events import Alert, DisplayUpdate
+
+    class Watch:
+        def __init__(self) -> None:
+            self.by_hand: dict[int, list[str]] = {}
+            self.hand = 0
+
+        def handle(self, c: object) -> None:
+            if isinstance(c, DisplayUpdate):
+                if c.state.get("hand") is not None and c.state.get("state") not in ("hand_showdown", "idle"):
+                    self.hand = c.state["hand"]
+                    self.by_hand.setdefault(self.hand, []).append(json.dumps(c.state))
+            elif isinstance(c, Alert):
+                self.by_hand.setdefault(self.hand, []).append(c.message + " " + " ".join(c.moves))
+
+        def close(self) -> None:
+            return None
+
+    watch = Watch()
+    scripts = [_script("tda", [Irregularity("expose", "3rd", 3, 0), Irregularity("expose", "7th", 1)],
+                       actions={"3rd": [("fold", 4)]}),
+               _script("house", [Irregularity("expose-both", "3rd", 2, 0), Irregularity("expose", "7th", 3)])]
+    with caplog.at_level(logging.INFO):
+        hands, _ = run(scripts, sinks=(watch,))
+    logs = " ".join(r.getMessage() for r in caplog.records if r.levelno >= logging.INFO)
+    shown = [watch.by_hand[k] for k in sorted(watch.by_hand) if k]
+    assert len(hands) == 2 and len(shown) >= 2
+    for e, texts in zip(hands, shown, strict=False):
+        blob = " ".join(texts)
+        downs = [c for s in e.hand.seats for c in s.down if c is not None]
+        assert downs
+        for c in downs:
+            assert f'"{c}"' not in blob and f" {c} " not in f" {logs} ", c
+        for s in e.hand.seats:  # exposed cards are upcards now, and public
+            for c in s.up:
+                assert f'"{c}"' in blob
+    out = hands[0].hand.dead_cards  # RP-10-B: the exposed card left play; the seat's new card is hidden
+    assert len(out) == 1 and out[0] not in hands[0].hand.seats[0].down
