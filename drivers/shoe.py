@@ -519,6 +519,17 @@ class ShoeLink:
             self._expected = hello.first_seq
             self._acked = 0
             self._pending.clear()
+        elif hello.seq < self._expected:
+            # its next sequence is below what was already received: the shoe lost its
+            # non-volatile counter and reuses old numbers; they are new events, not duplicates
+            notes.append(f"shoe's sequence numbers went back (next {hello.seq}, host had received up to "
+                         f"{self._expected - 1}): its counter was reset; starting over from {hello.first_seq}, "
+                         "events it held may be lost")
+            log.warning("shoe %s: sequence went back from %d to %d", hello.serial, self._expected, hello.seq)
+            self._stats.gaps += 1
+            self._expected = hello.first_seq
+            self._acked = 0
+            self._pending.clear()
         elif hello.first_seq > self._expected:
             gap_from = self._expected
         if prev is not None and prev.serial == hello.serial and prev.boot_id != hello.boot_id:

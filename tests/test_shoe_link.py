@@ -157,3 +157,28 @@ def _until(cond: Any, timeout: float = 5.0) -> bool:
             return True
         time.sleep(0.01)
     return bool(cond())
+
+
+def test_a_shoe_whose_sequence_went_back_is_started_over_not_dropped_as_duplicates() -> None:
+    """docs/protocol.md section 6: a HELLO whose next sequence is below what the host already
+    received comes from a shoe that lost its non-volatile counter. Its new events reuse old
+    numbers; taken for duplicates they would be real cards silently dropped."""
+    from hil.virtual_shoe import VirtualShoe
+
+    events: queue.Queue[Any] = queue.Queue()
+    with VirtualShoe() as shoe, ShoeLink(shoe.url, events, auto_ack=True) as link:
+        link.wait_connected()
+        first = [shoe.pull() for _ in range(3)]
+        got = [take(events, CardRead).card for _ in range(3)]
+        assert got == first
+        assert shoe.wait_acked()
+        with shoe._lock:
+            shoe.next_seq = 1  # the counter in non-volatile memory was lost
+            shoe.reboot(lose_unacked=True)
+        note = take(events, LinkChanged)
+        while "went back" not in note.detail:
+            note = take(events, LinkChanged)
+        assert note.status == LinkStatus.CONNECTED and "next 1, host had received up to 3" in note.detail
+        again = [shoe.pull() for _ in range(2)]
+        reads = [take(events, CardRead) for _ in range(2)]
+        assert [r.card for r in reads] == again and [r.seq for r in reads] == [1, 2]
