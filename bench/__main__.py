@@ -179,16 +179,20 @@ class _TimedJournal:
 
 
 class _IdleShoe:
-    """The virtual shoe as the simulated dealer sees it: each pull first waits until the shoe has
-    every earlier card acked (journaled) and then ``settle_s`` more, as a dealer pulling a card every
-    half second finds the service idle; ``settle_s`` < 0 pulls at once (the service loaded)."""
+    """The virtual shoe as the simulated dealer sees it: each pull first waits until the service is
+    idle — every earlier card acked (journaled) and every dealer input handled — and then
+    ``settle_s`` more, as a dealer pulling a card every half second finds it; ``settle_s`` < 0 pulls
+    at once (the service loaded)."""
 
-    def __init__(self, shoe: Any, settle_s: float) -> None:
+    def __init__(self, shoe: Any, settle_s: float, controller: Any = None) -> None:
         self.shoe = shoe
         self.settle_s = settle_s
+        self.controller = controller
 
     def pull(self) -> Any:
         if self.settle_s >= 0:
+            if self.controller is not None:
+                self.controller.wait_idle(5.0)
             end = time.monotonic() + 5.0
             while self.shoe.unacked_count() and time.monotonic() < end:
                 time.sleep(0.0001)
@@ -273,7 +277,7 @@ def bench_latency(cards: int, *, pace_s: float, seed: int = 7, sync: str = "FULL
                     done.set()
 
         controller.on_handled = on_handled
-        dealer = SimulatedDealer(_IdleShoe(shoe, pace_s), controller.post, random_hands(seed), seed=seed,
+        dealer = SimulatedDealer(_IdleShoe(shoe, pace_s, controller), controller.post, random_hands(seed), seed=seed,
                                  auto_ack=True)
         t_start = time.perf_counter()
         try:
@@ -548,6 +552,34 @@ def bench_service(hands: int, timeout: float = 60.0) -> dict[str, Any]:
     }
 
 
+def profile_direct(top: int = 25) -> None:
+    """cProfile of one direct replay of every real hand (after a warm-up): the share of own time
+    by module, then the functions with the most cumulative time."""
+    import collections
+    import cProfile
+    import pstats
+
+    from shoe_ctl.replay import run_direct
+
+    profs = profiles()
+    scripts = _scripts(phh_files())
+    run_direct(scripts, profs, display=False)
+    prof = cProfile.Profile()
+    prof.enable()
+    run_direct(scripts, profs, display=False)
+    prof.disable()
+    stats = pstats.Stats(prof)
+    by_module: collections.Counter[str] = collections.Counter()
+    for (path, _line, _name), (_cc, _nc, tottime, _ct, _callers) in stats.stats.items():  # type: ignore[attr-defined]
+        key = path.split("site-packages/")[-1].split(str(ROOT) + "/")[-1]
+        by_module[key.split("/")[0] if "site-packages/" in path else key] += tottime
+    total = sum(by_module.values()) or 1.0
+    print(f"direct replay of {len(scripts)} hands, own time by module:")
+    for key, t in by_module.most_common(15):
+        print(f"  {t / total * 100:5.1f}%  {key}")
+    stats.sort_stats("cumulative").print_stats(top)
+
+
 # ---------------------------------------------------------------------------------- report
 
 
@@ -583,6 +615,10 @@ def table(r: dict[str, Any]) -> str:
     lines.append("")
     lines.append("latency parts p50/p99 (us): " + ", ".join(
         f"{k} {v['p50']}/{v['p99']}" for k, v in r.get("latency_parts_us", {}).items()))
+    if "latency_loaded_us" in r:
+        ll = r["latency_loaded_us"]
+        lines.append(f"latency with the dealer pulling at once (loaded, {r.get('latency_loaded_cards_per_s')} cards/s): "
+                     f"p50 {ll['p50']}, p99 {ll['p99']}, max {ll['max']} us")
     lines.append(f"journal synchronous={r.get('journal_sync')}; card frame {r.get('card_frame_bytes')} bytes; "
                  f"{r.get('latency_cards')} cards at pace {r.get('latency_pace_ms')} ms")
     lines.append(f"direct replay {r.get('replay_direct_hands_per_s')} hands/s on {r.get('replay_hands')} hands "
@@ -604,7 +640,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "(journaled) every earlier card (default 0.5 ms; < 0: at once, the service loaded)")
     ap.add_argument("--switch-ms", type=float, default=None, help="sys.setswitchinterval for this process (ms)")
     ap.add_argument("--only", default=None, help="comma list of parts: latency,replay,soak,service")
+    ap.add_argument("--profile", action="store_true",
+                    help="instead: profile the direct replay (cProfile) and print where the time goes")
     args = ap.parse_args(argv)
+    if args.profile:
+        profile_direct()
+        return 0
     quick = args.quick
     only = set(args.only.split(",")) if args.only else {"latency", "replay", "soak", "service"}
     if args.switch_ms is not None:
@@ -613,6 +654,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     result: dict[str, Any] = {"quick": quick, "machine": machine_info()}
     if "latency" in only:
         result.update(bench_latency(args.cards or (300 if quick else 10_000), pace_s=args.pace_ms / 1000))
+        loaded = bench_latency(100 if quick else 3000, pace_s=-1.0, seed=8)
+        result["latency_loaded_us"] = loaded["latency_us"]
+        result["latency_loaded_parts_us"] = loaded["latency_parts_us"]
+        result["latency_loaded_cards_per_s"] = round(loaded["latency_cards"] / loaded["latency_seconds"], 1)
     if "replay" in only:
         result.update(bench_replays(phh_files(24 if quick else None), reps=1 if quick else 5))
     if "soak" in only:
