@@ -203,6 +203,7 @@ def run(args: argparse.Namespace) -> int:
         if io.display_url:
             print(f"dealer display: {io.display_url}", file=sys.stderr, flush=True)
         controller.add_sink(ShoeCommandSink(link))
+        port = None
         if args.dealer_socket:
             from shoe_ctl.service.dealer_port import DealerPort
 
@@ -219,6 +220,8 @@ def run(args: argparse.Namespace) -> int:
         controller.start()
         parts.append(controller)
         _start_notifications(notifier, link, controller, stop)
+        if port is not None:
+            port.start()  # after the controller published the state: a client sees it first
         if dealer is not None:
             dealer.start()
             parts.append(dealer)

@@ -59,6 +59,7 @@ def test_dealer_port_streams_commands_and_posts_inputs(tmp_path: Path) -> None:
         disp = E.DisplayUpdate({"hand": 1})
         port.handle(ins)
         port.handle(disp)  # before any client: kept only as the current state
+        port.start()
         with socket.socket(socket.AF_UNIX) as c:
             c.connect(str(tmp_path / "dealer.sock"))
             assert _lines(c, 2) == [disp, ins]  # the table first, then the signal

@@ -51,7 +51,9 @@ class DealerPort:
     :raises OSError: the socket cannot be bound (folder missing, not writable).
 
     Sink interface: :meth:`handle` only queues (never blocks the controller); :meth:`close` is
-    idempotent and removes the socket file.
+    idempotent and removes the socket file. The socket is bound at once, but connections are
+    accepted only after :meth:`start`: call it after ``Controller.start()``, so the first client
+    gets the service's initial display and signal in that order.
     """
 
     def __init__(self, path: str | os.PathLike[str], post: Callable[[Any], Any]) -> None:
@@ -78,7 +80,12 @@ class DealerPort:
         self._writer = threading.Thread(target=self._write_loop, name="dealer-port-out", daemon=True)
         self._acceptor = threading.Thread(target=self._accept_loop, name="dealer-port-in", daemon=True)
         self._writer.start()
-        self._acceptor.start()
+
+    def start(self) -> DealerPort:
+        """Accept clients from now on (returns self)."""
+        if not self._acceptor.is_alive() and not self._closed:
+            self._acceptor.start()
+        return self
 
     # ------------------------------------------------------------------ sink
 
@@ -107,7 +114,8 @@ class DealerPort:
                         pass
                     c.close()
         self._writer.join(5)
-        self._acceptor.join(5)
+        if self._acceptor.is_alive():
+            self._acceptor.join(5)
         try:
             self.path.unlink()
         except FileNotFoundError:
