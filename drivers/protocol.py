@@ -509,12 +509,15 @@ def decode_frame(encoded: bytes) -> Message:
 class DecoderStats:
     """What a :class:`FrameDecoder` has seen: ``frames`` valid messages, ``bad_frames`` dropped
     frames (COBS, length, CRC, message checks), ``unknown`` valid frames of unknown type (also
-    dropped, counted apart so a newer shoe is recognisable), ``reasons`` bad frames by cause."""
+    dropped, counted apart so a newer shoe is recognisable), ``reasons`` bad frames by cause,
+    ``last_malformed`` the error of the last frame with a valid CRC that broke v1 (reason
+    ``"message"``: with CRC-32 almost surely a sender defect, not line noise)."""
 
     frames: int = 0
     bad_frames: int = 0
     unknown: int = 0
     reasons: dict[str, int] = field(default_factory=dict)
+    last_malformed: str = ""
 
 
 class FrameDecoder:
@@ -558,8 +561,9 @@ class FrameDecoder:
             except FrameError as exc:
                 self._bad(exc.reason)
                 continue
-            except MessageError:
+            except MessageError as exc:
                 self._bad("message")
+                self.stats.last_malformed = str(exc)
                 continue
             self.stats.frames += 1
         if len(self._buf) > MAX_ENCODED:

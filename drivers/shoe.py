@@ -430,6 +430,7 @@ class ShoeLink:
         decoder = p.FrameDecoder()
         bad_base = self._stats.bad_frames
         unknown_base = self._stats.unknown_frames
+        malformed_seen = 0
         now = time.monotonic()
         self._send(p.HostHello(self._next_host_seq()))
         state = _Session(now)
@@ -449,6 +450,10 @@ class ShoeLink:
                         1 - 0.95 ** (bad_now - self._stats.bad_frames))
                     self._stats.bad_frames = bad_now
                 self._stats.unknown_frames = unknown_base + stats.unknown
+                if stats.reasons.get("message", 0) != malformed_seen:
+                    malformed_seen = stats.reasons["message"]
+                    state.malformed = stats.last_malformed
+                    state.malformed_at = now
                 if msgs:
                     state.last_rx = now
                 for msg in msgs:
@@ -630,7 +635,11 @@ class ShoeLink:
                 self._send(p.HostHello(self._next_host_seq()))
             self._set_status(LinkStatus.DEGRADED, f"no frame from the shoe for {silent:.1f} s")
         elif state.quality > 0.3:
-            self._set_status(LinkStatus.DEGRADED, f"noisy line: {state.quality:.0%} of recent frames bad")
+            if state.malformed and now - state.malformed_at < 1.0:
+                self._set_status(LinkStatus.DEGRADED, "the shoe sends frames that pass the CRC but break protocol "
+                                 f"v1 (a firmware defect, not line noise): {state.malformed}")
+            else:
+                self._set_status(LinkStatus.DEGRADED, f"noisy line: {state.quality:.0%} of recent frames bad")
         elif self._status == LinkStatus.DEGRADED and state.quality < 0.1:
             self._set_status(LinkStatus.CONNECTED, "link recovered", self.info)
 
@@ -642,7 +651,8 @@ class ShoeLink:
 class _Session:
     """Per-session timers and counters of the reader thread."""
 
-    __slots__ = ("last_rx", "hello_at", "resend_want", "resend_at", "ack_due", "quality")
+    __slots__ = ("last_rx", "hello_at", "resend_want", "resend_at", "ack_due", "quality", "malformed",
+                 "malformed_at")
 
     def __init__(self, now: float) -> None:
         self.last_rx = now
@@ -651,3 +661,5 @@ class _Session:
         self.resend_at = 0.0
         self.ack_due = False
         self.quality = 0.0
+        self.malformed = ""
+        self.malformed_at = 0.0

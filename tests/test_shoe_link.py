@@ -182,3 +182,28 @@ def test_a_shoe_whose_sequence_went_back_is_started_over_not_dropped_as_duplicat
         again = [shoe.pull() for _ in range(2)]
         reads = [take(events, CardRead) for _ in range(2)]
         assert [r.card for r in reads] == again and [r.seq for r in reads] == [1, 2]
+
+
+def test_a_shoe_sending_a_malformed_event_is_reported_as_a_firmware_defect() -> None:
+    """docs/protocol.md section 4: a frame with a valid CRC that breaks v1 is dropped every time;
+    an event like that stalls delivery, and the host says why instead of blaming the line."""
+    from cobs import cobs
+
+    from hil.virtual_shoe import VirtualShoe
+
+    events: queue.Queue[Any] = queue.Queue()
+    with VirtualShoe() as shoe, ShoeLink(shoe.url, events, auto_ack=True) as link:
+        link.wait_connected()
+        with shoe._lock:  # a firmware bug: a CARD with dispense counter 0 under the next number
+            seq = shoe.next_seq
+            shoe.next_seq += 1
+            data = bytes([p.T_CARD]) + seq.to_bytes(4, "big") + bytes([5, 1, 0, 0, 0, 0])
+            frame = b"\x00" + cobs.encode(data + p.crc32(data).to_bytes(4, "big")) + b"\x00"
+            shoe._unacked[seq] = frame
+            shoe._tx(frame)
+        shoe.pull()  # a good card behind it: held, never delivered while the bad one blocks
+        ev = take(events, LinkChanged)
+        while ev.status != LinkStatus.DEGRADED:
+            ev = take(events, LinkChanged)
+        assert "firmware defect" in ev.detail and "dispense counter" in ev.detail
+        assert not any(isinstance(e, CardRead) for e in list(events.queue))
