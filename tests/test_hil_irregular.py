@@ -397,12 +397,12 @@ def test_misdeal_declared_by_the_dealer_ends_the_hand_and_the_next_starts_full()
 # --------------------------------------------------------------------------- undo, determinism
 
 
-def test_undo_of_a_mistaken_fold_and_an_undo_refused_after_a_card_left() -> None:
+def test_undo_of_a_mistaken_fold_and_an_undo_refused_after_a_card_left_wire() -> None:
     """A fold reported by mistake on 4th is undone (the seat plays on to the showdown with seven
     cards); an undo asked on 5th after its burn has left the shoe is refused and changes nothing."""
     irr = [Irregularity("undo", "4th", 2, args={"at": "betting"}), Irregularity("undo", "5th", args={"at": "deal"})]
     sc = _script("tda", irr)
-    (e,), _ = run([sc])
+    (e,), _ = run([sc], wire=True)
     codes = e.codes()
     assert codes.count("undo") == 1 and codes.count("undo-refused") == 1
     refused = next(a.message for a in e.alerts if a.code == "undo-refused")
@@ -538,3 +538,32 @@ def test_embargo_exposed_cards_public_other_downcards_never_before_showdown(capl
                 assert f'"{c}"' in blob
     out = hands[0].hand.dead_cards  # RP-10-B: the exposed card left play; the seat's new card is hidden
     assert len(out) == 1 and out[0] not in hands[0].hand.seats[0].down
+
+
+def test_journal_recovery_mid_hand_after_irregularities_and_an_undo(tmp_path) -> None:
+    """Every event (irregularity reports and the undo included) journaled; a stop in the middle of
+    the hand, just after the undo: recovery from the journal rebuilds the same state, the same
+    record of every seat, the same stub and the same instruction."""
+    from shoe_ctl.events import DealerAction, DealerInput
+    from shoe_ctl.machine import Dealing
+    from shoe_ctl.service.journal import Journal
+    from shoe_ctl.service.recovery import recover
+
+    sc = _script("house", [Irregularity("premature", "3rd", count=3), Irregularity("undo", "4th", 1,
+                                                                                       args={"at": "betting"}),
+                           Irregularity("expose", "7th", 2)])
+    log: list = []
+    run([sc], log=log)
+    stop = max(k for k, ev in enumerate(log) if isinstance(ev, DealerInput) and ev.action is DealerAction.UNDO) + 1
+    live = Dealing(PROFILES)
+    live.start()
+    with Journal(tmp_path / "j.sqlite3", table="t", profile="house") as journal:
+        for ev in log[:stop]:
+            journal.append(ev)
+            live.handle(ev)
+        machine, _last, _report = recover(journal, lambda: Dealing(PROFILES))
+    assert machine.state == live.state and machine.state.endswith("_betting")
+    assert machine.public_state() == live.public_state() and machine.instruction() == live.instruction()
+    assert machine.hand.set_aside == live.hand.set_aside and len(live.hand.set_aside) == 3 + 4  # 16.16
+    assert [(s.down, s.up, s.status) for s in machine.hand.seats] == [(s.down, s.up, s.status) for s in live.hand.seats]
+    assert live.hand.seats[0].status == "live"  # the undone fold
