@@ -21,6 +21,12 @@ identities of a scrambled stub (``card-not-in-stub``), a card while no card is e
 the shoe's dispense counter (``dispense-gap``), events lost by the shoe (``sequence-gap``), the
 shoe disconnected in a hand (``shoe-disconnected``), an unreadable card (``unreadable-card``).
 A dealer input at the wrong time gives ``input-wrong-time`` and changes nothing.
+
+Irregularities (exposed cards, absent players, premature cards, burn errors, a wrong bring-in,
+card counts, a misdeal) and the undo of the dealer's last input are handled by
+:class:`~shoe_ctl.machine.irregular.IrregularMixin` (``docs/irregularities.md``): the rules core
+rules, the machine applies the ruling and re-plans the street. Every instruction inside a hand
+carries ``card_no`` (the next card to leave the shoe) and answers a dealer input's ``ref``.
 """
 
 from __future__ import annotations
