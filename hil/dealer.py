@@ -379,7 +379,7 @@ class SimulatedDealer:
             else:
                 self._report(self._pending.pop(0)[1])
                 return
-        if sig is Signal.IDLE and self.script is not None and self._active:
+        if sig is Signal.IDLE and self.script is not None and self._active and ins.text.startswith("Misdeal"):
             self._end_misdeal()
             return
         if sig is not Signal.IDLE:

@@ -567,3 +567,30 @@ def test_journal_recovery_mid_hand_after_irregularities_and_an_undo(tmp_path) ->
     assert machine.hand.set_aside == live.hand.set_aside and len(live.hand.set_aside) == 3 + 4  # 16.16
     assert [(s.down, s.up, s.status) for s in machine.hand.seats] == [(s.down, s.up, s.status) for s in live.hand.seats]
     assert live.hand.seats[0].status == "live"  # the undone fold
+
+
+def test_reports_at_the_wrong_time_or_with_bad_arguments_change_nothing() -> None:
+    from shoe_ctl.events import CardRead, DealerAction, DealerInput
+    from shoe_ctl.machine import Dealing
+
+    m = Dealing(PROFILES)
+    m.start()
+    m.handle(DealerInput(DealerAction.NEW_HAND, args={"seats": [1, 2, 3]}))
+    cards = deck(THIRD)
+    m.handle(CardRead(1, cards[0], "rfid", 1))
+    assert m.hand is not None
+    key = (m.state, m.step_i, [(s.down, s.up) for s in m.hand.seats], m.hand.stub_count())
+    for inp, code in [
+        (DealerInput(DealerAction.EXPOSED_CARD, 2), "input-wrong-time"),        # seat 2 has no card yet
+        (DealerInput(DealerAction.EXPOSED_CARD, 9), "input-invalid"),           # not dealt in
+        (DealerInput(DealerAction.EXPOSED_CARD, 1, {"which": 5}), "input-invalid"),
+        (DealerInput(DealerAction.LAST_CARD_EXPOSED, 1), "input-wrong-time"),
+        (DealerInput(DealerAction.PREMATURE_DONE), "input-wrong-time"),
+        (DealerInput(DealerAction.BURN_ERROR, args={"burns": 2}), "input-wrong-time"),
+        (DealerInput(DealerAction.WRONG_BRING_IN, 1), "input-wrong-time"),
+        (DealerInput(DealerAction.CARD_COUNT, 1, {"cards": "x"}), "input-invalid"),
+    ]:
+        out = m.handle(inp)
+        assert [a.code for a in out if hasattr(a, "code")] == [code], inp
+        m.handle(DealerInput(DealerAction.ACK_ALERT))
+        assert (m.state, m.step_i, [(s.down, s.up) for s in m.hand.seats], m.hand.stub_count()) == key

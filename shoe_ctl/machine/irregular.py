@@ -152,6 +152,12 @@ class IrregularMixin:
         """Alert with the ruling's clause and instruction, apply it, re-plan what is left."""
         hand = self.hand
         assert hand is not None
+        try:
+            ruling.apply(hand.copy())  # a ruling the record cannot take changes nothing
+        except HandError as exc:
+            self._alert("input-invalid", f"{ruling.code}: the ruling cannot be applied to the hand: {exc}; "
+                        "nothing changed; call the floor", seat=seat, latched=True)
+            return
         extra = ""
         if ruling.refund_ante:
             extra += "; return the ante"
