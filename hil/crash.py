@@ -21,7 +21,9 @@ dealer's actions (a card pulled or an input reported), drawn at random (seeded) 
 reference run's actions; the SIGKILL follows that action after a random 0-20 ms, so it lands
 anywhere in the service's handling of it (before or after the journal append, the ack to the
 shoe, the machine, the hand marks). The service is restarted at once; it recovers from the
-journal (:mod:`shoe_ctl.service.recovery`) and reconnects to the same port.
+journal (:mod:`shoe_ctl.service.recovery`) and reconnects to the same port. About one kill in
+seven (:data:`AT_START`) instead hits the restarting service 50-350 ms after its start, while it
+opens, checks and replays the journal.
 
 Compared per finished hand, killed run against reference, all from the journal: every seat's
 down- and upcards and status, the burns, the stub left and the machine's decisions
@@ -66,6 +68,10 @@ from shoe_ctl.rules.cards import Card, card_text
 from shoe_ctl.service import codec
 
 __all__ = ["CrashRun", "main", "run_crash"]
+
+AT_START = 0.15
+"""Share of the kills that hit a restarting service (50-350 ms after it was started: opening and
+checking the journal, replaying it, appending the hand marks) instead of one dealing."""
 
 
 # --------------------------------------------------------------------------- the service process
@@ -297,7 +303,7 @@ class CrashRun:
     rules: str = "tda"
     game: str = "stud"
     kill_points: set[int] = field(default_factory=set)
-    kill_delays: list[float] = field(default_factory=list)
+    kill_plans: list[tuple[float, list[float]]] = field(default_factory=list)
     timeout: float = 600.0
     config: str | None = None
     progress: Any = None
@@ -313,10 +319,10 @@ class CrashRun:
         signals: list[tuple[Any, ...]] = []
         actions = 0
         kills = 0
-        kill_q: queue.Queue[float | None] = queue.Queue()
+        kill_q: queue.Queue[tuple[float, list[float]] | None] = queue.Queue()
         killer_idle = threading.Event()
         killer_idle.set()
-        delays = list(self.kill_delays)
+        plans = list(self.kill_plans)
         error: list[str] = []
         act_lock = threading.Lock()
 
@@ -327,7 +333,7 @@ class CrashRun:
                 due = actions in self.kill_points
             if due:
                 killer_idle.clear()
-                kill_q.put(delays.pop(0) if delays else 0.0)
+                kill_q.put(plans.pop(0) if plans else (0.0, []))
 
         rewinds = 0
         first_after_restart = threading.Event()
@@ -359,7 +365,7 @@ class CrashRun:
         dealer = CrashDealer(_CountingShoe(shoe, on_action, trace), post, self.hands, seed=self.seed, auto_ack=True,
                              actions=lambda: actions)
 
-        def restart() -> None:
+        def restart(again: list[float]) -> None:
             nonlocal kills
             client.down()
             trace.append([time.monotonic(), "kill", actions])
@@ -368,6 +374,12 @@ class CrashRun:
             client.wait_reader()
             if not dealer.quiesce():
                 raise RuntimeError("the dealer did not settle after a kill")
+            for delay in again:  # killed again while it starts: opening the journal, recovering
+                proc.start()
+                time.sleep(delay)
+                trace.append([time.monotonic(), "kill-at-start", delay])
+                proc.kill()
+                kills += 1
             proc.start()
             first_after_restart.set()
             trace.append([time.monotonic(), "restart"])
@@ -379,12 +391,12 @@ class CrashRun:
 
         def killer() -> None:
             while True:
-                delay = kill_q.get()
-                if delay is None:
+                plan = kill_q.get()
+                if plan is None:
                     return
                 try:
-                    time.sleep(delay)
-                    restart()
+                    time.sleep(plan[0])
+                    restart(plan[1])
                 except Exception as exc:  # noqa: BLE001 - ends the run, visibly
                     error.append(f"restart failed: {type(exc).__name__}: {exc}")
                     dealer.done.set()
@@ -549,9 +561,12 @@ def run_crash(hands: int, kills: int, seed: int, *, workdir: str | Path | None =
         rng = random.Random(seed * 1_000_003 + kills)
         if kills > ref.actions - 1:
             raise ValueError(f"--kills {kills}: the run has only {ref.actions} dealer actions to kill after")
-        points = set(rng.sample(range(1, ref.actions), kills))
-        delays = [rng.uniform(0.0, 0.02) for _ in range(kills)]
-        killed = CrashRun(scripts, tmp, "killed", seed, rules, game, kill_points=points, kill_delays=delays,
+        at_start = sum(1 for _ in range(1, kills) if rng.random() < AT_START)
+        points = sorted(rng.sample(range(1, ref.actions), kills - at_start))
+        plans: list[tuple[float, list[float]]] = [(rng.uniform(0.0, 0.02), []) for _ in points]
+        for _ in range(at_start):
+            plans[rng.randrange(len(plans))][1].append(rng.uniform(0.05, 0.35))
+        killed = CrashRun(scripts, tmp, "killed", seed, rules, game, kill_points=set(points), kill_plans=plans,
                           timeout=limit, progress=progress).run()
         return compare(ref, killed, hands, kills, t0, rules)
     finally:
