@@ -284,6 +284,7 @@ def test_house_16_17_premature_final_downcard_merged_stands_no_bet() -> None:
     assert "house-16.17" in alert.message and alert.moves == ("burn 7th -> set-aside",)
     s1 = e.hand.seats[0]
     assert s1.no_bet and len(s1.down) == 3 and len(s1.up) == 4
+    assert any(t.startswith("Betting on 7th") and "seat 1 may not bet or raise (house 16.17)" in t for t in e.texts)
     assert len(e.hand.set_aside) == 1 + 4 and len(e.hand.burns["7th"]) == 1  # the premature burn is aside
     aside = [k for k, t in enumerate(e.texts) if t.startswith("Take one card aside")]
     assert len({e.texts[k] for k in aside}) == 4

@@ -762,6 +762,9 @@ class Dealing(IrregularMixin):
             if street == "3rd":
                 bi = self._seat_of(self.bring_in_idx)
                 who = (f"bring-in seat {bi}; " if bi is not None else "") + who
+            quiet = [s.seat for s in hand.seats if s.no_bet and s.in_hand]
+            if quiet:
+                who += f"; seat {', '.join(map(str, quiet))} may not bet or raise (house 16.17)"
             return Instruction(Signal.BETTING, f"Betting on {street}: {who}", seat=first, street=street)
         if state == SHOWDOWN:
             if self.profile.exposed_seventh.value == "rp-10-b" and any(s.all_in for s in hand.seats if s.in_hand):
