@@ -332,3 +332,18 @@ def test_silence_is_degraded_and_the_next_frame_recovers(shoe_target: ShoeTarget
         assert link.connected  # still in session: degraded is not disconnected
         shoe.pull()
         assert take(q, LinkChanged, 3.0).status == LinkStatus.CONNECTED
+
+
+def test_without_a_host_the_shoe_drops_the_hosts_led_pattern(shoe_target: ShoeTarget) -> None:
+    """Protocol, LED: no valid host frame for 3 s -> the shoe's own no-host pattern, token 0, so
+    a stale "deal" light never stays on while nobody tracks the deal."""
+    with ShoeLink(shoe_target.url, queue.Queue()) as link:
+        link.wait_connected()
+        link.send_leds("deal")
+        assert until(lambda: link.shoe_state is not None and link.shoe_state.led_token == link._led_token)
+    time.sleep(3.5)
+    with ShoeLink(shoe_target.url, queue.Queue()) as link:
+        link.wait_connected()
+        assert until(lambda: link.shoe_state is not None)
+        state = link.shoe_state
+        assert state is not None and state.led_token == 0
