@@ -16,6 +16,7 @@ controller and the dealing machine.
 from __future__ import annotations
 
 import collections
+import logging
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -29,6 +30,8 @@ from shoe_ctl.machine import Dealing
 from shoe_ctl.phh import RecordedHand
 from shoe_ctl.rules.cards import Card, card_text
 from shoe_ctl.rules.profiles import RuleProfile
+
+log = logging.getLogger(__name__)
 
 __all__ = ["HandRecord", "HandRecorder", "ShoeCommandSink", "run_direct", "run_full", "script_from_record"]
 
@@ -184,18 +187,25 @@ class HandRecorder:
 
 
 class ShoeCommandSink:
-    """Hands ``ShoeCommand`` values to the shoe link (``reset-counter``, ``led``)."""
+    """Hands ``ShoeCommand`` values to the shoe link (``reset-counter``, ``led``). A shoe that is
+    away right now is not an error: the link keeps the command and sends it when the shoe is back
+    (e.g. a restarted service whose dealer starts a hand before the shoe's handshake)."""
 
     def __init__(self, link: Any) -> None:
         self.link = link
 
     def handle(self, command: Command) -> None:
+        from drivers.exc import NotConnectedError
+
         if not isinstance(command, ShoeCommand):
             return
-        if command.name == "reset-counter":
-            self.link.reset_counter()
-        elif command.name == "led":
-            self.link.send_leds(dict(command.args))
+        try:
+            if command.name == "reset-counter":
+                self.link.reset_counter()
+            elif command.name == "led":
+                self.link.send_leds(dict(command.args))
+        except NotConnectedError as exc:
+            log.info("%s", exc)
 
     def close(self) -> None:
         return None

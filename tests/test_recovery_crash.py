@@ -77,3 +77,25 @@ def test_dealer_port_streams_commands_and_posts_inputs(tmp_path: Path) -> None:
     finally:
         port.close()
     assert not (tmp_path / "dealer.sock").exists()
+
+
+def test_shoe_commands_for_an_absent_shoe_are_kept_by_the_link_not_raised() -> None:
+    from drivers.exc import NotConnectedError
+    from shoe_ctl.replay import ShoeCommandSink
+
+    class AwayLink:
+        calls: list[str] = []
+
+        def reset_counter(self) -> None:
+            self.calls.append("reset")
+            raise NotConnectedError("shoe at x not connected; counter reset kept for later")
+
+        def send_leds(self, pattern: Any) -> None:
+            self.calls.append("led")
+            raise NotConnectedError("shoe at x not connected; LED pattern kept for later")
+
+    link = AwayLink()
+    sink = ShoeCommandSink(link)
+    sink.handle(E.ShoeCommand("reset-counter"))
+    sink.handle(E.ShoeCommand("led", {"pattern": "deal"}))
+    assert link.calls == ["reset", "led"]
