@@ -36,6 +36,8 @@ def test_unit_runs_a_command_the_cli_knows() -> None:
     assert argv[0].endswith("/shoe-ctl") and argv[1] == "run"
     args = build_parser().parse_args(argv[1:])
     assert args.command == "run" and Path(args.config) == Path("/etc/shoe-ctl/table.toml")
+    # the journal is on (recovery after a crash needs it), in the state folder systemd creates 0700
+    assert Path(args.journal).parent == Path("/var/lib/shoe-ctl")
 
 
 def test_udev_rule_stable_name_and_modemmanager_ignore() -> None:
