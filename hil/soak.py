@@ -219,8 +219,17 @@ def passed(result: dict[str, Any]) -> bool:
 
 
 def main(args: argparse.Namespace) -> int:
-    """The ``shoe-ctl hil soak`` command: exit 0 only when :func:`passed`."""
-    result = run_soak(args.cards, args.faults, args.seed, transport=args.transport,
+    """The ``shoe-ctl hil soak`` command: exit 0 only when :func:`passed`; 2 for a bad argument
+    (``--cards`` below 1, a fault spec that does not parse), named on stderr."""
+    if args.cards < 1:
+        print(f"shoe-ctl hil soak: --cards {args.cards}: need at least 1 card", file=sys.stderr)
+        return 2
+    try:
+        faults = Faults.parse(args.faults)
+    except ValueError as exc:
+        print(f"shoe-ctl hil soak: --faults: {exc}", file=sys.stderr)
+        return 2
+    result = run_soak(args.cards, faults, args.seed, transport=args.transport,
                       stall_s=getattr(args, "stall_s", 60.0),
                       progress=sys.stderr if args.progress or not args.json else None)
     if args.json:
