@@ -54,6 +54,8 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise ProfileError(str(path), "", f"cannot read: {exc.strerror or exc}", "a readable TOML file") from None
     except tomllib.TOMLDecodeError as exc:
         raise ProfileError(str(path), "", f"not valid TOML ({exc})", "TOML syntax") from None
+    except UnicodeDecodeError as exc:
+        raise ProfileError(str(path), "", f"not UTF-8 text (byte {exc.start})", "a UTF-8 TOML file") from None
 
 
 def load_profile(name_or_path: str | os.PathLike[str], config_dir: Path | None = None) -> RuleProfile:
@@ -169,7 +171,8 @@ def _get(src: str, key: str, data: Mapping[str, Any], kind: type, default: Any, 
 
 
 def _table(src: str, key: str, data: Mapping[str, Any]) -> Mapping[str, Any]:
-    value = data.get(key, {})
+    """The sub-table ``key`` (dotted for a nested one, e.g. ``leds.pins``) of ``data``."""
+    value = data.get(key.rsplit(".", 1)[-1], {})
     if not isinstance(value, Mapping):
         raise ProfileError(src, key, f"{value!r} is not a table", f"a [{key}] table")
     return value
@@ -184,7 +187,9 @@ def load_table_config(path: str | os.PathLike[str]) -> TableConfig:
     src = str(p)
     data = read_toml(p)
     _check_keys(src, "", data, ("table", "seats", "rules", "game", "shoe", "leds", "display", "journal", "buttons"))
-    table = _get(src, "table", data, str, "table-1", "a text")
+    table = _get(src, "table", data, str, "table-1", "a non-empty text")
+    if not table.strip():
+        raise ProfileError(src, "table", "is empty", "a non-empty text")
     seats = _get(src, "seats", data, int, 8, "2..8")
     if not 2 <= seats <= 8:
         raise ProfileError(src, "seats", f"{seats} is out of range", "2..8")
@@ -207,20 +212,23 @@ def load_table_config(path: str | os.PathLike[str]) -> TableConfig:
     backend = _get(src, "leds.backend", led, str, "console", ", ".join(_LED_BACKENDS))
     if backend not in _LED_BACKENDS:
         raise ProfileError(src, "leds.backend", f"{backend!r} is not a backend", ", ".join(_LED_BACKENDS))
-    pins = _table(src, "pins", led)
+    pins = _table(src, "leds.pins", led)
+    used: dict[int, str] = {}
     for name, pin in pins.items():
         if isinstance(pin, bool) or not isinstance(pin, int) or not 0 <= pin <= 27:
             raise ProfileError(src, f"leds.pins.{name}", f"{pin!r} is not a BCM pin", "0..27")
         if name not in _LED_NAMES:
             raise ProfileError(src, f"leds.pins.{name}", "unknown LED", ", ".join(_LED_NAMES))
+        if pin in used:
+            raise ProfileError(src, f"leds.pins.{name}", f"pin {pin} is already {used[pin]}", "a free BCM pin")
+        used[pin] = f"leds.pins.{name}"
     leds = LedConfig(backend=backend, pins=dict(pins),
                      pwm=_get(src, "leds.pwm", led, bool, False, "true, false"),
                      active_high=_get(src, "leds.active_high", led, bool, True, "true, false"))
 
     b = _table(src, "buttons", data)
     _check_keys(src, "buttons.", b, ("pins", "bounce_ms", "pull_up"))
-    bpins = _table(src, "pins", b)
-    used = {pin: f"leds.pins.{name}" for name, pin in pins.items()}
+    bpins = _table(src, "buttons.pins", b)
     for name, pin in bpins.items():
         if isinstance(pin, bool) or not isinstance(pin, int) or not 0 <= pin <= 27:
             raise ProfileError(src, f"buttons.pins.{name}", f"{pin!r} is not a BCM pin", "0..27")

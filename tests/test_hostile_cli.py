@@ -3,9 +3,12 @@ and no traceback."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from shoe_ctl.cli import main
+from shoe_ctl.config import ConfigError, load_table_config
 
 
 @pytest.mark.parametrize(("argv", "named"), [
@@ -22,3 +25,31 @@ def test_hil_soak_bad_arguments_are_named_without_a_traceback(
     assert rc == 2
     assert named in err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(("text", "key", "problem"), [
+    (b"\xff\xfetable = 'x'\n", "", "not UTF-8"),
+    (b"[leds]\npins = 3\n", "leds.pins", "is not a table"),
+    (b"[buttons]\npins = 3\n", "buttons.pins", "is not a table"),
+    (b"[leds.pins]\ngreen = 17\namber = 17\n", "leds.pins.amber", "pin 17 is already leds.pins.green"),
+    (b"[leds.pins]\ngreen = 17\n[buttons.pins]\nundo = 17\n", "buttons.pins.undo", "pin 17 is already"),
+    (b"table = '  '\n", "table", "is empty"),
+])
+def test_broken_table_config_names_file_key_and_problem(tmp_path: Path, text: bytes, key: str,
+                                                        problem: str) -> None:
+    """A table config that cannot be used is a ConfigError naming the file and the key."""
+    path = tmp_path / "table.toml"
+    path.write_bytes(text)
+    with pytest.raises(ConfigError) as info:
+        load_table_config(path)
+    assert info.value.source == str(path)
+    assert info.value.key == key
+    assert problem in str(info.value)
+
+
+def test_run_with_a_non_utf8_config_names_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "table.toml"
+    path.write_bytes(b"\xff\xfe")
+    assert main(["run", "--config", str(path), "--display", "off", "--count", "1"]) == 2
+    err = capsys.readouterr().err
+    assert str(path) in err and "not UTF-8" in err
