@@ -440,3 +440,73 @@ def test_stub_reloaded_confirms_the_reload_or_the_cut_and_reload() -> None:
             seen.append(t.m.state)
         assert seen == states
         assert t.m.instruction().signal is Signal.BURN and t.alerts() == ["RP-10-H-A"]
+
+
+def test_unread_community_card_leaves_the_first_to_act_to_the_floor_house_16_20() -> None:
+    """House 16.20 with eight players: the 7th-street community card leaves the shoe unreadable.
+    The machine passes ``community_unknown`` to the rules core, so it names no first to act (the
+    floor decides) where a wrong seat would otherwise be named, and says so; the public state
+    marks it and no seat is shown as first to act."""
+    from shoe_ctl.rules.games import first_to_act
+
+    t = Table("house", seats=(1, 2, 3, 4, 5, 6, 7, 8))
+    _to_seventh(t, [])
+    assert t.m.state == "hand_seventh_scramble"
+    t.send(DealerInput(DealerAction.SCRAMBLE_DONE))
+    t.send(DealerInput(DealerAction.CUT_DONE))
+    hand = t.m.hand
+    assert hand is not None and hand.new_stub is not None
+    stub = sorted(hand.new_stub)
+    t.dispense = 0
+    t.card(stub[0])                                      # burn
+    assert t.m.instruction().signal is Signal.COMMUNITY
+    t.seq += 1
+    t.dispense += 1
+    t.send(CardRead(t.seq, None, "none", t.dispense))     # the community card, unreadable
+    assert t.m.state == "hand_seventh_betting"
+    assert hand.community_street == "7th" and hand.community is None
+    in_hand = [s.in_hand for s in hand.seats]
+    can = hand.can_act()
+    boards = hand.boards()
+    # Without the flag the rules core would name a seat from the boards alone; some identity of
+    # the unread card changes who acts first, so the honest answer is "unknown".
+    named = first_to_act(t.m.game, boards, in_hand, can, t.m.profile.tie, None)
+    assert named is not None
+    assert first_to_act(t.m.game, boards, in_hand, can, t.m.profile.tie, None, community_unknown=True) is None
+    assert t.m.first_idx is None
+    ins = t.m.instruction()
+    assert ins.signal is Signal.BETTING and ins.seat is None
+    assert "floor decides" in ins.text and "house 16.20" in ins.text
+    state = t.m.public_state()
+    assert state["first_to_act_unknown"] is True
+    assert not any(s["first_to_act"] for s in state["seats"])
+    assert state["community"] == "??"
+
+
+def test_public_state_marks_absent_seats_no_bet_seats_and_alert_moves() -> None:
+    """New public keys (beyond the contract's): a seat reported absent during the initial deal is
+    ``absent`` until ruled on; a seat whose premature final downcard merged and stands may not
+    bet (house 16.17, ``no_bet``); a ruling's alert lists its card moves."""
+    t = Table("house")
+    t.card()
+    t.send(DealerInput(DealerAction.ABSENT_PLAYER, 2))
+    seats = t.m.public_state()["seats"]
+    assert [s["absent"] for s in seats] == [False, True, False, False]
+    assert not any(s["no_bet"] for s in seats)
+    t.deal_street()  # house 16.11: the empty seat is dealt to until the action reaches it
+    t.send(DealerInput(DealerAction.BETTING_COMPLETE))
+    for _ in range(3):
+        t.deal_street()
+        if t.m.street == "6th":
+            break
+        t.send(DealerInput(DealerAction.BETTING_COMPLETE))
+    assert t.m.state == "hand_sixth_betting"
+    t.card()  # the 7th-street burn and seat 1's final downcard, dealt too soon
+    t.card()
+    cmds = t.send(DealerInput(DealerAction.PREMATURE_DONE, args={"merged": [1]}))
+    alert = next(c for c in cmds if isinstance(c, Alert) and c.code == "house-16.16")
+    state = t.m.public_state()
+    listed = next(a for a in state["alerts"] if a["code"] == "house-16.16")
+    assert listed["moves"] == list(alert.moves) == ["burn 7th -> set-aside"]
+    assert [s["no_bet"] for s in state["seats"]] == [True, False, False, False]
+    assert all(isinstance(a["moves"], list) for a in state["alerts"])

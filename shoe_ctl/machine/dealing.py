@@ -621,11 +621,15 @@ class Dealing(IrregularMixin):
         else:
             in_hand = [s.in_hand for s in hand.seats]
             community = hand.community if hand.community_street is not None else None
+            # house 16.20: a community card on the board that was not read counts as unknown.
+            unknown = hand.community_street is not None and hand.community is None
             if self.plan.first_to_act_rule == "RP-10-H-D":
                 # RP-10-H-D: the first who would act on 6th acts first on 7th (7th is dealt
                 # down, so the boards showing are those of 6th; no community card counted).
                 community = None
-            self.first_idx = first_to_act(self.game, hand.boards(), in_hand, can, self.profile.tie, community)
+                unknown = False
+            self.first_idx = first_to_act(self.game, hand.boards(), in_hand, can, self.profile.tie, community,
+                                          community_unknown=unknown)
         self.first_by_street[street] = self.first_idx
 
     def _begin_showdown(self, _event: Any) -> None:
@@ -691,7 +695,7 @@ class Dealing(IrregularMixin):
         self._alert_id += 1
         st = street or self.street
         self.alerts.append({"id": self._alert_id, "code": code, "message": message, "street": st,
-                            "seat": seat, "latched": latched})
+                            "seat": seat, "latched": latched, "moves": list(moves)})
         self._out.append(Alert(code, message, st, seat, latched, moves))
         (log.warning if latched else log.info)("alert %s: %s", code, message)
 
@@ -759,6 +763,8 @@ class Dealing(IrregularMixin):
         if sub == "betting":
             first = self._seat_of(self.first_idx)
             who = f"seat {first} acts first" if first is not None else "first to act unknown: dealer decides"
+            if first is None and self._first_unknown():
+                who = "first to act unknown (the community card was not read, house 16.20): floor decides"
             if street == "3rd":
                 bi = self._seat_of(self.bring_in_idx)
                 who = (f"bring-in seat {bi}; " if bi is not None else "") + who
@@ -798,6 +804,12 @@ class Dealing(IrregularMixin):
                                face=step.face, street=street, card_no=nxt)
         return None
 
+    def _first_unknown(self) -> bool:
+        """In a 4th-7th street betting round, no first to act could be named because a card that
+        decides it is unknown (an unread community card, house 16.20, or unread upcards)."""
+        return (self.first_idx is None and self.hand is not None and self.street not in (None, "3rd")
+                and layout.sub_of(self.state) == "betting")
+
     def _seat_of(self, idx: int | None) -> int | None:
         if idx is None or self.hand is None:
             return None
@@ -821,7 +833,13 @@ class Dealing(IrregularMixin):
     def public_state(self, ins: Instruction | None = None) -> dict[str, Any]:
         """The public table state (CONTRACTS.md): JSON-safe; downcards only at showdown, for the
         hands the dealer reported shown (``show``); a folded or mucked hand's never. Seat entries
-        are shared between successive states while the seat is unchanged: treat them as read-only."""
+        are shared between successive states while the seat is unchanged: treat them as read-only.
+
+        Beyond the contract's keys: each seat's ``absent`` (reported absent and not yet ruled on,
+        or dealt to as an empty seat, RP-10-C / house 16.9-16.11) and ``no_bet`` (may not bet or
+        raise, house 16.17); each alert's ``moves`` (:attr:`shoe_ctl.events.Alert.moves`); and
+        ``first_to_act_unknown`` (a 4th-7th betting round whose first to act cannot be named
+        because a deciding card is unknown, e.g. an unread community card, house 16.20)."""
         ins = ins or self.instruction()
         hand = self.hand
         seats: list[dict[str, Any]] = []
@@ -834,7 +852,8 @@ class Dealing(IrregularMixin):
             for i, s in enumerate(hand.seats):
                 shown = show and s.in_hand and i in self.shown
                 key = (self.hand_no, len(s.up), len(s.down), s.status, i == self.bring_in_idx,
-                       betting and i == self.first_idx, shown, s.up[-1] if s.up else None)
+                       betting and i == self.first_idx, shown, s.up[-1] if s.up else None,
+                       i in self.absent, s.no_bet)
                 hit = cache.get(i)
                 if hit is not None and hit[0] == key:
                     seats.append(hit[1])
@@ -842,7 +861,7 @@ class Dealing(IrregularMixin):
                 entry: dict[str, Any] = {
                     "seat": s.seat, "status": s.status, "up": [card_text(c) for c in s.up],
                     "down_count": len(s.down), "bring_in": key[4], "first_to_act": key[5],
-                    "open_pair": open_pair(s.up),
+                    "open_pair": open_pair(s.up), "absent": key[8], "no_bet": s.no_bet,
                 }
                 if shown:
                     entry["down"] = [card_text(c) for c in s.down]
@@ -864,6 +883,7 @@ class Dealing(IrregularMixin):
             "instruction": {"signal": ins.signal.value, "text": ins.text, "seat": ins.seat, "face": ins.face},
             "alerts": [dict(a) for a in self.alerts],
             "shoe": {"status": self.shoe_status, "detail": self.shoe_detail},
+            "first_to_act_unknown": self._first_unknown(),
         }
 
     def summary(self) -> dict[str, Any]:
