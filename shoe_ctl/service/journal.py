@@ -360,6 +360,39 @@ def _text(raw: bytes) -> str:
     return raw.decode("utf-8", "replace")
 
 
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def _refuse_foreign(path: Path) -> None:
+    """Refuse, untouched, a path that is not a journal file: a folder, a device or pipe, or a file
+    whose first 16 bytes are not (within a few flipped bits) the SQLite header. A damaged journal
+    is repaired; a foreign file (``--journal /etc/passwd``) must never be moved aside, re-created
+    or chmod-ed.
+
+    :raises JournalError: naming the path and what it is.
+    """
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise JournalError(f"{path}: cannot be read: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise JournalError(f"{path} is a folder, not a journal file; give a file path inside it")
+    if not stat.S_ISREG(st.st_mode):
+        raise JournalError(f"{path} is not a regular file; a journal is an SQLite file")
+    if st.st_size == 0:
+        return
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(len(_SQLITE_MAGIC))
+    except OSError as exc:
+        raise JournalError(f"{path}: cannot be read: {exc.strerror or exc}") from None
+    bits = sum(bin(a ^ b).count("1") for a, b in zip(head, _SQLITE_MAGIC, strict=False))
+    if bits > 8:
+        raise JournalError(f"{path} is not a shoe-ctl journal (not an SQLite file); it was left untouched")
+
+
 class _Broken(Exception):
     """Internal: the file's structure is damaged beyond per-record repair."""
 
@@ -386,7 +419,8 @@ class Journal:
         pruning, ``table``/``profile`` may be ``None`` to accept any; damaged records are reported
         and skipped.
     :raises JournalError: another table's or profile's journal (naming both), a format newer than
-        this program, an unknown ``synchronous``, or a file whose mode cannot be made 0600.
+        this program, an unknown ``synchronous``, a file whose mode cannot be made 0600, or a path
+        that is no journal at all (a folder, a device, a non-SQLite file: left untouched).
     :raises FileNotFoundError: ``readonly`` and no such file.
     """
 
@@ -443,6 +477,7 @@ class Journal:
     def _open_readonly(self) -> None:
         if not self.path.exists():
             raise FileNotFoundError(f"no journal at {self.path}")
+        _refuse_foreign(self.path)
         conn = sqlite3.connect(
             f"file:{self.path}?mode=ro", uri=True, isolation_level=None, check_same_thread=False, timeout=10
         )
@@ -453,6 +488,7 @@ class Journal:
 
     def _open_writable(self) -> None:
         path = self.path
+        _refuse_foreign(path)
         created = False
         if not path.exists():
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
