@@ -9,8 +9,8 @@ Checks, in order (each ``ok``, ``FAIL`` with a fix, or ``skip`` with the reason)
    limit; reports protocol, firmware and serial number. Nothing is acknowledged, so a shoe keeps
    every event it holds for the service.
 4. ``gpio`` — the configured LED pins and buttons can be claimed (gpiozero), when any are set.
-5. ``journal`` — the journal's folder is writable; the journal file (and its ``-wal``/``-shm``)
-   is mode 0600 and owned by the user running the check (run it as the service user).
+5. ``journal`` — the journal's folder is writable; the path is a journal (not a folder, a device
+   or a foreign file); the journal file (and its ``-wal``/``-shm``) is mode 0600 and owned by the user running the check (run it as the service user).
 
 Exit status 0 when nothing failed, 1 when something needs fixing. Run it with the service
 stopped (``sudo systemctl stop shoe-ctl``): the running service holds the port.
@@ -184,7 +184,8 @@ def check_gpio(cfg: TableConfig, pin_factory: Any = None) -> Check:
 
 
 def check_journal(cfg: TableConfig, path: Path | None = None, uid: int | None = None) -> Check:
-    """The journal folder is writable; the journal files are 0600 and owned by this user."""
+    """The journal folder is writable; the journal path is a journal (not a folder, device or
+    foreign file); the journal files are 0600 and owned by this user."""
     journal = Path(path or cfg.journal.path)
     uid = os.getuid() if uid is None else uid
     folder = journal.parent if str(journal.parent) else Path(".")
@@ -194,6 +195,13 @@ def check_journal(cfg: TableConfig, path: Path | None = None, uid: int | None = 
     if not os.access(folder, os.W_OK | os.X_OK):
         return Check("journal", "fail", f"folder {folder} is not writable by this user (uid {uid})",
                      f"sudo chown {SERVICE_USER}: {folder} && sudo chmod 0700 {folder}")
+    from shoe_ctl.service.journal import JournalError, refuse_foreign
+
+    try:
+        refuse_foreign(journal)
+    except JournalError as exc:
+        return Check("journal", "fail", str(exc),
+                     f"set [journal] path to a file of its own, e.g. {folder / 'journal.sqlite3'}")
     problems: list[str] = []
     for f in (journal, Path(f"{journal}-wal"), Path(f"{journal}-shm")):
         if not f.exists():

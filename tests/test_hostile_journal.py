@@ -60,3 +60,18 @@ def test_a_journal_with_a_flipped_bit_in_its_header_is_still_opened(tmp_path: Pa
     path.write_bytes(bytes(data))
     with Journal(path, table="t", profile="tda") as j:
         assert j.report.damage
+
+
+def test_doctor_fails_a_foreign_journal_file_instead_of_advising_chmod(tmp_path: Path) -> None:
+    from shoe_ctl import cmd_doctor as doc
+    from shoe_ctl.config import load_table_config
+
+    (tmp_path / "table.toml").write_text("")
+    cfg = load_table_config(tmp_path / "table.toml")
+    path = tmp_path / "notes.txt"
+    path.write_bytes(TEXT)
+    os.chmod(path, 0o600)
+    c = doc.check_journal(cfg, path)
+    assert c.status == "fail"
+    assert "not a shoe-ctl journal" in c.detail
+    assert "chmod" not in c.fix

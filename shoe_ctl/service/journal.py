@@ -363,7 +363,7 @@ def _text(raw: bytes) -> str:
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
-def _refuse_foreign(path: Path) -> None:
+def refuse_foreign(path: Path) -> None:
     """Refuse, untouched, a path that is not a journal file: a folder, a device or pipe, or a file
     whose first 16 bytes are not (within a few flipped bits) the SQLite header. A damaged journal
     is repaired; a foreign file (``--journal /etc/passwd``) must never be moved aside, re-created
@@ -477,7 +477,7 @@ class Journal:
     def _open_readonly(self) -> None:
         if not self.path.exists():
             raise FileNotFoundError(f"no journal at {self.path}")
-        _refuse_foreign(self.path)
+        refuse_foreign(self.path)
         conn = sqlite3.connect(
             f"file:{self.path}?mode=ro", uri=True, isolation_level=None, check_same_thread=False, timeout=10
         )
@@ -488,7 +488,7 @@ class Journal:
 
     def _open_writable(self) -> None:
         path = self.path
-        _refuse_foreign(path)
+        refuse_foreign(path)
         created = False
         if not path.exists():
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
