@@ -223,10 +223,12 @@ def test_handle_never_blocks_and_close_is_idempotent(posted: queue.Queue[Any]) -
 
 def test_post_inputs_reach_the_queue(sink: DisplaySink, posted: queue.Queue[Any]) -> None:
     code, body = post(sink.url + "input", {"action": "fold", "seat": 3})
-    assert code == 202 and body["posted"]["action"] == "fold"
-    assert posted.get(timeout=2) == DealerInput(DealerAction.FOLD, 3, {})
+    assert code == 202 and body["posted"]["action"] == "fold" and body["ref"] == 1
+    assert posted.get(timeout=2) == DealerInput(DealerAction.FOLD, 3, {"ref": 1})
     code, body = post(sink.url + "input", {"action": "betting-complete"})
-    assert code == 202 and posted.get(timeout=2).action is DealerAction.BETTING_COMPLETE
+    assert code == 202 and body["ref"] == 2 and posted.get(timeout=2).action is DealerAction.BETTING_COMPLETE
+    code, body = post(sink.url + "input", {"action": "undo", "args": {"ref": 77}})
+    assert code == 202 and body["ref"] == 77 and posted.get(timeout=2).args == {"ref": 77}
     for bad, field in [({"action": "shuffle"}, "action"), ({"action": "fold"}, "seat"),
                        ({"action": "fold", "seat": 0}, "seat"), ({"action": "undo", "args": [1]}, "args")]:
         code, body = post(sink.url + "input", bad)
@@ -281,6 +283,81 @@ def test_parse_display_and_input_event() -> None:
     assert input_event({"action": "all-in", "seat": 4}) == DealerInput(DealerAction.ALL_IN, 4, {})
     with pytest.raises(ValueError, match="seat"):
         input_event({"action": "absent-player"})
+
+
+GOOD_INPUTS = [
+    ("exposed-card", 3, {"street": "3rd", "which": 0}), ("exposed-card", 3, {"both": True}),
+    ("exposed-card", 2, {"street": "7th"}), ("absent-player", 5, {"action_reached": False}),
+    ("card-off-table", 1, {"face": "up"}), ("card-off-table", 1, {}),
+    ("premature-done", None, {"merged": [1, 4]}), ("premature-done", None, {}),
+    ("burn-error", None, {"burns": 2, "stands": True}), ("burn-error", None, {"burns": 0}),
+    ("wrong-bring-in", 2, {"next_acted": True}), ("card-count", 6, {"cards": 8}),
+    ("misdeal", None, {"confirm": True}), ("show", 4, {}), ("scramble-done", None, {}),
+    ("cut-done", None, {}), ("stub-reloaded", None, {}), ("hand-complete", None, {}),
+    ("last-card-exposed", 2, {}),
+]
+BAD_INPUTS = [
+    ("exposed-card", 3, {"which": 2}, "args.which"), ("exposed-card", 3, {"which": True}, "args.which"),
+    ("exposed-card", 3, {"both": "yes"}, "args.both"), ("exposed-card", 3, {"street": "8th"}, "args.street"),
+    ("absent-player", 5, {"action_reached": 1}, "args.action_reached"),
+    ("card-off-table", 1, {"face": "left"}, "args.face"),
+    ("premature-done", None, {"merged": [0]}, "args.merged"), ("premature-done", None, {"merged": 3}, "args.merged"),
+    ("burn-error", None, {}, "args.burns"), ("burn-error", None, {"burns": 1}, "args.burns"),
+    ("burn-error", None, {"burns": 2, "stands": "no"}, "args.stands"),
+    ("wrong-bring-in", 2, {"next_acted": None}, "args.next_acted"),
+    ("card-count", 6, {}, "args.cards"), ("card-count", 6, {"cards": -1}, "args.cards"),
+    ("card-count", 6, {"cards": "7"}, "args.cards"),
+    ("misdeal", None, {}, "args.confirm"), ("misdeal", None, {"confirm": 1}, "args.confirm"),
+    ("fold", 3, {"ref": "a"}, "args.ref"),
+    ("card-off-table", None, {}, "seat"), ("wrong-bring-in", None, {}, "seat"),
+    ("card-count", None, {"cards": 7}, "seat"), ("show", None, {}, "seat"),
+]
+
+
+@pytest.mark.parametrize("action, seat, args", GOOD_INPUTS)
+def test_every_dealer_report_is_accepted_with_its_arguments(action: str, seat: int | None,
+                                                           args: dict[str, Any]) -> None:
+    event = input_event({"action": action, "seat": seat, "args": args})
+    assert event == DealerInput(DealerAction(action), seat, args)
+
+
+@pytest.mark.parametrize("action, seat, args, field", BAD_INPUTS)
+def test_a_report_with_bad_arguments_is_refused_naming_the_field(action: str, seat: int | None,
+                                                                args: dict[str, Any], field: str) -> None:
+    with pytest.raises(ValueError) as err:
+        input_event({"action": action, "seat": seat, "args": args})
+    assert str(err.value).startswith(field), str(err.value)
+
+
+def test_a_misdeal_without_confirmation_never_reaches_the_machine(sink: DisplaySink,
+                                                                  posted: queue.Queue[Any]) -> None:
+    code, body = post(sink.url + "input", {"action": "misdeal"})
+    assert code == 400 and "confirm" in body["error"]
+    assert posted.empty()
+    code, _ = post(sink.url + "input", {"action": "misdeal", "args": {"confirm": True}})
+    assert code == 202 and posted.get(timeout=2).action is DealerAction.MISDEAL
+
+
+def test_model_reply_says_whether_the_input_was_refused() -> None:
+    """The machine answers an input with ref N by the instruction with ref N, after the alerts
+    the input caused: a refusal alert makes the reply refused; moves are kept on alerts."""
+    model = DisplayModel()
+    model.apply(Alert("input-wrong-time", "'betting-complete' refused in state hand_third_deal: no betting "
+                      "round is open; nothing changed"))
+    model.apply(Instruction(Signal.DEAL, "Deal down to seat 2 (3rd)", seat=2, face="down", street="3rd",
+                            card_no=6, ref=4))
+    reply = model.snapshot()["reply"]
+    assert reply["ref"] == 4 and reply["refused"] is True
+    assert reply["alerts"][0]["code"] == "input-wrong-time"
+    assert model.snapshot()["instruction"]["card_no"] == 6
+    model.apply(Alert("RP-10-B", "the exposed card is replaced", seat=2, moves=("seat 2 up -> out",)))
+    model.apply(Instruction(Signal.DEAL, "Deal down to seat 2 (7th)", seat=2, face="down", ref=5))
+    snap = model.snapshot()
+    assert snap["reply"] == {"ref": 5, "refused": False,
+                             "alerts": [{"code": "RP-10-B", "message": "the exposed card is replaced"}]}
+    assert snap["alerts"][-1]["moves"] == ["seat 2 up -> out"]
+    model.apply(Instruction(Signal.BURN, "Burn one card"))  # no ref: the last reply stays
+    assert model.snapshot()["reply"]["ref"] == 5
 
 
 def test_busy_port_is_an_os_error(sink: DisplaySink, posted: queue.Queue[Any]) -> None:

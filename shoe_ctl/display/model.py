@@ -34,6 +34,9 @@ CARD_TOKEN = re.compile(r"(?<![0-9A-Za-z])(?:10|[2-9TJQKA])[cdhs](?![0-9A-Za-z])
 
 REDACTED = "??"
 
+REFUSED_CODES = frozenset({"input-wrong-time", "input-invalid", "undo-refused"})
+"""Alert codes with which the machine refuses a dealer input (nothing changed)."""
+
 EMPTY_STATE: dict[str, Any] = {
     "hand": None, "game": "", "rules": "", "state": "", "street": None, "seats": [],
     "community": None, "stub": None, "instruction": None, "alerts": [], "shoe": None,
@@ -113,7 +116,12 @@ class DisplayModel:
       even if an update lists fewer (the dealer needs them for the high hand and the stub).
     - ``Instruction``: the next instruction, with its LED pattern (``instruction["led"]``).
       An update's own ``"instruction"`` also counts, the newer of the two wins.
-    - ``Alert``: shown until acknowledged here. The display numbers these alerts itself (from
+    - The answer to a dealer input: the machine answers an input carrying ``args["ref"]`` with an
+      ``Instruction`` of the same ``ref``, after the alerts the input caused. ``reply`` in the
+      snapshot is ``{"ref", "refused", "alerts": [{"code", "message"}]}`` for the latest such
+      answer: ``refused`` when one of those alerts is a refusal (:data:`REFUSED_CODES`: the input
+      came at the wrong time or with bad arguments and changed nothing).
+    - ``Alert``: shown until acknowledged here (with its ``moves``). The display numbers these alerts itself (from
       :attr:`LOCAL_ID_BASE`). When the machine lists alerts in its state (with its own ids),
       those are shown too, less those acknowledged here, and an ``Alert`` command matching one
       of them (same code, message and seat) is shown once, under the machine's id.
@@ -134,6 +142,8 @@ class DisplayModel:
         self._next_local = self.LOCAL_ID_BASE
         self._kept_up: dict[int, list[str]] = {}
         self._hand: Any = None
+        self._since_instruction: list[Alert] = []
+        self._reply: dict[str, Any] | None = None
 
     # ------------------------------------------------------------------ commands
     def apply(self, command: Command) -> bool:
@@ -143,12 +153,21 @@ class DisplayModel:
         elif isinstance(command, Instruction):
             self._instruction = self._instruction_dict(
                 {"signal": str(command.signal), "text": command.text, "seat": command.seat,
-                 "face": command.face, "street": command.street, "cards": list(command.cards)})
+                 "face": command.face, "street": command.street, "cards": list(command.cards),
+                 "card_no": command.card_no, "ref": command.ref})
+            if command.ref is not None:
+                said = [{"code": a.code, "message": a.message} for a in self._since_instruction]
+                self._reply = {"ref": command.ref,
+                               "refused": any(a.code in REFUSED_CODES for a in self._since_instruction),
+                               "alerts": said}
+            self._since_instruction = []
         elif isinstance(command, Alert):
             self._next_local += 1
+            self._since_instruction.append(command)
             self._local_alerts.append({
                 "id": self._next_local, "code": command.code, "message": command.message,
-                "street": command.street, "seat": command.seat, "latched": command.latched})
+                "street": command.street, "seat": command.seat, "latched": command.latched,
+                "moves": list(command.moves)})
         else:
             return False
         self.version += 1
@@ -209,12 +228,13 @@ class DisplayModel:
 
     # ------------------------------------------------------------------ snapshot
     def snapshot(self) -> dict[str, Any]:
-        """The public table state as shown (schema of ``DisplayUpdate.state``) plus ``"version"``,
-        with the next instruction and the unacknowledged alerts; filtered once more on the way
-        out."""
+        """The public table state as shown (schema of ``DisplayUpdate.state``) plus ``"version"``
+        and ``"reply"``, with the next instruction (plus ``led``, ``card_no``, ``ref``) and the
+        unacknowledged alerts; filtered once more on the way out."""
         out = dict(self._state)
         out["instruction"] = self._instruction
         out["alerts"] = self.alerts()
+        out["reply"] = self._reply
         out["version"] = self.version
         return public_state(out)
 

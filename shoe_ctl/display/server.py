@@ -8,8 +8,9 @@ Routes (all JSON unless noted):
   after every change (``id:`` is the snapshot's ``version``); a comment line every 15 s keeps
   idle connections open.
 - ``POST /input`` — body ``{"action": DealerAction value, "seat": int|null, "args": {}}``; posts a
-  :class:`~shoe_ctl.events.DealerInput` to the controller; 202 on success, 400 naming the bad
-  field otherwise.
+  :class:`~shoe_ctl.events.DealerInput` to the controller; 202 on success (``{"posted", "ref"}``:
+  ``args["ref"]`` is set when the body gave none, and the snapshot's ``reply`` says whether the
+  machine accepted that input), 400 naming the bad field otherwise (:func:`check_args`).
 - ``POST /ack`` — body ``{"id": int}``; hides that alert and posts ``DealerInput(ACK_ALERT,
   args={"id", "code"})``; 404 for an alert not shown.
 
@@ -40,9 +41,12 @@ log = logging.getLogger(__name__)
 
 STATIC_DIR = Path(__file__).with_name("static")
 SEAT_ACTIONS = frozenset({DealerAction.FOLD, DealerAction.ALL_IN, DealerAction.EXPOSED_CARD,
-                          DealerAction.ABSENT_PLAYER, DealerAction.LAST_CARD_EXPOSED})
+                          DealerAction.ABSENT_PLAYER, DealerAction.LAST_CARD_EXPOSED,
+                          DealerAction.CARD_OFF_TABLE, DealerAction.WRONG_BRING_IN,
+                          DealerAction.CARD_COUNT, DealerAction.SHOW})
 """Inputs that name a seat (``seat`` required)."""
 MAX_SEAT = 10
+STREET_NAMES = ("3rd", "4th", "5th", "6th", "7th")
 KEEPALIVE_S = 15.0
 SUBSCRIBER_BACKLOG = 256
 
@@ -107,6 +111,7 @@ class DisplaySink:
         self._error: BaseException | None = None
         self._closed = False
         self._lock = threading.Lock()
+        self._next_ref = 0
 
     # ------------------------------------------------------------------ lifecycle
     @property
@@ -290,12 +295,15 @@ class DisplaySink:
             event = input_event(body)
         except ValueError as exc:
             return web.json_response({"error": str(exc)}, status=400)
+        if "ref" not in event.args:  # the machine answers with the instruction carrying this ref
+            self._next_ref += 1
+            event.args["ref"] = self._next_ref
         if event.action is DealerAction.ACK_ALERT and isinstance(event.args.get("id"), int):
             self.model.acknowledge(event.args["id"])
             self._publish()
         self._post(event)
         return web.json_response({"posted": {"action": str(event.action), "seat": event.seat,
-                                             "args": event.args}}, status=202)
+                                             "args": event.args}, "ref": event.args["ref"]}, status=202)
 
     async def _ack(self, request: web.Request) -> web.Response:
         bad = self._check(request)
@@ -318,11 +326,67 @@ class DisplaySink:
                                              "args": event.args}}, status=202)
 
 
+def _flag(args: dict[str, Any], name: str) -> None:
+    if name in args and not isinstance(args[name], bool):
+        raise ValueError(f"args.{name}: expected true or false, got {args[name]!r}")
+
+
+def _int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def check_args(action: DealerAction, args: dict[str, Any]) -> None:
+    """Check the ``args`` a dealer input needs (``DealerAction``'s documented arguments; the
+    machine checks them against the hand).
+
+    - ``exposed-card``: ``which`` 0 or 1, ``both`` bool, ``street`` a street name (all optional);
+    - ``absent-player``: ``action_reached`` bool (optional);
+    - ``card-off-table``: ``face`` ``"up"`` or ``"down"`` (optional);
+    - ``premature-done``: ``merged`` a list of seat numbers (optional);
+    - ``burn-error``: ``burns`` 0 or 2 (required), ``stands`` bool (optional);
+    - ``wrong-bring-in``: ``next_acted`` bool (optional);
+    - ``card-count``: ``cards`` an int 0..52 (required);
+    - ``misdeal``: ``confirm`` must be true (a misdeal is never posted by one stray touch);
+    - any input: ``ref`` an int (optional).
+
+    :raises ValueError: naming the field and what it should be.
+    """
+    if "ref" in args and not _int(args["ref"]):
+        raise ValueError(f"args.ref: expected an integer, got {args['ref']!r}")
+    if "street" in args and args["street"] not in STREET_NAMES:
+        raise ValueError(f"args.street: {args['street']!r} is not one of {', '.join(STREET_NAMES)}")
+    if action is DealerAction.EXPOSED_CARD:
+        if "which" in args and args["which"] not in (0, 1) or isinstance(args.get("which"), bool):
+            raise ValueError(f"args.which: expected 0 (first hole card) or 1 (second), got {args['which']!r}")
+        _flag(args, "both")
+    elif action is DealerAction.ABSENT_PLAYER:
+        _flag(args, "action_reached")
+    elif action is DealerAction.CARD_OFF_TABLE:
+        if "face" in args and args["face"] not in ("up", "down"):
+            raise ValueError(f"args.face: expected 'up' or 'down', got {args['face']!r}")
+    elif action is DealerAction.PREMATURE_DONE:
+        merged = args.get("merged", [])
+        if not isinstance(merged, list) or not all(_int(m) and 1 <= m <= MAX_SEAT for m in merged):
+            raise ValueError(f"args.merged: expected a list of seat numbers 1..{MAX_SEAT}, got {merged!r}")
+    elif action is DealerAction.BURN_ERROR:
+        if args.get("burns") not in (0, 2) or isinstance(args.get("burns"), bool):
+            raise ValueError(f"args.burns: expected 0 (no burn) or 2 (two burns), got {args.get('burns')!r}")
+        _flag(args, "stands")
+    elif action is DealerAction.WRONG_BRING_IN:
+        _flag(args, "next_acted")
+    elif action is DealerAction.CARD_COUNT:
+        if not _int(args.get("cards")) or not 0 <= args["cards"] <= 52:
+            raise ValueError(f"args.cards: expected the number of cards counted (0..52), got {args.get('cards')!r}")
+    elif action is DealerAction.MISDEAL:
+        if args.get("confirm") is not True:
+            raise ValueError("args.confirm: a misdeal must be confirmed (confirm: true)")
+
+
 def input_event(body: dict[str, Any]) -> DealerInput:
     """Validate a ``POST /input`` body into a :class:`DealerInput`.
 
     :raises ValueError: naming the bad field (unknown action, seat missing or not 1..10, args not
-        an object).
+        an object, an argument of the action missing or wrong: :func:`check_args`).
     """
     try:
         action = DealerAction(str(body.get("action")))
@@ -337,6 +401,7 @@ def input_event(body: dict[str, Any]) -> DealerInput:
     args = body.get("args", {})
     if not isinstance(args, dict):
         raise ValueError("args: expected a JSON object")
+    check_args(action, args)
     return DealerInput(action, seat, dict(args))
 
 
