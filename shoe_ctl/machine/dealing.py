@@ -272,7 +272,7 @@ class Dealing(IrregularMixin):
             for _ in range(gap):
                 if dealing and self._current_card_step() is not None:
                     self._fill(None, ev.seq, check=False)
-                elif hand is not None:
+                elif hand is not None and hand.stub_count() > 0:
                     hand.put_aside(None)
         if ev.card is None:
             self._alert("unreadable-card", f"read {ev.seq}: a card left the shoe unreadable; it is counted, "
@@ -289,6 +289,14 @@ class Dealing(IrregularMixin):
         self.reads.append(read)
         if card is not None:
             self._where.setdefault(card, read)
+        if self.hand is not None and self.hand.stub_count() <= 0:
+            # More cards than the count leaves in the shoe: a new stub loaded before it was
+            # reported, or a card from outside the deck. The read is kept; the count is not
+            # driven below zero.
+            self._alert("card-beyond-stub", f"read {seq}: a card left the shoe after the last card of the "
+                        f"stub by the count, while {self._doing()} (a new stub loaded before it was reported, "
+                        "or a card from outside the deck); hold it aside, stop and check", latched=True)
+            return
         if self.hand is not None:
             self.hand.put_aside(card)
             if self.state.endswith("_betting"):

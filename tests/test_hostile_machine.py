@@ -1,0 +1,60 @@
+"""The dealing machine against what a careless dealer or a bad shoe can do: each mistake is an
+alert with a cause code, never an internal fault, and changes nothing it should not."""
+
+from __future__ import annotations
+
+import pytest
+
+from shoe_ctl.config import load_profile
+from shoe_ctl.events import Alert, CardRead, DealerAction, DealerInput, Signal
+from shoe_ctl.machine import Dealing
+from shoe_ctl.rules.cards import Card, full_deck
+
+PROFILES = {"tda": load_profile("tda"), "house": load_profile("house")}
+
+
+class Table:
+    """A Dealing machine fed like a shoe and a dealer would."""
+
+    def __init__(self, rules: str = "tda", seats: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 7, 8)) -> None:
+        self.m = Dealing(PROFILES, default_rules=rules)
+        self.m.start()
+        self.deck = full_deck()
+        self.seq = 0
+        self.m.handle(DealerInput(DealerAction.NEW_HAND, args={"seats": list(seats)}))
+
+    def card(self, card: Card | None = None) -> list[str]:
+        self.seq += 1
+        c = card if card is not None else self.deck.pop()
+        out = self.m.handle(CardRead(self.seq, c, "rfid", self.seq))
+        return [a.code for a in out if isinstance(a, Alert)]
+
+    def play_until(self, stop: Signal) -> None:
+        """Deal as told and complete every betting round until the instruction is ``stop``."""
+        while (sig := self.m.instruction().signal) is not stop:
+            if sig in (Signal.DEAL, Signal.BURN, Signal.COMMUNITY):
+                self.card()
+            elif sig is Signal.BETTING:
+                self.m.handle(DealerInput(DealerAction.BETTING_COMPLETE))
+            else:
+                raise AssertionError(f"unexpected {self.m.instruction()}")
+
+
+@pytest.mark.parametrize("rules", ["tda", "house"])
+def test_cards_pulled_while_scrambling_past_the_stub_alert_not_fault(rules: str) -> None:
+    """RP-10-H-C / house 16.20: the dealer loads the new stub and pulls before reporting the
+    scramble. The stub's last card is a card not expected; the next ones (beyond the count) are
+    ``card-beyond-stub`` — never the attention state — and each read is kept."""
+    t = Table(rules)
+    t.play_until(Signal.SCRAMBLE)
+    assert t.m.hand is not None and t.m.hand.stub_count() == 1
+    state = t.m.state
+    assert "card-not-expected" in t.card()
+    reads = len(t.m.reads)
+    for _ in range(2):
+        t.m.handle(DealerInput(DealerAction.ACK_ALERT, args={"code": "card-not-expected"}))
+        codes = t.card(full_deck()[0])  # the whole deck is out: any card is beyond the count
+        assert "card-beyond-stub" in codes and "machine-fault" not in codes
+        assert t.m.state == state
+    assert len(t.m.reads) == reads + 2
+    assert t.m.hand.stub_count() == 0
