@@ -109,7 +109,7 @@ def test_touch_fold_posts_dealer_input(page: Any, sink: DisplaySink, posted: que
     assert page.inner_text("#selected") == "3"
     fold.tap()
     event = posted.get(timeout=5)
-    assert event == DealerInput(DealerAction.FOLD, 3, {"street": "4th"})
+    assert event == DealerInput(DealerAction.FOLD, 3, {"street": "4th", "ref": 1})
     page.locator("button[data-action='betting-complete']").tap()
     assert posted.get(timeout=5).action is DealerAction.BETTING_COMPLETE
 
@@ -164,16 +164,130 @@ def test_page_follows_the_machine_and_a_fold_touch_reaches_it(browser: Any) -> N
         assert page.locator(".card.back").count() == 8
         page.locator(".seat[data-seat='3']").tap()
         page.locator("button[data-action='fold']").tap()
-        page.wait_for_selector("#toast:has-text('sent: fold seat 3')", timeout=5000)  # the POST was answered
+        page.wait_for_selector("body[data-reply='accepted:1']", timeout=5000)  # the machine answered
+        assert page.locator("#refused").is_hidden()
         assert controller.wait_idle(5)
         assert controller.machine.public_state()["seats"][2]["status"] == "folded"  # reached the machine
         page.locator("button[data-action='betting-complete']").tap()
         page.wait_for_selector(".seat[data-seat='3'].folded", timeout=5000)
-        assert controller.wait_idle(5)
-        assert page.inner_text("#street") == "4th"
+        page.wait_for_selector("#street:text('4th')", timeout=5000)
         assert page.get_attribute("#leds", "data-pattern") == "burn"
         assert "9♦" in page.locator(".seat[data-seat='3']").inner_text()  # keeps its upcard
     finally:
         context.close()
         controller.close()
         sink.close()
+
+
+@pytest.fixture
+def machine_page(browser: Any) -> Iterator[tuple[Any, Any, DisplaySink]]:
+    """The real dealing machine behind the controller and the display, and the page on it."""
+    pytest.importorskip("shoe_ctl.service.controller", reason="the service is not available yet")
+    from shoe_ctl.config import load_profile
+    from shoe_ctl.machine import Dealing
+    from shoe_ctl.service.controller import Controller
+
+    controller = Controller(Dealing({"tda": load_profile("tda")}))
+    sink = start_display("127.0.0.1", 0, controller.post)
+    controller.add_sink(sink)
+    controller.start()
+    context = browser.new_context(viewport={"width": 1024, "height": 600}, has_touch=True)
+    try:
+        page = context.new_page()
+        page.goto(sink.url)
+        page.wait_for_selector("#conn:text('live')", timeout=5000)
+        yield controller, page, sink
+    finally:
+        context.close()
+        controller.close()
+        sink.close()
+
+
+def test_exposed_hole_card_reported_from_the_page_and_a_refusal_shown(
+        machine_page: tuple[Any, Any, DisplaySink]) -> None:
+    """RP-10-A from the page: seat 3's first hole card is exposed during the initial deal. The
+    dealer taps seat 3, *Exposed card*, *1st hole card*; the machine rules, the page shows the
+    RP-10-A alert, the exposed card face up in seat 3, and later asks for seat 3's third card
+    face down. Before that, *Betting complete* during the deal is refused and the page says so."""
+    from shoe_ctl.events import CardRead
+    from shoe_ctl.rules.cards import parse_card
+
+    controller, page, _sink = machine_page
+    controller.post(DealerInput(DealerAction.NEW_HAND, None, {"seats": [1, 2, 3, 4], "rules": "tda"}))
+    first_round = ["Ah", "7c", "Qh", "9s"]
+    for seq, text in enumerate(first_round, start=1):
+        controller.post(CardRead(seq, parse_card(text), "rfid", seq))
+    assert controller.wait_idle(5)
+    page.wait_for_selector("#ins-text:text('Deal down to seat 1 (3rd)')", timeout=5000)
+
+    page.locator("button[data-action='betting-complete']").tap()
+    refused = page.locator("#refused")
+    refused.wait_for(state="visible", timeout=5000)
+    assert "REFUSED" in refused.inner_text() and "betting-complete" in refused.inner_text()
+    assert page.get_attribute("body", "data-reply") == "refused:1"
+    refused.tap()
+    assert refused.is_hidden()
+
+    page.locator(".seat[data-seat='3']").tap()
+    page.locator("button[data-action='exposed-card']").tap()
+    sheet = page.locator("#sheet")
+    assert sheet.is_visible()
+    assert page.locator("#sheet-options button").all_inner_texts() == [
+        "1st hole card", "2nd hole card", "Both hole cards"]  # 3rd street: the hole cards only
+    page.locator("#sheet button[data-option='first']").tap()
+    assert sheet.is_hidden()
+    page.wait_for_selector("body[data-reply='accepted:2']", timeout=5000)
+    alert = page.locator(".alert[data-code='RP-10-A']")
+    alert.wait_for(timeout=5000)
+    assert "seat 3" in alert.inner_text()
+    seat3 = page.locator(".seat[data-seat='3']")
+    assert "Q♥" in seat3.inner_text()  # the exposed card stands as the upcard: public now
+    assert controller.machine.hand.seats[2].up == [parse_card("Qh")]
+    assert refused.is_hidden()
+
+    for seq, text in enumerate(["Kd", "7s", "2d", "Tc", "Kh", "2c"], start=5):  # 2nd round, ups of 1 and 2
+        controller.post(CardRead(seq, parse_card(text), "rfid", seq))
+    page.wait_for_selector("#ins-text:text('Deal down to seat 3 (3rd)')", timeout=5000)
+    assert "down" in page.inner_text("#ins-detail") and "card #11" in page.inner_text("#ins-detail")
+    shown = set(page.locator(".card:not(.back)").all_inner_texts())
+    assert shown == {"Q♥", "K♥", "2♣"}  # no other hole card on the page
+
+
+def test_misdeal_needs_a_confirmation(page: Any, sink: DisplaySink, posted: queue.Queue[Any]) -> None:
+    """A stray touch on *Misdeal* posts nothing: it opens a confirmation; *Cancel* closes it
+    and still nothing is posted; only *Yes: misdeal* posts the misdeal (with ``confirm``)."""
+    for command in feed():
+        sink.handle(command)
+    wait_version(page, len(feed()))
+    misdeal = page.locator("button[data-action='misdeal']")
+    misdeal.tap()
+    sheet = page.locator("#sheet")
+    assert sheet.is_visible() and "MISDEAL" in page.inner_text("#sheet-title")
+    page.locator("#sheet-cancel").tap()
+    assert sheet.is_hidden()
+    misdeal.tap()
+    page.wait_for_timeout(200)
+    assert posted.empty()  # the page never posted without the confirmation
+    page.locator("#sheet button[data-option='confirm']").tap()
+    assert posted.get(timeout=5) == DealerInput(DealerAction.MISDEAL, None, {"confirm": True, "ref": 1})
+    assert sheet.is_hidden()
+
+
+def test_seat_reports_with_their_arguments_from_the_page(page: Any, sink: DisplaySink,
+                                                         posted: queue.Queue[Any]) -> None:
+    """Tap a seat, then the report, then the choice: card count, absent player, burn error."""
+    for command in feed():
+        sink.handle(command)
+    wait_version(page, len(feed()))
+    page.locator(".seat[data-seat='4']").tap()
+    page.locator("button[data-action='card-count']").tap()
+    page.locator("#sheet button[data-option='n8']").tap()
+    assert posted.get(timeout=5) == DealerInput(DealerAction.CARD_COUNT, 4, {"cards": 8, "ref": 1})
+    assert page.inner_text("#selected") == "none"  # one report per seat tap
+    page.locator(".seat[data-seat='2']").tap()
+    page.locator("button[data-action='absent-player']").tap()
+    page.locator("#sheet button[data-option='not-reached']").tap()
+    assert posted.get(timeout=5) == DealerInput(DealerAction.ABSENT_PLAYER, 2, {"action_reached": False, "ref": 2})
+    page.locator("button[data-action='burn-error']").tap()  # needs no seat
+    page.locator("#sheet button[data-option='two']").tap()
+    assert posted.get(timeout=5) == DealerInput(DealerAction.BURN_ERROR, None, {"burns": 2, "ref": 3})

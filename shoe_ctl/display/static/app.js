@@ -57,6 +57,7 @@ function renderInstruction(ins) {
   if (ins.face) bits.push(ins.face);
   if (ins.street) bits.push(ins.street + " street");
   if (ins.cards && ins.cards.length) bits.push("gather: " + ins.cards.join(", "));
+  if (ins.card_no) bits.push("card #" + ins.card_no);
   detail.textContent = bits.join(" \u00b7 ");
   head.dataset.signal = ins.signal;
   head.classList.toggle("attention", !!(ins.led && ins.led.attention));
@@ -72,7 +73,13 @@ function renderAlerts(alerts) {
     row.dataset.code = a.code;
     row.appendChild(el("span", "code", a.code));
     const where = [a.street, a.seat ? "seat " + a.seat : null].filter(Boolean).join(", ");
-    row.appendChild(el("span", "msg", a.message + (where ? " (" + where + ")" : "")));
+    const msg = el("span", "msg", a.message + (where ? " (" + where + ")" : ""));
+    if (a.moves && a.moves.length) {
+      const moves = el("ol", "moves");
+      for (const m of a.moves) moves.appendChild(el("li", null, "Move " + m.replace("->", "\u2192")));
+      msg.appendChild(moves);
+    }
+    row.appendChild(msg);
     const b = el("button", "ack", "Acknowledge");
     b.addEventListener("click", () => send("/ack", { id: a.id }));
     row.appendChild(b);
@@ -104,6 +111,9 @@ function renderSeats(s) {
     if (seat.bring_in) tags.appendChild(el("span", "bring-in", "BRING-IN"));
     if (seat.first_to_act) tags.appendChild(el("span", "first", "FIRST TO ACT"));
     if (seat.open_pair) tags.appendChild(el("span", "pair", "OPEN PAIR"));
+    if (seat.absent) tags.appendChild(el("span", "absent", "ABSENT"));
+    if (seat.no_bet) tags.appendChild(el("span", "no-bet", "MAY NOT BET"));
+    if (seat.absent) d.classList.add("absent");
     d.appendChild(tags);
     d.addEventListener("click", () => { selected = selected === seat.seat ? null : seat.seat; render(); });
     box.appendChild(d);
@@ -139,9 +149,34 @@ function renderSide(s) {
   document.getElementById("shoe-detail").textContent = s.shoe && s.shoe.detail ? s.shoe.detail : "";
 }
 
+// ------------------------------------------------------------------ what the flow needs now
+function sub() {
+  const name = state && state.state ? state.state : "";
+  return name.split("_").pop();
+}
+
+function when(cond) {
+  if (!state || !state.state) return true;  // state unknown: offer everything
+  const name = state.state, s = sub(), signal = state.instruction ? state.instruction.signal : "";
+  switch (cond) {
+    case "showdown": return name.includes("showdown");
+    case "third-betting": return name.endsWith("third_betting");
+    case "betting": return s === "betting";
+    case "scramble": return s === "scramble" || s === "reshuffle" || signal === "scramble";
+    case "cut": return s === "cut";
+    case "reload": return s === "reload" || s === "cut";
+    case "over": return name.includes("showdown") || name.includes("uncontested");
+    default: return true;
+  }
+}
+
 function renderButtons() {
   document.getElementById("selected").textContent = selected === null ? "none" : selected;
   for (const b of document.querySelectorAll(".buttons button[data-needs-seat]")) b.disabled = selected === null;
+  for (const b of document.querySelectorAll(".buttons button[data-when]")) b.hidden = !when(b.dataset.when);
+  for (const b of document.querySelectorAll(".buttons button[data-hot]")) b.classList.toggle("hot", when(b.dataset.hot));
+  document.getElementById("btn-fold").textContent = state && when("showdown") && state.state ? "Muck" : "Fold";
+  document.getElementById("first-unknown").hidden = !(state && state.first_to_act_unknown);
 }
 
 function render() {
@@ -151,6 +186,7 @@ function render() {
   renderSeats(state);
   renderSide(state);
   renderButtons();
+  renderReply();
   document.body.dataset.version = state.version;
 }
 
@@ -163,6 +199,32 @@ function toast(msg, error) {
   toast.timer = setTimeout(() => { t.hidden = true; }, 2500);
 }
 
+// ------------------------------------------------------------------ the machine's answer
+let pendingRef = null;
+let pendingLabel = "";
+
+function showRefused(text) {
+  const r = document.getElementById("refused");
+  r.textContent = text;
+  r.hidden = false;
+}
+
+function renderReply() {
+  const reply = state.reply;
+  if (pendingRef === null || !reply || reply.ref !== pendingRef) return;
+  pendingRef = null;
+  document.body.dataset.reply = (reply.refused ? "refused:" : "accepted:") + reply.ref;
+  if (reply.refused) {
+    const why = (reply.alerts || []).map((a) => a.message).join("; ");
+    showRefused("REFUSED \u2014 " + pendingLabel + ": " + (why || "the machine did not accept it") + "  (tap to close)");
+  } else {
+    document.getElementById("refused").hidden = true;
+    toast("done: " + pendingLabel);
+  }
+}
+
+document.getElementById("refused").addEventListener("click", (ev) => { ev.currentTarget.hidden = true; });
+
 async function send(path, body) {
   const headers = { "Content-Type": "application/json" };
   const token = localStorage.getItem("shoeToken");
@@ -170,8 +232,16 @@ async function send(path, body) {
   try {
     const r = await fetch(path, { method: "POST", headers, body: JSON.stringify(body) });
     const j = await r.json().catch(() => ({}));
-    if (!r.ok) { toast(j.error || ("refused: " + r.status), true); return false; }
-    toast("sent: " + (j.posted ? j.posted.action + (j.posted.seat ? " seat " + j.posted.seat : "") : "ok"));
+    if (!r.ok) {
+      showRefused("NOT SENT \u2014 " + (j.error || ("refused: " + r.status)) + "  (tap to close)");
+      toast(j.error || ("refused: " + r.status), true);
+      return false;
+    }
+    const label = j.posted ? j.posted.action + (j.posted.seat ? " seat " + j.posted.seat : "") : "ok";
+    if (j.ref !== undefined) { pendingRef = j.ref; pendingLabel = label; }
+    document.getElementById("refused").hidden = true;
+    toast("sent: " + label);
+    if (state) renderReply();
     return true;
   } catch (e) {
     toast("not sent: " + e, true);
@@ -179,16 +249,129 @@ async function send(path, body) {
   }
 }
 
+async function sendInput(action, seat, args) {
+  const body = { action, seat, args: Object.assign({}, args) };
+  const ok = await send("/input", body);
+  if (ok && seat !== null) { selected = null; render(); }
+  return ok;
+}
+
+// ------------------------------------------------------------------ choice sheets
+// Each sheet: a title and big options; one tap on an option posts the input.
+function seatList() {
+  return state ? (state.seats || []).filter((s) => !MUCKED.has(s.status)).map((s) => s.seat) : [];
+}
+
+const SHEETS = {
+  exposed(seat) {
+    const street = state && state.street;
+    const all = [
+      { id: "first", label: "1st hole card", args: { street: "3rd", which: 0 }, on: "3rd" },
+      { id: "second", label: "2nd hole card", args: { street: "3rd", which: 1 }, on: "3rd" },
+      { id: "both", label: "Both hole cards", args: { street: "3rd", both: true }, on: "3rd" },
+      { id: "seventh", label: "7th-street card", args: { street: "7th" }, on: "7th" },
+    ];
+    const here = all.filter((o) => o.on === street);
+    return { title: "Seat " + seat + ": which card was exposed?", options: here.length ? here : all };
+  },
+  absent(seat) {
+    return { title: "Seat " + seat + ": player absent. Has the action reached the seat?", options: [
+      { id: "reached", label: "Action reached the seat", args: { action_reached: true } },
+      { id: "not-reached", label: "Not yet (dealing)", args: { action_reached: false } },
+    ] };
+  },
+  offtable(seat) {
+    if (state && state.street === "3rd") {
+      return { title: "Seat " + seat + ": which card went off the table?", options: [
+        { id: "up", label: "Door card (up)", args: { face: "up" } },
+        { id: "down", label: "Hole card (down)", args: { face: "down" } },
+      ] };
+    }
+    return { title: "Seat " + seat + ": the card of this street went off the table", options: [
+      { id: "card", label: "Report card off table", args: {} },
+    ] };
+  },
+  bringin(seat) {
+    return { title: "Seat " + seat + " was wrongly named bring-in and bet. Has the next player acted?", options: [
+      { id: "acted", label: "Next player acted", args: { next_acted: true } },
+      { id: "not-acted", label: "Not yet", args: { next_acted: false } },
+    ] };
+  },
+  count(seat) {
+    const options = [];
+    for (let n = 0; n <= 9; n++) options.push({ id: "n" + n, label: String(n), args: { cards: n }, small: true });
+    return { title: "Seat " + seat + ": how many cards in the hand?", options };
+  },
+  premature() {
+    const options = seatList().map((s) => ({ id: "merge-" + s, label: "Seat " + s + " merged", toggle: s }));
+    options.push({ id: "send", label: "Premature cards done", args: {}, merged: true });
+    return { title: "Premature cards: tap the seats whose final downcard merged with the hole cards (if any)", options };
+  },
+  burn() {
+    const seventh = state && state.street === "7th";
+    const options = [
+      { id: "two", label: "Two burns", args: { burns: 2 } },
+      { id: "none", label: "No burn", args: { burns: 0 } },
+    ];
+    if (seventh) {
+      options.push({ id: "two-stands", label: "Two burns, final card stands", args: { burns: 2, stands: true } });
+      options.push({ id: "none-stands", label: "No burn, cards stand", args: { burns: 0, stands: true } });
+    }
+    return { title: "Burn error on " + ((state && state.street) || "this street"), options };
+  },
+  misdeal() {
+    return { title: "Declare a MISDEAL? The hand ends and every card goes back.", options: [
+      { id: "confirm", label: "Yes: misdeal", args: { confirm: true }, danger: true },
+    ] };
+  },
+};
+
+function closeSheet() {
+  document.getElementById("sheet").hidden = true;
+  document.getElementById("sheet-options").replaceChildren();
+}
+
+function openSheet(name, action, seat) {
+  const spec = SHEETS[name](seat);
+  const sheet = document.getElementById("sheet");
+  sheet.dataset.sheet = name;
+  document.getElementById("sheet-title").textContent = spec.title;
+  const box = document.getElementById("sheet-options");
+  box.replaceChildren();
+  const merged = new Set();
+  for (const o of spec.options) {
+    const b = el("button", "option" + (o.danger ? " danger" : "") + (o.small ? " small" : ""), o.label);
+    b.dataset.option = o.id;
+    b.addEventListener("click", async () => {
+      if (o.toggle !== undefined) {
+        if (merged.has(o.toggle)) merged.delete(o.toggle); else merged.add(o.toggle);
+        b.classList.toggle("on", merged.has(o.toggle));
+        return;
+      }
+      const args = Object.assign({}, o.args);
+      if (o.merged) args.merged = Array.from(merged).sort((a, b2) => a - b2);
+      closeSheet();
+      await sendInput(action, seat, args);
+    });
+    box.appendChild(b);
+  }
+  sheet.hidden = false;
+}
+
+document.getElementById("sheet-cancel").addEventListener("click", closeSheet);
+
 for (const b of document.querySelectorAll(".buttons button")) {
   b.addEventListener("click", async () => {
     const action = b.dataset.action;
-    const body = { action, seat: null, args: {} };
+    let seat = null;
+    const args = {};
     if (b.dataset.needsSeat) {
       if (selected === null) { toast("select a seat first", true); return; }
-      body.seat = selected;
-      if (state && state.street) body.args.street = state.street;
+      seat = selected;
+      if (state && state.street) args.street = state.street;
     }
-    if (await send("/input", body) && b.dataset.needsSeat) { selected = null; render(); }
+    if (b.dataset.sheet) { openSheet(b.dataset.sheet, action, seat); return; }
+    await sendInput(action, seat, args);
   });
 }
 
