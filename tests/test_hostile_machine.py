@@ -58,3 +58,30 @@ def test_cards_pulled_while_scrambling_past_the_stub_alert_not_fault(rules: str)
         assert t.m.state == state
     assert len(t.m.reads) == reads + 2
     assert t.m.hand.stub_count() == 0
+
+
+@pytest.mark.parametrize("args", [
+    {"seats": [1, 2], "all_in": [9]},
+    {"seats": [1, 2], "all_in": [3]},
+    {"seats": [1, 2], "all_in": ["x"]},
+    {"seats": [1, 2], "all_in": 5},
+    {"seats": [0, 1]},
+    {"seats": [2, 9]},
+    {"seats": "12"},
+    {"seats": [1.7, 2]},
+    {"seats": [True, 2]},
+    {"seats": [1, 2], "button": 9},
+])
+def test_new_hand_with_bad_seats_is_refused_and_changes_nothing(args: dict[str, object]) -> None:
+    """A new hand naming seats that are not table seats 1..8 (or all-in seats not dealt in) is an
+    ``input-invalid`` alert; the machine stays idle with no hand (was: a seat 0 dealt in, or an
+    internal fault with the hand half set up)."""
+    m = Dealing(PROFILES)
+    m.start()
+    before = m.public_state()
+    out = m.handle(DealerInput(DealerAction.NEW_HAND, args=args))
+    codes = [a.code for a in out if isinstance(a, Alert)]
+    assert codes == ["input-invalid"]
+    assert m.state == "idle" and m.hand is None and m.hand_no == 0
+    after = m.public_state()
+    assert after["seats"] == before["seats"] == [] and after["hand"] is None

@@ -116,6 +116,24 @@ class Read:
         return f"{self.role} on {self.street}"
 
 
+def _seat_number(value: Any, what: str) -> int:
+    """A table seat number from a dealer input: an int 1..8 (not a bool, a float or a text).
+
+    :raises ValueError: naming ``what`` and the value."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 8:
+        raise ValueError(f"{what}: {value!r} is not a seat number 1..8")
+    return value
+
+
+def _seat_list(value: Any, what: str) -> list[Any]:
+    """A list of seat numbers from a dealer input (a list or tuple, not a text).
+
+    :raises ValueError: naming ``what`` and the value."""
+    if not isinstance(value, (list, tuple)):
+        raise ValueError(f"{what}: {value!r} is not a list of seat numbers")
+    return list(value)
+
+
 def _is_card_step(step: Step) -> bool:
     return step.kind in _CARD_STEPS
 
@@ -469,10 +487,13 @@ class Dealing(IrregularMixin):
     def _new_hand(self, ev: DealerInput) -> None:
         args = ev.args
         try:
-            seats = [int(s) for s in args.get("seats", ())]
+            seats = [_seat_number(s, "seats") for s in _seat_list(args.get("seats", ()), "seats")]
             if "button" in args:
-                button = int(args["button"])
+                button = _seat_number(args["button"], "button")
                 seats = sorted(seats, key=lambda s: (s - button - 1) % 8)
+            all_in = [_seat_number(s, "all_in") for s in _seat_list(args.get("all_in", ()), "all_in")]
+            if not set(all_in) <= set(seats):
+                raise ValueError(f"all_in seat(s) {sorted(set(all_in) - set(seats))} not dealt in")
             game = Game(str(args.get("game", self.game.value)))
             rules = str(args.get("rules", self.profile.name))
             profile = self.profiles[rules]
@@ -489,8 +510,8 @@ class Dealing(IrregularMixin):
         self.seventh = None
         self._reset_irregular()
         self.alerts = [a for a in self.alerts if a["latched"]]
-        for s in args.get("all_in", ()):
-            hand.all_in(self._index(int(s)))
+        for s in all_in:
+            hand.all_in(self._index(s))
         self.last_dispense = 0
         self._out.append(ShoeCommand("reset-counter"))
         self.trigger("newhand")
