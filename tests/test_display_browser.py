@@ -291,3 +291,34 @@ def test_seat_reports_with_their_arguments_from_the_page(page: Any, sink: Displa
     page.locator("button[data-action='burn-error']").tap()  # needs no seat
     page.locator("#sheet button[data-option='two']").tap()
     assert posted.get(timeout=5) == DealerInput(DealerAction.BURN_ERROR, None, {"burns": 2, "ref": 3})
+
+
+def test_page_shows_moves_absent_no_bet_and_floor_decides(page: Any, sink: DisplaySink) -> None:
+    """The machine's extra public keys on the page: a ruling's card moves under its alert, the
+    ABSENT and MAY NOT BET marks, and the band when the first to act is unknown."""
+    from display_feed import seat as seat_entry
+    from display_feed import state as state_of
+
+    seats = [seat_entry(1, ["5h", "5d"]), seat_entry(2, ["2c", "9c"]), seat_entry(3, ["Jd", "3c"]),
+             seat_entry(4, ["8s", "Ks"])]
+    seats[1]["absent"] = True
+    seats[3]["no_bet"] = True
+    st = state_of("4th", seats, machine="hand_fourth_betting")
+    st["first_to_act_unknown"] = True
+    sink.handle(DisplayUpdate(st))
+    sink.handle(Alert("house-16.15", "two burns: the top burn goes to the first player", street="4th",
+                      moves=("burn 4th -> seat 1 up",)))
+    wait_version(page, 2)
+    assert "ABSENT" in page.locator(".seat[data-seat='2']").inner_text()
+    assert "absent" in (page.locator(".seat[data-seat='2']").get_attribute("class") or "")
+    assert "MAY NOT BET" in page.locator(".seat[data-seat='4']").inner_text()
+    assert "MAY NOT BET" not in page.locator(".seat[data-seat='1']").inner_text()
+    assert page.locator("#first-unknown").is_visible() and "floor" in page.inner_text("#first-unknown")
+    assert page.locator(".alert .moves li").all_inner_texts() == ["Move burn 4th \u2192 seat 1 up"]
+    assert page.locator("button[data-action='betting-complete']").get_attribute("class").find("hot") >= 0
+    assert page.locator("button[data-action='cut-done']").is_hidden()
+    st2 = state_of("4th", seats, machine="hand_fourth_cut")
+    sink.handle(DisplayUpdate(st2))
+    wait_version(page, 3)
+    assert page.locator("button[data-action='cut-done']").is_visible()
+    assert page.locator("#first-unknown").is_hidden()
