@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from shoe_ctl.config import load_profile
-from shoe_ctl.events import Alert, CardRead, DealerAction, DealerInput, Signal
+from shoe_ctl.events import Alert, CardRead, DealerAction, DealerInput, ShoeCommand, Signal
 from shoe_ctl.machine import Dealing
 from shoe_ctl.rules.cards import Card, full_deck
 
@@ -21,13 +21,21 @@ class Table:
         self.m.start()
         self.deck = full_deck()
         self.seq = 0
-        self.m.handle(DealerInput(DealerAction.NEW_HAND, args={"seats": list(seats)}))
+        self.dispense = 0
+        self.send(DealerInput(DealerAction.NEW_HAND, args={"seats": list(seats)}))
+
+    def send(self, ev: object) -> list[str]:
+        """Hand ``ev`` to the machine; the shoe's counter restarts when the machine says so."""
+        out = self.m.handle(ev)
+        if any(isinstance(c, ShoeCommand) and c.name == "reset-counter" for c in out):
+            self.dispense = 0
+        return [a.code for a in out if isinstance(a, Alert)]
 
     def card(self, card: Card | None = None) -> list[str]:
         self.seq += 1
+        self.dispense += 1
         c = card if card is not None else self.deck.pop()
-        out = self.m.handle(CardRead(self.seq, c, "rfid", self.seq))
-        return [a.code for a in out if isinstance(a, Alert)]
+        return self.send(CardRead(self.seq, c, "rfid", self.dispense))
 
     def play_until(self, stop: Signal) -> None:
         """Deal as told and complete every betting round until the instruction is ``stop``."""
@@ -35,7 +43,7 @@ class Table:
             if sig in (Signal.DEAL, Signal.BURN, Signal.COMMUNITY):
                 self.card()
             elif sig is Signal.BETTING:
-                self.m.handle(DealerInput(DealerAction.BETTING_COMPLETE))
+                self.send(DealerInput(DealerAction.BETTING_COMPLETE))
             else:
                 raise AssertionError(f"unexpected {self.m.instruction()}")
 
@@ -52,7 +60,7 @@ def test_cards_pulled_while_scrambling_past_the_stub_alert_not_fault(rules: str)
     assert "card-not-expected" in t.card()
     reads = len(t.m.reads)
     for _ in range(2):
-        t.m.handle(DealerInput(DealerAction.ACK_ALERT, args={"code": "card-not-expected"}))
+        t.send(DealerInput(DealerAction.ACK_ALERT, args={"code": "card-not-expected"}))
         codes = t.card(full_deck()[0])  # the whole deck is out: any card is beyond the count
         assert "card-beyond-stub" in codes and "machine-fault" not in codes
         assert t.m.state == state
@@ -85,3 +93,25 @@ def test_new_hand_with_bad_seats_is_refused_and_changes_nothing(args: dict[str, 
     assert m.state == "idle" and m.hand is None and m.hand_no == 0
     after = m.public_state()
     assert after["seats"] == before["seats"] == [] and after["hand"] is None
+
+
+def test_new_stub_pulled_out_during_the_cut_then_a_card_to_deal_is_beyond_the_stub() -> None:
+    """RP-10-H-C: the new stub's cards come out while the machine waits for the cut (each a card
+    not expected, counted out of the new stub); after the cut a card to deal is beyond the count:
+    ``card-beyond-stub``, kept, no internal fault."""
+    t = Table("tda")
+    t.play_until(Signal.SCRAMBLE)
+    t.send(DealerInput(DealerAction.SCRAMBLE_DONE))
+    assert t.m.instruction().signal is Signal.CUT
+    hand = t.m.hand
+    assert hand is not None and hand.new_stub
+    stub = sorted(c for c in hand.new_stub if c is not None)
+    for c in stub:
+        assert "card-not-expected" in t.card(c)
+        t.send(DealerInput(DealerAction.ACK_ALERT))
+    assert hand.stub_count() == 0
+    t.send(DealerInput(DealerAction.CUT_DONE))
+    reads = len(t.m.reads)
+    codes = t.card(stub[0])
+    assert "card-beyond-stub" in codes and "machine-fault" not in codes
+    assert t.m.state != "attention" and len(t.m.reads) == reads + 1

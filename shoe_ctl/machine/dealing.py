@@ -350,8 +350,12 @@ class Dealing(IrregularMixin):
         return step if _is_card_step(step) else None
 
     def _fill(self, card: Card | None, seq: int, *, check: bool) -> None:
-        """The card read fills the current step of the street's plan."""
+        """The card read fills the current step of the street's plan (a card beyond the stub's
+        count, e.g. after cards not expected were pulled from a new stub, fills nothing)."""
         assert self.plan is not None and self.hand is not None
+        if self.hand.stub_count() <= 0:
+            self._stray(card, seq)
+            return
         step = self.plan.steps[self.step_i]
         seat = self.hand.seats[step.seat_index].seat if step.seat_index is not None else None
         role = step.face if step.kind == "deal" and step.face else step.kind
