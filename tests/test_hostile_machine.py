@@ -115,3 +115,60 @@ def test_new_stub_pulled_out_during_the_cut_then_a_card_to_deal_is_beyond_the_st
     codes = t.card(stub[0])
     assert "card-beyond-stub" in codes and "machine-fault" not in codes
     assert t.m.state != "attention" and len(t.m.reads) == reads + 1
+
+
+@pytest.mark.parametrize("wait", ["scramble", "cut", "reload"])
+@pytest.mark.parametrize(("rules", "action", "args", "code"), [
+    ("house", DealerAction.ABSENT_PLAYER, {"action_reached": True}, "house-16.9"),
+    ("house", DealerAction.CARD_COUNT, {"cards": 9}, "house-16.25"),
+    ("tda", DealerAction.ABSENT_PLAYER, {"action_reached": True}, "RP-10-C"),
+])
+def test_seat_out_of_the_hand_while_the_stub_is_scrambled(
+        wait: str, rules: str, action: DealerAction, args: dict[str, object], code: str) -> None:
+    """Eight dealt, seats 7 and 8 fold on 3rd: 7th street scrambles (house 16.18, RP-10-H-A) and
+    one seat's card is still to come from the new stub. That seat is ruled out of the hand (killed,
+    Rule 30 / house 16.9; dead, house 16.25) while the dealer scrambles, cuts or reloads: its card
+    is not dealt, everyone else gets theirs, and the hand reaches its 7th-street betting (was: an
+    internal fault on every following card)."""
+    t = Table(rules)
+    while not (t.m.street == "7th" and t.m.state.endswith("scramble")):
+        sig = t.m.instruction().signal
+        if sig is Signal.BETTING:
+            if t.m.street == "3rd":
+                t.send(DealerInput(DealerAction.FOLD, seat=7))
+                t.send(DealerInput(DealerAction.FOLD, seat=8))
+            t.send(DealerInput(DealerAction.BETTING_COMPLETE))
+        else:
+            assert sig in (Signal.DEAL, Signal.BURN), t.m.instruction()
+            t.card()
+    hand = t.m.hand
+    assert hand is not None and t.m.plan is not None
+    if wait != "scramble":
+        t.send(DealerInput(DealerAction.SCRAMBLE_DONE))
+        t.deck = sorted(c for c in hand.new_stub if c is not None)
+    if wait == "reload":
+        t.send(DealerInput(DealerAction.CUT_DONE))
+    assert t.m.state.endswith(wait)
+    left = [hand.seats[s.seat_index].seat for s in t.m.plan.steps[t.m.step_i:]
+            if s.kind == "deal" and s.seat_index is not None]
+    assert left, "a seat's 7th card must still be due"
+    out = left[0]
+    assert code in t.send(DealerInput(action, seat=out, args=args))
+    if wait == "scramble":
+        t.send(DealerInput(DealerAction.SCRAMBLE_DONE))
+        t.deck = sorted(c for c in hand.new_stub if c is not None)
+    if wait != "reload":
+        t.send(DealerInput(DealerAction.CUT_DONE))
+    codes: list[str] = []
+    while t.m.instruction().signal in (Signal.DEAL, Signal.BURN, Signal.STOP):
+        if t.m.instruction().signal is Signal.STOP:
+            codes += t.send(DealerInput(DealerAction.ACK_ALERT))
+        else:
+            codes += t.card()
+    assert "machine-fault" not in codes and t.m.state != "attention"
+    assert t.m.state in ("hand_seventh_betting", "showdown", "uncontested")
+    for s in hand.seats:
+        if s.seat == out:
+            assert not s.in_hand and s.card_count == 6
+        elif s.in_hand:
+            assert s.card_count == 7, (s.seat, s.card_count)

@@ -17,6 +17,7 @@ machine deterministic: its state is rebuilt exactly by replaying the same events
 from __future__ import annotations
 
 import copy
+import dataclasses
 import operator
 from typing import TYPE_CHECKING, Any
 
@@ -188,6 +189,13 @@ class IrregularMixin:
         sub = layout.sub_of(state)
         if sub == "deal":
             self._replan(None)
+        elif sub in ("scramble", "cut", "reload") and self.plan is not None:
+            # The street's plan is past its decision (a scramble is under way): keep its order,
+            # drop what is left for seats no longer in the hand (killed, dead).
+            seats = hand.seats
+            left = tuple(s for s in self.plan.steps[self.step_i:]
+                         if not (s.kind == "deal" and s.seat_index is not None and not seats[s.seat_index].in_hand))
+            self.plan = dataclasses.replace(self.plan, steps=self.plan.steps[:self.step_i] + left)
         elif sub == "betting" and self.street is not None and not hand.street_complete(self.street):
             self.trigger("redeal")
 
