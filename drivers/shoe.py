@@ -300,14 +300,14 @@ class ShoeLink:
         self._events.put(event)
 
     def _set_status(self, status: LinkStatus, detail: str, info: ShoeInfo | None = None,
-                    force: bool = False) -> None:
+                    force: bool = False, sequence_reset: bool = False) -> None:
         if status == self._status and not force:
             return
         self._status = status
         if status == LinkStatus.DEGRADED:
             self._stats.degraded += 1
         log.info("shoe link %s: %s", status, detail)
-        self._put(LinkChanged(status, detail, info))
+        self._put(LinkChanged(status, detail, info, sequence_reset=sequence_reset))
 
     # ------------------------------------------------------------------ port
 
@@ -506,6 +506,7 @@ class ShoeLink:
         prev = self._last_hello
         notes: list[str] = []
         gap_from: int | None = None
+        seq_reset = False
         if self._expected is None:
             resume = self.resume_seq
             if resume is None:
@@ -513,6 +514,7 @@ class ShoeLink:
             elif resume > hello.seq - 1:
                 notes.append(f"resume point {resume} is beyond the shoe's last sequence {hello.seq - 1}:"
                              " another or reset shoe; resume ignored")
+                seq_reset = True
                 self._expected = hello.first_seq
                 self._acked = 0
             else:
@@ -532,6 +534,7 @@ class ShoeLink:
                          "events it held may be lost")
             log.warning("shoe %s: sequence went back from %d to %d", hello.serial, self._expected, hello.seq)
             self._stats.gaps += 1
+            seq_reset = True
             self._expected = hello.first_seq
             self._acked = 0
             self._pending.clear()
@@ -564,7 +567,7 @@ class ShoeLink:
         self._send_ack(now)
         if first or notes:
             detail = "; ".join([f"shoe {hello.serial} firmware {hello.firmware}", *notes])
-            self._set_status(LinkStatus.CONNECTED, detail, hello.info(), force=True)
+            self._set_status(LinkStatus.CONNECTED, detail, hello.info(), force=True, sequence_reset=seq_reset)
         if gap_from is not None:  # after the connected event, before any event that follows it
             self._put(SequenceGap(gap_from, hello.first_seq))
         self._connected_evt.set()

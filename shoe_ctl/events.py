@@ -85,11 +85,18 @@ class LinkStatus(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class LinkChanged:
-    """The link to the shoe changed state; ``info`` is the shoe's hello once connected."""
+    """The link to the shoe changed state; ``info`` is the shoe's hello once connected.
+
+    ``sequence_reset`` is True on a ``connected`` event whose hello shows the shoe's sequence
+    numbers went back (it lost its stored ``next_seq``, ``docs/protocol.md`` section 6, or a
+    restarted host's resume point is beyond the shoe's last sequence): events the shoe held may
+    be lost and cannot be told from old ones; the state machine raises ``shoe-sequence-reset``.
+    """
 
     status: LinkStatus
     detail: str = ""
     info: ShoeInfo | None = None
+    sequence_reset: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,7 +18,8 @@ fire only when the structure of the hand changes.
 Checks on every card read (alert codes in brackets): a card already out of the shoe this hand
 (``duplicate-card``; the earlier read is marked suspect too), a card that is not among the
 identities of a scrambled stub (``card-not-in-stub``), a card while no card is expected (``card-not-expected``), a jump in
-the shoe's dispense counter (``dispense-gap``), events lost by the shoe (``sequence-gap``), the
+the shoe's dispense counter (``dispense-gap``), events lost by the shoe (``sequence-gap``), a shoe
+whose sequence numbers went back (``shoe-sequence-reset``), the
 shoe disconnected in a hand (``shoe-disconnected``), an unreadable card (``unreadable-card``).
 A dealer input at the wrong time gives ``input-wrong-time`` and changes nothing.
 
@@ -584,6 +585,12 @@ class Dealing(IrregularMixin):
                 and self.state not in (IDLE,):
             self._alert("shoe-disconnected", f"the shoe disconnected in hand {self.hand_no} ({ev.detail}); "
                         "stop pulling cards until it is back", latched=False)
+        if ev.sequence_reset:
+            # docs/protocol.md section 6: the shoe's sequence numbers went back (it lost its
+            # stored counter); events it held may be lost and cannot be told from old ones.
+            self._alert("shoe-sequence-reset", f"the shoe's sequence numbers went back ({ev.detail}): it lost "
+                        "its stored counter, so card reads may be lost; check the deal and the stub, and "
+                        "have the shoe serviced", latched=True)
 
     def _on_shoe_fault(self, ev: ShoeFault) -> None:
         if ev.cleared:
