@@ -186,7 +186,10 @@ def check_gpio(cfg: TableConfig, pin_factory: Any = None) -> Check:
 def check_journal(cfg: TableConfig, path: Path | None = None, uid: int | None = None) -> Check:
     """The journal folder is writable; the journal path is a journal (not a folder, device or
     foreign file); the journal files are 0600 and owned by this user."""
-    journal = Path(path or cfg.journal.path)
+    if path is None and cfg.journal.path is None:
+        return Check("journal", "skip", "no [journal] path configured: the service keeps no journal and "
+                     "cannot resume a hand after a restart (unless started with --journal PATH)")
+    journal = Path(path or cfg.journal.path or "")
     uid = os.getuid() if uid is None else uid
     folder = journal.parent if str(journal.parent) else Path(".")
     if not folder.is_dir():

@@ -2,7 +2,7 @@
 
     shoe-ctl run [--shoe URL|sim] [--rules tda|house] [--game stud|stud8|razz] [--seats 1-8]
                  [--hands PATH] [--pace SECONDS] [--exit-when-done] [--display HOST:PORT|off]
-                 [--config PATH] [--seed N] [--count N] [--journal PATH] [--dealer-socket PATH]
+                 [--config PATH] [--seed N] [--count N] [--journal PATH|off] [--dealer-socket PATH]
 
 With no arguments it runs on the built-in virtual shoe (a real pty, the same protocol and
 ``ShoeLink`` as a real shoe) with the simulated dealer dealing seeded random hands at a watchable
@@ -11,7 +11,8 @@ terminal) and the dealer display on ``127.0.0.1:8080``; it runs until Ctrl-C (or
 stops cleanly. ``--hands PATH`` (a .phh file or a folder, recursive) makes the simulated dealer
 deal those recorded hands with their folds, all-ins and betting rounds; ``--exit-when-done``
 stops after the last one. With ``--shoe URL`` (a real shoe) there is no simulated dealer: the
-dealer reports through the display and buttons. ``--journal PATH`` appends every event to the
+dealer reports through the display and buttons. ``--journal PATH`` (default: ``[journal] path``
+of the table configuration, if set; ``--journal off``: none) appends every event to the
 SQLite journal before the shoe's card is acked; at start-up the events since the last finished
 hand are replayed into the machine (``shoe_ctl.service.recovery``) and the link resumes after the
 last journaled shoe sequence, so an open hand goes on where it stopped (with a real shoe; the
@@ -42,6 +43,15 @@ log = logging.getLogger(__name__)
 
 DEFAULT_CONFIG = Path(__file__).resolve().parents[1] / "config" / "table.toml"
 WATCHABLE_PACE = 0.4
+JOURNAL_OFF = "off"
+
+
+def journal_path(option: str | None, configured: str | None) -> str | None:
+    """The journal file ``run`` uses: ``--journal PATH`` wins, ``--journal off`` means none,
+    otherwise the configuration's ``[journal] path`` (``None`` when unset: no journal)."""
+    if option is not None:
+        return None if option == JOURNAL_OFF else option
+    return configured
 
 
 def register(subparsers: Any) -> None:
@@ -67,9 +77,10 @@ def register(subparsers: Any) -> None:
     p.add_argument("--config", default=str(DEFAULT_CONFIG), metavar="PATH", help="table configuration TOML")
     p.add_argument("--seed", type=int, default=0, help="seed of the random hands, scrambles and cuts")
     p.add_argument("--count", type=int, default=None, metavar="N", help="deal N random hands (default: no end)")
-    p.add_argument("--journal", default=None, metavar="PATH",
+    p.add_argument("--journal", default=None, metavar="PATH|off",
                    help="journal every event (SQLite) before its ack and resume an open hand from it at "
-                   "start-up (with a real shoe); default: no journal")
+                   "start-up (with a real shoe); default: [journal] path of the config, if set; "
+                   f"'{JOURNAL_OFF}' for none")
     p.add_argument("--dealer-socket", default=None, metavar="PATH",
                    help="offer the command stream and take dealer inputs on a local Unix socket (one JSON "
                    "object per line, shoe_ctl/service/dealer_port.py); used by shoe-ctl hil crash")
@@ -124,6 +135,7 @@ def run(args: argparse.Namespace) -> int:
 
             display = parse_display(args.display)
         scripts = _scripts(args, seats, game.value, rules) if shoe_url == "sim" else None
+        journal_file = journal_path(args.journal, cfg.journal.path)
     except (ProfileError, ValueError, OSError) as exc:
         print(f"shoe-ctl run: {exc}", file=sys.stderr)
         return 2
@@ -145,12 +157,12 @@ def run(args: argparse.Namespace) -> int:
 
     machine = make_machine()
     journal: Any = None
-    if args.journal:
+    if journal_file:
         from shoe_ctl.service.journal import Journal, JournalError
         from shoe_ctl.service.recovery import HandMarks, recover
 
         try:
-            journal = Journal(args.journal, table=cfg.table, profile=rules,
+            journal = Journal(journal_file, table=cfg.table, profile=rules,
                               retention_days=cfg.journal.retention_days)
             if shoe_url != "sim":
                 hands_before = _hands_before(journal)
@@ -160,7 +172,7 @@ def run(args: argparse.Namespace) -> int:
         except (JournalError, OSError) as exc:
             if journal is not None:
                 journal.close()
-            print(f"shoe-ctl run: journal {args.journal}: {exc}", file=sys.stderr)
+            print(f"shoe-ctl run: journal {journal_file}: {exc}", file=sys.stderr)
             return 2
         parts.append(journal)
     controller = Controller(machine, journal=journal)

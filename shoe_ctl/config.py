@@ -124,9 +124,10 @@ class DisplayConfig:
 
 @dataclass(frozen=True, slots=True)
 class JournalConfig:
-    """``[journal]``: ``path`` of the SQLite journal and ``retention_days`` of finished hands."""
+    """``[journal]``: ``path`` of the SQLite journal (``None``: no journal unless ``shoe-ctl run
+    --journal PATH`` names one) and ``retention_days`` of finished hands."""
 
-    path: str = "var/journal.sqlite3"
+    path: str | None = None
     retention_days: int = 30
 
 
@@ -257,9 +258,11 @@ def load_table_config(path: str | os.PathLike[str]) -> TableConfig:
     j = _table(src, "journal", data)
     _check_keys(src, "journal.", j, ("path", "retention_days"))
     journal = JournalConfig(
-        path=_get(src, "journal.path", j, str, "var/journal.sqlite3", "a file path"),
+        path=_get(src, "journal.path", j, str, None, "a file path"),
         retention_days=_get(src, "journal.retention_days", j, int, 30, "1 or more"),
     )
+    if journal.path is not None and not journal.path.strip():
+        raise ProfileError(src, "journal.path", "is empty", "a file path (leave the key out for no journal)")
     if journal.retention_days < 1:
         raise ProfileError(src, "journal.retention_days", f"{journal.retention_days} is below 1", "1 or more")
     return TableConfig(table, seats, rules, game, shoe, leds, display, journal, buttons)
