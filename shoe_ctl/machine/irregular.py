@@ -545,16 +545,22 @@ class IrregularMixin:
                    "aside_due", "aside_left", "aside_total", "misdeal", "first_deal_idx", "_forecast",
                    "_forecast_dirty", "hand_no")
 
+    # The attributes of _UNDO_ATTRS that are containers changed in place; the others are
+    # immutable values (or, like ``plan`` and ``seventh``, only ever replaced whole).
+    _UNDO_CONTAINERS = ("first_by_street", "procedures", "mucked", "shown", "alerts", "_where", "reads",
+                        "absent", "betting_strays")
+
     def _snapshot(self) -> dict[str, Any]:
-        snap = {name: copy.copy(getattr(self, name)) for name in self._UNDO_ATTRS}
-        # The reads change in place (a premature card's role, a burn error's moves): keep every
-        # read's fields (undo puts them back); the lists and the index hold the same reads. A deep
-        # copy here cost milliseconds per dealer input (docs/performance.md).
-        reads = list(self.reads)
-        ids = {id(r) for r in reads}
-        reads.extend(r for r in (*self._where.values(), *self.betting_strays) if id(r) not in ids)
-        snap["read_fields"] = [(r, _read_fields(r)) for r in reads]
-        snap["alerts"] = [dict(a) for a in self.alerts]
+        """The undo point, taken before every undoable dealer input: only what an input can
+        change, copied as shallowly as is safe (this runs at every fold, all-in and betting round
+        complete: docs/performance.md)."""
+        snap = {name: getattr(self, name) for name in self._UNDO_ATTRS}
+        for name in self._UNDO_CONTAINERS:
+            snap[name] = snap[name].copy()
+        # A read object changes in place during a dealer input only when it was held as a card
+        # read in the betting round (a premature card's role, street and seat): keep those
+        # reads' fields (undo puts them back). Alert entries are never changed in place.
+        snap["read_fields"] = [(r, _read_fields(r)) for r in self.betting_strays]
         snap["premature"] = copy.deepcopy(self.premature) if self.premature is not None else None
         snap["hand"] = self.hand.copy() if self.hand is not None else None
         snap["state"] = self.state

@@ -13,7 +13,7 @@ scramble gathering burns and set-aside cards, house 16.18; premature cards, RP-5
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from shoe_ctl.rules.cards import Card, full_deck
@@ -72,6 +72,15 @@ class SeatState:
     no_bet: bool = False
     exposed_hole: bool = False
     next_face: str | None = None
+
+    def copy(self) -> SeatState:
+        """An independent copy (its own card lists; cards are immutable and shared)."""
+        new = object.__new__(SeatState)
+        d = new.__dict__
+        d.update(self.__dict__)
+        d["down"] = list(self.down)
+        d["up"] = list(self.up)
+        return new
 
     @property
     def in_hand(self) -> bool:
@@ -158,17 +167,21 @@ class HandState:
         return cls(game=game, seats=[SeatState(seat=s) for s in seat_numbers])
 
     def copy(self) -> HandState:
-        """A deep copy (seats and piles independent of this one; cards are immutable and shared)."""
-        seats = [replace(s, down=list(s.down), up=list(s.up)) for s in self.seats]
-        return replace(
-            self,
-            seats=seats,
-            burns={k: list(v) for k, v in self.burns.items()},
-            burn_pile=list(self.burn_pile),
-            set_aside=list(self.set_aside),
-            dead_cards=list(self.dead_cards),
-            scrambles=list(self.scrambles),
-        )
+        """A deep copy (seats and piles independent of this one; cards are immutable and shared).
+
+        Copies the instance dictionaries directly rather than through ``dataclasses.replace``
+        (which re-runs ``__init__`` with every field): the state machine keeps an undo point at
+        every dealer input (``docs/performance.md``)."""
+        new = object.__new__(HandState)
+        d = new.__dict__
+        d.update(self.__dict__)
+        d["seats"] = [s.copy() for s in self.seats]
+        d["burns"] = {k: list(v) for k, v in self.burns.items()}
+        d["burn_pile"] = list(self.burn_pile)
+        d["set_aside"] = list(self.set_aside)
+        d["dead_cards"] = list(self.dead_cards)
+        d["scrambles"] = list(self.scrambles)
+        return new
 
     # ------------------------------------------------------------------ queries
 
