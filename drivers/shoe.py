@@ -618,6 +618,13 @@ class ShoeLink:
             if now - state.hello_at >= self.HELLO_INTERVAL:
                 state.hello_at = now
                 self._send(p.HostHello(self._next_host_seq()))
+            if not state.quiet_reported and now - state.opened >= self._silence_s:
+                # The port opened but nothing on it answers as a shoe (wrong device, shoe off,
+                # wrong baud rate): say so once per session instead of waiting in silence.
+                state.quiet_reported = True
+                self._set_status(LinkStatus.DISCONNECTED, f"port {self.url} open but no HELLO from a shoe for "
+                                 f"{now - state.opened:.1f} s ({self._stats.bad_frames} bad frames so far): is "
+                                 "the shoe on this port, powered, at this baud rate?", force=True)
             return
         if (state.ack_due or self._acked > self._sent_acked or self._expected != self._sent_want
                 or now - self._last_ack_tx >= self.ACK_KEEPALIVE):
@@ -655,9 +662,11 @@ class _Session:
     """Per-session timers and counters of the reader thread."""
 
     __slots__ = ("last_rx", "hello_at", "resend_want", "resend_at", "ack_due", "quality", "malformed",
-                 "malformed_at")
+                 "malformed_at", "opened", "quiet_reported")
 
     def __init__(self, now: float) -> None:
+        self.opened = now
+        self.quiet_reported = False
         self.last_rx = now
         self.hello_at = now
         self.resend_want: int | None = None

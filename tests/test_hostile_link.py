@@ -1,0 +1,77 @@
+"""ShoeLink against a port where no shoe answers: silence, garbage. The consumer is told."""
+
+from __future__ import annotations
+
+import os
+import queue
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from drivers.shoe import ShoeLink
+from shoe_ctl.events import LinkChanged, LinkStatus
+
+
+@pytest.fixture
+def tcp_device() -> Iterator[Callable[[Callable[[socket.socket, threading.Event], None]], str]]:
+    """A TCP 'device' that behaves as given for each connection; yields a factory of URLs."""
+    stop = threading.Event()
+    servers: list[socket.socket] = []
+
+    def make(behaviour: Callable[[socket.socket, threading.Event], None]) -> str:
+        srv = socket.socket()
+        srv.bind(("127.0.0.1", 0))
+        srv.listen(4)
+        srv.settimeout(0.1)
+        servers.append(srv)
+
+        def accept() -> None:
+            while not stop.is_set():
+                try:
+                    conn, _ = srv.accept()
+                except OSError:
+                    continue
+                threading.Thread(target=behaviour, args=(conn, stop), daemon=True).start()
+
+        threading.Thread(target=accept, daemon=True).start()
+        return f"socket://127.0.0.1:{srv.getsockname()[1]}"
+
+    yield make
+    stop.set()
+    for srv in servers:
+        srv.close()
+
+
+def _silent(conn: socket.socket, stop: threading.Event) -> None:
+    stop.wait(10)
+    conn.close()
+
+
+def _garbage(conn: socket.socket, stop: threading.Event) -> None:
+    try:
+        while not stop.is_set():
+            conn.sendall(os.urandom(1024))
+            time.sleep(0.01)
+    except OSError:
+        pass
+    conn.close()
+
+
+@pytest.mark.parametrize(("behaviour", "bad_frames"), [(_silent, False), (_garbage, True)])
+def test_a_port_with_no_shoe_is_reported_not_waited_on_in_silence(
+        tcp_device: Callable[..., str], behaviour: Callable[..., None], bad_frames: bool) -> None:
+    """The port opens but no HELLO ever comes (a silent device, or one sending noise): after the
+    silence limit the consumer gets a ``disconnected`` event saying so (was: no event at all)."""
+    url = tcp_device(behaviour)
+    events: queue.Queue[Any] = queue.Queue()
+    with ShoeLink(url, events, silence_s=0.3):
+        ev = events.get(timeout=5)
+    assert isinstance(ev, LinkChanged)
+    assert ev.status is LinkStatus.DISCONNECTED
+    assert "no HELLO" in ev.detail and url in ev.detail
+    if bad_frames:
+        assert "0 bad frames" not in ev.detail
