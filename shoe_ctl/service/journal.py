@@ -16,10 +16,13 @@ and (``synchronous=FULL``, the default) fsynced the write-ahead log. The control
 the shoe (``ShoeLink.ack(seq)``) only after that; a card that was not journaled is not acked and
 the shoe sends it again after a restart (``ShoeLink(resume_seq=journal.last_shoe_seq())``).
 
-Damage: at open the journal checks the write-ahead log's frames (a torn or uncommitted tail is
-reported; SQLite itself ignores it), runs ``PRAGMA quick_check`` and verifies every record's CRC.
-Damaged or unreadable records are reported (:class:`Damage`: which record, why); before anything
-is repaired, the damaged files are copied aside as ``<name>.damaged-<UTC time>`` (and ``-wal``);
+Damage: at open the journal checks the write-ahead log's frames (a torn or uncommitted tail, what
+a kill or a power cut in the middle of an append leaves, is reported with the frames dropped but
+is not damage: SQLite ignores it and nothing acked is in it), runs ``PRAGMA quick_check`` and
+verifies every record's CRC. Damaged or unreadable records are reported (:class:`Damage`: which
+record, why); before anything is repaired, the damaged files are copied aside as
+``<name>.damaged-<UTC time>`` (and ``-wal``; only the newest :data:`KEEP_ASIDE` sets are kept, and
+none older than the retention);
 then the intact records are kept and the damaged ones moved to the ``damaged`` table (raw bytes
 kept) or, when the file's structure is broken, every readable record is salvaged into a fresh file.
 
@@ -36,10 +39,12 @@ never lost. Freed pages are reused, so the file stops growing at about ``retenti
 from __future__ import annotations
 
 import binascii
+import calendar
 import contextlib
 import json
 import logging
 import os
+import re
 import shutil
 import sqlite3
 import stat
@@ -63,6 +68,13 @@ SYNC_LEVELS = ("FULL", "NORMAL")
 
 PRUNE_EVERY_S = 3600.0
 """A long-running service prunes at a hand's end when the last pruning is this old (seconds)."""
+
+KEEP_ASIDE = 3
+"""Copies of damaged files kept beside the journal (``<name>.damaged-<UTC time>`` and its
+``-wal``): the newest this many sets; older ones, and any older than ``retention_days``, are
+removed at open and by :meth:`Journal.prune`."""
+
+_ASIDE_RE = re.compile(r"\.damaged-(\d{8}T\d{6}Z)(?:\.(\d+))?(-wal)?$")
 
 SHOE_SEQ_TYPES = (events.CardRead, events.ShoeFault, events.ShoeButton)
 """Events that carry the shoe's message sequence (what ``ShoeLink.ack`` acknowledges)."""
@@ -173,7 +185,10 @@ class OpenReport:
     repair; ``records``: intact records in the journal after open; ``lost``: records that could not
     be kept (their raw text, if readable, is in the ``damaged`` table and always in the copies);
     ``permissions``: files whose mode was tightened to 0600; ``pruned``: records removed by
-    retention; ``created``: a new file was made.
+    retention; ``created``: a new file was made; ``tail``: what a stop in the middle of an append
+    left in the write-ahead log (not damage, nothing acked: see :class:`WalScan`) and
+    ``wal_dropped`` its frames, which SQLite ignores; ``removed_aside``: older copies of damaged
+    files deleted to keep the newest :data:`KEEP_ASIDE` (and none older than the retention).
     """
 
     path: Path
@@ -184,6 +199,9 @@ class OpenReport:
     lost: int = 0
     permissions: list[str] = field(default_factory=list)
     pruned: int = 0
+    tail: list[str] = field(default_factory=list)
+    wal_dropped: int = 0
+    removed_aside: list[Path] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -194,9 +212,14 @@ class OpenReport:
         """The report as short lines for a log or the display."""
         out = [f"journal {self.path}: {'created' if self.created else 'opened'}, {self.records} records"]
         out += [f"damage: {d}" for d in self.damage]
+        if self.wal_dropped or self.tail:
+            out.append(f"write-ahead log: {self.wal_dropped} frame(s) of an interrupted append dropped "
+                       "(a stop mid-append; nothing acked is lost)")
+            out += [f"  {t}" for t in self.tail]
         if self.lost:
             out.append(f"records not kept: {self.lost}")
         out += [f"kept aside: {p}" for p in self.kept_aside]
+        out += [f"removed old copy: {p}" for p in self.removed_aside]
         out += [f"permissions: {p}" for p in self.permissions]
         if self.pruned:
             out.append(f"retention: {self.pruned} records pruned")
@@ -225,7 +248,12 @@ class WalScan:
     """The structure of a ``-wal`` file (SQLite file format, section "WAL file format").
 
     ``committed_end``: offset just after the last valid commit frame (what SQLite will use);
-    ``size``: the file size; ``problems``: a torn or uncommitted tail, in words.
+    ``size``: the file size; ``problems``: damage, in words — a frame SQLite ignores although a
+    committed transaction depends on it (a commit frame, or frames followed by a commit), or a
+    damaged log header; ``tail``: what a stop in the middle of an append leaves, in words — frames
+    of a transaction that never committed, a partial last frame, a torn header of a log with no
+    frame — normal after a kill or a power cut (nothing acked is in it); ``dropped``: how many
+    frames of that tail SQLite ignores (a partial frame counts as one).
     """
 
     size: int
@@ -235,6 +263,8 @@ class WalScan:
     committed_end: int
     problems: tuple[str, ...]
     commits: int = 0
+    tail: tuple[str, ...] = ()
+    dropped: int = 0
 
 
 def _wal_checksum(data: bytes, s0: int, s1: int, big: bool) -> tuple[int, int]:
@@ -251,8 +281,11 @@ def scan_wal(path: Path) -> WalScan | None:
     A frame belongs to the log when its salt matches the header's and its cumulative checksum
     holds; SQLite replays frames up to the last such *commit* frame and ignores the rest. Frames
     with the current salt after that point are an interrupted transaction (an append that never
-    returned, so nothing acked); a partial frame at the end is a torn write. Frames with an older
-    salt are left over from before a checkpoint reset and are normal.
+    returned, so nothing acked); a partial frame at the end is a torn write: both are the
+    ``tail``, not damage. A frame that fails (damaged header or checksum) is damage
+    (``problems``) when it is a commit frame or a commit frame of this log follows it: then a
+    transaction that committed is ignored. Frames with an older salt are left over from before
+    a checkpoint reset and are normal.
 
     :returns: ``None`` when there is no log or it is empty; else a :class:`WalScan`.
     """
@@ -263,7 +296,9 @@ def scan_wal(path: Path) -> WalScan | None:
     if not data:
         return None
     if len(data) < 32:
-        return WalScan(len(data), 0, 0, 0, 0, (f"WAL header torn: only {len(data)} bytes",))
+        return WalScan(len(data), 0, 0, 0, 0, (), 0,
+                       (f"WAL header torn: only {len(data)} bytes, no frame (a log being started when "
+                        "the service stopped)",))
     magic, _version, page_size, _ckpt, salt1, salt2, c1, c2 = struct.unpack(">8I", data[:32])
     if magic not in (0x377F0682, 0x377F0683):
         return WalScan(len(data), 0, 0, 0, 0, (f"WAL header has a bad magic number {magic:#x}",))
@@ -276,6 +311,8 @@ def scan_wal(path: Path) -> WalScan | None:
     frames = committed = commits = 0
     committed_end = 32
     problems: list[str] = []
+    tail: list[str] = []
+    dropped = 0
 
 
     def later_frames(start: int) -> tuple[int, int]:
@@ -288,26 +325,34 @@ def scan_wal(path: Path) -> WalScan | None:
                 c += bool(com)
         return n, c
 
+    def bad_frame(what: str, is_commit: bool) -> None:
+        """A frame SQLite stops at: damage when a committed transaction depends on it, else the
+        torn tail of an append that never returned."""
+        nonlocal dropped
+        n, c = later_frames(off)
+        if c or is_commit:
+            problems.append(
+                f"WAL frame at offset {off} {what}"
+                + ("; it is a commit frame" if is_commit else "")
+                + (f"; {n} later frame(s) with {c} commit(s) are ignored by SQLite (kept in the copy set aside)"
+                   if n else "")
+            )
+        else:
+            dropped += 1 + n
+            tail.append(f"WAL frame at offset {off} {what} and no commit follows it: {1 + n} frame(s) of an "
+                        "append that never returned are dropped (nothing acked is lost)")
+
     while off + frame_size <= len(data):
         header = data[off : off + 24]
         _pgno, commit, fs1, fs2, fc1, fc2 = struct.unpack(">6I", header)
         if (fs1, fs2) != (salt1, salt2):
-            n, c = later_frames(off)
-            if n:  # frames of this generation follow: this header was damaged, not left over
-                problems.append(
-                    f"WAL frame at offset {off} has a damaged header; {n} later frame(s) with {c} "
-                    "commit(s) are ignored by SQLite (kept in the copy set aside)"
-                )
+            if later_frames(off)[0]:  # frames of this generation follow: this header was damaged
+                bad_frame("has a damaged header", bool(commit))
             break  # otherwise left over from an earlier log generation: normal
         s0, s1 = _wal_checksum(header[:8], s0, s1, big)
         s0, s1 = _wal_checksum(data[off + 24 : off + frame_size], s0, s1, big)
         if (s0, s1) != (fc1, fc2):
-            n, c = later_frames(off)
-            problems.append(
-                f"WAL frame at offset {off} fails its checksum (a torn or damaged write)"
-                + (f"; {n} later frame(s) with {c} commit(s) are ignored by SQLite (kept in the copy set aside)"
-                   if n else "")
-            )
+            bad_frame("fails its checksum (a torn or damaged write)", bool(commit))
             break
         frames += 1
         off += frame_size
@@ -317,13 +362,17 @@ def scan_wal(path: Path) -> WalScan | None:
             commits += 1
     else:
         if off < len(data):
-            problems.append(f"WAL ends in a partial frame: {len(data) - off} bytes at offset {off} (torn write)")
+            dropped += 1
+            tail.append(f"WAL ends in a partial frame: {len(data) - off} bytes at offset {off} (torn write of an "
+                        "append that never returned)")
     if frames > committed:
-        problems.append(
+        dropped += frames - committed
+        tail.append(
             f"WAL has {frames - committed} frame(s) of an uncommitted transaction after offset "
             f"{committed_end}: an append that never returned (nothing acked is lost)"
         )
-    return WalScan(len(data), page_size, frames, committed, committed_end, tuple(problems), commits)
+    return WalScan(len(data), page_size, frames, committed, committed_end, tuple(problems), commits,
+                   tuple(tail), dropped)
 
 
 # --------------------------------------------------------------------------- helpers
@@ -464,6 +513,8 @@ class Journal:
         self._last_prune = self._clock()
         if not readonly and self.retention_days > 0:
             self.report.pruned = self.prune()
+        elif not readonly:
+            self._prune_aside()
         self.report.records = self._count()
 
     # ------------------------------------------------------------------ opening
@@ -499,6 +550,11 @@ class Journal:
         self._tighten_modes()
         wal = scan_wal(_sidecars(path)[0])
         wal_problems = list(wal.problems) if wal is not None else []
+        if wal is not None and (wal.tail or wal.dropped):
+            # A stop in the middle of an append (a kill, a power cut): SQLite ignores those frames
+            # and nothing acked is in them; reported, but not damage and not copied aside.
+            self.report.tail = list(wal.tail)
+            self.report.wal_dropped = wal.dropped
 
         conn = self._connect(path)
         try:
@@ -680,9 +736,15 @@ class Journal:
 
     def _keep_aside(self) -> Path:
         stamp = _utc_stamp(self._clock())
-        base = Path(f"{self.path}.damaged-{stamp}")
-        n = 1
-        while base.exists():
+        # a later copy within the same second takes a higher number (never a freed lower one, so
+        # the numbers order the copies)
+        taken = [int(m.group(2) or 1) for m in (_ASIDE_RE.fullmatch(n[len(self.path.name):])
+                                                for n in os.listdir(self.path.parent)
+                                                if n.startswith(f"{self.path.name}.damaged-{stamp}"))
+                 if m is not None]
+        n = max(taken, default=0) + 1
+        base = Path(f"{self.path}.damaged-{stamp}" + (f".{n}" if n > 1 else ""))
+        while base.exists() or Path(f"{base}-wal").exists():
             n += 1
             base = Path(f"{self.path}.damaged-{stamp}.{n}")
         for src, suffix in ((self.path, ""), (_sidecars(self.path)[0], "-wal")):
@@ -691,6 +753,7 @@ class Journal:
                 _private_copy(src, dst)
                 self.report.kept_aside.append(dst)
         _fsync_dir(self.path.parent)
+        self._prune_aside()
         return base
 
     def _quarantine(self, conn: sqlite3.Connection, bad: list[tuple[_Row, str]]) -> None:
@@ -1072,11 +1135,55 @@ class Journal:
                 n += db.execute(
                     "DELETE FROM records WHERE hand IS NULL AND time_us < ? AND seq <= ?", (cutoff, keep_from)
                 ).rowcount
+                db.execute("DELETE FROM damaged WHERE found_us < ?", (cutoff,))
                 db.execute("COMMIT")
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
+            self._prune_aside(cutoff / 1e6)
             return n
+
+    def _prune_aside(self, older_than: float | None = None) -> list[Path]:
+        """Delete copies of damaged files beyond the newest :data:`KEEP_ASIDE` sets, and sets made
+        before ``older_than`` (seconds since the epoch, by the UTC time in their name); the copies
+        made by this open are always kept. Reported in ``report.removed_aside``.
+
+        :returns: the files deleted.
+        """
+        folder = self.path.parent
+        prefix = self.path.name
+        sets: dict[tuple[float, int], list[Path]] = {}
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            return []
+        for name in names:
+            if not name.startswith(prefix):
+                continue
+            m = _ASIDE_RE.fullmatch(name[len(prefix):])
+            if m is None:
+                continue
+            try:
+                when = float(calendar.timegm(time.strptime(m.group(1), "%Y%m%dT%H%M%SZ")))
+            except ValueError:
+                continue
+            sets.setdefault((when, int(m.group(2) or 1)), []).append(folder / name)
+        mine = {Path(p) for p in self.report.kept_aside}
+        removed: list[Path] = []
+        for i, key in enumerate(sorted(sets, reverse=True)):
+            files = sets[key]
+            if any(f in mine for f in files):
+                continue
+            if i >= KEEP_ASIDE or (older_than is not None and key[0] < older_than):
+                for f in files:
+                    with contextlib.suppress(FileNotFoundError):
+                        f.unlink()
+                        removed.append(f)
+        if removed:
+            _fsync_dir(folder)
+            self.report.removed_aside.extend(removed)
+            log.info("journal %s: removed %d old copies of damaged files", self.path, len(removed))
+        return removed
 
 
 def _restore_schema(conn: sqlite3.Connection) -> None:
