@@ -2,7 +2,8 @@
 dealer's inputs to the dealer's instructions.
 
 :class:`Dealing` is the model of a ``transitions`` ``HierarchicalMachine`` (``send_event=True``,
-``queued=True``, ``auto_transitions=False``, one ``on_exception`` handler). Its states are the
+``queued=True``, ``auto_transitions=False``, one ``on_exception`` handler; its state lookups
+memoised: :class:`~shoe_ctl.machine.hsm.LeanHierarchicalMachine`). Its states are the
 structure of the hand (see :mod:`shoe_ctl.machine.layout` and ``docs/state-machine.md``); its
 one entry point is :meth:`Dealing.handle`, which takes one event and returns the commands it
 causes (``Instruction``, ``Alert``, ``DisplayUpdate``, ``ShoeCommand``). It does no I/O, starts
@@ -37,8 +38,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from transitions.extensions import HierarchicalMachine
-
 from shoe_ctl.events import (
     Alert,
     CardRead,
@@ -58,6 +57,7 @@ from shoe_ctl.events import (
     TimerFired,
 )
 from shoe_ctl.machine import layout
+from shoe_ctl.machine.hsm import LeanHierarchicalMachine
 from shoe_ctl.machine.irregular import IrregularMixin
 from shoe_ctl.machine.layout import ATTENTION, IDLE, SHOWDOWN, UNCONTESTED
 from shoe_ctl.rules.cards import Card, card_text
@@ -202,7 +202,7 @@ class Dealing(IrregularMixin):
         self._last_instruction: Instruction | None = None
         self._reply_ref: int | None = None
         self._reset_irregular()
-        self.machine = HierarchicalMachine(
+        self.machine = LeanHierarchicalMachine(
             model=self,
             states=layout.states(),
             transitions=layout.transitions(),
