@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import stat
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from shoe_ctl.cli import main
+from shoe_ctl.config import load_profile
+from shoe_ctl.events import CardRead, DealerAction, DealerInput
+from shoe_ctl.machine import Dealing
+from shoe_ctl.rules.cards import Card
+from shoe_ctl.service.controller import Controller
 from shoe_ctl.service.journal import Journal, JournalError
 
 TEXT = b"root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin\n"
@@ -75,3 +83,60 @@ def test_doctor_fails_a_foreign_journal_file_instead_of_advising_chmod(tmp_path:
     assert c.status == "fail"
     assert "not a shoe-ctl journal" in c.detail
     assert "chmod" not in c.fix
+
+
+class _FullDisk:
+    """A journal connection whose COMMIT fails as SQLite's does on a full disk: the transaction
+    is already rolled back when the error is raised."""
+
+    def __init__(self, real: sqlite3.Connection) -> None:
+        self.real = real
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real, name)
+
+    def execute(self, sql: str, *args: Any) -> Any:
+        if sql == "COMMIT":
+            self.real.execute("ROLLBACK")
+            raise sqlite3.OperationalError("database or disk is full")
+        return self.real.execute(sql, *args)
+
+
+def test_a_commit_that_fails_on_a_full_disk_raises_that_error_and_the_journal_goes_on(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The error is the disk's (was: 'cannot rollback - no transaction is active', hiding it);
+    the failed record is not kept and the next append, with room again, works."""
+    j = Journal(tmp_path / "j.sqlite3", table="t", profile="tda")
+    real = j._db()
+    monkeypatch.setattr(j, "_db", lambda: _FullDisk(real))
+    with pytest.raises(sqlite3.OperationalError, match="disk is full"):
+        j.append(CardRead(1, Card(0), "rfid", 1))
+    monkeypatch.undo()
+    j.append(CardRead(2, Card(1), "rfid", 2))
+    assert [r.shoe_seq for r in j.records()] == [2]
+    j.close()
+
+
+def test_controller_thread_survives_a_failing_after_event_hook() -> None:
+    """A hook after an event (the journal's hand mark) that raises, e.g. on a full disk, is
+    logged; the controller thread goes on handling events (was: the thread died and the service
+    hung)."""
+    m = Dealing({"tda": load_profile("tda")})
+    c = Controller(m)
+    calls: list[str] = []
+
+    def hook(ev: object, _cmds: list[object]) -> None:
+        calls.append(type(ev).__name__)
+        if len(calls) == 1:
+            raise sqlite3.OperationalError("database or disk is full")
+
+    c.on_handled = hook
+    with c:
+        c.post(DealerInput(DealerAction.NEW_HAND, args={"seats": [1, 2]}))
+        c.post(CardRead(1, Card(5), "rfid", 1))
+        deadline = time.monotonic() + 5
+        while len(calls) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert c._thread is not None and c._thread.is_alive()
+    assert calls == ["DealerInput", "CardRead"]
+    assert c.errors == 1 and m.hand is not None and len(m.reads) == 1

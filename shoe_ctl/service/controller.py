@@ -181,7 +181,11 @@ class Controller:
                     except Exception:  # noqa: BLE001
                         log.exception("controller call %r failed", ev.fn)
                 else:
-                    self.step(ev)
+                    try:
+                        self.step(ev)
+                    except Exception:  # noqa: BLE001 - the thread owning the machine never dies
+                        self.errors += 1
+                        log.exception("handling a %s failed", type(ev).__name__)  # no repr: it may hold a card
             finally:
                 with self._idle:
                     self._busy = max(self._busy - 1, 0)
@@ -217,7 +221,11 @@ class Controller:
                 self._journal(None, alerts)
             self._deliver(cmds)
         if self.on_handled is not None:
-            self.on_handled(ev, cmds)
+            try:
+                self.on_handled(ev, cmds)
+            except Exception:  # noqa: BLE001 - e.g. the journal's hand mark on a full disk
+                self.errors += 1
+                log.exception("after-event hook failed on a %s", type(ev).__name__)
         return cmds
 
     def _journal(self, ev: Any, alerts: list[Alert]) -> bool:

@@ -984,7 +984,8 @@ class Journal:
                     db.executemany(f"INSERT INTO records ({_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
                     db.execute("COMMIT")
                 except BaseException:
-                    db.execute("ROLLBACK")
+                    if db.in_transaction:  # SQLite already rolled back on e.g. SQLITE_FULL
+                        db.execute("ROLLBACK")
                     raise
             finally:
                 if not sync:
@@ -1138,7 +1139,8 @@ class Journal:
                 db.execute("DELETE FROM damaged WHERE found_us < ?", (cutoff,))
                 db.execute("COMMIT")
             except BaseException:
-                db.execute("ROLLBACK")
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
                 raise
             self._prune_aside(cutoff / 1e6)
             return n
