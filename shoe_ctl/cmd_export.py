@@ -39,7 +39,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"shoe-ctl export: {exc}", file=sys.stderr)
         return 2
     with journal:
-        written = export_hands(journal, Path(args.out), hands=args.hand)
+        try:
+            written = export_hands(journal, Path(args.out), hands=args.hand)
+        except OSError as exc:
+            print(f"shoe-ctl export: --out {args.out}: cannot write there: {exc.strerror or exc}", file=sys.stderr)
+            return 2
         for d in journal.report.damage:
             print(f"shoe-ctl export: {args.journal}: skipped damaged {d}", file=sys.stderr)
     for path in written:

@@ -53,3 +53,20 @@ def test_run_with_a_non_utf8_config_names_the_file(tmp_path: Path, capsys: pytes
     assert main(["run", "--config", str(path), "--display", "off", "--count", "1"]) == 2
     err = capsys.readouterr().err
     assert str(path) in err and "not UTF-8" in err
+
+
+def test_export_to_a_path_that_is_a_file_is_a_named_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``export --out`` naming a file (or anything not writable as a folder): exit 2, a one-line
+    error naming the option, no traceback."""
+    from shoe_ctl.events import DealerAction, DealerInput
+    from shoe_ctl.service.journal import Journal
+
+    journal = tmp_path / "j.sqlite3"
+    with Journal(journal, table="t", profile="tda") as j:
+        j.append(DealerInput(DealerAction.NEW_HAND, args={"seats": [1, 2]}))
+    target = tmp_path / "a-file"
+    target.write_text("x")
+    assert main(["export", str(journal), "--out", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert f"--out {target}" in err and "Traceback" not in err
+    assert target.read_text() == "x"
