@@ -28,11 +28,11 @@ class Deck:
 
     def __init__(self, cards: Iterable[Card]) -> None:
         self._cards = list(cards)
-        seen: set[Card] = set()
+        seen: set[int] = set()  # card codes: an int hashes far faster than the dataclass
         for i, card in enumerate(self._cards):
-            if card in seen:
+            if card.code in seen:
                 raise DeckError(f"card {card} appears twice (position {i})")
-            seen.add(card)
+            seen.add(card.code)
         self._pos = 0
 
     # ---------------------------------------------------------------- builders
@@ -65,8 +65,8 @@ class Deck:
         if len(set(known)) != len(known):
             dup = next(c for c in known if known.count(c) > 1)
             raise DeckError(f"card {dup} appears twice in the stacked cards")
-        taken = set(known)
-        rest = [c for c in full_deck() if c not in taken]
+        taken = {c.code for c in known}
+        rest = [c for c in full_deck() if c.code not in taken]
         random.Random(seed).shuffle(rest)
         fill = iter(rest)
         cards = [c if c is not None else next(fill) for c in first]

@@ -133,9 +133,13 @@ def parse_cards(text: str) -> list[Card | None]:
     return out
 
 
+_DECK: tuple[Card, ...] = tuple(Card(c) for c in range(52))
+
+
 def full_deck() -> list[Card]:
-    """The 52 cards in code order (2c, 2d, 2h, 2s, 3c, ... As)."""
-    return [Card(c) for c in range(52)]
+    """The 52 cards in code order (2c, 2d, 2h, 2s, 3c, ... As): a new list each call, of
+    shared card values (cards are immutable; built once, not 52 validations per call)."""
+    return list(_DECK)
 
 
 def iter_known(cards: Iterable[Card | None]) -> Iterator[Card]:
