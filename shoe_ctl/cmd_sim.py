@@ -30,15 +30,25 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the shoe until SIGINT/SIGTERM; exit 0."""
+    """Run the shoe until SIGINT/SIGTERM; exit 0 (2 for a bad --faults, --link or --port, named)."""
     from hil.deck import Deck
     from hil.virtual_shoe import VirtualShoe
 
+    try:
+        shoe = VirtualShoe(Deck.seeded(args.seed), transport=args.transport, link_path=args.link,
+                           port=args.port, faults=args.faults, seed=args.seed)
+    except ValueError as exc:  # a bad --faults spec
+        print(f"shoe-ctl sim: {exc}", file=sys.stderr)
+        return 2
+    try:
+        shoe.start()
+    except OSError as exc:  # a --link in a missing folder, a --port in use
+        shoe.close()
+        print(f"shoe-ctl sim: {exc}", file=sys.stderr)
+        return 2
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
-    shoe = VirtualShoe(Deck.seeded(args.seed), transport=args.transport, link_path=args.link,
-                       port=args.port, faults=args.faults, seed=args.seed)
     with shoe:
         print(shoe.url, flush=True)
         print(f"virtual shoe {shoe.serial} on {shoe.url} ({args.transport}); Ctrl-C to stop",

@@ -70,3 +70,14 @@ def test_export_to_a_path_that_is_a_file_is_a_named_error(tmp_path: Path, capsys
     err = capsys.readouterr().err
     assert f"--out {target}" in err and "Traceback" not in err
     assert target.read_text() == "x"
+
+
+@pytest.mark.parametrize(("argv", "named"), [
+    (["sim", "--faults", "bogus=1"], "unknown key 'bogus'"),
+    (["sim", "--link", "/nonexistent-folder/shoe"], "/nonexistent-folder/shoe"),
+])
+def test_sim_bad_arguments_are_named_without_a_traceback(
+        argv: list[str], named: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert named in err and "Traceback" not in err
