@@ -577,7 +577,7 @@ class FrameDecoder:
 def to_event(msg: EventMsg) -> CardRead | ShoeFault | ShoeButton:
     """The :mod:`shoe_ctl.events` value of a shoe event message."""
     if isinstance(msg, CardMsg):
-        return CardRead(msg.seq, msg.card, msg.reader, msg.dispense)
+        return CardRead(msg.seq, msg.card, msg.reader, msg.dispense, msg.epoch)
     if isinstance(msg, FaultMsg):
         return ShoeFault(msg.seq, msg.kind, msg.cleared, msg.detail)
     return ShoeButton(msg.seq, msg.button)

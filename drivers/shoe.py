@@ -29,7 +29,7 @@ import serial
 
 from drivers import protocol as p
 from drivers.exc import LinkClosedError, NotConnectedError, ShoeTimeoutError, VersionError
-from shoe_ctl.events import LinkChanged, LinkStatus, SequenceGap, ShoeInfo
+from shoe_ctl.events import CounterReset, LinkChanged, LinkStatus, SequenceGap, ShoeInfo
 
 log = logging.getLogger(__name__)
 
@@ -280,7 +280,8 @@ class ShoeLink:
     def reset_counter(self) -> None:
         """Reset the shoe's dispense counter (a new deck or stub is loaded). Idempotent on the
         wire (an epoch number); re-sent until the shoe reports the new epoch, also after a
-        reconnect.
+        reconnect. When the shoe first reports it, a :class:`~shoe_ctl.events.CounterReset`
+        goes on the event queue (before any card counted under the new epoch).
 
         :raises NotConnectedError: the shoe is away now (the reset is still done on reconnect).
         :raises LinkClosedError: after :meth:`close`.
@@ -479,7 +480,8 @@ class ShoeLink:
             return  # nothing counts before this session's hello
         if isinstance(msg, p.CardMsg | p.FaultMsg | p.ButtonMsg):
             if isinstance(msg, p.CardMsg):
-                self._note_epoch(msg.epoch)
+                # a card's epoch may be older than the shoe's (a resent card): it only confirms
+                self._note_epoch(msg.epoch, current=False)
             self._on_event(msg, state, now)
         elif isinstance(msg, p.Heartbeat):
             self._heartbeat = msg
@@ -489,10 +491,16 @@ class ShoeLink:
                 self._request_resend(state, now)
         # host messages (an echo on loop://) are ignored
 
-    def _note_epoch(self, epoch: int) -> None:
-        self._shoe_epoch = epoch
+    def _note_epoch(self, epoch: int, *, current: bool = True) -> None:
+        """The shoe reported ``epoch`` (``current``: its epoch now, from a HEARTBEAT or HELLO; else
+        from a CARD, which may be an older one). The first report of the epoch a reset asked for
+        confirms it: a :class:`CounterReset` goes on the queue before any card counted under it."""
+        if current:
+            self._shoe_epoch = epoch
         if self._reset_wanted and epoch == self._reset_target:
             self._reset_wanted = False
+            self._shoe_epoch = epoch
+            self._put(CounterReset(epoch))
 
     def _on_hello(self, hello: p.Hello, now: float) -> None:
         if hello.version != p.PROTOCOL_VERSION and hello.version_min <= p.PROTOCOL_VERSION <= hello.version_max:
@@ -555,7 +563,7 @@ class ShoeLink:
         self._shoe_led_token = hello.led_token
         if self._reset_wanted:
             if hello.epoch == self._reset_target:
-                self._reset_wanted = False
+                self._note_epoch(hello.epoch)
             else:
                 if self._reset_target is None or prev is None or prev.serial != hello.serial:
                     self._reset_target = hello.epoch % 0xFFFF + 1

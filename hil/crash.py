@@ -31,7 +31,8 @@ down- and upcards and status, the burns, the stub left and the machine's decisio
 machine; the alerts the live service journaled; the ``hand-end`` summary the live service wrote.
 A hand that differs, or is missing, is a mismatch. Also a mismatch: a restarted service whose
 recovery report disagrees with its journal, and a signal sequence (signal, seat, face, street,
-card number; consecutive repeats of a signal shown again after a restart removed) that differs
+card number; consecutive repeats of a signal shown again after a restart removed, and idle inside a
+hand, the wait for the shoe's counter reset, left out) that differs
 from the reference's. Signals shown again right after a restart are allowed: the controller shows
 the signal that follows a card read before that read's journal append returns (the ack waits for
 it), so a kill in between brings back the signal before that card until the shoe, which kept the
@@ -64,7 +65,7 @@ from typing import Any
 from drivers import protocol as p
 from hil.dealer import HandScript, SimulatedDealer, TablePicture, random_hands
 from hil.virtual_shoe import VirtualShoe
-from shoe_ctl.events import CardRead, DealerInput, Instruction
+from shoe_ctl.events import CardRead, DealerInput, Instruction, Signal
 from shoe_ctl.rules.cards import Card, card_text
 from shoe_ctl.service import codec
 
@@ -345,6 +346,10 @@ class CrashRun:
             if isinstance(cmd, Instruction):
                 key = (cmd.signal.value, cmd.seat, cmd.face, cmd.street, cmd.card_no)
                 trace.append([time.monotonic(), "signal", proc.starts, *key])
+                if cmd.signal is Signal.IDLE and cmd.card_no is not None:
+                    # a new hand waiting for the shoe's counter reset: shown or not by timing
+                    dealer.handle(cmd)
+                    return
                 if first_after_restart.is_set():
                     # catching up after a restart: a signal shown before the kill is shown again
                     # (the one before a card read that was not journaled yet; the shoe resends

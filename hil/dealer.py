@@ -379,6 +379,8 @@ class SimulatedDealer:
             else:
                 self._report(self._pending.pop(0)[1])
                 return
+        if sig is Signal.IDLE and ins.card_no is not None:
+            return  # idle inside a hand: wait (the shoe is confirming its counter reset)
         if sig is Signal.IDLE and self.script is not None and self._active and ins.text.startswith("Misdeal"):
             self._end_misdeal()
             return

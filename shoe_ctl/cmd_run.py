@@ -151,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
     hands_before = 0
 
     def make_machine() -> Dealing:
-        m = Dealing(profiles, default_rules=rules, default_game=game)
+        m = Dealing(profiles, default_rules=rules, default_game=game, await_counter_reset=True)
         m.hand_no = hands_before  # a resumed service numbers hands on from the journal
         return m
 

@@ -39,12 +39,16 @@ class CardRead:
     :param reader: which reader saw it (``"rfid"``, ``"optical"``, ``"none"`` when unreadable).
     :param dispense: the shoe's dispense counter after this card (1 for the first card since the
         last counter reset); a jump of more than one is a gap: cards that left unreported.
+    :param epoch: the counter epoch ``dispense`` belongs to (protocol v1 CARD ``epoch``: set by
+        each counter reset, 0 after the shoe's power-up); ``None`` when unknown (older records).
+        With it the machine tells a read made before a counter reset from one made after it.
     """
 
     seq: int
     card: Card | None
     reader: str
     dispense: int
+    epoch: int | None = None
 
 
 class FaultKind(StrEnum):
@@ -109,7 +113,18 @@ class SequenceGap:
     got: int
 
 
-ShoeEvent = CardRead | ShoeFault | ShoeButton | LinkChanged | SequenceGap
+@dataclass(frozen=True, slots=True)
+class CounterReset:
+    """The shoe confirmed a dispense-counter reset: from now on it counts cards from 0 under
+    ``epoch`` (1..65535). The link posts it once per reset the host asked for
+    (``ShoeCommand("reset-counter")``), when a HEARTBEAT, HELLO or CARD first shows the new epoch,
+    and before any card event counted under it. The state machine waits for it before the first
+    deal of a hand, so that no card of the hand is counted under the old counter."""
+
+    epoch: int
+
+
+ShoeEvent = CardRead | ShoeFault | ShoeButton | LinkChanged | SequenceGap | CounterReset
 
 # --------------------------------------------------------------------------- dealer -> controller
 

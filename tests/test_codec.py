@@ -32,13 +32,14 @@ shoe_info = st.builds(events.ShoeInfo, small, text, text, st.lists(text, max_siz
 
 STRATEGIES: dict[type[Any], st.SearchStrategy[Any]] = {
     events.ShoeInfo: shoe_info,
-    events.CardRead: st.builds(events.CardRead, small, opt_cards, text, small),
+    events.CardRead: st.builds(events.CardRead, small, opt_cards, text, small, st.none() | small),
     events.ShoeFault: st.builds(events.ShoeFault, small, st.sampled_from(events.FaultKind), st.booleans(), text),
     events.ShoeButton: st.builds(events.ShoeButton, small, small),
     events.LinkChanged: st.builds(
-        events.LinkChanged, st.sampled_from(events.LinkStatus), text, st.none() | shoe_info
+        events.LinkChanged, st.sampled_from(events.LinkStatus), text, st.none() | shoe_info, st.booleans()
     ),
     events.SequenceGap: st.builds(events.SequenceGap, small, small),
+    events.CounterReset: st.builds(events.CounterReset, small),
     events.DealerInput: st.builds(
         events.DealerInput, st.sampled_from(events.DealerAction), st.none() | st.integers(1, 8), json_obj
     ),
@@ -85,7 +86,7 @@ def test_round_trip(obj: Any) -> None:
 
 def test_readable_form() -> None:
     read = events.CardRead(seq=17, card=Card.parse("As"), reader="rfid", dispense=9)
-    assert codec.dumps(read) == '{"card":"As","dispense":9,"reader":"rfid","seq":17,"type":"CardRead","v":1}'
+    assert codec.dumps(read) == '{"card":"As","dispense":9,"epoch":null,"reader":"rfid","seq":17,"type":"CardRead","v":1}'
     unreadable = events.CardRead(seq=18, card=None, reader="none", dispense=10)
     assert json.loads(codec.dumps(unreadable))["card"] is None
     fault = events.ShoeFault(seq=3, kind=events.FaultKind.DOUBLE_PULL)

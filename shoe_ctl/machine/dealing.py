@@ -42,6 +42,7 @@ from shoe_ctl.events import (
     Alert,
     CardRead,
     Command,
+    CounterReset,
     DealerAction,
     DealerInput,
     DisplayUpdate,
@@ -148,6 +149,11 @@ class Dealing(IrregularMixin):
     :param default_game: the game used when a new hand names none.
     :param display: emit ``DisplayUpdate`` commands (``False``: instructions and alerts only, for
         benchmarks and bulk replays nobody watches).
+    :param await_counter_reset: a new hand asks the shoe to reset its dispense counter and
+        instructs its first card only once the shoe confirmed it (a ``CounterReset`` event, one
+        round trip: a few milliseconds, during which the signal stays ``idle``), so every card of
+        the hand is counted from 1 and a card missing right after the start is a gap. For a
+        service on a shoe link; without one (tests, direct replays) nothing would confirm.
     :raises KeyError: when ``default_rules`` is not among ``profiles``.
 
     ``handle(event) -> list[Command]`` is the only way in. ``state`` is the machine state
@@ -166,8 +172,10 @@ class Dealing(IrregularMixin):
         default_rules: str = "tda",
         default_game: Game = Game.STUD,
         display: bool = True,
+        await_counter_reset: bool = False,
     ) -> None:
         self.display = display
+        self.await_counter_reset = await_counter_reset
         self.profiles = dict(profiles)
         self.profile: RuleProfile = self.profiles[default_rules]
         self.game: Game = default_game
@@ -193,6 +201,13 @@ class Dealing(IrregularMixin):
         self.shoe_detail = ""
         self.shoe_fault: str | None = None
         self.last_dispense = 0
+        # the dispense counter: the epoch ``last_dispense`` belongs to (None: not known yet), the
+        # epoch and last count before the last confirmed reset, a reset asked and not yet
+        # confirmed, and whether the hand's first card waits for that confirmation
+        self.counter_epoch: int | None = None
+        self._prev_counter: tuple[int | None, int] = (None, 0)
+        self.counter_pending = False
+        self.counter_wait = False
         self.fault: str | None = None
         self._fault_from: str | None = None
         self._pending_fault: BaseException | None = None
@@ -237,8 +252,12 @@ class Dealing(IrregularMixin):
         return self._out
 
     def start(self) -> list[Command]:
-        """The commands that show the initial state (instruction and display)."""
+        """The commands that show the initial state (instruction and display); a machine
+        recovered while its new hand waits for the shoe's counter reset asks for it again (the
+        request may have been lost with the stopped service)."""
         self._out = []
+        if self.counter_wait:
+            self._out.append(ShoeCommand("reset-counter"))
         self._publish(None)
         return self._out
 
@@ -253,6 +272,8 @@ class Dealing(IrregularMixin):
             self._on_link(event)
         elif isinstance(event, ShoeFault):
             self._on_shoe_fault(event)
+        elif isinstance(event, CounterReset):
+            self._on_counter_reset(event)
         elif isinstance(event, SequenceGap):
             self._alert("sequence-gap", f"the shoe lost events {event.expected}..{event.got - 1}: cards may have "
                         "left unreported; check the deal and the stub", latched=True)
@@ -271,10 +292,8 @@ class Dealing(IrregularMixin):
         if self._undo is not None:
             self._undo = None
             self._undo_why = "a card has left the shoe since the last input"
-        gap = 0
-        if ev.dispense > self.last_dispense + 1 and self.last_dispense >= 0:
-            gap = ev.dispense - self.last_dispense - 1
-        self.last_dispense = ev.dispense
+        gap = self._dispense_gap(ev)
+        self.counter_wait = False  # a card left the shoe: the dealer is dealing
         state = self.state
         hand = self.hand
         if state.endswith("_reload"):
@@ -300,6 +319,45 @@ class Dealing(IrregularMixin):
             self._fill(ev.card, ev.seq, check=True)
             return
         self._stray(ev.card, ev.seq)
+
+    def _dispense_gap(self, ev: CardRead) -> int:
+        """How many cards left the shoe unreported before ``ev``, from its dispense counter and
+        the counter's epoch: a read counted under the epoch before the last confirmed reset (made
+        before the reset, delivered after its confirmation) continues that epoch's count; a read
+        under an epoch never confirmed here (the shoe restarted: epoch 0) starts a count from 0."""
+        epoch = ev.epoch
+        if epoch is not None and self.counter_epoch is not None and epoch != self.counter_epoch:
+            prev_epoch, prev_last = self._prev_counter
+            if epoch == prev_epoch:
+                self._prev_counter = (prev_epoch, max(prev_last, ev.dispense))
+                return max(0, ev.dispense - prev_last - 1)
+            self._prev_counter = (self.counter_epoch, self.last_dispense)
+            self.counter_epoch, self.last_dispense = epoch, 0
+        elif epoch is not None and self.counter_epoch is None:
+            self.counter_epoch = epoch
+        gap = 0
+        if ev.dispense > self.last_dispense + 1 and self.last_dispense >= 0:
+            gap = ev.dispense - self.last_dispense - 1
+        self.last_dispense = ev.dispense
+        return gap
+
+    def _ask_counter_reset(self, *, wait: bool) -> None:
+        """A new deck or stub: ask the shoe to reset its dispense counter. With a shoe link
+        (``await_counter_reset``, or a counter epoch seen) the count restarts when the shoe
+        confirms it (:meth:`_on_counter_reset`); reads before that continue the old count.
+        ``wait``: the first card of a new hand is not instructed until then."""
+        self._out.append(ShoeCommand("reset-counter"))
+        if self.counter_epoch is None and not self.await_counter_reset:
+            self.last_dispense = 0  # nothing will confirm: counted from 0 from now on
+            return
+        self.counter_pending = True
+        self.counter_wait = wait and self.await_counter_reset
+
+    def _on_counter_reset(self, ev: CounterReset) -> None:
+        """The shoe counts from 0 under ``ev.epoch`` now; the first card of a waiting hand may go."""
+        self._prev_counter = (self.counter_epoch, self.last_dispense)
+        self.counter_epoch, self.last_dispense = ev.epoch, 0
+        self.counter_pending = self.counter_wait = False
 
     def _stray(self, card: Card | None, seq: int) -> None:
         """A card while no card is expected: counted, held aside, the dealer stopped."""
@@ -469,8 +527,7 @@ class Dealing(IrregularMixin):
         elif action is DealerAction.CUT_DONE or (action is DealerAction.STUB_RELOADED and sub == "cut"):
             if sub == "cut":
                 self._step_done("cut")
-                self.last_dispense = 0
-                self._out.append(ShoeCommand("reset-counter"))
+                self._ask_counter_reset(wait=False)  # the stub must be loaded first: no race
                 self.trigger("cutdone")
                 if action is DealerAction.STUB_RELOADED:  # cut and loaded in one report
                     self.trigger("reloaded")
@@ -517,8 +574,7 @@ class Dealing(IrregularMixin):
         self.alerts = [a for a in self.alerts if a["latched"]]
         for s in all_in:
             hand.all_in(self._index(s))
-        self.last_dispense = 0
-        self._out.append(ShoeCommand("reset-counter"))
+        self._ask_counter_reset(wait=True)
         self.trigger("newhand")
 
     def _seat_action(self, ev: DealerInput, apply: Callable[[int], None]) -> None:
@@ -768,6 +824,10 @@ class Dealing(IrregularMixin):
             for a in self.alerts:
                 if a["latched"]:
                     return Instruction(Signal.STOP, f"Stop: {a['code']} — check and acknowledge", street=street)
+            if self.counter_wait:
+                # One round trip to the shoe; the signal stays idle, so the LEDs do not change.
+                return Instruction(Signal.IDLE, f"Hand {self.hand_no}: waiting for the shoe to confirm its "
+                                   "card counter reset; pull no card yet", street=street)
         if state == IDLE:
             if self.misdeal is not None and self.hand is not None:
                 return Instruction(Signal.IDLE, f"Misdeal ({self.misdeal}): collect every card; new hand")

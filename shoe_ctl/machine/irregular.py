@@ -21,7 +21,7 @@ import dataclasses
 import operator
 from typing import TYPE_CHECKING, Any
 
-from shoe_ctl.events import Alert, DealerAction, DealerInput, ShoeCommand
+from shoe_ctl.events import Alert, DealerAction, DealerInput
 from shoe_ctl.machine import layout
 from shoe_ctl.machine.layout import SHOWDOWN, UNCONTESTED
 from shoe_ctl.rules import irregular as rul
@@ -85,6 +85,7 @@ class IrregularMixin:
         def _check_identity(self, read: Read) -> None: ...
         def two_can_act(self, _event: Any) -> bool: ...
         def _new_read(self, seq: int, card: Any, role: str, street: str | None, seat: int | None) -> Read: ...
+        def _ask_counter_reset(self, *, wait: bool) -> None: ...
 
     # state of the irregularities in the current hand (reset by _reset_irregular)
     premature: dict[str, Any] | None
@@ -411,8 +412,7 @@ class IrregularMixin:
         """SCRAMBLE_DONE in ``reshuffle``: the premature cards are back in the stub, reshuffled and
         reloaded (RP-5-D); the shoe's counter restarts."""
         self.premature = None
-        self._out.append(ShoeCommand("reset-counter"))
-        self.last_dispense = 0
+        self._ask_counter_reset(wait=False)  # the reshuffled stub is loaded first: no race
         self.trigger("reshuffled")
 
     def _aside_card(self, card: Any, seq: int) -> None:

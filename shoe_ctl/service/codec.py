@@ -3,7 +3,7 @@
 The journal stores each event and command as one JSON object, readable by a person with
 ``sqlite3`` and ``jq``::
 
-    {"v":1,"type":"CardRead","seq":17,"card":"As","reader":"rfid","dispense":9}
+    {"v":1,"type":"CardRead","seq":17,"card":"As","reader":"rfid","dispense":9,"epoch":3}
     {"v":1,"type":"DealerInput","action":"fold","seat":4,"args":{}}
     {"v":1,"type":"Instruction","signal":"deal","text":"Seat 3 up","seat":3,"face":"up",
      "street":"4th","cards":[]}
@@ -57,6 +57,7 @@ TYPES: dict[str, type[Any]] = {
         events.ShoeButton,
         events.LinkChanged,
         events.SequenceGap,
+        events.CounterReset,
         events.DealerInput,
         events.TimerFired,
         events.Instruction,
