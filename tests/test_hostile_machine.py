@@ -3,12 +3,15 @@ alert with a cause code, never an internal fault, and changes nothing it should 
 
 from __future__ import annotations
 
+import json
+import re
+
 import pytest
 
 from shoe_ctl.config import load_profile
 from shoe_ctl.events import Alert, CardRead, DealerAction, DealerInput, ShoeCommand, Signal
 from shoe_ctl.machine import Dealing
-from shoe_ctl.rules.cards import Card, full_deck
+from shoe_ctl.rules.cards import Card, card_text, full_deck
 
 PROFILES = {"tda": load_profile("tda"), "house": load_profile("house")}
 
@@ -172,3 +175,38 @@ def test_seat_out_of_the_hand_while_the_stub_is_scrambled(
             assert not s.in_hand and s.card_count == 6
         elif s.in_hand:
             assert s.card_count == 7, (s.seat, s.card_count)
+
+
+def test_an_upcard_read_with_a_hole_cards_identity_is_not_shown() -> None:
+    """Hole-card embargo: seat 2's door card is read with the identity of seat 1's hole card (a
+    misread, or a card of a second deck). The duplicate is alerted, and the display shows that
+    upcard as ``??``: never the hole card's identity before showdown (was: shown as seat 2's
+    upcard). A card first read face up and later again as a hole card keeps showing."""
+    t = Table("tda", seats=(1, 2, 3, 4))
+    for _ in range(8):
+        t.card()
+    hand = t.m.hand
+    assert hand is not None
+    hole = hand.seats[0].down[0]
+    assert hole is not None
+    t.card()  # seat 1's door card
+    assert "duplicate-card" in t.card(hole)  # seat 2's door card, read as seat 1's hole card
+    state = t.m.public_state()
+    seats = {s["seat"]: s for s in state["seats"]}
+    assert seats[2]["up"] == ["??"] and seats[2]["down_count"] == 2
+    text = json.dumps(state)
+    assert re.search(rf"(?<![A-Za-z0-9]){card_text(hole)}(?![A-Za-z0-9])", text) is None
+    door = hand.seats[0].up[0]
+    assert door is not None and seats[1]["up"] == [card_text(door)]
+
+
+@pytest.mark.parametrize("seat", [5, "3", None])
+def test_a_muck_at_showdown_naming_a_seat_not_dealt_in_is_refused(seat: object) -> None:
+    """At showdown a fold (muck) naming a seat that is not dealt in is an ``input-invalid``
+    alert and changes nothing (was: an internal fault)."""
+    t = Table("tda", seats=(1, 2, 3, 4))
+    t.play_until(Signal.SHOWDOWN)
+    before = t.m.public_state()["seats"]
+    codes = t.send(DealerInput(DealerAction.FOLD, seat=seat))  # type: ignore[arg-type]
+    assert codes == ["input-invalid"]
+    assert t.m.state == "hand_showdown" and t.m.public_state()["seats"] == before

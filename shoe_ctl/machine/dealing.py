@@ -482,7 +482,7 @@ class Dealing(IrregularMixin):
         if action is DealerAction.FOLD:
             if sub == "betting" or state == SHOWDOWN:
                 self._seat_action(ev, self.hand.fold)
-                if state == SHOWDOWN and ev.seat is not None:
+                if state == SHOWDOWN and ev.seat is not None and any(s.seat == ev.seat for s in self.hand.seats):
                     self.mucked.add(self._index(ev.seat))
                     self.shown.discard(self._index(ev.seat))
                 elif self.hand.live_count() == 1:
@@ -949,19 +949,22 @@ class Dealing(IrregularMixin):
             show = self.state == SHOWDOWN
             betting = layout.sub_of(self.state) == "betting"
             cache = self._seat_cache
+            masked = self._masked_upcards(hand)
             for i, s in enumerate(hand.seats):
                 shown = show and s.in_hand and i in self.shown
                 key = (self.hand_no, len(s.up), len(s.down), s.status, i == self.bring_in_idx,
                        betting and i == self.first_idx, shown, s.up[-1] if s.up else None,
-                       i in self.absent, s.no_bet)
+                       i in self.absent, s.no_bet, tuple(c for c in s.up if c in masked) if masked else ())
                 hit = cache.get(i)
                 if hit is not None and hit[0] == key:
                     seats.append(hit[1])
                     continue
                 entry: dict[str, Any] = {
-                    "seat": s.seat, "status": s.status, "up": [card_text(c) for c in s.up],
+                    "seat": s.seat, "status": s.status,
+                    "up": [card_text(None if c in masked else c) for c in s.up],
                     "down_count": len(s.down), "bring_in": key[4], "first_to_act": key[5],
-                    "open_pair": open_pair(s.up), "absent": key[8], "no_bet": s.no_bet,
+                    "open_pair": open_pair([None if c in masked else c for c in s.up]), "absent": key[8],
+                    "no_bet": s.no_bet,
                 }
                 if shown:
                     entry["down"] = [card_text(c) for c in s.down]
@@ -970,7 +973,7 @@ class Dealing(IrregularMixin):
             stub = {"count": hand.stub_count(), "required": required_number(hand.live_count()),
                     "forecast": self.forecast}
             if hand.community_street is not None:
-                community = card_text(hand.community)
+                community = card_text(None if hand.community in masked else hand.community)
         return {
             "hand": self.hand_no if hand is not None else None,
             "game": self.game.value,
@@ -985,6 +988,20 @@ class Dealing(IrregularMixin):
             "shoe": {"status": self.shoe_status, "detail": self.shoe_detail},
             "first_to_act_unknown": self._first_unknown(),
         }
+
+    def _masked_upcards(self, hand: HandState) -> frozenset[Card]:
+        """Hole-card embargo: the upcards (and community card) read with the identity of a hole
+        card read earlier this hand — a misread, or a second deck's card, alerted as
+        ``duplicate-card`` — which the display shows as ``??`` (at showdown too: the hole card
+        may be mucked), so it never names a hole card. A card read face up first keeps showing."""
+        down = {c for s in hand.seats for c in s.down if c is not None}
+        if not down:
+            return frozenset()
+        where = self._where
+        up = {c for s in hand.seats for c in s.up if c is not None}
+        if hand.community is not None:
+            up.add(hand.community)
+        return frozenset(c for c in down & up if (r := where.get(c)) is not None and r.role == "down")
 
     def summary(self) -> dict[str, Any]:
         """The decisions of the current (or last) hand, in the keys of ``shoe-ctl analyze``:
