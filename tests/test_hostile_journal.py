@@ -140,3 +140,41 @@ def test_controller_thread_survives_a_failing_after_event_hook() -> None:
         assert c._thread is not None and c._thread.is_alive()
     assert calls == ["DealerInput", "CardRead"]
     assert c.errors == 1 and m.hand is not None and len(m.reads) == 1
+
+
+def _written(path: Path) -> list[tuple[int, str, str]]:
+    """A journal at ``path`` with one record; returns every record as (seq, kind, body)."""
+    with Journal(path, table="t", profile="tda") as j:
+        j.append(DealerInput(DealerAction.NEW_HAND, args={"seats": [1, 2]}))
+        return [(r.seq, r.kind, r.body) for r in j.records()]
+
+
+def test_export_reads_a_journal_whose_name_has_uri_characters(tmp_path: Path) -> None:
+    """A journal named ``table#1?.sqlite3``: a read-only open reads that file (was: SQLite's URI
+    cut the name at '#', and the open failed with 'no such table')."""
+    path = tmp_path / "table#1?.sqlite3"
+    written = _written(path)
+    with Journal(path, table=None, profile=None, readonly=True) as r:
+        assert [(x.seq, x.kind, x.body) for x in r.records()] == written
+
+
+def test_readonly_open_on_a_medium_that_cannot_take_the_wal_index(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A journal on a read-only medium: SQLite cannot create the -shm a WAL reader needs and
+    fails to open; with no pending log the file is read as immutable (was: a traceback in
+    ``shoe-ctl export``); with a pending log the error says to copy both files."""
+    path = tmp_path / "j.sqlite3"
+    written = _written(path)
+    real = sqlite3.connect
+
+    def no_shm(database: str, *args: Any, **kwargs: Any) -> sqlite3.Connection:
+        if kwargs.get("uri") and "mode=ro" in database and "immutable=1" not in database:
+            raise sqlite3.OperationalError("unable to open database file")
+        return real(database, *args, **kwargs)
+
+    monkeypatch.setattr(sqlite3, "connect", no_shm)
+    with Journal(path, table=None, profile=None, readonly=True) as r:
+        assert [(x.seq, x.kind, x.body) for x in r.records()] == written
+    Path(f"{path}-wal").write_bytes(b"x" * 32)
+    with pytest.raises(JournalError, match="write-ahead log is pending"):
+        Journal(path, table=None, profile=None, readonly=True)

@@ -529,13 +529,35 @@ class Journal:
         if not self.path.exists():
             raise FileNotFoundError(f"no journal at {self.path}")
         refuse_foreign(self.path)
-        conn = sqlite3.connect(
-            f"file:{self.path}?mode=ro", uri=True, isolation_level=None, check_same_thread=False, timeout=10
-        )
-        conn.text_factory = _text
+        uri = self.path.absolute().as_uri()  # percent-encoded: a '#' or '?' in the name is a name
+        try:
+            conn, meta = self._connect_readonly(f"{uri}?mode=ro")
+        except sqlite3.OperationalError as exc:
+            # A folder this user cannot write (read-only medium, a copy on a locked share): SQLite
+            # cannot make the -shm file a WAL reader needs. Without a pending log the file alone
+            # holds every record, and nothing can write it: read it as immutable.
+            wal = _sidecars(self.path)[0]
+            if wal.exists() and wal.stat().st_size > 0:
+                raise JournalError(f"{self.path}: cannot be opened for reading ({exc}) and a write-ahead log is "
+                                   "pending; copy the journal and its -wal file to a writable folder") from None
+            try:
+                conn, meta = self._connect_readonly(f"{uri}?mode=ro&immutable=1")
+            except sqlite3.Error as exc2:
+                raise JournalError(f"{self.path}: cannot be opened for reading: {exc2}") from None
+        except sqlite3.Error as exc:
+            raise JournalError(f"{self.path}: cannot be opened for reading: {exc}") from None
         self._conn = conn
-        meta = self._read_meta(conn)
         self._check_identity(meta)
+
+    @staticmethod
+    def _connect_readonly(uri: str) -> tuple[sqlite3.Connection, dict[str, str]]:
+        conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False, timeout=10)
+        conn.text_factory = _text
+        try:
+            return conn, Journal._read_meta(conn)
+        except BaseException:
+            conn.close()
+            raise
 
     def _open_writable(self) -> None:
         path = self.path
