@@ -178,3 +178,18 @@ def test_readonly_open_on_a_medium_that_cannot_take_the_wal_index(
     Path(f"{path}-wal").write_bytes(b"x" * 32)
     with pytest.raises(JournalError, match="write-ahead log is pending"):
         Journal(path, table=None, profile=None, readonly=True)
+
+
+def test_a_journal_in_a_folder_that_cannot_be_written_is_refused_untouched(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An intact journal on a read-only medium: the writable open says the folder cannot be
+    written (was: taken for a damaged journal, failing to copy it aside with 'Read-only file
+    system'); nothing is created or copied."""
+    path = tmp_path / "j.sqlite3"
+    _written(path)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode: False if Path(p) == tmp_path else real(p, mode))
+    with pytest.raises(JournalError, match="folder .* cannot be written"):
+        Journal(path, table="t", profile="tda")
+    assert sorted(p.name for p in tmp_path.iterdir()) == before

@@ -562,6 +562,12 @@ class Journal:
     def _open_writable(self) -> None:
         path = self.path
         refuse_foreign(path)
+        folder = path.parent
+        for p, what in ((folder, "folder"), (path, "file")):
+            if (what == "folder" or p.exists()) and not os.access(p, os.W_OK):
+                # checked first: otherwise the failed writes below look like a damaged journal
+                raise JournalError(f"{path}: the journal {what} {p} cannot be written (read-only medium or "
+                                   "no permission); the journal, its -wal and -shm files need a writable folder")
         created = False
         if not path.exists():
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
