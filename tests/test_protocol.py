@@ -286,4 +286,4 @@ def test_errors_are_also_builtin_value_errors() -> None:
 
 def test_to_event_gives_the_queue_contract() -> None:
     ev = p.to_event(p.CardMsg(12, None, "none", 4))
-    assert ev == CardRead(12, None, "none", 4)
+    assert ev == CardRead(12, None, "none", 4, 0)  # the epoch of the CARD (0 by default)
