@@ -14,7 +14,9 @@ bets or raises to a street total of X), ``pN cc`` (checks or calls), ``pN f`` (f
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -118,6 +120,10 @@ class RecordedHand:
         return [s for s in STREETS if s in seen]
 
 
+MAX_PHH_BYTES = 1 << 20
+"""The largest hand record read (bytes); a real one is a few kilobytes."""
+
+
 def read_phh(path: str | Path) -> RecordedHand:
     """Read one PHH file.
 
@@ -128,7 +134,15 @@ def read_phh(path: str | Path) -> RecordedHand:
     """
     name = str(path)
     try:
-        raw = Path(path).read_bytes()
+        # O_NONBLOCK: opening a named pipe must not wait for a writer
+        with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as fh:
+            st = os.fstat(fh.fileno())
+            if not stat.S_ISREG(st.st_mode):  # a pipe or a device would block or never end
+                raise PhhError(name, "", "not a regular file")
+            if st.st_size > MAX_PHH_BYTES:
+                raise PhhError(name, "", f"{st.st_size} bytes: too large for one hand record "
+                               f"(at most {MAX_PHH_BYTES})")
+            raw = fh.read(MAX_PHH_BYTES + 1)
     except OSError as exc:
         raise PhhError(name, "", f"cannot read: {exc.strerror or exc}") from None
     try:

@@ -81,3 +81,25 @@ def test_sim_bad_arguments_are_named_without_a_traceback(
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert named in err and "Traceback" not in err
+
+
+def test_analyze_reports_a_named_pipe_and_a_huge_file_and_goes_on(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A ``.phh`` that is a named pipe (opening it waited for a writer forever) or is far too big
+    for a hand record gets that hand an error; the rest of the batch is reported."""
+    import json
+    import os
+
+    good = Path(__file__).resolve().parents[1] / "examples"
+    hands = sorted(good.glob("*.phh"))
+    assert hands
+    (tmp_path / "b.phh").write_bytes(hands[0].read_bytes())
+    os.mkfifo(tmp_path / "a.phh")
+    with open(tmp_path / "c.phh", "wb") as fh:
+        fh.truncate(2 << 20)
+    assert main(["analyze", str(tmp_path), "--json"]) == 1
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    errors = {Path(r["file"]).name: r["error"] for r in rows}
+    assert "not a regular file" in errors["a.phh"]
+    assert errors["b.phh"] is None
+    assert "too large" in errors["c.phh"]
