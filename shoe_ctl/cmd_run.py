@@ -164,6 +164,11 @@ def run(args: argparse.Namespace) -> int:
         try:
             journal = Journal(journal_file, table=cfg.table, profile=rules,
                               retention_days=cfg.journal.retention_days)
+            jr = journal.report
+            if not jr.ok or jr.tail or jr.wal_dropped or jr.removed_aside or jr.kept_aside:
+                # damage, an interrupted append's frames dropped, copies made or removed
+                for line in jr.lines()[1:]:
+                    print(f"journal: {line}", file=sys.stderr)
             if shoe_url != "sim":
                 hands_before = _hands_before(journal)
                 machine, resume_seq, report = recover(journal, make_machine)
