@@ -211,7 +211,7 @@ def run(args: argparse.Namespace) -> int:
                                  console=True)
         except OSError as exc:
             if args.display is not None:
-                raise
+                raise OSError(f"dealer display on {args.display}: {exc.strerror or exc}") from exc
             print(f"shoe-ctl run: dealer display not started ({exc}); continuing without it", file=sys.stderr)
             io = start_dealer_io(cfg, controller.post, display=None, send_leds=link.send_leds, console=True)
         parts.append(io)

@@ -103,3 +103,17 @@ def test_analyze_reports_a_named_pipe_and_a_huge_file_and_goes_on(
     assert "not a regular file" in errors["a.phh"]
     assert errors["b.phh"] is None
     assert "too large" in errors["c.phh"]
+
+
+def test_run_with_a_display_port_in_use_names_the_display(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--display HOST:PORT`` on a port already taken: exit 2 naming the display and its
+    address (was: a bare '[Errno 98] Address already in use')."""
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        where = f"127.0.0.1:{taken.getsockname()[1]}"
+        assert main(["run", "--display", where, "--count", "1", "--pace", "0", "--exit-when-done"]) == 2
+    err = capsys.readouterr().err
+    assert f"dealer display on {where}" in err and "Traceback" not in err
