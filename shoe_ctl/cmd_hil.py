@@ -45,7 +45,7 @@ def register(subparsers: Any) -> None:
     crash.add_argument("--kills", type=int, default=10, metavar="K")
     crash.add_argument("--seed", type=int, default=0, metavar="S")
     crash.add_argument("--json", action="store_true", help="print one JSON object on one line")
-    crash.add_argument("--rules", default="tda", metavar="tda|house", help="rule profile (default tda)")
+    crash.add_argument("--rules", default="tda", choices=("tda", "house"), help="rule profile (default tda)")
     crash.add_argument("--game", default="stud", choices=("stud", "stud8", "razz"), help="game (default stud)")
     crash.add_argument("--progress", action="store_true", help="a line on stderr for every kill")
     crash.add_argument("--workdir", default=None, metavar="DIR",

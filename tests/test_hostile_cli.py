@@ -117,3 +117,13 @@ def test_run_with_a_display_port_in_use_names_the_display(capsys: pytest.Capture
         assert main(["run", "--display", where, "--count", "1", "--pace", "0", "--exit-when-done"]) == 2
     err = capsys.readouterr().err
     assert f"dealer display on {where}" in err and "Traceback" not in err
+
+
+def test_hil_crash_with_an_unknown_profile_is_an_argument_error(capsys: pytest.CaptureFixture[str]) -> None:
+    """``hil crash --rules foo``: argparse names the allowed profiles (was: a RuntimeError
+    traceback after starting the service child)."""
+    with pytest.raises(SystemExit) as info:
+        main(["hil", "crash", "--hands", "1", "--kills", "0", "--rules", "foo"])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert "--rules" in err and "'tda'" in err and "Traceback" not in err
