@@ -238,6 +238,9 @@ class Dealing(IrregularMixin):
         moves the machine to ``attention`` with a ``machine-fault`` alert.
         """
         self._out = []
+        if isinstance(event, CounterReset) and not self.counter_wait:
+            self._on_counter_reset(event)  # nothing the dealer sees changes: nothing to publish
+            return self._out
         before = self._snapshot_key()
         if isinstance(event, DealerInput) and isinstance(event.args.get("ref"), int):
             self._reply_ref = event.args["ref"]
