@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import signal
 import sys
 import threading
@@ -69,14 +70,14 @@ def register(subparsers: Any) -> None:
     p.add_argument("--seats", default=None, metavar="LIST",
                    help="seats dealt in for simulated hands, e.g. 1-8 or 1,2,4,5,6,7,8 (default: all table seats)")
     p.add_argument("--hands", default=None, metavar="PATH", help="deal these recorded PHH hands (file or folder)")
-    p.add_argument("--pace", type=float, default=None, metavar="SECONDS",
+    p.add_argument("--pace", type=_pace, default=None, metavar="SECONDS",
                    help=f"pause between the simulated dealer's actions (default {WATCHABLE_PACE}; 0 = none)")
     p.add_argument("--exit-when-done", action="store_true", help="stop after the last hand of --hands")
     p.add_argument("--display", default=None, metavar="HOST:PORT|off",
                    help="serve the dealer display (default: config, 127.0.0.1:8080); 'off' for none")
     p.add_argument("--config", default=str(DEFAULT_CONFIG), metavar="PATH", help="table configuration TOML")
     p.add_argument("--seed", type=int, default=0, help="seed of the random hands, scrambles and cuts")
-    p.add_argument("--count", type=int, default=None, metavar="N", help="deal N random hands (default: no end)")
+    p.add_argument("--count", type=_count, default=None, metavar="N", help="deal N random hands (default: no end)")
     p.add_argument("--journal", default=None, metavar="PATH|off",
                    help="journal every event (SQLite) before its ack and resume an open hand from it at "
                    "start-up (with a real shoe); default: [journal] path of the config, if set; "
@@ -85,6 +86,22 @@ def register(subparsers: Any) -> None:
                    help="offer the command stream and take dealer inputs on a local Unix socket (one JSON "
                    "object per line, shoe_ctl/service/dealer_port.py); used by shoe-ctl hil crash")
     p.set_defaults(func=run)
+
+
+def _pace(text: str) -> float:
+    """``--pace``: seconds, a finite number >= 0 (argparse type)."""
+    value = float(text)
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: need a number of seconds >= 0")
+    return value
+
+
+def _count(text: str) -> int:
+    """``--count``: hands, an integer >= 1 (argparse type)."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: need 1 or more hands")
+    return value
 
 
 def parse_seats(text: str) -> list[int]:
@@ -127,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
             profiles[prof.name] = prof
             rules = prof.name
         game = Game(args.game or cfg.game)
-        seats = parse_seats(args.seats) if args.seats else list(range(1, cfg.seats + 1))
+        seats = parse_seats(args.seats) if args.seats is not None else list(range(1, cfg.seats + 1))
         shoe_url = args.shoe or cfg.shoe.url
         display: Any = "config"
         if args.display is not None:

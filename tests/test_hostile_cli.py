@@ -127,3 +127,27 @@ def test_hil_crash_with_an_unknown_profile_is_an_argument_error(capsys: pytest.C
     assert info.value.code == 2
     err = capsys.readouterr().err
     assert "--rules" in err and "'tda'" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(("argv", "named"), [
+    (["--pace", "inf"], "--pace"),
+    (["--pace", "nan"], "--pace"),
+    (["--pace", "-5"], "--pace"),
+    (["--count", "0"], "--count"),
+    (["--count", "-1"], "--count"),
+])
+def test_run_rejects_a_pace_or_count_that_makes_no_sense(
+        argv: list[str], named: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--pace inf`` (was: an OverflowError traceback), ``nan`` or below 0, ``--count`` below 1
+    (was: a run of no hands, exit 0): argparse errors naming the option."""
+    with pytest.raises(SystemExit) as info:
+        main(["run", "--display", "off", "--exit-when-done", *argv])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert named in err and "Traceback" not in err
+
+
+def test_run_with_empty_seats_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--seats ''`` names the seats (was: taken as no --seats, endless random hands)."""
+    assert main(["run", "--seats", "", "--display", "off", "--count", "1"]) == 2
+    assert "--seats" in capsys.readouterr().err
