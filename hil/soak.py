@@ -220,9 +220,14 @@ def passed(result: dict[str, Any]) -> bool:
 
 def main(args: argparse.Namespace) -> int:
     """The ``shoe-ctl hil soak`` command: exit 0 only when :func:`passed`; 2 for a bad argument
-    (``--cards`` below 1, a fault spec that does not parse), named on stderr."""
+    (``--cards`` below 1, ``--stall-s`` not above 0, a fault spec that does not parse), named on
+    stderr."""
     if args.cards < 1:
         print(f"shoe-ctl hil soak: --cards {args.cards}: need at least 1 card", file=sys.stderr)
+        return 2
+    stall_s = getattr(args, "stall_s", 60.0)
+    if not stall_s > 0:  # 0 counted every card in flight as lost
+        print(f"shoe-ctl hil soak: --stall-s {stall_s}: need more than 0 seconds", file=sys.stderr)
         return 2
     try:
         faults = Faults.parse(args.faults)
@@ -230,8 +235,7 @@ def main(args: argparse.Namespace) -> int:
         print(f"shoe-ctl hil soak: --faults: {exc}", file=sys.stderr)
         return 2
     result = run_soak(args.cards, faults, args.seed, transport=args.transport,
-                      stall_s=getattr(args, "stall_s", 60.0),
-                      progress=sys.stderr if args.progress or not args.json else None)
+                      stall_s=stall_s, progress=sys.stderr if args.progress or not args.json else None)
     if args.json:
         print(json.dumps(result, separators=(",", ":")), flush=True)
     else:

@@ -17,6 +17,7 @@ from shoe_ctl.config import ConfigError, load_table_config
     (["hil", "soak", "--cards", "5", "--faults", "corrupt=2"], "out of range"),
     (["hil", "soak", "--cards", "-5"], "--cards -5"),
     (["hil", "soak", "--cards", "0"], "--cards 0"),
+    (["hil", "soak", "--cards", "5", "--stall-s", "0"], "--stall-s 0"),
 ])
 def test_hil_soak_bad_arguments_are_named_without_a_traceback(
         argv: list[str], named: str, capsys: pytest.CaptureFixture[str]) -> None:
