@@ -193,3 +193,16 @@ def test_a_journal_in_a_folder_that_cannot_be_written_is_refused_untouched(
     with pytest.raises(JournalError, match="folder .* cannot be written"):
         Journal(path, table="t", profile="tda")
     assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_a_journal_whose_header_page_was_zeroed_is_damage_not_a_foreign_file(tmp_path: Path) -> None:
+    """A power cut can leave the first page zeroed: that journal is opened (damage reported, the
+    file kept aside), not refused as a foreign file."""
+    path = tmp_path / "j.sqlite3"
+    _written(path)
+    data = bytearray(path.read_bytes())
+    data[:4096] = bytes(4096)
+    path.write_bytes(bytes(data))
+    with Journal(path, table="t", profile="tda") as j:
+        assert j.report.damage and j.report.kept_aside
+        assert j.report.kept_aside[0].read_bytes() == bytes(data)

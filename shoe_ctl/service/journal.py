@@ -414,7 +414,7 @@ _SQLITE_MAGIC = b"SQLite format 3\x00"
 
 def refuse_foreign(path: Path) -> None:
     """Refuse, untouched, a path that is not a journal file: a folder, a device or pipe, or a file
-    whose first 16 bytes are not (within a few flipped bits) the SQLite header. A damaged journal
+    whose first 16 bytes are not (within a few flipped bits, or zeroed) the SQLite header. A damaged journal
     is repaired; a foreign file (``--journal /etc/passwd``) must never be moved aside, re-created
     or chmod-ed.
 
@@ -437,6 +437,8 @@ def refuse_foreign(path: Path) -> None:
             head = fh.read(len(_SQLITE_MAGIC))
     except OSError as exc:
         raise JournalError(f"{path}: cannot be read: {exc.strerror or exc}") from None
+    if not any(head):
+        return  # a zeroed header page is damage (a torn or lost write), repaired like any other
     bits = sum(bin(a ^ b).count("1") for a, b in zip(head, _SQLITE_MAGIC, strict=False))
     if bits > 8:
         raise JournalError(f"{path} is not a shoe-ctl journal (not an SQLite file); it was left untouched")
