@@ -13,7 +13,7 @@ import pytest
 
 from shoe_ctl.cli import main
 from shoe_ctl.config import load_profile
-from shoe_ctl.events import CardRead, DealerAction, DealerInput
+from shoe_ctl.events import Alert, CardRead, DealerAction, DealerInput
 from shoe_ctl.machine import Dealing
 from shoe_ctl.rules.cards import Card
 from shoe_ctl.service.controller import Controller
@@ -206,3 +206,54 @@ def test_a_journal_whose_header_page_was_zeroed_is_damage_not_a_foreign_file(tmp
     with Journal(path, table="t", profile="tda") as j:
         assert j.report.damage and j.report.kept_aside
         assert j.report.kept_aside[0].read_bytes() == bytes(data)
+
+
+class _Flaky:
+    """A journal whose appends fail while ``full`` is set (a full disk)."""
+
+    def __init__(self) -> None:
+        self.full = True
+        self.items: list[object] = []
+
+    def append(self, item: object) -> int:
+        if self.full:
+            raise sqlite3.OperationalError("database or disk is full")
+        self.items.append(item)
+        return len(self.items)
+
+
+class _Sink:
+    def __init__(self) -> None:
+        self.commands: list[object] = []
+
+    def handle(self, command: object) -> None:
+        self.commands.append(command)
+
+    def close(self) -> None:
+        pass
+
+
+def test_the_dealer_is_told_once_when_the_journal_cannot_be_written() -> None:
+    """A full disk: the first failed append raises a ``journal-write-failed`` alert on the
+    display (was: an ERROR log line only, the dealer dealing on without durability); it is not
+    repeated for every card, and comes again after the journal worked once in between."""
+    m = Dealing({"tda": load_profile("tda")})
+    journal = _Flaky()
+    c = Controller(m, journal=journal)
+    sink = _Sink()
+    c.add_sink(sink)
+
+    def codes() -> list[str]:
+        return [x.code for x in sink.commands if isinstance(x, Alert) and x.code == "journal-write-failed"]
+
+    c.step(DealerInput(DealerAction.NEW_HAND, args={"seats": [1, 2]}))
+    for i in range(1, 4):
+        c.step(CardRead(i, Card(i), "rfid", i))
+    assert codes() == ["journal-write-failed"]
+    assert any(a["code"] == "journal-write-failed" for a in m.public_state()["alerts"])
+    assert len(m.reads) == 3 and journal.items == []
+    journal.full = False
+    c.step(CardRead(4, Card(4), "rfid", 4))
+    journal.full = True
+    c.step(CardRead(5, Card(5), "rfid", 5))
+    assert codes() == ["journal-write-failed", "journal-write-failed"]

@@ -264,6 +264,16 @@ class Dealing(IrregularMixin):
         self._publish(None)
         return self._out
 
+    def service_alert(self, code: str, message: str, *, latched: bool = False) -> list[Command]:
+        """An alert about the service around the machine (e.g. ``journal-write-failed``), shown
+        and acknowledged like the machine's own; changes nothing else. Returns its commands. Call
+        it from the thread that owns the machine (the controller's)."""
+        self._out = []
+        before = self._snapshot_key()
+        self._alert(code, message, latched=latched)
+        self._publish(before)
+        return self._out
+
     # ================================================================== dispatch
 
     def _dispatch(self, event: object) -> None:

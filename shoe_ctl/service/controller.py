@@ -235,18 +235,35 @@ class Controller:
             try:
                 if many is not None and alerts:
                     many([ev, *alerts])
+                    self._journal_failing = False
                     return True
                 self.journal.append(ev)
-            except Exception:  # noqa: BLE001 - unjournaled: do not ack, the shoe will resend
+            except Exception as exc:  # noqa: BLE001 - unjournaled: do not ack, the shoe will resend
                 self.errors += 1
                 log.exception("journal append failed; event not acked")
+                self._journal_failed(exc)
                 return False
+            self._journal_failing = False
         for alert in alerts:
             try:
                 self.journal.append(alert)
             except Exception:  # noqa: BLE001
                 log.exception("journal append of an alert failed")
         return True
+
+    _journal_failing = False
+
+    def _journal_failed(self, exc: BaseException) -> None:
+        """Tell the dealer once, until an append succeeds again, that the journal is failing: a
+        latched alert (stop until acknowledged), since a power cut now would lose card reads."""
+        if self._journal_failing:
+            return
+        self._journal_failing = True
+        alert = getattr(self.machine, "service_alert", None)
+        if alert is not None:
+            self._deliver(alert("journal-write-failed", f"the journal cannot be written ({exc}): card reads are "
+                                "not acknowledged to the shoe, which keeps them; free space or fix the journal "
+                                "storage, and do not switch the table off", latched=True))
 
     def _deliver(self, cmds: list[Command]) -> None:
         for cmd in cmds:
