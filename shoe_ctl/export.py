@@ -31,6 +31,7 @@ placed exactly where the controller placed it at the table. What a PHH file reco
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -256,7 +257,8 @@ def export_hands(
     hands: Iterable[int] | None = None,
     make_machine: MachineFactory = default_machine_factory,
 ) -> list[Path]:
-    """Write each finished hand (or only ``hands``) as ``<out_dir>/<table>-hand-<n>.phh``.
+    """Write each finished hand (or only ``hands``) as ``<out_dir>/<table>-hand-<n>.phh``, mode
+    0600 (a hand history holds every hole card, as the journal does).
 
     :returns: the files written, in hand order.
     """
@@ -268,6 +270,10 @@ def export_hands(
             continue
         name = f"{h.table or 'table'}-hand-{h.number}.phh".replace("/", "_")
         path = out_dir / name
-        path.write_text(h.phh(), encoding="utf-8")
+        # mode 0600 like the journal: a hand history holds every hole card
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.fchmod(fd, 0o600)  # a file that existed keeps its mode through O_CREAT
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(h.phh())
         written.append(path)
     return written

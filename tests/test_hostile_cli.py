@@ -152,3 +152,25 @@ def test_run_with_empty_seats_is_refused(capsys: pytest.CaptureFixture[str]) -> 
     """``--seats ''`` names the seats (was: taken as no --seats, endless random hands)."""
     assert main(["run", "--seats", "", "--display", "off", "--count", "1"]) == 2
     assert "--seats" in capsys.readouterr().err
+
+
+def test_exported_hand_histories_are_private(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Exported PHH files hold every hole card: mode 0600 like the journal (was: 0644 under a
+    usual umask), also when an older export with a wider mode is overwritten."""
+    import os
+    import stat
+
+    journal = tmp_path / "j.sqlite3"
+    assert main(["run", "--journal", str(journal), "--count", "2", "--pace", "0", "--exit-when-done",
+                 "--display", "off"]) == 0
+    out = tmp_path / "out"
+    out.mkdir()
+    old = out / "table-1-hand-1.phh"
+    old.write_text("old")
+    os.chmod(old, 0o644)
+    capsys.readouterr()
+    assert main(["export", str(journal), "--out", str(out)]) == 0
+    written = sorted(out.glob("*.phh"))
+    assert len(written) == 2 and old in written and old.read_text() != "old"
+    for path in written:
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
