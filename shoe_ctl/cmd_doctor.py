@@ -281,7 +281,9 @@ def doctor(args: argparse.Namespace) -> int:
 def register(subparsers: Any) -> None:
     """Add ``doctor`` to the CLI."""
     p = subparsers.add_parser("doctor", help="check the port, shoe handshake, GPIO, config and journal",
-                              description=__doc__.split("\n\n")[0] if __doc__ else None)
+                              description="Check a table's installation and say what to fix: the "
+                              "configuration, the shoe's port and handshake, the GPIO pins and the journal. "
+                              "Run it as the service user with the service stopped.")
     p.add_argument("--config", default=str(default_config_path()),
                    help="table configuration (default: $SHOE_CTL_TABLE, /etc/shoe-ctl/table.toml or config/table.toml)")
     p.add_argument("--port", default=None, help="shoe URL instead of [shoe] url")
