@@ -57,7 +57,10 @@ def run_soak(cards: int, faults: Faults | str | None = None, seed: int = 0, *, t
         cannot outrun the link by much either).
     :param stall_s: give up when nothing is delivered for this long after the last pull.
     :param progress: a text stream for one progress line every 10 %, or None.
-    :returns: the result dict (see ``docs/protocol.md``).
+    :returns: the result dict (see ``docs/protocol.md``, section 10): ``bad_frames`` counts
+        frames the host dropped (line noise), ``bad_frames_at_shoe`` the host's frames the shoe
+        dropped, ``shoe_faults`` and ``shoe_buttons`` the FAULT and BUTTON events the shoe
+        reported and the host delivered, ``injected_faults`` the fault spec run.
     """
     faults = faults if isinstance(faults, Faults) else Faults.parse(faults)
     record = _Record()
@@ -173,16 +176,17 @@ def run_soak(cards: int, faults: Faults | str | None = None, seed: int = 0, *, t
         "gap_reported": len(covered),
         "lost_on_reboot": shoe.lost_on_reboot,
         "bad_frames": stats.bad_frames,
-        "host_bad_frames": shoe.host_bad_frames,
+        "bad_frames_at_shoe": shoe.host_bad_frames,
         "reconnects": stats.reconnects,
         "resends": shoe.resent,
         "resend_requests": stats.resends,
         "duplicates_dropped": stats.duplicates_dropped,
         "gaps": stats.gaps,
-        "faults": counts["faults"],
+        "shoe_faults": counts["faults"],
+        "shoe_buttons": counts["buttons"],
         "seconds": round(seconds, 3),
         "cards_per_s": round(cards / seconds, 1) if seconds else None,
-        "faults_spec": _spec_text(faults),
+        "injected_faults": _spec_text(faults),
         "seed": seed,
         "transport": transport,
     }
