@@ -26,7 +26,7 @@ from shoe_ctl.rules.stub import Procedure, plan_street, seventh_check
 
 BETTING = frozenset({"pb", "cbr", "cc", "f"})
 
-_CLAUSE = {
+_CLAUSE: dict[Procedure, str] = {
     Procedure.NORMAL: "normal",
     Procedure.A: "RP-10-H-A",
     Procedure.B: "RP-10-H-B",
@@ -35,6 +35,9 @@ _CLAUSE = {
     Procedure.H19: "house-16.19",
     Procedure.H20: "house-16.20",
 }
+
+CLAUSES = {str(k): v for k, v in _CLAUSE.items()}
+"""The clause of each 7th-street procedure by its text (``"C"`` -> ``"RP-10-H-C"``)."""
 
 
 @dataclass
@@ -91,6 +94,19 @@ class HandReport:
             "alerts": list(self.alerts),
             "error": self.error,
         }
+
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any]) -> HandReport:
+        """A report from its JSON object (:meth:`as_json`'s keys; ``replay`` builds these), for
+        the readable table; ``bring_in_card`` when the object carries it."""
+        return cls(
+            file=str(obj.get("file", "")), rules=str(obj.get("rules", "")), game=obj.get("game"),
+            players=obj.get("players"), bring_in=obj.get("bring_in"),
+            first_to_act=dict(obj.get("first_to_act") or {}), seventh=obj.get("seventh"),
+            community_card=obj.get("community_card"), alerts=list(obj.get("alerts") or []),
+            error=obj.get("error"), bring_in_card=obj.get("bring_in_card"),
+        )
 
 
 def iter_phh_files(paths: Iterable[str | Path]) -> Iterator[Path]:

@@ -59,9 +59,9 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         print(f"shoe-ctl analyze: no .phh file under {' '.join(args.paths)}", file=sys.stderr)
         return 2
     errors = 0
-    names = _display_names(files, args.paths)
+    names = display_names(files, args.paths)
     detail = args.detail if args.detail is not None else len(files) <= DETAIL_UP_TO
-    table = None if args.json else _Table(stream, profile, detail, max(len(n) for n in names))
+    table = None if args.json else ReportTable(stream, profile, detail, max(len(n) for n in names))
     for path, name in zip(files, names, strict=True):
         report = analyze_file(path, profile)
         errors += report.error is not None
@@ -79,7 +79,7 @@ def _seat(p: int | None) -> str:
     return "?" if p is None else f"P{p}"
 
 
-def _display_names(files: list[Path], args: list[str]) -> list[str]:
+def display_names(files: list[Path], args: list[str]) -> list[str]:
     """File names as the reader knows them: relative to the folder given, else as given."""
     roots = [Path(a) for a in args if Path(a).is_dir()]
     names = []
@@ -93,11 +93,23 @@ def _display_names(files: list[Path], args: list[str]) -> list[str]:
     return names
 
 
-class _Table:
-    """The readable table: one line per hand; below it the reason for each first actor (when
-    ``detail``) and every alert."""
+ANALYZE_SOURCE = (
+    "assuming live dealing (no burn before 3rd, one burn on each later street)",
+    "'*' the record shows someone else acting first",
+)
 
-    def __init__(self, out: TextIO, profile: RuleProfile, detail: bool, width: int) -> None:
+
+class ReportTable:
+    """The readable table of ``analyze`` and ``replay``: one line per hand; below it the reason
+    for each first actor (when ``detail`` and known) and every alert; :meth:`summary` counts
+    hands read, alerts and files that could not be read (an unreadable file is no hand).
+
+    :param source: the two phrases of the heading that say where the decisions come from (how
+        the stub was dealt; what ``*`` marks); default: analyze's.
+    """
+
+    def __init__(self, out: TextIO, profile: RuleProfile, detail: bool, width: int,
+                 source: tuple[str, str] = ANALYZE_SOURCE) -> None:
         self.out = out
         self.profile = profile
         self.detail = detail
@@ -108,11 +120,10 @@ class _Table:
         stub_rule = "house 16.18-16.20" if profile.house else "RP-10-H"
         ties = "high card by suit (RP-10-D)" if str(profile.tie) == "suit" else "position"
         out.write(
-            f"Rules: {profile.name}. Ties: {ties}. Short stub: {stub_rule}, "
-            "assuming live dealing (no burn before 3rd, one burn on each later street).\n"
+            f"Rules: {profile.name}. Ties: {ties}. Short stub: {stub_rule}, {source[0]}.\n"
             "Players are numbered from the dealer's left (P1). A street column shows who acts first: "
             "'-' no betting, '?' unknown upcards decide,\n"
-            "'*' the record shows someone else acting first. 7th street: the short-stub procedure, "
+            f"{source[1]}. 7th street: the short-stub procedure, "
             "the stub before 7th and the required number.\n\n"
         )
         head = f"{'HAND':<{self.width}}  {'GAME':<5} {'PL':>2}  {'BRING-IN':<8}"
@@ -120,21 +131,21 @@ class _Table:
         out.write(head + "  7TH STREET                       COMMUNITY\n")
 
     def row(self, r: HandReport, name: str) -> None:
-        self.hands += 1
         if len(name) > self.width:
             name = "..." + name[-(self.width - 3) :]
         if r.error is not None:
             self.errors += 1
             self.out.write(f"{name:<{self.width}}  ERROR: {r.error}\n")
             return
-        bring = f"{_seat(r.bring_in)} {r.bring_in_card}" if r.bring_in else "?"
+        self.hands += 1
+        bring = f"{_seat(r.bring_in)} {r.bring_in_card or ''}".rstrip() if r.bring_in else "?"
         flagged = {a["street"] for a in r.alerts if a.get("code") == "first-to-act"}
         cells = [
             "-" if st not in r.first_to_act else _seat(r.first_to_act[st]) + ("*" if st in flagged else "")
             for st in STREETS
         ]
         s = r.seventh
-        stub = f"{s['clause']} (stub {s['stub']}, need {s['required']})" if s is not None else "-"
+        stub = f"{clause_of(s)} (stub {s['stub']}, need {s['required']})" if s is not None else "-"
         line = f"{name:<{self.width}}  {r.game or '':<5} {r.players or 0:>2}  {bring:<8}"
         line += "".join(f" {c:<4}" for c in cells)
         line += f"  {stub:<32} {r.community_card or '-'}"
@@ -147,9 +158,20 @@ class _Table:
                     self.out.write(f"    {v.street:<4} {_seat(None if v.first is None else v.first + 1):<3} {v.why}\n")
         for a in r.alerts:
             self.alerts += 1
-            self.out.write(f"    ! {a['street']:<4} {a['code']}: {a['message']}\n")
+            where = a.get("street") or "-"
+            self.out.write(f"    ! {where:<4} {a['code']}: {a.get('message') or ''}".rstrip() + "\n")
         if self.detail or r.alerts:
             self.out.write("\n")
 
     def summary(self) -> None:
         self.out.write(f"{self.hands} hand(s), {self.alerts} alert(s), {self.errors} unreadable file(s)\n")
+
+
+def clause_of(seventh: dict[str, Any]) -> str:
+    """The 7th-street cell's clause: ``seventh["clause"]``, or from its procedure (``normal``,
+    ``RP-10-H-A`` ..., ``house-16.18`` ...)."""
+    from shoe_ctl.analyze import CLAUSES
+
+    if seventh.get("procedure") == "normal":
+        return "normal"
+    return str(seventh.get("clause") or CLAUSES.get(str(seventh.get("procedure")), seventh.get("procedure")))

@@ -21,10 +21,16 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from shoe_ctl.analyze import iter_phh_files
+from shoe_ctl.analyze import HandReport, iter_phh_files
+from shoe_ctl.cmd_analyze import ReportTable, display_names
 from shoe_ctl.config import load_profile
 from shoe_ctl.phh import PhhError, read_phh
 from shoe_ctl.rules.profiles import ProfileError
+
+REPLAY_SOURCE = (
+    "as the state machine dealt it (the virtual shoe stacked with the record's cards)",
+    "no '*': the simulated dealer acts in the machine's order",
+)
 
 
 def register(subparsers: Any) -> None:
@@ -47,8 +53,11 @@ def register(subparsers: Any) -> None:
 
 
 def replay_reports(paths: list[Path], rules: str, *, direct: bool, seed: int = 0,
-                   timeout: float = 600.0) -> list[dict[str, Any]]:
+                   timeout: float = 600.0, bring_in_cards: dict[int, str] | None = None) -> list[dict[str, Any]]:
     """Replay ``paths`` and return one analyze-shaped report per file, in order.
+
+    :param bring_in_cards: if given, filled with the bring-in card the machine read (card text)
+        per report index, for the readable table.
 
     :raises shoe_ctl.rules.profiles.ProfileError: an unknown profile.
     :raises TimeoutError: (full path) the hands did not finish in ``timeout`` seconds.
@@ -85,6 +94,11 @@ def replay_reports(paths: list[Path], rules: str, *, direct: bool, seed: int = 0
                                "first_to_act": s["first_to_act"], "seventh": s["seventh"],
                                "community_card": s["community_card"],
                                "alerts": list(hand.alert_details)})
+            if bring_in_cards is not None and s["bring_in"]:
+                held = list(hand.cards.values())
+                up = held[s["bring_in"] - 1]["up"] if s["bring_in"] <= len(held) else []
+                if up:
+                    bring_in_cards[k] = up[0]
         for k in slots[len(recorder.hands):]:
             reports[k]["error"] = f"not replayed: the dealer stopped ({dealer.stalled or 'no signal'})"
     return reports
@@ -97,28 +111,27 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     if not files:
         print(f"shoe-ctl replay: no .phh file under {' '.join(args.paths)}", file=sys.stderr)
         return 2
+    cards: dict[int, str] = {}
     try:
-        reports = replay_reports(files, args.rules, direct=args.direct, seed=args.seed)
+        reports = replay_reports(files, args.rules, direct=args.direct, seed=args.seed, bring_in_cards=cards)
+        profile = None if args.json else load_profile(args.rules)
     except (ProfileError, OSError) as exc:
         print(f"shoe-ctl replay: {exc}", file=sys.stderr)
         return 2
     errors = 0
-    for rep in reports:
+    table = None
+    if profile is not None:
+        names = display_names(files, args.paths)
+        table = ReportTable(stream, profile, False, max(len(n) for n in names), source=REPLAY_SOURCE)
+    for k, rep in enumerate(reports):
         errors += rep["error"] is not None
-        if args.json:
+        if table is None:
             stream.write(json.dumps(rep, separators=(", ", ": ")) + "\n")
         else:
-            stream.write(_row(rep) + "\n")
+            report = HandReport.from_json(rep)
+            report.bring_in_card = cards.get(k)
+            table.row(report, names[k])
+    if table is not None:
+        table.summary()
     stream.flush()
     return 1 if errors else 0
-
-
-def _row(rep: dict[str, Any]) -> str:
-    if rep["error"]:
-        return f"{rep['file']}: ERROR {rep['error']}"
-    first = " ".join(f"{st}:P{p}" if p else f"{st}:?" for st, p in rep["first_to_act"].items())
-    seventh = rep["seventh"]
-    sev = f"7th {seventh['procedure']} (stub {seventh['stub']}/{seventh['required']})" if seventh else "7th -"
-    comm = f" community {rep['community_card']}" if rep["community_card"] else ""
-    bi = f"P{rep['bring_in']}" if rep["bring_in"] else "?"
-    return f"{rep['file']}: {rep['game']} {rep['players']}p bring-in {bi} first {first} {sev}{comm}"

@@ -111,7 +111,7 @@ class HandRecord:
     :param instructions: every instruction of the hand, in order (new hand .. hand complete).
     :param summary: :meth:`Dealing.summary` at the end of the hand.
     :param alerts: the alert codes raised in the hand, in order.
-    :param alert_details: the same alerts as ``{"code", "street", "seat", "latched"}``.
+    :param alert_details: the same alerts as ``{"code", "street", "seat", "latched", "message"}``.
     :param cards: per table seat, ``{"down": [...], "up": [...], "status": ...}`` (card texts).
     :param burns: per street, the burns still on the burn pile (card texts).
     :param stub: cards left in the stub.
@@ -151,7 +151,8 @@ class HandRecorder:
             if self.current is not None:
                 self.current.alerts.append(command.code)
                 self.current.alert_details.append({"code": command.code, "street": command.street,
-                                                   "seat": command.seat, "latched": command.latched})
+                                                   "seat": command.seat, "latched": command.latched,
+                                                   "message": command.message})
             return
         if not isinstance(command, Instruction):
             return
