@@ -3,7 +3,9 @@
 Each configured button posts one :class:`~shoe_ctl.events.DealerInput` on the controller's queue
 when pressed. Only inputs that name no seat have a button (a fold needs a seat: use the display):
 ``betting-complete``, ``ack-alert`` (acknowledges the oldest alert: ``args`` empty),
-``undo``, ``stub-reloaded``, ``cut-done``, ``hand-complete``.
+``undo``, ``stub-reloaded``, ``cut-done``, ``hand-complete``, and ``new-hand`` (deals the previous
+hand's seats, game and rules again: the ``args`` come from ``new_hand_args()`` at the press, so
+the input journaled names them).
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from shoe_ctl.events import DealerAction, DealerInput
 
 BUTTON_ACTIONS: Mapping[str, DealerAction] = {
     a.value: a for a in (DealerAction.BETTING_COMPLETE, DealerAction.ACK_ALERT, DealerAction.UNDO,
-                         DealerAction.STUB_RELOADED, DealerAction.CUT_DONE, DealerAction.HAND_COMPLETE)
+                         DealerAction.STUB_RELOADED, DealerAction.CUT_DONE, DealerAction.HAND_COMPLETE,
+                         DealerAction.NEW_HAND)
 }
 """Button name (the dealer input's value) -> the input it posts."""
 
@@ -28,18 +31,25 @@ class DealerButtons:
     :param bounce_s: debounce time in seconds (None: none).
     :param pull_up: True when a press connects the pin to ground.
     :param pin_factory: a gpiozero pin factory (``MockFactory`` in tests), else the default.
-    :raises ValueError: for a name not in :data:`BUTTON_ACTIONS`.
+    :param new_hand_args: called at a ``new-hand`` press for the input's ``args`` (``seats``,
+        ``game``, ``rules``; e.g. :meth:`shoe_ctl.dealer_io.LastHand.new_hand_args`).
+    :raises ValueError: for a name not in :data:`BUTTON_ACTIONS`, or a ``new-hand`` button
+        without ``new_hand_args``.
     :raises gpiozero.GPIOZeroError: when a pin cannot be had.
     """
 
     def __init__(self, pins: Mapping[str, int | str], post: Callable[[Any], Any], *,
-                 bounce_s: float | None = 0.05, pull_up: bool = True, pin_factory: Any = None) -> None:
+                 bounce_s: float | None = 0.05, pull_up: bool = True, pin_factory: Any = None,
+                 new_hand_args: Callable[[], dict[str, Any]] | None = None) -> None:
         from gpiozero import Button
 
         unknown = sorted(set(pins) - set(BUTTON_ACTIONS))
         if unknown:
             raise ValueError(f"[buttons] pins: unknown dealer input(s) {unknown}; allowed: {list(BUTTON_ACTIONS)}")
+        if "new-hand" in pins and new_hand_args is None:
+            raise ValueError("[buttons] pins: a new-hand button needs the previous hand's seats (new_hand_args)")
         self._post = post
+        self._new_hand_args = new_hand_args
         self.pressed = 0
         self.buttons: dict[str, Any] = {}
         try:
@@ -54,7 +64,10 @@ class DealerButtons:
     def _handler(self, action: DealerAction) -> Callable[[], None]:
         def pressed() -> None:
             self.pressed += 1
-            self._post(DealerInput(action))
+            if action is DealerAction.NEW_HAND and self._new_hand_args is not None:
+                self._post(DealerInput(action, None, self._new_hand_args()))
+            else:
+                self._post(DealerInput(action))
         return pressed
 
     def close(self) -> None:

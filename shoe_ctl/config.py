@@ -102,7 +102,7 @@ class LedConfig:
 class ButtonConfig:
     """``[buttons]``: optional physical dealer buttons. ``pins``: a table of dealer input
     (``betting-complete``, ``ack-alert``, ``undo``, ``stub-reloaded``, ``cut-done``,
-    ``hand-complete``) to BCM pin number; ``bounce_ms`` debounce time; ``pull_up`` (true: the
+    ``hand-complete``, ``new-hand``) to BCM pin number; ``bounce_ms`` debounce time; ``pull_up`` (true: the
     button connects the pin to ground)."""
 
     pins: Mapping[str, int] = field(default_factory=dict)
@@ -150,7 +150,8 @@ class TableConfig:
 _GAMES = ("stud", "stud8", "razz")
 _LED_BACKENDS = ("console", "gpio", "shoe")
 _LED_NAMES = ("green", "amber", "blue", "white", "red")
-_BUTTON_INPUTS = ("betting-complete", "ack-alert", "undo", "stub-reloaded", "cut-done", "hand-complete")
+_BUTTON_INPUTS = ("betting-complete", "ack-alert", "undo", "stub-reloaded", "cut-done", "hand-complete",
+                  "new-hand")
 
 
 def _check_keys(src: str, prefix: str, data: Mapping[str, Any], allowed: tuple[str, ...]) -> None:

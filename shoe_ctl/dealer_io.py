@@ -17,7 +17,9 @@ What is built:
 - :class:`drivers.leds.ShoeLedSink` whenever ``send_leds`` is given (the shoe's own LEDs);
 - the dealer display (:func:`shoe_ctl.display.start_display`) unless ``display`` is None: already
   serving when this returns, so dealing may start;
-- :class:`drivers.buttons.DealerButtons` when ``[buttons.pins]`` names any.
+- :class:`drivers.buttons.DealerButtons` when ``[buttons.pins]`` names any; its ``new-hand``
+  button re-deals the previous hand's seats, game and rules (:class:`LastHand`, a sink that
+  follows the display updates; before any hand: every table seat, the configured game and rules).
 """
 
 from __future__ import annotations
@@ -30,6 +32,47 @@ from typing import Any, Literal, TextIO
 from shoe_ctl.config import TableConfig
 
 TOKEN_ENV = "SHOE_CTL_DISPLAY_TOKEN"
+
+
+class LastHand:
+    """The arguments of the ``new-hand`` button: the previous hand's seats (player order), game
+    and rules, as the machine published them in its ``DisplayUpdate`` states.
+
+    A controller sink: :meth:`handle` takes every command (from the controller's thread) and
+    keeps what a ``DisplayUpdate`` says; :meth:`new_hand_args` may be called from any thread.
+
+    :param seats: table seat numbers dealt in before any hand was seen (the configured table).
+    :param game: the game before any hand (``stud``, ``stud8``, ``razz``).
+    :param rules: the rule profile before any hand.
+    """
+
+    def __init__(self, seats: list[int], game: str, rules: str) -> None:
+        self._args: dict[str, Any] = {"seats": list(seats), "game": game, "rules": rules}
+
+    def handle(self, command: Any) -> None:
+        """Follow a ``DisplayUpdate`` (its ``seats``, ``game``, ``rules``); ignore the rest."""
+        from shoe_ctl.events import DisplayUpdate
+
+        if not isinstance(command, DisplayUpdate):
+            return
+        state = command.state
+        args = dict(self._args)
+        seats = [e["seat"] for e in state.get("seats") or [] if isinstance(e, Mapping)
+                 and isinstance(e.get("seat"), int)]
+        if state.get("hand") is not None and len(seats) >= 2:
+            args["seats"] = seats
+        for key in ("game", "rules"):
+            if isinstance(state.get(key), str) and state[key]:
+                args[key] = state[key]
+        self._args = args  # one assignment: readers see the old or the new dict
+
+    def new_hand_args(self) -> dict[str, Any]:
+        """``{"seats": [int], "game": str, "rules": str}`` for a ``new-hand`` input."""
+        args = self._args
+        return {"seats": list(args["seats"]), "game": args["game"], "rules": args["rules"]}
+
+    def close(self) -> None:
+        """Nothing to release."""
 
 
 @dataclass
@@ -108,13 +151,18 @@ def start_dealer_io(cfg: TableConfig, post: Callable[[Any], Any], *,
             from drivers.leds import ShoeLedSink
 
             io.sinks.append(ShoeLedSink(send_leds))
+        last = None
+        if cfg.buttons.pins:
+            last = LastHand(list(range(1, cfg.seats + 1)), str(cfg.game), str(cfg.rules))
+            io.sinks.append(last)
         if io.display is not None:
             io.sinks.append(io.display)  # after the LEDs: its loop thread wakes and competes for the GIL
-        if cfg.buttons.pins:
+        if last is not None:
             from drivers.buttons import DealerButtons
 
             io.buttons = DealerButtons(cfg.buttons.pins, post, bounce_s=cfg.buttons.bounce_ms / 1000,
-                                       pull_up=cfg.buttons.pull_up, pin_factory=pin_factory)
+                                       pull_up=cfg.buttons.pull_up, pin_factory=pin_factory,
+                                       new_hand_args=last.new_hand_args)
     except BaseException:
         io.close()
         raise

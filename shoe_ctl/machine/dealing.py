@@ -216,6 +216,7 @@ class Dealing(IrregularMixin):
         self._seat_cache: dict[int, tuple[tuple[Any, ...], dict[str, Any]]] = {}
         self._last_instruction: Instruction | None = None
         self._reply_ref: int | None = None
+        self._idle_strays: set[int] = set()  # ids of the alerts for cards pulled with no hand running
         self._reset_irregular()
         self.machine = LeanHierarchicalMachine(
             model=self,
@@ -391,6 +392,11 @@ class Dealing(IrregularMixin):
             self.hand.put_aside(card)
             if self.state.endswith("_betting"):
                 self.betting_strays.append(read)
+        if self.state == IDLE:
+            self._alert("card-not-expected", f"read {seq}: a card left the shoe with no hand running: put it "
+                        "back with the deck before the next hand, then start a new hand", latched=True)
+            self._idle_strays.add(self._alert_id)
+            return
         self._alert("card-not-expected", f"read {seq}: a card left the shoe while {self._doing()}; "
                     "hold it aside and read the display", latched=True)
 
@@ -712,7 +718,8 @@ class Dealing(IrregularMixin):
                             "required": self.plan.required, "procedure": self.plan.procedure.value,
                             "clause": self.plan.clause}
         if self.plan.procedure.value != "normal":
-            self._alert(self.plan.clause, f"{street} street: short stub ({self.plan.stub} cards, required "
+            n = self.plan.stub
+            self._alert(self.plan.clause, f"{street} street: short stub ({n} card{'' if n == 1 else 's'}, required "
                         f"{self.plan.required}): procedure {self.plan.procedure.value} ({self.plan.clause})",
                         street=street)
         self._forecast_dirty = True
@@ -842,6 +849,9 @@ class Dealing(IrregularMixin):
                 return Instruction(Signal.IDLE, f"Hand {self.hand_no}: waiting for the shoe to confirm its "
                                    "card counter reset; pull no card yet", street=street)
         if state == IDLE:
+            stray = next((a for a in self.alerts if a["id"] in self._idle_strays), None)
+            if stray is not None:  # a card pulled with no hand running: stop until acknowledged
+                return Instruction(Signal.STOP, f"Stop: {stray['code']} — check and acknowledge")
             if self.misdeal is not None and self.hand is not None:
                 return Instruction(Signal.IDLE, f"Misdeal ({self.misdeal}): collect every card; new hand")
             return Instruction(Signal.IDLE, "Waiting for a new hand")
@@ -887,8 +897,10 @@ class Dealing(IrregularMixin):
             return Instruction(Signal.BETTING, f"Betting on {street}: {who}", seat=first, street=street)
         if state == SHOWDOWN:
             if self.profile.exposed_seventh.value == "rp-10-b" and any(s.all_in for s in hand.seats if s.in_hand):
-                return Instruction(Signal.SHOWDOWN, "Showdown: all-in: the players not at risk expose first "
-                                   "(RP-10-B)")
+                risk = [s.seat for s in hand.seats if s.in_hand and not s.all_in]
+                who = f"seat{'s' if len(risk) > 1 else ''} {', '.join(map(str, risk))} first — " if risk else ""
+                return Instruction(Signal.SHOWDOWN, f"Showdown (all-in): {who}the players not at risk expose "
+                                   "first (RP-10-B)")
             return Instruction(Signal.SHOWDOWN, "Showdown")
         if state == UNCONTESTED:
             winner = next((s.seat for s in hand.seats if s.in_hand), None)
