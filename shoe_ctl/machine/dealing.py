@@ -964,11 +964,13 @@ class Dealing(IrregularMixin):
         or dealt to as an empty seat, RP-10-C / house 16.9-16.11) and ``no_bet`` (may not bet or
         raise, house 16.17); each alert's ``moves`` (:attr:`shoe_ctl.events.Alert.moves`); and
         ``first_to_act_unknown`` (a 4th-7th betting round whose first to act cannot be named
-        because a deciding card is unknown, e.g. an unread community card, house 16.20)."""
+        because a deciding card is unknown, e.g. an unread community card, house 16.20); the
+        stub's ``drawn`` (cards pulled since the current stub was loaded: the hand's deck, or a
+        scrambled new stub)."""
         ins = ins or self.instruction()
         hand = self.hand
         seats: list[dict[str, Any]] = []
-        stub: dict[str, Any] = {"count": 52, "required": 0, "forecast": None}
+        stub: dict[str, Any] = {"count": 52, "required": 0, "forecast": None, "drawn": 0}
         community = None
         if hand is not None:
             show = self.state == SHOWDOWN
@@ -996,7 +998,7 @@ class Dealing(IrregularMixin):
                 cache[i] = (key, entry)
                 seats.append(entry)
             stub = {"count": hand.stub_count(), "required": required_number(hand.live_count()),
-                    "forecast": self.forecast}
+                    "forecast": self.forecast, "drawn": hand.dealt_since_load}
             if hand.community_street is not None:
                 community = card_text(None if hand.community in masked else hand.community)
         return {
