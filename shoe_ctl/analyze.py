@@ -7,7 +7,8 @@ community card, and alerts where the record departs from the profile. A file tha
 gives that hand an ``error``; the rest of the batch goes on.
 
 Player numbers in a report are 1-based, in the file's ``players`` order (clockwise from the
-dealer's left); the rules core works with 0-based indexes.
+dealer's left); the rules core works with 0-based indexes. Where the record gives table seats
+(``seats`` / ``_seats``) the report lists them too (``seats``, counted from 1).
 """
 
 from __future__ import annotations
@@ -77,11 +78,13 @@ class HandReport:
     streets: list[StreetView] = field(default_factory=list)
     bring_in_card: str | None = None
     names: tuple[str, ...] = ()
+    seats: list[int] | None = None
 
     def as_json(self) -> dict[str, Any]:
         """The JSON object of one hand (keys ``file``, ``game``, ``rules``, ``players``,
         ``bring_in``, ``first_to_act``, ``seventh``, ``community_card``, ``alerts``, ``error``;
-        players 1-based)."""
+        players 1-based; and ``seats``: each player's table seat in player order where the record
+        gives them, counted from 1 (:meth:`RecordedHand.table_seats`), else ``null``)."""
         return {
             "file": self.file,
             "game": self.game,
@@ -93,6 +96,7 @@ class HandReport:
             "community_card": self.community_card,
             "alerts": list(self.alerts),
             "error": self.error,
+            "seats": None if self.seats is None else list(self.seats),
         }
 
 
@@ -105,7 +109,7 @@ class HandReport:
             players=obj.get("players"), bring_in=obj.get("bring_in"),
             first_to_act=dict(obj.get("first_to_act") or {}), seventh=obj.get("seventh"),
             community_card=obj.get("community_card"), alerts=list(obj.get("alerts") or []),
-            error=obj.get("error"), bring_in_card=obj.get("bring_in_card"),
+            error=obj.get("error"), bring_in_card=obj.get("bring_in_card"), seats=obj.get("seats"),
         )
 
 
@@ -153,7 +157,8 @@ def analyze_hand(hand: RecordedHand, profile: RuleProfile) -> HandReport:
     """
     n = hand.n
     game = hand.game
-    report = HandReport(file=hand.path, rules=profile.name, game=str(game), players=n, names=hand.players)
+    report = HandReport(file=hand.path, rules=profile.name, game=str(game), players=n, names=hand.players,
+                        seats=hand.table_seats())
     doors = hand.door_cards()
     b = bring_in(game, doors)
     report.bring_in = _one(b)

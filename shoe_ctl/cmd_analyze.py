@@ -153,6 +153,9 @@ class ReportTable:
         if self.detail:
             if r.names and list(r.names) != [f"P{i + 1}" for i in range(len(r.names))]:
                 self.out.write("    players: " + ", ".join(f"P{i + 1} {nm}" for i, nm in enumerate(r.names)) + "\n")
+            if r.seats:
+                self.out.write("    table seats: " + ", ".join(f"P{i + 1} seat {st}" for i, st in enumerate(r.seats))
+                               + "\n")
             for v in r.streets:
                 if v.betting and v.why:
                     self.out.write(f"    {v.street:<4} {_seat(None if v.first is None else v.first + 1):<3} {v.why}\n")

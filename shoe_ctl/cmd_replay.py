@@ -6,8 +6,9 @@ recorded folds, all-ins and betting rounds as dealer inputs, from a virtual shoe
 hand's known cards (unknown cards seeded random) — over a real pty and ``ShoeLink`` by default,
 or straight into the state machine with ``--direct``. Replays run unpaced. The JSON lines have
 the keys of ``shoe-ctl analyze`` (``file``, ``game``, ``rules``, ``players``, ``bring_in``,
-``first_to_act``, ``seventh``, ``community_card``, ``alerts``, ``error``), computed by the state
-machine as it dealt. A scrambled stub yields its own community card (not the record's).
+``first_to_act``, ``seventh``, ``community_card``, ``alerts``, ``error``, ``seats``), computed by
+the state machine as it dealt. Each player is dealt at the record's table seat where it has them
+and they fit seats 1..8 (else at 1..n); ``seats`` is the record's, as analyze reports it. A scrambled stub yields its own community card (not the record's).
 
 Exit status: 0 when every hand replayed, 1 when some hand gave an error, 2 for a bad profile or
 no file found.
@@ -74,11 +75,12 @@ def replay_reports(paths: list[Path], rules: str, *, direct: bool, seed: int = 0
     for k, path in enumerate(paths):
         rep: dict[str, Any] = {"file": str(path), "game": None, "rules": name, "players": None, "bring_in": None,
                                "first_to_act": {}, "seventh": None, "community_card": None, "alerts": [],
-                               "error": None}
+                               "error": None, "seats": None}
         reports.append(rep)
         try:
             rec = read_phh(path)
-            scripts.append(script_from_record(rec, seed=seed + k, path=path))
+            rep["seats"] = rec.table_seats()
+            scripts.append(script_from_record(rec, seed=seed + k, path=path, table_seats=True))
             slots.append(k)
         except (PhhError, ValueError) as exc:
             rep["error"] = str(exc)

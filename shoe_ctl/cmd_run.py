@@ -9,7 +9,9 @@ With no arguments it runs on the built-in virtual shoe (a real pty, the same pro
 pace, the LED signals shown in the terminal (one plain line per signal when stdout is not a
 terminal) and the dealer display on ``127.0.0.1:8080``; it runs until Ctrl-C (or SIGTERM) and
 stops cleanly. ``--hands PATH`` (a .phh file or a folder, recursive) makes the simulated dealer
-deal those recorded hands with their folds, all-ins and betting rounds; ``--exit-when-done``
+deal those recorded hands with their folds, all-ins and betting rounds, each player at the table
+seat the record gives (PHH ``seats`` or ``_seats``; a record counting from 0 moved up by one; a
+record with a seat above 8 is dealt at seats 1..n, said on stderr); ``--exit-when-done``
 stops after the last one. With ``--shoe URL`` (a real shoe) there is no simulated dealer: the
 dealer reports through the display and buttons. ``--journal PATH`` (default: ``[journal] path``
 of the table configuration, if set; ``--journal off``: none) appends every event to the
@@ -325,10 +327,17 @@ def _scripts(args: argparse.Namespace, seats: list[int], game: str, rules: str) 
     if args.hands is None:
         return random_hands(args.seed, seats=seats, game=game, rules=rules, count=args.count)
     from shoe_ctl.analyze import iter_phh_files
-    from shoe_ctl.phh import read_phh
+    from shoe_ctl.phh import TABLE_SEATS, read_phh
     from shoe_ctl.replay import script_from_record
 
     files = list(iter_phh_files([args.hands]))
     if not files:
         raise ValueError(f"--hands {args.hands}: no .phh file found")
-    return [script_from_record(read_phh(f), seed=args.seed + k, rules=rules, path=f) for k, f in enumerate(files)]
+    scripts = []
+    for k, f in enumerate(files):
+        rec = read_phh(f)
+        if rec.seats is not None and rec.table_seats(TABLE_SEATS) is None:
+            print(f"shoe-ctl run: {f}: recorded seats {list(rec.seats)} do not fit this table's seats "
+                  f"1..{TABLE_SEATS}: dealt at seats 1..{rec.n} in player order", file=sys.stderr)
+        scripts.append(script_from_record(rec, seed=args.seed + k, rules=rules, path=f, table_seats=True))
+    return scripts

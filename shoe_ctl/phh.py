@@ -6,7 +6,8 @@ order clockwise from the dealer's left, and ``actions``: deal lines ``d dh pN <c
 street three cards: down, down, door card; 4th-6th one upcard; 7th one downcard), ``d db <card>``
 (a community card), and player actions ``pN pb`` (posts the bring-in), ``pN cbr X`` (completes,
 bets or raises to a street total of X), ``pN cc`` (checks or calls), ``pN f`` (folds), ``pN sm
-[cards]`` (shows, or mucks without cards). ``??`` is a card the record lacks (``None``).
+[cards]`` (shows, or mucks without cards). ``??`` is a card the record lacks (``None``). The
+table seat of each player, where known, is PHH's ``seats`` or the user field ``_seats``.
 
 :func:`read_phh` turns one file into a :class:`RecordedHand`; any problem raises
 :class:`PhhError` naming the file, the line and the field or action.
@@ -27,6 +28,9 @@ from shoe_ctl.rules.cards import Card, CardError, parse_cards
 from shoe_ctl.rules.games import Game
 
 STREETS = ("3rd", "4th", "5th", "6th", "7th")
+
+TABLE_SEATS = 8
+"""The highest table seat the dealing machine deals to (seats 1..8, ``shoe_ctl.machine.dealing``)."""
 
 # Street of a player's n-th card (0-based) and whether it is dealt face up.
 CARD_STREET = ("3rd", "3rd", "3rd", "4th", "5th", "6th", "7th")
@@ -80,6 +84,9 @@ class RecordedHand:
         2 the door card, 3-5 the 4th-6th street upcards, 6 the 7th-street downcard.
     :ivar community: the community card (``d db``), if any, and ``community_street`` its street.
     :ivar actions: every deal line and player action, in file order.
+    :ivar seats: the recorded table seat of each player, in player order, as the file gives them
+        (PHH's optional ``seats``, else the user field ``_seats``), or ``None``.
+    :ivar source: the user field ``_source`` (``"<site>/<file>#<id>"``), or ``None``.
     """
 
     path: str
@@ -95,6 +102,8 @@ class RecordedHand:
     community: Card | None
     community_street: str | None
     actions: tuple[Action, ...]
+    seats: tuple[int, ...] | None = None
+    source: str | None = None
 
     @property
     def n(self) -> int:
@@ -113,6 +122,22 @@ class RecordedHand:
             for k, card in enumerate(self.cards[player])
             if CARD_UP[k] and STREETS.index(CARD_STREET[k]) <= last
         ]
+
+    def table_seats(self, highest: int | None = None) -> list[int] | None:
+        """The players' table seats numbered from 1, in player order, or ``None`` when the record
+        has none (or, with ``highest``, when one is above it: a 9- or 10-seat table's record on
+        an 8-seat machine).
+
+        A record that counts seats from 0 (one with a seat 0, or from Merge, whose logs number
+        seats 0..n-1) has each seat moved up by one: seat 0 is table seat 1.
+        """
+        if self.seats is None:
+            return None
+        zero_based = 0 in self.seats or (self.source or "").startswith("Merge/")
+        seats = [s + 1 if zero_based else s for s in self.seats]
+        if highest is not None and max(seats) > highest:
+            return None
+        return seats
 
     def streets_dealt(self) -> list[str]:
         """The streets on which at least one card was dealt, in order."""
@@ -304,7 +329,25 @@ class _Parser:
             community=community,
             community_street=community_street,
             actions=tuple(out),
+            seats=self._seats(n),
+            source=self.data.get("_source") if isinstance(self.data.get("_source"), str) else None,
         )
+
+    def _seats(self, n: int) -> tuple[int, ...] | None:
+        """``seats`` (PHH optional field) or ``_seats`` (user field): n distinct whole numbers."""
+        field = "seats" if "seats" in self.data else "_seats"
+        value = self.data.get(field)
+        if value is None:
+            return None
+        if not isinstance(value, list) or not all(
+            isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value
+        ):
+            raise self.field_error(field, f"{value!r} is not a list of seat numbers >= 0")
+        if len(value) != n:
+            raise self.field_error(field, f"has {len(value)} seats for {n} players")
+        if len(set(value)) != n:
+            raise self.field_error(field, f"{value!r} names a seat twice")
+        return tuple(value)
 
     def _player(self, index: int, entry: str, word: str, n: int) -> int:
         m = _PLAYER.match(word)

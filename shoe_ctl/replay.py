@@ -27,7 +27,7 @@ from hil.dealer import DirectShoe, HandScript, SimulatedDealer
 from hil.deck import Deck
 from shoe_ctl.events import Alert, Command, Instruction, ShoeCommand, Signal
 from shoe_ctl.machine import Dealing
-from shoe_ctl.phh import RecordedHand
+from shoe_ctl.phh import TABLE_SEATS, RecordedHand
 from shoe_ctl.rules.cards import Card, card_text
 from shoe_ctl.rules.profiles import RuleProfile
 
@@ -37,14 +37,17 @@ __all__ = ["HandRecord", "HandRecorder", "ShoeCommandSink", "run_direct", "run_f
 
 
 def script_from_record(rec: RecordedHand, *, seed: int = 0, rules: str | None = None,
-                       path: str | Path | None = None) -> HandScript:
-    """The simulated dealer's script for one recorded hand (table seats 1..n in player order).
+                       path: str | Path | None = None, table_seats: bool = False) -> HandScript:
+    """The simulated dealer's script for one recorded hand: table seats 1..n in player order, or
+    with ``table_seats`` the record's own seats (:meth:`RecordedHand.table_seats`: ``seats`` /
+    ``_seats``, counted from 1) where it has them and they fit the machine's seats 1..8.
 
     :param path: the PHH file (the deck is stacked from it); default ``rec.path``.
     :raises hil.deck.DeckError: a card twice in the record.
     """
     n = rec.n
-    seats = list(range(1, n + 1))
+    recorded = rec.table_seats(TABLE_SEATS) if table_seats else None
+    seats = recorded if recorded is not None else list(range(1, n + 1))
     deck = Deck.with_prefix(deal_order(rec)[:52], seed).cards()
     stacks = [max(s - a, 0) for s, a in zip(rec.starting_stacks, rec.antes, strict=True)]
     ante_all_in = [seats[i] for i in range(n) if stacks[i] == 0]

@@ -54,7 +54,7 @@ def test_replay_keys_are_analyzes_keys(replayed: tuple[str, list[dict]]) -> None
     assert len(reports) == len(files) == 208
     for rep in reports:
         assert set(rep) == {"file", "game", "rules", "players", "bring_in", "first_to_act", "seventh",
-                            "community_card", "alerts", "error"}
+                            "community_card", "alerts", "error", "seats"}
         assert rep["error"] is None and rep["rules"] == rules
 
 
