@@ -1,5 +1,8 @@
 """``shoe-ctl export JOURNAL [--hand N] [--out DIR]``: finished hands from a journal as PHH files.
 
+Without ``--out`` the files go into ``./export-<table>-<YYYY-MM-DD>/`` (the journal's table, the
+UTC date of the export), named on stderr; every file written is printed on stdout.
+
 Exit status: 0 when the hands were written, 1 when a requested hand is not in the journal (or not
 finished), 2 when the journal cannot be read.
 """
@@ -8,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +32,16 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("journal", metavar="JOURNAL", help="the journal file")
     p.add_argument("--hand", type=int, action="append", metavar="N", help="only hand N (repeatable)")
-    p.add_argument("--out", default=".", metavar="DIR", help="folder for the .phh files (default: .)")
+    p.add_argument("--out", default=None, metavar="DIR",
+                   help="folder for the .phh files (default: ./export-TABLE-YYYY-MM-DD, the UTC date, printed)")
     p.set_defaults(func=run)
+
+
+def default_out(table: str | None, now: float | None = None) -> str:
+    """The default folder: ``export-<table>-<YYYY-MM-DD>`` (UTC date; ``table`` when the journal
+    names none; a ``/`` in the name becomes ``_``)."""
+    day = time.strftime("%Y-%m-%d", time.gmtime(time.time() if now is None else now))
+    return f"export-{table or 'table'}-{day}".replace("/", "_")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -39,10 +51,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"shoe-ctl export: {exc}", file=sys.stderr)
         return 2
     with journal:
+        out = args.out
+        if out is None:
+            out = default_out(journal.identity()[0])
+            print(f"shoe-ctl export: writing into {out}/", file=sys.stderr)
         try:
-            written = export_hands(journal, Path(args.out), hands=args.hand)
+            written = export_hands(journal, Path(out), hands=args.hand)
         except OSError as exc:
-            print(f"shoe-ctl export: --out {args.out}: cannot write there: {exc.strerror or exc}", file=sys.stderr)
+            print(f"shoe-ctl export: --out {out}: cannot write there: {exc.strerror or exc}", file=sys.stderr)
             return 2
         for d in journal.report.damage:
             print(f"shoe-ctl export: {args.journal}: skipped damaged {d}", file=sys.stderr)

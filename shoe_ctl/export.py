@@ -14,12 +14,22 @@ placed exactly where the controller placed it at the table. What a PHH file reco
   and ``pN sm <cards>`` for a hand shown (all its cards in deal order). Lines come in table order; within a
   street the cards a player got are grouped, so the round-robin order of the physical deal is in
   the journal, not in the file.
-- Amounts: the dealer reports no bets, so ``pb``/``cbr``/``cc`` never appear and a betting round's
-  completion has no PHH action; it is listed in ``_inputs`` with all-ins and other dealer inputs
-  (``"<actions index> <input> [pN]"``: the input came after that many actions). ``antes``,
-  ``bring_in``, ``small_bet``, ``big_bet`` and ``starting_stacks`` come from the new-hand input's
-  ``args`` when the table sent them; otherwise placeholders are written (0 antes, 1/2/4, stacks
-  of 1,000,000) and ``_amounts = "placeholder"`` says so.
+- Betting, as far as the machine knows it (the dealer reports no amounts, only folds, all-ins
+  and each round's completion): at the first dealer input of a betting round, the opening the
+  machine signalled — ``pN pb`` for the bring-in's post on 3rd when the bring-in player acts
+  first, else ``pN cc`` for the player the machine named first to act (unless that player's own
+  fold or all-in is the first report, which then opens the round); ``pN cbr X`` (``X`` the
+  player's whole stack as a street total) or ``pN cc`` (when that is no more than a call) for an
+  all-in the dealer reported; ``pN f`` for a fold. No other bet, call or check is known. So
+  ``analyze`` of the file finds the same bring-in, first actors and 7th-street check as the
+  machine, and no out-of-turn alerts.
+- A betting round's completion has no PHH action; it is listed in ``_inputs`` with all-ins and
+  other dealer inputs (``"<actions index> <input> [pN]"``: the input came after that many
+  actions). ``antes``, ``bring_in``, ``small_bet``, ``big_bet`` and ``starting_stacks`` come from
+  the new-hand input's ``args`` when the table sent them; otherwise placeholders are written
+  (``PLACEHOLDER``: antes 1, bring-in 1, bets 2/4, stacks of 1,000,000) and ``_amounts =
+  "placeholder"`` says so, as does a ``#`` comment at the top of the file. A player the dealer
+  reported all-in for the ante has a starting stack equal to the ante.
 - The controller's decisions as user-defined fields (``phh-std`` ``user.rst``: a leading
   underscore): ``_rules``, ``_bring_in`` and ``_first_to_act`` (1-based players), ``_procedures``
   (``"<street> <procedure>"``, e.g. ``"7th C"``), ``_community_card``, ``_seventh``, ``_burns``
@@ -38,10 +48,14 @@ from pathlib import Path
 from typing import Any
 
 from shoe_ctl.events import Alert, DealerAction, DealerInput
+from shoe_ctl.machine import layout
 from shoe_ctl.rules.cards import card_text
 from shoe_ctl.service.journal import Journal
 
 VARIANTS = {"stud": "F7S", "stud8": "F7S/8", "razz": "FR"}
+
+PLACEHOLDER = {"antes": 1, "bring_in": 1, "small_bet": 2, "big_bet": 4, "stacks": 1_000_000}
+"""Amounts written when the new-hand input carried none (``_amounts = "placeholder"``)."""
 
 MachineFactory = Callable[[str], Any]
 """Builds a fresh dealing machine for a rule profile name (``"tda"``, ``"house"``)."""
@@ -68,7 +82,86 @@ class ExportedHand:
     last_seq: int = 0
     finished: bool = False
     cards: dict[int, list[str]] = field(default_factory=dict)
+    ante_all_in: list[int] = field(default_factory=list)
+    opened: set[str] = field(default_factory=set)
+    stacks: list[int] = field(default_factory=list)
+    committed: list[int] = field(default_factory=list)
+    money_street: str = ""
     _pending: dict[tuple[str, int], list[str]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.stacks = [s - a for s, a in zip(self.starting_stacks(), self.antes(), strict=True)]
+        self.committed = [0] * len(self.seats)
+
+    def known_amounts(self) -> bool:
+        """True when the new-hand input carried every amount (else placeholders are written)."""
+        return all(k in self.args for k in ("antes", "bring_in", "small_bet", "big_bet", "stacks"))
+
+    def _per_player(self, key: str, default: int) -> list[int]:
+        n = len(self.seats)
+        value = self.args.get(key)
+        if isinstance(value, list) and len(value) == n and all(isinstance(v, int) for v in value):
+            return [int(v) for v in value]
+        if isinstance(value, int) and not isinstance(value, bool):
+            return [value] * n
+        return [default] * n
+
+    def antes(self) -> list[int]:
+        """Per player: the ante from the new-hand input, else the placeholder 1."""
+        return self._per_player("antes", PLACEHOLDER["antes"])
+
+    def bring_in(self) -> int:
+        """The bring-in amount from the new-hand input, else the placeholder."""
+        value = self.args.get("bring_in")
+        return int(value) if isinstance(value, int) and not isinstance(value, bool) else PLACEHOLDER["bring_in"]
+
+    def starting_stacks(self) -> list[int]:
+        """Per player: the stack before the ante from the new-hand input (else the placeholder);
+        a player the dealer reported all-in for the ante has exactly the ante (at most)."""
+        stacks = self._per_player("stacks", PLACEHOLDER["stacks"])
+        antes = self.antes()
+        for i in self.ante_all_in:
+            stacks[i] = min(stacks[i], antes[i])
+        return stacks
+
+    def _money(self, street: str) -> None:
+        if street != self.money_street:
+            self.money_street = street
+            self.committed = [0] * len(self.seats)
+
+    def _pay(self, i: int, amount: int) -> None:
+        pay = max(min(amount, self.stacks[i]), 0)
+        self.committed[i] += pay
+        self.stacks[i] -= pay
+
+    def open_street(self, street: str, first: int, bring_in: int | None, lead: tuple[str, int] | None) -> None:
+        """Write the opening of ``street``'s betting as the machine signalled it: on 3rd the
+        bring-in's post (``pN pb``) when the bring-in player acts first, else (and on later
+        streets) ``pN cc`` for the first to act — unless ``lead`` (the dealer's first report,
+        ``("fold"|"all-in", player)``) is that player's own action, which then opens it."""
+        self.flush()
+        self._money(street)
+        self.opened.add(street)
+        if street == "3rd" and bring_in is not None and bring_in == first:
+            self.actions.append(f"p{first + 1} pb")
+            self._pay(first, self.bring_in())
+            return
+        if lead is not None and lead[1] == first:
+            return
+        self.actions.append(f"p{first + 1} cc")
+        self._pay(first, max(self.committed) - self.committed[first])
+
+    def all_in(self, street: str, i: int) -> None:
+        """Write an all-in the dealer reported: the player puts in the rest of the stack
+        (``pN cbr <street total>``, or ``pN cc`` when that is no more than a call)."""
+        self.flush()
+        self._money(street)
+        total = self.committed[i] + self.stacks[i]
+        if total > max(self.committed):
+            self.actions.append(f"p{i + 1} cbr {total}")
+        else:
+            self.actions.append(f"p{i + 1} cc")
+        self._pay(i, self.stacks[i])
 
     def flush(self) -> None:
         """Write the buffered deal lines (one per player and street) into ``actions``."""
@@ -78,26 +171,31 @@ class ExportedHand:
         self._pending.clear()
 
     def phh(self) -> str:
-        """The hand as PHH (TOML) text."""
+        """The hand as PHH (TOML) text, with ``#`` comments saying what the actions and any
+        placeholder amounts mean."""
         n = len(self.seats)
         a = self.args
-        known = all(k in a for k in ("antes", "bring_in", "small_bet", "big_bet", "stacks"))
-
-        def per_player(value: Any, default: int) -> list[int]:
-            if isinstance(value, list) and len(value) == n:
-                return [int(v) for v in value]
-            if isinstance(value, int) and not isinstance(value, bool):
-                return [value] * n
-            return [default] * n
-
+        known = self.known_amounts()
         s = self.summary
         lines = [
+            "# Exported from the journal by shoe-ctl. Cards are where the machine placed each read.",
+            "# Betting: the dealer reports no amounts. 'pN pb' (3rd) or 'pN cc' at a street's start is",
+            "# the player the machine signalled to act first (the bring-in's post, or the opening",
+            "# action, amount unknown); 'pN cbr X' / a later 'pN cc' is an all-in the dealer reported",
+            "# (the whole stack); 'pN f' a fold. Other bets, calls and checks are not known.",
+        ]
+        if not known:
+            lines += [
+                "# Amounts: the table sent none with the new hand, so antes, bring-in, bets and stacks",
+                "# are placeholders (_amounts); a player all-in for the ante has a stack equal to the ante.",
+            ]
+        lines += [
             f"variant = {_toml(VARIANTS.get(self.game, self.game))}",
-            f"antes = {_toml(per_player(a.get('antes'), 0))}",
-            f"bring_in = {int(a.get('bring_in', 1))}",
-            f"small_bet = {int(a.get('small_bet', 2))}",
-            f"big_bet = {int(a.get('big_bet', 4))}",
-            f"starting_stacks = {_toml(per_player(a.get('stacks'), 1_000_000))}",
+            f"antes = {_toml(self.antes())}",
+            f"bring_in = {self.bring_in()}",
+            f"small_bet = {int(a.get('small_bet', PLACEHOLDER['small_bet']))}",
+            f"big_bet = {int(a.get('big_bet', PLACEHOLDER['big_bet']))}",
+            f"starting_stacks = {_toml(self.starting_stacks())}",
             "actions = [",
             *[f"  {_toml(x)}," for x in self.actions],
             "]",
@@ -170,8 +268,11 @@ def replay_hands(journal: Journal, make_machine: MachineFactory, *, table: str |
         item = rec.item
         if item is None or isinstance(item, Alert) or not _is_event(item):
             continue
+        if current is not None and isinstance(item, DealerInput):
+            _open_betting(current, machine, item)
         before_no = machine.hand_no
         before_reads = len(machine.reads)
+        all_in_before = _all_in(machine)
         folded_before = _folded(machine)
         shown_before = set(getattr(machine, "shown", ()))
         cmds = machine.handle(item)
@@ -184,7 +285,9 @@ def replay_hands(journal: Journal, make_machine: MachineFactory, *, table: str |
             current = ExportedHand(
                 number=machine.hand_no, table=tbl, rules=machine.profile.name, game=machine.game.value,
                 seats=[s.seat for s in hand.seats], first_seq=rec.seq, started=rec.time, args=args,
+                ante_all_in=sorted(_all_in(machine)),
             )
+            all_in_before = _all_in(machine)
             numbered = False
             before_reads = 0
         if current is None:
@@ -212,6 +315,8 @@ def replay_hands(journal: Journal, make_machine: MachineFactory, *, table: str |
             for i in sorted(folded_now - folded_before):
                 current.flush()
                 current.actions.append(f"p{i + 1} sm" if i in mucked else f"p{i + 1} f")
+            for i in sorted(_all_in(machine) - all_in_before):
+                current.all_in(layout.street_of(machine.state) or current.money_street or "3rd", i)
             for i in sorted(set(getattr(machine, "shown", ())) - shown_before):
                 current.flush()
                 current.actions.append(f"p{i + 1} sm {''.join(current.cards.get(i + 1, []))}".rstrip())
@@ -232,6 +337,30 @@ def _is_event(item: object) -> bool:
 
     return isinstance(item, events.CardRead | events.ShoeFault | events.ShoeButton | events.LinkChanged
                       | events.SequenceGap | events.DealerInput | events.TimerFired)
+
+
+def _all_in(machine: Any) -> set[int]:
+    hand = machine.hand
+    if hand is None:
+        return set()
+    return {i for i, s in enumerate(hand.seats) if s.all_in}
+
+
+def _open_betting(current: ExportedHand, machine: Any, item: DealerInput) -> None:
+    """Before the first dealer input of a betting round: write who opened it (the machine's
+    bring-in and first to act), once per street."""
+    state = str(machine.state)
+    street = layout.street_of(state)
+    if street is None or layout.sub_of(state) != "betting" or street in current.opened:
+        return
+    first = getattr(machine, "first_by_street", {}).get(street)
+    if first is None:
+        return
+    players = {s.seat: i for i, s in enumerate(machine.hand.seats)}
+    lead = None
+    if item.action in (DealerAction.FOLD, DealerAction.ALL_IN) and item.seat in players:
+        lead = (item.action.value, players[item.seat])
+    current.open_street(street, first, getattr(machine, "bring_in_idx", None), lead)
 
 
 def _folded(machine: Any) -> set[int]:

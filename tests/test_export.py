@@ -77,17 +77,20 @@ def test_exported_hand_parses_everywhere(tmp_path: Path) -> None:
     assert data["antes"] == [1, 1, 1] and data["starting_stacks"] == [100, 80, 60]
     assert "_amounts" not in data
     # the cards went where the machine put them: 3rd round-robin, burn, 4th, fold, burn, 5th
+    # with the betting's opening as the machine signalled it: P3's bring-in post, P1 first on 4th
+    # (P1 first on 5th too: its own fold opens that round)
     assert data["actions"] == [
         "d dh p1 As7hQs", "d dh p2 Kd8hJd", "d dh p3 2c9s3c",
+        "p3 pb",
         "d dh p1 4d", "d dh p2 5d", "d dh p3 6d",
-        "p2 f",
+        "p1 cc", "p2 f",
         "d dh p1 8c", "d dh p3 9c",
         "p1 f",
     ]
     assert data["_burns"] == ["4th Tc", "5th 7c"]
     assert data["_bring_in"] == 3 and data["_rules"] == "tda"
     assert "7th" not in " ".join(data["_procedures"]) and "3rd normal" in data["_procedures"]
-    assert data["_inputs"] == ["3 betting-complete", "7 betting-complete", "10 hand-complete"]
+    assert data["_inputs"] == ["4 betting-complete", "9 betting-complete", "12 hand-complete"]
     assert data["_journal"][0] < data["_journal"][1]
 
     # the project's own PHH reader
@@ -96,6 +99,7 @@ def test_exported_hand_parses_everywhere(tmp_path: Path) -> None:
     assert [list(map(str, c)) for c in hand.cards] == [["As", "7h", "Qs", "4d", "8c"], ["Kd", "8h", "Jd", "5d"],
                                                         ["2c", "9s", "3c", "6d", "9c"]]
     assert [a.player for a in hand.actions if a.kind == "f"] == [1, 0]
+    assert [(a.kind, a.player) for a in hand.actions if a.kind in ("pb", "cc")] == [("pb", 2), ("cc", 0)]
 
     # pokerkit reads the file (user-defined fields kept) and deals its 3rd street
     pokerkit = pytest.importorskip("pokerkit")
@@ -103,10 +107,10 @@ def test_exported_hand_parses_everywhere(tmp_path: Path) -> None:
     assert list(hh.seats) == [2, 5, 7]
     assert hh.user_defined_fields["_burns"] == ["4th Tc", "5th 7c"]
     states = 0
-    with pytest.raises(ValueError):  # no bets are recorded: pokerkit stops where the bring-in is due
+    with pytest.raises(ValueError):  # only the openings are recorded: pokerkit stops after the bring-in
         for _state in hh:
             states += 1
-    assert states == 1 + 3  # the initial state and every 3rd-street deal line
+    assert states >= 1 + 3 + 1  # the initial state, every 3rd-street deal line, the bring-in post
 
 
 def test_placeholders_and_alerts(tmp_path: Path) -> None:
