@@ -188,27 +188,65 @@ def test_wal_cut_at_random_offsets_keeps_every_committed_record(tmp_path: Path) 
             jj.append(card(5000))  # open still works for writing
 
 
+def _leaf_layout(path: Path) -> tuple[int, list[tuple[int, str, int]], list[tuple[int, int]]]:
+    """The journal file's page size, its ``records`` b-tree pages (pageno, pagetype, ncell) from
+    SQLite's ``dbstat``, and for each records leaf page the byte range its cells occupy in the file
+    (from the page header's cell-content-area offset to the page's end), after a full checkpoint so
+    the main file holds every committed page."""
+    db = sqlite3.connect(path)
+    try:
+        busy, _log, _done = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        assert busy == 0
+        size = int(db.execute("PRAGMA page_size").fetchone()[0])
+        pages = db.execute("SELECT pageno, pagetype, ncell FROM dbstat WHERE name = 'records' ORDER BY pageno").fetchall()
+    finally:
+        db.close()
+    wal = Path(f"{path}-wal")
+    assert not wal.exists() or wal.stat().st_size == 0  # everything committed is in the main file
+    data = path.read_bytes()
+    cells = []
+    for pageno, kind, ncell in pages:
+        if kind != "leaf":
+            continue
+        start = (pageno - 1) * size
+        assert data[start] == 0x0D and int.from_bytes(data[start + 3:start + 5], "big") == ncell > 0
+        content = int.from_bytes(data[start + 5:start + 7], "big") or 65536
+        cells.append((start + content, start + size))
+    return size, pages, cells
+
+
 def test_main_file_cut_salvages_intact_pages(tmp_path: Path) -> None:
     live = tmp_path / "live.journal"
     with Journal(live, table="t", profile="tda") as j:
         fill(j, 6, 15)
         expected = {s: (k, b) for s, k, b in snapshot(j)}
-    with sqlite3.connect(live) as db:
-        pages = db.execute("SELECT pageno, pagetype, ncell FROM dbstat WHERE name = 'records'").fetchall()
+    size, pages, cells = _leaf_layout(live)
     full = live.read_bytes()
+    assert len(cells) >= 3 and cells[-1][1] <= len(full)
+    # Every cut below removes bytes of committed records cells, chosen from the file's real layout
+    # (record sizes vary with their checksums, so fixed offsets would sometimes cut free space or a
+    # zero byte only):
+    (first_cells, first_end), (last_cells, last_end) = cells[0], cells[-1]
+    last_nonzero = max(i for i in range(last_cells, last_end) if full[i])
     rng = random.Random(11)
-    for i, cut in enumerate([4096 * 7 + 100, len(full) - 4096, len(full) - 1, rng.randrange(4096, len(full))]):
+    cuts = [
+        first_end - size + 100,  # inside the first leaf page's header: all its cells and every later page
+        last_end - size,  # the whole last leaf page
+        last_nonzero,  # from the last non-zero byte of the last leaf's cells: one record's tail at least
+        rng.randrange(first_cells, last_end - size),  # somewhere before the last leaf page, which is lost
+    ]
+    for i, cut in enumerate(cuts):
         path = tmp_path / f"m{i}.journal"
         path.write_bytes(full[:cut])
-        lost_leaf_cells = sum(n for p, t, n in pages if t == "leaf" and p * 4096 > cut)
-        interior_lost = any(t == "internal" and p * 4096 > cut for p, t, n in pages)
+        lost_leaf_cells = sum(n for p, t, n in pages if t == "leaf" and p * size > cut)
+        interior_lost = any(t == "internal" and p * size > cut for p, t, n in pages)
         with Journal(path, table="t", profile="tda") as jj:
             got = snapshot(jj)
             for s, k, b in got:  # nothing altered
                 assert expected[s] == (k, b)
             if not interior_lost:
                 assert len(got) >= len(expected) - lost_leaf_cells, (cut, jj.report.lines())
-            assert len(got) < len(expected)
+            assert len(got) < len(expected), cut
             assert jj.report.damage, cut
             assert Path(jj.report.kept_aside[0]).read_bytes() == full[:cut]
             jj.append(card(7000))
