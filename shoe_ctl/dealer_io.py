@@ -134,7 +134,8 @@ def start_dealer_io(cfg: TableConfig, post: Callable[[Any], Any], *,
         if display is not None:
             from shoe_ctl.display import start_display
 
-            io.display = start_display(display[0], display[1], post, token=display_token(cfg, env))
+            io.display = start_display(display[0], display[1], post, token=display_token(cfg, env),
+                                       table_seats=cfg.seats)
         backend = cfg.leds.backend
         if backend == "gpio":
             from drivers.leds import GpioLedSink

@@ -22,6 +22,7 @@ from shoe_ctl.display.server import DisplaySink, start_display
 from shoe_ctl.events import Alert, DealerAction, DealerInput, DisplayUpdate
 
 playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+expect = playwright_api.expect
 CHROMIUM = os.environ.get("SHOE_CTL_CHROMIUM", "/usr/bin/chromium")
 if not Path(CHROMIUM).exists() and not shutil.which(CHROMIUM):
     pytest.skip(f"no Chromium at {CHROMIUM} (scripts/setup.sh test installs Debian's chromium)",
@@ -85,7 +86,8 @@ def test_page_follows_the_feed(page: Any, sink: DisplaySink) -> None:
             seats = page.locator(".seat")
             assert seats.count() == len(command.state["seats"])
     # the final state: 4th street, burn instruction with its LED pattern, folded seat 2 keeps 2c
-    assert page.inner_text("#ins-text") == "Burn one card"
+    assert page.inner_text("#ins-text") == "BURN 4th"  # the headline; the machine's words below
+    assert "Burn one card" in page.inner_text("#ins-detail")
     assert page.get_attribute("#leds", "data-pattern") == "burn"
     assert page.locator("#leds .led.on.amber").count() == 1
     assert page.locator("#leds .led.on").count() == 1
@@ -106,12 +108,14 @@ def test_touch_fold_posts_dealer_input(page: Any, sink: DisplaySink, posted: que
     fold = page.locator("button[data-action='fold']")
     assert fold.is_disabled()  # no seat selected yet
     page.locator(".seat[data-seat='3']").tap()
-    assert page.inner_text("#selected") == "3"
+    expect(page.locator("#selected")).to_have_text("Seat 3")
     fold.tap()
     event = posted.get(timeout=5)
     assert event == DealerInput(DealerAction.FOLD, 3, {"street": "4th", "ref": 1})
-    page.locator("button[data-action='betting-complete']").tap()
-    assert posted.get(timeout=5).action is DealerAction.BETTING_COMPLETE
+    expect(page.locator("#selected")).to_have_text("Tap a seat")  # released once the server answered
+    assert page.locator("button[data-action='betting-complete']").is_hidden()  # a burn is next, no betting
+    page.locator("button[data-action='undo']").tap()
+    assert posted.get(timeout=5).action is DealerAction.UNDO
 
 
 def test_alert_shows_and_clears_when_acknowledged(page: Any, sink: DisplaySink,
@@ -165,7 +169,7 @@ def test_page_follows_the_machine_and_a_fold_touch_reaches_it(browser: Any) -> N
         page.locator(".seat[data-seat='3']").tap()
         page.locator("button[data-action='fold']").tap()
         page.wait_for_selector("body[data-reply='accepted:1']", timeout=5000)  # the machine answered
-        assert page.locator("#refused").is_hidden()
+        expect(page.locator("#refused")).to_be_hidden()
         assert controller.wait_idle(5)
         assert controller.machine.public_state()["seats"][2]["status"] == "folded"  # reached the machine
         page.locator("button[data-action='betting-complete']").tap()
@@ -218,12 +222,15 @@ def test_exposed_hole_card_reported_from_the_page_and_a_refusal_shown(
     for seq, text in enumerate(first_round, start=1):
         controller.post(CardRead(seq, parse_card(text), "rfid", seq))
     assert controller.wait_idle(5)
-    page.wait_for_selector("#ins-text:text('Deal down to seat 1 (3rd)')", timeout=5000)
+    expect(page.locator("#ins-text")).to_have_text("DEAL DOWN \u2192 seat 1")
+    expect(page.locator("#ins-detail")).to_contain_text("Deal down to seat 1 (3rd)")
 
-    page.locator("button[data-action='betting-complete']").tap()
+    assert page.locator("button[data-action='betting-complete']").is_hidden()  # no betting round open
+    page.locator(".seat[data-seat='1']").tap()
+    page.locator("button[data-action='all-in']").tap()  # an all-in while dealing: refused
     refused = page.locator("#refused")
     refused.wait_for(state="visible", timeout=5000)
-    assert "REFUSED" in refused.inner_text() and "betting-complete" in refused.inner_text()
+    assert "REFUSED" in refused.inner_text() and "all-in" in refused.inner_text()
     assert page.get_attribute("body", "data-reply") == "refused:1"
     refused.tap()
     assert refused.is_hidden()
@@ -241,14 +248,14 @@ def test_exposed_hole_card_reported_from_the_page_and_a_refusal_shown(
     alert.wait_for(timeout=5000)
     assert "seat 3" in alert.inner_text()
     seat3 = page.locator(".seat[data-seat='3']")
-    assert "Q♥" in seat3.inner_text()  # the exposed card stands as the upcard: public now
+    expect(seat3).to_contain_text("Q♥")  # the exposed card stands as the upcard: public now
     assert controller.machine.hand.seats[2].up == [parse_card("Qh")]
     assert refused.is_hidden()
 
     for seq, text in enumerate(["Kd", "7s", "2d", "Tc", "Kh", "2c"], start=5):  # 2nd round, ups of 1 and 2
         controller.post(CardRead(seq, parse_card(text), "rfid", seq))
-    page.wait_for_selector("#ins-text:text('Deal down to seat 3 (3rd)')", timeout=5000)
-    assert "down" in page.inner_text("#ins-detail") and "card #11" in page.inner_text("#ins-detail")
+    expect(page.locator("#ins-text")).to_have_text("DEAL DOWN \u2192 seat 3")
+    expect(page.locator("#ins-detail")).to_contain_text("Deal down to seat 3 (3rd) \u00b7 card #11")
     shown = set(page.locator(".card:not(.back)").all_inner_texts())
     assert shown == {"Q♥", "K♥", "2♣"}  # no other hole card on the page
 
@@ -283,7 +290,8 @@ def test_seat_reports_with_their_arguments_from_the_page(page: Any, sink: Displa
     page.locator("button[data-action='card-count']").tap()
     page.locator("#sheet button[data-option='n8']").tap()
     assert posted.get(timeout=5) == DealerInput(DealerAction.CARD_COUNT, 4, {"cards": 8, "ref": 1})
-    assert page.inner_text("#selected") == "none"  # one report per seat tap
+    # one report per seat tap: the seat is released when the server's reply comes back
+    expect(page.locator("#selected")).to_have_text("Tap a seat")
     page.locator(".seat[data-seat='2']").tap()
     page.locator("button[data-action='absent-player']").tap()
     page.locator("#sheet button[data-option='not-reached']").tap()
@@ -322,3 +330,150 @@ def test_page_shows_moves_absent_no_bet_and_floor_decides(page: Any, sink: Displ
     wait_version(page, 3)
     assert page.locator("button[data-action='cut-done']").is_visible()
     assert page.locator("#first-unknown").is_hidden()
+
+
+def _eight_seats(street: str, machine: str, *, cards: int) -> dict[str, Any]:
+    """A state of 8 seats with ``cards`` upcards each (from a fixed list, no downcards)."""
+    from display_feed import state as state_of
+
+    ranks = "23456789TJQKA"
+    seats = []
+    for n in range(1, 9):
+        up = [ranks[(n + k) % 13] + "cdhs"[k % 4] for k in range(cards)]
+        seats.append({"seat": n, "status": "live", "up": up, "down_count": 3 if street == "7th" else 2,
+                      "bring_in": n == 4, "first_to_act": n == 5, "open_pair": False})
+    st = state_of(street, seats, machine=machine, stub=1, required=10, forecast="7th")
+    st["stub"]["drawn"] = 45
+    return st
+
+
+def _boxes(page: Any) -> dict[str, Any]:
+    return dict(page.evaluate("""() => {
+      const r = (e) => { const b = e.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; };
+      return {header: r(document.querySelector('#instruction')), footer: r(document.querySelector('footer')),
+              seats: [...document.querySelectorAll('.seat')].map(r),
+              buttons: [...document.querySelectorAll('footer button')].filter((b) => !b.hidden).map(r),
+              w: innerWidth, h: innerHeight};
+    }"""))
+
+
+def test_layout_at_the_minimum_screen_size(page: Any, sink: DisplaySink) -> None:
+    """1024x600: a long scramble instruction keeps the header's height (a headline, the machine's
+    words smaller below), seven repeated alerts merge into one band (x7), the seat boxes stay
+    above the button bar and every flow button is on the screen."""
+    from shoe_ctl.events import Instruction, Signal
+
+    sink.handle(DisplayUpdate(_eight_seats("6th", "hand_sixth_deal", cards=3)))
+    sink.handle(Instruction(Signal.DEAL, "Deal up to seat 3 (6th)", seat=3, face="up", street="6th", card_no=46))
+    sink.handle(DisplayUpdate({**_eight_seats("6th", "hand_sixth_deal", cards=3),
+                               "instruction": {"signal": "deal", "text": "Deal up to seat 3 (6th)", "seat": 3,
+                                               "face": "up"}}))
+    wait_version(page, 3)
+    expect(page.locator("#ins-text")).to_have_text("DEAL UP \u2192 seat 3")
+    assert "card #46" in page.inner_text("#ins-detail")  # within the stub: drawn + 1
+    assert page.locator(".bring-in").count() == 0  # BRING-IN is a 3rd-street mark
+    assert page.inner_text(".meta").split("\n") == ["Hand 7", "Stud \u00b7 TDA rules", "6th street"]
+    assert page.locator(".led-name").all_inner_texts() == ["green", "amber", "blue", "white", "red"]
+    before = _boxes(page)
+    gather = ("stub", "burn 4th", "burn 5th", "burn 6th")
+    text = "Scramble: stub, burn 4th, burn 5th, burn 6th into a new stub (RP-10-H-C)"
+    sink.handle(Instruction(Signal.SCRAMBLE, text, street="7th", cards=gather, card_no=52))
+    st = _eight_seats("7th", "hand_seventh_scramble", cards=4)
+    sink.handle(DisplayUpdate(st))
+    for seq in range(1, 8):
+        sink.handle(Alert("card-not-expected", f"read {seq}: a card left the shoe with no hand running",
+                          latched=True))
+    sink.handle(Alert("RP-10-H-C", "7th street: short stub (1 card, required 10): procedure C", street="7th"))
+    wait_version(page, 3 + 2 + 8)
+    expect(page.locator("#ins-text")).to_have_text("SCRAMBLE \u2192 new stub")
+    assert text in page.inner_text("#ins-detail") and "card #" not in page.inner_text("#ins-detail")
+    after = _boxes(page)
+    assert after["header"] == before["header"]  # the table does not jump
+    bands = page.locator(".alert")
+    assert bands.count() == 2
+    stray = page.locator(".alert[data-code='card-not-expected']")
+    assert "latched" in (stray.get_attribute("class") or "") and stray.locator(".count").inner_text() == "\u00d77"
+    info = page.locator(".alert[data-code='RP-10-H-C']")
+    assert "info" in (info.get_attribute("class") or "") and info.locator("button").inner_text() == "OK"
+    if os.environ.get("SHOE_CTL_SHOTS"):  # a folder to look at the page in
+        page.screenshot(path=str(Path(os.environ["SHOE_CTL_SHOTS"]) / "display-1024x600.png"))
+    footer_top = after["footer"][1]
+    assert all(seat[3] <= footer_top + 0.5 for seat in after["seats"]), (after["seats"], footer_top)
+    assert after["buttons"] and all(0 <= b[0] and b[2] <= after["w"] and b[3] <= after["h"] for b in after["buttons"])
+    assert page.locator("button[data-action='scramble-done']").is_visible()
+    assert page.locator("button[data-action='betting-complete']").is_hidden()
+    # acknowledging the merged band acknowledges every alert in it
+    stray.locator("button.ack").tap()
+    stray.wait_for(state="detached", timeout=5000)
+    state = json.loads(page.evaluate("fetch('/state').then(r => r.text())"))
+    assert [a["code"] for a in state["alerts"]] == ["RP-10-H-C"]
+    # at showdown the gauge is not red, no card number, no forecast
+    sink.handle(Instruction(Signal.SHOWDOWN, "Showdown", card_no=54))
+    sink.handle(DisplayUpdate({**_eight_seats("7th", "hand_showdown", cards=4), "street": None}))
+    expect(page.locator("#ins-text")).to_have_text("SHOWDOWN")
+    assert "card #" not in page.inner_text("#ins-detail")
+    assert "short" not in (page.get_attribute("#gauge", "class") or "") and page.locator("#forecast").is_hidden()
+    assert page.inner_text("#street") == "showdown"
+
+
+def test_new_hand_sheet_deals_the_previous_seats_by_default(browser: Any) -> None:
+    """Idle: the *New hand* button (and no *Betting complete*); its sheet offers the table's seats
+    with the previous hand's chosen, the game and the rules; *Deal* posts ``new-hand``. Before any
+    hand every table seat is chosen."""
+    from display_feed import seat as seat_entry
+    from display_feed import state as state_of
+
+    posted: queue.Queue[Any] = queue.Queue()
+    sink = start_display("127.0.0.1", 0, posted.put, table_seats=6)
+    context = browser.new_context(viewport={"width": 1024, "height": 600}, has_touch=True)
+    try:
+        page = context.new_page()
+        page.goto(sink.url)
+        page.wait_for_selector("#conn:text('live')", timeout=5000)
+        sink.handle(DisplayUpdate({**state_of("3rd", [], machine="idle", hand=None), "street": None}))
+        new_hand = page.locator("#btn-new-hand")
+        expect(new_hand).to_be_visible()
+        assert page.locator("button[data-action='betting-complete']").is_hidden()
+        new_hand.tap()
+        seats = page.locator("#sheet button[data-seat]")
+        assert seats.all_inner_texts() == ["1", "2", "3", "4", "5", "6"]
+        assert page.locator("#sheet button[data-seat].on").count() == 6
+        page.locator("#sheet-cancel").tap()
+        previous = [seat_entry(n, [], smuggle=False) for n in (2, 3, 5)]
+        sink.handle(DisplayUpdate({**state_of("3rd", previous, machine="idle", hand=4), "street": None,
+                                   "rules": "house", "game": "razz"}))
+        expect(page.locator("#hand")).to_have_text("Hand 4")
+        new_hand.tap()
+        assert page.locator("#sheet button[data-seat].on").all_inner_texts() == ["2", "3", "5"]
+        assert page.locator("#sheet button[data-game].on").inner_text() == "Razz"
+        assert page.locator("#sheet button[data-rules].on").inner_text() == "HOUSE rules"
+        page.locator("#sheet button[data-option='seat-6']").tap()
+        page.locator("#sheet button[data-option='game-stud']").tap()
+        deal = page.locator("#sheet button[data-option='deal']")
+        assert deal.inner_text() == "Deal seats 2, 3, 5, 6"
+        deal.tap()
+        assert posted.get(timeout=5) == DealerInput(DealerAction.NEW_HAND, None, {
+            "seats": [2, 3, 5, 6], "game": "stud", "rules": "house", "ref": 1})
+        sink.handle(DisplayUpdate(state_of("3rd", previous, machine="hand_third_deal", hand=5)))
+        expect(new_hand).to_be_hidden()  # a hand is running
+    finally:
+        context.close()
+        sink.close()
+
+
+def test_buttons_do_nothing_until_the_page_is_live(browser: Any, sink: DisplaySink,
+                                                   posted: queue.Queue[Any]) -> None:
+    """Without the event stream the page is not live: every button is disabled."""
+    context = browser.new_context(viewport={"width": 1024, "height": 600}, has_touch=True)
+    try:
+        page = context.new_page()
+        page.route("**/events", lambda route: route.abort())
+        page.goto(sink.url)
+        page.wait_for_function("document.body.dataset.live === 'no'", timeout=5000)
+        buttons = page.locator("footer button")
+        assert buttons.count() > 10
+        assert all(buttons.nth(i).is_disabled() for i in range(buttons.count()))
+        assert page.inner_text("#conn") != "live"
+        assert posted.empty()
+    finally:
+        context.close()

@@ -139,3 +139,24 @@ def test_new_hand_button_on_mock_pins_posts_the_previous_hand(tmp_path: Path) ->
     assert posted == [
         DealerInput(DealerAction.NEW_HAND, None, {"seats": [1, 2, 3, 4, 5, 6], "game": "razz", "rules": "tda"}),
         DealerInput(DealerAction.NEW_HAND, None, {"seats": [2, 4], "game": "stud", "rules": "house"})]
+
+
+def test_display_numbers_the_card_within_the_current_stub() -> None:
+    """The model gives a deal/burn/community instruction ``stub_no`` (the stub's ``drawn`` + 1)
+    from the update that carries it, and none to a scramble; ``table_seats`` is in the snapshot."""
+    from shoe_ctl.display.model import DisplayModel
+
+    model = DisplayModel(table_seats=6)
+    base = {"hand": 1, "game": "stud", "rules": "tda", "state": "hand_seventh_deal", "street": "7th",
+            "seats": [], "stub": {"count": 20, "required": 4, "forecast": None, "drawn": 2}}
+    model.apply(Instruction(Signal.BURN, "Burn one card (7th)", street="7th", card_no=55))
+    assert "stub_no" not in model.snapshot()["instruction"]  # its update is on its way
+    model.apply(DisplayUpdate({**base, "instruction": {"signal": "burn", "text": "Burn one card (7th)",
+                                                       "seat": None, "face": None}}))
+    snap = model.snapshot()
+    assert snap["instruction"]["stub_no"] == 3 and snap["instruction"]["card_no"] == 55
+    assert snap["table_seats"] == 6
+    model.apply(DisplayUpdate({**base, "state": "hand_seventh_scramble",
+                               "instruction": {"signal": "scramble", "text": "Scramble", "seat": None,
+                                               "face": None}}))
+    assert "stub_no" not in model.snapshot()["instruction"]

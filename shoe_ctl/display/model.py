@@ -34,6 +34,9 @@ CARD_TOKEN = re.compile(r"(?<![0-9A-Za-z])(?:10|[2-9TJQKA])[cdhs](?![0-9A-Za-z])
 
 REDACTED = "??"
 
+CARD_SIGNALS = frozenset({"deal", "burn", "community"})
+"""Signals whose next step takes a card from the shoe (the instruction then has a ``stub_no``)."""
+
 REFUSED_CODES = frozenset({"input-wrong-time", "input-invalid", "undo-refused"})
 """Alert codes with which the machine refuses a dealer input (nothing changed)."""
 
@@ -115,7 +118,10 @@ class DisplayModel:
       hand (same ``"hand"`` value) a folded, killed or dead seat keeps the upcards it showed,
       even if an update lists fewer (the dealer needs them for the high hand and the stub).
     - ``Instruction``: the next instruction, with its LED pattern (``instruction["led"]``).
-      An update's own ``"instruction"`` also counts, the newer of the two wins.
+      An update's own ``"instruction"`` also counts, the newer of the two wins. For a deal, burn
+      or community card, the update that carries the instruction gives it ``stub_no``: the number
+      of that card within the current stub (the stub's ``drawn`` + 1; it restarts at 1 with a
+      scrambled new stub), which the page shows instead of the hand's ``card_no``.
     - The answer to a dealer input: the machine answers an input carrying ``args["ref"]`` with an
       ``Instruction`` of the same ``ref``, after the alerts the input caused. ``reply`` in the
       snapshot is ``{"ref", "refused", "alerts": [{"code", "message"}]}`` for the latest such
@@ -132,7 +138,8 @@ class DisplayModel:
     LOCAL_ID_BASE = 1_000_000
     """Ids the display gives alerts the machine did not number (far from the machine's own)."""
 
-    def __init__(self) -> None:
+    def __init__(self, table_seats: int = 8) -> None:
+        self.table_seats = table_seats
         self.version = 0
         self._state: dict[str, Any] = copy.deepcopy(EMPTY_STATE)
         self._instruction: dict[str, Any] | None = None
@@ -200,6 +207,10 @@ class DisplayModel:
             same = all(ins.get(k) == current.get(k) for k in ("signal", "text", "seat", "face"))
             if not same:  # keep the Instruction command's street and cards when it is the same one
                 self._instruction = self._instruction_dict(ins)
+            stub = state.get("stub")
+            if (self._instruction is not None and isinstance(stub, Mapping) and isinstance(stub.get("drawn"), int)
+                    and self._instruction.get("signal") in CARD_SIGNALS):
+                self._instruction = {**self._instruction, "stub_no": stub["drawn"] + 1}
         if isinstance(state.get("alerts"), list):
             self._machine_alerts = [a for a in state["alerts"] if isinstance(a, dict)]
             self._local_alerts = [a for a in self._local_alerts
@@ -228,10 +239,12 @@ class DisplayModel:
 
     # ------------------------------------------------------------------ snapshot
     def snapshot(self) -> dict[str, Any]:
-        """The public table state as shown (schema of ``DisplayUpdate.state``) plus ``"version"``
-        and ``"reply"``, with the next instruction (plus ``led``, ``card_no``, ``ref``) and the
-        unacknowledged alerts; filtered once more on the way out."""
+        """The public table state as shown (schema of ``DisplayUpdate.state``) plus ``"version"``,
+        ``"reply"`` and ``"table_seats"`` (seats at the table, for the *New hand* sheet), with the
+        next instruction (plus ``led``, ``card_no``, ``ref``) and the unacknowledged alerts;
+        filtered once more on the way out."""
         out = dict(self._state)
+        out["table_seats"] = self.table_seats
         out["instruction"] = self._instruction
         out["alerts"] = self.alerts()
         out["reply"] = self._reply

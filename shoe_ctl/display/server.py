@@ -88,11 +88,13 @@ class DisplaySink:
     :param host: address to bind (default loopback).
     :param port: TCP port (0: any free port, see :attr:`port`).
     :param token: required for a non-loopback ``host``; checked on every POST when set.
+    :param table_seats: seats at the table (2..10): the page's *New hand* sheet offers seats
+        ``1..table_seats`` and deals them all when no hand was seen yet (snapshot ``table_seats``).
     :raises DisplayError: non-loopback host without a token.
     """
 
     def __init__(self, post: Callable[[Any], Any], *, host: str = "127.0.0.1", port: int = 8080,
-                 token: str | None = None, static_dir: Path = STATIC_DIR) -> None:
+                 token: str | None = None, static_dir: Path = STATIC_DIR, table_seats: int = 8) -> None:
         if not is_loopback(host) and not token:
             raise DisplayError(
                 f"display on {host}:{port}: binding an address other than loopback needs a token "
@@ -102,7 +104,7 @@ class DisplaySink:
         self.port = port
         self._token = token or None
         self._static = static_dir
-        self.model = DisplayModel()
+        self.model = DisplayModel(table_seats=table_seats)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._runner: web.AppRunner | None = None
@@ -405,7 +407,8 @@ def input_event(body: dict[str, Any]) -> DealerInput:
     return DealerInput(action, seat, dict(args))
 
 
-def start_display(host: str, port: int, post: Callable[[Any], Any], token: str | None = None) -> DisplaySink:
+def start_display(host: str, port: int, post: Callable[[Any], Any], token: str | None = None, *,
+                  table_seats: int = 8) -> DisplaySink:
     """Start the dealer display and return its sink, already serving.
 
     Call it before dealing starts (``shoe-ctl run --display HOST:PORT``), then
@@ -415,7 +418,8 @@ def start_display(host: str, port: int, post: Callable[[Any], Any], token: str |
     :param port: TCP port (0 = any free port; read ``sink.port``).
     :param post: the controller's thread-safe ``post(event)``.
     :param token: shared secret for POSTs (required off loopback).
+    :param table_seats: seats at the table, offered by the page's *New hand* sheet.
     :raises DisplayError: refused configuration or the server did not start.
     :raises OSError: the address cannot be bound.
     """
-    return DisplaySink(post, host=host, port=port, token=token).start()
+    return DisplaySink(post, host=host, port=port, token=token, table_seats=table_seats).start()

@@ -5,8 +5,12 @@
 const LED_NAMES = ["green", "amber", "blue", "white", "red"];
 const SUITS = { c: "\u2663", d: "\u2666", h: "\u2665", s: "\u2660" };
 const MUCKED = new Set(["folded", "killed", "dead"]);
+const GAMES = [["stud", "Stud"], ["stud8", "Stud/8"], ["razz", "Razz"]];
+const STREET_WORDS = { "3rd": "3rd street", "4th": "4th street", "5th": "5th street", "6th": "6th street", "7th": "7th street" };
+const CARD_SIGNALS = new Set(["deal", "burn", "community"]);
 let state = null;
 let selected = null;
+let live = false;  // connected to /events: until then no button posts anything
 
 // A token may be given once as #token=... and is kept for this screen.
 (function keepToken() {
@@ -32,7 +36,10 @@ function renderLeds(led) {
   box.replaceChildren();
   const lit = new Set(led ? led.leds : []);
   for (const name of LED_NAMES) {
+    const cell = el("div", "led-cell");
     const d = el("div", "led " + name);
+    cell.appendChild(d);
+    cell.appendChild(el("div", "led-name", name));
     if (lit.has(name)) {
       d.classList.add("on");
       if (led.mode !== "steady") {
@@ -40,48 +47,97 @@ function renderLeds(led) {
         d.style.setProperty("--period", ((led.on_ms + led.off_ms) / 1000 || 1) + "s");
       }
     }
-    box.appendChild(d);
+    box.appendChild(cell);
   }
   box.title = led ? led.name + " (" + led.mode + ")" : "off";
   box.dataset.pattern = led ? led.name : "";
 }
 
-function renderInstruction(ins) {
+// The instruction as a short headline read across the table, the machine's full words below it.
+function headline(ins) {
+  const text = ins.text || "";
+  const seat = ins.seat !== null && ins.seat !== undefined ? ins.seat : null;
+  const load = text.startsWith("Load the new stub") ? "LOAD STUB, then " : "";
+  switch (ins.signal) {
+    case "deal": return load + "DEAL " + (ins.face || "").toUpperCase() + " \u2192 seat " + seat;
+    case "burn": return load + (text.includes("aside") ? "SET ASIDE one card" : "BURN" + (ins.street ? " " + ins.street : ""));
+    case "community": return load + "COMMUNITY \u2192 centre";
+    case "scramble": return text.startsWith("Put the premature") ? "RESHUFFLE \u2192 stub" : "SCRAMBLE \u2192 new stub";
+    case "cut": return "CUT \u2192 new stub";
+    case "betting": return "BETTING" + (seat !== null ? " \u2192 seat " + seat + " first" : "");
+    case "showdown": return seat !== null ? "SEAT " + seat + " WINS" : "SHOWDOWN";
+    case "stop": return "STOP \u2014 read the alert";
+    case "shoe-fault": return "SHOE FAULT \u2014 pull no card";
+    case "degraded": return "SHOE DEGRADED";
+    case "idle":
+      if (text.startsWith("Misdeal")) return "MISDEAL \u2014 collect every card";
+      if (ins.card_no) return "WAIT \u2014 pull no card yet";
+      return "NO HAND \u2014 tap New hand";
+    default: return text || ins.signal;
+  }
+}
+
+// The number of the next card within the current stub (the hand's deck or a scrambled new
+// stub), only when the next thing is a card from the shoe.
+function cardNumber(ins, s) {
+  if (!CARD_SIGNALS.has(ins.signal)) return null;
+  if (Number.isInteger(ins.stub_no)) return ins.stub_no;
+  if (s && s.stub && Number.isInteger(s.stub.drawn)) return null;  // the matching update is on its way
+  return ins.card_no || null;
+}
+
+function renderInstruction(ins, s) {
   const head = document.getElementById("instruction");
   const text = document.getElementById("ins-text");
   const detail = document.getElementById("ins-detail");
   if (!ins) { text.textContent = "Waiting"; detail.textContent = ""; renderLeds(null); head.dataset.signal = "idle"; return; }
-  text.textContent = ins.text || ins.signal;
+  text.textContent = headline(ins);
   const bits = [];
-  if (ins.seat !== null && ins.seat !== undefined) bits.push("seat " + ins.seat);
-  if (ins.face) bits.push(ins.face);
-  if (ins.street) bits.push(ins.street + " street");
-  if (ins.cards && ins.cards.length) bits.push("gather: " + ins.cards.join(", "));
-  if (ins.card_no) bits.push("card #" + ins.card_no);
+  if (ins.text && ins.text.toLowerCase() !== text.textContent.toLowerCase()) bits.push(ins.text);
+  const n = cardNumber(ins, s);
+  if (n) bits.push("card #" + n);
   detail.textContent = bits.join(" \u00b7 ");
   head.dataset.signal = ins.signal;
   head.classList.toggle("attention", !!(ins.led && ins.led.attention));
   renderLeds(ins.led);
 }
 
+// Alerts of one code are merged into one band (newest words, "\u00d73"); a latched alert
+// (the dealer must stop) is a red band, any other a slim information band.
+function mergedAlerts(alerts) {
+  const groups = new Map();
+  for (const a of alerts || []) {
+    const key = a.code + (a.latched ? ":latched" : "");
+    const g = groups.get(key);
+    if (g) { g.ids.push(a.id); g.last = a; } else groups.set(key, { ids: [a.id], last: a });
+  }
+  return Array.from(groups.values());
+}
+
 function renderAlerts(alerts) {
   const box = document.getElementById("alerts");
   box.replaceChildren();
-  for (const a of alerts || []) {
-    const row = el("div", "alert");
+  for (const g of mergedAlerts(alerts)) {
+    const a = g.last;
+    const row = el("div", "alert " + (a.latched ? "latched" : "info"));
     row.dataset.id = a.id;
     row.dataset.code = a.code;
+    row.dataset.count = g.ids.length;
     row.appendChild(el("span", "code", a.code));
+    if (g.ids.length > 1) row.appendChild(el("span", "count", "\u00d7" + g.ids.length));
     const where = [a.street, a.seat ? "seat " + a.seat : null].filter(Boolean).join(", ");
-    const msg = el("span", "msg", a.message + (where ? " (" + where + ")" : ""));
+    const msg = el("span", "msg", a.message + (where && !a.message.startsWith(a.street + " ") ? " (" + where + ")" : ""));
     if (a.moves && a.moves.length) {
       const moves = el("ol", "moves");
       for (const m of a.moves) moves.appendChild(el("li", null, "Move " + m.replace("->", "\u2192")));
       msg.appendChild(moves);
     }
     row.appendChild(msg);
-    const b = el("button", "ack", "Acknowledge");
-    b.addEventListener("click", () => send("/ack", { id: a.id }));
+    const b = el("button", "ack", a.latched ? "Acknowledge" : "OK");
+    b.disabled = !live;
+    b.addEventListener("click", async () => {
+      for (const id of g.ids) { if (!(await send("/ack", { id }))) break; }
+    });
     row.appendChild(b);
     box.appendChild(row);
   }
@@ -108,7 +164,7 @@ function renderSeats(s) {
     for (const c of seat.up || []) cards.appendChild(cardEl(c));
     d.appendChild(cards);
     const tags = el("div", "tags");
-    if (seat.bring_in) tags.appendChild(el("span", "bring-in", "BRING-IN"));
+    if (seat.bring_in && s.street === "3rd") tags.appendChild(el("span", "bring-in", "BRING-IN"));
     if (seat.first_to_act) tags.appendChild(el("span", "first", "FIRST TO ACT"));
     if (seat.open_pair) tags.appendChild(el("span", "pair", "OPEN PAIR"));
     if (seat.absent) tags.appendChild(el("span", "absent", "ABSENT"));
@@ -121,9 +177,14 @@ function renderSeats(s) {
 }
 
 function renderSide(s) {
+  const game = (GAMES.find((g) => g[0] === s.game) || [null, s.game])[1];
+  const rules = s.rules ? s.rules.toUpperCase() + " rules" : "";
+  const where = s.street ? STREET_WORDS[s.street] || s.street
+    : (s.state || "").includes("showdown") ? "showdown" : (s.state || "").includes("uncontested") ? "hand won" : "";
   document.getElementById("hand").textContent = s.hand !== null && s.hand !== undefined ? "Hand " + s.hand : "No hand";
-  document.getElementById("game").textContent = [s.game, s.rules].filter(Boolean).join(" / ");
-  document.getElementById("street").textContent = s.street || "";
+  document.getElementById("game").textContent = [game, rules].filter(Boolean).join(" \u00b7 ");
+  document.getElementById("street").textContent = where;
+  document.getElementById("street").dataset.street = s.street || "";
   const stub = s.stub;
   const gauge = document.getElementById("gauge");
   const fc = document.getElementById("forecast");
@@ -133,8 +194,11 @@ function renderSide(s) {
     const full = Math.max(stub.count, stub.required, 1) * 1.25;
     document.getElementById("gauge-fill").style.width = (100 * stub.count / full) + "%";
     document.getElementById("gauge-mark").style.left = (100 * stub.required / full) + "%";
-    gauge.classList.toggle("short", stub.count < stub.required);
-    fc.hidden = !stub.forecast;
+    // red only while cards are still to come from the stub (not after 7th is dealt, at showdown)
+    const toCome = !!s.street && !(s.street === "7th" && sub() === "betting");
+    gauge.classList.toggle("short", toCome && stub.count < stub.required);
+    gauge.classList.toggle("done", !toCome);
+    fc.hidden = !stub.forecast || !toCome;
     fc.textContent = stub.forecast ? "Short stub expected on " + stub.forecast + " street" : "";
   } else {
     document.getElementById("stub-count").textContent = "–";
@@ -156,7 +220,7 @@ function sub() {
 }
 
 function when(cond) {
-  if (!state || !state.state) return true;  // state unknown: offer everything
+  if (!state || !state.state) return cond !== "idle";  // state unknown: offer everything but a new hand
   const name = state.state, s = sub(), signal = state.instruction ? state.instruction.signal : "";
   switch (cond) {
     case "showdown": return name.includes("showdown");
@@ -166,13 +230,16 @@ function when(cond) {
     case "cut": return s === "cut";
     case "reload": return s === "reload" || s === "cut";
     case "over": return name.includes("showdown") || name.includes("uncontested");
+    case "idle": return name === "idle";
     default: return true;
   }
 }
 
 function renderButtons() {
-  document.getElementById("selected").textContent = selected === null ? "none" : selected;
-  for (const b of document.querySelectorAll(".buttons button[data-needs-seat]")) b.disabled = selected === null;
+  document.getElementById("selected").textContent = selected === null ? "Tap a seat" : "Seat " + selected;
+  document.body.dataset.live = live ? "yes" : "no";
+  for (const b of document.querySelectorAll(".buttons button")) b.disabled = !live;
+  for (const b of document.querySelectorAll(".buttons button[data-needs-seat]")) b.disabled = !live || selected === null;
   for (const b of document.querySelectorAll(".buttons button[data-when]")) b.hidden = !when(b.dataset.when);
   for (const b of document.querySelectorAll(".buttons button[data-hot]")) b.classList.toggle("hot", when(b.dataset.hot));
   document.getElementById("btn-fold").textContent = state && when("showdown") && state.state ? "Muck" : "Fold";
@@ -181,7 +248,7 @@ function renderButtons() {
 
 function render() {
   if (!state) return;
-  renderInstruction(state.instruction);
+  renderInstruction(state.instruction, state);
   renderAlerts(state.alerts);
   renderSeats(state);
   renderSide(state);
@@ -363,6 +430,8 @@ document.getElementById("sheet-cancel").addEventListener("click", closeSheet);
 for (const b of document.querySelectorAll(".buttons button")) {
   b.addEventListener("click", async () => {
     const action = b.dataset.action;
+    if (!live) { toast("not connected: nothing sent", true); return; }
+    if (action === "new-hand") { openNewHandSheet(); return; }
     let seat = null;
     const args = {};
     if (b.dataset.needsSeat) {
@@ -375,12 +444,73 @@ for (const b of document.querySelectorAll(".buttons button")) {
   });
 }
 
+// ------------------------------------------------------------------ new hand
+// Seats dealt in (default: the previous hand's, else every table seat), game and rules
+// (default: the service's, i.e. the previous hand's); one tap on "Deal" posts new-hand.
+function openNewHandSheet() {
+  const n = (state && state.table_seats) || 8;
+  const prev = state && state.hand !== null && state.hand !== undefined ? (state.seats || []).map((x) => x.seat) : [];
+  const seats = new Set(prev.length >= 2 ? prev : Array.from({ length: n }, (_, i) => i + 1));
+  let game = (state && state.game) || "stud";
+  let rules = (state && state.rules) || "tda";
+  const ruleNames = ["tda", "house"];
+  if (!ruleNames.includes(rules)) ruleNames.push(rules);
+  const sheet = document.getElementById("sheet");
+  sheet.dataset.sheet = "new-hand";
+  document.getElementById("sheet-title").textContent = "New hand: seats dealt in, game, rules";
+  const box = document.getElementById("sheet-options");
+  box.replaceChildren();
+  const deal = el("button", "option go", "");
+  deal.dataset.option = "deal";
+  const refresh = () => {
+    for (const b of box.querySelectorAll("button[data-seat]")) b.classList.toggle("on", seats.has(Number(b.dataset.seat)));
+    for (const b of box.querySelectorAll("button[data-game]")) b.classList.toggle("on", b.dataset.game === game);
+    for (const b of box.querySelectorAll("button[data-rules]")) b.classList.toggle("on", b.dataset.rules === rules);
+    const list = Array.from(seats).sort((a, b2) => a - b2);
+    deal.textContent = list.length >= 2 ? "Deal seats " + list.join(", ") : "Tap at least 2 seats";
+    deal.disabled = list.length < 2;
+  };
+  const row = (cls) => { const r = el("div", "sheet-row " + cls); box.appendChild(r); return r; };
+  const seatRow = row("seats");
+  for (let i = 1; i <= n; i++) {
+    const b = el("button", "option small", String(i));
+    b.dataset.seat = i;
+    b.dataset.option = "seat-" + i;
+    b.addEventListener("click", () => { if (seats.has(i)) seats.delete(i); else seats.add(i); refresh(); });
+    seatRow.appendChild(b);
+  }
+  const gameRow = row("games");
+  for (const [value, label] of GAMES) {
+    const b = el("button", "option small", label);
+    b.dataset.game = value;
+    b.dataset.option = "game-" + value;
+    b.addEventListener("click", () => { game = value; refresh(); });
+    gameRow.appendChild(b);
+  }
+  for (const value of ruleNames) {
+    const b = el("button", "option small", value.toUpperCase() + " rules");
+    b.dataset.rules = value;
+    b.dataset.option = "rules-" + value;
+    b.addEventListener("click", () => { rules = value; refresh(); });
+    gameRow.appendChild(b);
+  }
+  deal.addEventListener("click", async () => {
+    const list = Array.from(seats).sort((a, b2) => a - b2);
+    if (list.length < 2) return;
+    closeSheet();
+    await sendInput("new-hand", null, { seats: list, game, rules });
+  });
+  row("deal").appendChild(deal);
+  refresh();
+  sheet.hidden = false;
+}
+
 function connect() {
   const conn = document.getElementById("conn");
   const es = new EventSource("/events");
-  es.addEventListener("open", () => { conn.textContent = "live"; });
+  es.addEventListener("open", () => { live = true; conn.textContent = "live"; renderButtons(); if (state) render(); });
   es.addEventListener("state", (ev) => { state = JSON.parse(ev.data); render(); });
-  es.addEventListener("error", () => { conn.textContent = "reconnecting"; });
+  es.addEventListener("error", () => { live = false; conn.textContent = "reconnecting"; renderButtons(); if (state) render(); });
 }
 
 renderButtons();
