@@ -471,8 +471,8 @@ class Dealing(IrregularMixin):
     def _on_input(self, ev: DealerInput) -> None:
         self._rev += 1  # any dealer input may change the public state
         if ev.action is DealerAction.ACK_ALERT:
-            self._ack(ev)
-            self._undo = (ev.action, None)
+            if self._ack(ev):
+                self._undo = (ev.action, None)
             return
         if self.state == ATTENTION:
             self._wrong_time(ev, "the machine is stopped on a fault; acknowledge the alert first")
@@ -500,7 +500,8 @@ class Dealing(IrregularMixin):
             return
         if action is DealerAction.FOLD:
             if sub == "betting" or state == SHOWDOWN:
-                self._seat_action(ev, self.hand.fold)
+                hand = self.hand
+                self._seat_action(ev, lambda i: hand.fold(i, betting=sub == "betting"))
                 if state == SHOWDOWN and ev.seat is not None and any(s.seat == ev.seat for s in self.hand.seats):
                     self.mucked.add(self._index(ev.seat))
                     self.shown.discard(self._index(ev.seat))
@@ -591,7 +592,7 @@ class Dealing(IrregularMixin):
         self.seventh = None
         self._reset_irregular()
         self.alerts = [a for a in self.alerts if a["latched"]]
-        for s in all_in:
+        for s in dict.fromkeys(all_in):
             hand.all_in(self._index(s))
         self._ask_counter_reset(wait=True)
         self.trigger("newhand")
@@ -631,7 +632,10 @@ class Dealing(IrregularMixin):
         self._alert("input-wrong-time", f"'{ev.action.value}'{f' seat {ev.seat}' if ev.seat else ''} "
                     f"refused in state {self.state}: {why}; nothing changed", seat=ev.seat)
 
-    def _ack(self, ev: DealerInput) -> None:
+    def _ack(self, ev: DealerInput) -> bool:
+        """Acknowledge the alert ``args["id"]`` and/or every alert of ``args["code"]`` (both absent:
+        every alert). An id or code that matches no alert is refused with ``input-wrong-time``
+        naming it, and changes nothing (False)."""
         aid = ev.args.get("id")
         code = ev.args.get("code")
         keep = []
@@ -639,6 +643,10 @@ class Dealing(IrregularMixin):
             if (aid is None and code is None) or a["id"] == aid or (code is not None and a["code"] == code):
                 continue
             keep.append(a)
+        if len(keep) == len(self.alerts) and (aid is not None or code is not None):
+            named = f"{aid!r}{f' ({code})' if code is not None else ''}" if aid is not None else repr(code)
+            self._wrong_time(ev, f"no alert {named} to acknowledge")
+            return False
         self.alerts = keep
         if self.shoe_fault is not None and not any(a["code"] == f"shoe-{self.shoe_fault}" for a in keep):
             self.shoe_fault = None  # the dealer has dealt with a fault the shoe never cleared
@@ -649,6 +657,7 @@ class Dealing(IrregularMixin):
             street = layout.street_of(back)
             if back.endswith("_deal") and (self.plan is None or self.plan.street != street):
                 self._begin_street(None)  # the street's plan was never made: make it now
+        return True
 
     # ================================================================== link, faults, timers
 

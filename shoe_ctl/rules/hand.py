@@ -349,19 +349,27 @@ class HandState:
         self.dealt_since_load = 0
         self.scrambles.append(street or self.street or "")
 
-    def fold(self, i: int) -> None:
-        """Player ``i`` folds.
+    def fold(self, i: int, *, betting: bool = False) -> None:
+        """Player ``i`` folds (in a betting round when ``betting``), or mucks at the showdown.
 
-        :raises HandError: when ``i`` is not in the hand.
+        :raises HandError: when ``i`` is not in the hand, or, in a betting round, is all-in (an
+            all-in player takes no more action: there is no action to fold).
         """
-        self._seat_in_hand(i).folded = True
+        s = self._seat_in_hand(i)
+        if betting and s.all_in:
+            raise HandError(f"seat {s.seat} is all-in: an all-in player has no action to fold "
+                            "(a muck is reported at the showdown)")
+        s.folded = True
 
     def all_in(self, i: int) -> None:
         """Player ``i`` is all-in (stays in the hand, takes no more action).
 
-        :raises HandError: when ``i`` is not in the hand.
+        :raises HandError: when ``i`` is not in the hand or is all-in already.
         """
-        self._seat_in_hand(i).all_in = True
+        s = self._seat_in_hand(i)
+        if s.all_in:
+            raise HandError(f"seat {s.seat} is already all-in")
+        s.all_in = True
 
     def kill(self, i: int) -> None:
         """Player ``i``'s hand is killed (RP-10-C, house 16.9, 16.10).
