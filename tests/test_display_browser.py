@@ -384,13 +384,19 @@ def test_layout_at_the_minimum_screen_size(page: Any, sink: DisplaySink) -> None
         sink.handle(Alert("card-not-expected", f"read {seq}: a card left the shoe with no hand running",
                           latched=True))
     sink.handle(Alert("RP-10-H-C", "7th street: short stub (1 card, required 10): procedure C", street="7th"))
-    wait_version(page, 3 + 2 + 8)
+    sink.handle(Alert("sequence-gap", "the shoe lost events 7..8: cards may have left unreported; check the deal "
+                      "and the stub", latched=True))
+    wait_version(page, 3 + 2 + 9)
     expect(page.locator("#ins-text")).to_have_text("SCRAMBLE \u2192 new stub")
     assert text in page.inner_text("#ins-detail") and "card #" not in page.inner_text("#ins-detail")
     after = _boxes(page)
     assert after["header"] == before["header"]  # the table does not jump
     bands = page.locator(".alert")
-    assert bands.count() == 2
+    assert bands.count() == 3
+    first = page.evaluate("""() => { const t = document.querySelector('.seat[data-seat="5"] .first');
+      const b = t.getBoundingClientRect(), s = t.closest('.seat').getBoundingClientRect();
+      return b.height > 0 && b.top >= s.top && b.bottom <= s.bottom; }""")
+    assert first  # the FIRST TO ACT mark is inside its box, not cut off
     stray = page.locator(".alert[data-code='card-not-expected']")
     assert "latched" in (stray.get_attribute("class") or "") and stray.locator(".count").inner_text() == "\u00d77"
     info = page.locator(".alert[data-code='RP-10-H-C']")
@@ -406,7 +412,7 @@ def test_layout_at_the_minimum_screen_size(page: Any, sink: DisplaySink) -> None
     stray.locator("button.ack").tap()
     stray.wait_for(state="detached", timeout=5000)
     state = json.loads(page.evaluate("fetch('/state').then(r => r.text())"))
-    assert [a["code"] for a in state["alerts"]] == ["RP-10-H-C"]
+    assert [a["code"] for a in state["alerts"]] == ["RP-10-H-C", "sequence-gap"]
     # at showdown the gauge is not red, no card number, no forecast
     sink.handle(Instruction(Signal.SHOWDOWN, "Showdown", card_no=54))
     sink.handle(DisplayUpdate({**_eight_seats("7th", "hand_showdown", cards=4), "street": None}))

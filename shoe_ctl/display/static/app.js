@@ -154,6 +154,8 @@ function renderSeats(s) {
     if (seat.seat === target) d.classList.add("target");
     const head = el("div", "head");
     head.appendChild(el("span", "num", seat.seat));
+    const tags = el("div", "tags");  // in the head row: never cut off when the boxes are short
+    head.appendChild(tags);
     head.appendChild(el("span", "status " + seat.status, seat.status));
     d.appendChild(head);
     const cards = el("div", "cards");
@@ -163,14 +165,12 @@ function renderSeats(s) {
     }
     for (const c of seat.up || []) cards.appendChild(cardEl(c));
     d.appendChild(cards);
-    const tags = el("div", "tags");
     if (seat.bring_in && s.street === "3rd") tags.appendChild(el("span", "bring-in", "BRING-IN"));
     if (seat.first_to_act) tags.appendChild(el("span", "first", "FIRST TO ACT"));
     if (seat.open_pair) tags.appendChild(el("span", "pair", "OPEN PAIR"));
     if (seat.absent) tags.appendChild(el("span", "absent", "ABSENT"));
     if (seat.no_bet) tags.appendChild(el("span", "no-bet", "MAY NOT BET"));
     if (seat.absent) d.classList.add("absent");
-    d.appendChild(tags);
     d.addEventListener("click", () => { selected = selected === seat.seat ? null : seat.seat; render(); });
     box.appendChild(d);
   }
