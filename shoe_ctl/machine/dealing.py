@@ -110,12 +110,25 @@ class Read:
     suspect: bool = False
 
     def where(self) -> str:
-        """Public description of the read's place (never names a downcard)."""
+        """The read's place, e.g. ``"seat 1 down on 3rd"``. Private when the read is not face up
+        (:attr:`public`): for the journal and DEBUG logs only, never for an alert text."""
         if self.role in ("down", "up"):
             return f"seat {self.seat} {self.role} on {self.street}"
         if self.role == "stray":
             return "a card not expected"
         return f"{self.role} on {self.street}"
+
+    @property
+    def public(self) -> bool:
+        """The card lies face up for everyone to see (an upcard or the community card)."""
+        return self.role in ("up", "community")
+
+    def public_where(self) -> str:
+        """Public description of a face-up read's place: ``"seat 2's upcard on 3rd"``,
+        ``"the community card"``."""
+        if self.role == "community":
+            return "the community card"
+        return f"seat {self.seat}'s upcard on {self.street}"
 
 
 def _seat_number(value: Any, what: str) -> int:
@@ -447,24 +460,42 @@ class Dealing(IrregularMixin):
         self.step_i += 1
 
     def _check_identity(self, read: Read) -> None:
+        """A card already read this hand (``duplicate-card``) or, after a scramble, not among the
+        new stub's identities (``card-not-in-stub``): both reads are marked suspect (in
+        :attr:`reads`, not on the display) and a latched alert stops the dealer.
+
+        Hole-card embargo: the alert is public, so it names the earlier read's place only when
+        both reads lie face up; otherwise it says only that the card was already read, since
+        naming a downcard's or burn's place (or that it was face down) beside a card that lies
+        face up, or beside the seat just dealt, would reveal a hidden card. The place goes to a
+        DEBUG log line (and the journal holds every read: ``shoe-ctl export``)."""
         card = read.card
         if card is None or self.hand is None:
             return
         new_stub = self.hand.new_stub
         earlier = self._where.get(card)
-        if new_stub is not None and card not in new_stub:
-            read.suspect = True
-            where = f" (already read as {earlier.where()}, read {earlier.seq})" if earlier else ""
-            if earlier is not None:
-                earlier.suspect = True
-            self._alert("card-not-in-stub", f"read {read.seq}: a card that is not in the scrambled stub"
-                        f"{where}; both reads are suspect; stop and check", latched=True, seat=read.seat)
-        elif earlier is not None:
-            read.suspect = True
+        if earlier is None and (new_stub is None or card in new_stub):
+            return
+        read.suspect = True
+        if earlier is not None:
             earlier.suspect = True
-            self._alert("duplicate-card", f"read {read.seq}: a card already read this hand as {earlier.where()} "
-                        f"(read {earlier.seq}); both reads are suspect; stop and check", latched=True,
-                        seat=read.seat)
+            log.debug("read %d (%s) has the identity of read %d (%s)", read.seq, read.where(), earlier.seq,
+                      earlier.where())
+        here = "the card just dealt" if read.role in ("down", "up", "community") else "this card"
+        if read.role in ("down", "up") and read.seat is not None:
+            here += f" to seat {read.seat}"
+        match = ""
+        if earlier is not None and read.public and earlier.public:
+            match = f"; it matches {earlier.public_where()} (read {earlier.seq})"
+        if new_stub is not None and card not in new_stub:
+            # Not whether it was read before: a card out of the stub that was read already can
+            # only be a dealt card, so saying so beside a face-up card would point at a hole card.
+            what = f"; it was already read in this hand{match}; both reads are suspect" if match else ""
+            self._alert("card-not-in-stub", f"read {read.seq}: card not in the scrambled stub: {here} is not "
+                        f"one of the new stub's cards{what} — stop, call the floor", latched=True, seat=read.seat)
+        else:
+            self._alert("duplicate-card", f"read {read.seq}: duplicate card: {here} was already read in this "
+                        f"hand{match}; both reads are suspect — stop, call the floor", latched=True, seat=read.seat)
 
     # ================================================================== dealer inputs
 
