@@ -13,6 +13,7 @@ Each error is also the matching builtin, so callers may catch the narrow type or
 - :class:`NotConnectedError` (``ConnectionError``) — a command for the shoe while it is away.
 - :class:`ShoeTimeoutError` (``TimeoutError``) — a wait for the shoe ran out.
 - :class:`FaultSpecError` (``ValueError``) — a fault-injection spec that cannot be parsed.
+- :class:`ShoeUrlError` (``ValueError``) — a shoe URL whose scheme pyserial does not know.
 
 Transport errors (``serial.SerialException``, ``OSError``) are translated at the driver's edge
 with ``raise ... from``; they never escape the link's reader thread.
@@ -66,3 +67,8 @@ class ShoeTimeoutError(ShoeError, TimeoutError):
 
 class FaultSpecError(ShoeError, ValueError):
     """A fault-injection spec (e.g. ``corrupt=0.01,unplug-every=1000``) that cannot be parsed."""
+
+
+class ShoeUrlError(ShoeError, ValueError):
+    """A shoe URL no pyserial handler opens (an unknown ``scheme://``): a configuration error,
+    refused when the link is made rather than retried."""

@@ -17,7 +17,9 @@ See ``docs/protocol.md`` for the protocol and the link's state chart.
 
 from __future__ import annotations
 
+import importlib
 import logging
+import pkgutil
 import queue
 import threading
 import time
@@ -28,13 +30,50 @@ from typing import Any
 import serial
 
 from drivers import protocol as p
-from drivers.exc import LinkClosedError, NotConnectedError, ShoeTimeoutError, VersionError
+from drivers.exc import LinkClosedError, NotConnectedError, ShoeTimeoutError, ShoeUrlError, VersionError
 from shoe_ctl.events import CounterReset, LinkChanged, LinkStatus, SequenceGap, ShoeInfo
 
 log = logging.getLogger(__name__)
 
 PORT_ERRORS = (serial.SerialException, OSError)
 """What a lost port raises: pyserial's own error, or the bare ``OSError`` (EIO) of an unplug."""
+
+
+def url_schemes() -> list[str]:
+    """The ``scheme://`` prefixes pyserial's URL handlers open (``serial.protocol_handler_packages``:
+    ``socket``, ``rfc2217``, ``loop``, ``spy``, ...), sorted."""
+    found: set[str] = set()
+    for package_name in serial.protocol_handler_packages:
+        try:
+            package = importlib.import_module(package_name)
+        except ImportError:
+            continue
+        for mod in pkgutil.iter_modules(getattr(package, "__path__", [])):
+            if mod.name.startswith("protocol_"):
+                found.add(mod.name.removeprefix("protocol_"))
+    return sorted(found)
+
+
+def check_url(url: str) -> None:
+    """Refuse a shoe URL whose ``scheme://`` no pyserial handler opens (the way
+    ``serial.serial_for_url`` looks handlers up); a device path (no ``://``) always passes.
+
+    :raises ShoeUrlError: naming the URL and the supported forms.
+    """
+    if "://" not in url:
+        return
+    scheme = url.lower().split("://", 1)[0]
+    for package_name in serial.protocol_handler_packages:
+        try:
+            importlib.import_module(package_name)
+            importlib.import_module(f".protocol_{scheme}", package_name)
+        except (ImportError, ValueError, TypeError):
+            continue
+        return
+    forms = ", ".join(f"{s}://..." for s in url_schemes())
+    raise ShoeUrlError(f"shoe URL {url!r}: pyserial knows no {scheme!r} scheme; use a device path "
+                       f"(/dev/serial/by-id/..., /dev/ttyUSB0, COM3) or a URL: {forms} "
+                       "(e.g. socket://HOST:PORT)")
 
 
 @dataclass
@@ -79,7 +118,10 @@ class ShoeLink:
     :param url: anything ``serial.serial_for_url`` opens: ``/dev/serial/by-id/...``,
         ``socket://host:port``, ``spy://...``, ``loop://``. Opened with ``exclusive=True``
         (an advisory ``flock`` on POSIX ports; URL handlers without locking ignore it, and a
-        handler that rejects the keyword is opened without it).
+        handler that rejects the keyword is opened without it). A scheme pyserial does not
+        know raises :class:`~drivers.exc.ShoeUrlError` here (:func:`check_url`); a port that
+        fails to open is retried, one log line per attempt (WARNING when the error is new,
+        DEBUG while it repeats; a traceback only at DEBUG).
     :param events: the consumer's queue; receives ``CardRead``, ``ShoeFault``, ``ShoeButton``,
         ``LinkChanged`` and ``SequenceGap`` values, in order, each once.
     :param baudrate: line speed in baud (ignored by socket URLs).
@@ -106,6 +148,7 @@ class ShoeLink:
                  window: int = 1024) -> None:
         if resume_seq is not None and resume_seq < 0:
             raise ValueError(f"resume_seq must be >= 0, not {resume_seq}")
+        check_url(url)
         self.url = url
         self.baudrate = baudrate
         self.resume_seq = resume_seq
@@ -377,21 +420,25 @@ class ShoeLink:
     def _run(self) -> None:
         delay = self._backoff[0]
         sessions = 0
+        last_error = ""
         while not self._stop.is_set():
             try:
                 ser = self._open()
             except PORT_ERRORS as exc:
                 self._stats.port_errors += 1
+                last_error = self._open_failed(f"cannot open {self.url}: {exc}", last_error)
                 self._set_status(LinkStatus.DISCONNECTED, f"cannot open {self.url}: {exc}")
                 self._stop.wait(delay)
                 delay = min(delay * 2, self._backoff[1])
                 continue
-            except Exception as exc:  # a bad URL or a handler bug: report, retry slowly
-                log.exception("opening %s failed", self.url)
+            except Exception as exc:  # a handler bug: report, retry slowly
                 self._stats.port_errors += 1
+                last_error = self._open_failed(f"cannot open {self.url}: {exc!r}", last_error)
+                log.debug("opening %s failed", self.url, exc_info=True)
                 self._set_status(LinkStatus.DISCONNECTED, f"cannot open {self.url}: {exc!r}")
                 self._stop.wait(self._backoff[1])
                 continue
+            last_error = ""
             with self._lock:
                 self._ser = ser
                 if self._stop.is_set():
@@ -425,6 +472,13 @@ class ShoeLink:
             self._set_status(LinkStatus.DISCONNECTED, reason)
             self._stop.wait(delay)
             delay = min(delay * 2, self._backoff[1])
+
+    @staticmethod
+    def _open_failed(text: str, last: str) -> str:
+        """One log line for a failed open: WARNING when the error differs from the last
+        attempt's, DEBUG while it repeats (the retry runs every 2 s while a shoe is away)."""
+        (log.debug if text == last else log.warning)("%s (retrying)", text)
+        return text
 
     def _session(self, ser: Any) -> bool:
         """One open port until it fails or the link stops; True when a hello arrived."""

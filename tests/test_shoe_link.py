@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import errno
+import logging
 import queue
 import time
 from typing import Any
@@ -12,6 +13,7 @@ import pytest
 import serial
 
 from drivers import protocol as p
+from drivers.exc import ShoeUrlError
 from drivers.shoe import ShoeLink
 from shoe_ctl.events import CardRead, LinkChanged, LinkStatus
 from shoe_ctl.rules.cards import Card
@@ -70,7 +72,7 @@ def test_port_errors_become_events_and_the_link_reconnects(monkeypatch: pytest.M
     FakePort.opened = 0
     monkeypatch.setattr(serial, "serial_for_url", lambda url, **kw: FakePort(fail))
     q: queue.Queue[Any] = queue.Queue()
-    link = ShoeLink("fake://", q, backoff=(0.01, 0.05))
+    link = ShoeLink("loop://", q, backoff=(0.01, 0.05))
     with link:
         assert take(q, LinkChanged).status == LinkStatus.CONNECTED
         assert take(q, CardRead).card == Card.parse("Qs")
@@ -207,3 +209,46 @@ def test_a_shoe_sending_a_malformed_event_is_reported_as_a_firmware_defect() -> 
             ev = take(events, LinkChanged)
         assert "firmware defect" in ev.detail and "dispense counter" in ev.detail
         assert not any(isinstance(e, CardRead) for e in list(events.queue))
+
+
+@pytest.mark.parametrize("url", ["bogus://shoe", "BOGUS://x", "://nothing", "socket.io://host:1"])
+def test_a_url_whose_scheme_pyserial_does_not_know_fails_at_once(url: str) -> None:
+    """A configuration error, not a port to retry: refused when the link is made, naming the URL
+    and the supported forms; no thread, no event."""
+    q: queue.Queue[Any] = queue.Queue()
+    with pytest.raises(ShoeUrlError) as err:
+        ShoeLink(url, q)
+    text = str(err.value)
+    assert repr(url) in text and "/dev/serial/by-id/" in text
+    for form in ("socket://", "rfc2217://", "loop://", "spy://"):
+        assert form in text
+    assert isinstance(err.value, ValueError) and q.empty()
+
+
+def test_known_schemes_and_device_paths_are_accepted() -> None:
+    q: queue.Queue[Any] = queue.Queue()
+    for url in ("/dev/serial/by-id/usb-shoe", "COM3", "socket://127.0.0.1:9", "SOCKET://h:1", "loop://",
+                "rfc2217://h:2", "spy:///dev/ttyUSB0"):
+        ShoeLink(url, q).close()
+
+
+@pytest.mark.parametrize("fail", [serial.SerialException("could not open port"), RuntimeError("handler bug")])
+def test_each_failed_open_is_one_log_line_without_a_traceback(monkeypatch: pytest.MonkeyPatch,
+                                                              caplog: pytest.LogCaptureFixture,
+                                                              fail: BaseException) -> None:
+    def refuse(url: str, **kw: Any) -> Any:
+        raise fail
+
+    monkeypatch.setattr(serial, "serial_for_url", refuse)
+    caplog.set_level(logging.DEBUG, logger="drivers.shoe")
+    q: queue.Queue[Any] = queue.Queue()
+    with ShoeLink("loop://", q, backoff=(0.01, 0.02)) as link:
+        time.sleep(0.3)
+        attempts = link.stats.port_errors
+    assert attempts >= 3
+    shown = [r for r in caplog.records if r.levelno >= logging.INFO]
+    assert all(r.exc_info is None and "Traceback" not in r.getMessage() for r in shown)
+    assert all(str(fail) in r.getMessage() for r in shown)
+    attempt_lines = [r for r in caplog.records if "open loop://" in r.getMessage()]
+    assert attempts - 1 <= len(attempt_lines) <= attempts + 1  # one line per attempt, no more
+    assert sum(r.levelno >= logging.WARNING for r in attempt_lines) == 1  # the first; repeats at DEBUG
