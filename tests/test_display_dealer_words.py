@@ -160,3 +160,18 @@ def test_display_numbers_the_card_within_the_current_stub() -> None:
                                "instruction": {"signal": "scramble", "text": "Scramble", "seat": None,
                                                "face": None}}))
     assert "stub_no" not in model.snapshot()["instruction"]
+
+
+def test_a_card_in_a_betting_round_is_named_in_dealer_words() -> None:
+    m = Dealing(PROFILES)
+    m.start()
+    m.handle(DealerInput(DealerAction.NEW_HAND, args={"seats": [1, 2]}))
+    deck = [Card(i) for i in range(52)]
+    seq = 0
+    while m.instruction().signal is Signal.DEAL:
+        seq += 1
+        m.handle(CardRead(seq, deck.pop(), "rfid", seq))
+    assert m.instruction().signal is Signal.BETTING
+    cmds = m.handle(CardRead(seq + 1, deck.pop(), "rfid", seq + 1))
+    text = next(c.message for c in cmds if isinstance(c, Alert) and c.code == "card-not-expected")
+    assert "while the betting on 3rd street was open" in text and "state" not in text and "_" not in text

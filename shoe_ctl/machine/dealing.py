@@ -856,7 +856,14 @@ class Dealing(IrregularMixin):
         (log.warning if latched else log.info)("alert %s: %s", code, message)
 
     def _doing(self) -> str:
-        return f"state {self.state}"
+        """What the table is doing, in the dealer's words (for alert texts)."""
+        street = f" on {self.street} street" if self.street else ""
+        words = {"betting": f"the betting{street} was open", "scramble": f"a scramble{street} was asked for",
+                 "cut": f"a cut{street} was asked for", "reload": f"the new stub{street} was to be loaded",
+                 "reshuffle": f"the premature cards{street} were to go back into the stub",
+                 "showdown": "the showdown was on", "uncontested": "the hand was already won",
+                 "idle": "no hand was running", "deal": f"dealing{street}"}
+        return words.get(layout.sub_of(self.state), self.state.replace("_", " "))
 
     def _snapshot_key(self) -> tuple[Any, ...]:
         return (self.state, self.step_i, len(self.reads), len(self.alerts), self._alert_id,
