@@ -206,13 +206,15 @@ def random_hands(seed: int, *, seats: Sequence[int] = (1, 2, 3, 4, 5, 6, 7, 8), 
                  rules: str | None = None, fold_rate: float = 0.12, all_in_rate: float = 0.01,
                  count: int | None = None) -> Iterator[HandScript]:
     """Seeded random hands: every street each player still in folds with ``fold_rate`` or goes
-    all-in with ``all_in_rate``; at showdown about a third of the losers muck. ``count`` hands,
+    all-in with ``all_in_rate`` (an all-in player takes no more action); at showdown about a
+    third of the losers muck. ``count`` hands,
     or without end."""
     rng = random.Random(seed)
     k = 0
     while count is None or k < count:
         k += 1
         live = list(seats)
+        all_in: set[int] = set()
         actions: dict[str, list[tuple[str, int]]] = {}
         for street in ("3rd", "4th", "5th", "6th", "7th"):
             acts: list[tuple[str, int]] = []
@@ -220,10 +222,13 @@ def random_hands(seed: int, *, seats: Sequence[int] = (1, 2, 3, 4, 5, 6, 7, 8), 
                 if len(live) <= 1:
                     break
                 r = rng.random()
+                if s in all_in:
+                    continue  # an all-in player takes no more action: no fold, no second all-in
                 if r < fold_rate:
                     live.remove(s)
                     acts.append(("fold", s))
                 elif r < fold_rate + all_in_rate:
+                    all_in.add(s)
                     acts.append(("all-in", s))
             actions[street] = acts
         muck = [s for s in live[1:] if rng.random() < 0.33]

@@ -557,7 +557,8 @@ class Dealing(IrregularMixin):
                 self._wrong_time(ev, "a hand is shown at showdown, naming the seat")
         elif action is DealerAction.ALL_IN:
             if sub == "betting":
-                self._seat_action(ev, self.hand.all_in)
+                hand = self.hand
+                self._seat_action(ev, lambda i: hand.all_in(i, betting=True))
             else:
                 self._wrong_time(ev, "an all-in is reported during a betting round")
         elif action is DealerAction.BETTING_COMPLETE:

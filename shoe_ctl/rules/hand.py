@@ -361,13 +361,15 @@ class HandState:
                             "(a muck is reported at the showdown)")
         s.folded = True
 
-    def all_in(self, i: int) -> None:
-        """Player ``i`` is all-in (stays in the hand, takes no more action).
+    def all_in(self, i: int, *, betting: bool = False) -> None:
+        """Player ``i`` is all-in (stays in the hand, takes no more action); reported in a
+        betting round when ``betting``.
 
-        :raises HandError: when ``i`` is not in the hand or is all-in already.
+        :raises HandError: when ``i`` is not in the hand, or, in a betting round, is all-in
+            already (an all-in player takes no more action).
         """
         s = self._seat_in_hand(i)
-        if s.all_in:
+        if betting and s.all_in:
             raise HandError(f"seat {s.seat} is already all-in")
         s.all_in = True
 
