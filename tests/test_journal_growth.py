@@ -9,38 +9,9 @@ import sqlite3
 import time
 from pathlib import Path
 
-from shoe_ctl import events
-from shoe_ctl.rules.cards import Card
+from test_journal import Clock, card, fill, snapshot
+
 from shoe_ctl.service.journal import KEEP_ASIDE, Journal, scan_wal
-
-
-class Clock:
-    def __init__(self, t: float = 1_790_000_000.0) -> None:
-        self.t = t
-
-    def __call__(self) -> float:
-        self.t += 0.001
-        return self.t
-
-
-def card(seq: int) -> events.CardRead:
-    return events.CardRead(seq=seq, card=Card(seq % 52), reader="rfid", dispense=seq)
-
-
-def fill(j: Journal, hands: int, cards: int, first_seq: int = 1) -> int:
-    seq = first_seq
-    for _ in range(hands):
-        j.begin_hand({"game": "stud", "seats": [1, 2, 3]})
-        for _ in range(cards):
-            j.append(card(seq))
-            seq += 1
-        j.append(events.DealerInput(events.DealerAction.HAND_COMPLETE))
-        j.end_hand()
-    return seq
-
-
-def snapshot(j: Journal) -> list[tuple[int, str, str]]:
-    return [(r.seq, r.kind, r.body) for r in j.records()]
 
 
 def killed_mid_append(live: Path, dst: Path) -> None:

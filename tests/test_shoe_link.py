@@ -229,7 +229,9 @@ def test_known_schemes_and_device_paths_are_accepted() -> None:
     q: queue.Queue[Any] = queue.Queue()
     for url in ("/dev/serial/by-id/usb-shoe", "COM3", "socket://127.0.0.1:9", "SOCKET://h:1", "loop://",
                 "rfc2217://h:2", "spy:///dev/ttyUSB0"):
-        ShoeLink(url, q).close()
+        link = ShoeLink(url, q)
+        link.close()
+        assert link.url == url and q.empty()
 
 
 @pytest.mark.parametrize("fail", [serial.SerialException("could not open port"), RuntimeError("handler bug")])
