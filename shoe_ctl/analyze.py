@@ -23,21 +23,12 @@ from shoe_ctl.rules.cards import Card, card_text
 from shoe_ctl.rules.games import Game, board_key, bring_in, first_to_act, first_to_act_third, open_pair
 from shoe_ctl.rules.hand import HandError, HandState
 from shoe_ctl.rules.profiles import RuleProfile
-from shoe_ctl.rules.stub import Procedure, plan_street, seventh_check
+from shoe_ctl.rules.stub import PROCEDURE_CLAUSE, plan_street, seventh_check
 
 BETTING = frozenset({"pb", "cbr", "cc", "f"})
 
-_CLAUSE: dict[Procedure, str] = {
-    Procedure.NORMAL: "normal",
-    Procedure.A: "RP-10-H-A",
-    Procedure.B: "RP-10-H-B",
-    Procedure.C: "RP-10-H-C",
-    Procedure.H18: "house-16.18",
-    Procedure.H19: "house-16.19",
-    Procedure.H20: "house-16.20",
-}
 
-CLAUSES = {str(k): v for k, v in _CLAUSE.items()}
+CLAUSES = {str(k): v for k, v in PROCEDURE_CLAUSE.items()}
 """The clause of each 7th-street procedure by its text (``"C"`` -> ``"RP-10-H-C"``)."""
 
 
@@ -357,11 +348,11 @@ class _LiveDeal:
             "stub": stub,
             "required": required,
             "procedure": str(procedure),
-            "clause": _CLAUSE[procedure],
+            "clause": PROCEDURE_CLAUSE[procedure],
         }
         recorded_community = self.hand.community_street == "7th"
         if procedure.community != recorded_community:
-            clause = _CLAUSE[procedure]
+            clause = PROCEDURE_CLAUSE[procedure]
             if clause == "normal" or not procedure.community:
                 clause = "house-16.20" if self.profile.house else "RP-10-H"
             report.alerts.append(

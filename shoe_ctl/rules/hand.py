@@ -412,16 +412,24 @@ class HandState:
         self._take_back(i, face, burn_street)
         self.returned += 1
 
+    def take_burn(self, street: str) -> Card | None:
+        """Take the last burn of ``street`` off the burn pile (and out of ``burns``).
+
+        :returns: the card (``None`` when it was unreadable).
+        :raises HandError: when no burn of that street is on the pile.
+        """
+        for k in range(len(self.burn_pile) - 1, -1, -1):
+            if self.burn_pile[k][0] == street:
+                card = self.burn_pile.pop(k)[1]
+                self.burns[street].pop()
+                return card
+        raise HandError(f"no burn of {street} on the burn pile")
+
     def _take_back(self, i: int | None, face: str | None, burn_street: str | None) -> Card | None:
         if i is None:
             if burn_street is None:
                 raise HandError("name a player or a burn street")
-            for k in range(len(self.burn_pile) - 1, -1, -1):
-                if self.burn_pile[k][0] == burn_street:
-                    card = self.burn_pile.pop(k)[1]
-                    self.burns[burn_street].pop()
-                    return card
-            raise HandError(f"no burn of {burn_street} on the burn pile")
+            return self.take_burn(burn_street)
         pile = self.seats[i].up if face == "up" else self.seats[i].down
         if not pile:
             raise HandError(f"player {i} has no {face} card to take back")

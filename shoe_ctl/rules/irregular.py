@@ -232,12 +232,7 @@ def _take(hand: HandState, i: int | None, face: str | None) -> Card | None:
 def _take_burn(hand: HandState, street: str | None) -> Card | None:
     if street is None:
         raise HandError("this effect needs a street")
-    for k in range(len(hand.burn_pile) - 1, -1, -1):
-        if hand.burn_pile[k][0] == street:
-            card = hand.burn_pile.pop(k)[1]
-            hand.burns[street].pop()
-            return card
-    raise HandError(f"no burn of {street} on the burn pile")
+    return hand.take_burn(street)
 
 
 def _seat(hand: HandState, i: int) -> int:

@@ -157,7 +157,8 @@ class StreetPlan:
         return any(s.kind == "community" for s in self.steps)
 
 
-_CLAUSE = {
+#: The clause each short-stub procedure implements, as alert codes name it (RP-10-H, house 16.18-16.20).
+PROCEDURE_CLAUSE: dict[Procedure, str] = {
     Procedure.NORMAL: "normal",
     Procedure.A: "RP-10-H-A",
     Procedure.B: "RP-10-H-B",
@@ -219,7 +220,7 @@ def plan_street(profile: RuleProfile, hand: HandState, street: str) -> StreetPla
         ftr = None
         if proc.community:
             ftr = "house-16.20" if profile.house else "RP-10-H-D"
-        return StreetPlan(street, proc, tuple(steps), stub, required, live, new_stub, unknown, ftr, _CLAUSE[proc])
+        return StreetPlan(street, proc, tuple(steps), stub, required, live, new_stub, unknown, ftr, PROCEDURE_CLAUSE[proc])
 
     if street == "3rd":
         steps: list[Step] = []
