@@ -1004,7 +1004,7 @@ class Dealing(IrregularMixin):
     # ================================================================== public views
 
     def public_state(self, ins: Instruction | None = None) -> dict[str, Any]:
-        """The public table state (CONTRACTS.md): JSON-safe; downcards only at showdown, for the
+        """The public table state (schema in docs/display.md): JSON-safe; downcards only at showdown, for the
         hands the dealer reported shown (``show``); a folded or mucked hand's never. Seat entries
         are shared between successive states while the seat is unchanged: treat them as read-only.
 
