@@ -510,3 +510,21 @@ def test_public_state_marks_absent_seats_no_bet_seats_and_alert_moves() -> None:
     assert listed["moves"] == list(alert.moves) == ["burn 7th -> set-aside"]
     assert [s["no_bet"] for s in state["seats"]] == [True, False, False, False]
     assert all(isinstance(a["moves"], list) for a in state["alerts"])
+
+
+def test_forecast_is_null_once_seventh_is_dealt() -> None:
+    """RP-10-H-A with 7 seats: 7th is forecast short until its cards are out; during 7th-street
+    betting (no fold yet) nothing is left to deal, so the public state's forecast is null."""
+    t = Table(seats=(1, 2, 3, 4, 5, 6, 7))
+    _to_seventh(t, [])
+    assert t.m.state == "hand_seventh_scramble"
+    assert t.m.public_state()["stub"]["forecast"] == "7th"
+    t.send(DealerInput(DealerAction.SCRAMBLE_DONE))
+    t.send(DealerInput(DealerAction.CUT_DONE))
+    hand = t.m.hand
+    assert hand is not None and hand.new_stub is not None
+    t.deck = sorted(hand.new_stub, reverse=True)
+    t.dispense = 0
+    t.deal_street()
+    assert t.m.state == "hand_seventh_betting"
+    assert t.m.public_state()["stub"]["forecast"] is None

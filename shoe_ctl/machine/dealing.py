@@ -768,6 +768,8 @@ class Dealing(IrregularMixin):
     def _begin_betting(self, _event: Any) -> None:
         """``after`` callback of ``deal -> betting``: who brings in / acts first (rules core)."""
         hand = self.hand
+        # The street's cards are out: the forecast looks from the next street on (after 7th: none).
+        self._forecast_dirty = True
         street = self.street
         assert hand is not None and street is not None and self.plan is not None
         can = hand.can_act()
@@ -958,7 +960,8 @@ class Dealing(IrregularMixin):
     @property
     def forecast(self) -> str | None:
         """The first street that will be short if every player now in the hand stays in
-        (``forecast_short``), recomputed only after a street start or a fold."""
+        (``forecast_short``), recomputed only after a street start, a street's deal or a fold;
+        ``None`` once 7th street is dealt."""
         if self._forecast_dirty and self.hand is not None:
             self._forecast = forecast_short(self.profile, self.hand)
             self._forecast_dirty = False
