@@ -28,7 +28,9 @@ the shoe's handshake is done, ``WATCHDOG=1`` every half ``WatchdogSec`` from the
 thread (a wedged controller stops pinging and is restarted), and ``STOPPING=1`` when it stops.
 
 Exit status: 0 after a clean stop, 1 when the simulated dealer stalled (``--exit-when-done``),
-2 for a bad option or configuration.
+2 for a bad option or configuration (or no readable ``--hands`` file), 3 after an otherwise clean
+stop when some ``--hands`` files were unreadable (each named on stderr with its reason when the
+service starts; the readable ones are dealt).
 """
 
 from __future__ import annotations
@@ -153,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
             from shoe_ctl.display.server import parse_display
 
             display = parse_display(args.display)
-        scripts = _scripts(args, seats, game.value, rules) if shoe_url == "sim" else None
+        scripts, unreadable = _scripts(args, seats, game.value, rules) if shoe_url == "sim" else (None, 0)
         journal_file = journal_path(args.journal, cfg.journal.path)
     except (ProfileError, ValueError, OSError) as exc:
         print(f"shoe-ctl run: {exc}", file=sys.stderr)
@@ -281,6 +283,10 @@ def run(args: argparse.Namespace) -> int:
                 part.close()
             except Exception:  # noqa: BLE001 - shut everything down whatever one part does
                 log.exception("closing %r", part)
+    if status == 0 and unreadable:
+        print(f"shoe-ctl run: {unreadable} --hands file{'' if unreadable == 1 else 's'} could not be read "
+              "(named above)", file=sys.stderr)
+        status = 3
     return status
 
 
@@ -321,11 +327,16 @@ def _start_notifications(notifier: Any, link: Any, controller: Any, stop: thread
                          daemon=True).start()
 
 
-def _scripts(args: argparse.Namespace, seats: list[int], game: str, rules: str) -> Any:
+def _scripts(args: argparse.Namespace, seats: list[int], game: str, rules: str) -> tuple[Any, int]:
+    """The simulated dealer's scripts and how many ``--hands`` files were unreadable (each named on
+    stderr with its reason; the readable ones are dealt).
+
+    :raises ValueError: no .phh file found, or none of them readable.
+    """
     from hil.dealer import random_hands
 
     if args.hands is None:
-        return random_hands(args.seed, seats=seats, game=game, rules=rules, count=args.count)
+        return random_hands(args.seed, seats=seats, game=game, rules=rules, count=args.count), 0
     from shoe_ctl.analyze import iter_phh_files
     from shoe_ctl.phh import TABLE_SEATS, read_phh
     from shoe_ctl.replay import script_from_record
@@ -334,10 +345,21 @@ def _scripts(args: argparse.Namespace, seats: list[int], game: str, rules: str) 
     if not files:
         raise ValueError(f"--hands {args.hands}: no .phh file found")
     scripts = []
+    unreadable = 0
     for k, f in enumerate(files):
-        rec = read_phh(f)
+        try:
+            rec = read_phh(f)
+            script = script_from_record(rec, seed=args.seed + k, rules=rules, path=f, table_seats=True)
+        except (ValueError, OSError) as exc:  # PhhError, DeckError, unreadable file: named, the rest dealt
+            unreadable += 1
+            reason = str(exc).removeprefix(f"{f}: ")
+            print(f"shoe-ctl run: unreadable hand file {f}: {reason}", file=sys.stderr)
+            continue
         if rec.seats is not None and rec.table_seats(TABLE_SEATS) is None:
             print(f"shoe-ctl run: {f}: recorded seats {list(rec.seats)} do not fit this table's seats "
                   f"1..{TABLE_SEATS}: dealt at seats 1..{rec.n} in player order", file=sys.stderr)
-        scripts.append(script_from_record(rec, seed=args.seed + k, rules=rules, path=f, table_seats=True))
-    return scripts
+        scripts.append(script)
+    if not scripts:
+        raise ValueError(f"--hands {args.hands}: no readable hand ({unreadable} unreadable file"
+                         f"{'' if unreadable == 1 else 's'})")
+    return scripts, unreadable

@@ -202,3 +202,23 @@ def test_run_journals_every_event_and_marks_the_hands(tmp_path: Path) -> None:
     assert len(finished) == 17
     assert reads and all(isinstance(r, Read) for r in reads)
     assert len({r.seq for r in reads}) == len(reads)  # each card once
+
+
+def test_run_hands_names_every_unreadable_file_and_deals_the_rest(tmp_path: Path) -> None:
+    """``run --hands FOLDER``: each unreadable file is named on stderr with its reason, the
+    readable hand is still dealt, and the exit status says something was skipped."""
+    folder = tmp_path / "hands"
+    folder.mkdir()
+    (folder / "a_good.phh").write_bytes((ROOT / "examples" / "razz-suit-tie.phh").read_bytes())
+    (folder / "b_broken.phh").write_text('variant = "F7S"\nplayers = [\n', encoding="utf-8")
+    (folder / "c_binary.phh").write_bytes(b"\xff\xfe\x00garbage\x81")
+    out = subprocess.run(
+        [sys.executable, "-m", "shoe_ctl.cli", "run", "--hands", str(folder), "--pace", "0", "--exit-when-done",
+         "--display", "off", "--journal", "off"], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert out.returncode == 3, out.stderr
+    bad = [ln for ln in out.stderr.splitlines() if "unreadable hand file" in ln]
+    assert len(bad) == 2, out.stderr
+    assert "b_broken.phh: not valid TOML" in bad[0] and "c_binary.phh: " in bad[1]
+    assert bad[1].split("c_binary.phh: ", 1)[1].strip()  # a reason follows
+    signals = [ln.split()[0] for ln in out.stdout.splitlines()]
+    assert "signal=deal" in signals and signals[-1] == "signal=idle"
