@@ -10,7 +10,11 @@ bets or raises to a street total of X), ``pN cc`` (checks or calls), ``pN f`` (f
 table seat of each player, where known, is PHH's ``seats`` or the user field ``_seats``.
 
 :func:`read_phh` turns one file into a :class:`RecordedHand`; any problem raises
-:class:`PhhError` naming the file, the line and the field or action.
+:class:`PhhError` naming the file, the line and the field or action. A malformed deal is such a
+problem, named with the player and the street: a card of a street dealt before the previous
+street is dealt to every player still in (a 4th card on 3rd street), or a player still in (not
+folded) without the card of a street when its betting starts or when the record ends; a
+community card (``d db``) is every player's card of its street.
 """
 
 from __future__ import annotations
@@ -37,6 +41,8 @@ CARD_STREET = ("3rd", "3rd", "3rd", "4th", "5th", "6th", "7th")
 CARD_UP = (False, False, True, True, True, True, False)
 
 PLAYER_ACTIONS = frozenset({"pb", "cbr", "cc", "f", "sm"})
+BETTING_ACTIONS = frozenset({"pb", "cbr", "cc", "f"})
+_ORDINAL = ("0th", "1st", "2nd", "3rd", "4th", "5th", "6th", "7th")
 
 _PLAYER = re.compile(r"p([1-9][0-9]*)$")
 
@@ -300,9 +306,17 @@ class _Parser:
                     action = Action(index, street, "db", None, None, action.cards)
                     community, community_street = action.cards[0], street
                 else:
+                    self._check_deal_order(index, entry, action, cards, folded, community_street)
                     street = action.street
             else:
                 action = self._player_action(index, entry, words, n, street)
+                if action.kind in BETTING_ACTIONS:
+                    short = _short_player(street, cards, folded, community_street)
+                    if short is not None:
+                        q, k, need = short
+                        raise self.action_error(index, entry, f"p{q + 1}, still in, has no card of {street} street "
+                                                f"when {street} street betting starts (holds {k} of {need}): "
+                                                "malformed deal")
             if action.player is not None and action.player in folded and action.kind != "sm":
                 raise self.action_error(index, entry, f"p{action.player + 1} folded at actions[{folded[action.player]}]")
             if action.kind == "f" and action.player is not None:
@@ -315,6 +329,11 @@ class _Parser:
                         raise self.action_error(index, entry, f"{card} was already dealt (actions[{seen[card]}])")
                     seen[card] = index
             out.append(action)
+        short = _short_player(street, cards, folded, community_street)
+        if short is not None:
+            q, k, need = short
+            raise self.field_error("actions", f"p{q + 1}, still in, has no card of {street} street at the end of "
+                                   f"the record (holds {k} of {need}): malformed deal")
         return RecordedHand(
             path=self.source,
             variant=variant,
@@ -348,6 +367,23 @@ class _Parser:
         if len(set(value)) != n:
             raise self.field_error(field, f"{value!r} names a seat twice")
         return tuple(value)
+
+    def _check_deal_order(self, index: int, entry: str, action: Action, cards: list[list[Card | None]],
+                          folded: Mapping[int, int], community_street: str | None) -> None:
+        """A deal line giving a card of a street before the previous street is dealt to every
+        player still in (for instance a 4th card while 3rd street is being dealt) raises."""
+        s = STREETS.index(action.street)
+        if s == 0 or action.player is None:
+            return
+        prev = STREETS[s - 1]
+        full: list[Card | None] = [None] * 7  # the player dealt to is not the one waited for
+        others = [c if q != action.player else full for q, c in enumerate(cards)]
+        short = _short_player(prev, others, folded, community_street)
+        if short is not None:
+            q, k, need = short
+            p = action.player
+            raise self.action_error(index, entry, f"p{p + 1} gets a {_ORDINAL[len(cards[p])]} card on {prev} street "
+                                    f"before p{q + 1}, still in, holds its {need} (it holds {k}): malformed deal")
 
     def _player(self, index: int, entry: str, word: str, n: int) -> int:
         m = _PLAYER.match(word)
@@ -399,3 +435,17 @@ class _Parser:
         if len(words) != 2:
             raise self.action_error(index, entry, f"{verb} takes no argument")
         return Action(index, street, verb, player)
+
+
+def _short_player(street: str, cards: list[list[Card | None]], folded: Mapping[int, int],
+                  community_street: str | None) -> tuple[int, int, int] | None:
+    """The first player still in (not folded) without every card of ``street``, as (player index,
+    cards held, cards needed), else ``None``. A community card dealt on ``street`` or earlier is
+    one of every player's cards (RP-10-H-C, house 16.20)."""
+    need = STREETS.index(street) + 3
+    if community_street is not None and STREETS.index(community_street) <= STREETS.index(street):
+        need -= 1
+    for q, held in enumerate(cards):
+        if q not in folded and len(held) < need:
+            return q, len(held), need
+    return None

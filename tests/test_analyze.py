@@ -218,3 +218,42 @@ def test_malformed_phh_names_file_and_field_and_the_batch_goes_on(tmp_path, caps
     bad, good = lines
     assert bad["error"].startswith(str(tmp_path / "a_bad.phh") + ": ") and where in bad["error"]
     assert good["error"] is None and good["bring_in"] == 2
+
+
+_DEAL = """variant = "F7S"
+antes = [1, 1, 1]
+bring_in = 2
+starting_stacks = [100, 100, 100]
+players = ["a", "b", "c"]
+actions = ["d dh p1 AsKd7c", "d dh p2 QsQd2c", "d dh p3 ????9h", "p2 pb", "p3 cc", "p1 cc",
+  "d dh p1 3c", "d dh p2 4d", "d dh p3 5h", "p1 cc", "p2 cc", "p3 cc",
+  "d dh p1 6c", "d dh p2 8d", "d dh p3 Jh", "p1 cc", "p2 cc", "p3 cc"]
+"""
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "where"),
+    [
+        # a 4th card while 3rd street is still being dealt
+        ('"d dh p1 AsKd7c", ', '"d dh p1 AsKd7c", "d dh p1 Ah", ', "actions[1]: 'd dh p1 Ah': p1"),
+        # p2, still in, gets no 4th-street upcard, yet 4th-street betting starts
+        ('"d dh p2 4d", ', "", "actions[8]: 'p1 cc': p2"),
+        # the record ends with p3, still in, short of its 6th-street card
+        ('"p3 cc"]', '"p3 cc", "d dh p1 2s", "d dh p2 2d"]', "actions: p3"),
+    ],
+)
+def test_malformed_deal_is_an_error_naming_file_player_and_street(tmp_path, capsys, old, new, where):
+    """A record that deals a player a card of the wrong street, or leaves a player still in
+    without a street's card, is an error for that hand; the batch goes on."""
+    assert old in _DEAL
+    (tmp_path / "a_bad.phh").write_text(_DEAL.replace(old, new))
+    (tmp_path / "b_good.phh").write_text(_DEAL)
+    assert main(["analyze", str(tmp_path), "--json"]) == 1
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [Path(d["file"]).name for d in lines] == ["a_bad.phh", "b_good.phh"]
+    bad, good = lines
+    assert bad["error"].startswith(str(tmp_path / "a_bad.phh") + ": "), bad["error"]
+    assert where in bad["error"] and "street" in bad["error"], bad["error"]
+    street = {"p1": "3rd street", "p2": "4th street", "p3": "6th street"}[where[-2:]]
+    assert street in bad["error"] and "malformed deal" in bad["error"], bad["error"]
+    assert good["error"] is None and good["players"] == 3
