@@ -248,10 +248,12 @@ def run_direct(scripts: Iterable[HandScript], profiles: Mapping[str, RuleProfile
 def run_full(scripts: Iterable[HandScript], profiles: Mapping[str, RuleProfile], *, rules: str = "tda",
              seed: int = 0, timeout: float = 120.0, sinks: Sequence[Any] = (),
              pace: float = 0.0, auto_ack: bool = True,
-             faults: str | None = None, journal: Any = None) -> tuple[HandRecorder, SimulatedDealer]:
+             faults: str | None = None, journal: Any = None,
+             machine: Dealing | None = None) -> tuple[HandRecorder, SimulatedDealer]:
     """Deal ``scripts`` through the virtual shoe on a pty, ``ShoeLink`` and the controller thread.
     ``faults``: the virtual shoe's fault spec (``hil.virtual_shoe.Faults.parse``); ``journal``:
-    what the controller appends every event to before its ack (default: nothing kept).
+    what the controller appends every event to before its ack (default: nothing kept);
+    ``machine``: the dealing machine to drive (default: a new one for ``profiles`` and ``rules``).
 
     :raises TimeoutError: when the hands are not done within ``timeout`` seconds (the dealer's
         ``stalled`` text says why, if it knows).
@@ -260,7 +262,8 @@ def run_full(scripts: Iterable[HandScript], profiles: Mapping[str, RuleProfile],
     from hil.virtual_shoe import VirtualShoe
     from shoe_ctl.service.controller import Controller
 
-    machine = Dealing(profiles, default_rules=rules)
+    if machine is None:
+        machine = Dealing(profiles, default_rules=rules)
     controller = Controller(machine, journal=journal)
     shoe = VirtualShoe(Deck.seeded(seed), transport="pty", seed=seed, faults=faults)
     shoe.start()

@@ -106,34 +106,10 @@ def run(scripts: list[HandScript], *, wire: bool = False, faults: str | None = N
             n += 1
             assert n < 100_000
     else:
-        from drivers.shoe import ShoeLink
-        from hil.virtual_shoe import VirtualShoe
-        from shoe_ctl.replay import ShoeCommandSink, _wait_connected
-        from shoe_ctl.service.controller import Controller
+        from shoe_ctl.replay import run_full
 
-        controller = Controller(machine)
-        vshoe = VirtualShoe(Deck.seeded(seed), transport="pty", seed=seed, faults=faults)
-        vshoe.start()
-        try:
-            link = ShoeLink(vshoe.url, controller.queue)
-            controller.link = link
-            dealer = SimulatedDealer(vshoe, controller.post, scripts, seed=seed)
-            controller.add_sink(snap)
-            for extra in sinks:
-                controller.add_sink(extra)
-            controller.add_sink(ShoeCommandSink(link))
-            with link:
-                _wait_connected(controller, link)
-                controller.add_sink(dealer)
-                dealer.start()
-                controller.start()
-                ok = dealer.done.wait(timeout)
-                controller.wait_idle(5)
-                controller.close()
-            dealer.close()
-            assert ok, f"hands not done: {dealer.stalled or machine.instruction().text}"
-        finally:
-            vshoe.close()
+        _, dealer = run_full(scripts, PROFILES, machine=machine, seed=seed, timeout=timeout,
+                             sinks=(snap, *sinks), faults=faults, auto_ack=False)
     assert dealer.stalled is None, dealer.stalled
     for ended, picture in zip(snap.hands, dealer.history, strict=False):
         ended.picture = picture
