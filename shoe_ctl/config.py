@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -180,6 +180,24 @@ def _table(src: str, key: str, data: Mapping[str, Any]) -> Mapping[str, Any]:
     return value
 
 
+def _check_pins(src: str, section: str, pins: Mapping[str, Any], names: Sequence[str], unknown: str,
+                used: dict[int, str]) -> None:
+    """Each ``name = pin`` of ``section``: a known name on a BCM pin 0..27 that no other LED or
+    button already uses (``used`` maps pins to the key holding them, and is filled in).
+
+    :raises ProfileError: naming the key, the problem and the allowed values.
+    """
+    for name, pin in pins.items():
+        key = f"{section}.{name}"
+        if isinstance(pin, bool) or not isinstance(pin, int) or not 0 <= pin <= 27:
+            raise ProfileError(src, key, f"{pin!r} is not a BCM pin", "0..27")
+        if name not in names:
+            raise ProfileError(src, key, unknown, ", ".join(names))
+        if pin in used:
+            raise ProfileError(src, key, f"pin {pin} is already {used[pin]}", "a free BCM pin")
+        used[pin] = key
+
+
 def load_table_config(path: str | os.PathLike[str]) -> TableConfig:
     """Read a table configuration file (see ``config/table.toml``); absent keys take defaults.
 
@@ -216,14 +234,7 @@ def load_table_config(path: str | os.PathLike[str]) -> TableConfig:
         raise ProfileError(src, "leds.backend", f"{backend!r} is not a backend", ", ".join(_LED_BACKENDS))
     pins = _table(src, "leds.pins", led)
     used: dict[int, str] = {}
-    for name, pin in pins.items():
-        if isinstance(pin, bool) or not isinstance(pin, int) or not 0 <= pin <= 27:
-            raise ProfileError(src, f"leds.pins.{name}", f"{pin!r} is not a BCM pin", "0..27")
-        if name not in _LED_NAMES:
-            raise ProfileError(src, f"leds.pins.{name}", "unknown LED", ", ".join(_LED_NAMES))
-        if pin in used:
-            raise ProfileError(src, f"leds.pins.{name}", f"pin {pin} is already {used[pin]}", "a free BCM pin")
-        used[pin] = f"leds.pins.{name}"
+    _check_pins(src, "leds.pins", pins, _LED_NAMES, "unknown LED", used)
     leds = LedConfig(backend=backend, pins=dict(pins),
                      pwm=_get(src, "leds.pwm", led, bool, False, "true, false"),
                      active_high=_get(src, "leds.active_high", led, bool, True, "true, false"))
@@ -231,14 +242,7 @@ def load_table_config(path: str | os.PathLike[str]) -> TableConfig:
     b = _table(src, "buttons", data)
     _check_keys(src, "buttons.", b, ("pins", "bounce_ms", "pull_up"))
     bpins = _table(src, "buttons.pins", b)
-    for name, pin in bpins.items():
-        if isinstance(pin, bool) or not isinstance(pin, int) or not 0 <= pin <= 27:
-            raise ProfileError(src, f"buttons.pins.{name}", f"{pin!r} is not a BCM pin", "0..27")
-        if name not in _BUTTON_INPUTS:
-            raise ProfileError(src, f"buttons.pins.{name}", "unknown dealer input", ", ".join(_BUTTON_INPUTS))
-        if pin in used:
-            raise ProfileError(src, f"buttons.pins.{name}", f"pin {pin} is already {used[pin]}", "a free BCM pin")
-        used[pin] = f"buttons.pins.{name}"
+    _check_pins(src, "buttons.pins", bpins, _BUTTON_INPUTS, "unknown dealer input", used)
     buttons = ButtonConfig(pins=dict(bpins),
                            bounce_ms=_get(src, "buttons.bounce_ms", b, int, 50, "0..1000"),
                            pull_up=_get(src, "buttons.pull_up", b, bool, True, "true, false"))
