@@ -278,6 +278,10 @@ class DisplaySink:
         return None
 
     async def _body(self, request: web.Request) -> dict[str, Any] | web.Response:
+        """The POST's JSON object once the token check passed, else the error response to send."""
+        bad = self._check(request)
+        if bad is not None:
+            return bad
         try:
             body = await request.json()
         except (ValueError, UnicodeDecodeError) as exc:
@@ -287,9 +291,6 @@ class DisplaySink:
         return body
 
     async def _input(self, request: web.Request) -> web.Response:
-        bad = self._check(request)
-        if bad is not None:
-            return bad
         body = await self._body(request)
         if isinstance(body, web.Response):
             return body
@@ -308,9 +309,6 @@ class DisplaySink:
                                              "args": event.args}, "ref": event.args["ref"]}, status=202)
 
     async def _ack(self, request: web.Request) -> web.Response:
-        bad = self._check(request)
-        if bad is not None:
-            return bad
         body = await self._body(request)
         if isinstance(body, web.Response):
             return body
