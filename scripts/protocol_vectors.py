@@ -3,7 +3,7 @@
 The messages (their fields, names and descriptions) in ``tests/vectors/protocol_v1.json`` are the
 input; this script recomputes every vector's ``body`` and ``frame`` with ``drivers.protocol`` and
 rewrites section 9 of ``docs/protocol.md`` from the file. It does not check itself:
-``tests/test_protocol.py`` checks every vector with an independent bitwise CRC-32, an independent
+``tests/drivers/test_protocol.py`` checks every vector with an independent bitwise CRC-32, an independent
 COBS decoder, the C reference code of the document and decode -> re-encode identity.
 
 Usage (from the repository root)::

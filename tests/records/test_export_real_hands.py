@@ -15,7 +15,7 @@ from shoe_ctl.replay import run_full, script_from_record
 from shoe_ctl.service.journal import Journal
 from shoe_ctl.service.recovery import recover
 
-SHARED = Path(os.environ.get("SHOE_CTL_SHARED") or Path(__file__).resolve().parents[1].parent / "shared")
+SHARED = Path(os.environ.get("SHOE_CTL_SHARED") or Path(__file__).resolve().parents[2].parent / "shared")
 PHH = SHARED / "data" / "stud" / "phh"
 COMMUNITY = "Stars/30506593746.phh"
 

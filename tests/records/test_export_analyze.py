@@ -17,7 +17,7 @@ from shoe_ctl.phh import read_phh
 from shoe_ctl.replay import run_full, script_from_record
 from shoe_ctl.service.journal import Journal
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SHARED = Path(os.environ.get("SHOE_CTL_SHARED") or ROOT.parent / "shared")
 PHH = SHARED / "data" / "stud" / "phh"
 EXAMPLES = ROOT / "examples"

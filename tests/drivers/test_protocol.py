@@ -19,7 +19,7 @@ from drivers.exc import FrameError, MessageError, UnknownMessageError
 from shoe_ctl.events import CardRead, FaultKind
 from shoe_ctl.rules.cards import Card
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 VECTORS = json.loads((ROOT / "tests" / "vectors" / "protocol_v1.json").read_text())["vectors"]
 
 

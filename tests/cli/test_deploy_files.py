@@ -8,7 +8,7 @@ from pathlib import Path
 
 from shoe_ctl.cli import build_parser
 
-DEPLOY = Path(__file__).resolve().parents[1] / "deploy"
+DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 
 
 def unit() -> configparser.RawConfigParser:

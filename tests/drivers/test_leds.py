@@ -219,7 +219,7 @@ def test_scaled_pattern_keeps_shape() -> None:
 def test_docs_table_matches_the_patterns() -> None:
     from pathlib import Path
 
-    doc = (Path(__file__).resolve().parents[1] / "docs" / "display.md").read_text()
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "display.md").read_text()
     for signal, p in PATTERNS.items():
         timing = "" if p.mode == "steady" else f"{round(p.on_s * 1000)} ms / {round(p.off_s * 1000)} ms"
         row = (f"| `{signal}` | {' + '.join(p.leds) or '(all off)'} | {p.mode} | {timing} | "

@@ -22,7 +22,7 @@ from drivers.leds import ConsoleLedSink
 from shoe_ctl.display.model import CARD_TOKEN, MUCKED_STATUSES, DisplayModel, is_showdown
 from shoe_ctl.events import Alert, Command, DisplayUpdate, Instruction
 
-SHARED = Path(os.environ.get("SHOE_CTL_SHARED", Path(__file__).resolve().parents[1].parent / "shared"))
+SHARED = Path(os.environ.get("SHOE_CTL_SHARED", Path(__file__).resolve().parents[2].parent / "shared"))
 PHH_DIR = SHARED / "data" / "stud" / "phh"
 
 

@@ -19,7 +19,7 @@ import pytest
 from shoe_ctl.analyze import analyze_file, iter_phh_files
 from shoe_ctl.config import load_profile
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SHARED = Path(os.environ.get("SHOE_CTL_SHARED") or ROOT.parent / "shared")
 PHH = SHARED / "data" / "stud" / "phh"
 EXPECTED = PHH / "expected.jsonl"

@@ -18,7 +18,7 @@ from hil.deck import Deck, DeckError
 from hil.virtual_shoe import NO_HOST_LED, EmptyShoeError, Faults, VirtualShoe, _Noise
 from shoe_ctl.rules.cards import Card, full_deck, parse_cards
 
-SHARED = Path(os.environ.get("SHOE_CTL_SHARED", Path(__file__).resolve().parents[1].parent / "shared"))
+SHARED = Path(os.environ.get("SHOE_CTL_SHARED", Path(__file__).resolve().parents[2].parent / "shared"))
 
 
 def test_fault_spec_parses_rates_counts_and_schedules() -> None:

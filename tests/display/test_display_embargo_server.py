@@ -28,7 +28,7 @@ from shoe_ctl.display.model import CARD_TOKEN, MUCKED_STATUSES, is_showdown
 from shoe_ctl.display.server import DisplaySink, start_display
 from shoe_ctl.events import Command
 
-SHARED = Path(os.environ.get("SHOE_CTL_SHARED", Path(__file__).resolve().parents[1].parent / "shared"))
+SHARED = Path(os.environ.get("SHOE_CTL_SHARED", Path(__file__).resolve().parents[2].parent / "shared"))
 PHH_DIR = SHARED / "data" / "stud" / "phh"
 BATCH = 200         # commands handed to the display before the test waits for the stream to catch up
                     # (below the server's per-client backlog of 256 snapshots)

@@ -91,7 +91,7 @@ def test_analyze_reports_a_named_pipe_and_a_huge_file_and_goes_on(
     import json
     import os
 
-    good = Path(__file__).resolve().parents[1] / "examples"
+    good = Path(__file__).resolve().parents[2] / "examples"
     hands = sorted(good.glob("*.phh"))
     assert hands
     (tmp_path / "b.phh").write_bytes(hands[0].read_bytes())

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from stubhelp import CASES, case_row, table
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "rules.md"
 
 RP10 = [f"RP-10-{c}" for c in "ABCDEFGH"] + [f"RP-10-H-{c}" for c in "ABCD"]
@@ -29,7 +29,7 @@ def _pattern(clause: str) -> re.Pattern[str]:
 
 def _test_texts() -> list[str]:
     texts: list[str] = []
-    for path in sorted((ROOT / "tests").glob("*.py")):
+    for path in sorted((ROOT / "tests").rglob("*.py")):
         tree = ast.parse(path.read_text(), str(path))
         for node in ast.walk(tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):

@@ -12,7 +12,7 @@ import pytest
 from shoe_ctl.cmd_run import journal_path
 from shoe_ctl.config import load_table_config
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _config(tmp_path: Path, journal: Path | None) -> Path:

@@ -18,7 +18,7 @@ from shoe_ctl.machine import Dealing, diagram
 from shoe_ctl.rules.cards import Card
 from shoe_ctl.service.controller import Controller
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SHARED = Path(os.environ.get("SHOE_CTL_SHARED") or ROOT.parent / "shared")
 PROFILES = {"tda": load_profile("tda"), "house": load_profile("house")}
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from test_export import Table, play_hand
+from journal_table import Table, play_hand
 
 from shoe_ctl import events as E
 from shoe_ctl.export import default_machine_factory

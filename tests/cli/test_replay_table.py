@@ -9,7 +9,7 @@ import pytest
 
 from shoe_ctl.cli import main
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def _rows(text: str, names: list[str]) -> dict[str, str]:
