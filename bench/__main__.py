@@ -216,7 +216,7 @@ def bench_latency(cards: int, *, pace_s: float, seed: int = 7, sync: str = "FULL
     from shoe_ctl.dealer_io import start_dealer_io
     from shoe_ctl.events import CardRead
     from shoe_ctl.machine import Dealing
-    from shoe_ctl.replay import ShoeCommandSink
+    from shoe_ctl.service.shoe_commands import ShoeCommandSink
     from shoe_ctl.service.controller import Controller
     from shoe_ctl.service.journal import Journal
     from shoe_ctl.service.recovery import HandMarks
@@ -331,7 +331,7 @@ def bench_latency(cards: int, *, pace_s: float, seed: int = 7, sync: str = "FULL
 
 def _scripts(files: Sequence[Path], seed: int = 0) -> list[Any]:
     from shoe_ctl.phh import read_phh
-    from shoe_ctl.replay import script_from_record
+    from hil.replay import script_from_record
 
     return [script_from_record(read_phh(f), seed=seed + k, path=f) for k, f in enumerate(files)]
 
@@ -380,7 +380,7 @@ def pokerkit_replay(files: Sequence[Path]) -> None:
 
 
 def direct_replay(files: Sequence[Path], profs: dict[str, Any]) -> int:
-    from shoe_ctl.replay import run_direct
+    from hil.replay import run_direct
 
     recorder, dealer = run_direct(_scripts(files), profs, display=False)
     if dealer.stalled or len(recorder.hands) != len(files):
@@ -391,7 +391,7 @@ def direct_replay(files: Sequence[Path], profs: dict[str, Any]) -> int:
 def bench_replays(files: Sequence[Path], reps: int) -> dict[str, Any]:
     """Direct replay (parse + rules core + machine) against pokerkit on the same files; the full
     replay through the pty once."""
-    from shoe_ctl.replay import run_direct, run_full
+    from hil.replay import run_direct, run_full
 
     profs = profiles()
     n = len(files)
@@ -439,7 +439,7 @@ def bench_replays(files: Sequence[Path], reps: int) -> dict[str, Any]:
 def bench_soak(hands: int, seed: int = 11) -> dict[str, Any]:
     """Random 8-seat hands through virtual shoe, pty, ShoeLink, controller and machine."""
     from hil.dealer import random_hands
-    from shoe_ctl.replay import run_full
+    from hil.replay import run_full
 
     profs = profiles()
     run_full(random_hands(seed + 1, count=2), profs)  # warm-up
@@ -566,7 +566,7 @@ def profile_direct(top: int = 25) -> None:
     import cProfile
     import pstats
 
-    from shoe_ctl.replay import run_direct
+    from hil.replay import run_direct
 
     profs = profiles()
     scripts = _scripts(phh_files())

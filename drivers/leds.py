@@ -1,12 +1,4 @@
-"""LED signals for the dealer: one pattern per :class:`~shoe_ctl.events.Signal`, and three sinks.
-
-The dealer learns the patterns once; each signal lights a fixed set of named LEDs in one of three
-modes:
-
-- ``steady`` — on until the next signal;
-- ``blink`` — on/off at a fixed rhythm; every *attention* signal (stop, shoe fault, scramble,
-  degraded) blinks so that it catches the eye between cards;
-- ``pulse`` — fades in and out (PWM boards); a board without PWM shows it as a slow blink.
+"""LED backends: sinks showing each instruction's signal (patterns: :mod:`shoe_ctl.signals`).
 
 The LEDs are named by colour (``green``, ``amber``, ``blue``, ``white``, ``red``); the pins come
 from ``config/table.toml`` (``[leds]``). Three sinks turn :class:`~shoe_ctl.events.Instruction`
@@ -30,72 +22,9 @@ from dataclasses import dataclass
 from typing import Any, Literal, TextIO
 
 from shoe_ctl.events import Command, Instruction, Signal
+from shoe_ctl.signals import LED_NAMES, PATTERNS, LedPattern, pattern_for
 
-LED_NAMES: tuple[str, ...] = ("green", "amber", "blue", "white", "red")
-"""Every LED a board may have, in the order the console and the display draw them."""
-
-Mode = Literal["steady", "blink", "pulse"]
-
-
-@dataclass(frozen=True, slots=True)
-class LedPattern:
-    """How one signal looks.
-
-    :param signal: the signal shown.
-    :param leds: names from :data:`LED_NAMES` that light (empty: all off).
-    :param mode: ``"steady"``, ``"blink"`` or ``"pulse"``.
-    :param on_s: seconds on per blink, or fade-in seconds per pulse.
-    :param off_s: seconds off per blink, or fade-out seconds per pulse.
-    :param attention: True for the signals that demand the dealer's attention (they blink).
-    """
-
-    signal: Signal
-    leds: tuple[str, ...]
-    mode: Mode = "steady"
-    on_s: float = 0.0
-    off_s: float = 0.0
-    attention: bool = False
-
-    def as_dict(self) -> dict[str, Any]:
-        """JSON-safe form, as sent to the shoe and shown on the display:
-        ``{"name", "leds", "mode", "on_ms", "off_ms", "attention"}``."""
-        return {
-            "name": str(self.signal),
-            "leds": list(self.leds),
-            "mode": self.mode,
-            "on_ms": round(self.on_s * 1000),
-            "off_ms": round(self.off_s * 1000),
-            "attention": self.attention,
-        }
-
-    def scaled(self, factor: float) -> LedPattern:
-        """The same pattern with its times multiplied by ``factor`` (tests, demos)."""
-        return LedPattern(self.signal, self.leds, self.mode, self.on_s * factor, self.off_s * factor,
-                          self.attention)
-
-
-PATTERNS: Mapping[Signal, LedPattern] = {
-    Signal.IDLE: LedPattern(Signal.IDLE, ()),
-    Signal.DEAL: LedPattern(Signal.DEAL, ("green",)),
-    Signal.BURN: LedPattern(Signal.BURN, ("amber",)),
-    Signal.SCRAMBLE: LedPattern(Signal.SCRAMBLE, ("blue", "amber"), "blink", 0.4, 0.4, attention=True),
-    Signal.CUT: LedPattern(Signal.CUT, ("blue",)),
-    Signal.COMMUNITY: LedPattern(Signal.COMMUNITY, ("white",)),
-    Signal.BETTING: LedPattern(Signal.BETTING, ("green",), "pulse", 1.0, 1.0),
-    Signal.SHOWDOWN: LedPattern(Signal.SHOWDOWN, ("white", "green")),
-    Signal.STOP: LedPattern(Signal.STOP, ("red",), "blink", 0.25, 0.25, attention=True),
-    Signal.SHOE_FAULT: LedPattern(Signal.SHOE_FAULT, ("red", "amber"), "blink", 0.25, 0.25, attention=True),
-    Signal.DEGRADED: LedPattern(Signal.DEGRADED, ("amber",), "blink", 0.8, 0.8, attention=True),
-}
-"""The one pattern per signal. Every :class:`Signal` has an entry (a test checks it)."""
-
-
-def pattern_for(signal: Signal | str) -> LedPattern:
-    """The pattern of ``signal``; an unknown signal name shows as STOP (never dark by mistake)."""
-    try:
-        return PATTERNS[Signal(signal)]
-    except ValueError:
-        return PATTERNS[Signal.STOP]
+__all__ = ["LED_NAMES", "PATTERNS", "ConsoleLedSink", "GpioLedSink", "LedPattern", "ShoeLedSink", "pattern_for"]
 
 
 # --------------------------------------------------------------------------- GPIO

@@ -477,7 +477,7 @@ def read_journal(path: Path, rules: str) -> JournalHands:
     """
     from shoe_ctl.config import load_profile
     from shoe_ctl.machine import Dealing
-    from shoe_ctl.replay import HandRecorder
+    from hil.replay import HandRecorder
     from shoe_ctl.service.journal import Journal
 
     profiles = {"tda": load_profile("tda"), "house": load_profile("house")}

@@ -276,7 +276,8 @@ class DisplayUpdate:
 
 @dataclass(frozen=True, slots=True)
 class ShoeCommand:
-    """A command for the shoe itself: ``"reset-counter"`` or ``"led"`` (``args``: pattern)."""
+    """A command for the shoe itself: ``"reset-counter"`` (the only one the machine sends; the
+    shoe's LEDs follow the instructions through ``drivers.leds.ShoeLedSink``)."""
 
     name: str
     args: dict[str, Any] = field(default_factory=dict)

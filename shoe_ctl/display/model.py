@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from drivers.leds import pattern_for
+from shoe_ctl.signals import pattern_for
 from shoe_ctl.events import Alert, Command, DisplayUpdate, Instruction
 
 HIDDEN_KEYS = frozenset({

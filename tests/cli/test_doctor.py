@@ -12,7 +12,7 @@ import pytest
 import serial
 from gpiozero.pins.mock import MockFactory
 
-from shoe_ctl import cmd_doctor as doc
+from shoe_ctl.cli import doctor as doc
 from shoe_ctl.cli import main
 from shoe_ctl.config import load_table_config
 from shoe_ctl.events import ShoeInfo

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from shoe_ctl.cmd_run import journal_path
+from shoe_ctl.cli.run import journal_path
 from shoe_ctl.config import load_table_config
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -82,7 +82,7 @@ def test_run_uses_the_configured_journal_and_the_option_wins(tmp_path: Path) -> 
 
 
 def test_doctor_skips_the_journal_check_when_none_is_configured(tmp_path: Path) -> None:
-    from shoe_ctl import cmd_doctor as doc
+    from shoe_ctl.cli import doctor as doc
 
     c = doc.check_journal(load_table_config(_config(tmp_path, None)))
     assert c.status == "skip" and "--journal" in c.detail

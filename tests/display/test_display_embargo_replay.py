@@ -68,7 +68,7 @@ def replayed() -> tuple[list[Command], list[Any], list[Any]]:
     try:
         from shoe_ctl.config import load_profile
         from shoe_ctl.phh import read_phh
-        from shoe_ctl.replay import run_direct, script_from_record
+        from hil.replay import run_direct, script_from_record
     except ImportError as exc:
         pytest.skip(f"the service's replay is not available yet ({exc})")
     files = sorted(PHH_DIR.rglob("*.phh"))

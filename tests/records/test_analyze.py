@@ -130,7 +130,7 @@ def test_json_is_on_single_lines(capsys):
     buf = io.StringIO()
     from argparse import Namespace
 
-    from shoe_ctl.cmd_analyze import run
+    from shoe_ctl.cli.analyze import run
 
     assert run(Namespace(paths=[str(EXAMPLES)], rules="tda", json=True, detail=None), buf) == 0
     assert all(line.startswith("{") and line.endswith("}") for line in buf.getvalue().splitlines())

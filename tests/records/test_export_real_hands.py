@@ -11,7 +11,7 @@ import pytest
 from shoe_ctl.config import load_profile
 from shoe_ctl.export import default_machine_factory, export_hands
 from shoe_ctl.phh import parse_phh, read_phh
-from shoe_ctl.replay import run_full, script_from_record
+from hil.replay import run_full, script_from_record
 from shoe_ctl.service.journal import Journal
 from shoe_ctl.service.recovery import recover
 

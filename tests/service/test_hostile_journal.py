@@ -71,7 +71,7 @@ def test_a_journal_with_a_flipped_bit_in_its_header_is_still_opened(tmp_path: Pa
 
 
 def test_doctor_fails_a_foreign_journal_file_instead_of_advising_chmod(tmp_path: Path) -> None:
-    from shoe_ctl import cmd_doctor as doc
+    from shoe_ctl.cli import doctor as doc
     from shoe_ctl.config import load_table_config
 
     (tmp_path / "table.toml").write_text("")

@@ -106,7 +106,7 @@ def run(scripts: list[HandScript], *, wire: bool = False, faults: str | None = N
             n += 1
             assert n < 100_000
     else:
-        from shoe_ctl.replay import run_full
+        from hil.replay import run_full
 
         _, dealer = run_full(scripts, PROFILES, machine=machine, seed=seed, timeout=timeout,
                              sinks=(snap, *sinks), faults=faults, auto_ack=False)

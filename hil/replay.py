@@ -33,7 +33,7 @@ from shoe_ctl.rules.profiles import RuleProfile
 
 log = logging.getLogger(__name__)
 
-__all__ = ["HandRecord", "HandRecorder", "ShoeCommandSink", "run_direct", "run_full", "script_from_record"]
+__all__ = ["HandRecord", "HandRecorder", "run_direct", "run_full", "script_from_record"]
 
 
 def script_from_record(rec: RecordedHand, *, seed: int = 0, rules: str | None = None,
@@ -185,31 +185,6 @@ class HandRecorder:
     def _finish(self, rec: HandRecord) -> None:
         if self.machine.hand is not None:
             self._snapshot(rec)
-
-    def close(self) -> None:
-        return None
-
-
-class ShoeCommandSink:
-    """Hands ``ShoeCommand`` values to the shoe link (``reset-counter``, ``led``). A shoe that is
-    away right now is not an error: the link keeps the command and sends it when the shoe is back
-    (e.g. a restarted service whose dealer starts a hand before the shoe's handshake)."""
-
-    def __init__(self, link: Any) -> None:
-        self.link = link
-
-    def handle(self, command: Command) -> None:
-        from drivers.exc import NotConnectedError
-
-        if not isinstance(command, ShoeCommand):
-            return
-        try:
-            if command.name == "reset-counter":
-                self.link.reset_counter()
-            elif command.name == "led":
-                self.link.send_leds(dict(command.args))
-        except NotConnectedError as exc:
-            log.info("%s", exc)
 
     def close(self) -> None:
         return None

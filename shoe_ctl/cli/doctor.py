@@ -30,6 +30,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from shoe_ctl.service import shoes
 from shoe_ctl.config import CONFIG_DIR, TableConfig, load_table_config
 from shoe_ctl.rules.profiles import ProfileError
 
@@ -102,8 +103,8 @@ def _port_fix(url: str, exc: BaseException) -> tuple[str, str]:
 def check_port(cfg: TableConfig, opener: Opener | None = None) -> Check:
     """Open the shoe's port exclusively, then close it."""
     url = cfg.shoe.url
-    if url == "sim":
-        return Check("port", "skip", "[shoe] url = \"sim\": the built-in virtual shoe")
+    if shoes.is_simulated(url):
+        return Check("port", "skip", f"[shoe] url = \"{url}\": the built-in virtual shoe")
     if opener is None:
         import serial
 
@@ -123,7 +124,7 @@ def check_port(cfg: TableConfig, opener: Opener | None = None) -> Check:
 def check_handshake(cfg: TableConfig, port_ok: bool, timeout: float = 3.0,
                     link_factory: LinkFactory | None = None) -> Check:
     """Start a shoe link, wait for the shoe's hello, close the link."""
-    if cfg.shoe.url == "sim":
+    if shoes.is_simulated(cfg.shoe.url):
         return Check("handshake", "skip", "virtual shoe")
     if not port_ok:
         return Check("handshake", "skip", "the port did not open")

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from shoe_ctl.analyze import HandReport, iter_phh_files
-from shoe_ctl.cmd_analyze import ReportTable, display_names
+from shoe_ctl.cli.analyze import ReportTable, display_names
 from shoe_ctl.config import load_profile
 from shoe_ctl.phh import PhhError, read_phh
 from shoe_ctl.rules.profiles import ProfileError
@@ -63,7 +63,7 @@ def replay_reports(paths: list[Path], rules: str, *, direct: bool, seed: int = 0
     :raises shoe_ctl.rules.profiles.ProfileError: an unknown profile.
     :raises TimeoutError: (full path) the hands did not finish in ``timeout`` seconds.
     """
-    from shoe_ctl.replay import run_direct, run_full, script_from_record
+    from hil.replay import run_direct, run_full, script_from_record
 
     profiles = {"tda": load_profile("tda"), "house": load_profile("house")}
     if rules not in profiles:

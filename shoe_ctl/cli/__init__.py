@@ -1,9 +1,10 @@
 """The ``shoe-ctl`` command line.
 
-Each subcommand lives in its own module ``shoe_ctl.cmd_<name>`` that defines
+Each subcommand lives in its own module ``shoe_ctl.cli.<name>`` that defines
 ``register(subparsers) -> None`` (adds its parser and sets ``func`` to a callable taking the parsed
-arguments and returning the exit status). Modules are imported only when present, so the CLI
-stays usable while the product grows.
+arguments and returning the exit status); the argument types and defaults they share are in
+:mod:`shoe_ctl.cli.args`. Modules are imported only when present, so the CLI stays usable while the
+product grows.
 """
 
 from __future__ import annotations
@@ -28,9 +29,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in SUBCOMMANDS:
         try:
-            module = importlib.import_module(f"shoe_ctl.cmd_{name}")
+            module = importlib.import_module(f"shoe_ctl.cli.{name}")
         except ModuleNotFoundError as exc:
-            if exc.name != f"shoe_ctl.cmd_{name}":
+            if exc.name != f"shoe_ctl.cli.{name}":
                 raise
             continue
         module.register(sub)

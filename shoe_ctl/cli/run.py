@@ -223,7 +223,7 @@ def run(args: argparse.Namespace) -> int:
             url = shoe_url
         from drivers.shoe import ShoeLink
         from shoe_ctl.dealer_io import start_dealer_io
-        from shoe_ctl.replay import ShoeCommandSink
+        from shoe_ctl.service.shoe_commands import ShoeCommandSink
 
         link = ShoeLink(url, controller.queue, baudrate=cfg.shoe.baudrate, resume_seq=resume_seq)
         controller.link = link
@@ -339,7 +339,7 @@ def _scripts(args: argparse.Namespace, seats: list[int], game: str, rules: str) 
         return random_hands(args.seed, seats=seats, game=game, rules=rules, count=args.count), 0
     from shoe_ctl.analyze import iter_phh_files
     from shoe_ctl.phh import TABLE_SEATS, read_phh
-    from shoe_ctl.replay import script_from_record
+    from hil.replay import script_from_record
 
     files = list(iter_phh_files([args.hands]))
     if not files:

@@ -1,0 +1,64 @@
+"""Argument types and defaults shared by the ``shoe-ctl`` subcommands (docs/service.md)."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+
+from shoe_ctl.config import load_profile
+from shoe_ctl.rules.profiles import RuleProfile
+
+DEFAULT_CONFIG = Path(__file__).resolve().parents[2] / "config" / "table.toml"
+"""The table configuration of a checkout (``--config`` default of ``run``)."""
+
+
+def pace(text: str) -> float:
+    """``--pace``: seconds, a finite number >= 0 (argparse type)."""
+    value = float(text)
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: need a number of seconds >= 0")
+    return value
+
+
+def count(text: str) -> int:
+    """``--count``: hands, an integer >= 1 (argparse type)."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: need 1 or more hands")
+    return value
+
+
+def parse_seats(text: str) -> list[int]:
+    """``"1-8"``, ``"1,2,4-6"`` -> seat numbers (1..8, distinct, at least 2).
+
+    :raises ValueError: naming the bad part.
+    """
+    seats: list[int] = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        lo, sep, hi = part.partition("-")
+        try:
+            rng = range(int(lo), int(hi) + 1) if sep else range(int(lo), int(lo) + 1)
+        except ValueError:
+            raise ValueError(f"--seats {text!r}: {part!r} is not a seat number or range") from None
+        seats.extend(rng)
+    if len(seats) < 2 or len(set(seats)) != len(seats) or not all(1 <= s <= 8 for s in seats):
+        raise ValueError(f"--seats {text!r}: need 2..8 distinct seats numbered 1..8")
+    return seats
+
+
+def load_profiles(rules: str) -> tuple[dict[str, RuleProfile], str]:
+    """The profiles a machine may switch to (``tda``, ``house`` and ``rules``) and the name of
+    ``rules`` (a profile file's own name when ``rules`` is a path).
+
+    :raises shoe_ctl.rules.profiles.ProfileError: ``rules`` names no readable profile.
+    """
+    profiles = {"tda": load_profile("tda"), "house": load_profile("house")}
+    if rules not in profiles:
+        prof = load_profile(rules)
+        profiles[prof.name] = prof
+        rules = prof.name
+    return profiles, rules
