@@ -216,10 +216,10 @@ def bench_latency(cards: int, *, pace_s: float, seed: int = 7, sync: str = "FULL
     from shoe_ctl.dealer_io import start_dealer_io
     from shoe_ctl.events import CardRead
     from shoe_ctl.machine import Dealing
-    from shoe_ctl.service.shoe_commands import ShoeCommandSink
     from shoe_ctl.service.controller import Controller
     from shoe_ctl.service.journal import Journal
     from shoe_ctl.service.recovery import HandMarks
+    from shoe_ctl.service.shoe_commands import ShoeCommandSink
 
     sent: dict[int, int] = {}
     msgs: list[Any] = []
@@ -276,7 +276,7 @@ def bench_latency(cards: int, *, pace_s: float, seed: int = 7, sync: str = "FULL
                 if len(lat) >= cards:
                     done.set()
 
-        controller.on_handled = on_handled
+        controller.add_hook(on_handled)
         dealer = SimulatedDealer(_IdleShoe(shoe, pace_s, controller), controller.post, random_hands(seed), seed=seed,
                                  auto_ack=True)
         t_start = time.perf_counter()
@@ -330,8 +330,8 @@ def bench_latency(cards: int, *, pace_s: float, seed: int = 7, sync: str = "FULL
 
 
 def _scripts(files: Sequence[Path], seed: int = 0) -> list[Any]:
-    from shoe_ctl.phh import read_phh
     from hil.replay import script_from_record
+    from shoe_ctl.phh import read_phh
 
     return [script_from_record(read_phh(f), seed=seed + k, path=f) for k, f in enumerate(files)]
 

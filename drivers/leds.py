@@ -18,13 +18,13 @@ from __future__ import annotations
 import sys
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any, Literal, TextIO
+from typing import Any, TextIO
 
 from shoe_ctl.events import Command, Instruction, Signal
 from shoe_ctl.signals import LED_NAMES, PATTERNS, LedPattern, pattern_for
 
-__all__ = ["LED_NAMES", "PATTERNS", "ConsoleLedSink", "GpioLedSink", "LedPattern", "ShoeLedSink", "pattern_for"]
+__all__ = ["LED_NAMES", "PATTERNS", "ConsoleLedSink", "GpioLedSink", "LedPattern", "MockLedSink", "ShoeLedSink",
+           "pattern_for"]
 
 
 # --------------------------------------------------------------------------- GPIO
@@ -225,3 +225,32 @@ class ConsoleLedSink:
 
     def close(self) -> None:
         """Nothing to release (the stream belongs to the caller)."""
+
+
+# --------------------------------------------------------------------------- recording mock
+
+
+class MockLedSink:
+    """A recording LED backend (tests, demos): keeps ``history``, a list of ``(time, pattern)``
+    per signal shown (``time.monotonic()`` seconds), as gpiozero's ``MockPin`` keeps its states.
+
+    :param clock: the clock stamping each entry (default ``time.monotonic``).
+    """
+
+    def __init__(self, clock: Callable[[], float] | None = None) -> None:
+        import time
+
+        self._clock = clock or time.monotonic
+        self.history: list[tuple[float, LedPattern]] = []
+
+    def handle(self, command: Command) -> None:
+        """Record the pattern of an :class:`Instruction`; every other command is ignored."""
+        if isinstance(command, Instruction):
+            self.history.append((self._clock(), pattern_for(command.signal)))
+
+    def signals(self) -> list[Signal]:
+        """The signals shown so far, in order."""
+        return [pattern.signal for _t, pattern in self.history]
+
+    def close(self) -> None:
+        """Nothing to release; the history stays readable."""

@@ -475,9 +475,9 @@ def read_journal(path: Path, rules: str) -> JournalHands:
         replay), the live service's journaled alerts (code, street, seat, latched) and its
         ``hand-end`` body; the shoe sequences of all journaled card reads (with their count).
     """
+    from hil.replay import HandRecorder
     from shoe_ctl.config import load_profile
     from shoe_ctl.machine import Dealing
-    from hil.replay import HandRecorder
     from shoe_ctl.service.journal import Journal
 
     profiles = {"tda": load_profile("tda"), "house": load_profile("house")}

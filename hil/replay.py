@@ -25,11 +25,12 @@ from typing import Any
 
 from hil.dealer import DirectShoe, HandScript, SimulatedDealer
 from hil.deck import Deck
-from shoe_ctl.events import Alert, Command, Instruction, ShoeCommand, Signal
+from shoe_ctl.events import Alert, Command, Instruction, Signal
 from shoe_ctl.machine import Dealing
 from shoe_ctl.phh import TABLE_SEATS, RecordedHand
 from shoe_ctl.rules.cards import Card, card_text
 from shoe_ctl.rules.profiles import RuleProfile
+from shoe_ctl.service import shoes
 
 log = logging.getLogger(__name__)
 
@@ -233,49 +234,22 @@ def run_full(scripts: Iterable[HandScript], profiles: Mapping[str, RuleProfile],
     :raises TimeoutError: when the hands are not done within ``timeout`` seconds (the dealer's
         ``stalled`` text says why, if it knows).
     """
-    from drivers.shoe import ShoeLink
-    from hil.virtual_shoe import VirtualShoe
-    from shoe_ctl.service.controller import Controller
+    from shoe_ctl.config import TableConfig
+    from shoe_ctl.table import Table
 
     if machine is None:
         machine = Dealing(profiles, default_rules=rules)
-    controller = Controller(machine, journal=journal)
-    shoe = VirtualShoe(Deck.seeded(seed), transport="pty", seed=seed, faults=faults)
-    shoe.start()
-    try:
-        link = ShoeLink(shoe.url, controller.queue)
-        controller.link = link
-        recorder = HandRecorder(machine)
-        dealer = SimulatedDealer(shoe, controller.post, scripts, seed=seed, pace=pace, auto_ack=auto_ack)
-        controller.add_sink(recorder)
-        for s in sinks:
-            controller.add_sink(s)
-        controller.add_sink(ShoeCommandSink(link))
-        with link:
-            _wait_connected(controller, link)
-            controller.add_sink(dealer)
-            dealer.start()
-            controller.start()
-            ok = dealer.done.wait(timeout)
-            controller.wait_idle(5)
-            controller.close()
-        dealer.close()
-        if not ok:
-            raise TimeoutError(f"hands not done in {timeout} s: {dealer.stalled or machine.instruction().text}")
-        return recorder, dealer
-    finally:
-        shoe.close()
+    recorder = HandRecorder(machine)
 
+    def dealer(device: Any, post: Any) -> SimulatedDealer:
+        return SimulatedDealer(device, post, scripts, seed=seed, pace=pace, auto_ack=auto_ack)
 
-def _wait_connected(controller: Any, link: Any, timeout: float = 10.0) -> None:
-    """Start the link and wait for its first ``connected`` event (left on the queue)."""
-    link.start()
-    deadline = threading.Event()
-    waited = 0.0
-    while waited < timeout:
-        if link.info is not None:
-            return
-        deadline.wait(0.01)
-        waited += 0.01
-    raise TimeoutError("the shoe link did not connect")
-
+    table = Table.from_config(TableConfig(), profiles=profiles, rules=rules, shoe_url=shoes.SIM, seed=seed,
+                              faults=faults, journal=journal, machine=machine, dealer_io=False,
+                              sinks=[recorder, *sinks], dealer=dealer, wait_connected=10.0)
+    with table:
+        ok = table.dealer.done.wait(timeout)
+        table.controller.wait_idle(5)
+    if not ok:
+        raise TimeoutError(f"hands not done in {timeout} s: {table.dealer.stalled or machine.instruction().text}")
+    return recorder, table.dealer

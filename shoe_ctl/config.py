@@ -87,7 +87,7 @@ class ShoeConfig:
 
 @dataclass(frozen=True, slots=True)
 class LedConfig:
-    """``[leds]``: ``backend`` (``console``, ``gpio`` or ``shoe``) and, for ``gpio``, ``pins``: a
+    """``[leds]``: ``backend`` (``console``, ``gpio``, ``shoe`` or ``mock``) and, for ``gpio``, ``pins``: a
     table of LED name (``green``, ``amber``, ``blue``, ``white``, ``red``; see ``drivers.leds``) to
     BCM pin number; ``pwm`` (PWM LEDs: the betting signal fades) and ``active_high`` (false for
     LEDs wired to sink current)."""
@@ -148,7 +148,7 @@ class TableConfig:
 
 
 _GAMES = ("stud", "stud8", "razz")
-_LED_BACKENDS = ("console", "gpio", "shoe")
+_LED_BACKENDS = ("console", "gpio", "shoe", "mock")  # shoe_ctl.dealer_io.LED_BACKENDS (a test checks)
 _LED_NAMES = ("green", "amber", "blue", "white", "red")
 _BUTTON_INPUTS = ("betting-complete", "ack-alert", "undo", "stub-reloaded", "cut-done", "hand-complete",
                   "new-hand")

@@ -11,10 +11,11 @@
 
 What is built:
 
-- the LED board named by ``[leds] backend``: ``gpio`` -> :class:`drivers.leds.GpioLedSink` on
-  ``[leds.pins]``; ``console`` -> :class:`drivers.leds.ConsoleLedSink` (also added with
-  ``console=True`` whatever the backend); ``shoe`` -> the shoe's LEDs only;
-- :class:`drivers.leds.ShoeLedSink` whenever ``send_leds`` is given (the shoe's own LEDs);
+- the LEDs named by ``[leds] backend``, from :data:`LED_BACKENDS`: ``gpio`` ->
+  :class:`drivers.leds.GpioLedSink` on ``[leds.pins]``; ``console`` ->
+  :class:`drivers.leds.ConsoleLedSink` (also added with ``console=True`` whatever the backend);
+  ``shoe`` -> :class:`drivers.leds.ShoeLedSink` (also added whenever ``send_leds`` is given);
+  ``mock`` -> :class:`drivers.leds.MockLedSink` (records what it shows);
 - the dealer display (:func:`shoe_ctl.display.start_display`) unless ``display`` is None: already
   serving when this returns, so dealing may start;
 - :class:`drivers.buttons.DealerButtons` when ``[buttons.pins]`` names any; its ``new-hand``
@@ -101,6 +102,52 @@ class DealerIO:
         self.display = None
 
 
+@dataclass(frozen=True)
+class LedContext:
+    """What an LED backend may need besides the configuration: the shoe link's ``send_leds``, the
+    console's stream and a gpiozero pin factory (tests)."""
+
+    send_leds: Callable[[dict[str, Any]], Any] | None = None
+    stream: TextIO | None = None
+    pin_factory: Any = None
+
+
+def _gpio_leds(cfg: TableConfig, ctx: LedContext) -> Any:
+    from drivers.leds import GpioLedSink
+
+    return GpioLedSink(cfg.leds.pins, pwm=cfg.leds.pwm, active_high=cfg.leds.active_high,
+                       pin_factory=ctx.pin_factory)
+
+
+def _console_leds(cfg: TableConfig, ctx: LedContext) -> Any:
+    from drivers.leds import ConsoleLedSink
+
+    return ConsoleLedSink(ctx.stream)
+
+
+def _shoe_leds(cfg: TableConfig, ctx: LedContext) -> Any:
+    if ctx.send_leds is None:
+        raise ValueError("[leds] backend = \"shoe\" needs a shoe link (no send_leds given)")
+    from drivers.leds import ShoeLedSink
+
+    return ShoeLedSink(ctx.send_leds)
+
+
+def _mock_leds(cfg: TableConfig, ctx: LedContext) -> Any:
+    from drivers.leds import MockLedSink
+
+    return MockLedSink()
+
+
+LED_BACKENDS: Mapping[str, Callable[[TableConfig, LedContext], Any]] = {
+    "gpio": _gpio_leds,
+    "console": _console_leds,
+    "shoe": _shoe_leds,
+    "mock": _mock_leds,
+}
+"""Every LED backend by its ``[leds] backend`` name, in the order their sinks are added."""
+
+
 def display_token(cfg: TableConfig, env: Mapping[str, str] | None = None) -> str | None:
     """The display token: ``$SHOE_CTL_DISPLAY_TOKEN`` if set, else ``[display] token``."""
     env = os.environ if env is None else env
@@ -136,22 +183,11 @@ def start_dealer_io(cfg: TableConfig, post: Callable[[Any], Any], *,
 
             io.display = start_display(display[0], display[1], post, token=display_token(cfg, env),
                                        table_seats=cfg.seats)
-        backend = cfg.leds.backend
-        if backend == "gpio":
-            from drivers.leds import GpioLedSink
-
-            io.sinks.append(GpioLedSink(cfg.leds.pins, pwm=cfg.leds.pwm, active_high=cfg.leds.active_high,
-                                        pin_factory=pin_factory))
-        if backend == "console" or console:
-            from drivers.leds import ConsoleLedSink
-
-            io.sinks.append(ConsoleLedSink(stream))
-        if backend == "shoe" and send_leds is None:
-            raise ValueError("[leds] backend = \"shoe\" needs a shoe link (no send_leds given)")
-        if send_leds is not None:
-            from drivers.leds import ShoeLedSink
-
-            io.sinks.append(ShoeLedSink(send_leds))
+        wanted = {cfg.leds.backend} | ({"console"} if console else set()) | ({"shoe"} if send_leds else set())
+        ctx = LedContext(send_leds=send_leds, stream=stream, pin_factory=pin_factory)
+        for name, build in LED_BACKENDS.items():  # the map's order: GPIO first, the shoe's LEDs last
+            if name in wanted:
+                io.sinks.append(build(cfg, ctx))
         last = None
         if cfg.buttons.pins:
             last = LastHand(list(range(1, cfg.seats + 1)), str(cfg.game), str(cfg.rules))

@@ -30,9 +30,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from shoe_ctl.service import shoes
 from shoe_ctl.config import CONFIG_DIR, TableConfig, load_table_config
 from shoe_ctl.rules.profiles import ProfileError
+from shoe_ctl.service import shoes
 
 SERVICE_USER = "shoe-ctl"
 SYSTEM_CONFIG = Path("/etc/shoe-ctl/table.toml")

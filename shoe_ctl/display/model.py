@@ -17,8 +17,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from shoe_ctl.signals import pattern_for
 from shoe_ctl.events import Alert, Command, DisplayUpdate, Instruction
+from shoe_ctl.signals import pattern_for
 
 HIDDEN_KEYS = frozenset({
     "down", "downcards", "down_cards", "hole", "hole_cards", "burns", "burned", "burn_cards",

@@ -96,13 +96,20 @@ class Controller:
         self._closed = False
         self._idle = threading.Condition()
         self._busy = 0
-        self.on_handled: Callable[[Any, list[Command]], None] | None = None
+        self.hooks: list[Callable[[Any, list[Command]], None]] = []
 
     # ------------------------------------------------------------------ wiring
 
     def add_sink(self, sink: Sink) -> None:
         """Add a sink; it receives every command from now on, in order."""
         self.sinks.append(sink)
+
+    def add_hook(self, hook: Callable[[Any, list[Command]], None]) -> None:
+        """Add ``hook(event, commands)``, called in the controller thread after every event has
+        been handled, delivered, journaled and acked (e.g. the journal's hand marks,
+        :meth:`shoe_ctl.service.recovery.HandMarks.after_event`). A hook that raises is logged and
+        counted in :attr:`errors`."""
+        self.hooks.append(hook)
 
     def post(self, event: Any) -> None:
         """Put one event on the queue (any thread)."""
@@ -220,9 +227,9 @@ class Controller:
             if alerts:
                 self._journal(None, alerts)
             self._deliver(cmds)
-        if self.on_handled is not None:
+        for hook in self.hooks:
             try:
-                self.on_handled(ev, cmds)
+                hook(ev, cmds)
             except Exception:  # noqa: BLE001 - e.g. the journal's hand mark on a full disk
                 self.errors += 1
                 log.exception("after-event hook failed on a %s", type(ev).__name__)

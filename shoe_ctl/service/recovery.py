@@ -153,9 +153,15 @@ class HandMarks:
 
     def __init__(self, journal: Journal, machine: Any, *, replayed_hands: int | None = None) -> None:
         self.journal = journal
+        self.machine = machine
         self.seen = getattr(machine, "hand_no", 0) if replayed_hands is None else replayed_hands
         if replayed_hands is None and journal.current_hand is None and getattr(machine, "state", "idle") != "idle":
             self.seen -= 1  # the machine is in a hand the journal has not marked yet
+
+    def after_event(self, _event: Any, _commands: Any) -> None:
+        """The controller's after-event hook (``Controller.add_hook``): :meth:`after` with the
+        machine this was built for."""
+        self.after(self.machine)
 
     def after(self, machine: Any) -> None:
         """Append the hand marks the machine's state calls for (none most of the time)."""

@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from shoe_ctl.cli import replay as cmd_replay
 from shoe_ctl.analyze import analyze_file, iter_phh_files
+from shoe_ctl.cli import replay as cmd_replay
 from shoe_ctl.config import load_profile
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -66,9 +66,9 @@ def by_hand(commands: list[Command]) -> Iterator[tuple[Any, list[Command]]]:
 @pytest.fixture(scope="module")
 def replayed() -> tuple[list[Command], list[Any], list[Any]]:
     try:
+        from hil.replay import run_direct, script_from_record
         from shoe_ctl.config import load_profile
         from shoe_ctl.phh import read_phh
-        from hil.replay import run_direct, script_from_record
     except ImportError as exc:
         pytest.skip(f"the service's replay is not available yet ({exc})")
     files = sorted(PHH_DIR.rglob("*.phh"))

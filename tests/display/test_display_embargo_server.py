@@ -112,9 +112,9 @@ def served() -> Iterator[tuple[list[tuple[int, dict[str, Any]]], list[dict[str, 
     files = sorted(PHH_DIR.rglob("*.phh"))
     if not files:
         pytest.skip(f"no PHH hands under {PHH_DIR} (set SHOE_CTL_SHARED)")
+    from hil.replay import run_direct, script_from_record
     from shoe_ctl.config import load_profile
     from shoe_ctl.phh import read_phh
-    from hil.replay import run_direct, script_from_record
 
     scripts = [script_from_record(read_phh(f), seed=i, path=f) for i, f in enumerate(files)]
     profiles = {"tda": load_profile("tda"), "house": load_profile("house")}

@@ -12,8 +12,8 @@ import pytest
 
 from hil.dealer import HandScript
 from hil.deck import Deck
-from shoe_ctl.config import load_profile
 from hil.replay import run_full
+from shoe_ctl.config import load_profile
 from shoe_ctl.rules.cards import card_text
 
 pytestmark = pytest.mark.faults

@@ -26,8 +26,8 @@ import pytest
 
 from hil.dealer import HandScript, TablePicture
 from hil.deck import Deck
-from shoe_ctl.config import load_profile
 from hil.replay import HandRecord, run_full
+from shoe_ctl.config import load_profile
 from shoe_ctl.rules.cards import Card, card_text
 from shoe_ctl.rules.games import Game, TieRule, first_to_act
 

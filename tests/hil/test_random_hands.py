@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from hil.dealer import random_hands
-from shoe_ctl.config import load_profile
 from hil.replay import run_direct
+from shoe_ctl.config import load_profile
 from shoe_ctl.rules.cards import card_text
 
 PROFILES = {"tda": load_profile("tda"), "house": load_profile("house")}

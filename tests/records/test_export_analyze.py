@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from hil.replay import run_full, script_from_record
 from shoe_ctl.analyze import analyze_file
 from shoe_ctl.config import load_profile
 from shoe_ctl.export import export_hands
 from shoe_ctl.phh import read_phh
-from hil.replay import run_full, script_from_record
 from shoe_ctl.service.journal import Journal
 
 ROOT = Path(__file__).resolve().parents[2]

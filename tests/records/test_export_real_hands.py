@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from hil.replay import run_full, script_from_record
 from shoe_ctl.config import load_profile
 from shoe_ctl.export import default_machine_factory, export_hands
 from shoe_ctl.phh import parse_phh, read_phh
-from hil.replay import run_full, script_from_record
 from shoe_ctl.service.journal import Journal
 from shoe_ctl.service.recovery import recover
 

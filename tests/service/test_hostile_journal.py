@@ -130,7 +130,7 @@ def test_controller_thread_survives_a_failing_after_event_hook() -> None:
         if len(calls) == 1:
             raise sqlite3.OperationalError("database or disk is full")
 
-    c.on_handled = hook
+    c.add_hook(hook)
     with c:
         c.post(DealerInput(DealerAction.NEW_HAND, args={"seats": [1, 2]}))
         c.post(CardRead(1, Card(5), "rfid", 1))

@@ -165,7 +165,7 @@ def run_controller(journal: Journal, machine: Any, evs: list[Any]) -> None:
 
     ctl = Controller(machine, journal=journal)
     marks = HandMarks(journal, machine)
-    ctl.on_handled = lambda _ev, _cmds: marks.after(machine)
+    ctl.add_hook(marks.after_event)
     marks.after(machine)
     for ev in evs:
         ctl.step(ev)

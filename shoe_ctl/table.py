@@ -1,0 +1,327 @@
+"""The composition root: one table's shoe link, controller, journal, sinks and dealer, built from
+the table configuration, started in one order and stopped in the reverse one (docs/service.md).
+
+``shoe-ctl run``, the full replay (:func:`hil.replay.run_full`) and the tests build a table with
+:meth:`Table.from_config` and use it as a context manager.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal, Protocol
+
+from shoe_ctl.config import TableConfig
+from shoe_ctl.machine import Dealing
+from shoe_ctl.rules.games import Game
+from shoe_ctl.rules.profiles import RuleProfile
+from shoe_ctl.service import shoes
+from shoe_ctl.service.controller import Controller, JournalLike
+
+log = logging.getLogger(__name__)
+
+__all__ = ["DealerFactory", "Table", "TableError"]
+
+
+class DealerFactory(Protocol):
+    """Builds the simulated dealer of a simulated shoe: a sink with ``start()`` and ``close()``
+    that pulls cards from ``device`` and posts dealer inputs with ``post``."""
+
+    def __call__(self, device: Any, post: Callable[[Any], None]) -> Any: ...
+
+
+class TableError(Exception):
+    """The table cannot be built (a journal that cannot be opened or replayed); the message is
+    ready for the user."""
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+class _Device:
+    """Closes the device behind a simulated shoe's URL (:func:`shoes.release`)."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+    def close(self) -> None:
+        shoes.release(self.url)
+
+
+class Table:
+    """A built table; :meth:`start` (``__enter__``) brings it up, :meth:`close` (``__exit__``)
+    takes it down, each part in the reverse order of its start.
+
+    Start order: the simulated shoe's device (a ``vshoe://`` URL), the shoe link (not yet
+    reading), the dealer's LEDs, display and buttons (:func:`shoe_ctl.dealer_io.start_dealer_io`),
+    the sinks in delivery order (LEDs, extra sinks, display; then :class:`ShoeCommandSink`, the
+    dealer port, the simulated dealer), then the link's reader, the controller thread (the first
+    instruction goes out), the systemd notifications, the dealer port's listener, the simulated
+    dealer. Build it with :meth:`from_config`.
+    """
+
+    def __init__(self, cfg: TableConfig, controller: Controller, url: str, *, resume_seq: int | None = None,
+                 journal: Any = None, dealer_io: bool = True,
+                 display: tuple[str, int] | None | Literal["config"] = "config", display_required: str | None = None,
+                 console: bool = False, led_stream: Any = None, dealer_socket: str | None = None,
+                 dealer: DealerFactory | None = None, sinks: Sequence[Any] = (), notifier: Any = None,
+                 wait_connected: float | None = None, say: Callable[[str], None] = _say) -> None:
+        self.cfg = cfg
+        self.controller = controller
+        self.url = url
+        self.resume_seq = resume_seq
+        self.journal = journal
+        self.device: Any = None
+        self.link: Any = None
+        self.io: Any = None
+        self.port: Any = None
+        self.dealer: Any = None
+        self.stopped = threading.Event()
+        self._dealer_io = dealer_io
+        self._display = display
+        self._display_required = display_required
+        self._console = console
+        self._led_stream = led_stream
+        self._dealer_socket = dealer_socket
+        self._dealer_factory = dealer
+        self._sinks = list(sinks)
+        self._notifier = notifier
+        self._wait_connected = wait_connected
+        self._say = say
+        self._parts: list[Any] = [journal] if journal is not None else []
+        self._started = False
+        self._closed = False
+
+    @property
+    def machine(self) -> Dealing:
+        """The dealing machine (owned by the controller thread once started)."""
+        return self.controller.machine
+
+    # ------------------------------------------------------------------ building
+
+    @classmethod
+    def from_config(cls, cfg: TableConfig, *, profiles: Mapping[str, RuleProfile], rules: str | None = None,
+                    game: str | None = None, shoe_url: str | None = None, seed: int = 0, faults: str | None = None,
+                    journal: str | JournalLike | None = None, machine: Dealing | None = None,
+                    **options: Any) -> Table:
+        """Build a table (nothing started yet but the journal).
+
+        :param cfg: the table configuration (``shoe_ctl.config.load_table_config``).
+        :param profiles: the rule profiles the machine may switch to; ``rules``: the default one
+            (default ``cfg.rules``); ``game``: the default game (default ``cfg.game``).
+        :param shoe_url: the shoe's URL or ``sim`` (default ``cfg.shoe.url``); ``seed`` and
+            ``faults`` configure a ``sim`` shoe (:func:`shoe_ctl.service.shoes.resolve`).
+        :param journal: a journal file to open (its damage report said through ``say``; with a
+            real shoe the events since the last finished hand are replayed and the link resumes
+            after the last journaled sequence; the journal's hand marks follow the machine), or a
+            journal object to append to as it is, or None for none.
+        :param machine: the machine to drive (default: a new one for ``profiles``, ``rules`` and
+            ``game`` that awaits the shoe's counter reset, numbering hands on from the journal).
+        :param options: the keyword arguments of :class:`Table` (``display``, ``console``,
+            ``dealer_socket``, ``dealer``, ``sinks``, ``notifier``, ...).
+        :raises TableError: the journal cannot be opened or replayed.
+        :raises ValueError: an unknown game.
+        """
+        rules = rules or cfg.rules
+        default_game = Game(game or cfg.game)
+        url = shoes.resolve(shoe_url or cfg.shoe.url, seed=seed, faults=faults)
+        say = options.get("say", _say)
+        hands_before = 0
+
+        def make_machine() -> Dealing:
+            m = Dealing(profiles, default_rules=rules, default_game=default_game, await_counter_reset=True)
+            m.hand_no = hands_before  # a resumed service numbers hands on from the journal
+            return m
+
+        if machine is None:
+            machine = make_machine()
+        if not isinstance(journal, str):
+            return cls(cfg, Controller(machine, journal=journal), url, **options)
+
+        from shoe_ctl.service.journal import Journal, JournalError
+        from shoe_ctl.service.recovery import HandMarks, recover
+
+        opened: Any = None
+        resume_seq = None
+        try:
+            opened = Journal(journal, table=cfg.table, profile=rules, retention_days=cfg.journal.retention_days)
+            jr = opened.report
+            if not jr.ok or jr.tail or jr.wal_dropped or jr.removed_aside or jr.kept_aside:
+                # damage, an interrupted append's frames dropped, copies made or removed
+                for line in jr.lines()[1:]:
+                    say(f"journal: {line}")
+            if not shoes.is_simulated(url):
+                hands_before = _hands_before(opened)
+                machine, resume_seq, report = recover(opened, make_machine)
+                for line in report.lines():
+                    say(line)
+        except (JournalError, OSError) as exc:
+            if opened is not None:
+                opened.close()
+            raise TableError(f"journal {journal}: {exc}") from exc
+        controller = Controller(machine, journal=opened)
+        marks = HandMarks(opened, machine)
+        marks.after(machine)
+        controller.add_hook(marks.after_event)
+        return cls(cfg, controller, url, resume_seq=resume_seq, journal=opened, **options)
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> Table:
+        """Bring every part up in the start order (see the class); on an error the parts already
+        up are closed and the error raised.
+
+        :raises OSError: a port, pty or display address that cannot be had.
+        :raises ValueError: a bad shoe URL or fault spec, an LED backend that cannot be built.
+        :raises TimeoutError: ``wait_connected`` seconds passed without the shoe's hello.
+        """
+        if self._started:
+            return self
+        self._started = True
+        try:
+            self._start()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def _start(self) -> None:
+        from drivers.shoe import ShoeLink
+        from shoe_ctl.service.shoe_commands import ShoeCommandSink
+
+        controller = self.controller
+        if shoes.is_simulated(self.url):
+            self._parts.append(_Device(self.url))
+            self.device = shoes.device(self.url)
+        self.link = link = ShoeLink(self.url, controller.queue, baudrate=self.cfg.shoe.baudrate,
+                                    resume_seq=self.resume_seq)
+        controller.link = link
+        if self._dealer_io:
+            self.io = self._start_dealer_io(link)
+            self._parts.append(self.io)
+            display = self.io.display
+            for sink in self.io.sinks:
+                if sink is display:
+                    for extra in self._sinks:
+                        controller.add_sink(extra)
+                controller.add_sink(sink)
+            if display is None:
+                for extra in self._sinks:
+                    controller.add_sink(extra)
+            if self.io.display_url:
+                self._say(f"dealer display: {self.io.display_url}")
+        else:
+            for extra in self._sinks:
+                controller.add_sink(extra)
+        controller.add_sink(ShoeCommandSink(link))
+        if self._dealer_socket:
+            from shoe_ctl.service.dealer_port import DealerPort
+
+            self.port = DealerPort(self._dealer_socket, controller.post)
+            self._parts.append(self.port)
+            controller.add_sink(self.port)
+        if self.device is not None and self._dealer_factory is not None:
+            self.dealer = self._dealer_factory(self.device, controller.post)
+            controller.add_sink(self.dealer)
+        link.start()
+        self._parts.append(link)
+        if self._wait_connected is not None:
+            self._await_link(self._wait_connected)
+        controller.start()
+        self._parts.append(controller)
+        if self._notifier is not None:
+            _start_notifications(self._notifier, link, controller, self.stopped)
+        if self.port is not None:
+            self.port.start()  # after the controller published the state: a client sees it first
+        if self.dealer is not None:
+            self.dealer.start()
+            self._parts.append(self.dealer)
+
+    def _start_dealer_io(self, link: Any) -> Any:
+        """The dealer's LEDs, display and buttons; a display that cannot bind its address is an
+        error when it was asked for (``display_required``), else said and left out."""
+        from shoe_ctl.dealer_io import start_dealer_io
+
+        try:
+            return start_dealer_io(self.cfg, self.controller.post, display=self._display, send_leds=link.send_leds,
+                                   console=self._console, stream=self._led_stream)
+        except OSError as exc:
+            if self._display_required is not None:
+                raise OSError(f"dealer display on {self._display_required}: {exc.strerror or exc}") from exc
+            self._say(f"shoe-ctl run: dealer display not started ({exc}); continuing without it")
+            return start_dealer_io(self.cfg, self.controller.post, display=None, send_leds=link.send_leds,
+                                   console=self._console, stream=self._led_stream)
+
+    def _await_link(self, timeout: float) -> None:
+        """Wait for the link's first ``connected`` (left on the queue for the machine)."""
+        waited = 0.0
+        while waited < timeout:
+            if self.link.info is not None:
+                return
+            self.stopped.wait(0.01)
+            waited += 0.01
+        raise TimeoutError("the shoe link did not connect")
+
+    def close(self) -> None:
+        """Say ``STOPPING=1`` to systemd, then close every part in the reverse order of its start
+        (the simulated dealer, the controller and its sinks, the link, the dealer port, the LEDs,
+        display and buttons, the simulated shoe, the journal). A part that raises is logged; the
+        others are closed all the same. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._notifier is not None:
+            self._notifier.stopping()
+        self.stopped.set()
+        for part in reversed(self._parts):
+            try:
+                part.close()
+            except Exception:  # noqa: BLE001 - shut everything down whatever one part does
+                log.exception("closing %r", part)
+        self._parts = []
+
+    def __enter__(self) -> Table:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _hands_before(journal: Any) -> int:
+    """The journal's number of the last hand before the one a recovery replays: a resumed
+    service goes on numbering hands where it stopped (the display shows the same hand)."""
+    if journal.current_hand is not None:
+        return int(journal.current_hand) - 1
+    hands = journal.hands()
+    return int(hands[-1].hand) if hands else 0
+
+
+def _start_notifications(notifier: Any, link: Any, controller: Any, stop: threading.Event) -> None:
+    """systemd (``Type=notify``, ``shoe_ctl.service.notify``): ``READY=1`` once the shoe's
+    handshake is done (its hello arrived), and ``WATCHDOG=1`` every ``ping_interval_s`` sent from
+    the controller's own thread (``Controller.call_soon``), so a wedged controller stops the pings
+    and systemd restarts the service. Nothing runs without ``NOTIFY_SOCKET``."""
+    if not notifier.enabled:
+        return
+    from drivers.exc import ShoeTimeoutError
+
+    def ready() -> None:
+        while not stop.is_set():
+            try:
+                info = link.wait_connected(0.5)
+            except ShoeTimeoutError:
+                continue
+            notifier.ready(f"shoe {info.serial} connected")
+            return
+
+    def pings(interval: float) -> None:
+        while not stop.wait(interval):
+            controller.call_soon(notifier.watchdog)
+
+    threading.Thread(target=ready, name="sd-notify-ready", daemon=True).start()
+    if notifier.ping_interval_s is not None:
+        threading.Thread(target=pings, args=(notifier.ping_interval_s,), name="sd-notify-watchdog",
+                         daemon=True).start()
