@@ -208,18 +208,15 @@ def bench_latency(cards: int, *, pace_s: float, seed: int = 7, sync: str = "FULL
                   timeout: float = 150.0) -> dict[str, Any]:
     """Shoe write -> LED command, over ``cards`` card reads through the production stack."""
     from drivers import protocol as p
-    from drivers.shoe import ShoeLink
     from hil.dealer import SimulatedDealer, random_hands
     from hil.deck import Deck
     from hil.virtual_shoe import VirtualShoe
     from shoe_ctl.config import load_table_config
-    from shoe_ctl.dealer_io import start_dealer_io
     from shoe_ctl.events import CardRead
     from shoe_ctl.machine import Dealing
-    from shoe_ctl.service.controller import Controller
     from shoe_ctl.service.journal import Journal
     from shoe_ctl.service.recovery import HandMarks
-    from shoe_ctl.service.shoe_commands import ShoeCommandSink
+    from shoe_ctl.table import Table
 
     sent: dict[int, int] = {}
     msgs: list[Any] = []
@@ -236,16 +233,12 @@ def bench_latency(cards: int, *, pace_s: float, seed: int = 7, sync: str = "FULL
         journal = Journal(Path(tmp) / "bench.journal", table="bench", profile="tda", synchronous=sync)
         timed = _TimedJournal(journal)
         machine = Dealing(profiles(), default_rules="tda")
-        controller = Controller(machine, journal=timed)
         marks = HandMarks(journal, machine)
         marks.after(machine)
         stamp = _Stamp()
         shoe = VirtualShoe(Deck.seeded(seed), transport="pty", seed=seed, record=False, on_event=on_event)
         shoe.start()
         devnull = open(os.devnull, "w")  # noqa: SIM115 - closed below
-        io = None
-        link = ShoeLink(shoe.url, controller.queue)
-        controller.link = link
         machine_at = [0, 0]
         orig_handle = machine.handle
 
@@ -259,7 +252,7 @@ def bench_latency(cards: int, *, pace_s: float, seed: int = 7, sync: str = "FULL
         in_path = [0, 0]
 
         def on_handled(ev: Any, cmds: Any) -> None:
-            marks.after(controller.machine)
+            marks.after(machine)
             if isinstance(ev, CardRead):
                 t0 = sent.pop(ev.seq, None)
                 if t0 is None or stamp.last is None or not any(c is stamp.last for c in cmds):
@@ -276,35 +269,23 @@ def bench_latency(cards: int, *, pace_s: float, seed: int = 7, sync: str = "FULL
                 if len(lat) >= cards:
                     done.set()
 
-        controller.add_hook(on_handled)
-        dealer = SimulatedDealer(_IdleShoe(shoe, pace_s, controller), controller.post, random_hands(seed), seed=seed,
-                                 auto_ack=True)
+        def dealer(device: Any, post: Any) -> Any:
+            return SimulatedDealer(_IdleShoe(device, pace_s, table.controller), post, random_hands(seed), seed=seed,
+                                   auto_ack=True)
+
+        # the stamp sink sits right after the LED sinks, before the display
+        table = Table.from_config(load_table_config(ROOT / "config" / "table.toml"), profiles=profiles(),
+                                  rules="tda", shoe_url=shoe.url, journal=timed, machine=machine, device=shoe,
+                                  display=("127.0.0.1", 0), display_required="127.0.0.1:0", console=True,
+                                  led_stream=devnull, sinks=[stamp],
+                                  dealer=dealer, wait_connected=10.0, say=lambda _line: None)
+        table.controller.add_hook(on_handled)
         t_start = time.perf_counter()
         try:
-            io = start_dealer_io(load_table_config(ROOT / "config" / "table.toml"), controller.post,
-                                 display=("127.0.0.1", 0), send_leds=link.send_leds, console=True, stream=devnull)
-            stamped = False
-            for sink in io.sinks:  # the stamp right after the LED sinks (before the display, if it follows)
-                if sink is io.display and not stamped:
-                    controller.add_sink(stamp)
-                    stamped = True
-                controller.add_sink(sink)
-            if not stamped:
-                controller.add_sink(stamp)
-            controller.add_sink(ShoeCommandSink(link))
-            controller.add_sink(dealer)
-            link.start()
-            link.wait_connected(10.0)
-            controller.start()
-            dealer.start()
-            ok = done.wait(timeout)
-            seconds = time.perf_counter() - t_start
+            with table:
+                ok = done.wait(timeout)
+                seconds = time.perf_counter() - t_start
         finally:
-            dealer.close()
-            controller.close()
-            link.close()
-            if io is not None:
-                io.close()
             shoe.close()
             journal.close()
             devnull.close()

@@ -55,6 +55,9 @@ class Table:
     """A built table; :meth:`start` (``__enter__``) brings it up, :meth:`close` (``__exit__``)
     takes it down, each part in the reverse order of its start.
 
+    ``device``: a simulated shoe the caller started and closes itself, at ``url`` (for the
+    simulated dealer; e.g. the benchmark's shoe that stamps each card it sends).
+
     Start order: the simulated shoe's device (a ``vshoe://`` URL), the shoe link (not yet
     reading), the dealer's LEDs, display and buttons (:func:`shoe_ctl.dealer_io.start_dealer_io`),
     the sinks in delivery order (LEDs, extra sinks, display; then :class:`ShoeCommandSink`, the
@@ -68,13 +71,14 @@ class Table:
                  display: tuple[str, int] | None | Literal["config"] = "config", display_required: str | None = None,
                  console: bool = False, led_stream: Any = None, dealer_socket: str | None = None,
                  dealer: DealerFactory | None = None, sinks: Sequence[Any] = (), notifier: Any = None,
-                 wait_connected: float | None = None, say: Callable[[str], None] = _say) -> None:
+                 wait_connected: float | None = None, device: Any = None,
+                 say: Callable[[str], None] = _say) -> None:
         self.cfg = cfg
         self.controller = controller
         self.url = url
         self.resume_seq = resume_seq
         self.journal = journal
-        self.device: Any = None
+        self.device: Any = device
         self.link: Any = None
         self.io: Any = None
         self.port: Any = None
@@ -193,7 +197,7 @@ class Table:
         from shoe_ctl.service.shoe_commands import ShoeCommandSink
 
         controller = self.controller
-        if shoes.is_simulated(self.url):
+        if self.device is None and shoes.is_simulated(self.url):
             self._parts.append(_Device(self.url))
             self.device = shoes.device(self.url)
         self.link = link = ShoeLink(self.url, controller.queue, baudrate=self.cfg.shoe.baudrate,
