@@ -1,18 +1,8 @@
 """The controller: one thread owns the dealing machine and takes every event from one queue.
 
-Card reads (from :class:`drivers.shoe.ShoeLink`, which puts them straight on
-:attr:`Controller.queue`), dealer inputs (buttons, the display, a HIL script), timers: everything
-that happens is an event on that queue. For each event, in order, the controller thread:
-
-1. appends the event to the journal (durable when ``append`` returns);
-2. acks the shoe's sequence number (``link.ack(seq)``) for events that carry one — the ack is the
-   durability boundary: a card the shoe has not seen acked comes again after a restart;
-3. hands the event to the machine, which returns commands;
-4. appends every ``Alert`` among them to the journal, then hands each command, in order, to every
-   sink (``sink.handle(command)``; sinks must not block).
-
-A sink or journal that raises is logged; the controller never dies of it (a journal that fails
-stops the acks, so the shoe keeps the cards and resends them).
+Card reads (from :class:`drivers.shoe.ShoeLink`), dealer inputs, timers: every event is put on
+:attr:`Controller.queue`. A shoe event goes machine, sinks, journal, ack; any other event goes
+journal, machine, sinks (:meth:`Controller.step`; docs/service.md, *How an event flows*).
 """
 
 from __future__ import annotations
