@@ -77,3 +77,21 @@ def test_console_default_display_off_and_errors(tmp_path: Path) -> None:
                 assert e.code == status
     finally:
         dio.close()
+
+
+def test_led_backends_come_from_one_map_that_the_configuration_names(tmp_path: Path) -> None:
+    from drivers.leds import MockLedSink
+    from shoe_ctl import config
+    from shoe_ctl.dealer_io import LED_BACKENDS
+
+    assert set(LED_BACKENDS) == set(config._LED_BACKENDS)
+    c = cfg(tmp_path, '[leds]\nbackend = "mock"\n[display]\nenabled = false\n')
+    dio = start_dealer_io(c, lambda _ev: None, console=True, stream=io.StringIO(), env={})
+    try:
+        assert [type(s) for s in dio.sinks] == [ConsoleLedSink, MockLedSink]  # the map's order
+        mock = dio.sinks[1]
+        mock.handle(Instruction(Signal.BURN, "burn"))
+        mock.handle(DealerInput(DealerAction.UNDO))  # not a command it shows
+        assert mock.signals() == [Signal.BURN]
+    finally:
+        dio.close()

@@ -225,3 +225,17 @@ def test_docs_table_matches_the_patterns() -> None:
         row = (f"| `{signal}` | {' + '.join(p.leds) or '(all off)'} | {p.mode} | {timing} | "
                f"{'yes' if p.attention else ''} |")
         assert "".join(row.split()) in {"".join(line.split()) for line in doc.splitlines()}, row
+
+
+def test_mock_led_sink_keeps_each_pattern_with_its_time() -> None:
+    from drivers.leds import MockLedSink
+    from shoe_ctl.signals import pattern_for
+
+    ticks = iter([1.0, 2.5])
+    mock = MockLedSink(clock=lambda: next(ticks))
+    mock.handle(Instruction(Signal.DEAL, "deal", seat=3, face="down"))
+    mock.handle(Instruction(Signal.STOP, "stop"))
+    assert mock.history == [(1.0, pattern_for(Signal.DEAL)), (2.5, pattern_for(Signal.STOP))]
+    assert mock.signals() == [Signal.DEAL, Signal.STOP]
+    mock.close()
+    assert len(mock.history) == 2
