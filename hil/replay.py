@@ -10,7 +10,8 @@ controller and the dealing machine.
   decisions (:meth:`~shoe_ctl.machine.Dealing.summary`), its alerts, every seat's cards and the
   stub left.
 - :func:`run_direct` deals scripts straight into the machine (no wire, one thread);
-  :func:`run_full` through the virtual shoe on a real pty, ``ShoeLink`` and the controller thread.
+  :func:`run_full` through a whole table (:class:`shoe_ctl.table.Table`: the virtual shoe on a
+  pty, ``ShoeLink`` and the controller thread).
 """
 
 from __future__ import annotations

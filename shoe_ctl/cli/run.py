@@ -1,36 +1,13 @@
-"""``shoe-ctl run``: the service.
+"""``shoe-ctl run``: the service, a :class:`shoe_ctl.table.Table` built from the options.
 
     shoe-ctl run [--shoe URL|sim] [--rules tda|house] [--game stud|stud8|razz] [--seats 1-8]
                  [--hands PATH] [--pace SECONDS] [--exit-when-done] [--display HOST:PORT|off]
                  [--config PATH] [--seed N] [--count N] [--journal PATH|off] [--dealer-socket PATH]
 
-With no arguments it runs on the built-in virtual shoe (a real pty, the same protocol and
-``ShoeLink`` as a real shoe) with the simulated dealer dealing seeded random hands at a watchable
-pace, the LED signals shown in the terminal (one plain line per signal when stdout is not a
-terminal) and the dealer display on ``127.0.0.1:8080``; it runs until Ctrl-C (or SIGTERM) and
-stops cleanly. ``--hands PATH`` (a .phh file or a folder, recursive) makes the simulated dealer
-deal those recorded hands with their folds, all-ins and betting rounds, each player at the table
-seat the record gives (PHH ``seats`` or ``_seats``; a record counting from 0 moved up by one; a
-record with a seat above 8 is dealt at seats 1..n, said on stderr); ``--exit-when-done``
-stops after the last one. With ``--shoe URL`` (a real shoe) there is no simulated dealer: the
-dealer reports through the display and buttons. ``--journal PATH`` (default: ``[journal] path``
-of the table configuration, if set; ``--journal off``: none) appends every event to the
-SQLite journal before the shoe's card is acked; at start-up the events since the last finished
-hand are replayed into the machine (``shoe_ctl.service.recovery``) and the link resumes after the
-last journaled shoe sequence, so an open hand goes on where it stopped (with a real shoe; the
-built-in virtual shoe starts afresh, so with ``sim`` an open hand is closed as abandoned); the
-resumed machine numbers hands on from the journal. ``--dealer-socket PATH`` offers the command
-stream and takes dealer inputs on a local Unix socket (:mod:`shoe_ctl.service.dealer_port`; the
-simulated dealer of ``shoe-ctl hil crash`` uses it).
-
-Under systemd (``Type=notify``, :mod:`shoe_ctl.service.notify`) the service sends ``READY=1`` once
-the shoe's handshake is done, ``WATCHDOG=1`` every half ``WatchdogSec`` from the controller's own
-thread (a wedged controller stops pinging and is restarted), and ``STOPPING=1`` when it stops.
-
-Exit status: 0 after a clean stop, 1 when the simulated dealer stalled (``--exit-when-done``),
-2 for a bad option or configuration (or no readable ``--hands`` file), 3 after an otherwise clean
-stop when some ``--hands`` files were unreadable (each named on stderr with its reason when the
-service starts; the readable ones are dealt).
+Options, systemd notifications and what each does: docs/service.md. Exit status: 0 after a clean
+stop, 1 when the simulated dealer stalled (``--exit-when-done``), 2 for a bad option or
+configuration (or no readable ``--hands`` file), 3 after an otherwise clean stop when some
+``--hands`` files were unreadable (each named on stderr; the readable ones are dealt).
 """
 
 from __future__ import annotations
