@@ -1,26 +1,8 @@
 """Everything the dealer sees and touches, built from the table configuration in one call.
 
-``shoe-ctl run`` wires the dealer's side with::
-
-    io = start_dealer_io(table_cfg, controller.post, display=("127.0.0.1", 8080),
-                         send_leds=link.send_leds)
-    for sink in io.sinks:
-        controller.add_sink(sink)
-    ...
-    io.close()
-
-What is built:
-
-- the LEDs named by ``[leds] backend``, from :data:`LED_BACKENDS`: ``gpio`` ->
-  :class:`drivers.leds.GpioLedSink` on ``[leds.pins]``; ``console`` ->
-  :class:`drivers.leds.ConsoleLedSink` (also added with ``console=True`` whatever the backend);
-  ``shoe`` -> :class:`drivers.leds.ShoeLedSink` (also added whenever ``send_leds`` is given);
-  ``mock`` -> :class:`drivers.leds.MockLedSink` (records what it shows);
-- the dealer display (:func:`shoe_ctl.display.start_display`) unless ``display`` is None: already
-  serving when this returns, so dealing may start;
-- :class:`drivers.buttons.DealerButtons` when ``[buttons.pins]`` names any; its ``new-hand``
-  button re-deals the previous hand's seats, game and rules (:class:`LastHand`, a sink that
-  follows the display updates; before any hand: every table seat, the configured game and rules).
+:func:`start_dealer_io` builds the LEDs (one sink per backend of :data:`LED_BACKENDS`), the dealer
+display and the buttons; :class:`shoe_ctl.table.Table` calls it. What each part does and the
+order of the sinks: docs/display.md, *Wiring it into the service*.
 """
 
 from __future__ import annotations
