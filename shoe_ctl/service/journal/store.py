@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from shoe_ctl.lifecycle import Closeable
 from shoe_ctl.service import codec
 from shoe_ctl.service.journal.files import refuse_foreign, sidecars
 from shoe_ctl.service.journal.identity import Identity
@@ -91,7 +92,7 @@ def _dumps(body: Mapping[str, Any]) -> str:
     return json.dumps(dict(body), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-class Store:
+class Store(Closeable):
     """Appends and reads of one open journal file.
 
     :param path: the journal file (named in errors).
@@ -118,10 +119,10 @@ class Store:
         self.synchronous = synchronous
         self.readonly = readonly
         self.lock = lock if lock is not None else threading.RLock()
+        super().__init__(self.lock)
         self._clock = clock
         self._on_damaged = on_damaged
         self._conn = conn
-        self._closed = False
         self.next_seq = self._compute_next_seq()
         self._current_hand = self._find_current_hand()
 
@@ -169,14 +170,11 @@ class Store:
             return int(row[1])
         return None
 
-    def close(self) -> None:
-        """Close the connection (idempotent). A clean close checkpoints and removes the ``-wal``."""
-        with self.lock:
-            if self._closed:
-                return
-            self._closed = True
-            if self._conn is not None:
-                self._conn.close()
+    def _closing(self) -> None:
+        """``close()``: close the connection, under the lock (no append is cut in two). A clean
+        close checkpoints and removes the ``-wal``."""
+        if self._conn is not None:
+            self._conn.close()
 
     # ------------------------------------------------------------------ writing
 
