@@ -102,6 +102,9 @@ class Store(Closeable):
     :param clock: seconds since the epoch; each append is stamped with one reading.
     :param on_damaged: called with (row, reason) for a record whose checksum fails when read,
         under the store's lock; the record is skipped.
+
+    ``lock`` (an ``RLock``) serialises every use of the connection; the facade holds it across a
+    hand's end and the pruning it triggers.
     """
 
     def __init__(
@@ -113,12 +116,11 @@ class Store(Closeable):
         readonly: bool,
         clock: Callable[[], float],
         on_damaged: Callable[[Row, str], None],
-        lock: threading.RLock | None = None,
     ) -> None:
         self.path = path
         self.synchronous = synchronous
         self.readonly = readonly
-        self.lock = lock if lock is not None else threading.RLock()
+        self.lock = threading.RLock()
         super().__init__(self.lock)
         self._clock = clock
         self._on_damaged = on_damaged
