@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from shoe_ctl.events import DealerAction, DealerInput
+from shoe_ctl.lifecycle import Closeable
 
 BUTTON_ACTIONS: Mapping[str, DealerAction] = {
     a.value: a for a in (DealerAction.BETTING_COMPLETE, DealerAction.ACK_ALERT, DealerAction.UNDO,
@@ -23,7 +24,7 @@ BUTTON_ACTIONS: Mapping[str, DealerAction] = {
 """Button name (the dealer input's value) -> the input it posts."""
 
 
-class DealerButtons:
+class DealerButtons(Closeable):
     """Physical buttons posting dealer inputs.
 
     :param pins: dealer input name (a key of :data:`BUTTON_ACTIONS`) -> GPIO pin.
@@ -48,6 +49,7 @@ class DealerButtons:
             raise ValueError(f"[buttons] pins: unknown dealer input(s) {unknown}; allowed: {list(BUTTON_ACTIONS)}")
         if "new-hand" in pins and new_hand_args is None:
             raise ValueError("[buttons] pins: a new-hand button needs the previous hand's seats (new_hand_args)")
+        super().__init__()
         self._post = post
         self._new_hand_args = new_hand_args
         self.pressed = 0
@@ -70,8 +72,8 @@ class DealerButtons:
                 self._post(DealerInput(action))
         return pressed
 
-    def close(self) -> None:
-        """Release the pins. Idempotent."""
+    def _close(self) -> None:
+        """``close()``: release the pins."""
         for button in self.buttons.values():
             button.close()
         self.buttons.clear()

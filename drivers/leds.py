@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TextIO
 
 from shoe_ctl.events import Command, Instruction, Signal
+from shoe_ctl.lifecycle import Closeable
 from shoe_ctl.signals import LED_NAMES, PATTERNS, LedPattern, pattern_for
 
 __all__ = ["LED_NAMES", "PATTERNS", "ConsoleLedSink", "GpioLedSink", "LedPattern", "MockLedSink", "ShoeLedSink",
@@ -30,7 +31,7 @@ __all__ = ["LED_NAMES", "PATTERNS", "ConsoleLedSink", "GpioLedSink", "LedPattern
 # --------------------------------------------------------------------------- GPIO
 
 
-class GpioLedSink:
+class GpioLedSink(Closeable):
     """An LED board on GPIO pins (gpiozero 2.x ``LEDBoard``), showing each Instruction's signal.
 
     :param pins: LED name (from :data:`LED_NAMES`) -> GPIO pin (BCM number or gpiozero pin name).
@@ -55,7 +56,7 @@ class GpioLedSink:
         self._patterns = dict(patterns or PATTERNS)
         self._pwm = pwm
         self._lock = threading.Lock()
-        self._closed = False
+        super().__init__(self._lock)
         self.current: LedPattern | None = None
         self.board = LEDBoard(pwm=pwm, active_high=active_high, initial_value=False,
                               pin_factory=pin_factory, _order=[n for n in LED_NAMES if n in pins],
@@ -87,12 +88,8 @@ class GpioLedSink:
                 else:
                     led.blink(on_time=pattern.on_s, off_time=pattern.off_s)
 
-    def close(self) -> None:
-        """Turn every LED off and release the pins. Idempotent."""
-        with self._lock:
-            if self._closed:
-                return
-            self._closed = True
+    def _close(self) -> None:
+        """``close()``: turn every LED off and release the pins."""
         try:
             self.board.off()
         finally:
@@ -102,7 +99,7 @@ class GpioLedSink:
 # --------------------------------------------------------------------------- the shoe's LEDs
 
 
-class ShoeLedSink:
+class ShoeLedSink(Closeable):
     """The signals as LED frames for the shoe's own LEDs.
 
     Each Instruction's pattern (:meth:`LedPattern.as_dict`) is handed to ``send_leds`` from this
@@ -117,8 +114,8 @@ class ShoeLedSink:
     def __init__(self, send_leds: Callable[[dict[str, Any]], Any]) -> None:
         self._send = send_leds
         self._cond = threading.Condition()
+        super().__init__(self._cond)
         self._pending: dict[str, Any] | None = None
-        self._closed = False
         self.sent = 0
         self.errors = 0
         self._thread = threading.Thread(target=self._run, name="shoe-leds", daemon=True)
@@ -158,11 +155,11 @@ class ShoeLedSink:
                 if self._closed and self._pending is None:
                     return
 
-    def close(self) -> None:
-        """Send what is pending, stop the worker and join it. Idempotent."""
-        with self._cond:
-            self._closed = True
-            self._cond.notify_all()
+    def _closing(self) -> None:
+        self._cond.notify_all()
+
+    def _close(self) -> None:
+        """``close()``: send what is pending, stop the worker and join it."""
         self._thread.join(timeout=2.0)
 
 

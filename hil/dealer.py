@@ -43,6 +43,7 @@ from shoe_ctl.events import (
     Instruction,
     Signal,
 )
+from shoe_ctl.lifecycle import Closeable, join_thread
 from shoe_ctl.rules.cards import Card, full_deck
 
 log = logging.getLogger(__name__)
@@ -237,7 +238,7 @@ def random_hands(seed: int, *, seats: Sequence[int] = (1, 2, 3, 4, 5, 6, 7, 8), 
         yield HandScript(list(seats), game, rules, deck, actions, [], muck, name=f"random {seed}/{k}")
 
 
-class SimulatedDealer:
+class SimulatedDealer(Closeable):
     """A dealer driven by the command stream.
 
     :param shoe: the shoe to pull from and reload.
@@ -258,6 +259,7 @@ class SimulatedDealer:
     def __init__(self, shoe: ShoeLike, post: Callable[[DealerInput], None], hands: Iterable[HandScript], *,
                  pace: float = 0.0, seed: int = 0, auto_ack: bool = False, threaded: bool = True,
                  on_hand_done: Callable[[HandScript], None] | None = None) -> None:
+        super().__init__()
         self.shoe = shoe
         self.post = post
         self._hands = iter(hands)
@@ -311,12 +313,13 @@ class SimulatedDealer:
         else:
             self.act(command)
 
-    def close(self) -> None:
-        """Stop the dealer's thread (idempotent)."""
+    def _closing(self) -> None:
         self._stop.set()
         self._inbox.put(None)
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(5)
+
+    def _close(self) -> None:
+        """``close()``: stop the dealer's thread."""
+        join_thread(self._thread, 5)
 
     def start(self) -> SimulatedDealer:
         """Start the dealer's thread (threaded mode)."""

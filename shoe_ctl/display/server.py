@@ -36,6 +36,7 @@ from aiohttp import web
 
 from shoe_ctl.display.model import DisplayModel
 from shoe_ctl.events import Command, DealerAction, DealerInput
+from shoe_ctl.lifecycle import Closeable
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +79,7 @@ def parse_display(value: str) -> tuple[str, int] | None:
     return host.strip("[]"), int(port)
 
 
-class DisplaySink:
+class DisplaySink(Closeable):
     """The display as a controller sink: ``handle(command)`` never blocks.
 
     ``handle`` hands each command to the server's loop (``call_soon_threadsafe``); the loop folds
@@ -111,8 +112,8 @@ class DisplaySink:
         self._subscribers: set[asyncio.Queue[bytes | None]] = set()
         self._ready = threading.Event()
         self._error: BaseException | None = None
-        self._closed = False
         self._lock = threading.Lock()
+        super().__init__(self._lock)
         self._next_ref = 0
 
     # ------------------------------------------------------------------ lifecycle
@@ -170,12 +171,8 @@ class DisplaySink:
             loop.run_until_complete(self._runner.cleanup())
             loop.close()
 
-    def close(self) -> None:
-        """Stop serving: end the event streams, stop the loop, join the thread. Idempotent."""
-        with self._lock:
-            if self._closed:
-                return
-            self._closed = True
+    def _close(self) -> None:
+        """``close()``: stop serving: end the event streams, stop the loop, join the thread."""
         loop = self._loop
         if loop is not None and self._thread is not None and self._thread.is_alive():
             def stop() -> None:

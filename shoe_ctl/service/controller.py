@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from shoe_ctl.events import Alert, CardRead, Command, ShoeButton, ShoeFault, TimerFired
+from shoe_ctl.lifecycle import Closeable
 from shoe_ctl.machine import Dealing
 
 log = logging.getLogger(__name__)
@@ -60,7 +61,7 @@ class _Call:
         self.fn = fn
 
 
-class Controller:
+class Controller(Closeable):
     """One thread, one queue, the dealing machine and its sinks.
 
     :param machine: the dealing machine (owned by the controller thread once started).
@@ -73,6 +74,7 @@ class Controller:
 
     def __init__(self, machine: Dealing, *, journal: JournalLike | None = None, link: LinkLike | None = None,
                  maxsize: int = 0) -> None:
+        super().__init__()
         self.machine = machine
         self.journal: JournalLike = journal if journal is not None else NullJournal()
         self.link = link
@@ -83,7 +85,6 @@ class Controller:
         self._thread: threading.Thread | None = None
         self._timers: list[threading.Timer] = []
         self._lock = threading.Lock()
-        self._closed = False
         self._idle = threading.Condition()
         self._busy = 0
         self.hooks: list[Callable[[Any, list[Command]], None]] = []
@@ -143,9 +144,8 @@ class Controller:
     def close(self, timeout: float = 5.0) -> None:
         """Stop the thread (after the events already queued), cancel timers, close the sinks.
         Idempotent."""
-        if self._closed:
+        if not self._begin_close():
             return
-        self._closed = True
         with self._lock:
             for t in self._timers:
                 t.cancel()

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from shoe_ctl.events import Command, DealerInput, DisplayUpdate, Instruction
+from shoe_ctl.lifecycle import Closeable
 from shoe_ctl.service import codec
 
 log = logging.getLogger(__name__)
@@ -43,7 +44,7 @@ _ACCEPT = object()
 _STOP = object()
 
 
-class DealerPort:
+class DealerPort(Closeable):
     """A sink that streams the commands to a local client and posts its dealer inputs.
 
     :param path: the Unix socket's path (an existing socket file there is replaced).
@@ -65,7 +66,7 @@ class DealerPort:
         self._conn: socket.socket | None = None
         self._pending: socket.socket | None = None
         self._lock = threading.Lock()
-        self._closed = False
+        super().__init__(self._lock)
         try:
             self.path.unlink()
         except FileNotFoundError:
@@ -93,12 +94,8 @@ class DealerPort:
         """Queue one command for the client (any command type; never blocks)."""
         self._out.put(command)
 
-    def close(self) -> None:
-        """Stop both threads, close the connection and remove the socket file. Idempotent."""
-        with self._lock:
-            if self._closed:
-                return
-            self._closed = True
+    def _close(self) -> None:
+        """``close()``: stop both threads, close the connection and remove the socket file."""
         self._out.put(_STOP)
         try:
             self._listener.shutdown(socket.SHUT_RDWR)

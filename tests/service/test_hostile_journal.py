@@ -107,8 +107,8 @@ def test_a_commit_that_fails_on_a_full_disk_raises_that_error_and_the_journal_go
     """The error is the disk's (was: 'cannot rollback - no transaction is active', hiding it);
     the failed record is not kept and the next append, with room again, works."""
     j = Journal(tmp_path / "j.sqlite3", table="t", profile="tda")
-    real = j._db()
-    monkeypatch.setattr(j, "_db", lambda: _FullDisk(real))
+    real = j.store.db()
+    monkeypatch.setattr(j.store, "db", lambda: _FullDisk(real))
     with pytest.raises(sqlite3.OperationalError, match="disk is full"):
         j.append(CardRead(1, Card(0), "rfid", 1))
     monkeypatch.undo()

@@ -1,0 +1,221 @@
+"""``Journal``: the one object the service, recovery, export and the tools use. It opens the file
+through :mod:`~shoe_ctl.service.journal.repair` (or read-only), then hands appends and reads to
+the :mod:`~shoe_ctl.service.journal.store` and pruning to
+:mod:`~shoe_ctl.service.journal.retention`, and keeps one :class:`OpenReport` of all of it.
+
+What the journal does and guarantees is described once, in ``docs/journal.md``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from shoe_ctl.service import codec
+from shoe_ctl.service.journal.aside import prune_aside
+from shoe_ctl.service.journal.identity import Identity
+from shoe_ctl.service.journal.records import Damage, HandSummary, JournalError, OpenReport, Record, Row
+from shoe_ctl.service.journal.repair import Repair
+from shoe_ctl.service.journal.retention import Retention
+from shoe_ctl.service.journal.store import Store, open_readonly
+
+log = logging.getLogger("shoe_ctl.service.journal")
+
+SYNC_LEVELS = ("FULL", "NORMAL")
+
+
+class Journal:
+    """The table's append-only journal (SQLite in WAL mode); ``docs/journal.md``.
+
+    :param path: the journal file (created ``0600`` if missing; its folder must exist).
+    :param table: the table's name; a journal of another table is refused.
+    :param profile: the rule profile's name; a journal of another profile is refused.
+    :param retention_days: finished hands older than this are pruned (at open and by :meth:`prune`);
+        ``0`` or less keeps everything.
+    :param synchronous: ``"FULL"`` (default: a returned append survives a power cut) or
+        ``"NORMAL"`` (survives a crash of the process, not a power cut; see ``docs/journal.md``).
+    :param clock: seconds since the epoch (tests inject one).
+    :param verify: ``"recent"`` (default) checks every record's CRC written since the last open and
+        the replay window; ``"full"`` checks all of them (``shoe-ctl doctor``; slower on a big file).
+        The structure (``PRAGMA integrity_check``) is always checked; records are also checked
+        whenever they are read.
+    :param readonly: open an existing journal for reading only (export, doctor): no repair, no
+        pruning, ``table``/``profile`` may be ``None`` to accept any; damaged records are reported
+        and skipped.
+    :raises JournalError: another table's or profile's journal (naming both), a format newer than
+        this program, an unknown ``synchronous``, a file whose mode cannot be made 0600, or a path
+        that is no journal at all (a folder, a device, a non-SQLite file: left untouched).
+    :raises FileNotFoundError: ``readonly`` and no such file.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        table: str | None,
+        profile: str | None,
+        retention_days: float = 30,
+        synchronous: str = "FULL",
+        clock: Callable[[], float] = time.time,
+        readonly: bool = False,
+        verify: str = "recent",
+    ) -> None:
+        self.path = Path(path)
+        self.table = table
+        self.profile = profile
+        self.retention_days = retention_days
+        self.synchronous = synchronous.upper()
+        if self.synchronous not in SYNC_LEVELS:
+            raise JournalError(f"synchronous must be one of {', '.join(SYNC_LEVELS)}, not {synchronous!r}")
+        if not readonly and (table is None or profile is None):
+            raise JournalError("a journal opened for writing needs its table and profile")
+        self.readonly = readonly
+        if verify not in ("recent", "full"):
+            raise JournalError(f"verify must be 'recent' or 'full', not {verify!r}")
+        self.verify = verify
+        self.report = OpenReport(self.path)
+        identity = Identity(self.path, table, profile, self.report)
+        self._repair = Repair(self.path, identity, self.report, synchronous=self.synchronous, verify=verify,
+                              clock=clock)
+        conn = open_readonly(self.path, identity) if readonly else self._repair.open_writable()
+        self.store = Store(self.path, conn, synchronous=self.synchronous, readonly=readonly, clock=clock,
+                           on_damaged=self._bad_read)
+        self._retention = Retention(self.store, retention_days, self.report, clock)
+        if not readonly and self.retention_days > 0:
+            self.report.pruned = self.prune()
+        elif not readonly:
+            prune_aside(self.path, self.report)
+        self.report.records = self.store.count()
+
+    def _bad_read(self, row: Row, why: str) -> None:
+        """A record whose checksum fails when read: reported; a writable journal keeps the file
+        aside (once per session) and moves the record to ``damaged``."""
+        with self.store.lock:
+            self.report.damage.append(Damage(f"record {row[0]}", why, row[0]))
+            log.error("journal %s: record %s: %s", self.path, row[0], why)
+            if self.readonly:
+                return
+            if not self.report.kept_aside:
+                self._repair.keep_aside()
+            self._repair.quarantine(self.store.db(), [(row, why)])
+
+    # ------------------------------------------------------------------ life
+
+    def close(self) -> None:
+        """Close the file (idempotent). A clean close checkpoints and removes the ``-wal``."""
+        self.store.close()
+
+    def __enter__(self) -> Journal:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ writing
+
+    @property
+    def current_hand(self) -> int | None:
+        """The hand that has a ``hand-start`` and no ``hand-end`` yet (also after a restart)."""
+        return self.store.current_hand
+
+    def append(self, item: codec.Encodable, *, sync: bool = True) -> int:
+        """Append one event or command to the current hand; durable when it returns.
+
+        :param item: any event or command of :mod:`shoe_ctl.events`.
+        :param sync: ``False`` lets the OS write it later (use for commands that replay can
+            regenerate); the next synced append makes it durable too (the log is written in order).
+        :returns: the record's journal sequence.
+        :raises codec.CodecError: for an object the codec cannot encode (nothing is written).
+        :raises JournalError: when closed or read-only.
+        """
+        return self.append_many([item], sync=sync)[0]
+
+    def append_many(self, items: Iterable[codec.Encodable], *, sync: bool = True) -> list[int]:
+        """Append several events/commands in one transaction (one fsync); durable when it returns.
+
+        :returns: their journal sequences, in order.
+        """
+        return self.store.append_many(items, sync=sync)
+
+    def append_record(self, kind: str, body: Mapping[str, Any], *, sync: bool = True) -> int:
+        """Append a record that is not an event or command, e.g. kind ``"decision"`` with the
+        controller's procedure or card assignment (``docs/journal.md``). ``body`` must be JSON-safe.
+
+        :raises JournalError: for a kind that is a codec type or a hand marker (use the methods).
+        """
+        return self.store.append_record(kind, body, sync=sync)
+
+    def begin_hand(self, info: Mapping[str, Any] | None = None, *, hand: int | None = None) -> int:
+        """Start a hand: appends ``hand-start`` (body: ``info`` plus ``"hand"``); later appends belong
+        to it. A hand still open is ended first as abandoned.
+
+        :param info: JSON-safe facts for export, e.g. ``{"game": "stud", "rules": "tda",
+            "seats": [3, 4, 6, 1]}`` (table seats in player order), ``"antes"``, ``"bring_in"``,
+            ``"small_bet"``, ``"big_bet"``, ``"stacks"`` where known.
+        :param hand: the hand number; default one more than the highest in the journal.
+        :returns: the hand number.
+        """
+        with self.store.lock:
+            if self.store.current_hand is not None:
+                self.end_hand({"abandoned": True})
+            return self.store.start_hand(info, hand)
+
+    def end_hand(self, info: Mapping[str, Any] | None = None) -> int:
+        """End the current hand: appends ``hand-end`` (body: ``info`` plus ``"hand"``); prunes when
+        the last pruning is an hour old (``PRUNE_EVERY_S``).
+
+        :raises JournalError: when no hand is open.
+        """
+        with self.store.lock:
+            seq = self.store.end_hand(info)
+            if self._retention.due():
+                self.prune()
+            return seq
+
+    # ------------------------------------------------------------------ reading
+
+    def records(self, since: int | None = None, *, hand: int | None = None) -> Iterator[Record]:
+        """The records after journal sequence ``since`` (all when ``None``), in order; only those of
+        ``hand`` when given. Each record's checksum is verified as it is read: a damaged record is
+        skipped, added to ``report.damage`` and logged; a writable journal also keeps the file
+        aside (``<name>.damaged-<time>``) and moves the record to the ``damaged`` table.
+        """
+        return self.store.records(since, hand=hand)
+
+    def identity(self) -> tuple[str | None, str | None]:
+        """The (table, profile) the journal file belongs to, from its meta table."""
+        return self.store.identity()
+
+    def last_shoe_seq(self) -> int | None:
+        """The shoe sequence of the most recent journaled CardRead/ShoeFault/ShoeButton, for
+        ``ShoeLink(resume_seq=...)`` (kept through pruning); ``None`` when there is none."""
+        return self.store.last_shoe_seq()
+
+    def replay_start(self) -> int:
+        """The journal sequence after which recovery replays: the last ``hand-end`` (0 if none).
+        Everything after it — the dealer's new-hand input, the unfinished hand, link events — is
+        what a fresh state machine needs to reach the state before the stop."""
+        return self.store.replay_start()
+
+    def hands(self, *, finished_only: bool = False) -> list[HandSummary]:
+        """Every hand in the journal, oldest first (``finished_only``: finished or abandoned ones)."""
+        return self.store.hands(finished_only=finished_only)
+
+    def hand_records(self, hand: int) -> list[Record]:
+        """All records of one hand, in order (verified as :meth:`records`)."""
+        return list(self.records(hand=hand))
+
+    # ------------------------------------------------------------------ retention
+
+    def prune(self, now: float | None = None) -> int:
+        """Delete finished hands (and between-hands records) whose last record is older than
+        ``retention_days``; the unfinished hand, anything after the last ``hand-end`` and the last
+        shoe sequence (kept in ``meta``) always stay.
+
+        :returns: the number of records deleted.
+        """
+        return self._retention.prune(now)

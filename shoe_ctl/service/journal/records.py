@@ -1,0 +1,253 @@
+"""The journal's data: the SQLite schema, one record and its checksum, the meta table, and what an
+open reports. No file or connection is opened here; the other units of the package use these.
+
+The fields, the checksum and the meta keys are described in ``docs/journal.md`` ("Records").
+"""
+
+from __future__ import annotations
+
+import binascii
+import json
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from shoe_ctl import events
+from shoe_ctl.service import codec
+
+FORMAT = 1
+"""The journal's schema version (meta key ``format``)."""
+
+SHOE_SEQ_TYPES = (events.CardRead, events.ShoeFault, events.ShoeButton)
+"""Events that carry the shoe's message sequence (what ``ShoeLink.ack`` acknowledges)."""
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS records (
+    seq INTEGER PRIMARY KEY,
+    time_us INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    hand INTEGER,
+    shoe_seq INTEGER,
+    body TEXT NOT NULL,
+    crc INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS records_hand ON records (hand, seq) WHERE hand IS NOT NULL;
+CREATE INDEX IF NOT EXISTS records_kind ON records (kind, seq) WHERE kind IN ('hand-start', 'hand-end');
+CREATE TABLE IF NOT EXISTS damaged (
+    id INTEGER PRIMARY KEY,
+    found_us INTEGER NOT NULL,
+    seq INTEGER,
+    reason TEXT NOT NULL,
+    raw TEXT NOT NULL
+);
+"""
+
+COLS = "seq, time_us, kind, hand, shoe_seq, body, crc"
+"""The columns of ``records`` in the order of :data:`Row`."""
+
+Row = tuple[int, int, str, int | None, int | None, str, int]
+"""One row of ``records`` as read: (seq, time_us, kind, hand, shoe_seq, body, crc)."""
+
+
+def _expected_schema() -> list[tuple[str, str, str, str | None]]:
+    """(type, name, tbl_name, sql) of every schema object, in creation order, as SQLite stores them."""
+    mem = sqlite3.connect(":memory:")
+    try:
+        mem.executescript(SCHEMA)
+        return [tuple(r) for r in mem.execute("SELECT type, name, tbl_name, sql FROM sqlite_schema ORDER BY rowid")]
+    finally:
+        mem.close()
+
+
+EXPECTED_SCHEMA = _expected_schema()
+
+
+class JournalError(ValueError):
+    """A journal that cannot be used as asked: another table's or profile's file, a newer format,
+    a file that cannot be made private, or a record whose checksum fails while reading."""
+
+
+def record_crc(seq: int, time_us: int, kind: str, hand: int | None, shoe_seq: int | None, body: str) -> int:
+    """CRC-32 (``binascii.crc32``) of one record's fields, joined by U+001F (unit separator)."""
+    text = "\x1f".join(
+        (str(seq), str(time_us), kind, "" if hand is None else str(hand), "" if shoe_seq is None else str(shoe_seq), body)
+    )
+    return binascii.crc32(text.encode("utf-8"))
+
+
+def verify_row(row: tuple[Any, ...]) -> str | None:
+    """Why a row of ``records`` (:data:`Row`) cannot be trusted, in words; ``None`` when its field
+    types hold, its CRC matches and its body is JSON."""
+    seq, time_us, kind, hand, shoe_seq, body, crc = row
+    types_ok = (
+        isinstance(seq, int)
+        and isinstance(time_us, int)
+        and isinstance(kind, str)
+        and (hand is None or isinstance(hand, int))
+        and (shoe_seq is None or isinstance(shoe_seq, int))
+        and isinstance(body, str)
+        and isinstance(crc, int)
+    )
+    if not types_ok:
+        return "a field has the wrong type (damaged row)"
+    if record_crc(seq, time_us, kind, hand, shoe_seq, body) != crc:
+        return "checksum mismatch (the record was altered or torn)"
+    try:
+        json.loads(body)
+    except ValueError:
+        return "checksum holds but the body is not JSON"
+    return None
+
+
+def damaged_raw(row: tuple[Any, ...]) -> str:
+    """The raw text of a damaged row as kept in the ``damaged`` table (a JSON list of its fields)."""
+    return json.dumps([repr(v) if isinstance(v, bytes) else v for v in row], ensure_ascii=False)
+
+
+def decode_text(raw: bytes) -> str:
+    """SQLite text as ``str`` (a connection's ``text_factory``).
+
+    A flipped bit can make a body invalid UTF-8: it is decoded with replacement so the row is
+    still read and its checksum (computed over the original text) fails, instead of the read
+    raising.
+    """
+    return raw.decode("utf-8", "replace")
+
+
+def init_schema(conn: sqlite3.Connection) -> None:
+    """Create the tables and indexes that are missing, in one transaction."""
+    conn.executescript("BEGIN IMMEDIATE;" + SCHEMA + "COMMIT;")
+
+
+def read_meta(conn: sqlite3.Connection) -> dict[str, str]:
+    """The ``meta`` table as a dict; empty when the file has no ``meta`` table (yet)."""
+    has = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").fetchone()
+    if not has:
+        return {}
+    return {str(k): str(v) for k, v in conn.execute("SELECT key, value FROM meta")}
+
+
+def raise_seq_floor(conn: sqlite3.Connection, seq: int) -> None:
+    """Raise meta ``seq_floor`` to ``seq`` (never lower it): sequences up to it are never reused,
+    also after the records holding them were quarantined, lost or pruned. Call inside a
+    transaction."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'seq_floor'").fetchone()
+    old = int(row[0]) if row else 0
+    if seq > old:
+        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('seq_floor', ?)", (str(seq),))
+
+
+def replay_start(conn: sqlite3.Connection) -> int:
+    """The journal sequence of the last ``hand-end`` (0 if none): recovery replays what follows."""
+    row = conn.execute("SELECT max(seq) FROM records WHERE kind = 'hand-end'").fetchone()
+    return int(row[0] or 0)
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One journal record (``docs/journal.md``, "Records", for the fields)."""
+
+    seq: int
+    time_us: int
+    kind: str
+    hand: int | None
+    shoe_seq: int | None
+    body: str
+
+    @property
+    def time(self) -> float:
+        """The append time in seconds since the epoch (UTC)."""
+        return self.time_us / 1e6
+
+    @property
+    def data(self) -> Any:
+        """The body parsed as JSON."""
+        return json.loads(self.body)
+
+    @property
+    def item(self) -> codec.Encodable | None:
+        """The event or command of a codec record, else ``None`` (hand-start, decision, ...).
+
+        :raises codec.CodecError: naming this record when the body does not decode.
+        """
+        if self.kind not in codec.TYPES:
+            return None
+        return codec.loads(self.body, where=f"journal record {self.seq}")
+
+
+@dataclass(frozen=True, slots=True)
+class Damage:
+    """One problem found in the journal: ``where`` (e.g. ``"record 812"``, ``"WAL offset 4152"``),
+    ``reason`` in words, ``seq`` the record's sequence when one record is concerned."""
+
+    where: str
+    reason: str
+    seq: int | None = None
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.reason}"
+
+
+@dataclass
+class OpenReport:
+    """What the journal found and did at open (and later, when a read finds a damaged record).
+
+    ``damage``: every problem found; ``kept_aside``: copies of the damaged files made before any
+    repair; ``records``: intact records in the journal after open; ``lost``: records that could not
+    be kept (their raw text, if readable, is in the ``damaged`` table and always in the copies);
+    ``permissions``: files whose mode was tightened to 0600; ``pruned``: records removed by
+    retention; ``created``: a new file was made; ``tail``: what a stop in the middle of an append
+    left in the write-ahead log (not damage, nothing acked: see ``WalScan``) and
+    ``wal_dropped`` its frames, which SQLite ignores; ``removed_aside``: older copies of damaged
+    files deleted to keep the newest ``KEEP_ASIDE`` (and none older than the retention).
+    """
+
+    path: Path
+    created: bool = False
+    damage: list[Damage] = field(default_factory=list)
+    kept_aside: list[Path] = field(default_factory=list)
+    records: int = 0
+    lost: int = 0
+    permissions: list[str] = field(default_factory=list)
+    pruned: int = 0
+    tail: list[str] = field(default_factory=list)
+    wal_dropped: int = 0
+    removed_aside: list[Path] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when nothing was damaged and no permission had to be fixed."""
+        return not self.damage and not self.permissions
+
+    def lines(self) -> list[str]:
+        """The report as short lines for a log or the display."""
+        out = [f"journal {self.path}: {'created' if self.created else 'opened'}, {self.records} records"]
+        out += [f"damage: {d}" for d in self.damage]
+        if self.wal_dropped or self.tail:
+            out.append(f"write-ahead log: {self.wal_dropped} frame(s) of an interrupted append dropped "
+                       "(a stop mid-append; nothing acked is lost)")
+            out += [f"  {t}" for t in self.tail]
+        if self.lost:
+            out.append(f"records not kept: {self.lost}")
+        out += [f"kept aside: {p}" for p in self.kept_aside]
+        out += [f"removed old copy: {p}" for p in self.removed_aside]
+        out += [f"permissions: {p}" for p in self.permissions]
+        if self.pruned:
+            out.append(f"retention: {self.pruned} records pruned")
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class HandSummary:
+    """One hand in the journal: first and last record, times (seconds), whether it finished
+    (``hand-end``) or was abandoned (a later hand started first), and the hand-start body."""
+
+    hand: int
+    first_seq: int
+    last_seq: int
+    started: float
+    ended: float | None
+    finished: bool
+    info: dict[str, Any]

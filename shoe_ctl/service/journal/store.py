@@ -1,0 +1,353 @@
+"""The journal's record store: one open SQLite connection, appends in one transaction each,
+verified reads, the hand marks and the queries recovery and export need.
+
+It neither repairs nor prunes: the file it is given was opened and checked by
+:mod:`shoe_ctl.service.journal.repair` (or read-only by :func:`open_readonly`), and a record whose
+checksum fails when read is handed to ``on_damaged``. ``docs/journal.md`` ("Records", "The
+durability boundary").
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from shoe_ctl.lifecycle import Closeable
+from shoe_ctl.service import codec
+from shoe_ctl.service.journal.files import refuse_foreign, sidecars
+from shoe_ctl.service.journal.identity import Identity
+from shoe_ctl.service.journal.records import (
+    COLS,
+    SHOE_SEQ_TYPES,
+    HandSummary,
+    JournalError,
+    Record,
+    Row,
+    decode_text,
+    read_meta,
+    record_crc,
+    replay_start,
+    verify_row,
+)
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """A connection for the journal's threads: autocommit (transactions are explicit), usable from
+    any thread (the store's lock serialises), 10 s busy timeout, lenient text decoding."""
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=10)
+    conn.text_factory = decode_text
+    conn.execute("PRAGMA busy_timeout = 10000")
+    return conn
+
+
+def _connect_readonly(uri: str) -> tuple[sqlite3.Connection, dict[str, str]]:
+    conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False, timeout=10)
+    conn.text_factory = decode_text
+    try:
+        return conn, read_meta(conn)
+    except BaseException:
+        conn.close()
+        raise
+
+
+def open_readonly(path: Path, identity: Identity) -> sqlite3.Connection:
+    """Open an existing journal for reading only (export, doctor); nothing is repaired.
+
+    On a medium this user cannot write, SQLite cannot make the ``-shm`` a WAL reader needs:
+    without a pending log the file alone holds every record and is read as immutable.
+
+    :raises FileNotFoundError: no such file.
+    :raises JournalError: a path that is no journal, another table's journal, or a file that
+        cannot be read (with a pending ``-wal`` on an unwritable medium: copy both elsewhere).
+    """
+    if not path.exists():
+        raise FileNotFoundError(f"no journal at {path}")
+    refuse_foreign(path)
+    uri = path.absolute().as_uri()  # percent-encoded: a '#' or '?' in the name is a name
+    try:
+        conn, meta = _connect_readonly(f"{uri}?mode=ro")
+    except sqlite3.OperationalError as exc:
+        # A folder this user cannot write (read-only medium, a copy on a locked share): SQLite
+        # cannot make the -shm file a WAL reader needs. Without a pending log the file alone
+        # holds every record, and nothing can write it: read it as immutable.
+        wal = sidecars(path)[0]
+        if wal.exists() and wal.stat().st_size > 0:
+            raise JournalError(f"{path}: cannot be opened for reading ({exc}) and a write-ahead log is "
+                               "pending; copy the journal and its -wal file to a writable folder") from None
+        try:
+            conn, meta = _connect_readonly(f"{uri}?mode=ro&immutable=1")
+        except sqlite3.Error as exc2:
+            raise JournalError(f"{path}: cannot be opened for reading: {exc2}") from None
+    except sqlite3.Error as exc:
+        raise JournalError(f"{path}: cannot be opened for reading: {exc}") from None
+    identity.check(meta)
+    return conn
+
+
+def _dumps(body: Mapping[str, Any]) -> str:
+    return json.dumps(dict(body), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+class Store(Closeable):
+    """Appends and reads of one open journal file.
+
+    :param path: the journal file (named in errors).
+    :param conn: the open connection (the store closes it).
+    :param synchronous: ``"FULL"`` or ``"NORMAL"``, restored after an unsynced append.
+    :param readonly: refuse every write.
+    :param clock: seconds since the epoch; each append is stamped with one reading.
+    :param on_damaged: called with (row, reason) for a record whose checksum fails when read,
+        under the store's lock; the record is skipped.
+
+    ``lock`` (an ``RLock``) serialises every use of the connection; the facade holds it across a
+    hand's end and the pruning it triggers.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        conn: sqlite3.Connection,
+        *,
+        synchronous: str,
+        readonly: bool,
+        clock: Callable[[], float],
+        on_damaged: Callable[[Row, str], None],
+    ) -> None:
+        self.path = path
+        self.synchronous = synchronous
+        self.readonly = readonly
+        self.lock = threading.RLock()
+        super().__init__(self.lock)
+        self._clock = clock
+        self._on_damaged = on_damaged
+        self._conn = conn
+        self.next_seq = self._compute_next_seq()
+        self._current_hand = self._find_current_hand()
+
+    # ------------------------------------------------------------------ basics
+
+    def db(self) -> sqlite3.Connection:
+        """The open connection.
+
+        :raises JournalError: when closed.
+        """
+        if self._conn is None or self._closed:
+            raise JournalError(f"journal {self.path} is closed")
+        return self._conn
+
+    def now_us(self) -> int:
+        """The clock in whole microseconds."""
+        return int(round(self._clock() * 1e6))
+
+    def _compute_next_seq(self) -> int:
+        db = self.db()
+        top = db.execute("SELECT max(seq) FROM records").fetchone()[0] or 0
+        row = db.execute("SELECT value FROM meta WHERE key = 'seq_floor'").fetchone() if self.has_meta() else None
+        floor = int(row[0]) if row else 0
+        return max(int(top), floor) + 1
+
+    def has_meta(self) -> bool:
+        """True when the file has a ``meta`` table."""
+        return bool(
+            self.db().execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").fetchone()
+        )
+
+    def count(self) -> int:
+        """The number of records in the file."""
+        return int(self.db().execute("SELECT count(*) FROM records").fetchone()[0])
+
+    def _find_current_hand(self) -> int | None:
+        row = (
+            self.db()
+            .execute(
+                "SELECT kind, hand FROM records WHERE kind IN ('hand-start', 'hand-end') ORDER BY seq DESC LIMIT 1"
+            )
+            .fetchone()
+        )
+        if row and row[0] == "hand-start":
+            return int(row[1])
+        return None
+
+    def _closing(self) -> None:
+        """``close()``: close the connection, under the lock (no append is cut in two). A clean
+        close checkpoints and removes the ``-wal``."""
+        if self._conn is not None:
+            self._conn.close()
+
+    # ------------------------------------------------------------------ writing
+
+    @property
+    def current_hand(self) -> int | None:
+        """The hand that has a ``hand-start`` and no ``hand-end`` yet (also after a restart)."""
+        return self._current_hand
+
+    def append_many(self, items: Iterable[codec.Encodable], *, sync: bool = True) -> list[int]:
+        """Append events/commands to the current hand in one transaction; see ``Journal.append_many``."""
+        batch = []
+        for item in items:
+            shoe_seq = item.seq if isinstance(item, SHOE_SEQ_TYPES) else None
+            batch.append((type(item).__name__, codec.dumps(item), shoe_seq))
+        return self.write(batch, self._current_hand, sync)
+
+    def append_record(self, kind: str, body: Mapping[str, Any], *, sync: bool = True) -> int:
+        """Append a record that is no event or command; see ``Journal.append_record``.
+
+        :raises JournalError: for a kind that is a codec type or a hand marker.
+        """
+        if kind in codec.TYPES or kind in ("hand-start", "hand-end"):
+            raise JournalError(f"kind {kind!r} is reserved; use append() or begin_hand()/end_hand()")
+        return self.write([(kind, _dumps(body), None)], self._current_hand, sync)[0]
+
+    def start_hand(self, info: Mapping[str, Any] | None, hand: int | None) -> int:
+        """Append ``hand-start`` for ``hand`` (default: one more than the highest known, also
+        after pruning); later appends belong to it. The caller ends an open hand first.
+
+        :returns: the hand number.
+        """
+        with self.lock:
+            if hand is None:
+                row = self.db().execute("SELECT value FROM meta WHERE key = 'last_hand'").fetchone()
+                top = self.db().execute("SELECT max(hand) FROM records").fetchone()[0] or 0
+                hand = max(int(top), int(row[0]) if row else 0) + 1
+            body = dict(info or {})
+            body["hand"] = hand
+            self.write([("hand-start", _dumps(body), None)], hand, True)
+            self._current_hand = hand
+            return hand
+
+    def end_hand(self, info: Mapping[str, Any] | None) -> int:
+        """Append ``hand-end`` for the open hand.
+
+        :returns: the record's journal sequence.
+        :raises JournalError: when no hand is open.
+        """
+        with self.lock:
+            hand = self._current_hand
+            if hand is None:
+                raise JournalError("end_hand: no hand is open in the journal")
+            body = dict(info or {})
+            body["hand"] = hand
+            seq = self.write([("hand-end", _dumps(body), None)], hand, True)[0]
+            self._current_hand = None
+            return seq
+
+    def write(self, batch: list[tuple[str, str, int | None]], hand: int | None, sync: bool) -> list[int]:
+        """Append (kind, body, shoe_seq) rows to ``hand`` in one transaction, numbered from
+        :attr:`next_seq` and stamped with one clock reading; with ``sync`` false SQLite skips the
+        fsync for this transaction.
+
+        :returns: their journal sequences.
+        :raises JournalError: when read-only or closed.
+        :raises sqlite3.Error: the write failed (e.g. a full disk); nothing was kept.
+        """
+        if self.readonly:
+            raise JournalError(f"journal {self.path} is open read-only")
+        with self.lock:
+            db = self.db()
+            now = self.now_us()
+            rows = []
+            seq = self.next_seq
+            for kind, body, shoe_seq in batch:
+                rows.append((seq, now, kind, hand, shoe_seq, body, record_crc(seq, now, kind, hand, shoe_seq, body)))
+                seq += 1
+            if not sync:
+                db.execute("PRAGMA synchronous = OFF")
+            try:
+                db.execute("BEGIN IMMEDIATE")
+                try:
+                    db.executemany(f"INSERT INTO records ({COLS}) VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+                    db.execute("COMMIT")
+                except BaseException:
+                    if db.in_transaction:  # SQLite already rolled back on e.g. SQLITE_FULL
+                        db.execute("ROLLBACK")
+                    raise
+            finally:
+                if not sync:
+                    db.execute(f"PRAGMA synchronous = {self.synchronous}")
+            self.next_seq = seq
+            return [r[0] for r in rows]
+
+    # ------------------------------------------------------------------ reading
+
+    def records(self, since: int | None = None, *, hand: int | None = None) -> Iterator[Record]:
+        """The records after ``since`` (of ``hand`` when given), in order, each verified as it is
+        read; a damaged one goes to ``on_damaged`` and is skipped."""
+        sql = f"SELECT {COLS} FROM records WHERE seq > ?"
+        if hand is not None:
+            sql += " AND hand = ?"
+        sql += " ORDER BY seq LIMIT 1000"
+        last = since or 0
+        while True:
+            args: list[Any] = [last] if hand is None else [last, hand]
+            with self.lock:
+                rows = self.db().execute(sql, args).fetchall()
+            if not rows:
+                return
+            for row in rows:
+                last = row[0]
+                why = verify_row(row)
+                if why:
+                    with self.lock:
+                        self._on_damaged(row, why)
+                    continue
+                yield Record(*row[:6])
+
+    def identity(self) -> tuple[str | None, str | None]:
+        """The (table, profile) the journal file belongs to, from its meta table."""
+        with self.lock:
+            if not self.has_meta():
+                return None, None
+            meta = read_meta(self.db())
+        return meta.get("table"), meta.get("profile")
+
+    def last_shoe_seq(self) -> int | None:
+        """The shoe sequence of the most recent CardRead/ShoeFault/ShoeButton (kept in ``meta``
+        through pruning); ``None`` when there is none."""
+        with self.lock:
+            db = self.db()
+            row = db.execute(
+                "SELECT shoe_seq FROM records WHERE shoe_seq IS NOT NULL ORDER BY seq DESC LIMIT 1"
+            ).fetchone()
+            if row:
+                return int(row[0])
+            kept = db.execute("SELECT value FROM meta WHERE key = 'last_shoe_seq'").fetchone()
+            return int(kept[0]) if kept else None
+
+    def replay_start(self) -> int:
+        """The journal sequence of the last ``hand-end`` (0 if none)."""
+        with self.lock:
+            return replay_start(self.db())
+
+    def hands(self, *, finished_only: bool = False) -> list[HandSummary]:
+        """Every hand in the journal, oldest first (``finished_only``: finished or abandoned ones)."""
+        with self.lock:
+            db = self.db()
+            spans = db.execute(
+                "SELECT hand, min(seq), max(seq), min(time_us), max(time_us) FROM records "
+                "WHERE hand IS NOT NULL GROUP BY hand ORDER BY min(seq)"
+            ).fetchall()
+            marks = db.execute(
+                "SELECT kind, hand, body, time_us FROM records WHERE kind IN ('hand-start', 'hand-end') ORDER BY seq"
+            ).fetchall()
+        infos: dict[int, dict[str, Any]] = {}
+        ended: dict[int, float] = {}
+        for kind, hand, body, t in marks:
+            if kind == "hand-start":
+                infos[hand] = json.loads(body)
+            else:
+                ended[hand] = t / 1e6
+        out = []
+        for i, (hand, first, last, t0, t1) in enumerate(spans):
+            later = i + 1 < len(spans)
+            finished = hand in ended or later
+            if finished_only and not finished:
+                continue
+            out.append(
+                HandSummary(hand, first, last, t0 / 1e6, ended.get(hand, t1 / 1e6 if later else None), finished,
+                            infos.get(hand, {}))
+            )
+        return out
