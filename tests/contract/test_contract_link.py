@@ -81,7 +81,7 @@ def test_cards_arrive_once_in_order_with_the_dispense_counter(
 def test_leds_are_shown_and_reported(shoe_target: ShoeTarget, shoe_link: ShoeLink) -> None:
     shoe_link.wait_connected()
     shoe_link.send_leds({"name": "stop", "leds": ["red"], "mode": "blink", "on_ms": 250, "off_ms": 250})
-    token = shoe_link._led_token
+    token = shoe_link._session.led_token
     assert until(lambda: shoe_link.shoe_state is not None and shoe_link.shoe_state.led_token == token)
     if shoe_target.virtual is not None:
         led = shoe_target.virtual.led
@@ -340,7 +340,7 @@ def test_without_a_host_the_shoe_drops_the_hosts_led_pattern(shoe_target: ShoeTa
     with ShoeLink(shoe_target.url, queue.Queue()) as link:
         link.wait_connected()
         link.send_leds("deal")
-        assert until(lambda: link.shoe_state is not None and link.shoe_state.led_token == link._led_token)
+        assert until(lambda: link.shoe_state is not None and link.shoe_state.led_token == link._session.led_token)
     time.sleep(3.5)
     with ShoeLink(shoe_target.url, queue.Queue()) as link:
         link.wait_connected()
