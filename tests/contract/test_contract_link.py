@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import queue
+import random
 import threading
 import time
 from typing import Any
@@ -16,6 +17,7 @@ from drivers import protocol as p
 from drivers.exc import LinkClosedError
 from drivers.shoe import ShoeLink
 from hil.deck import Deck
+from hil.faults import LineNoise
 from hil.pytest_plugin import ShoeTarget
 from shoe_ctl.events import CardRead, LinkChanged, LinkStatus, SequenceGap, ShoeButton, ShoeFault
 
@@ -220,8 +222,8 @@ def test_noisy_line_delivers_every_event_once(shoe_target: ShoeTarget) -> None:
     shoe = shoe_target.virtual
     assert shoe is not None
     shoe.faults.corrupt, shoe.faults.drop, shoe.faults.garbage = 0.02, 0.002, 0.002
-    shoe._noise_out = type(shoe._noise_out)(shoe.faults, __import__("random").Random(5))
-    shoe._noise_in = type(shoe._noise_in)(shoe.faults, __import__("random").Random(6))
+    shoe.line.noise_out = LineNoise(shoe.faults, random.Random(5))
+    shoe.line.noise_in = LineNoise(shoe.faults, random.Random(6))
     q: queue.Queue[Any] = queue.Queue()
     with ShoeLink(shoe.url, q, auto_ack=True) as link:
         link.wait_connected()
