@@ -405,9 +405,9 @@ class ShoeLink:
             finally:
                 if self._session.hello_seen and delay < self._backoff[1]:
                     delay = self._backoff[0]  # the shoe was there: reconnect at once
-                self._connected_evt.clear()
                 with self._lock:
                     self._session.connection_lost()
+                    self._connected_evt.clear()
                 self._close_port()
             if self._stop.is_set():
                 break
