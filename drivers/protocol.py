@@ -1,7 +1,7 @@
 """The shoe wire protocol, version 1: frames and messages (pure functions, no I/O).
 
-The normative text is ``docs/protocol.md``; this module implements it for both sides (the host's
-:class:`drivers.shoe.ShoeLink` and the virtual shoe in :mod:`hil.virtual_shoe`).
+The normative text is ``docs/protocol.md``; this module is the codec of both sides (the host's
+:class:`drivers.session.LinkSession` and the virtual shoe's :class:`hil.shoe_device.ShoeDevice`).
 
 A frame on the line is ``0x00 COBS(body) 0x00``. The body is::
 

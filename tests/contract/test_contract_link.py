@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import queue
+import random
 import threading
 import time
 from typing import Any
@@ -16,6 +17,7 @@ from drivers import protocol as p
 from drivers.exc import LinkClosedError
 from drivers.shoe import ShoeLink
 from hil.deck import Deck
+from hil.faults import LineNoise
 from hil.pytest_plugin import ShoeTarget
 from shoe_ctl.events import CardRead, LinkChanged, LinkStatus, SequenceGap, ShoeButton, ShoeFault
 
@@ -81,7 +83,7 @@ def test_cards_arrive_once_in_order_with_the_dispense_counter(
 def test_leds_are_shown_and_reported(shoe_target: ShoeTarget, shoe_link: ShoeLink) -> None:
     shoe_link.wait_connected()
     shoe_link.send_leds({"name": "stop", "leds": ["red"], "mode": "blink", "on_ms": 250, "off_ms": 250})
-    token = shoe_link._led_token
+    token = shoe_link._session.led_token
     assert until(lambda: shoe_link.shoe_state is not None and shoe_link.shoe_state.led_token == token)
     if shoe_target.virtual is not None:
         led = shoe_target.virtual.led
@@ -220,8 +222,8 @@ def test_noisy_line_delivers_every_event_once(shoe_target: ShoeTarget) -> None:
     shoe = shoe_target.virtual
     assert shoe is not None
     shoe.faults.corrupt, shoe.faults.drop, shoe.faults.garbage = 0.02, 0.002, 0.002
-    shoe._noise_out = type(shoe._noise_out)(shoe.faults, __import__("random").Random(5))
-    shoe._noise_in = type(shoe._noise_in)(shoe.faults, __import__("random").Random(6))
+    shoe.line.noise_out = LineNoise(shoe.faults, random.Random(5))
+    shoe.line.noise_in = LineNoise(shoe.faults, random.Random(6))
     q: queue.Queue[Any] = queue.Queue()
     with ShoeLink(shoe.url, q, auto_ack=True) as link:
         link.wait_connected()
@@ -340,7 +342,7 @@ def test_without_a_host_the_shoe_drops_the_hosts_led_pattern(shoe_target: ShoeTa
     with ShoeLink(shoe_target.url, queue.Queue()) as link:
         link.wait_connected()
         link.send_leds("deal")
-        assert until(lambda: link.shoe_state is not None and link.shoe_state.led_token == link._led_token)
+        assert until(lambda: link.shoe_state is not None and link.shoe_state.led_token == link._session.led_token)
     time.sleep(3.5)
     with ShoeLink(shoe_target.url, queue.Queue()) as link:
         link.wait_connected()

@@ -15,7 +15,7 @@ from drivers import protocol as p
 from drivers.exc import FaultSpecError
 from drivers.shoe import ShoeLink
 from hil.deck import Deck, DeckError
-from hil.virtual_shoe import NO_HOST_LED, EmptyShoeError, Faults, VirtualShoe, _Noise
+from hil.virtual_shoe import NO_HOST_LED, EmptyShoeError, Faults, LineNoise, VirtualShoe
 from shoe_ctl.rules.cards import Card, full_deck, parse_cards
 
 SHARED = Path(os.environ.get("SHOE_CTL_SHARED", Path(__file__).resolve().parents[2].parent / "shared"))
@@ -37,13 +37,13 @@ def test_bad_fault_specs_say_what_is_wrong(spec: str) -> None:
 
 
 def test_line_noise_hits_about_the_rate_asked() -> None:
-    noise = _Noise(Faults(corrupt=0.01, drop=0.005, garbage=0.005), random.Random(1))
+    noise = LineNoise(Faults(corrupt=0.01, drop=0.005, garbage=0.005), random.Random(1))
     data = bytes(range(1, 201)) * 500
     out = b"".join(noise.apply(data[i:i + 37]) for i in range(0, len(data), 37))
     corrupt, drop, garbage = noise.counts
     assert 800 <= corrupt <= 1200 and 350 <= drop <= 650 and 350 <= garbage <= 650
     assert len(out) == len(data) - drop + garbage
-    clean = _Noise(Faults(), random.Random(1))
+    clean = LineNoise(Faults(), random.Random(1))
     assert clean.apply(data) is data
 
 

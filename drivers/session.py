@@ -1,0 +1,573 @@
+"""The host's protocol session with one shoe, without I/O (the sans-I/O shape of h11 / hyper-h2).
+
+:class:`LinkSession` is fed the bytes a port received (:meth:`~LinkSession.receive_data`) and the
+clock (:meth:`~LinkSession.tick`); it hands back the frames to write
+(:meth:`~LinkSession.frames_to_send`) and the events for the consumer
+(:meth:`~LinkSession.events`). It owns delivery (each event once, in sequence order), acks,
+resend requests, the LED and counter-reset commands with their retries, and the link status.
+No port, no thread, no clock of its own: every time is an argument, and its timers are
+deadlines (:meth:`~LinkSession.next_deadline`). The transport that drives it is
+:class:`drivers.shoe.ShoeLink`; the behaviour is described in ``docs/protocol.md`` (sections 4-7).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from drivers import protocol as p
+from drivers.exc import NotConnectedError, VersionError
+from shoe_ctl.events import CounterReset, LinkChanged, LinkStatus, SequenceGap, ShoeInfo
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class SessionStats:
+    """Counters a :class:`LinkSession` keeps (the session's part of ``drivers.shoe.LinkStats``).
+
+    :param delivered: events handed to the consumer.
+    :param frames_in: valid frames received.
+    :param bad_frames: frames dropped (COBS, length, CRC or message checks).
+    :param unknown_frames: valid frames of an unknown message type (dropped).
+    :param duplicates_dropped: events received again after delivery (dropped by sequence).
+    :param resends: resend requests sent (an ACK whose ``want`` reports a hole).
+    :param gaps: :class:`~shoe_ctl.events.SequenceGap` events raised (and sequence resets).
+    :param out_of_window: events too far ahead of the next expected sequence (dropped).
+    :param degraded: times the status went ``degraded``.
+    """
+
+    delivered: int = 0
+    frames_in: int = 0
+    bad_frames: int = 0
+    unknown_frames: int = 0
+    duplicates_dropped: int = 0
+    resends: int = 0
+    gaps: int = 0
+    out_of_window: int = 0
+    degraded: int = 0
+
+
+@dataclass
+class _Connection:
+    """What lives as long as one open port: the frame decoder, timers (seconds), line quality."""
+
+    opened: float
+    bad_base: int
+    unknown_base: int
+    decoder: p.FrameDecoder = field(default_factory=p.FrameDecoder)
+    quiet_reported: bool = False
+    last_rx: float = 0.0
+    hello_at: float = 0.0
+    resend_want: int | None = None
+    resend_at: float = 0.0
+    ack_due: bool = False
+    quality: float = 0.0
+    malformed: str = ""
+    malformed_at: float = 0.0
+    malformed_seen: int = 0
+    hello_seen: bool = False
+
+    def __post_init__(self) -> None:
+        self.last_rx = self.hello_at = self.opened
+
+
+class LinkSession:
+    """The host side of protocol v1 for one shoe, across any number of port connections.
+
+    :param name: the port's name, used in event and error texts (the URL).
+    :param resume_seq: the last sequence durably recorded before a restart (the journal's);
+        events up to it are dropped as duplicates and acked (docs/protocol.md section 6).
+    :param auto_ack: ack every event on delivery (soak runs and tests without a journal).
+    :param silence_s: seconds without a valid frame before the status is ``degraded``, and
+        without a HELLO before a ``disconnected`` event says nobody answers.
+    :param window: how far (sequence numbers) an event may run ahead and still be held.
+    :raises ValueError: ``resume_seq`` below 0.
+    """
+
+    HELLO_INTERVAL = 0.25
+    """Seconds between HOST_HELLOs until a HELLO arrives."""
+    SILENT_HELLO_INTERVAL = 1.0
+    """Seconds between HOST_HELLOs while the shoe is silent after its HELLO."""
+    ACK_KEEPALIVE = 0.5
+    """An ACK goes out at least this often (seconds), so the shoe knows a host listens."""
+    RESEND_HOLDOFF = 0.02
+    """Seconds between two resend requests for the same ``want``."""
+    COMMAND_RETRY = 0.3
+    """Seconds between repeats of an LED or RESET_COUNTER the shoe has not reported yet."""
+    MALFORMED_S = 1.0
+    """Seconds a frame that broke v1 names the cause of a ``degraded`` status."""
+
+    def __init__(self, *, name: str = "shoe", resume_seq: int | None = None, auto_ack: bool = False,
+                 silence_s: float = 3.0, window: int = 1024) -> None:
+        if resume_seq is not None and resume_seq < 0:
+            raise ValueError(f"resume_seq must be >= 0, not {resume_seq}")
+        self.name = name
+        self.resume_seq = resume_seq
+        self.auto_ack = auto_ack
+        self.silence_s = silence_s
+        self.window = window
+        self.stats = SessionStats()
+        self._out: list[bytes] = []
+        self._events: list[Any] = []
+        self._conn: _Connection | None = None
+        self._status: LinkStatus | None = None
+        # delivery
+        self._expected: int | None = None
+        self._acked = resume_seq or 0
+        self._sent_acked = -1
+        self._sent_want = 0
+        self._last_ack_tx = 0.0
+        self._pending: dict[int, p.EventMsg] = {}
+        self._hello: p.Hello | None = None          # this connection's hello
+        self._last_hello: p.Hello | None = None     # the last hello of any connection
+        self._host_seq = 0
+        self._heartbeat: p.Heartbeat | None = None
+        # commands the host wants the shoe to show (repeated until the shoe reports them)
+        self._led: dict[str, Any] | None = None
+        self._led_token = 0
+        self._shoe_led_token = 0
+        self._reset_wanted = False
+        self._reset_target: int | None = None
+        self._shoe_epoch = 0
+        self._last_cmd_tx = 0.0
+
+    # ------------------------------------------------------------------ outputs
+
+    def frames_to_send(self) -> list[bytes]:
+        """The frames to write, in order (each ``0x00 COBS(body) 0x00``), and forget them."""
+        out, self._out = self._out, []
+        return out
+
+    def events(self) -> list[Any]:
+        """The events for the consumer, in order (``CardRead``, ``ShoeFault``, ``ShoeButton``,
+        ``LinkChanged``, ``SequenceGap``, ``CounterReset``), and forget them."""
+        out, self._events = self._events, []
+        return out
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def status(self) -> LinkStatus | None:
+        """The last status reported (None before the first)."""
+        return self._status
+
+    @property
+    def connected(self) -> bool:
+        """True while this connection's HELLO has been accepted."""
+        return self._hello is not None
+
+    @property
+    def hello_seen(self) -> bool:
+        """True when the current (or last) connection got a HELLO with a common version."""
+        return self._conn is not None and self._conn.hello_seen
+
+    @property
+    def info(self) -> ShoeInfo | None:
+        """The last HELLO as :class:`~shoe_ctl.events.ShoeInfo`, or None before the first."""
+        hello = self._last_hello
+        return None if hello is None else hello.info()
+
+    @property
+    def shoe_state(self) -> p.Heartbeat | None:
+        """The shoe's last HEARTBEAT, or None before the first."""
+        return self._heartbeat
+
+    @property
+    def acked(self) -> int:
+        """The highest sequence acked by the consumer (or ``resume_seq``)."""
+        return self._acked
+
+    @property
+    def led_token(self) -> int:
+        """The token of the LED pattern the host wants shown (0 before the first)."""
+        return self._led_token
+
+    # ------------------------------------------------------------------ connection
+
+    def connection_made(self, now: float) -> None:
+        """A port opened at ``now``: a fresh decoder and timers; HOST_HELLO goes out (the host
+        speaks first, docs/protocol.md section 1)."""
+        self._send(p.HostHello(self._next_host_seq()))
+        self._conn = _Connection(now, self.stats.bad_frames, self.stats.unknown_frames)
+
+    def connection_lost(self) -> None:
+        """The port closed or failed: nothing counts until the next connection's HELLO. Delivery
+        state (expected, acked, held events) and the wanted commands are kept."""
+        self._hello = None
+
+    def link_down(self, detail: str) -> None:
+        """Report ``disconnected`` with ``detail`` (once while it stays so)."""
+        self._set_status(LinkStatus.DISCONNECTED, detail)
+
+    def close(self) -> None:
+        """The link is closed: a final ``disconnected`` event when it was up."""
+        if self._status not in (None, LinkStatus.DISCONNECTED):
+            self._set_status(LinkStatus.DISCONNECTED, "link closed")
+
+    def receive_data(self, data: bytes, now: float) -> None:
+        """Bytes the port received at ``now``; frames may be split anywhere.
+
+        :raises VersionError: a HELLO with no common version (a ``disconnected`` event is
+            queued first); the transport closes the port and retries slowly.
+        """
+        conn = self._conn
+        if conn is None:
+            raise RuntimeError("receive_data before connection_made")
+        msgs = conn.decoder.feed(data)
+        stats = conn.decoder.stats
+        bad_now = conn.bad_base + stats.bad_frames
+        if bad_now != self.stats.bad_frames:
+            hit = 0.95 ** (bad_now - self.stats.bad_frames)
+            conn.quality = conn.quality * hit + (1 - hit)
+            self.stats.bad_frames = bad_now
+        self.stats.unknown_frames = conn.unknown_base + stats.unknown
+        if stats.reasons.get("message", 0) != conn.malformed_seen:
+            conn.malformed_seen = stats.reasons["message"]
+            conn.malformed = stats.last_malformed
+            conn.malformed_at = now
+        if msgs:
+            conn.last_rx = now
+        for msg in msgs:
+            self.stats.frames_in += 1
+            conn.quality *= 0.95
+            self._on_message(msg, conn, now)
+            if self._hello is not None:
+                conn.hello_seen = True
+
+    def tick(self, now: float) -> None:
+        """Act on the timers due at ``now``: HOST_HELLO repeats, ACK keepalive and changes,
+        resend requests while a hole is open, LED / RESET_COUNTER repeats, the silence and
+        line-quality status. Calling it before :meth:`next_deadline` does nothing."""
+        conn = self._conn
+        if conn is None:
+            return
+        if self._hello is None:
+            if now - conn.hello_at >= self.HELLO_INTERVAL:
+                conn.hello_at = now
+                self._send(p.HostHello(self._next_host_seq()))
+            if not conn.quiet_reported and now - conn.opened >= self.silence_s:
+                # The port opened but nothing on it answers as a shoe (wrong device, shoe off,
+                # wrong baud rate): say so once per connection instead of waiting in silence.
+                conn.quiet_reported = True
+                self._set_status(LinkStatus.DISCONNECTED, f"port {self.name} open but no HELLO from a shoe for "
+                                 f"{now - conn.opened:.1f} s ({self.stats.bad_frames} bad frames so far): is "
+                                 "the shoe on this port, powered, at this baud rate?", force=True)
+            return
+        if self._ack_due(conn) or now - self._last_ack_tx >= self.ACK_KEEPALIVE:
+            conn.ack_due = False
+            self._send_ack(now)
+        if self._pending:  # a hole: ask again until it is filled
+            self._request_resend(conn, now)
+        if now - self._last_cmd_tx >= self.COMMAND_RETRY:
+            if self._led_outstanding():
+                self._send_led(now)
+            if self._reset_wanted and self._reset_target is not None:
+                self._send(p.ResetCounter(self._next_host_seq(), self._reset_target))
+                self._last_cmd_tx = now
+        silent = now - conn.last_rx
+        if silent >= self.silence_s:
+            if now - conn.hello_at >= self.SILENT_HELLO_INTERVAL:
+                conn.hello_at = now
+                self._send(p.HostHello(self._next_host_seq()))
+            self._set_status(LinkStatus.DEGRADED, f"no frame from the shoe for {silent:.1f} s")
+        elif conn.quality > 0.3:
+            if conn.malformed and now - conn.malformed_at < self.MALFORMED_S:
+                self._set_status(LinkStatus.DEGRADED, "the shoe sends frames that pass the CRC but break protocol "
+                                 f"v1 (a firmware defect, not line noise): {conn.malformed}")
+            else:
+                self._set_status(LinkStatus.DEGRADED, f"noisy line: {conn.quality:.0%} of recent frames bad")
+        elif self._status == LinkStatus.DEGRADED and conn.quality < 0.1:
+            self._set_status(LinkStatus.CONNECTED, "link recovered", self.info)
+
+    def next_deadline(self) -> float:
+        """The clock value (seconds) at which :meth:`tick` next has something to do; ``-inf``
+        when it is due at once, ``inf`` with no connection."""
+        conn = self._conn
+        if conn is None:
+            return math.inf
+        if self._hello is None:
+            due = conn.hello_at + self.HELLO_INTERVAL
+            if not conn.quiet_reported:
+                due = min(due, conn.opened + self.silence_s)
+            return due
+        if self._ack_due(conn) or self._quality_status(conn) != self._status:
+            return -math.inf
+        due = self._last_ack_tx + self.ACK_KEEPALIVE
+        if self._pending:
+            due = min(due, conn.resend_at + self.RESEND_HOLDOFF
+                      if self._expected == conn.resend_want else -math.inf)
+        if self._led_outstanding() or (self._reset_wanted and self._reset_target is not None):
+            due = min(due, self._last_cmd_tx + self.COMMAND_RETRY)
+        silent_at = conn.last_rx + self.silence_s
+        due = min(due, max(silent_at, conn.hello_at + self.SILENT_HELLO_INTERVAL))
+        if self._status != LinkStatus.DEGRADED:
+            due = min(due, silent_at)
+        return due
+
+    def _quality_status(self, conn: _Connection) -> LinkStatus | None:
+        """The status the line quality asks for when the shoe is not silent (None: no change)."""
+        if conn.quality > 0.3:
+            return LinkStatus.DEGRADED
+        if self._status == LinkStatus.DEGRADED and conn.quality < 0.1:
+            return LinkStatus.CONNECTED
+        return self._status
+
+    def _ack_due(self, conn: _Connection) -> bool:
+        return (conn.ack_due or self._acked > self._sent_acked or self._expected != self._sent_want)
+
+    def _led_outstanding(self) -> bool:
+        return self._led is not None and self._shoe_led_token != self._led_token
+
+    # ------------------------------------------------------------------ the consumer's commands
+
+    def ack(self, seq: int, now: float) -> None:
+        """Cumulative ack: every event up to ``seq`` is durably recorded (docs/protocol.md,
+        the durability rule); an ACK goes out at once when connected. A lower ``seq`` is a no-op.
+
+        :raises ValueError: ``seq`` was never delivered.
+        """
+        delivered = (self._expected or 1) - 1
+        if seq > max(delivered, self._acked):
+            raise ValueError(f"cannot ack seq {seq}: only {delivered} delivered")
+        if seq > self._acked:
+            self._acked = seq
+            if self._hello is not None and self._expected is not None:
+                self._send_ack(now)
+
+    @staticmethod
+    def led_spec(pattern: Mapping[str, Any]) -> dict[str, Any]:
+        """The LED frame fields of ``pattern`` (``{"name", "leds", "mode", "on_ms", "off_ms"}``
+        as ``drivers.leds.LedPattern.as_dict`` writes it), checked against protocol v1.
+
+        :raises ValueError: an LED name, mode or time the protocol cannot carry.
+        """
+        name = str(pattern.get("name", ""))
+        spec: dict[str, Any] = {
+            "signal": name if name in p.LED_SIGNALS else "",
+            "leds": tuple(pattern.get("leds", ())),
+            "mode": str(pattern.get("mode", "steady")),
+            "on_ms": int(pattern.get("on_ms", 0)),
+            "off_ms": int(pattern.get("off_ms", 0)),
+        }
+        p.encode_body(p.Led(0, 1, **spec))
+        return spec
+
+    def show_leds(self, spec: Mapping[str, Any], now: float) -> None:
+        """Show ``spec`` (from :meth:`led_spec`) with a new token; repeated every
+        :data:`COMMAND_RETRY` s until the shoe reports the token, also after a reconnect.
+
+        :raises NotConnectedError: no shoe now (the pattern is kept and sent on connect).
+        """
+        self._led = dict(spec)
+        self._led_token = self._new_led_token(self._led_token)
+        if self._hello is None:
+            raise NotConnectedError(f"shoe at {self.name} not connected; LED pattern kept for later")
+        self._send_led(now)
+
+    def reset_counter(self) -> None:
+        """Ask for a dispense-counter reset under the next epoch; repeated until the shoe
+        reports it, then a :class:`~shoe_ctl.events.CounterReset` event (docs/protocol.md,
+        RESET_COUNTER).
+
+        :raises NotConnectedError: no shoe now (the reset is done on connect).
+        """
+        self._reset_wanted = True
+        self._reset_target = self._shoe_epoch % 0xFFFF + 1
+        if self._hello is None:
+            raise NotConnectedError(f"shoe at {self.name} not connected; counter reset kept for later")
+        self._send(p.ResetCounter(self._next_host_seq(), self._reset_target))
+
+    # ------------------------------------------------------------------ messages
+
+    def _on_message(self, msg: p.Message, conn: _Connection, now: float) -> None:
+        if isinstance(msg, p.Hello):
+            self._on_hello(msg, now)
+            return
+        if self._hello is None or self._expected is None:
+            return  # nothing counts before this connection's hello
+        if isinstance(msg, p.CardMsg | p.FaultMsg | p.ButtonMsg):
+            if isinstance(msg, p.CardMsg):
+                # a card's epoch may be older than the shoe's (a resent card): it only confirms
+                self._note_epoch(msg.epoch, current=False)
+            self._on_event(msg, conn, now)
+        elif isinstance(msg, p.Heartbeat):
+            self._heartbeat = msg
+            self._shoe_led_token = msg.led_token
+            self._note_epoch(msg.epoch)
+            if msg.seq > self._expected:
+                self._request_resend(conn, now)
+        # host messages (an echo on loop://) are ignored
+
+    def _note_epoch(self, epoch: int, *, current: bool = True) -> None:
+        """The shoe reported ``epoch`` (``current``: its epoch now, from a HEARTBEAT or HELLO; else
+        from a CARD, which may be an older one). The first report of the epoch a reset asked for
+        confirms it: a :class:`CounterReset` goes out before any card counted under it."""
+        if current:
+            self._shoe_epoch = epoch
+        if self._reset_wanted and epoch == self._reset_target:
+            self._reset_wanted = False
+            self._shoe_epoch = epoch
+            self._events.append(CounterReset(epoch))
+
+    def _on_hello(self, hello: p.Hello, now: float) -> None:
+        if hello.version != p.PROTOCOL_VERSION and hello.version_min <= p.PROTOCOL_VERSION <= hello.version_max:
+            self._send(p.HostHello(self._next_host_seq()))  # an unasked hello: negotiate first
+            return
+        if hello.version != p.PROTOCOL_VERSION:
+            detail = (f"shoe speaks protocol {hello.version_min}..{hello.version_max}, host "
+                      f"{p.PROTOCOL_VERSION}: no common version")
+            self._set_status(LinkStatus.DISCONNECTED, detail, hello.info())
+            raise VersionError(detail)
+        prev = self._last_hello
+        notes: list[str] = []
+        gap_from: int | None = None
+        seq_reset = False
+        if self._expected is None:
+            resume = self.resume_seq
+            if resume is None:
+                self._expected = hello.first_seq
+            elif resume > hello.seq - 1:
+                notes.append(f"resume point {resume} is beyond the shoe's last sequence {hello.seq - 1}:"
+                             " another or reset shoe; resume ignored")
+                seq_reset = True
+                self._expected = hello.first_seq
+                self._acked = 0
+            else:
+                self._expected = resume + 1
+                if hello.first_seq > self._expected:
+                    gap_from = self._expected
+        elif prev is not None and prev.serial != hello.serial:
+            notes.append(f"another shoe (serial {hello.serial!r}, was {prev.serial!r})")
+            self._expected = hello.first_seq
+            self._acked = 0
+            self._pending.clear()
+        elif hello.seq < self._expected:
+            # its next sequence is below what was already received: the shoe lost its
+            # non-volatile counter and reuses old numbers; they are new events, not duplicates
+            notes.append(f"shoe's sequence numbers went back (next {hello.seq}, host had received up to "
+                         f"{self._expected - 1}): its counter was reset; starting over from {hello.first_seq}, "
+                         "events it held may be lost")
+            log.warning("shoe %s: sequence went back from %d to %d", hello.serial, self._expected, hello.seq)
+            self.stats.gaps += 1
+            seq_reset = True
+            self._expected = hello.first_seq
+            self._acked = 0
+            self._pending.clear()
+        elif hello.first_seq > self._expected:
+            gap_from = self._expected
+        if prev is not None and prev.serial == hello.serial and prev.boot_id != hello.boot_id:
+            notes.append(f"shoe restarted (boot {hello.boot_id:08x})")
+        if gap_from is not None:
+            notes.append(f"events {gap_from}..{hello.first_seq - 1} lost by the shoe")
+            self.stats.gaps += 1
+            self._expected = hello.first_seq
+        for seq in [s for s in self._pending if s < self._expected]:
+            del self._pending[seq]
+        first = self._hello is None
+        self._hello = hello
+        self._last_hello = hello
+        self._shoe_epoch = hello.epoch
+        self._shoe_led_token = hello.led_token
+        if self._reset_wanted:
+            if hello.epoch == self._reset_target:
+                self._note_epoch(hello.epoch)
+            else:
+                if self._reset_target is None or prev is None or prev.serial != hello.serial:
+                    self._reset_target = hello.epoch % 0xFFFF + 1
+                self._send(p.ResetCounter(self._next_host_seq(), self._reset_target))
+        if self._led is not None and hello.led_token != self._led_token:
+            if hello.led_token == 0 or prev is None or prev.boot_id != hello.boot_id:
+                self._led_token = self._new_led_token(hello.led_token)
+            self._send_led(now)
+        self._send_ack(now)
+        if first or notes:
+            detail = "; ".join([f"shoe {hello.serial} firmware {hello.firmware}", *notes])
+            self._set_status(LinkStatus.CONNECTED, detail, hello.info(), force=True, sequence_reset=seq_reset)
+        if gap_from is not None:  # after the connected event, before any event that follows it
+            self._events.append(SequenceGap(gap_from, hello.first_seq))
+
+    def _on_event(self, msg: p.EventMsg, conn: _Connection, now: float) -> None:
+        expected = self._expected
+        assert expected is not None
+        seq = msg.seq
+        if seq < expected:
+            self.stats.duplicates_dropped += 1
+            conn.ack_due = True  # tell the shoe what we have
+            return
+        if seq > expected:
+            if seq - expected > self.window:
+                self.stats.out_of_window += 1
+            elif seq in self._pending:
+                self.stats.duplicates_dropped += 1
+            else:
+                self._pending[seq] = msg
+            self._request_resend(conn, now)
+            return
+        self._deliver(msg)
+        expected += 1
+        while expected in self._pending:
+            self._deliver(self._pending.pop(expected))
+            expected += 1
+        self._expected = expected
+        if self._pending:
+            self._request_resend(conn, now)
+
+    def _deliver(self, msg: p.EventMsg) -> None:
+        self._events.append(p.to_event(msg))
+        self.stats.delivered += 1
+        if self.auto_ack:
+            self._acked = msg.seq
+
+    def _request_resend(self, conn: _Connection, now: float) -> None:
+        want = self._expected
+        if want == conn.resend_want and now - conn.resend_at < self.RESEND_HOLDOFF:
+            return
+        conn.resend_want = want
+        conn.resend_at = now
+        self.stats.resends += 1
+        self._send_ack(now, resend=True)
+
+    # ------------------------------------------------------------------ frames out
+
+    def _set_status(self, status: LinkStatus, detail: str, info: ShoeInfo | None = None,
+                    force: bool = False, sequence_reset: bool = False) -> None:
+        if status == self._status and not force:
+            return
+        self._status = status
+        if status == LinkStatus.DEGRADED:
+            self.stats.degraded += 1
+        self._events.append(LinkChanged(status, detail, info, sequence_reset=sequence_reset))
+
+    def _next_host_seq(self) -> int:
+        self._host_seq = self._host_seq % p.SEQ_MAX + 1
+        return self._host_seq
+
+    def _send(self, msg: p.Message) -> None:
+        self._out.append(p.encode(msg))
+
+    def _new_led_token(self, after: int) -> int:
+        """The token after ``after`` (1..255, wrapping) that differs from the one the shoe shows:
+        a pattern whose LED frame is lost must never look shown (protocol, LED)."""
+        token = after % 255 + 1
+        if token == self._shoe_led_token:
+            token = token % 255 + 1
+        return token
+
+    def _send_led(self, now: float) -> None:
+        if self._led is not None:
+            self._send(p.Led(self._next_host_seq(), self._led_token, **self._led))
+            self._last_cmd_tx = now
+
+    def _send_ack(self, now: float, resend: bool = False) -> None:
+        expected = self._expected
+        if expected is None:
+            return
+        acked = min(self._acked, expected - 1)
+        self._send(p.Ack(self._next_host_seq(), acked, expected, resend))
+        self._sent_acked = acked
+        self._sent_want = expected
+        self._last_ack_tx = now
