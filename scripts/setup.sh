@@ -93,6 +93,10 @@ if [ "$want" = pi ]; then
     .venv/bin/python -m pip install -q --upgrade '.[pi]'
     .venv/bin/python -m pip install -q --no-deps --force-reinstall .
     rm -rf build ./*.egg-info
+    # the rule profiles stay in this folder's config/ (docs/install-pi.md, "Where things live"):
+    # shoe_ctl.config looks for them beside the installed package
+    site=$(.venv/bin/python -I -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+    ln -sfn "$here/config" "$site/config"
     .venv/bin/python -c 'import lgpio' 2>/dev/null || .venv/bin/python -m pip install -q 'lgpio>=0.2.2,<0.3' \
         || say "no lgpio for this machine: GPIO LEDs and buttons will not work (doctor says so)"
     say "installed: $(.venv/bin/python scripts/installed_code.py "$here")"

@@ -118,6 +118,13 @@ def test_clone_copied_to_the_program_folder_then_updated(prefix: Path, service_u
     state.chmod(0o700)
     (etc / "table.toml").write_text(f'[shoe]\nurl = "sim"\n[journal]\npath = "{state}/journal.sqlite3"\n')
     (etc / "table.toml").chmod(0o644)
+    hand = sorted((opt / "examples").glob("*.phh"))[0]
+    dealt = sh([str(opt / ".venv/bin/shoe-ctl"), "run", "--config", str(etc / "table.toml"), "--journal",
+                str(state / "journal.sqlite3"), "--display", "off", "--hands", str(hand), "--pace", "0",
+                "--exit-when-done"], state, user=service_user, check=False)
+    assert dealt.returncode == 0, dealt.stdout + dealt.stderr  # the rule profiles are found, the hand dealt
+    assert not (opt / "config" / "config").exists()
+    assert (state / "journal.sqlite3").stat().st_uid == pwd.getpwnam(service_user).pw_uid
     doctor = sh([str(opt / ".venv/bin/shoe-ctl"), "doctor", "--config", str(etc / "table.toml")], opt,
                 user=service_user, check=False)
     assert doctor.returncode == 0 and "all well" in doctor.stdout, doctor.stdout + doctor.stderr
