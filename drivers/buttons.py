@@ -37,11 +37,16 @@ class DealerButtons(Closeable):
     :raises ValueError: for a name not in :data:`BUTTON_ACTIONS`, or a ``new-hand`` button
         without ``new_hand_args``.
     :raises gpiozero.GPIOZeroError: when a pin cannot be had.
+    :raises drivers.gpio_env.GpioSetupError: when lgpio itself failed to load (the cause named).
     """
 
     def __init__(self, pins: Mapping[str, int | str], post: Callable[[Any], Any], *,
                  bounce_s: float | None = 0.05, pull_up: bool = True, pin_factory: Any = None,
                  new_hand_args: Callable[[], dict[str, Any]] | None = None) -> None:
+        from drivers.gpio_env import named_failure, prepare_gpio
+
+        if pin_factory is None:
+            prepare_gpio()  # lgpio's FIFO in a folder of its own, whatever the working folder
         from gpiozero import Button
 
         unknown = sorted(set(pins) - set(BUTTON_ACTIONS))
@@ -59,9 +64,9 @@ class DealerButtons(Closeable):
                 button = Button(pin, pull_up=pull_up, bounce_time=bounce_s or None, pin_factory=pin_factory)
                 button.when_pressed = self._handler(BUTTON_ACTIONS[name])
                 self.buttons[name] = button
-        except Exception:
+        except Exception as exc:
             self.close()
-            raise
+            raise named_failure(exc) from exc
 
     def _handler(self, action: DealerAction) -> Callable[[], None]:
         def pressed() -> None:

@@ -42,12 +42,17 @@ class GpioLedSink(Closeable):
     :param patterns: override :data:`PATTERNS` (e.g. scaled times in tests).
     :raises ValueError: for an LED name not in :data:`LED_NAMES`.
     :raises gpiozero.GPIOZeroError: when the pins cannot be had (wrong pin, busy, no GPIO access).
+    :raises drivers.gpio_env.GpioSetupError: when lgpio itself failed to load (the cause named).
 
     ``handle`` only switches pins or starts gpiozero's own blink threads, so it returns at once.
     """
 
     def __init__(self, pins: Mapping[str, int | str], *, pwm: bool = False, active_high: bool = True,
                  pin_factory: Any = None, patterns: Mapping[Signal, LedPattern] | None = None) -> None:
+        from drivers.gpio_env import named_failure, prepare_gpio
+
+        if pin_factory is None:
+            prepare_gpio()  # lgpio's FIFO in a folder of its own, whatever the working folder
         from gpiozero import LEDBoard
 
         unknown = sorted(set(pins) - set(LED_NAMES))
@@ -58,9 +63,12 @@ class GpioLedSink(Closeable):
         self._lock = threading.Lock()
         super().__init__(self._lock)
         self.current: LedPattern | None = None
-        self.board = LEDBoard(pwm=pwm, active_high=active_high, initial_value=False,
-                              pin_factory=pin_factory, _order=[n for n in LED_NAMES if n in pins],
-                              **dict(pins))
+        try:
+            self.board = LEDBoard(pwm=pwm, active_high=active_high, initial_value=False,
+                                  pin_factory=pin_factory, _order=[n for n in LED_NAMES if n in pins],
+                                  **dict(pins))
+        except Exception as exc:
+            raise named_failure(exc) from exc
 
     def handle(self, command: Command) -> None:
         """Show the signal of an :class:`Instruction`; every other command is ignored."""

@@ -155,6 +155,8 @@ def check_gpio(cfg: TableConfig, pin_factory: Any = None) -> Check:
     if not led_pins and not button_pins:
         return Check("gpio", "skip", "no GPIO LEDs or buttons configured")
     parts: list[Any] = []
+    from drivers.gpio_env import describe_gpio_failure
+
     try:
         from drivers.buttons import DealerButtons
         from drivers.leds import GpioLedSink
@@ -165,18 +167,8 @@ def check_gpio(cfg: TableConfig, pin_factory: Any = None) -> Check:
         if button_pins:
             parts.append(DealerButtons(button_pins, lambda _e: None, pull_up=cfg.buttons.pull_up,
                                        pin_factory=pin_factory))
-    except ImportError as exc:
-        return Check("gpio", "fail", f"gpiozero is missing ({exc})",
-                     "sudo apt install python3-lgpio && .venv/bin/pip install 'gpiozero>=2,<3'")
-    except PermissionError as exc:
-        return Check("gpio", "fail", f"no access to the GPIO chip ({exc})",
-                     f"sudo usermod -aG gpio {SERVICE_USER}, then log in again")
-    except Exception as exc:  # gpiozero's own errors (BadPinFactory, GPIOPinInUse, PinInvalidPin ...)
-        name = type(exc).__name__
-        fix = ("install a pin library: sudo apt install python3-lgpio (Pi 5) or python3-rpi-lgpio"
-               if "PinFactory" in name else "check [leds.pins] / [buttons.pins] against the wiring; "
-               "a pin may be in use by another program or an overlay")
-        return Check("gpio", "fail", f"{name}: {exc}", fix)
+    except Exception as exc:  # ImportError, PermissionError, gpiozero's own errors, lgpio's FIFO
+        return Check("gpio", "fail", *describe_gpio_failure(exc, SERVICE_USER))
     finally:
         for part in parts:
             part.close()

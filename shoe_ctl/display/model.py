@@ -40,6 +40,34 @@ CARD_SIGNALS = frozenset({"deal", "burn", "community"})
 REFUSED_CODES = frozenset({"input-wrong-time", "input-invalid", "undo-refused"})
 """Alert codes with which the machine refuses a dealer input (nothing changed)."""
 
+STATE_NAME = re.compile(r"\bin state ((?:hand_)?[a-z]+(?:_[a-z]+)*)")
+"""A machine state name as the machine's refusal texts write it (``in state hand_showdown``)."""
+
+_STREETS = {"third": "3rd", "fourth": "4th", "fifth": "5th", "sixth": "6th", "seventh": "7th"}
+_DOING = {"deal": "dealing", "betting": "betting round", "scramble": "scramble", "cut": "cut",
+          "reload": "loading the new stub", "aside": "setting cards aside", "reshuffle": "reshuffle",
+          "redeal": "dealing"}
+_WHOLE = {"idle": "no hand running", "attention": "stopped on an alert", "hand_showdown": "at the showdown",
+          "hand_uncontested": "hand won", "hand_misdeal": "misdeal"}
+
+
+def state_words(name: str) -> str:
+    """A machine state name in the dealer's words: ``hand_fourth_betting`` -> ``4th street,
+    betting round``; ``hand_showdown`` -> ``at the showdown``; an unknown name unchanged."""
+    if name in _WHOLE:
+        return _WHOLE[name]
+    parts = name.split("_")
+    if len(parts) == 3 and parts[0] == "hand" and parts[1] in _STREETS:
+        return f"{_STREETS[parts[1]]} street, {_DOING.get(parts[2], parts[2])}"
+    return name
+
+
+def dealer_words(text: str) -> str:
+    """``text`` with every ``in state NAME`` written as ``now (WORDS)`` (:func:`state_words`): the
+    page never shows the machine's state names."""
+    return STATE_NAME.sub(lambda m: f"now ({state_words(m.group(1))})", text)
+
+
 EMPTY_STATE: dict[str, Any] = {
     "hand": None, "game": "", "rules": "", "state": "", "street": None, "seats": [],
     "community": None, "stub": None, "instruction": None, "alerts": [], "shoe": None,
@@ -127,6 +155,12 @@ class DisplayModel:
       snapshot is ``{"ref", "refused", "alerts": [{"code", "message"}]}`` for the latest such
       answer: ``refused`` when one of those alerts is a refusal (:data:`REFUSED_CODES`: the input
       came at the wrong time or with bad arguments and changed nothing).
+    - Words: a machine state name in an alert or a reply (``refused in state hand_showdown``) is
+      written in the dealer's words (:func:`dealer_words`: ``refused now (at the showdown)``). A
+      refusal that answers an input carrying a ``ref`` (the page's) is shown as that answer
+      only, not as an alert band as well.
+    - End of a hand: when the state goes from a hand to ``idle``, the information (not latched)
+      alerts shown until then are dropped; latched ones stay until acknowledged.
     - ``Alert``: shown until acknowledged here (with its ``moves``). The display numbers these alerts itself (from
       :attr:`LOCAL_ID_BASE`). When the machine lists alerts in its state (with its own ids),
       those are shown too, less those acknowledged here, and an ``Alert`` command matching one
@@ -151,6 +185,8 @@ class DisplayModel:
         self._hand: Any = None
         self._since_instruction: list[Alert] = []
         self._reply: dict[str, Any] | None = None
+        self._in_reply: set[tuple[Any, ...]] = set()
+        self._stale: set[Any] = set()
 
     # ------------------------------------------------------------------ commands
     def apply(self, command: Command) -> bool:
@@ -163,16 +199,19 @@ class DisplayModel:
                  "face": command.face, "street": command.street, "cards": list(command.cards),
                  "card_no": command.card_no, "ref": command.ref})
             if command.ref is not None:
-                said = [{"code": a.code, "message": a.message} for a in self._since_instruction]
+                said = [{"code": a.code, "message": dealer_words(a.message)} for a in self._since_instruction]
                 self._reply = {"ref": command.ref,
                                "refused": any(a.code in REFUSED_CODES for a in self._since_instruction),
                                "alerts": said}
+                # a refusal answering the page's input is shown once, as the page's answer, not as a band too
+                self._in_reply.update((a.code, dealer_words(a.message), a.seat)
+                                      for a in self._since_instruction if a.code in REFUSED_CODES)
             self._since_instruction = []
         elif isinstance(command, Alert):
             self._next_local += 1
             self._since_instruction.append(command)
             self._local_alerts.append({
-                "id": self._next_local, "code": command.code, "message": command.message,
+                "id": self._next_local, "code": command.code, "message": dealer_words(command.message),
                 "street": command.street, "seat": command.seat, "latched": command.latched,
                 "moves": list(command.moves)})
         else:
@@ -187,11 +226,19 @@ class DisplayModel:
 
     def _apply_update(self, raw: Mapping[str, Any]) -> None:
         state = public_state(raw)
+        was = str(self._state.get("state") or "")
+        if state.get("state") == "idle" and was.startswith("hand"):
+            # the hand is over: its information alerts, seen during the hand, leave the NO HAND
+            # screen (latched ones stay until acknowledged)
+            old = self.alerts()
+            self._stale.update(a.get("id") for a in old if not a.get("latched"))
+            self._local_alerts = [a for a in self._local_alerts if a.get("latched")]
         hand = state.get("hand")
         if hand != self._hand:
             self._hand = hand
             self._kept_up = {}
             self._acked = {a for a in self._acked if a >= self.LOCAL_ID_BASE}
+            self._in_reply.clear()
         for seat in state.get("seats") or []:
             if not isinstance(seat, dict) or not isinstance(seat.get("seat"), int):
                 continue
@@ -212,7 +259,8 @@ class DisplayModel:
                     and self._instruction.get("signal") in CARD_SIGNALS):
                 self._instruction = {**self._instruction, "stub_no": stub["drawn"] + 1}
         if isinstance(state.get("alerts"), list):
-            self._machine_alerts = [a for a in state["alerts"] if isinstance(a, dict)]
+            self._machine_alerts = [{**a, "message": dealer_words(str(a.get("message", "")))}
+                                    for a in state["alerts"] if isinstance(a, dict)]
             self._local_alerts = [a for a in self._local_alerts
                                   if not any(self._same(a, m) for m in self._machine_alerts)]
         self._state = state
@@ -225,7 +273,8 @@ class DisplayModel:
     def alerts(self) -> list[dict[str, Any]]:
         """The alerts shown now (oldest first), none acknowledged."""
         shown = list(self._machine_alerts or []) + self._local_alerts
-        return [a for a in shown if a.get("id") not in self._acked]
+        return [a for a in shown if a.get("id") not in self._acked and a.get("id") not in self._stale
+                and (a.get("code"), a.get("message"), a.get("seat")) not in self._in_reply]
 
     def acknowledge(self, alert_id: int) -> dict[str, Any] | None:
         """Hide alert ``alert_id``; returns it (for the ACK_ALERT input) or None if not shown."""

@@ -12,7 +12,9 @@ Routes (all JSON unless noted):
   ``args["ref"]`` is set when the body gave none, and the snapshot's ``reply`` says whether the
   machine accepted that input), 400 naming the bad field otherwise (:func:`check_args`).
 - ``POST /ack`` — body ``{"id": int}``; hides that alert and posts ``DealerInput(ACK_ALERT,
-  args={"id", "code"})``; 404 for an alert not shown.
+  args={"id", "code"})``; 404 for an alert not shown. Body ``{"ids": [int, ...]}`` (one merged
+  band): hides those still shown and posts one ``ACK_ALERT`` per code; 202, or 200 when all were
+  already gone (never an error: the page's band is gone either way).
 
 POSTs must be ``Content-Type: application/json`` (a plain cross-site form cannot post) and, when
 a token is configured, carry it as ``X-Shoe-Token: TOKEN`` or ``Authorization: Bearer TOKEN``
@@ -309,6 +311,8 @@ class DisplaySink(Closeable):
         body = await self._body(request)
         if isinstance(body, web.Response):
             return body
+        if "ids" in body:
+            return self._ack_band(body["ids"])
         alert_id = body.get("id")
         if not isinstance(alert_id, int) or isinstance(alert_id, bool):
             return web.json_response({"error": "id: expected the alert's integer id"}, status=400)
@@ -321,6 +325,28 @@ class DisplaySink(Closeable):
         self._post(event)
         return web.json_response({"posted": {"action": str(event.action), "seat": event.seat,
                                              "args": event.args}}, status=202)
+
+
+    def _ack_band(self, ids: Any) -> web.Response:
+        """Acknowledge one merged alert band: every listed alert still shown, in one step of the
+        event loop (no machine update in between), and one ``ACK_ALERT`` per code to the machine
+        (which clears every alert of that code). Ids no longer shown (the machine already cleared
+        them) are reported in ``"gone"``, never an error: the band is gone either way."""
+        if (not isinstance(ids, list) or not ids or len(ids) > 256
+                or not all(isinstance(i, int) and not isinstance(i, bool) for i in ids)):
+            return web.json_response({"error": "ids: expected a list of the band's integer alert ids"}, status=400)
+        acked = [a for a in (self.model.acknowledge(i) for i in ids) if a is not None]
+        gone = [i for i in ids if i not in {a.get("id") for a in acked}]
+        posted = []
+        for code in dict.fromkeys(a.get("code") for a in acked):
+            first = next(a for a in acked if a.get("code") == code)
+            event = DealerInput(DealerAction.ACK_ALERT, first.get("seat"), {"id": first.get("id"), "code": code})
+            self._post(event)
+            posted.append({"action": str(event.action), "seat": event.seat, "args": event.args})
+        if acked:
+            self._publish()
+        return web.json_response({"posted": posted, "acknowledged": [a.get("id") for a in acked], "gone": gone},
+                                 status=202 if acked else 200)
 
 
 def _flag(args: dict[str, Any], name: str) -> None:

@@ -448,7 +448,7 @@ def test_new_hand_sheet_deals_the_previous_seats_by_default(browser: Any) -> Non
         previous = [seat_entry(n, [], smuggle=False) for n in (2, 3, 5)]
         sink.handle(DisplayUpdate({**state_of("3rd", previous, machine="idle", hand=4), "street": None,
                                    "rules": "house", "game": "razz"}))
-        expect(page.locator("#hand")).to_have_text("Hand 4")
+        expect(page.locator("#hand")).to_have_text("No hand (last: 4)")  # the NO HAND screen names the last hand only
         new_hand.tap()
         assert page.locator("#sheet button[data-seat].on").all_inner_texts() == ["2", "3", "5"]
         assert page.locator("#sheet button[data-game].on").inner_text() == "Razz"

@@ -8,6 +8,12 @@ const MUCKED = new Set(["folded", "killed", "dead"]);
 const GAMES = [["stud", "Stud"], ["stud8", "Stud/8"], ["razz", "Razz"]];
 const STREET_WORDS = { "3rd": "3rd street", "4th": "4th street", "5th": "5th street", "6th": "6th street", "7th": "7th street" };
 const CARD_SIGNALS = new Set(["deal", "burn", "community"]);
+const STREETS = ["3rd", "4th", "5th", "6th", "7th"];
+// What the dealer does next where the machine's words do not say it.
+const NEXT_STEP = {
+  showdown: "Then: pot pushed \u2192 tap Hand complete",
+  idle: "Next: load the shuffled deck \u2192 tap New hand",
+};
 let state = null;
 let selected = null;
 let live = false;  // connected to /events: until then no button posts anything
@@ -86,6 +92,43 @@ function cardNumber(ins, s) {
   return ins.card_no || null;
 }
 
+// The headline keeps its words whole: a long one is set smaller until it fits its box (the CSS
+// size is the largest; never below 60 % of it).
+function fitHeadline() {
+  const e = document.getElementById("ins-text");
+  const head = document.getElementById("instruction");
+  const wrap = e.parentElement;
+  e.style.fontSize = "";
+  const cs = getComputedStyle(head);
+  const room = head.clientHeight - parseFloat(cs.paddingTop) - parseFloat(cs.paddingBottom);
+  const full = parseFloat(getComputedStyle(e).fontSize);
+  let size = full;
+  while ((e.scrollWidth > e.clientWidth + 1 || e.scrollHeight > e.clientHeight + 1 || wrap.offsetHeight > room + 1)
+         && size > full * 0.5) {
+    size *= 0.93;
+    e.style.fontSize = size + "px";
+  }
+}
+
+// Every seat's cards on one line inside its box: one size for the whole table, the CSS size
+// the largest, smaller until the fullest seat fits (never below 40 % of it).
+function fitCards() {
+  const rows = Array.from(document.querySelectorAll(".seat .cards"));
+  for (const r of rows) r.style.fontSize = "";
+  if (!rows.length) return;
+  const full = parseFloat(getComputedStyle(rows[0]).fontSize);
+  const over = () => rows.some((r) => {
+    const seat = r.parentElement.getBoundingClientRect(), b = r.getBoundingClientRect();
+    return r.scrollWidth > r.clientWidth + 1 || b.bottom > seat.bottom - 2;
+  });
+  let size = full;
+  while (over() && size > full * 0.4) {
+    size *= 0.92;
+    for (const r of rows) r.style.fontSize = size + "px";
+  }
+}
+window.addEventListener("resize", () => { fitHeadline(); fitCards(); });
+
 function renderInstruction(ins, s) {
   const head = document.getElementById("instruction");
   const text = document.getElementById("ins-text");
@@ -94,12 +137,15 @@ function renderInstruction(ins, s) {
   text.textContent = headline(ins);
   const bits = [];
   if (ins.text && ins.text.toLowerCase() !== text.textContent.toLowerCase()) bits.push(ins.text);
+  const next = NEXT_STEP[ins.signal];
+  if (next && !(ins.signal === "idle" && (ins.card_no || (ins.text || "").startsWith("Misdeal")))) bits.push(next);
   const n = cardNumber(ins, s);
   if (n) bits.push("card #" + n);
   detail.textContent = bits.join(" \u00b7 ");
   head.dataset.signal = ins.signal;
   head.classList.toggle("attention", !!(ins.led && ins.led.attention));
   renderLeds(ins.led);
+  fitHeadline();
 }
 
 // Alerts of one code are merged into one band (newest words, "\u00d73"); a latched alert
@@ -135,9 +181,8 @@ function renderAlerts(alerts) {
     row.appendChild(msg);
     const b = el("button", "ack", a.latched ? "Acknowledge" : "OK");
     b.disabled = !live;
-    b.addEventListener("click", async () => {
-      for (const id of g.ids) { if (!(await send("/ack", { id }))) break; }
-    });
+    // one request for the whole band: the machine clears every alert of the code at once
+    b.addEventListener("click", () => send("/ack", { ids: g.ids }));
     row.appendChild(b);
     box.appendChild(row);
   }
@@ -147,7 +192,19 @@ function renderSeats(s) {
   const box = document.getElementById("table");
   box.replaceChildren();
   const target = s.instruction ? s.instruction.seat : null;
+  // NO HAND: the previous hand's cards, marks and statuses are gone; the seats stay for the sheet
+  const idle = s.state === "idle";
+  box.dataset.idle = idle ? "yes" : "no";
   for (const seat of s.seats || []) {
+    if (idle) {
+      const d = el("div", "seat empty");
+      d.dataset.seat = seat.seat;
+      const head = el("div", "head");
+      head.appendChild(el("span", "num", seat.seat));
+      d.appendChild(head);
+      box.appendChild(d);
+      continue;
+    }
     const d = el("div", "seat " + seat.status);
     d.dataset.seat = seat.seat;
     if (seat.seat === selected) d.classList.add("selected");
@@ -167,7 +224,7 @@ function renderSeats(s) {
     d.appendChild(cards);
     if (seat.bring_in && s.street === "3rd") tags.appendChild(el("span", "bring-in", "BRING-IN"));
     if (seat.first_to_act) tags.appendChild(el("span", "first", "FIRST TO ACT"));
-    if (seat.open_pair) tags.appendChild(el("span", "pair", "OPEN PAIR"));
+    if (seat.open_pair && s.street === "4th") tags.appendChild(el("span", "pair", "OPEN PAIR"));
     if (seat.absent) tags.appendChild(el("span", "absent", "ABSENT"));
     if (seat.no_bet) tags.appendChild(el("span", "no-bet", "MAY NOT BET"));
     if (seat.absent) d.classList.add("absent");
@@ -181,14 +238,17 @@ function renderSide(s) {
   const rules = s.rules ? s.rules.toUpperCase() + " rules" : "";
   const where = s.street ? STREET_WORDS[s.street] || s.street
     : (s.state || "").includes("showdown") ? "showdown" : (s.state || "").includes("uncontested") ? "hand won" : "";
-  document.getElementById("hand").textContent = s.hand !== null && s.hand !== undefined ? "Hand " + s.hand : "No hand";
+  const idle = s.state === "idle";
+  const hasHand = s.hand !== null && s.hand !== undefined;
+  document.getElementById("hand").textContent = hasHand && !idle ? "Hand " + s.hand
+    : "No hand" + (hasHand ? " (last: " + s.hand + ")" : "");
   document.getElementById("game").textContent = [game, rules].filter(Boolean).join(" \u00b7 ");
   document.getElementById("street").textContent = where;
   document.getElementById("street").dataset.street = s.street || "";
   const stub = s.stub;
   const gauge = document.getElementById("gauge");
   const fc = document.getElementById("forecast");
-  if (stub) {
+  if (stub && !idle) {
     document.getElementById("stub-count").textContent = stub.count;
     document.getElementById("stub-required").textContent = stub.required;
     const full = Math.max(stub.count, stub.required, 1) * 1.25;
@@ -196,19 +256,25 @@ function renderSide(s) {
     document.getElementById("gauge-mark").style.left = (100 * stub.required / full) + "%";
     // red only while cards are still to come from the stub (not after 7th is dealt, at showdown)
     const toCome = !!s.street && !(s.street === "7th" && sub() === "betting");
-    gauge.classList.toggle("short", toCome && stub.count < stub.required);
+    // on the forecast street (or later) the short-stub procedure is under way: the plan covers it
+    const handled = !!stub.forecast && STREETS.indexOf(s.street) >= STREETS.indexOf(stub.forecast);
+    gauge.classList.toggle("short", toCome && stub.count < stub.required && !handled);
+    gauge.classList.toggle("handled", toCome && handled);
     gauge.classList.toggle("done", !toCome);
     fc.hidden = !stub.forecast || !toCome;
-    fc.textContent = stub.forecast ? "Short stub expected on " + stub.forecast + " street" : "";
+    fc.textContent = !stub.forecast ? "" : handled ? "Short-stub procedure: follow the screen"
+      : "Short stub expected on " + stub.forecast + " street";
   } else {
     document.getElementById("stub-count").textContent = "–";
     document.getElementById("stub-required").textContent = "–";
+    document.getElementById("gauge-fill").style.width = "0";
+    gauge.classList.remove("short", "handled", "done");
     fc.hidden = true;
   }
   const com = document.getElementById("community");
   com.replaceChildren();
-  com.hidden = !s.community;
-  if (s.community) { com.appendChild(el("span", null, "Community ")); com.appendChild(cardEl(s.community)); }
+  com.hidden = !s.community || idle;
+  if (s.community && !idle) { com.appendChild(el("span", null, "Community ")); com.appendChild(cardEl(s.community)); }
   document.getElementById("shoe-status").textContent = s.shoe ? s.shoe.status : "–";
   document.getElementById("shoe-detail").textContent = s.shoe && s.shoe.detail ? s.shoe.detail : "";
 }
@@ -253,6 +319,8 @@ function render() {
   renderSeats(state);
   renderSide(state);
   renderButtons();
+  fitHeadline();
+  fitCards();
   renderReply();
   document.body.dataset.version = state.version;
 }
@@ -304,7 +372,8 @@ async function send(path, body) {
       toast(j.error || ("refused: " + r.status), true);
       return false;
     }
-    const label = j.posted ? j.posted.action + (j.posted.seat ? " seat " + j.posted.seat : "") : "ok";
+    const label = Array.isArray(j.posted) ? "acknowledged"
+      : j.posted ? j.posted.action + (j.posted.seat ? " seat " + j.posted.seat : "") : "ok";
     if (j.ref !== undefined) { pendingRef = j.ref; pendingLabel = label; }
     document.getElementById("refused").hidden = true;
     toast("sent: " + label);
