@@ -49,6 +49,7 @@ __all__ = ["Dealing", "MachineFault", "PlanMismatch", "Read"]
 
 _CARD_STEPS = frozenset({"burn", "deal", "community"})
 
+
 class MachineFault(RuntimeError):
     """An internal error met while handling an event (the machine went to ``attention``)."""
 
@@ -80,7 +81,10 @@ class Dealing:
     ``handle(event) -> list[Command]`` is the only way in. ``state`` is the machine state
     (``"idle"``, ``"hand_fourth_deal"``, ...). :meth:`public_state` is the display state (no
     downcard before showdown); :meth:`summary` the decisions of the current or last hand in the
-    shape of ``shoe-ctl analyze``.
+    shape of ``shoe-ctl analyze``. Its collaborators: ``inputs``
+    (:class:`~shoe_ctl.machine.inputs.DealerInputs`, with the undo point ``inputs.undo``),
+    ``irregular`` (:class:`~shoe_ctl.machine.irregular.Irregularities`), ``wording``
+    (:class:`~shoe_ctl.machine.wording.Wording`) and ``views`` (:class:`~shoe_ctl.machine.views.Views`).
     """
 
     state: str
