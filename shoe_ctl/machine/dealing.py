@@ -673,7 +673,7 @@ class Dealing:
         return self.hand.seats[idx].seat
 
     def _publish(self, before: tuple[Any, ...] | None) -> None:
-        ins = self.instruction()
+        ins = self.wording.instruction()
         ref, self._reply_ref = self._reply_ref, None
         if ref is not None:
             ins = replace(ins, ref=ref)
@@ -683,7 +683,7 @@ class Dealing:
                 self.out.append(ins)
                 self._last_instruction = ins
             if self.display:
-                self.out.append(DisplayUpdate(self.public_state(ins)))
+                self.out.append(DisplayUpdate(self.views.public_state(ins)))
 
     # ================================================================== public views
 

@@ -147,28 +147,23 @@ class DealerInputs:
         if action is A.UNDO:
             self.undo.undo(ev)
             return
-        n = len(m.out)
+        out = m.out
+        n = len(out)
         snap = self.undo.snapshot() if action not in NOT_UNDOABLE and m.hand is not None else None
-        self._run(ev)
-        refused = any(isinstance(c, Alert) and c.code in _REFUSED for c in m.out[n:])
-        if not refused:
-            self.undo.last = (action, snap)
-
-    def _run(self, ev: DealerInput) -> None:
-        m = self.m
-        entry = self._table.get(ev.action)
+        entry = self._table.get(action)
         if (entry is None or entry[2].needs_hand) and m.hand is None:
             m.wrong_time(ev, "no hand is running")
-            return
-        if entry is None:
-            m.wrong_time(ev, f"'{ev.action.value}' is not handled in state {m.state}")
-            return
-        by_state, anywhere, row = entry
-        handler = by_state.get(m.state, anywhere)
-        if handler is None:
-            m.wrong_time(ev, row.refused)
-            return
-        handler(ev)
+        elif entry is None:
+            m.wrong_time(ev, f"'{action.value}' is not handled in state {m.state}")
+        else:
+            handler = entry[0].get(m.state, entry[1])
+            if handler is None:
+                m.wrong_time(ev, entry[2].refused)
+            else:
+                handler(ev)
+        refused = any(isinstance(c, Alert) and c.code in _REFUSED for c in out[n:])
+        if not refused:
+            self.undo.last = (action, snap)
 
     # ================================================================== the handlers
 
