@@ -217,7 +217,7 @@ class Dealing:
             self._on_counter_reset(event)
         elif isinstance(event, SequenceGap):
             self.alert("sequence-gap", f"the shoe lost events {event.expected}..{event.got - 1}: cards may have "
-                        "left unreported; check the deal and the stub", latched=True)
+                       "left unreported; check the deal and the stub", latched=True)
         elif isinstance(event, TimerFired):
             self._on_timer(event)
         elif isinstance(event, ShoeButton):
@@ -245,8 +245,8 @@ class Dealing:
             return
         if gap:
             self.alert("dispense-gap", f"{gap} card(s) left the shoe unreported before read {ev.seq} "
-                        "(dispense counter jumped); they are counted as unreadable cards in order; "
-                        "check the deal", latched=True)
+                       "(dispense counter jumped); they are counted as unreadable cards in order; "
+                       "check the deal", latched=True)
             for _ in range(gap):
                 if dealing and self._current_card_step() is not None:
                     self._fill(None, ev.seq, check=False)
@@ -254,7 +254,7 @@ class Dealing:
                     hand.put_aside(None)
         if ev.card is None:
             self.alert("unreadable-card", f"read {ev.seq}: a card left the shoe unreadable; it is counted, "
-                        "its identity unknown")
+                       "its identity unknown")
         if dealing and self._current_card_step() is not None:
             self._fill(ev.card, ev.seq, check=True)
             return
@@ -311,8 +311,8 @@ class Dealing:
             # reported, or a card from outside the deck. The read is kept; the count is not
             # driven below zero.
             self.alert("card-beyond-stub", f"read {seq}: a card left the shoe after the last card of the "
-                        f"stub by the count, while {self.wording.doing()} (a new stub loaded before it was reported, "
-                        "or a card from outside the deck); hold it aside, stop and check", latched=True)
+                       f"stub by the count, while {self.wording.doing()} (a new stub loaded before it was reported, "
+                       "or a card from outside the deck); hold it aside, stop and check", latched=True)
             return
         if self.hand is not None:
             self.hand.put_aside(card)
@@ -320,22 +320,22 @@ class Dealing:
                 self.irregular.betting_strays.append(read)
         if self.state == IDLE:
             self.alert("card-not-expected", f"read {seq}: a card left the shoe with no hand running: put it "
-                        "back with the deck before the next hand, then start a new hand", latched=True)
+                       "back with the deck before the next hand, then start a new hand", latched=True)
             self.idle_strays.add(self._alert_id)
             return
         self.alert("card-not-expected", f"read {seq}: a card left the shoe while {self.wording.doing()}; "
-                    "hold it aside and read the display", latched=True)
+                   "hold it aside and read the display", latched=True)
 
     def _irregular_card(self, ev: CardRead, gap: int) -> None:
         """A card read while cards are taken aside (house 16.16); cards lost to a dispense gap
         first, as unreadable."""
         if gap:
             self.alert("dispense-gap", f"{gap} card(s) left the shoe unreported before read {ev.seq} "
-                        "(dispense counter jumped); they are counted as unreadable cards in order; "
-                        "check the deal", latched=True)
+                       "(dispense counter jumped); they are counted as unreadable cards in order; "
+                       "check the deal", latched=True)
         if ev.card is None:
             self.alert("unreadable-card", f"read {ev.seq}: a card left the shoe unreadable; it is counted, "
-                        "its identity unknown")
+                       "its identity unknown")
         for card in [None] * gap + [ev.card]:
             if self.state.endswith("_aside"):
                 self.irregular.aside_card(card, ev.seq)
@@ -401,10 +401,10 @@ class Dealing:
             # only be a dealt card, so saying so beside a face-up card would point at a hole card.
             what = f"; it was already read in this hand{match}; both reads are suspect" if match else ""
             self.alert("card-not-in-stub", f"read {read.seq}: card not in the scrambled stub: {here} is not "
-                        f"one of the new stub's cards{what} — stop, call the floor", latched=True, seat=read.seat)
+                       f"one of the new stub's cards{what} — stop, call the floor", latched=True, seat=read.seat)
         else:
             self.alert("duplicate-card", f"read {read.seq}: duplicate card: {here} was already read in this "
-                        f"hand{match}; both reads are suspect — stop, call the floor", latched=True, seat=read.seat)
+                       f"hand{match}; both reads are suspect — stop, call the floor", latched=True, seat=read.seat)
 
     # ================================================================== for the dealer inputs
 
@@ -475,13 +475,13 @@ class Dealing:
         if ev.status is LinkStatus.DISCONNECTED and was != "disconnected" and self.hand is not None \
                 and self.state not in (IDLE,):
             self.alert("shoe-disconnected", f"the shoe disconnected in hand {self.hand_no} ({ev.detail}); "
-                        "stop pulling cards until it is back", latched=False)
+                       "stop pulling cards until it is back", latched=False)
         if ev.sequence_reset:
             # docs/protocol.md section 6: the shoe's sequence numbers went back (it lost its
             # stored counter); events it held may be lost and cannot be told from old ones.
             self.alert("shoe-sequence-reset", f"the shoe's sequence numbers went back ({ev.detail}): it lost "
-                        "its stored counter, so card reads may be lost; check the deal and the stub, and "
-                        "have the shoe serviced", latched=True)
+                       "its stored counter, so card reads may be lost; check the deal and the stub, and "
+                       "have the shoe serviced", latched=True)
 
     def _on_shoe_fault(self, ev: ShoeFault) -> None:
         if ev.cleared:
@@ -491,11 +491,11 @@ class Dealing:
         if ev.kind is FaultKind.DOUBLE_PULL:
             # Not blocking: both cards are read and counted; each goes where the plan puts it.
             self.alert("shoe-double-pull", f"two cards left the shoe together{detail}: both are counted; put the "
-                        "first where the display said and the second where the next instruction says")
+                       "first where the display said and the second where the next instruction says")
             return
         self.shoe_fault = ev.kind.value
         self.alert(f"shoe-{ev.kind.value}", f"the shoe reports {ev.kind.value}{detail}: "
-                    f"{FAULT_TEXT.get(ev.kind, 'pull no card until it clears')}")
+                   f"{FAULT_TEXT.get(ev.kind, 'pull no card until it clears')}")
 
     def _on_timer(self, ev: TimerFired) -> None:
         if ev.state != self.state:
@@ -536,8 +536,8 @@ class Dealing:
         if self.plan.procedure.value != "normal":
             n = self.plan.stub
             self.alert(self.plan.clause, f"{street} street: short stub ({n} card{'' if n == 1 else 's'}, required "
-                        f"{self.plan.required}): procedure {self.plan.procedure.value} ({self.plan.clause})",
-                        street=street)
+                       f"{self.plan.required}): procedure {self.plan.procedure.value} ({self.plan.clause})",
+                       street=street)
         self._forecast_dirty = True
 
     def _replan(self, _event: Any) -> None:
@@ -619,7 +619,7 @@ class Dealing:
             self._fault_from = self.state
         self.fault = f"{type(exc).__name__}: {exc}"
         self.alert("machine-fault", f"internal fault in state {self._fault_from}: {self.fault}; "
-                    "stop dealing; acknowledge to resume", latched=True)
+                   "stop dealing; acknowledge to resume", latched=True)
         if self.state != ATTENTION:
             try:
                 self.trigger("fault")

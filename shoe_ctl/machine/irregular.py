@@ -84,7 +84,7 @@ class Irregularities:
             ruling.apply(hand.copy())  # a ruling the record cannot take changes nothing
         except HandError as exc:
             m.alert("input-invalid", f"{ruling.code}: the ruling cannot be applied to the hand: {exc}; "
-                        "nothing changed; call the floor", seat=seat, latched=True)
+                    "nothing changed; call the floor", seat=seat, latched=True)
             return
         extra = ""
         if ruling.refund_ante:
@@ -95,7 +95,7 @@ class Irregularities:
             extra += "; call the floor"
         clauses = ", ".join(ruling.clauses)
         m.alert(ruling.code, f"{ruling.instruction}{extra} ({clauses})", latched=ruling.floor, seat=seat,
-                    street=street, moves=moves)
+                street=street, moves=moves)
         ruling.apply(hand)
         if ruling.action is rul.Action.MISDEAL:
             self.end_in_misdeal(ruling.code, ruling.instruction)
@@ -226,7 +226,7 @@ class Irregularities:
             # Rule 30 / house 16.10, 16.11 judge the seat when the initial deal is complete.
             self.absent.add(i)
             m.alert("absent-player", f"seat {ev.seat}: player absent; go on dealing to the seat; the ruling "
-                        "comes when the initial deal is complete", seat=ev.seat)
+                    "comes when the initial deal is complete", seat=ev.seat)
             return
         self.absent_ruling(i, reached)
 
@@ -332,7 +332,7 @@ class Irregularities:
                 moves.append(f"seat {r.seat} {r.role} -> set-aside")
                 r.role = "aside"
         m.alert(ruling.code, f"{ruling.instruction} ({', '.join(ruling.clauses)})", latched=ruling.floor,
-                    street=street, moves=tuple(moves))
+                street=street, moves=tuple(moves))
         ruling.apply(hand)
         hand.street = m.street
         m._forecast_dirty = True
@@ -420,7 +420,7 @@ class Irregularities:
                     moves.append(f"{places[0]} -> burn {street}")
                     moves.extend(f"{places[n + 1]} -> {places[n]}" for n in range(len(places) - 1))
         self.rule(ruling, seat=hand.seats[first].seat if first is not None else None, street=street,
-                   moves=tuple(moves))
+                  moves=tuple(moves))
 
     def wrong_bring_in(self, ev: DealerInput) -> None:
         """``wrong-bring-in`` (``next_acted``) in the 3rd-street betting, house 16.6."""
@@ -462,7 +462,7 @@ class Irregularities:
         ruling = rul.card_count(m.profile, shadow, i, showdown=m.state == SHOWDOWN)
         if n != held:
             m.alert("card-count-mismatch", f"seat {ev.seat}: the dealer counts {n} cards, the shoe dealt the "
-                        f"seat {held}", seat=ev.seat, latched=False)
+                    f"seat {held}", seat=ev.seat, latched=False)
         if ruling.action is rul.Action.CONTINUE and not ruling.floor:
             return
         self.rule(ruling, seat=ev.seat, street=m.street)
@@ -477,5 +477,5 @@ class Irregularities:
             if ruling.action is not rul.Action.CONTINUE or ruling.floor:
                 seat = hand.seats[i].seat
                 m.alert(ruling.code, f"{ruling.instruction} ({', '.join(ruling.clauses)})",
-                            latched=ruling.floor, seat=seat)
+                        latched=ruling.floor, seat=seat)
                 ruling.apply(hand)
