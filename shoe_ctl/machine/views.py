@@ -2,7 +2,8 @@
 decisions of a hand in the shape of ``shoe-ctl analyze``.
 
 :class:`Views` reads the machine and never changes it. The public state's schema is in
-``docs/display.md``; the hole-card embargo in ``docs/state-machine.md`` (section *Views*).
+``docs/display.md``; the hole-card embargo in ``docs/state-machine.md`` (*Hole-card embargo
+in alerts*).
 """
 
 from __future__ import annotations

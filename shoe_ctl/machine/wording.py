@@ -1,7 +1,7 @@
 """The dealer's instruction for the state the dealing machine is in, in the dealer's words.
 
-:class:`Wording` reads the machine and never changes it. The instructions and the overlays that
-stop the dealer are described in ``docs/state-machine.md`` (section *Instructions*).
+:class:`Wording` reads the machine and never changes it. The states' instructions and the
+overlays that stop the dealer are described in ``docs/state-machine.md`` (*States*, *Design rules*).
 """
 
 from __future__ import annotations
