@@ -1,164 +1,90 @@
-"""The irregularities of the rule texts, as the dealing machine meets them: the dealer's reports
-(``exposed-card``, ``card-off-table``, ``absent-player``, ``premature-done``, ``burn-error``,
-``wrong-bring-in``, ``card-count``, ``misdeal``, ``undo``), premature cards read during a betting
-round, the cards taken aside under house 16.16, and the undo of the dealer's last input.
+"""The irregularities of the rule texts as the dealing machine meets them: the rulings on the
+dealer's reports (``exposed-card``, ``card-off-table``, ``absent-player``, ``premature-done``,
+``burn-error``, ``wrong-bring-in``, ``card-count``, ``misdeal``), premature cards read during a
+betting round and the cards taken aside under house 16.16.
 
-Every decision is the rules core's (:mod:`shoe_ctl.rules.irregular`): the machine asks for a
-:class:`~shoe_ctl.rules.irregular.Ruling`, raises an alert named by the ruling's clause
-(``RP-10-A``, ``house-16.16`` ...) whose message is the ruling's instruction, applies the ruling
-to the hand record (:meth:`Ruling.apply`) and asks :func:`~shoe_ctl.rules.stub.plan_street`
-again for what is left of the street. Where the dealer must move cards that are already on the
-table, the alert lists the moves (:attr:`shoe_ctl.events.Alert.moves`).
-
-:class:`IrregularMixin` is part of :class:`~shoe_ctl.machine.dealing.Dealing`; it keeps the
-machine deterministic: its state is rebuilt exactly by replaying the same events.
+:class:`Irregularities` is a collaborator of :class:`~shoe_ctl.machine.dealing.Dealing`: it
+holds what the irregularities of the hand in progress left behind, asks the rules core
+(:mod:`shoe_ctl.rules.irregular`) for each ruling and applies it to the machine. The behaviour is
+described in ``docs/irregularities.md``.
 """
 
 from __future__ import annotations
 
-import copy
 import dataclasses
-import operator
 from typing import TYPE_CHECKING, Any
 
-from shoe_ctl.events import Alert, DealerAction, DealerInput
+from shoe_ctl.events import DealerAction, DealerInput
 from shoe_ctl.machine import layout
+from shoe_ctl.machine.inputs import ROWS
 from shoe_ctl.machine.layout import SHOWDOWN, UNCONTESTED
+from shoe_ctl.machine.reads import Read
 from shoe_ctl.rules import irregular as rul
-from shoe_ctl.rules.hand import STREETS, HandError, HandState
+from shoe_ctl.rules.hand import STREETS, HandError
 from shoe_ctl.rules.stub import Step, StubError, plan_street
 
-_GETTERS: dict[type, Any] = {}
-
-
-def _read_fields(read: Any) -> tuple[Any, ...]:
-    """Every field of a :class:`~shoe_ctl.machine.dealing.Read`, in ``__slots__`` order."""
-    get = _GETTERS.get(type(read))
-    if get is None:
-        get = _GETTERS[type(read)] = operator.attrgetter(*type(read).__slots__)
-    return tuple(get(read))
-
-
 if TYPE_CHECKING:
-    from shoe_ctl.machine.dealing import Read
+    from shoe_ctl.machine.dealing import Dealing
 
-__all__ = ["NOT_UNDOABLE", "IrregularMixin"]
-
-NOT_UNDOABLE: dict[DealerAction, str] = {
-    DealerAction.NEW_HAND: "a new hand is not undone (declare a misdeal instead)",
-    DealerAction.HAND_COMPLETE: "the hand is over",
-    DealerAction.MISDEAL: "the hand is over",
-    DealerAction.SCRAMBLE_DONE: "the stub was rebuilt and the shoe's counter reset",
-    DealerAction.CUT_DONE: "the stub was reloaded and the shoe's counter reset",
-    DealerAction.STUB_RELOADED: "the stub was reloaded",
-    DealerAction.ACK_ALERT: "an acknowledged alert stays acknowledged",
-}
-"""Dealer inputs an undo refuses, and why."""
-
-_REFUSED = ("input-wrong-time", "input-invalid")
+__all__ = ["Irregularities"]
 
 
-class IrregularMixin:
-    """Irregularity handling of :class:`~shoe_ctl.machine.dealing.Dealing` (see the module)."""
+def _refuse(m: Dealing, ev: DealerInput) -> None:
+    """``input-wrong-time`` with the input's reason from the input table."""
+    m.wrong_time(ev, ROWS[ev.action].refused)
 
-    if TYPE_CHECKING:  # attributes and methods of Dealing
-        state: str
-        hand: HandState | None
-        street: str | None
-        plan: Any
-        step_i: int
-        profile: Any
-        bring_in_idx: int | None
-        first_idx: int | None
-        reads: list[Read]
-        _where: dict[Any, Read]
-        _out: list[Any]
-        alerts: list[dict[str, Any]]
-        _forecast_dirty: bool
-        last_dispense: int
 
-        def trigger(self, name: str) -> bool: ...
-        def _alert(self, code: str, message: str, *, latched: bool = False, seat: int | None = None,
-                   street: str | None = None, moves: tuple[str, ...] = ()) -> None: ...
-        def _wrong_time(self, ev: DealerInput, why: str) -> None: ...
-        def _index(self, seat: int) -> int: ...
-        def _check_identity(self, read: Read) -> None: ...
-        def two_can_act(self, _event: Any) -> bool: ...
-        def _new_read(self, seq: int, card: Any, role: str, street: str | None, seat: int | None) -> Read: ...
-        def _ask_counter_reset(self, *, wait: bool) -> None: ...
+class Irregularities:
+    """The irregularity rulings of one :class:`~shoe_ctl.machine.dealing.Dealing`.
 
-    # state of the irregularities in the current hand (reset by _reset_irregular)
-    premature: dict[str, Any] | None
-    betting_strays: list[Read]
-    absent: set[int]
-    aside_due: bool
-    aside_left: int
-    aside_total: int
-    misdeal: str | None
-    first_deal_idx: int | None
-    _undo: tuple[DealerAction, dict[str, Any] | None] | None
-    _undo_why: str
+    State of the hand in progress (reset by :meth:`reset` at a new hand; kept by the undo point):
+    ``premature`` (the premature cards going back into the stub, RP-5-D), ``betting_strays``
+    (cards read during the betting round), ``absent`` (seat indexes reported absent, not yet ruled
+    on or dealt to as empty seats), ``aside_due``/``aside_left``/``aside_total`` (house 16.16),
+    ``misdeal`` (the code that ended the hand in a misdeal), ``first_deal_idx`` (the seat index of
+    the street's first card to a player).
+    """
 
-    def _reset_irregular(self) -> None:
-        self.premature = None
-        self.betting_strays = []
-        self.absent = set()
+    def __init__(self, machine: Dealing) -> None:
+        self.m = machine
+        self.reset()
+
+    def reset(self) -> None:
+        """A new hand: no irregularity yet."""
+        self.premature: dict[str, Any] | None = None
+        self.betting_strays: list[Read] = []
+        self.absent: set[int] = set()
         self.aside_due = False
         self.aside_left = 0
         self.aside_total = 0
-        self.misdeal = None
-        self.first_deal_idx = None
-        self._undo = None
-        self._undo_why = "no dealer input to undo"
+        self.misdeal: str | None = None
+        self.first_deal_idx: int | None = None
 
-    # ================================================================== dispatch
-
-    def _irregular_input(self, ev: DealerInput) -> bool:
-        """Handle the irregularity inputs; False for any other action."""
-        a = ev.action
-        if a is DealerAction.EXPOSED_CARD or a is DealerAction.LAST_CARD_EXPOSED:
-            self._exposed(ev, off_table=False)
-        elif a is DealerAction.CARD_OFF_TABLE:
-            self._exposed(ev, off_table=True)
-        elif a is DealerAction.ABSENT_PLAYER:
-            self._absent(ev)
-        elif a is DealerAction.PREMATURE_DONE:
-            self._premature_done(ev)
-        elif a is DealerAction.BURN_ERROR:
-            self._burn_error(ev)
-        elif a is DealerAction.WRONG_BRING_IN:
-            self._wrong_bring_in(ev)
-        elif a is DealerAction.CARD_COUNT:
-            self._card_count(ev)
-        elif a is DealerAction.MISDEAL:
-            self._end_in_misdeal("misdeal", "the dealer declared a misdeal: collect every card; the hand is "
-                                 "dealt again with a new shuffle")
-        else:
-            return False
-        return True
-
-    def _seat_index(self, ev: DealerInput) -> int | None:
+    def seat_index(self, ev: DealerInput) -> int | None:
+        """The seat index ``ev`` names; ``None`` (and ``input-invalid``) when it names none."""
+        m = self.m
         if ev.seat is None:
-            self._alert("input-invalid", f"'{ev.action.value}' needs a seat")
+            m.alert("input-invalid", f"'{ev.action.value}' needs a seat")
             return None
         try:
-            return self._index(ev.seat)
+            return m.index(ev.seat)
         except ValueError as exc:
-            self._alert("input-invalid", f"'{ev.action.value}': {exc}", seat=ev.seat)
+            m.alert("input-invalid", f"'{ev.action.value}': {exc}", seat=ev.seat)
             return None
 
     # ================================================================== applying a ruling
 
-    def _rule(self, ruling: rul.Ruling, *, seat: int | None, street: str | None,
-              moves: tuple[str, ...] = ()) -> None:
+    def rule(self, ruling: rul.Ruling, *, seat: int | None, street: str | None,
+             moves: tuple[str, ...] = ()) -> None:
         """Alert with the ruling's clause and instruction, apply it, re-plan what is left."""
-        hand = self.hand
+        m = self.m
+        hand = m.hand
         assert hand is not None
         try:
             ruling.apply(hand.copy())  # a ruling the record cannot take changes nothing
         except HandError as exc:
-            self._alert("input-invalid", f"{ruling.code}: the ruling cannot be applied to the hand: {exc}; "
-                        "nothing changed; call the floor", seat=seat, latched=True)
+            m.alert("input-invalid", f"{ruling.code}: the ruling cannot be applied to the hand: {exc}; "
+                    "nothing changed; call the floor", seat=seat, latched=True)
             return
         extra = ""
         if ruling.refund_ante:
@@ -168,103 +94,108 @@ class IrregularMixin:
         if ruling.floor:
             extra += "; call the floor"
         clauses = ", ".join(ruling.clauses)
-        self._alert(ruling.code, f"{ruling.instruction}{extra} ({clauses})", latched=ruling.floor, seat=seat,
-                    street=street, moves=moves)
+        m.alert(ruling.code, f"{ruling.instruction}{extra} ({clauses})", latched=ruling.floor, seat=seat,
+                street=street, moves=moves)
         ruling.apply(hand)
         if ruling.action is rul.Action.MISDEAL:
-            self._end_in_misdeal(ruling.code, ruling.instruction)
+            self.end_in_misdeal(ruling.code, ruling.instruction)
             return
-        self._after_change()
+        self.after_change()
 
-    def _after_change(self) -> None:
+    def after_change(self) -> None:
         """The hand record changed outside the plan: re-plan the street, or end the hand."""
-        hand = self.hand
+        m = self.m
+        hand = m.hand
         assert hand is not None
-        self._forecast_dirty = True
-        state = self.state
+        m._forecast_dirty = True
+        state = m.state
         if state in (SHOWDOWN, UNCONTESTED) or not state.startswith("hand"):
             return
         if hand.live_count() <= 1:
-            self.trigger("allfolded")
+            m.trigger("allfolded")
             return
         sub = layout.sub_of(state)
         if sub == "deal":
-            self._replan(None)
-        elif sub in ("scramble", "cut", "reload") and self.plan is not None:
+            m._replan(None)
+        elif sub in ("scramble", "cut", "reload") and m.plan is not None:
             # The street's plan is past its decision (a scramble is under way): keep its order,
             # drop what is left for seats no longer in the hand (killed, dead).
             seats = hand.seats
-            left = tuple(s for s in self.plan.steps[self.step_i:]
+            left = tuple(s for s in m.plan.steps[m.step_i:]
                          if not (s.kind == "deal" and s.seat_index is not None and not seats[s.seat_index].in_hand))
-            self.plan = dataclasses.replace(self.plan, steps=self.plan.steps[:self.step_i] + left)
-        elif sub == "betting" and self.street is not None and not hand.street_complete(self.street):
-            self.trigger("redeal")
+            m.plan = dataclasses.replace(m.plan, steps=m.plan.steps[:m.step_i] + left)
+        elif sub == "betting" and m.street is not None and not hand.street_complete(m.street):
+            m.trigger("redeal")
 
-    def _replan(self, _event: Any) -> None:
-        """Plan what is left of the street in progress (after a ruling changed the record)."""
-        assert self.hand is not None and self.street is not None
-        self.plan = plan_street(self.profile, self.hand, self.street)
-        self.step_i = 0
+    def declared_misdeal(self, _ev: DealerInput) -> None:
+        """``misdeal``: the dealer declares one."""
+        self.end_in_misdeal("misdeal", "the dealer declared a misdeal: collect every card; the hand is "
+                            "dealt again with a new shuffle")
 
-    def _end_in_misdeal(self, code: str, why: str) -> None:
-        if self.hand is None or not self.state.startswith("hand"):
-            self._alert("input-wrong-time", "'misdeal' refused: no hand is running; nothing changed")
+    def end_in_misdeal(self, code: str, why: str) -> None:
+        """End the hand in a misdeal (``code``: the input, or the ruling's clause)."""
+        m = self.m
+        if m.hand is None or not m.state.startswith("hand"):
+            m.alert("input-wrong-time", "'misdeal' refused: no hand is running; nothing changed")
             return
         self.misdeal = code
         if code == "misdeal":
-            self._alert("misdeal", f"misdeal in hand: {why}", street=self.street)
-        self.trigger("misdeal")
+            m.alert("misdeal", f"misdeal in hand: {why}", street=m.street)
+        m.trigger("misdeal")
 
     # ================================================================== exposed cards, RP-10-A/B, 16.1-16.2, 16.13, 16.21-16.24
 
-    def _exposed(self, ev: DealerInput, *, off_table: bool) -> None:
-        hand = self.hand
+    def exposed(self, ev: DealerInput) -> None:
+        """``exposed-card``, ``last-card-exposed``, ``card-off-table``: rule on the card."""
+        m = self.m
+        off_table = ev.action is DealerAction.CARD_OFF_TABLE
+        hand = m.hand
         assert hand is not None
-        street = str(ev.args.get("street") or self.street or "")
+        street = str(ev.args.get("street") or m.street or "")
         if ev.action is DealerAction.LAST_CARD_EXPOSED:
             street = "7th"
-        if not self.state.startswith("hand") or self.street is None or street != self.street:
-            self._wrong_time(ev, "an exposed card is reported on the street in progress, naming the seat")
+        if not m.state.startswith("hand") or m.street is None or street != m.street:
+            m.wrong_time(ev, "an exposed card is reported on the street in progress, naming the seat")
             return
-        i = self._seat_index(ev)
+        i = self.seat_index(ev)
         if i is None:
             return
         s = hand.seats[i]
         if not s.in_hand:
-            self._wrong_time(ev, f"seat {ev.seat} is not in the hand ({s.status})")
+            m.wrong_time(ev, f"seat {ev.seat} is not in the hand ({s.status})")
             return
         try:
             if street == "7th":
                 if hand.needs_card(i, "7th") or not s.down:
-                    self._wrong_time(ev, f"seat {ev.seat} has not had its 7th-street card")
+                    m.wrong_time(ev, f"seat {ev.seat} has not had its 7th-street card")
                     return
-                remains = self.two_can_act(None) and self.state != SHOWDOWN
+                remains = m.two_can_act(None) and m.state != SHOWDOWN
                 if off_table:
-                    ruling = rul.card_off_table(self.profile, hand, i, street, action_remains=remains)
+                    ruling = rul.card_off_table(m.profile, hand, i, street, action_remains=remains)
                 else:
-                    ruling = rul.exposed_seventh(self.profile, hand, i, action_remains=remains)
+                    ruling = rul.exposed_seventh(m.profile, hand, i, action_remains=remains)
             elif street == "3rd":
                 if s.card_count == 0:
-                    self._wrong_time(ev, f"seat {ev.seat} has no card yet")
+                    m.wrong_time(ev, f"seat {ev.seat} has no card yet")
                     return
                 both = bool(ev.args.get("both", False))
                 which = ev.args.get("which")
                 if off_table:
                     face = ev.args.get("face")
-                    ruling = rul.card_off_table(self.profile, hand, i, street, face=None if face is None else str(face))
+                    ruling = rul.card_off_table(m.profile, hand, i, street, face=None if face is None else str(face))
                 else:
                     if both and len(s.down) < 2:
-                        self._wrong_time(ev, f"seat {ev.seat} has not had both hole cards")
+                        m.wrong_time(ev, f"seat {ev.seat} has not had both hole cards")
                         return
-                    ruling = rul.exposed_downcard(self.profile, hand, i, both=both,
+                    ruling = rul.exposed_downcard(m.profile, hand, i, both=both,
                                                   which=None if which is None else int(which))
             elif off_table:
-                ruling = rul.card_off_table(self.profile, hand, i, street)
+                ruling = rul.card_off_table(m.profile, hand, i, street)
             else:
-                self._wrong_time(ev, f"{street} cards are dealt face up: an exposed card changes nothing")
+                m.wrong_time(ev, f"{street} cards are dealt face up: an exposed card changes nothing")
                 return
         except (HandError, ValueError, TypeError) as exc:
-            self._alert("input-invalid", f"'{ev.action.value}' seat {ev.seat}: {exc}", seat=ev.seat)
+            m.alert("input-invalid", f"'{ev.action.value}' seat {ev.seat}: {exc}", seat=ev.seat)
             return
         moves: tuple[str, ...] = ()
         if ruling.action is rul.Action.REPLACE:
@@ -273,81 +204,84 @@ class IrregularMixin:
             # Both hole cards lie face up: record them as upcards (public), then the hand is dead.
             s.up[:0] = s.down
             s.down.clear()
-        self._rule(ruling, seat=ev.seat, street=street, moves=moves)
+        self.rule(ruling, seat=ev.seat, street=street, moves=moves)
 
     # ================================================================== absent players, RP-10-C / Rule 30, 16.9-16.11
 
-    def _absent(self, ev: DealerInput) -> None:
-        hand = self.hand
+    def absent_player(self, ev: DealerInput) -> None:
+        """``absent-player`` while the hand is dealt or bet: rule now, or (on the initial deal
+        before the action reached the seat) when the initial deal is complete."""
+        m = self.m
+        hand = m.hand
         assert hand is not None
-        if not self.state.startswith("hand") or self.state in (SHOWDOWN, UNCONTESTED):
-            self._wrong_time(ev, "an absent player is reported while the hand is dealt or bet")
-            return
-        i = self._seat_index(ev)
+        i = self.seat_index(ev)
         if i is None:
             return
         if not hand.seats[i].in_hand:
-            self._wrong_time(ev, f"seat {ev.seat} is not in the hand ({hand.seats[i].status})")
+            m.wrong_time(ev, f"seat {ev.seat} is not in the hand ({hand.seats[i].status})")
             return
-        sub = layout.sub_of(self.state)
+        sub = layout.sub_of(m.state)
         reached = bool(ev.args.get("action_reached", sub == "betting"))
-        if self.street == "3rd" and sub == "deal" and not reached:
+        if m.street == "3rd" and sub == "deal" and not reached:
             # Rule 30 / house 16.10, 16.11 judge the seat when the initial deal is complete.
             self.absent.add(i)
-            self._alert("absent-player", f"seat {ev.seat}: player absent; go on dealing to the seat; the ruling "
-                        "comes when the initial deal is complete", seat=ev.seat)
+            m.alert("absent-player", f"seat {ev.seat}: player absent; go on dealing to the seat; the ruling "
+                    "comes when the initial deal is complete", seat=ev.seat)
             return
-        self._absent_ruling(i, reached)
+        self.absent_ruling(i, reached)
 
-    def _absent_ruling(self, i: int, reached: bool) -> None:
-        hand = self.hand
+    def absent_ruling(self, i: int, reached: bool) -> None:
+        """Rule on the absent player at seat index ``i`` (RP-10-C / Rule 30, house 16.9-16.11)."""
+        m = self.m
+        hand = m.hand
         assert hand is not None
-        ruling = rul.absent_player(self.profile, hand, i, action_reached=reached, bring_in=i == self.bring_in_idx)
+        ruling = rul.absent_player(m.profile, hand, i, action_reached=reached, bring_in=i == m.bring_in_idx)
         if ruling.action is rul.Action.DEAL_TO_EMPTY_SEAT:
             self.absent.add(i)
         else:
             self.absent.discard(i)
-        self._rule(ruling, seat=hand.seats[i].seat, street=self.street)
+        self.rule(ruling, seat=hand.seats[i].seat, street=m.street)
 
-    def _absent_at_deal_end(self) -> None:
+    def absent_at_deal_end(self) -> None:
         """The initial deal is complete: judge the seats reported absent during it."""
-        hand = self.hand
+        m = self.m
+        hand = m.hand
         assert hand is not None
         for i in sorted(self.absent):
             if hand.seats[i].in_hand:
-                ruling = rul.absent_player(self.profile, hand, i, action_reached=False,
-                                           bring_in=i == self.bring_in_idx)
+                ruling = rul.absent_player(m.profile, hand, i, action_reached=False,
+                                           bring_in=i == m.bring_in_idx)
                 seat = hand.seats[i].seat
                 clauses = ", ".join(ruling.clauses)
-                self._alert(ruling.code, f"{ruling.instruction} ({clauses})", seat=seat, street="3rd")
+                m.alert(ruling.code, f"{ruling.instruction} ({clauses})", seat=seat, street="3rd")
                 ruling.apply(hand)
                 if ruling.action is not rul.Action.DEAL_TO_EMPTY_SEAT:
                     self.absent.discard(i)
-        self._forecast_dirty = True
+        m._forecast_dirty = True
 
     # ================================================================== premature cards, RP-5-D, 16.16, 16.17
 
-    def _premature_done(self, ev: DealerInput) -> None:
+    def premature_done(self, ev: DealerInput) -> None:
         """The cards read during this betting round (each stopped the dealer as not expected) were
         premature cards of the next street: assign them where the next street's plan puts them
         (its burn, then one per player in order) and rule (RP-5-D / house 16.16, 16.17)."""
-        hand = self.hand
+        m = self.m
+        hand = m.hand
         strays = [r for r in self.betting_strays if r.role == "stray"]
-        if hand is None or not self.state.endswith("_betting") or self.street in (None, "7th") or not strays:
-            self._wrong_time(ev, "premature cards are reported in a betting round on 3rd to 6th street, "
-                             "after cards were read during it")
+        if not strays:
+            _refuse(m, ev)  # no card was read during the betting round
             return
-        assert self.street is not None
+        assert hand is not None and m.street is not None
         try:
-            merged = [self._index(int(s)) for s in ev.args.get("merged", ())]
+            merged = [m.index(int(s)) for s in ev.args.get("merged", ())]
         except (ValueError, TypeError) as exc:
-            self._alert("input-invalid", f"'premature-done' merged: {exc}")
+            m.alert("input-invalid", f"'premature-done' merged: {exc}")
             return
-        street = STREETS[STREETS.index(self.street) + 1]
+        street = STREETS[STREETS.index(m.street) + 1]
         try:
-            plan = plan_street(self.profile, hand, street)
+            plan = plan_street(m.profile, hand, street)
         except StubError as exc:
-            self._alert("input-invalid", f"'premature-done': {exc}")
+            m.alert("input-invalid", f"'premature-done': {exc}")
             return
         steps: list[Step] = []
         for st in plan.steps:
@@ -375,10 +309,10 @@ class IrregularMixin:
                 assert step.seat_index is not None and step.face is not None
                 cards.append((step.seat_index, step.face))
             reads.append(read)
-        hand.street = self.street  # the street in progress is still the betting one
+        hand.street = m.street  # the street in progress is still the betting one
         self.betting_strays = [r for r in strays if r not in reads]
-        self.alerts = [a for a in self.alerts if a["code"] != "card-not-expected"]
-        ruling = rul.premature_cards(self.profile, hand, street, cards, burned=burned, merged=merged)
+        m.alerts = [a for a in m.alerts if a["code"] != "card-not-expected"]
+        ruling = rul.premature_cards(m.profile, hand, street, cards, burned=burned, merged=merged)
         moves: list[str] = []
         returned = ruling.action is rul.Action.RESHUFFLE
         for r in reads:
@@ -387,94 +321,97 @@ class IrregularMixin:
                     moves.append(f"burn {street} -> set-aside")
                     r.role = "aside"
                 continue
-            idx = self._index(r.seat) if r.seat is not None else None
+            idx = m.index(r.seat) if r.seat is not None else None
             if idx is not None and idx in merged and street == "7th" and not returned:
                 continue  # house 16.17: the merged card stands
             if returned:
                 r.role = "stub"
-                if r.card is not None and self._where.get(r.card) is r:
-                    del self._where[r.card]
+                if r.card is not None and m.where.get(r.card) is r:
+                    del m.where[r.card]
             else:
                 moves.append(f"seat {r.seat} {r.role} -> set-aside")
                 r.role = "aside"
-        self._alert(ruling.code, f"{ruling.instruction} ({', '.join(ruling.clauses)})", latched=ruling.floor,
-                    street=street, moves=tuple(moves))
+        m.alert(ruling.code, f"{ruling.instruction} ({', '.join(ruling.clauses)})", latched=ruling.floor,
+                street=street, moves=tuple(moves))
         ruling.apply(hand)
-        hand.street = self.street
-        self._forecast_dirty = True
+        hand.street = m.street
+        m._forecast_dirty = True
         if returned and any(e.op == "return" for e in ruling.effects):
             self.premature = {"street": street}
-            self.trigger("reshuffle")
+            m.trigger("reshuffle")
         else:
             self.aside_due = self.aside_due or ruling.aside_per_active
 
-    def _reshuffle_done(self) -> None:
+    def reshuffle_done(self, _ev: DealerInput | None = None) -> None:
         """SCRAMBLE_DONE in ``reshuffle``: the premature cards are back in the stub, reshuffled and
         reloaded (RP-5-D); the shoe's counter restarts."""
+        m = self.m
         self.premature = None
-        self._ask_counter_reset(wait=False)  # the reshuffled stub is loaded first: no race
-        self.trigger("reshuffled")
+        m.ask_counter_reset(wait=False)  # the reshuffled stub is loaded first: no race
+        m.trigger("reshuffled")
 
-    def _aside_card(self, card: Any, seq: int) -> None:
+    def aside_card(self, card: Any, seq: int) -> None:
         """house 16.16: one of the cards taken aside after the betting round."""
-        hand = self.hand
+        m = self.m
+        hand = m.hand
         assert hand is not None
-        read = self._new_read(seq, card, "aside", self.street, None)
-        self._check_identity(read)
-        self.reads.append(read)
-        if card is not None and card not in self._where:
-            self._where[card] = read
+        read = Read(seq, card, "aside", m.street, None)
+        m.check_identity(read)
+        m.reads.append(read)
+        if card is not None and card not in m.where:
+            m.where[card] = read
         hand.put_aside(card)
         self.aside_left -= 1
         if self.aside_left <= 0:
-            self.trigger("asidedone")
+            m.trigger("asidedone")
 
-    def _start_aside(self) -> bool:
+    def start_aside(self) -> bool:
         """At a street's start: take the house 16.16 cards aside first (True when it does)."""
+        m = self.m
         if not self.aside_due:
             return False
         self.aside_due = False
-        hand = self.hand
+        hand = m.hand
         assert hand is not None
         n = rul.aside_after_betting(hand)
         if n <= 0:
             return False
         self.aside_left = self.aside_total = n
-        self.plan = None
-        self.trigger("setaside")
+        m.plan = None
+        m.trigger("setaside")
         return True
 
     # ================================================================== 16.15 burns, 16.6 bring-in, 16.25/16.26 counts
 
-    def _burn_error(self, ev: DealerInput) -> None:
-        hand = self.hand
+    def burn_error(self, ev: DealerInput) -> None:
+        """``burn-error`` (``burns`` 0 or 2, ``stands``) on 4th to 7th street, house 16.15."""
+        m = self.m
+        hand = m.hand
         assert hand is not None
-        street = self.street
-        sub = layout.sub_of(self.state)
-        if street in (None, "3rd") or sub not in ("deal", "betting") or self.plan is None:
-            self._wrong_time(ev, "a burn error is reported on 4th to 7th street while it is dealt or bet")
+        street = m.street
+        if street is None or m.plan is None:
+            _refuse(m, ev)
             return
-        assert street is not None
         try:
             burns = int(ev.args.get("burns", -1))
             stands = bool(ev.args.get("stands", False))
             first = self.first_deal_idx
             if first is None:
                 raise ValueError("the street has no card for a player")
-            ruling = rul.burn_error(self.profile, hand, street, burns=burns, first=first, final_card_stands=stands)
+            ruling = rul.burn_error(m.profile, hand, street, burns=burns, first=first, final_card_stands=stands)
         except (HandError, ValueError, TypeError) as exc:
-            self._alert("input-invalid", f"'burn-error': {exc}")
+            m.alert("input-invalid", f"'burn-error': {exc}")
             return
         moves: list[str] = []
         if ruling.action is rul.Action.MOVE_CARDS:
             face = "down" if street == "7th" else "up"
-            done = [st for st in self.plan.steps[: self.step_i] if st.kind in ("burn", "deal")]
+            done = [st for st in m.plan.steps[: m.step_i] if st.kind in ("burn", "deal")]
             deals = [st.seat_index for st in done if st.kind == "deal"]
             if burns == 2:
                 if deals:
                     moves.append(f"burn {street} -> seat {hand.seats[first].seat} {face}")
             else:
-                nxt = self.plan.steps[self.step_i] if self.step_i < len(self.plan.steps) else None
+                nxt = m.plan.steps[m.step_i] if m.step_i < len(m.plan.steps) else None
                 held = [*deals]
                 if nxt is not None and nxt.kind == "deal":
                     held.append(nxt.seat_index)
@@ -482,25 +419,29 @@ class IrregularMixin:
                 if places:
                     moves.append(f"{places[0]} -> burn {street}")
                     moves.extend(f"{places[n + 1]} -> {places[n]}" for n in range(len(places) - 1))
-        self._rule(ruling, seat=hand.seats[first].seat if first is not None else None, street=street,
-                   moves=tuple(moves))
+        self.rule(ruling, seat=hand.seats[first].seat if first is not None else None, street=street,
+                  moves=tuple(moves))
 
-    def _wrong_bring_in(self, ev: DealerInput) -> None:
-        hand = self.hand
+    def wrong_bring_in(self, ev: DealerInput) -> None:
+        """``wrong-bring-in`` (``next_acted``) in the 3rd-street betting, house 16.6."""
+        m = self.m
+        hand = m.hand
         assert hand is not None
-        if self.state != layout.betting_state("3rd") or self.first_idx is None:
-            self._wrong_time(ev, "a wrong bring-in is reported in the 3rd-street betting")
+        if m.first_idx is None:
+            _refuse(m, ev)
             return
-        i = self._seat_index(ev)
+        i = self.seat_index(ev)
         if i is None:
             return
-        ruling = rul.wrong_bring_in(self.profile, hand, i, self.first_idx, next_acted=bool(ev.args.get("next_acted")))
-        self._rule(ruling, seat=ev.seat, street="3rd")
+        ruling = rul.wrong_bring_in(m.profile, hand, i, m.first_idx, next_acted=bool(ev.args.get("next_acted")))
+        self.rule(ruling, seat=ev.seat, street="3rd")
 
-    def _card_count(self, ev: DealerInput) -> None:
-        hand = self.hand
+    def card_count(self, ev: DealerInput) -> None:
+        """``card-count`` (``cards``): the dealer counted the seat's cards, house 16.25, 16.26."""
+        m = self.m
+        hand = m.hand
         assert hand is not None
-        i = self._seat_index(ev)
+        i = self.seat_index(ev)
         if i is None:
             return
         try:
@@ -508,7 +449,7 @@ class IrregularMixin:
             if n < 0:
                 raise ValueError("a negative count")
         except (KeyError, ValueError, TypeError) as exc:
-            self._alert("input-invalid", f"'card-count' needs cards (an int >= 0): {exc}", seat=ev.seat)
+            m.alert("input-invalid", f"'card-count' needs cards (an int >= 0): {exc}", seat=ev.seat)
             return
         shadow = hand.copy()
         s = shadow.seats[i]
@@ -518,84 +459,23 @@ class IrregularMixin:
         else:
             for _ in range(held - n):
                 (s.down if s.down else s.up).pop()
-        ruling = rul.card_count(self.profile, shadow, i, showdown=self.state == SHOWDOWN)
+        ruling = rul.card_count(m.profile, shadow, i, showdown=m.state == SHOWDOWN)
         if n != held:
-            self._alert("card-count-mismatch", f"seat {ev.seat}: the dealer counts {n} cards, the shoe dealt the "
-                        f"seat {held}", seat=ev.seat, latched=False)
+            m.alert("card-count-mismatch", f"seat {ev.seat}: the dealer counts {n} cards, the shoe dealt the "
+                    f"seat {held}", seat=ev.seat, latched=False)
         if ruling.action is rul.Action.CONTINUE and not ruling.floor:
             return
-        self._rule(ruling, seat=ev.seat, street=self.street)
+        self.rule(ruling, seat=ev.seat, street=m.street)
 
-    def _count_at_showdown(self) -> None:
+    def count_at_showdown(self) -> None:
         """house 16.25, 16.26 on every hand still in at the showdown, from the record."""
-        hand = self.hand
+        m = self.m
+        hand = m.hand
         assert hand is not None
         for i in hand.in_hand():
-            ruling = rul.card_count(self.profile, hand, i, showdown=True)
+            ruling = rul.card_count(m.profile, hand, i, showdown=True)
             if ruling.action is not rul.Action.CONTINUE or ruling.floor:
                 seat = hand.seats[i].seat
-                self._alert(ruling.code, f"{ruling.instruction} ({', '.join(ruling.clauses)})",
-                            latched=ruling.floor, seat=seat)
+                m.alert(ruling.code, f"{ruling.instruction} ({', '.join(ruling.clauses)})",
+                        latched=ruling.floor, seat=seat)
                 ruling.apply(hand)
-
-    # ================================================================== undo
-
-    _UNDO_ATTRS = ("street", "plan", "step_i", "bring_in_idx", "first_idx", "first_by_street", "seventh",
-                   "procedures", "mucked", "shown", "alerts", "_where", "reads", "premature", "absent", "betting_strays",
-                   "aside_due", "aside_left", "aside_total", "misdeal", "first_deal_idx", "_forecast",
-                   "_forecast_dirty", "hand_no")
-
-    # The attributes of _UNDO_ATTRS that are containers changed in place; the others are
-    # immutable values (or, like ``plan`` and ``seventh``, only ever replaced whole).
-    _UNDO_CONTAINERS = ("first_by_street", "procedures", "mucked", "shown", "alerts", "_where", "reads",
-                        "absent", "betting_strays")
-
-    def _snapshot(self) -> dict[str, Any]:
-        """The undo point, taken before every undoable dealer input: only what an input can
-        change, copied as shallowly as is safe (this runs at every fold, all-in and betting round
-        complete: docs/performance.md)."""
-        snap = {name: getattr(self, name) for name in self._UNDO_ATTRS}
-        for name in self._UNDO_CONTAINERS:
-            snap[name] = snap[name].copy()
-        # A read object changes in place during a dealer input only when it was held as a card
-        # read in the betting round (a premature card's role, street and seat): keep those
-        # reads' fields (undo puts them back). Alert entries are never changed in place.
-        snap["read_fields"] = [(r, _read_fields(r)) for r in self.betting_strays]
-        snap["premature"] = copy.deepcopy(self.premature) if self.premature is not None else None
-        snap["hand"] = self.hand.copy() if self.hand is not None else None
-        snap["state"] = self.state
-        return snap
-
-    def _undo_input(self, ev: DealerInput) -> None:
-        undo = self._undo
-        if undo is None:
-            self._alert("undo-refused", f"'undo' refused: {self._undo_why}; nothing changed", latched=False)
-            return
-        action, snap = undo
-        if snap is None:
-            self._alert("undo-refused", f"'undo' refused: the last input '{action.value}' cannot be undone "
-                        f"({NOT_UNDOABLE.get(action, 'not undoable')}); nothing changed")
-            return
-        for name in self._UNDO_ATTRS:
-            setattr(self, name, snap[name])
-        for read, values in snap["read_fields"]:
-            for name, value in zip(read.__slots__, values, strict=True):
-                setattr(read, name, value)
-        self.hand = snap["hand"]
-        self.machine.set_state(snap["state"], model=self)  # type: ignore[attr-defined]
-        self._forecast_dirty = True
-        self._undo = None
-        self._undo_why = f"'{action.value}' was undone already"
-        self._alert("undo", f"undone: '{action.value}'; the state before it is back")
-
-    def _input_with_undo(self, ev: DealerInput, handle: Any) -> None:
-        """Run ``handle(ev)`` keeping the undo point: the state before an accepted, undoable input."""
-        if ev.action is DealerAction.UNDO:
-            self._undo_input(ev)
-            return
-        n = len(self._out)
-        snap = self._snapshot() if ev.action not in NOT_UNDOABLE and self.hand is not None else None
-        handle(ev)
-        refused = any(isinstance(c, Alert) and c.code in _REFUSED for c in self._out[n:])
-        if not refused:
-            self._undo = (ev.action, snap)

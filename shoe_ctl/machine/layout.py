@@ -124,3 +124,31 @@ def transitions() -> list[dict[str, Any]]:
         {"trigger": "fault", "source": [IDLE, "hand"], "dest": ATTENTION},
     ])
     return out
+
+
+def leaves() -> tuple[str, ...]:
+    """Every leaf state's full name (``"idle"``, ``"hand_third_deal"``, ..., ``"attention"``)."""
+    out: list[str] = []
+
+    def walk(prefix: str, defs: list[Any]) -> None:
+        for d in defs:
+            if isinstance(d, str):
+                out.append(prefix + d)
+            else:
+                walk(f"{prefix}{d['name']}_", d["children"])
+
+    walk("", states())
+    return tuple(out)
+
+
+def sources(trigger: str) -> frozenset[str]:
+    """The leaf states ``trigger`` leaves from (a composite source stands for all its leaves)."""
+    found: set[str] = set()
+    every = leaves()
+    for t in transitions():
+        if t["trigger"] != trigger:
+            continue
+        src = t["source"]
+        for s in [src] if isinstance(src, str) else src:
+            found.update(leaf for leaf in every if leaf == s or leaf.startswith(s + "_"))
+    return frozenset(found)

@@ -63,7 +63,7 @@ class Snap:
                     first = {st: (None if v is None else m.hand.seats[v].seat) for st, v in m.first_by_street.items()}
                     bi = None if m.bring_in_idx is None else m.hand.seats[m.bring_in_idx].seat
                     del seats
-                    self.hands.append(Ended(m.hand.copy(), m.misdeal, self._alerts, self._signals, self._texts,
+                    self.hands.append(Ended(m.hand.copy(), m.irregular.misdeal, self._alerts, self._signals, self._texts,
                                             first, bi, dict(m.procedures)))
                 self._alerts, self._signals, self._texts, self._started = [], [], [], False
             else:

@@ -1,0 +1,113 @@
+"""The undo of the dealer's last input: the undo point taken before an undoable input, and its
+restoring. Described in ``docs/irregularities.md`` (section *Undo*) and ``docs/state-machine.md``.
+"""
+
+from __future__ import annotations
+
+import copy
+import operator
+from typing import TYPE_CHECKING, Any
+
+from shoe_ctl.events import DealerAction, DealerInput
+
+if TYPE_CHECKING:
+    from shoe_ctl.machine.dealing import Dealing
+
+__all__ = ["NOT_UNDOABLE", "Undo"]
+
+NOT_UNDOABLE: dict[DealerAction, str] = {
+    DealerAction.NEW_HAND: "a new hand is not undone (declare a misdeal instead)",
+    DealerAction.HAND_COMPLETE: "the hand is over",
+    DealerAction.MISDEAL: "the hand is over",
+    DealerAction.SCRAMBLE_DONE: "the stub was rebuilt and the shoe's counter reset",
+    DealerAction.CUT_DONE: "the stub was reloaded and the shoe's counter reset",
+    DealerAction.STUB_RELOADED: "the stub was reloaded",
+    DealerAction.ACK_ALERT: "an acknowledged alert stays acknowledged",
+}
+"""Dealer inputs an undo refuses, and why."""
+
+# What a dealer input can change: on the machine, then on its irregularity rulings. The
+# containers among them are changed in place (copied at the undo point); the others are
+# immutable values or, like ``plan`` and ``seventh``, only ever replaced whole.
+_MACHINE_ATTRS = ("street", "plan", "step_i", "bring_in_idx", "first_idx", "first_by_street", "seventh",
+                  "procedures", "mucked", "shown", "alerts", "where", "reads", "_forecast", "_forecast_dirty",
+                  "hand_no")
+_MACHINE_CONTAINERS = ("first_by_street", "procedures", "mucked", "shown", "alerts", "where", "reads")
+_IRREGULAR_ATTRS = ("premature", "absent", "betting_strays", "aside_due", "aside_left", "aside_total", "misdeal",
+                    "first_deal_idx")
+_IRREGULAR_CONTAINERS = ("absent", "betting_strays")
+
+_GETTERS: dict[type, Any] = {}
+
+
+def _read_fields(read: Any) -> tuple[Any, ...]:
+    """Every field of a :class:`~shoe_ctl.machine.dealing.Read`, in ``__slots__`` order."""
+    get = _GETTERS.get(type(read))
+    if get is None:
+        get = _GETTERS[type(read)] = operator.attrgetter(*type(read).__slots__)
+    return tuple(get(read))
+
+
+class Undo:
+    """The undo point of one :class:`~shoe_ctl.machine.dealing.Dealing`.
+
+    ``last`` is the last accepted input and the state before it (``None`` for an input an undo
+    refuses), or ``None`` when there is nothing to undo, ``why`` saying why."""
+
+    def __init__(self, machine: Dealing) -> None:
+        self.m = machine
+        self.last: tuple[DealerAction, dict[str, Any] | None] | None = None
+        self.why = "no dealer input to undo"
+
+    def forget(self, why: str) -> None:
+        """Nothing can be undone any more, because ``why``."""
+        self.last = None
+        self.why = why
+
+    def snapshot(self) -> dict[str, Any]:
+        """The undo point, taken before every undoable dealer input: only what an input can
+        change, copied as shallowly as is safe (this runs at every fold, all-in and betting round
+        complete: docs/performance.md)."""
+        m = self.m
+        irr = m.irregular
+        snap = {name: getattr(m, name) for name in _MACHINE_ATTRS}
+        for name in _MACHINE_CONTAINERS:
+            snap[name] = snap[name].copy()
+        rsnap = {name: getattr(irr, name) for name in _IRREGULAR_ATTRS}
+        for name in _IRREGULAR_CONTAINERS:
+            rsnap[name] = rsnap[name].copy()
+        rsnap["premature"] = copy.deepcopy(irr.premature) if irr.premature is not None else None
+        snap["irregular"] = rsnap
+        # A read object changes in place during a dealer input only when it was held as a card
+        # read in the betting round (a premature card's role, street and seat): keep those
+        # reads' fields (undo puts them back). Alert entries are never changed in place.
+        snap["read_fields"] = [(r, _read_fields(r)) for r in irr.betting_strays]
+        snap["hand"] = m.hand.copy() if m.hand is not None else None
+        snap["state"] = m.state
+        return snap
+
+    def undo(self, ev: DealerInput) -> None:
+        """The ``undo`` input: put the state before the last input back, or refuse
+        (``undo-refused``) saying why."""
+        m = self.m
+        last = self.last
+        if last is None:
+            m.alert("undo-refused", f"'undo' refused: {self.why}; nothing changed", latched=False)
+            return
+        action, snap = last
+        if snap is None:
+            m.alert("undo-refused", f"'undo' refused: the last input '{action.value}' cannot be undone "
+                    f"({NOT_UNDOABLE.get(action, 'not undoable')}); nothing changed")
+            return
+        for name in _MACHINE_ATTRS:
+            setattr(m, name, snap[name])
+        for name, value in snap["irregular"].items():
+            setattr(m.irregular, name, value)
+        for read, values in snap["read_fields"]:
+            for name, value in zip(read.__slots__, values, strict=True):
+                setattr(read, name, value)
+        m.hand = snap["hand"]
+        m.machine.set_state(snap["state"], model=m)
+        m._forecast_dirty = True
+        self.forget(f"'{action.value}' was undone already")
+        m.alert("undo", f"undone: '{action.value}'; the state before it is back")
