@@ -10,6 +10,7 @@ need_apt=()
 python3 -c 'import venv, ensurepip' 2>/dev/null || need_apt+=(python3-venv)
 if [ "$want" = test ]; then
     command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+    command -v mosquitto >/dev/null 2>&1 || [ -x /usr/sbin/mosquitto ] || need_apt+=(mosquitto mosquitto-clients)
 fi
 if [ ${#need_apt[@]} -gt 0 ] && command -v apt-get >/dev/null 2>&1; then
     sudo_cmd=""
