@@ -241,6 +241,15 @@ def run(args: argparse.Namespace) -> int:
         if io.display_url:
             print(f"dealer display: {io.display_url}", file=sys.stderr, flush=True)
         controller.add_sink(ShoeCommandSink(link))
+        # floor: [floor] of the table config (off by default); the composition root calls the same function
+        from shoe_ctl.floor.config import load_floor_config
+        from shoe_ctl.floor.publisher import attach_floor
+
+        floor = attach_floor(controller, journal, load_floor_config(args.config), table=cfg.table,
+                             journal_path=journal_file)
+        if floor is not None:
+            parts.append(floor)
+        # end floor
         port = None
         if args.dealer_socket:
             from shoe_ctl.service.dealer_port import DealerPort

@@ -173,3 +173,27 @@ def write_credentials(path: str | os.PathLike[str], creds: Credentials) -> Path:
         fh.write(f'username = "{creds.username}"\npassword = "{creds.password}"\n')
     os.chmod(p, 0o600)
     return p
+
+
+def doctor_floor(path: str | os.PathLike[str]) -> tuple[str, str, str]:
+    """``shoe-ctl doctor``'s ``floor`` check of a table configuration file: ``(status, detail,
+    fix)`` with status ``ok``, ``fail`` or ``skip`` (the floor is off). Fails on a bad ``[floor]``,
+    an enabled floor without a credentials file, or a credentials file that is missing, unreadable,
+    not 0600 or owned by another user."""
+    try:
+        cfg = load_floor_config(path)
+    except ConfigError as exc:
+        return "fail", str(exc), f"edit {path}: see docs/floor.md for [floor]"
+    if not cfg.enabled:
+        return "skip", "the floor is off ([floor] enabled = false)", ""
+    if cfg.credentials is None:
+        return ("fail", f"[floor] publishes to {cfg.broker} without credentials",
+                "give the table its own broker user: [floor] credentials = FILE (docs/floor.md)")
+    problem = check_credentials_file(cfg.credentials)
+    if problem is not None:
+        return "fail", problem, f"chmod 600 {cfg.credentials} and chown it to the service user"
+    try:
+        creds = load_credentials(cfg.credentials)
+    except ConfigError as exc:
+        return "fail", str(exc), f"write username and password into {cfg.credentials} (docs/floor.md)"
+    return "ok", f"{cfg.broker} room {cfg.room} as {creds.username}; {cfg.credentials} mode 0600", ""
