@@ -4,7 +4,7 @@
 session (QoS 1: the broker keeps what arrives while the floor is away). Per table it applies
 events strictly in journal order: a sequence already applied is a duplicate and dropped, one
 beyond the next expected is held back, and a table whose known last sequence (from its events,
-state or status) is ahead of what was applied for longer than :data:`GAP_GRACE_S` is asked on its
+state or status) is ahead of what was applied, with no progress for :data:`GAP_GRACE_S`, is asked on its
 ``replay`` topic to publish again from the first missing sequence. A table's Last Will
 (``online: false``) is believed only when its session is not older than the table's newest.
 
@@ -35,7 +35,8 @@ log = logging.getLogger(__name__)
 __all__ = ["FloorConsumer", "TableView"]
 
 GAP_GRACE_S = 0.5
-"""A table ahead of the floor this long (seconds) is asked to replay; asked again as often."""
+"""A table ahead of the floor with no progress this long (seconds) is asked to replay; asked again
+as often while no event comes."""
 
 HOLD_MAX = 5000
 """Events held back per table waiting for a missing one; beyond, the newest are dropped (the
@@ -62,6 +63,7 @@ class TableView:
     replays_asked: int = 0
     held: dict[int, dict[str, Any]] = field(default_factory=dict)
     behind_since: float | None = None
+    behind_at: int = 0
     asked_at: float = 0.0
     seqs: list[int] | None = None
 
@@ -285,8 +287,8 @@ class FloorConsumer:
                     if view.known_last < view.expected:
                         view.behind_since = None
                         continue
-                    if view.behind_since is None:
-                        view.behind_since = now
+                    if view.behind_since is None or view.expected != view.behind_at:
+                        view.behind_since, view.behind_at = now, view.expected  # behind, or progress made
                     elif now - view.behind_since >= GAP_GRACE_S and now - view.asked_at >= GAP_GRACE_S:
                         view.asked_at = now
                         view.replays_asked += 1

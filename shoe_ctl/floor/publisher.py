@@ -142,6 +142,8 @@ class FloorPublisher:
             self._thread.join(timeout)
         self._drain_acks()
         if self.connected:
+            self._state_at = 0.0
+            self._publish_state()  # the last state, if the interval held it back
             info = self.client.publish(self.topics.status, dumps(self._status(False, clean=True)), qos=1, retain=True)
             try:
                 info.wait_for_publish(1.0)
@@ -245,7 +247,7 @@ class FloorPublisher:
             elif kind == "replay" and isinstance(value, int):
                 self.replay_requests += 1
                 birth = True  # tell the floor the journal's first record again
-                if value < self._next:
+                if value < self._next and value not in self._inflight.values():  # in flight: paho delivers it
                     self._next = max(value, 1)
         sent = 0
         if self.connected:
