@@ -70,6 +70,15 @@ def acl_text(room: str) -> str:
     ])
 
 
+def _cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a running process (Linux ``/proc``; 0 elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
 class Mosquitto:
     """A ``mosquitto`` process on loopback with users and an ACL, in folder ``root``.
 
@@ -96,6 +105,8 @@ class Mosquitto:
             self.users[name] = Credentials(name, secrets.token_urlsafe(16))
         self.proc: subprocess.Popen[bytes] | None = None
         self.starts = 0
+        self.cpu_s = 0.0
+        """CPU seconds (user + system) of the broker processes stopped so far (Linux)."""
         self._write_files()
 
     @property
@@ -165,6 +176,7 @@ class Mosquitto:
         proc, self.proc = self.proc, None
         if proc is None or proc.poll() is not None:
             return
+        self.cpu_s += _cpu_s(proc.pid)
         proc.send_signal(signal.SIGKILL if hard else signal.SIGTERM)
         try:
             proc.wait(timeout)

@@ -118,6 +118,7 @@ def run_floor(tables: int, *, seconds: float = 30.0, pace: float = 0.5, seed: in
             time.sleep(0.1)
         catch_up = time.monotonic() - caught
         cpu1 = resource.getrusage(resource.RUSAGE_SELF)
+        broker.stop()  # counts its CPU time
         lost = dup = disorder = 0
         per_table_bad: list[str] = []
         for n in names:
@@ -154,6 +155,7 @@ def run_floor(tables: int, *, seconds: float = 30.0, pace: float = 0.5, seed: in
             "catch_up_s": round(catch_up, 2),
             "cpu_s": round((cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime), 1),
             "max_rss_mb": round(cpu1.ru_maxrss / 1024, 1),
+            "broker_cpu_s": round(broker.cpu_s, 1),
             "stalled": [r.name for r in rigs if r.dealer.stalled][:10],
             "ok": lost == 0 and dup == 0 and disorder == 0,
         }
