@@ -4,7 +4,8 @@
 session (QoS 1: the broker keeps what arrives while the floor is away). Per table it applies
 events strictly in journal order: a sequence already applied is a duplicate and dropped, one
 beyond the next expected is held back, and a table whose known last sequence (from its events,
-state or status) is ahead of what was applied, with no progress for :data:`GAP_GRACE_S`, is asked on its
+state or status) is ahead of what was applied, with no progress for :data:`GAP_GRACE_S` (a hole behind a
+later event) or :data:`AHEAD_GRACE_S` (ahead only by its state or birth), is asked on its
 ``replay`` topic to publish again from the first missing sequence. A table's Last Will
 (``online: false``) is believed only when its session is not older than the table's newest.
 
@@ -35,8 +36,15 @@ log = logging.getLogger(__name__)
 __all__ = ["FloorConsumer", "TableView"]
 
 GAP_GRACE_S = 0.5
-"""A table ahead of the floor with no progress this long (seconds) is asked to replay; asked again
-as often while no event comes."""
+"""A table with a hole (a later event held back) and no progress this long (seconds) is asked to
+replay; asked again as often while no event comes."""
+
+AHEAD_GRACE_S = 3.0
+"""The same for a table known to be ahead only from its state or birth (no later event arrived:
+its last events may be lost, or only slow)."""
+
+KEEP_ALERTS = 500
+"""Alerts kept per table; beyond, the oldest acknowledged ones are forgotten (open ones never)."""
 
 HOLD_MAX = 5000
 """Events held back per table waiting for a missing one; beyond, the newest are dropped (the
@@ -227,6 +235,10 @@ class FloorConsumer:
         if view.seqs is not None:
             view.seqs.append(seq)
         kind = ev.get("kind")
+        if len(view.alerts) > KEEP_ALERTS:  # forget the oldest acknowledged ones (the floor journal has them)
+            acked = [a for a in view.alerts if a.get("acked") is not None]
+            drop = {id(a) for a in acked[: len(view.alerts) - KEEP_ALERTS]}
+            view.alerts = [a for a in view.alerts if id(a) not in drop]
         if kind == "Alert":
             view.alerts.append({"id": seq, "code": ev.get("code"), "message": ev.get("message"),
                                 "severity": ev.get("severity", "warning"), "seat": ev.get("seat"),
@@ -280,22 +292,29 @@ class FloorConsumer:
 
     def _watch(self) -> None:
         while not self._stop.wait(0.1):
-            now = time.monotonic()
-            asks: list[tuple[str, int]] = []
-            with self.lock:
-                for view in self.tables.values():
-                    if view.known_last < view.expected:
-                        view.behind_since = None
-                        continue
-                    if view.behind_since is None or view.expected != view.behind_at:
-                        view.behind_since, view.behind_at = now, view.expected  # behind, or progress made
-                    elif now - view.behind_since >= GAP_GRACE_S and now - view.asked_at >= GAP_GRACE_S:
-                        view.asked_at = now
-                        view.replays_asked += 1
-                        asks.append((view.table, view.expected))
-            for table, seq in asks:
+            for table, seq in self.check_gaps(time.monotonic()):
                 if self.connected.is_set():
                     self.client.publish(Topics(self.room, table).replay, dumps({"from": seq}), qos=1)
+
+    def check_gaps(self, now: float) -> list[tuple[str, int]]:
+        """The replay requests due at monotonic time ``now``: ``(table, from_seq)`` for each table
+        ahead of the floor with no progress for the grace time (:data:`GAP_GRACE_S` with a hole
+        behind a later event, :data:`AHEAD_GRACE_S` when only its state or birth is ahead)."""
+        asks: list[tuple[str, int]] = []
+        with self.lock:
+            for view in self.tables.values():
+                if view.known_last < view.expected:
+                    view.behind_since = None
+                    continue
+                if view.behind_since is None or view.expected != view.behind_at:
+                    view.behind_since, view.behind_at = now, view.expected  # behind, or progress made
+                    continue
+                grace = GAP_GRACE_S if view.held else AHEAD_GRACE_S
+                if now - view.behind_since >= grace and now - view.asked_at >= grace:
+                    view.asked_at = now
+                    view.replays_asked += 1
+                    asks.append((view.table, view.expected))
+        return asks
 
     # ------------------------------------------------------------------ the page's side
 

@@ -118,6 +118,7 @@ def run_floor(tables: int, *, seconds: float = 30.0, pace: float = 0.5, seed: in
             time.sleep(0.1)
         catch_up = time.monotonic() - caught
         cpu1 = resource.getrusage(resource.RUSAGE_SELF)
+        floor_cpu = _thread_cpu_s("paho-mqtt-client-floor-")  # the consumer's network thread: parse + fold
         broker.stop()  # counts its CPU time
         lost = dup = disorder = 0
         per_table_bad: list[str] = []
@@ -156,6 +157,7 @@ def run_floor(tables: int, *, seconds: float = 30.0, pace: float = 0.5, seed: in
             "cpu_s": round((cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime), 1),
             "max_rss_mb": round(cpu1.ru_maxrss / 1024, 1),
             "broker_cpu_s": round(broker.cpu_s, 1),
+            "floor_consumer_cpu_s": None if floor_cpu is None else round(floor_cpu, 2),
             "stalled": [r.name for r in rigs if r.dealer.stalled][:10],
             "ok": lost == 0 and dup == 0 and disorder == 0,
         }
@@ -171,6 +173,17 @@ def run_floor(tables: int, *, seconds: float = 30.0, pace: float = 0.5, seed: in
         broker.stop()
         if own is not None:
             own.cleanup()
+
+
+def _thread_cpu_s(prefix: str) -> float | None:
+    """CPU seconds used so far by the live thread whose name starts with ``prefix`` (Linux)."""
+    for t in threading.enumerate():
+        if t.name.startswith(prefix) and t.ident is not None:
+            try:
+                return time.clock_gettime(time.pthread_getcpuclockid(t.ident))
+            except (AttributeError, OSError):
+                return None
+    return None
 
 
 def _ms(value: float | None) -> float | None:
