@@ -7,11 +7,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from floor_help import ROOM, TABLES
 
 from shoe_ctl.floor.broker import Mosquitto, find_mosquitto
-
-ROOM = "room-9"
-TABLES = ("t1", "t2", "t3")
 
 
 @pytest.fixture

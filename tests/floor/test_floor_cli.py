@@ -15,7 +15,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from conftest import ROOM
+from floor_help import ROOM
 
 from shoe_ctl.floor.broker import FLOOR_USER, Mosquitto, find_mosquitto
 

@@ -9,8 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from conftest import ROOM
-from floor_help import Tap, wait_for
+from floor_help import ROOM, Tap, wait_for
 
 from shoe_ctl.display.model import CARD_TOKEN
 from shoe_ctl.floor.broker import MONITOR_USER, Mosquitto

@@ -9,8 +9,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from conftest import ROOM
-from floor_help import wait_for
+from floor_help import ROOM, wait_for
 
 from hil.dealer import random_hands
 from shoe_ctl.floor.broker import FLOOR_USER, Mosquitto

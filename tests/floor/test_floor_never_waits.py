@@ -8,8 +8,7 @@ import socket
 import time
 from pathlib import Path
 
-from conftest import ROOM
-from floor_help import wait_for
+from floor_help import ROOM, wait_for
 
 from hil.dealer import random_hands
 from shoe_ctl.floor.broker import FLOOR_USER, Mosquitto, free_port

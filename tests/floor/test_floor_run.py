@@ -8,8 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import ROOM
-from floor_help import wait_for
+from floor_help import ROOM, wait_for
 
 from shoe_ctl.floor.broker import FLOOR_USER, Mosquitto
 from shoe_ctl.floor.consumer import FloorConsumer

@@ -10,8 +10,7 @@ import time
 from pathlib import Path
 
 import paho.mqtt.client as mqtt
-from conftest import ROOM
-from floor_help import Tap, wait_for
+from floor_help import ROOM, Tap, wait_for
 from paho.mqtt.enums import CallbackAPIVersion
 
 from hil.dealer import random_hands

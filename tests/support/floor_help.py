@@ -11,6 +11,12 @@ from typing import Any
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
+ROOM = "room-9"
+"""The room of the floor tests' broker (``tests/floor/conftest.py``)."""
+
+TABLES = ("t1", "t2", "t3")
+"""The tables that broker has users for."""
+
 
 def wait_for(cond: Callable[[], bool], timeout: float, poll: float = 0.05) -> bool:
     deadline = time.monotonic() + timeout
