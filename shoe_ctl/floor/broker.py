@@ -86,10 +86,13 @@ class Mosquitto:
     :param room: the room whose ACL is written.
     :param tables: table names; each gets a user (its name) and a random password.
     :param port: TCP port (0: a free one).
+    :param tls: serve TLS only, with a server certificate for 127.0.0.1 signed by a CA made here
+        (``openssl``); clients verify it with :attr:`ca_file`.
     :raises RuntimeError: no mosquitto installed, or it did not start.
     """
 
-    def __init__(self, root: str | os.PathLike[str], *, room: str, tables: Iterable[str], port: int = 0) -> None:
+    def __init__(self, root: str | os.PathLike[str], *, room: str, tables: Iterable[str], port: int = 0,
+                 tls: bool = False) -> None:
         binaries = find_mosquitto()
         if binaries is None:
             raise RuntimeError("mosquitto is not installed (apt-get install mosquitto mosquitto-clients)")
@@ -103,6 +106,8 @@ class Mosquitto:
         for name in [FLOOR_USER, MONITOR_USER, *tables]:
             check_name("user", name)
             self.users[name] = Credentials(name, secrets.token_urlsafe(16))
+        self.tls = tls
+        self.ca_file: Path | None = self._make_certificates() if tls else None
         self.proc: subprocess.Popen[bytes] | None = None
         self.starts = 0
         self.cpu_s = 0.0
@@ -111,7 +116,24 @@ class Mosquitto:
 
     @property
     def url(self) -> str:
-        return f"mqtt://{self.host}:{self.port}"
+        return f"{'mqtts' if self.tls else 'mqtt'}://{self.host}:{self.port}"
+
+    def _make_certificates(self) -> Path:
+        """A CA and a server certificate for 127.0.0.1 (EC P-256, two days) in ``root/tls``."""
+        d = self.root / "tls"
+        d.mkdir(exist_ok=True)
+        (d / "san.cnf").write_text("subjectAltName=IP:127.0.0.1\n")
+        ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+        for cmd in (
+            ["req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.crt", "-days", "2", "-subj", "/CN=floor test CA"],
+            ["req", *ec, "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=127.0.0.1"],
+            ["x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
+             "-out", "server.crt", "-days", "2", "-extfile", "san.cnf"],
+        ):
+            subprocess.run(["openssl", *cmd], cwd=d, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        for key in ("ca.key", "server.key"):
+            os.chmod(d / key, 0o600)
+        return d / "ca.crt"
 
     def credentials_file(self, user: str) -> Path:
         """A 0600 credentials file for ``user`` (written once, in ``root``)."""
@@ -132,6 +154,8 @@ class Mosquitto:
         (self.root / "data").mkdir(exist_ok=True)
         lines = [
             f"listener {self.port} {self.host}",
+            *([f"certfile {self.root / 'tls' / 'server.crt'}", f"keyfile {self.root / 'tls' / 'server.key'}"]
+              if self.tls else []),
             "allow_anonymous false",
             f"password_file {pw}",
             f"acl_file {self.root / 'acl'}",
