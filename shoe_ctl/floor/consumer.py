@@ -68,6 +68,7 @@ class TableView:
     applied: int = 0
     duplicates: int = 0
     stale_wills: int = 0
+    journal_resets: int = 0
     replays_asked: int = 0
     held: dict[int, dict[str, Any]] = field(default_factory=dict)
     behind_since: float | None = None
@@ -272,8 +273,14 @@ class FloorConsumer:
         if not isinstance(session, int):
             return
         if msg.get("online"):
-            self._alive(view, session)
             first, last = msg.get("first"), msg.get("last")
+            if (session > view.session and isinstance(last, int) and isinstance(first, int)
+                    and last < view.expected - 1):
+                # a new connection whose journal is behind what was applied: a new journal file
+                # (a retained birth delivered again has the session already seen and is not this)
+                view.expected, view.known_last, view.held = first, last, {}
+                view.journal_resets += 1
+            self._alive(view, session)
             if isinstance(first, int) and first > view.expected:
                 view.expected = first  # older records are gone from the table's journal
                 for seq in [s for s in view.held if s < first]:

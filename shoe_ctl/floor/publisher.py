@@ -237,7 +237,22 @@ class FloorPublisher:
             elif backoff < len(BACKOFF_S):
                 backoff += 1
 
+    def _check_outbox(self) -> None:
+        """At the first step: an outbox ahead of the journal (no record at or after its acknowledged
+        sequence: the journal file was replaced) restarts the publication from the journal's start."""
+        self._outbox_checked = True
+        if self.acked > 0 and next(iter(self.journal.records(self.acked - 1)), None) is None:
+            log.warning("floor outbox %s is ahead of the journal (a new journal?): publishing it from the start",
+                        self.outbox)
+            self.acked = self._high = 0
+            self._next = 1
+            self._pending.clear()
+
+    _outbox_checked = False
+
     def _step(self) -> int:
+        if not self._outbox_checked:
+            self._check_outbox()
         self._drain_acks()
         birth = False
         while self._signals:

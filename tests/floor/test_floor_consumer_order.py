@@ -81,3 +81,18 @@ def test_replay_asked_only_without_progress() -> None:
     assert c.check_gaps(t) == []
     assert c.check_gaps(t + hole + 0.01) == [("t1", 4)]
     assert hole < ahead
+
+
+def test_a_new_journal_counts_again_but_a_retained_birth_is_not_one() -> None:
+    c = FloorConsumer(host="127.0.0.1", port=1, room="r", keep_seqs=True)
+    feed(c, "status", {"online": True, "session": 2, "first": 1, "last": 0})
+    for seq in range(1, 11):
+        feed(c, "events", ev(seq, session=2))
+    feed(c, "status", {"online": True, "session": 2, "first": 1, "last": 0})  # the retained birth again
+    assert c.tables["t1"].expected == 11 and c.tables["t1"].journal_resets == 0
+    feed(c, "status", {"online": True, "session": 3, "first": 1, "last": 4})  # a new journal file
+    view = c.tables["t1"]
+    assert view.journal_resets == 1 and view.expected == 1
+    for seq in range(1, 5):
+        feed(c, "events", ev(seq, session=3))
+    assert c.seqs("t1") == [*range(1, 11), 1, 2, 3, 4]
