@@ -208,7 +208,10 @@ class FloorConsumer:
     # ------------------------------------------------------------------ folding (under the lock)
 
     def _alive(self, view: TableView, session: Any) -> None:
-        if isinstance(session, int) and session >= view.session:
+        """An event or state of a newer session than known: the table is back (its birth may come
+        later). One of the same session changes nothing: a retained state may arrive after the
+        Will of the connection that sent it."""
+        if isinstance(session, int) and session > view.session:
             view.session = session
             view.online = True
 
@@ -280,7 +283,8 @@ class FloorConsumer:
                 # (a retained birth delivered again has the session already seen and is not this)
                 view.expected, view.known_last, view.held = first, last, {}
                 view.journal_resets += 1
-            self._alive(view, session)
+            if session >= view.session:
+                view.session, view.online = session, True
             if isinstance(first, int) and first > view.expected:
                 view.expected = first  # older records are gone from the table's journal
                 for seq in [s for s in view.held if s < first]:

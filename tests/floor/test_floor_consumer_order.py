@@ -96,3 +96,12 @@ def test_a_new_journal_counts_again_but_a_retained_birth_is_not_one() -> None:
     for seq in range(1, 5):
         feed(c, "events", ev(seq, session=3))
     assert c.seqs("t1") == [*range(1, 11), 1, 2, 3, 4]
+
+
+def test_a_retained_state_after_the_will_leaves_the_table_offline() -> None:
+    c = FloorConsumer(host="127.0.0.1", port=1, room="r")
+    feed(c, "status", {"online": False, "session": 5})             # the Will, retained
+    feed(c, "state", {"session": 5, "seq": 9, "state": {"state": "idle"}})  # the last state, retained
+    assert not c.tables["t1"].online
+    feed(c, "events", ev(1, session=6))                             # a newer connection's event
+    assert c.tables["t1"].online and c.tables["t1"].session == 6
