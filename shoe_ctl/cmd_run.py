@@ -243,12 +243,12 @@ def run(args: argparse.Namespace) -> int:
         controller.add_sink(ShoeCommandSink(link))
         # floor: [floor] of the table config (off by default); the composition root calls the same function
         from shoe_ctl.floor.config import load_floor_config
-        from shoe_ctl.floor.publisher import attach_floor
 
-        floor = attach_floor(controller, journal, load_floor_config(args.config), table=cfg.table,
-                             journal_path=journal_file)
-        if floor is not None:
-            parts.append(floor)
+        floor_cfg = load_floor_config(args.config)
+        if floor_cfg.enabled:  # paho-mqtt is imported only then
+            from shoe_ctl.floor.publisher import attach_floor
+
+            parts.append(attach_floor(controller, journal, floor_cfg, table=cfg.table, journal_path=journal_file))
         # end floor
         port = None
         if args.dealer_socket:
