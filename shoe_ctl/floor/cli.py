@@ -8,6 +8,7 @@ under ``hil``. Both import the MQTT parts only when a command runs. ``docs/floor
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import signal
 import sys
@@ -51,6 +52,7 @@ def run(args: argparse.Namespace) -> int:
     from shoe_ctl.floor.consumer import FloorConsumer, open_floor_journal
     from shoe_ctl.floor.page import FloorPage
 
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
         cfg = load_floor_config(args.config) if args.config else FloorConfig()
         host, port, tls = parse_broker(args.broker or cfg.broker)
