@@ -25,6 +25,8 @@ all  python3-venv   python3 -c 'import venv, ensurepip'
 test chromium       command -v chromium
 test systemd        command -v systemd-analyze
 test rsync          command -v rsync
+test mosquitto      test -x /usr/sbin/mosquitto
+test mosquitto-clients command -v mosquitto_pub
 pi   python3-lgpio  /usr/bin/python3 -c 'import lgpio'
 pi   rsync          command -v rsync
 EOF

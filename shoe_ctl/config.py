@@ -206,7 +206,8 @@ def load_table_config(path: str | os.PathLike[str]) -> TableConfig:
     p = Path(path)
     src = str(p)
     data = read_toml(p)
-    _check_keys(src, "", data, ("table", "seats", "rules", "game", "shoe", "leds", "display", "journal", "buttons"))
+    _check_keys(src, "", data, ("table", "seats", "rules", "game", "shoe", "leds", "display", "journal", "buttons",
+                                "floor"))  # [floor]: shoe_ctl.floor.config
     table = _get(src, "table", data, str, "table-1", "a non-empty text")
     if not table.strip():
         raise ProfileError(src, "table", "is empty", "a non-empty text")

@@ -71,7 +71,7 @@ class Table:
                  display: tuple[str, int] | None | Literal["config"] = "config", display_required: str | None = None,
                  console: bool = False, led_stream: Any = None, dealer_socket: str | None = None,
                  dealer: DealerFactory | None = None, sinks: Sequence[Any] = (), notifier: Any = None,
-                 wait_connected: float | None = None, device: Any = None,
+                 wait_connected: float | None = None, device: Any = None, floor: Any = None,
                  say: Callable[[str], None] = _say) -> None:
         self.cfg = cfg
         self.controller = controller
@@ -94,6 +94,7 @@ class Table:
         self._sinks = list(sinks)
         self._notifier = notifier
         self._wait_connected = wait_connected
+        self._floor = floor
         self._say = say
         self._parts: list[Any] = [journal] if journal is not None else []
         self._started = False
@@ -221,6 +222,11 @@ class Table:
             for extra in self._sinks:
                 controller.add_sink(extra)
         controller.add_sink(ShoeCommandSink(link))
+        if self._floor is not None and self._floor.enabled:
+            from shoe_ctl.floor.publisher import attach_floor  # paho-mqtt is imported only then
+
+            self._parts.append(attach_floor(controller, self.journal, self._floor, table=self.cfg.table,
+                                            journal_path=getattr(self.journal, "path", None)))
         if self._dealer_socket:
             from shoe_ctl.service.dealer_port import DealerPort
 

@@ -11,6 +11,8 @@ Checks, in order (each ``ok``, ``FAIL`` with a fix, or ``skip`` with the reason)
 4. ``gpio`` — the configured LED pins and buttons can be claimed (gpiozero), when any are set.
 5. ``journal`` — the journal's folder is writable; the path is a journal (not a folder, a device
    or a foreign file); the journal file (and its ``-wal``/``-shm``) is mode 0600 and owned by the user running the check (run it as the service user).
+6. ``floor`` — with ``[floor]`` enabled, its credentials file is set, mode 0600 and owned by the
+   user running the check (``shoe_ctl.floor.config.doctor_floor``, ``docs/floor.md``).
 
 Exit status 0 when nothing failed, 1 when something needs fixing. Run it with the service
 stopped (``sudo systemctl stop shoe-ctl``): the running service holds the port.
@@ -222,7 +224,7 @@ def run_checks(config: Path, *, port: str | None = None, journal: Path | None = 
     cfg_check, cfg = check_config(config)
     yield cfg_check
     if cfg is None:
-        for name in ("port", "handshake", "gpio", "journal"):
+        for name in ("port", "handshake", "gpio", "journal", "floor"):
             yield Check(name, "skip", "no usable configuration")
         return
     if port is not None:
@@ -234,6 +236,9 @@ def run_checks(config: Path, *, port: str | None = None, journal: Path | None = 
     yield check_handshake(cfg, port_check.status == "ok", timeout, link_factory)
     yield check_gpio(cfg, pin_factory)
     yield check_journal(cfg, journal, uid)
+    from shoe_ctl.floor.config import doctor_floor  # [floor]: credentials file 0600 (docs/floor.md)
+
+    yield Check("floor", *doctor_floor(config))  # type: ignore[arg-type]
 
 
 # --------------------------------------------------------------------------- CLI

@@ -53,6 +53,10 @@ def register(subparsers: Any) -> None:
                        "temporary folder, removed)")
     crash.set_defaults(func=_dispatch("hil.crash"))
 
+    from hil.floor import register_hil as register_floor  # shoe-ctl hil floor
+
+    register_floor(sub)
+
 
 def _dispatch(module_name: str) -> Any:
     """A ``func`` that imports ``module_name`` only when run and calls its ``main(args)``."""

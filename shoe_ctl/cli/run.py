@@ -91,10 +91,13 @@ def run(args: argparse.Namespace) -> int:
         simulated = shoes.is_simulated(shoe_url)
         scripts, unreadable = _scripts(args, seats, game.value, rules) if simulated else (None, 0)
         journal_file = journal_path(args.journal, cfg.journal.path)
+        from shoe_ctl.floor.config import load_floor_config
+
         table = Table.from_config(cfg, profiles=profiles, rules=rules, game=game.value, shoe_url=shoe_url,
                                   seed=args.seed, journal=journal_file, display=display,
                                   display_required=args.display, console=True, dealer_socket=args.dealer_socket,
-                                  dealer=_dealer(args, scripts), notifier=notify.default())
+                                  dealer=_dealer(args, scripts), notifier=notify.default(),
+                                  floor=load_floor_config(args.config))
     except (TableError, ProfileError, ValueError, OSError) as exc:
         print(f"shoe-ctl run: {exc}", file=sys.stderr)
         return 2

@@ -1,0 +1,82 @@
+"""The floor's command line: ``shoe-ctl floor`` (the consumer and its page) and
+``shoe-ctl hil floor`` (:mod:`hil.floor`).
+
+:func:`register` adds ``floor`` to the top-level subcommands (``shoe-ctl hil floor`` is
+:func:`hil.floor.register_hil`). The MQTT parts are imported only when the command runs. ``docs/floor.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import sys
+import threading
+from typing import Any
+
+__all__ = ["register", "run"]
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``floor`` subcommand."""
+    p = subparsers.add_parser("floor", help="the floor page: every table's state and alerts from the broker",
+                              description="Follow every table of a room on the floor's MQTT broker and serve "
+                              "the floor page (state, street, stub, alerts by severity, shoe health, last seen; "
+                              "acknowledge alerts).")
+    p.add_argument("--config", default=None, metavar="PATH",
+                   help="a table.toml whose [floor] gives broker, room and ca_file (flags override)")
+    p.add_argument("--broker", default=None, metavar="URL", help="mqtt://host:port or mqtts://host:port")
+    p.add_argument("--room", default=None, metavar="ROOM")
+    p.add_argument("--credentials", default=None, metavar="FILE",
+                   help="the floor user's credentials file (TOML username/password, mode 0600)")
+    p.add_argument("--ca-file", default=None, metavar="FILE", help="TLS: the CA of the broker's certificate")
+    p.add_argument("--listen", default="127.0.0.1:8090", metavar="HOST:PORT",
+                   help="where the page is served (default 127.0.0.1:8090)")
+    p.add_argument("--token", default=None, help="required off loopback (or SHOE_CTL_FLOOR_TOKEN)")
+    p.add_argument("--journal", default=None, metavar="PATH", help="the floor journal (acknowledgements)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the consumer and the page until Ctrl-C / SIGTERM. Exit 2 on a configuration error."""
+    from shoe_ctl.config import ConfigError
+    from shoe_ctl.floor.config import FloorConfig, load_credentials, load_floor_config, parse_broker
+    from shoe_ctl.floor.consumer import FloorConsumer, open_floor_journal
+    from shoe_ctl.floor.page import FloorPage
+
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        cfg = load_floor_config(args.config) if args.config else FloorConfig()
+        host, port, tls = parse_broker(args.broker or cfg.broker)
+        room = args.room or cfg.room
+        creds = load_credentials(args.credentials) if args.credentials else None
+        listen_host, _, listen_port = args.listen.rpartition(":")
+        token = os.environ.get("SHOE_CTL_FLOOR_TOKEN") or args.token
+        journal = open_floor_journal(args.journal, room) if args.journal else None
+        consumer = FloorConsumer(host=host, port=port, room=room, credentials=creds, tls=tls,
+                                 ca_file=args.ca_file or cfg.ca_file, journal=journal)
+        page = FloorPage(consumer, host=listen_host or "127.0.0.1", port=int(listen_port), token=token)
+    except (ConfigError, ValueError, OSError) as exc:
+        print(f"shoe-ctl floor: {exc}", file=sys.stderr)
+        return 2
+    stop = threading.Event()
+    old = signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        consumer.start()
+        page.start()
+        print(f"floor page: {page.url}", file=sys.stderr, flush=True)
+        while not stop.wait(0.5):
+            pass
+    except KeyboardInterrupt:
+        pass
+    except OSError as exc:
+        print(f"shoe-ctl floor: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        signal.signal(signal.SIGTERM, old)
+        page.close()
+        consumer.close()
+        if journal is not None:
+            journal.close()
+    return 0

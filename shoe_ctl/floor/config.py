@@ -1,0 +1,199 @@
+"""The ``[floor]`` table of ``config/table.toml`` and the broker credentials file.
+
+``[floor]`` (off by default; ``docs/floor.md``)::
+
+    [floor]
+    enabled = false
+    broker = "mqtt://floor-server:1883"   # mqtts://...:8883 for TLS
+    room = "room-1"
+    credentials = "/etc/shoe-ctl/floor.credentials"   # TOML: username, password; mode 0600
+    ca_file = "/etc/shoe-ctl/floor-ca.pem"            # TLS only: the broker's CA (default: system CAs)
+    keepalive = 15                                    # seconds, 5..300
+    # outbox = "/var/lib/shoe-ctl/journal.sqlite3.floor"  # default: beside the journal
+
+Errors are :class:`shoe_ctl.config.ConfigError` naming the file, the key and the allowed values.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from shoe_ctl.config import ConfigError, read_toml
+from shoe_ctl.floor.topics import NAME_RE
+
+__all__ = ["Credentials", "FloorConfig", "check_credentials_file", "load_credentials", "load_floor_config",
+           "parse_broker", "parse_floor"]
+
+_KEYS = ("enabled", "broker", "room", "credentials", "ca_file", "keepalive", "outbox")
+
+
+@dataclass(frozen=True, slots=True)
+class FloorConfig:
+    """``[floor]``: ``enabled``; ``broker`` URL (``mqtt://host:port``, ``mqtts://host:port`` for
+    TLS); ``room`` (the first topic level); ``credentials`` (path of the credentials file, or
+    ``None`` for a broker without them); ``ca_file`` (TLS: the CA that signed the broker's
+    certificate; ``None``: the system's CAs); ``keepalive`` seconds; ``outbox`` (the file keeping
+    the publisher's acknowledged journal sequence and session; ``None``: ``<journal>.floor``)."""
+
+    enabled: bool = False
+    broker: str = "mqtt://127.0.0.1:1883"
+    room: str = "room-1"
+    credentials: str | None = None
+    ca_file: str | None = None
+    keepalive: int = 15
+    outbox: str | None = None
+
+    @property
+    def host_port_tls(self) -> tuple[str, int, bool]:
+        """``(host, port, tls)`` of :attr:`broker` (see :func:`parse_broker`)."""
+        return parse_broker(self.broker)
+
+
+@dataclass(frozen=True, slots=True)
+class Credentials:
+    """A broker user name and password (read from a credentials file)."""
+
+    username: str
+    password: str
+
+    def __repr__(self) -> str:  # never print the password
+        return f"Credentials(username={self.username!r}, password=***)"
+
+
+def parse_broker(url: str) -> tuple[str, int, bool]:
+    """``(host, port, tls)`` of ``mqtt://host[:1883]`` or ``mqtts://host[:8883]``.
+
+    :raises ValueError: another scheme, no host or a bad port.
+    """
+    parts = urlsplit(url)
+    if parts.scheme not in ("mqtt", "mqtts") or not parts.hostname:
+        raise ValueError(f"broker {url!r} is not mqtt://host:port or mqtts://host:port")
+    tls = parts.scheme == "mqtts"
+    try:
+        port = parts.port or (8883 if tls else 1883)
+    except ValueError:
+        raise ValueError(f"broker {url!r}: bad port") from None
+    return parts.hostname, port, tls
+
+
+def parse_floor(src: str, data: Mapping[str, Any]) -> FloorConfig:
+    """The ``[floor]`` table ``data`` (from file ``src``) checked; absent keys take defaults.
+
+    :raises ConfigError: naming ``src``, ``floor.<key>`` and the allowed values.
+    """
+    for key in data:
+        if key not in _KEYS:
+            raise ConfigError(src, f"floor.{key}", "unknown key", "keys " + ", ".join(_KEYS))
+
+    def get(key: str, kind: type, default: Any, allowed: str) -> Any:
+        if key not in data:
+            return default
+        value = data[key]
+        if (kind is int and isinstance(value, bool)) or not isinstance(value, kind):
+            raise ConfigError(src, f"floor.{key}", f"{value!r} is not a {kind.__name__}", allowed)
+        return value
+
+    cfg = FloorConfig(
+        enabled=get("enabled", bool, False, "true, false"),
+        broker=get("broker", str, "mqtt://127.0.0.1:1883", "mqtt://host:port or mqtts://host:port"),
+        room=get("room", str, "room-1", "letters, digits, '_', '.', '-'"),
+        credentials=get("credentials", str, None, "a file path") or None,
+        ca_file=get("ca_file", str, None, "a file path") or None,
+        keepalive=get("keepalive", int, 15, "5..300"),
+        outbox=get("outbox", str, None, "a file path") or None,
+    )
+    try:
+        parse_broker(cfg.broker)
+    except ValueError as exc:
+        raise ConfigError(src, "floor.broker", str(exc), "mqtt://host:port or mqtts://host:port") from None
+    if not NAME_RE.match(cfg.room):
+        raise ConfigError(src, "floor.room", f"{cfg.room!r} is not a topic level", "letters, digits, '_', '.', '-'")
+    if not 5 <= cfg.keepalive <= 300:
+        raise ConfigError(src, "floor.keepalive", f"{cfg.keepalive} is out of range", "5..300")
+    return cfg
+
+
+def load_floor_config(path: str | os.PathLike[str]) -> FloorConfig:
+    """``[floor]`` of a table configuration file (defaults when the table is absent).
+
+    :raises ConfigError: as :func:`parse_floor`, or an unreadable file.
+    """
+    data = read_toml(Path(path))
+    section = data.get("floor", {})
+    if not isinstance(section, Mapping):
+        raise ConfigError(str(path), "floor", f"{section!r} is not a table", "a [floor] table")
+    return parse_floor(str(path), section)
+
+
+def check_credentials_file(path: str | os.PathLike[str]) -> str | None:
+    """What is wrong with a credentials file's permissions, or ``None`` when it is a regular file
+    readable by its owner only (mode 0600 or 0400) and owned by the user checking it."""
+    p = Path(path)
+    try:
+        st = p.stat()
+    except OSError as exc:
+        return f"{p}: cannot read ({exc.strerror or exc})"
+    if not stat.S_ISREG(st.st_mode):
+        return f"{p}: not a regular file"
+    mode = stat.S_IMODE(st.st_mode)
+    if mode & 0o077:
+        return f"{p}: mode {mode:04o} lets other users read the broker password; chmod 600 {p}"
+    if hasattr(os, "getuid") and st.st_uid != os.getuid():
+        return f"{p}: owned by uid {st.st_uid}, not by this user ({os.getuid()})"
+    return None
+
+
+def load_credentials(path: str | os.PathLike[str]) -> Credentials:
+    """Read a credentials file (TOML with ``username`` and ``password``), refusing a file that
+    others can read (:func:`check_credentials_file`).
+
+    :raises ConfigError: naming the file and what is wrong.
+    """
+    problem = check_credentials_file(path)
+    if problem is not None:
+        raise ConfigError(str(path), "", problem, "a file of mode 0600 owned by the service's user")
+    data = read_toml(Path(path))
+    user, password = data.get("username"), data.get("password")
+    if not isinstance(user, str) or not user or not isinstance(password, str) or not password:
+        raise ConfigError(str(path), "username/password", "missing or empty", "two non-empty texts")
+    return Credentials(user, password)
+
+
+def write_credentials(path: str | os.PathLike[str], creds: Credentials) -> Path:
+    """Write a credentials file created with mode 0600 (tests, ``hil floor``, provisioning)."""
+    p = Path(path)
+    fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(f'username = "{creds.username}"\npassword = "{creds.password}"\n')
+    os.chmod(p, 0o600)
+    return p
+
+
+def doctor_floor(path: str | os.PathLike[str]) -> tuple[str, str, str]:
+    """``shoe-ctl doctor``'s ``floor`` check of a table configuration file: ``(status, detail,
+    fix)`` with status ``ok``, ``fail`` or ``skip`` (the floor is off). Fails on a bad ``[floor]``,
+    an enabled floor without a credentials file, or a credentials file that is missing, unreadable,
+    not 0600 or owned by another user."""
+    try:
+        cfg = load_floor_config(path)
+    except ConfigError as exc:
+        return "fail", str(exc), f"edit {path}: see docs/floor.md for [floor]"
+    if not cfg.enabled:
+        return "skip", "the floor is off ([floor] enabled = false)", ""
+    if cfg.credentials is None:
+        return ("fail", f"[floor] publishes to {cfg.broker} without credentials",
+                "give the table its own broker user: [floor] credentials = FILE (docs/floor.md)")
+    problem = check_credentials_file(cfg.credentials)
+    if problem is not None:
+        return "fail", problem, f"chmod 600 {cfg.credentials} and chown it to the service user"
+    try:
+        creds = load_credentials(cfg.credentials)
+    except ConfigError as exc:
+        return "fail", str(exc), f"write username and password into {cfg.credentials} (docs/floor.md)"
+    return "ok", f"{cfg.broker} room {cfg.room} as {creds.username}; {cfg.credentials} mode 0600", ""

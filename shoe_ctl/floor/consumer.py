@@ -1,0 +1,379 @@
+"""The floor's consumer: every table's topics folded into one view, each event once and in order.
+
+:class:`FloorConsumer` subscribes to ``<room>/tables/+/{events,state,status}`` with a persistent
+session (QoS 1: the broker keeps what arrives while the floor is away). Per table it applies
+events strictly in journal order: a sequence already applied is a duplicate and dropped, one
+beyond the next expected is held back, and a table whose known last sequence (from its events,
+state or status) is ahead of what was applied, with no progress for :data:`GAP_GRACE_S` (a hole behind a
+later event) or :data:`AHEAD_GRACE_S` (ahead only by its state or birth), is asked on its
+``replay`` topic to publish again from the first missing sequence. A table's Last Will
+(``online: false``) is believed only when its session is not older than the table's newest.
+
+Floor staff acknowledge alerts (:meth:`FloorConsumer.acknowledge`): who and when are kept and
+appended to the floor's own journal. ``docs/floor.md`` describes the whole.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import ssl
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import paho.mqtt.client as mqtt
+from paho.mqtt.enums import CallbackAPIVersion
+
+from shoe_ctl.floor.config import Credentials
+from shoe_ctl.floor.topics import SEVERITIES, Topics, check_name, dumps
+
+log = logging.getLogger(__name__)
+
+__all__ = ["FloorConsumer", "TableView"]
+
+GAP_GRACE_S = 0.5
+"""A table with a hole (a later event held back) and no progress this long (seconds) is asked to
+replay; asked again as often while no event comes."""
+
+AHEAD_GRACE_S = 3.0
+"""The same for a table known to be ahead only from its state or birth (no later event arrived:
+its last events may be lost, or only slow)."""
+
+KEEP_ALERTS = 500
+"""Alerts kept per table; beyond, the oldest acknowledged ones are forgotten (open ones never)."""
+
+HOLD_MAX = 5000
+"""Events held back per table waiting for a missing one; beyond, the newest are dropped (the
+replay brings them again)."""
+
+
+@dataclass
+class TableView:
+    """What the floor knows of one table."""
+
+    table: str
+    expected: int = 1
+    session: int = 0
+    online: bool = False
+    last_seen: float = 0.0
+    known_last: int = 0
+    state: dict[str, Any] = field(default_factory=dict)
+    state_seq: int = 0
+    alerts: list[dict[str, Any]] = field(default_factory=list)
+    shoe: dict[str, Any] = field(default_factory=dict)
+    applied: int = 0
+    duplicates: int = 0
+    stale_wills: int = 0
+    journal_resets: int = 0
+    replays_asked: int = 0
+    held: dict[int, dict[str, Any]] = field(default_factory=dict)
+    behind_since: float | None = None
+    behind_at: int = 0
+    asked_at: float = 0.0
+    seqs: list[int] | None = None
+
+    def public(self, now: float) -> dict[str, Any]:
+        """The page's row: state, street, stub against the required number, alerts by severity
+        (unacknowledged first), shoe health, last seen (seconds ago)."""
+        st = self.state
+        stub = st.get("stub") if isinstance(st.get("stub"), dict) else None
+        open_alerts = [a for a in self.alerts if a.get("acked") is None]
+        rank = {s: i for i, s in enumerate(SEVERITIES)}
+        open_alerts.sort(key=lambda a: (rank.get(a.get("severity", "info"), 9), -int(a["id"])))
+        return {
+            "table": self.table, "online": self.online, "session": self.session,
+            "last_seen": self.last_seen, "seen_ago_s": round(now - self.last_seen, 1) if self.last_seen else None,
+            "state": st.get("state"), "street": st.get("street"), "hand": st.get("hand"),
+            "game": st.get("game"),
+            "stub": None if stub is None else {"count": stub.get("count"), "required": stub.get("required"),
+                                               "forecast": stub.get("forecast")},
+            "shoe": st.get("shoe") if isinstance(st.get("shoe"), dict) else self.shoe or None,
+            "alerts": open_alerts,
+            "acknowledged": [a for a in self.alerts if a.get("acked") is not None][-10:],
+            "counts": {s: sum(1 for a in open_alerts if a.get("severity") == s) for s in SEVERITIES},
+            "seq": self.expected - 1,
+        }
+
+
+class FloorConsumer:
+    """Subscribes to one room and keeps a :class:`TableView` per table.
+
+    :param host: broker host; :param port: broker port.
+    :param room: the room to follow.
+    :param credentials: the floor's broker user, or ``None``.
+    :param tls: TLS; ``ca_file`` the CA of the broker's certificate (``None``: the system's).
+    :param client_id: the persistent session's id (one per floor consumer).
+    :param journal: where acknowledgements are appended (``append_record``), or ``None``.
+    :param keep_seqs: keep every applied sequence per table (tests, ``hil floor``).
+    :param on_event: called ``(table, payload, received_at)`` for each event applied, in order
+        (in paho's thread: must be quick).
+    """
+
+    def __init__(self, *, host: str, port: int, room: str, credentials: Credentials | None = None,
+                 tls: bool = False, ca_file: str | None = None, client_id: str | None = None,
+                 journal: Any = None, keep_seqs: bool = False, keepalive: int = 15,
+                 on_event: Callable[[str, dict[str, Any], float], None] | None = None) -> None:
+        self.room = check_name("room", room)
+        self.host, self.port, self.keepalive = host, port, keepalive
+        self.journal = journal
+        self.keep_seqs = keep_seqs
+        self.on_event = on_event
+        self.tables: dict[str, TableView] = {}
+        self.lock = threading.RLock()
+        self.connected = threading.Event()
+        self.version = 0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=client_id or f"floor-{room}",
+                                  clean_session=False, protocol=mqtt.MQTTv311)
+        if credentials is not None:
+            self.client.username_pw_set(credentials.username, credentials.password)
+        if tls:
+            self.client.tls_set(ca_certs=ca_file, cert_reqs=ssl.CERT_REQUIRED)
+        self.client.max_inflight_messages_set(100)
+        self.client.reconnect_delay_set(1, 5)
+        self.client.on_connect = self._on_connect
+        self.client.on_disconnect = self._on_disconnect
+        self.client.on_message = self._on_message
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> FloorConsumer:
+        """Connect in the background (retrying) and start the gap watcher."""
+        self.client.connect_async(self.host, self.port, keepalive=self.keepalive)
+        self.client.loop_start()
+        self._thread = threading.Thread(target=self._watch, name="floor-gaps", daemon=True)
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        """Disconnect (the persistent session stays on the broker) and stop. Idempotent."""
+        if self._stop.is_set():
+            return
+        self._stop.set()
+        self.client.disconnect()
+        self.client.loop_stop()
+        if self._thread is not None:
+            self._thread.join(2)
+
+    def __enter__(self) -> FloorConsumer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ paho callbacks
+
+    def _on_connect(self, client: mqtt.Client, _ud: Any, _flags: Any, reason: Any, _props: Any) -> None:
+        if getattr(reason, "is_failure", False):
+            log.warning("floor broker refused the floor consumer: %s", reason)
+            return
+        base = f"{self.room}/tables/+/"
+        client.subscribe([(base + leaf, 1) for leaf in ("events", "state", "status")])
+        self.connected.set()
+
+    def _on_disconnect(self, *_args: Any) -> None:
+        self.connected.clear()
+
+    def _on_message(self, _client: mqtt.Client, _ud: Any, msg: mqtt.MQTTMessage) -> None:
+        parsed = Topics.parse(msg.topic)
+        if parsed is None or parsed[0] != self.room:
+            return
+        _room, table, leaf = parsed
+        try:
+            payload = json.loads(msg.payload)
+        except ValueError:
+            log.warning("floor: unreadable message on %s", msg.topic)
+            return
+        if not isinstance(payload, dict):
+            return
+        now = time.time()
+        with self.lock:
+            view = self.tables.get(table)
+            if view is None:
+                view = self.tables[table] = TableView(table, seqs=[] if self.keep_seqs else None)
+            view.last_seen = now
+            if leaf == "events":
+                self._event(view, payload, now)
+            elif leaf == "state":
+                self._state(view, payload)
+            elif leaf == "status":
+                self._status(view, payload)
+            self.version += 1
+
+    # ------------------------------------------------------------------ folding (under the lock)
+
+    def _alive(self, view: TableView, session: Any) -> None:
+        """An event or state of a newer session than known: the table is back (its birth may come
+        later). One of the same session changes nothing: a retained state may arrive after the
+        Will of the connection that sent it."""
+        if isinstance(session, int) and session > view.session:
+            view.session = session
+            view.online = True
+
+    def _event(self, view: TableView, ev: dict[str, Any], now: float) -> None:
+        seq = ev.get("seq")
+        if not isinstance(seq, int):
+            return
+        self._alive(view, ev.get("session"))
+        view.known_last = max(view.known_last, seq)
+        if seq < view.expected or seq in view.held:
+            view.duplicates += 1
+            return
+        if seq > view.expected:
+            if len(view.held) < HOLD_MAX:
+                view.held[seq] = ev
+            return
+        self._apply(view, ev, now)
+        while view.expected in view.held:
+            self._apply(view, view.held.pop(view.expected), now)
+
+    def _apply(self, view: TableView, ev: dict[str, Any], now: float) -> None:
+        seq = int(ev["seq"])
+        view.expected = seq + 1
+        view.applied += 1
+        if view.seqs is not None:
+            view.seqs.append(seq)
+        kind = ev.get("kind")
+        if len(view.alerts) > KEEP_ALERTS:  # forget the oldest acknowledged ones (the floor journal has them)
+            acked = [a for a in view.alerts if a.get("acked") is not None]
+            drop = {id(a) for a in acked[: len(view.alerts) - KEEP_ALERTS]}
+            view.alerts = [a for a in view.alerts if id(a) not in drop]
+        if kind == "Alert":
+            view.alerts.append({"id": seq, "code": ev.get("code"), "message": ev.get("message"),
+                                "severity": ev.get("severity", "warning"), "seat": ev.get("seat"),
+                                "street": ev.get("street"), "latched": bool(ev.get("latched")),
+                                "hand": ev.get("hand"), "time_us": ev.get("time_us"), "acked": None})
+        elif kind == "ShoeFault":
+            view.shoe = {"status": "fault" if not ev.get("cleared") else "connected", "detail": ev.get("fault")}
+            if not ev.get("cleared"):
+                view.alerts.append({"id": seq, "code": f"shoe-{ev.get('fault')}", "severity": "critical",
+                                    "message": f"the shoe reports {ev.get('fault')}", "seat": None, "street": None,
+                                    "latched": True, "hand": ev.get("hand"), "time_us": ev.get("time_us"),
+                                    "acked": None})
+        elif kind == "LinkChanged":
+            view.shoe = {"status": ev.get("status"), "detail": ev.get("detail")}
+        if self.on_event is not None:
+            try:
+                self.on_event(view.table, ev, now)
+            except Exception:  # noqa: BLE001
+                log.exception("floor on_event hook")
+
+    def _state(self, view: TableView, msg: dict[str, Any]) -> None:
+        self._alive(view, msg.get("session"))
+        if isinstance(msg.get("state"), dict):
+            view.state = msg["state"]
+        if isinstance(msg.get("seq"), int):
+            view.state_seq = msg["seq"]
+            view.known_last = max(view.known_last, msg["seq"])
+
+    def _status(self, view: TableView, msg: dict[str, Any]) -> None:
+        session = msg.get("session")
+        if not isinstance(session, int):
+            return
+        if msg.get("online"):
+            first, last = msg.get("first"), msg.get("last")
+            if (session > view.session and isinstance(last, int) and isinstance(first, int)
+                    and last < view.expected - 1):
+                # a new connection whose journal is behind what was applied: a new journal file
+                # (a retained birth delivered again has the session already seen and is not this)
+                view.expected, view.known_last, view.held = first, last, {}
+                view.journal_resets += 1
+            if session >= view.session:
+                view.session, view.online = session, True
+            if isinstance(first, int) and first > view.expected:
+                view.expected = first  # older records are gone from the table's journal
+                for seq in [s for s in view.held if s < first]:
+                    del view.held[seq]
+                while view.expected in view.held:
+                    self._apply(view, view.held.pop(view.expected), time.time())
+            if isinstance(last, int):
+                view.known_last = max(view.known_last, last)
+        elif session >= view.session:
+            view.session = session
+            view.online = False
+        else:
+            view.stale_wills += 1  # a Will of an older connection, overtaken by the rebirth
+
+    # ------------------------------------------------------------------ gaps
+
+    def _watch(self) -> None:
+        while not self._stop.wait(0.1):
+            for table, seq in self.check_gaps(time.monotonic()):
+                if self.connected.is_set():
+                    self.client.publish(Topics(self.room, table).replay, dumps({"from": seq}), qos=1)
+
+    def check_gaps(self, now: float) -> list[tuple[str, int]]:
+        """The replay requests due at monotonic time ``now``: ``(table, from_seq)`` for each table
+        ahead of the floor with no progress for the grace time (:data:`GAP_GRACE_S` with a hole
+        behind a later event, :data:`AHEAD_GRACE_S` when only its state or birth is ahead)."""
+        asks: list[tuple[str, int]] = []
+        with self.lock:
+            for view in self.tables.values():
+                if view.known_last < view.expected:
+                    view.behind_since = None
+                    continue
+                if view.behind_since is None or view.expected != view.behind_at:
+                    view.behind_since, view.behind_at = now, view.expected  # behind, or progress made
+                    continue
+                grace = GAP_GRACE_S if view.held else AHEAD_GRACE_S
+                if now - view.behind_since >= grace and now - view.asked_at >= grace:
+                    view.asked_at = now
+                    view.replays_asked += 1
+                    asks.append((view.table, view.expected))
+        return asks
+
+    # ------------------------------------------------------------------ the page's side
+
+    def snapshot(self) -> dict[str, Any]:
+        """Every table's row (:meth:`TableView.public`), by name, and the room's open alerts by
+        severity."""
+        now = time.time()
+        with self.lock:
+            rows = [self.tables[name].public(now) for name in sorted(self.tables)]
+            version = self.version
+        totals = {s: sum(r["counts"][s] for r in rows) for s in SEVERITIES}
+        return {"room": self.room, "version": version, "tables": rows, "alerts": totals,
+                "connected": self.connected.is_set()}
+
+    def acknowledge(self, table: str, alert_id: int, who: str) -> dict[str, Any] | None:
+        """Floor staff ``who`` acknowledges alert ``alert_id`` of ``table``: kept with the time and
+        appended to the floor journal (kind ``floor-ack``: table, alert, code, who, at).
+
+        :returns: the alert, or ``None`` when no such open alert.
+        :raises ValueError: ``who`` is empty.
+        """
+        who = who.strip()
+        if not who:
+            raise ValueError("an acknowledgement names who acknowledges")
+        with self.lock:
+            view = self.tables.get(table)
+            alert = next((a for a in view.alerts if a["id"] == alert_id and a["acked"] is None), None) if view else None
+            if alert is None:
+                return None
+            at = time.time()
+            alert["acked"] = {"by": who[:80], "at": at,
+                              "at_text": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(at)) + " UTC"}
+            self.version += 1
+        if self.journal is not None:
+            self.journal.append_record("floor-ack", {"table": table, "alert": alert_id, "code": alert.get("code"),
+                                                     "who": who[:80], "at_us": int(at * 1e6)})
+        return dict(alert)
+
+    def seqs(self, table: str) -> list[int]:
+        """The sequences applied for ``table``, in order (``keep_seqs`` only)."""
+        with self.lock:
+            view = self.tables.get(table)
+            return list(view.seqs or []) if view is not None else []
+
+
+def open_floor_journal(path: str | os.PathLike[str], room: str) -> Any:
+    """The floor's journal (acknowledgements), a :class:`~shoe_ctl.service.journal.Journal` of
+    table ``floor-<room>`` and profile ``floor``."""
+    from shoe_ctl.service.journal import Journal
+
+    return Journal(path, table=f"floor-{room}", profile="floor", retention_days=0)

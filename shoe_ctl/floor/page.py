@@ -1,0 +1,197 @@
+"""The floor page: every table of a room on one screen (aiohttp, its own thread and loop).
+
+``GET /`` the page; ``GET /state`` the consumer's snapshot (:meth:`FloorConsumer.snapshot`);
+``POST /ack`` ``{"table", "id", "who"}`` acknowledges an alert (400 without ``who``, 404 when no
+such open alert). Off loopback a token is required, sent as ``X-Floor-Token`` on POSTs (the
+page keeps one given as ``#token=...``). ``docs/floor.md`` describes the page.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import ipaddress
+import threading
+
+from aiohttp import web
+
+from shoe_ctl.floor.consumer import FloorConsumer
+
+__all__ = ["FloorPage", "PAGE_HTML"]
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class FloorPage:
+    """Serves the floor page for ``consumer`` on ``host:port`` (port 0: any free one).
+
+    :raises ValueError: a non-loopback ``host`` without ``token``.
+    :raises OSError: the address cannot be bound.
+    """
+
+    def __init__(self, consumer: FloorConsumer, *, host: str = "127.0.0.1", port: int = 8090,
+                 token: str | None = None) -> None:
+        if not _loopback(host) and not token:
+            raise ValueError(f"floor page on {host}: an address other than loopback needs a token")
+        self.consumer = consumer
+        self.host, self.port, self.token = host, port, token
+        self._loop = asyncio.new_event_loop()
+        self._runner: web.AppRunner | None = None
+        self._thread = threading.Thread(target=self._loop.run_forever, name="floor-page", daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}/"
+
+    def start(self) -> FloorPage:
+        self._thread.start()
+        try:
+            asyncio.run_coroutine_threadsafe(self._serve(), self._loop).result(10)
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    async def _serve(self) -> None:
+        app = web.Application(client_max_size=4096)
+        app.router.add_get("/", self._index)
+        app.router.add_get("/state", self._state)
+        app.router.add_post("/ack", self._ack)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.host, self.port)
+        await site.start()
+        server = getattr(site, "_server", None)
+        if self.port == 0 and server is not None and server.sockets:
+            self.port = server.sockets[0].getsockname()[1]
+
+    async def _index(self, _req: web.Request) -> web.Response:
+        return web.Response(text=PAGE_HTML, content_type="text/html",
+                            headers={"Cache-Control": "no-store", "Content-Security-Policy":
+                                     "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'"})
+
+    async def _state(self, _req: web.Request) -> web.Response:
+        return web.json_response(self.consumer.snapshot(), headers={"Cache-Control": "no-store"})
+
+    async def _ack(self, req: web.Request) -> web.Response:
+        if self.token:
+            given = req.headers.get("X-Floor-Token", "")
+            if not hmac.compare_digest(given.encode(), self.token.encode()):
+                return web.json_response({"error": "token"}, status=401)
+        if req.content_type != "application/json":
+            return web.json_response({"error": "Content-Type must be application/json"}, status=415)
+        try:
+            body = await req.json()
+            table, alert_id, who = body["table"], body["id"], body.get("who", "")
+            if not isinstance(table, str) or not isinstance(alert_id, int) or not isinstance(who, str):
+                raise TypeError
+        except (ValueError, KeyError, TypeError):
+            return web.json_response({"error": "expected {\"table\": text, \"id\": int, \"who\": text}"}, status=400)
+        if not who.strip():
+            return web.json_response({"error": "who: name the person acknowledging"}, status=400)
+        alert = await asyncio.get_running_loop().run_in_executor(
+            None, self.consumer.acknowledge, table, alert_id, who)
+        if alert is None:
+            return web.json_response({"error": "no such open alert"}, status=404)
+        return web.json_response({"acked": alert})
+
+    def close(self) -> None:
+        """Stop serving (idempotent)."""
+        if not self._thread.is_alive():
+            return
+        if self._runner is not None:
+            asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(5)
+            self._runner = None
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(5)
+
+
+PAGE_HTML = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Floor</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>
+body{font-family:system-ui,sans-serif;margin:0;background:#111;color:#eee}
+header{display:flex;gap:1.5em;align-items:center;padding:.6em 1em;background:#222}
+header h1{font-size:1.2em;margin:0}
+.sev{padding:.1em .5em;border-radius:.3em;font-weight:bold}
+.critical{background:#b00020;color:#fff}.warning{background:#e0a000;color:#000}.info{background:#446;color:#fff}
+table{border-collapse:collapse;width:100%}
+th,td{padding:.35em .6em;border-bottom:1px solid #333;text-align:left;vertical-align:top}
+tr.offline td{color:#888}
+.short{color:#ff6060;font-weight:bold}
+.alert{margin:.15em 0}
+button{font-size:1em}
+#conn.down{color:#ff6060}
+</style></head>
+<body>
+<header><h1>Floor <span id="room"></span></h1>
+<span id="conn">connecting...</span>
+<span>open alerts: <span class="sev critical" id="n-critical">0</span>
+<span class="sev warning" id="n-warning">0</span> <span class="sev info" id="n-info">0</span></span>
+<label>Your name <input id="who" autocomplete="name" placeholder="floor staff"></label></header>
+<table><thead><tr><th>Table</th><th>Online</th><th>State</th><th>Street</th><th>Stub / required</th>
+<th>Shoe</th><th>Last seen</th><th>Alerts</th></tr></thead><tbody id="rows"></tbody></table>
+<script>
+"use strict";
+const token = (location.hash.match(/token=([^&]+)/) || [])[1];
+if (token) { sessionStorage.setItem("floorToken", token); history.replaceState(null, "", location.pathname); }
+function el(tag, attrs, ...kids) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+  for (const k of kids) e.append(k && k.nodeType ? k : document.createTextNode(k == null ? "" : String(k)));
+  return e;
+}
+async function ack(table, id) {
+  const who = document.getElementById("who").value.trim();
+  if (!who) { document.getElementById("who").focus(); alert("Type your name first"); return; }
+  const headers = {"Content-Type": "application/json"};
+  const t = sessionStorage.getItem("floorToken"); if (t) headers["X-Floor-Token"] = t;
+  await fetch("/ack", {method: "POST", headers, body: JSON.stringify({table, id, who})});
+  refresh();
+}
+function row(t) {
+  const stub = t.stub || {};
+  const short = stub.count != null && stub.required != null && stub.count < stub.required;
+  const alerts = el("td", {});
+  for (const a of t.alerts) {
+    const b = el("button", {"data-ack": t.table + ":" + a.id}, "Acknowledge");
+    b.onclick = () => ack(t.table, a.id);
+    alerts.append(el("div", {class: "alert", "data-alert": t.table + ":" + a.id},
+      el("span", {class: "sev " + a.severity}, a.severity), " ", a.code, ": ", a.message || "", " ", b));
+  }
+  for (const a of t.acknowledged) {
+    alerts.append(el("div", {class: "alert acked", "data-acked": t.table + ":" + a.id},
+      "\\u2713 ", a.code, " acknowledged by ", a.acked.by, " at ", a.acked.at_text));
+  }
+  const shoe = t.shoe ? (t.shoe.status || "") : "";
+  return el("tr", {class: t.online ? "online" : "offline", "data-table": t.table},
+    el("td", {}, t.table), el("td", {class: "online-cell"}, t.online ? "online" : "OFFLINE"),
+    el("td", {class: "state-cell"}, t.state || ""), el("td", {class: "street-cell"}, t.street || ""),
+    el("td", {class: "stub-cell" + (short ? " short" : "")},
+       stub.count == null ? "" : stub.count + " / " + stub.required + (stub.forecast ? " (short on " + stub.forecast + ")" : "")),
+    el("td", {class: "shoe-cell"}, shoe),
+    el("td", {class: "seen-cell"}, t.seen_ago_s == null ? "never" : t.seen_ago_s + " s ago"), alerts);
+}
+let shown = -1;
+async function refresh() {
+  let s;
+  try { s = await (await fetch("/state", {cache: "no-store"})).json(); }
+  catch (e) { document.getElementById("conn").textContent = "page offline"; return; }
+  document.getElementById("room").textContent = s.room;
+  const c = document.getElementById("conn");
+  c.textContent = s.connected ? "broker connected" : "broker DISCONNECTED"; c.className = s.connected ? "" : "down";
+  for (const k of ["critical", "warning", "info"]) document.getElementById("n-" + k).textContent = s.alerts[k];
+  const rows = document.getElementById("rows");
+  rows.replaceChildren(...s.tables.map(row));
+  shown = s.version;
+}
+refresh(); setInterval(refresh, 1000);
+</script></body></html>
+"""

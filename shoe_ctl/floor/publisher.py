@@ -1,0 +1,406 @@
+"""The table's publisher: a controller sink that puts the journal and the public state on the
+floor's MQTT broker (paho-mqtt 2.x, ``CallbackAPIVersion.VERSION2``, QoS 1).
+
+The journal is the outbox (``docs/floor.md``): the publisher's own thread reads the records after
+the last one the broker acknowledged (:meth:`Journal.records`), publishes each one on the
+table's ``events`` topic (alerts also on ``alerts``) with its journal sequence and the session
+number, and keeps at most ``window`` unacknowledged. The highest journal sequence acknowledged
+without a hole and the session are kept in a small outbox file, so a restarted table publishes
+again what the broker had not acknowledged. A floor that saw a gap asks, on the ``replay`` topic,
+for the records from a sequence on; the publisher reads them again from the journal.
+
+The session number (as Sparkplug's ``bdSeq``) grows at every start and every connection; the
+retained ``status`` topic carries ``online`` with it, and the Last Will the same number with
+``online: false``, so a floor can tell a late Will of an old connection from the current state.
+
+Dealing never waits for the broker: :meth:`handle` only keeps a reference to the newest state and
+sets an event; paho's network thread and this module's thread do all the I/O.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import logging
+import os
+import socket
+import ssl
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import paho.mqtt.client as mqtt
+from paho.mqtt.enums import CallbackAPIVersion
+
+from shoe_ctl.events import Command, DisplayUpdate
+from shoe_ctl.floor.config import Credentials, FloorConfig, load_credentials
+from shoe_ctl.floor.topics import Topics, dumps, event_payload, floor_state
+
+log = logging.getLogger(__name__)
+
+__all__ = ["FloorPublisher", "attach_floor"]
+
+IDLE_POLL_S = 0.5
+"""How often the publisher looks at the journal when nothing happens (seconds)."""
+
+BACKOFF_S = (0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2)
+"""Re-reads of the journal after a wake-up: the controller journals a shoe event just after
+handing its commands to the sinks, so the record may come a moment after the wake-up."""
+
+SAVE_EVERY_S = 0.5
+"""The outbox file is rewritten at most this often (and at close)."""
+
+
+class FloorPublisher:
+    """Publishes one table's journal and public state to the floor broker.
+
+    :param journal: the table's :class:`~shoe_ctl.service.journal.Journal` (read only here).
+    :param table: the table's name (also its broker user name under the ACL of ``docs/floor.md``).
+    :param room: the room (first topic level).
+    :param host: broker host; :param port: broker TCP port.
+    :param credentials: broker user and password, or ``None``.
+    :param tls: connect with TLS; ``ca_file``: the CA for the broker's certificate (``None``: the
+        system's CAs).
+    :param outbox: the outbox file (acknowledged sequence and session, JSON); ``None`` keeps them
+        in memory only (a restart then publishes the whole journal again).
+    :param window: most events published and not yet acknowledged.
+    :param state_interval: least seconds between two state publications (the newest is kept).
+
+    Call :meth:`start`, then give it to ``Controller.add_sink``; :meth:`close` at shutdown.
+    """
+
+    def __init__(self, journal: Any, *, table: str, room: str, host: str, port: int,
+                 credentials: Credentials | None = None, tls: bool = False, ca_file: str | None = None,
+                 keepalive: int = 15, outbox: str | os.PathLike[str] | None = None, window: int = 200,
+                 state_interval: float = 0.05, reconnect_max_s: int = 5) -> None:
+        self.journal = journal
+        self.topics = Topics(room, table)
+        self.table = table
+        self.host, self.port = host, port
+        self.keepalive = keepalive
+        self.window = max(1, window)
+        self.state_interval = state_interval
+        self.outbox = Path(outbox) if outbox is not None else None
+        saved = self._load_outbox()
+        self.acked: int = int(saved.get("acked", 0))
+        """Every record up to this journal sequence was acknowledged by the broker."""
+        self.session: int = int(saved.get("session", 0)) + 1
+        self.connected = False
+        self.published = 0
+        self.republished = 0
+        self.replay_requests = 0
+        self._next = self.acked + 1
+        self._high = self.acked
+        self._pending: set[int] = set()
+        self._inflight: dict[int, int] = {}
+        self._acks: collections.deque[int] = collections.deque()
+        self._signals: collections.deque[tuple[str, Any]] = collections.deque()
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._latest: dict[str, Any] | None = None
+        self._state_sent: dict[str, Any] | None = None
+        self._state_at = 0.0
+        self._saved = (self.acked, self.session - 1)
+        self._saved_at = 0.0
+        self._thread: threading.Thread | None = None
+        self._killed = False
+        self.client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"table-{room}-{table}",
+                                  clean_session=True, protocol=mqtt.MQTTv311)
+        if credentials is not None:
+            self.client.username_pw_set(credentials.username, credentials.password)
+        if tls:
+            self.client.tls_set(ca_certs=ca_file, cert_reqs=ssl.CERT_REQUIRED)
+        self.client.max_inflight_messages_set(self.window)
+        self.client.reconnect_delay_set(1, reconnect_max_s)
+        self.client.on_connect = self._on_connect
+        self.client.on_disconnect = self._on_disconnect
+        self.client.on_publish = self._on_publish
+        self.client.on_message = self._on_message
+        self._set_will()
+
+    # ------------------------------------------------------------------ sink (controller thread)
+
+    def handle(self, command: Command) -> None:
+        """Take one command: keeps the newest public state; never blocks, never raises."""
+        if isinstance(command, DisplayUpdate):
+            self._latest = command.state
+        self._wake.set()
+
+    def close(self, timeout: float = 3.0) -> None:
+        """Stop: publish what the broker can still take within ``timeout`` seconds, mark the table
+        offline (a clean stop sends no Will), save the outbox and disconnect. Idempotent."""
+        if self._stop.is_set():
+            return
+        deadline = time.monotonic() + timeout
+        while self.connected and (self._inflight or self._next <= self._last_seq()) and time.monotonic() < deadline:
+            self._wake.set()
+            time.sleep(0.02)
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+        self._drain_acks()
+        if self.connected:
+            self._state_at = 0.0
+            self._publish_state()  # the last state, if the interval held it back
+            info = self.client.publish(self.topics.status, dumps(self._status(False, clean=True)), qos=1, retain=True)
+            try:
+                info.wait_for_publish(1.0)
+            except (RuntimeError, ValueError):
+                pass
+        self._save_outbox(force=True)
+        self.client.disconnect()
+        self.client.loop_stop()
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> FloorPublisher:
+        """Start paho's network thread (connecting in the background, retrying while the broker
+        is away) and the publisher's thread."""
+        self.client.connect_async(self.host, self.port, keepalive=self.keepalive)
+        self.client.loop_start()
+        self._thread = threading.Thread(target=self._run, name=f"floor-pub-{self.table}", daemon=True)
+        self._thread.start()
+        return self
+
+    def kill(self) -> None:
+        """Die as a crash would (tests, ``hil floor``): no last words, no outbox saved, the TCP
+        connection dropped without DISCONNECT (the broker sends the Will)."""
+        self._killed = True
+        self._stop.set()
+        self._wake.set()
+        sock = self.client.socket()
+        self.client.loop_stop()
+        if isinstance(sock, socket.socket):
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            sock.close()
+        if self._thread is not None:
+            self._thread.join(2)
+
+    # ------------------------------------------------------------------ paho callbacks (network thread)
+
+    def _set_will(self) -> None:
+        self.client.will_set(self.topics.status, dumps(self._status(False)), qos=1, retain=True)
+
+    def _on_connect(self, client: mqtt.Client, _ud: Any, _flags: Any, reason: Any, _props: Any) -> None:
+        if getattr(reason, "is_failure", False):
+            log.warning("floor broker refused table %s: %s", self.table, reason)
+            return
+        self.connected = True
+        client.subscribe(self.topics.replay, qos=1)
+        self._signals.append(("connected", None))
+        self._wake.set()
+
+    def _on_disconnect(self, _client: mqtt.Client, _ud: Any, _flags: Any, reason: Any, _props: Any) -> None:
+        was = self.connected
+        self.connected = False
+        if was and not self._stop.is_set():
+            self.session += 1  # the next connection is a new session; its Will says so
+            self._set_will()
+            log.warning("floor broker connection lost (%s); table %s reconnects", reason, self.table)
+        self._wake.set()
+
+    def _on_publish(self, _client: mqtt.Client, _ud: Any, mid: int, _reason: Any, _props: Any) -> None:
+        self._acks.append(mid)
+        self._wake.set()
+
+    def _on_message(self, _client: mqtt.Client, _ud: Any, msg: mqtt.MQTTMessage) -> None:
+        try:
+            data = json.loads(msg.payload)
+            seq = int(data["from"])
+        except (ValueError, KeyError, TypeError):
+            log.warning("floor: bad replay request on %s", msg.topic)
+            return
+        self._signals.append(("replay", seq))
+        self._wake.set()
+
+    # ------------------------------------------------------------------ the publisher thread
+
+    def _run(self) -> None:
+        backoff = 0
+        while not self._stop.is_set():
+            woke = self._wake.wait(BACKOFF_S[backoff] if backoff < len(BACKOFF_S) else IDLE_POLL_S)
+            self._wake.clear()
+            if self._stop.is_set():
+                break
+            try:
+                sent = self._step()
+            except Exception:  # noqa: BLE001 - the publisher never takes the table down
+                log.exception("floor publisher of table %s", self.table)
+                sent = 0
+            if woke or sent:
+                backoff = 0
+            elif backoff < len(BACKOFF_S):
+                backoff += 1
+
+    def _check_outbox(self) -> None:
+        """At the first step: an outbox ahead of the journal (no record at or after its acknowledged
+        sequence: the journal file was replaced) restarts the publication from the journal's start."""
+        self._outbox_checked = True
+        if self.acked > 0 and next(iter(self.journal.records(self.acked - 1)), None) is None:
+            log.warning("floor outbox %s is ahead of the journal (a new journal?): publishing it from the start",
+                        self.outbox)
+            self.acked = self._high = 0
+            self._next = 1
+            self._pending.clear()
+
+    _outbox_checked = False
+
+    def _step(self) -> int:
+        if not self._outbox_checked:
+            self._check_outbox()
+        self._drain_acks()
+        birth = False
+        while self._signals:
+            kind, value = self._signals.popleft()
+            if kind == "connected":
+                birth = True
+            elif kind == "replay" and isinstance(value, int):
+                self.replay_requests += 1
+                birth = True  # tell the floor the journal's first record again
+                if value < self._next and value not in self._inflight.values():  # in flight: paho delivers it
+                    self._next = max(value, 1)
+        sent = 0
+        if self.connected:
+            if birth:
+                self.client.publish(self.topics.status, dumps(self._status(True)), qos=1, retain=True)
+                self._state_sent = None
+            sent = self._publish_events()
+            self._publish_state()
+        self._save_outbox()
+        return sent
+
+    def _drain_acks(self) -> None:
+        """Fold in the broker's acknowledgements. Runs in the thread that publishes, always after
+        the ``mid`` of each publication was recorded, so an early PUBACK is never missed."""
+        changed = False
+        while self._acks:
+            mid = self._acks.popleft()
+            seq = self._inflight.pop(mid, None)  # None: a state, status or alerts message
+            if seq is not None:
+                self._pending.discard(seq)
+                changed = True
+        if changed or not self._pending:
+            self.acked = max(self.acked, (min(self._pending) - 1) if self._pending else self._high)
+
+    def _publish_events(self) -> int:
+        room = self.window - len(self._inflight)
+        if room <= 0:
+            return 0
+        sent = 0
+        for rec in self.journal.records(self._next - 1):
+            payload = event_payload(rec, table=self.table, session=self.session)
+            data = dumps(payload)
+            info = self.client.publish(self.topics.events, data, qos=1)
+            if info.rc == mqtt.MQTT_ERR_QUEUE_SIZE:
+                break
+            self._inflight[info.mid] = rec.seq
+            if rec.seq > self._high:
+                self._high = rec.seq
+                self._pending.add(rec.seq)
+                self.published += 1
+            else:
+                self.republished += 1
+            if rec.kind == "Alert":
+                self.client.publish(self.topics.alerts, data, qos=1)
+            self._next = rec.seq + 1
+            sent += 1
+            if sent >= room:
+                break
+        self._drain_acks()
+        return sent
+
+    def _publish_state(self) -> None:
+        raw = self._latest
+        now = time.monotonic()
+        if raw is None or raw is self._state_sent or now - self._state_at < self.state_interval:
+            if raw is not None and raw is not self._state_sent:
+                self._wake.set()  # publish it once the interval is over
+            return
+        payload = {"v": 1, "table": self.table, "session": self.session, "seq": self._high,
+                   "time_us": int(time.time() * 1e6), "state": floor_state(raw)}
+        self.client.publish(self.topics.state, dumps(payload), qos=1, retain=True)
+        self._state_sent = raw
+        self._state_at = now
+
+    def _status(self, online: bool, *, clean: bool = False) -> dict[str, Any]:
+        out: dict[str, Any] = {"v": 1, "table": self.table, "online": online, "session": self.session}
+        if online:
+            first = next(iter(self.journal.records(None)), None)
+            out.update(first=first.seq if first is not None else 1, last=self._last_seq(),
+                       time_us=int(time.time() * 1e6))
+        if clean:
+            out["clean"] = True
+        return out
+
+    def _last_seq(self) -> int:
+        last = self._high
+        try:
+            for rec in self.journal.records(self._high):
+                last = rec.seq
+        except Exception:  # noqa: BLE001 - a journal closed first at shutdown
+            pass
+        return last
+
+    # ------------------------------------------------------------------ the outbox file
+
+    def _load_outbox(self) -> dict[str, Any]:
+        if self.outbox is None:
+            return {}
+        try:
+            data = json.loads(self.outbox.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as exc:
+            log.warning("floor outbox %s unreadable (%s): publishing the whole journal again", self.outbox, exc)
+            return {}
+        if not isinstance(data, dict) or data.get("table") not in (None, self.table):
+            return {}
+        return data
+
+    def _save_outbox(self, force: bool = False) -> None:
+        if self.outbox is None or self._killed:
+            return
+        now = time.monotonic()
+        state = (self.acked, self.session)
+        if state == self._saved or (not force and now - self._saved_at < SAVE_EVERY_S):
+            return
+        tmp = self.outbox.with_name(self.outbox.name + ".tmp")
+        try:
+            tmp.write_text(json.dumps({"table": self.table, "acked": self.acked, "session": self.session}),
+                           encoding="utf-8")
+            os.replace(tmp, self.outbox)
+        except OSError as exc:
+            log.warning("floor outbox %s not written: %s", self.outbox, exc)
+            return
+        self._saved, self._saved_at = state, now
+
+
+def attach_floor(controller: Any, journal: Any, cfg: FloorConfig, *, table: str,
+                 journal_path: str | os.PathLike[str] | None = None) -> FloorPublisher | None:
+    """Wire the floor publisher into a table's service (the composition root calls this).
+
+    :param controller: the :class:`~shoe_ctl.service.controller.Controller` (``add_sink``).
+    :param journal: the table's journal (the outbox); required when the floor is enabled.
+    :param cfg: ``[floor]``; nothing happens when ``cfg.enabled`` is false.
+    :param table: the table's name.
+    :param journal_path: the journal file, for the default outbox path ``<journal>.floor``.
+    :returns: the started publisher (close it at shutdown), or ``None`` when the floor is off.
+    :raises ValueError: the floor is enabled without a journal, or a bad name.
+    :raises shoe_ctl.config.ConfigError: an unreadable or too open credentials file.
+    """
+    if not cfg.enabled:
+        return None
+    if journal is None:
+        raise ValueError("[floor] is enabled but the table has no journal: the journal is the floor's outbox")
+    host, port, tls = cfg.host_port_tls
+    creds = load_credentials(cfg.credentials) if cfg.credentials else None
+    outbox = cfg.outbox or (f"{os.fspath(journal_path)}.floor" if journal_path is not None else None)
+    pub = FloorPublisher(journal, table=table, room=cfg.room, host=host, port=port, credentials=creds, tls=tls,
+                         ca_file=cfg.ca_file, keepalive=cfg.keepalive, outbox=outbox).start()
+    controller.add_sink(pub)
+    return pub

@@ -1,0 +1,189 @@
+"""What a table puts on the floor's MQTT broker: topic names and payloads, under the embargo.
+
+Every payload is built here, from two sources only: a journal record (:func:`event_payload`) and
+the machine's public state (:func:`floor_state`). Both are whitelists: a record kind or a key
+not listed below is published without its body, and no card identity leaves the table except the
+upcards and the community card of the public state (never a downcard, not even one tabled at
+showdown). Topics and payloads are described in ``docs/floor.md``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from shoe_ctl.display.model import CARD_TOKEN, REDACTED, REFUSED_CODES, public_state
+
+__all__ = [
+    "NAME_RE", "SEVERITIES", "Topics", "check_name", "dumps", "event_payload", "floor_state", "redact",
+    "severity",
+]
+
+PAYLOAD_VERSION = 1
+
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+"""A room or table name usable as one MQTT topic level and a broker user name."""
+
+SEVERITIES = ("critical", "warning", "info")
+"""Alert severities, most urgent first (see :func:`severity`)."""
+
+CRITICAL_CODES = frozenset({
+    "shoe-fault", "shoe-disconnected", "shoe-sequence-reset", "sequence-gap", "journal-write-failed",
+    "duplicate-card", "dispense-gap",
+})
+
+
+def check_name(what: str, name: str) -> str:
+    """``name`` when it is a valid room/table name (``NAME_RE``).
+
+    :raises ValueError: naming ``what`` and the allowed form.
+    """
+    if not isinstance(name, str) or not NAME_RE.match(name):
+        raise ValueError(f"{what} {name!r} cannot be an MQTT topic level: use 1-64 letters, digits, '_', '.', '-'")
+    return name
+
+
+class Topics:
+    """The topics of one table in one room (``<room>/tables/<table>/<leaf>``):
+
+    - ``state`` (retained): the latest public state;
+    - ``events``: every journal record, in journal order (QoS 1);
+    - ``alerts``: the alert records again, for subscribers that want only those;
+    - ``status`` (retained): online with the session, or the Last Will's offline;
+    - ``replay``: the floor's requests to publish again from a journal sequence (the table reads).
+    """
+
+    LEAVES = ("state", "events", "alerts", "status")
+
+    def __init__(self, room: str, table: str) -> None:
+        self.room = check_name("room", room)
+        self.table = check_name("table", table)
+        base = f"{room}/tables/{table}"
+        self.state = f"{base}/state"
+        self.events = f"{base}/events"
+        self.alerts = f"{base}/alerts"
+        self.status = f"{base}/status"
+        self.replay = f"{base}/replay"
+
+    @staticmethod
+    def parse(topic: str) -> tuple[str, str, str] | None:
+        """``(room, table, leaf)`` of a table topic, else ``None``."""
+        parts = topic.split("/")
+        if len(parts) != 4 or parts[1] != "tables":
+            return None
+        return parts[0], parts[2], parts[3]
+
+
+def redact(value: Any, public: frozenset[str] = frozenset()) -> Any:
+    """``value`` with every card written in a string that is not in ``public`` replaced by ``??``."""
+    if isinstance(value, str):
+        return CARD_TOKEN.sub(lambda m: m.group(0) if m.group(0) in public else REDACTED, value)
+    if isinstance(value, Mapping):
+        return {str(k): redact(v, public) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [redact(v, public) for v in value]
+    return value
+
+
+def severity(code: str, latched: bool) -> str:
+    """An alert's severity on the floor: ``critical`` for a latched alert (the dealer must stop)
+    and for shoe and journal faults, ``info`` for a refused dealer input (nothing changed),
+    ``warning`` for every other alert (a ruling, a short stub coming, a community card)."""
+    if latched or code in CRITICAL_CODES or code.startswith("shoe-"):
+        return "critical"
+    if code in REFUSED_CODES:
+        return "info"
+    return "warning"
+
+
+
+def _pick(body: Mapping[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    return {k: redact(body[k]) for k in keys if k in body}
+
+
+def event_payload(record: Any, *, table: str, session: int) -> dict[str, Any]:
+    """The published form of one journal record (``shoe_ctl.service.journal.Record``).
+
+    Always: ``v``, ``table``, ``session`` (the publisher's connection number, see
+    ``docs/floor.md``), ``seq`` (the journal sequence: the floor's order and dedup key),
+    ``time_us`` (the append time at the table, µs since the epoch, UTC), ``hand`` and ``kind``.
+    Then, by kind, a whitelist of the body (every card written in a text becomes ``??``):
+
+    - ``CardRead``: ``dispense``, ``epoch``, ``reader``, ``readable`` (never the card);
+    - ``ShoeFault``: ``fault``, ``cleared``; ``ShoeButton``: ``button``;
+    - ``LinkChanged``: ``status``, ``detail``, ``sequence_reset``;
+    - ``DealerInput``: ``action``, ``seat``; ``TimerFired``: ``name``;
+    - ``Alert``: ``code``, ``message``, ``street``, ``seat``, ``latched``, ``moves``, ``severity``;
+    - ``hand-start``: ``game``, ``rules``, ``seats``; ``hand-end``: ``abandoned``;
+    - anything else: no body.
+    """
+    try:
+        body = json.loads(record.body) if record.body else {}
+    except ValueError:
+        body = {}
+    if not isinstance(body, Mapping):
+        body = {}
+    out: dict[str, Any] = {"v": PAYLOAD_VERSION, "table": table, "session": session, "seq": int(record.seq),
+                           "time_us": int(record.time_us), "hand": record.hand, "kind": record.kind}
+    kind = record.kind
+    if kind == "CardRead":
+        out.update(_pick(body, ("dispense", "epoch", "reader")))
+        out["readable"] = body.get("card") is not None
+    elif kind == "ShoeFault":
+        out["fault"] = redact(body.get("kind"))
+        out["cleared"] = bool(body.get("cleared", False))
+    elif kind == "ShoeButton":
+        out.update(_pick(body, ("button",)))
+    elif kind == "LinkChanged":
+        out.update(_pick(body, ("status", "detail", "sequence_reset")))
+    elif kind == "DealerInput":
+        out.update(_pick(body, ("action", "seat")))
+    elif kind == "TimerFired":
+        out.update(_pick(body, ("name",)))
+    elif kind == "Alert":
+        out.update(_pick(body, ("code", "message", "street", "seat", "latched", "moves")))
+        out["severity"] = severity(str(body.get("code", "")), bool(body.get("latched", False)))
+    elif kind == "hand-start":
+        out.update(_pick(body, ("game", "rules", "seats")))
+    elif kind == "hand-end":
+        out["abandoned"] = bool(body.get("abandoned", False))
+    return out
+
+
+_SEAT_KEYS = ("seat", "status", "up", "down_count", "bring_in", "first_to_act", "absent")
+_TOP_KEYS = ("hand", "game", "rules", "state", "street", "community", "stub", "shoe", "instruction")
+
+
+def floor_state(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """The floor's view of a ``DisplayUpdate.state``: the display's public state
+    (:func:`shoe_ctl.display.model.public_state`) with every seat's ``down`` removed even at
+    showdown, only the keys in ``_TOP_KEYS``/``_SEAT_KEYS`` kept, the machine's alert list
+    reduced to codes, and every card in a text that is not an upcard or the community card
+    written ``??``."""
+    seats_in = raw.get("seats")
+    cleaned = dict(raw)
+    if isinstance(seats_in, list):
+        cleaned["seats"] = [{k: v for k, v in s.items() if k != "down"} if isinstance(s, Mapping) else s
+                            for s in seats_in]
+    pub = public_state(cleaned)
+    out: dict[str, Any] = {k: pub.get(k) for k in _TOP_KEYS}
+    seats = []
+    upcards: set[str] = set()
+    for s in pub.get("seats") or []:
+        if isinstance(s, Mapping):
+            seat = {k: s[k] for k in _SEAT_KEYS if k in s}
+            seats.append(seat)
+            upcards.update(c for c in seat.get("up") or [] if isinstance(c, str))
+    out["seats"] = seats
+    if isinstance(out.get("community"), str):
+        upcards.add(out["community"])
+    out["alerts"] = [{"code": a.get("code"), "seat": a.get("seat"), "latched": bool(a.get("latched"))}
+                     for a in pub.get("alerts") or [] if isinstance(a, Mapping)]
+    return dict(redact(out, frozenset(upcards)))
+
+
+def dumps(payload: Mapping[str, Any]) -> bytes:
+    """A payload as compact UTF-8 JSON."""
+    return json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode("utf-8")

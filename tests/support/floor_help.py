@@ -1,0 +1,68 @@
+"""Helpers for the floor tests: wait for a condition, collect every message of a topic filter."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import paho.mqtt.client as mqtt
+from paho.mqtt.enums import CallbackAPIVersion
+
+ROOM = "room-9"
+"""The room of the floor tests' broker (``tests/floor/conftest.py``)."""
+
+TABLES = ("t1", "t2", "t3")
+"""The tables that broker has users for."""
+
+
+def wait_for(cond: Callable[[], bool], timeout: float, poll: float = 0.05) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if cond():
+            return True
+        time.sleep(poll)
+    return cond()
+
+
+class Tap:
+    """A client subscribed to ``topic`` (QoS 1) that keeps every (topic, raw payload, json)."""
+
+    def __init__(self, host: str, port: int, user: str, password: str, topic: str = "#",
+                 client_id: str = "tap") -> None:
+        self.messages: list[tuple[str, bytes, Any]] = []
+        self.lock = threading.Lock()
+        self.subscribed = threading.Event()
+        self.refused: Any = None
+        self.client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=client_id)
+        self.client.username_pw_set(user, password)
+        self.client.on_connect = self._connect
+        self.client.on_subscribe = lambda *_a: self.subscribed.set()
+        self.client.on_message = self._message
+        self.topic = topic
+        self.client.connect(host, port)
+        self.client.loop_start()
+
+    def _connect(self, client: mqtt.Client, _ud: Any, _flags: Any, reason: Any, _props: Any) -> None:
+        if reason.is_failure:
+            self.refused = reason
+            return
+        client.subscribe(self.topic, qos=1)
+
+    def _message(self, _c: mqtt.Client, _ud: Any, msg: mqtt.MQTTMessage) -> None:
+        try:
+            data = json.loads(msg.payload)
+        except ValueError:
+            data = None
+        with self.lock:
+            self.messages.append((msg.topic, bytes(msg.payload), data))
+
+    def snapshot(self) -> list[tuple[str, bytes, Any]]:
+        with self.lock:
+            return list(self.messages)
+
+    def close(self) -> None:
+        self.client.disconnect()
+        self.client.loop_stop()
