@@ -17,18 +17,16 @@ from __future__ import annotations
 
 import io
 import json
-import os
 from argparse import Namespace
 from pathlib import Path
 
 import pytest
+from paths import SHARED
 
 from shoe_ctl.analyze import analyze_file, iter_phh_files
 from shoe_ctl.cli import replay as cmd_replay
 from shoe_ctl.config import load_profile
 
-ROOT = Path(__file__).resolve().parents[2]
-SHARED = Path(os.environ.get("SHOE_CTL_SHARED") or ROOT.parent / "shared")
 PHH = SHARED / "data" / "stud" / "phh"
 EXPECTED = PHH / "expected.jsonl"
 COMMUNITY_HAND = PHH / "Stars" / "30506593746.phh"

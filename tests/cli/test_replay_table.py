@@ -6,10 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from paths import EXAMPLES
 
 from shoe_ctl.cli import main
-
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def _rows(text: str, names: list[str]) -> dict[str, str]:

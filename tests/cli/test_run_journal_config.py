@@ -8,11 +8,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from paths import ROOT
 
 from shoe_ctl.cli.run import journal_path
 from shoe_ctl.config import load_table_config
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def _config(tmp_path: Path, journal: Path | None) -> Path:

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from paths import ROOT
 
 
 def test_a_vshoe_url_gets_the_simulated_dealer_and_the_doctor_skips_its_port(tmp_path: Path) -> None:

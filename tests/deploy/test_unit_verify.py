@@ -10,8 +10,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
 UNITS = Path("/usr/lib/systemd/system")
 

@@ -10,11 +10,11 @@ import shutil
 from pathlib import Path
 
 import pytest
+from paths import ROOT
 
 from drivers.buttons import BUTTON_ACTIONS
 from drivers.leds import LED_NAMES, PATTERNS
 
-ROOT = Path(__file__).resolve().parents[2]
 CARD = (ROOT / "docs" / "dealer-card.md").read_text()
 STATIC = ROOT / "shoe_ctl" / "display" / "static"
 

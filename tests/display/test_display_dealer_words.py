@@ -10,14 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from rule_profiles import PROFILES
 
-from shoe_ctl.config import load_profile
 from shoe_ctl.dealer_io import LastHand
 from shoe_ctl.events import Alert, CardRead, DealerAction, DealerInput, DisplayUpdate, Instruction, Signal
 from shoe_ctl.machine import Dealing
 from shoe_ctl.rules.cards import Card
-
-PROFILES = {"tda": load_profile("tda"), "house": load_profile("house")}
 
 
 def test_a_card_pulled_with_no_hand_running_stops_the_dealer_in_plain_words() -> None:

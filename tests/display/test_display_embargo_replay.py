@@ -11,18 +11,17 @@ from __future__ import annotations
 
 import io
 import json
-import os
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
+from paths import SHARED
+from rule_profiles import PROFILES
 
 from drivers.leds import ConsoleLedSink
 from shoe_ctl.display.model import CARD_TOKEN, MUCKED_STATUSES, DisplayModel, is_showdown
 from shoe_ctl.events import Alert, Command, DisplayUpdate, Instruction
 
-SHARED = Path(os.environ.get("SHOE_CTL_SHARED", Path(__file__).resolve().parents[2].parent / "shared"))
 PHH_DIR = SHARED / "data" / "stud" / "phh"
 
 
@@ -67,7 +66,6 @@ def by_hand(commands: list[Command]) -> Iterator[tuple[Any, list[Command]]]:
 def replayed() -> tuple[list[Command], list[Any], list[Any]]:
     try:
         from hil.replay import run_direct, script_from_record
-        from shoe_ctl.config import load_profile
         from shoe_ctl.phh import read_phh
     except ImportError as exc:
         pytest.skip(f"the service's replay is not available yet ({exc})")
@@ -75,7 +73,7 @@ def replayed() -> tuple[list[Command], list[Any], list[Any]]:
     if not files:
         pytest.skip(f"no PHH hands under {PHH_DIR} (set SHOE_CTL_SHARED)")
     scripts = [script_from_record(read_phh(f), seed=i, path=f) for i, f in enumerate(files)]
-    profiles = {"tda": load_profile("tda"), "house": load_profile("house")}
+    profiles = PROFILES
     sink = Collect()
     recorder, _dealer = run_direct(scripts, profiles, sinks=[sink])
     assert len(recorder.hands) == len(files), "every hand replays to its end"

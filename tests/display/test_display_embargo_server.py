@@ -15,20 +15,19 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
 import threading
 import urllib.request
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
+from paths import SHARED
+from rule_profiles import PROFILES
 
 from shoe_ctl.display.model import CARD_TOKEN, MUCKED_STATUSES, is_showdown
 from shoe_ctl.display.server import DisplaySink, start_display
 from shoe_ctl.events import Command
 
-SHARED = Path(os.environ.get("SHOE_CTL_SHARED", Path(__file__).resolve().parents[2].parent / "shared"))
 PHH_DIR = SHARED / "data" / "stud" / "phh"
 BATCH = 200         # commands handed to the display before the test waits for the stream to catch up
                     # (below the server's per-client backlog of 256 snapshots)
@@ -113,11 +112,10 @@ def served() -> Iterator[tuple[list[tuple[int, dict[str, Any]]], list[dict[str, 
     if not files:
         pytest.skip(f"no PHH hands under {PHH_DIR} (set SHOE_CTL_SHARED)")
     from hil.replay import run_direct, script_from_record
-    from shoe_ctl.config import load_profile
     from shoe_ctl.phh import read_phh
 
     scripts = [script_from_record(read_phh(f), seed=i, path=f) for i, f in enumerate(files)]
-    profiles = {"tda": load_profile("tda"), "house": load_profile("house")}
+    profiles = PROFILES
     display = start_display("127.0.0.1", 0, lambda _event: None)
     reader = StreamReader(display.host, display.port)
     try:

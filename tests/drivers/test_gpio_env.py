@@ -13,10 +13,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from paths import ROOT
 
 pytest.importorskip("lgpio")
 
-ROOT = Path(__file__).resolve().parents[2]
+
 UNWRITABLE = "/proc"
 
 

@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from paths import ROOT
 
 from drivers import protocol as p
 from drivers.exc import FrameError, MessageError, UnknownMessageError
 from shoe_ctl.events import CardRead, FaultKind
 from shoe_ctl.rules.cards import Card
 
-ROOT = Path(__file__).resolve().parents[2]
 VECTORS = json.loads((ROOT / "tests" / "vectors" / "protocol_v1.json").read_text())["vectors"]
 
 

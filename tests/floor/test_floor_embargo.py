@@ -10,14 +10,13 @@ from pathlib import Path
 from typing import Any
 
 from floor_help import ROOM, Tap, wait_for
+from paths import EXAMPLES
 
 from hil.floor_rig import VirtualTable
 from hil.replay import script_from_record
 from shoe_ctl.display.model import CARD_TOKEN
 from shoe_ctl.floor.broker import MONITOR_USER, Mosquitto
 from shoe_ctl.phh import read_phh
-
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def message_hand(topic: str, data: Any) -> Any:

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from floor_help import ROOM, wait_for
+from paths import EXAMPLES
 
 from hil.floor_rig import VirtualTable
 from hil.replay import script_from_record
@@ -33,7 +34,7 @@ if not Path(CHROMIUM).exists() and not shutil.which(CHROMIUM):
                 allow_module_level=True)
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from paths import ROOT
 
 from shoe_ctl.cli import main
 from shoe_ctl.config import ConfigError, load_table_config
@@ -27,8 +28,6 @@ from shoe_ctl.floor.config import (
 from shoe_ctl.floor.topics import Topics, event_payload, floor_state, severity
 from shoe_ctl.rules.cards import parse_card
 from shoe_ctl.service import codec
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @dataclass

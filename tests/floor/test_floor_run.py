@@ -9,12 +9,11 @@ import sys
 from pathlib import Path
 
 from floor_help import ROOM, wait_for
+from paths import EXAMPLES
 
 from shoe_ctl.floor.broker import FLOOR_USER, Mosquitto
 from shoe_ctl.floor.consumer import FloorConsumer
 from shoe_ctl.service.journal import Journal
-
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def config(tmp_path: Path, mosquitto: Mosquitto, journal: bool = True) -> Path:

@@ -9,10 +9,11 @@ import queue
 import time
 from typing import Any
 
+from rule_profiles import PROFILES
+
 from drivers.shoe import ShoeLink
 from hil.deck import Deck
 from hil.virtual_shoe import VirtualShoe
-from shoe_ctl.config import load_profile
 from shoe_ctl.events import (
     Alert,
     CardRead,
@@ -25,8 +26,6 @@ from shoe_ctl.events import (
     Signal,
 )
 from shoe_ctl.machine import Dealing
-
-PROFILES = {"tda": load_profile("tda"), "house": load_profile("house")}
 
 
 class Table:

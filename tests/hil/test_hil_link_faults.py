@@ -9,18 +9,18 @@ there and the stub is what is physically left in the shoe.
 from __future__ import annotations
 
 import pytest
+from rule_profiles import PROFILES
 
 from hil.dealer import HandScript
 from hil.deck import Deck
 from hil.replay import run_full
-from shoe_ctl.config import load_profile
 from shoe_ctl.rules.cards import card_text
 
 pytestmark = pytest.mark.faults
 
 
 def test_unplugged_mid_hand_and_noisy_line_lose_and_double_nothing() -> None:
-    profiles = {"tda": load_profile("tda"), "house": load_profile("house")}
+    profiles = PROFILES
     seats = [1, 2, 3, 4, 5, 6, 7, 8]
     scripts = [HandScript(seats, "stud", "tda", Deck.seeded(40 + k).cards(),
                           {"3rd": [("fold", 8)], "5th": [("fold", 2)]}, name=f"faulty {k}") for k in range(2)]
@@ -55,7 +55,7 @@ def test_replaying_the_journaled_events_rebuilds_the_machine_exactly() -> None:
             self.items.append(item)
             return len(self.items)
 
-    profiles = {"tda": load_profile("tda"), "house": load_profile("house")}
+    profiles = PROFILES
     journal = ListJournal()
     scripts = [HandScript([1, 2, 3, 4, 5, 6, 7], "razz", "house", Deck.seeded(9).cards(),
                           {"3rd": [("fold", 3)], "4th": [("all-in", 5)]}, name="journaled")]
@@ -79,7 +79,7 @@ def test_duplicate_and_foreign_cards_from_the_shoe_stop_the_dealer() -> None:
     scramble on 7th (7 seats, none fold: pulls 1-45 before it, the burn is pull 46) a card that is
     not in the new stub (pull 48) raises ``card-not-in-stub``. Both are latched: the dealer sees
     ``stop`` and goes on only after acknowledging; the hand still ends with every card counted."""
-    profiles = {"tda": load_profile("tda"), "house": load_profile("house")}
+    profiles = PROFILES
     seats = [1, 2, 3, 4, 5, 6, 7]
     scripts = [HandScript(seats, "stud", "tda", Deck.seeded(77).cards(), {}, name="bad cards")]
     recorder, dealer = run_full(scripts, profiles, seed=5, timeout=60, auto_ack=True,

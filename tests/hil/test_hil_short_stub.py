@@ -23,11 +23,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
+from rule_profiles import PROFILES
 
 from hil.dealer import HandScript, TablePicture
 from hil.deck import Deck
 from hil.replay import HandRecord, run_full
-from shoe_ctl.config import load_profile
 from shoe_ctl.rules.cards import Card, card_text
 from shoe_ctl.rules.games import Game, TieRule, first_to_act
 
@@ -91,7 +91,7 @@ CASES = _cases()
 
 @pytest.fixture(scope="module")
 def dealt() -> dict[str, tuple[HandRecord, TablePicture, HandScript]]:
-    profiles = {"tda": load_profile("tda"), "house": load_profile("house")}
+    profiles = PROFILES
     scripts = []
     for k, case in enumerate(CASES):
         deck = _d_deck() if case.name == "tda-B-D" else Deck.seeded(100 + k).cards()

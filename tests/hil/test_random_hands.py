@@ -5,13 +5,12 @@ what is physically left, and the only alerts are the short-stub clauses the rule
 from __future__ import annotations
 
 import pytest
+from rule_profiles import PROFILES
 
 from hil.dealer import random_hands
 from hil.replay import run_direct
-from shoe_ctl.config import load_profile
 from shoe_ctl.rules.cards import card_text
 
-PROFILES = {"tda": load_profile("tda"), "house": load_profile("house")}
 CLAUSES = {"RP-10-H-A", "RP-10-H-B", "RP-10-H-C", "house-16.18", "house-16.19", "house-16.20"}
 
 

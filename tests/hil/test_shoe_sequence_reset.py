@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import queue
 import time
+from collections.abc import Callable
 from typing import Any
+
+from rule_profiles import PROFILES
 
 from drivers.shoe import ShoeLink
 from hil.deck import Deck
 from hil.virtual_shoe import VirtualShoe
-from shoe_ctl.config import load_profile
 from shoe_ctl.events import (
     Alert,
     CardRead,
@@ -23,8 +25,6 @@ from shoe_ctl.events import (
     Signal,
 )
 from shoe_ctl.machine import Dealing
-
-PROFILES = {"tda": load_profile("tda"), "house": load_profile("house")}
 
 
 def _drain(q: queue.Queue[Any], m: Dealing, until: Any, timeout: float = 5.0) -> list[Any]:
@@ -39,10 +39,11 @@ def _drain(q: queue.Queue[Any], m: Dealing, until: Any, timeout: float = 5.0) ->
             return out
 
 
-def test_sequence_going_back_mid_hand_is_a_latched_alert_that_stops_the_deal() -> None:
+def test_sequence_going_back_mid_hand_is_a_latched_alert_that_stops_the_deal(virtual_shoe: Callable[..., VirtualShoe]) -> None:
     q: queue.Queue[Any] = queue.Queue()
     m = Dealing(PROFILES)
-    with VirtualShoe(Deck.seeded(3)) as shoe, ShoeLink(shoe.url, q, auto_ack=True) as link:
+    shoe = virtual_shoe(Deck.seeded(3))
+    with ShoeLink(shoe.url, q, auto_ack=True) as link:
         link.wait_connected()
         _drain(q, m, lambda ev: isinstance(ev, LinkChanged) and ev.status is LinkStatus.CONNECTED)
         m.handle(DealerInput(DealerAction.NEW_HAND, args={"seats": [1, 2, 3]}))
@@ -63,9 +64,10 @@ def test_sequence_going_back_mid_hand_is_a_latched_alert_that_stops_the_deal() -
     assert any(a["code"] == "shoe-sequence-reset" for a in m.public_state()["alerts"])
 
 
-def test_a_restarted_host_whose_resume_point_the_shoe_never_issued_flags_the_reset() -> None:
+def test_a_restarted_host_whose_resume_point_the_shoe_never_issued_flags_the_reset(virtual_shoe: Callable[..., VirtualShoe]) -> None:
     q: queue.Queue[Any] = queue.Queue()
-    with VirtualShoe(Deck.seeded(4)) as shoe, ShoeLink(shoe.url, q, resume_seq=500) as link:
+    shoe = virtual_shoe(Deck.seeded(4))
+    with ShoeLink(shoe.url, q, resume_seq=500) as link:
         link.wait_connected()
         ev = q.get(timeout=5)
         while not isinstance(ev, LinkChanged):
@@ -76,10 +78,11 @@ def test_a_restarted_host_whose_resume_point_the_shoe_never_issued_flags_the_res
     assert codes == ["shoe-sequence-reset"]
 
 
-def test_an_ordinary_connect_and_a_shoe_reboot_raise_no_sequence_alert() -> None:
+def test_an_ordinary_connect_and_a_shoe_reboot_raise_no_sequence_alert(virtual_shoe: Callable[..., VirtualShoe]) -> None:
     q: queue.Queue[Any] = queue.Queue()
     m = Dealing(PROFILES)
-    with VirtualShoe(Deck.seeded(5)) as shoe, ShoeLink(shoe.url, q, auto_ack=True) as link:
+    shoe = virtual_shoe(Deck.seeded(5))
+    with ShoeLink(shoe.url, q, auto_ack=True) as link:
         link.wait_connected()
         shoe.pull()
         _drain(q, m, lambda ev: isinstance(ev, CardRead))

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from paths import SHARED
 
 from drivers import protocol as p
 from drivers.exc import FaultSpecError
@@ -17,8 +18,6 @@ from drivers.shoe import ShoeLink
 from hil.deck import Deck, DeckError
 from hil.virtual_shoe import NO_HOST_LED, EmptyShoeError, Faults, LineNoise, VirtualShoe
 from shoe_ctl.rules.cards import Card, full_deck, parse_cards
-
-SHARED = Path(os.environ.get("SHOE_CTL_SHARED", Path(__file__).resolve().parents[2].parent / "shared"))
 
 
 def test_fault_spec_parses_rates_counts_and_schedules() -> None:

@@ -13,14 +13,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from rule_profiles import PROFILES
 
-from shoe_ctl.config import load_profile
 from shoe_ctl.events import Alert, CardRead, DealerAction, DealerInput, DisplayUpdate, Instruction, Signal
 from shoe_ctl.machine import Dealing
 from shoe_ctl.machine.layout import SHOWDOWN, UNCONTESTED
 from shoe_ctl.rules.cards import Card, card_text, full_deck
 
-PROFILES = {"tda": load_profile("tda"), "house": load_profile("house")}
 PUBLIC_ROLES = ("up", "community")
 DUP_CODES = ("duplicate-card", "card-not-in-stub")
 

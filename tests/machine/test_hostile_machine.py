@@ -7,13 +7,11 @@ import json
 import re
 
 import pytest
+from rule_profiles import PROFILES
 
-from shoe_ctl.config import load_profile
 from shoe_ctl.events import Alert, CardRead, DealerAction, DealerInput, ShoeCommand, Signal
 from shoe_ctl.machine import Dealing
 from shoe_ctl.rules.cards import Card, card_text, full_deck
-
-PROFILES = {"tda": load_profile("tda"), "house": load_profile("house")}
 
 
 class Table:

@@ -7,14 +7,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from rule_profiles import PROFILES
 
-from shoe_ctl.config import load_profile
 from shoe_ctl.events import Alert, CardRead, DealerAction, DealerInput
 from shoe_ctl.machine import Dealing, layout
 from shoe_ctl.machine.inputs import ROWS
 from shoe_ctl.rules.cards import full_deck
-
-PROFILES = {"tda": load_profile("tda"), "house": load_profile("house")}
 
 
 def test_every_input_has_a_row_on_the_charts_states() -> None:

@@ -7,8 +7,8 @@ import json
 import re
 
 import pytest
+from rule_profiles import PROFILES
 
-from shoe_ctl.config import load_profile
 from shoe_ctl.events import (
     Alert,
     CardRead,
@@ -25,8 +25,6 @@ from shoe_ctl.events import (
 )
 from shoe_ctl.machine import Dealing, layout
 from shoe_ctl.rules.cards import Card, full_deck
-
-PROFILES = {"tda": load_profile("tda"), "house": load_profile("house")}
 
 
 class Table:

@@ -8,14 +8,12 @@ import json
 from typing import Any
 
 import pytest
+from rule_profiles import PROFILES
 
-from shoe_ctl.config import load_profile
 from shoe_ctl.events import Alert, CardRead, DealerAction, DealerInput
 from shoe_ctl.machine import Dealing
 from shoe_ctl.machine.layout import SHOWDOWN
 from shoe_ctl.rules.cards import full_deck
-
-PROFILES = {"tda": load_profile("tda"), "house": load_profile("house")}
 
 
 def betting_on_third(seats: tuple[int, ...] = (1, 2, 3, 4)) -> Dealing:

@@ -5,12 +5,12 @@ import json
 from pathlib import Path
 
 import pytest
+from paths import EXAMPLES
 
 from shoe_ctl.analyze import analyze_file
 from shoe_ctl.cli import main
 from shoe_ctl.config import load_profile
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 KEYS = {"file", "game", "rules", "players", "bring_in", "first_to_act", "seventh", "community_card", "alerts", "error"}
 
 

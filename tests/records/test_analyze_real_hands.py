@@ -11,16 +11,13 @@ overrides); the test is skipped when it is absent.
 """
 
 import json
-import os
-from pathlib import Path
 
 import pytest
+from paths import ROOT, SHARED
 
 from shoe_ctl.analyze import analyze_file, iter_phh_files
 from shoe_ctl.config import load_profile
 
-ROOT = Path(__file__).resolve().parents[2]
-SHARED = Path(os.environ.get("SHOE_CTL_SHARED") or ROOT.parent / "shared")
 PHH = SHARED / "data" / "stud" / "phh"
 EXPECTED = PHH / "expected.jsonl"
 

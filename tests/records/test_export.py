@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -15,8 +16,8 @@ from shoe_ctl.phh import parse_phh
 from shoe_ctl.rules.cards import Card
 
 
-def test_exported_hand_parses_everywhere(tmp_path: Path) -> None:
-    t = Table(tmp_path / "t.journal")
+def test_exported_hand_parses_everywhere(tmp_path: Path, journal_table: Callable[..., Table]) -> None:
+    t = journal_table()
     play_hand(t)
     t.post(E.CardRead(99, Card.parse("Ah"), "rfid", 17))  # between hands: set aside, not exported
     play_hand(t, finish=False)  # unfinished: not exported
@@ -65,8 +66,8 @@ def test_exported_hand_parses_everywhere(tmp_path: Path) -> None:
     assert states >= 1 + 3 + 1  # the initial state, every 3rd-street deal line, the bring-in post
 
 
-def test_placeholders_and_alerts(tmp_path: Path) -> None:
-    t = Table(tmp_path / "t.journal")
+def test_placeholders_and_alerts(tmp_path: Path, journal_table: Callable[..., Table]) -> None:
+    t = journal_table()
     t.inp(E.DealerAction.NEW_HAND, seats=[1, 3], game="razz", rules="tda")
     t.cards(6)
     t.post(E.CardRead(50, DECK[10], "rfid", 7))  # a card while betting: not expected
@@ -80,8 +81,8 @@ def test_placeholders_and_alerts(tmp_path: Path) -> None:
     assert parse_phh(f.read_text(), "export").game.value == "razz"
 
 
-def test_cli_export(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    t = Table(tmp_path / "t.journal")
+def test_cli_export(tmp_path: Path, capsys: pytest.CaptureFixture[str], journal_table: Callable[..., Table]) -> None:
+    t = journal_table()
     play_hand(t)
     play_hand(t)
     t.journal.close()
@@ -93,15 +94,15 @@ def test_cli_export(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["export", str(tmp_path / "missing.journal")]) == 2
 
 
-def test_replay_hands_reports_unfinished(tmp_path: Path) -> None:
-    t = Table(tmp_path / "t.journal")
+def test_replay_hands_reports_unfinished(journal_table: Callable[..., Table]) -> None:
+    t = journal_table()
     play_hand(t, finish=False)
     hands = list(replay_hands(t.journal, default_machine_factory))
     assert [(h.number, h.finished) for h in hands] == [(1, False)]
 
 
-def test_hand_numbers_come_from_the_journal(tmp_path: Path) -> None:
-    t = Table(tmp_path / "t.journal", marks=True)
+def test_hand_numbers_come_from_the_journal(tmp_path: Path, journal_table: Callable[..., Table]) -> None:
+    t = journal_table(marks=True)
     t.journal.begin_hand(hand=40)  # hands before this journal's window
     t.journal.end_hand()
     play_hand(t)

@@ -4,11 +4,11 @@ dealing, and raises no alert that the original record did not have."""
 
 from __future__ import annotations
 
-import os
 import tomllib
 from pathlib import Path
 
 import pytest
+from paths import EXAMPLES, SHARED
 
 from hil.replay import run_full, script_from_record
 from shoe_ctl.analyze import analyze_file
@@ -17,10 +17,8 @@ from shoe_ctl.export import export_hands
 from shoe_ctl.phh import read_phh
 from shoe_ctl.service.journal import Journal
 
-ROOT = Path(__file__).resolve().parents[2]
-SHARED = Path(os.environ.get("SHOE_CTL_SHARED") or ROOT.parent / "shared")
 PHH = SHARED / "data" / "stud" / "phh"
-EXAMPLES = ROOT / "examples"
+
 
 
 def _hands() -> list[Path]:

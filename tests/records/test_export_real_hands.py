@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import os
 import tomllib
 from pathlib import Path
 
 import pytest
+from paths import SHARED
 
 from hil.replay import run_full, script_from_record
 from shoe_ctl.config import load_profile
@@ -15,7 +15,6 @@ from shoe_ctl.phh import parse_phh, read_phh
 from shoe_ctl.service.journal import Journal
 from shoe_ctl.service.recovery import recover
 
-SHARED = Path(os.environ.get("SHOE_CTL_SHARED") or Path(__file__).resolve().parents[2].parent / "shared")
 PHH = SHARED / "data" / "stud" / "phh"
 COMMUNITY = "Stars/30506593746.phh"
 

@@ -10,11 +10,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from paths import ROOT
 
 from shoe_ctl.cli import main
 from shoe_ctl.phh import PhhError, parse_phh, read_phh
 
-ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "razz-suit-tie.phh"
 HAND = """variant = "F7S"
 antes = 1

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import ast
 import re
-from pathlib import Path
 
+from paths import ROOT
 from stubhelp import CASES, case_row, table
 
-ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "rules.md"
 
 RP10 = [f"RP-10-{c}" for c in "ABCDEFGH"] + [f"RP-10-H-{c}" for c in "ABCD"]

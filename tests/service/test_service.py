@@ -4,23 +4,19 @@ state machine, the state diagram document, and ``shoe-ctl run`` end to end."""
 from __future__ import annotations
 
 import ast
-import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+from paths import ROOT, SHARED
+from rule_profiles import PROFILES
 
-from shoe_ctl.config import load_profile
 from shoe_ctl.events import CardRead, DealerAction, DealerInput, Instruction, Signal, TimerFired
 from shoe_ctl.machine import Dealing, diagram
 from shoe_ctl.rules.cards import Card
 from shoe_ctl.service.controller import Controller
-
-ROOT = Path(__file__).resolve().parents[2]
-SHARED = Path(os.environ.get("SHOE_CTL_SHARED") or ROOT.parent / "shared")
-PROFILES = {"tda": load_profile("tda"), "house": load_profile("house")}
 
 
 class Log:

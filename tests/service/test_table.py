@@ -6,13 +6,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from rule_profiles import PROFILES
 
 from hil.urlhandler import protocol_vshoe
-from shoe_ctl.config import LedConfig, TableConfig, load_profile
+from shoe_ctl.config import LedConfig, TableConfig
 from shoe_ctl.events import DealerAction, DealerInput, Instruction
 from shoe_ctl.table import Table, TableError
-
-PROFILES = {"tda": load_profile("tda"), "house": load_profile("house")}
 
 
 class Probe:

@@ -8,15 +8,14 @@ import collections
 from dataclasses import dataclass, field
 from typing import Any
 
+from rule_profiles import PROFILES
+
 from hil.dealer import DirectShoe, HandScript, SimulatedDealer, TablePicture
 from hil.deck import Deck
-from shoe_ctl.config import load_profile
 from shoe_ctl.events import Alert, Instruction, Signal
 from shoe_ctl.machine import Dealing
 from shoe_ctl.rules.cards import Card, card_text
 from shoe_ctl.rules.hand import HandState
-
-PROFILES = {"tda": load_profile("tda"), "house": load_profile("house")}
 
 
 @dataclass

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 
-from shoe_ctl.config import load_profile
+from rule_profiles import HOUSE, TDA
+
 from shoe_ctl.rules.cards import Card, full_deck
 from shoe_ctl.rules.games import Game
 from shoe_ctl.rules.hand import STREETS, HandState
 from shoe_ctl.rules.profiles import RuleProfile
 from shoe_ctl.rules.stub import StreetPlan, plan_street
-
-TDA = load_profile("tda")
-HOUSE = load_profile("house")
 
 
 class Shoe:
