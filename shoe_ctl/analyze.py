@@ -159,7 +159,7 @@ def analyze_hand(hand: RecordedHand, profile: RuleProfile) -> HandReport:
 
     stacks = [max(s - a, 0) for s, a in zip(hand.starting_stacks, hand.antes, strict=True)]
     folded = [False] * n
-    committed = [0] * n
+    committed: list[int | float] = [0] * n  # starting stacks may be inf (unknown)
     views: dict[str, StreetView] = {}
     live = _LiveDeal(hand, profile)
     street = ""
