@@ -9,8 +9,14 @@ bets or raises to a street total of X), ``pN cc`` (checks or calls), ``pN f`` (f
 [cards]`` (shows, or mucks without cards). ``??`` is a card the record lacks (``None``). The
 table seat of each player, where known, is PHH's ``seats`` or the user field ``_seats``.
 
+A starting stack written ``inf`` is an unknown stack (``phh-std``), read as ``math.inf``; TOML
+has no ``null``, and the error says to write ``inf``. The TOML itself is read by
+:mod:`shoe_ctl.phh_toml` (``tomllib``'s rules; the common shape read faster).
+
 :func:`read_phh` turns one file into a :class:`RecordedHand`; any problem raises
-:class:`PhhError` naming the file, the line and the field or action. A malformed deal is such a
+:class:`PhhError` naming the file, the line and the field or action -- never another exception,
+also for text that is not TOML, an integer of thousands of digits, values nested thousands deep
+or a non-ASCII digit in an amount (``tests/records/test_phh_fuzz.py``; ``docs/security.md``). A malformed deal is such a
 problem, named with the player and the street: a card of a street dealt before the previous
 street is dealt to every player still in (a 4th card on 3rd street), or a player still in (not
 folded) without the card of a street when its betting starts or when the record ends; a
