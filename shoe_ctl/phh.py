@@ -55,9 +55,8 @@ _PLAYER_INDEX = {f"p{k + 1}": k for k in range(TABLE_SEATS)}
 MAX_AMOUNT_DIGITS = 18
 """The longest ``cbr`` amount read (decimal digits); a longer one is refused as too large."""
 
-_CARDS_CACHE: dict[str, tuple[Card | None, ...]] = {}
+_CARDS_CACHE: dict[str, tuple[Card | None, ...]] = {}  # card text -> cards (cards are immutable)
 _CARDS_CACHE_SIZE = 4096
-
 
 MAX_MESSAGE = 300
 """The longest error message (characters); a longer one (a huge value quoted) is cut."""
@@ -196,6 +195,8 @@ def read_phh(path: str | Path) -> RecordedHand:
             raw = fh.read(MAX_PHH_BYTES + 1)
     except OSError as exc:
         raise PhhError(name, "", f"cannot read: {exc.strerror or exc}") from None
+    except ValueError as exc:  # a path with a NUL character
+        raise PhhError(name, "", f"cannot read: {exc}") from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -214,7 +215,7 @@ def parse_phh(text: str, source: str = "<text>") -> RecordedHand:
     try:
         data = loads(text)
     except TomlError as exc:
-        raise PhhError(source, f"line {exc.line}" if exc.line else "", f"not valid TOML: {exc.reason}") from None
+        raise PhhError(source, f"line {exc.line}", f"not valid TOML: {exc.reason}") from None
     return _Parser(data, text, source).hand()
 
 

@@ -40,14 +40,14 @@ class TomlError(ValueError):
     """Text that is not TOML (or that ``tomllib`` cannot hold: an integer of more than 4,300
     digits, values nested too deeply).
 
-    :ivar line: 1-based line of the problem, ``None`` when not known.
+    :ivar line: 1-based line of the problem.
     :ivar reason: the message without the line.
     """
 
-    def __init__(self, line: int | None, reason: str) -> None:
+    def __init__(self, line: int, reason: str) -> None:
         self.line = line
         self.reason = reason
-        super().__init__(f"line {line}: {reason}" if line else reason)
+        super().__init__(f"line {line}: {reason}")
 
 
 _WORDS: dict[str, bool | float] = {"inf": math.inf, "true": True, "false": False}
@@ -107,8 +107,9 @@ def loads(text: str) -> dict[str, Any]:
     except RecursionError:
         raise TomlError(_deep_line(text), f"values nested too deeply (more than {MAX_DEPTH_SHOWN} levels)") from None
     except ValueError as exc:  # int("9" * 5000): Python's limit on integer digits
-        m = re.search(r"[0-9_]{4300,}", text)
-        line = text.count("\n", 0, m.start()) + 1 if m else None
+        runs = list(re.finditer(r"[0-9_]+", text))
+        longest = max(runs, key=lambda m: m.end() - m.start()) if runs else None
+        line = text.count("\n", 0, longest.start()) + 1 if longest else 1
         raise TomlError(line, f"an integer too long to read ({exc})") from None
 
 
@@ -129,9 +130,11 @@ def _decode_error(text: str, message: str) -> tuple[int, str]:
     return line, f"{reason} (column {m.group(2)})"
 
 
-def _deep_line(text: str) -> int | None:
-    depth = 0
-    line = 1
+def _deep_line(text: str) -> int:
+    """The line where brackets first reach :data:`MAX_DEPTH_SHOWN` levels (else where they are
+    deepest), counting ``[`` and ``{`` and their closers anywhere (strings included)."""
+    depth = deepest = 0
+    line = at = 1
     for ch in text:
         if ch == "\n":
             line += 1
@@ -139,6 +142,8 @@ def _deep_line(text: str) -> int | None:
             depth += 1
             if depth >= MAX_DEPTH_SHOWN:
                 return line
+            if depth > deepest:
+                deepest, at = depth, line
         elif ch in "]}":
             depth = max(depth - 1, 0)
-    return None
+    return at

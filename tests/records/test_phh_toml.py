@@ -50,7 +50,7 @@ def check_same_as_tomllib(text: str) -> None:
         got = loads(text)
     except TomlError as exc:
         assert not ok, f"refused what tomllib accepts: {exc}\n{text}"
-        assert exc.line is None or exc.line >= 1
+        assert 1 <= exc.line <= text.count("\n") + 1
         return
     assert ok, f"accepted what tomllib refuses:\n{text}"
     assert same(got, expected), text
@@ -96,7 +96,7 @@ def documents(draw: st.DrawFn) -> str:
     return "".join(lines)
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(documents())
 @example('variant = "F7S"\nantes = [1, 1]\nstarting_stacks = [inf, 5]\nx = true\n')
 @example('a = [\n  "x", # c\n  2,\n]\n')
@@ -114,7 +114,7 @@ def test_generated_files_read_as_tomllib_reads_them(text: str) -> None:
 
 
 @pytest.mark.skipif(not RECORDS, reason="no PHH records found")
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.randoms(use_true_random=False), st.integers(min_value=0, max_value=10**6))
 def test_mutated_real_hands_read_as_tomllib_reads_them(rnd: random.Random, k: int) -> None:
     data = mutate(RECORDS[k % len(RECORDS)], rnd)
