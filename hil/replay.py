@@ -54,7 +54,7 @@ def script_from_record(rec: RecordedHand, *, seed: int = 0, rules: str | None = 
     stacks = [max(s - a, 0) for s, a in zip(rec.starting_stacks, rec.antes, strict=True)]
     ante_all_in = [seats[i] for i in range(n) if stacks[i] == 0]
     actions: dict[str, list[tuple[str, int]]] = {}
-    committed = [0] * n
+    committed: list[int | float] = [0] * n  # starting stacks may be inf (unknown)
     street = ""
     folded = [False] * n
     shows: dict[int, bool] = {}

@@ -123,6 +123,9 @@ def analyze_file(path: str | Path, profile: RuleProfile) -> HandReport:
         hand = read_phh(path)
     except PhhError as exc:
         return HandReport(file=str(path), rules=profile.name, error=str(exc))
+    except Exception as exc:  # noqa: BLE001 - read_phh raises only PhhError; a batch never stops
+        return HandReport(file=str(path), rules=profile.name,
+                          error=f"{path}: cannot read ({type(exc).__name__}: {str(exc)[:200]})")
     try:
         return analyze_hand(hand, profile)
     except (HandError, ValueError) as exc:
@@ -159,7 +162,7 @@ def analyze_hand(hand: RecordedHand, profile: RuleProfile) -> HandReport:
 
     stacks = [max(s - a, 0) for s, a in zip(hand.starting_stacks, hand.antes, strict=True)]
     folded = [False] * n
-    committed = [0] * n
+    committed: list[int | float] = [0] * n  # starting stacks may be inf (unknown)
     views: dict[str, StreetView] = {}
     live = _LiveDeal(hand, profile)
     street = ""

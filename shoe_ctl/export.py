@@ -26,10 +26,12 @@ placed exactly where the controller placed it at the table. What a PHH file reco
 - A betting round's completion has no PHH action; it is listed in ``_inputs`` with all-ins and
   other dealer inputs (``"<actions index> <input> [pN]"``: the input came after that many
   actions). ``antes``, ``bring_in``, ``small_bet``, ``big_bet`` and ``starting_stacks`` come from
-  the new-hand input's ``args`` when the table sent them; otherwise placeholders are written
-  (``PLACEHOLDER``: antes 1, bring-in 1, bets 2/4, stacks of 1,000,000) and ``_amounts =
-  "placeholder"`` says so, as does a ``#`` comment at the top of the file. A player the dealer
-  reported all-in for the ante has a starting stack equal to the ante.
+  the new-hand input's ``args`` when the table sent them. A stack the table did not send is
+  written ``inf``, ``phh-std``'s unknown stack; other missing amounts are placeholders
+  (``PLACEHOLDER``: antes 1, bring-in 1, bets 2/4) and ``_amounts = "placeholder"`` says so, as
+  does a ``#`` comment at the top of the file. A player the dealer reported all-in for the ante
+  has a starting stack equal to the ante; a player reported all-in later, whose stack the table
+  did not send, the placeholder stack of 1,000,000 (an ``inf`` stack is never all-in).
 - The controller's decisions as user-defined fields (``phh-std`` ``user.rst``: a leading
   underscore): ``_rules``, ``_bring_in`` and ``_first_to_act`` (1-based players), ``_procedures``
   (``"<street> <procedure>"``, e.g. ``"7th C"``), ``_community_card``, ``_seventh``, ``_burns``
@@ -41,6 +43,7 @@ placed exactly where the controller placed it at the table. What a PHH file reco
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -55,7 +58,8 @@ from shoe_ctl.service.journal import Journal
 VARIANTS = {"stud": "F7S", "stud8": "F7S/8", "razz": "FR"}
 
 PLACEHOLDER = {"antes": 1, "bring_in": 1, "small_bet": 2, "big_bet": 4, "stacks": 1_000_000}
-"""Amounts written when the new-hand input carried none (``_amounts = "placeholder"``)."""
+"""Amounts written when the new-hand input carried none (``_amounts = "placeholder"``); an unknown
+stack is written ``inf`` unless the player went all-in (the stack placeholder is then written)."""
 
 MachineFactory = Callable[[str], Any]
 """Builds a fresh dealing machine for a rule profile name (``"tda"``, ``"house"``)."""
@@ -86,6 +90,7 @@ class ExportedHand:
     opened: set[str] = field(default_factory=set)
     stacks: list[int] = field(default_factory=list)
     committed: list[int] = field(default_factory=list)
+    all_in_reported: set[int] = field(default_factory=set)
     money_street: str = ""
     _pending: dict[tuple[str, int], list[str]] = field(default_factory=dict)
 
@@ -114,6 +119,24 @@ class ExportedHand:
         """The bring-in amount from the new-hand input, else the placeholder."""
         value = self.args.get("bring_in")
         return int(value) if isinstance(value, int) and not isinstance(value, bool) else PLACEHOLDER["bring_in"]
+
+    def stacks_sent(self) -> bool:
+        """True when the new-hand input carried the stacks (one for all, or one per player)."""
+        value = self.args.get("stacks")
+        if isinstance(value, int) and not isinstance(value, bool):
+            return True
+        return isinstance(value, list) and len(value) == len(self.seats) and all(
+            isinstance(v, int) and not isinstance(v, bool) for v in value)
+
+    def written_stacks(self) -> list[int | float]:
+        """``starting_stacks`` as written: :meth:`starting_stacks`, with ``math.inf`` (``inf``,
+        phh-std's unknown stack) for each player whose stack the table did not send and who was
+        not reported all-in."""
+        stacks: list[int | float] = list(self.starting_stacks())
+        if not self.stacks_sent():
+            finite = set(self.ante_all_in) | self.all_in_reported
+            stacks = [s if i in finite else math.inf for i, s in enumerate(stacks)]
+        return stacks
 
     def starting_stacks(self) -> list[int]:
         """Per player: the stack before the ante from the new-hand input (else the placeholder);
@@ -156,6 +179,7 @@ class ExportedHand:
         (``pN cbr <street total>``, or ``pN cc`` when that is no more than a call)."""
         self.flush()
         self._money(street)
+        self.all_in_reported.add(i)
         total = self.committed[i] + self.stacks[i]
         if total > max(self.committed):
             self.actions.append(f"p{i + 1} cbr {total}")
@@ -186,8 +210,9 @@ class ExportedHand:
         ]
         if not known:
             lines += [
-                "# Amounts: the table sent none with the new hand, so antes, bring-in, bets and stacks",
-                "# are placeholders (_amounts); a player all-in for the ante has a stack equal to the ante.",
+                "# Amounts: the table sent none with the new hand, so antes, bring-in and bets are",
+                "# placeholders (_amounts); an unknown stack is inf; a player all-in for the ante has a",
+                "# stack equal to the ante, one all-in later the placeholder stack 1000000.",
             ]
         lines += [
             f"variant = {_toml(VARIANTS.get(self.game, self.game))}",
@@ -195,7 +220,7 @@ class ExportedHand:
             f"bring_in = {self.bring_in()}",
             f"small_bet = {int(a.get('small_bet', PLACEHOLDER['small_bet']))}",
             f"big_bet = {int(a.get('big_bet', PLACEHOLDER['big_bet']))}",
-            f"starting_stacks = {_toml(self.starting_stacks())}",
+            f"starting_stacks = {_toml(self.written_stacks())}",
             "actions = [",
             *[f"  {_toml(x)}," for x in self.actions],
             "]",
@@ -229,13 +254,16 @@ class ExportedHand:
 
 
 def _toml(value: Any) -> str:
-    """A TOML value: strings as basic strings (JSON escapes are valid TOML), lists inline."""
+    """A TOML value: strings as basic strings (JSON escapes are valid TOML), lists inline,
+    ``math.inf`` as ``inf``."""
     if isinstance(value, str):
         return json.dumps(value, ensure_ascii=True)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
         return str(value)
+    if value == math.inf:
+        return "inf"
     if isinstance(value, list):
         return "[" + ", ".join(_toml(v) for v in value) + "]"
     raise TypeError(f"no TOML form for {value!r}")

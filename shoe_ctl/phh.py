@@ -9,8 +9,14 @@ bets or raises to a street total of X), ``pN cc`` (checks or calls), ``pN f`` (f
 [cards]`` (shows, or mucks without cards). ``??`` is a card the record lacks (``None``). The
 table seat of each player, where known, is PHH's ``seats`` or the user field ``_seats``.
 
+A starting stack written ``inf`` is an unknown stack (``phh-std``), read as ``math.inf``; TOML
+has no ``null``, and the error says to write ``inf``. The TOML itself is read by
+:mod:`shoe_ctl.phh_toml` (``tomllib``'s rules; the common shape read faster).
+
 :func:`read_phh` turns one file into a :class:`RecordedHand`; any problem raises
-:class:`PhhError` naming the file, the line and the field or action. A malformed deal is such a
+:class:`PhhError` naming the file, the line and the field or action -- never another exception,
+also for text that is not TOML, an integer of thousands of digits, values nested thousands deep
+or a non-ASCII digit in an amount (``tests/records/test_phh_fuzz.py``; ``docs/security.md``). A malformed deal is such a
 problem, named with the player and the street: a card of a street dealt before the previous
 street is dealt to every player still in (a 4th card on 3rd street), or a player still in (not
 folded) without the card of a street when its betting starts or when the record ends; a
@@ -19,15 +25,16 @@ community card (``d db``) is every player's card of its street.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import stat
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from shoe_ctl.phh_toml import TomlError, loads
 from shoe_ctl.rules.cards import Card, CardError, parse_cards
 from shoe_ctl.rules.games import Game
 
@@ -44,7 +51,15 @@ PLAYER_ACTIONS = frozenset({"pb", "cbr", "cc", "f", "sm"})
 BETTING_ACTIONS = frozenset({"pb", "cbr", "cc", "f"})
 _ORDINAL = ("0th", "1st", "2nd", "3rd", "4th", "5th", "6th", "7th")
 
-_PLAYER = re.compile(r"p([1-9][0-9]*)$")
+_PLAYER_INDEX = {f"p{k + 1}": k for k in range(TABLE_SEATS)}
+MAX_AMOUNT_DIGITS = 18
+"""The longest ``cbr`` amount read (decimal digits); a longer one is refused as too large."""
+
+_CARDS_CACHE: dict[str, tuple[Card | None, ...]] = {}  # card text -> cards (cards are immutable)
+_CARDS_CACHE_SIZE = 4096
+
+MAX_MESSAGE = 300
+"""The longest error message (characters); a longer one (a huge value quoted) is cut."""
 
 
 class PhhError(ValueError):
@@ -57,6 +72,8 @@ class PhhError(ValueError):
     def __init__(self, path: str, where: str, message: str) -> None:
         self.path = path
         self.where = where
+        if len(message) > MAX_MESSAGE:
+            message = message[: MAX_MESSAGE - 3] + "..."
         super().__init__(f"{path}: {where}: {message}" if where else f"{path}: {message}")
 
 
@@ -93,6 +110,8 @@ class RecordedHand:
     :ivar seats: the recorded table seat of each player, in player order, as the file gives them
         (PHH's optional ``seats``, else the user field ``_seats``), or ``None``.
     :ivar source: the user field ``_source`` (``"<site>/<file>#<id>"``), or ``None``.
+    :ivar starting_stacks: per player the stack before the ante; ``math.inf`` where the record
+        writes ``inf``, an unknown stack (``phh-std``): that player never runs out of chips.
     """
 
     path: str
@@ -103,7 +122,7 @@ class RecordedHand:
     bring_in: int | None
     small_bet: int | None
     big_bet: int | None
-    starting_stacks: tuple[int, ...]
+    starting_stacks: tuple[int | float, ...]
     cards: tuple[tuple[Card | None, ...], ...]
     community: Card | None
     community_street: str | None
@@ -176,6 +195,8 @@ def read_phh(path: str | Path) -> RecordedHand:
             raw = fh.read(MAX_PHH_BYTES + 1)
     except OSError as exc:
         raise PhhError(name, "", f"cannot read: {exc.strerror or exc}") from None
+    except ValueError as exc:  # a path with a NUL character
+        raise PhhError(name, "", f"cannot read: {exc}") from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -185,12 +206,30 @@ def read_phh(path: str | Path) -> RecordedHand:
 
 
 def parse_phh(text: str, source: str = "<text>") -> RecordedHand:
-    """Parse PHH text; ``source`` names it in errors. See :func:`read_phh`."""
+    """Parse PHH text; ``source`` names it in errors. See :func:`read_phh`.
+
+    The TOML is read by :func:`shoe_ctl.phh_toml.loads` (``tomllib``'s rules, the common shape
+    read faster). Text TOML refuses, an integer too long to convert (over 4,300 digits) or values
+    nested too deeply are a :class:`PhhError` with the line.
+    """
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise PhhError(source, "", f"not valid TOML: {exc}") from None
+        data = loads(text)
+    except TomlError as exc:
+        raise PhhError(source, f"line {exc.line}", f"not valid TOML: {exc.reason}") from None
     return _Parser(data, text, source).hand()
+
+
+def _shown(value: object, limit: int = 60) -> str:
+    """``repr(value)`` cut to ``limit`` characters (a bad value may be huge or deeply nested)."""
+    try:
+        text = repr(value)
+    except (ValueError, RecursionError):  # an int too long to print, a list nested too deep
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 class _Parser:
@@ -210,7 +249,7 @@ class _Parser:
         where = f"line {line}, {field}" if line else field
         return PhhError(self.source, where, message)
 
-    def action_error(self, index: int, entry: str, message: str) -> PhhError:
+    def action_error(self, index: int, entry: object, message: str) -> PhhError:
         start = self.text.find("actions")
         line = self._field_line("actions") or 0
         if start >= 0:
@@ -226,7 +265,7 @@ class _Parser:
                 if k == index:
                     line = self.text.count("\n", 0, found) + 1
         where = f"line {line}, actions[{index}]" if line else f"actions[{index}]"
-        return PhhError(self.source, where, f"{entry!r}: {message}")
+        return PhhError(self.source, where, f"{_shown(entry, 80)}: {message}")
 
     # -- fields ---------------------------------------------------------------------------------
 
@@ -236,9 +275,9 @@ class _Parser:
             if required:
                 raise self.field_error(field, "missing")
             return None
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise self.field_error(field, f"{value!r} is not a whole number >= 0")
-        return value
+        if not _whole(value):
+            raise self.field_error(field, f"{_shown(value)} is not a whole number >= 0")
+        return value  # type: ignore[no-any-return]
 
     def _ints(self, field: str, n: int | None) -> tuple[int, ...]:
         value = self.data.get(field)
@@ -246,12 +285,21 @@ class _Parser:
             raise self.field_error(field, "missing")
         if isinstance(value, int) and not isinstance(value, bool) and n is not None:
             value = [value] * n
-        if not isinstance(value, list) or not all(
-            isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value
-        ):
-            raise self.field_error(field, f"{value!r} is not a list of whole numbers >= 0")
+        if not isinstance(value, list) or not all(_whole(v) for v in value):
+            raise self.field_error(field, f"{_shown(value)} is not a list of whole numbers >= 0")
         if n is not None and len(value) != n:
             raise self.field_error(field, f"has {len(value)} entries for {n} players")
+        return tuple(value)
+
+    def _stacks(self) -> tuple[int | float, ...]:
+        """``starting_stacks``: whole numbers >= 0, or ``inf`` for an unknown stack (phh-std)."""
+        field = "starting_stacks"
+        value = self.data.get(field)
+        if value is None:
+            raise self.field_error(field, "missing")
+        if not isinstance(value, list) or not all(_whole(v) or v == math.inf for v in value):
+            raise self.field_error(field, f"{_shown(value)} is not a list of whole numbers >= 0 "
+                                   "(or inf for an unknown stack)")
         return tuple(value)
 
     def hand(self) -> RecordedHand:
@@ -262,7 +310,7 @@ class _Parser:
             game = Game.from_phh(variant)
         except ValueError as exc:
             raise self.field_error("variant", str(exc)) from None
-        stacks = self._ints("starting_stacks", None)
+        stacks = self._stacks()
         n = len(stacks)
         if n < 2:
             raise self.field_error("starting_stacks", f"{n} players; a hand needs 2 or more")
@@ -290,10 +338,13 @@ class _Parser:
         community_street: str | None = None
         street = "3rd"
         folded: dict[int, int] = {}
+        # Streets every player still in has been found to hold (cards and folds only grow, so
+        # that stays true): the deal-order and betting checks are not repeated for them.
+        complete: set[str] = set()
         out: list[Action] = []
         for index, entry in enumerate(actions_value):
             if not isinstance(entry, str):
-                raise self.action_error(index, str(entry), "is not a string")
+                raise self.action_error(index, entry, "is not a string")
             words = entry.split("#", 1)[0].split()
             if not words:
                 raise self.action_error(index, entry, "empty action")
@@ -306,13 +357,15 @@ class _Parser:
                     action = Action(index, street, "db", None, None, action.cards)
                     community, community_street = action.cards[0], street
                 else:
-                    self._check_deal_order(index, entry, action, cards, folded, community_street)
+                    self._check_deal_order(index, entry, action, cards, folded, community_street, complete)
                     street = action.street
             else:
                 action = self._player_action(index, entry, words, n, street)
-                if action.kind in BETTING_ACTIONS:
+                if action.kind in BETTING_ACTIONS and street not in complete:
                     short = _short_player(street, cards, folded, community_street)
-                    if short is not None:
+                    if short is None:
+                        complete.add(street)
+                    else:
                         q, k, need = short
                         raise self.action_error(index, entry, f"p{q + 1}, still in, has no card of {street} street "
                                                 f"when {street} street betting starts (holds {k} of {need}): "
@@ -358,24 +411,28 @@ class _Parser:
         value = self.data.get(field)
         if value is None:
             return None
-        if not isinstance(value, list) or not all(
-            isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value
-        ):
-            raise self.field_error(field, f"{value!r} is not a list of seat numbers >= 0")
+        if not isinstance(value, list) or not all(_whole(v) for v in value):
+            raise self.field_error(field, f"{_shown(value)} is not a list of seat numbers >= 0")
         if len(value) != n:
             raise self.field_error(field, f"has {len(value)} seats for {n} players")
         if len(set(value)) != n:
-            raise self.field_error(field, f"{value!r} names a seat twice")
+            raise self.field_error(field, f"{_shown(value)} names a seat twice")
         return tuple(value)
 
     def _check_deal_order(self, index: int, entry: str, action: Action, cards: list[list[Card | None]],
-                          folded: Mapping[int, int], community_street: str | None) -> None:
+                          folded: Mapping[int, int], community_street: str | None, complete: set[str]) -> None:
         """A deal line giving a card of a street before the previous street is dealt to every
-        player still in (for instance a 4th card while 3rd street is being dealt) raises."""
+        player still in (for instance a 4th card while 3rd street is being dealt) raises.
+        ``complete``: the streets already found dealt to every player still in (added to)."""
         s = STREETS.index(action.street)
         if s == 0 or action.player is None:
             return
         prev = STREETS[s - 1]
+        if prev in complete:
+            return
+        if _short_player(prev, cards, folded, community_street) is None:
+            complete.add(prev)
+            return
         full: list[Card | None] = [None] * 7  # the player dealt to is not the one waited for
         others = [c if q != action.player else full for q, c in enumerate(cards)]
         short = _short_player(prev, others, folded, community_street)
@@ -386,16 +443,21 @@ class _Parser:
                                     f"before p{q + 1}, still in, holds its {need} (it holds {k}): malformed deal")
 
     def _player(self, index: int, entry: str, word: str, n: int) -> int:
-        m = _PLAYER.match(word)
-        if m is None or not 1 <= int(m.group(1)) <= n:
-            raise self.action_error(index, entry, f"{word!r} is not a player p1..p{n}")
-        return int(m.group(1)) - 1
+        k = _PLAYER_INDEX.get(word)
+        if k is None or k >= n:
+            raise self.action_error(index, entry, f"{_shown(word)} is not a player p1..p{n}")
+        return k
 
     def _cards(self, index: int, entry: str, text: str) -> tuple[Card | None, ...]:
-        try:
-            return tuple(parse_cards(text))
-        except CardError as exc:
-            raise self.action_error(index, entry, str(exc)) from None
+        cards = _CARDS_CACHE.get(text)
+        if cards is None:
+            try:
+                cards = tuple(parse_cards(text))
+            except CardError as exc:
+                raise self.action_error(index, entry, str(exc)) from None
+            if len(_CARDS_CACHE) < _CARDS_CACHE_SIZE:
+                _CARDS_CACHE[text] = cards
+        return cards
 
     def _deal(
         self, index: int, entry: str, words: list[str], n: int, cards: list[list[Card | None]]
@@ -426,8 +488,11 @@ class _Parser:
             raise self.action_error(index, entry, "expected pN pb|cbr X|cc|f|sm [cards]")
         verb = words[1]
         if verb == "cbr":
-            if len(words) != 3 or not words[2].isdigit():
-                raise self.action_error(index, entry, "cbr needs one whole-number amount")
+            if len(words) != 3 or not (words[2].isascii() and words[2].isdigit()):
+                raise self.action_error(index, entry, "cbr needs one whole-number amount (digits 0-9)")
+            if len(words[2]) > MAX_AMOUNT_DIGITS:
+                raise self.action_error(index, entry, f"amount of {len(words[2])} digits: too large "
+                                        f"(at most {MAX_AMOUNT_DIGITS})")
             return Action(index, street, verb, player, int(words[2]))
         if verb == "sm":
             shown = self._cards(index, entry, "".join(words[2:])) if len(words) > 2 else ()

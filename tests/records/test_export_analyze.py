@@ -4,6 +4,8 @@ dealing, and raises no alert that the original record did not have."""
 
 from __future__ import annotations
 
+import json
+import math
 import tomllib
 from pathlib import Path
 
@@ -13,7 +15,7 @@ from paths import EXAMPLES, SHARED
 from hil.replay import run_full, script_from_record
 from shoe_ctl.analyze import analyze_file
 from shoe_ctl.config import load_profile
-from shoe_ctl.export import export_hands
+from shoe_ctl.export import PLACEHOLDER, export_hands
 from shoe_ctl.phh import read_phh
 from shoe_ctl.service.journal import Journal
 
@@ -51,7 +53,7 @@ def test_analyze_of_the_export_agrees_with_the_machine(tmp_path: Path, rules: st
                                  profiles, rules=rules, journal=journal)
     written = export_hands(journal, tmp_path / "out")
     assert len(written) == len(recorder.hands) == len(files)
-    ante_all_in = community = 0
+    ante_all_in = community = later_all_in = 0
     for original, hand, path in zip(files, recorder.hands, written, strict=True):
         machine = hand.summary
         got = analyze_file(path, profile).as_json()
@@ -70,7 +72,13 @@ def test_analyze_of_the_export_agrees_with_the_machine(tmp_path: Path, rules: st
             bi = machine["bring_in"] - 1
             assert data["starting_stacks"][bi] == data["antes"][bi], where
         community += got["community_card"] is not None
-    assert ante_all_in >= 1 and community >= 2
+        # stacks the table did not send are inf, except a player reported all-in (a placeholder)
+        all_in = {int(x.split()[2][1:]) - 1 for x in data.get("_inputs", []) if x.split()[1] == "all-in"}
+        for i, stack in enumerate(data["starting_stacks"]):
+            assert stack == math.inf or stack == data["antes"][i] or i in all_in, where
+            later_all_in += stack == PLACEHOLDER["stacks"]
+        assert json.dumps(got, allow_nan=False)  # strict JSON
+    assert ante_all_in >= 1 and community >= 2 and later_all_in >= 1
 
 
 def test_exported_file_explains_its_placeholders_and_actions(tmp_path: Path) -> None:
@@ -85,6 +93,13 @@ def test_exported_file_explains_its_placeholders_and_actions(tmp_path: Path) -> 
     assert any("placeholder" in c for c in comments) and any("act first" in c for c in comments)
     # P3 is all-in for the ante: no bring-in post; P4 opens 3rd, as the machine signalled
     assert data["starting_stacks"][2] == data["antes"][2]
+    # the other stacks were not sent by the table: inf (phh-std's unknown stack), read back as such
+    assert [s for i, s in enumerate(data["starting_stacks"]) if i != 2] == [math.inf] * (len(data["players"]) - 1)
+    assert "starting_stacks = [inf, inf, 1, inf" in text
+    assert read_phh(path).starting_stacks == tuple(data["starting_stacks"])
+    pokerkit = pytest.importorskip("pokerkit")
+    assert [math.isinf(s) for s in pokerkit.HandHistory.loads(text).starting_stacks] == [
+        math.isinf(s) for s in data["starting_stacks"]]
     betting = [a for a in data["actions"] if not a.startswith("d ")]
     assert "p3 pb" not in betting and betting[0].startswith("p4 ")
 

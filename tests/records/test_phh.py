@@ -1,7 +1,15 @@
 """Reading PHH hand records (shoe_ctl.phh): the typed hand, and clear errors for bad files."""
 
+import contextlib
+import io
+import json
+import math
+
 import pytest
 
+from shoe_ctl.analyze import analyze_hand
+from shoe_ctl.cli import main
+from shoe_ctl.config import load_profile
 from shoe_ctl.phh import PhhError, parse_phh, read_phh
 from shoe_ctl.rules.cards import Card
 from shoe_ctl.rules.games import Game
@@ -105,3 +113,47 @@ def test_unreadable_and_non_utf8_files(tmp_path):
     p.write_bytes(b'variant = "F7S"\n# caf\xe9\n')
     with pytest.raises(PhhError, match=r"latin.phh: line 2: not UTF-8"):
         read_phh(p)
+
+
+def test_inf_is_an_unknown_stack_that_never_runs_out(tmp_path):
+    """phh-std writes an unknown stack as ``inf``: read as ``math.inf``; ``analyze --json`` of
+    such a file is strict JSON (no ``Infinity``)."""
+    text = GOOD.replace("starting_stacks = [100, 50, 3]", "starting_stacks = [inf, inf, 3]")
+    hand = parse_phh(text, "inf.phh")
+    assert hand.starting_stacks == (math.inf, math.inf, 3)
+    path = tmp_path / "inf.phh"
+    path.write_text(text)
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert main(["analyze", "--json", str(path)]) == 0
+
+    def refuse(word):
+        raise AssertionError(f"not strict JSON: {word}")
+
+    (row,) = [json.loads(line, parse_constant=refuse) for line in buf.getvalue().splitlines()]
+    assert row["error"] is None and row["bring_in"] == 3
+    # the same decisions as with stacks too deep to run out: P3 all-in with the bring-in, P1 alone
+    # with chips, so no betting (and no first to act) after 3rd
+    big = analyze_hand(parse_phh(GOOD.replace("[100, 50, 3]", "[10000, 10000, 3]"), "x"), load_profile("tda"))
+    assert row["first_to_act"] == big.as_json()["first_to_act"] == {"3rd": 3}
+    assert row["seventh"] == big.as_json()["seventh"]
+
+
+@pytest.mark.parametrize(
+    ("stacks", "says"),
+    [
+        ("[null, 50, 3]", "TOML has no null: write inf for an unknown stack"),
+        ("null", "TOML has no null: write inf for an unknown stack"),
+        ("[nan, 50, 3]", "not a list of whole numbers >= 0 (or inf for an unknown stack)"),
+        ("[-inf, 50, 3]", "not a list of whole numbers >= 0 (or inf for an unknown stack)"),
+        ("[1.5, 50, 3]", "not a list of whole numbers >= 0 (or inf for an unknown stack)"),
+    ],
+)
+def test_null_nan_and_negative_stacks_are_refused_with_the_line(stacks, says):
+    msg = _error(GOOD.replace("starting_stacks = [100, 50, 3]", f"starting_stacks = {stacks}"))
+    assert msg.startswith("bad.phh: line 6") and says in msg
+
+
+def test_inf_is_refused_where_a_number_is_needed():
+    assert "antes" in _error(GOOD.replace("antes = [1, 1, 1]", "antes = [1, inf, 1]"))
+    assert "bring_in" in _error(GOOD.replace("bring_in = 2", "bring_in = inf"))
