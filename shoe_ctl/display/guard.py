@@ -1,0 +1,197 @@
+"""The display server's limits against floods and hostile pages (docs/security.md, "Floods and
+connections"; the API limits in docs/display.md).
+
+Plain helpers with no I/O, used by :mod:`shoe_ctl.display.server`:
+
+- :class:`Limits`: every bound in one place (connections, timeouts, input rate, token rules);
+- :class:`RateLimiter`: a token bucket per client address (dealer inputs, wrong tokens);
+- :class:`TokenGate`: the token comparison with a lockout after repeated wrong tokens;
+- :func:`host_allowed` / :func:`origin_allowed`: the ``Host`` / ``Origin`` check that stops a page
+  served under a foreign name (DNS rebinding) or from another site (CSRF) from reaching the API.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import logging
+import socket
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+log = logging.getLogger(__name__)
+
+__all__ = ["Limits", "RateLimiter", "TokenGate", "host_allowed", "origin_allowed", "split_host"]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The display server's bounds (seconds, counts, bytes).
+
+    :param max_connections: open TCP connections served at once; more are closed at accept.
+    :param request_timeout_s: a connection must deliver a complete request head within this time
+        of opening (and again after each answer): aiohttp's ``keepalive_timeout`` (slowloris).
+    :param body_timeout_s: a POST body must arrive within this time.
+    :param max_body: bytes of a POST body (aiohttp's ``client_max_size``).
+    :param max_events: ``/events`` streams at once (more get 503).
+    :param events_backlog: snapshots queued for one stream; a slow stream skips to the newest.
+    :param events_write_timeout_s: a stream that takes longer to accept one snapshot is closed.
+    :param inputs_per_s: sustained POSTs (``/input``, ``/ack``) per client address ...
+    :param inputs_burst: ... with bursts up to this many; more get 429.
+    :param token_min_len: shortest token the display starts with.
+    :param token_failures: wrong tokens a client address may send ...
+    :param token_lockout_s: ... before every POST from it gets 429 for this long.
+    :param allowed_hosts: host names accepted in ``Host`` besides IP addresses, ``localhost``, this
+        machine's name and ``NAME.local`` (see :func:`host_allowed`).
+    """
+
+    max_connections: int = 64
+    request_timeout_s: float = 10.0
+    body_timeout_s: float = 5.0
+    max_body: int = 16 * 1024
+    max_events: int = 16
+    events_backlog: int = 8
+    events_write_timeout_s: float = 10.0
+    inputs_per_s: float = 5.0
+    inputs_burst: int = 10
+    token_min_len: int = 16
+    token_failures: int = 5
+    token_lockout_s: float = 60.0
+    allowed_hosts: tuple[str, ...] = ()
+
+
+class RateLimiter:
+    """A token bucket per key: ``allow(key)`` is True while the key has credit.
+
+    :param rate: credit regained per second; :param burst: most credit held.
+    :param what: words for the log line written once when a key starts being refused
+        (``"display inputs"``), and once more after it was quiet for a while.
+    :param max_keys: keys remembered; beyond it, keys with full credit are forgotten first.
+    """
+
+    def __init__(self, rate: float, burst: int, what: str, *, max_keys: int = 1024,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.rate = rate
+        self.burst = float(burst)
+        self.what = what
+        self.max_keys = max_keys
+        self.refused = 0
+        self._clock = clock
+        self._buckets: dict[str, tuple[float, float, bool]] = {}  # key -> (credit, at, refusing)
+
+    def allow(self, key: str) -> bool:
+        """Spend one credit of ``key``; False (and one log line per episode) when it has none."""
+        now = self._clock()
+        credit, at, refusing = self._buckets.get(key, (self.burst, now, False))
+        credit = min(self.burst, credit + (now - at) * self.rate)
+        if credit >= 1.0:
+            if refusing and credit >= self.burst:
+                refusing = False
+            self._buckets[key] = (credit - 1.0, now, refusing)
+            self._prune()
+            return True
+        self.refused += 1
+        if not refusing:
+            log.warning("%s from %s: more than %g per second, refusing the excess", self.what, key, self.rate)
+        self._buckets[key] = (credit, now, True)
+        return False
+
+    def _prune(self) -> None:
+        if len(self._buckets) <= self.max_keys:
+            return
+        now = self._clock()
+        for key, (credit, at, _) in list(self._buckets.items()):
+            if credit + (now - at) * self.rate >= self.burst:
+                del self._buckets[key]
+        while len(self._buckets) > self.max_keys:  # all busy: forget the oldest
+            del self._buckets[next(iter(self._buckets))]
+
+
+class TokenGate:
+    """The shared-secret check with a lockout.
+
+    :param token: the secret (None: no token configured, every check passes).
+    :param failures: wrong tokens a client may send within ``lockout_s`` ...
+    :param lockout_s: ... after which it is refused (``check`` returns ``"locked"``) until
+        ``lockout_s`` passed since its last wrong token; the right token does not lift it.
+    """
+
+    def __init__(self, token: str | None, *, failures: int, lockout_s: float,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self._token = token.encode() if token else None
+        self.failures = failures
+        self.lockout_s = lockout_s
+        self.wrong = 0
+        self._clock = clock
+        self._bad: dict[str, list[float]] = {}  # client -> times of its recent wrong tokens
+
+    def check(self, client: str, given: str) -> str:
+        """``"ok"``, ``"wrong"`` (counted) or ``"locked"`` (not compared at all)."""
+        if self._token is None:
+            return "ok"
+        now = self._clock()
+        recent = [t for t in self._bad.get(client, ()) if now - t < self.lockout_s]
+        if len(recent) >= self.failures:
+            self._bad[client] = recent
+            return "locked"
+        if hmac.compare_digest(given.encode(), self._token):
+            return "ok"
+        self.wrong += 1
+        recent.append(now)
+        self._bad[client] = recent
+        if len(recent) == self.failures:
+            log.warning("display: %d wrong tokens from %s; its inputs are refused for %g s",
+                        self.failures, client, self.lockout_s)
+        if len(self._bad) > 1024:
+            self._bad = {k: v for k, v in self._bad.items() if v and now - v[-1] < self.lockout_s}
+        return "wrong"
+
+
+def split_host(value: str) -> tuple[str, str]:
+    """``"name:port"`` / ``"[::1]:port"`` / ``"name"`` -> ``(name lower-cased, port or "")``."""
+    value = value.strip()
+    if value.startswith("["):
+        name, _, rest = value[1:].partition("]")
+        return name.lower(), rest.removeprefix(":")
+    if value.count(":") == 1:
+        name, _, port = value.partition(":")
+        return name.lower(), port
+    return value.lower(), ""
+
+
+def _is_ip(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
+
+
+def known_names(extra: Iterable[str] = ()) -> frozenset[str]:
+    """Names this machine answers to: ``localhost``, its host name and ``NAME.local``, ``extra``."""
+    me = socket.gethostname().lower()
+    return frozenset({"localhost", me, f"{me}.local", *(e.lower() for e in extra)})
+
+
+def host_allowed(host: str | None, names: frozenset[str]) -> bool:
+    """True when a ``Host`` header names this machine: an IP address (a rebinding page cannot
+    have one: its address bar holds the attacker's name) or one of ``names``."""
+    if not host:
+        return False
+    name, _ = split_host(host)
+    return _is_ip(name) or name in names
+
+
+def origin_allowed(origin: str | None, host: str | None) -> bool:
+    """True when there is no ``Origin`` (not a browser's cross-site request) or it is
+    ``http(s)://`` + the request's own ``Host`` (a same-origin page)."""
+    if origin is None:
+        return True
+    parts = urlsplit(origin)
+    if parts.scheme not in ("http", "https") or not parts.netloc or not host:
+        return False
+    return split_host(parts.netloc) == split_host(host) or (
+        split_host(parts.netloc)[0] == split_host(host)[0]
+        and {split_host(parts.netloc)[1], split_host(host)[1]} <= {"", "80" if parts.scheme == "http" else "443"})
