@@ -255,7 +255,7 @@ class SimulatedDealer:
     It is a sink: :meth:`handle` only queues the command (never blocks the controller).
     """
 
-    def __init__(self, shoe: ShoeLike, post: Callable[[DealerInput], None], hands: Iterable[HandScript], *,
+    def __init__(self, shoe: ShoeLike, post: Callable[[DealerInput], object], hands: Iterable[HandScript], *,
                  pace: float = 0.0, seed: int = 0, auto_ack: bool = False, threaded: bool = True,
                  on_hand_done: Callable[[HandScript], None] | None = None) -> None:
         self.shoe = shoe
