@@ -56,8 +56,8 @@ MAX_QUEUED = 4096
 """Commands waiting for the client at most; beyond, the client is disconnected."""
 MAX_LINE = 64 * 1024
 """Longest input line (bytes); a longer one is refused whole."""
-INPUTS_PER_S = 10.0
-INPUTS_BURST = 20
+INPUTS_PER_S = 50.0
+INPUTS_BURST = 100
 """Inputs posted per second (sustained, burst); beyond, each is answered with an error line."""
 
 
