@@ -138,6 +138,7 @@ class DisplaySink:
         self._names = known_names((*lim.allowed_hosts, host))
         self._server: asyncio.AbstractServer | None = None
         self._conn_refused = 0
+        self._open = 0  # connections served now (:class:`_Counted`)
 
     # ------------------------------------------------------------------ lifecycle
     @property
@@ -205,8 +206,8 @@ class DisplaySink:
         cap = self.limits.max_connections
 
         def factory() -> asyncio.BaseProtocol:
-            if len(server.connections) < cap:
-                return server()
+            if self._open < cap:  # counted here: aiohttp registers a connection a loop turn later
+                return _Counted(server(), self)
             if self._conn_refused == 0 or self._conn_refused % 1000 == 0:
                 log.warning("display: %d connections open, refusing more (%d refused so far)",
                             cap, self._conn_refused + 1)
@@ -412,6 +413,34 @@ class DisplaySink:
         self._post(event)
         return web.json_response({"posted": {"action": str(event.action), "seat": event.seat,
                                              "args": event.args}}, status=202)
+
+
+class _Counted(asyncio.Protocol):
+    """aiohttp's request handler for one connection, counted in ``sink._open`` while open."""
+
+    def __init__(self, inner: asyncio.Protocol, sink: DisplaySink) -> None:
+        self._inner = inner
+        self._sink = sink
+        sink._open += 1
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._inner.connection_made(transport)
+
+    def data_received(self, data: bytes) -> None:
+        self._inner.data_received(data)
+
+    def eof_received(self) -> bool | None:
+        return self._inner.eof_received()
+
+    def pause_writing(self) -> None:
+        self._inner.pause_writing()
+
+    def resume_writing(self) -> None:
+        self._inner.resume_writing()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._sink._open -= 1
+        self._inner.connection_lost(exc)
 
 
 class _Refuse(asyncio.Protocol):
