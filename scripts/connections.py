@@ -10,7 +10,10 @@ The figures of docs/security.md, "Floods and connections" (connections). A displ
 - wrong tokens: POSTs with a wrong token for ``--guess-seconds`` from one connection at a time;
   how many were compared (401) and how many refused unread (429);
 - a stalled event stream: one ``/events`` client that reads nothing while 200 updates of 50 KB
-  are published; whether the server closed it, and the process's memory growth.
+  are published; whether the server closed it, and the process's memory growth;
+- the dealer port: a client that reads nothing while 1,000 updates of 50 KB are handed over
+  10 s (commands still queued, memory growth), then a nesting bomb line followed by a dealer
+  input (whether the input is still taken).
 
     .venv/bin/python scripts/connections.py [--slowloris 200] [--hold 30] [--json]
 
@@ -24,11 +27,15 @@ import http.client
 import json
 import socket
 import sys
+import tempfile
+import threading
 import time
 from pathlib import Path
 
 from shoe_ctl.display.server import DisplaySink
-from shoe_ctl.events import DisplayUpdate
+from shoe_ctl.events import DealerAction, DealerInput, DisplayUpdate
+from shoe_ctl.service import codec
+from shoe_ctl.service.dealer_port import DealerPort
 
 TOKEN = "flood-test-token-0123456789"
 
@@ -123,6 +130,35 @@ def stalled_stream(sink: DisplaySink) -> dict[str, object]:
     return {"closed_by_server": closed, "rss_growth_mb": round(rss_mb() - before, 1)}
 
 
+def dealer_port() -> dict[str, object]:
+    got = threading.Event()
+    path = Path(tempfile.mkdtemp(prefix="dealer-port-")) / "d.sock"
+    port = DealerPort(path, lambda ev: got.set()).start()
+    c = socket.socket(socket.AF_UNIX)
+    c.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    c.connect(str(path))
+    try:
+        time.sleep(0.2)
+        before = rss_mb()
+        for i in range(1000):
+            port.handle(DisplayUpdate({"hand": i, "filler": "x" * 50_000}))
+            time.sleep(0.01)
+        time.sleep(1.0)
+        queued, growth = port._out.qsize(), round(rss_mb() - before, 1)
+    finally:
+        c.close()
+    c = socket.socket(socket.AF_UNIX)
+    c.connect(str(path))
+    time.sleep(0.5)
+    c.sendall(b"[" * 30_000 + b"]" * 30_000 + b"\n")
+    time.sleep(0.5)
+    c.sendall(codec.dumps(DealerInput(DealerAction.UNDO)).encode() + b"\n")
+    taken = got.wait(5)
+    c.close()
+    port.close()
+    return {"stalled_queued": queued, "stalled_rss_growth_mb": growth, "input_taken_after_bomb": taken}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--slowloris", type=int, default=200)
@@ -139,6 +175,7 @@ def main(argv: list[str] | None = None) -> int:
             "idle": args.idle, "idle_kept": idle(sink.port, args.idle),
             "guess_seconds": args.guess_seconds, "guess_answers": guesses(sink.port, args.guess_seconds),
             "stalled_stream": stalled_stream(sink),
+            "dealer_port": dealer_port(),
         }
     finally:
         sink.close()
