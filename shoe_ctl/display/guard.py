@@ -54,7 +54,7 @@ class Limits:
     body_timeout_s: float = 5.0
     max_body: int = 16 * 1024
     max_events: int = 16
-    events_backlog: int = 8
+    events_backlog: int = 256
     events_write_timeout_s: float = 10.0
     inputs_per_s: float = 5.0
     inputs_burst: int = 10

@@ -229,11 +229,14 @@ class DealerPort:
         """A send to ``conn`` waits at most :attr:`send_timeout_s` (the kernel's ``SO_SNDTIMEO``:
         the socket stays blocking for the reader thread)."""
         whole = int(self.send_timeout_s)
-        tv = struct.pack("ll", whole, int((self.send_timeout_s - whole) * 1_000_000))
-        try:
-            conn.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, tv)
-        except OSError:
-            log.exception("dealer port: cannot bound the send time")
+        micro = int((self.send_timeout_s - whole) * 1_000_000)
+        for layout in ("ll", "qq"):  # struct timeval: native longs, or 64-bit time on 32-bit Linux
+            try:
+                conn.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, struct.pack(layout, whole, micro))
+                return
+            except OSError:
+                continue
+        log.warning("dealer port: cannot bound the send time; a client that stops reading holds the writer")
 
     def _read_loop(self, conn: socket.socket) -> None:
         try:
