@@ -256,7 +256,7 @@ class SimulatedDealer(Closeable):
     It is a sink: :meth:`handle` only queues the command (never blocks the controller).
     """
 
-    def __init__(self, shoe: ShoeLike, post: Callable[[DealerInput], None], hands: Iterable[HandScript], *,
+    def __init__(self, shoe: ShoeLike, post: Callable[[DealerInput], object], hands: Iterable[HandScript], *,
                  pace: float = 0.0, seed: int = 0, auto_ack: bool = False, threaded: bool = True,
                  on_hand_done: Callable[[HandScript], None] | None = None) -> None:
         super().__init__()
@@ -759,7 +759,7 @@ class DirectShoe:
     """A shoe without a wire, for direct replays: each pull posts a ``CardRead`` straight to the
     consumer (sequence and dispense counters as a real shoe keeps them)."""
 
-    def __init__(self, post: Callable[[Any], None]) -> None:
+    def __init__(self, post: Callable[[Any], object]) -> None:
         from shoe_ctl.events import CardRead  # local: the event type only
 
         self._read = CardRead

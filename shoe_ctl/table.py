@@ -29,7 +29,7 @@ class DealerFactory(Protocol):
     """Builds the simulated dealer of a simulated shoe: a sink with ``start()`` and ``close()``
     that pulls cards from ``device`` and posts dealer inputs with ``post``."""
 
-    def __call__(self, device: Any, post: Callable[[Any], None]) -> Any: ...
+    def __call__(self, device: Any, post: Callable[[Any], object]) -> Any: ...
 
 
 class TableError(Exception):

@@ -67,6 +67,13 @@ def dealer_words(text: str) -> str:
     page never shows the machine's state names."""
     return STATE_NAME.sub(lambda m: f"now ({state_words(m.group(1))})", text)
 
+MAX_LISTED_ALERTS = 20
+"""Alerts listed in a snapshot at most (latched ones first); the rest are counted in
+``alerts_more``. Repeats are merged first (:func:`merge_alerts`). docs/security.md, "Floods and
+connections": this bounds what one display update costs, however many alerts the machine keeps."""
+
+MAX_REPLY_ALERTS = 16
+"""Distinct alerts named in one ``reply`` at most."""
 
 EMPTY_STATE: dict[str, Any] = {
     "hand": None, "game": "", "rules": "", "state": "", "street": None, "seats": [],
@@ -139,6 +146,48 @@ def public_state(state: Mapping[str, Any]) -> dict[str, Any]:
     return dict(_redact(out, frozenset(public)))
 
 
+def _alert_key(a: Mapping[str, Any]) -> tuple[Any, Any, Any]:
+    return a.get("code"), a.get("message"), a.get("seat")
+
+
+def merge_alerts(alerts: Iterable[Any]) -> tuple[list[dict[str, Any]], dict[Any, list[Any]]]:
+    """Merge repeated alerts (same ``code``, ``message`` and ``seat``) into the first of them.
+
+    :returns: the merged list, in order of last appearance (a repeat is news), each alert a copy
+        of the first whose ``count`` says how many it stands for (1 when never repeated), and
+        ``{first id: [every merged id]}`` for the alerts that stand for more than one
+        (acknowledging the first hides them all).
+    """
+    out: dict[tuple[Any, Any, Any], dict[str, Any]] = {}
+    ids: dict[Any, list[Any]] = {}
+    for a in alerts:
+        if not isinstance(a, Mapping):
+            continue
+        key = _alert_key(a)
+        first = out.get(key)
+        if first is None:
+            out[key] = {**a, "count": int(a.get("count", 1) or 1)}
+            continue
+        first["count"] += int(a.get("count", 1) or 1)
+        first["latched"] = bool(first.get("latched") or a.get("latched"))
+        ids.setdefault(first.get("id"), [first.get("id")]).append(a.get("id"))
+        del out[key]
+        out[key] = first  # to the end: ordered by last appearance
+    return list(out.values()), ids
+
+
+def list_alerts(alerts: list[dict[str, Any]], cap: int = MAX_LISTED_ALERTS) -> tuple[list[dict[str, Any]], int]:
+    """At most ``cap`` of ``alerts``, in their order: every latched one first (they stop the
+    deal), then the newest others. :returns: ``(listed, how many were left out)``."""
+    if len(alerts) <= cap:
+        return alerts, 0
+    latched = [i for i, a in enumerate(alerts) if a.get("latched")]
+    others = [i for i, a in enumerate(alerts) if not a.get("latched")]
+    keep = set(latched[-cap:])
+    keep.update(others[len(others) - (cap - len(keep)):] if cap > len(keep) else [])
+    return [a for i, a in enumerate(alerts) if i in keep], len(alerts) - len(keep)
+
+
 class DisplayModel:
     """The display's snapshot, built from the controller's commands.
 
@@ -165,6 +214,9 @@ class DisplayModel:
       :attr:`LOCAL_ID_BASE`). When the machine lists alerts in its state (with its own ids),
       those are shown too, less those acknowledged here, and an ``Alert`` command matching one
       of them (same code, message and seat) is shown once, under the machine's id.
+    - Repeats: alerts with the same code, message and seat are shown once, with ``count`` (and
+      acknowledging it hides them all); at most :data:`MAX_LISTED_ALERTS` are listed, the number
+      left out is the snapshot's ``alerts_more``.
 
     Every ``apply`` that changes what is shown bumps :attr:`version`.
     """
@@ -187,6 +239,9 @@ class DisplayModel:
         self._reply: dict[str, Any] | None = None
         self._in_reply: set[tuple[Any, ...]] = set()
         self._stale: set[Any] = set()
+        self._merged_ids: dict[Any, list[Any]] = {}
+        self._machine_more = 0
+        self._local_more = 0
 
     # ------------------------------------------------------------------ commands
     def apply(self, command: Command) -> bool:
@@ -208,16 +263,35 @@ class DisplayModel:
                                       for a in self._since_instruction if a.code in REFUSED_CODES)
             self._since_instruction = []
         elif isinstance(command, Alert):
-            self._next_local += 1
-            self._since_instruction.append(command)
-            self._local_alerts.append({
-                "id": self._next_local, "code": command.code, "message": dealer_words(command.message),
-                "street": command.street, "seat": command.seat, "latched": command.latched,
-                "moves": list(command.moves)})
+            self._add_local(command)
         else:
             return False
         self.version += 1
         return True
+
+    def _add_local(self, command: Alert) -> None:
+        """Show an ``Alert`` command: a repeat of one shown counts up its ``count``; the list
+        stays within :data:`MAX_LISTED_ALERTS`."""
+        if len(self._since_instruction) < MAX_REPLY_ALERTS and not any(
+                (a.code, a.message) == (command.code, command.message) for a in self._since_instruction):
+            self._since_instruction.append(command)
+        elif command.code in REFUSED_CODES and not any(a.code in REFUSED_CODES for a in self._since_instruction):
+            self._since_instruction[-1] = command  # the reply must still say "refused"
+        message = dealer_words(command.message)
+        key = (command.code, message, command.seat)
+        for i, a in enumerate(self._local_alerts):
+            if _alert_key(a) == key:
+                a["count"] = a.get("count", 1) + 1
+                a["latched"] = bool(a.get("latched") or command.latched)
+                self._local_alerts.append(self._local_alerts.pop(i))  # a repeat is news
+                return
+        self._next_local += 1
+        self._local_alerts.append({
+            "id": self._next_local, "code": command.code, "message": message,
+            "street": command.street, "seat": command.seat, "latched": command.latched,
+            "moves": list(command.moves), "count": 1})
+        self._local_alerts, dropped = list_alerts(self._local_alerts)
+        self._local_more += dropped
 
     def _instruction_dict(self, ins: Mapping[str, Any]) -> dict[str, Any]:
         out = dict(ins)
@@ -225,6 +299,11 @@ class DisplayModel:
         return out
 
     def _apply_update(self, raw: Mapping[str, Any]) -> None:
+        if isinstance(raw.get("alerts"), list):  # merged and capped before the (costly) filter
+            merged, self._merged_ids = merge_alerts(
+                a for a in raw["alerts"] if not isinstance(a, Mapping) or a.get("id") not in self._acked)
+            listed, self._machine_more = list_alerts(merged)
+            raw = {**raw, "alerts": listed}
         state = public_state(raw)
         was = str(self._state.get("state") or "")
         if state.get("state") == "idle" and was.startswith("hand"):
@@ -237,6 +316,7 @@ class DisplayModel:
         if hand != self._hand:
             self._hand = hand
             self._kept_up = {}
+            self._local_more = 0
             self._acked = {a for a in self._acked if a >= self.LOCAL_ID_BASE}
             self._in_reply.clear()
         for seat in state.get("seats") or []:
@@ -281,6 +361,7 @@ class DisplayModel:
         for alert in self.alerts():
             if alert.get("id") == alert_id:
                 self._acked.add(alert_id)
+                self._acked.update(self._merged_ids.get(alert_id, ()))
                 self._local_alerts = [a for a in self._local_alerts if a.get("id") != alert_id]
                 self.version += 1
                 return alert
@@ -295,7 +376,8 @@ class DisplayModel:
         out = dict(self._state)
         out["table_seats"] = self.table_seats
         out["instruction"] = self._instruction
-        out["alerts"] = self.alerts()
+        out["alerts"], more = list_alerts(self.alerts())
+        out["alerts_more"] = more + self._machine_more + self._local_more
         out["reply"] = self._reply
         out["version"] = self.version
         return public_state(out)

@@ -19,12 +19,17 @@ Routes (all JSON unless noted):
 POSTs must be ``Content-Type: application/json`` (a plain cross-site form cannot post) and, when
 a token is configured, carry it as ``X-Shoe-Token: TOKEN`` or ``Authorization: Bearer TOKEN``
 (401 otherwise). Binding an address other than loopback without a token is refused.
+
+Limits (:class:`~shoe_ctl.display.guard.Limits`; docs/security.md, "Floods and connections"):
+every request must name this machine in ``Host`` and, from a browser, come from the same origin
+(403 otherwise); POSTs are rate-limited per client address (429) and a client that sent too many
+wrong tokens is locked out for a while (429); connections are capped and must send a request
+head within a deadline; ``/events`` streams are capped (503) and a stalled one is closed.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hmac
 import ipaddress
 import json
 import logging
@@ -36,6 +41,7 @@ from typing import Any
 
 from aiohttp import web
 
+from shoe_ctl.display.guard import Limits, RateLimiter, TokenGate, host_allowed, known_names, origin_allowed
 from shoe_ctl.display.model import DisplayModel
 from shoe_ctl.events import Command, DealerAction, DealerInput
 from shoe_ctl.lifecycle import Closeable
@@ -51,7 +57,6 @@ SEAT_ACTIONS = frozenset({DealerAction.FOLD, DealerAction.ALL_IN, DealerAction.E
 MAX_SEAT = 10
 STREET_NAMES = ("3rd", "4th", "5th", "6th", "7th")
 KEEPALIVE_S = 15.0
-SUBSCRIBER_BACKLOG = 256
 
 
 class DisplayError(ValueError):
@@ -93,15 +98,20 @@ class DisplaySink(Closeable):
     :param token: required for a non-loopback ``host``; checked on every POST when set.
     :param table_seats: seats at the table (2..10): the page's *New hand* sheet offers seats
         ``1..table_seats`` and deals them all when no hand was seen yet (snapshot ``table_seats``).
-    :raises DisplayError: non-loopback host without a token.
+    :param limits: connection, rate and token bounds (default :class:`Limits`).
+    :raises DisplayError: non-loopback host without a token; a token shorter than
+        ``limits.token_min_len``.
     """
 
     def __init__(self, post: Callable[[Any], Any], *, host: str = "127.0.0.1", port: int = 8080,
-                 token: str | None = None, static_dir: Path = STATIC_DIR, table_seats: int = 8) -> None:
+                 token: str | None = None, static_dir: Path = STATIC_DIR, table_seats: int = 8,
+                 limits: Limits | None = None) -> None:
         if not is_loopback(host) and not token:
             raise DisplayError(
                 f"display on {host}:{port}: binding an address other than loopback needs a token "
                 "([display] token or SHOE_CTL_DISPLAY_TOKEN); refusing to start")
+        self.limits = limits or Limits()
+        self._setup_guard(host, port, token)
         self._post = post
         self.host = host
         self.port = port
@@ -117,6 +127,21 @@ class DisplaySink(Closeable):
         self._lock = threading.Lock()
         super().__init__(self._lock)
         self._next_ref = 0
+
+    def _setup_guard(self, host: str, port: int, token: str | None) -> None:
+        """The token rules and the per-client limits (:mod:`shoe_ctl.display.guard`)."""
+        lim = self.limits
+        if token and len(token) < lim.token_min_len:
+            raise DisplayError(
+                f"display on {host}:{port}: the token has {len(token)} characters, at least "
+                f"{lim.token_min_len} are needed (e.g. `python3 -c 'import secrets; print(secrets.token_urlsafe(24))'`); "
+                "refusing to start")
+        self._gate = TokenGate(token, failures=lim.token_failures, lockout_s=lim.token_lockout_s)
+        self._input_rate = RateLimiter(lim.inputs_per_s, lim.inputs_burst, "display inputs")
+        self._names = known_names((*lim.allowed_hosts, host))
+        self._server: asyncio.AbstractServer | None = None
+        self._conn_refused = 0
+        self._open = 0  # connections served now (:class:`_Counted`)
 
     # ------------------------------------------------------------------ lifecycle
     @property
@@ -157,9 +182,10 @@ class DisplaySink(Closeable):
         asyncio.set_event_loop(loop)
         try:
             app = self._make_app()
-            self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
+            self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0,
+                                         keepalive_timeout=self.limits.request_timeout_s)
             loop.run_until_complete(self._runner.setup())
-            loop.run_until_complete(web.SockSite(self._runner, sock).start())
+            loop.run_until_complete(self._listen(sock))
         except BaseException as exc:  # reported to start()
             self._error = exc
             self._ready.set()
@@ -170,8 +196,28 @@ class DisplaySink(Closeable):
         try:
             loop.run_forever()
         finally:
+            if self._server is not None:
+                self._server.close()
             loop.run_until_complete(self._runner.cleanup())
             loop.close()
+
+    async def _listen(self, sock: socket.socket) -> None:
+        """Serve ``sock`` with aiohttp's request handler, closing connections beyond
+        ``limits.max_connections`` as they are accepted (aiohttp has no cap of its own)."""
+        server = self._runner.server if self._runner is not None else None
+        assert server is not None
+        cap = self.limits.max_connections
+
+        def factory() -> asyncio.BaseProtocol:
+            if self._open < cap:  # counted here: aiohttp registers a connection a loop turn later
+                return _Counted(server(), self)
+            if self._conn_refused == 0 or self._conn_refused % 1000 == 0:
+                log.warning("display: %d connections open, refusing more (%d refused so far)",
+                            cap, self._conn_refused + 1)
+            self._conn_refused += 1
+            return _Refuse()
+
+        self._server = await asyncio.get_running_loop().create_server(factory, sock=sock)
 
     def _close(self) -> None:
         """``close()``: stop serving: end the event streams, stop the loop, join the thread."""
@@ -225,7 +271,7 @@ class DisplaySink(Closeable):
 
     # ------------------------------------------------------------------ web
     def _make_app(self) -> web.Application:
-        app = web.Application(client_max_size=16 * 1024)
+        app = web.Application(client_max_size=self.limits.max_body, middlewares=[self._guard])
         app.router.add_get("/", self._index)
         app.router.add_get("/state", self._state)
         app.router.add_get("/events", self._events)
@@ -240,11 +286,31 @@ class DisplaySink(Closeable):
     async def _state(self, request: web.Request) -> web.Response:
         return web.json_response(self.model.snapshot(), headers={"Cache-Control": "no-store"})
 
+    @web.middleware
+    async def _guard(self, request: web.Request,
+                     handler: Callable[[web.Request], Any]) -> web.StreamResponse:
+        """Every request: ``Host`` names this machine and ``Origin`` (when sent) is the page's own
+        (403); POSTs: at most ``limits.inputs_per_s`` per client address (429)."""
+        host = request.headers.get("Host")
+        if not host_allowed(host, self._names):
+            return web.json_response({"error": f"Host {host!r} is not this display's name"}, status=403)
+        if not origin_allowed(request.headers.get("Origin"), host):
+            return web.json_response({"error": "cross-origin requests are refused"}, status=403)
+        if request.method == "POST" and not self._input_rate.allow(request.remote or "?"):
+            return web.json_response(
+                {"error": f"too many inputs: at most {self.limits.inputs_per_s:g} per second; "
+                          "this one was not taken"}, status=429, headers={"Retry-After": "1"})
+        result: web.StreamResponse = await handler(request)
+        return result
+
     async def _events(self, request: web.Request) -> web.StreamResponse:
+        if len(self._subscribers) >= self.limits.max_events:
+            return web.json_response({"error": f"{self.limits.max_events} event streams open already"},
+                                     status=503, headers={"Retry-After": "5"})
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache",
                                            "X-Accel-Buffering": "no"})
         await resp.prepare(request)
-        q: asyncio.Queue[bytes | None] = asyncio.Queue(maxsize=SUBSCRIBER_BACKLOG)
+        q: asyncio.Queue[bytes | None] = asyncio.Queue(maxsize=self.limits.events_backlog)
         snap = self.model.snapshot()
         q.put_nowait(f"retry: 1000\nid: {snap['version']}\nevent: state\ndata: "
                      f"{json.dumps(snap, separators=(',', ':'))}\n\n".encode())
@@ -257,12 +323,26 @@ class DisplaySink(Closeable):
                     item = b": keep-alive\n\n"
                 if item is None:
                     break
-                await resp.write(item)
+                if not await self._write_or_drop(request, resp, item):
+                    break
         except (ConnectionResetError, ConnectionError):
             pass
         finally:
             self._subscribers.discard(q)
         return resp
+
+    async def _write_or_drop(self, request: web.Request, resp: web.StreamResponse, item: bytes) -> bool:
+        """Write one event; a client that does not take it within ``events_write_timeout_s`` is
+        disconnected (False), so a stalled stream holds at most its socket buffers."""
+        try:
+            await asyncio.wait_for(resp.write(item), self.limits.events_write_timeout_s)
+        except TimeoutError:
+            log.warning("display: an event stream to %s took no data for %g s; closed",
+                        request.remote, self.limits.events_write_timeout_s)
+            if request.transport is not None:
+                request.transport.abort()
+            return False
+        return True
 
     def _check(self, request: web.Request) -> web.Response | None:
         if self._token is not None:
@@ -270,7 +350,11 @@ class DisplaySink(Closeable):
             auth = request.headers.get("Authorization", "")
             if auth.startswith("Bearer "):
                 given = given or auth[7:]
-            if not hmac.compare_digest(given.encode(), self._token.encode()):
+            verdict = self._gate.check(request.remote or "?", given)
+            if verdict == "locked":
+                return web.json_response({"error": "too many wrong tokens from this client; try again later"},
+                                         status=429, headers={"Retry-After": f"{self.limits.token_lockout_s:.0f}"})
+            if verdict != "ok":
                 return web.json_response({"error": "missing or wrong token"}, status=401)
         if request.content_type != "application/json":
             return web.json_response({"error": "Content-Type must be application/json"}, status=415)
@@ -282,8 +366,11 @@ class DisplaySink(Closeable):
         if bad is not None:
             return bad
         try:
-            body = await request.json()
-        except (ValueError, UnicodeDecodeError) as exc:
+            body = await asyncio.wait_for(request.json(), self.limits.body_timeout_s)
+        except TimeoutError:
+            return web.json_response({"error": f"body not received within {self.limits.body_timeout_s:g} s"},
+                                     status=408)
+        except (ValueError, UnicodeDecodeError, RecursionError) as exc:
             return web.json_response({"error": f"body is not JSON: {exc}"}, status=400)
         if not isinstance(body, dict):
             return web.json_response({"error": "body must be a JSON object"}, status=400)
@@ -300,10 +387,12 @@ class DisplaySink(Closeable):
         if "ref" not in event.args:  # the machine answers with the instruction carrying this ref
             self._next_ref += 1
             event.args["ref"] = self._next_ref
+        if self._post(event) is False:  # the controller's queue of dealer inputs is full
+            return web.json_response({"error": "the table is busy with earlier inputs; this one was not taken"},
+                                     status=429, headers={"Retry-After": "1"})
         if event.action is DealerAction.ACK_ALERT and isinstance(event.args.get("id"), int):
             self.model.acknowledge(event.args["id"])
             self._publish()
-        self._post(event)
         return web.json_response({"posted": {"action": str(event.action), "seat": event.seat,
                                              "args": event.args}, "ref": event.args["ref"]}, status=202)
 
@@ -326,7 +415,6 @@ class DisplaySink(Closeable):
         return web.json_response({"posted": {"action": str(event.action), "seat": event.seat,
                                              "args": event.args}}, status=202)
 
-
     def _ack_band(self, ids: Any) -> web.Response:
         """Acknowledge one merged alert band: every listed alert still shown, in one step of the
         event loop (no machine update in between), and one ``ACK_ALERT`` per code to the machine
@@ -347,6 +435,41 @@ class DisplaySink(Closeable):
             self._publish()
         return web.json_response({"posted": posted, "acknowledged": [a.get("id") for a in acked], "gone": gone},
                                  status=202 if acked else 200)
+
+
+class _Counted(asyncio.Protocol):
+    """aiohttp's request handler for one connection, counted in ``sink._open`` while open."""
+
+    def __init__(self, inner: asyncio.Protocol, sink: DisplaySink) -> None:
+        self._inner = inner
+        self._sink = sink
+        sink._open += 1
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._inner.connection_made(transport)
+
+    def data_received(self, data: bytes) -> None:
+        self._inner.data_received(data)
+
+    def eof_received(self) -> bool | None:
+        return self._inner.eof_received()
+
+    def pause_writing(self) -> None:
+        self._inner.pause_writing()
+
+    def resume_writing(self) -> None:
+        self._inner.resume_writing()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._sink._open -= 1
+        self._inner.connection_lost(exc)
+
+
+class _Refuse(asyncio.Protocol):
+    """A connection over the cap: closed as soon as it is accepted."""
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        transport.close()
 
 
 def _flag(args: dict[str, Any], name: str) -> None:

@@ -3,6 +3,10 @@
 Card reads (from :class:`drivers.shoe.ShoeLink`), dealer inputs, timers: every event is put on
 :attr:`Controller.queue`. A shoe event goes machine, sinks, journal, ack; any other event goes
 journal, machine, sinks (:meth:`Controller.step`; docs/service.md, *How an event flows*).
+
+Dealer inputs wait in a lane of their own (:class:`EventQueue`): a shoe event waits behind at most
+:data:`MAX_INPUTS_AHEAD` of them, and at most :data:`MAX_DEALER_INPUTS` wait (docs/security.md,
+"Floods and connections").
 """
 
 from __future__ import annotations
@@ -10,16 +14,22 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+from collections import deque
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from shoe_ctl.events import Alert, CardRead, Command, ShoeButton, ShoeFault, TimerFired
+from shoe_ctl.events import Alert, CardRead, Command, DealerInput, ShoeButton, ShoeFault, TimerFired
 from shoe_ctl.lifecycle import Closeable
 from shoe_ctl.machine import Dealing
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Controller", "NullJournal", "Sink"]
+__all__ = ["Controller", "EventQueue", "NullJournal", "Sink"]
+
+MAX_DEALER_INPUTS = 128
+"""Dealer inputs waiting at most; :meth:`Controller.post` refuses more."""
+MAX_INPUTS_AHEAD = 8
+"""A shoe event (any event but a dealer input) waits behind at most this many dealer inputs."""
 
 
 class Sink(Protocol):
@@ -52,6 +62,51 @@ class NullJournal:
 _STOP = object()
 
 
+class EventQueue(queue.Queue[Any]):
+    """The controller's queue: two lanes, one ``get``.
+
+    ``put`` files a :class:`~shoe_ctl.events.DealerInput` (and the stop mark) in the dealer lane,
+    anything else in the shoe lane, each with its posting number. ``get`` takes the older of the
+    two lanes' first events, unless more than :data:`MAX_INPUTS_AHEAD` dealer inputs are ahead of
+    the shoe lane's first event: then that one. Each lane keeps its order (shoe events are never
+    reordered among themselves, nor are dealer inputs); only a dealer input in a backlog may be
+    overtaken by a shoe event posted after it. ``maxsize`` bounds the two lanes together.
+    """
+
+    def _init(self, maxsize: int) -> None:
+        self._shoe: deque[tuple[int, Any]] = deque()
+        self._dealer: deque[tuple[int, Any]] = deque()
+        self._posted = 0
+
+    def _qsize(self) -> int:
+        return len(self._shoe) + len(self._dealer)
+
+    def _put(self, item: Any) -> None:
+        self._posted += 1
+        lane = self._dealer if isinstance(item, DealerInput) or item is _STOP else self._shoe
+        lane.append((self._posted, item))
+
+    def _get(self) -> Any:
+        if not self._dealer:
+            return self._shoe.popleft()[1]
+        if not self._shoe:
+            return self._dealer.popleft()[1]
+        first_shoe = self._shoe[0][0]
+        ahead = 0
+        for n, _ in self._dealer:
+            if n > first_shoe or ahead > MAX_INPUTS_AHEAD:
+                break
+            ahead += 1
+        if ahead > MAX_INPUTS_AHEAD or first_shoe < self._dealer[0][0]:
+            return self._shoe.popleft()[1]
+        return self._dealer.popleft()[1]
+
+    def dealer_waiting(self) -> int:
+        """Dealer inputs (and the stop mark) waiting now."""
+        with self.mutex:
+            return len(self._dealer)
+
+
 class _Call:
     """A function to run in the controller thread (not journaled, not given to the machine)."""
 
@@ -78,7 +133,9 @@ class Controller(Closeable):
         self.machine = machine
         self.journal: JournalLike = journal if journal is not None else NullJournal()
         self.link = link
-        self.queue: queue.Queue[Any] = queue.Queue(maxsize)
+        self.queue: EventQueue = EventQueue(maxsize)
+        self.inputs_refused = 0
+        self._refusing = False
         self.sinks: list[Sink] = []
         self.handled = 0
         self.errors = 0
@@ -102,11 +159,29 @@ class Controller(Closeable):
         counted in :attr:`errors`."""
         self.hooks.append(hook)
 
-    def post(self, event: Any) -> None:
-        """Put one event on the queue (any thread)."""
+    def post(self, event: Any) -> bool:
+        """Put one event on the queue (any thread). A :class:`DealerInput` is refused (False,
+        nothing queued; one log line per flood) when :data:`MAX_DEALER_INPUTS` wait already;
+        every other event is always queued (True)."""
+        if isinstance(event, DealerInput) and not self._room_for_input():
+            return False
         with self._idle:
             self._busy += 1
         self.queue.put(event)
+        return True
+
+    def _room_for_input(self) -> bool:
+        """True when a dealer input may be queued; counts and logs (once per flood) a refusal."""
+        if self.queue.dealer_waiting() < MAX_DEALER_INPUTS:
+            if self._refusing and self.queue.dealer_waiting() < MAX_DEALER_INPUTS // 2:
+                self._refusing = False
+            return True
+        self.inputs_refused += 1
+        if not self._refusing:
+            self._refusing = True
+            log.warning("%d dealer inputs waiting: refusing more until the controller catches up",
+                        MAX_DEALER_INPUTS)
+        return False
 
     def call_soon(self, fn: Callable[[], Any]) -> None:
         """Run ``fn()`` in the controller thread after the events already queued (any thread).

@@ -18,6 +18,12 @@ line in both directions, each in the journal's codec (:mod:`shoe_ctl.service.cod
 
 Nothing is buffered for a client that is not there: commands sent while no client is connected
 are gone (the next client gets the current state), and inputs are taken only while connected.
+
+Limits (docs/security.md, "Floods and connections"): a client that does not take a line within
+:data:`SEND_TIMEOUT_S`, or lets :data:`MAX_QUEUED` commands pile up, is disconnected with a log
+line; an input line longer than :data:`MAX_LINE` or nested deeper than the JSON reader allows is
+answered with an error line; inputs beyond :data:`INPUTS_PER_S` (bursts of :data:`INPUTS_BURST`)
+are answered with an error line and not posted, and so are inputs the controller has no room for.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ import logging
 import os
 import queue
 import socket
+import struct
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -35,6 +42,7 @@ from typing import Any
 from shoe_ctl.events import Command, DealerInput, DisplayUpdate, Instruction
 from shoe_ctl.lifecycle import Closeable
 from shoe_ctl.service import codec
+from shoe_ctl.service.ratelimit import RateLimiter
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +50,16 @@ __all__ = ["DealerPort"]
 
 _ACCEPT = object()
 _STOP = object()
+
+SEND_TIMEOUT_S = 5.0
+"""A client that takes no line for this long is disconnected (it stopped reading)."""
+MAX_QUEUED = 4096
+"""Commands waiting for the client at most; beyond, the client is disconnected."""
+MAX_LINE = 64 * 1024
+"""Longest input line (bytes); a longer one is refused whole."""
+INPUTS_PER_S = 50.0
+INPUTS_BURST = 100
+"""Inputs posted per second (sustained, burst); beyond, each is answered with an error line."""
 
 
 class DealerPort(Closeable):
@@ -62,7 +80,12 @@ class DealerPort(Closeable):
         self.post = post
         self.inputs = 0
         self.rejected = 0
-        self._out: queue.Queue[Any] = queue.Queue()
+        self._out: queue.Queue[Any] = queue.Queue(MAX_QUEUED)
+        self.send_timeout_s = SEND_TIMEOUT_S
+        self.dropped = 0
+        self._latest: dict[type, Command] = {}  # the newest DisplayUpdate / Instruction handed
+        self._overflowed = False
+        self._rate = RateLimiter(INPUTS_PER_S, INPUTS_BURST, "dealer port inputs")
         self._conn: socket.socket | None = None
         self._pending: socket.socket | None = None
         self._lock = threading.Lock()
@@ -91,8 +114,28 @@ class DealerPort(Closeable):
     # ------------------------------------------------------------------ sink
 
     def handle(self, command: Command) -> None:
-        """Queue one command for the client (any command type; never blocks)."""
-        self._out.put(command)
+        """Queue one command for the client (any command type; never blocks). When
+        :data:`MAX_QUEUED` commands wait already, the client is disconnected instead."""
+        if isinstance(command, DisplayUpdate | Instruction):
+            with self._lock:
+                self._latest[type(command)] = command
+        try:
+            self._out.put_nowait(command)
+        except queue.Full:
+            self._drop_slow_client(f"{MAX_QUEUED} commands waiting")
+
+    def _drop_slow_client(self, why: str) -> None:
+        """Disconnect the client that stopped reading (its writes then fail at once, so the queue
+        drains); the next client gets the newest display and instruction."""
+        with self._lock:
+            conn, self._overflowed = self._conn, True
+        self.dropped += 1
+        if conn is not None:
+            log.warning("dealer port: the client is not reading (%s); disconnected", why)
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
 
     def _close(self) -> None:
         """``close()``: stop both threads, close the connection and remove the socket file."""
@@ -133,6 +176,12 @@ class DealerPort(Closeable):
                     old, self._conn = self._conn, conn
                 if old is not None:
                     old.close()
+                with self._lock:
+                    if self._overflowed:  # commands were dropped: the newest handed is the truth
+                        self._overflowed = False
+                        d, i = self._latest.get(DisplayUpdate), self._latest.get(Instruction)
+                        display = d if isinstance(d, DisplayUpdate) else display
+                        instruction = i if isinstance(i, Instruction) else instruction
                 for cmd in (display, instruction):
                     if cmd is not None:
                         self._send(cmd)
@@ -149,7 +198,10 @@ class DealerPort(Closeable):
             return
         try:
             conn.sendall(codec.dumps(cmd).encode() + b"\n")
-        except OSError:
+        except OSError as exc:
+            if isinstance(exc, BlockingIOError | TimeoutError):  # SO_SNDTIMEO ran out
+                self.dropped += 1
+                log.warning("dealer port: the client took no data for %g s; disconnected", self.send_timeout_s)
             with self._lock:
                 if self._conn is conn:
                     self._conn = None
@@ -166,11 +218,36 @@ class DealerPort(Closeable):
                     conn.close()
                     return
                 self._pending = conn
+            self._limit_sends(conn)
             self._out.put(_ACCEPT)
             threading.Thread(target=self._read_loop, args=(conn,), name="dealer-port-read", daemon=True).start()
 
+    def _limit_sends(self, conn: socket.socket) -> None:
+        """A send to ``conn`` waits at most :attr:`send_timeout_s` (the kernel's ``SO_SNDTIMEO``:
+        the socket stays blocking for the reader thread)."""
+        whole = int(self.send_timeout_s)
+        micro = int((self.send_timeout_s - whole) * 1_000_000)
+        for layout in ("ll", "qq"):  # struct timeval: native longs, or 64-bit time on 32-bit Linux
+            try:
+                conn.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, struct.pack(layout, whole, micro))
+                return
+            except OSError:
+                continue
+        log.warning("dealer port: cannot bound the send time; a client that stops reading holds the writer")
+
     def _read_loop(self, conn: socket.socket) -> None:
+        try:
+            self._read_lines(conn)
+        except Exception:  # noqa: BLE001 - never a silent death: say so and drop the client
+            log.exception("dealer port: reading the client failed; disconnected")
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def _read_lines(self, conn: socket.socket) -> None:
         buf = b""
+        skipping = False  # inside a line that was too long: drop up to its end
         while True:
             try:
                 chunk = conn.recv(65536)
@@ -181,8 +258,24 @@ class DealerPort(Closeable):
             buf += chunk
             while b"\n" in buf:
                 line, buf = buf.split(b"\n", 1)
-                if line.strip():
+                if skipping:
+                    skipping = False
+                elif line.strip():
                     self._on_line(conn, line)
+            if len(buf) > MAX_LINE:
+                if not skipping:
+                    self._refuse(conn, f"dealer port: a line longer than {MAX_LINE} bytes; refused")
+                buf, skipping = b"", True
+
+    def _refuse(self, conn: socket.socket, why: str, *, quiet: bool = False) -> None:
+        """Answer ``{"error": why}`` (counted in :attr:`rejected`; logged unless ``quiet``)."""
+        self.rejected += 1
+        if not quiet:
+            log.warning("%s", why)
+        try:
+            conn.sendall(json.dumps({"error": why}).encode() + b"\n")
+        except OSError:
+            pass
 
     def _on_line(self, conn: socket.socket, line: bytes) -> None:
         try:
@@ -190,12 +283,16 @@ class DealerPort(Closeable):
             if not isinstance(item, DealerInput):
                 raise codec.CodecError(f"dealer port: expected a DealerInput, got {type(item).__name__}")
         except codec.CodecError as exc:
-            self.rejected += 1
-            log.warning("%s", exc)
-            try:
-                conn.sendall(json.dumps({"error": str(exc)}).encode() + b"\n")
-            except OSError:
-                pass
+            self._refuse(conn, str(exc))
+            return
+        except RecursionError:
+            self._refuse(conn, "dealer port: the line is nested too deeply; refused")
+            return
+        if not self._rate.allow("the dealer port client"):  # logged once per flood by the limiter
+            self._refuse(conn, f"dealer port: too many inputs (at most {INPUTS_PER_S:g} per second); "
+                         "this one was not taken", quiet=True)
+            return
+        if self.post(item) is False:
+            self._refuse(conn, "dealer port: the table is busy with earlier inputs; this one was not taken")
             return
         self.inputs += 1
-        self.post(item)

@@ -64,10 +64,10 @@ def test_console_default_display_off_and_errors(tmp_path: Path) -> None:
         start_dealer_io(cfg(tmp_path, '[leds]\nbackend = "shoe"\n'), print, display=None)
     with pytest.raises(DisplayError, match="token"):
         start_dealer_io(cfg(tmp_path, ""), print, display=("0.0.0.0", 0), env={})
-    token_cfg = cfg(tmp_path, '[display]\nport = 0\ntoken = "from-file"\n')
-    dio = start_dealer_io(token_cfg, print, env={"SHOE_CTL_DISPLAY_TOKEN": "from-env"})
+    token_cfg = cfg(tmp_path, '[display]\nport = 0\ntoken = "from-file-0123456789"\n')
+    dio = start_dealer_io(token_cfg, print, env={"SHOE_CTL_DISPLAY_TOKEN": "from-env-0123456789"})
     try:
-        for token, status in (("from-file", 401), ("from-env", 202)):
+        for token, status in (("from-file-0123456789", 401), ("from-env-0123456789", 202)):
             req = urllib.request.Request(f"{dio.display_url}input", data=b'{"action": "undo"}', method="POST",
                                          headers={"Content-Type": "application/json", "X-Shoe-Token": token})
             try:

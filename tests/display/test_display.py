@@ -254,11 +254,11 @@ def test_ack_clears_alert_and_posts_input(sink: DisplaySink, posted: queue.Queue
 def test_token_required_off_loopback_and_checked_on_posts(posted: queue.Queue[Any]) -> None:
     with pytest.raises(DisplayError, match="token"):
         DisplaySink(posted.put, host="0.0.0.0", port=0)
-    with DisplaySink(posted.put, host="127.0.0.1", port=0, token="s3cret").start() as s:
+    with DisplaySink(posted.put, host="127.0.0.1", port=0, token="s3cret-s3cret-s3cret").start() as s:
         assert post(s.url + "input", {"action": "undo"})[0] == 401
         assert post(s.url + "input", {"action": "undo"}, {"X-Shoe-Token": "wrong"})[0] == 401
-        assert post(s.url + "input", {"action": "undo"}, {"X-Shoe-Token": "s3cret"})[0] == 202
-        assert post(s.url + "input", {"action": "undo"}, {"Authorization": "Bearer s3cret"})[0] == 202
+        assert post(s.url + "input", {"action": "undo"}, {"X-Shoe-Token": "s3cret-s3cret-s3cret"})[0] == 202
+        assert post(s.url + "input", {"action": "undo"}, {"Authorization": "Bearer s3cret-s3cret-s3cret"})[0] == 202
         assert get(s.url + "state")["version"] == 0  # reading needs no token
     assert [posted.get(timeout=1).action for _ in range(2)] == [DealerAction.UNDO] * 2
 

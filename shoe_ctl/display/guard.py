@@ -1,0 +1,152 @@
+"""The display server's limits against floods and hostile pages (docs/security.md, "Floods and
+connections"; the API limits in docs/display.md).
+
+Plain helpers with no I/O, used by :mod:`shoe_ctl.display.server`:
+
+- :class:`Limits`: every bound in one place (connections, timeouts, input rate, token rules);
+- :class:`~shoe_ctl.service.ratelimit.RateLimiter`: a token bucket per client address (inputs);
+- :class:`TokenGate`: the token comparison with a lockout after repeated wrong tokens;
+- :func:`host_allowed` / :func:`origin_allowed`: the ``Host`` / ``Origin`` check that stops a page
+  served under a foreign name (DNS rebinding) or from another site (CSRF) from reaching the API.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import logging
+import socket
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from shoe_ctl.service.ratelimit import RateLimiter
+
+log = logging.getLogger(__name__)
+
+__all__ = ["Limits", "RateLimiter", "TokenGate", "host_allowed", "origin_allowed", "split_host"]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The display server's bounds (seconds, counts, bytes).
+
+    :param max_connections: open TCP connections served at once; more are closed at accept.
+    :param request_timeout_s: a connection must deliver a complete request head within this time
+        of opening (and again after each answer): aiohttp's ``keepalive_timeout`` (slowloris).
+    :param body_timeout_s: a POST body must arrive within this time.
+    :param max_body: bytes of a POST body (aiohttp's ``client_max_size``).
+    :param max_events: ``/events`` streams at once (more get 503).
+    :param events_backlog: snapshots queued for one stream; a slow stream skips to the newest.
+    :param events_write_timeout_s: a stream that takes longer to accept one snapshot is closed.
+    :param inputs_per_s: sustained POSTs (``/input``, ``/ack``) per client address ...
+    :param inputs_burst: ... with bursts up to this many; more get 429.
+    :param token_min_len: shortest token the display starts with.
+    :param token_failures: wrong tokens a client address may send ...
+    :param token_lockout_s: ... before every POST from it gets 429 for this long.
+    :param allowed_hosts: host names accepted in ``Host`` besides IP addresses, ``localhost``, this
+        machine's name and ``NAME.local`` (see :func:`host_allowed`).
+    """
+
+    max_connections: int = 64
+    request_timeout_s: float = 10.0
+    body_timeout_s: float = 5.0
+    max_body: int = 16 * 1024
+    max_events: int = 16
+    events_backlog: int = 256
+    events_write_timeout_s: float = 10.0
+    inputs_per_s: float = 5.0
+    inputs_burst: int = 10
+    token_min_len: int = 16
+    token_failures: int = 5
+    token_lockout_s: float = 60.0
+    allowed_hosts: tuple[str, ...] = ()
+
+
+class TokenGate:
+    """The shared-secret check with a lockout.
+
+    :param token: the secret (None: no token configured, every check passes).
+    :param failures: wrong tokens a client may send within ``lockout_s`` ...
+    :param lockout_s: ... after which it is refused (``check`` returns ``"locked"``) until
+        ``lockout_s`` passed since its last wrong token; the right token does not lift it.
+    """
+
+    def __init__(self, token: str | None, *, failures: int, lockout_s: float,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self._token = token.encode() if token else None
+        self.failures = failures
+        self.lockout_s = lockout_s
+        self.wrong = 0
+        self._clock = clock
+        self._bad: dict[str, list[float]] = {}  # client -> times of its recent wrong tokens
+
+    def check(self, client: str, given: str) -> str:
+        """``"ok"``, ``"wrong"`` (counted) or ``"locked"`` (not compared at all)."""
+        if self._token is None:
+            return "ok"
+        now = self._clock()
+        recent = [t for t in self._bad.get(client, ()) if now - t < self.lockout_s]
+        if len(recent) >= self.failures:
+            self._bad[client] = recent
+            return "locked"
+        if hmac.compare_digest(given.encode(), self._token):
+            return "ok"
+        self.wrong += 1
+        recent.append(now)
+        self._bad[client] = recent
+        if len(recent) == self.failures:
+            log.warning("display: %d wrong tokens from %s; its inputs are refused for %g s",
+                        self.failures, client, self.lockout_s)
+        if len(self._bad) > 1024:
+            self._bad = {k: v for k, v in self._bad.items() if v and now - v[-1] < self.lockout_s}
+        return "wrong"
+
+
+def split_host(value: str) -> tuple[str, str]:
+    """``"name:port"`` / ``"[::1]:port"`` / ``"name"`` -> ``(name lower-cased, port or "")``."""
+    value = value.strip()
+    if value.startswith("["):
+        name, _, rest = value[1:].partition("]")
+        return name.lower(), rest.removeprefix(":")
+    if value.count(":") == 1:
+        name, _, port = value.partition(":")
+        return name.lower(), port
+    return value.lower(), ""
+
+
+def _is_ip(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
+
+
+def known_names(extra: Iterable[str] = ()) -> frozenset[str]:
+    """Names this machine answers to: ``localhost``, its host name and ``NAME.local``, ``extra``."""
+    me = socket.gethostname().lower()
+    return frozenset({"localhost", me, f"{me}.local", *(e.lower() for e in extra)})
+
+
+def host_allowed(host: str | None, names: frozenset[str]) -> bool:
+    """True when a ``Host`` header names this machine: an IP address (a rebinding page cannot
+    have one: its address bar holds the attacker's name) or one of ``names``."""
+    if not host:
+        return False
+    name, _ = split_host(host)
+    return _is_ip(name) or name in names
+
+
+def origin_allowed(origin: str | None, host: str | None) -> bool:
+    """True when there is no ``Origin`` (not a browser's cross-site request) or it is
+    ``http(s)://`` + the request's own ``Host`` (a same-origin page)."""
+    if origin is None:
+        return True
+    parts = urlsplit(origin)
+    if parts.scheme not in ("http", "https") or not parts.netloc or not host:
+        return False
+    return split_host(parts.netloc) == split_host(host) or (
+        split_host(parts.netloc)[0] == split_host(host)[0]
+        and {split_host(parts.netloc)[1], split_host(host)[1]} <= {"", "80" if parts.scheme == "http" else "443"})

@@ -1,0 +1,136 @@
+"""The controller's two lanes (docs/security.md, "Floods and connections"): a card never waits
+behind more than a few dealer inputs, shoe events keep their order, and the dealer inputs that
+wait are bounded."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from shoe_ctl.events import CardRead, DealerAction, DealerInput, LinkChanged, LinkStatus
+from shoe_ctl.rules.cards import Card
+from shoe_ctl.service import controller as ctl
+from shoe_ctl.service.controller import Controller, EventQueue
+
+
+def inp(n: int) -> DealerInput:
+    return DealerInput(DealerAction.UNDO, args={"ref": n})
+
+
+def card(seq: int) -> CardRead:
+    return CardRead(seq, Card(seq % 52), "rfid", seq)
+
+
+class SlowMachine:
+    """Stands in for the dealing machine: a dealer input costs ``input_s`` (as one did under a
+    flood of alerts); records what it was given, with the time."""
+
+    state = "idle"
+
+    def __init__(self, input_s: float) -> None:
+        self.input_s = input_s
+        self.seen: list[tuple[Any, float]] = []
+
+    def start(self) -> list[Any]:
+        return []
+
+    def handle(self, ev: Any) -> list[Any]:
+        if isinstance(ev, DealerInput):
+            time.sleep(self.input_s)
+        self.seen.append((ev, time.monotonic()))
+        return []
+
+
+def drain(q: EventQueue) -> list[Any]:
+    out = []
+    while not q.empty():
+        out.append(q.get_nowait())
+    return out
+
+
+def test_few_inputs_keep_the_posting_order() -> None:
+    q = EventQueue()
+    items = [inp(1), card(1), inp(2), inp(3), card(2), LinkChanged(LinkStatus.CONNECTED)]
+    for it in items:
+        q.put(it)
+    assert drain(q) == items
+
+
+def test_a_card_waits_behind_at_most_a_few_inputs() -> None:
+    q = EventQueue()
+    for n in range(100):
+        q.put(inp(n))
+    q.put(card(1))
+    out = drain(q)
+    assert out.index(card(1)) <= ctl.MAX_INPUTS_AHEAD  # a backlog: the card goes ahead of it
+    assert [e for e in out if isinstance(e, DealerInput)] == [inp(n) for n in range(100)]
+
+
+@given(st.lists(st.booleans(), max_size=60))
+def test_each_lane_keeps_its_order(kinds: list[bool]) -> None:
+    q = EventQueue()
+    posted = [card(i) if is_card else inp(i) for i, is_card in enumerate(kinds)]
+    for it in posted:
+        q.put(it)
+    out = drain(q)
+    assert sorted(out, key=posted.index) == posted  # nothing lost or duplicated
+    assert [e for e in out if isinstance(e, CardRead)] == [e for e in posted if isinstance(e, CardRead)]
+    assert [e for e in out if isinstance(e, DealerInput)] == [e for e in posted if isinstance(e, DealerInput)]
+    run = 0  # dealer inputs taken since the last card: a card never waits behind more
+    for ev in out:
+        if isinstance(ev, CardRead):
+            run = 0
+        else:
+            run += 1
+            if any(isinstance(e, CardRead) for e in out[out.index(ev):]):
+                assert run <= ctl.MAX_INPUTS_AHEAD
+
+
+def test_card_handling_does_not_wait_behind_a_flood_of_inputs() -> None:
+    m = SlowMachine(input_s=0.02)
+    c = Controller(m)  # type: ignore[arg-type]
+    with c:
+        for n in range(100):  # 2 s of inputs
+            assert c.post(inp(n))
+        posted_at = time.monotonic()
+        c.post(card(1))
+        deadline = time.monotonic() + 5
+        while not any(isinstance(e, CardRead) for e, _ in m.seen) and time.monotonic() < deadline:
+            time.sleep(0.005)
+        handled_at = next(t for e, t in m.seen if isinstance(e, CardRead))
+        assert handled_at - posted_at < (ctl.MAX_INPUTS_AHEAD + 4) * m.input_s + 0.15
+        assert c.wait_idle(10)
+    assert sum(isinstance(e, DealerInput) for e, _ in m.seen) == 100
+
+
+def test_inputs_beyond_the_bound_are_refused_once_logged(caplog: pytest.LogCaptureFixture) -> None:
+    m = SlowMachine(input_s=0.5)
+    c = Controller(m)  # type: ignore[arg-type]
+    gate = threading.Event()
+    c.call_soon(gate.wait)  # hold the controller thread while posting
+    with c, caplog.at_level(logging.WARNING):
+        answers = [c.post(inp(n)) for n in range(ctl.MAX_DEALER_INPUTS + 50)]
+        assert answers.count(True) == ctl.MAX_DEALER_INPUTS and answers.count(False) == 50
+        assert c.post(card(1))  # a shoe event is always taken
+        assert c.inputs_refused == 50
+        assert sum("refusing more" in r.getMessage() for r in caplog.records) == 1
+        m.input_s = 0.0
+        gate.set()
+        assert c.wait_idle(10)
+    assert len(m.seen) == ctl.MAX_DEALER_INPUTS + 1
+
+
+def test_close_still_handles_what_was_queued() -> None:
+    m = SlowMachine(input_s=0.0)
+    c = Controller(m).start()  # type: ignore[arg-type]
+    for n in range(5):
+        c.post(inp(n))
+    c.post(card(1))
+    c.close()
+    assert [e for e, _ in m.seen] == [inp(n) for n in range(5)] + [card(1)]

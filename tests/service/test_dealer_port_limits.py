@@ -1,0 +1,147 @@
+"""The dealer port's limits (docs/security.md, "Floods and connections"): a client that stops
+reading is disconnected with a log line and memory stays bounded; a nesting bomb or an endless
+line is answered with an error line and the reader goes on; inputs are rate-limited."""
+
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shoe_ctl import events as E
+from shoe_ctl.service import codec, dealer_port
+from shoe_ctl.service.dealer_port import DealerPort
+
+FOLD = codec.dumps(E.DealerInput(E.DealerAction.FOLD, 4)).encode() + b"\n"
+
+
+class Posted:
+    def __init__(self, answer: Any = None) -> None:
+        self.items: list[Any] = []
+        self.answer = answer
+        self.got = threading.Event()
+
+    def __call__(self, ev: Any) -> Any:
+        self.items.append(ev)
+        self.got.set()
+        return self.answer
+
+
+@pytest.fixture
+def make_port(tmp_path: Path) -> Iterator[Callable[..., tuple[DealerPort, socket.socket]]]:
+    made: list[tuple[DealerPort, socket.socket]] = []
+
+    def make(post: Callable[[Any], Any], *, send_timeout_s: float = 5.0, rcvbuf: int = 0) -> tuple[
+            DealerPort, socket.socket]:
+        port = DealerPort(tmp_path / f"d{len(made)}.sock", post)
+        port.send_timeout_s = send_timeout_s
+        port.start()
+        c = socket.socket(socket.AF_UNIX)
+        if rcvbuf:
+            c.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+        c.connect(str(port.path))
+        made.append((port, c))
+        return port, c
+
+    yield make
+    for port, c in made:
+        c.close()
+        port.close()
+
+
+def read_line(c: socket.socket, timeout: float = 5.0) -> bytes:
+    c.settimeout(timeout)
+    buf = b""
+    while not buf.endswith(b"\n"):
+        chunk = c.recv(1)
+        assert chunk, "the dealer port closed"
+        buf += chunk
+    return buf
+
+
+def test_a_client_that_stops_reading_is_dropped_and_memory_stays_bounded(
+        make_port: Callable[..., tuple[DealerPort, socket.socket]], caplog: pytest.LogCaptureFixture) -> None:
+    port, c = make_port(Posted(), send_timeout_s=0.5, rcvbuf=4096)
+    time.sleep(0.1)
+    big = "x" * 50_000
+    with caplog.at_level(logging.WARNING):
+        for i in range(400):  # ~20 MB of updates to a client that reads nothing
+            port.handle(E.DisplayUpdate({"hand": i, "filler": big}))
+        most = port._out.qsize()
+        deadline = time.monotonic() + 5
+        while port._out.qsize() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert port._out.qsize() == 0  # drained: nothing kept for the dropped client
+        assert most <= dealer_port.MAX_QUEUED and port.dropped >= 1
+        assert sum("disconnected" in r.getMessage() for r in caplog.records) == 1
+    # the next client gets the newest table at once
+    with socket.socket(socket.AF_UNIX) as c2:
+        c2.connect(str(port.path))
+        first = codec.loads(read_line(c2).rstrip(b"\n"))
+        assert isinstance(first, E.DisplayUpdate) and first.state["hand"] == 399
+
+
+def test_the_queue_for_a_slow_client_is_capped(monkeypatch: pytest.MonkeyPatch,
+                                              make_port: Callable[..., tuple[DealerPort, socket.socket]]) -> None:
+    port, c = make_port(Posted(), send_timeout_s=30.0, rcvbuf=4096)  # the send deadline is far away
+    time.sleep(0.1)
+    for i in range(dealer_port.MAX_QUEUED + 500):
+        port.handle(E.DisplayUpdate({"hand": i, "filler": "y" * 2000}))
+    assert port._out.qsize() <= dealer_port.MAX_QUEUED
+    assert port.dropped >= 1
+    deadline = time.monotonic() + 5
+    while port._out.qsize() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert port._out.qsize() == 0
+
+
+def test_a_nesting_bomb_gets_an_error_line_and_the_reader_goes_on(
+        make_port: Callable[..., tuple[DealerPort, socket.socket]]) -> None:
+    posted = Posted()
+    port, c = make_port(posted)
+    c.sendall(b"[" * 30_000 + b"]" * 30_000 + b"\n")
+    assert b"nested too deeply" in read_line(c)
+    c.sendall(b'{"type": "DealerInput", "action": ' + b"{" * 20_000 + b"\n")
+    assert b"error" in read_line(c)
+    c.sendall(FOLD)
+    assert posted.got.wait(5) and posted.items == [E.DealerInput(E.DealerAction.FOLD, 4)]
+
+
+def test_an_endless_line_is_refused_and_the_reader_goes_on(
+        make_port: Callable[..., tuple[DealerPort, socket.socket]]) -> None:
+    posted = Posted()
+    port, c = make_port(posted)
+    for _ in range(8):
+        c.sendall(b"z" * 65536)
+    c.sendall(b"\n")
+    assert b"longer than" in read_line(c)
+    c.sendall(FOLD)
+    assert posted.got.wait(5) and posted.items == [E.DealerInput(E.DealerAction.FOLD, 4)]
+    assert port.rejected == 1  # one refusal for the whole long line
+
+
+def test_inputs_beyond_the_rate_get_an_error_line(make_port: Callable[..., tuple[DealerPort, socket.socket]],
+                                                  caplog: pytest.LogCaptureFixture) -> None:
+    posted = Posted()
+    port, c = make_port(posted)
+    with caplog.at_level(logging.WARNING):
+        c.sendall(FOLD * (dealer_port.INPUTS_BURST + 100))
+        errors = [read_line(c) for _ in range(80)]
+        time.sleep(0.2)
+    assert all(b"too many inputs" in e for e in errors)
+    assert dealer_port.INPUTS_BURST <= len(posted.items) <= dealer_port.INPUTS_BURST + 20
+    assert sum("more than" in r.getMessage() for r in caplog.records) == 1
+
+
+def test_an_input_the_controller_has_no_room_for_gets_an_error_line(
+        make_port: Callable[..., tuple[DealerPort, socket.socket]]) -> None:
+    port, c = make_port(Posted(answer=False))
+    c.sendall(FOLD)
+    assert b"busy" in read_line(c)
+    assert port.inputs == 0 and port.rejected == 1
