@@ -93,6 +93,7 @@ class LinkStats:
     :param gaps: :class:`~shoe_ctl.events.SequenceGap` events raised.
     :param out_of_window: events too far ahead of the next expected sequence (dropped).
     :param degraded: times the link went ``degraded``.
+    :param refused: frames refused by authentication or the shoe's serial (``LinkChanged.refused``).
     """
 
     delivered: int = 0
@@ -107,6 +108,7 @@ class LinkStats:
     gaps: int = 0
     out_of_window: int = 0
     degraded: int = 0
+    refused: int = 0
 
     def as_dict(self) -> dict[str, int]:
         """The counters as a JSON-safe dict."""
