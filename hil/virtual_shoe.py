@@ -214,6 +214,18 @@ class VirtualShoe:
         """Cards left in the shoe."""
         return self.device.deck.remaining()
 
+    def pair(self, secret: bytes) -> None:
+        """Pair the shoe with ``secret`` (32 bytes; what a pairing button and a PAIR frame do on a
+        real shoe): it speaks the authenticated version 2 from its next HELLO.
+
+        :raises ValueError: a secret of another size.
+        """
+        with self._lock:
+            self.device.set_secret(secret)
+            if self.line.plugged:
+                self.device.say_hello()
+                self.line.flush()
+
     def reload(self, cards: Deck | Iterable[Card]) -> None:
         """Load a new stub (after a scramble, or a new deck) and reset the dispense counter."""
         with self._lock:
