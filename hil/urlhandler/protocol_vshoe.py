@@ -2,6 +2,7 @@
 (docs/service.md). ``secret``: a file holding its pairing secret (64 hex digits, as
 ``shoe_ctl.service.shoe_secrets`` writes it): the shoe speaks the authenticated version 2 and
 keeps a rotated secret in that file; without it the shoe is unpaired until the table pairs it.
+``pairing=1``: the shoe is in pairing mode (``shoe-ctl pair`` gives it a secret).
 
 pyserial's ``serial_for_url`` calls :func:`serial_class_for_url`, which starts (once per URL)
 a :class:`hil.virtual_shoe.VirtualShoe` on a pty and hands back its pty path to open with the
@@ -51,8 +52,10 @@ def parse(url: str) -> dict[str, Any]:
                 raise ValueError(f"{url!r}: seed {value!r} is not an integer") from None
         elif name in ("faults", "serial", "secret"):
             opts[name] = value or None
+        elif name == "pairing":
+            opts["pairing"] = value not in ("", "0", "false")
         else:
-            raise ValueError(f"{url!r}: unknown option {name!r} (known: seed, faults, serial, secret)")
+            raise ValueError(f"{url!r}: unknown option {name!r} (known: seed, faults, serial, secret, pairing)")
     return opts
 
 
@@ -68,6 +71,8 @@ def device_for_url(url: str) -> VirtualShoe:
         if shoe is None:
             opts = parse(key)
             extra: dict[str, Any] = {"serial": opts["serial"]} if opts["serial"] else {}
+            if opts.get("pairing"):
+                extra["pairing"] = True
             if opts["secret"]:
                 path = Path(opts["secret"])
                 try:

@@ -62,7 +62,7 @@ class SecretStore:
         mode = stat.S_IMODE(st.st_mode)
         if mode & 0o077:
             raise SecretError(f"{path} is mode {mode:04o}: others may read or change the shoe's secret; "
-                              f"run chmod 0600 {path} and rotate it (shoe-ctl pair --rotate)")
+                              f"run chmod 0600 {path} and pair it again (shoe-ctl pair) to rotate it")
         try:
             text = path.read_text(encoding="ascii").strip()
             secret = bytes.fromhex(text)
