@@ -4,7 +4,9 @@ Checks, in order (each ``ok``, ``FAIL`` with a fix, or ``skip`` with the reason)
 
 1. ``config`` — the table configuration reads (``shoe_ctl.config.load_table_config``); it is not
    writable by others; with a display token in it, not readable by others.
-2. ``port`` — the shoe's port opens exclusively (``serial.serial_for_url(url, exclusive=True)``).
+2. ``port`` — no other process holds the shoe's device (its ``/proc/*/fd`` links: another holder
+   can read every card, hole cards included), and the port opens exclusively
+   (``serial.serial_for_url(url, exclusive=True)``).
 3. ``handshake`` — the shoe answers the host's hello (``drivers.shoe.ShoeLink``) within the time
    limit; reports protocol, firmware and serial number. Nothing is acknowledged, so a shoe keeps
    every event it holds for the service.
@@ -105,6 +107,14 @@ def check_port(cfg: TableConfig, opener: Opener | None = None) -> Check:
     url = cfg.shoe.url
     if shoes.is_simulated(url):
         return Check("port", "skip", f"[shoe] url = \"{url}\": the built-in virtual shoe")
+    from drivers.shoe import port_holders
+
+    holders = port_holders(url)
+    if holders:
+        who = ", ".join(f"pid {pid} ({cmd[:60]})" for pid, cmd in holders)
+        return Check("port", "fail", f"{url} is held open by another program: {who}; it can read every card "
+                     "and write frames into the line", "stop that program (sudo systemctl stop shoe-ctl, or "
+                     "kill it); keep ModemManager and getty away with deploy/99-shoe-ctl.rules")
     if opener is None:
         import serial
 

@@ -172,3 +172,31 @@ def test_against_the_virtual_shoe(tmp_path: Path, capsys: pytest.CaptureFixture[
         shoe.close()
     out = capsys.readouterr().out
     assert "ok    handshake  protocol 1" in out and "firmware virtual-1.0" in out
+
+
+def test_doctor_fails_the_port_when_another_program_holds_the_device(tmp_path: Path) -> None:
+    """Issue 13: a program that opened the shoe's port without a lock read every card and
+    doctor said the port was healthy; it is now named from /proc/*/fd."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    from shoe_ctl.cli.doctor import check_port
+    from shoe_ctl.config import ShoeConfig, TableConfig
+
+    master, slave = pty.openpty()
+    path = os.ttyname(slave)
+    os.close(slave)
+    reader = subprocess.Popen([sys.executable, "-c", "import sys,time; f=open(sys.argv[1],'rb',0); "
+                               "print('open', flush=True); time.sleep(30)", path], stdout=subprocess.PIPE)
+    try:
+        assert reader.stdout is not None and reader.stdout.readline().strip() == b"open"
+        check = check_port(TableConfig(shoe=ShoeConfig(url=path)))
+        assert check.status == "fail" and str(reader.pid) in check.detail and "systemctl stop" in check.fix
+    finally:
+        reader.kill()
+        reader.wait()
+        os.close(master)
+    assert check_port(TableConfig(shoe=ShoeConfig(url=path)), opener=lambda *a, **k: type("P", (), {
+        "close": lambda self: None})()).status == "ok"
