@@ -696,7 +696,6 @@ class LinkSession:
         return None
 
     def _hello_refused(self, code: str, hello: p.Hello, detail: str) -> None:
-        log.warning("shoe link %s: %s", self.name, detail)
         self._refuse(code, detail, hello.info())
 
     def _refuse(self, code: str, detail: str, info: ShoeInfo | None = None) -> None:
@@ -705,6 +704,7 @@ class LinkSession:
         if code in self._refused:
             return
         self._refused.add(code)
+        log.warning("shoe link %s: refused (%s): %s", self.name, code, detail)
         status = self._status if self._hello is not None and self._status is not None else LinkStatus.DISCONNECTED
         self._status = status
         self._events.append(LinkChanged(status, detail, info, refused=code, auth=self.auth))
