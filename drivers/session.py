@@ -684,6 +684,9 @@ class LinkSession:
                                     "forged frame")
                 return None
             del self._challenges[: self._challenges.index(item.challenge) + 1]
+            pinned = self.serial or (self._last_hello.serial if self._last_hello is not None else None)
+            if pinned is not None and hello.serial != pinned:
+                return hello  # refused by _on_hello before any of its frames could count
             self._keys = keys
             self._rx_ctr = item.ctr
             self._tx_ctr = 0
