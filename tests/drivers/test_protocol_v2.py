@@ -62,3 +62,28 @@ def test_the_file_is_what_the_script_writes() -> None:
     root = Path(__file__).resolve().parents[2]
     assert subprocess.run([sys.executable, str(root / "scripts" / "protocol_vectors_v2.py"), "--check"],
                           cwd=root).returncode == 0
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=600), st.binary(min_size=32, max_size=32))
+def test_any_bytes_never_crash_the_sealed_decoder_and_never_verify_without_the_key(data: bytes, key: bytes) -> None:
+    decoder = p.SealedDecoder()
+    for item in decoder.feed(data + b"\x00"):
+        if isinstance(item, p.Sealed):
+            assert not item.verify(key)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(0, 2**32 - 1), st.integers(0, 29), st.integers(0, 7))
+def test_one_flipped_bit_in_a_sealed_card_is_never_accepted(seq: int, ctr: int, pos: int, bit: int) -> None:
+    key = bytes(range(32))
+    frame = bytearray(p.seal(p.CardMsg(seq, None, "none", 1), key, ctr))
+    pos = 1 + pos % (len(frame) - 2)
+    frame[pos] ^= 1 << bit
+    decoder = p.SealedDecoder()
+    assert not [item for item in decoder.feed(bytes(frame)) if isinstance(item, p.Sealed) and item.verify(key)]
+    assert decoder.stats.bad_frames >= 1
