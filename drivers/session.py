@@ -8,12 +8,20 @@ resend requests, the LED and counter-reset commands with their retries, and the 
 No port, no thread, no clock of its own: every time is an argument, and its timers are
 deadlines (:meth:`~LinkSession.next_deadline`). The transport that drives it is
 :class:`drivers.shoe.ShoeLink`; the behaviour is described in ``docs/protocol.md`` (sections 4-7).
+
+With a pairing ``secret`` it speaks the authenticated version 2 (``docs/protocol.md``,
+"Authentication (version 2)"): a fresh challenge in every HOST_HELLO, a session per accepted
+HELLO, every frame sealed and checked (MAC, counter). It only ever takes the shoe it was given
+(``serial``; without one, the first shoe it accepted): any other, an unpaired one, a forged or
+replayed frame is *refused* — dropped, never a change of numbering — and reported once as a
+``LinkChanged`` with ``refused`` set (the machine raises a latched alert).
 """
 
 from __future__ import annotations
 
 import logging
 import math
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -49,6 +57,19 @@ class SessionStats:
     gaps: int = 0
     out_of_window: int = 0
     degraded: int = 0
+    refused: int = 0
+
+
+REFUSALS = {
+    "unpaired": "a shoe that speaks without authentication (not paired with this table)",
+    "unknown-shoe": "a shoe with another serial number than the table's",
+    "auth-failed": "a HELLO whose MAC does not verify (a shoe paired elsewhere, or a forgery)",
+    "forged": "a frame without a valid MAC inside the session (another program writing into the line)",
+    "replay": "a frame whose counter is not above the last one (a replay)",
+}
+"""The ``refused`` codes of :class:`~shoe_ctl.events.LinkChanged` and what each means."""
+MAX_CHALLENGES = 16
+"""Challenges a host keeps outstanding (answers to older ones are refused as stale)."""
 
 
 @dataclass
@@ -70,6 +91,7 @@ class _Connection:
     malformed_at: float = 0.0
     malformed_seen: int = 0
     hello_seen: bool = False
+    foreign_sealed: int = 0
 
     def __post_init__(self) -> None:
         self.last_rx = self.hello_at = self.opened
@@ -85,7 +107,11 @@ class LinkSession:
     :param silence_s: seconds without a valid frame before the status is ``degraded``, and
         without a HELLO before a ``disconnected`` event says nobody answers.
     :param window: how far (sequence numbers) an event may run ahead and still be held.
-    :raises ValueError: ``resume_seq`` below 0.
+    :param secret: the shoe's pairing secret (32 bytes): speak version 2, authenticated; None:
+        version 1, unauthenticated (benches; ``auth`` says ``off`` in every status event).
+    :param serial: the table's shoe (its serial number); a HELLO from any other is refused.
+        None: the first shoe accepted is pinned for the life of the session.
+    :raises ValueError: ``resume_seq`` below 0, a secret that is not 32 bytes.
     """
 
     HELLO_INTERVAL = 0.25
@@ -102,9 +128,19 @@ class LinkSession:
     """Seconds a frame that broke v1 names the cause of a ``degraded`` status."""
 
     def __init__(self, *, name: str = "shoe", resume_seq: int | None = None, auto_ack: bool = False,
-                 silence_s: float = 3.0, window: int = 1024) -> None:
+                 silence_s: float = 3.0, window: int = 1024, secret: bytes | None = None,
+                 serial: str | None = None) -> None:
         if resume_seq is not None and resume_seq < 0:
             raise ValueError(f"resume_seq must be >= 0, not {resume_seq}")
+        if secret is not None:
+            p.hello_key(secret)  # checks the size
+        self._secret = secret
+        self.serial = serial
+        self._keys: p.SessionKeys | None = None
+        self._tx_ctr = 0
+        self._rx_ctr = 0
+        self._challenges: list[bytes] = []
+        self._refused: set[str] = set()
         self.name = name
         self.resume_seq = resume_seq
         self.auto_ack = auto_ack
@@ -182,6 +218,16 @@ class LinkSession:
         return self._acked
 
     @property
+    def version(self) -> int:
+        """The protocol version spoken: 2 (authenticated) with a secret, else 1."""
+        return p.AUTH_VERSION if self._secret is not None else p.PROTOCOL_VERSION
+
+    @property
+    def auth(self) -> str:
+        """``"hmac"`` (version 2, every frame authenticated) or ``"off"`` (version 1, a bench)."""
+        return "hmac" if self._secret is not None else "off"
+
+    @property
     def led_token(self) -> int:
         """The token of the LED pattern the host wants shown (0 before the first)."""
         return self._led_token
@@ -191,13 +237,15 @@ class LinkSession:
     def connection_made(self, now: float) -> None:
         """A port opened at ``now``: a fresh decoder and timers; HOST_HELLO goes out (the host
         speaks first, docs/protocol.md section 1)."""
-        self._send(p.HostHello(self._next_host_seq()))
-        self._conn = _Connection(now, self.stats.bad_frames, self.stats.unknown_frames)
+        self._keys = None
+        self._conn = _Connection(now, self.stats.bad_frames, self.stats.unknown_frames, p.SealedDecoder())
+        self._host_hello()
 
     def connection_lost(self) -> None:
         """The port closed or failed: nothing counts until the next connection's HELLO. Delivery
         state (expected, acked, held events) and the wanted commands are kept."""
         self._hello = None
+        self._keys = None
 
     def link_down(self, detail: str) -> None:
         """Report ``disconnected`` with ``detail`` (once while it stays so)."""
@@ -217,7 +265,7 @@ class LinkSession:
         conn = self._conn
         if conn is None:
             raise RuntimeError("receive_data before connection_made")
-        msgs = conn.decoder.feed(data)
+        items = conn.decoder.feed(data)
         stats = conn.decoder.stats
         bad_now = conn.bad_base + stats.bad_frames
         if bad_now != self.stats.bad_frames:
@@ -229,9 +277,11 @@ class LinkSession:
             conn.malformed_seen = stats.reasons["message"]
             conn.malformed = stats.last_malformed
             conn.malformed_at = now
-        if msgs:
+        for item in items:
+            msg = self._admit(item, now)
+            if msg is None:
+                continue
             conn.last_rx = now
-        for msg in msgs:
             self.stats.frames_in += 1
             conn.quality *= 0.95
             self._on_message(msg, conn, now)
@@ -248,11 +298,15 @@ class LinkSession:
         if self._hello is None:
             if now - conn.hello_at >= self.HELLO_INTERVAL:
                 conn.hello_at = now
-                self._send(p.HostHello(self._next_host_seq()))
+                self._host_hello()
             if not conn.quiet_reported and now - conn.opened >= self.silence_s:
                 # The port opened but nothing on it answers as a shoe (wrong device, shoe off,
                 # wrong baud rate): say so once per connection instead of waiting in silence.
                 conn.quiet_reported = True
+                if conn.foreign_sealed:
+                    self._refuse("auth-failed", f"the shoe on port {self.name} seals its frames with a secret "
+                                 "this table does not have (a shoe paired with another table, or a swapped "
+                                 f"shoe): {conn.foreign_sealed} frames refused")
                 self._set_status(LinkStatus.DISCONNECTED, f"port {self.name} open but no HELLO from a shoe for "
                                  f"{now - conn.opened:.1f} s ({self.stats.bad_frames} bad frames so far): is "
                                  "the shoe on this port, powered, at this baud rate?", force=True)
@@ -272,7 +326,7 @@ class LinkSession:
         if silent >= self.silence_s:
             if now - conn.hello_at >= self.SILENT_HELLO_INTERVAL:
                 conn.hello_at = now
-                self._send(p.HostHello(self._next_host_seq()))
+                self._host_hello()
             self._set_status(LinkStatus.DEGRADED, f"no frame from the shoe for {silent:.1f} s")
         elif conn.quality > 0.3:
             if conn.malformed and now - conn.malformed_at < self.MALFORMED_S:
@@ -414,15 +468,23 @@ class LinkSession:
             self._events.append(CounterReset(epoch))
 
     def _on_hello(self, hello: p.Hello, now: float) -> None:
-        if hello.version != p.PROTOCOL_VERSION and hello.version_min <= p.PROTOCOL_VERSION <= hello.version_max:
-            self._send(p.HostHello(self._next_host_seq()))  # an unasked hello: negotiate first
+        if hello.version != self.version and hello.version_min <= self.version <= hello.version_max:
+            self._host_hello()  # an unasked hello: negotiate first
             return
-        if hello.version != p.PROTOCOL_VERSION:
+        if hello.version != self.version:
             detail = (f"shoe speaks protocol {hello.version_min}..{hello.version_max}, host "
-                      f"{p.PROTOCOL_VERSION}: no common version")
+                      f"{self.version}: no common version")
             self._set_status(LinkStatus.DISCONNECTED, detail, hello.info())
             raise VersionError(detail)
         prev = self._last_hello
+        pinned = self.serial or (prev.serial if prev is not None else None)
+        if pinned is not None and hello.serial != pinned:
+            # never a change of numbering: another shoe's HELLO (a swap, a stray or forged frame)
+            # is refused and the table's own shoe, if still there, goes on as before
+            self._hello_refused("unknown-shoe", hello, f"HELLO from shoe {hello.serial!r}, not the table's shoe "
+                                f"{pinned!r}: refused (a swapped or foreign shoe, or a forged frame)")
+            return
+        self._refused.clear()
         notes: list[str] = []
         gap_from: int | None = None
         seq_reset = False
@@ -440,11 +502,6 @@ class LinkSession:
                 self._expected = resume + 1
                 if hello.first_seq > self._expected:
                     gap_from = self._expected
-        elif prev is not None and prev.serial != hello.serial:
-            notes.append(f"another shoe (serial {hello.serial!r}, was {prev.serial!r})")
-            self._expected = hello.first_seq
-            self._acked = 0
-            self._pending.clear()
         elif hello.seq < self._expected:
             # its next sequence is below what was already received: the shoe lost its
             # non-volatile counter and reuses old numbers; they are new events, not duplicates
@@ -540,14 +597,145 @@ class LinkSession:
         self._status = status
         if status == LinkStatus.DEGRADED:
             self.stats.degraded += 1
-        self._events.append(LinkChanged(status, detail, info, sequence_reset=sequence_reset))
+        self._events.append(LinkChanged(status, detail, info, sequence_reset=sequence_reset, auth=self.auth))
 
     def _next_host_seq(self) -> int:
         self._host_seq = self._host_seq % p.SEQ_MAX + 1
         return self._host_seq
 
-    def _send(self, msg: p.Message) -> None:
-        self._out.append(p.encode(msg))
+    def _send(self, msg: p.Message | p.Pair) -> None:
+        if self._secret is None:
+            self._out.append(p.encode(msg))  # type: ignore[arg-type]
+        elif self._keys is not None:
+            self._tx_ctr += 1
+            self._out.append(p.seal(msg, self._keys.host_to_shoe, self._tx_ctr))
+        # a sealed frame outside a session is only ever a HOST_HELLO (_host_hello)
+
+    def _host_hello(self) -> None:
+        """HOST_HELLO with this host's version; version 2: a fresh challenge, under the hello key."""
+        v = self.version
+        msg = p.HostHello(self._next_host_seq(), v, v)
+        if self._secret is None:
+            self._out.append(p.encode(msg))
+            return
+        challenge = os.urandom(p.NONCE_SIZE)
+        self._challenges = [*self._challenges[-(MAX_CHALLENGES - 1):], challenge]
+        self._out.append(p.seal(msg, p.hello_key(self._secret), 0, challenge=challenge))
+
+    # ------------------------------------------------------------------ authentication
+
+    def _admit(self, item: object, now: float) -> p.Message | None:
+        """The message in ``item`` when it may be acted on, else None (refused or ignored).
+
+        Version 1: every message. Version 2: a sealed HELLO answering an outstanding challenge
+        with a valid MAC under the session it opens (the session starts); any other sealed
+        frame with a valid MAC under the session's key and a counter above the last one.
+        Refused, and reported: a plain (unauthenticated) HELLO or frame, a HELLO that fails
+        its MAC, a forged or replayed frame inside a session. Ignored: frames of a session
+        this host did not open (before its first HELLO), the shoe's frames outside a session
+        (then it is challenged again)."""
+        if self._secret is None:
+            return item if not isinstance(item, p.Sealed) else None  # type: ignore[return-value]
+        if not isinstance(item, p.Sealed):
+            msg = item
+            if isinstance(msg, p.Hello):
+                self._hello_refused("unpaired", msg, f"shoe {msg.serial!r} speaks protocol {msg.version_max} without "
+                                    "authentication: it is not paired with this table (shoe-ctl pair)")
+            elif self._keys is not None:
+                self._refuse("forged", f"an unauthenticated {p.TYPE_NAMES.get(getattr(msg, 'TYPE', 0), '?')} frame "
+                             "inside the session: another program writes into the shoe's line")
+            else:
+                self._refuse("unpaired", "the device on this port speaks without authentication: not a shoe "
+                             "paired with this table (shoe-ctl pair)")
+            return None
+        msg = item.msg
+        if isinstance(msg, p.Hello):
+            return self._admit_hello(item, msg)
+        keys = self._keys
+        if keys is None or not item.verify(keys.shoe_to_host):
+            if item.verify(p.hello_key(self._secret)):
+                # the shoe outside a session (power-up, replug): challenge it again, at most
+                # as often as HOST_HELLOs go out anyway
+                conn = self._conn
+                if conn is not None and now - conn.hello_at >= self.HELLO_INTERVAL:
+                    conn.hello_at = now
+                    self._host_hello()
+            elif keys is None:
+                if self._conn is not None:
+                    self._conn.foreign_sealed += 1  # an earlier host's session, or another secret
+            else:
+                self._refuse("forged", f"a {p.TYPE_NAMES.get(getattr(msg, 'TYPE', 0), '?')} frame "
+                             f"(seq {msg.seq}) whose MAC does not verify: a forged frame")
+            return None
+        if item.ctr <= self._rx_ctr:
+            self._refuse("replay", f"a {p.TYPE_NAMES.get(getattr(msg, 'TYPE', 0), '?')} frame (seq {msg.seq}) "
+                         f"with counter {item.ctr}, not above {self._rx_ctr}: a replayed frame")
+            return None
+        self._rx_ctr = item.ctr
+        return msg  # type: ignore[no-any-return]
+
+    def _admit_hello(self, item: p.Sealed, hello: p.Hello) -> p.Hello | None:
+        assert self._secret is not None
+        if item.challenge in self._challenges:
+            keys = p.session_keys(self._secret, item.challenge, item.nonce)
+            if not item.verify(keys.shoe_to_host):
+                self._hello_refused("auth-failed", hello, f"HELLO from shoe {hello.serial!r} fails authentication: "
+                                    "a shoe paired with another secret (another table's, or a swapped shoe) or a "
+                                    "forged frame")
+                return None
+            del self._challenges[: self._challenges.index(item.challenge) + 1]
+            pinned = self.serial or (self._last_hello.serial if self._last_hello is not None else None)
+            if pinned is not None and hello.serial != pinned:
+                return hello  # refused by _on_hello before any of its frames could count
+            self._keys = keys
+            self._rx_ctr = item.ctr
+            self._tx_ctr = 0
+            return hello
+        if item.challenge == bytes(p.NONCE_SIZE) and item.verify(p.hello_key(self._secret)):
+            self._host_hello()  # an unasked HELLO of our shoe: challenge it
+            return None
+        self._hello_refused("auth-failed", hello, f"HELLO from shoe {hello.serial!r} answers no challenge of this "
+                            "host or fails authentication: a replayed or forged frame")
+        return None
+
+    def _hello_refused(self, code: str, hello: p.Hello, detail: str) -> None:
+        self._refuse(code, detail, hello.info())
+
+    def _refuse(self, code: str, detail: str, info: ShoeInfo | None = None) -> None:
+        """Count a refused frame; report ``code`` once until a HELLO is accepted again."""
+        self.stats.refused += 1
+        if code in self._refused:
+            return
+        self._refused.add(code)
+        log.warning("shoe link %s: refused (%s): %s", self.name, code, detail)
+        status = self._status if self._hello is not None and self._status is not None else LinkStatus.DISCONNECTED
+        self._status = status
+        self._events.append(LinkChanged(status, detail, info, refused=code, auth=self.auth))
+
+    # ------------------------------------------------------------------ pairing
+
+    def pair(self, secret: bytes) -> None:
+        """Give the shoe a new pairing ``secret`` (docs/protocol.md, "Pairing"): inside an
+        authenticated session the PAIR frame carries it hidden under the session's pad (a
+        rotation); a version-1 connection sends it under its own hello key (the shoe must be in
+        pairing mode). Then the session ends and the shoe is challenged under the new secret.
+
+        :raises NotConnectedError: no shoe connected now.
+        :raises ValueError: a secret that is not 32 bytes.
+        """
+        key = p.hello_key(secret)
+        if self._hello is None:
+            raise NotConnectedError(f"shoe at {self.name} not connected; cannot pair")
+        seq = self._next_host_seq()
+        if self._secret is not None and self._keys is not None:
+            ctr = self._tx_ctr + 1
+            self._send(p.Pair(seq, p.xor(secret, p.pair_pad(self._keys.host_to_shoe, ctr))))
+        else:
+            self._out.append(p.seal(p.Pair(seq, secret), key, 0))
+        self._secret = bytes(secret)
+        self._keys = None
+        self._hello = None
+        self._host_hello()
 
     def _new_led_token(self, after: int) -> int:
         """The token after ``after`` (1..255, wrapping) that differs from the one the shoe shows:

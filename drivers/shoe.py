@@ -1,6 +1,9 @@
 """The host side of the shoe link: :class:`ShoeLink`, the transport over pyserial, protocol v1.
 
-One reader thread owns the port: it opens ``serial.serial_for_url(url, exclusive=True)``, moves
+One reader thread owns the port: it opens ``serial.serial_for_url(url, exclusive=True)`` (an
+advisory ``flock``) and then sets ``TIOCEXCL`` on a tty, so the kernel refuses any further open
+of the device (:func:`claim_exclusive`); another process that already holds it is found in
+``/proc/*/fd`` (:func:`port_holders`) and reported as a refusal (``port-shared``). It moves
 bytes between the port and a :class:`drivers.session.LinkSession` (the protocol, without I/O:
 delivery in order, acks, resend requests, command retries, the link status), writes the frames
 the session asks for and puts its events on one ``queue.Queue`` as :mod:`shoe_ctl.events`
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import os
 import pkgutil
 import queue
 import threading
@@ -77,6 +81,67 @@ def check_url(url: str) -> None:
                        "(e.g. socket://HOST:PORT)")
 
 
+def claim_exclusive(ser: Any) -> bool:
+    """Set ``TIOCEXCL`` on an open tty port: from now on the kernel refuses every other
+    ``open()`` of the device with EBUSY (a process with CAP_SYS_ADMIN excepted) until the port
+    is closed. pyserial's ``exclusive=True`` is only an advisory ``flock`` that another program
+    need not ask for. Returns False for a port without a tty file descriptor (a socket or
+    ``loop://`` URL) or where the ioctl fails."""
+    try:
+        fd = ser.fileno()
+    except (AttributeError, OSError, ValueError, serial.SerialException):
+        return False
+    try:
+        import fcntl
+        import termios
+
+        if not os.isatty(fd):
+            return False
+        fcntl.ioctl(fd, termios.TIOCEXCL)
+    except (ImportError, OSError):
+        return False
+    return True
+
+
+def port_holders(device: str, *, proc: str = "/proc", exclude: int | None = None) -> list[tuple[int, str]]:
+    """Processes that hold ``device`` open, found by the links of ``/proc/<pid>/fd/*``:
+    ``[(pid, command line), ...]`` sorted by pid; ``exclude`` (default: this process) left out.
+    Only the processes this user may inspect are seen (run as root, or as the service user, to
+    see them all). A URL or a path that does not exist gives ``[]``."""
+    if "://" in device or not os.path.exists(device):
+        return []
+    target = os.path.realpath(device)
+    exclude = os.getpid() if exclude is None else exclude
+    found: list[tuple[int, str]] = []
+    try:
+        pids = [int(n) for n in os.listdir(proc) if n.isdigit()]
+    except OSError:
+        return []
+    for pid in sorted(pids):
+        if pid == exclude:
+            continue
+        fd_dir = os.path.join(proc, str(pid), "fd")
+        try:
+            links = os.listdir(fd_dir)
+        except OSError:
+            continue
+        for fd in links:
+            try:
+                if os.readlink(os.path.join(fd_dir, fd)) == target:
+                    break
+            except OSError:
+                continue
+        else:
+            continue
+        try:
+            with open(os.path.join(proc, str(pid), "cmdline"), "rb") as fh:
+                cmd = fh.read().replace(b"\0", b" ").decode("utf-8", "replace").strip()
+        except OSError:
+            cmd = "?"
+        found.append((pid, cmd or "?"))
+    return found
+
+
 @dataclass
 class LinkStats:
     """Counters of one :class:`ShoeLink` since it was created.
@@ -93,6 +158,7 @@ class LinkStats:
     :param gaps: :class:`~shoe_ctl.events.SequenceGap` events raised.
     :param out_of_window: events too far ahead of the next expected sequence (dropped).
     :param degraded: times the link went ``degraded``.
+    :param refused: frames refused by authentication or the shoe's serial (``LinkChanged.refused``).
     """
 
     delivered: int = 0
@@ -107,6 +173,7 @@ class LinkStats:
     gaps: int = 0
     out_of_window: int = 0
     degraded: int = 0
+    refused: int = 0
 
     def as_dict(self) -> dict[str, int]:
         """The counters as a JSON-safe dict."""
@@ -135,7 +202,11 @@ class ShoeLink:
     :param silence_s: seconds without a valid frame before the link is ``degraded``.
     :param window: how far (in sequence numbers) events may run ahead of the next expected one
         and still be held for in-order delivery.
-    :raises ValueError: ``resume_seq`` below 0.
+    :param secret: the shoe's pairing secret (32 bytes): protocol version 2, every frame
+        authenticated; None: version 1, unauthenticated (a bench).
+    :param serial: the table's shoe; a HELLO from another serial is refused
+        (:class:`drivers.session.LinkSession`).
+    :raises ValueError: ``resume_seq`` below 0, a secret that is not 32 bytes.
     """
 
     READ_TIMEOUT = 0.02
@@ -144,9 +215,9 @@ class ShoeLink:
     def __init__(self, url: str, events: queue.Queue[Any], *, baudrate: int = 115200,
                  resume_seq: int | None = None, auto_ack: bool = False,
                  backoff: tuple[float, float] = (0.02, 2.0), silence_s: float = 3.0,
-                 window: int = 1024) -> None:
+                 window: int = 1024, secret: bytes | None = None, serial: str | None = None) -> None:
         self._session = LinkSession(name=url, resume_seq=resume_seq, auto_ack=auto_ack,
-                                    silence_s=silence_s, window=window)
+                                    silence_s=silence_s, window=window, secret=secret, serial=serial)
         check_url(url)
         self.url = url
         self.baudrate = baudrate
@@ -164,6 +235,7 @@ class ShoeLink:
         self._frames_out = 0
         self._reconnects = 0
         self._port_errors = 0
+        self._holders_said: tuple[int, ...] = ()
 
     # ------------------------------------------------------------------ public API
 
@@ -288,6 +360,27 @@ class ShoeLink:
             finally:
                 self._flush()
 
+    @property
+    def auth(self) -> str:
+        """``"hmac"`` (version 2, authenticated) or ``"off"`` (version 1, a bench)."""
+        return self._session.auth
+
+    def pair(self, secret: bytes, timeout: float = 5.0) -> ShoeInfo:
+        """Give the connected shoe the new pairing ``secret`` and wait until it answers under it
+        (:meth:`drivers.session.LinkSession.pair`: a rotation inside the session, or a shoe in
+        pairing mode).
+
+        :raises NotConnectedError: no shoe connected now.
+        :raises ShoeTimeoutError: the shoe did not answer under the new secret in ``timeout`` s.
+        """
+        with self._lock:
+            try:
+                self._session.pair(secret)
+                self._connected_evt.clear()
+            finally:
+                self._flush()
+        return self.wait_connected(timeout)
+
     def reset_counter(self) -> None:
         """Reset the shoe's dispense counter (a new deck or stub is loaded). Idempotent on the
         wire (an epoch number); re-sent until the shoe reports the new epoch, also after a
@@ -338,11 +431,28 @@ class ShoeLink:
         kwargs: dict[str, Any] = {"baudrate": self.baudrate, "timeout": self.READ_TIMEOUT,
                                   "write_timeout": 2.0}
         try:
-            return serial.serial_for_url(self.url, exclusive=True, **kwargs)
+            ser = serial.serial_for_url(self.url, exclusive=True, **kwargs)
         except (TypeError, ValueError) as exc:
             if "exclusive" not in str(exc):
                 raise
-            return serial.serial_for_url(self.url, **kwargs)
+            ser = serial.serial_for_url(self.url, **kwargs)
+        claim_exclusive(ser)
+        self._check_holders(getattr(ser, "port", None) or self.url)
+        return ser
+
+    def _check_holders(self, device: str) -> None:
+        """Another process holding the shoe's device can read every card (hole cards included)
+        and write frames: a ``port-shared`` refusal event, once per set of holders."""
+        holders = port_holders(device)
+        key = tuple(pid for pid, _ in holders)
+        if not holders or key == self._holders_said:
+            return
+        self._holders_said = key
+        who = ", ".join(f"pid {pid} ({cmd[:60]})" for pid, cmd in holders)
+        detail = f"another program holds the shoe's port {device}: {who}; it can read every card and write frames"
+        log.warning("shoe link: %s", detail)
+        self._events.put(LinkChanged(self._session.status or LinkStatus.DISCONNECTED, detail,
+                                     refused="port-shared", auth=self._session.auth))
 
     def _close_port(self) -> None:
         with self._lock:

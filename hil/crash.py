@@ -315,9 +315,18 @@ class CrashRun:
         journal = self.workdir / f"{self.name}.journal"
         log = self.workdir / f"{self.name}.log"
         sock = self.workdir / f"{self.name}.sock"
-        shoe = VirtualShoe(transport="tcp", seed=self.seed)
+        from shoe_ctl.service.shoe_secrets import SecretStore, new_secret
+
+        secret = new_secret()  # the service takes a real shoe only when paired with it (docs/security.md)
+        SecretStore(self.workdir / "shoes").save("VS-0001", secret)
+        shoe = VirtualShoe(transport="tcp", seed=self.seed, serial="VS-0001", secret=secret)
         shoe.start()
-        proc = ServiceProcess(shoe.url, journal, sock, log, rules=self.rules, game=self.game, config=self.config)
+        config = self.config
+        if config is None:
+            table = self.workdir / f"{self.name}.toml"
+            table.write_text(f'[shoe]\nserial = "VS-0001"\nsecrets = "{self.workdir / "shoes"}"\n')
+            config = str(table)
+        proc = ServiceProcess(shoe.url, journal, sock, log, rules=self.rules, game=self.game, config=config)
         signals: list[tuple[Any, ...]] = []
         actions = 0
         kills = 0

@@ -7,11 +7,15 @@ actions (:meth:`~ShoeDevice.pull`, :meth:`~ShoeDevice.inject_fault`, :meth:`~Sho
 it hands back the frames to write (:meth:`~ShoeDevice.frames_to_send`). No thread, no port, no
 clock of its own: every time is an argument (seconds). The line that carries its frames is
 :mod:`hil.shoe_line`; :class:`hil.virtual_shoe.VirtualShoe` puts the two together. What a shoe
-does is ``docs/protocol.md`` (sections 3-5); the fault spec is section 8.
+does is ``docs/protocol.md`` (sections 3-5); the fault spec is section 8. A device given a
+pairing ``secret`` speaks version 2 (every frame sealed, a session per host challenge, host
+frames without a valid MAC and a fresh counter refused: ``docs/protocol.md``, "Authentication
+(version 2)"); one in pairing mode takes its secret from a PAIR frame.
 """
 
 from __future__ import annotations
 
+import os
 import random
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
@@ -63,7 +67,12 @@ class ShoeDevice:
     :param host_silence_s: seconds without a valid host frame before the LEDs show
         :data:`NO_HOST_LED` (protocol: 3 s).
     :param now: the clock at power-up (seconds).
-    :raises ValueError: a serial number that is empty or over 32 bytes.
+    :param secret: the pairing secret (:data:`drivers.protocol.SECRET_SIZE` bytes): the device
+        then speaks version 2 only; None: version 1, unauthenticated, until paired.
+    :param pairing: pairing mode (a real shoe: a button held at power-up): a PAIR frame sealed
+        under its own secret's hello key sets the secret.
+    :param on_secret: called with each new secret (a rotation or a pairing), to keep it.
+    :raises ValueError: a serial number that is empty or over 32 bytes, a secret of another size.
     """
 
     FIRMWARE = "virtual-1.0"
@@ -78,9 +87,10 @@ class ShoeDevice:
 
     def __init__(self, deck: Deck, *, faults: Faults | None = None, seed: int = 0, serial: str = "VS-0001",
                  readers: Sequence[str] = ("rfid",), heartbeat_s: float = 0.5, resend_s: float = 0.3,
-                 version_range: tuple[int, int] = (p.PROTOCOL_VERSION, p.PROTOCOL_VERSION),
+                 version_range: tuple[int, int] | None = None,
                  record: bool = True, on_event: Callable[[p.EventMsg], None] | None = None,
-                 host_silence_s: float = 3.0, now: float = 0.0) -> None:
+                 host_silence_s: float = 3.0, now: float = 0.0, secret: bytes | None = None,
+                 pairing: bool = False, on_secret: Callable[[bytes], None] | None = None) -> None:
         if not 1 <= len(serial.encode("utf-8")) <= p.MAX_STR:
             raise ValueError(f"serial number {serial!r} must be 1..{p.MAX_STR} bytes of UTF-8")
         self.deck = deck
@@ -90,17 +100,27 @@ class ShoeDevice:
         self.heartbeat_s = heartbeat_s
         self.resend_s = resend_s
         self.host_silence_s = host_silence_s
-        self.version_range = version_range
+        self.secret: bytes | None = None
+        self._version_range = version_range
+        self.pairing = pairing
+        self.on_secret = on_secret
+        if secret is not None:
+            self.set_secret(secret)
         self.record = record
         self.on_event = on_event
         self._rng = random.Random(seed)
-        self._decoder = p.FrameDecoder()
+        self._decoder: p.FrameDecoder = p.SealedDecoder()
+        self._session: p.SessionKeys | None = None
+        self._tx_ctr = 0
+        self._rx_ctr = 0
+        self._challenge: bytes | None = None
+        self.host_refused = 0
         self._out: list[bytes] = []
         self._host_rx_at = now
         # protocol state
         self.boot_id = self._new_boot_id()
         self.next_seq = 1
-        self._unacked: OrderedDict[int, bytes] = OrderedDict()
+        self._unacked: OrderedDict[int, p.EventMsg | bytes] = OrderedDict()  # bytes: a raw frame (tests)
         self._host_want = 1
         self._progress_at = 0.0
         self._resend_req: tuple[int, float] = (0, 0.0)
@@ -121,6 +141,31 @@ class ShoeDevice:
         self.resent = 0
         self.reboots = 0
         self.lost_on_reboot = 0
+
+    # ---------------------------------------------------------------- pairing
+
+    @property
+    def version_range(self) -> tuple[int, int]:
+        """The protocol versions it speaks: (2, 2) when paired, (1, 1) when not, unless given."""
+        if self._version_range is not None:
+            return self._version_range
+        v = p.AUTH_VERSION if self.secret is not None else p.PROTOCOL_VERSION
+        return (v, v)
+
+    @version_range.setter
+    def version_range(self, value: tuple[int, int] | None) -> None:
+        self._version_range = value
+
+    def set_secret(self, secret: bytes) -> None:
+        """Pair with ``secret`` (32 bytes); any session ends (the host challenges again).
+
+        :raises ValueError: a secret of another size.
+        """
+        p.hello_key(secret)
+        self.secret = bytes(secret)
+        self._session = None
+        if self.on_secret is not None:
+            self.on_secret(self.secret)
 
     # ---------------------------------------------------------------- output
 
@@ -144,19 +189,59 @@ class ShoeDevice:
         silence from now."""
         self._host_rx_at = now
         self._decoder.reset()
+        self._session = None
 
     def new_peer(self) -> None:
         """Another host connection on the same line (TCP): forget any partial host frame."""
         self._decoder.reset()
+        self._session = None
 
     def receive_data(self, data: bytes, now: float) -> None:
         """Bytes from the host at ``now``; frames may be split anywhere. Bad frames are counted
         in :attr:`host_bad_frames` and never acted on."""
-        for msg in self._decoder.feed(data):
+        for item in self._decoder.feed(data):
+            msg = self._admit(item)
+            if msg is None:
+                self.host_refused += 1  # unauthenticated, forged, replayed or of an old session
+                continue
             self.host_frames += 1
             self._host_rx_at = now
             self._on_host(msg, now)
         self.host_bad_frames = self._decoder.stats.bad_frames
+
+    def _admit(self, item: object) -> p.Message | p.Pair | None:
+        """The host message in ``item`` when this shoe may act on it, else None: a version-1
+        shoe takes plain frames (and, in pairing mode, a PAIR); a paired one only sealed frames
+        with a valid MAC (HOST_HELLO: the hello key; any other: the session's key and a counter
+        above the last one)."""
+        if not isinstance(item, p.Sealed):
+            return item if self.secret is None else None  # type: ignore[return-value]
+        msg = item.msg
+        if isinstance(msg, p.Pair) and self.pairing and self.secret is None:
+            return msg if item.verify(p.hello_key(msg.secret)) else None
+        if self.secret is None:
+            return None
+        if isinstance(msg, p.HostHello):
+            if not item.verify(p.hello_key(self.secret)):
+                return None
+            self._challenge = item.challenge
+            return msg
+        session = self._session
+        if session is None or item.ctr <= self._rx_ctr or not item.verify(session.host_to_shoe):
+            return None
+        self._rx_ctr = item.ctr
+        if isinstance(msg, p.Pair):
+            return p.Pair(msg.seq, p.xor(msg.secret, p.pair_pad(session.host_to_shoe, item.ctr)))
+        return msg  # type: ignore[no-any-return]
+
+    def _frame(self, msg: p.Message, *, challenge: bytes = b"", nonce: bytes = b"") -> bytes:
+        """``msg`` as a frame: version 1 unpaired; sealed with the session's key and the next
+        counter, or (no session) the hello key."""
+        if self.secret is None:
+            return p.encode(msg)
+        self._tx_ctr += 1
+        key = self._session.shoe_to_host if self._session is not None else p.hello_key(self.secret)
+        return p.seal(msg, key, self._tx_ctr, challenge=challenge, nonce=nonce)
 
     def tick(self, now: float) -> None:
         """Act on the timers due at ``now``: the no-host LED pattern after :attr:`host_silence_s`,
@@ -278,6 +363,7 @@ class ShoeDevice:
         self.dispense = 0
         self.epoch = 0
         self.led = None
+        self._session = None
         self._host_want = self.next_seq
 
     def _new_boot_id(self) -> int:
@@ -289,10 +375,10 @@ class ShoeDevice:
         seq = self.next_seq
         self.next_seq += 1
         msg = replace(msg, seq=seq)
-        frame = p.encode(msg)
+        frame = self._frame(msg)
         if not self._unacked:
             self._progress_at = now
-        self._unacked[seq] = frame
+        self._unacked[seq] = msg
         if self.record:
             self.events.append(msg)
         if self.on_event is not None:
@@ -300,32 +386,47 @@ class ShoeDevice:
         self._out.append(frame)
         return seq
 
-    def _send_hello(self, version: int) -> None:
+    def _send_hello(self, version: int, challenge: bytes | None = None) -> None:
+        """HELLO; paired, an answer to a ``challenge`` opens a new session (a fresh nonce, the
+        counters from 1), an unasked one goes under the hello key with a zero challenge."""
         self.hellos += 1
         first = next(iter(self._unacked), self.next_seq)
-        self._out.append(p.encode(p.Hello(self.next_seq, version, self.version_range[0], self.version_range[1],
-                                          self.boot_id, first, self.epoch, self.led.token if self.led else 0,
-                                          self.readers, self.FIRMWARE, self.serial)))
+        hello = p.Hello(self.next_seq, version, self.version_range[0], self.version_range[1], self.boot_id, first,
+                        self.epoch, self.led.token if self.led else 0, self.readers, self.FIRMWARE, self.serial)
+        if self.secret is None:
+            self._out.append(p.encode(hello))
+            return
+        nonce = os.urandom(p.NONCE_SIZE)
+        if challenge is None:
+            self._session = None
+            challenge = bytes(p.NONCE_SIZE)
+        elif version == p.AUTH_VERSION:
+            self._session = p.session_keys(self.secret, challenge, nonce)
+            self._tx_ctr = self._rx_ctr = 0
+        self._out.append(self._frame(hello, challenge=challenge, nonce=nonce))
 
     def _heartbeat(self) -> None:
         flags = {_HB_FLAG[kind]: True for kind in self._conditions}
-        self._out.append(p.encode(p.Heartbeat(self.next_seq, self.dispense, self.epoch,
+        self._out.append(self._frame(p.Heartbeat(self.next_seq, self.dispense, self.epoch,
                                               self.led.token if self.led else 0,
                                               unacked=min(len(self._unacked), 0xFFFF), **flags)))
 
     def _resend_from(self, want: int, now: float, limit: int = RESEND_ON_HELLO) -> None:
         sent = 0
-        for seq, frame in self._unacked.items():
+        for seq, msg in self._unacked.items():
             if seq >= want:
-                self._out.append(frame)
+                self._out.append(msg if isinstance(msg, bytes) else self._frame(msg))
                 sent += 1
                 if sent >= limit:
                     break
         self.resent += sent
         self._progress_at = now
 
-    def _on_host(self, msg: p.Message, now: float) -> None:
-        if isinstance(msg, p.Ack):
+    def _on_host(self, msg: p.Message | p.Pair, now: float) -> None:
+        if isinstance(msg, p.Pair):
+            self.set_secret(msg.secret)  # pairing or rotation: the host challenges again
+            self.say_hello()
+        elif isinstance(msg, p.Ack):
             if msg.acked >= self.next_seq or msg.want > self.next_seq:
                 self.host_bad_frames += 1  # acks what was never sent: ignore
                 return
@@ -345,7 +446,7 @@ class ShoeDevice:
         elif isinstance(msg, p.HostHello):
             lo = max(msg.version_min, self.version_range[0])
             hi = min(msg.version_max, self.version_range[1])
-            self._send_hello(hi if lo <= hi else 0)
+            self._send_hello(hi if lo <= hi else 0, self._challenge)
             if lo <= hi:
                 self._host_want = next(iter(self._unacked), self.next_seq)
                 self._resend_from(self._host_want, now)

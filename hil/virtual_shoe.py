@@ -62,6 +62,9 @@ class VirtualShoe:
         its frame is written.
     :param host_silence_s: seconds without a valid host frame after which the shoe's LEDs show
         :data:`NO_HOST_LED` instead of the host's last pattern (protocol: 3 s).
+    :param secret: the pairing secret (32 bytes): the shoe speaks the authenticated version 2
+        (:class:`hil.shoe_device.ShoeDevice`); ``pairing``: it takes a secret from a PAIR frame;
+        ``on_secret``: called with each new secret.
     :raises ValueError: an unknown transport, or a serial number that is empty or over 32 bytes.
     """
 
@@ -92,6 +95,9 @@ class VirtualShoe:
     last_dispensed = _OnDevice()
     host_frames = _OnDevice()
     host_bad_frames = _OnDevice()
+    host_refused = _OnDevice()
+    secret = _OnDevice()
+    pairing = _OnDevice()
     hellos = _OnDevice()
     resent = _OnDevice()
     reboots = _OnDevice()
@@ -101,9 +107,10 @@ class VirtualShoe:
                  link_path: str | Path | None = None, faults: Faults | str | None = None, seed: int = 0,
                  host: str = "127.0.0.1", port: int = 0, serial: str = "VS-0001",
                  readers: Sequence[str] = ("rfid",), heartbeat_s: float = 0.5, resend_s: float = 0.3,
-                 version_range: tuple[int, int] = (p.PROTOCOL_VERSION, p.PROTOCOL_VERSION),
+                 version_range: tuple[int, int] | None = None,
                  record: bool = True, on_event: Callable[[p.EventMsg], None] | None = None,
-                 host_silence_s: float = 3.0) -> None:
+                 host_silence_s: float = 3.0, secret: bytes | None = None, pairing: bool = False,
+                 on_secret: Callable[[bytes], None] | None = None) -> None:
         if transport not in ("pty", "tcp"):
             raise ValueError(f"transport must be 'pty' or 'tcp', not {transport!r}")
         faults = faults if isinstance(faults, Faults) else Faults.parse(faults)
@@ -111,7 +118,7 @@ class VirtualShoe:
         self.device = ShoeDevice(cards, faults=faults, seed=seed, serial=serial, readers=readers,
                                  heartbeat_s=heartbeat_s, resend_s=resend_s, version_range=version_range,
                                  record=record, on_event=on_event, host_silence_s=host_silence_s,
-                                 now=time.monotonic())
+                                 now=time.monotonic(), secret=secret, pairing=pairing, on_secret=on_secret)
         self._lock = threading.RLock()
         self.line = ShoeLine(self.device, self._lock, transport=transport, link_path=link_path, faults=faults,
                              seed=seed, host=host, port=port)
@@ -206,6 +213,18 @@ class VirtualShoe:
     def remaining(self) -> int:
         """Cards left in the shoe."""
         return self.device.deck.remaining()
+
+    def pair(self, secret: bytes) -> None:
+        """Pair the shoe with ``secret`` (32 bytes; what a pairing button and a PAIR frame do on a
+        real shoe): it speaks the authenticated version 2 from its next HELLO.
+
+        :raises ValueError: a secret of another size.
+        """
+        with self._lock:
+            self.device.set_secret(secret)
+            if self.line.plugged:
+                self.device.say_hello()
+                self.line.flush()
 
     def reload(self, cards: Deck | Iterable[Card]) -> None:
         """Load a new stub (after a scramble, or a new deck) and reset the dispense counter."""

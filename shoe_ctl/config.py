@@ -79,10 +79,17 @@ def load_profile(name_or_path: str | os.PathLike[str], config_dir: Path | None =
 @dataclass(frozen=True, slots=True)
 class ShoeConfig:
     """``[shoe]``: ``url`` (pyserial URL such as ``/dev/serial/by-id/...``, ``socket://host:port``,
-    or ``sim`` for the built-in virtual shoe) and ``baudrate`` (bits per second)."""
+    or ``sim`` for the built-in virtual shoe) and ``baudrate`` (bits per second); ``serial``: the
+    table's shoe (its serial number; any other is refused); ``auth``: ``"hmac"`` (protocol
+    version 2, every frame authenticated with the secret ``shoe-ctl pair`` keeps in the folder
+    ``secrets``) or ``"off"`` (version 1, unauthenticated: a bench; the display says so).
+    docs/security.md, "The shoe link"."""
 
     url: str = "sim"
     baudrate: int = 115200
+    serial: str | None = None
+    auth: str = "hmac"
+    secrets: str = "/var/lib/shoe-ctl/shoes"
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,11 +227,18 @@ def load_table_config(path: str | os.PathLike[str]) -> TableConfig:
         raise ProfileError(src, "game", f"{game!r} is not a game", ", ".join(_GAMES))
 
     s = _table(src, "shoe", data)
-    _check_keys(src, "shoe.", s, ("url", "baudrate"))
+    _check_keys(src, "shoe.", s, ("url", "baudrate", "serial", "auth", "secrets"))
     shoe = ShoeConfig(
         url=_get(src, "shoe.url", s, str, "sim", "a pyserial URL or sim"),
         baudrate=_get(src, "shoe.baudrate", s, int, 115200, "a positive integer"),
+        serial=_get(src, "shoe.serial", s, str, None, "the shoe's serial number, 1..32 bytes") or None,
+        auth=_get(src, "shoe.auth", s, str, "hmac", "hmac, off"),
+        secrets=_get(src, "shoe.secrets", s, str, "/var/lib/shoe-ctl/shoes", "a folder path"),
     )
+    if shoe.auth not in ("hmac", "off"):
+        raise ProfileError(src, "shoe.auth", f"{shoe.auth!r} is not a mode", "hmac, off")
+    if shoe.serial is not None and len(shoe.serial.encode("utf-8")) > 32:
+        raise ProfileError(src, "shoe.serial", "is over 32 bytes", "the shoe's serial number, 1..32 bytes")
     if shoe.baudrate <= 0:
         raise ProfileError(src, "shoe.baudrate", f"{shoe.baudrate} is not positive", "a positive integer")
 

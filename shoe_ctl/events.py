@@ -95,12 +95,21 @@ class LinkChanged:
     numbers went back (it lost its stored ``next_seq``, ``docs/protocol.md`` section 6, or a
     restarted host's resume point is beyond the shoe's last sequence): events the shoe held may
     be lost and cannot be told from old ones; the state machine raises ``shoe-sequence-reset``.
+
+    ``refused`` is set when the link refused a shoe or a frame (``docs/protocol.md``,
+    "Authentication (version 2)"; the codes are ``drivers.session.REFUSALS``: ``unpaired``,
+    ``unknown-shoe``, ``auth-failed``, ``forged``, ``replay``; the transport adds
+    ``port-shared``): nothing it carried was delivered; the state machine raises the latched
+    alert ``shoe-<code>``. ``auth`` is ``hmac`` (every frame authenticated) or ``off`` (an
+    unauthenticated bench link), ``""`` when not known.
     """
 
     status: LinkStatus
     detail: str = ""
     info: ShoeInfo | None = None
     sequence_reset: bool = False
+    refused: str = ""
+    auth: str = field(default="", compare=False)
 
 
 @dataclass(frozen=True, slots=True)

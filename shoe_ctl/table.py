@@ -201,8 +201,9 @@ class Table:
         if self.device is None and shoes.is_simulated(self.url):
             self._parts.append(_Device(self.url))
             self.device = shoes.device(self.url)
+        secret, serial = self._link_auth()
         self.link = link = ShoeLink(self.url, controller.queue, baudrate=self.cfg.shoe.baudrate,
-                                    resume_seq=self.resume_seq)
+                                    resume_seq=self.resume_seq, secret=secret, serial=serial)
         controller.link = link
         if self._dealer_io:
             self.io = self._start_dealer_io(link)
@@ -249,6 +250,41 @@ class Table:
         if self.dealer is not None:
             self.dealer.start()
             self._parts.append(self.dealer)
+
+    def _link_auth(self) -> tuple[bytes | None, str | None]:
+        """The shoe link's pairing secret and pinned serial (docs/security.md, "The shoe link").
+
+        ``[shoe] auth = "off"``: no secret (an unauthenticated bench link; the display says so).
+        A simulated shoe is ours: one that is not paired yet is paired now with a fresh secret
+        kept in memory. A real shoe needs ``[shoe] serial`` and the secret ``shoe-ctl pair``
+        stored for it.
+
+        :raises TableError: a real shoe without a serial or a stored secret, or an unusable
+            secret file.
+        """
+        from shoe_ctl.service.shoe_secrets import SecretError, SecretStore, new_secret
+
+        shoe = self.cfg.shoe
+        if shoe.auth == "off":
+            return None, shoe.serial
+        device = self.device
+        if device is not None and hasattr(device, "pair"):
+            if device.secret is None:
+                device.pair(new_secret())
+            return bytes(device.secret), str(device.serial)
+        if not shoe.serial:
+            raise TableError(f"shoe {self.url}: [shoe] serial is not set; a real shoe is only taken when it is "
+                             "the table's own: set [shoe] serial, then run shoe-ctl pair (or [shoe] auth = \"off\" "
+                             "for an unauthenticated bench)")
+        try:
+            secret = SecretStore(shoe.secrets).load(shoe.serial)
+        except SecretError as exc:
+            raise TableError(f"shoe {shoe.serial}: {exc}") from None
+        if secret is None:
+            raise TableError(f"shoe {shoe.serial} is not paired with this table (no secret in {shoe.secrets}): "
+                             "put the shoe in pairing mode and run shoe-ctl pair (or [shoe] auth = \"off\" for an "
+                             "unauthenticated bench)")
+        return secret, shoe.serial
 
     def _start_dealer_io(self, link: Any) -> Any:
         """The dealer's LEDs, display and buttons; a display that cannot bind its address is an

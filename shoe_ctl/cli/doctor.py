@@ -4,9 +4,13 @@ Checks, in order (each ``ok``, ``FAIL`` with a fix, or ``skip`` with the reason)
 
 1. ``config`` — the table configuration reads (``shoe_ctl.config.load_table_config``); it is not
    writable by others; with a display token in it, not readable by others.
-2. ``port`` — the shoe's port opens exclusively (``serial.serial_for_url(url, exclusive=True)``).
+2. ``port`` — no other process holds the shoe's device (its ``/proc/*/fd`` links: another holder
+   can read every card, hole cards included), and the port opens exclusively
+   (``serial.serial_for_url(url, exclusive=True)``).
 3. ``handshake`` — the shoe answers the host's hello (``drivers.shoe.ShoeLink``) within the time
-   limit; reports protocol, firmware and serial number. Nothing is acknowledged, so a shoe keeps
+   limit; reports protocol, firmware and serial number. With ``[shoe] auth = "hmac"`` (the
+   default) the table's shoe must be named (``[shoe] serial``) and paired (its secret stored by
+   ``shoe-ctl pair``, mode 0600), and the handshake is the authenticated one (docs/security.md). Nothing is acknowledged, so a shoe keeps
    every event it holds for the service.
 4. ``gpio`` — the configured LED pins and buttons can be claimed (gpiozero), when any are set.
 5. ``journal`` — the journal's folder is writable; the path is a journal (not a folder, a device
@@ -107,6 +111,14 @@ def check_port(cfg: TableConfig, opener: Opener | None = None) -> Check:
     url = cfg.shoe.url
     if shoes.is_simulated(url):
         return Check("port", "skip", f"[shoe] url = \"{url}\": the built-in virtual shoe")
+    from drivers.shoe import port_holders
+
+    holders = port_holders(url)
+    if holders:
+        who = ", ".join(f"pid {pid} ({cmd[:60]})" for pid, cmd in holders)
+        return Check("port", "fail", f"{url} is held open by another program: {who}; it can read every card "
+                     "and write frames into the line", "stop that program (sudo systemctl stop shoe-ctl, or "
+                     "kill it); keep ModemManager and getty away with deploy/99-shoe-ctl.rules")
     if opener is None:
         import serial
 
@@ -136,14 +148,31 @@ def check_handshake(cfg: TableConfig, port_ok: bool, timeout: float = 3.0,
         except ImportError as exc:
             return Check("handshake", "skip", f"no shoe link in this installation ({exc})")
         link_factory = ShoeLink
-    link = link_factory(cfg.shoe.url, queue.Queue(), baudrate=cfg.shoe.baudrate, auto_ack=False)
+    secret: bytes | None = None
+    if cfg.shoe.auth == "hmac":
+        from shoe_ctl.service.shoe_secrets import SecretError, SecretStore
+
+        if not cfg.shoe.serial:
+            return Check("handshake", "fail", "[shoe] serial is not set: a real shoe is only taken when it is the "
+                         "table's own", "set [shoe] serial to the shoe's serial number, then run shoe-ctl pair "
+                         "(or [shoe] auth = \"off\" for an unauthenticated bench)")
+        try:
+            secret = SecretStore(cfg.shoe.secrets).load(cfg.shoe.serial)
+        except SecretError as exc:
+            return Check("handshake", "fail", str(exc), f"run shoe-ctl pair as the user {SERVICE_USER}")
+        if secret is None:
+            return Check("handshake", "fail", f"shoe {cfg.shoe.serial} is not paired with this table (no secret in "
+                         f"{cfg.shoe.secrets})", f"put the shoe in pairing mode and run shoe-ctl pair as the user "
+                         f"{SERVICE_USER}")
+    link = link_factory(cfg.shoe.url, queue.Queue(), baudrate=cfg.shoe.baudrate, auto_ack=False, secret=secret,
+                        serial=cfg.shoe.serial)
     try:
         link.start()
         info = link.wait_connected(timeout)
     except (TimeoutError, OSError, ValueError) as exc:
         return Check("handshake", "fail", f"{cfg.shoe.url}: no hello from the shoe ({exc})",
-                     "check it is a shoe speaking protocol v1 at [shoe] baudrate; power-cycle the shoe; "
-                     "see docs/protocol.md")
+                     "check it is a shoe speaking protocol v1 (v2 when paired) at [shoe] baudrate, and that "
+                     "its serial is [shoe] serial; power-cycle the shoe; see docs/protocol.md")
     finally:
         link.close()
     return Check("handshake", "ok", f"protocol {info.protocol}, firmware {info.firmware}, serial {info.serial}, "

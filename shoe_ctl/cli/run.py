@@ -120,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
                 stop.wait(0.1)
     except KeyboardInterrupt:
         pass
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, TableError) as exc:  # TableError: e.g. a real shoe never paired
         print(f"shoe-ctl run: {exc}", file=sys.stderr)
         status = 2
     finally:

@@ -124,6 +124,7 @@ class Dealing:
         self._alert_id = 0
         self.shoe_status = "unknown"
         self.shoe_detail = ""
+        self.shoe_auth = ""  # "hmac" or "off" (an unauthenticated bench link), from LinkChanged
         self.shoe_fault: str | None = None
         self.last_dispense = 0
         # the dispense counter: the epoch ``last_dispense`` belongs to (None: not known yet), the
@@ -472,6 +473,10 @@ class Dealing:
         was = self.shoe_status
         self.shoe_status = ev.status.value
         self.shoe_detail = ev.detail
+        self.shoe_auth = ev.auth or self.shoe_auth
+        if ev.refused:  # docs/security.md, "The shoe link": nothing of it was delivered
+            self._alert(f"shoe-{ev.refused}", f"shoe link refused: {ev.detail}; stop dealing and call the floor",
+                        latched=True)
         if ev.status is LinkStatus.DISCONNECTED and was != "disconnected" and self.hand is not None \
                 and self.state not in (IDLE,):
             self.alert("shoe-disconnected", f"the shoe disconnected in hand {self.hand_no} ({ev.detail}); "

@@ -81,7 +81,7 @@ class Views:
             "stub": stub,
             "instruction": {"signal": ins.signal.value, "text": ins.text, "seat": ins.seat, "face": ins.face},
             "alerts": [dict(a) for a in m.alerts],
-            "shoe": {"status": m.shoe_status, "detail": m.shoe_detail},
+            "shoe": {"status": m.shoe_status, "detail": m.shoe_detail, "auth": m.shoe_auth},
             "first_to_act_unknown": m.first_unknown(),
         }
 

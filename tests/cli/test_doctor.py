@@ -101,7 +101,7 @@ def test_port_ok_and_sim_skipped(tmp_path: Path) -> None:
 
 
 def test_handshake_check(tmp_path: Path) -> None:
-    cfg = load_table_config(write_cfg(tmp_path, '[shoe]\nurl = "/dev/shoe"\n'))
+    cfg = load_table_config(write_cfg(tmp_path, '[shoe]\nurl = "/dev/shoe"\nauth = "off"\n'))
     link = FakeLink(INFO)
     c = doc.check_handshake(cfg, True, 0.1, link)
     assert c.status == "ok" and "firmware fw-2.3" in c.detail and "SN42" in c.detail
@@ -163,12 +163,61 @@ def test_cli_exit_status(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
 
 def test_against_the_virtual_shoe(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     vs_mod = pytest.importorskip("hil.virtual_shoe", reason="no virtual shoe in this tree")
-    shoe = vs_mod.VirtualShoe(transport="pty").start()
+    from shoe_ctl.service.shoe_secrets import SecretStore, new_secret
+
+    secret = new_secret()
+    SecretStore(tmp_path / "shoes").save("VS-0001", secret)
+    shoe = vs_mod.VirtualShoe(transport="pty", secret=secret).start()
     try:
         (tmp_path / "var").mkdir()
-        cfg = write_cfg(tmp_path, f'[shoe]\nurl = "{shoe.url}"\n[journal]\npath = "{tmp_path}/var/j.sqlite3"\n')
+        cfg = write_cfg(tmp_path, f'[shoe]\nurl = "{shoe.url}"\nserial = "VS-0001"\nsecrets = "{tmp_path}/shoes"\n'
+                        f'[journal]\npath = "{tmp_path}/var/j.sqlite3"\n')
         assert main(["doctor", "--config", str(cfg), "--timeout", "5"]) == 0
     finally:
         shoe.close()
     out = capsys.readouterr().out
-    assert "ok    handshake  protocol 1" in out and "firmware virtual-1.0" in out
+    assert "ok    handshake  protocol 2" in out and "firmware virtual-1.0" in out
+
+
+def test_doctor_fails_the_port_when_another_program_holds_the_device(tmp_path: Path) -> None:
+    """Issue 13: a program that opened the shoe's port without a lock read every card and
+    doctor said the port was healthy; it is now named from /proc/*/fd."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    from shoe_ctl.cli.doctor import check_port
+    from shoe_ctl.config import ShoeConfig, TableConfig
+
+    master, slave = pty.openpty()
+    path = os.ttyname(slave)
+    os.close(slave)
+    reader = subprocess.Popen([sys.executable, "-c", "import sys,time; f=open(sys.argv[1],'rb',0); "
+                               "print('open', flush=True); time.sleep(30)", path], stdout=subprocess.PIPE)
+    try:
+        assert reader.stdout is not None and reader.stdout.readline().strip() == b"open"
+        check = check_port(TableConfig(shoe=ShoeConfig(url=path)))
+        assert check.status == "fail" and str(reader.pid) in check.detail and "systemctl stop" in check.fix
+    finally:
+        reader.kill()
+        reader.wait()
+        os.close(master)
+    assert check_port(TableConfig(shoe=ShoeConfig(url=path)), opener=lambda *a, **k: type("P", (), {
+        "close": lambda self: None})()).status == "ok"
+
+
+def test_handshake_of_a_paired_table_uses_the_stored_secret_and_the_pinned_serial(tmp_path: Path) -> None:
+    from shoe_ctl.service.shoe_secrets import SecretStore
+
+    text = f'[shoe]\nurl = "/dev/shoe"\nserial = "SN42"\nsecrets = "{tmp_path / "shoes"}"\n'
+    cfg = load_table_config(write_cfg(tmp_path, text))
+    c = doc.check_handshake(cfg, True, 0.1, FakeLink(INFO))
+    assert c.status == "fail" and "not paired" in c.detail and "shoe-ctl pair" in c.fix
+    secret = SecretStore(tmp_path / "shoes").save("SN42", bytes(32)).read_text()
+    link = FakeLink(INFO)
+    assert doc.check_handshake(cfg, True, 0.1, link).status == "ok"
+    assert link.kwargs["secret"].hex() + "\n" == secret and link.kwargs["serial"] == "SN42"
+    nameless = load_table_config(write_cfg(tmp_path, '[shoe]\nurl = "/dev/shoe"\n'))
+    c = doc.check_handshake(nameless, True, 0.1, FakeLink(INFO))
+    assert c.status == "fail" and "[shoe] serial" in c.detail

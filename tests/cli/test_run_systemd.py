@@ -66,13 +66,20 @@ def _mode(p: Path) -> int:
 
 
 def test_ready_only_after_the_shoe_handshake_then_watchdog_and_stopping(tmp_path: Path) -> None:
-    shoe = VirtualShoe(transport="tcp").start()
+    from shoe_ctl.service.shoe_secrets import SecretStore, new_secret
+
+    secret = new_secret()  # a real shoe is taken only when paired with the table (docs/security.md)
+    SecretStore(tmp_path / "shoes").save("VS-0001", secret)
+    config = tmp_path / "table.toml"
+    config.write_text(f'[shoe]\nserial = "VS-0001"\nsecrets = "{tmp_path / "shoes"}"\n')
+    shoe = VirtualShoe(transport="tcp", secret=secret).start()
     shoe.unplug()  # the port answers but the shoe says nothing: no handshake yet
     notify = _Datagrams(tmp_path / "notify")
     journal = tmp_path / "table.journal"
     env = {k: v for k, v in os.environ.items() if k not in ("WATCHDOG_PID", "LISTEN_PID")}
     env.update(NOTIFY_SOCKET=str(tmp_path / "notify"), WATCHDOG_USEC="200000")
-    proc = subprocess.Popen([*RUN, "--shoe", shoe.url, "--display", "off", "--journal", str(journal)],
+    proc = subprocess.Popen([*RUN, "--shoe", shoe.url, "--config", str(config), "--display", "off",
+                             "--journal", str(journal)],
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             preexec_fn=lambda: os.umask(0o022))
     try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import logging
+import os
 import queue
 import time
 from typing import Any
@@ -254,3 +255,59 @@ def test_each_failed_open_is_one_log_line_without_a_traceback(monkeypatch: pytes
     attempt_lines = [r for r in caplog.records if "open loop://" in r.getMessage()]
     assert attempts - 1 <= len(attempt_lines) <= attempts + 1  # one line per attempt, no more
     assert sum(r.levelno >= logging.WARNING for r in attempt_lines) == 1  # the first; repeats at DEBUG
+
+
+def test_the_port_is_claimed_with_tiocexcl_so_a_second_open_is_refused(tmp_path: Any) -> None:
+    """Issue 13: pyserial's exclusive=True is an advisory flock that another program need not
+    ask for; with TIOCEXCL the kernel refuses its open() (EBUSY) while the link holds the port."""
+    import pty
+
+    import serial
+
+    from drivers.shoe import claim_exclusive
+
+    master, slave = pty.openpty()
+    path = os.ttyname(slave)
+    os.close(slave)
+    try:
+        ser = serial.serial_for_url(path, exclusive=True, timeout=0.1)
+        try:
+            os.close(os.open(path, os.O_RDWR | os.O_NOCTTY))  # the flock alone stops nobody
+            assert claim_exclusive(ser)
+            if os.geteuid() != 0:  # root (CAP_SYS_ADMIN) passes TIOCEXCL by design
+                with pytest.raises(OSError) as err:
+                    os.open(path, os.O_RDWR | os.O_NOCTTY)
+                assert err.value.errno == errno.EBUSY
+        finally:
+            ser.close()
+        os.close(os.open(path, os.O_RDWR | os.O_NOCTTY))  # released with the port
+    finally:
+        os.close(master)
+
+
+def test_another_holder_of_the_device_is_found_in_proc_and_reported(tmp_path: Any) -> None:
+    import subprocess
+    import sys
+
+    from drivers.shoe import port_holders
+    from hil.virtual_shoe import VirtualShoe
+
+    with VirtualShoe() as shoe:
+        device = os.path.realpath(shoe.url)
+        reader = subprocess.Popen([sys.executable, "-c", "import sys,time; f=open(sys.argv[1],'rb',0); "
+                                   "print('open', flush=True); time.sleep(30)", device], stdout=subprocess.PIPE)
+        try:
+            assert reader.stdout is not None and reader.stdout.readline().strip() == b"open"
+            holders = port_holders(shoe.url)
+            assert [pid for pid, _ in holders] == [reader.pid] and "time.sleep" in holders[0][1]
+            events: queue.Queue[Any] = queue.Queue()
+            with ShoeLink(shoe.url, events, auto_ack=True) as link:
+                link.wait_connected()
+                ev = take(events, LinkChanged)
+                while not ev.refused:
+                    ev = take(events, LinkChanged)
+                assert ev.refused == "port-shared" and str(reader.pid) in ev.detail
+        finally:
+            reader.kill()
+            reader.wait()
+        assert port_holders(shoe.url) == []

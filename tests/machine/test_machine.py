@@ -526,3 +526,17 @@ def test_forecast_is_null_once_seventh_is_dealt() -> None:
     t.deal_street()
     assert t.m.state == "hand_seventh_betting"
     assert t.m.public_state()["stub"]["forecast"] is None
+
+
+def test_a_refused_shoe_is_a_latched_alert_and_the_auth_mode_is_in_the_state() -> None:
+    """Issue 13: an unpaired, swapped or forged shoe is a latched alert (docs/security.md)."""
+    from shoe_ctl.events import LinkChanged, LinkStatus
+
+    m = Table().m
+    m.handle(LinkChanged(LinkStatus.CONNECTED, "shoe SH-1", auth="off"))
+    assert m.public_state()["shoe"]["auth"] == "off"
+    m.handle(LinkChanged(LinkStatus.CONNECTED, "HELLO from shoe 'SH-9', not the table's shoe", refused="unknown-shoe",
+                         auth="hmac"))
+    alert = m.alerts[-1]
+    assert alert["code"] == "shoe-unknown-shoe" and alert["latched"] and "SH-9" in alert["message"]
+    assert m.public_state()["shoe"]["auth"] == "hmac"

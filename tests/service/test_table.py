@@ -71,3 +71,33 @@ def test_a_journal_path_gets_the_hand_marks_and_a_foreign_file_is_a_table_error(
     foreign.write_text("not a journal\n")
     with pytest.raises(TableError, match="notes.txt"):
         Table.from_config(TableConfig(), profiles=PROFILES, shoe_url="sim", journal=str(foreign))
+
+
+def test_the_simulated_shoe_is_paired_by_the_table_and_a_bench_link_says_auth_off() -> None:
+    """docs/security.md, "The shoe link": `shoe-ctl run` with no options still deals (its own
+    virtual shoe is paired at start); `[shoe] auth = "off"` is an unauthenticated link the state
+    shows."""
+    import time
+
+    from shoe_ctl.config import ShoeConfig
+
+    for auth, version in (("hmac", 2), ("off", 1)):
+        cfg = TableConfig(leds=LedConfig(backend="mock"), shoe=ShoeConfig(auth=auth))
+        with Table.from_config(cfg, profiles=PROFILES, shoe_url="sim", display=None, wait_connected=10.0) as table:
+            assert table.link.auth == auth and table.link.info.protocol == version
+            assert (table.device.secret is not None) is (auth == "hmac")
+            end = time.monotonic() + 5
+            while table.machine.shoe_auth != auth and time.monotonic() < end:
+                time.sleep(0.01)
+            assert table.machine.public_state()["shoe"]["auth"] == auth
+
+
+def test_a_real_shoe_without_serial_or_secret_is_a_table_error(tmp_path: Path) -> None:
+    from shoe_ctl.config import ShoeConfig
+
+    for shoe, words in ((ShoeConfig(url="socket://127.0.0.1:9"), "[shoe] serial is not set"),
+                        (ShoeConfig(url="socket://127.0.0.1:9", serial="SH-1", secrets=str(tmp_path)), "not paired")):
+        table = Table.from_config(TableConfig(shoe=shoe, leds=LedConfig(backend="mock")), profiles=PROFILES,
+                                  display=None)
+        with pytest.raises(TableError, match=words.replace("[", r"\[").replace("]", r"\]")):
+            table.start()

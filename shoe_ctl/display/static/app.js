@@ -277,6 +277,8 @@ function renderSide(s) {
   if (s.community && !idle) { com.appendChild(el("span", null, "Community ")); com.appendChild(cardEl(s.community)); }
   document.getElementById("shoe-status").textContent = s.shoe ? s.shoe.status : "–";
   document.getElementById("shoe-detail").textContent = s.shoe && s.shoe.detail ? s.shoe.detail : "";
+  // shoe link authentication (docs/security.md, "The shoe link"): an unauthenticated bench link is shown
+  document.getElementById("shoe-auth").hidden = !(s.shoe && s.shoe.auth === "off");
 }
 
 // ------------------------------------------------------------------ what the flow needs now

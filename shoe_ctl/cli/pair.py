@@ -1,0 +1,95 @@
+"""``shoe-ctl pair``: give the table's shoe a new pairing secret and keep it (0600).
+
+``shoe-ctl pair [--config PATH] [--port URL] [--serial S] [--timeout SECONDS]``. With no secret
+stored for the shoe it is a first pairing: the shoe must be in its pairing mode (a physical
+step on the shoe), and it must answer with the configured serial. With a secret stored it is a
+rotation: the new secret goes inside the authenticated session, hidden. Either way the new secret
+is stored only once the shoe answers under it. Run it with the service stopped (the service holds
+the port). The protocol: docs/protocol.md, "Pairing"; the threat model: docs/security.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import queue
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    """Add ``pair`` to the CLI."""
+    from shoe_ctl.cli.doctor import default_config_path
+
+    p = subparsers.add_parser("pair", help="pair the table's shoe (or rotate its secret)",
+                              description="Give the table's shoe a new pairing secret and store it (0600). "
+                              "A first pairing needs the shoe in its pairing mode; with a secret stored, the "
+                              "secret is rotated. Run it with the service stopped.")
+    p.add_argument("--config", default=str(default_config_path()),
+                   help="table configuration (default: $SHOE_CTL_TABLE, /etc/shoe-ctl/table.toml or config/table.toml)")
+    p.add_argument("--port", default=None, help="shoe URL instead of [shoe] url")
+    p.add_argument("--serial", default=None, help="the shoe's serial number instead of [shoe] serial")
+    p.add_argument("--timeout", type=float, default=5.0, help="seconds to wait for the shoe (default 5)")
+    p.set_defaults(func=pair)
+
+
+def _say(text: str) -> None:
+    print(f"shoe-ctl pair: {text}", file=sys.stderr, flush=True)
+
+
+def pair(args: argparse.Namespace) -> int:
+    """Pair or rotate; 0 when the shoe answers under its new secret and the secret is stored,
+    1 when the shoe does not (the stored secret is then unchanged), 2 for a configuration error."""
+    from drivers.exc import ShoeError
+    from drivers.shoe import ShoeLink
+    from shoe_ctl.config import load_table_config
+    from shoe_ctl.rules.profiles import ProfileError
+    from shoe_ctl.service import shoes
+    from shoe_ctl.service.shoe_secrets import SecretError, SecretStore, new_secret
+
+    try:
+        cfg = load_table_config(Path(args.config))
+    except ProfileError as exc:
+        _say(str(exc))
+        return 2
+    url = args.port or cfg.shoe.url
+    serial = args.serial or cfg.shoe.serial
+    if url == shoes.SIM:
+        _say("[shoe] url = \"sim\": the built-in virtual shoe is paired by the table itself; nothing to do")
+        return 0
+    if not serial:
+        _say("no serial number: set [shoe] serial to the table's shoe (or give --serial)")
+        return 2
+    store = SecretStore(cfg.shoe.secrets)
+    try:
+        old = store.load(serial)
+    except SecretError as exc:
+        _say(str(exc))
+        return 2
+    shoes.register_url_handlers()
+    link = ShoeLink(url, queue.Queue(), baudrate=cfg.shoe.baudrate, secret=old, serial=serial)
+    new = new_secret()
+    try:
+        link.start()
+        try:
+            info = link.wait_connected(args.timeout)
+        except TimeoutError:
+            what = ("is it on, on this port, and paired with this table's secret?" if old is not None else
+                    "is it on, on this port, in pairing mode, and is its serial the configured one?")
+            _say(f"shoe {serial} at {url} did not answer within {args.timeout} s: {what}")
+            return 1
+        try:
+            link.pair(new, args.timeout)
+        except (TimeoutError, ShoeError) as exc:
+            mode = "" if old is not None else " (a first pairing needs the shoe in its pairing mode)"
+            _say(f"shoe {serial} did not answer under the new secret{mode}: {exc}; the stored secret is unchanged")
+            return 1
+    finally:
+        link.close()
+    try:
+        path = store.save(serial, new)
+    except SecretError as exc:
+        _say(f"the shoe took the new secret but it cannot be stored: {exc}; pair it again")
+        return 1
+    print(f"shoe {info.serial} {'rotated' if old is not None else 'paired'}: secret in {path} (mode 0600)")
+    return 0

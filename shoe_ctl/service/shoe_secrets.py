@@ -1,0 +1,100 @@
+"""The shoe secret store: one pairing secret per shoe serial, each in its own file, mode 0600.
+
+``shoe-ctl pair`` writes a secret here (a new one at each rotation) and the table reads it to
+authenticate its shoe link (protocol version 2: docs/protocol.md, "Authentication (version 2)";
+the threat model: docs/security.md). A file is 64 hex digits and a newline; the folder is 0700.
+A secret file that others may read or write is refused, not used.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from pathlib import Path
+
+SECRET_SIZE = 32
+"""Bytes of a pairing secret (``drivers.protocol.SECRET_SIZE``)."""
+DEFAULT_FOLDER = Path("/var/lib/shoe-ctl/shoes")
+"""Where the service keeps its shoes' secrets (``[shoe] secrets`` overrides it)."""
+
+_SAFE = re.compile(r"[^A-Za-z0-9._-]")
+
+
+class SecretError(Exception):
+    """A secret file that cannot be read or written, or is open to others; the message names
+    the file and the fix."""
+
+
+def new_secret() -> bytes:
+    """A fresh random pairing secret (``os.urandom``, 32 bytes)."""
+    return os.urandom(SECRET_SIZE)
+
+
+class SecretStore:
+    """The pairing secrets in ``folder`` (one file per serial: ``<serial>.key``)."""
+
+    def __init__(self, folder: str | os.PathLike[str] = DEFAULT_FOLDER) -> None:
+        self.folder = Path(folder)
+
+    def path(self, serial: str) -> Path:
+        """The file of ``serial`` (characters other than letters, digits, ``.``, ``_`` and
+        ``-`` become ``_``).
+
+        :raises ValueError: an empty serial.
+        """
+        if not serial:
+            raise ValueError("a shoe's serial number is not empty")
+        return self.folder / f"{_SAFE.sub('_', serial)}.key"
+
+    def load(self, serial: str) -> bytes | None:
+        """The secret of ``serial``, or None when the shoe was never paired here.
+
+        :raises SecretError: a file others may read or write, or one that is not a secret.
+        """
+        path = self.path(serial)
+        try:
+            st = path.stat()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise SecretError(f"{path}: cannot read ({exc.strerror or exc})") from None
+        mode = stat.S_IMODE(st.st_mode)
+        if mode & 0o077:
+            raise SecretError(f"{path} is mode {mode:04o}: others may read or change the shoe's secret; "
+                              f"run chmod 0600 {path} and pair it again (shoe-ctl pair) to rotate it")
+        try:
+            text = path.read_text(encoding="ascii").strip()
+            secret = bytes.fromhex(text)
+        except (OSError, ValueError) as exc:
+            raise SecretError(f"{path}: not a shoe secret ({exc})") from None
+        if len(secret) != SECRET_SIZE:
+            raise SecretError(f"{path}: a secret is {SECRET_SIZE} bytes, this one {len(secret)}")
+        return secret
+
+    def save(self, serial: str, secret: bytes) -> Path:
+        """Write ``secret`` for ``serial`` (the folder made 0700 if missing; the file 0600,
+        replaced atomically: a reader sees the old secret or the new one, never half).
+
+        :raises SecretError: the folder or the file cannot be written.
+        :raises ValueError: a secret of another size.
+        """
+        if len(secret) != SECRET_SIZE:
+            raise ValueError(f"a secret is {SECRET_SIZE} bytes, not {len(secret)}")
+        path = self.path(serial)
+        tmp = path.with_name(path.name + ".new")
+        try:
+            self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+            try:
+                tmp.unlink()
+            except FileNotFoundError:
+                pass
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w", encoding="ascii") as fh:
+                fh.write(secret.hex() + "\n")
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        except OSError as exc:
+            raise SecretError(f"{path}: cannot write ({exc.strerror or exc})") from None
+        return path

@@ -1,0 +1,54 @@
+"""``shoe-ctl pair``: a first pairing (the shoe in pairing mode), then a rotation; the secret is
+stored 0600 only once the shoe answers under it (docs/security.md, "The shoe link")."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+from hil.urlhandler import protocol_vshoe
+from shoe_ctl.cli import main
+from shoe_ctl.service.shoe_secrets import SecretStore
+
+
+def _config(tmp_path: Path, url: str) -> Path:
+    cfg = tmp_path / "table.toml"
+    cfg.write_text(f'[shoe]\nurl = "{url}"\nserial = "VS-PAIR"\nsecrets = "{tmp_path / "shoes"}"\n')
+    return cfg
+
+
+def test_pair_then_rotate_a_shoe_in_pairing_mode(tmp_path: Path) -> None:
+    url = "vshoe://pair-cli?serial=VS-PAIR&pairing=1"
+    cfg = _config(tmp_path, url)
+    store = SecretStore(tmp_path / "shoes")
+    try:
+        assert main(["pair", "--config", str(cfg), "--timeout", "3"]) == 0
+        first = store.load("VS-PAIR")
+        shoe = protocol_vshoe.device_for_url(url)
+        assert first is not None and shoe.secret == first
+        assert stat.S_IMODE(store.path("VS-PAIR").stat().st_mode) == 0o600
+        assert stat.S_IMODE(store.folder.stat().st_mode) == 0o700
+        assert main(["pair", "--config", str(cfg), "--timeout", "3"]) == 0  # a rotation
+        second = store.load("VS-PAIR")
+        assert second is not None and second != first and shoe.secret == second
+    finally:
+        protocol_vshoe.release(url)
+
+
+def test_pair_fails_and_stores_nothing_when_the_shoe_is_not_in_pairing_mode(tmp_path: Path, capsys) -> None:
+    url = "vshoe://pair-cli-closed?serial=VS-PAIR"
+    cfg = _config(tmp_path, url)
+    try:
+        assert main(["pair", "--config", str(cfg), "--timeout", "1"]) == 1
+        assert SecretStore(tmp_path / "shoes").load("VS-PAIR") is None
+        assert "pairing mode" in capsys.readouterr().err
+    finally:
+        protocol_vshoe.release(url)
+
+
+def test_a_real_shoe_without_a_secret_is_refused_with_a_clear_message(tmp_path: Path, capsys) -> None:
+    cfg = tmp_path / "table.toml"
+    cfg.write_text(f'[shoe]\nurl = "/dev/ttyNOSHOE"\nserial = "SH-1"\nsecrets = "{tmp_path}"\n[display]\nenabled = false\n')
+    assert main(["run", "--config", str(cfg)]) != 0
+    err = capsys.readouterr().err
+    assert "not paired" in err and "shoe-ctl pair" in err
