@@ -475,8 +475,8 @@ class Dealing:
         self.shoe_detail = ev.detail
         self.shoe_auth = ev.auth or self.shoe_auth
         if ev.refused:  # docs/security.md, "The shoe link": nothing of it was delivered
-            self._alert(f"shoe-{ev.refused}", f"shoe link refused: {ev.detail}; stop dealing and call the floor",
-                        latched=True)
+            self.alert(f"shoe-{ev.refused}", f"shoe link refused: {ev.detail}; stop dealing and call the floor",
+                       latched=True)
         if ev.status is LinkStatus.DISCONNECTED and was != "disconnected" and self.hand is not None \
                 and self.state not in (IDLE,):
             self.alert("shoe-disconnected", f"the shoe disconnected in hand {self.hand_no} ({ev.detail}); "
