@@ -84,7 +84,9 @@ def check_config(path: Path) -> tuple[Check, TableConfig | None]:
                  f"{cfg.rules}, shoe {cfg.shoe.url})"), cfg
 
 
-def _port_fix(url: str, exc: BaseException) -> tuple[str, str]:
+def port_problem(url: str, exc: BaseException) -> tuple[str, str]:
+    """``(what, fix)`` for a shoe port that did not open: ``"permission denied"``, ``"no such
+    device"``, ``"in use by another program"`` (also said by ``shoe-ctl run``), or the error's text."""
     code = getattr(exc, "errno", None)
     text = str(exc)
     if code in (errno.EACCES, errno.EPERM) or isinstance(exc, PermissionError):
@@ -112,7 +114,7 @@ def check_port(cfg: TableConfig, opener: Opener | None = None) -> Check:
     try:
         port = opener(url, baudrate=cfg.shoe.baudrate, exclusive=True, timeout=0.1)
     except (OSError, ValueError) as exc:  # serial.SerialException is an OSError
-        what, fix = _port_fix(url, exc)
+        what, fix = port_problem(url, exc)
         return Check("port", "fail", f"{url}: {what}", fix)
     try:
         port.close()
