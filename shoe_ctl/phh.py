@@ -189,8 +189,18 @@ def parse_phh(text: str, source: str = "<text>") -> RecordedHand:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise PhhError(source, "", f"not valid TOML: {exc}") from None
+        raise not_phh(source, exc) from None
     return _Parser(data, text, source).hand()
+
+
+def not_phh(source: str, exc: ValueError) -> PhhError:
+    """The error for a file that is not TOML, so no hand record at all: ``"<file>: line L, column
+    C: not a PHH hand record (not TOML: <what the parser says>)"`` (the place when known)."""
+    text = str(exc)
+    m = re.search(r"\s*\(at (?:line (\d+), column (\d+)|(end of document))\)$", text)
+    where = "" if m is None else "end of file" if m.group(3) else f"line {m.group(1)}, column {m.group(2)}"
+    what = text[: m.start()] if m else text
+    return PhhError(source, where, f"not a PHH hand record (not TOML: {what})")
 
 
 class _Parser:
@@ -256,6 +266,8 @@ class _Parser:
 
     def hand(self) -> RecordedHand:
         variant = self.data.get("variant")
+        if "variant" not in self.data and "actions" not in self.data:
+            raise PhhError(self.source, "", "not a PHH hand record (TOML, but no variant or actions key)")
         if not isinstance(variant, str):
             raise self.field_error("variant", "missing or not a string")
         try:

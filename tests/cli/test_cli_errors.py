@@ -46,3 +46,18 @@ def test_export_without_a_finished_hand_says_so_and_exits_1(tmp_path: Path) -> N
     assert proc.returncode == 1
     assert f"{path}: no finished hand to export" in proc.stderr
     assert proc.stdout == "" and not out.exists()
+
+
+def test_a_non_phh_file_is_named_as_such_with_its_place(tmp_path: Path) -> None:
+    text = tmp_path / "notes.phh"
+    text.write_text("dealer notes\nseat 3 late\n")
+    toml = tmp_path / "table.phh"
+    toml.write_text('[shoe]\nurl = "sim"\n')
+    proc = cli("analyze", "--json", str(text), str(toml))
+    assert proc.returncode == 1
+    import json
+
+    errors = [json.loads(line)["error"] for line in proc.stdout.splitlines()]
+    assert errors[0].startswith(f"{text}: line 1, column 8: not a PHH hand record (not TOML: ")
+    assert errors[1] == f"{toml}: not a PHH hand record (TOML, but no variant or actions key)"
+    assert not any("not valid TOML" in e for e in errors)
