@@ -46,14 +46,22 @@ ConfigError = ProfileError
 ConfigErrors = ProfileErrors
 
 
-def read_toml(path: Path) -> dict[str, Any]:
-    """Read one TOML file.
+MAX_FILE_BYTES = 1 << 20
+"""A configuration or profile file is at most 1 MiB (they are a few hundred bytes)."""
 
-    :raises ProfileError: naming the file when it is missing, unreadable or not valid TOML.
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """Read one TOML file (at most :data:`MAX_FILE_BYTES`).
+
+    :raises ProfileError: naming the file when it is missing, unreadable, too large, not UTF-8 or
+        not valid TOML.
     """
     try:
         with path.open("rb") as fh:
-            return tomllib.load(fh)
+            data = fh.read(MAX_FILE_BYTES + 1)  # a bounded read: /dev/zero as a profile ends here
+        if len(data) > MAX_FILE_BYTES:
+            raise ProfileError(str(path), "", f"larger than {MAX_FILE_BYTES} bytes", "a configuration file")
+        return tomllib.loads(data.decode("utf-8"))
     except FileNotFoundError:
         raise ProfileError(str(path), "", "file not found", "an existing TOML file") from None
     except OSError as exc:

@@ -109,7 +109,8 @@ def run(args: argparse.Namespace) -> int:
                                   sinks=[status_line] if status_line is not None else [],
                                   led_stream=status_line.console if status_line is not None else None)
     except (TableError, ProfileError, ValueError, OSError) as exc:
-        print(f"shoe-ctl run: {exc}", file=sys.stderr)
+        for line in str(exc).splitlines() or [""]:  # several configuration problems: one line each
+            print(f"shoe-ctl run: {line}", file=sys.stderr)
         return 2
 
     if status_line is not None:

@@ -198,7 +198,7 @@ def test_run_reports_every_config_problem_and_exits_2(tmp_path: Path) -> None:
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr
     for key in ("seats", "journal.path", "shoe.baudrate"):
-        assert f"{path}: {key}: " in proc.stderr
+        assert f"shoe-ctl run: {path}: {key}: " in proc.stderr  # one line each
 
 
 def test_gpio_buttons_on_a_host_without_gpio_name_file_and_key(tmp_path: Path) -> None:
@@ -218,3 +218,8 @@ def _no_gpio_env() -> dict[str, str]:
     env = dict(os.environ)
     env["GPIOZERO_PIN_FACTORY"] = "lgpio"  # no GPIO chip in the test host: the factory cannot load
     return env
+
+
+def test_an_endless_file_is_refused_after_one_mebibyte() -> None:
+    with pytest.raises(ProfileError, match=r"/dev/zero: larger than 1048576 bytes"):
+        load_profile("/dev/zero")
