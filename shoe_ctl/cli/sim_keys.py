@@ -151,7 +151,7 @@ class KeyPad:
             import tty
 
             restore = termios.tcgetattr(fd)
-            tty.setcbreak(fd)
+            tty.setcbreak(fd, termios.TCSANOW)  # not TCSAFLUSH: keys typed ahead are kept
         self.say("dealing by hand: space/Enter/p pulls a card, ? for the keys, q quits")
         try:
             while not stop.is_set():

@@ -49,6 +49,7 @@ def keyed_sim() -> Any:
                             stdout=subprocess.PIPE, stderr=slave, text=True)
     os.close(slave)
     url = proc.stdout.readline().strip() if proc.stdout else ""
+    _read_pty(master, "dealing by hand")  # the keypad is listening
     try:
         yield master, url, proc
     finally:
