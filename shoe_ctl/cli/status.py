@@ -5,7 +5,9 @@ last card read as a place (``seat 3 down``) and the alerts, from the public tabl
 with ``sinks=``): it reads only :class:`~shoe_ctl.events.DisplayUpdate` states, which never hold a
 downcard before showdown, and names a downcard read by its seat alone, so no hole card's identity
 is ever printed. On a terminal the line is redrawn in place (the LED lines written through
-:attr:`StatusLine.console` scroll above it); otherwise it is one plain line per change. Colour only
+:attr:`StatusLine.console` scroll above it); otherwise it is one plain line for each new hand or
+street, change of the shoe's health, of the number of alerts or of a note (a log is not flooded
+with a line per card). Colour only
 on a terminal and never when ``NO_COLOR`` is set (https://no-color.org). See docs/service.md,
 *The terminal*.
 """
@@ -103,6 +105,7 @@ class StatusLine:
         self._notes: dict[str, str] = {}
         self._sources: dict[str, Callable[[], str | None]] = {}
         self._shown = ""
+        self._plain_last: tuple[Any, ...] | None = None
         self.console = ConsoleStream(self)
         """The console LED sink's stream (``Table(led_stream=...)``)."""
         self.errors = ConsoleStream(self, sys.stderr)
@@ -208,10 +211,23 @@ class StatusLine:
             if line != self._shown:
                 self.stream.write(_CLEAR + line)
                 self.stream.flush()
-        elif line != self._shown:
+        else:
+            key = self._plain_key()
+            if key == self._plain_last:
+                return
+            self._plain_last = key
             self.stream.write(line + "\n")
             self.stream.flush()
         self._shown = line
+
+    def _plain_key(self) -> tuple[Any, ...]:
+        """What a plain line is written for: a new hand or street, the shoe's health, the number of
+        alerts or a note changing (not every card: a log keeps one line per street)."""
+        s = self._state or {}
+        notes = tuple((k, v) for k, v, sgr in self.fields() if k not in ("hand", "street", "stub", "shoe", "last",
+                                                                           "alerts"))
+        return (s.get("hand"), s.get("street"), (s.get("shoe") or {}).get("status"), len(s.get("alerts") or []),
+                notes)
 
     def write_above(self, text: str, target: TextIO | None = None) -> None:
         """Write ``text`` (whole lines) above the status line to ``target`` (default the status

@@ -81,6 +81,7 @@ def test_plain_status_lines_when_not_a_terminal() -> None:
     line.handle(state(4, [{"seat": 2, "up": [], "down_count": 1}]))
     line.handle(state(4, [{"seat": 2, "up": [], "down_count": 2}], alerts=[{"id": 1}]))
     line.handle(state(4, [{"seat": 2, "up": [], "down_count": 2}], alerts=[{"id": 1}]))  # unchanged: no line
+    line.handle(state(4, [{"seat": 2, "up": ["Kc"], "down_count": 2}], alerts=[{"id": 1}]))  # a card: no line
     lines = out.getvalue().splitlines()
     assert lines[-1] == 'status hand=4 street=3rd stub="40 / 10" shoe=connected last="seat 2 down" alerts=1'
     assert len(lines) == 2 and "\x1b" not in out.getvalue() and "\r" not in out.getvalue()
