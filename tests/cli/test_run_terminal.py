@@ -238,3 +238,19 @@ def test_run_with_wildcard_display_prints_reachable_urls() -> None:
 def test_bind_problem_words() -> None:
     assert bind_problem(OSError(errno.EADDRINUSE, "x")).startswith("port in use by another program")
     assert bind_problem(OSError(errno.EADDRNOTAVAIL, "x")) == "address not on this host"
+
+
+def test_link_retry_warning_for_a_held_port_is_in_doctors_words() -> None:
+    import logging
+
+    from shoe_ctl.cli.run import _name_busy_port
+
+    record = logging.LogRecord("drivers.shoe", logging.WARNING, __file__, 1, "%s (retrying)",
+                               ("cannot open /dev/ttyACM0: Could not exclusively lock port /dev/ttyACM0: "
+                                "[Errno 11] Resource temporarily unavailable",), None)
+    assert _name_busy_port(record) is True
+    assert record.getMessage() == "shoe port /dev/ttyACM0: in use by another program (retrying)"
+    other = logging.LogRecord("drivers.shoe", logging.WARNING, __file__, 1, "%s (retrying)",
+                              ("cannot open /dev/ttyACM0: [Errno 2] No such file or directory",), None)
+    _name_busy_port(other)
+    assert "No such file" in other.getMessage()
