@@ -30,6 +30,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from shoe_ctl.cli.status import use_color
 from shoe_ctl.config import CONFIG_DIR, TableConfig, load_table_config
 from shoe_ctl.rules.profiles import ProfileError
 from shoe_ctl.service import shoes
@@ -242,13 +243,14 @@ def run_checks(config: Path, *, port: str | None = None, journal: Path | None = 
 
 
 def format_check(c: Check, color: bool = False) -> str:
-    """One line (two with a fix) for a terminal."""
+    """One line (two with a fix) for a terminal; a detail of several lines (every problem of a
+    configuration file) is indented under the first."""
     label = {"ok": "ok", "fail": "FAIL", "skip": "skip"}[c.status]
     if color:
         label = {"ok": "\x1b[32mok\x1b[0m  ", "fail": "\x1b[1;31mFAIL\x1b[0m", "skip": "\x1b[2mskip\x1b[0m"}[c.status]
     else:
         label = f"{label:<4}"
-    line = f"{label}  {c.name:<10} {c.detail}"
+    line = f"{label}  {c.name:<10} " + f"\n{'':17}".join(c.detail.splitlines() or [""])
     if c.fix:
         line += f"\n      {'fix:':<10} {c.fix}"
     return line
@@ -257,7 +259,7 @@ def format_check(c: Check, color: bool = False) -> str:
 def doctor(args: argparse.Namespace) -> int:
     """Run the checks, print them; 0 when none failed, 1 otherwise."""
     results = []
-    color = sys.stdout.isatty() and not args.json
+    color = use_color(sys.stdout) and not args.json  # NO_COLOR honoured
     for c in run_checks(Path(args.config), port=args.port, journal=Path(args.journal) if args.journal else None,
                         timeout=args.timeout):
         results.append(c)

@@ -254,3 +254,16 @@ def test_link_retry_warning_for_a_held_port_is_in_doctors_words() -> None:
                               ("cannot open /dev/ttyACM0: [Errno 2] No such file or directory",), None)
     _name_busy_port(other)
     assert "No such file" in other.getMessage()
+
+
+def test_doctor_indents_every_config_problem_and_honours_no_color(tmp_path: Path) -> None:
+    cfg = tmp_path / "t.toml"
+    cfg.write_text("seats = 1\n[shoe]\nbaudrate = 0\n")
+    env = _env(TERM="xterm", NO_COLOR="1")
+    status, out = in_pty([sys.executable, "-m", "shoe_ctl.cli", "doctor", "--config", str(cfg)], env)
+    assert status == 1
+    assert "\x1b[" not in out
+    lines = out.replace("\r\n", "\n").splitlines()
+    first = next(i for i, ln in enumerate(lines) if ln.startswith("FAIL  config"))
+    assert f"{cfg}: seats: 1 is out of range" in lines[first]
+    assert lines[first + 1] == " " * 17 + f"{cfg}: shoe.baudrate: 0 is out of range; allowed: 50..4000000 (e.g. 115200)"
