@@ -369,6 +369,10 @@ def direct_replay(files: Sequence[Path], profs: dict[str, Any]) -> int:
     return len(recorder.hands)
 
 
+POKERKIT_MISSING = "pokerkit not installed: replay comparison skipped"
+"""Said (``pokerkit_skipped``, the table's row) when the replay comparison cannot run."""
+
+
 def bench_replays(files: Sequence[Path], reps: int) -> dict[str, Any]:
     """Direct replay (parse + rules core + machine) against pokerkit on the same files; the full
     replay through the pty once."""
@@ -376,10 +380,14 @@ def bench_replays(files: Sequence[Path], reps: int) -> dict[str, Any]:
 
     profs = profiles()
     n = len(files)
+    skipped = None
     try:
         accepted, rejected = pokerkit_accepts(files)
     except ImportError:  # pokerkit is in the "test" extra: without it, no comparison
         accepted, rejected = [], []
+        skipped = POKERKIT_MISSING
+    if not accepted and skipped is None:
+        skipped = f"pokerkit accepted none of the {n} hands: replay comparison skipped"
     scripts = _scripts(files)
     fns: dict[str, Callable[[], Any]] = {
         "direct": lambda: direct_replay(files, profs),
@@ -405,6 +413,7 @@ def bench_replays(files: Sequence[Path], reps: int) -> dict[str, Any]:
         "replay_full_cards": dealer.stats.pulls,
         "replay_full_complete": len(recorder.hands) == n and not dealer.stalled,
         "pokerkit_hands": k,
+        "pokerkit_skipped": skipped,
         "pokerkit_rejected": len(rejected),
         "pokerkit_hands_per_s": round(k / t["pokerkit"][0], 1) if k else None,
         "replay_direct_common_hands_per_s": round(k / t["direct_common"][0], 1) if k else None,
@@ -584,6 +593,7 @@ def verdicts(r: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]:
     return [
         ("latency p99 (us)", f"{lat.get('p99')} (p50 {lat.get('p50')}, max {lat.get('max')})",
          f"<= {r.get('wire_us')} + 1000", ok(lambda: lat["p99"] <= r["wire_us"] + 1000)),
+        ("direct replay / pokerkit", r["pokerkit_skipped"], "-", None) if r.get("pokerkit_skipped") else
         ("direct replay / pokerkit", f"{r.get('replay_direct_common_hands_per_s')} / {r.get('pokerkit_hands_per_s')} "
          f"hands/s = {r.get('ratio_direct_vs_pokerkit')}x", ">= 2x", ok(lambda: r["ratio_direct_vs_pokerkit"] >= 2)),
         ("full replay (hands/s)", str(r.get("replay_full_hands_per_s")), "-", None),
@@ -611,7 +621,8 @@ def table(r: dict[str, Any]) -> str:
                  f"{r.get('latency_cards')} cards at pace {r.get('latency_pace_ms')} ms")
     lines.append(f"direct replay {r.get('replay_direct_hands_per_s')} hands/s on {r.get('replay_hands')} hands "
                  f"(parse {r.get('replay_direct_parse_ms_per_hand')} ms + deal {r.get('replay_direct_deal_ms_per_hand')} "
-                 f"ms per hand); pokerkit replayed {r.get('pokerkit_hands')}, rejected {r.get('pokerkit_rejected')}")
+                 "ms per hand); " + (r["pokerkit_skipped"] if r.get("pokerkit_skipped") else
+                                     f"pokerkit replayed {r.get('pokerkit_hands')}, rejected {r.get('pokerkit_rejected')}"))
     lines.append(f"machine: {m.get('cpu')} x{m.get('cpu_count')}, {m.get('mem_mb')} MiB, {m.get('platform')}, "
                  f"Python {m.get('python')}, " + ", ".join(f"{k} {v}" for k, v in m.get("versions", {}).items()))
     lines.append(f"total {r.get('bench_seconds')} s")

@@ -562,7 +562,8 @@ def run_crash(hands: int, kills: int, seed: int, *, workdir: str | Path | None =
         ``duplicated_cards``, ``seconds``, ``restarts``, ``finished`` (hands the killed run
         finished), ``recovery_mismatches``, ``signal_mismatch``, ``dropped_inputs``, ``details``
         (the first few differences) and ``error`` (a run that did not finish), ``ok``.
-    :raises ValueError: ``kills`` larger than the reference run has actions, or negative numbers.
+    :raises ValueError: ``kills`` larger than the reference run has actions, or negative numbers;
+        a ``workdir`` that cannot be created or written (a missing one is created).
     """
     if hands < 1 or kills < 0:
         raise ValueError("need --hands >= 1 and --kills >= 0")
@@ -570,7 +571,7 @@ def run_crash(hands: int, kills: int, seed: int, *, workdir: str | Path | None =
     limit = timeout if timeout is not None else 120.0 + 4.0 * hands + 3.0 * kills
     scripts = list(random_hands(seed, seats=range(1, 9), game=game, rules=rules, count=hands))
     own = workdir is None
-    tmp = Path(tempfile.mkdtemp(prefix="shoe-ctl-crash-")) if workdir is None else Path(workdir)
+    tmp = Path(tempfile.mkdtemp(prefix="shoe-ctl-crash-")) if workdir is None else _workdir(workdir)
     try:
         ref = CrashRun(scripts, tmp, "reference", seed, rules, game, timeout=limit, progress=progress).run()
         if ref.error:
@@ -591,6 +592,25 @@ def run_crash(hands: int, kills: int, seed: int, *, workdir: str | Path | None =
             import shutil
 
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _workdir(path: str | Path) -> Path:
+    """The ``--workdir`` folder, created (with its parents) when it does not exist.
+
+    :raises ValueError: it cannot be created, is not a folder, or cannot be written.
+    """
+    p = Path(path)
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise ValueError(f"--workdir {path}: exists and is not a folder") from None
+    except OSError as exc:
+        raise ValueError(f"--workdir {path}: cannot create the folder: {exc.strerror or exc}") from None
+    if not p.is_dir():
+        raise ValueError(f"--workdir {path}: exists and is not a folder")
+    if not os.access(p, os.W_OK | os.X_OK):
+        raise ValueError(f"--workdir {path}: cannot write there")
+    return p
 
 
 def compare(ref: RunRecord, killed: RunRecord, hands: int, kills: int, t0: float, rules: str = "tda") -> dict[str, Any]:

@@ -83,6 +83,8 @@ class Table:
         self.io: Any = None
         self.port: Any = None
         self.dealer: Any = None
+        self.display_problem: str | None = None
+        """Why the configured display is not served (its port busy), or None."""
         self.stopped = threading.Event()
         self._dealer_io = dealer_io
         self._display = display
@@ -218,7 +220,10 @@ class Table:
                 for extra in self._sinks:
                     controller.add_sink(extra)
             if self.io.display_url:
-                self._say(f"dealer display: {self.io.display_url}")
+                from shoe_ctl.hostaddr import display_urls
+
+                for url in display_urls(self.io.display.host, self.io.display.port):
+                    self._say(f"dealer display: {url}")
         else:
             for extra in self._sinks:
                 controller.add_sink(extra)
@@ -295,9 +300,15 @@ class Table:
             return start_dealer_io(self.cfg, self.controller.post, display=self._display, send_leds=link.send_leds,
                                    console=self._console, stream=self._led_stream)
         except OSError as exc:
+            from shoe_ctl.hostaddr import bind_problem
+
+            problem = bind_problem(exc)
             if self._display_required is not None:
-                raise OSError(f"dealer display on {self._display_required}: {exc.strerror or exc}") from exc
-            self._say(f"shoe-ctl run: dealer display not started ({exc}); continuing without it")
+                raise OSError(f"dealer display on {self._display_required}: {problem}; choose another "
+                              "--display HOST:PORT, or --display off") from exc
+            self.display_problem = f"{self.cfg.display.host}:{self.cfg.display.port} {problem}"
+            self._say(f"shoe-ctl run: THE DEALER DISPLAY IS NOT SERVED: {self.display_problem}; set [display] "
+                      "port (or pass --display HOST:PORT) and restart; continuing without it")
             return start_dealer_io(self.cfg, self.controller.post, display=None, send_leds=link.send_leds,
                                    console=self._console, stream=self._led_stream)
 
