@@ -169,6 +169,7 @@ def run_controller(journal: Journal, machine: Any, evs: list[Any]) -> None:
     marks.after(machine)
     for ev in evs:
         ctl.step(ev)
+    assert journal.flush(5.0)  # the writer thread has committed every queued append
 
 
 def exported(journal: Journal, out: Path) -> list[str]:
