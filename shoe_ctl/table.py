@@ -307,7 +307,9 @@ def _start_notifications(notifier: Any, link: Any, controller: Any, stop: thread
     """systemd (``Type=notify``, ``shoe_ctl.service.notify``): ``READY=1`` once the shoe's
     handshake is done (its hello arrived), and ``WATCHDOG=1`` every ``ping_interval_s`` sent from
     the controller's own thread (``Controller.call_soon``), so a wedged controller stops the pings
-    and systemd restarts the service. Nothing runs without ``NOTIFY_SOCKET``."""
+    and systemd restarts the service; ``STATUS=`` when the journal cannot be written and when it
+    writes again (the controller is not blocked by it, so the pings go on: ``docs/journal.md``,
+    "The writer"). Nothing runs without ``NOTIFY_SOCKET``."""
     if not notifier.enabled:
         return
     from drivers.exc import ShoeTimeoutError
@@ -325,6 +327,13 @@ def _start_notifications(notifier: Any, link: Any, controller: Any, stop: thread
         while not stop.wait(interval):
             controller.call_soon(notifier.watchdog)
 
+    def journal_state(exc: BaseException | None) -> None:  # the journal's writer thread
+        notifier.status("journal cannot be written, card reads kept by the shoe: "
+                        f"{exc}" if exc is not None else "journal writes again")
+
+    listen = getattr(controller.journal, "add_state_listener", None)
+    if listen is not None:
+        listen(journal_state)
     threading.Thread(target=ready, name="sd-notify-ready", daemon=True).start()
     if notifier.ping_interval_s is not None:
         threading.Thread(target=pings, args=(notifier.ping_interval_s,), name="sd-notify-watchdog",

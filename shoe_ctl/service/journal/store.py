@@ -34,7 +34,6 @@ from shoe_ctl.service.journal.records import (
     verify_row,
 )
 
-
 BUSY_TIMEOUT_S = 1.0
 """How long one write waits for a lock another program holds on the file before it fails (and the
 writer retries it later, ``docs/journal.md``, "The writer")."""
@@ -200,7 +199,7 @@ class Store(Closeable):
         """The hand that has a ``hand-start`` and no ``hand-end`` yet (also after a restart)."""
         return self._current_hand
 
-    def hand_start_row(self, info: Mapping[str, Any] | None, hand: int | None) -> tuple[int, tuple[str, str, None]]:
+    def hand_start_row(self, info: Mapping[str, Any] | None, hand: int | None) -> tuple[int, tuple[str, str, int | None]]:
         """The ``hand-start`` row for ``hand`` (default: one more than the highest known, also
         after pruning), and make it the current hand: later appends belong to it. The caller ends
         an open hand first and writes the row (in order, through the writer).
@@ -216,7 +215,7 @@ class Store(Closeable):
             self._current_hand = hand
             return hand, ("hand-start", _dumps(body), None)
 
-    def hand_end_row(self, info: Mapping[str, Any] | None) -> tuple[int, tuple[str, str, None]]:
+    def hand_end_row(self, info: Mapping[str, Any] | None) -> tuple[int, tuple[str, str, int | None]]:
         """The ``hand-end`` row of the open hand; no hand is open afterwards.
 
         :returns: (the hand number, the row).
@@ -243,7 +242,7 @@ class Store(Closeable):
         return batch
 
     @staticmethod
-    def record_row(kind: str, body: Mapping[str, Any]) -> tuple[str, str, None]:
+    def record_row(kind: str, body: Mapping[str, Any]) -> tuple[str, str, int | None]:
         """The row of a record that is no event or command (``Journal.append_record``).
 
         :raises JournalError: for a kind that is a codec type or a hand marker.
