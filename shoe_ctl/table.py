@@ -151,7 +151,8 @@ class Table:
         opened: Any = None
         resume_seq = None
         try:
-            opened = Journal(journal, table=cfg.table, profile=rules, retention_days=cfg.journal.retention_days)
+            opened = Journal(journal, table=cfg.table, profile=rules, retention_days=cfg.journal.retention_days,
+                             deferred=True)
             jr = opened.report
             if not jr.ok or jr.tail or jr.wal_dropped or jr.removed_aside or jr.kept_aside:
                 # damage, an interrupted append's frames dropped, copies made or removed
@@ -299,6 +300,9 @@ def _hands_before(journal: Any) -> int:
     service goes on numbering hands where it stopped (the display shows the same hand)."""
     if journal.current_hand is not None:
         return int(journal.current_hand) - 1
+    last = getattr(journal, "last_hand", None)
+    if last is not None:  # no scan of every hand: the start path stays short on a big journal
+        return int(last())
     hands = journal.hands()
     return int(hands[-1].hand) if hands else 0
 

@@ -20,7 +20,7 @@ from shoe_ctl.service import codec
 from shoe_ctl.service.journal.aside import prune_aside
 from shoe_ctl.service.journal.identity import Identity
 from shoe_ctl.service.journal.records import Damage, HandSummary, JournalError, OpenReport, Record, Row
-from shoe_ctl.service.journal.repair import Repair
+from shoe_ctl.service.journal.repair import Repair, check_file
 from shoe_ctl.service.journal.retention import Retention
 from shoe_ctl.service.journal.store import Store, open_readonly
 from shoe_ctl.service.journal.writer import Entry, GroupWriter
@@ -48,6 +48,9 @@ class Journal:
     :param readonly: open an existing journal for reading only (export, doctor): no repair, no
         pruning, ``table``/``profile`` may be ``None`` to accept any; damaged records are reported
         and skipped.
+    :param deferred: take the whole-file checks and the retention off the open: they run in a
+        background thread ``deferred_delay_s`` seconds after the open (the service's start path,
+        ``docs/journal.md``, "What is checked when"); ``report.records`` is counted there too.
     :raises JournalError: another table's or profile's journal (naming both), a format newer than
         this program, an unknown ``synchronous``, a file whose mode cannot be made 0600, or a path
         that is no journal at all (a folder, a device, a non-SQLite file: left untouched).
@@ -65,6 +68,8 @@ class Journal:
         clock: Callable[[], float] = time.time,
         readonly: bool = False,
         verify: str = "recent",
+        deferred: bool = False,
+        deferred_delay_s: float = 2.0,
     ) -> None:
         self.path = Path(path)
         self.table = table
@@ -89,11 +94,65 @@ class Journal:
         self._retention = Retention(self.store, retention_days, self.report, clock)
         self._submit_lock = threading.RLock()  # the order of the FIFO is the order of the hand marks
         self._writer: GroupWriter | None = None if readonly else GroupWriter(self.store, name=self.path.name)
+        self.checked: list[Damage] | None = None
+        """What the last whole-file check (:meth:`check`) found; ``None`` before one ran."""
+        self._maint_stop = threading.Event()
+        self._maint: threading.Thread | None = None
+        if deferred and not readonly:
+            self.report.records = -1
+            self._maint = threading.Thread(target=self._maintain, args=(deferred_delay_s,),
+                                           name=f"{self.path.name}-maintenance", daemon=True)
+            self._maint.start()
+            return
         if not readonly and self.retention_days > 0:
             self.report.pruned = self.prune()
         elif not readonly:
             prune_aside(self.path, self.report)
         self.report.records = self.store.count()
+
+    def _maintain(self, delay_s: float) -> None:
+        """The deferred part of the open: retention, then the whole-file check, then the count."""
+        if self._maint_stop.wait(delay_s):
+            return
+        try:
+            if self.retention_days > 0:
+                self.report.pruned = self._retention.prune(stop=self._maint_stop)
+            else:
+                prune_aside(self.path, self.report)
+            if self._maint_stop.is_set():
+                return
+            self.check(stop=self._maint_stop, pause_s=0.005)
+            if self._maint_stop.is_set():
+                return
+            with self.store.lock:
+                if not self.store.closed:
+                    self.report.records = self.store.count()
+        except Exception:  # noqa: BLE001 - a closed journal, a full disk: the next open does it
+            log.exception("journal %s: background maintenance failed", self.path)
+
+    def check(self, *, stop: threading.Event | None = None, pause_s: float = 0.0) -> list[Damage]:
+        """The whole-file check (``PRAGMA integrity_check`` and every record's checksum) on a
+        read-only connection of its own, so appends go on meanwhile (``shoe-ctl journal check``,
+        the deferred open). Damage found is logged, added to ``report.damage``, and marked in
+        ``meta`` (``check_due``) so the next open runs the full check and repairs it.
+
+        :param stop: ends the check early when set (the journal closes); ``pause_s``: a pause
+            every 2,000 records (the background check).
+        :returns: the damage found (empty: none).
+        """
+        found = check_file(self.path, stop, pause_s)
+        if stop is not None and stop.is_set():
+            return found
+        self.checked = found
+        if found:
+            for d in found:
+                log.error("journal %s: %s", self.path, d)
+            self.report.damage.extend(found)
+            if not self.readonly:
+                with self.store.lock:
+                    if not self.store.closed:
+                        self.store.db().execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('check_due', '1')")
+        return found
 
     def _bad_read(self, row: Row, why: str) -> None:
         """A record whose checksum fails when read: reported; a writable journal keeps the file
@@ -113,6 +172,9 @@ class Journal:
         """Write what is queued (one try), close the file (idempotent). A clean close checkpoints
         and removes the ``-wal``. Appends still unwritten (a failing journal) are logged: their
         shoe events were not acked, so the shoe keeps them."""
+        self._maint_stop.set()
+        if self._maint is not None and self._maint is not threading.current_thread():
+            self._maint.join(10)
         if self._writer is not None:
             left = self._writer.close()
             if left:
@@ -293,6 +355,10 @@ class Journal:
         """The shoe sequence of the most recent journaled CardRead/ShoeFault/ShoeButton, for
         ``ShoeLink(resume_seq=...)`` (kept through pruning); ``None`` when there is none."""
         return self.store.last_shoe_seq()
+
+    def last_hand(self) -> int:
+        """The highest hand number the journal has known (0 for none; kept through pruning)."""
+        return self.store.top_hand
 
     def replay_start(self) -> int:
         """The journal sequence after which recovery replays: the last ``hand-end`` (0 if none).
