@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from shoe_ctl.service import codec
+from shoe_ctl.service.journal import chain
 from shoe_ctl.service.journal.aside import prune_aside
 from shoe_ctl.service.journal.identity import Identity
 from shoe_ctl.service.journal.records import Damage, HandSummary, JournalError, OpenReport, Record, Row
@@ -355,6 +356,29 @@ class Journal:
         """The shoe sequence of the most recent journaled CardRead/ShoeFault/ShoeButton, for
         ``ShoeLink(resume_seq=...)`` (kept through pruning); ``None`` when there is none."""
         return self.store.last_shoe_seq()
+
+    def chain_head(self) -> tuple[int, str]:
+        """The hash chain's head: (journal sequence, SHA-256 link in hex) of the last chained
+        record written (``docs/journal.md``, "The hash chain"); shown by ``doctor``, the display's
+        status and exports so a rewritten chain can be told from the one seen before."""
+        with self.store.lock:
+            if not self.readonly:
+                seq, value = self.store.chain_head
+            elif self.store.has_chain:
+                seq, value = chain.head(self.store.db())
+            else:
+                seq, value = 0, chain.ZERO
+        return seq, value.hex()
+
+    def verify_chain(self) -> chain.ChainReport:
+        """Walk the hash chain over every record (``shoe-ctl journal verify``): edited, deleted,
+        inserted or reordered records are listed in the report's ``problems``."""
+        with self.store.lock:
+            if not self.store.has_chain:
+                rep = chain.ChainReport()
+                rep.unchained = self.store.count()
+                return rep
+            return chain.verify(self.store.db())
 
     def last_hand(self) -> int:
         """The highest hand number the journal has known (0 for none; kept through pruning)."""

@@ -42,6 +42,7 @@ CREATE TABLE IF NOT EXISTS damaged (
     reason TEXT NOT NULL,
     raw TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS chain (seq INTEGER PRIMARY KEY, hash BLOB NOT NULL);
 """
 
 COLS = "seq, time_us, kind, hand, shoe_seq, body, crc"

@@ -316,6 +316,12 @@ class Repair:
             for k, v in meta.items():
                 conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (k, v))
             conn.executemany(f"INSERT INTO records ({COLS}) VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+            # the links did not survive the salvage: the chain starts again after what was saved
+            # (docs/journal.md, "The hash chain")
+            top = max((r[0] for r in rows), default=0)
+            floor = int(meta.get("seq_floor", "0") or 0) if isinstance(meta, dict) else 0
+            conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('chain_from', ?)",
+                         (str(max(top, floor) + 1),))
             now = self._now_us()
             for row, why in bad:
                 conn.execute(

@@ -72,6 +72,12 @@ class Retention:
                 if store.top_hand:
                     db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('last_hand', ?)", (str(store.top_hand),))
                 raise_seq_floor(db, store.next_seq - 1)
+                if upto is not None and store.has_chain:
+                    # the chain goes on from the last pruned record's link
+                    kept = db.execute("SELECT hash FROM chain WHERE seq = ?", (upto,)).fetchone()
+                    if kept:
+                        db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('chain_anchor', ?)",
+                                   (f"{upto}:{bytes(kept[0]).hex()}",))
                 db.execute("DELETE FROM damaged WHERE found_us < ?", (cutoff,))
                 db.execute("COMMIT")
             except BaseException:
@@ -84,7 +90,17 @@ class Retention:
             while low <= upto and not (stop is not None and stop.is_set()):
                 high = min(low + CHUNK - 1, upto)
                 with store.lock:
-                    n += store.db().execute("DELETE FROM records WHERE seq BETWEEN ? AND ?", (low, high)).rowcount
+                    db = store.db()
+                    db.execute("BEGIN IMMEDIATE")
+                    try:
+                        n += db.execute("DELETE FROM records WHERE seq BETWEEN ? AND ?", (low, high)).rowcount
+                        if store.has_chain:
+                            db.execute("DELETE FROM chain WHERE seq BETWEEN ? AND ?", (low, high))
+                        db.execute("COMMIT")
+                    except BaseException:
+                        if db.in_transaction:
+                            db.execute("ROLLBACK")
+                        raise
                 low = high + 1
         prune_aside(store.path, self.report, cutoff / 1e6)
         return n

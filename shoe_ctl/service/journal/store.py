@@ -18,6 +18,7 @@ from typing import Any
 
 from shoe_ctl.lifecycle import Closeable
 from shoe_ctl.service import codec
+from shoe_ctl.service.journal import chain
 from shoe_ctl.service.journal.files import refuse_foreign, sidecars
 from shoe_ctl.service.journal.identity import Identity
 from shoe_ctl.service.journal.records import (
@@ -134,6 +135,11 @@ class Store(Closeable):
         self._current_hand = self._find_current_hand()
         self.top_hand = self._find_top_hand()
         """The highest hand number the file has known (records or meta ``last_hand``)."""
+        self.has_chain = bool(self.db().execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'chain'").fetchone())
+        self.chain_head: tuple[int, bytes] = chain.head(self.db()) if self.has_chain else (0, chain.ZERO)
+        """(sequence, link) of the last chained record (``chain.py``)."""
+        self._chain_from = chain.chain_from(self.db()) if self.has_chain else None
 
     # ------------------------------------------------------------------ basics
 
@@ -272,13 +278,17 @@ class Store(Closeable):
             db = self.db()
             now = self.now_us()
             rows = []
+            links = []
             out: list[list[int]] = []
             seq = self.next_seq
+            prev = self.chain_head[1]
             for batch, hand in groups:
                 seqs = []
                 for kind, body, shoe_seq in batch:
                     rows.append((seq, now, kind, hand, shoe_seq, body,
                                  record_crc(seq, now, kind, hand, shoe_seq, body)))
+                    prev = chain.link(prev, seq, now, kind, hand, shoe_seq, body)
+                    links.append((seq, prev))
                     seqs.append(seq)
                     seq += 1
                 out.append(seqs)
@@ -288,6 +298,11 @@ class Store(Closeable):
                 db.execute("BEGIN IMMEDIATE")
                 try:
                     db.executemany(f"INSERT INTO records ({COLS}) VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+                    if self.has_chain and links:
+                        db.executemany("INSERT INTO chain (seq, hash) VALUES (?, ?)", links)
+                        if self._chain_from is None:
+                            db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('chain_from', ?)",
+                                       (str(links[0][0]),))
                     db.execute("COMMIT")
                 except BaseException:
                     if db.in_transaction:  # SQLite already rolled back on e.g. SQLITE_FULL
@@ -297,6 +312,10 @@ class Store(Closeable):
                 if not sync:
                     db.execute(f"PRAGMA synchronous = {self.synchronous}")
             self.next_seq = seq
+            if self.has_chain and links:
+                self.chain_head = links[-1]
+                if self._chain_from is None:
+                    self._chain_from = links[0][0]
             return out
 
     # ------------------------------------------------------------------ reading
