@@ -137,13 +137,11 @@ def test_shoe_ctl_journal_verify(tmp_path: Path, capsys: pytest.CaptureFixture[s
 
 
 def test_doctor_and_exports_show_the_chain_head(tmp_path: Path) -> None:
-    from shoe_ctl.cli.doctor import check_journal
-    from shoe_ctl.config import TableConfig
-    from shoe_ctl.export import export_hands
-
     from test_recovery import hand_events, run_controller
 
-    from shoe_ctl.export import default_machine_factory
+    from shoe_ctl.cli.doctor import check_journal
+    from shoe_ctl.config import TableConfig
+    from shoe_ctl.export import default_machine_factory, export_hands
 
     path = tmp_path / "t.journal"
     with Journal(path, table="t", profile="tda") as j:
