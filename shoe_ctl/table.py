@@ -154,7 +154,8 @@ class Table:
         opened: Any = None
         resume_seq = None
         try:
-            opened = Journal(journal, table=cfg.table, profile=rules, retention_days=cfg.journal.retention_days)
+            opened = Journal(journal, table=cfg.table, profile=rules, retention_days=cfg.journal.retention_days,
+                             deferred=True)
             jr = opened.report
             if not jr.ok or jr.tail or jr.wal_dropped or jr.removed_aside or jr.kept_aside:
                 # damage, an interrupted append's frames dropped, copies made or removed
@@ -352,6 +353,9 @@ def _hands_before(journal: Any) -> int:
     service goes on numbering hands where it stopped (the display shows the same hand)."""
     if journal.current_hand is not None:
         return int(journal.current_hand) - 1
+    last = getattr(journal, "last_hand", None)
+    if last is not None:  # no scan of every hand: the start path stays short on a big journal
+        return int(last())
     hands = journal.hands()
     return int(hands[-1].hand) if hands else 0
 
@@ -360,7 +364,9 @@ def _start_notifications(notifier: Any, link: Any, controller: Any, stop: thread
     """systemd (``Type=notify``, ``shoe_ctl.service.notify``): ``READY=1`` once the shoe's
     handshake is done (its hello arrived), and ``WATCHDOG=1`` every ``ping_interval_s`` sent from
     the controller's own thread (``Controller.call_soon``), so a wedged controller stops the pings
-    and systemd restarts the service. Nothing runs without ``NOTIFY_SOCKET``."""
+    and systemd restarts the service; ``STATUS=`` when the journal cannot be written and when it
+    writes again (the controller is not blocked by it, so the pings go on: ``docs/journal.md``,
+    "The writer"). Nothing runs without ``NOTIFY_SOCKET``."""
     if not notifier.enabled:
         return
     from drivers.exc import ShoeTimeoutError
@@ -378,6 +384,13 @@ def _start_notifications(notifier: Any, link: Any, controller: Any, stop: thread
         while not stop.wait(interval):
             controller.call_soon(notifier.watchdog)
 
+    def journal_state(exc: BaseException | None) -> None:  # the journal's writer thread
+        notifier.status("journal cannot be written, card reads kept by the shoe: "
+                        f"{exc}" if exc is not None else "journal writes again")
+
+    listen = getattr(controller.journal, "add_state_listener", None)
+    if listen is not None:
+        listen(journal_state)
     threading.Thread(target=ready, name="sd-notify-ready", daemon=True).start()
     if notifier.ping_interval_s is not None:
         threading.Thread(target=pings, args=(notifier.ping_interval_s,), name="sd-notify-watchdog",

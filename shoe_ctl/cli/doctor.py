@@ -29,6 +29,7 @@ import errno
 import json
 import os
 import queue
+import sqlite3
 import stat
 import sys
 from collections.abc import Callable, Iterator
@@ -246,7 +247,22 @@ def check_journal(cfg: TableConfig, path: Path | None = None, uid: int | None = 
         return Check("journal", "fail", "; ".join(problems),
                      f"sudo chown {SERVICE_USER}: {journal}* && sudo chmod 0600 {journal}*")
     state = "present" if journal.exists() else "not created yet"
-    return Check("journal", "ok", f"{journal} ({state}; folder writable)")
+    return Check("journal", "ok", f"{journal} ({state}; folder writable{_chain_head(journal)})")
+
+
+def _chain_head(journal: Path) -> str:
+    """``; chain head SEQ:HASH`` of an existing journal (read-only; docs/journal.md, "The hash
+    chain"), or nothing when it cannot be read."""
+    if not journal.exists():
+        return ""
+    from shoe_ctl.service.journal import Journal, JournalError
+
+    try:
+        with Journal(journal, table=None, profile=None, readonly=True) as j:
+            seq, value = j.chain_head()
+    except (OSError, JournalError, sqlite3.Error):
+        return ""
+    return f"; chain head {seq}:{value}"
 
 
 def run_checks(config: Path, *, port: str | None = None, journal: Path | None = None, timeout: float = 3.0,

@@ -41,7 +41,9 @@ def test_bench_quick_json_emits_every_key() -> None:
     assert {"python", "cpu_count", "versions"} <= r["machine"].keys()
     assert r["machine"]["versions"]["transitions"] and r["machine"]["versions"]["pyserial"]
     assert set(r["targets"]) == {"latency p99 (us)", "direct replay / pokerkit", "soak (cards/s)",
-                                 "service RSS (MiB)", "service ready (s)"}
+                                 "service RSS (MiB)", "service ready (s)", "loaded full stack (cards/s)",
+                                 "ready on a large journal (s)"}
+    assert r["ready_large_journal_s"] > 0 and r["ready_large_journal_file"]["records"] > 0
 
 
 @pytest.mark.skipif(not (SHARED / "data" / "stud" / "phh").is_dir(), reason="no shared PHH data")
