@@ -225,6 +225,8 @@ class Table:
 
                 for url in display_urls(self.io.display.host, self.io.display.port):
                     self._say(f"dealer display: {url}")
+            if display is not None and hasattr(self.journal, "chain_public"):
+                display.journal_chain = self.journal.chain_public  # the chain head on the status line
         else:
             for extra in self._sinks:
                 controller.add_sink(extra)

@@ -127,6 +127,8 @@ class DisplaySink(Closeable):
         self._lock = threading.Lock()
         super().__init__(self._lock)
         self._next_ref = 0
+        self.journal_chain: Callable[[], dict[str, Any] | None] | None = None
+        """Set by the table to the journal's ``chain_public``: the snapshot's ``journal_chain``."""
 
     def _setup_guard(self, host: str, port: int, token: str | None) -> None:
         """The token rules and the per-client limits (:mod:`shoe_ctl.display.guard`)."""
@@ -260,8 +262,16 @@ class DisplaySink(Closeable):
         if self.model.apply(command):
             self._publish()
 
-    def _publish(self) -> None:
+    def snapshot(self) -> dict[str, Any]:
+        """The model's snapshot plus ``journal_chain``: ``{"seq", "head"}``, the journal's hash-chain
+        head (docs/journal.md, "The hash chain"), or ``None`` without a journal."""
         snap = self.model.snapshot()
+        provider = self.journal_chain
+        snap["journal_chain"] = provider() if provider is not None else None
+        return snap
+
+    def _publish(self) -> None:
+        snap = self.snapshot()
         data = f"id: {snap['version']}\nevent: state\ndata: {json.dumps(snap, separators=(',', ':'))}\n\n"
         payload = data.encode()
         for q in list(self._subscribers):
@@ -284,7 +294,7 @@ class DisplaySink(Closeable):
         return web.FileResponse(self._static / "index.html", headers={"Cache-Control": "no-cache"})
 
     async def _state(self, request: web.Request) -> web.Response:
-        return web.json_response(self.model.snapshot(), headers={"Cache-Control": "no-store"})
+        return web.json_response(self.snapshot(), headers={"Cache-Control": "no-store"})
 
     @web.middleware
     async def _guard(self, request: web.Request,
@@ -311,7 +321,7 @@ class DisplaySink(Closeable):
                                            "X-Accel-Buffering": "no"})
         await resp.prepare(request)
         q: asyncio.Queue[bytes | None] = asyncio.Queue(maxsize=self.limits.events_backlog)
-        snap = self.model.snapshot()
+        snap = self.snapshot()
         q.put_nowait(f"retry: 1000\nid: {snap['version']}\nevent: state\ndata: "
                      f"{json.dumps(snap, separators=(',', ':'))}\n\n".encode())
         self._subscribers.add(q)

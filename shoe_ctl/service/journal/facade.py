@@ -370,6 +370,13 @@ class Journal:
                 seq, value = 0, chain.ZERO
         return seq, value.hex()
 
+    def chain_public(self) -> dict[str, Any]:
+        """``{"seq": int, "head": str}``: the chain head for the display's status, its link cut to
+        16 hex digits (enough to tell one head from another by eye; ``doctor`` and exports give the
+        whole link). Safe from any thread."""
+        seq, value = self.chain_head()
+        return {"seq": seq, "head": value[:16]}
+
     def verify_chain(self) -> chain.ChainReport:
         """Walk the hash chain over every record (``shoe-ctl journal verify``): edited, deleted,
         inserted or reordered records are listed in the report's ``problems``."""
