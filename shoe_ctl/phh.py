@@ -215,7 +215,10 @@ def parse_phh(text: str, source: str = "<text>") -> RecordedHand:
     try:
         data = loads(text)
     except TomlError as exc:
-        raise PhhError(source, f"line {exc.line}", f"not a PHH hand record (not TOML: {exc.reason})") from None
+        col = re.search(r"\s*\(column (\d+)\)$", exc.reason)
+        where = f"line {exc.line}, column {col.group(1)}" if col else f"line {exc.line}"
+        what = exc.reason[: col.start()] if col else exc.reason
+        raise PhhError(source, where, f"not a PHH hand record (not TOML: {what})") from None
     return _Parser(data, text, source).hand()
 
 

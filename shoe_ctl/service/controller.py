@@ -101,6 +101,14 @@ class EventQueue(queue.Queue[Any]):
             return self._shoe.popleft()[1]
         return self._dealer.popleft()[1]
 
+    def put_urgent(self, item: Any) -> None:
+        """Put ``item`` ahead of every event waiting, in either lane (the controller's urgent
+        calls: a journal that cannot write is told to the dealer at once)."""
+        with self.mutex:
+            self._shoe.appendleft((-1, item))
+            self.unfinished_tasks += 1
+            self.not_empty.notify()
+
     def dealer_waiting(self) -> int:
         """Dealer inputs (and the stop mark) waiting now."""
         with self.mutex:
@@ -395,10 +403,7 @@ class Controller(Closeable):
     def _urgent(self, fn: Callable[[], Any]) -> None:
         with self._idle:
             self._busy += 1
-        with self.queue.mutex:  # ahead of the events waiting: the dealer is told at once
-            self.queue.queue.appendleft(_Call(fn))
-            self.queue.unfinished_tasks += 1
-            self.queue.not_empty.notify()
+        self.queue.put_urgent(_Call(fn))  # ahead of the events waiting: the dealer is told at once
 
     def _journal_recovered(self) -> None:
         self._journal_failing = False
