@@ -36,7 +36,7 @@ from shoe_ctl.machine.irregular import Irregularities
 from shoe_ctl.machine.layout import ATTENTION, IDLE
 from shoe_ctl.machine.reads import Read
 from shoe_ctl.machine.views import Views
-from shoe_ctl.machine.wording import FAULT_TEXT, Wording
+from shoe_ctl.machine.wording import FAULT_TEXT, Wording, state_words
 from shoe_ctl.rules.cards import Card
 from shoe_ctl.rules.games import Game, bring_in, first_to_act, first_to_act_third
 from shoe_ctl.rules.hand import HandState
@@ -453,9 +453,10 @@ class Dealing:
         self.step_i += 1
 
     def wrong_time(self, ev: DealerInput, why: str) -> None:
-        """Refuse ``ev`` (``input-wrong-time``, nothing changed) because ``why``."""
+        """Refuse ``ev`` (``input-wrong-time``, nothing changed) because ``why``; the state is
+        named in the dealer's words (:func:`~shoe_ctl.machine.wording.state_words`)."""
         self.alert("input-wrong-time", f"'{ev.action.value}'{f' seat {ev.seat}' if ev.seat else ''} "
-                   f"refused in state {self.state}: {why}; nothing changed", seat=ev.seat)
+                   f"refused now ({state_words(self.state)}): {why}; nothing changed", seat=ev.seat)
 
     def resume(self) -> None:
         """Leave ``attention`` (the machine fault acknowledged) for the state the fault stopped."""

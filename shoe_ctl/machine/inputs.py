@@ -154,7 +154,7 @@ class DealerInputs:
         if (entry is None or entry[2].needs_hand) and m.hand is None:
             m.wrong_time(ev, "no hand is running")
         elif entry is None:
-            m.wrong_time(ev, f"'{action.value}' is not handled in state {m.state}")
+            m.wrong_time(ev, f"'{action.value}' is not handled here")
         else:
             handler = entry[0].get(m.state, entry[1])
             if handler is None:
