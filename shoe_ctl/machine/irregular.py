@@ -241,6 +241,24 @@ class Irregularities:
         else:
             self.absent.discard(i)
         self.rule(ruling, seat=hand.seats[i].seat, street=m.street)
+        self.pass_the_action(i)
+
+    def pass_the_action(self, i: int) -> None:
+        """In a betting round, the seat to act first (seat index ``i``) was taken out of the hand
+        by a ruling (an absent player killed when the action reached the seat, house 16.9, or a
+        TDA absence first reported in the betting, RP-10-C): the action moves to the next seat
+        clockwise that can still act; the hand's summary keeps that seat as first to act. A
+        bring-in seat killed so keeps its bring-in (posted, Rule 30; lost, house 16.9)."""
+        m = self.m
+        hand = m.hand
+        if hand is None or m.first_idx != i or layout.sub_of(m.state) != "betting" or hand.seats[i].in_hand:
+            return
+        can = hand.can_act()
+        n = len(can)
+        nxt = next((k % n for k in range(i + 1, i + n) if can[k % n]), None)
+        m.first_idx = nxt
+        if m.street is not None:
+            m.first_by_street[m.street] = nxt
 
     def absent_at_deal_end(self) -> None:
         """The initial deal is complete: judge the seats reported absent during it."""

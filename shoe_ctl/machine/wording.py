@@ -157,7 +157,8 @@ class Wording:
             who = "first to act unknown (the community card was not read, house 16.20): floor decides"
         if street == "3rd":
             bi = m.seat_of(m.bring_in_idx)
-            who = (f"bring-in seat {bi}; " if bi is not None else "") + who
+            out = bi is not None and m.bring_in_idx is not None and not hand.seats[m.bring_in_idx].in_hand
+            who = (f"bring-in seat {bi}{' (out of the hand)' if out else ''}; " if bi is not None else "") + who
         masked = m.views.masked_upcards(hand) if street == "4th" else frozenset()
         if street == "4th" and any(s.in_hand and open_pair([None if c in masked else c for c in s.up[:2]])
                                    for s in hand.seats):
