@@ -76,7 +76,8 @@ class Irregularity:
           ``premature-done`` (``args``: ``merged``).
         - ``"burn-two"``: at the BURN of ``street`` two cards are burned; ``"no-burn"``: no burn,
           ``count`` cards dealt to the players in order; both reported as ``burn-error``
-          (``args``: ``stands``).
+          (``args``: ``stands``; ``after`` = ``"street"``: after two burns the dealer deals every
+          player in order, ignoring the display, and reports once the street is out).
         - ``"absent"``: ``absent-player`` for ``seat`` at the first DEAL of ``street``
           (``args``: ``at`` = ``"betting"`` to report at its betting round; ``action_reached``).
         - ``"wrong-bring-in"``: at the 3rd-street BETTING, ``seat`` was wrongly named and bet
@@ -575,14 +576,18 @@ class SimulatedDealer(Closeable):
                 self._hooks.remove(h)
                 self._pause()
                 face = "down" if street == "7th" else "up"
+                args = {k: v for k, v in h.args.items() if k != "after"}
                 if h.kind == "burn-two":
                     self._pull(ins)
                     self._pull(ins)
-                    self._later(DealerAction.BURN_ERROR, burns=2, **h.args)
+                    if h.args.get("after") == "street":  # the street dealt in order, then noticed
+                        for seat in self._live_order():
+                            self._pull(Instruction(Signal.DEAL, "", seat=seat, face=face, street=street))
+                    self._later(DealerAction.BURN_ERROR, burns=2, **args)
                 else:
                     for seat in self._live_order()[: max(h.count, 1)]:
                         self._pull(Instruction(Signal.DEAL, "", seat=seat, face=face, street=street))
-                    self._later(DealerAction.BURN_ERROR, burns=0, **h.args)
+                    self._later(DealerAction.BURN_ERROR, burns=0, **args)
                 return True
         if sig is Signal.BETTING and street is not None:
             h = self._hook(("premature",), street)

@@ -426,7 +426,21 @@ class Irregularities:
             done = [st for st in m.plan.steps[: m.step_i] if st.kind in ("burn", "deal")]
             deals = [st.seat_index for st in done if st.kind == "deal"]
             if burns == 2:
-                if deals:
+                extra = self.extra_after_street(street)
+                if extra is not None and deals:
+                    # The dealer dealt the whole street in order after the two burns: one card more
+                    # than the plan was read (held aside, card-not-expected). Every seat holds the
+                    # card the record gives the next seat: the last seat's goes aside, each card
+                    # moves one seat on, the top burn goes to the first seat (house 16.15).
+                    places = [f"seat {hand.seats[k].seat} {face}" for k in deals if k is not None]
+                    moves.append(f"{places[-1]} -> set-aside")
+                    moves.extend(f"{places[n - 1]} -> {places[n]}" for n in range(len(places) - 1, 0, -1))
+                    moves.append(f"burn {street} -> {places[0]}")
+                    extra.role = "aside"
+                    self.betting_strays.remove(extra)
+                    m.alerts = [a for a in m.alerts if not (a["code"] == "card-not-expected"
+                                                            and a["message"].startswith(f"read {extra.seq}:"))]
+                elif deals:
                     moves.append(f"burn {street} -> seat {hand.seats[first].seat} {face}")
             else:
                 nxt = m.plan.steps[m.step_i] if m.step_i < len(m.plan.steps) else None
@@ -439,6 +453,15 @@ class Irregularities:
                     moves.extend(f"{places[n + 1]} -> {places[n]}" for n in range(len(places) - 1))
         self.rule(ruling, seat=hand.seats[first].seat if first is not None else None, street=street,
                   moves=tuple(moves))
+
+    def extra_after_street(self, street: str) -> Read | None:
+        """The first card read in the betting round of ``street`` (held aside as not expected),
+        when the street's cards are all out: the card a dealer who burned two and dealt every seat
+        in order gave the last seat (house 16.15 reported after the street)."""
+        m = self.m
+        if m.street != street or layout.sub_of(m.state) != "betting":
+            return None
+        return next((r for r in self.betting_strays if r.role == "stray" and r.street == street), None)
 
     def wrong_bring_in(self, ev: DealerInput) -> None:
         """``wrong-bring-in`` (``next_acted``) in the 3rd-street betting, house 16.6."""

@@ -507,10 +507,14 @@ def burn_error(profile: RuleProfile, hand: HandState, street: str, *, burns: int
     card (and any card dealt since as the next player's: each really went one seat earlier);
     with none, the card recorded as the burn went to player ``first`` and every following card
     one seat further on. The ruling tells the dealer to move the cards to their normal positions
-    (record unchanged). If the error is on the final downcard and that card merged with a
-    player's hole cards or was seen (``final_card_stands``, 7th street only), the cards stand and
-    the record is changed to what was dealt: with two burns the extra burn stays a burn, each card
-    dealt since stays with the player who got it, and the next player in order is owed a card.
+    (record unchanged). The cards stand (``final_card_stands``) and the record is changed to what
+    was dealt — with two burns the extra burn stays a burn, each card dealt since stays with the
+    player who got it, and the next player in order is owed a card; with none, the cards dealt
+    stay and one card is burned now — when house 16.15 allows it (the error is on the final
+    downcard, 7th street, and that card merged with a player's hole cards or was seen) or, under
+    TDA, on any street: Rule 38 asks for exactly one burn per street and says the burn is not
+    there to keep the order of the cards, so the floor may let the cards dealt stand
+    (interpretation).
 
     :param burns: burns the dealer took (0 or 2).
     :param first: the player who should have received the first card after the burn.
@@ -521,13 +525,14 @@ def burn_error(profile: RuleProfile, hand: HandState, street: str, *, burns: int
     if burns not in (0, 2):
         raise HandError(f"a burn error is 0 or 2 burns, got {burns}")
     clauses = ("house-16.15",) if profile.house else ("house-16.15", "Rule 38")
-    stands = final_card_stands and street == "7th"
+    stands = final_card_stands and (street == "7th" or not profile.house)
+    face = "down" if street == "7th" else "up"
     if burns == 2:
         if stands:
             return Ruling(clauses, Action.CARD_STANDS,
                           f"Two burns on {street}: the extra burn stands; the cards dealt stand; deal on", first,
                           "the cards dealt stay where they are; the next player is owed a card", stub_delta=-1,
-                          effects=(Effect("unseat", first, "down", street),))
+                          effects=(Effect("unseat", first, face, street),))
         return Ruling(clauses, Action.MOVE_CARDS,
                       f"Two burns on {street}: give the top burn card to seat {seat} and move any card dealt since "
                       "one seat on", first, "the top burn card is the seat's card")
