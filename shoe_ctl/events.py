@@ -193,10 +193,13 @@ class DealerInput:
 
 @dataclass(frozen=True, slots=True)
 class TimerFired:
-    """A timer armed in ``state`` fired; ignored when the machine has left that state."""
+    """A timer armed in ``state`` fired; ignored when the machine has left that state. ``entry``:
+    the machine's state-entry count when it was armed (``Dealing.entries``); a timer armed before
+    the state was left and entered again is ignored too (``None``: not known, the state decides)."""
 
     name: str
     state: str
+    entry: int | None = None
 
 
 Event = ShoeEvent | DealerInput | TimerFired

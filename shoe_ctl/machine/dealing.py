@@ -140,6 +140,7 @@ class Dealing:
         self._rev = 0
         self._last_instruction: Instruction | None = None
         self._reply_ref: int | None = None
+        self.entries = 0  # state entries so far: tags a timer with the entry it was armed in
         self.idle_strays: set[int] = set()  # ids of the alerts for cards pulled with no hand running
         self.irregular = Irregularities(self)
         self.inputs = DealerInputs(self)
@@ -155,6 +156,7 @@ class Dealing:
             auto_transitions=False,
             on_exception="_on_exception",
             model_override=False,
+            after_state_change="_entered",
         )
 
     # ================================================================== entry point
@@ -463,6 +465,7 @@ class Dealing:
         back = self._fault_from or IDLE
         self.fault = None
         self.machine.set_state(back, model=self)
+        self.entries += 1
         street = layout.street_of(back)
         if back.endswith("_deal") and (self.plan is None or self.plan.street != street):
             self._begin_street(None)  # the street's plan was never made: make it now
@@ -498,9 +501,13 @@ class Dealing:
         self.alert(f"shoe-{ev.kind.value}", f"the shoe reports {ev.kind.value}{detail}: "
                    f"{FAULT_TEXT.get(ev.kind, 'pull no card until it clears')}")
 
+    def _entered(self, _event: Any) -> None:
+        """``after_state_change``: one more state entry (a timer armed before it is stale)."""
+        self.entries += 1
+
     def _on_timer(self, ev: TimerFired) -> None:
-        if ev.state != self.state:
-            return  # armed in a state the machine has left
+        if ev.state != self.state or (ev.entry is not None and ev.entry != self.entries):
+            return  # armed in a state the machine has left (perhaps entered again since)
         self.alert(f"timer-{ev.name}", f"no progress in state {self.state} ({ev.name})")
 
     # ================================================================== structure (callbacks)
@@ -629,6 +636,7 @@ class Dealing:
             if self.state != ATTENTION or self._pending_fault is not None:
                 self._pending_fault = None
                 self.machine.set_state(ATTENTION, model=self)
+                self.entries += 1
 
     # ================================================================== outputs
 

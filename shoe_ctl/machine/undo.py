@@ -108,6 +108,7 @@ class Undo:
                 setattr(read, name, value)
         m.hand = snap["hand"]
         m.machine.set_state(snap["state"], model=m)
+        m.entries += 1  # entered again: a timer armed before the undo is stale
         m._forecast_dirty = True
         self.forget(f"'{action.value}' was undone already")
         m.alert("undo", f"undone: '{action.value}'; the state before it is back")

@@ -346,6 +346,19 @@ def test_timer_of_a_left_state_is_ignored() -> None:
     assert t.alerts(cmds) == ["timer-dealer-silent"]
 
 
+def test_timer_armed_before_the_state_was_left_and_entered_again_is_ignored() -> None:
+    """A timer is tagged with the state entry it was armed in: idle left for a hand and entered
+    again after a misdeal is a new entry, and the old timer raises nothing."""
+    t = Table()
+    armed = TimerFired("dealer-silent", t.m.state, t.m.entries)
+    t.send(DealerInput(DealerAction.NEW_HAND, args={"seats": [1, 2]}))
+    t.send(DealerInput(DealerAction.MISDEAL))
+    assert t.m.state == "idle"
+    assert t.alerts(t.send(armed)) == []
+    again = TimerFired("dealer-silent", t.m.state, t.m.entries)
+    assert t.alerts(t.send(again)) == ["timer-dealer-silent"]
+
+
 def test_new_hand_with_bad_arguments_is_refused() -> None:
     m = Dealing(PROFILES)
     cmds = m.handle(DealerInput(DealerAction.NEW_HAND, args={"seats": [1]}))
