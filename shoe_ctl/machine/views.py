@@ -14,7 +14,7 @@ from shoe_ctl.events import Instruction
 from shoe_ctl.machine import layout
 from shoe_ctl.machine.layout import IDLE, SHOWDOWN
 from shoe_ctl.rules.cards import Card, card_text
-from shoe_ctl.rules.games import open_pair
+from shoe_ctl.rules.games import Game, open_pair
 from shoe_ctl.rules.hand import HandState
 from shoe_ctl.rules.irregular import open_pair_fourth
 from shoe_ctl.rules.stub import required_number
@@ -52,7 +52,8 @@ class Views:
         elif hand is not None:
             show = m.state == SHOWDOWN
             betting = layout.sub_of(m.state) == "betting"
-            fourth = m.street == "4th"
+            # RP-10-F / house 16.8 (as analyze): no open-pair rule in razz, where a pair is no asset
+            fourth = m.street == "4th" and m.game is not Game.RAZZ
             cache = self._seat_cache
             masked = self.masked_upcards(hand)
             absent = m.irregular.absent

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from shoe_ctl.events import FaultKind, Instruction, Signal
 from shoe_ctl.machine import layout
 from shoe_ctl.machine.layout import ATTENTION, IDLE, SHOWDOWN, UNCONTESTED
-from shoe_ctl.rules.games import open_pair
+from shoe_ctl.rules.games import Game, open_pair
 from shoe_ctl.rules.hand import HandState
 from shoe_ctl.rules.irregular import open_pair_fourth
 from shoe_ctl.rules.stub import Step
@@ -159,8 +159,9 @@ class Wording:
             bi = m.seat_of(m.bring_in_idx)
             out = bi is not None and m.bring_in_idx is not None and not hand.seats[m.bring_in_idx].in_hand
             who = (f"bring-in seat {bi}{' (out of the hand)' if out else ''}; " if bi is not None else "") + who
-        masked = m.views.masked_upcards(hand) if street == "4th" else frozenset()
-        if street == "4th" and any(s.in_hand and open_pair([None if c in masked else c for c in s.up[:2]])
+        fourth = street == "4th" and m.game is not Game.RAZZ  # as analyze: no open-pair rule in razz
+        masked = m.views.masked_upcards(hand) if fourth else frozenset()
+        if fourth and any(s.in_hand and open_pair([None if c in masked else c for c in s.up[:2]])
                                    for s in hand.seats):
             ruling = open_pair_fourth(m.profile, hand)  # RP-10-F / house 16.8, in the hand's game
             who += f"; {ruling.instruction[0].lower()}{ruling.instruction[1:]} ({ruling.clauses[0].replace('house-', 'house ')})"

@@ -38,7 +38,7 @@ class States:
 @pytest.mark.parametrize("game, rules, clause, allows", [
     ("stud", "house", "house-16.8", "the smaller or the larger bet may be made"),
     ("stud", "tda", "RP-10-F", "bets stay small (not doubled)"),
-    ("razz", "house", "house-16.8", "bets stay small (razz: no larger bet for a pair)"),
+    ("stud8", "house", "house-16.8", "bets stay small (stud8: no larger bet for a pair)"),
     ("stud8", "tda", "RP-10-F", "bets stay small (not doubled)"),
 ])
 def test_open_pair_told_on_fourth_only_in_the_words_of_the_game_wire(game: str, rules: str, clause: str,
@@ -65,11 +65,14 @@ def test_open_pair_told_on_fourth_only_in_the_words_of_the_game_wire(game: str, 
     assert not any("open pair" in t.lower() for t in watch.texts if t.startswith(("Betting on 5th", "Betting on 6th")))
 
 
-def test_no_open_pair_no_words() -> None:
+@pytest.mark.parametrize("game, prefix", [("stud", PAIRED[:13] + ["Th"]), ("razz", PAIRED)])
+def test_no_open_pair_no_words(game: str, prefix: list[str]) -> None:
+    """No pair showing, or razz (no open-pair rule: a pair is no asset there): nothing is said."""
     watch = States()
-    (e,), _ = run([HandScript(list(FOUR), "stud", "house", deck(PAIRED[:13] + ["Th"]), {})], sinks=(watch,))
+    (e,), _ = run([HandScript(list(FOUR), game, "house", deck(prefix), {})], sinks=(watch,))
     assert_table_matches(e)
     assert all(s["open_pair"] is None and not any(x.get("open_pair") for x in s["seats"]) for s in watch.states)
+    assert not any("open pair" in t.lower() for t in watch.texts)
 
 
 def test_idle_after_hand_complete_has_no_hand_in_its_public_state_wire() -> None:
