@@ -605,10 +605,12 @@ class SimulatedDealer(Closeable):
         face = "down" if nxt == "7th" else "up"
         self._pause()
         self.table.burns.setdefault(nxt, []).append(self._take_card())
+        merged = set(h.args.get("merged", ())) if nxt == "7th" else set()
         for seat in self._live_order()[: max(h.count - 1, 0)]:
             card = self._take_card()
             self.table.seats.setdefault(seat, []).append((face, card))
-            self._premature.append((seat, face, card))
+            if seat not in merged:  # a merged final downcard cannot be told from the hole cards
+                self._premature.append((seat, face, card))
         self._done.discard(("betting", street))  # the betting round is still to be reported
         self._later(DealerAction.PREMATURE_DONE, **h.args)
 

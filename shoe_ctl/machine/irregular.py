@@ -340,8 +340,8 @@ class Irregularities:
                     r.role = "aside"
                 continue
             idx = m.index(r.seat) if r.seat is not None else None
-            if idx is not None and idx in merged and street == "7th" and not returned:
-                continue  # house 16.17: the merged card stands
+            if idx is not None and idx in merged and street == "7th" and r.role == "down":
+                continue  # house 16.17 / RP-5-D (interpretation): the merged card stands, counted once
             if returned:
                 r.role = "stub"
                 if r.card is not None and m.where.get(r.card) is r:

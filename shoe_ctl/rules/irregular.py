@@ -448,7 +448,8 @@ def premature_cards(profile: RuleProfile, hand: HandState, street: str, cards: S
     - RP-10-G points to RP-5-D (TDA): the premature cards go back into the stub, the stub is
       reshuffled (face down, Rule 39-D) and the street is dealt again without another burn: the
       burn already taken stays the street's burn (``no_burn``). A merged final downcard cannot be
-      found without exposing the hole cards: the product calls the floor (interpretation).
+      found without exposing the hole cards: it stays as that player's 7th card, counted once (not
+      returned; the player gets no other 7th card), and the floor is called (interpretation).
     - house 16.16: the premature cards (burn included) are out of play, on the set-aside pile; when
       the betting round has ended, one more card per player still active goes aside
       (:func:`aside_after_betting`); then a new burn and the street as normal. The set-aside cards
@@ -464,13 +465,18 @@ def premature_cards(profile: RuleProfile, hand: HandState, street: str, cards: S
         _seat(hand, i)
     merged_set = set(merged) if street == "7th" else set()
     if profile.premature is PrematureRule.TDA:
-        back = [(i, f) for i, f in cards]
+        kept = [i for i, f in cards if i in merged_set and f == "down"]
+        back = [(i, f) for i, f in cards if i not in kept]
         effects = tuple(Effect("return", i, f) for i, f in reversed(back)) + (Effect("reshuffled"),)
+        text = f"Premature {street} cards: put them back in the stub, reshuffle the stub, deal {street} again without a burn"
+        if kept:
+            seats = ", ".join(str(hand.seats[i].seat) for i in kept)
+            text += (f"; the final downcard merged with the hole cards of seat {seats} cannot be taken back: it "
+                     "stays as the seat's 7th card, which gets no other")
         return Ruling(
-            ("RP-5-D", "RP-10-G"), Action.RESHUFFLE,
-            f"Premature {street} cards: put them back in the stub, reshuffle the stub, deal {street} again without a burn",
-            None, "premature cards taken back from the seats", stub_delta=len(back), effects=effects,
-            no_burn=burned, floor=bool(merged_set),
+            ("RP-5-D", "RP-10-G"), Action.RESHUFFLE, text,
+            kept[0] if kept else None, "premature cards taken back from the seats", stub_delta=len(back),
+            effects=effects, no_burn=burned, floor=bool(kept),
         )
     stands = [i for i, f in cards if i in merged_set and f == "down"]
     aside = [(i, f) for i, f in cards if i not in stands]
