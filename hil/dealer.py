@@ -84,6 +84,8 @@ class Irregularity:
           (``args``: ``next_acted``).
         - ``"card-count"``: at the showdown the dealer counts ``args["cards"]`` in ``seat``'s hand.
         - ``"misdeal"``: at the DEAL of the seat's card ``round`` on ``street`` the dealer declares a misdeal.
+        - ``"stub-mixed"``: at the SCRAMBLE of ``street`` the dealer gathers the muck (every card
+          of the folded hands) into the new stub too, then reports ``stub-mixed`` (TDA RP-4).
         - ``"undo"``: at the BETTING of ``street``, a fold of ``seat`` reported by mistake and
           undone; with ``args`` ``at`` = ``"deal"``: an undo asked at the first DEAL of ``street``
           after a card has left the shoe (refused).
@@ -288,6 +290,8 @@ class SimulatedDealer(Closeable):
         self._ref = 0
         self._latched: list[str] = []
         self._held: Card | None = None
+        self._street_now: str | None = None
+        self._acked: str | None = None  # the stop last answered with an acknowledgement
         self._premature: list[tuple[int, str, Card | None]] = []
         self._active = False
         self._stop = threading.Event()
@@ -395,6 +399,8 @@ class SimulatedDealer(Closeable):
             return
         if sig is not Signal.IDLE:
             self._active = True
+        if sig is not Signal.STOP:
+            self._acked = None
         if self._hook_first(ins):
             return
         if sig in (Signal.DEAL, Signal.BURN, Signal.COMMUNITY) and ins.card_no is not None \
@@ -421,6 +427,7 @@ class SimulatedDealer(Closeable):
             self._pull(ins)
         elif sig is Signal.SCRAMBLE:
             self._pause()
+            self._street_now = ins.street
             self._scramble(ins.cards)
         elif sig is Signal.CUT:
             self._pause()
@@ -437,6 +444,9 @@ class SimulatedDealer(Closeable):
                 for code in dict.fromkeys(wanted):
                     self._input(DealerAction.ACK_ALERT, code=code)
                 self._latched = [c for c in self._latched if c not in wanted]
+                self._acked = ins.text
+            elif self._acked == ins.text:
+                return  # the same stop shown again before the acknowledgement was read: wait
             elif self.auto_ack:
                 self._latched = []
                 self.post(DealerInput(DealerAction.ACK_ALERT))
@@ -645,6 +655,17 @@ class SimulatedDealer(Closeable):
                     if back is not None:
                         pool.append(back)
                 self._premature = []
+        mixed = self._hook(("stub-mixed",), self._street_now) if self._street_now else None
+        if mixed is not None:
+            # RP-4: the muck (the folded hands) goes into the new stub by mistake, then is declared
+            self._hooks.remove(mixed)
+            status = self._statuses()
+            muck: list[Card] = []
+            for seat, cards in self.table.seats.items():
+                if status.get(seat) in ("folded", "killed", "dead"):
+                    muck.extend(c for _f, c in cards if c is not None)
+                    self.table.seats[seat] = []
+            pool.extend(muck)
         self._gathered = self._shuffled(pool)
         self.table.scrambles += 1
         if any(n.startswith("premature ") for n in names):
@@ -653,6 +674,8 @@ class SimulatedDealer(Closeable):
             self.shoe.reload(self._gathered)
             self._gathered = []
         self._input(DealerAction.SCRAMBLE_DONE)
+        if mixed is not None:
+            self._input(DealerAction.STUB_MIXED, piles=["muck"], **mixed.args)
 
     def _cut(self) -> None:
         cards = self._gathered

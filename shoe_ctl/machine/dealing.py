@@ -452,6 +452,8 @@ class Dealing:
                     or (r.role in ("stray", "aside") and "set-aside" in step.gather)]
             for c in back:
                 del self.where[c]
+            if self.irregular.mixed:  # RP-4: cards declared mixed into the stub are in the new one
+                self.hand.new_stub = (self.hand.new_stub or frozenset()) | self.irregular.mixed
         self.step_i += 1
 
     def wrong_time(self, ev: DealerInput, why: str) -> None:

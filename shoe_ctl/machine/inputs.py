@@ -77,6 +77,7 @@ def _rows() -> dict[DealerAction, Row]:
             "a wrong bring-in is reported in the 3rd-street betting"),
         Row(A.CARD_COUNT, ((None, "irregular.card_count"),), ""),
         Row(A.MISDEAL, ((None, "irregular.declared_misdeal"),), ""),
+        Row(A.STUB_MIXED, ((None, "irregular.stub_mixed"),), ""),
     )
     return {r.action: r for r in rows}
 

@@ -59,6 +59,7 @@ class Irregularities:
         self.aside_total = 0
         self.misdeal: str | None = None
         self.first_deal_idx: int | None = None
+        self.mixed: frozenset[Any] = frozenset()  # cards declared mixed into the stub (RP-4)
 
     def seat_index(self, ev: DealerInput) -> int | None:
         """The seat index ``ev`` names; ``None`` (and ``input-invalid``) when it names none."""
@@ -126,6 +127,51 @@ class Irregularities:
             m.plan = dataclasses.replace(m.plan, steps=m.plan.steps[:m.step_i] + left)
         elif sub == "betting" and m.street is not None and not hand.street_complete(m.street):
             m.trigger("redeal")
+
+    def stub_mixed(self, ev: DealerInput) -> None:
+        """``stub-mixed`` (``piles``, ``cards``): the stub was mixed with the muck, the burns or the
+        set-aside cards (TDA RP-4: a disordered stub; the floor decides how play goes on). Those
+        cards may come out of the stub from now on: they join the identities the stub may hold
+        (no ``card-not-in-stub``, no ``duplicate-card`` when one is read again), and the stub
+        count grows by the cards that went into it. Journaled like every input."""
+        m = self.m
+        hand = m.hand
+        if hand is None or not m.state.startswith("hand") or m.state in (SHOWDOWN, UNCONTESTED):
+            m.wrong_time(ev, "a mixed stub is declared while the hand is dealt or bet")
+            return
+        piles = ev.args.get("piles", ["muck", "burns"])
+        try:
+            if isinstance(piles, str) or not isinstance(piles, (list, tuple)) or not piles \
+                    or any(p not in ("muck", "burns", "set-aside") for p in piles):
+                raise ValueError(f"piles {piles!r}: a list of muck, burns, set-aside")
+            cards: list[Any] = []
+            if "muck" in piles:
+                for s in hand.seats:
+                    if not s.in_hand:
+                        cards.extend(s.down + s.up)
+                cards.extend(hand.dead_cards)
+            if "burns" in piles:
+                cards.extend(c for _st, c in hand.burn_pile)
+            if "set-aside" in piles:
+                cards.extend(hand.set_aside)
+            n = ev.args.get("cards", len(cards))
+            if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= len(cards):
+                raise ValueError(f"cards {n!r}: 0..{len(cards)} (the cards of the piles named)")
+        except ValueError as exc:
+            m.alert("input-invalid", f"'stub-mixed': {exc}")
+            return
+        known = frozenset(c for c in cards if c is not None)
+        for c in known:
+            if c in m.where:
+                del m.where[c]  # a read of it from now on is no duplicate
+        if hand.new_stub is not None:
+            hand.new_stub = hand.new_stub | known
+        hand.returned += n
+        self.mixed |= known
+        m._forecast_dirty = True
+        m.alert("RP-4", f"The stub was mixed with the {' and the '.join(piles)} ({n} card{'' if n == 1 else 's'} "
+                "into the stub): those cards may come out of the stub from now on; call the floor (RP-4)",
+                latched=True, street=m.street)
 
     def declared_misdeal(self, _ev: DealerInput) -> None:
         """``misdeal``: the dealer declares one."""

@@ -34,7 +34,7 @@ _MACHINE_ATTRS = ("street", "plan", "step_i", "bring_in_idx", "first_idx", "firs
                   "hand_no")
 _MACHINE_CONTAINERS = ("first_by_street", "procedures", "mucked", "shown", "alerts", "where", "reads")
 _IRREGULAR_ATTRS = ("premature", "absent", "betting_strays", "aside_due", "aside_left", "aside_total", "misdeal",
-                    "first_deal_idx")
+                    "first_deal_idx", "mixed")
 _IRREGULAR_CONTAINERS = ("absent", "betting_strays")
 
 _GETTERS: dict[type, Any] = {}
