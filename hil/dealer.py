@@ -84,6 +84,10 @@ class Irregularity:
           (``args``: ``next_acted``).
         - ``"card-count"``: at the showdown the dealer counts ``args["cards"]`` in ``seat``'s hand.
         - ``"misdeal"``: at the DEAL of the seat's card ``round`` on ``street`` the dealer declares a misdeal.
+        - ``"extra-card"``: at the DEAL of ``seat``'s card on ``street`` the dealer gives the seat
+          two cards, then, stopped by the display, counts the seat's cards (``card-count``); with
+          ``args`` ``report`` = ``"check"`` the dealer goes on dealing as the display says and
+          counts every seat that looks wrong when the street's betting (or confirmation) comes.
         - ``"stub-mixed"``: at the SCRAMBLE of ``street`` the dealer gathers the muck (every card
           of the folded hands) into the new stub too, then reports ``stub-mixed`` (TDA RP-4).
         - ``"undo"``: at the BETTING of ``street``, a fold of ``seat`` reported by mistake and
@@ -292,6 +296,7 @@ class SimulatedDealer(Closeable):
         self._held: Card | None = None
         self._street_now: str | None = None
         self._acked: str | None = None  # the stop last answered with an acknowledgement
+        self._check_street: str | None = None  # a street whose seats the dealer counts before betting
         self._premature: list[tuple[int, str, Card | None]] = []
         self._active = False
         self._stop = threading.Event()
@@ -560,6 +565,20 @@ class SimulatedDealer(Closeable):
                 else:
                     self._report(DealerInput(DealerAction.UNDO))
                 return True
+            h = self._hook(("extra-card",), street, ins.seat)
+            if h is not None:
+                # a second card to the seat by mistake; the dealer counts the seat when stopped
+                self._hooks.remove(h)
+                self._pause()
+                self._pull(ins)
+                if h.args.get("report", "count") == "count":
+                    self._pull(ins)
+                    held = len(self.table.seats.get(ins.seat, ()))
+                    self._later(DealerAction.CARD_COUNT, ins.seat, cards=held)
+                else:  # the second card as if to the next seat's turn; seen when the seats are checked
+                    self._pull(Instruction(Signal.DEAL, "", seat=ins.seat, face=ins.face, street=street))
+                    self._check_street = street
+                return True
             h = self._hook(("expose", "expose-both", "off-table"), street, ins.seat,
                            on_seat if street == "3rd" else None)
             if h is not None:
@@ -728,6 +747,19 @@ class SimulatedDealer(Closeable):
         if script is None:
             return
         self._pause()
+        if self._check_street == street:
+            # the dealer checks every seat before the betting: a seat with a card too many or too
+            # few is counted (card-count); the street is re-dealt where the display says
+            self._check_street = None
+            normal = 3 + ("3rd", "4th", "5th", "6th", "7th").index(street)
+            status = self._statuses()
+            odd = [s for s in self.in_hand if status.get(s, "live") in ("live", "all-in")
+                   and len(self.table.seats.get(s, ())) != normal]
+            if odd:
+                for seat in sorted(odd, key=lambda s: -len(self.table.seats.get(s, ()))):
+                    self._input(DealerAction.CARD_COUNT, seat, cards=len(self.table.seats.get(seat, ())))
+                self._done.discard(("betting", street))
+                return
         for h in [x for x in self._hooks if x.street == street and (
                 x.kind == "wrong-bring-in" or (x.kind in ("absent", "undo") and x.args.get("at") == "betting"))]:
             self._hooks.remove(h)

@@ -140,6 +140,7 @@ class Dealing:
         self._rev = 0
         self._last_instruction: Instruction | None = None
         self._reply_ref: int | None = None
+        self.confirming = False  # in a betting state with no betting: the street is to be confirmed
         self.entries = 0  # state entries so far: tags a timer with the entry it was armed in
         self.idle_strays: set[int] = set()  # ids of the alerts for cards pulled with no hand running
         self.irregular = Irregularities(self)
@@ -325,6 +326,12 @@ class Dealing:
                        "back with the deck before the next hand, then start a new hand", latched=True)
             self.idle_strays.add(self._alert_id)
             return
+        if self.confirming and self.state.endswith("_betting"):
+            self.alert("card-not-expected", f"read {seq}: a card left the shoe before {self.street} street was "
+                       "confirmed complete; it is held aside, booked to no seat. If it is the next street's burn, "
+                       "report premature-done; if a seat got a card too many, count that seat's cards "
+                       "(card-count)", latched=True)
+            return
         self.alert("card-not-expected", f"read {seq}: a card left the shoe while {self.wording.doing()}; "
                    "hold it aside and read the display", latched=True)
 
@@ -418,6 +425,7 @@ class Dealing:
         self.bring_in_idx = self.first_idx = None
         self.first_by_street, self.procedures, self.mucked, self.shown = {}, {}, set(), set()
         self.seventh = None
+        self.confirming = False
         self.irregular.reset()
         self.inputs.undo.forget("no dealer input to undo")
         self.alerts = [a for a in self.alerts if a["latched"]]
@@ -527,6 +535,7 @@ class Dealing:
         assert street is not None and self.hand is not None
         self.street = street
         self.first_idx = None
+        self.confirming = False
         if self.irregular.start_aside():
             return  # house 16.16: the cards taken aside come first; then _plan_now
         self._plan_now(None)
@@ -566,6 +575,7 @@ class Dealing:
         assert hand is not None and street is not None and self.plan is not None
         can = hand.can_act()
         self.irregular.betting_strays = []
+        self.confirming = False
         if street == "3rd":
             up = hand.upcards("3rd")
             self.first_idx = first_to_act_third(self.game, up, can, hand.bring_in_counts())
@@ -582,6 +592,17 @@ class Dealing:
             self.first_idx = first_to_act(self.game, hand.boards(), in_hand, can, self.profile.tie, community,
                                           community_unknown=unknown)
         self.first_by_street[street] = self.first_idx
+
+    def _begin_confirm(self, _event: Any) -> None:
+        """``after`` callback of ``deal -> betting`` when no betting round can follow (fewer than
+        two players can act, e.g. all-in): no one acts first; the dealer confirms the street
+        complete (``betting-complete``) before the next street's first card. A card read before
+        that is held aside and booked to no seat until the dealer says what it was: the next
+        street's burn (``premature-done``) or a card too many to a seat (``card-count``)."""
+        self._forecast_dirty = True
+        self.irregular.betting_strays = []
+        self.first_idx = None
+        self.confirming = True
 
     def _begin_showdown(self, _event: Any) -> None:
         self.street = None

@@ -60,6 +60,7 @@ class Irregularities:
         self.misdeal: str | None = None
         self.first_deal_idx: int | None = None
         self.mixed: frozenset[Any] = frozenset()  # cards declared mixed into the stub (RP-4)
+        self.over: int | None = None  # a seat counted one card over the record, its card not yet found
 
     def seat_index(self, ev: DealerInput) -> int | None:
         """The seat index ``ev`` names; ``None`` (and ``input-invalid``) when it names none."""
@@ -336,6 +337,9 @@ class Irregularities:
             _refuse(m, ev)  # no card was read during the betting round
             return
         assert hand is not None and m.street is not None
+        if m.confirming and m.street != "7th":
+            self.next_street_begun(strays)
+            return
         try:
             merged = [m.index(int(s)) for s in ev.args.get("merged", ())]
         except (ValueError, TypeError) as exc:
@@ -405,6 +409,112 @@ class Irregularities:
             m.trigger("reshuffle")
         else:
             self.aside_due = self.aside_due or ruling.aside_per_active
+
+    def next_street_begun(self, strays: list[Read]) -> None:
+        """``premature-done`` while a street with no betting waits for its confirmation: the
+        cards read since were the next street's first cards (its burn, then the players in
+        order), dealt early but with no betting to protect: no irregularity. They are booked
+        where the next street's plan puts them; the street counts as confirmed."""
+        m = self.m
+        hand = m.hand
+        assert hand is not None and m.street is not None
+        street = STREETS[STREETS.index(m.street) + 1]
+        plan = plan_street(m.profile, hand, street)
+        steps = [st for st in plan.steps if st.kind in ("burn", "deal")][: len(strays)]
+        for read, step in zip(strays, steps, strict=False):
+            for k in range(len(hand.set_aside) - 1, -1, -1):
+                if hand.set_aside[k] == read.card:
+                    del hand.set_aside[k]
+                    break
+            hand.pulled -= 1
+            hand.dealt_since_load -= 1
+            hand.record(step, read.card)
+            read.role = step.face if step.kind == "deal" and step.face else step.kind
+            read.street = street
+            read.seat = hand.seats[step.seat_index].seat if step.seat_index is not None else None
+        hand.street = m.street
+        seqs = tuple(f"read {r.seq}:" for r in strays)
+        m.alerts = [a for a in m.alerts if not (a["code"] == "card-not-expected" and a["message"].startswith(seqs))]
+        self.betting_strays = [r for r in self.betting_strays if r not in strays]
+        m.alert("street-confirmed", f"{m.street} street confirmed complete; the card(s) read before the "
+                f"confirmation are {street} street's, where its plan puts them (no betting was due)", street=street)
+        m.trigger("bettingdone")
+
+    def extra_card(self, i: int) -> bool:
+        """``card-count`` found seat index ``i`` one card over what the record gives it while a
+        card read in this betting round (or before a street was confirmed) is held aside: that
+        card is the seat's, a card too many (house 16.25 counts it). True when so booked."""
+        m = self.m
+        hand = m.hand
+        assert hand is not None
+        read = next((r for r in self.betting_strays if r.role == "stray"), None)
+        if read is None:
+            return False
+        for k in range(len(hand.set_aside) - 1, -1, -1):
+            if hand.set_aside[k] == read.card:
+                del hand.set_aside[k]
+                break
+        s = hand.seats[i]
+        s.extra.append(read.card)
+        read.role, read.seat = "extra", s.seat
+        self.betting_strays.remove(read)
+        m.alerts = [a for a in m.alerts if not (a["code"] == "card-not-expected"
+                                                and a["message"].startswith(f"read {read.seq}:"))
+                    and a["code"] != "card-in-doubt"]
+        m.alert("extra-card", f"seat {s.seat}: read {read.seq} is a card too many to the seat (the dealer's count); "
+                "it stays with the seat and counts in the hand (house 16.25: eight or more cards is a dead hand)",
+                seat=s.seat)
+        return True
+
+    def reads_after(self, i: int) -> list[Read]:
+        """The reads of the street in progress booked to a seat after seat index ``i``'s card."""
+        m = self.m
+        hand = m.hand
+        assert hand is not None
+        seat = hand.seats[i].seat
+        on_street = [r for r in m.reads if r.street == m.street and r.role in ("up", "down") and r.seat is not None]
+        k = next((n for n in range(len(on_street) - 1, -1, -1) if on_street[n].seat == seat), None)
+        return on_street[k + 1:] if k is not None else on_street
+
+    def in_doubt(self, i: int) -> bool:
+        """``card-count`` found seat index ``i`` one card short of the record in a betting round
+        (or a street's confirmation): the card the record booked to it on this street is not there.
+        That read is taken off the seat — given to the seat counted one over before
+        (``card-count-over``, as a card too many: house 16.25 counts it), else held aside, booked to
+        no seat, until another seat's count claims it — and seat ``i`` is owed its card again (the
+        street is re-planned). True when so done."""
+        m = self.m
+        hand = m.hand
+        assert hand is not None
+        s = hand.seats[i]
+        read = next((r for r in reversed(m.reads) if r.street == m.street and r.seat == s.seat
+                     and r.role in ("up", "down")), None)
+        pile = None if read is None else (s.up if read.role == "up" else s.down)
+        if read is None or pile is None or not pile or pile[-1] != read.card:
+            return False
+        pile.pop()
+        over = self.over
+        self.over = None
+        m.alerts = [a for a in m.alerts if a["code"] != "card-count-over"]
+        if over is not None and over != i:
+            hand.seats[over].extra.append(read.card)
+            read.role, read.seat = "extra", hand.seats[over].seat
+            m.alert("extra-card", f"seat {s.seat}: read {read.seq}, booked to the seat, went to seat "
+                    f"{hand.seats[over].seat}: a card too many there (house 16.25 counts it); seat {s.seat} is owed "
+                    f"its {m.street} card", seat=s.seat)
+            ruling = rul.card_count(m.profile, hand, over, showdown=False)
+            if ruling.action is not rul.Action.CONTINUE or ruling.floor:
+                self.rule(ruling, seat=hand.seats[over].seat, street=m.street)
+        else:
+            hand.set_aside.append(read.card)  # out of the stub, on no seat (the pull is counted)
+            read.role, read.seat = "stray", None
+            self.betting_strays.append(read)
+            m.alert("card-in-doubt", f"seat {s.seat}: the dealer counts one card fewer than the record: read "
+                    f"{read.seq}, booked to the seat, is in doubt, held aside and booked to no seat; if another "
+                    f"seat got it, count that seat (card-count); seat {s.seat} is owed its {m.street} card",
+                    seat=s.seat, latched=True)
+        self.after_change()
+        return True
 
     def reshuffle_done(self, _ev: DealerInput | None = None) -> None:
         """SCRAMBLE_DONE in ``reshuffle``: the premature cards are back in the stub, reshuffled and
@@ -538,6 +648,18 @@ class Irregularities:
         except (KeyError, ValueError, TypeError) as exc:
             m.alert("input-invalid", f"'card-count' needs cards (an int >= 0): {exc}", seat=ev.seat)
             return
+        if layout.sub_of(m.state) == "betting" and m.street is not None:
+            held = hand.seats[i].card_count
+            if n == held + 1 and not self.extra_card(i):
+                self.over = i  # a card booked to another seat may be this seat's: wait for their count
+                later = self.reads_after(i)
+                where = ", ".join(f"read {r.seq} (seat {r.seat})" for r in later) or "none"
+                m.alert("card-count-over", f"seat {ev.seat}: the dealer counts {n} cards, the record {held}: a card "
+                        f"read after the seat's {m.street} card may be the seat's — {where}; count those seats "
+                        "(card-count)", seat=ev.seat, latched=True)
+                return
+            if n == held - 1 and self.in_doubt(i):
+                return
         shadow = hand.copy()
         s = shadow.seats[i]
         held = s.card_count

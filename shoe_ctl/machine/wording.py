@@ -151,13 +151,18 @@ class Wording:
 
     def _betting(self, hand: HandState, street: str | None) -> Instruction:
         m = self.m
+        if m.confirming:
+            return Instruction(Signal.BETTING, f"{street} street dealt, no betting (fewer than two players can "
+                               f"bet): check every seat has its {street} card, then confirm the street complete",
+                               street=street)
         first = m.seat_of(m.first_idx)
         who = f"seat {first} acts first" if first is not None else "first to act unknown: dealer decides"
         if first is None and m.first_unknown():
             who = "first to act unknown (the community card was not read, house 16.20): floor decides"
         if street == "3rd":
             bi = m.seat_of(m.bring_in_idx)
-            out = bi is not None and m.bring_in_idx is not None and not hand.seats[m.bring_in_idx].in_hand
+            ruled = hand.seats[m.bring_in_idx] if m.bring_in_idx is not None else None
+            out = ruled is not None and (ruled.killed or ruled.dead)  # ruled out, not a fold
             who = (f"bring-in seat {bi}{' (out of the hand)' if out else ''}; " if bi is not None else "") + who
         fourth = street == "4th" and m.game is not Game.RAZZ  # as analyze: no open-pair rule in razz
         masked = m.views.masked_upcards(hand) if fourth else frozenset()
