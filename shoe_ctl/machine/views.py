@@ -61,7 +61,8 @@ class Views:
                 shown = show and s.in_hand and i in m.shown
                 key = (m.hand_no, len(s.up), len(s.down), s.status, i == m.bring_in_idx,
                        betting and i == m.first_idx, shown, s.up[-1] if s.up else None,
-                       i in absent, s.no_bet, tuple(c for c in s.up if c in masked) if masked else (), fourth)
+                       i in absent, s.no_bet, tuple(c for c in s.up if c in masked) if masked else (), fourth,
+                       len(s.extra))
                 hit = cache.get(i)
                 if hit is not None and hit[0] == key:
                     seats.append(hit[1])
@@ -74,6 +75,7 @@ class Views:
                     "open_pair": fourth and s.in_hand and open_pair([None if c in masked else c
                                                                      for c in s.up[:2]]),
                     "absent": key[8], "no_bet": s.no_bet,
+                    "extra": len(s.extra),  # cards too many, found by the dealer's count (house 16.25)
                 }
                 if shown:
                     entry["down"] = [card_text(c) for c in s.down]

@@ -458,7 +458,8 @@ const SHEETS = {
       { id: "two", label: "Two burns", args: { burns: 2 } },
       { id: "none", label: "No burn", args: { burns: 0 } },
     ];
-    if (seventh) {
+    // the cards may stand: house 16.15 on the final downcard; TDA on any street (Rule 38)
+    if (seventh || (state && state.rules === "tda")) {
       options.push({ id: "two-stands", label: "Two burns, final card stands", args: { burns: 2, stands: true } });
       options.push({ id: "none-stands", label: "No burn, cards stand", args: { burns: 0, stands: true } });
     }
