@@ -327,10 +327,10 @@ class Dealing:
             self.idle_strays.add(self._alert_id)
             return
         if self.confirming and self.state.endswith("_betting"):
+            burn = "" if self.street == "7th" else "If it is the next street's burn, report premature-done; "
             self.alert("card-not-expected", f"read {seq}: a card left the shoe before {self.street} street was "
-                       "confirmed complete; it is held aside, booked to no seat. If it is the next street's burn, "
-                       "report premature-done; if a seat got a card too many, count that seat's cards "
-                       "(card-count)", latched=True)
+                       f"confirmed complete; it is held aside, booked to no seat. {burn}If a seat got a card too "
+                       "many, count that seat's cards (card-count)", latched=True)
             return
         self.alert("card-not-expected", f"read {seq}: a card left the shoe while {self.wording.doing()}; "
                    "hold it aside and read the display", latched=True)

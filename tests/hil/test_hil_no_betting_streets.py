@@ -69,6 +69,8 @@ def test_extra_card_on_seventh_is_an_eight_card_hand_at_once(rules: str) -> None
     (e,), _ = run([sc])
     codes = e.codes()
     assert codes.index("card-not-expected") < codes.index("extra-card") < codes.index("house-16.25")
+    stop = next(a.message for a in e.alerts if a.code == "card-not-expected")
+    assert "card-count" in stop and "premature-done" not in stop  # after 7th no street's burn can follow
     assert e.hand.seats[3].card_count == 8
     assert (e.seat(4)["status"] == "dead") == (rules == "house")
     _matches(e)
