@@ -208,9 +208,10 @@ class Controller(Closeable):
         self.post(_Call(fn))
 
     def schedule(self, name: str, delay_s: float) -> None:
-        """Arm a timer: after ``delay_s`` seconds a ``TimerFired(name, state)`` is posted, tagged
-        with the machine state now; the machine ignores it if it has left that state."""
-        ev = TimerFired(name, self.machine.state)
+        """Arm a timer: after ``delay_s`` seconds a ``TimerFired(name, state, entry)`` is posted,
+        tagged with the machine state now and the entry of it (``Dealing.entries``); the machine
+        ignores it if it has left that state since, even to enter it again."""
+        ev = TimerFired(name, self.machine.state, getattr(self.machine, "entries", None))
         t = threading.Timer(delay_s, self.post, args=(ev,))
         t.daemon = True
         with self._lock:
