@@ -530,6 +530,8 @@ class SimulatedDealer(Closeable):
 
     def _hook_first(self, ins: Instruction) -> bool:
         """Act out a scripted irregularity instead of the instruction; True when it did."""
+        if not self._hooks:
+            return False  # nothing scripted (every recorded hand): no search
         sig, street = ins.signal, ins.street
         if sig is Signal.DEAL and ins.seat is not None and ins.card_no is not None \
                 and ins.card_no > self.table.total:
