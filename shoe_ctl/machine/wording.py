@@ -76,7 +76,7 @@ class Wording:
         m = self.m
         ins = self._instruction()
         if ins.card_no is None and m.hand is not None and m.state != IDLE and m.state != ATTENTION:
-            ins = replace(ins, card_no=m.hand.pulled + 1)
+            ins = Instruction(ins.signal, ins.text, ins.seat, ins.face, ins.street, ins.cards, m.hand.pulled + 1, ins.ref)
         return ins
 
     def _instruction(self) -> Instruction:
