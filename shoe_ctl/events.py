@@ -156,6 +156,11 @@ class DealerAction(StrEnum):
     - ``card-count`` (seat): the dealer counted ``cards`` (int) in the seat's hand — house 16.25,
       16.26.
     - ``misdeal``: the dealer declares a misdeal; the hand ends, every card goes back.
+    - ``gap-cards``: closes an open sequence gap: ``cards`` (int) cards left the shoe unread and
+      lie at the next places the screen names; ``burned`` (bool, the floor's decision): they are
+      out of play instead (docs/irregularities.md, *Sequence gap*).
+    - ``new-hand`` ``override`` (bool): the floor starts a hand over a latched STOP alert (the
+      alerts are cleared, a ``floor-override`` alert is journaled).
     - ``undo``: take back the dealer's last input, while no card has left the shoe since it.
     """
 
@@ -179,6 +184,7 @@ class DealerAction(StrEnum):
     WRONG_BRING_IN = "wrong-bring-in"  # seat: wrongly named low card who bet; args: next_acted
     CARD_COUNT = "card-count"      # seat: the dealer counted args["cards"] cards in the hand
     MISDEAL = "misdeal"            # the dealer declares a misdeal
+    GAP_CARDS = "gap-cards"        # args: cards (found on the felt after a sequence gap), burned
 
 
 @dataclass(frozen=True, slots=True)
