@@ -83,6 +83,7 @@ class Table:
         self.io: Any = None
         self.port: Any = None
         self.dealer: Any = None
+        self.watchdog: Any = None
         self.stopped = threading.Event()
         self._dealer_io = dealer_io
         self._display = display
@@ -236,8 +237,13 @@ class Table:
             self._await_link(self._wait_connected)
         controller.start()
         self._parts.append(controller)
+        from shoe_ctl.service.watchdog import ControllerWatchdog
+
+        outputs: list[Any] = [sink for sink in controller.sinks if callable(getattr(sink, "service_lost", None))]
+        self.watchdog = ControllerWatchdog(controller.call_soon, outputs).start()
+        self._parts.append(self.watchdog)  # closed before the controller
         if self._notifier is not None:
-            _start_notifications(self._notifier, link, controller, self.stopped)
+            _start_notifications(self._notifier, self.url, controller, self.stopped)
         if self.port is not None:
             self.port.start()  # after the controller published the state: a client sees it first
         if self.dealer is not None:
@@ -303,29 +309,31 @@ def _hands_before(journal: Any) -> int:
     return int(hands[-1].hand) if hands else 0
 
 
-def _start_notifications(notifier: Any, link: Any, controller: Any, stop: threading.Event) -> None:
-    """systemd (``Type=notify``, ``shoe_ctl.service.notify``): ``READY=1`` once the shoe's
-    handshake is done (its hello arrived), and ``WATCHDOG=1`` every ``ping_interval_s`` sent from
-    the controller's own thread (``Controller.call_soon``), so a wedged controller stops the pings
+def _start_notifications(notifier: Any, url: str, controller: Any, stop: threading.Event) -> None:
+    """systemd (``Type=notify``, ``shoe_ctl.service.notify``): ``READY=1`` at once, with a
+    ``STATUS=`` saying the service waits for the shoe (a table without its shoe is a running
+    service that shows "shoe not connected", not a start-up failure to restart); a ``STATUS=``
+    line on every change of the shoe link (an after-event hook of the controller); and
+    ``WATCHDOG=1`` every ``ping_interval_s`` sent from the controller's own thread
+    (``Controller.call_soon``), independent of the shoe, so a wedged controller stops the pings
     and systemd restarts the service. Nothing runs without ``NOTIFY_SOCKET``."""
     if not notifier.enabled:
         return
-    from drivers.exc import ShoeTimeoutError
+    from shoe_ctl.events import LinkChanged
+    from shoe_ctl.service.notify import link_status
 
-    def ready() -> None:
-        while not stop.is_set():
-            try:
-                info = link.wait_connected(0.5)
-            except ShoeTimeoutError:
-                continue
-            notifier.ready(f"shoe {info.serial} connected")
-            return
+    notifier.ready(f"waiting for the shoe at {url}")
+
+    def on_link(ev: Any, _cmds: Any) -> None:
+        if isinstance(ev, LinkChanged):
+            notifier.status(link_status(ev))
+
+    controller.add_hook(on_link)
 
     def pings(interval: float) -> None:
         while not stop.wait(interval):
             controller.call_soon(notifier.watchdog)
 
-    threading.Thread(target=ready, name="sd-notify-ready", daemon=True).start()
     if notifier.ping_interval_s is not None:
         threading.Thread(target=pings, args=(notifier.ping_interval_s,), name="sd-notify-watchdog",
                          daemon=True).start()

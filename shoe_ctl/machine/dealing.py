@@ -481,7 +481,9 @@ class Dealing:
     @property
     def shoe_required(self) -> bool:
         """True for a machine on a shoe link (``await_counter_reset``): no hand starts while the
-        link is not ``connected`` (docs/service.md, *No shoe*)."""
+        link is ``disconnected`` or ``degraded``, and ``idle`` says "shoe not connected" until the
+        first ``connected`` (docs/service.md, *No shoe*). A link state not yet reported (a
+        journal replay) does not refuse a hand: the replay must reach the state it recorded."""
         return self.await_counter_reset
 
     @property

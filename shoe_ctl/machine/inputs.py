@@ -192,7 +192,7 @@ class DealerInputs:
             m.alert("input-invalid", f"new hand refused: {exc} (args: seats, game "
                     f"{'|'.join(g.value for g in Game)}, rules {'|'.join(m.profiles)}, override)")
             return
-        if m.shoe_required and m.shoe_status != "connected":
+        if m.shoe_required and m.shoe_status in ("disconnected", "degraded"):
             why = ("the link to the shoe is degraded (the shoe is not heard)" if m.shoe_status == "degraded"
                    else "the shoe is not connected: check the cable")
             m.wrong_time(ev, f"{why}; a hand starts once the shoe is back")
