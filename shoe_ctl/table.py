@@ -231,6 +231,10 @@ class Table:
         if self.device is not None and self._dealer_factory is not None:
             self.dealer = self._dealer_factory(self.device, controller.post)
             controller.add_sink(self.dealer)
+        if self._notifier is not None and self._notifier.enabled:
+            # READY=1 at once: without its shoe the table is a running service that says so
+            self._notifier.ready(f"waiting for the shoe at {self.url}")
+            controller.add_hook(_status_hook(self._notifier))  # before the link's first event
         link.start()
         self._parts.append(link)
         if self._wait_connected is not None:
@@ -243,7 +247,7 @@ class Table:
         self.watchdog = ControllerWatchdog(controller.call_soon, outputs).start()
         self._parts.append(self.watchdog)  # closed before the controller
         if self._notifier is not None:
-            _start_notifications(self._notifier, self.url, controller, self.stopped)
+            _start_notifications(self._notifier, controller, self.stopped)
         if self.port is not None:
             self.port.start()  # after the controller published the state: a client sees it first
         if self.dealer is not None:
@@ -309,26 +313,29 @@ def _hands_before(journal: Any) -> int:
     return int(hands[-1].hand) if hands else 0
 
 
-def _start_notifications(notifier: Any, url: str, controller: Any, stop: threading.Event) -> None:
-    """systemd (``Type=notify``, ``shoe_ctl.service.notify``): ``READY=1`` at once, with a
-    ``STATUS=`` saying the service waits for the shoe (a table without its shoe is a running
-    service that shows "shoe not connected", not a start-up failure to restart); a ``STATUS=``
-    line on every change of the shoe link (an after-event hook of the controller); and
-    ``WATCHDOG=1`` every ``ping_interval_s`` sent from the controller's own thread
-    (``Controller.call_soon``), independent of the shoe, so a wedged controller stops the pings
-    and systemd restarts the service. Nothing runs without ``NOTIFY_SOCKET``."""
-    if not notifier.enabled:
-        return
+def _status_hook(notifier: Any) -> Callable[[Any, Any], None]:
+    """A controller after-event hook sending a ``STATUS=`` line to systemd on every change of the
+    shoe link (:func:`shoe_ctl.service.notify.link_status`)."""
     from shoe_ctl.events import LinkChanged
     from shoe_ctl.service.notify import link_status
-
-    notifier.ready(f"waiting for the shoe at {url}")
 
     def on_link(ev: Any, _cmds: Any) -> None:
         if isinstance(ev, LinkChanged):
             notifier.status(link_status(ev))
 
-    controller.add_hook(on_link)
+    return on_link
+
+
+def _start_notifications(notifier: Any, controller: Any, stop: threading.Event) -> None:
+    """systemd (``Type=notify``, ``shoe_ctl.service.notify``): ``READY=1`` was sent before the
+    link started, with a ``STATUS=`` saying the service waits for the shoe (a table without its
+    shoe is a running service that shows "shoe not connected", not a start-up failure to
+    restart), and a ``STATUS=`` line goes out on every change of the shoe link
+    (:func:`_status_hook`); here: ``WATCHDOG=1`` every ``ping_interval_s`` sent from the controller's own thread
+    (``Controller.call_soon``), independent of the shoe, so a wedged controller stops the pings
+    and systemd restarts the service. Nothing runs without ``NOTIFY_SOCKET``."""
+    if not notifier.enabled:
+        return
 
     def pings(interval: float) -> None:
         while not stop.wait(interval):

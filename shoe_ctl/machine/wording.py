@@ -98,9 +98,13 @@ class Wording:
             if m.shoe_required and m.shoe_status == "degraded":
                 return Instruction(Signal.DEGRADED, "Shoe not heard (link degraded): no new hand until it is "
                                    "back")
-            if m.shoe_required and m.shoe_status != "connected":
+            if m.shoe_required and m.shoe_status == "disconnected":
                 return Instruction(Signal.SHOE_FAULT, "Shoe not connected — check the cable; no new hand "
                                    "until it is back")
+            if m.shoe_required and m.shoe_status == "unknown":
+                # the link's first word is a few milliseconds away (or, with nothing on the
+                # port, "disconnected" after its silence limit): LEDs off, nothing to deal yet
+                return Instruction(Signal.IDLE, "Connecting to the shoe… no new hand until it answers")
             if irr.misdeal is not None and m.hand is not None:
                 return Instruction(Signal.IDLE, f"Misdeal ({irr.misdeal}): collect every card; new hand")
             return Instruction(Signal.IDLE, "Waiting for a new hand")

@@ -66,8 +66,9 @@ def codes(cmds: list[object]) -> list[str]:
 
 def test_no_shoe_at_start_is_shown_and_refuses_a_new_hand() -> None:
     t = Shoe()
-    assert t.ins().signal is Signal.SHOE_FAULT and t.ins().text.startswith("Shoe not connected")
+    assert t.ins().signal is Signal.IDLE and t.ins().text.startswith("Connecting to the shoe")
     t.send(LinkChanged(LinkStatus.DISCONNECTED, "cannot open /dev/ttyUSB0: no such file"))
+    assert t.ins().signal is Signal.SHOE_FAULT and t.ins().text.startswith("Shoe not connected")
     cmds = t.new_hand()
     assert codes(cmds) == ["input-wrong-time"] and "not connected: check the cable" in cmds[0].message
     assert t.m.hand is None and t.ins().signal is Signal.SHOE_FAULT

@@ -85,6 +85,7 @@ function headline(ins) {
     case "degraded": return "SHOE NOT HEARD \u2014 pull no card";
     case "idle":
       if (text.startsWith("Misdeal")) return "MISDEAL \u2014 collect every card";
+      if (text.startsWith("Connecting")) return "CONNECTING TO THE SHOE\u2026";
       if (ins.card_no) return "WAIT \u2014 pull no card yet";
       return "NO HAND \u2014 tap New hand";
     default: return text || ins.signal;
@@ -146,7 +147,7 @@ function renderInstruction(ins, s) {
   const bits = [];
   if (ins.text && ins.text.toLowerCase() !== text.textContent.toLowerCase()) bits.push(ins.text);
   const next = NEXT_STEP[ins.signal];
-  if (next && !(ins.signal === "idle" && (ins.card_no || (ins.text || "").startsWith("Misdeal")))) bits.push(next);
+  if (next && !(ins.signal === "idle" && (ins.card_no || /^(Misdeal|Connecting)/.test(ins.text || "")))) bits.push(next);
   const n = cardNumber(ins, s);
   if (n) bits.push("card #" + n);
   detail.textContent = bits.join(" \u00b7 ");
@@ -323,7 +324,8 @@ function renderButtons() {
   // no new hand while the shoe is not connected or not heard (the machine refuses it too)
   const sig = state && state.instruction ? state.instruction.signal : "";
   const nh = document.getElementById("btn-new-hand");
-  if (sig === "shoe-fault" || sig === "degraded") { nh.disabled = true; nh.classList.remove("hot"); }
+  const connecting = sig === "idle" && (state.instruction.text || "").startsWith("Connecting");
+  if (sig === "shoe-fault" || sig === "degraded" || connecting) { nh.disabled = true; nh.classList.remove("hot"); }
   if (lost) for (const b of document.querySelectorAll("button")) if (!b.closest("#no-service")) b.disabled = true;
 }
 
