@@ -61,9 +61,10 @@ class Table:
     Start order: the simulated shoe's device (a ``vshoe://`` URL), the shoe link (not yet
     reading), the dealer's LEDs, display and buttons (:func:`shoe_ctl.dealer_io.start_dealer_io`),
     the sinks in delivery order (LEDs, extra sinks, display; then :class:`ShoeCommandSink`, the
-    dealer port, the simulated dealer), then the link's reader, the controller thread (the first
-    instruction goes out), the systemd notifications, the dealer port's listener, the simulated
-    dealer. Build it with :meth:`from_config`.
+    dealer port, the simulated dealer), then (under systemd) ``READY=1`` and the link-status
+    hook, the link's reader, the controller thread (the first instruction goes out), the
+    controller watchdog (:mod:`shoe_ctl.service.watchdog`), the systemd watchdog pings, the dealer
+    port's listener, the simulated dealer. Build it with :meth:`from_config`.
     """
 
     def __init__(self, cfg: TableConfig, controller: Controller, url: str, *, resume_seq: int | None = None,
