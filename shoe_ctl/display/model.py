@@ -161,7 +161,8 @@ class DisplayModel:
       only, not as an alert band as well.
     - End of a hand: when the state goes from a hand to ``idle``, the information (not latched)
       alerts shown until then are dropped; latched ones stay until acknowledged.
-    - ``Alert``: shown until acknowledged here (with its ``moves``). The display numbers these alerts itself (from
+    - ``Alert``: shown until acknowledged here (with its ``moves``; a repeat of one still shown
+      raises its ``count``; at most :attr:`MAX_LOCAL_INFO` information ones). The display numbers these alerts itself (from
       :attr:`LOCAL_ID_BASE`). When the machine lists alerts in its state (with its own ids),
       those are shown too, less those acknowledged here, and an ``Alert`` command matching one
       of them (same code, message and seat) is shown once, under the machine's id.
@@ -171,6 +172,9 @@ class DisplayModel:
 
     LOCAL_ID_BASE = 1_000_000
     """Ids the display gives alerts the machine did not number (far from the machine's own)."""
+    MAX_LOCAL_INFO = 50
+    """At most this many information alerts of its own numbering are kept (the oldest dropped); a
+    repeat of one still shown is counted in it (``count``), not added."""
 
     def __init__(self, table_seats: int = 8) -> None:
         self.table_seats = table_seats
@@ -208,12 +212,20 @@ class DisplayModel:
                                       for a in self._since_instruction if a.code in REFUSED_CODES)
             self._since_instruction = []
         elif isinstance(command, Alert):
-            self._next_local += 1
             self._since_instruction.append(command)
-            self._local_alerts.append({
-                "id": self._next_local, "code": command.code, "message": dealer_words(command.message),
-                "street": command.street, "seat": command.seat, "latched": command.latched,
-                "moves": list(command.moves)})
+            entry = {"code": command.code, "message": dealer_words(command.message), "street": command.street,
+                     "seat": command.seat, "latched": command.latched, "moves": list(command.moves)}
+            same = next((a for a in self._local_alerts
+                         if all(a.get(k) == v for k, v in entry.items())), None)
+            if same is not None:  # a repeat still shown: one entry, counted (as the machine does)
+                same["count"] = int(same.get("count", 1)) + 1
+            else:
+                self._next_local += 1
+                self._local_alerts.append({"id": self._next_local, **entry, "count": 1})
+                info = [a for a in self._local_alerts if not a.get("latched")]
+                if len(info) > self.MAX_LOCAL_INFO:
+                    drop = {a["id"] for a in info[:len(info) - self.MAX_LOCAL_INFO]}
+                    self._local_alerts = [a for a in self._local_alerts if a["id"] not in drop]
         else:
             return False
         self.version += 1
