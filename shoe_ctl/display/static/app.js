@@ -326,7 +326,7 @@ function renderButtons() {
   const nh = document.getElementById("btn-new-hand");
   const connecting = sig === "idle" && (state.instruction.text || "").startsWith("Connecting");
   if (sig === "shoe-fault" || sig === "degraded" || connecting) { nh.disabled = true; nh.classList.remove("hot"); }
-  if (lost) for (const b of document.querySelectorAll("button")) if (!b.closest("#no-service")) b.disabled = true;
+  if (lost) for (const b of document.querySelectorAll(".buttons button")) b.disabled = true;  // the red page covers the rest
 }
 
 // ------------------------------------------------------------------ no service
