@@ -280,3 +280,43 @@ def test_no_shoe_at_start_waits_for_it_ready_with_status_and_no_new_hand(tmp_pat
         if shoe is not None:
             shoe.close()
         sock.close()
+
+
+def test_events_stalled_behind_a_malformed_one_stop_the_dealer_until_the_shoe_restarts(table: Any) -> None:
+    """A firmware defect: an event that breaks v1 (a CARD with dispense counter 0) is dropped every
+    time it comes, so every event after it stalls. The signal is ``degraded`` (no deal) while it
+    lasts; the floor power-cycles the shoe, which loses the stuck events: a sequence gap, the
+    dealer's count, and the hand goes on with the record equal to the felt."""
+    from cobs import cobs
+
+    from drivers import protocol as p
+
+    t, screen, leds, journal = table
+    screen.wait(lambda i: i.signal is Signal.IDLE and i.text.startswith("Waiting"))
+    dealer = Dealer(t, screen, t.device)
+    dealer.post(DealerAction.NEW_HAND, seats=SEATS)
+    dealer.deal(4)
+    shoe = t.device
+    with shoe._lock:
+        seq = shoe.device.next_seq
+        shoe.device.next_seq += 1
+        data = bytes([p.T_CARD]) + seq.to_bytes(4, "big") + bytes([5, 1, 0, 0, 0, 0])
+        frame = b"\x00" + cobs.encode(data + p.crc32(data).to_bytes(4, "big")) + b"\x00"
+        shoe.device._unacked[seq] = frame
+        shoe.line.tx(frame)
+    ins = dealer.next_card()
+    dealer.pull(ins)  # card 5: its read waits behind the broken event
+    degraded = screen.wait(lambda i: i.signal is Signal.DEGRADED, 20)
+    assert "green" not in leds.history[-1][1].leds
+    assert t.machine.hand is not None and t.machine.hand.pulled == 4
+    shoe.reboot(lose_unacked=True, away_s=0.2)  # the floor power-cycles the shoe
+    stop = screen.wait(lambda i: i.signal is Signal.STOP and i.text.startswith("Sequence gap"))
+    assert stop.card_no == 5 and stop.cards[0] == place(ins)
+    dealer.post(DealerAction.GAP_CARDS, cards=dealer.pulled - (stop.card_no - 1))
+    dealer.deal(12)
+    screen.wait(lambda i: i.signal is Signal.BETTING)
+    assert t.controller.wait_idle(5)
+    record_equals_felt(t.machine, dealer.felt, {place(ins)})
+    reads_kept(journal, shoe)
+    k = screen.instructions.index(degraded)
+    assert all(x.signal is not Signal.DEAL for x in screen.instructions[k:screen.instructions.index(stop)])
