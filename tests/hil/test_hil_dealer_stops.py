@@ -320,3 +320,57 @@ def test_events_stalled_behind_a_malformed_one_stop_the_dealer_until_the_shoe_re
     reads_kept(journal, shoe)
     k = screen.instructions.index(degraded)
     assert all(x.signal is not Signal.DEAL for x in screen.instructions[k:screen.instructions.index(stop)])
+
+
+def test_the_shoes_leds_leave_deal_when_the_controller_hangs_and_when_the_service_stops() -> None:
+    """Through the pty: the shoe's own LEDs show the dealer's signal; a controller thread that
+    hangs turns them to ``stop`` within the watchdog's limit (the link's thread carries it), they
+    come back when it runs again, and a stopped service sends ``stop`` last, then the shoe's own
+    no-host pattern follows (docs/service.md, *When the service stops or hangs*)."""
+    from dataclasses import replace
+
+    from hil.shoe_device import NO_HOST_LED
+
+    cfg = TableConfig()
+    cfg = replace(cfg, leds=replace(cfg.leds, backend="mock"))
+    screen = Screen()
+    machine = Dealing(PROFILES, await_counter_reset=True)
+    shoe = VirtualShoe(Deck.seeded(8)).start()  # the test's own shoe: it runs on after the service stops
+    t = Table.from_config(cfg, profiles=PROFILES, shoe_url=shoe.url, machine=machine, display=None,
+                          sinks=[screen], wait_connected=10.0, device=shoe)
+    with t:
+
+        def shoe_shows(name: str, timeout: float = 5.0) -> bool:
+            end = time.monotonic() + timeout
+            while time.monotonic() < end:
+                led = shoe.device.led
+                if led is not None and led.signal == name:
+                    return True
+                time.sleep(0.02)
+            return False
+
+        screen.wait(lambda i: i.signal is Signal.IDLE and i.text.startswith("Waiting"))
+        dealer = Dealer(t, screen, shoe)
+        dealer.post(DealerAction.NEW_HAND, seats=SEATS)
+        dealer.next_card()
+        assert shoe_shows("deal")
+        release = threading.Event()
+        hung = time.monotonic()
+        t.controller.call_soon(lambda: release.wait(10))  # the controller thread hangs
+        assert shoe_shows("stop", 5)
+        took = time.monotonic() - hung
+        assert took <= t.watchdog.stuck_after + 1.0, took
+        assert "green" not in shoe.device.led.leds
+        release.set()
+        assert shoe_shows("deal", 5)  # it runs again: the machine's signal
+        link = t.link
+    try:
+        assert not link.connected
+        # the stop pattern went out last; the shoe, hearing no host, then shows its no-host pattern
+        assert shoe_shows("stop", 1)
+        end = time.monotonic() + 6
+        while shoe.device.led is not NO_HOST_LED and time.monotonic() < end:
+            time.sleep(0.05)
+        assert shoe.device.led is NO_HOST_LED
+    finally:
+        shoe.close()
