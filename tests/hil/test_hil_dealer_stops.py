@@ -267,6 +267,9 @@ def test_no_shoe_at_start_waits_for_it_ready_with_status_and_no_new_hand(tmp_pat
             assert ins is screen.instructions[-1] or screen.instructions[-1].signal is Signal.SHOE_FAULT
             shoe = VirtualShoe(Deck.seeded(5), link_path=port).start()
             screen.wait(lambda i: i.signal is Signal.IDLE and i.text.startswith("Waiting"), 15)
+            deadline = time.monotonic() + 5  # the status hook runs right after the machine's update
+            while not any("STATUS=shoe VS-0001 connected" in g for g in got) and time.monotonic() < deadline:
+                time.sleep(0.05)
             assert any("STATUS=shoe VS-0001 connected" in g for g in got)
             dealer = Dealer(t, screen, shoe)
             dealer.post(DealerAction.NEW_HAND, seats=SEATS)
