@@ -299,9 +299,10 @@ class SimulatedDealer(Closeable):
         self._await_ref: int | None = None
         self._ref = 0
         self._latched: list[str] = []
+        self._acked: set[str] = set()  # alert codes this dealer has acknowledged
         self._held: Card | None = None
         self._street_now: str | None = None
-        self._acked: str | None = None  # the stop last answered with an acknowledgement
+        self._acked_stop: str | None = None  # the stop last answered with an acknowledgement
         self._check_street: str | None = None  # a street whose seats the dealer counts before betting
         self._premature: list[tuple[int, str, Card | None]] = []
         self._active = False
@@ -411,7 +412,7 @@ class SimulatedDealer(Closeable):
         if sig is not _IDLE:
             self._active = True
         if sig is not Signal.STOP:
-            self._acked = None
+            self._acked_stop = None
         if self._hook_first(ins):
             return
         if sig in (_DEAL, _BURN, _COMMUNITY) and ins.card_no is not None \
@@ -447,20 +448,30 @@ class SimulatedDealer(Closeable):
             self._betting(ins.street or "")
         elif sig is _SHOWDOWN:
             self._showdown(contested=ins.seat is None)
+        elif sig is _STOP and ins.text.startswith("Sequence gap") and ins.card_no is not None:
+            # docs/irregularities.md, *Sequence gap*: count the cards on the felt against the
+            # screen's card number and report the cards found beyond it (they lie at the places
+            # the screen had next, since this dealer follows the screen)
+            if self._once(("gap", ins.card_no)):
+                self._input(DealerAction.GAP_CARDS, cards=max(0, self.table.total - (ins.card_no - 1)))
         elif sig is _STOP:
             acks = [*(self.script.acks if self.script is not None else ()),
                     *(self._last_script.acks if self._last_script is not None else ())]
             wanted = [c for c in self._latched if c in acks]
+            named = ins.text.removeprefix("Stop: ").split(" ", 1)[0]
             if wanted:
                 for code in dict.fromkeys(wanted):
                     self._input(DealerAction.ACK_ALERT, code=code)
+                    self._acked.add(code)
                 self._latched = [c for c in self._latched if c not in wanted]
-                self._acked = ins.text
-            elif self._acked == ins.text:
+                self._acked_stop = ins.text
+            elif self._acked_stop == ins.text:
                 return  # the same stop shown again before the acknowledgement was read: wait
             elif self.auto_ack:
                 self._latched = []
                 self.post(DealerInput(DealerAction.ACK_ALERT))
+            elif named in self._acked:
+                pass  # the stop names an alert already acknowledged: the acknowledgement is on its way
             else:
                 self.stalled = ins.text
         # SHOE_FAULT, DEGRADED: wait for the next instruction.
