@@ -33,6 +33,15 @@ def add_table_shoe(p: argparse.ArgumentParser) -> None:
     p.add_argument("--port", default=None, help="shoe URL instead of [shoe] url")
 
 
+def add_phh_inputs(p: argparse.ArgumentParser, json_help: str) -> None:
+    """Add what reads recorded hands (analyze, replay): ``PATH...`` (.phh files or folders of
+    them), ``--rules`` (a profile name or a profile .toml, default ``tda``) and ``--json``."""
+    p.add_argument("paths", nargs="+", metavar="PATH", help="a .phh file or a folder of them")
+    p.add_argument("--rules", default="tda", metavar="tda|house",
+                   help="rule profile name or a profile .toml (default: tda)")
+    p.add_argument("--json", action="store_true", help=json_help)
+
+
 def pace(text: str) -> float:
     """``--pace``: seconds, a finite number >= 0 (argparse type)."""
     value = float(text)
