@@ -393,13 +393,19 @@ def main(args: argparse.Namespace) -> int:
         return 2
     result = run_soak(args.cards, faults, args.seed, transport=args.transport,
                       stall_s=stall_s, progress=sys.stderr if args.progress or not args.json else None)
-    if args.json:
+    return _report(result, passed(result), args.json)
+
+
+def _report(result: dict[str, Any], ok: bool, as_json: bool) -> int:
+    """Print a soak's ``result`` (one JSON line, or aligned ``key: value`` lines and PASS/FAIL);
+    the exit status: 0 when ``ok``, else 1."""
+    if as_json:
         print(json.dumps(result, separators=(",", ":")), flush=True)
     else:
         for key, value in result.items():
             print(f"{key:>20}: {value}")
-        print("PASS" if passed(result) else "FAIL")
-    return 0 if passed(result) else 1
+        print("PASS" if ok else "FAIL")
+    return 0 if ok else 1
 
 
 def _main_real(args: argparse.Namespace, stall_s: float) -> int:
@@ -419,10 +425,4 @@ def _main_real(args: argparse.Namespace, stall_s: float) -> int:
         return 2
     result = run_soak_real(args.shoe, args.cards, hook, batch=args.batch, baudrate=args.baudrate,
                            stall_s=stall_s, progress=sys.stderr if args.progress else None)
-    if args.json:
-        print(json.dumps(result, separators=(",", ":")), flush=True)
-    else:
-        for key, value in result.items():
-            print(f"{key:>20}: {value}")
-        print("PASS" if passed_real(result) else "FAIL")
-    return 0 if passed_real(result) else 1
+    return _report(result, passed_real(result), args.json)
