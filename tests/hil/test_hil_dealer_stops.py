@@ -22,7 +22,7 @@ import pytest
 from drivers.leds import MockLedSink
 from hil.deck import Deck
 from hil.virtual_shoe import VirtualShoe
-from shoe_ctl.config import TableConfig, load_profile
+from shoe_ctl.config import ShoeConfig, TableConfig, load_profile
 from shoe_ctl.events import (
     Alert,
     CardRead,
@@ -248,7 +248,8 @@ def test_no_shoe_at_start_waits_for_it_ready_with_status_and_no_new_hand(tmp_pat
     screen, leds, journal = Screen(), MockLedSink(), Journal()
     machine = Dealing(PROFILES, await_counter_reset=True)
     notifier = Notifier({"NOTIFY_SOCKET": str(notify_path)})
-    t = Table.from_config(TableConfig(), profiles=PROFILES, shoe_url=str(port), machine=machine, journal=journal,
+    cfg = TableConfig(shoe=ShoeConfig(auth="off"))  # a bench shoe, unauthenticated (docs/security.md)
+    t = Table.from_config(cfg, profiles=PROFILES, shoe_url=str(port), machine=machine, journal=journal,
                           dealer_io=False, sinks=[leds, screen], notifier=notifier)
     shoe = None
     try:

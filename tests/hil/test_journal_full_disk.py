@@ -266,7 +266,7 @@ def test_systemd_status_says_when_the_journal_cannot_be_written_and_when_it_writ
     notifier = Notifier()
     stop = threading.Event()
     ctl = Controller(Dealing(load_profiles(), default_rules="tda"), journal=journal)
-    _start_notifications(notifier, Link(), ctl, stop)
+    _start_notifications(notifier, ctl, stop)
     try:
         with journal.store.lock:
             db = journal.store.db()

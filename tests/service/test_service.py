@@ -142,7 +142,7 @@ def test_run_deals_recorded_hands_and_exits_when_done() -> None:
          "--display", "off"], capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
-    signals = [ln.split()[0] for ln in lines]
+    signals = [ln.split()[0] for ln in lines if ln.startswith("signal=")]  # not the status lines
     assert signals[0] == "signal=idle" and signals[-1] == "signal=idle"
     assert signals.count("signal=scramble") == 1 and signals.count("signal=community") == 1
     assert signals.count("signal=burn") == 4  # 4th, 5th, 6th and after the cut
@@ -176,7 +176,7 @@ def test_run_without_hands_deals_until_stopped_and_stops_cleanly(sig: str) -> No
             proc.kill()
     assert proc.returncode == 0, err
     assert "Traceback" not in err
-    signals = [ln.split()[0] for ln in lines + rest.splitlines() if ln.strip()]
+    signals = [ln.split()[0] for ln in lines + rest.splitlines() if ln.startswith("signal=")]
     assert signals[0] == "signal=idle" and "signal=deal" in signals and "signal=burn" in signals
 
 
@@ -219,5 +219,5 @@ def test_run_hands_names_every_unreadable_file_and_deals_the_rest(tmp_path: Path
     assert len(bad) == 2, out.stderr
     assert "b_broken.phh: line 3: not a PHH hand record (not TOML: " in bad[0] and "c_binary.phh: " in bad[1]
     assert bad[1].split("c_binary.phh: ", 1)[1].strip()  # a reason follows
-    signals = [ln.split()[0] for ln in out.stdout.splitlines()]
+    signals = [ln.split()[0] for ln in out.stdout.splitlines() if ln.startswith("signal=")]
     assert "signal=deal" in signals and signals[-1] == "signal=idle"
