@@ -20,7 +20,7 @@ from typing import Any
 
 from drivers import protocol as p
 from drivers.exc import NotConnectedError, VersionError
-from shoe_ctl.events import CounterReset, LinkChanged, LinkStatus, SequenceGap, ShoeInfo
+from shoe_ctl.events import CounterReset, LinkChanged, LinkStatus, SequenceGap, ShoeInfo, ShoeRestarted
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +38,11 @@ class SessionStats:
     :param gaps: :class:`~shoe_ctl.events.SequenceGap` events raised (and sequence resets).
     :param out_of_window: events too far ahead of the next expected sequence (dropped).
     :param degraded: times the status went ``degraded``.
+    :param acks: ACK frames sent (at most one per :attr:`LinkSession.ACK_MIN_GAP`).
+    :param rejected: valid frames dropped by a row of the constraint table
+        (``docs/protocol.md`` section 11), by the row's id: the codec's rows and the session's
+        own (``C-READER-DECLARED``).
+    :param restarts: :class:`~shoe_ctl.events.ShoeRestarted` events raised.
     """
 
     delivered: int = 0
@@ -49,6 +54,21 @@ class SessionStats:
     gaps: int = 0
     out_of_window: int = 0
     degraded: int = 0
+    acks: int = 0
+    rejected: dict[str, int] = field(default_factory=dict)
+    restarts: int = 0
+
+
+@dataclass
+class _Span:
+    """Cards between two HELLOs of one shoe: the earlier HELLO's next sequence number, card total
+    and boot count, and the CARD events delivered with a sequence number from there on (below
+    ``until``, the later HELLO's, once that one came)."""
+
+    hello: p.Hello
+    cards: int = 0
+    until: int | None = None
+    after: p.Hello | None = None
 
 
 @dataclass
@@ -65,11 +85,13 @@ class _Connection:
     resend_want: int | None = None
     resend_at: float = 0.0
     ack_due: bool = False
+    ack_resend: bool = False
     quality: float = 0.0
     malformed: str = ""
     malformed_at: float = 0.0
     malformed_seen: int = 0
     hello_seen: bool = False
+    rules_seen: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.last_rx = self.hello_at = self.opened
@@ -100,6 +122,9 @@ class LinkSession:
     """Seconds between repeats of an LED or RESET_COUNTER the shoe has not reported yet."""
     MALFORMED_S = 1.0
     """Seconds a frame that broke v1 names the cause of a ``degraded`` status."""
+    ACK_MIN_GAP = 0.02
+    """Seconds between two ACKs at least (docs/protocol.md section 1): what changes meanwhile
+    (the consumer's acks, ``want``, a resend request) goes out together in the next one."""
 
     def __init__(self, *, name: str = "shoe", resume_seq: int | None = None, auto_ack: bool = False,
                  silence_s: float = 3.0, window: int = 1024) -> None:
@@ -120,7 +145,7 @@ class LinkSession:
         self._acked = resume_seq or 0
         self._sent_acked = -1
         self._sent_want = 0
-        self._last_ack_tx = 0.0
+        self._last_ack_tx = -math.inf
         self._pending: dict[int, p.EventMsg] = {}
         self._hello: p.Hello | None = None          # this connection's hello
         self._last_hello: p.Hello | None = None     # the last hello of any connection
@@ -133,7 +158,11 @@ class LinkSession:
         self._reset_wanted = False
         self._reset_target: int | None = None
         self._shoe_epoch = 0
+        self._reset_floor = 0
         self._last_cmd_tx = 0.0
+        # shoe restarts (docs/protocol.md section 12)
+        self._span: _Span | None = None       # cards since the last HELLO
+        self._restart: _Span | None = None    # a restart waiting for the events made before it
 
     # ------------------------------------------------------------------ outputs
 
@@ -144,7 +173,7 @@ class LinkSession:
 
     def events(self) -> list[Any]:
         """The events for the consumer, in order (``CardRead``, ``ShoeFault``, ``ShoeButton``,
-        ``LinkChanged``, ``SequenceGap``, ``CounterReset``), and forget them."""
+        ``LinkChanged``, ``SequenceGap``, ``CounterReset``, ``ShoeRestarted``), and forget them."""
         out, self._events = self._events, []
         return out
 
@@ -225,6 +254,11 @@ class LinkSession:
             conn.quality = conn.quality * hit + (1 - hit)
             self.stats.bad_frames = bad_now
         self.stats.unknown_frames = conn.unknown_base + stats.unknown
+        for rule, n in stats.rules.items():
+            seen = conn.rules_seen.get(rule, 0)
+            if n != seen:
+                conn.rules_seen[rule] = n
+                self.stats.rejected[rule] = self.stats.rejected.get(rule, 0) + n - seen
         if stats.reasons.get("message", 0) != conn.malformed_seen:
             conn.malformed_seen = stats.reasons["message"]
             conn.malformed = stats.last_malformed
@@ -257,8 +291,8 @@ class LinkSession:
                                  f"{now - conn.opened:.1f} s ({self.stats.bad_frames} bad frames so far): is "
                                  "the shoe on this port, powered, at this baud rate?", force=True)
             return
-        if self._ack_due(conn) or now - self._last_ack_tx >= self.ACK_KEEPALIVE:
-            conn.ack_due = False
+        if (self._ack_due(conn) and now - self._last_ack_tx >= self.ACK_MIN_GAP) \
+                or now - self._last_ack_tx >= self.ACK_KEEPALIVE:
             self._send_ack(now)
         if self._pending:  # a hole: ask again until it is filled
             self._request_resend(conn, now)
@@ -294,12 +328,14 @@ class LinkSession:
             if not conn.quiet_reported:
                 due = min(due, conn.opened + self.silence_s)
             return due
-        if self._ack_due(conn) or self._quality_status(conn) != self._status:
+        if self._quality_status(conn) != self._status:
             return -math.inf
         due = self._last_ack_tx + self.ACK_KEEPALIVE
+        if self._ack_due(conn):
+            due = self._last_ack_tx + self.ACK_MIN_GAP
         if self._pending:
-            due = min(due, conn.resend_at + self.RESEND_HOLDOFF
-                      if self._expected == conn.resend_want else -math.inf)
+            due = min(due, max(conn.resend_at + self.RESEND_HOLDOFF if self._expected == conn.resend_want
+                               else -math.inf, self._last_ack_tx + self.ACK_MIN_GAP))
         if self._led_outstanding() or (self._reset_wanted and self._reset_target is not None):
             due = min(due, self._last_cmd_tx + self.COMMAND_RETRY)
         silent_at = conn.last_rx + self.silence_s
@@ -317,7 +353,8 @@ class LinkSession:
         return self._status
 
     def _ack_due(self, conn: _Connection) -> bool:
-        return (conn.ack_due or self._acked > self._sent_acked or self._expected != self._sent_want)
+        return (conn.ack_due or conn.ack_resend or self._acked > self._sent_acked
+                or self._expected != self._sent_want)
 
     def _led_outstanding(self) -> bool:
         return self._led is not None and self._shoe_led_token != self._led_token
@@ -336,7 +373,7 @@ class LinkSession:
         if seq > self._acked:
             self._acked = seq
             if self._hello is not None and self._expected is not None:
-                self._send_ack(now)
+                self._ack_soon(now)
 
     @staticmethod
     def led_spec(pattern: Mapping[str, Any]) -> dict[str, Any]:
@@ -377,9 +414,20 @@ class LinkSession:
         """
         self._reset_wanted = True
         self._reset_target = self._shoe_epoch % 0xFFFF + 1
+        self._reset_floor = self._shoe_next_seq()
         if self._hello is None:
             raise NotConnectedError(f"shoe at {self.name} not connected; counter reset kept for later")
         self._send(p.ResetCounter(self._next_host_seq(), self._reset_target))
+
+    def _shoe_next_seq(self) -> int:
+        """The highest ``next_seq`` the shoe has reported (HELLO, HEARTBEAT) or implied (the
+        events received): every event made before now has a lower number."""
+        seqs = [self._expected or 0]
+        if self._last_hello is not None:
+            seqs.append(self._last_hello.seq)
+        if self._heartbeat is not None:
+            seqs.append(self._heartbeat.seq)
+        return max(seqs)
 
     # ------------------------------------------------------------------ messages
 
@@ -391,8 +439,14 @@ class LinkSession:
             return  # nothing counts before this connection's hello
         if isinstance(msg, p.CardMsg | p.FaultMsg | p.ButtonMsg):
             if isinstance(msg, p.CardMsg):
-                # a card's epoch may be older than the shoe's (a resent card): it only confirms
-                self._note_epoch(msg.epoch, current=False)
+                if msg.reader != "none" and msg.reader not in self._hello.readers:
+                    self._reject(conn, now, "C-READER-DECLARED", f"CARD {msg.seq} names the {msg.reader} reader, "
+                                 f"which the HELLO did not declare ({', '.join(self._hello.readers)})")
+                    return
+                # a card's epoch may be older than the shoe's (a resent card, also one made before
+                # a restart): it confirms a reset only when made after the reset was asked for
+                if msg.seq >= self._reset_floor:
+                    self._note_epoch(msg.epoch, current=False)
             self._on_event(msg, conn, now)
         elif isinstance(msg, p.Heartbeat):
             self._heartbeat = msg
@@ -401,6 +455,17 @@ class LinkSession:
             if msg.seq > self._expected:
                 self._request_resend(conn, now)
         # host messages (an echo on loop://) are ignored
+
+    def _reject(self, conn: _Connection, now: float, rule: str, text: str) -> None:
+        """Drop a frame that breaks row ``rule`` of the constraint table (in its context): counted
+        as a bad frame, and named as a shoe defect by the ``degraded`` status."""
+        self.stats.rejected[rule] = self.stats.rejected.get(rule, 0) + 1
+        self.stats.bad_frames += 1
+        conn.bad_base += 1
+        conn.quality = conn.quality * 0.95 + 0.05
+        conn.malformed = f"{text} [{rule}]"
+        conn.malformed_at = now
+        log.warning("shoe %s: %s [%s]", self.name, text, rule)
 
     def _note_epoch(self, epoch: int, *, current: bool = True) -> None:
         """The shoe reported ``epoch`` (``current``: its epoch now, from a HEARTBEAT or HELLO; else
@@ -459,6 +524,8 @@ class LinkSession:
             self._pending.clear()
         elif hello.first_seq > self._expected:
             gap_from = self._expected
+        restarted = (prev is not None and prev.serial == hello.serial and prev.boot_id != hello.boot_id
+                     and not seq_reset)
         if prev is not None and prev.serial == hello.serial and prev.boot_id != hello.boot_id:
             notes.append(f"shoe restarted (boot {hello.boot_id:08x})")
         if gap_from is not None:
@@ -467,6 +534,8 @@ class LinkSession:
             self._expected = hello.first_seq
         for seq in [s for s in self._pending if s < self._expected]:
             del self._pending[seq]
+        self._note_span(hello, restarted, same_shoe=prev is not None and prev.serial == hello.serial
+                        and not seq_reset)
         first = self._hello is None
         self._hello = hello
         self._last_hello = hello
@@ -483,12 +552,13 @@ class LinkSession:
             if hello.led_token == 0 or prev is None or prev.boot_id != hello.boot_id:
                 self._led_token = self._new_led_token(hello.led_token)
             self._send_led(now)
-        self._send_ack(now)
+        self._ack_soon(now)
         if first or notes:
             detail = "; ".join([f"shoe {hello.serial} firmware {hello.firmware}", *notes])
             self._set_status(LinkStatus.CONNECTED, detail, hello.info(), force=True, sequence_reset=seq_reset)
         if gap_from is not None:  # after the connected event, before any event that follows it
             self._events.append(SequenceGap(gap_from, hello.first_seq))
+        self._restart_done()
 
     def _on_event(self, msg: p.EventMsg, conn: _Connection, now: float) -> None:
         expected = self._expected
@@ -513,10 +583,52 @@ class LinkSession:
             self._deliver(self._pending.pop(expected))
             expected += 1
         self._expected = expected
+        self._restart_done()
         if self._pending:
             self._request_resend(conn, now)
 
+    def _note_span(self, hello: p.Hello, restarted: bool, *, same_shoe: bool) -> None:
+        """A HELLO: when the shoe restarted, the span since the previous HELLO waits for the
+        events made before the restart; the counting starts again from this HELLO."""
+        span = self._span
+        if restarted and span is not None:
+            if self._restart is not None:  # restarted again before the first was reported: one report
+                span = self._restart
+                span.cards += self._span.cards if self._span is not None else 0
+            span.until = hello.seq
+            span.after = hello
+            self._restart = span
+        elif not same_shoe:
+            self._restart = None
+        self._span = _Span(hello)
+
+    def _restart_done(self, reached: int | None = None) -> None:
+        """Post the waiting :class:`ShoeRestarted` once every event made before the restart was
+        delivered (or reported lost): ``reached`` (default ``expected``) is the sequence number
+        up to which (exclusive) everything is in."""
+        span = self._restart
+        if reached is None:
+            reached = self._expected or 0
+        if span is None or span.until is None or span.after is None or reached < span.until:
+            return
+        self._restart = None
+        a, b = span.hello, span.after
+        counted = None
+        if a.card_total is not None and b.card_total is not None:
+            counted = (b.card_total - a.card_total) % (p.SEQ_MAX + 1)
+        self.stats.restarts += 1
+        self._events.append(ShoeRestarted(b.serial, a.boot_id, b.boot_id, a.boot_count, b.boot_count, counted,
+                                          span.cards, "counts-unpowered" in (b.caps or ())))
+
     def _deliver(self, msg: p.EventMsg) -> None:
+        restart = self._restart
+        if restart is not None and restart.until is not None and msg.seq >= restart.until:
+            self._restart_done(msg.seq)  # every event before the restart is in: report it first
+        if isinstance(msg, p.CardMsg):
+            if restart is not None and restart.until is not None and restart.hello.seq <= msg.seq < restart.until:
+                restart.cards += 1
+            elif self._span is not None and msg.seq >= self._span.hello.seq:
+                self._span.cards += 1
         self._events.append(p.to_event(msg))
         self.stats.delivered += 1
         if self.auto_ack:
@@ -526,9 +638,9 @@ class LinkSession:
         want = self._expected
         if want == conn.resend_want and now - conn.resend_at < self.RESEND_HOLDOFF:
             return
-        conn.resend_want = want
-        conn.resend_at = now
-        self.stats.resends += 1
+        if now - self._last_ack_tx < self.ACK_MIN_GAP:
+            conn.ack_resend = True  # the next ACK asks (20 ms after the last one)
+            return
         self._send_ack(now, resend=True)
 
     # ------------------------------------------------------------------ frames out
@@ -562,12 +674,30 @@ class LinkSession:
             self._send(p.Led(self._next_host_seq(), self._led_token, **self._led))
             self._last_cmd_tx = now
 
+    def _ack_soon(self, now: float, resend: bool = False) -> None:
+        """An ACK now, or, within :attr:`ACK_MIN_GAP` of the last one, in the next one (what
+        changes meanwhile goes out together; the resend flag is kept)."""
+        if now - self._last_ack_tx >= self.ACK_MIN_GAP:
+            self._send_ack(now, resend)
+        elif self._conn is not None:
+            self._conn.ack_due = True
+            self._conn.ack_resend = self._conn.ack_resend or resend
+
     def _send_ack(self, now: float, resend: bool = False) -> None:
         expected = self._expected
         if expected is None:
             return
+        conn = self._conn
+        if conn is not None:
+            resend = resend or (conn.ack_resend and bool(self._pending))
+            conn.ack_due = conn.ack_resend = False
+            if resend:
+                conn.resend_want = expected
+                conn.resend_at = now
+                self.stats.resends += 1
         acked = min(self._acked, expected - 1)
         self._send(p.Ack(self._next_host_seq(), acked, expected, resend))
+        self.stats.acks += 1
         self._sent_acked = acked
         self._sent_want = expected
         self._last_ack_tx = now

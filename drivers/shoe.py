@@ -24,7 +24,7 @@ import queue
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import serial
@@ -93,6 +93,10 @@ class LinkStats:
     :param gaps: :class:`~shoe_ctl.events.SequenceGap` events raised.
     :param out_of_window: events too far ahead of the next expected sequence (dropped).
     :param degraded: times the link went ``degraded``.
+    :param acks: ACK frames sent (at most one per 20 ms).
+    :param rejected: valid frames dropped by a row of the constraint table, by row id
+        (docs/protocol.md section 11).
+    :param restarts: :class:`~shoe_ctl.events.ShoeRestarted` events raised.
     """
 
     delivered: int = 0
@@ -107,8 +111,11 @@ class LinkStats:
     gaps: int = 0
     out_of_window: int = 0
     degraded: int = 0
+    acks: int = 0
+    rejected: dict[str, int] = field(default_factory=dict)
+    restarts: int = 0
 
-    def as_dict(self) -> dict[str, int]:
+    def as_dict(self) -> dict[str, Any]:
         """The counters as a JSON-safe dict."""
         return asdict(self)
 

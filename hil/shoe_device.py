@@ -63,6 +63,12 @@ class ShoeDevice:
     :param host_silence_s: seconds without a valid host frame before the LEDs show
         :data:`NO_HOST_LED` (protocol: 3 s).
     :param now: the clock at power-up (seconds).
+    :param persistent_counters: keep the epoch, the dispense counter, the card total and the boot
+        count across power cycles and report them in HELLO (capability ``persistent-counters``,
+        docs/protocol.md section 12); False: a shoe of the first revision (no ``caps`` record,
+        counter and epoch back to 0 at each power-up).
+    :param counts_unpowered: the card sensor and the card total work while the shoe is off
+        (capability ``counts-unpowered``): :meth:`pull_unpowered` counts the card.
     :raises ValueError: a serial number that is empty or over 32 bytes.
     """
 
@@ -80,7 +86,8 @@ class ShoeDevice:
                  readers: Sequence[str] = ("rfid",), heartbeat_s: float = 0.5, resend_s: float = 0.3,
                  version_range: tuple[int, int] = (p.PROTOCOL_VERSION, p.PROTOCOL_VERSION),
                  record: bool = True, on_event: Callable[[p.EventMsg], None] | None = None,
-                 host_silence_s: float = 3.0, now: float = 0.0) -> None:
+                 host_silence_s: float = 3.0, now: float = 0.0, persistent_counters: bool = True,
+                 counts_unpowered: bool = False) -> None:
         if not 1 <= len(serial.encode("utf-8")) <= p.MAX_STR:
             raise ValueError(f"serial number {serial!r} must be 1..{p.MAX_STR} bytes of UTF-8")
         self.deck = deck
@@ -91,6 +98,8 @@ class ShoeDevice:
         self.resend_s = resend_s
         self.host_silence_s = host_silence_s
         self.version_range = version_range
+        self.persistent_counters = persistent_counters
+        self.counts_unpowered = counts_unpowered and persistent_counters
         self.record = record
         self.on_event = on_event
         self._rng = random.Random(seed)
@@ -99,6 +108,8 @@ class ShoeDevice:
         self._host_rx_at = now
         # protocol state
         self.boot_id = self._new_boot_id()
+        self.boot_count = 1
+        self.card_total = 0
         self.next_seq = 1
         self._unacked: OrderedDict[int, bytes] = OrderedDict()
         self._host_want = 1
@@ -121,6 +132,7 @@ class ShoeDevice:
         self.resent = 0
         self.reboots = 0
         self.lost_on_reboot = 0
+        self.pulled_unpowered = 0
 
     # ---------------------------------------------------------------- output
 
@@ -218,6 +230,7 @@ class ShoeDevice:
         unread = due("unreadable", f.unreadable)
         for card in out:
             self.dispense = min(self.dispense + 1, 0xFFFF)
+            self.card_total = (self.card_total + 1) & p.SEQ_MAX
             reader = self.readers[0]
             self._event(p.CardMsg(0, None if unread else card, "none" if unread else reader,
                                   self.dispense, self.epoch), now)
@@ -234,6 +247,22 @@ class ShoeDevice:
         elif "unplug" in todo or (f.unplug_every and n % f.unplug_every == 0):
             after = "unplug"
         return Pull(out[0], tuple(out), after, f.unplug_ms / 1000.0)
+
+    def pull_unpowered(self) -> Card:
+        """One card leaves while the shoe is off (between :meth:`reboot`'s power loss and its
+        power-up): no event; with ``counts_unpowered`` the sensor on its backup supply counts it
+        (dispense counter and card total), otherwise nothing at all records it.
+
+        :raises EmptyShoeError: no card left.
+        """
+        card = self.take()
+        self.pulled_unpowered += 1
+        self.dispensed.append(card)
+        self.last_dispensed = (card,)
+        if self.counts_unpowered:
+            self.dispense = min(self.dispense + 1, 0xFFFF)
+            self.card_total = (self.card_total + 1) & p.SEQ_MAX
+        return card
 
     def take(self) -> Card:
         """The next card leaves the deck, with no event at all (a card past a blind sensor).
@@ -268,15 +297,19 @@ class ShoeDevice:
         return self._event(p.ButtonMsg(0, button), now)
 
     def reboot(self, *, lose_unacked: bool = True) -> None:
-        """Power cycle: a new boot id, the dispense counter, epoch and LEDs back to 0, the unacked
-        buffer lost when ``lose_unacked``; the next sequence number survives (non-volatile)."""
+        """Power cycle: a new boot id, the LEDs back to 0, the unacked buffer lost when
+        ``lose_unacked``; the next sequence number survives (non-volatile), and with
+        ``persistent_counters`` the epoch, dispense counter and card total too (the boot count
+        goes up by one); without, the dispense counter and epoch go back to 0."""
         self.reboots += 1
         if lose_unacked:
             self.lost_on_reboot += len(self._unacked)
             self._unacked.clear()
         self.boot_id = self._new_boot_id()
-        self.dispense = 0
-        self.epoch = 0
+        self.boot_count += 1
+        if not self.persistent_counters:
+            self.dispense = 0
+            self.epoch = 0
         self.led = None
         self._host_want = self.next_seq
 
@@ -303,9 +336,14 @@ class ShoeDevice:
     def _send_hello(self, version: int) -> None:
         self.hellos += 1
         first = next(iter(self._unacked), self.next_seq)
+        ext: dict[str, object] = {}
+        if self.persistent_counters:
+            caps = ("persistent-counters", "counts-unpowered") if self.counts_unpowered else ("persistent-counters",)
+            ext = {"caps": caps, "boot_count": self.boot_count, "card_total": self.card_total,
+                   "dispense": self.dispense}
         self._out.append(p.encode(p.Hello(self.next_seq, version, self.version_range[0], self.version_range[1],
                                           self.boot_id, first, self.epoch, self.led.token if self.led else 0,
-                                          self.readers, self.FIRMWARE, self.serial)))
+                                          self.readers, self.FIRMWARE, self.serial, **ext)))  # type: ignore[arg-type]
 
     def _heartbeat(self) -> None:
         flags = {_HB_FLAG[kind]: True for kind in self._conditions}

@@ -54,6 +54,7 @@ from shoe_ctl.events import (
     ShoeButton,
     ShoeCommand,
     ShoeFault,
+    ShoeRestarted,
     Signal,
     TimerFired,
 )
@@ -304,6 +305,9 @@ class Dealing(IrregularMixin):
         elif isinstance(event, SequenceGap):
             self._alert("sequence-gap", f"the shoe lost events {event.expected}..{event.got - 1}: cards may have "
                         "left unreported; check the deal and the stub", latched=True)
+        elif isinstance(event, ShoeRestarted):  # docs/protocol.md section 12: a stop and the procedure
+            if self.hand is not None and self.state != IDLE:
+                self._alert("shoe-restarted", event.procedure(), latched=True)
         elif isinstance(event, TimerFired):
             self._on_timer(event)
         elif isinstance(event, ShoeButton):
