@@ -61,14 +61,11 @@ class SessionStats:
 
 @dataclass
 class _Span:
-    """Cards between two HELLOs of one shoe: the earlier HELLO's next sequence number, card total
-    and boot count, and the CARD events delivered with a sequence number from there on (below
-    ``until``, the later HELLO's, once that one came)."""
+    """Cards since a HELLO: that HELLO (its next sequence number, card total, boot count) and the
+    CARD events delivered with a sequence number from its ``seq`` on."""
 
     hello: p.Hello
     cards: int = 0
-    until: int | None = None
-    after: p.Hello | None = None
 
 
 @dataclass
@@ -162,7 +159,6 @@ class LinkSession:
         self._last_cmd_tx = 0.0
         # shoe restarts (docs/protocol.md section 12)
         self._span: _Span | None = None       # cards since the last HELLO
-        self._restart: _Span | None = None    # a restart waiting for the events made before it
 
     # ------------------------------------------------------------------ outputs
 
@@ -534,8 +530,6 @@ class LinkSession:
             self._expected = hello.first_seq
         for seq in [s for s in self._pending if s < self._expected]:
             del self._pending[seq]
-        self._note_span(hello, restarted, same_shoe=prev is not None and prev.serial == hello.serial
-                        and not seq_reset)
         first = self._hello is None
         self._hello = hello
         self._last_hello = hello
@@ -558,7 +552,7 @@ class LinkSession:
             self._set_status(LinkStatus.CONNECTED, detail, hello.info(), force=True, sequence_reset=seq_reset)
         if gap_from is not None:  # after the connected event, before any event that follows it
             self._events.append(SequenceGap(gap_from, hello.first_seq))
-        self._restart_done()
+        self._note_span(hello, restarted)
 
     def _on_event(self, msg: p.EventMsg, conn: _Connection, now: float) -> None:
         expected = self._expected
@@ -583,52 +577,31 @@ class LinkSession:
             self._deliver(self._pending.pop(expected))
             expected += 1
         self._expected = expected
-        self._restart_done()
         if self._pending:
             self._request_resend(conn, now)
 
-    def _note_span(self, hello: p.Hello, restarted: bool, *, same_shoe: bool) -> None:
-        """A HELLO: when the shoe restarted, the span since the previous HELLO waits for the
-        events made before the restart; the counting starts again from this HELLO."""
+    def _note_span(self, hello: p.Hello, restarted: bool) -> None:
+        """A HELLO: when the shoe restarted, post :class:`ShoeRestarted` at once (after the
+        connected event and any gap, before every event that follows); the counting of cards
+        starts again from this HELLO."""
         span = self._span
-        if restarted and span is not None:
-            if self._restart is not None:  # restarted again before the first was reported: one report
-                span = self._restart
-                span.cards += self._span.cards if self._span is not None else 0
-            span.until = hello.seq
-            span.after = hello
-            self._restart = span
-        elif not same_shoe:
-            self._restart = None
         self._span = _Span(hello)
-
-    def _restart_done(self, reached: int | None = None) -> None:
-        """Post the waiting :class:`ShoeRestarted` once every event made before the restart was
-        delivered (or reported lost): ``reached`` (default ``expected``) is the sequence number
-        up to which (exclusive) everything is in."""
-        span = self._restart
-        if reached is None:
-            reached = self._expected or 0
-        if span is None or span.until is None or span.after is None or reached < span.until:
+        if not restarted or span is None:
             return
-        self._restart = None
-        a, b = span.hello, span.after
+        a = span.hello
         counted = None
-        if a.card_total is not None and b.card_total is not None:
-            counted = (b.card_total - a.card_total) % (p.SEQ_MAX + 1)
+        if a.card_total is not None and hello.card_total is not None:
+            counted = (hello.card_total - a.card_total) % (p.SEQ_MAX + 1)
+        # events made before this HELLO that the shoe still holds and will resend
+        in_flight = max(0, hello.seq - max(self._expected or 0, hello.first_seq))
         self.stats.restarts += 1
-        self._events.append(ShoeRestarted(b.serial, a.boot_id, b.boot_id, a.boot_count, b.boot_count, counted,
-                                          span.cards, "counts-unpowered" in (b.caps or ())))
+        self._events.append(ShoeRestarted(hello.serial, a.boot_id, hello.boot_id, a.boot_count, hello.boot_count,
+                                          counted, span.cards, "counts-unpowered" in (hello.caps or ()),
+                                          in_flight))
 
     def _deliver(self, msg: p.EventMsg) -> None:
-        restart = self._restart
-        if restart is not None and restart.until is not None and msg.seq >= restart.until:
-            self._restart_done(msg.seq)  # every event before the restart is in: report it first
-        if isinstance(msg, p.CardMsg):
-            if restart is not None and restart.until is not None and restart.hello.seq <= msg.seq < restart.until:
-                restart.cards += 1
-            elif self._span is not None and msg.seq >= self._span.hello.seq:
-                self._span.cards += 1
+        if isinstance(msg, p.CardMsg) and self._span is not None and msg.seq >= self._span.hello.seq:
+            self._span.cards += 1
         self._events.append(p.to_event(msg))
         self.stats.delivered += 1
         if self.auto_ack:

@@ -22,7 +22,15 @@ from drivers import protocol as p
 from drivers.shoe import ShoeLink
 from hil.deck import Deck
 from hil.virtual_shoe import Faults, VirtualShoe
-from shoe_ctl.events import CardRead, LinkChanged, LinkStatus, SequenceGap, ShoeButton, ShoeFault, ShoeRestarted
+from shoe_ctl.events import (
+    CardRead,
+    LinkChanged,
+    LinkStatus,
+    SequenceGap,
+    ShoeButton,
+    ShoeFault,
+    ShoeRestarted,
+)
 
 NO_CARD = -1
 UNREAD = 52

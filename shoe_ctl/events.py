@@ -128,8 +128,8 @@ class CounterReset:
 class ShoeRestarted:
     """The shoe restarted (a power loss, a watchdog, a firmware update) while the host knew it:
     a HELLO from the same serial number with another ``boot_id`` (``docs/protocol.md`` section 12).
-    The link posts it once per restart, after every event the shoe made before the restart was
-    delivered (or reported lost by a :class:`SequenceGap`) and before any event of the new boot.
+    The link posts it once per restart, at once: after the ``connected`` event and any
+    :class:`SequenceGap` of that HELLO, before every event that follows it.
 
     :param serial: the shoe's serial number.
     :param boot_before: the ``boot_id`` of the previous HELLO; ``boot_after`` the new one.
@@ -141,6 +141,8 @@ class ShoeRestarted:
     :param counts_unpowered: the shoe counts cards also while its main power is off (capability
         ``counts-unpowered``): only then does ``cards_counted`` include a card pulled while it
         was off.
+    :param in_flight: events made before the restart that the shoe still holds and will resend
+        (they arrive after this event, as usual); each may be a card.
     """
 
     serial: str
@@ -151,13 +153,16 @@ class ShoeRestarted:
     cards_counted: int | None = None
     cards_reported: int = 0
     counts_unpowered: bool = False
+    in_flight: int = 0
 
     @property
     def unreported(self) -> int | None:
-        """Cards the shoe counted that no delivered CARD reported (None: the shoe cannot say)."""
+        """Cards the shoe counted that no CARD reported nor will (None: the shoe cannot say):
+        counted less reported less the events still in flight (exact when those are all cards,
+        else a lower bound)."""
         if self.cards_counted is None:
             return None
-        return max(0, self.cards_counted - self.cards_reported)
+        return max(0, self.cards_counted - self.cards_reported - self.in_flight)
 
     @property
     def certain(self) -> bool:
