@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from shoe_ctl import __version__
 
-SUBCOMMANDS = ("run", "sim", "analyze", "replay", "export", "hil", "doctor", "floor", "pair")
+SUBCOMMANDS = ("run", "sim", "analyze", "replay", "export", "hil", "doctor", "floor", "pair", "conform")
 
 
 def build_parser() -> argparse.ArgumentParser:

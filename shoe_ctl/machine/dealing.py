@@ -27,6 +27,7 @@ from shoe_ctl.events import (
     ShoeButton,
     ShoeCommand,
     ShoeFault,
+    ShoeRestarted,
     TimerFired,
 )
 from shoe_ctl.machine import layout
@@ -219,6 +220,9 @@ class Dealing:
         elif isinstance(event, SequenceGap):
             self.alert("sequence-gap", f"the shoe lost events {event.expected}..{event.got - 1}: cards may have "
                        "left unreported; check the deal and the stub", latched=True)
+        elif isinstance(event, ShoeRestarted):  # docs/protocol.md section 12: a stop and the procedure
+            if self.hand is not None and self.state != IDLE:
+                self.alert("shoe-restarted", event.procedure(), latched=True)
         elif isinstance(event, TimerFired):
             self._on_timer(event)
         elif isinstance(event, ShoeButton):

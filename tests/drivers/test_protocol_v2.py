@@ -55,6 +55,21 @@ def test_the_rotation_vector_carries_the_new_secret_only_under_its_pad() -> None
     assert p.xor(sealed.msg.secret, pad).hex() == DATA["new_secret"]
 
 
+def test_a_version_2_hello_carries_the_restart_records_before_its_challenge_fields() -> None:
+    vec = next(v for v in DATA["vectors"] if v["name"] == "hello-counters")
+    sealed = p.unseal_body(bytes.fromhex(vec["body"]))
+    assert sealed.verify(bytes.fromhex(DATA["shoe_to_host"]))
+    hello = sealed.msg
+    assert isinstance(hello, p.Hello) and hello.version == p.AUTH_VERSION
+    assert (hello.caps, hello.boot_count, hello.card_total, hello.dispense) == (("persistent-counters",), 3, 100, 4)
+    assert (sealed.challenge.hex(), sealed.nonce.hex()) == (DATA["challenge"], DATA["nonce"])
+    # the payload is the version-1 payload, records included: the same bytes as a plain HELLO
+    plain = p.encode_body(hello)[p.HEADER.size:-p.CRC.size]
+    assert sealed.signed[p.HEADER.size:p.HEADER.size + len(plain)] == plain
+    plain_hello = next(v for v in DATA["vectors"] if v["name"] == "hello")
+    assert len(bytes.fromhex(vec["body"])) == len(bytes.fromhex(plain_hello["body"])) + 6 + 12  # caps, counters
+
+
 def test_the_file_is_what_the_script_writes() -> None:
     import subprocess
     import sys
@@ -78,7 +93,7 @@ def test_any_bytes_never_crash_the_sealed_decoder_and_never_verify_without_the_k
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.integers(0, 2**32 - 1), st.integers(0, 2**32 - 1), st.integers(0, 29), st.integers(0, 7))
+@given(st.integers(1, 2**32 - 1), st.integers(0, 2**32 - 1), st.integers(0, 29), st.integers(0, 7))
 def test_one_flipped_bit_in_a_sealed_card_is_never_accepted(seq: int, ctr: int, pos: int, bit: int) -> None:
     key = bytes(range(32))
     frame = bytearray(p.seal(p.CardMsg(seq, None, "none", 1), key, ctr))
