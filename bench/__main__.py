@@ -21,6 +21,12 @@ Measured side by side (``docs/performance.md`` explains each figure and records 
   on, journal on); ``ready_s`` from the process start to the shoe handshake (the ``READY=1``
   notification, or the display's state first showing the shoe connected); ``rss_mb`` (MiB) from
   ``/proc/PID/status`` after it has dealt some hands.
+- ``ready_large_journal_s``: ``ready_s`` again, started on a journal that already holds 15,000
+  finished hands over 29 days (``bench/journal_large.py``: built with ``executemany`` from the
+  records of real dealt hands, not through the machine); its size in ``ready_large_journal_file``.
+- ``latency_loaded_cards_per_s``: the latency run's stack with the simulated dealer pulling each
+  card as soon as the instruction for it is shown (closed loop, no wait for the ack): cards per
+  second through shoe, pty, link, controller, machine, sinks and the journal's group commit.
 
 Nothing here is asserted: the targets are printed with met/missed.
 """
@@ -171,6 +177,15 @@ class _TimedJournal:
         self.start_ns = time.perf_counter_ns()
         try:
             return list(self.journal.append_many(items))
+        finally:
+            self.end_ns = time.perf_counter_ns()
+
+    def submit(self, items: Any, **kw: Any) -> Any:
+        """The controller's path: queue for the writer (the time noted is the queueing; the
+        commit and the ack follow in the writer thread)."""
+        self.start_ns = time.perf_counter_ns()
+        try:
+            return self.journal.submit(items, **kw)
         finally:
             self.end_ns = time.perf_counter_ns()
 
@@ -369,6 +384,10 @@ def direct_replay(files: Sequence[Path], profs: dict[str, Any]) -> int:
     return len(recorder.hands)
 
 
+POKERKIT_MISSING = "pokerkit not installed: replay comparison skipped"
+"""Said (``pokerkit_skipped``, the table's row) when the replay comparison cannot run."""
+
+
 def bench_replays(files: Sequence[Path], reps: int) -> dict[str, Any]:
     """Direct replay (parse + rules core + machine) against pokerkit on the same files; the full
     replay through the pty once."""
@@ -376,10 +395,14 @@ def bench_replays(files: Sequence[Path], reps: int) -> dict[str, Any]:
 
     profs = profiles()
     n = len(files)
+    skipped = None
     try:
         accepted, rejected = pokerkit_accepts(files)
     except ImportError:  # pokerkit is in the "test" extra: without it, no comparison
         accepted, rejected = [], []
+        skipped = POKERKIT_MISSING
+    if not accepted and skipped is None:
+        skipped = f"pokerkit accepted none of the {n} hands: replay comparison skipped"
     scripts = _scripts(files)
     fns: dict[str, Callable[[], Any]] = {
         "direct": lambda: direct_replay(files, profs),
@@ -405,6 +428,7 @@ def bench_replays(files: Sequence[Path], reps: int) -> dict[str, Any]:
         "replay_full_cards": dealer.stats.pulls,
         "replay_full_complete": len(recorder.hands) == n and not dealer.stalled,
         "pokerkit_hands": k,
+        "pokerkit_skipped": skipped,
         "pokerkit_rejected": len(rejected),
         "pokerkit_hands_per_s": round(k / t["pokerkit"][0], 1) if k else None,
         "replay_direct_common_hands_per_s": round(k / t["direct_common"][0], 1) if k else None,
@@ -468,10 +492,19 @@ def _shoe_ctl() -> list[str]:
     return [sys.executable, "-c", "import sys; from shoe_ctl.cli import main; sys.exit(main())"]
 
 
-def bench_service(hands: int, timeout: float = 60.0) -> dict[str, Any]:
-    """A real ``shoe-ctl run`` child: time to the shoe handshake, RSS after ``hands`` hands."""
+def bench_service(hands: int, timeout: float = 60.0, journal_hands: int = 0) -> dict[str, Any]:
+    """A real ``shoe-ctl run`` child: time to the shoe handshake, RSS after ``hands`` hands.
+    ``journal_hands``: start on a journal that already holds that many finished hands (built by
+    :mod:`bench.journal_large`; its build time and size are reported too)."""
     port = _free_port()
+    built: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="shoe-bench-svc-") as tmp:
+        if journal_hands:
+            from bench.journal_large import build
+            from shoe_ctl.config import load_table_config
+
+            cfg = load_table_config(ROOT / "config" / "table.toml")
+            built = build(Path(tmp) / "svc.journal", journal_hands, table=cfg.table, profile=cfg.rules)
         notify_path = str(Path(tmp) / "notify")
         nsock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         nsock.bind(notify_path)
@@ -537,6 +570,7 @@ def bench_service(hands: int, timeout: float = 60.0) -> dict[str, Any]:
         "ready_via": "READY=1" if ready_notify else "display /state" if ready_state is not None else None,
         "service_cmd": "shoe-ctl " + " ".join(cmd[len(_shoe_ctl()):]),
         **({"service_stderr": tail} if not rss else {}),
+        **({"journal_built": built} if built else {}),
     }
 
 
@@ -584,12 +618,17 @@ def verdicts(r: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]:
     return [
         ("latency p99 (us)", f"{lat.get('p99')} (p50 {lat.get('p50')}, max {lat.get('max')})",
          f"<= {r.get('wire_us')} + 1000", ok(lambda: lat["p99"] <= r["wire_us"] + 1000)),
+        ("direct replay / pokerkit", r["pokerkit_skipped"], "-", None) if r.get("pokerkit_skipped") else
         ("direct replay / pokerkit", f"{r.get('replay_direct_common_hands_per_s')} / {r.get('pokerkit_hands_per_s')} "
          f"hands/s = {r.get('ratio_direct_vs_pokerkit')}x", ">= 2x", ok(lambda: r["ratio_direct_vs_pokerkit"] >= 2)),
         ("full replay (hands/s)", str(r.get("replay_full_hands_per_s")), "-", None),
         ("soak (cards/s)", str(r.get("soak_cards_per_s")), ">= 2000", ok(lambda: r["soak_cards_per_s"] >= 2000)),
+        ("loaded full stack (cards/s)", str(r.get("latency_loaded_cards_per_s")), ">= 2000",
+         ok(lambda: r["latency_loaded_cards_per_s"] >= 2000)),
         ("service RSS (MiB)", str(r.get("rss_mb")), "<= 60", ok(lambda: r["rss_mb"] <= 60)),
         ("service ready (s)", f"{r.get('ready_s')} ({r.get('ready_via')})", "<= 1", ok(lambda: r["ready_s"] <= 1)),
+        ("ready on a large journal (s)", f"{r.get('ready_large_journal_s')} ({r.get('ready_large_journal_hands')} hands)",
+         "<= 1", ok(lambda: r["ready_large_journal_s"] <= 1)),
     ]
 
 
@@ -611,7 +650,8 @@ def table(r: dict[str, Any]) -> str:
                  f"{r.get('latency_cards')} cards at pace {r.get('latency_pace_ms')} ms")
     lines.append(f"direct replay {r.get('replay_direct_hands_per_s')} hands/s on {r.get('replay_hands')} hands "
                  f"(parse {r.get('replay_direct_parse_ms_per_hand')} ms + deal {r.get('replay_direct_deal_ms_per_hand')} "
-                 f"ms per hand); pokerkit replayed {r.get('pokerkit_hands')}, rejected {r.get('pokerkit_rejected')}")
+                 "ms per hand); " + (r["pokerkit_skipped"] if r.get("pokerkit_skipped") else
+                                     f"pokerkit replayed {r.get('pokerkit_hands')}, rejected {r.get('pokerkit_rejected')}"))
     lines.append(f"machine: {m.get('cpu')} x{m.get('cpu_count')}, {m.get('mem_mb')} MiB, {m.get('platform')}, "
                  f"Python {m.get('python')}, " + ", ".join(f"{k} {v}" for k, v in m.get("versions", {}).items()))
     lines.append(f"total {r.get('bench_seconds')} s")
@@ -627,7 +667,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="latency run: the simulated dealer pulls this long after the service has acked "
                     "(journaled) every earlier card (default 0.5 ms; < 0: at once, the service loaded)")
     ap.add_argument("--switch-ms", type=float, default=None, help="sys.setswitchinterval for this process (ms)")
-    ap.add_argument("--only", default=None, help="comma list of parts: latency,replay,soak,service")
+    ap.add_argument("--only", default=None, help="comma list of parts: latency,replay,soak,service,large")
     ap.add_argument("--profile", action="store_true",
                     help="instead: profile the direct replay (cProfile) and print where the time goes")
     args = ap.parse_args(argv)
@@ -635,7 +675,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         profile_direct()
         return 0
     quick = args.quick
-    only = set(args.only.split(",")) if args.only else {"latency", "replay", "soak", "service"}
+    only = set(args.only.split(",")) if args.only else {"latency", "replay", "soak", "service", "large"}
     if args.switch_ms is not None:
         sys.setswitchinterval(args.switch_ms / 1000)
     t0 = time.perf_counter()
@@ -652,6 +692,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         result.update(bench_soak(6 if quick else 250))
     if "service" in only:
         result.update(bench_service(1 if quick else 10))
+    if "large" in only:
+        large = bench_service(1, journal_hands=1500 if quick else 15_000)
+        result["ready_large_journal_s"] = large["ready_s"]
+        result["ready_large_journal_hands"] = 1500 if quick else 15_000
+        result["ready_large_journal_file"] = large.get("journal_built")
     result["bench_seconds"] = round(time.perf_counter() - t0, 1)
     result["machine"]["load_avg_end"] = [round(x, 2) for x in os.getloadavg()]
     result["targets"] = {what: met for what, _, _, met in verdicts(result) if met is not None}

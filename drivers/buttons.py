@@ -69,12 +69,14 @@ class DealerButtons(Closeable):
             raise named_failure(exc) from exc
 
     def _handler(self, action: DealerAction) -> Callable[[], None]:
+        source = f"button:{action.value}"  # journaled with the input
+
         def pressed() -> None:
             self.pressed += 1
             if action is DealerAction.NEW_HAND and self._new_hand_args is not None:
-                self._post(DealerInput(action, None, self._new_hand_args()))
+                self._post(DealerInput(action, None, self._new_hand_args(), source=source))
             else:
-                self._post(DealerInput(action))
+                self._post(DealerInput(action, source=source))
         return pressed
 
     def _close(self) -> None:

@@ -15,6 +15,7 @@ so the hole-card embargo holds for the LEDs by construction.
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 from collections.abc import Callable, Mapping
@@ -185,14 +186,15 @@ class ConsoleLedSink:
     (for logs and pipes).
 
     :param stream: where to write (default ``sys.stdout``).
-    :param color: force colour on/off; default: on when ``stream`` is a tty.
+    :param color: force colour on/off; default: on when ``stream`` is a tty and ``NO_COLOR`` is
+        unset or empty (https://no-color.org).
     """
 
     def __init__(self, stream: TextIO | None = None, *, color: bool | None = None) -> None:
         self._stream = stream if stream is not None else sys.stdout
         if color is None:
             isatty = getattr(self._stream, "isatty", None)
-            color = bool(isatty and isatty())
+            color = bool(isatty and isatty()) and not os.environ.get("NO_COLOR")
         self._color = color
         self._lock = threading.Lock()
 

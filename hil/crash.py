@@ -34,10 +34,12 @@ recovery report disagrees with its journal, and a signal sequence (signal, seat,
 card number; consecutive repeats of a signal shown again after a restart removed, and idle inside a
 hand, the wait for the shoe's counter reset, left out) that differs
 from the reference's. Signals shown again right after a restart are allowed: the controller shows
-the signal that follows a card read before that read's journal append returns (the ack waits for
-it), so a kill in between brings back the signal before that card until the shoe, which kept the
-card unacked, sends it again (``signal_rewinds`` counts these); after a restart the signal list
-goes on with the first signal not among the last three shown. Lost cards: card events the shoe sent that the journal never got, and
+the signal that follows a card read before the journal's writer has committed that read (the ack
+follows the commit; the writer commits what waits in groups, so under load several reads can be
+shown and not yet committed), so a kill in between brings back the signal before each card the shoe
+still held unacked, until the shoe sends them again (``signal_rewinds`` counts these); after a
+restart the signal list goes on with the first signal not among the last 3 + (events the shoe held
+at the kill) shown. Lost cards: card events the shoe sent that the journal never got, and
 cards the dealer put on a seat that the service does not have there; duplicated cards: a shoe
 event journaled twice, and cards the service has on a seat that the dealer never put there.
 """
@@ -347,6 +349,7 @@ class CrashRun:
                 kill_q.put(plans.pop(0) if plans else (0.0, []))
 
         rewinds = 0
+        catch_up = 3  # how far back a signal shown again after a restart may lie (set at each kill)
         first_after_restart = threading.Event()
         trace: list[list[Any]] = []  # what happened when, kept with --workdir for diagnosis
 
@@ -363,7 +366,7 @@ class CrashRun:
                     # catching up after a restart: a signal shown before the kill is shown again
                     # (the one before a card read that was not journaled yet; the shoe resends
                     # that card and the signal moves on); the first new one ends the catch-up
-                    if key in signals[-3:]:
+                    if key in signals[-catch_up:]:
                         rewinds += signals[-1] != key
                         dealer.handle(cmd)
                         return
@@ -383,11 +386,14 @@ class CrashRun:
                              actions=lambda: actions)
 
         def restart(again: list[float]) -> None:
-            nonlocal kills
+            nonlocal kills, catch_up
             client.down()
             trace.append([time.monotonic(), "kill", actions])
             proc.kill()
             kills += 1
+            # every event the shoe still holds was shown (its signal) but never committed: the
+            # restarted service may show the signal before each of them again
+            catch_up = 3 + shoe.unacked_count()
             client.wait_reader()
             if not dealer.quiesce():
                 raise RuntimeError("the dealer did not settle after a kill")
@@ -562,7 +568,8 @@ def run_crash(hands: int, kills: int, seed: int, *, workdir: str | Path | None =
         ``duplicated_cards``, ``seconds``, ``restarts``, ``finished`` (hands the killed run
         finished), ``recovery_mismatches``, ``signal_mismatch``, ``dropped_inputs``, ``details``
         (the first few differences) and ``error`` (a run that did not finish), ``ok``.
-    :raises ValueError: ``kills`` larger than the reference run has actions, or negative numbers.
+    :raises ValueError: ``kills`` larger than the reference run has actions, or negative numbers;
+        a ``workdir`` that cannot be created or written (a missing one is created).
     """
     if hands < 1 or kills < 0:
         raise ValueError("need --hands >= 1 and --kills >= 0")
@@ -570,7 +577,7 @@ def run_crash(hands: int, kills: int, seed: int, *, workdir: str | Path | None =
     limit = timeout if timeout is not None else 120.0 + 4.0 * hands + 3.0 * kills
     scripts = list(random_hands(seed, seats=range(1, 9), game=game, rules=rules, count=hands))
     own = workdir is None
-    tmp = Path(tempfile.mkdtemp(prefix="shoe-ctl-crash-")) if workdir is None else Path(workdir)
+    tmp = Path(tempfile.mkdtemp(prefix="shoe-ctl-crash-")) if workdir is None else _workdir(workdir)
     try:
         ref = CrashRun(scripts, tmp, "reference", seed, rules, game, timeout=limit, progress=progress).run()
         if ref.error:
@@ -591,6 +598,25 @@ def run_crash(hands: int, kills: int, seed: int, *, workdir: str | Path | None =
             import shutil
 
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _workdir(path: str | Path) -> Path:
+    """The ``--workdir`` folder, created (with its parents) when it does not exist.
+
+    :raises ValueError: it cannot be created, is not a folder, or cannot be written.
+    """
+    p = Path(path)
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise ValueError(f"--workdir {path}: exists and is not a folder") from None
+    except OSError as exc:
+        raise ValueError(f"--workdir {path}: cannot create the folder: {exc.strerror or exc}") from None
+    if not p.is_dir():
+        raise ValueError(f"--workdir {path}: exists and is not a folder")
+    if not os.access(p, os.W_OK | os.X_OK):
+        raise ValueError(f"--workdir {path}: cannot write there")
+    return p
 
 
 def compare(ref: RunRecord, killed: RunRecord, hands: int, kills: int, t0: float, rules: str = "tda") -> dict[str, Any]:

@@ -1,4 +1,6 @@
-"""``shoe-ctl hil soak``: many cards through the virtual shoe, the line, and :class:`ShoeLink`.
+"""``shoe-ctl hil soak``: many cards through the virtual shoe, the line, and :class:`ShoeLink`;
+with ``--shoe URL`` through a real shoe whose cards an operator pulls (:func:`run_soak_real`,
+:mod:`hil.operator`).
 
 The shoe records every event it sends (by sequence number); a consumer thread checks every event
 the link delivers against that record. Lost means sent and never delivered (events a rebooted
@@ -212,6 +214,149 @@ def run_soak(cards: int, faults: Faults | str | None = None, seed: int = 0, *, t
     }
 
 
+def run_soak_real(url: str, cards: int, hook: Any, *, batch: int = 10, deck_size: int = 52, baudrate: int = 115200,
+                  stall_s: float = 60.0, connect_s: float = 10.0, progress: Any = None) -> dict[str, Any]:
+    """Soak on a real shoe (or any shoe the run cannot pull itself): the operator hook
+    (:mod:`hil.operator`) is asked to pull ``cards`` cards, ``batch`` at a time, and to reload a
+    fresh deck every ``deck_size`` cards; every event the link delivers is checked.
+
+    What the shoe sent is not known here, so a changed card cannot be seen; what is checked: every
+    card asked for arrives (``lost``: asked and never delivered within ``stall_s``; ``extra``:
+    delivered beyond what was asked, e.g. a double pull), no event twice (``duplicated``), none out
+    of order, no card identity twice within one deck (``repeated_in_deck``: a misread, or a card
+    from another deck), and the unread cards (``unread``) and the link's own counts.
+
+    :param url: the shoe's pyserial URL. :param hook: an :class:`hil.operator.OperatorHook`.
+    :param stall_s: give up on a batch when no card arrived for this long.
+    :returns: the result dict (docs/service.md, *Rehearsing a real shoe by hand*); ``error`` when the shoe
+        did not connect, the operator could not be asked, or a batch stalled.
+    """
+    from hil.operator import OperatorError
+
+    events: queue.Queue[Any] = queue.Queue()
+    counts = {"delivered": 0, "duplicated": 0, "out_of_order": 0, "repeated_in_deck": 0, "unread": 0,
+              "faults": 0, "buttons": 0, "disconnects": 0, "gap_reported": 0}
+    seen: set[int] = set()
+    in_deck: set[int] = set()
+    last_seq = [0]
+    done = threading.Event()
+    arrived = threading.Condition()
+
+    def consume() -> None:
+        while not done.is_set() or not events.empty():
+            try:
+                ev = events.get(timeout=0.05)
+            except queue.Empty:
+                continue
+            if isinstance(ev, CardRead | ShoeFault | ShoeButton):
+                if ev.seq in seen:
+                    counts["duplicated"] += 1
+                    continue
+                if ev.seq < last_seq[0]:
+                    counts["out_of_order"] += 1
+                last_seq[0] = max(last_seq[0], ev.seq)
+                seen.add(ev.seq)
+                if isinstance(ev, CardRead):
+                    if ev.card is None:
+                        counts["unread"] += 1
+                    elif ev.card.code in in_deck:
+                        counts["repeated_in_deck"] += 1
+                    else:
+                        in_deck.add(ev.card.code)
+                    with arrived:
+                        counts["delivered"] += 1
+                        arrived.notify_all()
+                else:
+                    counts["faults" if isinstance(ev, ShoeFault) else "buttons"] += 1
+            elif isinstance(ev, SequenceGap):
+                counts["gap_reported"] += max(ev.got - ev.expected, 0)
+            elif isinstance(ev, LinkChanged) and ev.status == LinkStatus.DISCONNECTED:
+                counts["disconnects"] += 1
+
+    consumer = threading.Thread(target=consume, name="soak-consumer", daemon=True)
+    t0 = time.monotonic()
+    link = ShoeLink(url, events, baudrate=baudrate, auto_ack=True)
+    consumer.start()
+    error = None
+    asked = 0
+    serial = None
+    try:
+        link.start()
+        try:
+            serial = link.wait_connected(connect_s).serial
+        except Exception as exc:  # noqa: BLE001 - ShoeTimeoutError, an open that keeps failing
+            error = f"the shoe at {url} did not connect within {connect_s:g} s ({exc})"
+        deck, in_this_deck = 1, 0
+        while error is None and asked < cards:
+            k = min(batch, cards - asked, deck_size - in_this_deck)
+            try:
+                if k == 0:
+                    deck += 1
+                    hook.ask("reload", deck=deck)
+                    in_deck.clear()
+                    in_this_deck = 0
+                    continue
+                hook.ask("pull", count=k, first=asked + 1, last=asked + k, total=cards)
+            except OperatorError as exc:
+                error = str(exc)
+                break
+            asked += k
+            in_this_deck += k
+            with arrived:
+                last, since = counts["delivered"], time.monotonic()
+                while counts["delivered"] < asked:
+                    arrived.wait(0.1)
+                    if counts["delivered"] != last:
+                        last, since = counts["delivered"], time.monotonic()
+                    elif time.monotonic() - since > stall_s:
+                        error = (f"stalled: {counts['delivered']} of {asked} cards asked for arrived, none for "
+                                 f"{stall_s:g} s")
+                        break
+            if progress is not None:
+                print(f"soak: {counts['delivered']}/{cards} cards, {time.monotonic() - t0:.1f} s", file=progress,
+                      flush=True)
+        if error is None:
+            time.sleep(0.2)  # a double pull's second card, a late duplicate
+    finally:
+        link.close()
+        done.set()
+        consumer.join(10.0)
+    seconds = time.monotonic() - t0
+    stats = link.stats
+    delivered = counts["delivered"]
+    result: dict[str, Any] = {
+        "shoe": url,
+        "serial": serial,
+        "cards": cards,
+        "asked": asked,
+        "delivered": delivered,
+        "lost": max(asked - delivered, 0),
+        "extra": max(delivered - asked, 0),
+        "duplicated": counts["duplicated"],
+        "out_of_order": counts["out_of_order"],
+        "repeated_in_deck": counts["repeated_in_deck"],
+        "unread": counts["unread"],
+        "gap_reported": counts["gap_reported"],
+        "bad_frames": stats.bad_frames,
+        "reconnects": stats.reconnects,
+        "resend_requests": stats.resends,
+        "duplicates_dropped": stats.duplicates_dropped,
+        "shoe_faults": counts["faults"],
+        "shoe_buttons": counts["buttons"],
+        "seconds": round(seconds, 3),
+        "cards_per_s": round(delivered / seconds, 1) if seconds else None,
+    }
+    if error is not None:
+        result["error"] = error
+    return result
+
+
+def passed_real(result: dict[str, Any]) -> bool:
+    """True when every card asked for arrived once, in order, no identity twice in a deck."""
+    return not (result.get("error") or result["lost"] or result["duplicated"] or result["out_of_order"]
+                or result["repeated_in_deck"] or result["asked"] < result["cards"])
+
+
 def _lost_to_gaps(record: _Record, gaps: list[tuple[int, int]], seen: bytearray) -> int:
     if not gaps:
         return 0
@@ -253,6 +398,8 @@ def main(args: argparse.Namespace) -> int:
     if not stall_s > 0:  # 0 counted every card in flight as lost
         print(f"shoe-ctl hil soak: --stall-s {stall_s}: need more than 0 seconds", file=sys.stderr)
         return 2
+    if getattr(args, "shoe", None):
+        return _main_real(args, stall_s)
     try:
         faults = Faults.parse(args.faults)
     except ValueError as exc:
@@ -267,3 +414,29 @@ def main(args: argparse.Namespace) -> int:
             print(f"{key:>20}: {value}")
         print("PASS" if passed(result) else "FAIL")
     return 0 if passed(result) else 1
+
+
+def _main_real(args: argparse.Namespace, stall_s: float) -> int:
+    """``hil soak --shoe URL``: the operator hook pulls the cards (:func:`run_soak_real`)."""
+    from hil.operator import hook_from_spec
+
+    if args.faults:
+        print("shoe-ctl hil soak: --faults: injected by the virtual shoe only, not with --shoe", file=sys.stderr)
+        return 2
+    if args.batch < 1:
+        print(f"shoe-ctl hil soak: --batch {args.batch}: need at least 1 card", file=sys.stderr)
+        return 2
+    try:
+        hook = hook_from_spec(args.operator)
+    except ValueError as exc:
+        print(f"shoe-ctl hil soak: {exc}", file=sys.stderr)
+        return 2
+    result = run_soak_real(args.shoe, args.cards, hook, batch=args.batch, baudrate=args.baudrate,
+                           stall_s=stall_s, progress=sys.stderr if args.progress else None)
+    if args.json:
+        print(json.dumps(result, separators=(",", ":")), flush=True)
+    else:
+        for key, value in result.items():
+            print(f"{key:>20}: {value}")
+        print("PASS" if passed_real(result) else "FAIL")
+    return 0 if passed_real(result) else 1

@@ -6,6 +6,9 @@
 
 Every problem is a :class:`~shoe_ctl.rules.profiles.ProfileError` (a ``ValueError``) whose message
 names the file, the key and the allowed values; a missing or unreadable file names the file.
+All the problems of one file are reported at once (:data:`ConfigErrors`, one line each); whatever
+the file holds, the loaders raise nothing else (tests/cli/test_config_fuzz.py). See
+docs/service.md, *Configuration errors*.
 """
 
 from __future__ import annotations
@@ -17,11 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from shoe_ctl.rules.profiles import PROFILE_NAMES, ProfileError, RuleProfile, parse_profile
+from shoe_ctl.rules.profiles import PROFILE_NAMES, ProfileError, ProfileErrors, RuleProfile, parse_profile
 
 __all__ = [
     "CONFIG_DIR",
     "ConfigError",
+    "ConfigErrors",
     "DisplayConfig",
     "JournalConfig",
     "ButtonConfig",
@@ -38,16 +42,26 @@ CONFIG_DIR = Path(os.environ.get("SHOE_CTL_CONFIG", Path(__file__).resolve().par
 
 #: Errors in table configuration files use the same form as profile errors.
 ConfigError = ProfileError
+#: Several problems in one file, reported together (``errors``; one message line each).
+ConfigErrors = ProfileErrors
+
+
+MAX_FILE_BYTES = 1 << 20
+"""A configuration or profile file is at most 1 MiB (they are a few hundred bytes)."""
 
 
 def read_toml(path: Path) -> dict[str, Any]:
-    """Read one TOML file.
+    """Read one TOML file (at most :data:`MAX_FILE_BYTES`).
 
-    :raises ProfileError: naming the file when it is missing, unreadable or not valid TOML.
+    :raises ProfileError: naming the file when it is missing, unreadable, too large, not UTF-8 or
+        not valid TOML.
     """
     try:
         with path.open("rb") as fh:
-            return tomllib.load(fh)
+            data = fh.read(MAX_FILE_BYTES + 1)  # a bounded read: /dev/zero as a profile ends here
+        if len(data) > MAX_FILE_BYTES:
+            raise ProfileError(str(path), "", f"larger than {MAX_FILE_BYTES} bytes", "a configuration file")
+        return tomllib.loads(data.decode("utf-8"))
     except FileNotFoundError:
         raise ProfileError(str(path), "", "file not found", "an existing TOML file") from None
     except OSError as exc:
@@ -159,130 +173,187 @@ _LED_BACKENDS = ("console", "gpio", "shoe", "mock")  # shoe_ctl.dealer_io.LED_BA
 _LED_NAMES = ("green", "amber", "blue", "white", "red")
 _BUTTON_INPUTS = ("betting-complete", "ack-alert", "undo", "stub-reloaded", "cut-done", "hand-complete",
                   "new-hand")
+#: ``[shoe] baudrate`` bounds (bits per second): pyserial's lowest standard rate to the highest a
+#: USB serial adapter offers; a larger number overflows the serial driver.
+BAUDRATE_MIN, BAUDRATE_MAX = 50, 4_000_000
+_MAX_TEXT = 4096  # a path, URL, host or token longer than this is a mistake
 
 
-def _check_keys(src: str, prefix: str, data: Mapping[str, Any], allowed: tuple[str, ...]) -> None:
-    for key in data:
-        if key not in allowed:
-            raise ProfileError(src, prefix + key, "unknown key", "keys " + ", ".join(allowed))
+class _Problems:
+    """The problems found in one file, in file order; :meth:`raise_all` raises them together."""
+
+    def __init__(self, src: str) -> None:
+        self.src = src
+        self.errors: list[ProfileError] = []
+
+    def add(self, key: str, problem: str, allowed: str) -> None:
+        self.errors.append(ProfileError(self.src, key, problem, allowed))
+
+    def raise_all(self) -> None:
+        """:raises ProfileError: the one problem; :class:`ConfigErrors`: several."""
+        if len(self.errors) == 1:
+            raise self.errors[0]
+        if self.errors:
+            raise ConfigErrors(self.errors)
+
+    def keys(self, prefix: str, data: Mapping[str, Any], allowed: tuple[str, ...]) -> None:
+        for key in data:
+            if key not in allowed:
+                self.add(prefix + key, "unknown key", "keys " + ", ".join(allowed))
+
+    def get(self, key: str, data: Mapping[str, Any], kind: type, default: Any, allowed: str) -> Any:
+        """``data``'s value for the last part of ``key``, checked to be a ``kind``; ``default``
+        when absent or wrong (the problem recorded). Text must be printable: no NUL or other
+        control character, at most :data:`_MAX_TEXT` characters."""
+        name = key.rsplit(".", 1)[-1]
+        if name not in data:
+            return default
+        value = data[name]
+        if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
+            self.add(key, f"{_show(value)} is not an integer", allowed)
+            return default
+        if not isinstance(value, kind):
+            self.add(key, f"{_show(value)} is not a {kind.__name__}", allowed)
+            return default
+        if isinstance(value, str):
+            bad = next((c for c in value if not c.isprintable()), None)
+            if bad is not None:
+                self.add(key, f"contains the control character U+{ord(bad):04X}", allowed)
+                return default
+            if len(value) > _MAX_TEXT:
+                self.add(key, f"is {len(value)} characters long", f"{allowed}, at most {_MAX_TEXT} characters")
+                return default
+        return value
+
+    def table(self, key: str, data: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The sub-table ``key`` (dotted for a nested one, e.g. ``leds.pins``) of ``data``; empty
+        when it is not a table (the problem recorded)."""
+        value = data.get(key.rsplit(".", 1)[-1], {})
+        if not isinstance(value, Mapping):
+            self.add(key, f"{_show(value)} is not a table", f"a [{key}] table")
+            return {}
+        return value
+
+    def pins(self, section: str, pins: Mapping[str, Any], names: Sequence[str], unknown: str,
+             used: dict[int, str]) -> dict[str, int]:
+        """Each ``name = pin`` of ``section``: a known name on a BCM pin 0..27 that no other LED or
+        button already uses (``used`` maps pins to the key holding them, and is filled in). Returns
+        the good ones."""
+        good: dict[str, int] = {}
+        for name, pin in pins.items():
+            key = f"{section}.{name}"
+            if isinstance(pin, bool) or not isinstance(pin, int) or not 0 <= pin <= 27:
+                self.add(key, f"{_show(pin)} is not a BCM pin", "0..27")
+            elif name not in names:
+                self.add(key, unknown, ", ".join(names))
+            elif pin in used:
+                self.add(key, f"pin {pin} is already {used[pin]}", "a free BCM pin")
+            else:
+                used[pin] = key
+                good[name] = pin
+        return good
+
+    def in_range(self, key: str, value: int, lo: int, hi: int | None, allowed: str) -> bool:
+        if value < lo or (hi is not None and value > hi):
+            shown = value if abs(value) < 10**12 else f"{str(value)[:6]}... ({len(str(abs(value)))} digits)"
+            self.add(key, f"{shown} is out of range", allowed)
+            return False
+        return True
 
 
-def _get(src: str, key: str, data: Mapping[str, Any], kind: type, default: Any, allowed: str) -> Any:
-    name = key.rsplit(".", 1)[-1]
-    if name not in data:
-        return default
-    value = data[name]
-    if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
-        raise ProfileError(src, key, f"{value!r} is not an integer", allowed)
-    if not isinstance(value, kind):
-        raise ProfileError(src, key, f"{value!r} is not a {kind.__name__}", allowed)
-    return value
-
-
-def _table(src: str, key: str, data: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The sub-table ``key`` (dotted for a nested one, e.g. ``leds.pins``) of ``data``."""
-    value = data.get(key.rsplit(".", 1)[-1], {})
-    if not isinstance(value, Mapping):
-        raise ProfileError(src, key, f"{value!r} is not a table", f"a [{key}] table")
-    return value
-
-
-def _check_pins(src: str, section: str, pins: Mapping[str, Any], names: Sequence[str], unknown: str,
-                used: dict[int, str]) -> None:
-    """Each ``name = pin`` of ``section``: a known name on a BCM pin 0..27 that no other LED or
-    button already uses (``used`` maps pins to the key holding them, and is filled in).
-
-    :raises ProfileError: naming the key, the problem and the allowed values.
-    """
-    for name, pin in pins.items():
-        key = f"{section}.{name}"
-        if isinstance(pin, bool) or not isinstance(pin, int) or not 0 <= pin <= 27:
-            raise ProfileError(src, key, f"{pin!r} is not a BCM pin", "0..27")
-        if name not in names:
-            raise ProfileError(src, key, unknown, ", ".join(names))
-        if pin in used:
-            raise ProfileError(src, key, f"pin {pin} is already {used[pin]}", "a free BCM pin")
-        used[pin] = key
+def _show(value: Any, limit: int = 60) -> str:
+    """``repr(value)``, cut to ``limit`` characters (a huge number or text stays readable)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**12:
+        return f"{str(value)[:6]}... ({len(str(abs(value)))} digits)"
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def load_table_config(path: str | os.PathLike[str]) -> TableConfig:
     """Read a table configuration file (see ``config/table.toml``); absent keys take defaults.
+
+    Every problem in the file is reported at once: one :class:`ProfileError`, or a
+    :class:`ConfigErrors` holding each of them (``errors``), every one naming the file, the key
+    and the allowed values. Text values may hold no control character (a NUL in a path);
+    ``[shoe] baudrate`` is :data:`BAUDRATE_MIN`..:data:`BAUDRATE_MAX`.
 
     :raises ProfileError: naming the file, the key and the allowed values.
     """
     p = Path(path)
     src = str(p)
     data = read_toml(p)
-    _check_keys(src, "", data, ("table", "seats", "rules", "game", "shoe", "leds", "display", "journal", "buttons",
-                                "floor"))  # [floor]: shoe_ctl.floor.config
-    table = _get(src, "table", data, str, "table-1", "a non-empty text")
+    c = _Problems(src)
+    c.keys("", data, ("table", "seats", "rules", "game", "shoe", "leds", "display", "journal", "buttons",
+                      "floor"))  # [floor]: shoe_ctl.floor.config
+    table = c.get("table", data, str, "table-1", "a non-empty text")
     if not table.strip():
-        raise ProfileError(src, "table", "is empty", "a non-empty text")
-    seats = _get(src, "seats", data, int, 8, "2..8")
-    if not 2 <= seats <= 8:
-        raise ProfileError(src, "seats", f"{seats} is out of range", "2..8")
-    rules = _get(src, "rules", data, str, "tda", "tda, house or a .toml path")
-    game = _get(src, "game", data, str, "stud", ", ".join(_GAMES))
+        c.add("table", "is empty", "a non-empty text")
+    seats = c.get("seats", data, int, 8, "2..8")
+    if not c.in_range("seats", seats, 2, 8, "2..8"):
+        seats = 8
+    rules = c.get("rules", data, str, "tda", "tda, house or a .toml path")
+    if not rules.strip():
+        c.add("rules", "is empty", "tda, house or a .toml path")
+    game = c.get("game", data, str, "stud", ", ".join(_GAMES))
     if game not in _GAMES:
-        raise ProfileError(src, "game", f"{game!r} is not a game", ", ".join(_GAMES))
+        c.add("game", f"{_show(game)} is not a game", ", ".join(_GAMES))
 
-    s = _table(src, "shoe", data)
-    _check_keys(src, "shoe.", s, ("url", "baudrate", "serial", "auth", "secrets"))
-    shoe = ShoeConfig(
-        url=_get(src, "shoe.url", s, str, "sim", "a pyserial URL or sim"),
-        baudrate=_get(src, "shoe.baudrate", s, int, 115200, "a positive integer"),
-        serial=_get(src, "shoe.serial", s, str, None, "the shoe's serial number, 1..32 bytes") or None,
-        auth=_get(src, "shoe.auth", s, str, "hmac", "hmac, off"),
-        secrets=_get(src, "shoe.secrets", s, str, "/var/lib/shoe-ctl/shoes", "a folder path"),
-    )
-    if shoe.auth not in ("hmac", "off"):
-        raise ProfileError(src, "shoe.auth", f"{shoe.auth!r} is not a mode", "hmac, off")
-    if shoe.serial is not None and len(shoe.serial.encode("utf-8")) > 32:
-        raise ProfileError(src, "shoe.serial", "is over 32 bytes", "the shoe's serial number, 1..32 bytes")
-    if shoe.baudrate <= 0:
-        raise ProfileError(src, "shoe.baudrate", f"{shoe.baudrate} is not positive", "a positive integer")
+    s = c.table("shoe", data)
+    c.keys("shoe.", s, ("url", "baudrate", "serial", "auth", "secrets"))
+    url = c.get("shoe.url", s, str, "sim", "a pyserial URL or sim")
+    if not url.strip():
+        c.add("shoe.url", "is empty", "a pyserial URL or sim")
+    rates = f"{BAUDRATE_MIN}..{BAUDRATE_MAX} (e.g. 115200)"
+    baudrate = c.get("shoe.baudrate", s, int, 115200, rates)
+    c.in_range("shoe.baudrate", baudrate, BAUDRATE_MIN, BAUDRATE_MAX, rates)
+    serial = c.get("shoe.serial", s, str, None, "the shoe's serial number, 1..32 bytes") or None
+    if serial is not None and len(serial.encode("utf-8")) > 32:
+        c.add("shoe.serial", "is over 32 bytes", "the shoe's serial number, 1..32 bytes")
+    auth = c.get("shoe.auth", s, str, "hmac", "hmac, off")
+    if auth not in ("hmac", "off"):
+        c.add("shoe.auth", f"{_show(auth)} is not a mode", "hmac, off")
+    secrets = c.get("shoe.secrets", s, str, "/var/lib/shoe-ctl/shoes", "a folder path")
+    shoe = ShoeConfig(url=url, baudrate=baudrate, serial=serial, auth=auth, secrets=secrets)
 
-    led = _table(src, "leds", data)
-    _check_keys(src, "leds.", led, ("backend", "pins", "pwm", "active_high"))
-    backend = _get(src, "leds.backend", led, str, "console", ", ".join(_LED_BACKENDS))
+    led = c.table("leds", data)
+    c.keys("leds.", led, ("backend", "pins", "pwm", "active_high"))
+    backend = c.get("leds.backend", led, str, "console", ", ".join(_LED_BACKENDS))
     if backend not in _LED_BACKENDS:
-        raise ProfileError(src, "leds.backend", f"{backend!r} is not a backend", ", ".join(_LED_BACKENDS))
-    pins = _table(src, "leds.pins", led)
+        c.add("leds.backend", f"{_show(backend)} is not a backend", ", ".join(_LED_BACKENDS))
     used: dict[int, str] = {}
-    _check_pins(src, "leds.pins", pins, _LED_NAMES, "unknown LED", used)
-    leds = LedConfig(backend=backend, pins=dict(pins),
-                     pwm=_get(src, "leds.pwm", led, bool, False, "true, false"),
-                     active_high=_get(src, "leds.active_high", led, bool, True, "true, false"))
+    pins = c.pins("leds.pins", c.table("leds.pins", led), _LED_NAMES, "unknown LED", used)
+    leds = LedConfig(backend=backend, pins=pins,
+                     pwm=c.get("leds.pwm", led, bool, False, "true, false"),
+                     active_high=c.get("leds.active_high", led, bool, True, "true, false"))
 
-    b = _table(src, "buttons", data)
-    _check_keys(src, "buttons.", b, ("pins", "bounce_ms", "pull_up"))
-    bpins = _table(src, "buttons.pins", b)
-    _check_pins(src, "buttons.pins", bpins, _BUTTON_INPUTS, "unknown dealer input", used)
-    buttons = ButtonConfig(pins=dict(bpins),
-                           bounce_ms=_get(src, "buttons.bounce_ms", b, int, 50, "0..1000"),
-                           pull_up=_get(src, "buttons.pull_up", b, bool, True, "true, false"))
-    if not 0 <= buttons.bounce_ms <= 1000:
-        raise ProfileError(src, "buttons.bounce_ms", f"{buttons.bounce_ms} is out of range", "0..1000")
+    b = c.table("buttons", data)
+    c.keys("buttons.", b, ("pins", "bounce_ms", "pull_up"))
+    bpins = c.pins("buttons.pins", c.table("buttons.pins", b), _BUTTON_INPUTS, "unknown dealer input", used)
+    buttons = ButtonConfig(pins=bpins,
+                           bounce_ms=c.get("buttons.bounce_ms", b, int, 50, "0..1000"),
+                           pull_up=c.get("buttons.pull_up", b, bool, True, "true, false"))
+    c.in_range("buttons.bounce_ms", buttons.bounce_ms, 0, 1000, "0..1000")
 
-    d = _table(src, "display", data)
-    _check_keys(src, "display.", d, ("enabled", "host", "port", "token"))
+    d = c.table("display", data)
+    c.keys("display.", d, ("enabled", "host", "port", "token"))
     display = DisplayConfig(
-        enabled=_get(src, "display.enabled", d, bool, True, "true, false"),
-        host=_get(src, "display.host", d, str, "127.0.0.1", "a host name or address"),
-        port=_get(src, "display.port", d, int, 8080, "0..65535"),
-        token=_get(src, "display.token", d, str, None, "a text") or None,
+        enabled=c.get("display.enabled", d, bool, True, "true, false"),
+        host=c.get("display.host", d, str, "127.0.0.1", "a host name or address"),
+        port=c.get("display.port", d, int, 8080, "0..65535"),
+        token=c.get("display.token", d, str, None, "a text") or None,
     )
-    if not 0 <= display.port <= 65535:
-        raise ProfileError(src, "display.port", f"{display.port} is out of range", "0..65535")
+    if not display.host.strip():
+        c.add("display.host", "is empty", "a host name or address")
+    c.in_range("display.port", display.port, 0, 65535, "0..65535")
 
-    j = _table(src, "journal", data)
-    _check_keys(src, "journal.", j, ("path", "retention_days"))
+    j = c.table("journal", data)
+    c.keys("journal.", j, ("path", "retention_days"))
     journal = JournalConfig(
-        path=_get(src, "journal.path", j, str, None, "a file path"),
-        retention_days=_get(src, "journal.retention_days", j, int, 30, "1 or more"),
+        path=c.get("journal.path", j, str, None, "a file path"),
+        retention_days=c.get("journal.retention_days", j, int, 30, "1..36500"),
     )
     if journal.path is not None and not journal.path.strip():
-        raise ProfileError(src, "journal.path", "is empty", "a file path (leave the key out for no journal)")
-    if journal.retention_days < 1:
-        raise ProfileError(src, "journal.retention_days", f"{journal.retention_days} is below 1", "1 or more")
+        c.add("journal.path", "is empty", "a file path (leave the key out for no journal)")
+    c.in_range("journal.retention_days", journal.retention_days, 1, 36500, "1..36500")
+    c.raise_all()
     return TableConfig(table, seats, rules, game, shoe, leds, display, journal, buttons)

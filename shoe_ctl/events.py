@@ -255,11 +255,16 @@ class DealerAction(StrEnum):
 @dataclass(frozen=True, slots=True)
 class DealerInput:
     """One dealer input. ``seat`` is the table seat number (1-based) where the action names one;
-    ``args`` holds action-specific values (JSON-safe)."""
+    ``args`` holds action-specific values (JSON-safe). ``source`` says where it came from, set by
+    the input path and journaled with it (``docs/security.md``, "Tamper-evident record"):
+    ``button:<name>``, ``display:<client address>``, ``dealer-port:uid=<uid>,pid=<pid>``;
+    ``None`` when not known (older records, tests, the simulation). It is provenance, not part of
+    the input: two inputs that differ only in ``source`` compare equal."""
 
     action: DealerAction
     seat: int | None = None
     args: dict[str, Any] = field(default_factory=dict)
+    source: str | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,7 +37,8 @@ placed exactly where the controller placed it at the table. What a PHH file reco
   (``"<street> <procedure>"``, e.g. ``"7th C"``), ``_community_card``, ``_seventh``, ``_burns``
   (``"<street> <card>"``), ``_set_aside`` (cards read when none was expected), ``_alerts``
   (``"<code>: <message>"``), ``_journal`` (first and last journal sequence of the hand),
-  ``_started_utc``.
+  ``_started_utc``, ``_chain_head`` (the journal's hash-chain head when exported,
+  ``"SEQ:SHA256"``; docs/journal.md, "The hash chain").
 """
 
 from __future__ import annotations
@@ -79,6 +80,7 @@ class ExportedHand:
     args: dict[str, Any]
     actions: list[str] = field(default_factory=list)
     inputs: list[str] = field(default_factory=list)
+    chain_head: str = ""
     burns: list[str] = field(default_factory=list)
     set_aside: list[str] = field(default_factory=list)
     alerts: list[str] = field(default_factory=list)
@@ -232,6 +234,8 @@ class ExportedHand:
             f"_started_utc = {_toml(_utc(self.started))}",
             f"_journal = {_toml([self.first_seq, self.last_seq])}",
         ]
+        if self.chain_head:
+            lines.append(f"_chain_head = {_toml(self.chain_head)}")
         if not known:
             lines.append('_amounts = "placeholder"')
         if s.get("bring_in") is not None:
@@ -286,6 +290,8 @@ def replay_hands(journal: Journal, make_machine: MachineFactory, *, table: str |
     """
     meta_table, meta_profile = journal.identity()
     machine = make_machine(meta_profile or "tda")
+    head_of = getattr(journal, "chain_head", None)
+    head = "{}:{}".format(*head_of()) if head_of is not None else ""
     tbl = table or meta_table or ""
     current: ExportedHand | None = None
     numbered = False
@@ -313,7 +319,7 @@ def replay_hands(journal: Journal, make_machine: MachineFactory, *, table: str |
             current = ExportedHand(
                 number=machine.hand_no, table=tbl, rules=machine.profile.name, game=machine.game.value,
                 seats=[s.seat for s in hand.seats], first_seq=rec.seq, started=rec.time, args=args,
-                ante_all_in=sorted(_all_in(machine)),
+                ante_all_in=sorted(_all_in(machine)), chain_head=head,
             )
             all_in_before = _all_in(machine)
             numbered = False

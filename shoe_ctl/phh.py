@@ -215,7 +215,7 @@ def parse_phh(text: str, source: str = "<text>") -> RecordedHand:
     try:
         data = loads(text)
     except TomlError as exc:
-        raise PhhError(source, f"line {exc.line}", f"not valid TOML: {exc.reason}") from None
+        raise PhhError(source, f"line {exc.line}", f"not a PHH hand record (not TOML: {exc.reason})") from None
     return _Parser(data, text, source).hand()
 
 
@@ -304,6 +304,8 @@ class _Parser:
 
     def hand(self) -> RecordedHand:
         variant = self.data.get("variant")
+        if "variant" not in self.data and "actions" not in self.data:
+            raise PhhError(self.source, "", "not a PHH hand record (TOML, but no variant or actions key)")
         if not isinstance(variant, str):
             raise self.field_error("variant", "missing or not a string")
         try:

@@ -83,6 +83,8 @@ class Table:
         self.io: Any = None
         self.port: Any = None
         self.dealer: Any = None
+        self.display_problem: str | None = None
+        """Why the configured display is not served (its port busy), or None."""
         self.stopped = threading.Event()
         self._dealer_io = dealer_io
         self._display = display
@@ -152,7 +154,8 @@ class Table:
         opened: Any = None
         resume_seq = None
         try:
-            opened = Journal(journal, table=cfg.table, profile=rules, retention_days=cfg.journal.retention_days)
+            opened = Journal(journal, table=cfg.table, profile=rules, retention_days=cfg.journal.retention_days,
+                             deferred=True)
             jr = opened.report
             if not jr.ok or jr.tail or jr.wal_dropped or jr.removed_aside or jr.kept_aside:
                 # damage, an interrupted append's frames dropped, copies made or removed
@@ -218,7 +221,12 @@ class Table:
                 for extra in self._sinks:
                     controller.add_sink(extra)
             if self.io.display_url:
-                self._say(f"dealer display: {self.io.display_url}")
+                from shoe_ctl.hostaddr import display_urls
+
+                for url in display_urls(self.io.display.host, self.io.display.port):
+                    self._say(f"dealer display: {url}")
+            if display is not None and hasattr(self.journal, "chain_public"):
+                display.journal_chain = self.journal.chain_public  # the chain head on the status line
         else:
             for extra in self._sinks:
                 controller.add_sink(extra)
@@ -295,9 +303,15 @@ class Table:
             return start_dealer_io(self.cfg, self.controller.post, display=self._display, send_leds=link.send_leds,
                                    console=self._console, stream=self._led_stream)
         except OSError as exc:
+            from shoe_ctl.hostaddr import bind_problem
+
+            problem = bind_problem(exc)
             if self._display_required is not None:
-                raise OSError(f"dealer display on {self._display_required}: {exc.strerror or exc}") from exc
-            self._say(f"shoe-ctl run: dealer display not started ({exc}); continuing without it")
+                raise OSError(f"dealer display on {self._display_required}: {problem}; choose another "
+                              "--display HOST:PORT, or --display off") from exc
+            self.display_problem = f"{self.cfg.display.host}:{self.cfg.display.port} {problem}"
+            self._say(f"shoe-ctl run: THE DEALER DISPLAY IS NOT SERVED: {self.display_problem}; set [display] "
+                      "port (or pass --display HOST:PORT) and restart; continuing without it")
             return start_dealer_io(self.cfg, self.controller.post, display=None, send_leds=link.send_leds,
                                    console=self._console, stream=self._led_stream)
 
@@ -341,6 +355,9 @@ def _hands_before(journal: Any) -> int:
     service goes on numbering hands where it stopped (the display shows the same hand)."""
     if journal.current_hand is not None:
         return int(journal.current_hand) - 1
+    last = getattr(journal, "last_hand", None)
+    if last is not None:  # no scan of every hand: the start path stays short on a big journal
+        return int(last())
     hands = journal.hands()
     return int(hands[-1].hand) if hands else 0
 
@@ -349,7 +366,9 @@ def _start_notifications(notifier: Any, link: Any, controller: Any, stop: thread
     """systemd (``Type=notify``, ``shoe_ctl.service.notify``): ``READY=1`` once the shoe's
     handshake is done (its hello arrived), and ``WATCHDOG=1`` every ``ping_interval_s`` sent from
     the controller's own thread (``Controller.call_soon``), so a wedged controller stops the pings
-    and systemd restarts the service. Nothing runs without ``NOTIFY_SOCKET``."""
+    and systemd restarts the service; ``STATUS=`` when the journal cannot be written and when it
+    writes again (the controller is not blocked by it, so the pings go on: ``docs/journal.md``,
+    "The writer"). Nothing runs without ``NOTIFY_SOCKET``."""
     if not notifier.enabled:
         return
     from drivers.exc import ShoeTimeoutError
@@ -367,6 +386,13 @@ def _start_notifications(notifier: Any, link: Any, controller: Any, stop: thread
         while not stop.wait(interval):
             controller.call_soon(notifier.watchdog)
 
+    def journal_state(exc: BaseException | None) -> None:  # the journal's writer thread
+        notifier.status("journal cannot be written, card reads kept by the shoe: "
+                        f"{exc}" if exc is not None else "journal writes again")
+
+    listen = getattr(controller.journal, "add_state_listener", None)
+    if listen is not None:
+        listen(journal_state)
     threading.Thread(target=ready, name="sd-notify-ready", daemon=True).start()
     if notifier.ping_interval_s is not None:
         threading.Thread(target=pings, args=(notifier.ping_interval_s,), name="sd-notify-watchdog",

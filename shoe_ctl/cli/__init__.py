@@ -16,7 +16,8 @@ from collections.abc import Sequence
 
 from shoe_ctl import __version__
 
-SUBCOMMANDS = ("run", "sim", "analyze", "replay", "export", "hil", "doctor", "floor", "pair", "conform")
+SUBCOMMANDS = ("run", "sim", "analyze", "replay", "export", "hil", "doctor", "floor", "pair", "journal",
+               "conform")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -35,7 +36,18 @@ def build_parser() -> argparse.ArgumentParser:
                 raise
             continue
         module.register(sub)
+    _add_version(parser, f"shoe-ctl {__version__}")
     return parser
+
+
+def _add_version(parser: argparse.ArgumentParser, version: str) -> None:
+    """``--version`` on ``parser`` and on every subcommand below it (``shoe-ctl hil soak --version``)."""
+    if not any("--version" in a.option_strings for a in parser._actions):
+        parser.add_argument("--version", action="version", version=version, help="print the version and exit")
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                _add_version(child, version)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

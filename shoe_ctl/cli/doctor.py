@@ -29,6 +29,7 @@ import errno
 import json
 import os
 import queue
+import sqlite3
 import stat
 import sys
 from collections.abc import Callable, Iterator
@@ -36,6 +37,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from shoe_ctl.cli.status import use_color
 from shoe_ctl.config import CONFIG_DIR, TableConfig, load_table_config
 from shoe_ctl.rules.profiles import ProfileError
 from shoe_ctl.service import shoes
@@ -90,7 +92,9 @@ def check_config(path: Path) -> tuple[Check, TableConfig | None]:
                  f"{cfg.rules}, shoe {cfg.shoe.url})"), cfg
 
 
-def _port_fix(url: str, exc: BaseException) -> tuple[str, str]:
+def port_problem(url: str, exc: BaseException) -> tuple[str, str]:
+    """``(what, fix)`` for a shoe port that did not open: ``"permission denied"``, ``"no such
+    device"``, ``"in use by another program"`` (also said by ``shoe-ctl run``), or the error's text."""
     code = getattr(exc, "errno", None)
     text = str(exc)
     if code in (errno.EACCES, errno.EPERM) or isinstance(exc, PermissionError):
@@ -126,7 +130,7 @@ def check_port(cfg: TableConfig, opener: Opener | None = None) -> Check:
     try:
         port = opener(url, baudrate=cfg.shoe.baudrate, exclusive=True, timeout=0.1)
     except (OSError, ValueError) as exc:  # serial.SerialException is an OSError
-        what, fix = _port_fix(url, exc)
+        what, fix = port_problem(url, exc)
         return Check("port", "fail", f"{url}: {what}", fix)
     try:
         port.close()
@@ -243,7 +247,22 @@ def check_journal(cfg: TableConfig, path: Path | None = None, uid: int | None = 
         return Check("journal", "fail", "; ".join(problems),
                      f"sudo chown {SERVICE_USER}: {journal}* && sudo chmod 0600 {journal}*")
     state = "present" if journal.exists() else "not created yet"
-    return Check("journal", "ok", f"{journal} ({state}; folder writable)")
+    return Check("journal", "ok", f"{journal} ({state}; folder writable{_chain_head(journal)})")
+
+
+def _chain_head(journal: Path) -> str:
+    """``; chain head SEQ:HASH`` of an existing journal (read-only; docs/journal.md, "The hash
+    chain"), or nothing when it cannot be read."""
+    if not journal.exists():
+        return ""
+    from shoe_ctl.service.journal import Journal, JournalError
+
+    try:
+        with Journal(journal, table=None, profile=None, readonly=True) as j:
+            seq, value = j.chain_head()
+    except (OSError, JournalError, sqlite3.Error):
+        return ""
+    return f"; chain head {seq}:{value}"
 
 
 def run_checks(config: Path, *, port: str | None = None, journal: Path | None = None, timeout: float = 3.0,
@@ -274,13 +293,14 @@ def run_checks(config: Path, *, port: str | None = None, journal: Path | None = 
 
 
 def format_check(c: Check, color: bool = False) -> str:
-    """One line (two with a fix) for a terminal."""
+    """One line (two with a fix) for a terminal; a detail of several lines (every problem of a
+    configuration file) is indented under the first."""
     label = {"ok": "ok", "fail": "FAIL", "skip": "skip"}[c.status]
     if color:
         label = {"ok": "\x1b[32mok\x1b[0m  ", "fail": "\x1b[1;31mFAIL\x1b[0m", "skip": "\x1b[2mskip\x1b[0m"}[c.status]
     else:
         label = f"{label:<4}"
-    line = f"{label}  {c.name:<10} {c.detail}"
+    line = f"{label}  {c.name:<10} " + f"\n{'':17}".join(c.detail.splitlines() or [""])
     if c.fix:
         line += f"\n      {'fix:':<10} {c.fix}"
     return line
@@ -289,7 +309,7 @@ def format_check(c: Check, color: bool = False) -> str:
 def doctor(args: argparse.Namespace) -> int:
     """Run the checks, print them; 0 when none failed, 1 otherwise."""
     results = []
-    color = sys.stdout.isatty() and not args.json
+    color = use_color(sys.stdout) and not args.json  # NO_COLOR honoured
     for c in run_checks(Path(args.config), port=args.port, journal=Path(args.journal) if args.journal else None,
                         timeout=args.timeout):
         results.append(c)

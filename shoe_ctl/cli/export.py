@@ -4,7 +4,8 @@ Without ``--out`` the files go into ``./export-<table>-<YYYY-MM-DD>/`` (the jour
 UTC date of the export), named on stderr; every file written is printed on stdout.
 
 Exit status: 0 when the hands were written, 1 when a requested hand is not in the journal (or not
-finished), 2 when the journal cannot be read.
+finished) or the journal holds no finished hand at all (said on stderr; nothing is written and no
+folder is made), 2 when the journal cannot be read.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ def run(args: argparse.Namespace) -> int:
         if out is None:
             out = default_out(journal.identity()[0])
             print(f"shoe-ctl export: writing into {out}/", file=sys.stderr)
+        existed = Path(out).exists()
         try:
             written = export_hands(journal, Path(out), hands=args.hand)
         except OSError as exc:
@@ -64,6 +66,14 @@ def run(args: argparse.Namespace) -> int:
             print(f"shoe-ctl export: {args.journal}: skipped damaged {d}", file=sys.stderr)
     for path in written:
         print(path)
+    if not written and not existed:
+        try:
+            Path(out).rmdir()  # made for nothing
+        except OSError:
+            pass
+    if not written and not args.hand:
+        print(f"shoe-ctl export: {args.journal}: no finished hand to export", file=sys.stderr)
+        return 1
     if args.hand:
         got = {int(p.stem.rsplit("-", 1)[1]) for p in written}
         missing = sorted(set(args.hand) - got)

@@ -3,7 +3,9 @@
 - ``soak --cards N --faults SPEC --seed S [--json] [--transport pty|tcp]``: N cards through the
   virtual shoe, the line (pty or TCP) and the shoe link with the faults in SPEC; every delivered
   event is checked against what the shoe sent (:mod:`hil.soak`). Exit 0 only when nothing was
-  lost, duplicated, out of order or changed.
+  lost, duplicated, out of order or changed. ``soak --shoe URL [--operator prompt|command:CMD]
+  [--batch N]``: the same on a real shoe, the operator asked to pull the cards
+  (:mod:`hil.operator`).
 - ``crash --hands N --kills K --seed S [--json]``: the service killed and restarted mid-hand
   (:mod:`hil.crash`).
 
@@ -36,6 +38,14 @@ def register(subparsers: Any) -> None:
     soak.add_argument("--stall-s", type=float, default=60.0, metavar="SECONDS",
                       help="give up when nothing is delivered for this long after the last pull (default 60)")
     soak.add_argument("--progress", action="store_true", help="progress lines on stderr (also with --json)")
+    soak.add_argument("--shoe", default=None, metavar="URL",
+                      help="a real shoe (pyserial URL): the operator pulls the cards, asked through --operator")
+    soak.add_argument("--operator", default="prompt", metavar="prompt|command:CMD",
+                      help="with --shoe: how the operator is asked to pull cards and reload decks: 'prompt' on "
+                      "this terminal (default), or 'command:CMD' run per request (hil/operator.py)")
+    soak.add_argument("--batch", type=int, default=10, metavar="N", help="with --shoe: cards per request (default 10)")
+    soak.add_argument("--baudrate", type=int, default=115200, metavar="BPS",
+                      help="with --shoe: the line's speed (default 115200)")
     soak.set_defaults(func=_dispatch("hil.soak"))
 
     crash = sub.add_parser("crash", help="kill and restart the service mid-hand; compare with an uninterrupted run",

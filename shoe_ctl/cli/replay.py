@@ -7,7 +7,11 @@ hand's known cards (unknown cards seeded random) — over a real pty and ``ShoeL
 or straight into the state machine with ``--direct``. Replays run unpaced. The JSON lines have
 the keys of ``shoe-ctl analyze`` (``file``, ``game``, ``rules``, ``players``, ``bring_in``,
 ``first_to_act``, ``seventh``, ``community_card``, ``alerts``, ``error``, ``seats``), computed by
-the state machine as it dealt. Each player is dealt at the record's table seat where it has them
+the state machine as it dealt. ``alerts`` are counted as ``analyze`` counts them — where the record
+departs from what was decided (:func:`record_departures`: a player who acted first out of turn, a
+7th street dealt otherwise than the procedure) — so the two commands give the same alerts for a
+hand whenever their decisions agree (the machine's own notices to the dealer, such as the
+short-stub procedure it announced, are in ``seventh``, not counted as alerts). Each player is dealt at the record's table seat where it has them
 and they fit seats 1..8 (else at 1..n); ``seats`` is the record's, as analyze reports it. A scrambled stub yields its own community card (not the record's).
 
 Exit status: 0 when every hand replayed, 1 when some hand gave an error, 2 for a bad profile or
@@ -22,11 +26,12 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from shoe_ctl.analyze import HandReport, iter_phh_files
+from shoe_ctl.analyze import HandReport, analyze_hand, iter_phh_files
 from shoe_ctl.cli.analyze import ReportTable, display_names
 from shoe_ctl.config import load_profile
 from shoe_ctl.phh import PhhError, read_phh
-from shoe_ctl.rules.profiles import ProfileError
+from shoe_ctl.rules.profiles import ProfileError, RuleProfile
+from shoe_ctl.rules.stub import Procedure
 
 REPLAY_SOURCE = (
     "as the state machine dealt it (the virtual shoe stacked with the record's cards)",
@@ -72,6 +77,7 @@ def replay_reports(paths: list[Path], rules: str, *, direct: bool, seed: int = 0
     reports: list[dict[str, Any]] = []
     scripts = []
     slots: list[int] = []
+    records: dict[int, Any] = {}
     for k, path in enumerate(paths):
         rep: dict[str, Any] = {"file": str(path), "game": None, "rules": name, "players": None, "bring_in": None,
                                "first_to_act": {}, "seventh": None, "community_card": None, "alerts": [],
@@ -80,6 +86,7 @@ def replay_reports(paths: list[Path], rules: str, *, direct: bool, seed: int = 0
         try:
             rec = read_phh(path)
             rep["seats"] = rec.table_seats()
+            records[k] = rec
             scripts.append(script_from_record(rec, seed=seed + k, path=path, table_seats=True))
             slots.append(k)
         except (PhhError, ValueError) as exc:
@@ -95,7 +102,7 @@ def replay_reports(paths: list[Path], rules: str, *, direct: bool, seed: int = 0
             reports[k].update({"game": s["game"], "players": s["players"], "bring_in": s["bring_in"],
                                "first_to_act": s["first_to_act"], "seventh": s["seventh"],
                                "community_card": s["community_card"],
-                               "alerts": list(hand.alert_details)})
+                               "alerts": record_departures(records[k], s, profiles[key])})
             if bring_in_cards is not None and s["bring_in"]:
                 held = list(hand.cards.values())
                 up = held[s["bring_in"] - 1]["up"] if s["bring_in"] <= len(held) else []
@@ -104,6 +111,53 @@ def replay_reports(paths: list[Path], rules: str, *, direct: bool, seed: int = 0
         for k in slots[len(recorder.hands):]:
             reports[k]["error"] = f"not replayed: the dealer stopped ({dealer.stalled or 'no signal'})"
     return reports
+
+
+def record_departures(record: Any, summary: dict[str, Any], profile: RuleProfile) -> list[dict[str, Any]]:
+    """The alerts of ``analyze`` for ``record``, against the machine's decisions (``summary``, in
+    the keys of :meth:`shoe_ctl.machine.Dealing.summary`) instead of the rules core's, in
+    ``analyze``'s shapes and order: a 7th street dealt otherwise than the machine's short-stub
+    procedure (RP-10-H, house 16.20; code the procedure's clause), then per street a player who
+    acted first where the machine named another (``first-to-act``) — only on a street whose
+    deciding upcards the record gives (where ``analyze`` names no one the replay decided on its
+    own random cards, which is no departure of the record).
+
+    :param record: the :class:`shoe_ctl.phh.RecordedHand` that was replayed.
+    """
+    alerts: list[dict[str, Any]] = []
+    seventh = summary.get("seventh")
+    dealt = {a.street for a in record.actions if a.kind in ("dh", "db")}
+    if seventh and "6th" in dealt:
+        try:
+            procedure = Procedure(seventh.get("procedure"))
+        except ValueError:
+            procedure = None
+        recorded_community = record.community_street == "7th"
+        if procedure is not None and procedure.community != recorded_community:
+            clause = str(seventh.get("clause") or "")
+            if clause == "normal" or not procedure.community:
+                clause = "house-16.20" if profile.house else "RP-10-H"
+            alerts.append({
+                "code": clause, "street": "7th", "procedure": str(procedure),
+                "message": (f"the record deals a community card on 7th; the {profile.name} rules give every "
+                            f"player a card (procedure {procedure})" if recorded_community else
+                            f"the record deals every player a 7th card; the {profile.name} rules prescribe a "
+                            f"community card (procedure {procedure})"),
+            })
+    try:
+        views = {v.street: v for v in analyze_hand(record, profile).streets if v.betting}
+    except ValueError:  # HandError: more cards than a deck; the replay said so itself
+        views = {}
+    for street, first in (summary.get("first_to_act") or {}).items():
+        view = views.get(street)
+        actor = None if view is None else view.recorded
+        # a street whose deciding upcards the record lacks (analyze: unknown) was decided on the
+        # replay's random cards: not a departure of the record
+        if first is not None and actor is not None and view is not None and view.first is not None \
+                and first != actor + 1:
+            alerts.append({"code": "first-to-act", "street": street, "player": actor + 1, "expected": first,
+                           "message": f"P{actor + 1} acted first; the {profile.name} rules give P{first}"})
+    return alerts
 
 
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:

@@ -6,8 +6,10 @@
 
 Options, systemd notifications and what each does: docs/service.md. Exit status: 0 after a clean
 stop, 1 when the simulated dealer stalled (``--exit-when-done``), 2 for a bad option or
-configuration (or no readable ``--hands`` file), 3 after an otherwise clean stop when some
-``--hands`` files were unreadable (each named on stderr; the readable ones are dealt).
+configuration (every problem of the file named, with its key; a shoe port held by another
+program; GPIO pins that cannot be had; no readable ``--hands`` file), 3 after an otherwise clean
+stop when some ``--hands`` files were unreadable (each named on stderr; the readable ones are
+dealt). The terminal shows the LED signals and a status line (:mod:`shoe_ctl.cli.status`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import threading
 from typing import Any
 
 from shoe_ctl.cli.args import DEFAULT_CONFIG, count, load_profiles, pace, parse_seats
+from shoe_ctl.cli.status import StatusLine
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +65,8 @@ def register(subparsers: Any) -> None:
                    help="journal every event (SQLite) before its ack and resume an open hand from it at "
                    "start-up (with a real shoe); default: [journal] path of the config, if set; "
                    f"'{JOURNAL_OFF}' for none")
+    p.add_argument("--no-status", action="store_true",
+                   help="no status line (hand, street, stub, shoe, last read) in the terminal")
     p.add_argument("--dealer-socket", default=None, metavar="PATH",
                    help="offer the command stream and take dealer inputs on a local Unix socket (one JSON "
                    "object per line, shoe_ctl/service/dealer_port.py); used by shoe-ctl hil crash")
@@ -76,7 +81,11 @@ def run(args: argparse.Namespace) -> int:
     from shoe_ctl.service import notify, shoes
     from shoe_ctl.table import Table, TableError
 
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    status_line = None if args.no_status else StatusLine()
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s",
+                        stream=status_line.errors if status_line is not None else None)
+    logging.getLogger("drivers.shoe").addFilter(_name_busy_port)
+    say = status_line.say if status_line is not None else _say
     try:
         cfg = load_table_config(args.config)
         profiles, rules = load_profiles(args.rules or cfg.rules)
@@ -89,6 +98,8 @@ def run(args: argparse.Namespace) -> int:
 
             display = parse_display(args.display)
         simulated = shoes.is_simulated(shoe_url)
+        if not simulated:
+            _check_port_free(shoe_url, cfg.shoe.baudrate)
         scripts, unreadable = _scripts(args, seats, game.value, rules) if simulated else (None, 0)
         journal_file = journal_path(args.journal, cfg.journal.path)
         from shoe_ctl.floor.config import load_floor_config
@@ -96,12 +107,17 @@ def run(args: argparse.Namespace) -> int:
         table = Table.from_config(cfg, profiles=profiles, rules=rules, game=game.value, shoe_url=shoe_url,
                                   seed=args.seed, journal=journal_file, display=display,
                                   display_required=args.display, console=True, dealer_socket=args.dealer_socket,
-                                  dealer=_dealer(args, scripts), notifier=notify.default(),
+                                  dealer=_dealer(args, scripts), notifier=notify.default(), say=say,
+                                  sinks=[status_line] if status_line is not None else [],
+                                  led_stream=status_line.console if status_line is not None else None,
                                   floor=load_floor_config(args.config))
     except (TableError, ProfileError, ValueError, OSError) as exc:
-        print(f"shoe-ctl run: {exc}", file=sys.stderr)
+        for line in str(exc).splitlines() or [""]:  # several configuration problems: one line each
+            print(f"shoe-ctl run: {line}", file=sys.stderr)
         return 2
 
+    if status_line is not None:
+        status_line.note_from("display", lambda: table.display_problem and f"NOT SERVED: {table.display_problem}")
     stop = threading.Event()
     status = 0
 
@@ -120,8 +136,13 @@ def run(args: argparse.Namespace) -> int:
                 stop.wait(0.1)
     except KeyboardInterrupt:
         pass
-    except (OSError, ValueError, TableError) as exc:  # TableError: e.g. a real shoe never paired
-        print(f"shoe-ctl run: {exc}", file=sys.stderr)
+    except Exception as exc:  # noqa: BLE001 - GPIO failures, OSError and ValueError named; the rest propagate
+        message = _gpio_problem(exc, args.config, cfg)
+        if message is None and isinstance(exc, (OSError, ValueError, TableError)):
+            message = str(exc)
+        if message is None:
+            raise
+        print(f"shoe-ctl run: {message}", file=sys.stderr)
         status = 2
     finally:
         stop.set()
@@ -131,6 +152,62 @@ def run(args: argparse.Namespace) -> int:
               "(named above)", file=sys.stderr)
         status = 3
     return status
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+BUSY = "in use by another program"
+
+
+def _check_port_free(url: str, baudrate: int) -> None:
+    """Open a local shoe device exclusively and close it again, so that a port another program
+    holds is named at once in ``doctor``'s words (the service would otherwise retry it for ever
+    with the serial library's text). A missing device is left to the link, which waits for it.
+
+    :raises OSError: the port is held by another program (the message names it and the fix).
+    """
+    if "://" in url:
+        return
+    import serial
+
+    from shoe_ctl.cli.doctor import port_problem
+
+    try:
+        port = serial.serial_for_url(url, baudrate=baudrate, exclusive=True, timeout=0.1)
+    except (OSError, ValueError) as exc:  # serial.SerialException is an OSError
+        what, fix = port_problem(url, exc)
+        if what == BUSY:
+            raise OSError(f"shoe port {url}: {what}; fix: {fix}") from None
+        return
+    try:
+        port.close()
+    except OSError:
+        pass
+
+
+def _name_busy_port(record: logging.LogRecord) -> bool:
+    """Logging filter of the shoe link: a port held by another program is said in ``doctor``'s
+    words instead of the serial library's text."""
+    text = record.getMessage()
+    if "exclusively lock" in text or "Device or resource busy" in text:
+        url = text.split("cannot open ", 1)[-1].split(":", 1)[0] if "cannot open " in text else "the shoe port"
+        record.msg, record.args = "shoe port %s: %s (retrying)", (url, BUSY)
+    return True
+
+
+def _gpio_problem(exc: BaseException, config: str, cfg: Any) -> str | None:
+    """A GPIO failure at start named with the configuration file and key (``leds.backend`` for
+    GPIO LEDs, else ``buttons.pins``), what was found and the fix; None for any other error."""
+    from drivers.gpio_env import GpioSetupError, describe_gpio_failure
+
+    module = type(exc).__module__ or ""
+    if not (isinstance(exc, GpioSetupError) or module.startswith("gpiozero") or module.startswith("lgpio")):
+        return None
+    key = "leds.backend" if cfg.leds.backend == "gpio" else "buttons.pins"
+    detail, fix = describe_gpio_failure(exc)
+    return f"{config}: {key}: the GPIO pins cannot be had on this host: {detail}; fix: {fix}"
 
 
 def _dealer(args: argparse.Namespace, scripts: Any) -> Any:

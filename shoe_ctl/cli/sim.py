@@ -1,9 +1,12 @@
 """``shoe-ctl sim``: run a virtual shoe and print the URL to connect to; stops on Ctrl-C.
 
 ``shoe-ctl sim [--transport pty|tcp] [--link PATH] [--port N] [--seed S] [--faults SPEC]
-[--pace SECONDS]``. With ``--pace`` the shoe dispenses a card every SECONDS (a new seeded deck
-when it runs empty); without it the shoe only answers the host (handshake, heartbeats, LEDs).
-The first line on stdout is the URL (a pty symlink path, or ``socket://127.0.0.1:PORT``).
+[--pace SECONDS | --keys]``. With ``--pace`` the shoe dispenses a card every SECONDS (a new seeded
+deck when it runs empty); with ``--keys`` a person pulls the cards from the keyboard, one key per
+card, with faults on keys (:data:`KEYS`; a terminal is put in cbreak mode, any other stdin is read
+byte by byte); with neither the shoe only answers the host (handshake, heartbeats, LEDs). The
+first line on stdout is the URL (a pty symlink path, or ``socket://127.0.0.1:PORT``); what each
+key did goes to stderr. See docs/service.md, *Rehearsing a real shoe by hand*.
 """
 
 from __future__ import annotations
@@ -26,11 +29,20 @@ def register(subparsers: Any) -> None:
     p.add_argument("--faults", default="", metavar="SPEC", help="fault spec, see docs/protocol.md")
     p.add_argument("--pace", type=float, default=0.0, metavar="SECONDS",
                    help="dispense a card every SECONDS (default: never)")
+    p.add_argument("--keys", action="store_true",
+                   help="pull cards from the keyboard: space/Enter/p one card, 1-9 that many; c corrupt the next "
+                   "card's frame, u unplug/plug back, r reboot the shoe, j jam/clear, b shoe button, n new deck, "
+                   "? help, q quit")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the shoe until SIGINT/SIGTERM; exit 0 (2 for a bad --faults, --link or --port, named)."""
+    """Run the shoe until SIGINT/SIGTERM (or ``q`` with ``--keys``); exit 0 (2 for a bad --faults,
+    --link or --port, or --keys with --pace, named)."""
+    if args.keys and args.pace > 0:
+        print("shoe-ctl sim: --keys and --pace: choose one (the keyboard or the timer pulls the cards)",
+              file=sys.stderr)
+        return 2
     from hil.deck import Deck
     from hil.virtual_shoe import VirtualShoe
 
@@ -53,6 +65,11 @@ def run(args: argparse.Namespace) -> int:
         print(shoe.url, flush=True)
         print(f"virtual shoe {shoe.serial} on {shoe.url} ({args.transport}); Ctrl-C to stop",
               file=sys.stderr, flush=True)
+        if args.keys:
+            from shoe_ctl.cli.sim_keys import KeyPad
+
+            KeyPad(shoe, seed=args.seed, out=sys.stderr).run(sys.stdin, stop)
+            return 0
         decks = 0
         while not stop.wait(args.pace if args.pace > 0 else 0.5):
             if args.pace > 0:

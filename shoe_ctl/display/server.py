@@ -127,6 +127,8 @@ class DisplaySink(Closeable):
         self._lock = threading.Lock()
         super().__init__(self._lock)
         self._next_ref = 0
+        self.journal_chain: Callable[[], dict[str, Any] | None] | None = None
+        """Set by the table to the journal's ``chain_public``: the snapshot's ``journal_chain``."""
 
     def _setup_guard(self, host: str, port: int, token: str | None) -> None:
         """The token rules and the per-client limits (:mod:`shoe_ctl.display.guard`)."""
@@ -260,8 +262,16 @@ class DisplaySink(Closeable):
         if self.model.apply(command):
             self._publish()
 
-    def _publish(self) -> None:
+    def snapshot(self) -> dict[str, Any]:
+        """The model's snapshot plus ``journal_chain``: ``{"seq", "head"}``, the journal's hash-chain
+        head (docs/journal.md, "The hash chain"), or ``None`` without a journal."""
         snap = self.model.snapshot()
+        provider = self.journal_chain
+        snap["journal_chain"] = provider() if provider is not None else None
+        return snap
+
+    def _publish(self) -> None:
+        snap = self.snapshot()
         data = f"id: {snap['version']}\nevent: state\ndata: {json.dumps(snap, separators=(',', ':'))}\n\n"
         payload = data.encode()
         for q in list(self._subscribers):
@@ -284,7 +294,7 @@ class DisplaySink(Closeable):
         return web.FileResponse(self._static / "index.html", headers={"Cache-Control": "no-cache"})
 
     async def _state(self, request: web.Request) -> web.Response:
-        return web.json_response(self.model.snapshot(), headers={"Cache-Control": "no-store"})
+        return web.json_response(self.snapshot(), headers={"Cache-Control": "no-store"})
 
     @web.middleware
     async def _guard(self, request: web.Request,
@@ -311,7 +321,7 @@ class DisplaySink(Closeable):
                                            "X-Accel-Buffering": "no"})
         await resp.prepare(request)
         q: asyncio.Queue[bytes | None] = asyncio.Queue(maxsize=self.limits.events_backlog)
-        snap = self.model.snapshot()
+        snap = self.snapshot()
         q.put_nowait(f"retry: 1000\nid: {snap['version']}\nevent: state\ndata: "
                      f"{json.dumps(snap, separators=(',', ':'))}\n\n".encode())
         self._subscribers.add(q)
@@ -381,7 +391,7 @@ class DisplaySink(Closeable):
         if isinstance(body, web.Response):
             return body
         try:
-            event = input_event(body)
+            event = input_event(body, source=f"display:{request.remote or '?'}")
         except ValueError as exc:
             return web.json_response({"error": str(exc)}, status=400)
         if "ref" not in event.args:  # the machine answers with the instruction carrying this ref
@@ -400,8 +410,9 @@ class DisplaySink(Closeable):
         body = await self._body(request)
         if isinstance(body, web.Response):
             return body
+        source = f"display:{request.remote or '?'}"
         if "ids" in body:
-            return self._ack_band(body["ids"])
+            return self._ack_band(body["ids"], source)
         alert_id = body.get("id")
         if not isinstance(alert_id, int) or isinstance(alert_id, bool):
             return web.json_response({"error": "id: expected the alert's integer id"}, status=400)
@@ -410,12 +421,12 @@ class DisplaySink(Closeable):
             return web.json_response({"error": f"id: no alert {alert_id} is shown"}, status=404)
         self._publish()
         event = DealerInput(DealerAction.ACK_ALERT, alert.get("seat"),
-                            {"id": alert_id, "code": alert.get("code")})
+                            {"id": alert_id, "code": alert.get("code")}, source=source)
         self._post(event)
         return web.json_response({"posted": {"action": str(event.action), "seat": event.seat,
                                              "args": event.args}}, status=202)
 
-    def _ack_band(self, ids: Any) -> web.Response:
+    def _ack_band(self, ids: Any, source: str | None = None) -> web.Response:
         """Acknowledge one merged alert band: every listed alert still shown, in one step of the
         event loop (no machine update in between), and one ``ACK_ALERT`` per code to the machine
         (which clears every alert of that code). Ids no longer shown (the machine already cleared
@@ -428,7 +439,8 @@ class DisplaySink(Closeable):
         posted = []
         for code in dict.fromkeys(a.get("code") for a in acked):
             first = next(a for a in acked if a.get("code") == code)
-            event = DealerInput(DealerAction.ACK_ALERT, first.get("seat"), {"id": first.get("id"), "code": code})
+            event = DealerInput(DealerAction.ACK_ALERT, first.get("seat"), {"id": first.get("id"), "code": code},
+                                source=source)
             self._post(event)
             posted.append({"action": str(event.action), "seat": event.seat, "args": event.args})
         if acked:
@@ -528,8 +540,9 @@ def check_args(action: DealerAction, args: dict[str, Any]) -> None:
             raise ValueError("args.confirm: a misdeal must be confirmed (confirm: true)")
 
 
-def input_event(body: dict[str, Any]) -> DealerInput:
-    """Validate a ``POST /input`` body into a :class:`DealerInput`.
+def input_event(body: dict[str, Any], source: str | None = None) -> DealerInput:
+    """Validate a ``POST /input`` body into a :class:`DealerInput` from ``source`` (the server's
+    ``display:<client address>``; a ``source`` in the body is ignored).
 
     :raises ValueError: naming the bad field (unknown action, seat missing or not 1..10, args not
         an object, an argument of the action missing or wrong: :func:`check_args`).
@@ -548,7 +561,7 @@ def input_event(body: dict[str, Any]) -> DealerInput:
     if not isinstance(args, dict):
         raise ValueError("args: expected a JSON object")
     check_args(action, args)
-    return DealerInput(action, seat, dict(args))
+    return DealerInput(action, seat, dict(args), source=source)
 
 
 def start_display(host: str, port: int, post: Callable[[Any], Any], token: str | None = None, *,

@@ -340,9 +340,10 @@ class FloorConsumer:
         return {"room": self.room, "version": version, "tables": rows, "alerts": totals,
                 "connected": self.connected.is_set()}
 
-    def acknowledge(self, table: str, alert_id: int, who: str) -> dict[str, Any] | None:
+    def acknowledge(self, table: str, alert_id: int, who: str, source: str | None = None) -> dict[str, Any] | None:
         """Floor staff ``who`` acknowledges alert ``alert_id`` of ``table``: kept with the time and
-        appended to the floor journal (kind ``floor-ack``: table, alert, code, who, at).
+        appended to the floor journal (kind ``floor-ack``: table, alert, code, who, at, and
+        ``source``: the input path, e.g. ``floor-page:<client address>``, when given).
 
         :returns: the alert, or ``None`` when no such open alert.
         :raises ValueError: ``who`` is empty.
@@ -360,8 +361,11 @@ class FloorConsumer:
                               "at_text": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(at)) + " UTC"}
             self.version += 1
         if self.journal is not None:
-            self.journal.append_record("floor-ack", {"table": table, "alert": alert_id, "code": alert.get("code"),
-                                                     "who": who[:80], "at_us": int(at * 1e6)})
+            record = {"table": table, "alert": alert_id, "code": alert.get("code"), "who": who[:80],
+                      "at_us": int(at * 1e6)}
+            if source is not None:
+                record["source"] = source
+            self.journal.append_record("floor-ack", record)
         return dict(alert)
 
     def seqs(self, table: str) -> list[int]:

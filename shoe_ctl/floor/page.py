@@ -97,7 +97,7 @@ class FloorPage:
         if not who.strip():
             return web.json_response({"error": "who: name the person acknowledging"}, status=400)
         alert = await asyncio.get_running_loop().run_in_executor(
-            None, self.consumer.acknowledge, table, alert_id, who)
+            None, self.consumer.acknowledge, table, alert_id, who, f"floor-page:{req.remote or '?'}")
         if alert is None:
             return web.json_response({"error": "no such open alert"}, status=404)
         return web.json_response({"acked": alert})

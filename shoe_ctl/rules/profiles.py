@@ -38,6 +38,7 @@ __all__ = [
     "ExposedSeventhRule",
     "PrematureRule",
     "ProfileError",
+    "ProfileErrors",
     "RuleProfile",
     "ShortStubRule",
     "parse_profile",
@@ -62,6 +63,21 @@ class ProfileError(ValueError):
         self.allowed = allowed
         where = f"{source}: {key}" if key else source
         super().__init__(f"{where}: {problem}; allowed: {allowed}")
+
+
+class ProfileErrors(ProfileError):
+    """Several problems in one file, all reported at once: ``errors`` (each a
+    :class:`ProfileError`, in file order); the message is their messages, one per line. The
+    ``source``, ``key``, ``problem`` and ``allowed`` of the first are kept.
+
+    :param errors: at least one error.
+    """
+
+    def __init__(self, errors: list[ProfileError]) -> None:
+        first = errors[0]
+        super().__init__(first.source, first.key, first.problem, first.allowed)
+        self.errors = list(errors)
+        self.args = ("\n".join(str(e) for e in self.errors),)
 
 
 class ShortStubRule(StrEnum):
@@ -157,34 +173,42 @@ def parse_profile(data: Mapping[str, Any], source: str) -> RuleProfile:
 
     :param data: the parsed TOML document; every key of :data:`_KEYS` required, no others.
     :param source: the file the mapping came from, named in every error.
-    :raises ProfileError: for a missing or unknown key, or a value not among the allowed ones.
+    :raises ProfileError: for a missing or unknown key, or a value not among the allowed ones
+        (:class:`ProfileErrors` with every one of them when there are several).
     """
     if not isinstance(data, Mapping):
         raise ProfileError(source, "", f"expected a table of keys, got {type(data).__name__}", _quote(list(_KEYS)))
-    unknown = sorted(k for k in data if k not in _KEYS)
-    if unknown:
-        raise ProfileError(source, unknown[0], "unknown key", "keys " + _quote(list(_KEYS)))
+    errors: list[ProfileError] = []
+    for key in sorted(k for k in data if k not in _KEYS):
+        errors.append(ProfileError(source, key, "unknown key", "keys " + _quote(list(_KEYS))))
     for key in _KEYS:
         if key not in data:
-            allowed = _allowed(key)
-            raise ProfileError(source, key, "missing key", allowed)
-    name = data["name"]
-    if name not in PROFILE_NAMES:
-        raise ProfileError(source, "name", f"{name!r} is not a profile name", _quote(PROFILE_NAMES))
+            errors.append(ProfileError(source, key, "missing key", _allowed(key)))
+    name = data.get("name")
+    if "name" in data and name not in PROFILE_NAMES:
+        errors.append(ProfileError(source, "name", f"{name!r} is not a profile name", _quote(PROFILE_NAMES)))
     values: dict[str, Any] = {"name": name}
     for key, enum in _ENUMS.items():
+        if key not in data:
+            continue
         raw = data[key]
         try:
             values[key] = enum(raw) if isinstance(raw, str) else None
         except ValueError:
             values[key] = None
         if values[key] is None:
-            raise ProfileError(source, key, f"{raw!r} is not allowed", _allowed(key))
+            errors.append(ProfileError(source, key, f"{raw!r} is not allowed", _allowed(key)))
     for key in _BOOLS:
+        if key not in data:
+            continue
         raw = data[key]
         if not isinstance(raw, bool):
-            raise ProfileError(source, key, f"{raw!r} is not a boolean", "true, false")
+            errors.append(ProfileError(source, key, f"{raw!r} is not a boolean", "true, false"))
         values[key] = raw
+    if len(errors) == 1:
+        raise errors[0]
+    if errors:
+        raise ProfileErrors(errors)
     return RuleProfile(**values)
 
 

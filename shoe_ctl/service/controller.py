@@ -127,11 +127,21 @@ class Controller(Closeable):
     Use as a context manager, or :meth:`start` / :meth:`close`. :meth:`post` is thread-safe.
     """
 
+    INPUT_WAIT_S = 1.0
+    """Longest the controller waits for the commit of a dealer input, timer or link change before
+    the machine acts on it (only a failing or stuck journal makes it wait that long; a card never
+    waits: its ack follows the commit). So the controller thread never blocks on the journal for
+    longer than this (``docs/journal.md``, "The writer")."""
+
     def __init__(self, machine: Dealing, *, journal: JournalLike | None = None, link: LinkLike | None = None,
                  maxsize: int = 0) -> None:
         super().__init__()
         self.machine = machine
         self.journal: JournalLike = journal if journal is not None else NullJournal()
+        self._submit = getattr(self.journal, "submit", None)
+        listen = getattr(self.journal, "add_state_listener", None)
+        if listen is not None:
+            listen(self._journal_state)
         self.link = link
         self.queue: EventQueue = EventQueue(maxsize)
         self.inputs_refused = 0
@@ -269,23 +279,26 @@ class Controller(Closeable):
         synchronously when no thread is started).
 
         A shoe event (card read, fault, button) is handed to the machine and its commands to the
-        sinks first; then the event and its alerts are journaled (one transaction when the journal
-        has ``append_many``) and only then acked. The LED command does not wait for the fsync, and
-        the durability boundary stays the ack: a shoe event not yet journaled is not acked, so the
-        shoe sends it again after a restart. Any other event (a dealer input, a timer, a link
-        change: nobody would send it again) is journaled before the machine sees it."""
+        sinks first; then the event and its alerts are queued for the journal's writer, and the ack
+        goes out from the writer once they are committed. The LED command does not wait for the
+        fsync, and the durability boundary stays the ack: the writer commits in order and keeps a
+        failed append at the head of its queue, so an ack never covers an event that is not on
+        disk, and the shoe sends an unacked event again after a restart. A shoe event the machine
+        fails on is journaled all the same. Any other event (a dealer input, a timer, a link
+        change: nobody would send it again) is queued before the machine sees it, and the machine
+        waits for its commit up to :data:`INPUT_WAIT_S`."""
         if isinstance(ev, (CardRead, ShoeFault, ShoeButton)):
-            cmds = self.machine.handle(ev)
+            try:
+                cmds = self.machine.handle(ev)
+            except BaseException:
+                self._journal_shoe(ev, [])
+                raise
             self.handled += 1
             self._deliver(cmds)
             alerts = [cmd for cmd in cmds if isinstance(cmd, Alert)]
-            if self._journal(ev, alerts) and self.link is not None:
-                try:
-                    self.link.ack(ev.seq)
-                except Exception:  # noqa: BLE001
-                    log.exception("ack %d failed", ev.seq)
+            self._journal_shoe(ev, alerts)
         else:
-            self._journal(ev, [])
+            self._journal_other(ev)
             cmds = self.machine.handle(ev)
             self.handled += 1
             alerts = [cmd for cmd in cmds if isinstance(cmd, Alert)]
@@ -300,8 +313,54 @@ class Controller(Closeable):
                 log.exception("after-event hook failed on a %s", type(ev).__name__)
         return cmds
 
+    def _journal_shoe(self, ev: CardRead | ShoeFault | ShoeButton, alerts: list[Alert]) -> None:
+        """Journal a shoe event and its alerts; ack it once it is durable."""
+        if self._submit is not None:
+            link = self.link
+            seq = ev.seq
+
+            def ack(_seqs: list[int]) -> None:
+                if link is not None:
+                    link.ack(seq)
+
+            try:
+                self._submit([ev, *alerts], on_durable=ack)
+            except Exception as exc:  # noqa: BLE001 - a closed journal: not acked, the shoe keeps it
+                self.errors += 1
+                log.exception("journal submit failed; event not acked")
+                self._journal_failed(exc)
+            return
+        if self._journal(ev, alerts) and self.link is not None:
+            try:
+                self.link.ack(ev.seq)
+            except Exception:  # noqa: BLE001
+                log.exception("ack %d failed", ev.seq)
+
+    def _journal_other(self, ev: Any) -> None:
+        """Journal an event nobody would send again, before the machine acts on it (bounded wait)."""
+        if self._submit is None:
+            self._journal(ev, [])
+            return
+        try:
+            entry = self._submit([ev])
+        except Exception as exc:  # noqa: BLE001
+            self.errors += 1
+            log.exception("journal submit failed")
+            self._journal_failed(exc)
+            return
+        wait = getattr(self.journal, "wait_written", None)
+        if wait is not None and not wait(entry, self.INPUT_WAIT_S):
+            log.warning("a %s acted on before its journal record was written (journal failing)", type(ev).__name__)
+
     def _journal(self, ev: Any, alerts: list[Alert]) -> bool:
-        """Append ``ev`` (unless None) and then ``alerts``; True when ``ev`` was journaled."""
+        """Append ``ev`` (unless None) and then ``alerts``; True when ``ev`` was journaled.
+        With a journal that has ``submit``, the alerts are queued (kept in order)."""
+        if self._submit is not None and ev is None:
+            try:
+                self._submit(alerts)
+            except Exception:  # noqa: BLE001
+                log.exception("journal submit of alerts failed")
+            return True
         many = getattr(self.journal, "append_many", None)
         if ev is not None:
             try:
@@ -324,6 +383,25 @@ class Controller(Closeable):
         return True
 
     _journal_failing = False
+
+    def _journal_state(self, exc: BaseException | None) -> None:
+        """The journal's writer says it fails (``exc``) or writes again (None): from its thread,
+        so the alert is raised in the controller thread, at once (ahead of queued events)."""
+        if exc is None:
+            self.call_soon(self._journal_recovered)
+            return
+        self._urgent(lambda: self._journal_failed(exc))
+
+    def _urgent(self, fn: Callable[[], Any]) -> None:
+        with self._idle:
+            self._busy += 1
+        with self.queue.mutex:  # ahead of the events waiting: the dealer is told at once
+            self.queue.queue.appendleft(_Call(fn))
+            self.queue.unfinished_tasks += 1
+            self.queue.not_empty.notify()
+
+    def _journal_recovered(self) -> None:
+        self._journal_failing = False
 
     def _journal_failed(self, exc: BaseException) -> None:
         """Tell the dealer once, until an append succeeds again, that the journal is failing: a

@@ -14,7 +14,8 @@ line in both directions, each in the journal's codec (:mod:`shoe_ctl.service.cod
   restarted, needs no other hand-shake.
 - client -> service: ``DealerInput`` objects, posted to the controller's queue as if touched on
   the display. A line that is not a ``DealerInput`` is answered with ``{"error": "..."}`` and
-  changes nothing.
+  changes nothing. Each input's ``source`` is set from the client's peer credentials
+  (:func:`peer_source`), whatever the line says, and journaled with it.
 
 Nothing is buffered for a client that is not there: commands sent while no client is connected
 are gone (the next client gets the current state), and inputs are taken only while connected.
@@ -28,6 +29,7 @@ are answered with an error line and not posted, and so are inputs the controller
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -60,6 +62,17 @@ MAX_LINE = 64 * 1024
 INPUTS_PER_S = 50.0
 INPUTS_BURST = 100
 """Inputs posted per second (sustained, burst); beyond, each is answered with an error line."""
+
+
+def peer_source(conn: socket.socket) -> str:
+    """The ``DealerInput.source`` of a dealer-port client: ``dealer-port:uid=U,pid=P`` from the
+    kernel's peer credentials (``SO_PEERCRED``), ``dealer-port`` where they cannot be had."""
+    try:
+        pid, uid, _gid = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
+                                                             struct.calcsize("3i")))
+    except (OSError, AttributeError, struct.error):
+        return "dealer-port"
+    return f"dealer-port:uid={uid},pid={pid}"
 
 
 class DealerPort(Closeable):
@@ -292,6 +305,7 @@ class DealerPort(Closeable):
             self._refuse(conn, f"dealer port: too many inputs (at most {INPUTS_PER_S:g} per second); "
                          "this one was not taken", quiet=True)
             return
+        item = dataclasses.replace(item, source=peer_source(conn))  # never what the client claims
         if self.post(item) is False:
             self._refuse(conn, "dealer port: the table is busy with earlier inputs; this one was not taken")
             return

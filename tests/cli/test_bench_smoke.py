@@ -41,4 +41,18 @@ def test_bench_quick_json_emits_every_key() -> None:
     assert {"python", "cpu_count", "versions"} <= r["machine"].keys()
     assert r["machine"]["versions"]["transitions"] and r["machine"]["versions"]["pyserial"]
     assert set(r["targets"]) == {"latency p99 (us)", "direct replay / pokerkit", "soak (cards/s)",
-                                 "service RSS (MiB)", "service ready (s)"}
+                                 "service RSS (MiB)", "service ready (s)", "loaded full stack (cards/s)",
+                                 "ready on a large journal (s)"}
+    assert r["ready_large_journal_s"] > 0 and r["ready_large_journal_file"]["records"] > 0
+
+
+@pytest.mark.skipif(not (SHARED / "data" / "stud" / "phh").is_dir(), reason="no shared PHH data")
+def test_bench_without_pokerkit_says_the_comparison_is_skipped() -> None:
+    """Without pokerkit the replay row says so in words, never ``None / None ... Nonex``."""
+    code = ("import sys, runpy; sys.modules['pokerkit'] = None; "
+            "sys.argv = ['bench', '--quick', '--only', 'replay']; runpy.run_module('bench', run_name='__main__')")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=180)
+    assert out.returncode == 0, out.stderr[-2000:]
+    row = next(ln for ln in out.stdout.splitlines() if ln.startswith("direct replay / pokerkit"))
+    assert "pokerkit not installed: replay comparison skipped" in row
+    assert "None" not in row and "Nonex" not in out.stdout

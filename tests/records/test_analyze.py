@@ -101,7 +101,7 @@ def test_cli_json_one_object_per_line_and_bad_file_goes_on(tmp_path, capsys):
     for o in objs:
         assert KEYS <= set(o)
         assert o["rules"] == "tda"
-    assert "a-broken.phh" in objs[0]["error"] and "not valid TOML" in objs[0]["error"]
+    assert "a-broken.phh" in objs[0]["error"] and "not a PHH hand record (not TOML" in objs[0]["error"]
     assert "actions[5]" in objs[1]["error"] and "p9" in objs[1]["error"]
     assert [o["error"] for o in objs[2:]] == [None, None, None]
     assert objs[2]["community_card"] == "5d"
@@ -196,7 +196,7 @@ actions = ["d dh p1 AsKd7c", "d dh p2 QsQd2c", "p2 pb", "p1 cc"]
 @pytest.mark.parametrize(
     ("old", "new", "where"),
     [
-        ('"p1 cc"]', '"p1 cc"', "not valid TOML"),  # truncated
+        ('"p1 cc"]', '"p1 cc"', "not a PHH hand record (not TOML"),  # truncated
         ("starting_stacks = [100, 100]", 'starting_stacks = "100"', "line 4, starting_stacks"),
         ('variant = "F7S"', 'variant = "NT"', "line 1, variant"),
         ("AsKd7c", "1sKd7c", "line 6, actions[0]: 'd dh p1 1sKd7c'"),

@@ -217,7 +217,7 @@ def test_run_hands_names_every_unreadable_file_and_deals_the_rest(tmp_path: Path
     assert out.returncode == 3, out.stderr
     bad = [ln for ln in out.stderr.splitlines() if "unreadable hand file" in ln]
     assert len(bad) == 2, out.stderr
-    assert "b_broken.phh: line 3: not valid TOML" in bad[0] and "c_binary.phh: " in bad[1]
+    assert "b_broken.phh: line 3: not a PHH hand record (not TOML: " in bad[0] and "c_binary.phh: " in bad[1]
     assert bad[1].split("c_binary.phh: ", 1)[1].strip()  # a reason follows
     signals = [ln.split()[0] for ln in out.stdout.splitlines()]
     assert "signal=deal" in signals and signals[-1] == "signal=idle"

@@ -276,6 +276,8 @@ function renderSide(s) {
   com.hidden = !s.community || idle;
   if (s.community && !idle) { com.appendChild(el("span", null, "Community ")); com.appendChild(cardEl(s.community)); }
   document.getElementById("shoe-status").textContent = s.shoe ? s.shoe.status : "–";
+  const jc = s.journal_chain;  // the journal's hash-chain head (docs/journal.md, "The hash chain")
+  document.getElementById("journal-chain").textContent = jc && jc.seq ? "#" + jc.seq + " " + jc.head : "–";
   document.getElementById("shoe-detail").textContent = s.shoe && s.shoe.detail ? s.shoe.detail : "";
   // shoe link authentication (docs/security.md, "The shoe link"): an unauthenticated bench link is shown
   document.getElementById("shoe-auth").hidden = !(s.shoe && s.shoe.auth === "off");

@@ -10,18 +10,21 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from shoe_ctl.service import codec
+from shoe_ctl.service.journal import chain
 from shoe_ctl.service.journal.aside import prune_aside
 from shoe_ctl.service.journal.identity import Identity
 from shoe_ctl.service.journal.records import Damage, HandSummary, JournalError, OpenReport, Record, Row
-from shoe_ctl.service.journal.repair import Repair
+from shoe_ctl.service.journal.repair import Repair, check_file
 from shoe_ctl.service.journal.retention import Retention
 from shoe_ctl.service.journal.store import Store, open_readonly
+from shoe_ctl.service.journal.writer import Entry, GroupWriter
 
 log = logging.getLogger("shoe_ctl.service.journal")
 
@@ -46,6 +49,9 @@ class Journal:
     :param readonly: open an existing journal for reading only (export, doctor): no repair, no
         pruning, ``table``/``profile`` may be ``None`` to accept any; damaged records are reported
         and skipped.
+    :param deferred: take the whole-file checks and the retention off the open: they run in a
+        background thread ``deferred_delay_s`` seconds after the open (the service's start path,
+        ``docs/journal.md``, "What is checked when"); ``report.records`` is counted there too.
     :raises JournalError: another table's or profile's journal (naming both), a format newer than
         this program, an unknown ``synchronous``, a file whose mode cannot be made 0600, or a path
         that is no journal at all (a folder, a device, a non-SQLite file: left untouched).
@@ -63,6 +69,8 @@ class Journal:
         clock: Callable[[], float] = time.time,
         readonly: bool = False,
         verify: str = "recent",
+        deferred: bool = False,
+        deferred_delay_s: float = 2.0,
     ) -> None:
         self.path = Path(path)
         self.table = table
@@ -85,11 +93,67 @@ class Journal:
         self.store = Store(self.path, conn, synchronous=self.synchronous, readonly=readonly, clock=clock,
                            on_damaged=self._bad_read)
         self._retention = Retention(self.store, retention_days, self.report, clock)
+        self._submit_lock = threading.RLock()  # the order of the FIFO is the order of the hand marks
+        self._writer: GroupWriter | None = None if readonly else GroupWriter(self.store, name=self.path.name)
+        self.checked: list[Damage] | None = None
+        """What the last whole-file check (:meth:`check`) found; ``None`` before one ran."""
+        self._maint_stop = threading.Event()
+        self._maint: threading.Thread | None = None
+        if deferred and not readonly:
+            self.report.records = -1
+            self._maint = threading.Thread(target=self._maintain, args=(deferred_delay_s,),
+                                           name=f"{self.path.name}-maintenance", daemon=True)
+            self._maint.start()
+            return
         if not readonly and self.retention_days > 0:
             self.report.pruned = self.prune()
         elif not readonly:
             prune_aside(self.path, self.report)
         self.report.records = self.store.count()
+
+    def _maintain(self, delay_s: float) -> None:
+        """The deferred part of the open: retention, then the whole-file check, then the count."""
+        if self._maint_stop.wait(delay_s):
+            return
+        try:
+            if self.retention_days > 0:
+                self.report.pruned = self._retention.prune(stop=self._maint_stop)
+            else:
+                prune_aside(self.path, self.report)
+            if self._maint_stop.is_set():
+                return
+            self.check(stop=self._maint_stop, pause_s=0.005)
+            if self._maint_stop.is_set():
+                return
+            with self.store.lock:
+                if not self.store.closed:
+                    self.report.records = self.store.count()
+        except Exception:  # noqa: BLE001 - a closed journal, a full disk: the next open does it
+            log.exception("journal %s: background maintenance failed", self.path)
+
+    def check(self, *, stop: threading.Event | None = None, pause_s: float = 0.0) -> list[Damage]:
+        """The whole-file check (``PRAGMA integrity_check`` and every record's checksum) on a
+        read-only connection of its own, so appends go on meanwhile (``shoe-ctl journal check``,
+        the deferred open). Damage found is logged, added to ``report.damage``, and marked in
+        ``meta`` (``check_due``) so the next open runs the full check and repairs it.
+
+        :param stop: ends the check early when set (the journal closes); ``pause_s``: a pause
+            every 2,000 records (the background check).
+        :returns: the damage found (empty: none).
+        """
+        found = check_file(self.path, stop, pause_s)
+        if stop is not None and stop.is_set():
+            return found
+        self.checked = found
+        if found:
+            for d in found:
+                log.error("journal %s: %s", self.path, d)
+            self.report.damage.extend(found)
+            if not self.readonly:
+                with self.store.lock:
+                    if not self.store.closed:
+                        self.store.db().execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('check_due', '1')")
+        return found
 
     def _bad_read(self, row: Row, why: str) -> None:
         """A record whose checksum fails when read: reported; a writable journal keeps the file
@@ -106,7 +170,16 @@ class Journal:
     # ------------------------------------------------------------------ life
 
     def close(self) -> None:
-        """Close the file (idempotent). A clean close checkpoints and removes the ``-wal``."""
+        """Write what is queued (one try), close the file (idempotent). A clean close checkpoints
+        and removes the ``-wal``. Appends still unwritten (a failing journal) are logged: their
+        shoe events were not acked, so the shoe keeps them."""
+        self._maint_stop.set()
+        if self._maint is not None and self._maint is not threading.current_thread():
+            self._maint.join(10)
+        if self._writer is not None:
+            left = self._writer.close()
+            if left:
+                log.error("journal %s: closed with %d append(s) unwritten (not acked)", self.path, left)
         self.store.close()
 
     def __enter__(self) -> Journal:
@@ -122,6 +195,19 @@ class Journal:
         """The hand that has a ``hand-start`` and no ``hand-end`` yet (also after a restart)."""
         return self.store.current_hand
 
+    def _writer_or_raise(self) -> GroupWriter:
+        if self._writer is None:
+            raise JournalError(f"journal {self.path} is open read-only")
+        if self.store.closed:
+            raise JournalError(f"journal {self.path} is closed")
+        return self._writer
+
+    def _wait(self, entry: Entry) -> list[int]:
+        entry.done.wait()
+        if entry.error is not None:
+            raise entry.error
+        return entry.seqs
+
     def append(self, item: codec.Encodable, *, sync: bool = True) -> int:
         """Append one event or command to the current hand; durable when it returns.
 
@@ -131,15 +217,64 @@ class Journal:
         :returns: the record's journal sequence.
         :raises codec.CodecError: for an object the codec cannot encode (nothing is written).
         :raises JournalError: when closed or read-only.
+        :raises sqlite3.Error: the write failed (a full disk, a lock held beyond the busy timeout):
+            the record is not kept.
         """
         return self.append_many([item], sync=sync)[0]
 
     def append_many(self, items: Iterable[codec.Encodable], *, sync: bool = True) -> list[int]:
-        """Append several events/commands in one transaction (one fsync); durable when it returns.
+        """Append several events/commands in one transaction (one fsync, shared with what else is
+        waiting: the group commit); durable when it returns. Errors as :meth:`append`.
 
         :returns: their journal sequences, in order.
         """
-        return self.store.append_many(items, sync=sync)
+        writer = self._writer_or_raise()
+        rows = self.store.rows_of(items)
+        with self._submit_lock:
+            entry = writer.submit(rows, self.store.current_hand, keep=False, sync=sync)
+        return self._wait(entry)
+
+    def submit(self, items: Iterable[codec.Encodable], *,
+               on_durable: Callable[[list[int]], None] | None = None) -> Entry:
+        """Queue events/commands for the writer without waiting (the controller's path): they are
+        written in order, in one transaction with whatever else waits, and ``on_durable(seqs)``
+        runs in the writer thread once they are committed (the shoe's ack goes there). A write that
+        fails keeps them at the head of the queue, and nothing behind them is written, until a
+        retry succeeds (``docs/journal.md``, "The writer").
+
+        :returns: the queued entry (``entry.done`` is set once written).
+        :raises codec.CodecError: for an object the codec cannot encode (nothing is queued).
+        :raises JournalError: when closed or read-only.
+        """
+        writer = self._writer_or_raise()
+        rows = self.store.rows_of(items)
+        with self._submit_lock:
+            return writer.submit(rows, self.store.current_hand, keep=True, on_durable=on_durable)
+
+    def wait_written(self, entry: Entry, timeout: float | None) -> bool:
+        """Wait until ``entry`` (from :meth:`submit`) is written (True), or the journal is failing
+        or ``timeout`` passed (False)."""
+        return self._writer_or_raise().wait_failing_or_done(entry, timeout) and entry.error is None
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait until every queued append is written; False on timeout (a failing journal)."""
+        return self._writer is None or self._writer.flush(timeout)
+
+    @property
+    def failing(self) -> BaseException | None:
+        """The error of the last failed write while no write has succeeded since (None: healthy)."""
+        return None if self._writer is None else self._writer.failing
+
+    @property
+    def pending(self) -> int:
+        """Appends queued and not written yet."""
+        return 0 if self._writer is None else self._writer.pending()
+
+    def add_state_listener(self, fn: Callable[[BaseException | None], None]) -> None:
+        """``fn(error)`` when writes start failing, ``fn(None)`` when they succeed again (from the
+        writer thread; must not block). Read-only journals never call it."""
+        if self._writer is not None:
+            self._writer.add_listener(fn)
 
     def append_record(self, kind: str, body: Mapping[str, Any], *, sync: bool = True) -> int:
         """Append a record that is not an event or command, e.g. kind ``"decision"`` with the
@@ -147,11 +282,26 @@ class Journal:
 
         :raises JournalError: for a kind that is a codec type or a hand marker (use the methods).
         """
-        return self.store.append_record(kind, body, sync=sync)
+        writer = self._writer_or_raise()
+        row = self.store.record_row(kind, body)
+        with self._submit_lock:
+            entry = writer.submit([row], self.store.current_hand, keep=False, sync=sync)
+        return self._wait(entry)[0]
+
+    MARK_WAIT_S = 2.0
+    """Longest a hand mark waits for its commit while the journal is healthy (seconds)."""
+
+    def _mark(self, entry: Entry) -> None:
+        writer = self._writer_or_raise()
+        writer.wait_failing_or_done(entry, self.MARK_WAIT_S)
+        if entry.error is not None and not isinstance(entry.error, RuntimeError):
+            raise entry.error
 
     def begin_hand(self, info: Mapping[str, Any] | None = None, *, hand: int | None = None) -> int:
         """Start a hand: appends ``hand-start`` (body: ``info`` plus ``"hand"``); later appends belong
-        to it. A hand still open is ended first as abandoned.
+        to it. A hand still open is ended first as abandoned. The mark is kept in the writer's
+        queue through a failing spell (written in order once the journal writes again): the call
+        returns when it is written or the journal is failing.
 
         :param info: JSON-safe facts for export, e.g. ``{"game": "stud", "rules": "tda",
             "seats": [3, 4, 6, 1]}`` (table seats in player order), ``"antes"``, ``"bring_in"``,
@@ -159,22 +309,34 @@ class Journal:
         :param hand: the hand number; default one more than the highest in the journal.
         :returns: the hand number.
         """
-        with self.store.lock:
+        writer = self._writer_or_raise()
+        with self._submit_lock:
+            rows = []
             if self.store.current_hand is not None:
-                self.end_hand({"abandoned": True})
-            return self.store.start_hand(info, hand)
+                old, row = self.store.hand_end_row({"abandoned": True})
+                rows.append(([row], old))
+            number, row = self.store.hand_start_row(info, hand)
+            rows.append(([row], number))
+            entries = [writer.submit(r, h, keep=True) for r, h in rows]
+        self._mark(entries[-1])
+        return number
 
     def end_hand(self, info: Mapping[str, Any] | None = None) -> int:
-        """End the current hand: appends ``hand-end`` (body: ``info`` plus ``"hand"``); prunes when
-        the last pruning is an hour old (``PRUNE_EVERY_S``).
+        """End the current hand: appends ``hand-end`` (body: ``info`` plus ``"hand"``; kept through
+        a failing spell as :meth:`begin_hand`); prunes when the last pruning is an hour old
+        (``PRUNE_EVERY_S``).
 
+        :returns: the record's journal sequence (0 when not written yet: the journal is failing).
         :raises JournalError: when no hand is open.
         """
-        with self.store.lock:
-            seq = self.store.end_hand(info)
-            if self._retention.due():
-                self.prune()
-            return seq
+        writer = self._writer_or_raise()
+        with self._submit_lock:
+            number, row = self.store.hand_end_row(info)
+            entry = writer.submit([row], number, keep=True)
+        self._mark(entry)
+        if entry.done.is_set() and entry.error is None and self._retention.due():
+            self.prune()
+        return entry.seqs[0] if entry.seqs else 0
 
     # ------------------------------------------------------------------ reading
 
@@ -194,6 +356,40 @@ class Journal:
         """The shoe sequence of the most recent journaled CardRead/ShoeFault/ShoeButton, for
         ``ShoeLink(resume_seq=...)`` (kept through pruning); ``None`` when there is none."""
         return self.store.last_shoe_seq()
+
+    def chain_head(self) -> tuple[int, str]:
+        """The hash chain's head: (journal sequence, SHA-256 link in hex) of the last chained
+        record written (``docs/journal.md``, "The hash chain"); shown by ``doctor``, the display's
+        status and exports so a rewritten chain can be told from the one seen before."""
+        with self.store.lock:
+            if not self.readonly:
+                seq, value = self.store.chain_head
+            elif self.store.has_chain:
+                seq, value = chain.head(self.store.db())
+            else:
+                seq, value = 0, chain.ZERO
+        return seq, value.hex()
+
+    def chain_public(self) -> dict[str, Any]:
+        """``{"seq": int, "head": str}``: the chain head for the display's status, its link cut to
+        16 hex digits (enough to tell one head from another by eye; ``doctor`` and exports give the
+        whole link). Safe from any thread."""
+        seq, value = self.chain_head()
+        return {"seq": seq, "head": value[:16]}
+
+    def verify_chain(self) -> chain.ChainReport:
+        """Walk the hash chain over every record (``shoe-ctl journal verify``): edited, deleted,
+        inserted or reordered records are listed in the report's ``problems``."""
+        with self.store.lock:
+            if not self.store.has_chain:
+                rep = chain.ChainReport()
+                rep.unchained = self.store.count()
+                return rep
+            return chain.verify(self.store.db())
+
+    def last_hand(self) -> int:
+        """The highest hand number the journal has known (0 for none; kept through pruning)."""
+        return self.store.top_hand
 
     def replay_start(self) -> int:
         """The journal sequence after which recovery replays: the last ``hand-end`` (0 if none).

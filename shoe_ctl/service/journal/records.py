@@ -42,6 +42,7 @@ CREATE TABLE IF NOT EXISTS damaged (
     reason TEXT NOT NULL,
     raw TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS chain (seq INTEGER PRIMARY KEY, hash BLOB NOT NULL);
 """
 
 COLS = "seq, time_us, kind, hand, shoe_seq, body, crc"
@@ -195,7 +196,8 @@ class OpenReport:
     """What the journal found and did at open (and later, when a read finds a damaged record).
 
     ``damage``: every problem found; ``kept_aside``: copies of the damaged files made before any
-    repair; ``records``: intact records in the journal after open; ``lost``: records that could not
+    repair; ``records``: intact records in the journal after open (-1 until a deferred open has
+    counted them); ``lost``: records that could not
     be kept (their raw text, if readable, is in the ``damaged`` table and always in the copies);
     ``permissions``: files whose mode was tightened to 0600; ``pruned``: records removed by
     retention; ``created``: a new file was made; ``tail``: what a stop in the middle of an append
@@ -223,7 +225,8 @@ class OpenReport:
 
     def lines(self) -> list[str]:
         """The report as short lines for a log or the display."""
-        out = [f"journal {self.path}: {'created' if self.created else 'opened'}, {self.records} records"]
+        count = f"{self.records} records" if self.records >= 0 else "records counted in the background"
+        out = [f"journal {self.path}: {'created' if self.created else 'opened'}, {count}"]
         out += [f"damage: {d}" for d in self.damage]
         if self.wal_dropped or self.tail:
             out.append(f"write-ahead log: {self.wal_dropped} frame(s) of an interrupted append dropped "

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -46,6 +48,74 @@ from shoe_ctl.service.journal.store import connect
 from shoe_ctl.service.journal.wal import scan_wal
 
 
+def tail_index_damage(conn: sqlite3.Connection, start: int) -> str | None:
+    """The indexes' part that the start path reads, checked against the table: the hand marks
+    (``records_kind``) and the hands (``records_hand``) of the records after ``start``, counted
+    through each index and through the table itself. Cheap (the tail only) where
+    ``PRAGMA integrity_check`` reads the whole file.
+
+    :returns: what differs, in words; ``None`` when the index answers match the table.
+    """
+    marks = "kind IN ('hand-start', 'hand-end') AND seq > ?"
+    by_index = conn.execute(f"SELECT count(*) FROM records INDEXED BY records_kind WHERE {marks}", (start,)).fetchone()
+    by_table = conn.execute(f"SELECT count(*) FROM records NOT INDEXED WHERE {marks}", (start,)).fetchone()
+    if by_index != by_table:
+        return f"index records_kind: {by_index[0]} hand marks after record {start}, the table has {by_table[0]}"
+    first = conn.execute("SELECT min(hand) FROM records NOT INDEXED WHERE seq > ? AND hand IS NOT NULL",
+                         (start,)).fetchone()[0]
+    if first is None:
+        return None
+    hands = "hand IS NOT NULL AND hand >= ? AND seq > ?"
+    by_index = conn.execute(f"SELECT count(*) FROM records INDEXED BY records_hand WHERE {hands}",
+                            (first, start)).fetchone()
+    by_table = conn.execute(f"SELECT count(*) FROM records NOT INDEXED WHERE {hands}", (first, start)).fetchone()
+    if by_index != by_table:
+        return f"index records_hand: {by_index[0]} records of hands from {first} on, the table has {by_table[0]}"
+    return None
+
+
+def check_file(path: Path, stop: threading.Event | None = None, pause_s: float = 0.0) -> list[Damage]:
+    """The whole-file check, on its own read-only connection (a running service may write
+    meanwhile): the structure (``PRAGMA integrity_check``) and every record's checksum.
+
+    :param stop: set, it ends the check at once (the structure check is interrupted through
+        SQLite's progress handler); what was not checked is not reported.
+    :param pause_s: sleep this long after every 2,000 records (a background check leaves the
+        interpreter to the controller).
+    :returns: what is damaged (empty when nothing is). Repairs are left to the next open
+        (``meta`` ``check_due``), which runs the full check and repairs what it finds.
+    """
+    uri = path.absolute().as_uri() + "?mode=ro"
+    conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False, timeout=1)
+    conn.text_factory = decode_text
+    out: list[Damage] = []
+    if stop is not None:
+        conn.set_progress_handler(lambda: 1 if stop.is_set() else 0, 20000)
+    try:
+        check = conn.execute("PRAGMA integrity_check(20)").fetchall()
+        if check != [("ok",)]:
+            out.append(Damage("database file", "; ".join(str(r[0]) for r in check[:3])))
+        last = 0
+        while True:
+            rows = conn.execute(f"SELECT {COLS} FROM records WHERE seq > ? ORDER BY seq LIMIT 2000",
+                                (last,)).fetchall()
+            if not rows or (stop is not None and stop.is_set()):
+                break
+            if pause_s:
+                time.sleep(pause_s)
+            for row in rows:
+                last = row[0]
+                why = verify_row(row)
+                if why:
+                    out.append(Damage(f"record {row[0]}", why, row[0]))
+    except (sqlite3.Error, UnicodeDecodeError) as exc:
+        if stop is None or not stop.is_set():  # not an interrupted check
+            out.append(Damage("database file", f"unreadable: {exc}"))
+    finally:
+        conn.close()
+    return out
+
+
 class _Broken(Exception):
     """Internal: the file's structure is damaged beyond per-record repair."""
 
@@ -70,6 +140,8 @@ class Repair:
         self.synchronous = synchronous
         self.verify = verify
         self._clock = clock
+        self.deep_checked = False
+        """True when this open ran the whole-file structure check (``integrity_check``)."""
 
     def _now_us(self) -> int:
         return int(round(self._clock() * 1e6))
@@ -116,15 +188,19 @@ class Repair:
             schema = [tuple(r) for r in conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_schema ORDER BY rowid")]
             if schema != EXPECTED_SCHEMA:
                 raise _Broken("the schema is altered")
-            check = conn.execute("PRAGMA integrity_check(20)").fetchall()
-            if check != [("ok",)]:
-                index_damage = "; ".join(str(r[0]) for r in check[:3])
             start = 0
-            if self.verify == "recent" and meta:
+            if self.verify == "recent" and meta and not meta.get("check_due"):
                 # What a stop can damage is what was written since the last open; the replay
                 # window is read at start-up, so it is checked too. Older records are checked
-                # again whenever they are read (export).
+                # again whenever they are read (export) and by the full check (``check_file``).
                 start = min(int(meta.get("verified_seq", "0") or 0), replay_start(conn))
+            if self.verify == "full" or not meta or meta.get("check_due"):
+                check = conn.execute("PRAGMA integrity_check(20)").fetchall()
+                if check != [("ok",)]:
+                    index_damage = "; ".join(str(r[0]) for r in check[:3])
+                self.deep_checked = True
+            else:
+                index_damage = tail_index_damage(conn, start)
             for row in conn.execute(f"SELECT {COLS} FROM records WHERE seq > ? ORDER BY seq", (start,)):
                 why = verify_row(row)
                 if why:
@@ -187,6 +263,8 @@ class Repair:
         conn.execute("BEGIN IMMEDIATE")  # proves the file takes writes now, not at the first card
         top = conn.execute("SELECT max(seq) FROM records").fetchone()[0] or 0
         conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('verified_seq', ?)", (str(top),))
+        if self.deep_checked and not self.report.damage:
+            conn.execute("DELETE FROM meta WHERE key = 'check_due'")
         conn.execute("COMMIT")
 
     def keep_aside(self) -> Path:
@@ -238,6 +316,12 @@ class Repair:
             for k, v in meta.items():
                 conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (k, v))
             conn.executemany(f"INSERT INTO records ({COLS}) VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+            # the links did not survive the salvage: the chain starts again after what was saved
+            # (docs/journal.md, "The hash chain")
+            top = max((r[0] for r in rows), default=0)
+            floor = int(meta.get("seq_floor", "0") or 0) if isinstance(meta, dict) else 0
+            conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('chain_from', ?)",
+                         (str(max(top, floor) + 1),))
             now = self._now_us()
             for row, why in bad:
                 conn.execute(

@@ -6,11 +6,15 @@ number (kept in ``meta``). ``docs/journal.md`` ("Retention").
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 
 from shoe_ctl.service.journal.aside import prune_aside
 from shoe_ctl.service.journal.records import OpenReport, raise_seq_floor
 from shoe_ctl.service.journal.store import Store
+
+CHUNK = 5000
+"""Records deleted per transaction by a pruning."""
 
 PRUNE_EVERY_S = 3600.0
 """A long-running service prunes at a hand's end when the last pruning is this old (seconds)."""
@@ -36,46 +40,67 @@ class Retention:
         """True when retention is on and the last pruning is :data:`PRUNE_EVERY_S` old."""
         return self.days > 0 and self._clock() - self.last_prune >= PRUNE_EVERY_S
 
-    def prune(self, now: float | None = None) -> int:
-        """Delete finished hands (and between-hands records) whose last record is older than the
-        retention, as of ``now`` (seconds since the epoch; default the clock); see the module
-        docstring for what always stays.
+    def prune(self, now: float | None = None, stop: threading.Event | None = None) -> int:
+        """Delete, as of ``now`` (seconds since the epoch; default the clock), every record up to
+        the last ``hand-end`` whose time is older than the retention and that recovery no longer
+        replays: the finished and abandoned hands before it and the between-hands records among
+        them. The unfinished hand and anything after the last ``hand-end`` always stay; the last
+        shoe sequence, the last hand number and the sequence floor are kept in ``meta`` first.
+
+        Deletes in chunks of :data:`CHUNK` records, one short transaction each, so the writer
+        (and the shoe's acks) never wait long behind a pruning; ``stop`` set ends it between
+        chunks (what is left goes at the next pruning).
 
         :returns: the number of records deleted (0 when retention is off or the store read-only).
         """
         store = self.store
         if self.days <= 0 or store.readonly:
             return 0
+        self.last_prune = self._clock()
+        cutoff = int(((self._clock() if now is None else now) - self.days * 86400) * 1e6)
         with store.lock:
-            self.last_prune = self._clock()
             db = store.db()
-            cutoff = int(((self._clock() if now is None else now) - self.days * 86400) * 1e6)
             keep_from = store.replay_start()
-            old = [
-                h.hand
-                for h in store.hands(finished_only=True)
-                if h.last_seq <= keep_from and int(round((h.ended or h.started) * 1e6)) < cutoff
-            ]
+            # the partial index records_kind serves this (kind, seq); time_us is read per mark
+            upto = db.execute("SELECT max(seq) FROM records WHERE kind = 'hand-end' AND seq <= ? AND time_us < ?",
+                              (keep_from, cutoff)).fetchone()[0]
             last_shoe = store.last_shoe_seq()
-            top_hand = db.execute("SELECT max(hand) FROM records").fetchone()[0]
             db.execute("BEGIN IMMEDIATE")
             try:
                 if last_shoe is not None:
                     db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('last_shoe_seq', ?)", (str(last_shoe),))
-                if top_hand is not None:
-                    db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('last_hand', ?)", (str(top_hand),))
+                if store.top_hand:
+                    db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('last_hand', ?)", (str(store.top_hand),))
                 raise_seq_floor(db, store.next_seq - 1)
-                n = 0
-                for hand in old:
-                    n += db.execute("DELETE FROM records WHERE hand = ?", (hand,)).rowcount
-                n += db.execute(
-                    "DELETE FROM records WHERE hand IS NULL AND time_us < ? AND seq <= ?", (cutoff, keep_from)
-                ).rowcount
+                if upto is not None and store.has_chain:
+                    # the chain goes on from the last pruned record's link
+                    kept = db.execute("SELECT hash FROM chain WHERE seq = ?", (upto,)).fetchone()
+                    if kept:
+                        db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('chain_anchor', ?)",
+                                   (f"{upto}:{bytes(kept[0]).hex()}",))
                 db.execute("DELETE FROM damaged WHERE found_us < ?", (cutoff,))
                 db.execute("COMMIT")
             except BaseException:
                 if db.in_transaction:
                     db.execute("ROLLBACK")
                 raise
-            prune_aside(store.path, self.report, cutoff / 1e6)
-            return n
+            low = db.execute("SELECT min(seq) FROM records").fetchone()[0]
+        n = 0
+        if upto is not None and low is not None:
+            while low <= upto and not (stop is not None and stop.is_set()):
+                high = min(low + CHUNK - 1, upto)
+                with store.lock:
+                    db = store.db()
+                    db.execute("BEGIN IMMEDIATE")
+                    try:
+                        n += db.execute("DELETE FROM records WHERE seq BETWEEN ? AND ?", (low, high)).rowcount
+                        if store.has_chain:
+                            db.execute("DELETE FROM chain WHERE seq BETWEEN ? AND ?", (low, high))
+                        db.execute("COMMIT")
+                    except BaseException:
+                        if db.in_transaction:
+                            db.execute("ROLLBACK")
+                        raise
+                low = high + 1
+        prune_aside(store.path, self.report, cutoff / 1e6)
+        return n

@@ -18,6 +18,7 @@ from typing import Any
 
 from shoe_ctl.lifecycle import Closeable
 from shoe_ctl.service import codec
+from shoe_ctl.service.journal import chain
 from shoe_ctl.service.journal.files import refuse_foreign, sidecars
 from shoe_ctl.service.journal.identity import Identity
 from shoe_ctl.service.journal.records import (
@@ -34,13 +35,18 @@ from shoe_ctl.service.journal.records import (
     verify_row,
 )
 
+BUSY_TIMEOUT_S = 1.0
+"""How long one write waits for a lock another program holds on the file before it fails (and the
+writer retries it later, ``docs/journal.md``, "The writer")."""
 
-def connect(path: Path) -> sqlite3.Connection:
+
+def connect(path: Path, busy_timeout_s: float = BUSY_TIMEOUT_S) -> sqlite3.Connection:
     """A connection for the journal's threads: autocommit (transactions are explicit), usable from
-    any thread (the store's lock serialises), 10 s busy timeout, lenient text decoding."""
-    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=10)
+    any thread (the store's lock serialises), a busy timeout of ``busy_timeout_s`` seconds
+    (:data:`BUSY_TIMEOUT_S`), lenient text decoding."""
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=busy_timeout_s)
     conn.text_factory = decode_text
-    conn.execute("PRAGMA busy_timeout = 10000")
+    conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
     return conn
 
 
@@ -127,6 +133,13 @@ class Store(Closeable):
         self._conn = conn
         self.next_seq = self._compute_next_seq()
         self._current_hand = self._find_current_hand()
+        self.top_hand = self._find_top_hand()
+        """The highest hand number the file has known (records or meta ``last_hand``)."""
+        self.has_chain = bool(self.db().execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'chain'").fetchone())
+        self.chain_head: tuple[int, bytes] = chain.head(self.db()) if self.has_chain else (0, chain.ZERO)
+        """(sequence, link) of the last chained record (``chain.py``)."""
+        self._chain_from = chain.chain_from(self.db()) if self.has_chain else None
 
     # ------------------------------------------------------------------ basics
 
@@ -160,6 +173,13 @@ class Store(Closeable):
         """The number of records in the file."""
         return int(self.db().execute("SELECT count(*) FROM records").fetchone()[0])
 
+    def _find_top_hand(self) -> int:
+        db = self.db()
+        # ``hand IS NOT NULL`` lets SQLite answer from the partial index records_hand
+        top = db.execute("SELECT max(hand) FROM records WHERE hand IS NOT NULL").fetchone()[0] or 0
+        row = db.execute("SELECT value FROM meta WHERE key = 'last_hand'").fetchone() if self.has_meta() else None
+        return max(int(top), int(row[0]) if row else 0)
+
     def _find_current_hand(self) -> int | None:
         row = (
             self.db()
@@ -185,44 +205,26 @@ class Store(Closeable):
         """The hand that has a ``hand-start`` and no ``hand-end`` yet (also after a restart)."""
         return self._current_hand
 
-    def append_many(self, items: Iterable[codec.Encodable], *, sync: bool = True) -> list[int]:
-        """Append events/commands to the current hand in one transaction; see ``Journal.append_many``."""
-        batch = []
-        for item in items:
-            shoe_seq = item.seq if isinstance(item, SHOE_SEQ_TYPES) else None
-            batch.append((type(item).__name__, codec.dumps(item), shoe_seq))
-        return self.write(batch, self._current_hand, sync)
+    def hand_start_row(self, info: Mapping[str, Any] | None, hand: int | None) -> tuple[int, tuple[str, str, int | None]]:
+        """The ``hand-start`` row for ``hand`` (default: one more than the highest known, also
+        after pruning), and make it the current hand: later appends belong to it. The caller ends
+        an open hand first and writes the row (in order, through the writer).
 
-    def append_record(self, kind: str, body: Mapping[str, Any], *, sync: bool = True) -> int:
-        """Append a record that is no event or command; see ``Journal.append_record``.
-
-        :raises JournalError: for a kind that is a codec type or a hand marker.
-        """
-        if kind in codec.TYPES or kind in ("hand-start", "hand-end"):
-            raise JournalError(f"kind {kind!r} is reserved; use append() or begin_hand()/end_hand()")
-        return self.write([(kind, _dumps(body), None)], self._current_hand, sync)[0]
-
-    def start_hand(self, info: Mapping[str, Any] | None, hand: int | None) -> int:
-        """Append ``hand-start`` for ``hand`` (default: one more than the highest known, also
-        after pruning); later appends belong to it. The caller ends an open hand first.
-
-        :returns: the hand number.
+        :returns: (the hand number, the row).
         """
         with self.lock:
             if hand is None:
-                row = self.db().execute("SELECT value FROM meta WHERE key = 'last_hand'").fetchone()
-                top = self.db().execute("SELECT max(hand) FROM records").fetchone()[0] or 0
-                hand = max(int(top), int(row[0]) if row else 0) + 1
+                hand = self.top_hand + 1
+            self.top_hand = max(self.top_hand, hand)
             body = dict(info or {})
             body["hand"] = hand
-            self.write([("hand-start", _dumps(body), None)], hand, True)
             self._current_hand = hand
-            return hand
+            return hand, ("hand-start", _dumps(body), None)
 
-    def end_hand(self, info: Mapping[str, Any] | None) -> int:
-        """Append ``hand-end`` for the open hand.
+    def hand_end_row(self, info: Mapping[str, Any] | None) -> tuple[int, tuple[str, str, int | None]]:
+        """The ``hand-end`` row of the open hand; no hand is open afterwards.
 
-        :returns: the record's journal sequence.
+        :returns: (the hand number, the row).
         :raises JournalError: when no hand is open.
         """
         with self.lock:
@@ -231,18 +233,44 @@ class Store(Closeable):
                 raise JournalError("end_hand: no hand is open in the journal")
             body = dict(info or {})
             body["hand"] = hand
-            seq = self.write([("hand-end", _dumps(body), None)], hand, True)[0]
             self._current_hand = None
-            return seq
+            return hand, ("hand-end", _dumps(body), None)
+
+    def rows_of(self, items: Iterable[codec.Encodable]) -> list[tuple[str, str, int | None]]:
+        """The (kind, body, shoe_seq) rows of events/commands, encoded now.
+
+        :raises codec.CodecError: for an object the codec cannot encode.
+        """
+        batch = []
+        for item in items:
+            shoe_seq = item.seq if isinstance(item, SHOE_SEQ_TYPES) else None
+            batch.append((type(item).__name__, codec.dumps(item), shoe_seq))
+        return batch
+
+    @staticmethod
+    def record_row(kind: str, body: Mapping[str, Any]) -> tuple[str, str, int | None]:
+        """The row of a record that is no event or command (``Journal.append_record``).
+
+        :raises JournalError: for a kind that is a codec type or a hand marker.
+        """
+        if kind in codec.TYPES or kind in ("hand-start", "hand-end"):
+            raise JournalError(f"kind {kind!r} is reserved; use append() or begin_hand()/end_hand()")
+        return (kind, _dumps(body), None)
 
     def write(self, batch: list[tuple[str, str, int | None]], hand: int | None, sync: bool) -> list[int]:
-        """Append (kind, body, shoe_seq) rows to ``hand`` in one transaction, numbered from
-        :attr:`next_seq` and stamped with one clock reading; with ``sync`` false SQLite skips the
-        fsync for this transaction.
+        """Append (kind, body, shoe_seq) rows to ``hand`` in one transaction; see :meth:`write_groups`."""
+        return self.write_groups([(batch, hand)], sync=sync)[0]
 
-        :returns: their journal sequences.
+    def write_groups(self, groups: list[tuple[list[tuple[str, str, int | None]], int | None]], *,
+                     sync: bool = True) -> list[list[int]]:
+        """Append several batches of (kind, body, shoe_seq) rows, each to its hand, in one
+        transaction (one fsync: the group commit), numbered from :attr:`next_seq` and stamped with
+        one clock reading; with ``sync`` false SQLite skips the fsync for this transaction.
+
+        :returns: each batch's journal sequences.
         :raises JournalError: when read-only or closed.
-        :raises sqlite3.Error: the write failed (e.g. a full disk); nothing was kept.
+        :raises sqlite3.Error: the write failed (e.g. a full disk, a lock held beyond the busy
+            timeout); nothing of it was kept.
         """
         if self.readonly:
             raise JournalError(f"journal {self.path} is open read-only")
@@ -250,16 +278,31 @@ class Store(Closeable):
             db = self.db()
             now = self.now_us()
             rows = []
+            links = []
+            out: list[list[int]] = []
             seq = self.next_seq
-            for kind, body, shoe_seq in batch:
-                rows.append((seq, now, kind, hand, shoe_seq, body, record_crc(seq, now, kind, hand, shoe_seq, body)))
-                seq += 1
+            prev = self.chain_head[1]
+            for batch, hand in groups:
+                seqs = []
+                for kind, body, shoe_seq in batch:
+                    rows.append((seq, now, kind, hand, shoe_seq, body,
+                                 record_crc(seq, now, kind, hand, shoe_seq, body)))
+                    prev = chain.link(prev, seq, now, kind, hand, shoe_seq, body)
+                    links.append((seq, prev))
+                    seqs.append(seq)
+                    seq += 1
+                out.append(seqs)
             if not sync:
                 db.execute("PRAGMA synchronous = OFF")
             try:
                 db.execute("BEGIN IMMEDIATE")
                 try:
                     db.executemany(f"INSERT INTO records ({COLS}) VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+                    if self.has_chain and links:
+                        db.executemany("INSERT INTO chain (seq, hash) VALUES (?, ?)", links)
+                        if self._chain_from is None:
+                            db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('chain_from', ?)",
+                                       (str(links[0][0]),))
                     db.execute("COMMIT")
                 except BaseException:
                     if db.in_transaction:  # SQLite already rolled back on e.g. SQLITE_FULL
@@ -269,7 +312,11 @@ class Store(Closeable):
                 if not sync:
                     db.execute(f"PRAGMA synchronous = {self.synchronous}")
             self.next_seq = seq
-            return [r[0] for r in rows]
+            if self.has_chain and links:
+                self.chain_head = links[-1]
+                if self._chain_from is None:
+                    self._chain_from = links[0][0]
+            return out
 
     # ------------------------------------------------------------------ reading
 

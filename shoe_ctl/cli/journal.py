@@ -1,0 +1,82 @@
+"""``shoe-ctl journal check JOURNAL``: the whole-file check of a journal, while a service may be
+writing it; ``shoe-ctl journal verify JOURNAL``: the hash chain walked over every record.
+
+The check the service's start leaves to a background task (``docs/journal.md``, "What is checked
+when"): the file's structure (``PRAGMA integrity_check``) and every record's checksum, on a
+read-only connection. Nothing is repaired here; damage found is listed, and the next open of the
+journal for writing repairs it.
+
+Exit status (both): 0 when nothing is damaged or broken, 1 when something is (listed on stdout), 2
+when the file cannot be read as a journal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from shoe_ctl.service.journal import Journal, JournalError
+from shoe_ctl.service.journal.files import refuse_foreign
+from shoe_ctl.service.journal.repair import check_file
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``journal`` subcommand (``journal check``)."""
+    p = subparsers.add_parser("journal", help="check a journal file",
+                              description="Tools for a table's journal file.")
+    sub = p.add_subparsers(dest="journal_command", metavar="ACTION", required=True)
+    c = sub.add_parser("check", help="check the whole file: structure and every record's checksum",
+                       description="Check the journal's structure (PRAGMA integrity_check) and every record's "
+                       "checksum, read-only (a running service may keep writing). Repairs are made by the next "
+                       "open of the journal for writing.")
+    c.add_argument("journal", metavar="JOURNAL", help="the journal file")
+    c.set_defaults(func=run_check)
+    v = sub.add_parser("verify", help="walk the hash chain: edited, deleted, inserted or reordered records",
+                       description="Walk the journal's hash chain over every record, read-only, and list every "
+                       "record edited, deleted, inserted or moved since it was written; print the chain head "
+                       "(compare it with the head shown earlier by doctor, the display or an export).")
+    v.add_argument("journal", metavar="JOURNAL", help="the journal file")
+    v.set_defaults(func=run_verify)
+
+
+def run_check(args: argparse.Namespace) -> int:
+    path = Path(args.journal)
+    if not path.is_file():
+        print(f"shoe-ctl journal check: {path}: no such file", file=sys.stderr)
+        return 2
+    try:
+        refuse_foreign(path)
+    except JournalError as exc:
+        print(f"shoe-ctl journal check: {exc}", file=sys.stderr)
+        return 2
+    t0 = time.perf_counter()
+    found = check_file(path)
+    seconds = time.perf_counter() - t0
+    for d in found:
+        print(f"{path}: {d}")
+    if found:
+        print(f"shoe-ctl journal check: {path}: {len(found)} problem(s) found in {seconds:.2f} s; the next open "
+              "for writing keeps the file aside and repairs it", file=sys.stderr)
+        return 1
+    print(f"shoe-ctl journal check: {path}: ok ({seconds:.2f} s)", file=sys.stderr)
+    return 0
+
+
+def run_verify(args: argparse.Namespace) -> int:
+    try:
+        journal = Journal(args.journal, table=None, profile=None, readonly=True)
+    except (OSError, JournalError) as exc:
+        print(f"shoe-ctl journal verify: {exc}", file=sys.stderr)
+        return 2
+    with journal:
+        rep = journal.verify_chain()
+    for problem in rep.problems:
+        print(f"{args.journal}: {problem}")
+    seq, value = rep.head
+    print(f"shoe-ctl journal verify: {args.journal}: {rep.checked} records chained and intact, "
+          f"{len(rep.problems)} problem(s), {rep.unchained} older records not chained; head {seq}:{value}",
+          file=sys.stderr)
+    return 1 if rep.problems else 0

@@ -1,0 +1,279 @@
+"""``shoe-ctl run``'s status line in the terminal: hand, street, stub / required, shoe health, the
+last card read as a place (``seat 3 down``) and the alerts, from the public table state.
+
+:class:`StatusLine` is a controller sink (``run`` adds it to the :class:`shoe_ctl.table.Table`
+with ``sinks=``): it reads only :class:`~shoe_ctl.events.DisplayUpdate` states, which never hold a
+downcard before showdown, and names a downcard read by its seat alone, so no hole card's identity
+is ever printed. On a terminal the line is redrawn in place (the LED lines written through
+:attr:`StatusLine.console` scroll above it); otherwise it is one plain line for each new hand or
+street, change of the shoe's health, of the number of alerts or of a note (a log is not flooded
+with a line per card). Colour only
+on a terminal and never when ``NO_COLOR`` is set (https://no-color.org). See docs/service.md,
+*The terminal*.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any, TextIO
+
+__all__ = ["ConsoleStream", "StatusLine", "use_color"]
+
+_CLEAR = "\r\x1b[2K"
+
+
+def use_color(stream: Any, env: Mapping[str, str] | None = None) -> bool:
+    """Colour for ``stream``: a terminal, ``NO_COLOR`` unset or empty, and ``TERM`` not ``dumb``."""
+    env = os.environ if env is None else env
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty()) and not env.get("NO_COLOR") and env.get("TERM") != "dumb"
+
+
+def last_read(before: Mapping[str, Any] | None, after: Mapping[str, Any]) -> str | None:
+    """The card read between two public states, as a place: ``seat 3 down``, ``seat 5 up Qh``
+    (an upcard is public), ``community 5d``, ``burn`` (the stub drew a card no seat got), or None
+    when nothing was read. A downcard is named by its seat only."""
+    if before is None or before.get("hand") != after.get("hand"):
+        before = {"seats": [], "community": None, "stub": {"drawn": 0}}
+    old = {e.get("seat"): e for e in before.get("seats") or [] if isinstance(e, Mapping)}
+    for entry in after.get("seats") or []:
+        if not isinstance(entry, Mapping):
+            continue
+        prev = old.get(entry.get("seat"), {})
+        if int(entry.get("down_count") or 0) > int(prev.get("down_count") or 0):
+            return f"seat {entry.get('seat')} down"
+        up, prev_up = list(entry.get("up") or []), list(prev.get("up") or [])
+        if len(up) > len(prev_up):
+            return f"seat {entry.get('seat')} up {up[-1]}"
+    if after.get("community") and not before.get("community"):
+        return f"community {after['community']}"
+    drawn = (after.get("stub") or {}).get("drawn") or 0
+    if drawn > ((before.get("stub") or {}).get("drawn") or 0):
+        return "burn"
+    return None
+
+
+class ConsoleStream:
+    """A stream that writes above the status line: on a terminal each line written clears the
+    status line first and redraws it after, so the line stays at the bottom. ``target``: the
+    stream written to (default the status line's own, for the console LED sink; ``sys.stderr``
+    for messages and log lines). ``isatty`` is the target's."""
+
+    def __init__(self, status: StatusLine, target: TextIO | None = None) -> None:
+        self._status = status
+        self._target = target
+
+    def write(self, text: str) -> int:
+        self._status.write_above(text, self._target)
+        return len(text)
+
+    def flush(self) -> None:
+        (self._target or self._status.stream).flush()
+
+    def isatty(self) -> bool:
+        target = self._target
+        if target is None:
+            return self._status.tty
+        isatty = getattr(target, "isatty", None)
+        return bool(isatty and isatty())
+
+
+class StatusLine:
+    """The status line sink.
+
+    :param stream: where to write (default stdout).
+    :param tty: redraw in place (default: ``stream`` is a terminal).
+    :param color: colour (default :func:`use_color`).
+    :param width: the line's maximum width on a terminal (default: the terminal's columns), so
+        it never wraps (a wrapped line cannot be redrawn in place).
+    """
+
+    def __init__(self, stream: TextIO | None = None, *, tty: bool | None = None, color: bool | None = None,
+                 width: int | None = None) -> None:
+        self.stream = stream if stream is not None else sys.stdout
+        isatty = getattr(self.stream, "isatty", None)
+        self.tty = bool(isatty and isatty()) if tty is None else tty
+        self.color = use_color(self.stream) if color is None else color
+        self._width = width
+        self._lock = threading.Lock()
+        self._state: Mapping[str, Any] | None = None
+        self._last: str | None = None
+        self._notes: dict[str, str] = {}
+        self._sources: dict[str, Callable[[], str | None]] = {}
+        self._shown = ""
+        self._plain_last: tuple[Any, ...] | None = None
+        self.console = ConsoleStream(self)
+        """The console LED sink's stream (``Table(led_stream=...)``)."""
+        self.errors = ConsoleStream(self, sys.stderr)
+        """Log lines and messages on stderr, written above the status line."""
+
+    # ------------------------------------------------------------------ the sink
+
+    def handle(self, command: Any) -> None:
+        """Follow a ``DisplayUpdate`` (other commands are ignored) and show the new line."""
+        from shoe_ctl.events import DisplayUpdate
+
+        if not isinstance(command, DisplayUpdate):
+            return
+        state = command.state
+        with self._lock:
+            read = last_read(self._state, state)
+            if read is not None:
+                self._last = read
+            elif self._state is not None and state.get("hand") != self._state.get("hand"):
+                self._last = None
+            self._state = state
+            self._show()
+
+    def note(self, key: str, text: str | None) -> None:
+        """Keep ``text`` on the line until it is replaced or cleared with None (e.g. a display that
+        is not served: it stays in sight instead of scrolling away)."""
+        with self._lock:
+            if text is None:
+                self._notes.pop(key, None)
+            else:
+                self._notes[key] = text
+            self._show()
+
+    def note_from(self, key: str, source: Callable[[], str | None]) -> None:
+        """Show ``source()`` as the note ``key`` on every line while it is not None (read each time
+        the line is drawn; e.g. why the display is not served, known once the table started)."""
+        with self._lock:
+            self._sources[key] = source
+
+    def close(self) -> None:
+        """End the line on a terminal (the shell prompt starts on a fresh line)."""
+        with self._lock:
+            if self.tty and self._shown:
+                self.stream.write("\n")
+                self.stream.flush()
+            self._shown = ""
+
+    # ------------------------------------------------------------------ text
+
+    def fields(self) -> list[tuple[str, str, str]]:
+        """``(name, value, colour)`` of each part of the line (colour: an SGR code or ``""``)."""
+        s = self._state or {}
+        hand = s.get("hand")
+        stub = s.get("stub") or {}
+        count, required = stub.get("count"), stub.get("required")
+        shoe = (s.get("shoe") or {}).get("status") or "unknown"
+        alerts = s.get("alerts") or []
+        short = isinstance(count, int) and isinstance(required, int) and hand is not None and count < required
+        out = [
+            ("hand", "none" if hand is None else str(hand), ""),
+            ("street", str(s.get("street") or "-"), ""),
+            ("stub", f"{count if count is not None else '-'} / {required if required is not None else '-'}",
+             "31" if short else ""),
+            ("shoe", str(shoe), "32" if shoe == "connected" else "31"),
+            ("last", self._last or "-", ""),
+        ]
+        if alerts:
+            out.append(("alerts", str(len(alerts)), "33"))
+        notes = dict(self._notes)
+        for key, source in self._sources.items():
+            text = source()
+            if text is not None:
+                notes[key] = text
+        for key, text in notes.items():
+            out.append((key, text, "1;31"))
+        return out
+
+    def text(self) -> str:
+        """The line as it is written (without the redraw codes)."""
+        fields = self.fields()
+        if not self.tty:
+            return "status " + " ".join(f'{k}="{v}"' if " " in v else f"{k}={v}" for k, v, _ in fields)
+        parts = []
+        for k, v, sgr in fields:
+            if self.color and sgr:
+                parts.append(f"{k} \x1b[{sgr}m{v}\x1b[0m")
+            else:
+                parts.append(f"{k} {v}")
+        return " │ ".join(parts) if self.color else " | ".join(parts)
+
+    def _fit(self, text: str) -> str:
+        width = self._width or shutil.get_terminal_size((100, 24)).columns
+        if _visible_len(text) < width:
+            return text
+        return _cut(text, max(width - 2, 10)) + ("\x1b[0m" if self.color else "")
+
+    def _show(self) -> None:
+        if self._state is None and not self._notes:
+            return
+        line = self.text()
+        if self.tty:
+            line = self._fit(line)
+            if line != self._shown:
+                self.stream.write(_CLEAR + line)
+                self.stream.flush()
+        else:
+            key = self._plain_key()
+            if key == self._plain_last:
+                return
+            self._plain_last = key
+            self.stream.write(line + "\n")
+            self.stream.flush()
+        self._shown = line
+
+    def _plain_key(self) -> tuple[Any, ...]:
+        """What a plain line is written for: a new hand or street, the shoe's health, the number of
+        alerts or a note changing (not every card: a log keeps one line per street)."""
+        s = self._state or {}
+        notes = tuple((k, v) for k, v, sgr in self.fields() if k not in ("hand", "street", "stub", "shoe", "last",
+                                                                           "alerts"))
+        return (s.get("hand"), s.get("street"), (s.get("shoe") or {}).get("status"), len(s.get("alerts") or []),
+                notes)
+
+    def write_above(self, text: str, target: TextIO | None = None) -> None:
+        """Write ``text`` (whole lines) above the status line to ``target`` (default the status
+        line's stream; :class:`ConsoleStream`)."""
+        with self._lock:
+            out = target or self.stream
+            if self.tty and self._shown:
+                self.stream.write(_CLEAR)
+                self.stream.flush()
+                out.write(text)
+                if text.endswith("\n"):
+                    out.flush()
+                    self.stream.write(self._shown)
+                    self.stream.flush()
+            else:
+                out.write(text)
+
+    def say(self, line: str) -> None:
+        """Print ``line`` on stderr above the status line (the table's messages)."""
+        self.write_above(line + "\n", sys.stderr)
+        sys.stderr.flush()
+
+
+def _visible_len(text: str) -> int:
+    n, i = 0, 0
+    while i < len(text):
+        if text[i] == "\x1b":
+            end = text.find("m", i)
+            i = len(text) if end < 0 else end + 1
+            continue
+        n += 1
+        i += 1
+    return n
+
+
+def _cut(text: str, width: int) -> str:
+    """``text`` cut to ``width`` visible characters (escape codes kept whole)."""
+    out, n, i = [], 0, 0
+    while i < len(text) and n < width:
+        if text[i] == "\x1b":
+            end = text.find("m", i)
+            end = len(text) if end < 0 else end + 1
+            out.append(text[i:end])
+            i = end
+            continue
+        out.append(text[i])
+        n += 1
+        i += 1
+    return "".join(out) + "…"

@@ -1,0 +1,214 @@
+"""The journal's writer thread: group commit, in order, with appends that are kept until written.
+
+Every append of a writable journal goes through one FIFO. The writer thread takes what is waiting
+(up to :data:`MAX_GROUP_ROWS` rows) and commits it in one transaction — one fsync for the group —
+then tells each append it is durable (its waiter wakes, its ``on_durable`` callback runs, in order).
+So under load many appends share one fsync, and an append is never reported durable before its
+commit.
+
+When a commit fails (a full disk, a write lock held by another program beyond the busy timeout),
+nothing behind the failed group is written: order is the journal's promise, and the shoe's
+cumulative ack must never pass a record that is not on disk. Appends made with ``keep=True`` (the
+controller's events, the hand marks) stay at the head of the FIFO and are tried again every
+:data:`RETRY_S` seconds until they are written; appends made with ``keep=False`` (a direct
+``Journal.append``) are dropped and their caller gets the error, as before. The journal's state
+(``failing`` or not) is told to listeners at each change. ``docs/journal.md`` ("The writer").
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+from shoe_ctl.service.journal.store import Store
+
+log = logging.getLogger("shoe_ctl.service.journal")
+
+MAX_GROUP_ROWS = 2000
+"""At most this many records go into one transaction."""
+
+RETRY_S = 0.25
+"""Seconds between two tries of a failing group (kept appends wait at the head meanwhile)."""
+
+Batch = list[tuple[str, str, int | None]]
+"""The rows of one append: (kind, body, shoe_seq)."""
+
+
+class Entry:
+    """One append waiting in the FIFO: its rows, the hand they belong to, whether it is kept through
+    failures, and, once done, its journal sequences or the error that dropped it."""
+
+    __slots__ = ("rows", "hand", "keep", "sync", "on_durable", "done", "seqs", "error")
+
+    def __init__(self, rows: Batch, hand: int | None, keep: bool, sync: bool,
+                 on_durable: Callable[[list[int]], None] | None) -> None:
+        self.rows = rows
+        self.hand = hand
+        self.keep = keep
+        self.sync = sync
+        self.on_durable = on_durable
+        self.done = threading.Event()
+        self.seqs: list[int] = []
+        self.error: BaseException | None = None
+
+
+class GroupWriter:
+    """The FIFO of appends and the thread that commits it (started at once).
+
+    :param store: the open, writable store (the writer is its only writer).
+    :param name: for the thread's name.
+    """
+
+    def __init__(self, store: Store, *, name: str = "journal") -> None:
+        self.store = store
+        self._queue: deque[Entry] = deque()
+        self._cond = threading.Condition()
+        self._stop = False
+        self._listeners: list[Callable[[BaseException | None], None]] = []
+        self.failing: BaseException | None = None
+        """The error of the last failed commit while it is not followed by a successful one."""
+        self.groups = 0
+        self.rows_written = 0
+        self._thread = threading.Thread(target=self._run, name=f"{name}-writer", daemon=True)
+        self._thread.start()
+
+    # ------------------------------------------------------------------ callers
+
+    def add_listener(self, fn: Callable[[BaseException | None], None]) -> None:
+        """Call ``fn(error)`` when the journal starts failing (the error) and ``fn(None)`` when it
+        writes again; from the writer thread, must not block."""
+        self._listeners.append(fn)
+
+    def submit(self, rows: Batch, hand: int | None, *, keep: bool, sync: bool = True,
+               on_durable: Callable[[list[int]], None] | None = None) -> Entry:
+        """Queue one append (never blocks).
+
+        :raises RuntimeError: the writer is closed.
+        """
+        entry = Entry(rows, hand, keep, sync, on_durable)
+        with self._cond:
+            if self._stop:
+                raise RuntimeError("the journal writer is closed")
+            self._queue.append(entry)
+            self._cond.notify_all()
+        return entry
+
+    def pending(self) -> int:
+        """Appends queued and not yet written."""
+        with self._cond:
+            return len(self._queue)
+
+    def wait_failing_or_done(self, entry: Entry, timeout: float | None = None) -> bool:
+        """Wait until ``entry`` is written or dropped (True), or the journal is failing, or
+        ``timeout`` passed (False)."""
+        with self._cond:
+            self._cond.wait_for(lambda: entry.done.is_set() or self.failing is not None, timeout)
+        return entry.done.is_set()
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait until the FIFO is empty; False on timeout (e.g. while the journal is failing)."""
+        with self._cond:
+            return self._cond.wait_for(lambda: not self._queue, timeout)
+
+    def close(self, timeout: float = 5.0) -> int:
+        """Write what is queued (one try), stop the thread. Idempotent.
+
+        :returns: the number of appends left unwritten (kept appends of a failing journal: not
+            acked, so the shoe still holds their events).
+        """
+        with self._cond:
+            self._stop = True
+            self._cond.notify_all()
+        if self._thread is not threading.current_thread():
+            self._thread.join(timeout)
+        with self._cond:
+            left = len(self._queue)
+            for entry in self._queue:
+                if not entry.done.is_set():
+                    entry.error = RuntimeError("the journal closed before this append was written")
+                    entry.done.set()
+            self._queue.clear()
+            self._cond.notify_all()
+        return left
+
+    # ------------------------------------------------------------------ the thread
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                self._cond.wait_for(lambda: self._queue or self._stop)
+                if not self._queue:
+                    return
+                group: list[Entry] = []
+                rows = 0
+                for entry in self._queue:
+                    if group and rows + len(entry.rows) > MAX_GROUP_ROWS:
+                        break
+                    group.append(entry)
+                    rows += len(entry.rows)
+                stopping = self._stop
+            try:
+                seqs = self.store.write_groups([(e.rows, e.hand) for e in group],
+                                               sync=any(e.sync for e in group))
+            except BaseException as exc:  # noqa: BLE001 - every failure keeps order and is reported
+                self._failed(group, exc)
+                if stopping:
+                    return
+                with self._cond:
+                    self._cond.wait_for(lambda: self._stop, RETRY_S)
+                continue
+            self._written(group, seqs)
+
+    def _written(self, group: list[Entry], seqs: list[list[int]]) -> None:
+        with self._cond:
+            for _ in group:
+                self._queue.popleft()
+            recovered = self.failing is not None
+            self.failing = None
+            self.groups += 1
+            self.rows_written += sum(len(s) for s in seqs)
+            for entry, s in zip(group, seqs, strict=True):
+                entry.seqs = s
+                entry.done.set()
+            self._cond.notify_all()
+        for entry in group:
+            if entry.on_durable is not None:
+                try:
+                    entry.on_durable(entry.seqs)
+                except Exception:  # noqa: BLE001
+                    log.exception("journal: a callback after a commit failed")
+        if recovered:
+            log.warning("journal %s: writes again", self.store.path)
+            self._tell(None)
+
+    def _failed(self, group: list[Entry], exc: BaseException) -> None:
+        with self._cond:
+            first = self.failing is None
+            self.failing = exc
+            dropped = [e for e in group if not e.keep]
+            for entry in dropped:
+                self._queue.remove(entry)
+                entry.error = exc
+                entry.done.set()
+            self._cond.notify_all()
+            kept = len(self._queue)
+        if first:
+            log.error("journal %s: a write failed (%s); %d append(s) kept in order and retried every %.2f s",
+                      self.store.path, exc, kept, RETRY_S)
+            self._tell(exc)
+
+    def _tell(self, exc: BaseException | None) -> None:
+        for fn in list(self._listeners):
+            try:
+                fn(exc)
+            except Exception:  # noqa: BLE001
+                log.exception("journal state listener failed")
+
+
+def describe(exc: Any) -> str:
+    """A failing journal's error in a few words for an alert or ``STATUS=``."""
+    text = str(exc) or type(exc).__name__
+    return text if len(text) < 120 else text[:117] + "..."

@@ -1,0 +1,67 @@
+"""``analyze`` and ``replay`` count alerts the same way for the same hand: the record's departures
+from what was decided (docs/service.md, *Replaying hands*). On examples/ (a house-rules
+departure) and on the real hands in ../shared when present."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from argparse import Namespace
+from pathlib import Path
+
+import pytest
+
+from shoe_ctl.analyze import analyze_file, iter_phh_files
+from shoe_ctl.cli import analyze as cmd_analyze
+from shoe_ctl.cli import replay as cmd_replay
+from shoe_ctl.config import load_profile
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+SHARED = Path(os.environ.get("SHOE_CTL_SHARED") or ROOT.parent / "shared")
+PHH = SHARED / "data" / "stud" / "phh"
+
+
+def _key(alerts: list[dict]) -> list[tuple]:
+    return sorted((a["code"], a["street"], a.get("player"), a.get("expected")) for a in alerts)
+
+
+@pytest.mark.parametrize("rules", ["tda", "house"])
+@pytest.mark.parametrize("direct", [True, False])
+def test_examples_same_alerts_in_analyze_and_replay(rules: str, direct: bool) -> None:
+    files = sorted(iter_phh_files([EXAMPLES]))
+    reports = cmd_replay.replay_reports(files, rules, direct=direct)
+    profile = load_profile(rules)
+    total = 0
+    for f, rep in zip(files, reports, strict=True):
+        want = analyze_file(f, profile).as_json()["alerts"]
+        assert _key(rep["alerts"]) == _key(want), f
+        total += len(want)
+    # house 16.20 names P5 on the community-card hand the record dealt under TDA: one alert
+    assert total == (1 if rules == "house" else 0)
+    # the machine's short-stub procedure is its decision (``seventh``), not an alert
+    community = next(r for r in reports if r["file"].endswith("eight-players-community-card.phh"))
+    assert community["seventh"]["clause"] == ("RP-10-H-C" if rules == "tda" else "house-16.20")
+
+
+def test_summary_lines_count_the_same_alerts() -> None:
+    lines = []
+    for module, extra in ((cmd_analyze, {"detail": False}), (cmd_replay, {"direct": True, "seed": 0})):
+        out = io.StringIO()
+        module.run(Namespace(paths=[str(EXAMPLES)], rules="house", json=False, **extra), out=out)
+        lines.append(out.getvalue().strip().splitlines()[-1])
+    assert lines[0] == lines[1] == "3 hand(s), 1 alert(s), 0 unreadable file(s)"
+
+
+@pytest.mark.skipif(not PHH.is_dir(), reason=f"real hands not found at {PHH}")
+@pytest.mark.parametrize("rules", ["tda", "house"])
+def test_real_hands_same_alerts_per_hand(rules: str) -> None:
+    files = sorted(iter_phh_files([PHH]))[::4]
+    reports = cmd_replay.replay_reports(files, rules, direct=True)
+    profile = load_profile(rules)
+    for f, rep in zip(files, reports, strict=True):
+        if rep["error"]:
+            continue
+        want = analyze_file(f, profile).as_json()["alerts"]
+        assert _key(rep["alerts"]) == _key(want), (f, json.dumps(rep["alerts"]))

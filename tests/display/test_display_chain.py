@@ -1,0 +1,39 @@
+"""The display's status shows the journal's hash-chain head (docs/journal.md, "The hash chain"):
+the snapshot's ``journal_chain`` follows every append, and is null without a journal."""
+
+from __future__ import annotations
+
+import json
+import queue
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from shoe_ctl import events
+from shoe_ctl.display.server import start_display
+from shoe_ctl.rules.cards import Card
+from shoe_ctl.service.journal import Journal
+
+
+def _state(url: str) -> dict[str, Any]:
+    with urllib.request.urlopen(url + "state", timeout=5) as r:
+        return dict(json.loads(r.read()))
+
+
+def test_the_snapshot_carries_the_chain_head(tmp_path: Path) -> None:
+    posted: queue.Queue[Any] = queue.Queue()
+    with Journal(tmp_path / "t.journal", table="t", profile="tda") as j:
+        sink = start_display("127.0.0.1", 0, posted.put)
+        try:
+            assert _state(sink.url)["journal_chain"] is None  # no journal attached
+            sink.journal_chain = j.chain_public
+            j.begin_hand({"game": "stud"})
+            j.append(events.CardRead(seq=1, card=Card.parse("As"), reader="rfid", dispense=1))
+            first = _state(sink.url)["journal_chain"]
+            j.append(events.CardRead(seq=2, card=Card.parse("Kd"), reader="rfid", dispense=2))
+            second = _state(sink.url)["journal_chain"]
+        finally:
+            sink.close()
+        seq, head = j.chain_head()
+    assert second == {"seq": seq, "head": head[:16]}
+    assert first["seq"] < second["seq"] and first["head"] != second["head"]

@@ -1,0 +1,288 @@
+"""A journal that cannot write during dealt hands, through the real pty: every card the shoe sent
+ends either in the journal or still held (unacked) by the shoe, and the dealer is told at once
+(issue 13 item 1; ``docs/journal.md``, "The writer").
+
+Two ways to make the journal's storage fail and recover while the simulated dealer deals:
+
+- ``tmpfs``: the journal lives on a small tmpfs (``mount -t tmpfs -o size=...``, needs root); a
+  filler file takes the free space, and is deleted again once the journal reported the failure;
+- ``max_page_count``: SQLite's own size cap (``PRAGMA max_page_count``) set to the file's current
+  size and lifted again: the same ``database or disk is full`` from the pager, with no mount.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from drivers import protocol as p
+from hil.dealer import SimulatedDealer, random_hands
+from hil.deck import Deck
+from hil.virtual_shoe import VirtualShoe
+from shoe_ctl.config import load_table_config
+from shoe_ctl.events import Alert, CardRead
+from shoe_ctl.machine import Dealing
+from shoe_ctl.service.journal import Journal
+from shoe_ctl.service.recovery import HandMarks
+from shoe_ctl.table import Table
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@contextlib.contextmanager
+def small_tmpfs(where: Path, size_kb: int) -> Iterator[Path]:
+    where.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size_kb}k,mode=0700", "tmpfs", str(where)],
+                          capture_output=True, check=False)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], check=False)
+
+
+class _Sink:
+    """Collects the alerts the dealer is shown."""
+
+    def __init__(self) -> None:
+        self.alerts: list[Alert] = []
+
+    def handle(self, command: Any) -> None:
+        if isinstance(command, Alert):
+            self.alerts.append(command)
+
+    def close(self) -> None:
+        return None
+
+
+class _PacedShoe:
+    """The dealer's view of the shoe: pulls every ``pace_s`` whether or not the host acked."""
+
+    def __init__(self, shoe: VirtualShoe, pace_s: float) -> None:
+        self.shoe = shoe
+        self.pace_s = pace_s
+
+    def pull(self) -> Any:
+        time.sleep(self.pace_s)
+        return self.shoe.pull()
+
+    def reload(self, cards: Any) -> None:
+        self.shoe.reload(cards)
+
+
+def _fill(folder: Path) -> Path:
+    """Take every free byte of ``folder``'s file system with one file."""
+    filler = folder / "filler"
+    with open(filler, "wb", buffering=0) as f:
+        for size in (65536, 4096, 512):
+            block = b"\0" * size
+            with contextlib.suppress(OSError):
+                while f.write(block):
+                    pass
+    return filler
+
+
+def _deal_through_failures(journal: Journal, cycles: int, fail: Any, unfail: Any) -> dict[str, Any]:
+    sent: list[int] = []
+
+    def on_event(msg: Any) -> None:
+        if isinstance(msg, p.CardMsg):
+            sent.append(msg.seq)
+
+    states: list[bool] = []
+    journal.add_state_listener(lambda exc: states.append(exc is not None))
+    machine = Dealing(load_profiles(), default_rules="tda")
+    marks = HandMarks(journal, machine)
+    marks.after(machine)
+    sink = _Sink()
+    shoe = VirtualShoe(Deck.seeded(5), transport="pty", seed=5, record=False, on_event=on_event)
+    shoe.start()
+
+    def dealer(device: Any, post: Any) -> Any:
+        return SimulatedDealer(_PacedShoe(device, 0.004), post, random_hands(5), seed=5, auto_ack=True)
+
+    devnull = open(os.devnull, "w")  # noqa: SIM115 - closed below
+    table = Table.from_config(load_table_config(ROOT / "config" / "table.toml"), profiles=load_profiles(),
+                              rules="tda", shoe_url=shoe.url, journal=journal, machine=machine, device=shoe,
+                              console=False, led_stream=devnull, sinks=[sink], dealer=dealer,
+                              wait_connected=10.0, say=lambda _line: None)
+    table.controller.add_hook(lambda ev, cmds: marks.after(machine))
+    failures = 0
+    try:
+        with table:
+            for _ in range(cycles):
+                start = len(sent)
+                end = time.monotonic() + 10
+                while len(sent) < start + 25 and time.monotonic() < end:
+                    time.sleep(0.01)
+                fail()
+                end = time.monotonic() + 10  # until the writer has met the failure
+                while journal.failing is None and time.monotonic() < end:
+                    time.sleep(0.01)
+                failures += journal.failing is not None
+                time.sleep(0.5)  # the dealer goes on pulling meanwhile
+                unfail()
+                end = time.monotonic() + 10
+                while journal.failing is not None and time.monotonic() < end:
+                    time.sleep(0.01)
+            held_while_dealing = shoe.device.unacked()
+        assert journal.flush(10)
+    finally:
+        shoe.close()
+        devnull.close()
+    journaled = {r.shoe_seq for r in journal.records() if r.kind == "CardRead"}
+    return {"sent": sent, "held": set(shoe.device.unacked()), "journaled": journaled, "failures": failures,
+            "states": states, "alerts": sink.alerts, "held_while_dealing": held_while_dealing}
+
+
+def load_profiles() -> Any:
+    from shoe_ctl.config import load_profile
+
+    return {"tda": load_profile("tda"), "house": load_profile("house")}
+
+
+def _check(out: dict[str, Any], cycles: int) -> None:
+    print(f"cards sent {len(out['sent'])}, journaled {len(out['journaled'])}, held at the end "
+          f"{len(out['held'])}, held while dealing {len(out['held_while_dealing'])}, failures {out['failures']}")
+    assert out["failures"] == cycles, "the journal never failed: the test did not test anything"
+    assert len(out["sent"]) > 50
+    # the rule: every card the shoe sent is in the journal or still held by the shoe
+    missing = [s for s in out["sent"] if s not in out["journaled"] and s not in out["held"]]
+    assert missing == [], f"cards acked but never journaled: {missing}"
+    # the dealer was told at once, with a latched stop
+    codes = [a for a in out["alerts"] if a.code == "journal-write-failed"]
+    assert codes and all(a.latched for a in codes)
+    assert out["states"].count(True) == cycles and out["states"].count(False) == cycles
+
+
+def test_a_small_tmpfs_that_fills_and_frees_loses_no_card(tmp_path: Path) -> None:
+    cycles = 3
+    with small_tmpfs(tmp_path / "mnt", 16384) as mnt:
+        journal = Journal(mnt / "t.journal", table="table-1", profile="tda", retention_days=0)
+        filler: list[Path] = []
+        try:
+            out = _deal_through_failures(journal, cycles, lambda: filler.append(_fill(mnt)),
+                                         lambda: filler.pop().unlink())
+        finally:
+            journal.close()
+    _check(out, cycles)
+
+
+def test_a_sqlite_size_cap_that_is_reached_and_lifted_loses_no_card(tmp_path: Path) -> None:
+    cycles = 3
+    journal = Journal(tmp_path / "t.journal", table="table-1", profile="tda", retention_days=0)
+
+    def cap() -> None:
+        with journal.store.lock:
+            db = journal.store.db()
+            pages = db.execute("PRAGMA page_count").fetchone()[0]
+            db.execute(f"PRAGMA max_page_count = {pages}")
+
+    def lift() -> None:
+        with journal.store.lock:
+            journal.store.db().execute("PRAGMA max_page_count = 1073741823")
+
+    try:
+        out = _deal_through_failures(journal, cycles, cap, lift)
+    finally:
+        journal.close()
+    _check(out, cycles)
+
+
+def test_a_lock_held_by_another_program_never_blocks_the_controller(tmp_path: Path) -> None:
+    """Another program holds the journal's write lock for 3 s: the controller goes on taking
+    events (none waits beyond ``Controller.INPUT_WAIT_S``), nothing is acked meanwhile, and once the
+    lock is gone everything is written in order and acked."""
+    import sqlite3
+
+    from shoe_ctl.service.controller import Controller
+
+    journal = Journal(tmp_path / "t.journal", table="table-1", profile="tda", retention_days=0)
+    acked: list[int] = []
+
+    class Link:
+        def ack(self, seq: int) -> None:
+            acked.append(seq)
+
+    machine = Dealing(load_profiles(), default_rules="tda")
+    ctl = Controller(machine, journal=journal, link=Link())
+    other = sqlite3.connect(tmp_path / "t.journal", isolation_level=None)
+    try:
+        with ctl:
+            other.execute("BEGIN IMMEDIATE")
+            took = []
+            for seq in range(1, 11):
+                t0 = time.monotonic()
+                ctl.step(CardRead(seq, None, "none", seq))
+                took.append(time.monotonic() - t0)
+            time.sleep(1.5)
+            assert acked == [] and journal.failing is not None
+            assert max(took) < 0.2
+            other.execute("ROLLBACK")
+            assert journal.flush(5)
+            assert acked == list(range(1, 11))
+    finally:
+        other.close()
+        journal.close()
+    assert [r.shoe_seq for r in Journal(tmp_path / "t.journal", table="table-1", profile="tda").records()
+            if r.kind == "CardRead"] == list(range(1, 11))
+
+
+def test_systemd_status_says_when_the_journal_cannot_be_written_and_when_it_writes_again(tmp_path: Path) -> None:
+    from shoe_ctl.service.controller import Controller
+    from shoe_ctl.table import _start_notifications
+
+    class Notifier:
+        enabled = True
+        ping_interval_s = None
+
+        def __init__(self) -> None:
+            self.status_lines: list[str] = []
+
+        def status(self, text: str) -> bool:
+            self.status_lines.append(text)
+            return True
+
+        def ready(self, status: str = "") -> bool:
+            return True
+
+    class Link:
+        def wait_connected(self, timeout: float) -> Any:
+            time.sleep(timeout)
+            from drivers.exc import ShoeTimeoutError
+
+            raise ShoeTimeoutError("none")
+
+    journal = Journal(tmp_path / "t.journal", table="table-1", profile="tda", retention_days=0)
+    notifier = Notifier()
+    stop = threading.Event()
+    ctl = Controller(Dealing(load_profiles(), default_rules="tda"), journal=journal)
+    _start_notifications(notifier, Link(), ctl, stop)
+    try:
+        with journal.store.lock:
+            db = journal.store.db()
+            db.execute(f"PRAGMA max_page_count = {db.execute('PRAGMA page_count').fetchone()[0]}")
+        for seq in range(1, 200):
+            ctl.step(CardRead(seq, None, "none", seq))
+            if journal.failing is not None:
+                break
+        assert journal.failing is not None
+        with journal.store.lock:
+            journal.store.db().execute("PRAGMA max_page_count = 1073741823")
+        assert journal.flush(5)
+        time.sleep(0.05)
+        assert notifier.status_lines[0].startswith("journal cannot be written")
+        assert notifier.status_lines[-1] == "journal writes again"
+    finally:
+        stop.set()
+        ctl.close()
+        journal.close()
