@@ -285,6 +285,8 @@ class Kit:
         self.k = time_scale
         self.host = RawHost(url)
         self.hello: p.Hello | None = None
+        self.identity: p.Hello | None = None
+        """The shoe's first HELLO (its identity in the report: the boot the kit started with)."""
         self.results: list[Result] = []
         self._token = 100
 
@@ -301,6 +303,8 @@ class Kit:
             again, _ = self.host.hello(1.0 * self.k)
             if again.first_seq == again.seq:
                 self.hello = again
+                if self.identity is None:
+                    self.identity = again
                 self.host.poll(0.05)
                 self.host.inbox.clear()
                 return again
@@ -639,7 +643,7 @@ class Kit:
 
     def report(self) -> dict[str, Any]:
         """The report: kit and protocol version, the shoe's identity, each test's result, totals."""
-        h = self.hello
+        h = self.identity or self.hello
         shoe = None if h is None else {
             "url": self.url, "serial": h.serial, "firmware": h.firmware, "boot_id": f"{h.boot_id:08x}",
             "protocol": h.version, "version_range": [h.version_min, h.version_max], "readers": list(h.readers),
