@@ -18,8 +18,7 @@ import struct
 import subprocess
 import time
 import xml.etree.ElementTree as ET
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -270,6 +269,17 @@ def malformed_host_frames(token: int, epoch: int) -> list[tuple[str, bytes]]:
 # ----------------------------------------------------------------------------- the kit
 
 
+def _case(name: str, doc: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Name a kit test (``name`` in the report) and say what it checks (``doc``)."""
+
+    def mark(fn: Callable[..., None]) -> Callable[..., None]:
+        fn.kit_name = name  # type: ignore[attr-defined]
+        fn.kit_doc = doc  # type: ignore[attr-defined]
+        return fn
+
+    return mark
+
+
 class Kit:
     """The conformance tests against one shoe.
 
@@ -285,6 +295,8 @@ class Kit:
         self.k = time_scale
         self.host = RawHost(url)
         self.hello: p.Hello | None = None
+        self.identity: p.Hello | None = None
+        """The shoe's first HELLO (its identity in the report: the boot the kit started with)."""
         self.results: list[Result] = []
         self._token = 100
 
@@ -301,6 +313,8 @@ class Kit:
             again, _ = self.host.hello(1.0 * self.k)
             if again.first_seq == again.seq:
                 self.hello = again
+                if self.identity is None:
+                    self.identity = again
                 self.host.poll(0.05)
                 self.host.inbox.clear()
                 return again
@@ -331,15 +345,16 @@ class Kit:
         assert seen is not None
         return seen
 
-    @contextmanager
-    def _test(self, name: str, doc: str) -> Iterator[Result]:
-        result = Result(name, doc)
+    def _run(self, test: Callable[[Result], None]) -> None:
+        """Run one test between two resyncs and note its result; a shoe that cannot be
+        resynchronised fails the test without running it."""
+        result = Result(getattr(test, "kit_name", test.__name__), getattr(test, "kit_doc", ""))
         t0 = time.monotonic()
         try:
             if self.host.ser is None:
                 self.host.open()
             self.resync()
-            yield result
+            test(result)
             self.resync()  # each test leaves the shoe as it found it
         except Skip as exc:
             result.status, result.message = "skipped", str(exc)
@@ -363,283 +378,279 @@ class Kit:
                          self.t_resend_request, self.t_ack_beyond_next_seq, self.t_host_restart,
                          self.t_no_host_pattern, self.t_power_cycle, self.t_unplug):
                 if only is None or test.__name__[2:] in only:
-                    test()
+                    self._run(test)
         finally:
             self.host.close()
         return self.report()
 
-    def t_handshake(self) -> None:
-        with self._test("handshake", "HELLO answers HOST_HELLO within 100 ms, valid, version 1 "
-                        "(sections 4, 13)") as r:
-            hello, dt = self.host.hello(1.0)
-            r.measured["hello_answer_s"] = round(dt, 4)
-            check(hello.version == p.PROTOCOL_VERSION, f"HELLO version {hello.version}, expected 1")
-            check(dt <= HELLO_ANSWER_S * self.k, f"HELLO came {dt * 1000:.1f} ms after HOST_HELLO (limit "
-                  f"{HELLO_ANSWER_S * self.k * 1000:.0f} ms)")
-            check(self.host.decoder.stats.bad_frames == 0, "bad frames from the shoe on a clean line: "
-                  f"{self.host.decoder.stats.reasons} {self.host.decoder.stats.last_malformed}")
+    @_case("handshake", "HELLO answers HOST_HELLO within 100 ms, valid, version 1 (sections 4, 13)")
+    def t_handshake(self, r: Result) -> None:
+        hello, dt = self.host.hello(1.0)
+        r.measured["hello_answer_s"] = round(dt, 4)
+        check(hello.version == p.PROTOCOL_VERSION, f"HELLO version {hello.version}, expected 1")
+        check(dt <= HELLO_ANSWER_S * self.k, f"HELLO came {dt * 1000:.1f} ms after HOST_HELLO (limit "
+              f"{HELLO_ANSWER_S * self.k * 1000:.0f} ms)")
+        check(self.host.decoder.stats.bad_frames == 0, "bad frames from the shoe on a clean line: "
+              f"{self.host.decoder.stats.reasons} {self.host.decoder.stats.last_malformed}")
 
-    def t_every_host_hello_answered(self) -> None:
-        with self._test("every-host-hello", "every HOST_HELLO gets a HELLO with the same boot id (section 4)") as r:
-            boots = set()
-            for _ in range(3):
-                hello, _ = self.host.hello(1.0 * self.k)
-                boots.add(hello.boot_id)
-            r.measured["hellos"] = 3
-            check(len(boots) == 1, f"boot id changed without a restart: {boots}")
+    @_case("every-host-hello", "every HOST_HELLO gets a HELLO with the same boot id (section 4)")
+    def t_every_host_hello_answered(self, r: Result) -> None:
+        boots = set()
+        for _ in range(3):
+            hello, _ = self.host.hello(1.0 * self.k)
+            boots.add(hello.boot_id)
+        r.measured["hellos"] = 3
+        check(len(boots) == 1, f"boot id changed without a restart: {boots}")
 
-    def t_heartbeat_bounds(self) -> None:
-        with self._test("heartbeat", "a HEARTBEAT at least every 1 s, seq = next_seq (sections 3, 4, 13)") as r:
-            t0 = time.monotonic()
-            while time.monotonic() - t0 < 3.5:
-                self.host.ack_all(self.hello.seq if self.hello else 1)  # a host is listening
-                self.host.poll(0.3)
-            beats = [s for s in self.host.since(t0) if isinstance(s.msg, p.Heartbeat)]
-            check(len(beats) >= 3, f"{len(beats)} heartbeats in 3.5 s")
-            gaps = [b.at - a.at for a, b in zip(beats, beats[1:], strict=False)]
-            r.measured["heartbeat_max_gap_s"] = round(max(gaps), 4)
-            r.measured["heartbeat_min_gap_s"] = round(min(gaps), 4)
-            check(max(gaps) <= HEARTBEAT_MAX_S + 0.05 * self.k, f"heartbeats {max(gaps):.3f} s apart (limit 1 s)")
-            check(min(gaps) >= HEARTBEAT_MIN_S / self.k, f"heartbeats {min(gaps) * 1000:.1f} ms apart with no "
-                  "command between (at least 50 ms)")
-            seqs = {b.msg.seq for b in beats}
-            check(self.hello is not None and seqs == {self.hello.seq},
-                  f"HEARTBEAT seq {sorted(seqs)} is not the shoe's next_seq {self.hello and self.hello.seq}")
+    @_case("heartbeat", "a HEARTBEAT at least every 1 s, seq = next_seq (sections 3, 4, 13)")
+    def t_heartbeat_bounds(self, r: Result) -> None:
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 3.5:
+            self.host.ack_all(self.hello.seq if self.hello else 1)  # a host is listening
+            self.host.poll(0.3)
+        beats = [s for s in self.host.since(t0) if isinstance(s.msg, p.Heartbeat)]
+        check(len(beats) >= 3, f"{len(beats)} heartbeats in 3.5 s")
+        gaps = [b.at - a.at for a, b in zip(beats, beats[1:], strict=False)]
+        r.measured["heartbeat_max_gap_s"] = round(max(gaps), 4)
+        r.measured["heartbeat_min_gap_s"] = round(min(gaps), 4)
+        check(max(gaps) <= HEARTBEAT_MAX_S + 0.05 * self.k, f"heartbeats {max(gaps):.3f} s apart (limit 1 s)")
+        check(min(gaps) >= HEARTBEAT_MIN_S / self.k, f"heartbeats {min(gaps) * 1000:.1f} ms apart with no "
+              "command between (at least 50 ms)")
+        seqs = {b.msg.seq for b in beats}
+        check(self.hello is not None and seqs == {self.hello.seq},
+              f"HEARTBEAT seq {sorted(seqs)} is not the shoe's next_seq {self.hello and self.hello.seq}")
 
-    def t_led_applied(self) -> None:
-        with self._test("led", "an LED pattern is applied and reported by a HEARTBEAT within 100 ms; a "
-                        "repeat keeps it (sections 4, 13)") as r:
-            hello = self.hello
-            assert hello is not None
-            token = self._next_token(hello.led_token)
-            led = p.Led(self.host.seq(), token, "deal", ("green",))
-            t0 = self.host.send(led)
-            seen = self._heartbeat_after(t0, lambda h: h.led_token == token, 1.0 * self.k)
-            check(seen is not None, f"no HEARTBEAT with LED token {token} within 1 s")
-            assert seen is not None
-            r.measured["led_applied_s"] = round(seen.at - t0, 4)
-            check(seen.at - t0 <= COMMAND_APPLIED_S * self.k, f"LED reported after {seen.at - t0:.3f} s (limit "
-                  "0.1 s)")
-            t1 = self.host.send(led)
-            again = self._heartbeat_after(t1, lambda h: True, 1.2 * self.k)
-            check(again is not None and isinstance(again.msg, p.Heartbeat) and again.msg.led_token == token,
-                  "a repeated LED frame changed the token shown")
+    @_case("led", "an LED pattern is applied and reported by a HEARTBEAT within 100 ms; a repeat keeps it (sections "
+                  "4, 13)")
+    def t_led_applied(self, r: Result) -> None:
+        hello = self.hello
+        assert hello is not None
+        token = self._next_token(hello.led_token)
+        led = p.Led(self.host.seq(), token, "deal", ("green",))
+        t0 = self.host.send(led)
+        seen = self._heartbeat_after(t0, lambda h: h.led_token == token, 1.0 * self.k)
+        check(seen is not None, f"no HEARTBEAT with LED token {token} within 1 s")
+        assert seen is not None
+        r.measured["led_applied_s"] = round(seen.at - t0, 4)
+        check(seen.at - t0 <= COMMAND_APPLIED_S * self.k, f"LED reported after {seen.at - t0:.3f} s (limit "
+              "0.1 s)")
+        t1 = self.host.send(led)
+        again = self._heartbeat_after(t1, lambda h: True, 1.2 * self.k)
+        check(again is not None and isinstance(again.msg, p.Heartbeat) and again.msg.led_token == token,
+              "a repeated LED frame changed the token shown")
 
-    def t_counter_reset(self) -> None:
-        with self._test("counter-reset", "RESET_COUNTER to a new epoch: HEARTBEAT with it and dispense 0 "
-                        "within 100 ms; a repeat is harmless (section 4)") as r:
-            hello = self.hello
-            assert hello is not None
-            epoch = hello.epoch % 0xFFFF + 1
-            t0 = self.host.send(p.ResetCounter(self.host.seq(), epoch))
-            seen = self._heartbeat_after(t0, lambda h: h.epoch == epoch, 1.0 * self.k)
-            check(seen is not None, f"no HEARTBEAT with epoch {epoch} within 1 s")
-            assert seen is not None and isinstance(seen.msg, p.Heartbeat)
-            r.measured["reset_applied_s"] = round(seen.at - t0, 4)
-            check(seen.msg.dispense == 0, f"dispense {seen.msg.dispense} after the reset")
-            check(seen.at - t0 <= COMMAND_APPLIED_S * self.k, f"reset reported after {seen.at - t0:.3f} s")
-            after, _ = self.host.hello(1.0 * self.k)
-            check(after.epoch == epoch, f"HELLO epoch {after.epoch} after the reset to {epoch}")
+    @_case("counter-reset", "RESET_COUNTER to a new epoch: HEARTBEAT with it and dispense 0 within 100 ms; a repeat "
+                            "is harmless (section 4)")
+    def t_counter_reset(self, r: Result) -> None:
+        hello = self.hello
+        assert hello is not None
+        epoch = hello.epoch % 0xFFFF + 1
+        t0 = self.host.send(p.ResetCounter(self.host.seq(), epoch))
+        seen = self._heartbeat_after(t0, lambda h: h.epoch == epoch, 1.0 * self.k)
+        check(seen is not None, f"no HEARTBEAT with epoch {epoch} within 1 s")
+        assert seen is not None and isinstance(seen.msg, p.Heartbeat)
+        r.measured["reset_applied_s"] = round(seen.at - t0, 4)
+        check(seen.msg.dispense == 0, f"dispense {seen.msg.dispense} after the reset")
+        check(seen.at - t0 <= COMMAND_APPLIED_S * self.k, f"reset reported after {seen.at - t0:.3f} s")
+        after, _ = self.host.hello(1.0 * self.k)
+        check(after.epoch == epoch, f"HELLO epoch {after.epoch} after the reset to {epoch}")
 
-    def t_malformed_host_frames(self) -> None:
-        with self._test("malformed-host-frames", "corrupted and malformed host frames are dropped and change "
-                        "nothing (section 11, shoe rows)") as r:
-            hello = self.hello
-            assert hello is not None
-            token = self._next_token(hello.led_token)
-            frames = malformed_host_frames(token, hello.epoch % 0xFFFF + 1)
-            t0 = time.monotonic()
-            for _, frame in frames:
-                self.host.write(frame)
-            self.host.poll(0.3 * self.k)
-            after, _ = self.host.hello(1.0 * self.k)
-            r.measured["frames_sent"] = len(frames)
-            check(after.led_token == hello.led_token, f"a dropped LED frame was shown (token {after.led_token})")
-            check(after.epoch == hello.epoch, f"a dropped RESET_COUNTER was applied (epoch {after.epoch})")
-            check(after.boot_id == hello.boot_id and after.seq == hello.seq, "the shoe restarted or made events")
-            hellos = [s for s in self.host.since(t0) if isinstance(s.msg, p.Hello)]
-            check(len(hellos) == 1, f"{len(hellos) - 1} HELLO(s) answered a malformed HOST_HELLO")
+    @_case("malformed-host-frames", "corrupted and malformed host frames are dropped and change nothing (section 11, "
+                                    "shoe rows)")
+    def t_malformed_host_frames(self, r: Result) -> None:
+        hello = self.hello
+        assert hello is not None
+        token = self._next_token(hello.led_token)
+        frames = malformed_host_frames(token, hello.epoch % 0xFFFF + 1)
+        t0 = time.monotonic()
+        for _, frame in frames:
+            self.host.write(frame)
+        self.host.poll(0.3 * self.k)
+        after, _ = self.host.hello(1.0 * self.k)
+        r.measured["frames_sent"] = len(frames)
+        check(after.led_token == hello.led_token, f"a dropped LED frame was shown (token {after.led_token})")
+        check(after.epoch == hello.epoch, f"a dropped RESET_COUNTER was applied (epoch {after.epoch})")
+        check(after.boot_id == hello.boot_id and after.seq == hello.seq, "the shoe restarted or made events")
+        hellos = [s for s in self.host.since(t0) if isinstance(s.msg, p.Hello)]
+        check(len(hellos) == 1, f"{len(hellos) - 1} HELLO(s) answered a malformed HOST_HELLO")
 
-    def t_card_delivery(self) -> None:
-        with self._test("card", "a pulled card: one valid CARD within 50 ms of the sensor, a declared reader, "
-                        "dispense + 1; the ACK frees it (sections 4, 5, 13)") as r:
-            hello = self.hello
-            assert hello is not None
-            done, at = self._pull()
-            seen = self._card(done)
-            card = seen.msg
-            assert isinstance(card, p.CardMsg)
-            check(card.seq == hello.seq, f"CARD seq {card.seq}, expected the shoe's next_seq {hello.seq}")
-            check(card.reader == "none" or card.reader in hello.readers, f"CARD reader {card.reader} not declared")
-            if at is not None:
-                lag = seen.at - at
-                r.measured["card_after_sensor_s"] = round(lag, 4)
-                check(lag <= CARD_AFTER_SENSOR_S * self.k, f"CARD {lag * 1000:.1f} ms after the sensor (limit 50 ms)")
-            after, _ = self.host.hello(1.0 * self.k)
-            check(after.first_seq == card.seq, "the unacked CARD is not held (first_seq)")
-            if hello.card_total is not None and after.card_total is not None:
-                check(after.card_total == hello.card_total + 1, "card_total did not count the card")
-            self.host.ack_all(after.seq)
-            self.host.poll(0.05)
-            freed, _ = self.host.hello(1.0 * self.k)
-            check(freed.first_seq == freed.seq, "the ACK did not free the CARD")
+    @_case("card", "a pulled card: one valid CARD within 50 ms of the sensor, a declared reader, dispense + 1; the "
+                   "ACK frees it (sections 4, 5, 13)")
+    def t_card_delivery(self, r: Result) -> None:
+        hello = self.hello
+        assert hello is not None
+        done, at = self._pull()
+        seen = self._card(done)
+        card = seen.msg
+        assert isinstance(card, p.CardMsg)
+        check(card.seq == hello.seq, f"CARD seq {card.seq}, expected the shoe's next_seq {hello.seq}")
+        check(card.reader == "none" or card.reader in hello.readers, f"CARD reader {card.reader} not declared")
+        if at is not None:
+            lag = seen.at - at
+            r.measured["card_after_sensor_s"] = round(lag, 4)
+            check(lag <= CARD_AFTER_SENSOR_S * self.k, f"CARD {lag * 1000:.1f} ms after the sensor (limit 50 ms)")
+        after, _ = self.host.hello(1.0 * self.k)
+        check(after.first_seq == card.seq, "the unacked CARD is not held (first_seq)")
+        if hello.card_total is not None and after.card_total is not None:
+            check(after.card_total == hello.card_total + 1, "card_total did not count the card")
+        self.host.ack_all(after.seq)
+        self.host.poll(0.05)
+        freed, _ = self.host.hello(1.0 * self.k)
+        check(freed.first_seq == freed.seq, "the ACK did not free the CARD")
 
-    def t_dropped_ack_resent_on_timeout(self) -> None:
-        with self._test("dropped-ack", "an event whose ACK is lost is resent within 0.3 s + 100 ms (section 5)") as r:
-            done, _ = self._pull()
-            first = self._card(done)
-            # the kit "loses" every ACK: it sends none and watches the resend
-            again = self.host.wait_for(lambda m: isinstance(m, p.CardMsg) and m.seq == first.msg.seq,
-                                       2.0 * self.k, after=first.at + 0.001)
-            check(again is not None, "the unacked CARD was not resent within 2 s")
-            assert again is not None
-            r.measured["resend_on_timeout_s"] = round(again.at - first.at, 4)
-            check(again.at - first.at <= RESEND_ON_TIMEOUT_S * self.k,
-                  f"resent after {again.at - first.at:.3f} s (limit 0.4 s)")
-            check(again.msg == first.msg, "the resent CARD differs from the first")
+    @_case("dropped-ack", "an event whose ACK is lost is resent within 0.3 s + 100 ms (section 5)")
+    def t_dropped_ack_resent_on_timeout(self, r: Result) -> None:
+        done, _ = self._pull()
+        first = self._card(done)
+        # the kit "loses" every ACK: it sends none and watches the resend
+        again = self.host.wait_for(lambda m: isinstance(m, p.CardMsg) and m.seq == first.msg.seq,
+                                   2.0 * self.k, after=first.at + 0.001)
+        check(again is not None, "the unacked CARD was not resent within 2 s")
+        assert again is not None
+        r.measured["resend_on_timeout_s"] = round(again.at - first.at, 4)
+        check(again.at - first.at <= RESEND_ON_TIMEOUT_S * self.k,
+              f"resent after {again.at - first.at:.3f} s (limit 0.4 s)")
+        check(again.msg == first.msg, "the resent CARD differs from the first")
 
-    def t_duplicated_acks(self) -> None:
-        with self._test("duplicated-acks", "a repeated and an older ACK free nothing more and nothing less "
-                        "(section 4, ACK)") as r:
-            done, _ = self._pull()
-            self._card(done)
-            done2, _ = self._pull()
-            card2 = self._card(done2)
-            held, _ = self.host.hello(1.0 * self.k)
-            check(held.seq - held.first_seq >= 2, "two unacked cards are not both held")
-            first = held.first_seq
-            ack = p.Ack(self.host.seq(), first, first + 1)
-            for _ in range(3):
-                self.host.send(ack)
-            self.host.send(p.Ack(self.host.seq(), first - 1, first))  # older: frees nothing back
-            self.host.poll(0.1)
-            after, _ = self.host.hello(1.0 * self.k)
-            r.measured["held_after"] = after.seq - after.first_seq
-            check(after.first_seq == first + 1, f"after ACK {first} (three times) and an older one, first_seq is "
-                  f"{after.first_seq}, expected {first + 1}")
-            check(card2.msg.seq == first + 1 or after.seq > first + 1, "the second card was lost")
+    @_case("duplicated-acks", "a repeated and an older ACK free nothing more and nothing less (section 4, ACK)")
+    def t_duplicated_acks(self, r: Result) -> None:
+        done, _ = self._pull()
+        self._card(done)
+        done2, _ = self._pull()
+        card2 = self._card(done2)
+        held, _ = self.host.hello(1.0 * self.k)
+        check(held.seq - held.first_seq >= 2, "two unacked cards are not both held")
+        first = held.first_seq
+        ack = p.Ack(self.host.seq(), first, first + 1)
+        for _ in range(3):
+            self.host.send(ack)
+        self.host.send(p.Ack(self.host.seq(), first - 1, first))  # older: frees nothing back
+        self.host.poll(0.1)
+        after, _ = self.host.hello(1.0 * self.k)
+        r.measured["held_after"] = after.seq - after.first_seq
+        check(after.first_seq == first + 1, f"after ACK {first} (three times) and an older one, first_seq is "
+              f"{after.first_seq}, expected {first + 1}")
+        check(card2.msg.seq == first + 1 or after.seq > first + 1, "the second card was lost")
 
-    def t_resend_request(self) -> None:
-        with self._test("resend-request", "an ACK with the resend flag gets the events from want within "
-                        "100 ms, at most once per 20 ms for the same want (section 5)") as r:
-            done, _ = self._pull()
-            card = self._card(done)
-            seq = card.msg.seq
-            self.host.send(p.Ack(self.host.seq(), seq - 1, seq))  # received nothing: the shoe may keep it
-            self.host.poll(0.05)
-            t0 = self.host.send(p.Ack(self.host.seq(), seq - 1, seq, resend=True))
-            seen = self.host.wait_for(lambda m: isinstance(m, p.CardMsg) and m.seq == seq, 1.0 * self.k, after=t0)
-            check(seen is not None, "no resend after a resend request")
-            assert seen is not None
-            r.measured["resend_on_request_s"] = round(seen.at - t0, 4)
-            check(seen.at - t0 <= RESEND_ON_REQUEST_S * self.k, f"resend after {seen.at - t0:.3f} s (limit 0.1 s)")
+    @_case("resend-request", "an ACK with the resend flag gets the events from want within 100 ms, at most once per "
+                             "20 ms for the same want (section 5)")
+    def t_resend_request(self, r: Result) -> None:
+        done, _ = self._pull()
+        card = self._card(done)
+        seq = card.msg.seq
+        self.host.send(p.Ack(self.host.seq(), seq - 1, seq))  # received nothing: the shoe may keep it
+        self.host.poll(0.05)
+        t0 = self.host.send(p.Ack(self.host.seq(), seq - 1, seq, resend=True))
+        seen = self.host.wait_for(lambda m: isinstance(m, p.CardMsg) and m.seq == seq, 1.0 * self.k, after=t0)
+        check(seen is not None, "no resend after a resend request")
+        assert seen is not None
+        r.measured["resend_on_request_s"] = round(seen.at - t0, 4)
+        check(seen.at - t0 <= RESEND_ON_REQUEST_S * self.k, f"resend after {seen.at - t0:.3f} s (limit 0.1 s)")
 
-    def t_ack_beyond_next_seq(self) -> None:
-        with self._test("ack-beyond", "an ACK of events never sent is ignored: the held event stays "
-                        "(section 4, ACK; row A-BEYOND)") as r:
-            done, _ = self._pull()
-            card = self._card(done)
-            seq = card.msg.seq
-            self.host.send(p.Ack(self.host.seq(), seq + 5, seq + 6))
-            self.host.poll(0.1)
-            after, _ = self.host.hello(1.0 * self.k)
-            r.measured["first_seq_after"] = after.first_seq
-            check(after.first_seq == seq, f"an ACK beyond next_seq freed the event (first_seq {after.first_seq})")
+    @_case("ack-beyond", "an ACK of events never sent is ignored: the held event stays (section 4, ACK; row "
+                         "A-BEYOND)")
+    def t_ack_beyond_next_seq(self, r: Result) -> None:
+        done, _ = self._pull()
+        card = self._card(done)
+        seq = card.msg.seq
+        self.host.send(p.Ack(self.host.seq(), seq + 5, seq + 6))
+        self.host.poll(0.1)
+        after, _ = self.host.hello(1.0 * self.k)
+        r.measured["first_seq_after"] = after.first_seq
+        check(after.first_seq == seq, f"an ACK beyond next_seq freed the event (first_seq {after.first_seq})")
 
-    def t_host_restart(self) -> None:
-        with self._test("host-restart", "a host that closes and reopens the port gets the same boot and every "
-                        "held event again (section 6)") as r:
-            hello = self.hello
-            assert hello is not None
-            done, _ = self._pull()
-            card = self._card(done)
-            self.host.close()
-            time.sleep(0.3)
-            self.host.open()
-            again, dt = self.host.hello(1.0 * self.k)
-            r.measured["hello_answer_after_reopen_s"] = round(dt, 4)
-            check(again.boot_id == hello.boot_id, "the boot id changed on a host restart")
-            check(again.first_seq == card.msg.seq, "the held CARD is not announced after the host restart")
-            resent = self.host.wait_for(lambda m: isinstance(m, p.CardMsg) and m.seq == card.msg.seq, 1.0 * self.k)
-            check(resent is not None, "the held CARD was not resent after HOST_HELLO")
+    @_case("host-restart", "a host that closes and reopens the port gets the same boot and every held event again "
+                           "(section 6)")
+    def t_host_restart(self, r: Result) -> None:
+        hello = self.hello
+        assert hello is not None
+        done, _ = self._pull()
+        card = self._card(done)
+        self.host.close()
+        time.sleep(0.3)
+        self.host.open()
+        again, dt = self.host.hello(1.0 * self.k)
+        r.measured["hello_answer_after_reopen_s"] = round(dt, 4)
+        check(again.boot_id == hello.boot_id, "the boot id changed on a host restart")
+        check(again.first_seq == card.msg.seq, "the held CARD is not announced after the host restart")
+        resent = self.host.wait_for(lambda m: isinstance(m, p.CardMsg) and m.seq == card.msg.seq, 1.0 * self.k)
+        check(resent is not None, "the held CARD was not resent after HOST_HELLO")
 
-    def t_no_host_pattern(self) -> None:
-        with self._test("no-host", "with no host frame for 3 s the shoe drops the host's LED pattern "
-                        "(token 0) (section 4, LED)") as r:
-            hello = self.hello
-            assert hello is not None
-            token = self._next_token(hello.led_token)
-            t0 = self.host.send(p.Led(self.host.seq(), token, "deal", ("green",)))
-            check(self._heartbeat_after(t0, lambda h: h.led_token == token, 1.0 * self.k) is not None,
-                  "the LED pattern was not shown")
-            seen = self._heartbeat_after(t0, lambda h: h.led_token == 0, (NO_HOST_S + 1.5) * self.k)
-            check(seen is not None, "the host's pattern stayed on with no host")
-            assert seen is not None
-            r.measured["no_host_after_s"] = round(seen.at - t0, 4)
-            check(seen.at - t0 <= NO_HOST_S * self.k + 1.0, f"dropped after {seen.at - t0:.2f} s (limit 3.1 s plus "
-                  "one heartbeat)")
-            check(seen.at - t0 >= 3.0 - 0.05, f"dropped after {seen.at - t0:.2f} s, before the 3 s")
+    @_case("no-host", "with no host frame for 3 s the shoe drops the host's LED pattern (token 0) (section 4, LED)")
+    def t_no_host_pattern(self, r: Result) -> None:
+        hello = self.hello
+        assert hello is not None
+        token = self._next_token(hello.led_token)
+        t0 = self.host.send(p.Led(self.host.seq(), token, "deal", ("green",)))
+        check(self._heartbeat_after(t0, lambda h: h.led_token == token, 1.0 * self.k) is not None,
+              "the LED pattern was not shown")
+        seen = self._heartbeat_after(t0, lambda h: h.led_token == 0, (NO_HOST_S + 1.5) * self.k)
+        check(seen is not None, "the host's pattern stayed on with no host")
+        assert seen is not None
+        r.measured["no_host_after_s"] = round(seen.at - t0, 4)
+        check(seen.at - t0 <= NO_HOST_S * self.k + 1.0, f"dropped after {seen.at - t0:.2f} s (limit 3.1 s plus "
+              "one heartbeat)")
+        check(seen.at - t0 >= 3.0 - 0.05, f"dropped after {seen.at - t0:.2f} s, before the 3 s")
 
-    def t_power_cycle(self) -> None:
-        with self._test("power-cycle", "after a power cycle: an unasked HELLO, a new boot id, the sequence "
-                        "goes on, kept counters reported (sections 3, 12)") as r:
-            hello = self.hello
-            assert hello is not None
-            t0 = time.monotonic()
-            if not self.operator.request("power-cycle").done:
-                raise Skip("needs an operator who power-cycles the shoe (--operator)")
-            self.host.close()
-            end = time.monotonic() + 5.0 * self.k
-            while True:
-                try:
-                    self.host.open()
-                    break
-                except (serial.SerialException, OSError):
-                    if time.monotonic() > end:
-                        raise
-                    time.sleep(0.05)
-            after, _ = self.host.hello(2.0 * self.k)
-            r.measured["back_after_s"] = round(time.monotonic() - t0, 3)
-            check(after.boot_id != hello.boot_id, "same boot id after a power cycle")
-            check(after.seq >= hello.seq, f"next_seq went back: {hello.seq} -> {after.seq}")
-            if hello.boot_count is not None:
-                check(after.boot_count is not None and after.boot_count > hello.boot_count,
-                      "boot_count did not go up")
-                check(after.epoch == hello.epoch, "a shoe with persistent counters lost its epoch")
-                check(after.card_total is not None and hello.card_total is not None
-                      and after.card_total >= hello.card_total, "card_total went back")
+    @_case("power-cycle", "after a power cycle: an unasked HELLO, a new boot id, the sequence goes on, kept counters "
+                          "reported (sections 3, 12)")
+    def t_power_cycle(self, r: Result) -> None:
+        hello = self.hello
+        assert hello is not None
+        t0 = time.monotonic()
+        if not self.operator.request("power-cycle").done:
+            raise Skip("needs an operator who power-cycles the shoe (--operator)")
+        self.host.close()
+        end = time.monotonic() + 5.0 * self.k
+        while True:
+            try:
+                self.host.open()
+                break
+            except (serial.SerialException, OSError):
+                if time.monotonic() > end:
+                    raise
+                time.sleep(0.05)
+        after, _ = self.host.hello(2.0 * self.k)
+        r.measured["back_after_s"] = round(time.monotonic() - t0, 3)
+        check(after.boot_id != hello.boot_id, "same boot id after a power cycle")
+        check(after.seq >= hello.seq, f"next_seq went back: {hello.seq} -> {after.seq}")
+        if hello.boot_count is not None:
+            check(after.boot_count is not None and after.boot_count > hello.boot_count,
+                  "boot_count did not go up")
+            check(after.epoch == hello.epoch, "a shoe with persistent counters lost its epoch")
+            check(after.card_total is not None and hello.card_total is not None
+                  and after.card_total >= hello.card_total, "card_total went back")
 
-    def t_unplug(self) -> None:
-        with self._test("unplug", "unplugged and plugged back: same boot, held events kept and resent "
-                        "(section 6)") as r:
-            hello = self.hello
-            assert hello is not None
-            done, _ = self._pull()
-            card = self._card(done)
-            if not self.operator.request("unplug").done:
-                raise Skip("needs an operator who unplugs the shoe (--operator)")
-            self.host.close()
-            if not self.operator.request("replug").done:
-                raise Skip("needs an operator who plugs the shoe back (--operator)")
-            end = time.monotonic() + 5.0 * self.k
-            while True:
-                try:
-                    self.host.open()
-                    break
-                except (serial.SerialException, OSError):
-                    if time.monotonic() > end:
-                        raise
-                    time.sleep(0.05)
-            after, _ = self.host.hello(2.0 * self.k)
-            r.measured["first_seq_after"] = after.first_seq
-            check(after.boot_id == hello.boot_id, "the boot id changed on an unplug")
-            check(after.first_seq <= card.msg.seq, "the held CARD was lost on the unplug")
+    @_case("unplug", "unplugged and plugged back: same boot, held events kept and resent (section 6)")
+    def t_unplug(self, r: Result) -> None:
+        hello = self.hello
+        assert hello is not None
+        done, _ = self._pull()
+        card = self._card(done)
+        if not self.operator.request("unplug").done:
+            raise Skip("needs an operator who unplugs the shoe (--operator)")
+        self.host.close()
+        if not self.operator.request("replug").done:
+            raise Skip("needs an operator who plugs the shoe back (--operator)")
+        end = time.monotonic() + 5.0 * self.k
+        while True:
+            try:
+                self.host.open()
+                break
+            except (serial.SerialException, OSError):
+                if time.monotonic() > end:
+                    raise
+                time.sleep(0.05)
+        after, _ = self.host.hello(2.0 * self.k)
+        r.measured["first_seq_after"] = after.first_seq
+        check(after.boot_id == hello.boot_id, "the boot id changed on an unplug")
+        check(after.first_seq <= card.msg.seq, "the held CARD was lost on the unplug")
 
     # -------------------------------------------------------------- the report
 
     def report(self) -> dict[str, Any]:
         """The report: kit and protocol version, the shoe's identity, each test's result, totals."""
-        h = self.hello
+        h = self.identity or self.hello
         shoe = None if h is None else {
             "url": self.url, "serial": h.serial, "firmware": h.firmware, "boot_id": f"{h.boot_id:08x}",
             "protocol": h.version, "version_range": [h.version_min, h.version_max], "readers": list(h.readers),

@@ -43,7 +43,8 @@ class EmptyShoeError(ShoeError, IndexError):
 @dataclass(frozen=True)
 class Pull:
     """What one pull did: ``card`` left (the first one of a double pull; ``cards`` all of them),
-    and the link action the fault spec asks for after it (``"unplug"``, ``"reboot"`` or None),
+    and the link action the fault spec asks for after it (``"unplug"``, ``"reboot"``,
+    ``"reboot-keep"`` (the buffer kept) or None),
     the shoe then away for ``away_s`` seconds."""
 
     card: Card
@@ -330,6 +331,8 @@ class ShoeDevice:
         after: str | None = None
         if "reboot" in todo or (f.reboot_every and n % f.reboot_every == 0):
             after = "reboot"
+        elif "reboot-keep" in todo:
+            after = "reboot-keep"
         elif "unplug" in todo or (f.unplug_every and n % f.unplug_every == 0):
             after = "unplug"
         return Pull(out[0], tuple(out), after, f.unplug_ms / 1000.0)

@@ -209,8 +209,8 @@ class VirtualShoe:
                 done = self.device.pull(time.monotonic())
             finally:
                 self.line.flush()
-            if done.after == "reboot":
-                self.reboot(lose_unacked=True, away_s=done.away_s)
+            if done.after in ("reboot", "reboot-keep"):
+                self.reboot(lose_unacked=done.after == "reboot", away_s=done.away_s)
             elif done.after == "unplug":
                 self.unplug()
                 self.line.replug_after(done.away_s)
