@@ -947,11 +947,17 @@ def unseal_body(body: bytes) -> Sealed:
     return Sealed(msg, ctr, fields_[:NONCE_SIZE], fields_[NONCE_SIZE:], signed, tag)
 
 
+_LAYOUT_RULES = frozenset({"", "M-LENGTH", "M-STR", "H-EXT-FORM"})
+"""Rows that say the bytes do not fit a message's layout (rather than a value out of range)."""
+
+
 class SealedDecoder(FrameDecoder):
     """A :class:`FrameDecoder` for an authenticated link: each frame comes out as a
     :class:`Sealed` (version 2, not yet verified), or as a plain message when it is a valid
     version-1 frame instead (an unpaired shoe, or another program writing into the line: the
-    receiver refuses it and says so). Counted as in :class:`FrameDecoder`."""
+    receiver refuses it and says so). Counted as in :class:`FrameDecoder`; a frame that is
+    neither is counted by the constraint-table row (docs/protocol.md section 11) it breaks in
+    the version whose layout it fits."""
 
     def _decode(self, part: bytes) -> Any:
         if len(part) > MAX_ENCODED:
@@ -962,7 +968,16 @@ class SealedDecoder(FrameDecoder):
             raise FrameError("cobs", f"bad COBS encoding: {exc}") from exc
         try:
             return unseal_body(body)
-        except (MessageError, FrameError) as exc:
-            if isinstance(exc, FrameError) and exc.reason != "short":
+        except FrameError as exc:
+            if exc.reason != "short":
                 raise
             return decode_body(body)  # a version-1 frame, or its error
+        except MessageError as sealed_error:
+            try:
+                return decode_body(body)  # a version-1 frame
+            except MessageError:
+                # neither: the frame is dropped by the row of the version whose layout it fits
+                # (a version-2 frame breaking a value row reads as version 1 only as M-LENGTH)
+                if sealed_error.rule not in _LAYOUT_RULES:
+                    raise sealed_error from None
+                raise

@@ -70,6 +70,33 @@ def test_a_version_2_hello_carries_the_restart_records_before_its_challenge_fiel
     assert len(bytes.fromhex(vec["body"])) == len(bytes.fromhex(plain_hello["body"])) + 6 + 12  # caps, counters
 
 
+REJECTS = json.loads((Path(__file__).resolve().parents[1] / "vectors" / "protocol_v1_rejects.json").read_text())
+LAYOUT_ROWS = {"M-LENGTH", "M-STR", "H-EXT-FORM"}
+
+
+def _resealed(body: bytes, key: bytes) -> bytes:
+    """The message of a version-1 ``body`` in a version-2 frame (challenge fields as its type has)."""
+    data = body[:-4]
+    fields = bytes(8) if data[0] == p.T_HOST_HELLO else bytes(16) if data[0] == p.T_HELLO else b""
+    signed = data + fields + (7).to_bytes(4, "big")
+    sealed = signed + _h(key, signed)[:8]
+    return b"\x00" + cobs.encode(sealed + p.crc32(sealed).to_bytes(4, "big")) + b"\x00"
+
+
+def test_every_value_row_of_the_constraint_table_drops_a_version_2_frame_by_its_own_id() -> None:
+    key = bytes(range(32))
+    checked = 0
+    for vec in REJECTS["rejects"]:
+        if vec["rule"].startswith("F-") or vec["rule"] in LAYOUT_ROWS or vec["context"]:
+            continue
+        body = cobs.decode(bytes.fromhex(vec["frame"]).strip(b"\x00"))
+        decoder = p.SealedDecoder()
+        assert decoder.feed(_resealed(body, key)) == [], vec["name"]
+        assert decoder.stats.rules == {vec["rule"]: 1}, vec["name"]
+        checked += 1
+    assert checked >= 20
+
+
 def test_the_file_is_what_the_script_writes() -> None:
     import subprocess
     import sys
