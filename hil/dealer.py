@@ -76,13 +76,20 @@ class Irregularity:
           ``premature-done`` (``args``: ``merged``).
         - ``"burn-two"``: at the BURN of ``street`` two cards are burned; ``"no-burn"``: no burn,
           ``count`` cards dealt to the players in order; both reported as ``burn-error``
-          (``args``: ``stands``).
+          (``args``: ``stands``; ``after`` = ``"street"``: after two burns the dealer deals every
+          player in order, ignoring the display, and reports once the street is out).
         - ``"absent"``: ``absent-player`` for ``seat`` at the first DEAL of ``street``
           (``args``: ``at`` = ``"betting"`` to report at its betting round; ``action_reached``).
         - ``"wrong-bring-in"``: at the 3rd-street BETTING, ``seat`` was wrongly named and bet
           (``args``: ``next_acted``).
         - ``"card-count"``: at the showdown the dealer counts ``args["cards"]`` in ``seat``'s hand.
         - ``"misdeal"``: at the DEAL of the seat's card ``round`` on ``street`` the dealer declares a misdeal.
+        - ``"extra-card"``: at the DEAL of ``seat``'s card on ``street`` the dealer gives the seat
+          two cards, then, stopped by the display, counts the seat's cards (``card-count``); with
+          ``args`` ``report`` = ``"check"`` the dealer goes on dealing as the display says and
+          counts every seat that looks wrong when the street's betting (or confirmation) comes.
+        - ``"stub-mixed"``: at the SCRAMBLE of ``street`` the dealer gathers the muck (every card
+          of the folded hands) into the new stub too, then reports ``stub-mixed`` (TDA RP-4).
         - ``"undo"``: at the BETTING of ``street``, a fold of ``seat`` reported by mistake and
           undone; with ``args`` ``at`` = ``"deal"``: an undo asked at the first DEAL of ``street``
           after a card has left the shoe (refused).
@@ -287,6 +294,9 @@ class SimulatedDealer(Closeable):
         self._ref = 0
         self._latched: list[str] = []
         self._held: Card | None = None
+        self._street_now: str | None = None
+        self._acked: str | None = None  # the stop last answered with an acknowledgement
+        self._check_street: str | None = None  # a street whose seats the dealer counts before betting
         self._premature: list[tuple[int, str, Card | None]] = []
         self._active = False
         self._stop = threading.Event()
@@ -394,6 +404,8 @@ class SimulatedDealer(Closeable):
             return
         if sig is not Signal.IDLE:
             self._active = True
+        if sig is not Signal.STOP:
+            self._acked = None
         if self._hook_first(ins):
             return
         if sig in (Signal.DEAL, Signal.BURN, Signal.COMMUNITY) and ins.card_no is not None \
@@ -420,6 +432,7 @@ class SimulatedDealer(Closeable):
             self._pull(ins)
         elif sig is Signal.SCRAMBLE:
             self._pause()
+            self._street_now = ins.street
             self._scramble(ins.cards)
         elif sig is Signal.CUT:
             self._pause()
@@ -436,6 +449,9 @@ class SimulatedDealer(Closeable):
                 for code in dict.fromkeys(wanted):
                     self._input(DealerAction.ACK_ALERT, code=code)
                 self._latched = [c for c in self._latched if c not in wanted]
+                self._acked = ins.text
+            elif self._acked == ins.text:
+                return  # the same stop shown again before the acknowledgement was read: wait
             elif self.auto_ack:
                 self._latched = []
                 self.post(DealerInput(DealerAction.ACK_ALERT))
@@ -549,6 +565,20 @@ class SimulatedDealer(Closeable):
                 else:
                     self._report(DealerInput(DealerAction.UNDO))
                 return True
+            h = self._hook(("extra-card",), street, ins.seat)
+            if h is not None:
+                # a second card to the seat by mistake; the dealer counts the seat when stopped
+                self._hooks.remove(h)
+                self._pause()
+                self._pull(ins)
+                if h.args.get("report", "count") == "count":
+                    self._pull(ins)
+                    held = len(self.table.seats.get(ins.seat, ()))
+                    self._later(DealerAction.CARD_COUNT, ins.seat, cards=held)
+                else:  # the second card as if to the next seat's turn; seen when the seats are checked
+                    self._pull(Instruction(Signal.DEAL, "", seat=ins.seat, face=ins.face, street=street))
+                    self._check_street = street
+                return True
             h = self._hook(("expose", "expose-both", "off-table"), street, ins.seat,
                            on_seat if street == "3rd" else None)
             if h is not None:
@@ -575,14 +605,18 @@ class SimulatedDealer(Closeable):
                 self._hooks.remove(h)
                 self._pause()
                 face = "down" if street == "7th" else "up"
+                args = {k: v for k, v in h.args.items() if k != "after"}
                 if h.kind == "burn-two":
                     self._pull(ins)
                     self._pull(ins)
-                    self._later(DealerAction.BURN_ERROR, burns=2, **h.args)
+                    if h.args.get("after") == "street":  # the street dealt in order, then noticed
+                        for seat in self._live_order():
+                            self._pull(Instruction(Signal.DEAL, "", seat=seat, face=face, street=street))
+                    self._later(DealerAction.BURN_ERROR, burns=2, **args)
                 else:
                     for seat in self._live_order()[: max(h.count, 1)]:
                         self._pull(Instruction(Signal.DEAL, "", seat=seat, face=face, street=street))
-                    self._later(DealerAction.BURN_ERROR, burns=0, **h.args)
+                    self._later(DealerAction.BURN_ERROR, burns=0, **args)
                 return True
         if sig is Signal.BETTING and street is not None:
             h = self._hook(("premature",), street)
@@ -600,10 +634,12 @@ class SimulatedDealer(Closeable):
         face = "down" if nxt == "7th" else "up"
         self._pause()
         self.table.burns.setdefault(nxt, []).append(self._take_card())
+        merged = set(h.args.get("merged", ())) if nxt == "7th" else set()
         for seat in self._live_order()[: max(h.count - 1, 0)]:
             card = self._take_card()
             self.table.seats.setdefault(seat, []).append((face, card))
-            self._premature.append((seat, face, card))
+            if seat not in merged:  # a merged final downcard cannot be told from the hole cards
+                self._premature.append((seat, face, card))
         self._done.discard(("betting", street))  # the betting round is still to be reported
         self._later(DealerAction.PREMATURE_DONE, **h.args)
 
@@ -638,6 +674,17 @@ class SimulatedDealer(Closeable):
                     if back is not None:
                         pool.append(back)
                 self._premature = []
+        mixed = self._hook(("stub-mixed",), self._street_now) if self._street_now else None
+        if mixed is not None:
+            # RP-4: the muck (the folded hands) goes into the new stub by mistake, then is declared
+            self._hooks.remove(mixed)
+            status = self._statuses()
+            muck: list[Card] = []
+            for seat, cards in self.table.seats.items():
+                if status.get(seat) in ("folded", "killed", "dead"):
+                    muck.extend(c for _f, c in cards if c is not None)
+                    self.table.seats[seat] = []
+            pool.extend(muck)
         self._gathered = self._shuffled(pool)
         self.table.scrambles += 1
         if any(n.startswith("premature ") for n in names):
@@ -646,6 +693,8 @@ class SimulatedDealer(Closeable):
             self.shoe.reload(self._gathered)
             self._gathered = []
         self._input(DealerAction.SCRAMBLE_DONE)
+        if mixed is not None:
+            self._input(DealerAction.STUB_MIXED, piles=["muck"], **mixed.args)
 
     def _cut(self) -> None:
         cards = self._gathered
@@ -698,6 +747,19 @@ class SimulatedDealer(Closeable):
         if script is None:
             return
         self._pause()
+        if self._check_street == street:
+            # the dealer checks every seat before the betting: a seat with a card too many or too
+            # few is counted (card-count); the street is re-dealt where the display says
+            self._check_street = None
+            normal = 3 + ("3rd", "4th", "5th", "6th", "7th").index(street)
+            status = self._statuses()
+            odd = [s for s in self.in_hand if status.get(s, "live") in ("live", "all-in")
+                   and len(self.table.seats.get(s, ())) != normal]
+            if odd:
+                for seat in sorted(odd, key=lambda s: -len(self.table.seats.get(s, ()))):
+                    self._input(DealerAction.CARD_COUNT, seat, cards=len(self.table.seats.get(seat, ())))
+                self._done.discard(("betting", street))
+                return
         for h in [x for x in self._hooks if x.street == street and (
                 x.kind == "wrong-bring-in" or (x.kind in ("absent", "undo") and x.args.get("at") == "betting"))]:
             self._hooks.remove(h)

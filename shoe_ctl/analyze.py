@@ -154,7 +154,10 @@ def analyze_hand(hand: RecordedHand, profile: RuleProfile) -> HandReport:
     report = HandReport(file=hand.path, rules=profile.name, game=str(game), players=n, names=hand.players,
                         seats=hand.table_seats())
     doors = hand.door_cards()
-    b = bring_in(game, doors)
+    # A hand ruled out on 3rd street with no door card (house 16.2, a dead hand) takes no part
+    # in the bring-in; a killed hand with its door card still does (Rule 30, house 16.9).
+    counts = [doors[p] is not None or ("3rd", p + 1) not in hand.killed for p in range(n)]
+    b = bring_in(game, doors, counts)
     report.bring_in = _one(b)
     report.bring_in_card = card_text(doors[b]) if b is not None else None
     if hand.community_street is not None:
@@ -172,6 +175,9 @@ def analyze_hand(hand: RecordedHand, profile: RuleProfile) -> HandReport:
             committed = [0] * n
             in_hand = [not f for f in folded]
             can_act = [ih and s > 0 for ih, s in zip(in_hand, stacks, strict=True)]
+            for st, p in hand.killed:  # ``_killed``: ruled out of the hand on this street, never acted
+                if st == street and 1 <= p <= n:
+                    in_hand[p - 1] = can_act[p - 1] = False
             view = StreetView(street, in_hand, can_act, betting=sum(can_act) >= 2)
             views[street] = view
             live.street_start(street, in_hand, can_act, report)
@@ -207,7 +213,7 @@ def analyze_hand(hand: RecordedHand, profile: RuleProfile) -> HandReport:
         if not view.betting:
             continue
         if st == "3rd":
-            view.first = first_to_act_third(game, doors, view.can_act)
+            view.first = first_to_act_third(game, doors, view.can_act, counts)
             if b is None:
                 view.why = "the bring-in card is not known"
             else:
@@ -323,6 +329,12 @@ class _LiveDeal:
         if street in self.dealt:
             return
         self._sync(in_hand, can_act)
+        want = dict(self.hand.stubs).get(street)
+        if want is not None:
+            # ``_stubs``: cards left the stub at the table beyond a normal deal (set aside, a second
+            # burn): taken aside here too, so the street is planned on the same stub.
+            for _ in range(max(self.state.stub_count() - want, 0)):
+                self.state.put_aside(None)
         if street == "7th":
             self._check_seventh(report)
         else:

@@ -42,7 +42,8 @@ class LastHand:
         args = dict(self._args)
         seats = [e["seat"] for e in state.get("seats") or [] if isinstance(e, Mapping)
                  and isinstance(e.get("seat"), int)]
-        if state.get("hand") is not None and len(seats) >= 2:
+        dealt = state.get("hand") is not None or state.get("last_hand") is not None
+        if dealt and len(seats) >= 2:
             args["seats"] = seats
         for key in ("game", "rules"):
             if isinstance(state.get(key), str) and state[key]:

@@ -227,6 +227,11 @@ class DealerAction(StrEnum):
     - ``card-count`` (seat): the dealer counted ``cards`` (int) in the seat's hand — house 16.25,
       16.26.
     - ``misdeal``: the dealer declares a misdeal; the hand ends, every card goes back.
+    - ``stub-mixed``: the stub became disordered, mixed with other cards (TDA RP-4): ``piles``
+      (``"muck"``: the folded, killed and dead hands' cards and the cards out of play; ``"burns"``;
+      ``"set-aside"``; default muck and burns), ``cards`` (int, optional: how many cards went into
+      the stub; default every card of the piles named). The cards of those piles may come out of
+      the stub from then on.
     - ``undo``: take back the dealer's last input, while no card has left the shoe since it.
     """
 
@@ -250,6 +255,7 @@ class DealerAction(StrEnum):
     WRONG_BRING_IN = "wrong-bring-in"  # seat: wrongly named low card who bet; args: next_acted
     CARD_COUNT = "card-count"      # seat: the dealer counted args["cards"] cards in the hand
     MISDEAL = "misdeal"            # the dealer declares a misdeal
+    STUB_MIXED = "stub-mixed"      # the stub was mixed with the muck or the burns; args: piles, cards
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,10 +275,13 @@ class DealerInput:
 
 @dataclass(frozen=True, slots=True)
 class TimerFired:
-    """A timer armed in ``state`` fired; ignored when the machine has left that state."""
+    """A timer armed in ``state`` fired; ignored when the machine has left that state. ``entry``:
+    the machine's state-entry count when it was armed (``Dealing.entries``); a timer armed before
+    the state was left and entered again is ignored too (``None``: not known, the state decides)."""
 
     name: str
     state: str
+    entry: int | None = None
 
 
 Event = ShoeEvent | DealerInput | TimerFired

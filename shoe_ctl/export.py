@@ -39,6 +39,10 @@ placed exactly where the controller placed it at the table. What a PHH file reco
   (``"<code>: <message>"``), ``_journal`` (first and last journal sequence of the hand),
   ``_started_utc``, ``_chain_head`` (the journal's hash-chain head when exported,
   ``"SEQ:SHA256"``; docs/journal.md, "The hash chain").
+- Irregular hands (``docs/journal.md``, *Irregular hands*): the deal lines carry the cards where
+  the hand record finally holds them (:meth:`ExportedHand.settle`), ``_killed`` names the players
+  ruled out without acting and ``_stubs`` the stub as each street started, so ``analyze`` of the
+  file makes the machine's decisions again.
 """
 
 from __future__ import annotations
@@ -57,6 +61,8 @@ from shoe_ctl.rules.cards import card_text
 from shoe_ctl.service.journal import Journal
 
 VARIANTS = {"stud": "F7S", "stud8": "F7S/8", "razz": "FR"}
+
+STREET_ORDER = {"3rd": 0, "4th": 1, "5th": 2, "6th": 3, "7th": 4}
 
 PLACEHOLDER = {"antes": 1, "bring_in": 1, "small_bet": 2, "big_bet": 4, "stacks": 1_000_000}
 """Amounts written when the new-hand input carried none (``_amounts = "placeholder"``); an unknown
@@ -94,7 +100,11 @@ class ExportedHand:
     committed: list[int] = field(default_factory=list)
     all_in_reported: set[int] = field(default_factory=set)
     money_street: str = ""
+    stubs: dict[str, int] = field(default_factory=dict)
+    killed: list[str] = field(default_factory=list)
+    out_pending: list[int] = field(default_factory=list)
     _pending: dict[tuple[str, int], list[str]] = field(default_factory=dict)
+    _lines: dict[tuple[str, int], int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.stacks = [s - a for s, a in zip(self.starting_stacks(), self.antes(), strict=True)]
@@ -191,10 +201,73 @@ class ExportedHand:
 
     def flush(self) -> None:
         """Write the buffered deal lines (one per player and street) into ``actions``."""
-        for (_street, player), cards in self._pending.items():
+        for (street, player), cards in self._pending.items():
+            if (street, player) in self._lines:
+                continue  # a second card of the street for the player (a replaced card): one line
+            self._lines[(street, player)] = len(self.actions)
             self.actions.append(f"d dh p{player} {''.join(cards)}")
             self.cards.setdefault(player, []).extend(cards)
         self._pending.clear()
+
+    def unfold(self, i: int) -> None:
+        """Take back the last fold line of player index ``i`` (the fold was undone)."""
+        line = f"p{i + 1} f"
+        for k in range(len(self.actions) - 1, -1, -1):
+            if self.actions[k] == line:
+                del self.actions[k]
+                for key, at in self._lines.items():
+                    if at > k:
+                        self._lines[key] = at - 1
+                return
+
+    def write_out_pending(self) -> None:
+        """The fold lines of players ruled out of the hand while a street was dealt."""
+        if self.out_pending:
+            self.flush()
+            self.actions.extend(f"p{i + 1} f" for i in self.out_pending)
+            self.out_pending = []
+
+    def settle(self, hand: Any) -> None:
+        """At the hand's end: write every deal line with the cards the hand record finally holds
+        on that street (rulings move cards after they were read: an exposed hole card becomes the
+        door card, a replaced 7th card, cards moved back to their normal positions, a premature
+        card that stands), one line per player and street, in deal positions (two downcards, the
+        door card, the 4th-6th upcards, the 7th card: a seat's downcards first two, then its
+        upcards, then the rest of its downcards); a player who ends with a card of a street that
+        no line gave gets a line after that street's last; a line left with no card goes.
+        ``hand``: the machine's :class:`~shoe_ctl.rules.hand.HandState`."""
+        self.write_out_pending()
+        final: dict[tuple[str, int], list[str]] = {}
+        for i, seat in enumerate(hand.seats):
+            cards = [card_text(c) for c in [*seat.down[:2], *seat.up, *seat.down[2:]]]
+            for street, part in (("3rd", cards[:3]), ("4th", cards[3:4]), ("5th", cards[4:5]),
+                                 ("6th", cards[5:6]), ("7th", cards[6:7])):
+                if part:
+                    final[(street, i + 1)] = part
+        lines: list[str | None] = list(self.actions)
+        after: dict[int, list[str]] = {}
+        last_of: dict[str, int] = {}
+        for (street, player), k in self._lines.items():
+            last_of[street] = max(last_of.get(street, -1), k)
+            got = final.get((street, player))
+            lines[k] = f"d dh p{player} {''.join(got)}" if got else None
+        for (street, player), got in final.items():
+            if (street, player) not in self._lines and street in last_of:
+                after.setdefault(last_of[street], []).append(f"d dh p{player} {''.join(got)}")
+        by_player: dict[int, list[str]] = {}
+        for (_street, player), got in sorted(final.items(), key=lambda kv: STREET_ORDER[kv[0][0]]):
+            by_player.setdefault(player, []).extend(got)
+        out: list[str] = []
+        for k, line in enumerate(lines):
+            words = line.split() if line is not None else []
+            if len(words) == 3 and words[1] == "sm" and words[0][1:].isdigit():
+                line = f"{words[0]} sm {''.join(by_player.get(int(words[0][1:]), []))}"  # a shown hand
+            if line is not None:
+                out.append(line)
+            out.extend(sorted(after.get(k, ()), key=lambda t: int(t.split()[2][1:])))
+        self.actions = out
+        self.cards = by_player
+        self._lines = {}
 
     def phh(self) -> str:
         """The hand as PHH (TOML) text, with ``#`` comments saying what the actions and any
@@ -250,6 +323,10 @@ class ExportedHand:
             lines.append(f"_community_card = {_toml(s['community_card'])}")
         if s.get("seventh"):
             lines.append(f"_seventh = {_toml(json.dumps(s['seventh'], sort_keys=True))}")
+        if self.killed:
+            lines.append(f"_killed = {_toml(self.killed)}")
+        if self.stubs:
+            lines.append(f"_stubs = {_toml([f'{k} {v}' for k, v in self.stubs.items()])}")
         for name, values in (("_burns", self.burns), ("_set_aside", self.set_aside),
                              ("_inputs", self.inputs), ("_alerts", self.alerts)):
             if values:
@@ -305,6 +382,7 @@ def replay_hands(journal: Journal, make_machine: MachineFactory, *, table: str |
         if current is not None and isinstance(item, DealerInput):
             _open_betting(current, machine, item)
         before_no = machine.hand_no
+        last_hand = machine.hand
         before_reads = len(machine.reads)
         all_in_before = _all_in(machine)
         folded_before = _folded(machine)
@@ -312,7 +390,7 @@ def replay_hands(journal: Journal, make_machine: MachineFactory, *, table: str |
         cmds = machine.handle(item)
         if machine.hand_no != before_no:
             if current is not None:
-                current.flush()
+                current.settle(last_hand)
                 yield current
             hand = machine.hand
             args = dict(item.args) if isinstance(item, DealerInput) else {}
@@ -343,12 +421,32 @@ def replay_hands(journal: Journal, make_machine: MachineFactory, *, table: str |
                 current.actions.append(f"d db {text}")
             else:
                 current.set_aside.append(f"{read.street} {text}")
+        plan = getattr(machine, "plan", None)
+        if plan is not None and plan.street not in current.stubs:
+            current.stubs[plan.street] = _stub_at_start(machine.hand, plan)
+        folded_now = _folded(machine)
+        mucked: set[int] = set(getattr(machine, "mucked", ()))
+        for i in sorted(folded_before - folded_now) if machine.hand_no == before_no else ():
+            current.unfold(i)  # an undone fold: the player is back in the hand
+        for i in sorted(folded_now - folded_before):
+            seat = machine.hand.seats[i]
+            if (seat.killed or seat.dead) and not seat.folded and layout.street_of(machine.state) is None:
+                continue  # a hand ruled dead at the showdown: it shows nothing; no action to write
+            if (seat.killed or seat.dead) and not seat.folded:
+                # Out of the hand by a ruling (absent player killed, dead hand): no player action;
+                # ``_killed`` tells analyze, and a fold line after the street's deal lines and its
+                # opening keeps the player out of the later streets.
+                street = layout.street_of(machine.state) or current.money_street or "3rd"
+                current.killed.append(f"{street} {i + 1}")
+                if layout.sub_of(machine.state) == "betting" and street in current.opened:
+                    current.flush()
+                    current.actions.append(f"p{i + 1} f")
+                else:
+                    current.out_pending.append(i)
+                continue
+            current.flush()
+            current.actions.append(f"p{i + 1} sm" if i in mucked else f"p{i + 1} f")
         if isinstance(item, DealerInput):
-            folded_now = _folded(machine)
-            mucked: set[int] = set(getattr(machine, "mucked", ()))
-            for i in sorted(folded_now - folded_before):
-                current.flush()
-                current.actions.append(f"p{i + 1} sm" if i in mucked else f"p{i + 1} f")
             for i in sorted(_all_in(machine) - all_in_before):
                 current.all_in(layout.street_of(machine.state) or current.money_street or "3rd", i)
             for i in sorted(set(getattr(machine, "shown", ())) - shown_before):
@@ -362,8 +460,20 @@ def replay_hands(journal: Journal, make_machine: MachineFactory, *, table: str |
                 current.finished = True
         current.summary = machine.summary()
     if current is not None:
-        current.flush()
+        current.settle(machine.hand)
         yield current
+
+
+def _stub_at_start(hand: Any, plan: Any) -> int:
+    """``_stubs``: the stub as ``plan``'s street starts, counting back in the cards of the street
+    already out before its plan (a burn taken early, RP-5-D; a premature final downcard that
+    stands, house 16.17), which ``analyze`` deals as part of the street; on 7th street the stub
+    of the plan itself (the 7th-street check is made on it)."""
+    if plan.street == "7th" or plan.street == "3rd":
+        return int(plan.stub)
+    early = len(hand.burns.get(plan.street, ()))
+    early += sum(1 for k, s in enumerate(hand.seats) if s.in_hand and not hand.needs_card(k, plan.street))
+    return int(plan.stub) + early
 
 
 def _is_event(item: object) -> bool:
@@ -395,13 +505,15 @@ def _open_betting(current: ExportedHand, machine: Any, item: DealerInput) -> Non
     if item.action in (DealerAction.FOLD, DealerAction.ALL_IN) and item.seat in players:
         lead = (item.action.value, players[item.seat])
     current.open_street(street, first, getattr(machine, "bring_in_idx", None), lead)
+    current.write_out_pending()
 
 
 def _folded(machine: Any) -> set[int]:
+    """Players out of the hand: folded, mucked, killed or dead."""
     hand = machine.hand
     if hand is None:
         return set()
-    return {i for i, s in enumerate(hand.seats) if s.folded}
+    return {i for i, s in enumerate(hand.seats) if not s.in_hand}
 
 
 def default_machine_factory(profile: str) -> Any:

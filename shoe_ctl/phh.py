@@ -112,6 +112,12 @@ class RecordedHand:
     :ivar source: the user field ``_source`` (``"<site>/<file>#<id>"``), or ``None``.
     :ivar starting_stacks: per player the stack before the ante; ``math.inf`` where the record
         writes ``inf``, an unknown stack (``phh-std``): that player never runs out of chips.
+    :ivar stubs: the user field ``_stubs`` (``"<street> <cards>"``, written by ``shoe-ctl
+        export``): the cards in the stub as each street started at the table, where that is fewer
+        than a normal deal leaves (cards set aside, a second burn); empty when not recorded.
+    :ivar killed: the user field ``_killed`` (``"<street> <player>"``, 1-based player, written by
+        ``shoe-ctl export``): players ruled out of the hand on that street without acting (an
+        absent player killed, a dead hand); they take no part in its first to act.
     """
 
     path: str
@@ -129,6 +135,8 @@ class RecordedHand:
     actions: tuple[Action, ...]
     seats: tuple[int, ...] | None = None
     source: str | None = None
+    stubs: tuple[tuple[str, int], ...] = ()
+    killed: tuple[tuple[str, int], ...] = ()
 
     @property
     def n(self) -> int:
@@ -215,7 +223,10 @@ def parse_phh(text: str, source: str = "<text>") -> RecordedHand:
     try:
         data = loads(text)
     except TomlError as exc:
-        raise PhhError(source, f"line {exc.line}", f"not a PHH hand record (not TOML: {exc.reason})") from None
+        col = re.search(r"\s*\(column (\d+)\)$", exc.reason)
+        where = f"line {exc.line}, column {col.group(1)}" if col else f"line {exc.line}"
+        what = exc.reason[: col.start()] if col else exc.reason
+        raise PhhError(source, where, f"not a PHH hand record (not TOML: {what})") from None
     return _Parser(data, text, source).hand()
 
 
@@ -343,7 +354,16 @@ class _Parser:
         # Streets every player still in has been found to hold (cards and folds only grow, so
         # that stays true): the deal-order and betting checks are not repeated for them.
         complete: set[str] = set()
+        killed = self._pairs("_killed")
         out: list[Action] = []
+
+        def out_of_hand(st: str) -> dict[int, int]:
+            """The players folded, or ruled out of the hand (``_killed``) on ``st`` or before."""
+            if not killed:
+                return folded
+            ruled = {p - 1: -1 for k, p in killed if STREETS.index(k) <= STREETS.index(st)}
+            return {**ruled, **folded}
+
         for index, entry in enumerate(actions_value):
             if not isinstance(entry, str):
                 raise self.action_error(index, entry, "is not a string")
@@ -359,12 +379,13 @@ class _Parser:
                     action = Action(index, street, "db", None, None, action.cards)
                     community, community_street = action.cards[0], street
                 else:
-                    self._check_deal_order(index, entry, action, cards, folded, community_street, complete)
+                    self._check_deal_order(index, entry, action, cards, out_of_hand(action.street), community_street,
+                                          complete)
                     street = action.street
             else:
                 action = self._player_action(index, entry, words, n, street)
                 if action.kind in BETTING_ACTIONS and street not in complete:
-                    short = _short_player(street, cards, folded, community_street)
+                    short = _short_player(street, cards, out_of_hand(street), community_street)
                     if short is None:
                         complete.add(street)
                     else:
@@ -384,7 +405,7 @@ class _Parser:
                         raise self.action_error(index, entry, f"{card} was already dealt (actions[{seen[card]}])")
                     seen[card] = index
             out.append(action)
-        short = _short_player(street, cards, folded, community_street)
+        short = _short_player(street, cards, out_of_hand(street), community_street)
         if short is not None:
             q, k, need = short
             raise self.field_error("actions", f"p{q + 1}, still in, has no card of {street} street at the end of "
@@ -405,7 +426,22 @@ class _Parser:
             actions=tuple(out),
             seats=self._seats(n),
             source=self.data.get("_source") if isinstance(self.data.get("_source"), str) else None,
+            stubs=self._pairs("_stubs"),
+            killed=killed,
         )
+
+    def _pairs(self, field: str) -> tuple[tuple[str, int], ...]:
+        """A user field of ``"<street> <number>"`` entries (``_stubs``, ``_killed``)."""
+        value = self.data.get(field)
+        if value is None:
+            return ()
+        out = []
+        for entry in value if isinstance(value, list) else [value]:
+            words = entry.split() if isinstance(entry, str) else []
+            if len(words) != 2 or words[0] not in STREETS or not words[1].isdigit():
+                raise self.field_error(field, f"{entry!r} is not '<street> <number>'")
+            out.append((words[0], int(words[1])))
+        return tuple(out)
 
     def _seats(self, n: int) -> tuple[int, ...] | None:
         """``seats`` (PHH optional field) or ``_seats`` (user field): n distinct whole numbers."""

@@ -155,7 +155,7 @@ class Table:
         resume_seq = None
         try:
             opened = Journal(journal, table=cfg.table, profile=rules, retention_days=cfg.journal.retention_days,
-                             deferred=True)
+                             deferred=True, deferred_delay_s=20.0)
             jr = opened.report
             if not jr.ok or jr.tail or jr.wal_dropped or jr.removed_aside or jr.kept_aside:
                 # damage, an interrupted append's frames dropped, copies made or removed

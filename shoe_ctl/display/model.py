@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from shoe_ctl.events import Alert, Command, DisplayUpdate, Instruction
+from shoe_ctl.machine.wording import state_words
 from shoe_ctl.signals import pattern_for
 
 HIDDEN_KEYS = frozenset({
@@ -41,30 +42,13 @@ REFUSED_CODES = frozenset({"input-wrong-time", "input-invalid", "undo-refused"})
 """Alert codes with which the machine refuses a dealer input (nothing changed)."""
 
 STATE_NAME = re.compile(r"\bin state ((?:hand_)?[a-z]+(?:_[a-z]+)*)")
-"""A machine state name as the machine's refusal texts write it (``in state hand_showdown``)."""
-
-_STREETS = {"third": "3rd", "fourth": "4th", "fifth": "5th", "sixth": "6th", "seventh": "7th"}
-_DOING = {"deal": "dealing", "betting": "betting round", "scramble": "scramble", "cut": "cut",
-          "reload": "loading the new stub", "aside": "setting cards aside", "reshuffle": "reshuffle",
-          "redeal": "dealing"}
-_WHOLE = {"idle": "no hand running", "attention": "stopped on an alert", "hand_showdown": "at the showdown",
-          "hand_uncontested": "hand won", "hand_misdeal": "misdeal"}
-
-
-def state_words(name: str) -> str:
-    """A machine state name in the dealer's words: ``hand_fourth_betting`` -> ``4th street,
-    betting round``; ``hand_showdown`` -> ``at the showdown``; an unknown name unchanged."""
-    if name in _WHOLE:
-        return _WHOLE[name]
-    parts = name.split("_")
-    if len(parts) == 3 and parts[0] == "hand" and parts[1] in _STREETS:
-        return f"{_STREETS[parts[1]]} street, {_DOING.get(parts[2], parts[2])}"
-    return name
+"""A machine state name as older refusal texts write it (``in state hand_showdown``, e.g. in a
+journal written before the machine said it in the dealer's words itself)."""
 
 
 def dealer_words(text: str) -> str:
-    """``text`` with every ``in state NAME`` written as ``now (WORDS)`` (:func:`state_words`): the
-    page never shows the machine's state names."""
+    """``text`` with every ``in state NAME`` written as ``now (WORDS)`` (the machine's
+    :func:`~shoe_ctl.machine.wording.state_words`): the page never shows a state name."""
     return STATE_NAME.sub(lambda m: f"now ({state_words(m.group(1))})", text)
 
 MAX_LISTED_ALERTS = 20

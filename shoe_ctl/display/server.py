@@ -505,6 +505,8 @@ def check_args(action: DealerAction, args: dict[str, Any]) -> None:
     - ``wrong-bring-in``: ``next_acted`` bool (optional);
     - ``card-count``: ``cards`` an int 0..52 (required);
     - ``misdeal``: ``confirm`` must be true (a misdeal is never posted by one stray touch);
+    - ``stub-mixed``: ``piles`` a list of ``muck``, ``burns``, ``set-aside``, ``cards`` an int
+      0..52 (both optional);
     - any input: ``ref`` an int (optional).
 
     :raises ValueError: naming the field and what it should be.
@@ -535,6 +537,12 @@ def check_args(action: DealerAction, args: dict[str, Any]) -> None:
     elif action is DealerAction.CARD_COUNT:
         if not _int(args.get("cards")) or not 0 <= args["cards"] <= 52:
             raise ValueError(f"args.cards: expected the number of cards counted (0..52), got {args.get('cards')!r}")
+    elif action is DealerAction.STUB_MIXED:
+        piles = args.get("piles", ["muck"])
+        if not isinstance(piles, list) or not piles or any(p not in ("muck", "burns", "set-aside") for p in piles):
+            raise ValueError(f"args.piles: expected a list of muck, burns, set-aside, got {piles!r}")
+        if "cards" in args and (not _int(args["cards"]) or not 0 <= args["cards"] <= 52):
+            raise ValueError(f"args.cards: expected the number of cards mixed in (0..52), got {args['cards']!r}")
     elif action is DealerAction.MISDEAL:
         if args.get("confirm") is not True:
             raise ValueError("args.confirm: a misdeal must be confirmed (confirm: true)")

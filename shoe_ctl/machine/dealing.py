@@ -37,7 +37,7 @@ from shoe_ctl.machine.irregular import Irregularities
 from shoe_ctl.machine.layout import ATTENTION, IDLE
 from shoe_ctl.machine.reads import Read
 from shoe_ctl.machine.views import Views
-from shoe_ctl.machine.wording import FAULT_TEXT, Wording
+from shoe_ctl.machine.wording import FAULT_TEXT, Wording, state_words
 from shoe_ctl.rules.cards import Card
 from shoe_ctl.rules.games import Game, bring_in, first_to_act, first_to_act_third
 from shoe_ctl.rules.hand import HandState
@@ -142,6 +142,8 @@ class Dealing:
         self._rev = 0
         self._last_instruction: Instruction | None = None
         self._reply_ref: int | None = None
+        self.confirming = False  # in a betting state with no betting: the street is to be confirmed
+        self.entries = 0  # state entries so far: tags a timer with the entry it was armed in
         self.idle_strays: set[int] = set()  # ids of the alerts for cards pulled with no hand running
         self.irregular = Irregularities(self)
         self.inputs = DealerInputs(self)
@@ -157,6 +159,7 @@ class Dealing:
             auto_transitions=False,
             on_exception="_on_exception",
             model_override=False,
+            after_state_change="_entered",
         )
 
     # ================================================================== entry point
@@ -328,6 +331,12 @@ class Dealing:
                        "back with the deck before the next hand, then start a new hand", latched=True)
             self.idle_strays.add(self._alert_id)
             return
+        if self.confirming and self.state.endswith("_betting"):
+            burn = "" if self.street == "7th" else "If it is the next street's burn, report premature-done; "
+            self.alert("card-not-expected", f"read {seq}: a card left the shoe before {self.street} street was "
+                       f"confirmed complete; it is held aside, booked to no seat. {burn}If a seat got a card too "
+                       "many, count that seat's cards (card-count)", latched=True)
+            return
         self.alert("card-not-expected", f"read {seq}: a card left the shoe while {self.wording.doing()}; "
                    "hold it aside and read the display", latched=True)
 
@@ -421,6 +430,7 @@ class Dealing:
         self.bring_in_idx = self.first_idx = None
         self.first_by_street, self.procedures, self.mucked, self.shown = {}, {}, set(), set()
         self.seventh = None
+        self.confirming = False
         self.irregular.reset()
         self.inputs.undo.forget("no dealer input to undo")
         self.alerts = [a for a in self.alerts if a["latched"]]
@@ -455,18 +465,22 @@ class Dealing:
                     or (r.role in ("stray", "aside") and "set-aside" in step.gather)]
             for c in back:
                 del self.where[c]
+            if self.irregular.mixed:  # RP-4: cards declared mixed into the stub are in the new one
+                self.hand.new_stub = (self.hand.new_stub or frozenset()) | self.irregular.mixed
         self.step_i += 1
 
     def wrong_time(self, ev: DealerInput, why: str) -> None:
-        """Refuse ``ev`` (``input-wrong-time``, nothing changed) because ``why``."""
+        """Refuse ``ev`` (``input-wrong-time``, nothing changed) because ``why``; the state is
+        named in the dealer's words (:func:`~shoe_ctl.machine.wording.state_words`)."""
         self.alert("input-wrong-time", f"'{ev.action.value}'{f' seat {ev.seat}' if ev.seat else ''} "
-                   f"refused in state {self.state}: {why}; nothing changed", seat=ev.seat)
+                   f"refused now ({state_words(self.state)}): {why}; nothing changed", seat=ev.seat)
 
     def resume(self) -> None:
         """Leave ``attention`` (the machine fault acknowledged) for the state the fault stopped."""
         back = self._fault_from or IDLE
         self.fault = None
         self.machine.set_state(back, model=self)
+        self.entries += 1
         street = layout.street_of(back)
         if back.endswith("_deal") and (self.plan is None or self.plan.street != street):
             self._begin_street(None)  # the street's plan was never made: make it now
@@ -506,9 +520,13 @@ class Dealing:
         self.alert(f"shoe-{ev.kind.value}", f"the shoe reports {ev.kind.value}{detail}: "
                    f"{FAULT_TEXT.get(ev.kind, 'pull no card until it clears')}")
 
+    def _entered(self, _event: Any) -> None:
+        """``after_state_change``: one more state entry (a timer armed before it is stale)."""
+        self.entries += 1
+
     def _on_timer(self, ev: TimerFired) -> None:
-        if ev.state != self.state:
-            return  # armed in a state the machine has left
+        if ev.state != self.state or (ev.entry is not None and ev.entry != self.entries):
+            return  # armed in a state the machine has left (perhaps entered again since)
         self.alert(f"timer-{ev.name}", f"no progress in state {self.state} ({ev.name})")
 
     # ================================================================== structure (callbacks)
@@ -526,6 +544,7 @@ class Dealing:
         assert street is not None and self.hand is not None
         self.street = street
         self.first_idx = None
+        self.confirming = False
         if self.irregular.start_aside():
             return  # house 16.16: the cards taken aside come first; then _plan_now
         self._plan_now(None)
@@ -565,6 +584,7 @@ class Dealing:
         assert hand is not None and street is not None and self.plan is not None
         can = hand.can_act()
         self.irregular.betting_strays = []
+        self.confirming = False
         if street == "3rd":
             up = hand.upcards("3rd")
             self.first_idx = first_to_act_third(self.game, up, can, hand.bring_in_counts())
@@ -581,6 +601,17 @@ class Dealing:
             self.first_idx = first_to_act(self.game, hand.boards(), in_hand, can, self.profile.tie, community,
                                           community_unknown=unknown)
         self.first_by_street[street] = self.first_idx
+
+    def _begin_confirm(self, _event: Any) -> None:
+        """``after`` callback of ``deal -> betting`` when no betting round can follow (fewer than
+        two players can act, e.g. all-in): no one acts first; the dealer confirms the street
+        complete (``betting-complete``) before the next street's first card. A card read before
+        that is held aside and booked to no seat until the dealer says what it was: the next
+        street's burn (``premature-done``) or a card too many to a seat (``card-count``)."""
+        self._forecast_dirty = True
+        self.irregular.betting_strays = []
+        self.first_idx = None
+        self.confirming = True
 
     def _begin_showdown(self, _event: Any) -> None:
         self.street = None
@@ -637,6 +668,7 @@ class Dealing:
             if self.state != ATTENTION or self._pending_fault is not None:
                 self._pending_fault = None
                 self.machine.set_state(ATTENTION, model=self)
+                self.entries += 1
 
     # ================================================================== outputs
 

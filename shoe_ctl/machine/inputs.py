@@ -77,6 +77,7 @@ def _rows() -> dict[DealerAction, Row]:
             "a wrong bring-in is reported in the 3rd-street betting"),
         Row(A.CARD_COUNT, ((None, "irregular.card_count"),), ""),
         Row(A.MISDEAL, ((None, "irregular.declared_misdeal"),), ""),
+        Row(A.STUB_MIXED, ((None, "irregular.stub_mixed"),), ""),
     )
     return {r.action: r for r in rows}
 
@@ -154,7 +155,7 @@ class DealerInputs:
         if (entry is None or entry[2].needs_hand) and m.hand is None:
             m.wrong_time(ev, "no hand is running")
         elif entry is None:
-            m.wrong_time(ev, f"'{action.value}' is not handled in state {m.state}")
+            m.wrong_time(ev, f"'{action.value}' is not handled here")
         else:
             handler = entry[0].get(m.state, entry[1])
             if handler is None:

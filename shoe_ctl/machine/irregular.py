@@ -59,6 +59,8 @@ class Irregularities:
         self.aside_total = 0
         self.misdeal: str | None = None
         self.first_deal_idx: int | None = None
+        self.mixed: frozenset[Any] = frozenset()  # cards declared mixed into the stub (RP-4)
+        self.over: int | None = None  # a seat counted one card over the record, its card not yet found
 
     def seat_index(self, ev: DealerInput) -> int | None:
         """The seat index ``ev`` names; ``None`` (and ``input-invalid``) when it names none."""
@@ -126,6 +128,51 @@ class Irregularities:
             m.plan = dataclasses.replace(m.plan, steps=m.plan.steps[:m.step_i] + left)
         elif sub == "betting" and m.street is not None and not hand.street_complete(m.street):
             m.trigger("redeal")
+
+    def stub_mixed(self, ev: DealerInput) -> None:
+        """``stub-mixed`` (``piles``, ``cards``): the stub was mixed with the muck, the burns or the
+        set-aside cards (TDA RP-4: a disordered stub; the floor decides how play goes on). Those
+        cards may come out of the stub from now on: they join the identities the stub may hold
+        (no ``card-not-in-stub``, no ``duplicate-card`` when one is read again), and the stub
+        count grows by the cards that went into it. Journaled like every input."""
+        m = self.m
+        hand = m.hand
+        if hand is None or not m.state.startswith("hand") or m.state in (SHOWDOWN, UNCONTESTED):
+            m.wrong_time(ev, "a mixed stub is declared while the hand is dealt or bet")
+            return
+        piles = ev.args.get("piles", ["muck", "burns"])
+        try:
+            if isinstance(piles, str) or not isinstance(piles, (list, tuple)) or not piles \
+                    or any(p not in ("muck", "burns", "set-aside") for p in piles):
+                raise ValueError(f"piles {piles!r}: a list of muck, burns, set-aside")
+            cards: list[Any] = []
+            if "muck" in piles:
+                for s in hand.seats:
+                    if not s.in_hand:
+                        cards.extend(s.down + s.up)
+                cards.extend(hand.dead_cards)
+            if "burns" in piles:
+                cards.extend(c for _st, c in hand.burn_pile)
+            if "set-aside" in piles:
+                cards.extend(hand.set_aside)
+            n = ev.args.get("cards", len(cards))
+            if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= len(cards):
+                raise ValueError(f"cards {n!r}: 0..{len(cards)} (the cards of the piles named)")
+        except ValueError as exc:
+            m.alert("input-invalid", f"'stub-mixed': {exc}")
+            return
+        known = frozenset(c for c in cards if c is not None)
+        for c in known:
+            if c in m.where:
+                del m.where[c]  # a read of it from now on is no duplicate
+        if hand.new_stub is not None:
+            hand.new_stub = hand.new_stub | known
+        hand.returned += n
+        self.mixed |= known
+        m._forecast_dirty = True
+        m.alert("RP-4", f"The stub was mixed with the {' and the '.join(piles)} ({n} card{'' if n == 1 else 's'} "
+                "into the stub): those cards may come out of the stub from now on; call the floor (RP-4)",
+                latched=True, street=m.street)
 
     def declared_misdeal(self, _ev: DealerInput) -> None:
         """``misdeal``: the dealer declares one."""
@@ -241,6 +288,24 @@ class Irregularities:
         else:
             self.absent.discard(i)
         self.rule(ruling, seat=hand.seats[i].seat, street=m.street)
+        self.pass_the_action(i)
+
+    def pass_the_action(self, i: int) -> None:
+        """In a betting round, the seat to act first (seat index ``i``) was taken out of the hand
+        by a ruling (an absent player killed when the action reached the seat, house 16.9, or a
+        TDA absence first reported in the betting, RP-10-C): the action moves to the next seat
+        clockwise that can still act; the hand's summary keeps that seat as first to act. A
+        bring-in seat killed so keeps its bring-in (posted, Rule 30; lost, house 16.9)."""
+        m = self.m
+        hand = m.hand
+        if hand is None or m.first_idx != i or layout.sub_of(m.state) != "betting" or hand.seats[i].in_hand:
+            return
+        can = hand.can_act()
+        n = len(can)
+        nxt = next((k % n for k in range(i + 1, i + n) if can[k % n]), None)
+        m.first_idx = nxt
+        if m.street is not None:
+            m.first_by_street[m.street] = nxt
 
     def absent_at_deal_end(self) -> None:
         """The initial deal is complete: judge the seats reported absent during it."""
@@ -272,6 +337,9 @@ class Irregularities:
             _refuse(m, ev)  # no card was read during the betting round
             return
         assert hand is not None and m.street is not None
+        if m.confirming and m.street != "7th":
+            self.next_street_begun(strays)
+            return
         try:
             merged = [m.index(int(s)) for s in ev.args.get("merged", ())]
         except (ValueError, TypeError) as exc:
@@ -322,8 +390,8 @@ class Irregularities:
                     r.role = "aside"
                 continue
             idx = m.index(r.seat) if r.seat is not None else None
-            if idx is not None and idx in merged and street == "7th" and not returned:
-                continue  # house 16.17: the merged card stands
+            if idx is not None and idx in merged and street == "7th" and r.role == "down":
+                continue  # house 16.17 / RP-5-D (interpretation): the merged card stands, counted once
             if returned:
                 r.role = "stub"
                 if r.card is not None and m.where.get(r.card) is r:
@@ -341,6 +409,112 @@ class Irregularities:
             m.trigger("reshuffle")
         else:
             self.aside_due = self.aside_due or ruling.aside_per_active
+
+    def next_street_begun(self, strays: list[Read]) -> None:
+        """``premature-done`` while a street with no betting waits for its confirmation: the
+        cards read since were the next street's first cards (its burn, then the players in
+        order), dealt early but with no betting to protect: no irregularity. They are booked
+        where the next street's plan puts them; the street counts as confirmed."""
+        m = self.m
+        hand = m.hand
+        assert hand is not None and m.street is not None
+        street = STREETS[STREETS.index(m.street) + 1]
+        plan = plan_street(m.profile, hand, street)
+        steps = [st for st in plan.steps if st.kind in ("burn", "deal")][: len(strays)]
+        for read, step in zip(strays, steps, strict=False):
+            for k in range(len(hand.set_aside) - 1, -1, -1):
+                if hand.set_aside[k] == read.card:
+                    del hand.set_aside[k]
+                    break
+            hand.pulled -= 1
+            hand.dealt_since_load -= 1
+            hand.record(step, read.card)
+            read.role = step.face if step.kind == "deal" and step.face else step.kind
+            read.street = street
+            read.seat = hand.seats[step.seat_index].seat if step.seat_index is not None else None
+        hand.street = m.street
+        seqs = tuple(f"read {r.seq}:" for r in strays)
+        m.alerts = [a for a in m.alerts if not (a["code"] == "card-not-expected" and a["message"].startswith(seqs))]
+        self.betting_strays = [r for r in self.betting_strays if r not in strays]
+        m.alert("street-confirmed", f"{m.street} street confirmed complete; the card(s) read before the "
+                f"confirmation are {street} street's, where its plan puts them (no betting was due)", street=street)
+        m.trigger("bettingdone")
+
+    def extra_card(self, i: int) -> bool:
+        """``card-count`` found seat index ``i`` one card over what the record gives it while a
+        card read in this betting round (or before a street was confirmed) is held aside: that
+        card is the seat's, a card too many (house 16.25 counts it). True when so booked."""
+        m = self.m
+        hand = m.hand
+        assert hand is not None
+        read = next((r for r in self.betting_strays if r.role == "stray"), None)
+        if read is None:
+            return False
+        for k in range(len(hand.set_aside) - 1, -1, -1):
+            if hand.set_aside[k] == read.card:
+                del hand.set_aside[k]
+                break
+        s = hand.seats[i]
+        s.extra.append(read.card)
+        read.role, read.seat = "extra", s.seat
+        self.betting_strays.remove(read)
+        m.alerts = [a for a in m.alerts if not (a["code"] == "card-not-expected"
+                                                and a["message"].startswith(f"read {read.seq}:"))
+                    and a["code"] != "card-in-doubt"]
+        m.alert("extra-card", f"seat {s.seat}: read {read.seq} is a card too many to the seat (the dealer's count); "
+                "it stays with the seat and counts in the hand (house 16.25: eight or more cards is a dead hand)",
+                seat=s.seat)
+        return True
+
+    def reads_after(self, i: int) -> list[Read]:
+        """The reads of the street in progress booked to a seat after seat index ``i``'s card."""
+        m = self.m
+        hand = m.hand
+        assert hand is not None
+        seat = hand.seats[i].seat
+        on_street = [r for r in m.reads if r.street == m.street and r.role in ("up", "down") and r.seat is not None]
+        k = next((n for n in range(len(on_street) - 1, -1, -1) if on_street[n].seat == seat), None)
+        return on_street[k + 1:] if k is not None else on_street
+
+    def in_doubt(self, i: int) -> bool:
+        """``card-count`` found seat index ``i`` one card short of the record in a betting round
+        (or a street's confirmation): the card the record booked to it on this street is not there.
+        That read is taken off the seat — given to the seat counted one over before
+        (``card-count-over``, as a card too many: house 16.25 counts it), else held aside, booked to
+        no seat, until another seat's count claims it — and seat ``i`` is owed its card again (the
+        street is re-planned). True when so done."""
+        m = self.m
+        hand = m.hand
+        assert hand is not None
+        s = hand.seats[i]
+        read = next((r for r in reversed(m.reads) if r.street == m.street and r.seat == s.seat
+                     and r.role in ("up", "down")), None)
+        pile = None if read is None else (s.up if read.role == "up" else s.down)
+        if read is None or pile is None or not pile or pile[-1] != read.card:
+            return False
+        pile.pop()
+        over = self.over
+        self.over = None
+        m.alerts = [a for a in m.alerts if a["code"] != "card-count-over"]
+        if over is not None and over != i:
+            hand.seats[over].extra.append(read.card)
+            read.role, read.seat = "extra", hand.seats[over].seat
+            m.alert("extra-card", f"seat {s.seat}: read {read.seq}, booked to the seat, went to seat "
+                    f"{hand.seats[over].seat}: a card too many there (house 16.25 counts it); seat {s.seat} is owed "
+                    f"its {m.street} card", seat=s.seat)
+            ruling = rul.card_count(m.profile, hand, over, showdown=False)
+            if ruling.action is not rul.Action.CONTINUE or ruling.floor:
+                self.rule(ruling, seat=hand.seats[over].seat, street=m.street)
+        else:
+            hand.set_aside.append(read.card)  # out of the stub, on no seat (the pull is counted)
+            read.role, read.seat = "stray", None
+            self.betting_strays.append(read)
+            m.alert("card-in-doubt", f"seat {s.seat}: the dealer counts one card fewer than the record: read "
+                    f"{read.seq}, booked to the seat, is in doubt, held aside and booked to no seat; if another "
+                    f"seat got it, count that seat (card-count); seat {s.seat} is owed its {m.street} card",
+                    seat=s.seat, latched=True)
+        self.after_change()
+        return True
 
     def reshuffle_done(self, _ev: DealerInput | None = None) -> None:
         """SCRAMBLE_DONE in ``reshuffle``: the premature cards are back in the stub, reshuffled and
@@ -408,7 +582,21 @@ class Irregularities:
             done = [st for st in m.plan.steps[: m.step_i] if st.kind in ("burn", "deal")]
             deals = [st.seat_index for st in done if st.kind == "deal"]
             if burns == 2:
-                if deals:
+                extra = self.extra_after_street(street)
+                if extra is not None and deals:
+                    # The dealer dealt the whole street in order after the two burns: one card more
+                    # than the plan was read (held aside, card-not-expected). Every seat holds the
+                    # card the record gives the next seat: the last seat's goes aside, each card
+                    # moves one seat on, the top burn goes to the first seat (house 16.15).
+                    places = [f"seat {hand.seats[k].seat} {face}" for k in deals if k is not None]
+                    moves.append(f"{places[-1]} -> set-aside")
+                    moves.extend(f"{places[n - 1]} -> {places[n]}" for n in range(len(places) - 1, 0, -1))
+                    moves.append(f"burn {street} -> {places[0]}")
+                    extra.role = "aside"
+                    self.betting_strays.remove(extra)
+                    m.alerts = [a for a in m.alerts if not (a["code"] == "card-not-expected"
+                                                            and a["message"].startswith(f"read {extra.seq}:"))]
+                elif deals:
                     moves.append(f"burn {street} -> seat {hand.seats[first].seat} {face}")
             else:
                 nxt = m.plan.steps[m.step_i] if m.step_i < len(m.plan.steps) else None
@@ -421,6 +609,15 @@ class Irregularities:
                     moves.extend(f"{places[n + 1]} -> {places[n]}" for n in range(len(places) - 1))
         self.rule(ruling, seat=hand.seats[first].seat if first is not None else None, street=street,
                   moves=tuple(moves))
+
+    def extra_after_street(self, street: str) -> Read | None:
+        """The first card read in the betting round of ``street`` (held aside as not expected),
+        when the street's cards are all out: the card a dealer who burned two and dealt every seat
+        in order gave the last seat (house 16.15 reported after the street)."""
+        m = self.m
+        if m.street != street or layout.sub_of(m.state) != "betting":
+            return None
+        return next((r for r in self.betting_strays if r.role == "stray" and r.street == street), None)
 
     def wrong_bring_in(self, ev: DealerInput) -> None:
         """``wrong-bring-in`` (``next_acted``) in the 3rd-street betting, house 16.6."""
@@ -451,6 +648,18 @@ class Irregularities:
         except (KeyError, ValueError, TypeError) as exc:
             m.alert("input-invalid", f"'card-count' needs cards (an int >= 0): {exc}", seat=ev.seat)
             return
+        if layout.sub_of(m.state) == "betting" and m.street is not None:
+            held = hand.seats[i].card_count
+            if n == held + 1 and not self.extra_card(i):
+                self.over = i  # a card booked to another seat may be this seat's: wait for their count
+                later = self.reads_after(i)
+                where = ", ".join(f"read {r.seq} (seat {r.seat})" for r in later) or "none"
+                m.alert("card-count-over", f"seat {ev.seat}: the dealer counts {n} cards, the record {held}: a card "
+                        f"read after the seat's {m.street} card may be the seat's — {where}; count those seats "
+                        "(card-count)", seat=ev.seat, latched=True)
+                return
+            if n == held - 1 and self.in_doubt(i):
+                return
         shadow = hand.copy()
         s = shadow.seats[i]
         held = s.card_count

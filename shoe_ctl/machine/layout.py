@@ -101,8 +101,11 @@ def transitions() -> list[dict[str, Any]]:
         after_cb = "_begin_street" if nxt else "_begin_showdown"
         out.append({"trigger": "dealt", "source": deal, "dest": bet,
                     "conditions": "two_can_act", "after": "_begin_betting"})
-        out.append({"trigger": "dealt", "source": deal, "dest": after_dest,
-                    "unless": "two_can_act", "after": after_cb})
+        # No betting round can follow (fewer than two players can act): the dealer confirms the
+        # street complete in the betting state before the next card, so a card read meanwhile is
+        # held aside, booked to no seat (docs/irregularities.md, "A street with no betting").
+        out.append({"trigger": "dealt", "source": deal, "dest": bet,
+                    "unless": "two_can_act", "after": "_begin_confirm"})
         out.append({"trigger": "bettingdone", "source": bet, "dest": after_dest, "after": after_cb})
         if street != "3rd":
             base = f"hand_{STREET_STATE[street]}"

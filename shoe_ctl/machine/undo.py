@@ -31,10 +31,10 @@ NOT_UNDOABLE: dict[DealerAction, str] = {
 # immutable values or, like ``plan`` and ``seventh``, only ever replaced whole.
 _MACHINE_ATTRS = ("street", "plan", "step_i", "bring_in_idx", "first_idx", "first_by_street", "seventh",
                   "procedures", "mucked", "shown", "alerts", "where", "reads", "_forecast", "_forecast_dirty",
-                  "hand_no")
+                  "hand_no", "confirming")
 _MACHINE_CONTAINERS = ("first_by_street", "procedures", "mucked", "shown", "alerts", "where", "reads")
 _IRREGULAR_ATTRS = ("premature", "absent", "betting_strays", "aside_due", "aside_left", "aside_total", "misdeal",
-                    "first_deal_idx")
+                    "first_deal_idx", "mixed", "over")
 _IRREGULAR_CONTAINERS = ("absent", "betting_strays")
 
 _GETTERS: dict[type, Any] = {}
@@ -108,6 +108,7 @@ class Undo:
                 setattr(read, name, value)
         m.hand = snap["hand"]
         m.machine.set_state(snap["state"], model=m)
+        m.entries += 1  # entered again: a timer armed before the undo is stale
         m._forecast_dirty = True
         self.forget(f"'{action.value}' was undone already")
         m.alert("undo", f"undone: '{action.value}'; the state before it is back")

@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING, Any
 
 from shoe_ctl.events import Instruction
 from shoe_ctl.machine import layout
-from shoe_ctl.machine.layout import SHOWDOWN
+from shoe_ctl.machine.layout import IDLE, SHOWDOWN
 from shoe_ctl.rules.cards import Card, card_text
-from shoe_ctl.rules.games import open_pair
+from shoe_ctl.rules.games import Game, open_pair
 from shoe_ctl.rules.hand import HandState
+from shoe_ctl.rules.irregular import open_pair_fourth
 from shoe_ctl.rules.stub import required_number
 
 if TYPE_CHECKING:
@@ -34,15 +35,25 @@ class Views:
 
     def public_state(self, ins: Instruction) -> dict[str, Any]:
         """The public table state for instruction ``ins`` (see
-        :meth:`~shoe_ctl.machine.dealing.Dealing.public_state`)."""
+        :meth:`~shoe_ctl.machine.dealing.Dealing.public_state`).
+
+        With no hand running (``idle``) the last hand is gone from it: ``hand`` is ``None``,
+        ``last_hand`` its number, each seat only its number (the seats it dealt, for the next
+        hand's sheet), no street, no community card and a full deck's stub."""
         m = self.m
         hand = m.hand
         seats: list[dict[str, Any]] = []
         stub: dict[str, Any] = {"count": 52, "required": 0, "forecast": None, "drawn": 0}
         community = None
-        if hand is not None:
+        pair: dict[str, Any] | None = None
+        idle = m.state == IDLE
+        if hand is not None and idle:
+            seats = [{"seat": s.seat} for s in hand.seats]
+        elif hand is not None:
             show = m.state == SHOWDOWN
             betting = layout.sub_of(m.state) == "betting"
+            # RP-10-F / house 16.8 (as analyze): no open-pair rule in razz, where a pair is no asset
+            fourth = m.street == "4th" and m.game is not Game.RAZZ
             cache = self._seat_cache
             masked = self.masked_upcards(hand)
             absent = m.irregular.absent
@@ -50,7 +61,8 @@ class Views:
                 shown = show and s.in_hand and i in m.shown
                 key = (m.hand_no, len(s.up), len(s.down), s.status, i == m.bring_in_idx,
                        betting and i == m.first_idx, shown, s.up[-1] if s.up else None,
-                       i in absent, s.no_bet, tuple(c for c in s.up if c in masked) if masked else ())
+                       i in absent, s.no_bet, tuple(c for c in s.up if c in masked) if masked else (), fourth,
+                       len(s.extra))
                 hit = cache.get(i)
                 if hit is not None and hit[0] == key:
                     seats.append(hit[1])
@@ -59,19 +71,24 @@ class Views:
                     "seat": s.seat, "status": s.status,
                     "up": [card_text(None if c in masked else c) for c in s.up],
                     "down_count": len(s.down), "bring_in": key[4], "first_to_act": key[5],
-                    "open_pair": open_pair([None if c in masked else c for c in s.up]), "absent": key[8],
-                    "no_bet": s.no_bet,
+                    # RP-10-F / house 16.8 speak of 4th street only: the first two upcards
+                    "open_pair": fourth and s.in_hand and open_pair([None if c in masked else c
+                                                                     for c in s.up[:2]]),
+                    "absent": key[8], "no_bet": s.no_bet,
+                    "extra": len(s.extra),  # cards too many, found by the dealer's count (house 16.25)
                 }
                 if shown:
                     entry["down"] = [card_text(c) for c in s.down]
                 cache[i] = (key, entry)
                 seats.append(entry)
-            stub = {"count": hand.stub_count(), "required": required_number(hand.live_count()),
-                    "forecast": m.forecast, "drawn": hand.dealt_since_load}
+            if fourth and any(e["open_pair"] for e in seats):
+                pair = self.open_pair_words(hand, [e["seat"] for e in seats if e["open_pair"]])
+            stub = self.stub(hand)
             if hand.community_street is not None:
                 community = card_text(None if hand.community in masked else hand.community)
         return {
-            "hand": m.hand_no if hand is not None else None,
+            "hand": m.hand_no if hand is not None and not idle else None,
+            "last_hand": m.hand_no if hand is not None and idle else None,
             "game": m.game.value,
             "rules": m.profile.name,
             "state": m.state,
@@ -79,11 +96,39 @@ class Views:
             "seats": seats,
             "community": community,
             "stub": stub,
+            "open_pair": pair,
             "instruction": {"signal": ins.signal.value, "text": ins.text, "seat": ins.seat, "face": ins.face},
             "alerts": [dict(a) for a in m.alerts],
             "shoe": {"status": m.shoe_status, "detail": m.shoe_detail, "auth": m.shoe_auth},
             "first_to_act_unknown": m.first_unknown(),
         }
+
+    def open_pair_words(self, hand: HandState, seats: list[int]) -> dict[str, Any]:
+        """What an open pair on 4th street allows, in the game and profile of the hand (rules
+        core :func:`~shoe_ctl.rules.irregular.open_pair_fourth`): ``{"seats": [int], "clause":
+        "RP-10-F" | "house-16.8", "big_bet": bool, "text": str}`` (house 16.8: the larger bet
+        may be made in stud high only; RP-10-F: bets are not doubled)."""
+        ruling = open_pair_fourth(self.m.profile, hand)
+        clause = ruling.clauses[0]
+        return {"seats": seats, "clause": clause, "big_bet": ruling.big_bet_option,
+                "text": f"{ruling.instruction} ({clause.replace('house-', 'house ')})"}
+
+    def stub(self, hand: HandState) -> dict[str, Any]:
+        """The stub gauge: cards left, the required number and the forecast short street. Once
+        the street's short-stub procedure has done what fixes the shortage (its scramble and
+        cut, or its community card), ``required`` is the cards the rest of the street takes and
+        the forecast is ``None``: what the gauge shows is the situation the procedure made."""
+        m = self.m
+        plan = m.plan
+        required = required_number(hand.live_count())
+        forecast = m.forecast
+        if plan is not None and plan.procedure.value != "normal" and m.street == plan.street:
+            rest = plan.steps[m.step_i:]
+            if not any(st.kind in ("scramble", "cut", "community") for st in rest):
+                required = sum(1 for st in rest if st.pulls_card)
+                forecast = None
+        return {"count": hand.stub_count(), "required": required, "forecast": forecast,
+                "drawn": hand.dealt_since_load}
 
     def masked_upcards(self, hand: HandState) -> frozenset[Card]:
         """Hole-card embargo: the upcards (and community card) read with the identity of a hole

@@ -12,13 +12,15 @@ from typing import TYPE_CHECKING
 from shoe_ctl.events import FaultKind, Instruction, Signal
 from shoe_ctl.machine import layout
 from shoe_ctl.machine.layout import ATTENTION, IDLE, SHOWDOWN, UNCONTESTED
+from shoe_ctl.rules.games import Game, open_pair
 from shoe_ctl.rules.hand import HandState
+from shoe_ctl.rules.irregular import open_pair_fourth
 from shoe_ctl.rules.stub import Step
 
 if TYPE_CHECKING:
     from shoe_ctl.machine.dealing import Dealing
 
-__all__ = ["FAULT_TEXT", "Wording"]
+__all__ = ["FAULT_TEXT", "Wording", "state_words"]
 
 FAULT_TEXT: dict[FaultKind, str] = {
     FaultKind.JAM: "clear the jam without pulling a card by hand; go on when the shoe reports it cleared "
@@ -34,6 +36,25 @@ _DOING = {"betting": "the betting{street} was open", "scramble": "a scramble{str
           "reshuffle": "the premature cards{street} were to go back into the stub",
           "showdown": "the showdown was on", "uncontested": "the hand was already won",
           "idle": "no hand was running", "deal": "dealing{street}"}
+
+
+_STREET_NAMES = {"third": "3rd", "fourth": "4th", "fifth": "5th", "sixth": "6th", "seventh": "7th"}
+_SUB_WORDS = {"deal": "dealing", "betting": "betting round", "scramble": "scramble", "cut": "cut",
+              "reload": "loading the new stub", "aside": "setting cards aside", "reshuffle": "reshuffle",
+              "redeal": "dealing"}
+_WHOLE_WORDS = {"idle": "no hand running", "attention": "stopped on an alert", "hand_showdown": "at the showdown",
+                "hand_uncontested": "hand won", "hand_misdeal": "misdeal"}
+
+
+def state_words(name: str) -> str:
+    """A machine state name in the dealer's words: ``hand_fourth_betting`` -> ``4th street,
+    betting round``; ``hand_showdown`` -> ``at the showdown``; an unknown name unchanged."""
+    if name in _WHOLE_WORDS:
+        return _WHOLE_WORDS[name]
+    parts = name.split("_")
+    if len(parts) == 3 and parts[0] == "hand" and parts[1] in _STREET_NAMES:
+        return f"{_STREET_NAMES[parts[1]]} street, {_SUB_WORDS.get(parts[2], parts[2])}"
+    return name
 
 
 class Wording:
@@ -130,13 +151,25 @@ class Wording:
 
     def _betting(self, hand: HandState, street: str | None) -> Instruction:
         m = self.m
+        if m.confirming:
+            return Instruction(Signal.BETTING, f"{street} street dealt, no betting (fewer than two players can "
+                               f"bet): check every seat has its {street} card, then confirm the street complete",
+                               street=street)
         first = m.seat_of(m.first_idx)
         who = f"seat {first} acts first" if first is not None else "first to act unknown: dealer decides"
         if first is None and m.first_unknown():
             who = "first to act unknown (the community card was not read, house 16.20): floor decides"
         if street == "3rd":
             bi = m.seat_of(m.bring_in_idx)
-            who = (f"bring-in seat {bi}; " if bi is not None else "") + who
+            ruled = hand.seats[m.bring_in_idx] if m.bring_in_idx is not None else None
+            out = ruled is not None and (ruled.killed or ruled.dead)  # ruled out, not a fold
+            who = (f"bring-in seat {bi}{' (out of the hand)' if out else ''}; " if bi is not None else "") + who
+        fourth = street == "4th" and m.game is not Game.RAZZ  # as analyze: no open-pair rule in razz
+        masked = m.views.masked_upcards(hand) if fourth else frozenset()
+        if fourth and any(s.in_hand and open_pair([None if c in masked else c for c in s.up[:2]])
+                                   for s in hand.seats):
+            ruling = open_pair_fourth(m.profile, hand)  # RP-10-F / house 16.8, in the hand's game
+            who += f"; {ruling.instruction[0].lower()}{ruling.instruction[1:]} ({ruling.clauses[0].replace('house-', 'house ')})"
         quiet = [s.seat for s in hand.seats if s.no_bet and s.in_hand]
         if quiet:
             who += f"; seat {', '.join(map(str, quiet))} may not bet or raise (house 16.17)"

@@ -60,6 +60,9 @@ class SeatState:
         the 3rd-street upcard is dealt face down (RP-10-A, house 16.1).
     :param next_face: the face of this seat's next 4th-7th street card when a ruling changes it
         (house 16.24: both final cards face up); cleared when that card is recorded.
+    :param extra: cards the seat got beyond the deal, by mistake (a second card on a street, as
+        the dealer's count showed): they count in the hand (house 16.25: eight or more cards is a
+        dead hand) but not as any street's card, so the seat is still dealt its next streets.
     """
 
     seat: int
@@ -72,6 +75,7 @@ class SeatState:
     no_bet: bool = False
     exposed_hole: bool = False
     next_face: str | None = None
+    extra: list[Card | None] = field(default_factory=list)
 
     def copy(self) -> SeatState:
         """An independent copy (its own card lists; cards are immutable and shared)."""
@@ -80,6 +84,7 @@ class SeatState:
         d.update(self.__dict__)
         d["down"] = list(self.down)
         d["up"] = list(self.up)
+        d["extra"] = list(self.extra)
         return new
 
     @property
@@ -94,7 +99,12 @@ class SeatState:
 
     @property
     def card_count(self) -> int:
-        """Cards held (down + up)."""
+        """Cards held (down + up + any extra card: house 16.25, 16.26 count them all)."""
+        return len(self.down) + len(self.up) + len(self.extra)
+
+    @property
+    def dealt_count(self) -> int:
+        """The street cards held (down + up): what the deal gave the seat, extra cards apart."""
         return len(self.down) + len(self.up)
 
     @property
@@ -219,6 +229,7 @@ class HandState:
         for s in self.seats:
             out.extend(s.down)
             out.extend(s.up)
+            out.extend(s.extra)
         out.extend(c for _, c in self.burn_pile)
         out.extend(self.set_aside)
         out.extend(self.dead_cards)
@@ -256,7 +267,7 @@ class HandState:
         s = self.seats[i]
         if not s.in_hand or self.community_street == street:
             return False
-        have = s.card_count
+        have = s.dealt_count
         if self.community_street is not None and street_index(self.community_street) < street_index(street):
             have += 1  # a community card of an earlier street is one of every player's cards
         return have < self.cards_on_street(street)

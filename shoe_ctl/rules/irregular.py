@@ -448,7 +448,8 @@ def premature_cards(profile: RuleProfile, hand: HandState, street: str, cards: S
     - RP-10-G points to RP-5-D (TDA): the premature cards go back into the stub, the stub is
       reshuffled (face down, Rule 39-D) and the street is dealt again without another burn: the
       burn already taken stays the street's burn (``no_burn``). A merged final downcard cannot be
-      found without exposing the hole cards: the product calls the floor (interpretation).
+      found without exposing the hole cards: it stays as that player's 7th card, counted once (not
+      returned; the player gets no other 7th card), and the floor is called (interpretation).
     - house 16.16: the premature cards (burn included) are out of play, on the set-aside pile; when
       the betting round has ended, one more card per player still active goes aside
       (:func:`aside_after_betting`); then a new burn and the street as normal. The set-aside cards
@@ -464,13 +465,18 @@ def premature_cards(profile: RuleProfile, hand: HandState, street: str, cards: S
         _seat(hand, i)
     merged_set = set(merged) if street == "7th" else set()
     if profile.premature is PrematureRule.TDA:
-        back = [(i, f) for i, f in cards]
+        kept = [i for i, f in cards if i in merged_set and f == "down"]
+        back = [(i, f) for i, f in cards if i not in kept]
         effects = tuple(Effect("return", i, f) for i, f in reversed(back)) + (Effect("reshuffled"),)
+        text = f"Premature {street} cards: put them back in the stub, reshuffle the stub, deal {street} again without a burn"
+        if kept:
+            seats = ", ".join(str(hand.seats[i].seat) for i in kept)
+            text += (f"; the final downcard merged with the hole cards of seat {seats} cannot be taken back: it "
+                     "stays as the seat's 7th card, which gets no other")
         return Ruling(
-            ("RP-5-D", "RP-10-G"), Action.RESHUFFLE,
-            f"Premature {street} cards: put them back in the stub, reshuffle the stub, deal {street} again without a burn",
-            None, "premature cards taken back from the seats", stub_delta=len(back), effects=effects,
-            no_burn=burned, floor=bool(merged_set),
+            ("RP-5-D", "RP-10-G"), Action.RESHUFFLE, text,
+            kept[0] if kept else None, "premature cards taken back from the seats", stub_delta=len(back),
+            effects=effects, no_burn=burned, floor=bool(kept),
         )
     stands = [i for i, f in cards if i in merged_set and f == "down"]
     aside = [(i, f) for i, f in cards if i not in stands]
@@ -507,10 +513,14 @@ def burn_error(profile: RuleProfile, hand: HandState, street: str, *, burns: int
     card (and any card dealt since as the next player's: each really went one seat earlier);
     with none, the card recorded as the burn went to player ``first`` and every following card
     one seat further on. The ruling tells the dealer to move the cards to their normal positions
-    (record unchanged). If the error is on the final downcard and that card merged with a
-    player's hole cards or was seen (``final_card_stands``, 7th street only), the cards stand and
-    the record is changed to what was dealt: with two burns the extra burn stays a burn, each card
-    dealt since stays with the player who got it, and the next player in order is owed a card.
+    (record unchanged). The cards stand (``final_card_stands``) and the record is changed to what
+    was dealt — with two burns the extra burn stays a burn, each card dealt since stays with the
+    player who got it, and the next player in order is owed a card; with none, the cards dealt
+    stay and one card is burned now — when house 16.15 allows it (the error is on the final
+    downcard, 7th street, and that card merged with a player's hole cards or was seen) or, under
+    TDA, on any street: Rule 38 asks for exactly one burn per street and says the burn is not
+    there to keep the order of the cards, so the floor may let the cards dealt stand
+    (interpretation).
 
     :param burns: burns the dealer took (0 or 2).
     :param first: the player who should have received the first card after the burn.
@@ -521,13 +531,14 @@ def burn_error(profile: RuleProfile, hand: HandState, street: str, *, burns: int
     if burns not in (0, 2):
         raise HandError(f"a burn error is 0 or 2 burns, got {burns}")
     clauses = ("house-16.15",) if profile.house else ("house-16.15", "Rule 38")
-    stands = final_card_stands and street == "7th"
+    stands = final_card_stands and (street == "7th" or not profile.house)
+    face = "down" if street == "7th" else "up"
     if burns == 2:
         if stands:
             return Ruling(clauses, Action.CARD_STANDS,
                           f"Two burns on {street}: the extra burn stands; the cards dealt stand; deal on", first,
                           "the cards dealt stay where they are; the next player is owed a card", stub_delta=-1,
-                          effects=(Effect("unseat", first, "down", street),))
+                          effects=(Effect("unseat", first, face, street),))
         return Ruling(clauses, Action.MOVE_CARDS,
                       f"Two burns on {street}: give the top burn card to seat {seat} and move any card dealt since "
                       "one seat on", first, "the top burn card is the seat's card")

@@ -228,7 +228,7 @@ def plan_street(profile: RuleProfile, hand: HandState, street: str) -> StreetPla
             steps.extend(
                 Step("deal", i, _third_face(hand, i, r), street=street)
                 for i in players
-                if hand.seats[i].card_count <= r
+                if hand.seats[i].dealt_count <= r
             )
         if len(steps) + 1 > stub:
             raise StubError(f"3rd street needs {len(steps)} cards and the stub holds {stub}")

@@ -101,6 +101,14 @@ class EventQueue(queue.Queue[Any]):
             return self._shoe.popleft()[1]
         return self._dealer.popleft()[1]
 
+    def put_urgent(self, item: Any) -> None:
+        """Put ``item`` ahead of every event waiting, in either lane (the controller's urgent
+        calls: a journal that cannot write is told to the dealer at once)."""
+        with self.mutex:
+            self._shoe.appendleft((-1, item))
+            self.unfinished_tasks += 1
+            self.not_empty.notify()
+
     def dealer_waiting(self) -> int:
         """Dealer inputs (and the stop mark) waiting now."""
         with self.mutex:
@@ -200,9 +208,10 @@ class Controller(Closeable):
         self.post(_Call(fn))
 
     def schedule(self, name: str, delay_s: float) -> None:
-        """Arm a timer: after ``delay_s`` seconds a ``TimerFired(name, state)`` is posted, tagged
-        with the machine state now; the machine ignores it if it has left that state."""
-        ev = TimerFired(name, self.machine.state)
+        """Arm a timer: after ``delay_s`` seconds a ``TimerFired(name, state, entry)`` is posted,
+        tagged with the machine state now and the entry of it (``Dealing.entries``); the machine
+        ignores it if it has left that state since, even to enter it again."""
+        ev = TimerFired(name, self.machine.state, getattr(self.machine, "entries", None))
         t = threading.Timer(delay_s, self.post, args=(ev,))
         t.daemon = True
         with self._lock:
@@ -395,10 +404,7 @@ class Controller(Closeable):
     def _urgent(self, fn: Callable[[], Any]) -> None:
         with self._idle:
             self._busy += 1
-        with self.queue.mutex:  # ahead of the events waiting: the dealer is told at once
-            self.queue.queue.appendleft(_Call(fn))
-            self.queue.unfinished_tasks += 1
-            self.queue.not_empty.notify()
+        self.queue.put_urgent(_Call(fn))  # ahead of the events waiting: the dealer is told at once
 
     def _journal_recovered(self) -> None:
         self._journal_failing = False

@@ -294,7 +294,8 @@ GOOD_INPUTS = [
     ("wrong-bring-in", 2, {"next_acted": True}), ("card-count", 6, {"cards": 8}),
     ("misdeal", None, {"confirm": True}), ("show", 4, {}), ("scramble-done", None, {}),
     ("cut-done", None, {}), ("stub-reloaded", None, {}), ("hand-complete", None, {}),
-    ("last-card-exposed", 2, {}),
+    ("last-card-exposed", 2, {}), ("stub-mixed", None, {"piles": ["muck", "burns"], "cards": 6}),
+    ("stub-mixed", None, {}),
 ]
 BAD_INPUTS = [
     ("exposed-card", 3, {"which": 2}, "args.which"), ("exposed-card", 3, {"which": True}, "args.which"),
@@ -309,6 +310,7 @@ BAD_INPUTS = [
     ("card-count", 6, {"cards": "7"}, "args.cards"),
     ("misdeal", None, {}, "args.confirm"), ("misdeal", None, {"confirm": 1}, "args.confirm"),
     ("fold", 3, {"ref": "a"}, "args.ref"),
+    ("stub-mixed", None, {"piles": ["table"]}, "args.piles"), ("stub-mixed", None, {"cards": 60}, "args.cards"),
     ("card-off-table", None, {}, "seat"), ("wrong-bring-in", None, {}, "seat"),
     ("card-count", None, {"cards": 7}, "seat"), ("show", None, {}, "seat"),
 ]

@@ -159,7 +159,8 @@ def test_no_downcard_through_the_real_server_before_its_hand_is_shown(
         if isinstance(snap.get("hand"), int):
             by_hand.setdefault(snap["hand"], []).append(snap)
     for snap in states:
-        by_hand.setdefault(snap["hand"], []).append(snap)
+        if isinstance(snap.get("hand"), int):  # idle: no hand (the last one is ``last_hand``)
+            by_hand.setdefault(snap["hand"], []).append(snap)
     assert sorted(by_hand) == list(range(1, len(hands) + 1))
     leaks: list[str] = []
     shown_hands = 0

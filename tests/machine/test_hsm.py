@@ -55,12 +55,13 @@ def test_a_hand_of_triggers_walks_the_same_states_and_callbacks() -> None:
     plain_model, _ = _machine(HierarchicalMachine)
     lean_model, _ = _machine(LeanHierarchicalMachine)
     script = ["newhand", "dealt", "bettingdone", "dealt", "bettingdone", "scramble", "scrambled", "cutdone",
-              "reloaded", "dealt", "bettingdone", "dealt", "bettingdone", "dealt", "handdone", "newhand",
+              "reloaded", "dealt", "bettingdone", "dealt", "bettingdone", "dealt", "bettingdone", "handdone", "newhand",
               "dealt", "allfolded", "handdone"]
     for k, trigger in enumerate(script):
         for model in (plain_model, lean_model):
-            model.can = k != 13  # 7th: fewer than two players able to act, no betting with fewer than two players able to act
+            model.can = k != 13  # 7th: fewer than two players able to act: the street is confirmed, not bet
             model.trigger(trigger)
         assert lean_model.state == plain_model.state, trigger
     assert lean_model.calls == plain_model.calls and "_on_exception" not in lean_model.calls
     assert lean_model.state == layout.IDLE and "_begin_showdown" in lean_model.calls
+    assert "_begin_confirm" in lean_model.calls

@@ -12,6 +12,7 @@ from rule_profiles import PROFILES
 from shoe_ctl.events import Alert, CardRead, DealerAction, DealerInput
 from shoe_ctl.machine import Dealing, layout
 from shoe_ctl.machine.inputs import ROWS
+from shoe_ctl.machine.wording import state_words
 from shoe_ctl.rules.cards import full_deck
 
 
@@ -56,7 +57,7 @@ def test_an_input_outside_its_states_is_refused_with_the_tables_reason(cards: in
         out = m.handle(DealerInput(action, 1))
         got = [c for c in out if isinstance(c, Alert)]
         assert [(a.code, a.message) for a in got] == [
-            ("input-wrong-time", f"'{action.value}' seat 1 refused in state {state}: {row.refused}; nothing changed")]
+            ("input-wrong-time", f"'{action.value}' seat 1 refused now ({state_words(state)}): {row.refused}; nothing changed")]
         assert m.state == state and _public(m) == before
         refused += 1
     assert refused >= 5  # the table names a reason for most inputs in either state
@@ -69,5 +70,5 @@ def test_before_any_hand_every_input_but_new_hand_is_refused() -> None:
         m = Dealing(PROFILES)
         out = m.handle(DealerInput(action))
         assert [(c.code, c.message) for c in out if isinstance(c, Alert)] == [
-            ("input-wrong-time", f"'{action.value}' refused in state idle: no hand is running; nothing changed")]
+            ("input-wrong-time", f"'{action.value}' refused now (no hand running): no hand is running; nothing changed")]
         assert m.state == "idle" and m.hand is None

@@ -296,17 +296,25 @@ def test_all_fold_to_one_ends_the_hand_without_showdown() -> None:
     assert all("down" not in s for s in t.m.public_state()["seats"])
 
 
-def test_all_in_players_skip_betting_rounds() -> None:
+def test_all_in_players_have_no_betting_round_but_confirm_each_street() -> None:
+    """With fewer than two players able to bet, a dealt street has no betting round: nobody acts
+    first, and the dealer confirms the street complete (one input) before the next card."""
     t = Table(seats=(1, 2))
     t.deal_street()
     t.send(DealerInput(DealerAction.ALL_IN, 1))
     t.send(DealerInput(DealerAction.BETTING_COMPLETE))
     signals = []
+    confirms = 0
     while t.m.state != "hand_showdown":
-        signals.append(t.m.instruction().signal)
-        assert t.m.instruction().signal is not Signal.BETTING
-        t.card()
-    assert signals.count(Signal.BURN) == 4
+        ins = t.m.instruction()
+        signals.append(ins.signal)
+        if ins.signal is Signal.BETTING:
+            assert "confirm the street complete" in ins.text and t.m.first_idx is None
+            confirms += 1
+            t.send(DealerInput(DealerAction.BETTING_COMPLETE))
+        else:
+            t.card()
+    assert signals.count(Signal.BURN) == 4 and confirms == 4
     assert set(t.m.first_by_street) == {"3rd"}
 
 
@@ -342,6 +350,19 @@ def test_timer_of_a_left_state_is_ignored() -> None:
     assert t.send(TimerFired("dealer-silent", "idle")) == []
     cmds = t.send(TimerFired("dealer-silent", t.m.state))
     assert t.alerts(cmds) == ["timer-dealer-silent"]
+
+
+def test_timer_armed_before_the_state_was_left_and_entered_again_is_ignored() -> None:
+    """A timer is tagged with the state entry it was armed in: idle left for a hand and entered
+    again after a misdeal is a new entry, and the old timer raises nothing."""
+    t = Table()
+    armed = TimerFired("dealer-silent", t.m.state, t.m.entries)
+    t.send(DealerInput(DealerAction.NEW_HAND, args={"seats": [1, 2]}))
+    t.send(DealerInput(DealerAction.MISDEAL))
+    assert t.m.state == "idle"
+    assert t.alerts(t.send(armed)) == []
+    again = TimerFired("dealer-silent", t.m.state, t.m.entries)
+    assert t.alerts(t.send(again)) == ["timer-dealer-silent"]
 
 
 def test_new_hand_with_bad_arguments_is_refused() -> None:

@@ -77,7 +77,7 @@ actions = ["d dh p1 AcKc8c", "d dh p2 7sQs2d", "p2 pb", "p1 cbr 4", "p2 f"]
         ("p1 cbr 4", "p1 cbr " + "4" * 40, "line 7, actions[3]", "too large"),
         ("p2 pb", "p" + "9" * 5000 + " pb", "line 7, actions[2]", "is not a player"),
         ("small_bet = 4", "small_bet = [[[1]]]", "line 4, small_bet", "not a whole number"),
-        ("bring_in = 2", "bring_in = 2\nbring_in = 3", "line 4", "not valid TOML"),
+        ("bring_in = 2", "bring_in = 2\nbring_in = 3", "line 4", "not a PHH hand record (not TOML"),
     ],
 )
 def test_each_kind_of_bad_file_names_the_file_and_place(tmp_path: Path, old: str, new: str, place: str,

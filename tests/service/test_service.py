@@ -99,7 +99,7 @@ def test_timer_events_are_tagged_with_the_state_they_were_armed_in() -> None:
             time.sleep(0.01)
         ctl.wait_idle(1)
     fired = [i for _, i in log.calls if isinstance(i, TimerFired)]
-    assert fired == [TimerFired("dealer-silent", "idle")]
+    assert fired == [TimerFired("dealer-silent", "idle", ctl.machine.entries)]
 
 
 def test_simulated_dealer_imports_nothing_of_the_state_machine() -> None:

@@ -224,7 +224,11 @@ function renderSeats(s) {
     d.appendChild(cards);
     if (seat.bring_in && s.street === "3rd") tags.appendChild(el("span", "bring-in", "BRING-IN"));
     if (seat.first_to_act) tags.appendChild(el("span", "first", "FIRST TO ACT"));
-    if (seat.open_pair && s.street === "4th") tags.appendChild(el("span", "pair", "OPEN PAIR"));
+    if (seat.open_pair && s.street === "4th") {
+      const tag = el("span", "pair", "OPEN PAIR");
+      if (s.open_pair) tag.title = s.open_pair.text;
+      tags.appendChild(tag);
+    }
     if (seat.absent) tags.appendChild(el("span", "absent", "ABSENT"));
     if (seat.no_bet) tags.appendChild(el("span", "no-bet", "MAY NOT BET"));
     if (seat.absent) d.classList.add("absent");
@@ -240,8 +244,9 @@ function renderSide(s) {
     : (s.state || "").includes("showdown") ? "showdown" : (s.state || "").includes("uncontested") ? "hand won" : "";
   const idle = s.state === "idle";
   const hasHand = s.hand !== null && s.hand !== undefined;
+  const last = hasHand ? s.hand : s.last_hand;
   document.getElementById("hand").textContent = hasHand && !idle ? "Hand " + s.hand
-    : "No hand" + (hasHand ? " (last: " + s.hand + ")" : "");
+    : "No hand" + (last !== null && last !== undefined ? " (last: " + last + ")" : "");
   document.getElementById("game").textContent = [game, rules].filter(Boolean).join(" \u00b7 ");
   document.getElementById("street").textContent = where;
   document.getElementById("street").dataset.street = s.street || "";
@@ -275,6 +280,10 @@ function renderSide(s) {
   com.replaceChildren();
   com.hidden = !s.community || idle;
   if (s.community && !idle) { com.appendChild(el("span", null, "Community ")); com.appendChild(cardEl(s.community)); }
+  // RP-10-F / house 16.8: what an open pair allows, on 4th street only, in the machine's words
+  const pair = document.getElementById("open-pair");
+  pair.hidden = !s.open_pair || s.street !== "4th" || idle;
+  pair.textContent = pair.hidden ? "" : s.open_pair.text;
   document.getElementById("shoe-status").textContent = s.shoe ? s.shoe.status : "–";
   const jc = s.journal_chain;  // the journal's hash-chain head (docs/journal.md, "The hash chain")
   document.getElementById("journal-chain").textContent = jc && jc.seq ? "#" + jc.seq + " " + jc.head : "–";
@@ -453,7 +462,8 @@ const SHEETS = {
       { id: "two", label: "Two burns", args: { burns: 2 } },
       { id: "none", label: "No burn", args: { burns: 0 } },
     ];
-    if (seventh) {
+    // the cards may stand: house 16.15 on the final downcard; TDA on any street (Rule 38)
+    if (seventh || (state && state.rules === "tda")) {
       options.push({ id: "two-stands", label: "Two burns, final card stands", args: { burns: 2, stands: true } });
       options.push({ id: "none-stands", label: "No burn, cards stand", args: { burns: 0, stands: true } });
     }
@@ -522,7 +532,9 @@ for (const b of document.querySelectorAll(".buttons button")) {
 // (default: the service's, i.e. the previous hand's); one tap on "Deal" posts new-hand.
 function openNewHandSheet() {
   const n = (state && state.table_seats) || 8;
-  const prev = state && state.hand !== null && state.hand !== undefined ? (state.seats || []).map((x) => x.seat) : [];
+  const dealt = state && ((state.hand !== null && state.hand !== undefined)
+    || (state.last_hand !== null && state.last_hand !== undefined));
+  const prev = dealt ? (state.seats || []).map((x) => x.seat) : [];
   const seats = new Set(prev.length >= 2 ? prev : Array.from({ length: n }, (_, i) => i + 1));
   let game = (state && state.game) || "stud";
   let rules = (state && state.rules) || "tda";
