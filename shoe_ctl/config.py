@@ -199,7 +199,8 @@ class _Problems:
     def keys(self, prefix: str, data: Mapping[str, Any], allowed: tuple[str, ...]) -> None:
         for key in data:
             if key not in allowed:
-                self.add(prefix + key, "unknown key", "keys " + ", ".join(allowed))
+                shown = key if key.isprintable() else repr(key)[1:-1]  # one line per error
+                self.add(prefix + shown, "unknown key", "keys " + ", ".join(allowed))
 
     def get(self, key: str, data: Mapping[str, Any], kind: type, default: Any, allowed: str) -> Any:
         """``data``'s value for the last part of ``key``, checked to be a ``kind``; ``default``

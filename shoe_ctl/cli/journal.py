@@ -73,10 +73,11 @@ def run_verify(args: argparse.Namespace) -> int:
         return 2
     with journal:
         rep = journal.verify_chain()
+        tag = journal.display_tag(rep.head[1]) if rep.head[1] else None
     for problem in rep.problems:
         print(f"{args.journal}: {problem}")
     seq, value = rep.head
     print(f"shoe-ctl journal verify: {args.journal}: {rep.checked} records chained and intact, "
-          f"{len(rep.problems)} problem(s), {rep.unchained} older records not chained; head {seq}:{value}",
-          file=sys.stderr)
+          f"{len(rep.problems)} problem(s), {rep.unchained} older records not chained; head {seq}:{value}"
+          f" (display tag {tag})", file=sys.stderr)
     return 1 if rep.problems else 0

@@ -180,7 +180,8 @@ def parse_profile(data: Mapping[str, Any], source: str) -> RuleProfile:
         raise ProfileError(source, "", f"expected a table of keys, got {type(data).__name__}", _quote(list(_KEYS)))
     errors: list[ProfileError] = []
     for key in sorted(k for k in data if k not in _KEYS):
-        errors.append(ProfileError(source, key, "unknown key", "keys " + _quote(list(_KEYS))))
+        shown = key if key.isprintable() else repr(key)[1:-1]  # one line per error
+        errors.append(ProfileError(source, shown, "unknown key", "keys " + _quote(list(_KEYS))))
     for key in _KEYS:
         if key not in data:
             errors.append(ProfileError(source, key, "missing key", _allowed(key)))

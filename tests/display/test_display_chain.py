@@ -1,5 +1,6 @@
-"""The display's status shows the journal's hash-chain head (docs/journal.md, "The hash chain"):
-the snapshot's ``journal_chain`` follows every append, and is null without a journal."""
+"""The display's status shows the journal's hash-chain head as its keyed display tag, never the
+link (docs/journal.md, "The hash chain"): the snapshot's ``journal_chain`` follows every append,
+and is null without a journal."""
 
 from __future__ import annotations
 
@@ -35,5 +36,6 @@ def test_the_snapshot_carries_the_chain_head(tmp_path: Path) -> None:
         finally:
             sink.close()
         seq, head = j.chain_head()
-    assert second == {"seq": seq, "head": head[:16]}
+    assert second == {"seq": seq, "head": j.display_tag(head)} and len(second["head"]) == 16
+    assert head[:16] not in json.dumps(second)  # the link itself never reaches the screen
     assert first["seq"] < second["seq"] and first["head"] != second["head"]

@@ -8,6 +8,8 @@ What the journal does and guarantees is described once, in ``docs/journal.md``.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import logging
 import os
 import threading
@@ -371,11 +373,28 @@ class Journal:
         return seq, value.hex()
 
     def chain_public(self) -> dict[str, Any]:
-        """``{"seq": int, "head": str}``: the chain head for the display's status, its link cut to
-        16 hex digits (enough to tell one head from another by eye; ``doctor`` and exports give the
-        whole link). Safe from any thread."""
+        """``{"seq": int, "head": str | None}``: the chain head for the display's status as its
+        display tag (:meth:`display_tag`), never the link itself: a link seen on a screen beside the
+        one before would let a watcher try the 52 cards of a hole-card record against it. Safe from
+        any thread."""
         seq, value = self.chain_head()
-        return {"seq": seq, "head": value[:16]}
+        return {"seq": seq, "head": self.display_tag(value)}
+
+    def display_tag(self, link_hex: str) -> str | None:
+        """The display tag of a chain link: HMAC-SHA256 under the file's ``chain_key`` (meta),
+        16 hex digits; ``shoe-ctl journal verify`` prints the head's, so a tag noted from the
+        screen can be checked later. None for a file without the key (an older, read-only one)."""
+        key = self._chain_key
+        if key is None:
+            with self.store.lock:
+                row = (self.store.db().execute("SELECT value FROM meta WHERE key = 'chain_key'").fetchone()
+                       if self.store.has_meta() else None)
+            if row is None:
+                return None
+            key = self._chain_key = bytes.fromhex(row[0])
+        return hmac.new(key, bytes.fromhex(link_hex), hashlib.sha256).hexdigest()[:16]
+
+    _chain_key: bytes | None = None
 
     def verify_chain(self) -> chain.ChainReport:
         """Walk the hash chain over every record (``shoe-ctl journal verify``): edited, deleted,

@@ -8,6 +8,7 @@ fails its CRC is damage (reported, then written again), not another table.
 from __future__ import annotations
 
 import binascii
+import os
 import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
@@ -70,6 +71,8 @@ class Identity:
         for k, v in (("format", str(FORMAT)), ("table", self.table), ("profile", self.profile)):
             conn.execute(f"INSERT OR {verb} INTO meta (key, value) VALUES (?, ?)", (k, v))
         conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('created_us', ?)", (str(now_us),))
+        # the key of the chain head's display tag (docs/journal.md, "The hash chain"): kept in the file
+        conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('chain_key', ?)", (os.urandom(32).hex(),))
         conn.execute(
             "INSERT OR REPLACE INTO meta (key, value) VALUES ('identity_crc', ?)",
             (identity_crc(str(FORMAT), self.table, self.profile),),
