@@ -108,7 +108,9 @@ EXT_CAPS = 0x01
 EXT_COUNTERS = 0x02
 """HELLO extension record tag: ``boot_count:u32 card_total:u32 dispense:u16``."""
 EXT_SECURITY = range(0x40, 0x80)
-"""HELLO extension tags kept for frame authentication (pairing, challenge); not defined here."""
+"""HELLO extension tags kept for link security; none is defined: version 2 carries its challenge and
+nonce as frame fields (:func:`seal_body`), and its HELLO holds the records above in its payload as
+version 1 does (docs/protocol.md section 13, "Versioning"). A receiver skips these tags."""
 
 HB_COVER_OPEN = 0x01
 HB_JAMMED = 0x02
