@@ -14,7 +14,10 @@ Measured side by side (``docs/performance.md`` explains each figure and records 
 - ``replay_direct_hands_per_s`` (PHH text -> rules core + state machine, no wire),
   ``replay_full_hands_per_s`` (through the pty, ``ShoeLink`` and the controller thread) and
   ``pokerkit_hands_per_s`` (``pokerkit.HandHistory.loads`` and every state of the hand) on the real
-  hands of ``../shared/data/stud/phh``; ``ratio_direct_vs_pokerkit`` on the hands pokerkit accepts.
+  hands of ``../shared/data/stud/phh``; ``ratio_direct_vs_pokerkit`` on the hands pokerkit accepts
+  (median of interleaved runs); beside it ``ratio_engine_vs_pokerkit`` (the machine handed recorded
+  events against pokerkit's states of parsed histories) and ``ratio_analyze_vs_pokerkit``
+  (``shoe-ctl analyze``'s work per file against pokerkit's replay), one run each.
 - ``soak_cards_per_s``: random 8-seat hands dealt by the simulated dealer through the virtual shoe,
   the pty, ``ShoeLink``, the controller and the machine.
 - ``rss_mb`` and ``ready_s``: a real ``shoe-ctl run`` child process (built-in virtual shoe, display
@@ -388,6 +391,73 @@ POKERKIT_MISSING = "pokerkit not installed: replay comparison skipped"
 """Said (``pokerkit_skipped``, the table's row) when the replay comparison cannot run."""
 
 
+def recorded_events(scripts: Sequence[Any], profs: dict[str, Any]) -> tuple[list[Any], int]:
+    """Every event the direct replay hands the machine (card reads and dealer inputs), in order,
+    and the number of commands the machine answered them with: one direct replay with
+    :meth:`Dealing.handle` wrapped for its duration."""
+    from hil.replay import run_direct
+    from shoe_ctl.machine.dealing import Dealing
+
+    events: list[Any] = []
+    emitted = [0]
+    handle = Dealing.handle
+
+    def keep(self: Any, event: object) -> Any:
+        events.append(event)
+        cmds = handle(self, event)
+        emitted[0] += len(cmds)
+        return cmds
+
+    Dealing.handle = keep  # type: ignore[method-assign]
+    try:
+        recorder, dealer = run_direct(scripts, profs, display=False)
+    finally:
+        Dealing.handle = handle  # type: ignore[method-assign]
+    if dealer.stalled or len(recorder.hands) != len(scripts):
+        raise RuntimeError(f"direct replay stopped after {len(recorder.hands)} hands: {dealer.stalled}")
+    return events, emitted[0]
+
+
+def engine_replay(events: Sequence[Any], profs: dict[str, Any]) -> int:
+    """The dealing machine alone: a new :class:`Dealing` handed the recorded events (no PHH
+    parse, no simulated dealer, no recorder); the number of commands it answered them with."""
+    from shoe_ctl.machine.dealing import Dealing
+
+    machine = Dealing(profs, default_rules="tda", display=False)
+    machine.start()
+    n = 0
+    handle = machine.handle
+    for event in events:
+        n += len(handle(event))
+    return n
+
+
+def pokerkit_histories(files: Sequence[Path]) -> list[Any]:
+    import pokerkit
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return [pokerkit.HandHistory.loads(f.read_text()) for f in files]
+
+
+def pokerkit_engine(histories: Sequence[Any]) -> None:
+    """Pokerkit's engine alone: every state of each already parsed hand history."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for hh in histories:
+            for _ in hh:
+                pass
+
+
+def analyze_replay(files: Sequence[Path], profs: dict[str, Any]) -> int:
+    """What ``shoe-ctl analyze`` does per file (``analyze_file``: read, then the rules core's
+    decisions), without printing; the number of reports without an error."""
+    from shoe_ctl.analyze import analyze_file
+
+    profile = profs["tda"]
+    return sum(analyze_file(f, profile).error is None for f in files)
+
+
 def bench_replays(files: Sequence[Path], reps: int) -> dict[str, Any]:
     """Direct replay (parse + rules core + machine) against pokerkit on the same files; the full
     replay through the pty once."""
@@ -413,6 +483,17 @@ def bench_replays(files: Sequence[Path], reps: int) -> dict[str, Any]:
         fns["direct_common"] = lambda: direct_replay(accepted, profs)
         fns["pokerkit"] = lambda: pokerkit_replay(accepted)
     t = _interleaved(fns, reps)
+    other: dict[str, Callable[[], Any]] = {}
+    if accepted:  # each pair interleaved, in one run each, after the main ratio
+        events, emitted = recorded_events(_scripts(accepted), profs)
+        if engine_replay(events, profs) != emitted:
+            raise RuntimeError("the machine handed the recorded events answers differently")
+        histories = pokerkit_histories(accepted)
+        other = {"engine": lambda: engine_replay(events, profs),
+                 "pokerkit_engine": lambda: pokerkit_engine(histories),
+                 "analyze": lambda: analyze_replay(accepted, profs),
+                 "pokerkit_again": lambda: pokerkit_replay(accepted)}
+    t.update(_interleaved(other, 1) if other else {})
     t0 = time.perf_counter()
     recorder, dealer = run_full(_scripts(files), profs, timeout=120.0)
     t_full = time.perf_counter() - t0
@@ -435,6 +516,13 @@ def bench_replays(files: Sequence[Path], reps: int) -> dict[str, Any]:
         "ratio_direct_vs_pokerkit": round(t["pokerkit"][0] / t["direct_common"][0], 2) if k else None,
         "ratio_direct_vs_pokerkit_cpu": round(t["pokerkit"][1] / t["direct_common"][1], 2) if k else None,
         "replay_reps": reps,
+        "engine_hands_per_s": round(k / t["engine"][0], 1) if k else None,
+        "pokerkit_engine_hands_per_s": round(k / t["pokerkit_engine"][0], 1) if k else None,
+        "ratio_engine_vs_pokerkit": round(t["pokerkit_engine"][0] / t["engine"][0], 2) if k else None,
+        "ratio_engine_vs_pokerkit_cpu": round(t["pokerkit_engine"][1] / t["engine"][1], 2) if k else None,
+        "analyze_hands_per_s": round(k / t["analyze"][0], 1) if k else None,
+        "ratio_analyze_vs_pokerkit": round(t["pokerkit_again"][0] / t["analyze"][0], 2) if k else None,
+        "ratio_analyze_vs_pokerkit_cpu": round(t["pokerkit_again"][1] / t["analyze"][1], 2) if k else None,
     }
 
 
@@ -652,6 +740,11 @@ def table(r: dict[str, Any]) -> str:
                  f"(parse {r.get('replay_direct_parse_ms_per_hand')} ms + deal {r.get('replay_direct_deal_ms_per_hand')} "
                  "ms per hand); " + (r["pokerkit_skipped"] if r.get("pokerkit_skipped") else
                                      f"pokerkit replayed {r.get('pokerkit_hands')}, rejected {r.get('pokerkit_rejected')}"))
+    if r.get("ratio_engine_vs_pokerkit") is not None:
+        lines.append(f"engine alone (recorded events, no parse, no dealer) / pokerkit's engine (parsed histories): "
+                     f"{r.get('ratio_engine_vs_pokerkit')}x (CPU {r.get('ratio_engine_vs_pokerkit_cpu')}x); "
+                     f"shoe-ctl analyze / pokerkit replay: {r.get('ratio_analyze_vs_pokerkit')}x "
+                     f"(CPU {r.get('ratio_analyze_vs_pokerkit_cpu')}x); one run each")
     lines.append(f"machine: {m.get('cpu')} x{m.get('cpu_count')}, {m.get('mem_mb')} MiB, {m.get('platform')}, "
                  f"Python {m.get('python')}, " + ", ".join(f"{k} {v}" for k, v in m.get("versions", {}).items()))
     lines.append(f"total {r.get('bench_seconds')} s")

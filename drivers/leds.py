@@ -64,6 +64,7 @@ class GpioLedSink(Closeable):
         self._lock = threading.Lock()
         super().__init__(self._lock)
         self.current: LedPattern | None = None
+        self._held: LedPattern | None = None  # the pattern shown before the service was lost
         try:
             self.board = LEDBoard(pwm=pwm, active_high=active_high, initial_value=False,
                                   pin_factory=pin_factory, _order=[n for n in LED_NAMES if n in pins],
@@ -97,8 +98,21 @@ class GpioLedSink(Closeable):
                 else:
                     led.blink(on_time=pattern.on_s, off_time=pattern.off_s)
 
+    def service_lost(self, lost: bool) -> None:
+        """The controller is stuck (``True``: show *stop*, whatever was lit, so no stale green
+        stays on) or runs again (``False``: the pattern shown before). Called by
+        :class:`shoe_ctl.service.watchdog.ControllerWatchdog`; returns at once."""
+        if lost:
+            held = self.current
+            self.show(self._patterns.get(Signal.STOP, PATTERNS[Signal.STOP]))
+            self._held = held
+        else:
+            held, self._held = self._held, None
+            if held is not None:
+                self.show(held)
+
     def _close(self) -> None:
-        """``close()``: turn every LED off and release the pins."""
+        """``close()``: turn every LED off and release the pins (a stopped service lights nothing)."""
         try:
             self.board.off()
         finally:
@@ -118,10 +132,16 @@ class ShoeLedSink(Closeable):
     is tried again.
 
     :param send_leds: e.g. ``ShoeLink.send_leds``; called with one dict per signal.
+    :param on_close: the signal sent last when the sink closes (the service stops), e.g.
+        ``Signal.STOP``, so the shoe shows no stale "deal" until its own no-host pattern (3 s
+        without a host frame, docs/protocol.md); None: nothing more is sent.
     """
 
-    def __init__(self, send_leds: Callable[[dict[str, Any]], Any]) -> None:
+    def __init__(self, send_leds: Callable[[dict[str, Any]], Any], *, on_close: Signal | None = None) -> None:
         self._send = send_leds
+        self._on_close = on_close
+        self._last: dict[str, Any] | None = None
+        self._lost = False
         self._cond = threading.Condition()
         super().__init__(self._cond)
         self._pending: dict[str, Any] | None = None
@@ -137,8 +157,23 @@ class ShoeLedSink(Closeable):
         with self._cond:
             if self._closed:
                 return
-            self._pending = pattern_for(command.signal).as_dict()
-            self._cond.notify()
+            self._last = pattern_for(command.signal).as_dict()
+            if not self._lost:
+                self._pending = self._last
+                self._cond.notify()
+
+    def service_lost(self, lost: bool) -> None:
+        """The controller is stuck (``True``: the shoe shows *stop* instead of the last signal,
+        the link's own thread carries it) or runs again (``False``: the last signal again).
+        Called by :class:`shoe_ctl.service.watchdog.ControllerWatchdog`; returns at once."""
+        with self._cond:
+            if self._closed:
+                return
+            self._lost = lost
+            pattern = pattern_for(Signal.STOP).as_dict() if lost else self._last
+            if pattern is not None:
+                self._pending = pattern
+                self._cond.notify()
 
     def flush(self, timeout: float = 1.0) -> bool:
         """Wait until the pending pattern has been handed over; False on timeout (tests)."""
@@ -165,10 +200,13 @@ class ShoeLedSink(Closeable):
                     return
 
     def _closing(self) -> None:
+        if self._on_close is not None:
+            self._pending = pattern_for(self._on_close).as_dict()
         self._cond.notify_all()
 
     def _close(self) -> None:
-        """``close()``: send what is pending, stop the worker and join it."""
+        """``close()``: send what is pending (the ``on_close`` signal when set), stop the worker
+        and join it."""
         self._thread.join(timeout=2.0)
 
 

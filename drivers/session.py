@@ -148,6 +148,10 @@ class LinkSession:
     ACK_MIN_GAP = 0.02
     """Seconds between two ACKs at least (docs/protocol.md section 1): what changes meanwhile
     (the consumer's acks, ``want``, a resend request) goes out together in the next one."""
+    STALL_S = 1.5
+    """Seconds a hole in the event sequence may stay open (events held behind an event that does
+    not arrive whole, e.g. one that breaks v1 every time it is resent) before the status is
+    ``degraded``: the host does not hear the events the shoe sends."""
 
     def __init__(self, *, name: str = "shoe", resume_seq: int | None = None, auto_ack: bool = False,
                  silence_s: float = 3.0, window: int = 1024, secret: bytes | None = None,
@@ -195,6 +199,9 @@ class LinkSession:
         self._last_cmd_tx = 0.0
         # shoe restarts (docs/protocol.md section 12)
         self._span: _Span | None = None       # cards since the last HELLO
+        # a hole in the event sequence: when it was first seen, and whether it was reported
+        self._hole_at: float | None = None
+        self._stall_reported = False
 
     # ------------------------------------------------------------------ outputs
 
@@ -352,8 +359,18 @@ class LinkSession:
             if self._reset_wanted and self._reset_target is not None:
                 self._send(p.ResetCounter(self._next_host_seq(), self._reset_target))
                 self._last_cmd_tx = now
+        if not self._pending:
+            self._hole_at, self._stall_reported = None, False
+        stalled = self._hole_at is not None and now >= self._hole_at + self.STALL_S  # as next_deadline
         silent = now - conn.last_rx
-        if silent >= self.silence_s:
+        if stalled and silent < self.silence_s:
+            assert self._hole_at is not None
+            self._stall_reported = True
+            why = f"; the shoe sends frames that pass the CRC but break protocol v1 (a firmware defect, not " \
+                  f"line noise): {conn.malformed}" if conn.malformed else ""
+            self._set_status(LinkStatus.DEGRADED, f"events stalled: event {self._expected} has not arrived whole for "
+                             f"{now - self._hole_at:.1f} s, {len(self._pending)} held behind it{why}")
+        elif silent >= self.silence_s:
             if now - conn.hello_at >= self.SILENT_HELLO_INTERVAL:
                 conn.hello_at = now
                 self._host_hello()
@@ -386,6 +403,8 @@ class LinkSession:
         if self._pending:
             due = min(due, max(conn.resend_at + self.RESEND_HOLDOFF if self._expected == conn.resend_want
                                else -math.inf, self._last_ack_tx + self.ACK_MIN_GAP))
+            if self._hole_at is not None and not self._stall_reported:
+                due = min(due, self._hole_at + self.STALL_S)
         if self._led_outstanding() or (self._reset_wanted and self._reset_target is not None):
             due = min(due, self._last_cmd_tx + self.COMMAND_RETRY)
         silent_at = conn.last_rx + self.silence_s
@@ -395,8 +414,9 @@ class LinkSession:
         return due
 
     def _quality_status(self, conn: _Connection) -> LinkStatus | None:
-        """The status the line quality asks for when the shoe is not silent (None: no change)."""
-        if conn.quality > 0.3:
+        """The status the line quality (or a stall already reported) asks for when the shoe is
+        not silent (None: no change)."""
+        if conn.quality > 0.3 or (self._pending and self._stall_reported):
             return LinkStatus.DEGRADED
         if self._status == LinkStatus.DEGRADED and conn.quality < 0.1:
             return LinkStatus.CONNECTED
@@ -604,12 +624,15 @@ class LinkSession:
                 self._led_token = self._new_led_token(hello.led_token)
             self._send_led(now)
         self._ack_soon(now)
+        if gap_from is not None:
+            # before the connected event (and any event that follows it): the consumer knows of
+            # the lost events before the link is up again, so it never shows the instruction of
+            # before the gap in between (docs/irregularities.md, *Sequence gap*)
+            self._events.append(SequenceGap(gap_from, hello.first_seq))
         if first or notes:
             detail = "; ".join([f"shoe {hello.serial} firmware {hello.firmware}", *notes])
             self._set_status(LinkStatus.CONNECTED, detail, hello.info(), force=True, sequence_reset=seq_reset)
-        if gap_from is not None:  # after the connected event, before any event that follows it
-            self._events.append(SequenceGap(gap_from, hello.first_seq))
-        self._note_span(hello, restarted)
+        self._note_span(hello, restarted)  # ShoeRestarted: after the gap and the connected event
 
     def _on_event(self, msg: p.EventMsg, conn: _Connection, now: float) -> None:
         expected = self._expected
@@ -625,6 +648,8 @@ class LinkSession:
             elif seq in self._pending:
                 self.stats.duplicates_dropped += 1
             else:
+                if not self._pending or self._hole_at is None:
+                    self._hole_at, self._stall_reported = now, False  # a hole opens: reported STALL_S on
                 self._pending[seq] = msg
             self._request_resend(conn, now)
             return

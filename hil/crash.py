@@ -358,8 +358,10 @@ class CrashRun:
             if isinstance(cmd, Instruction):
                 key = (cmd.signal.value, cmd.seat, cmd.face, cmd.street, cmd.card_no)
                 trace.append([time.monotonic(), "signal", proc.starts, *key])
-                if cmd.signal is Signal.IDLE and cmd.card_no is not None:
-                    # a new hand waiting for the shoe's counter reset: shown or not by timing
+                if (cmd.signal is Signal.IDLE and cmd.card_no is not None) or (
+                        cmd.signal in (Signal.SHOE_FAULT, Signal.DEGRADED) and cmd.card_no is None):
+                    # a new hand waiting for the shoe's counter reset, or no hand while the shoe
+                    # is not connected yet (each start): shown or not by timing
                     dealer.handle(cmd)
                     return
                 if first_after_restart.is_set():

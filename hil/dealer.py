@@ -48,6 +48,12 @@ from shoe_ctl.rules.cards import Card, full_deck
 
 log = logging.getLogger(__name__)
 
+# The signals the dealer's hot path compares with, looked up once (a member looked up on its enum
+# class costs a descriptor call each time).
+_IDLE, _DEAL, _BURN, _COMMUNITY, _SCRAMBLE, _CUT, _BETTING, _SHOWDOWN, _STOP = (
+    Signal.IDLE, Signal.DEAL, Signal.BURN, Signal.COMMUNITY, Signal.SCRAMBLE, Signal.CUT, Signal.BETTING,
+    Signal.SHOWDOWN, Signal.STOP)
+
 __all__ = ["DealerStats", "HandScript", "Irregularity", "ShoeLike", "SimulatedDealer", "TablePicture",
            "random_hands"]
 
@@ -293,9 +299,10 @@ class SimulatedDealer(Closeable):
         self._await_ref: int | None = None
         self._ref = 0
         self._latched: list[str] = []
+        self._acked: set[str] = set()  # alert codes this dealer has acknowledged
         self._held: Card | None = None
         self._street_now: str | None = None
-        self._acked: str | None = None  # the stop last answered with an acknowledgement
+        self._acked_stop: str | None = None  # the stop last answered with an acknowledgement
         self._check_street: str | None = None  # a street whose seats the dealer counts before betting
         self._premature: list[tuple[int, str, Card | None]] = []
         self._active = False
@@ -392,69 +399,79 @@ class SimulatedDealer(Closeable):
             self._await_ref = None
         if self._pending:
             if ins.card_no is None or ins.card_no <= self.table.total:
-                if sig is not Signal.IDLE:
+                if sig is not _IDLE:
                     return  # the machine has not read every card pulled yet
             else:
                 self._report(self._pending.pop(0)[1])
                 return
-        if sig is Signal.IDLE and ins.card_no is not None:
+        if sig is _IDLE and ins.card_no is not None:
             return  # idle inside a hand: wait (the shoe is confirming its counter reset)
-        if sig is Signal.IDLE and self.script is not None and self._active and ins.text.startswith("Misdeal"):
+        if sig is _IDLE and self.script is not None and self._active and ins.text.startswith("Misdeal"):
             self._end_misdeal()
             return
-        if sig is not Signal.IDLE:
+        if sig is not _IDLE:
             self._active = True
         if sig is not Signal.STOP:
-            self._acked = None
+            self._acked_stop = None
         if self._hook_first(ins):
             return
-        if sig in (Signal.DEAL, Signal.BURN, Signal.COMMUNITY) and ins.card_no is not None \
+        if sig in (_DEAL, _BURN, _COMMUNITY) and ins.card_no is not None \
                 and ins.card_no <= self.table.total:
             return  # this card has already left the shoe; its read is on its way
         repeated = False
-        if sig in (Signal.SCRAMBLE, Signal.CUT):
+        if sig in (_SCRAMBLE, _CUT):
             repeated = not self._once((sig.value, ins.card_no))
-        elif sig is Signal.BETTING:
+        elif sig is _BETTING:
             repeated = not self._once(("betting", ins.street))
-        elif sig is Signal.SHOWDOWN:
+        elif sig is _SHOWDOWN:
             repeated = not self._once(("showdown", self.stats.hands_started))
-        elif sig is Signal.IDLE:
+        elif sig is _IDLE:
             repeated = self.script is not None and self._new_hand_input is not None
         if repeated:
             if self._resync:
                 self._resync = False
                 self._repost(ins)
             return
-        if sig is Signal.IDLE:
+        if sig is _IDLE:
             self._next_hand()
-        elif sig in (Signal.DEAL, Signal.BURN, Signal.COMMUNITY):
+        elif sig in (_DEAL, _BURN, _COMMUNITY):
             self._pause()
             self._pull(ins)
-        elif sig is Signal.SCRAMBLE:
+        elif sig is _SCRAMBLE:
             self._pause()
             self._street_now = ins.street
             self._scramble(ins.cards)
-        elif sig is Signal.CUT:
+        elif sig is _CUT:
             self._pause()
             self._cut()
-        elif sig is Signal.BETTING:
+        elif sig is _BETTING:
             self._betting(ins.street or "")
-        elif sig is Signal.SHOWDOWN:
+        elif sig is _SHOWDOWN:
             self._showdown(contested=ins.seat is None)
-        elif sig is Signal.STOP:
+        elif sig is _STOP and ins.text.startswith("Sequence gap") and ins.card_no is not None:
+            # docs/irregularities.md, *Sequence gap*: count the cards on the felt against the
+            # screen's card number and report the cards found beyond it (they lie at the places
+            # the screen had next, since this dealer follows the screen)
+            if self._once(("gap", ins.card_no)):
+                self._input(DealerAction.GAP_CARDS, cards=max(0, self.table.total - (ins.card_no - 1)))
+        elif sig is _STOP:
             acks = [*(self.script.acks if self.script is not None else ()),
                     *(self._last_script.acks if self._last_script is not None else ())]
             wanted = [c for c in self._latched if c in acks]
+            named = ins.text.removeprefix("Stop: ").split(" ", 1)[0]
             if wanted:
                 for code in dict.fromkeys(wanted):
                     self._input(DealerAction.ACK_ALERT, code=code)
+                    self._acked.add(code)
                 self._latched = [c for c in self._latched if c not in wanted]
-                self._acked = ins.text
-            elif self._acked == ins.text:
+                self._acked_stop = ins.text
+            elif self._acked_stop == ins.text:
                 return  # the same stop shown again before the acknowledgement was read: wait
             elif self.auto_ack:
                 self._latched = []
                 self.post(DealerInput(DealerAction.ACK_ALERT))
+            elif named in self._acked:
+                pass  # the stop names an alert already acknowledged: the acknowledgement is on its way
             else:
                 self.stalled = ins.text
         # SHOE_FAULT, DEGRADED: wait for the next instruction.
@@ -511,11 +528,11 @@ class SimulatedDealer(Closeable):
 
     def _pull(self, ins: Instruction, face: str | None = None) -> None:
         card = self._take_card()
-        if ins.signal is Signal.DEAL and ins.seat is not None:
+        if ins.signal is _DEAL and ins.seat is not None:
             self.table.seats.setdefault(ins.seat, []).append((face or ins.face or "down", card))
-        elif ins.signal is Signal.BURN and "set-aside" in ins.cards:
+        elif ins.signal is _BURN and "set-aside" in ins.cards:
             self.table.aside.append(card)
-        elif ins.signal is Signal.BURN:
+        elif ins.signal is _BURN:
             self.table.burns.setdefault(ins.street or "", []).append(card)
         else:
             self.table.community.append(card)
@@ -546,6 +563,8 @@ class SimulatedDealer(Closeable):
 
     def _hook_first(self, ins: Instruction) -> bool:
         """Act out a scripted irregularity instead of the instruction; True when it did."""
+        if not self._hooks:
+            return False  # nothing scripted (every recorded hand): no search
         sig, street = ins.signal, ins.street
         if sig is Signal.DEAL and ins.seat is not None and ins.card_no is not None \
                 and ins.card_no > self.table.total:

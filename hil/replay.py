@@ -37,6 +37,8 @@ log = logging.getLogger(__name__)
 
 __all__ = ["HandRecord", "HandRecorder", "run_direct", "run_full", "script_from_record"]
 
+_IDLE = Signal.IDLE  # looked up once: the recorder compares every instruction with it
+
 
 def script_from_record(rec: RecordedHand, *, seed: int = 0, rules: str | None = None,
                        path: str | Path | None = None, table_seats: bool = False) -> HandScript:
@@ -161,7 +163,7 @@ class HandRecorder:
             return
         if not isinstance(command, Instruction):
             return
-        if command.signal is Signal.IDLE:
+        if command.signal is _IDLE:
             if self.current is not None:
                 self._finish(self.current)
                 self.hands.append(self.current)

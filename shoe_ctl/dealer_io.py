@@ -112,8 +112,9 @@ def _shoe_leds(cfg: TableConfig, ctx: LedContext) -> Any:
     if ctx.send_leds is None:
         raise ValueError("[leds] backend = \"shoe\" needs a shoe link (no send_leds given)")
     from drivers.leds import ShoeLedSink
+    from shoe_ctl.events import Signal
 
-    return ShoeLedSink(ctx.send_leds)
+    return ShoeLedSink(ctx.send_leds, on_close=Signal.STOP)  # a stopped service leaves no "deal" lit
 
 
 def _mock_leds(cfg: TableConfig, ctx: LedContext) -> Any:

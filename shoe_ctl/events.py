@@ -232,6 +232,11 @@ class DealerAction(StrEnum):
       ``"set-aside"``; default muck and burns), ``cards`` (int, optional: how many cards went into
       the stub; default every card of the piles named). The cards of those piles may come out of
       the stub from then on.
+    - ``gap-cards``: closes an open sequence gap: ``cards`` (int) cards left the shoe unread and
+      lie at the next places the screen names; ``burned`` (bool, the floor's decision): they are
+      out of play instead (docs/irregularities.md, *Sequence gap*).
+    - ``new-hand`` ``override`` (bool): the floor starts a hand over a latched STOP alert (the
+      alerts are cleared, a ``floor-override`` alert is journaled).
     - ``undo``: take back the dealer's last input, while no card has left the shoe since it.
     """
 
@@ -256,6 +261,7 @@ class DealerAction(StrEnum):
     CARD_COUNT = "card-count"      # seat: the dealer counted args["cards"] cards in the hand
     MISDEAL = "misdeal"            # the dealer declares a misdeal
     STUB_MIXED = "stub-mixed"      # the stub was mixed with the muck or the burns; args: piles, cards
+    GAP_CARDS = "gap-cards"        # args: cards (found on the felt after a sequence gap), burned
 
 
 @dataclass(frozen=True, slots=True)

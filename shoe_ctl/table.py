@@ -61,9 +61,10 @@ class Table:
     Start order: the simulated shoe's device (a ``vshoe://`` URL), the shoe link (not yet
     reading), the dealer's LEDs, display and buttons (:func:`shoe_ctl.dealer_io.start_dealer_io`),
     the sinks in delivery order (LEDs, extra sinks, display; then :class:`ShoeCommandSink`, the
-    dealer port, the simulated dealer), then the link's reader, the controller thread (the first
-    instruction goes out), the systemd notifications, the dealer port's listener, the simulated
-    dealer. Build it with :meth:`from_config`.
+    dealer port, the simulated dealer), then (under systemd) ``READY=1`` and the link-status
+    hook, the link's reader, the controller thread (the first instruction goes out), the
+    controller watchdog (:mod:`shoe_ctl.service.watchdog`), the systemd watchdog pings, the dealer
+    port's listener, the simulated dealer. Build it with :meth:`from_config`.
     """
 
     def __init__(self, cfg: TableConfig, controller: Controller, url: str, *, resume_seq: int | None = None,
@@ -85,6 +86,7 @@ class Table:
         self.dealer: Any = None
         self.display_problem: str | None = None
         """Why the configured display is not served (its port busy), or None."""
+        self.watchdog: Any = None
         self.stopped = threading.Event()
         self._dealer_io = dealer_io
         self._display = display
@@ -245,14 +247,23 @@ class Table:
         if self.device is not None and self._dealer_factory is not None:
             self.dealer = self._dealer_factory(self.device, controller.post)
             controller.add_sink(self.dealer)
+        if self._notifier is not None and self._notifier.enabled:
+            # READY=1 at once: without its shoe the table is a running service that says so
+            self._notifier.ready(f"waiting for the shoe at {self.url}")
+            controller.add_hook(_status_hook(self._notifier))  # before the link's first event
         link.start()
         self._parts.append(link)
         if self._wait_connected is not None:
             self._await_link(self._wait_connected)
         controller.start()
         self._parts.append(controller)
+        from shoe_ctl.service.watchdog import ControllerWatchdog
+
+        outputs: list[Any] = [sink for sink in controller.sinks if callable(getattr(sink, "service_lost", None))]
+        self.watchdog = ControllerWatchdog(controller.call_soon, outputs).start()
+        self._parts.append(self.watchdog)  # closed before the controller
         if self._notifier is not None:
-            _start_notifications(self._notifier, link, controller, self.stopped)
+            _start_notifications(self._notifier, controller, self.stopped)
         if self.port is not None:
             self.port.start()  # after the controller published the state: a client sees it first
         if self.dealer is not None:
@@ -362,25 +373,30 @@ def _hands_before(journal: Any) -> int:
     return int(hands[-1].hand) if hands else 0
 
 
-def _start_notifications(notifier: Any, link: Any, controller: Any, stop: threading.Event) -> None:
-    """systemd (``Type=notify``, ``shoe_ctl.service.notify``): ``READY=1`` once the shoe's
-    handshake is done (its hello arrived), and ``WATCHDOG=1`` every ``ping_interval_s`` sent from
-    the controller's own thread (``Controller.call_soon``), so a wedged controller stops the pings
+def _status_hook(notifier: Any) -> Callable[[Any, Any], None]:
+    """A controller after-event hook sending a ``STATUS=`` line to systemd on every change of the
+    shoe link (:func:`shoe_ctl.service.notify.link_status`)."""
+    from shoe_ctl.events import LinkChanged
+    from shoe_ctl.service.notify import link_status
+
+    def on_link(ev: Any, _cmds: Any) -> None:
+        if isinstance(ev, LinkChanged):
+            notifier.status(link_status(ev))
+
+    return on_link
+
+
+def _start_notifications(notifier: Any, controller: Any, stop: threading.Event) -> None:
+    """systemd (``Type=notify``, ``shoe_ctl.service.notify``): ``READY=1`` was sent before the
+    link started, with a ``STATUS=`` saying the service waits for the shoe (a table without its
+    shoe is a running service that shows "shoe not connected", not a start-up failure to
+    restart), and a ``STATUS=`` line goes out on every change of the shoe link
+    (:func:`_status_hook`); here: ``WATCHDOG=1`` every ``ping_interval_s`` sent from the controller's own thread
+    (``Controller.call_soon``), independent of the shoe, so a wedged controller stops the pings
     and systemd restarts the service; ``STATUS=`` when the journal cannot be written and when it
-    writes again (the controller is not blocked by it, so the pings go on: ``docs/journal.md``,
-    "The writer"). Nothing runs without ``NOTIFY_SOCKET``."""
+    writes again (``docs/journal.md``, "The writer"). Nothing runs without ``NOTIFY_SOCKET``."""
     if not notifier.enabled:
         return
-    from drivers.exc import ShoeTimeoutError
-
-    def ready() -> None:
-        while not stop.is_set():
-            try:
-                info = link.wait_connected(0.5)
-            except ShoeTimeoutError:
-                continue
-            notifier.ready(f"shoe {info.serial} connected")
-            return
 
     def pings(interval: float) -> None:
         while not stop.wait(interval):
@@ -393,7 +409,6 @@ def _start_notifications(notifier: Any, link: Any, controller: Any, stop: thread
     listen = getattr(controller.journal, "add_state_listener", None)
     if listen is not None:
         listen(journal_state)
-    threading.Thread(target=ready, name="sd-notify-ready", daemon=True).start()
     if notifier.ping_interval_s is not None:
         threading.Thread(target=pings, args=(notifier.ping_interval_s,), name="sd-notify-watchdog",
                          daemon=True).start()

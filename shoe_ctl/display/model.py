@@ -194,7 +194,8 @@ class DisplayModel:
       only, not as an alert band as well.
     - End of a hand: when the state goes from a hand to ``idle``, the information (not latched)
       alerts shown until then are dropped; latched ones stay until acknowledged.
-    - ``Alert``: shown until acknowledged here (with its ``moves``). The display numbers these alerts itself (from
+    - ``Alert``: shown until acknowledged here (with its ``moves``; a repeat of one still shown
+      raises its ``count``; at most :attr:`MAX_LOCAL_INFO` information ones). The display numbers these alerts itself (from
       :attr:`LOCAL_ID_BASE`). When the machine lists alerts in its state (with its own ids),
       those are shown too, less those acknowledged here, and an ``Alert`` command matching one
       of them (same code, message and seat) is shown once, under the machine's id.
@@ -207,6 +208,9 @@ class DisplayModel:
 
     LOCAL_ID_BASE = 1_000_000
     """Ids the display gives alerts the machine did not number (far from the machine's own)."""
+    MAX_LOCAL_INFO = 50
+    """At most this many information alerts of its own numbering are kept (the oldest dropped); a
+    repeat of one still shown is counted in it (``count``), not added."""
 
     def __init__(self, table_seats: int = 8) -> None:
         self.table_seats = table_seats

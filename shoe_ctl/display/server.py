@@ -5,8 +5,10 @@ Routes (all JSON unless noted):
 - ``GET /`` — the page (``static/index.html``; no CDN, works offline); ``GET /static/...``.
 - ``GET /state`` — the public table state (:meth:`DisplayModel.snapshot`).
 - ``GET /events`` — server-sent events: one ``state`` event with the full snapshot at connect and
-  after every change (``id:`` is the snapshot's ``version``); a comment line every 15 s keeps
-  idle connections open.
+  after every change (``id:`` is the snapshot's ``version``); a ``beat`` event (``{"alive":
+  bool}``: false while the controller is stuck, :meth:`DisplaySink.service_lost`) every
+  :data:`BEAT_S` seconds without one, which the page's watchdog needs (docs/display.md, *No
+  service*); a ``bye`` event when the service stops.
 - ``POST /input`` — body ``{"action": DealerAction value, "seat": int|null, "args": {}}``; posts a
   :class:`~shoe_ctl.events.DealerInput` to the controller; 202 on success (``{"posted", "ref"}``:
   ``args["ref"]`` is set when the body gave none, and the snapshot's ``reply`` says whether the
@@ -56,7 +58,13 @@ SEAT_ACTIONS = frozenset({DealerAction.FOLD, DealerAction.ALL_IN, DealerAction.E
 """Inputs that name a seat (``seat`` required)."""
 MAX_SEAT = 10
 STREET_NAMES = ("3rd", "4th", "5th", "6th", "7th")
-KEEPALIVE_S = 15.0
+BEAT_S = 1.0
+"""Seconds between ``beat`` events on an ``/events`` stream with nothing else to send; the page
+shows "no service" after :data:`PAGE_TIMEOUT_S` seconds without any event."""
+PAGE_TIMEOUT_S = 3.0
+"""The page's watchdog (``static/app.js`` ``NO_SERVICE_MS``): seconds without an event before it
+turns into "no service — do not deal"."""
+SUBSCRIBER_BACKLOG = 256
 
 
 class DisplayError(ValueError):
@@ -127,6 +135,7 @@ class DisplaySink(Closeable):
         self._lock = threading.Lock()
         super().__init__(self._lock)
         self._next_ref = 0
+        self.alive = True  # False while the controller is stuck (ControllerWatchdog)
         self.journal_chain: Callable[[], dict[str, Any] | None] | None = None
         """Set by the table to the journal's ``chain_public``: the snapshot's ``journal_chain``."""
 
@@ -227,6 +236,9 @@ class DisplaySink(Closeable):
         if loop is not None and self._thread is not None and self._thread.is_alive():
             def stop() -> None:
                 for q in list(self._subscribers):
+                    if q.full():
+                        q.get_nowait()
+                    q.put_nowait(b"event: bye\ndata: {}\n\n")  # the page shows "no service" at once
                     q.put_nowait(None)
                 loop.call_later(0.05, loop.stop)
             loop.call_soon_threadsafe(stop)
@@ -248,6 +260,29 @@ class DisplaySink(Closeable):
             loop.call_soon_threadsafe(self._apply, command)
         except RuntimeError:  # loop already closed
             pass
+
+    def service_lost(self, lost: bool) -> None:
+        """The controller is stuck (``True``) or runs again: every ``/events`` client gets a
+        ``beat`` saying so at once (the page shows "service stuck — do not deal" while it is
+        false). Called by :class:`shoe_ctl.service.watchdog.ControllerWatchdog`; returns at once."""
+        self.alive = not lost
+        loop = self._loop
+        if self._closed or loop is None:
+            return
+        try:
+            loop.call_soon_threadsafe(self._send_beat)
+        except RuntimeError:
+            pass
+
+    def _beat(self) -> bytes:
+        return f"event: beat\ndata: {json.dumps({'alive': self.alive})}\n\n".encode()
+
+    def _send_beat(self) -> None:
+        payload = self._beat()
+        for q in list(self._subscribers):
+            if q.full():
+                q.get_nowait()
+            q.put_nowait(payload)
 
     def sync(self, timeout: float = 2.0) -> None:
         """Wait until every command handed so far has been applied (tests, startup)."""
@@ -328,9 +363,9 @@ class DisplaySink(Closeable):
         try:
             while True:
                 try:
-                    item = await asyncio.wait_for(q.get(), KEEPALIVE_S)
+                    item = await asyncio.wait_for(q.get(), BEAT_S)
                 except TimeoutError:
-                    item = b": keep-alive\n\n"
+                    item = self._beat()
                 if item is None:
                     break
                 if not await self._write_or_drop(request, resp, item):

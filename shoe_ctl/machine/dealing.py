@@ -145,6 +145,9 @@ class Dealing:
         self.confirming = False  # in a betting state with no betting: the street is to be confirmed
         self.entries = 0  # state entries so far: tags a timer with the entry it was armed in
         self.idle_strays: set[int] = set()  # ids of the alerts for cards pulled with no hand running
+        # an open sequence gap inside a hand (docs/irregularities.md, *Sequence gap*): the events
+        # lost, the card number the screen showed; None when no gap is open
+        self.gap: dict[str, int] | None = None
         self.irregular = Irregularities(self)
         self.inputs = DealerInputs(self)
         self.wording = Wording(self)
@@ -221,8 +224,7 @@ class Dealing:
         elif isinstance(event, CounterReset):
             self._on_counter_reset(event)
         elif isinstance(event, SequenceGap):
-            self.alert("sequence-gap", f"the shoe lost events {event.expected}..{event.got - 1}: cards may have "
-                       "left unreported; check the deal and the stub", latched=True)
+            self._on_sequence_gap(event)
         elif isinstance(event, ShoeRestarted):  # docs/protocol.md section 12: a stop and the procedure
             if self.hand is not None and self.state != IDLE:
                 self.alert("shoe-restarted", event.procedure(), latched=True)
@@ -250,6 +252,13 @@ class Dealing:
         dealing = hand is not None and state.endswith("_deal") and self.plan is not None
         if hand is not None and state.endswith("_aside"):
             self._irregular_card(ev, gap)
+            return
+        if self.gap is not None and hand is not None and state != IDLE:
+            # a sequence gap is open: where this card belongs is not known until the dealer's
+            # count closes it; it is held aside (counted) and the dealer stopped
+            for _ in range(gap):
+                hand.put_aside(None)
+            self._stray(ev.card, ev.seq)
             return
         if gap:
             self.alert("dispense-gap", f"{gap} card(s) left the shoe unreported before read {ev.seq} "
@@ -432,6 +441,7 @@ class Dealing:
         self.seventh = None
         self.confirming = False
         self.irregular.reset()
+        self.gap = None
         self.inputs.undo.forget("no dealer input to undo")
         self.alerts = [a for a in self.alerts if a["latched"]]
         for s in dict.fromkeys(all_in):
@@ -487,6 +497,22 @@ class Dealing:
 
     # ================================================================== link, faults, timers
 
+    @property
+    def shoe_required(self) -> bool:
+        """True for a machine on a shoe link (``await_counter_reset``): no hand starts while the
+        link is ``disconnected`` or ``degraded``, and ``idle`` says "shoe not connected" until the
+        first ``connected`` (docs/service.md, *No shoe*). A link state not yet reported (a
+        journal replay) does not refuse a hand: the replay must reach the state it recorded."""
+        return self.await_counter_reset
+
+    @property
+    def shoe_heard(self) -> bool:
+        """False while the host cannot hear the shoe (link ``disconnected`` or ``degraded``; on a
+        shoe link also before its first ``connected``): no output then says *deal*."""
+        if self.shoe_status in ("disconnected", "degraded"):
+            return False
+        return not (self.shoe_required and self.shoe_status == "unknown")
+
     def _on_link(self, ev: LinkChanged) -> None:
         was = self.shoe_status
         self.shoe_status = ev.status.value
@@ -495,16 +521,94 @@ class Dealing:
         if ev.refused:  # docs/security.md, "The shoe link": nothing of it was delivered
             self.alert(f"shoe-{ev.refused}", f"shoe link refused: {ev.detail}; stop dealing and call the floor",
                        latched=True)
-        if ev.status is LinkStatus.DISCONNECTED and was != "disconnected" and self.hand is not None \
-                and self.state not in (IDLE,):
+        in_hand = self.hand is not None and self.state not in (IDLE,)
+        if ev.status is LinkStatus.DISCONNECTED and was != "disconnected" and in_hand:
+            assert self.hand is not None
             self.alert("shoe-disconnected", f"the shoe disconnected in hand {self.hand_no} ({ev.detail}); "
                        "stop pulling cards until it is back", latched=False)
+        if ev.status is LinkStatus.DEGRADED and was != "degraded" and in_hand:
+            assert self.hand is not None
+            self.alert("shoe-link-degraded", f"the host cannot hear the shoe reliably in hand {self.hand_no} "
+                       f"({ev.detail}): pull no card until the signal comes back; a card already pulled "
+                       "stays where the screen said (the shoe keeps its read and sends it once the link "
+                       "recovers); if it does not recover within a minute, call the floor")
         if ev.sequence_reset:
             # docs/protocol.md section 6: the shoe's sequence numbers went back (it lost its
             # stored counter); events it held may be lost and cannot be told from old ones.
             self.alert("shoe-sequence-reset", f"the shoe's sequence numbers went back ({ev.detail}): it lost "
                        "its stored counter, so card reads may be lost; check the deal and the stub, and "
                        "have the shoe serviced", latched=True)
+
+    def _on_sequence_gap(self, ev: SequenceGap) -> None:
+        """The shoe lost events ``ev.expected .. ev.got - 1`` (e.g. a reboot that dropped its
+        unacked buffer): cards may have left unread. Inside a hand the gap stays open, and the
+        dealer stopped, until the dealer reports the cards found on the felt (``gap-cards``) or
+        the floor declares the hand dead (``misdeal``); docs/irregularities.md, *Sequence gap*."""
+        lost = ev.got - ev.expected
+        if self.hand is None or self.state == IDLE:
+            self.alert("sequence-gap", f"the shoe lost events {ev.expected}..{ev.got - 1}: cards may have "
+                       "left unreported; check the deal and the stub", latched=True)
+            return
+        nxt = self.hand.pulled + 1
+        if self.gap is not None:
+            lost += self.gap["lost"]
+            nxt = self.gap["card_no"]
+        self.gap = {"lost": lost, "card_no": nxt}
+        self.alert("sequence-gap", f"the shoe lost {lost} event(s) ({ev.expected}..{ev.got - 1}): cards may "
+                   f"have left unread. Stop; the screen showed card #{nxt} next. Count the cards on the felt "
+                   "against the screen (every seat, the burns, the centre) and report how many cards are "
+                   "out that the screen does not show (Cards found…); or the floor declares them burned, or "
+                   "the hand dead (Misdeal)", latched=True)
+
+    def gap_places(self, limit: int = 8) -> tuple[str, ...]:
+        """The places of the next card steps of the street's plan (``"seat 3 down"``,
+        ``"burn 4th"``, ``"centre"``), at most ``limit``: where cards pulled during a sequence
+        gap lie when the dealer followed the screen. Empty outside a street's deal."""
+        plan, hand = self.plan, self.hand
+        if plan is None or hand is None or not self.state.endswith("_deal"):
+            return ()
+        out: list[str] = []
+        for step in plan.steps[self.step_i:]:
+            if step.kind == "deal" and step.seat_index is not None:
+                out.append(f"seat {hand.seats[step.seat_index].seat} {step.face or 'down'}")
+            elif step.kind == "burn":
+                out.append(f"burn {step.street or self.street}")
+            elif step.kind == "community":
+                out.append("centre")
+            else:
+                break  # a scramble or a cut: no card is pulled past it
+            if len(out) >= limit:
+                break
+        return tuple(out)
+
+    def close_gap(self, cards: int, *, burned: bool) -> None:
+        """Close the open sequence gap: ``cards`` cards left the shoe unread. They lie at the next
+        places of the plan (:meth:`gap_places`, recorded as unknown cards, in order) or, with
+        ``burned`` (the floor's decision), they are out of play (the stub gives them, no seat
+        gets them). The gap's ``sequence-gap`` alerts are cleared; the hand goes on.
+
+        :raises ValueError: ``cards`` below 0, or more cards at the places than the plan has
+            (the floor then declares them burned or the hand dead)."""
+        assert self.hand is not None and self.gap is not None
+        if cards < 0:
+            raise ValueError(f"cards: {cards} is below 0")
+        if not burned and cards > len(self.gap_places(limit=cards + 1)) and cards > 0:
+            raise ValueError(f"{cards} card(s) found, but the screen's next {len(self.gap_places())} place(s) "
+                             "cannot hold them: the floor decides (burned, or Misdeal)")
+        if cards > self.hand.stub_count():
+            raise ValueError(f"{cards} card(s) found, but the stub has only {self.hand.stub_count()}")
+        for _ in range(cards):
+            if not burned and self._current_card_step() is not None:
+                self._fill(None, 0, check=False)
+            else:
+                read = Read(0, None, "aside", self.street, None)
+                self.reads.append(read)
+                self.hand.put_aside(None)
+        self.gap = None
+        self.alerts = [a for a in self.alerts if a["code"] != "sequence-gap"]
+        where = "out of play (burned)" if burned else "where the screen had them, identity unknown"
+        self.alert("sequence-gap-closed", f"sequence gap closed: {cards} card(s) that left unread are counted "
+                   f"{where}; the hand goes on")
 
     def _on_shoe_fault(self, ev: ShoeFault) -> None:
         if ev.cleared:
@@ -672,14 +776,33 @@ class Dealing:
 
     # ================================================================== outputs
 
+    MAX_INFO_ALERTS = 20
+    """At most this many information (not latched) alerts are kept; older ones are dropped
+    (latched ones stay until acknowledged). The journal keeps every one."""
+
     def alert(self, code: str, message: str, *, latched: bool = False, seat: int | None = None,
                street: str | None = None, moves: tuple[str, ...] = ()) -> None:
-        self._alert_id += 1
+        """Raise an alert: an ``Alert`` command (journaled, each one) and an entry in
+        :attr:`alerts` (shown until acknowledged). A repeat of an alert still shown (same code,
+        words, seat, street, latch and moves) is merged into it: its ``count`` goes up and it
+        keeps its id, so a flood of refused inputs keeps one entry (docs/display.md, *Alerts*);
+        beyond :attr:`MAX_INFO_ALERTS` information alerts the oldest is dropped."""
         st = street or self.street
-        self.alerts.append({"id": self._alert_id, "code": code, "message": message, "street": st,
-                            "seat": seat, "latched": latched, "moves": list(moves)})
         self.out.append(Alert(code, message, st, seat, latched, moves))
         (log.warning if latched else log.info)("alert %s: %s", code, message)
+        for a in self.alerts:
+            if (a["code"] == code and a["message"] == message and a["seat"] == seat and a["street"] == st
+                    and a["latched"] == latched and a["moves"] == list(moves)):
+                a["count"] = a.get("count", 1) + 1
+                self._rev += 1
+                return
+        self._alert_id += 1
+        self.alerts.append({"id": self._alert_id, "code": code, "message": message, "street": st,
+                            "seat": seat, "latched": latched, "moves": list(moves), "count": 1})
+        info = [a for a in self.alerts if not a["latched"]]
+        if len(info) > self.MAX_INFO_ALERTS:
+            drop = {id(a) for a in info[:len(info) - self.MAX_INFO_ALERTS]}
+            self.alerts = [a for a in self.alerts if id(a) not in drop]
 
     def _snapshot_key(self) -> tuple[Any, ...]:
         return (self.state, self.step_i, len(self.reads), len(self.alerts), self._alert_id,

@@ -78,6 +78,8 @@ def _rows() -> dict[DealerAction, Row]:
         Row(A.CARD_COUNT, ((None, "irregular.card_count"),), ""),
         Row(A.MISDEAL, ((None, "irregular.declared_misdeal"),), ""),
         Row(A.STUB_MIXED, ((None, "irregular.stub_mixed"),), ""),
+        # A sequence gap (docs/irregularities.md, *Sequence gap*): accepted while one is open.
+        Row(A.GAP_CARDS, ((None, "gap_cards"),), "no sequence gap is open"),
     )
     return {r.action: r for r in rows}
 
@@ -184,11 +186,47 @@ class DealerInputs:
             rules = str(args.get("rules", m.profile.name))
             profile = m.profiles[rules]
             hand = HandState.new(game, seats)
+            override = args.get("override", False)
+            if not isinstance(override, bool):
+                raise ValueError(f"override: {override!r} is not true or false")
         except (KeyError, ValueError, TypeError) as exc:
             m.alert("input-invalid", f"new hand refused: {exc} (args: seats, game "
-                    f"{'|'.join(g.value for g in Game)}, rules {'|'.join(m.profiles)})")
+                    f"{'|'.join(g.value for g in Game)}, rules {'|'.join(m.profiles)}, override)")
             return
+        if m.shoe_required and m.shoe_status in ("disconnected", "degraded"):
+            why = ("the link to the shoe is degraded (the shoe is not heard)" if m.shoe_status == "degraded"
+                   else "the shoe is not connected: check the cable")
+            m.wrong_time(ev, f"{why}; a hand starts once the shoe is back")
+            return
+        stops = list(dict.fromkeys(a["code"] for a in m.alerts if a["latched"]))
+        if stops and not override:
+            m.wrong_time(ev, f"a STOP alert is up ({', '.join(stops)}): acknowledge it first, or the floor "
+                         "overrides (New hand… > Floor override)")
+            return
+        if stops:
+            m.alerts = [a for a in m.alerts if not a["latched"]]
+            m.idle_strays.clear()
         m.begin_hand(profile, game, hand, all_in)
+        if stops:
+            m.alert("floor-override", f"hand {m.hand_no} started on the floor's override over the STOP "
+                    f"alert(s) {', '.join(stops)}, which are cleared")
+
+    def gap_cards(self, ev: DealerInput) -> None:
+        """``gap-cards`` (``cards``, ``burned``): close the open sequence gap
+        (:meth:`~shoe_ctl.machine.dealing.Dealing.close_gap`)."""
+        m = self.m
+        if m.gap is None or m.hand is None or m.state == layout.IDLE:
+            m.wrong_time(ev, ROWS[A.GAP_CARDS].refused)
+            return
+        cards, burned = ev.args.get("cards"), ev.args.get("burned", False)
+        if isinstance(cards, bool) or not isinstance(cards, int) or not isinstance(burned, bool):
+            m.alert("input-invalid", f"'gap-cards' needs cards (an integer) and burned (true or false), "
+                    f"not {cards!r}, {burned!r}")
+            return
+        try:
+            m.close_gap(cards, burned=burned)
+        except ValueError as exc:
+            m.alert("input-invalid", f"'gap-cards' refused: {exc}")
 
     def fold(self, ev: DealerInput) -> None:
         """``fold`` in a betting round."""

@@ -19,6 +19,7 @@ NOT_UNDOABLE: dict[DealerAction, str] = {
     DealerAction.NEW_HAND: "a new hand is not undone (declare a misdeal instead)",
     DealerAction.HAND_COMPLETE: "the hand is over",
     DealerAction.MISDEAL: "the hand is over",
+    DealerAction.GAP_CARDS: "the floor's count closed the sequence gap",
     DealerAction.SCRAMBLE_DONE: "the stub was rebuilt and the shoe's counter reset",
     DealerAction.CUT_DONE: "the stub was reloaded and the shoe's counter reset",
     DealerAction.STUB_RELOADED: "the stub was reloaded",

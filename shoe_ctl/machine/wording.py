@@ -76,7 +76,7 @@ class Wording:
         m = self.m
         ins = self._instruction()
         if ins.card_no is None and m.hand is not None and m.state != IDLE and m.state != ATTENTION:
-            ins = replace(ins, card_no=m.hand.pulled + 1)
+            ins = Instruction(ins.signal, ins.text, ins.seat, ins.face, ins.street, ins.cards, m.hand.pulled + 1, ins.ref)
         return ins
 
     def _instruction(self) -> Instruction:
@@ -89,9 +89,18 @@ class Wording:
         if m.hand is not None and state != IDLE:
             if m.shoe_status == "disconnected":
                 return Instruction(Signal.SHOE_FAULT, "Shoe disconnected: stop pulling cards", street=street)
+            if m.shoe_status == "degraded":
+                return Instruction(Signal.DEGRADED, "Shoe not heard (link degraded): pull no card until the "
+                                   "signal comes back", street=street)
             if m.shoe_fault is not None:
                 what = FAULT_TEXT.get(FaultKind(m.shoe_fault), "pull no card until it clears")
                 return Instruction(Signal.SHOE_FAULT, f"Shoe fault: {m.shoe_fault}: {what}", street=street)
+            if m.gap is not None:
+                places = m.gap_places()
+                return Instruction(Signal.STOP, f"Sequence gap: cards may have left unread (card #{m.gap['card_no']} "
+                                   "was next). Count the cards on the felt and report the cards found, or the "
+                                   "floor declares them burned or the hand dead", street=street, cards=places,
+                                   card_no=m.gap["card_no"])
             for a in m.alerts:
                 if a["latched"]:
                     return Instruction(Signal.STOP, f"Stop: {a['code']} — check and acknowledge", street=street)
@@ -103,6 +112,20 @@ class Wording:
             stray = next((a for a in m.alerts if a["id"] in m.idle_strays), None)
             if stray is not None:  # a card pulled with no hand running: stop until acknowledged
                 return Instruction(Signal.STOP, f"Stop: {stray['code']} — check and acknowledge")
+            latched = next((a for a in m.alerts if a["latched"]), None)
+            if latched is not None:  # no new hand under a STOP (docs/service.md, *The signals*)
+                return Instruction(Signal.STOP, f"Stop: {latched['code']} — check and acknowledge before the "
+                                   "next hand")
+            if m.shoe_required and m.shoe_status == "degraded":
+                return Instruction(Signal.DEGRADED, "Shoe not heard (link degraded): no new hand until it is "
+                                   "back")
+            if m.shoe_required and m.shoe_status == "disconnected":
+                return Instruction(Signal.SHOE_FAULT, "Shoe not connected — check the cable; no new hand "
+                                   "until it is back")
+            if m.shoe_required and m.shoe_status == "unknown":
+                # the link's first word is a few milliseconds away (or, with nothing on the
+                # port, "disconnected" after its silence limit): LEDs off, nothing to deal yet
+                return Instruction(Signal.IDLE, "Connecting to the shoe… no new hand until it answers")
             if irr.misdeal is not None and m.hand is not None:
                 return Instruction(Signal.IDLE, f"Misdeal ({irr.misdeal}): collect every card; new hand")
             return Instruction(Signal.IDLE, "Waiting for a new hand")

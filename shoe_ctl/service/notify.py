@@ -2,9 +2,11 @@
 
 Under ``Type=notify`` systemd sets ``NOTIFY_SOCKET`` (a path, or ``@name`` for the abstract
 namespace) and, with ``WatchdogSec=``, ``WATCHDOG_USEC`` (and ``WATCHDOG_PID``). The service sends
-``READY=1`` once the shoe's handshake is done, ``WATCHDOG=1`` at least every half watchdog interval
-from the controller's own thread (so a stuck controller is restarted), ``STATUS=...`` for
-``systemctl status`` and ``STOPPING=1`` on shutdown. Without ``NOTIFY_SOCKET`` (a terminal, tests)
+``READY=1`` at start-up with ``STATUS=waiting for the shoe ...`` (it waits for the shoe as a
+running service rather than failing to start), ``WATCHDOG=1`` at least every half watchdog interval
+from the controller's own thread (so a stuck controller is restarted, shoe or no shoe), a
+``STATUS=...`` line for ``systemctl status`` on every change of the shoe link
+(:func:`link_status`) and ``STOPPING=1`` on shutdown. Without ``NOTIFY_SOCKET`` (a terminal, tests)
 every call is a no-op that returns False.
 """
 
@@ -13,6 +15,8 @@ from __future__ import annotations
 import os
 import socket
 from collections.abc import Mapping
+
+from shoe_ctl.events import LinkChanged, LinkStatus
 
 
 class Notifier:
@@ -59,7 +63,7 @@ class Notifier:
             return False
 
     def ready(self, status: str = "") -> bool:
-        """``READY=1`` (after the shoe handshake), with an optional status line."""
+        """``READY=1`` (the service runs), with an optional status line."""
         return self.notify("READY=1", *([f"STATUS={status}"] if status else []))
 
     def watchdog(self) -> bool:
@@ -73,6 +77,20 @@ class Notifier:
     def stopping(self) -> bool:
         """``STOPPING=1`` at the start of a clean shutdown."""
         return self.notify("STOPPING=1")
+
+
+def link_status(ev: LinkChanged) -> str:
+    """The ``STATUS=`` text for a change of the shoe link, e.g. ``shoe S-1 connected``, ``shoe not
+    connected — check the cable (cannot open /dev/shoe: ...)``, ``shoe not heard (link degraded:
+    ...)``; at most 200 characters."""
+    if ev.status is LinkStatus.CONNECTED:
+        serial = ev.info.serial if ev.info is not None else "?"
+        text = f"shoe {serial} connected" + (f" ({ev.detail})" if ev.detail else "")
+    elif ev.status is LinkStatus.DEGRADED:
+        text = f"shoe not heard (link degraded: {ev.detail}); the dealer is told to pull no card"
+    else:
+        text = f"shoe not connected — check the cable ({ev.detail}); waiting for it, no new hand"
+    return text[:200]
 
 
 _default: Notifier | None = None

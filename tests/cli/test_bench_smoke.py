@@ -14,7 +14,8 @@ from paths import ROOT, SHARED
 KEYS = {
     "latency_us", "latency_parts_us", "latency_cards", "journal_sync", "wire_us", "card_frame_bytes",
     "replay_direct_hands_per_s", "replay_full_hands_per_s", "pokerkit_hands_per_s", "pokerkit_hands",
-    "ratio_direct_vs_pokerkit", "soak_cards_per_s", "rss_mb", "ready_s", "machine", "targets",
+    "ratio_direct_vs_pokerkit", "ratio_direct_vs_pokerkit_cpu", "ratio_engine_vs_pokerkit", "engine_hands_per_s",
+    "pokerkit_engine_hands_per_s", "ratio_analyze_vs_pokerkit", "analyze_hands_per_s", "soak_cards_per_s", "rss_mb", "ready_s", "machine", "targets",
 }
 
 
@@ -44,6 +45,9 @@ def test_bench_quick_json_emits_every_key() -> None:
                                  "service RSS (MiB)", "service ready (s)", "loaded full stack (cards/s)",
                                  "ready on a large journal (s)"}
     assert r["ready_large_journal_s"] > 0 and r["ready_large_journal_file"]["records"] > 0
+    assert r["ratio_engine_vs_pokerkit"] == pytest.approx(
+        r["engine_hands_per_s"] / r["pokerkit_engine_hands_per_s"], rel=0.02)
+    assert r["analyze_hands_per_s"] > 0 and r["ratio_analyze_vs_pokerkit"] > 0
 
 
 @pytest.mark.skipif(not (SHARED / "data" / "stud" / "phh").is_dir(), reason="no shared PHH data")

@@ -1,5 +1,7 @@
-"""``shoe-ctl run`` under systemd: READY=1 only after the shoe's handshake, WATCHDOG=1 from the
-controller's thread, STOPPING=1 on shutdown; the journal it creates is private (0600)."""
+"""``shoe-ctl run`` under systemd: READY=1 at start with a STATUS saying it waits for the shoe (no
+restart loop while the shoe is off), STATUS lines as the link changes, WATCHDOG=1 from the
+controller's thread whether or not the shoe answers, STOPPING=1 on shutdown; the journal it
+creates is private (0600)."""
 
 from __future__ import annotations
 
@@ -55,6 +57,15 @@ class _Datagrams:
             time.sleep(0.02)
         return None
 
+    def wait_for_prefix(self, prefix: str, timeout: float) -> float | None:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            for t, d in list(self.got):
+                if any(f.startswith(prefix) for f in d.split("\n")):
+                    return t
+            time.sleep(0.02)
+        return None
+
     def close(self) -> None:
         self._stop.set()
         self._t.join(2)
@@ -65,7 +76,7 @@ def _mode(p: Path) -> int:
     return stat.S_IMODE(p.stat().st_mode)
 
 
-def test_ready_only_after_the_shoe_handshake_then_watchdog_and_stopping(tmp_path: Path) -> None:
+def test_ready_at_start_waits_for_the_shoe_with_status_then_watchdog_and_stopping(tmp_path: Path) -> None:
     from shoe_ctl.service.shoe_secrets import SecretStore, new_secret
 
     secret = new_secret()  # a real shoe is taken only when paired with the table (docs/security.md)
@@ -83,17 +94,21 @@ def test_ready_only_after_the_shoe_handshake_then_watchdog_and_stopping(tmp_path
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             preexec_fn=lambda: os.umask(0o022))
     try:
-        # pings come (every WATCHDOG_USEC/2 = 0.1 s) while the shoe is silent, READY does not
+        # READY at once, saying it waits for the shoe: systemd does not kill a table without its shoe
+        ready_at = notify.wait_for("READY=1", 15)
+        assert ready_at is not None
+        assert f"STATUS=waiting for the shoe at {shoe.url}" in notify.fields()
+        # pings come (every WATCHDOG_USEC/2 = 0.1 s) from the controller while the shoe is silent
         assert notify.wait_for("WATCHDOG=1", 15) is not None
         time.sleep(0.6)
-        assert "READY=1" not in notify.fields()
         assert notify.fields().count("WATCHDOG=1") >= 3
         assert shoe.hellos == 0
+        assert notify.wait_for_prefix("STATUS=shoe not connected — check the cable", 10) is not None
         plugged_at = time.monotonic()
         shoe.replug()
-        ready_at = notify.wait_for("READY=1", 15)
-        assert ready_at is not None and ready_at > plugged_at
-        assert shoe.hellos >= 1  # the shoe's hello came before READY
+        connected_at = notify.wait_for_prefix("STATUS=shoe VS-0001 connected", 15)
+        assert connected_at is not None and connected_at > plugged_at
+        assert shoe.hellos >= 1  # the shoe's hello came before the status said connected
         # the journal the service created, with its write-ahead log and index, is the user's alone
         for p in (journal, Path(f"{journal}-wal"), Path(f"{journal}-shm")):
             assert p.exists(), p

@@ -31,7 +31,7 @@ def rows() -> dict[str, str]:
 
 HEADLINES = {"idle": "NO HAND", "deal": "DEAL", "burn": "BURN", "community": "COMMUNITY", "betting": "BETTING",
              "scramble": "SCRAMBLE", "cut": "CUT", "showdown": "SHOWDOWN", "stop": "STOP",
-             "shoe-fault": "SHOE FAULT", "degraded": "SHOE DEGRADED"}
+             "shoe-fault": "SHOE FAULT", "degraded": "SHOE NOT HEARD"}
 """Signal -> how its headline starts on the page (app.js, headline())."""
 
 

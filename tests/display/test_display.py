@@ -161,6 +161,7 @@ class SseReader:
 
     def _run(self) -> None:
         buf = b""
+        kind = "state"
         try:
             while chunk := self._sock.recv(65536):
                 buf += chunk
@@ -168,7 +169,9 @@ class SseReader:
                 for line in lines:
                     text = line.decode().rstrip("\r")
                     self.raw.append(text)
-                    if text.startswith("data: "):
+                    if text.startswith("event: "):
+                        kind = text[7:]
+                    elif text.startswith("data: ") and kind == "state":  # not a beat or bye
                         self.events.put(json.loads(text[6:]))
         except OSError:  # closed by the test
             pass

@@ -52,20 +52,25 @@ class StreamReader:
     def _run(self) -> None:
         ident: int | None = None
         data: list[str] = []
+        kind = "message"
         try:
             for raw in self._resp:
                 line = raw.decode().rstrip("\n")
                 if line.startswith("id: "):
                     ident = int(line[4:])
+                elif line.startswith("event: "):
+                    kind = line[7:]
                 elif line.startswith("data: "):
                     data.append(line[6:])
+                elif line == "" and data and kind != "state":  # a beat or bye: no snapshot
+                    ident, data, kind = None, [], "message"
                 elif line == "" and data:
                     assert ident is not None
                     with self._cond:
                         self.snapshots.append((ident, json.loads("\n".join(data))))
                         self.latest = ident
                         self._cond.notify_all()
-                    ident, data = None, []
+                    ident, data, kind = None, [], "message"
         except (OSError, ValueError, AttributeError, http.client.HTTPException):
             pass  # the connection closed
 

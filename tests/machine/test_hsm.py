@@ -6,6 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from transitions.extensions import HierarchicalMachine
 
 from shoe_ctl.machine import layout
@@ -65,3 +67,96 @@ def test_a_hand_of_triggers_walks_the_same_states_and_callbacks() -> None:
     assert lean_model.calls == plain_model.calls and "_on_exception" not in lean_model.calls
     assert lean_model.state == layout.IDLE and "_begin_showdown" in lean_model.calls
     assert "_begin_confirm" in lean_model.calls
+
+
+# ------------------------------------------------------------------ random trigger sequences
+
+_TRIGGERS = sorted({t["trigger"] for t in layout.transitions()} | {"nosuchtrigger"})
+
+
+def _with_enter_exit(defs: list[Any], prefix: str = "") -> list[Any]:
+    """The layout's states with an enter and an exit callback on every state, so that the order
+    in which a transition leaves and enters the nesting levels shows in the calls."""
+    out: list[Any] = []
+    for d in defs:
+        spec = {"name": d} if isinstance(d, str) else dict(d)
+        full = prefix + spec["name"]
+        spec["on_enter"] = f"_enter_{full}"
+        spec["on_exit"] = f"_exit_{full}"
+        if "children" in spec:
+            spec["children"] = _with_enter_exit(spec["children"], full + "_")
+        out.append(spec)
+    return out
+
+
+class _Recorder:
+    """Every callback records its name and what the event data says at that moment; ``boom``
+    names the callbacks that raise (``on_exception`` records the error)."""
+
+    def __init__(self, boom: frozenset[str]) -> None:
+        self.can = True
+        self.boom = boom
+        self.calls: list[tuple[Any, ...]] = []
+
+    def two_can_act(self, event: Any) -> bool:
+        self.calls.append(("two_can_act", event.state.name, event.event.name))
+        return self.can
+
+    def _on_exception(self, event: Any) -> None:
+        self.calls.append(("_on_exception", type(event.error).__name__, str(event.error), self.state))
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_") and not name.startswith("__"):
+            def callback(event: Any) -> None:
+                self.calls.append((name, event.state.name, event.event.name, event.transition.source,
+                                   event.transition.dest, self.state))
+                if name in self.boom:
+                    raise RuntimeError(name)
+            return callback
+        raise AttributeError(name)
+
+
+def _recording(cls: type[HierarchicalMachine], boom: frozenset[str]) -> _Recorder:
+    model = _Recorder(boom)
+    cls(model=model, states=_with_enter_exit(layout.states()), transitions=layout.transitions(), initial=layout.IDLE,
+        send_event=True, queued=True, auto_transitions=False, on_exception="_on_exception", model_override=False)
+    return model
+
+
+@settings(max_examples=300, deadline=None)
+@given(steps=st.lists(st.tuples(st.sampled_from(_TRIGGERS), st.booleans()), max_size=40),
+       boom=st.frozensets(st.sampled_from(["_begin_street", "_begin_betting", "_end_hand", "_exit_hand_third",
+                                           "_enter_hand_fourth_deal", "_enter_attention", "_plan_now"]),
+                          max_size=2))
+def test_random_trigger_sequences_match_the_library(steps: list[tuple[str, bool]], boom: frozenset[str]) -> None:
+    """Any sequence of the layout's triggers (and an unknown one), ``two_can_act`` either way and
+    some callbacks raising: the same state after every trigger, the same return value, the same
+    callbacks (enter/exit of every nesting level included) with the same event data, in the same
+    order, and the same errors handed to ``on_exception``."""
+    plain = _recording(HierarchicalMachine, boom)
+    lean = _recording(LeanHierarchicalMachine, boom)
+    for trigger, can in steps:
+        results = []
+        for model in (plain, lean):
+            model.can = can
+            try:
+                results.append(("returned", model.trigger(trigger)))
+            except Exception as exc:  # noqa: BLE001 - compared between the two
+                results.append(("raised", type(exc).__name__, str(exc)))
+        assert results[0] == results[1], trigger
+        assert lean.state == plain.state, trigger
+        assert lean.calls == plain.calls, trigger
+
+
+def test_a_state_added_later_is_found_and_reached() -> None:
+    """Adding states or transitions after triggers have run drops what was kept."""
+    plain_model, plain = _machine(HierarchicalMachine)
+    lean_model, lean = _machine(LeanHierarchicalMachine)
+    for machine, model in ((plain, plain_model), (lean, lean_model)):
+        model.trigger("newhand")
+        machine.add_states("break")
+        machine.add_transition("pause", "hand", "break")
+        machine.add_transition("dealt", "hand_third_deal", "break", conditions="two_can_act", before="_early")
+        model.trigger("pause")
+    assert lean_model.state == plain_model.state == "break"
+    assert lean_model.calls == plain_model.calls

@@ -195,6 +195,8 @@ def test_sequence_gap_and_unreadable_card() -> None:
     t = Table()
     assert t.alerts(t.send(SequenceGap(5, 9))) == ["sequence-gap"]
     t.send(DealerInput(DealerAction.ACK_ALERT))
+    assert t.m.instruction().signal is Signal.STOP  # the gap stays open until the count closes it
+    t.send(DealerInput(DealerAction.GAP_CARDS, args={"cards": 0}))
     t.seq += 1
     t.dispense += 1
     cmds = t.send(CardRead(t.seq, None, "none", t.dispense))

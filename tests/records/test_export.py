@@ -20,6 +20,7 @@ def test_exported_hand_parses_everywhere(tmp_path: Path, journal_table: Callable
     t = journal_table()
     play_hand(t)
     t.post(E.CardRead(99, Card.parse("Ah"), "rfid", 17))  # between hands: set aside, not exported
+    t.inp(E.DealerAction.ACK_ALERT)  # its STOP is acknowledged before the next hand (it blocks one)
     play_hand(t, finish=False)  # unfinished: not exported
     files = export_hands(t.journal, tmp_path / "out")
     assert [f.name for f in files] == ["t9-hand-1.phh"]
@@ -43,7 +44,8 @@ def test_exported_hand_parses_everywhere(tmp_path: Path, journal_table: Callable
     assert data["_burns"] == ["4th Tc", "5th 7c"]
     assert data["_bring_in"] == 3 and data["_rules"] == "tda"
     assert "7th" not in " ".join(data["_procedures"]) and "3rd normal" in data["_procedures"]
-    assert data["_inputs"] == ["4 betting-complete", "9 betting-complete", "12 hand-complete"]
+    # the acknowledgement of the stray card's STOP after the hand is kept with the hand's inputs
+    assert data["_inputs"] == ["4 betting-complete", "9 betting-complete", "12 hand-complete", "12 ack-alert"]
     assert data["_journal"][0] < data["_journal"][1]
 
     # the project's own PHH reader

@@ -17,6 +17,13 @@ const NEXT_STEP = {
 let state = null;
 let selected = null;
 let live = false;  // connected to /events: until then no button posts anything
+// The page's watchdog: the server sends an event at least every second (a "beat"); after
+// NO_SERVICE_MS without one, or a beat saying the controller is stuck, or "bye" (the service
+// stops), the whole page says NO SERVICE — DO NOT DEAL (docs/display.md, *No service*).
+const NO_SERVICE_MS = 3000;
+let lastHeard = 0;
+let lost = "NO SERVICE \u2014 DO NOT DEAL";  // until the first event
+let lostWhy = "connecting to the service\u2026";
 
 // A token may be given once as #token=... and is kept for this screen.
 (function keepToken() {
@@ -72,11 +79,13 @@ function headline(ins) {
     case "cut": return "CUT \u2192 new stub";
     case "betting": return "BETTING" + (seat !== null ? " \u2192 seat " + seat + " first" : "");
     case "showdown": return seat !== null ? "SEAT " + seat + " WINS" : "SHOWDOWN";
-    case "stop": return "STOP \u2014 read the alert";
-    case "shoe-fault": return "SHOE FAULT \u2014 pull no card";
-    case "degraded": return "SHOE DEGRADED";
+    case "stop": return text.startsWith("Sequence gap") ? "STOP \u2014 count the cards" : "STOP \u2014 read the alert";
+    case "shoe-fault": return text.startsWith("Shoe not connected") ? "SHOE NOT CONNECTED \u2014 check the cable"
+      : "SHOE FAULT \u2014 pull no card";
+    case "degraded": return "SHOE NOT HEARD \u2014 pull no card";
     case "idle":
       if (text.startsWith("Misdeal")) return "MISDEAL \u2014 collect every card";
+      if (text.startsWith("Connecting")) return "CONNECTING TO THE SHOE\u2026";
       if (ins.card_no) return "WAIT \u2014 pull no card yet";
       return "NO HAND \u2014 tap New hand";
     default: return text || ins.signal;
@@ -138,7 +147,7 @@ function renderInstruction(ins, s) {
   const bits = [];
   if (ins.text && ins.text.toLowerCase() !== text.textContent.toLowerCase()) bits.push(ins.text);
   const next = NEXT_STEP[ins.signal];
-  if (next && !(ins.signal === "idle" && (ins.card_no || (ins.text || "").startsWith("Misdeal")))) bits.push(next);
+  if (next && !(ins.signal === "idle" && (ins.card_no || /^(Misdeal|Connecting)/.test(ins.text || "")))) bits.push(next);
   const n = cardNumber(ins, s);
   if (n) bits.push("card #" + n);
   detail.textContent = bits.join(" \u00b7 ");
@@ -155,7 +164,8 @@ function mergedAlerts(alerts) {
   for (const a of alerts || []) {
     const key = a.code + (a.latched ? ":latched" : "");
     const g = groups.get(key);
-    if (g) { g.ids.push(a.id); g.last = a; } else groups.set(key, { ids: [a.id], last: a });
+    const n = Number.isInteger(a.count) && a.count > 1 ? a.count : 1;  // repeats the machine merged
+    if (g) { g.ids.push(a.id); g.last = a; g.n += n; } else groups.set(key, { ids: [a.id], last: a, n });
   }
   return Array.from(groups.values());
 }
@@ -168,9 +178,9 @@ function renderAlerts(alerts) {
     const row = el("div", "alert " + (a.latched ? "latched" : "info"));
     row.dataset.id = a.id;
     row.dataset.code = a.code;
-    row.dataset.count = g.ids.length;
+    row.dataset.count = g.n;
     row.appendChild(el("span", "code", a.code));
-    if (g.ids.length > 1) row.appendChild(el("span", "count", "\u00d7" + g.ids.length));
+    if (g.n > 1) row.appendChild(el("span", "count", "\u00d7" + g.n));
     const where = [a.street, a.seat ? "seat " + a.seat : null].filter(Boolean).join(", ");
     const msg = el("span", "msg", a.message + (where && !a.message.startsWith(a.street + " ") ? " (" + where + ")" : ""));
     if (a.moves && a.moves.length) {
@@ -310,6 +320,7 @@ function when(cond) {
     case "reload": return s === "reload" || s === "cut";
     case "over": return name.includes("showdown") || name.includes("uncontested");
     case "idle": return name === "idle";
+    case "gap": return signal === "stop" && (state.instruction.text || "").startsWith("Sequence gap");
     default: return true;
   }
 }
@@ -323,7 +334,45 @@ function renderButtons() {
   for (const b of document.querySelectorAll(".buttons button[data-hot]")) b.classList.toggle("hot", when(b.dataset.hot));
   document.getElementById("btn-fold").textContent = state && when("showdown") && state.state ? "Muck" : "Fold";
   document.getElementById("first-unknown").hidden = !(state && state.first_to_act_unknown);
+  // no new hand while the shoe is not connected or not heard (the machine refuses it too)
+  const sig = state && state.instruction ? state.instruction.signal : "";
+  const nh = document.getElementById("btn-new-hand");
+  const connecting = sig === "idle" && (state.instruction.text || "").startsWith("Connecting");
+  if (sig === "shoe-fault" || sig === "degraded" || connecting) { nh.disabled = true; nh.classList.remove("hot"); }
+  if (lost) for (const b of document.querySelectorAll(".buttons button")) b.disabled = true;  // the red page covers the rest
 }
+
+// ------------------------------------------------------------------ no service
+function renderService() {
+  const box = document.getElementById("no-service");
+  document.body.dataset.service = lost ? "lost" : "ok";
+  box.hidden = !lost;
+  if (lost) {
+    document.getElementById("no-service-text").textContent = lost;
+    document.getElementById("no-service-why").textContent = lostWhy;
+    renderLeds(null);  // the page's LEDs go dark: nothing here says deal
+  }
+}
+
+function setLost(text, why) {
+  const was = lost;
+  lost = text;
+  lostWhy = why || "";
+  if (was !== lost) { renderButtons(); renderService(); if (!lost && state) render(); }
+}
+
+function heard(alive) {
+  lastHeard = Date.now();
+  if (alive === false) setLost("SERVICE STUCK \u2014 DO NOT DEAL", "the service's controller stopped; the floor restarts it");
+  else if (lost) setLost(null);
+}
+
+setInterval(() => {
+  if (!lost && Date.now() - lastHeard > NO_SERVICE_MS) {
+    setLost("NO SERVICE \u2014 DO NOT DEAL", "no word from the service for " + Math.round((Date.now() - lastHeard) / 1000)
+      + " s; call the floor");
+  }
+}, 250);
 
 function render() {
   if (!state) return;
@@ -335,6 +384,7 @@ function render() {
   fitHeadline();
   fitCards();
   renderReply();
+  renderService();
   document.body.dataset.version = state.version;
 }
 
@@ -469,6 +519,19 @@ const SHEETS = {
     }
     return { title: "Burn error on " + ((state && state.street) || "this street"), options };
   },
+  gap() {
+    // the places the screen had next, in order: cards pulled during the gap lie there
+    const places = state && state.instruction && state.instruction.cards ? state.instruction.cards : [];
+    const options = [{ id: "n0", label: "No card missing", args: { cards: 0 } }];
+    for (let n = 1; n <= places.length; n++) {
+      options.push({ id: "n" + n, label: n + " found: " + places.slice(0, n).join(", "), args: { cards: n } });
+    }
+    for (let n = 1; n <= 3; n++) {
+      options.push({ id: "burned" + n, label: "Floor: " + n + " burned", args: { cards: n, burned: true }, danger: true });
+    }
+    return { title: "Sequence gap: count the cards on the felt. How many cards are out that the screen does not show? "
+      + "(Floor: burned = out of play; or declare the hand dead with Misdeal)", options };
+  },
   misdeal() {
     return { title: "Declare a MISDEAL? The hand ends and every card goes back.", options: [
       { id: "confirm", label: "Yes: misdeal", args: { confirm: true }, danger: true },
@@ -553,7 +616,7 @@ function openNewHandSheet() {
     for (const b of box.querySelectorAll("button[data-rules]")) b.classList.toggle("on", b.dataset.rules === rules);
     const list = Array.from(seats).sort((a, b2) => a - b2);
     deal.textContent = list.length >= 2 ? "Deal seats " + list.join(", ") : "Tap at least 2 seats";
-    deal.disabled = list.length < 2;
+    deal.disabled = list.length < 2 || (stops.length > 0 && !override);
   };
   const row = (cls) => { const r = el("div", "sheet-row " + cls); box.appendChild(r); return r; };
   const seatRow = row("seats");
@@ -579,12 +642,26 @@ function openNewHandSheet() {
     b.addEventListener("click", () => { rules = value; refresh(); });
     gameRow.appendChild(b);
   }
+  // a latched STOP blocks a new hand: the floor may override it (journaled), never a stray tap
+  const stops = state ? (state.alerts || []).filter((a) => a.latched).map((a) => a.code) : [];
+  let override = false;
   deal.addEventListener("click", async () => {
     const list = Array.from(seats).sort((a, b2) => a - b2);
-    if (list.length < 2) return;
+    if (list.length < 2 || (stops.length && !override)) return;
     closeSheet();
-    await sendInput("new-hand", null, { seats: list, game, rules });
+    const args = { seats: list, game, rules };
+    if (override) args.override = true;
+    await sendInput("new-hand", null, args);
   });
+  if (stops.length) {
+    const warn = row("stop-warning");
+    warn.appendChild(el("div", "sheet-warning", "STOP is up (" + Array.from(new Set(stops)).join(", ")
+      + "): acknowledge it first. Only the floor may override."));
+    const ov = el("button", "option danger small", "Floor override: deal anyway");
+    ov.dataset.option = "override";
+    ov.addEventListener("click", () => { override = !override; ov.classList.toggle("on", override); refresh(); });
+    warn.appendChild(ov);
+  }
   row("deal").appendChild(deal);
   refresh();
   sheet.hidden = false;
@@ -593,11 +670,17 @@ function openNewHandSheet() {
 function connect() {
   const conn = document.getElementById("conn");
   const es = new EventSource("/events");
-  es.addEventListener("open", () => { live = true; conn.textContent = "live"; renderButtons(); if (state) render(); });
-  es.addEventListener("state", (ev) => { state = JSON.parse(ev.data); render(); });
+  es.addEventListener("open", () => { live = true; conn.textContent = "live"; heard(); renderButtons(); if (state) render(); });
+  es.addEventListener("state", (ev) => { state = JSON.parse(ev.data); heard(); render(); });
+  es.addEventListener("beat", (ev) => { let b = {}; try { b = JSON.parse(ev.data); } catch (e) { b = {}; } heard(b.alive); });
+  es.addEventListener("bye", () => {
+    lastHeard = 0;
+    setLost("SERVICE STOPPED \u2014 DO NOT DEAL", "the service was stopped; deal only when this screen shows an instruction again");
+  });
   es.addEventListener("error", () => { live = false; conn.textContent = "reconnecting"; renderButtons(); if (state) render(); });
 }
 
 renderButtons();
+renderService();
 fetch("/state").then((r) => r.json()).then((s) => { if (!state) { state = s; render(); } }).catch(() => {});
 connect();
