@@ -196,13 +196,17 @@ class HandRecorder:
 
 def run_direct(scripts: Iterable[HandScript], profiles: Mapping[str, RuleProfile], *, rules: str = "tda",
                seed: int = 0, sinks: Sequence[Any] = (), auto_ack: bool = True,
-               display: bool = True) -> tuple[HandRecorder, SimulatedDealer]:
+               display: bool = True, machine: Dealing | None = None,
+               log: list[Any] | None = None) -> tuple[HandRecorder, SimulatedDealer]:
     """Deal ``scripts`` straight into a :class:`Dealing` machine, in this thread (no wire).
-    ``display=False`` skips the display updates (bulk replays nobody watches).
+    ``display=False`` skips the display updates (bulk replays nobody watches); ``machine``: the
+    dealing machine to drive (default: a new one for ``profiles``, ``rules`` and ``display``);
+    ``log``: receives every event the machine handles, in order (what a journal keeps).
 
     :returns: the recorder (one :class:`HandRecord` per hand) and the dealer (its stats).
     """
-    machine = Dealing(profiles, default_rules=rules, display=display)
+    if machine is None:
+        machine = Dealing(profiles, default_rules=rules, display=display)
     events: collections.deque[Any] = collections.deque()
     shoe = DirectShoe(events.append)
     dealer = SimulatedDealer(shoe, events.append, scripts, seed=seed, threaded=False, auto_ack=auto_ack)
@@ -217,7 +221,10 @@ def run_direct(scripts: Iterable[HandScript], profiles: Mapping[str, RuleProfile
     deliver(machine.start())
     guard = 0
     while events and not dealer.stalled:
-        deliver(machine.handle(events.popleft()))
+        ev = events.popleft()
+        if log is not None:
+            log.append(ev)
+        deliver(machine.handle(ev))
         guard += 1
         if guard > 10_000_000:
             raise RuntimeError("direct replay does not end")

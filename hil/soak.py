@@ -18,6 +18,7 @@ import sys
 import threading
 import time
 from array import array
+from collections.abc import Callable
 from typing import Any
 
 from drivers import protocol as p
@@ -57,6 +58,21 @@ class _Record:
                 self.dispense[i] = msg.dispense
 
 
+def _consumer(events: queue.Queue[Any], done: threading.Event, check: Callable[[Any], None]) -> threading.Thread:
+    """A daemon thread (not started) that hands every event in ``events`` to ``check`` until
+    ``done`` is set and the queue is empty."""
+
+    def consume() -> None:
+        while not done.is_set() or not events.empty():
+            try:
+                ev = events.get(timeout=0.05)
+            except queue.Empty:
+                continue
+            check(ev)
+
+    return threading.Thread(target=consume, name="soak-consumer", daemon=True)
+
+
 def run_soak(cards: int, faults: Faults | str | None = None, seed: int = 0, *, transport: str = "pty",
              window: int = 256, stall_s: float = 60.0, progress: Any = None) -> dict[str, Any]:
     """Pull ``cards`` cards through the full serial stack and check every delivered event.
@@ -86,51 +102,46 @@ def run_soak(cards: int, faults: Faults | str | None = None, seed: int = 0, *, t
     last_link = [""]
     done = threading.Event()
 
-    def consume() -> None:
-        while not done.is_set() or not events.empty():
-            try:
-                ev = events.get(timeout=0.05)
-            except queue.Empty:
-                continue
-            if isinstance(ev, CardRead | ShoeFault | ShoeButton):
-                seq = ev.seq
-                if seq < last_seq[0]:
-                    counts["out_of_order"] += 1
-                last_seq[0] = max(last_seq[0], seq)
-                while len(seen) < seq:
-                    seen.append(0)
-                if seen[seq - 1]:
-                    counts["duplicated"] += 1
-                    continue
-                seen[seq - 1] = 1
-                with record.lock:
-                    sent_code = record.code[seq - 1] if seq <= len(record.code) else None
-                    sent_disp = record.dispense[seq - 1] if seq <= len(record.dispense) else None
-                if isinstance(ev, CardRead):
-                    code = UNREAD if ev.card is None else ev.card.code
-                    if code != sent_code or ev.dispense != sent_disp:
-                        counts["mismatched"] += 1
-                    counts["delivered"] += 1
-                elif sent_code != NO_CARD:
+    def check(ev: Any) -> None:
+        if isinstance(ev, CardRead | ShoeFault | ShoeButton):
+            seq = ev.seq
+            if seq < last_seq[0]:
+                counts["out_of_order"] += 1
+            last_seq[0] = max(last_seq[0], seq)
+            while len(seen) < seq:
+                seen.append(0)
+            if seen[seq - 1]:
+                counts["duplicated"] += 1
+                return
+            seen[seq - 1] = 1
+            with record.lock:
+                sent_code = record.code[seq - 1] if seq <= len(record.code) else None
+                sent_disp = record.dispense[seq - 1] if seq <= len(record.dispense) else None
+            if isinstance(ev, CardRead):
+                code = UNREAD if ev.card is None else ev.card.code
+                if code != sent_code or ev.dispense != sent_disp:
                     counts["mismatched"] += 1
-                else:
-                    counts["faults" if isinstance(ev, ShoeFault) else "buttons"] += 1
-            elif isinstance(ev, SequenceGap):
-                gaps.append((ev.expected, ev.got))
-            elif isinstance(ev, ShoeRestarted):
-                counts["restarts"] += 1
-                if ev.unreported is None:
-                    counts["restart_unknown"] += 1
-                else:
-                    counts["restart_unreported"] += ev.unreported
-            elif isinstance(ev, LinkChanged):
-                last_link[0] = f"{ev.status}: {ev.detail}"
-                if ev.status == LinkStatus.DISCONNECTED:
-                    counts["disconnects"] += 1
-                elif ev.status == LinkStatus.DEGRADED:
-                    counts["degraded"] += 1
+                counts["delivered"] += 1
+            elif sent_code != NO_CARD:
+                counts["mismatched"] += 1
+            else:
+                counts["faults" if isinstance(ev, ShoeFault) else "buttons"] += 1
+        elif isinstance(ev, SequenceGap):
+            gaps.append((ev.expected, ev.got))
+        elif isinstance(ev, ShoeRestarted):
+            counts["restarts"] += 1
+            if ev.unreported is None:
+                counts["restart_unknown"] += 1
+            else:
+                counts["restart_unreported"] += ev.unreported
+        elif isinstance(ev, LinkChanged):
+            last_link[0] = f"{ev.status}: {ev.detail}"
+            if ev.status == LinkStatus.DISCONNECTED:
+                counts["disconnects"] += 1
+            elif ev.status == LinkStatus.DEGRADED:
+                counts["degraded"] += 1
 
-    consumer = threading.Thread(target=consume, name="soak-consumer", daemon=True)
+    consumer = _consumer(events, done, check)
     t0 = time.monotonic()
     shoe.start()
     link = ShoeLink(shoe.url, events, auto_ack=True)
@@ -242,38 +253,33 @@ def run_soak_real(url: str, cards: int, hook: Any, *, batch: int = 10, deck_size
     done = threading.Event()
     arrived = threading.Condition()
 
-    def consume() -> None:
-        while not done.is_set() or not events.empty():
-            try:
-                ev = events.get(timeout=0.05)
-            except queue.Empty:
-                continue
-            if isinstance(ev, CardRead | ShoeFault | ShoeButton):
-                if ev.seq in seen:
-                    counts["duplicated"] += 1
-                    continue
-                if ev.seq < last_seq[0]:
-                    counts["out_of_order"] += 1
-                last_seq[0] = max(last_seq[0], ev.seq)
-                seen.add(ev.seq)
-                if isinstance(ev, CardRead):
-                    if ev.card is None:
-                        counts["unread"] += 1
-                    elif ev.card.code in in_deck:
-                        counts["repeated_in_deck"] += 1
-                    else:
-                        in_deck.add(ev.card.code)
-                    with arrived:
-                        counts["delivered"] += 1
-                        arrived.notify_all()
+    def check(ev: Any) -> None:
+        if isinstance(ev, CardRead | ShoeFault | ShoeButton):
+            if ev.seq in seen:
+                counts["duplicated"] += 1
+                return
+            if ev.seq < last_seq[0]:
+                counts["out_of_order"] += 1
+            last_seq[0] = max(last_seq[0], ev.seq)
+            seen.add(ev.seq)
+            if isinstance(ev, CardRead):
+                if ev.card is None:
+                    counts["unread"] += 1
+                elif ev.card.code in in_deck:
+                    counts["repeated_in_deck"] += 1
                 else:
-                    counts["faults" if isinstance(ev, ShoeFault) else "buttons"] += 1
-            elif isinstance(ev, SequenceGap):
-                counts["gap_reported"] += max(ev.got - ev.expected, 0)
-            elif isinstance(ev, LinkChanged) and ev.status == LinkStatus.DISCONNECTED:
-                counts["disconnects"] += 1
+                    in_deck.add(ev.card.code)
+                with arrived:
+                    counts["delivered"] += 1
+                    arrived.notify_all()
+            else:
+                counts["faults" if isinstance(ev, ShoeFault) else "buttons"] += 1
+        elif isinstance(ev, SequenceGap):
+            counts["gap_reported"] += max(ev.got - ev.expected, 0)
+        elif isinstance(ev, LinkChanged) and ev.status == LinkStatus.DISCONNECTED:
+            counts["disconnects"] += 1
 
-    consumer = threading.Thread(target=consume, name="soak-consumer", daemon=True)
+    consumer = _consumer(events, done, check)
     t0 = time.monotonic()
     link = ShoeLink(url, events, baudrate=baudrate, auto_ack=True)
     consumer.start()
@@ -407,13 +413,19 @@ def main(args: argparse.Namespace) -> int:
         return 2
     result = run_soak(args.cards, faults, args.seed, transport=args.transport,
                       stall_s=stall_s, progress=sys.stderr if args.progress or not args.json else None)
-    if args.json:
+    return _report(result, passed(result), args.json)
+
+
+def _report(result: dict[str, Any], ok: bool, as_json: bool) -> int:
+    """Print a soak's ``result`` (one JSON line, or aligned ``key: value`` lines and PASS/FAIL);
+    the exit status: 0 when ``ok``, else 1."""
+    if as_json:
         print(json.dumps(result, separators=(",", ":")), flush=True)
     else:
         for key, value in result.items():
             print(f"{key:>20}: {value}")
-        print("PASS" if passed(result) else "FAIL")
-    return 0 if passed(result) else 1
+        print("PASS" if ok else "FAIL")
+    return 0 if ok else 1
 
 
 def _main_real(args: argparse.Namespace, stall_s: float) -> int:
@@ -433,10 +445,4 @@ def _main_real(args: argparse.Namespace, stall_s: float) -> int:
         return 2
     result = run_soak_real(args.shoe, args.cards, hook, batch=args.batch, baudrate=args.baudrate,
                            stall_s=stall_s, progress=sys.stderr if args.progress else None)
-    if args.json:
-        print(json.dumps(result, separators=(",", ":")), flush=True)
-    else:
-        for key, value in result.items():
-            print(f"{key:>20}: {value}")
-        print("PASS" if passed_real(result) else "FAIL")
-    return 0 if passed_real(result) else 1
+    return _report(result, passed_real(result), args.json)

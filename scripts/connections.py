@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import http.client
-import json
 import socket
 import sys
 import tempfile
@@ -32,19 +31,14 @@ import threading
 import time
 from pathlib import Path
 
+from figures import print_figures, rss_mb
+
 from shoe_ctl.display.server import DisplaySink
 from shoe_ctl.events import DealerAction, DealerInput, DisplayUpdate
 from shoe_ctl.service import codec
 from shoe_ctl.service.dealer_port import DealerPort
 
 TOKEN = "flood-test-token-0123456789"
-
-
-def rss_mb() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
 
 
 def is_open(s: socket.socket) -> bool:
@@ -179,11 +173,7 @@ def main(argv: list[str] | None = None) -> int:
         }
     finally:
         sink.close()
-    if args.json:
-        print(json.dumps(result))
-    else:
-        for k, v in result.items():
-            print(f"{k:22} {v}")
+    print_figures(result, args.json, 22)
     return 0
 
 

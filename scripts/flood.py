@@ -30,6 +30,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from figures import print_figures, rss_mb
+
 from shoe_ctl.config import load_profile
 from shoe_ctl.display.server import DisplaySink
 from shoe_ctl.events import CardRead, DealerAction, DealerInput
@@ -67,13 +69,6 @@ for t in threads: t.start()
 for t in threads: t.join()
 print(json.dumps(counts))
 """
-
-
-def rss_mb() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
 
 
 def get_state(port: int, timeout: float) -> tuple[float, int]:
@@ -171,11 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     display.close()
     controller.close()
     journal.close()
-    if args.json:
-        print(json.dumps(result))
-    else:
-        for k, v in result.items():
-            print(f"{k:30} {v}")
+    print_figures(result, args.json, 30)
     return 0
 
 

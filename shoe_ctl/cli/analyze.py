@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from shoe_ctl.analyze import HandReport, analyze_file, iter_phh_files
+from shoe_ctl.cli.args import add_phh_inputs
 from shoe_ctl.config import load_profile
 from shoe_ctl.phh import STREETS
 from shoe_ctl.rules.profiles import ProfileError, RuleProfile
@@ -32,11 +33,7 @@ def register(subparsers: Any) -> None:
             "before 3rd, one burn per later street), the community card and alerts."
         ),
     )
-    p.add_argument("paths", nargs="+", metavar="PATH", help="a .phh file or a folder of them")
-    p.add_argument(
-        "--rules", default="tda", metavar="tda|house", help="rule profile name or a profile .toml (default: tda)"
-    )
-    p.add_argument("--json", action="store_true", help="one JSON object per hand per line")
+    add_phh_inputs(p, "one JSON object per hand per line")
     p.add_argument(
         "--detail",
         action=argparse.BooleanOptionalAction,

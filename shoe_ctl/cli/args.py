@@ -4,13 +4,42 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 from pathlib import Path
 
-from shoe_ctl.config import load_profile
+from shoe_ctl.config import CONFIG_DIR, load_profile
 from shoe_ctl.rules.profiles import RuleProfile
 
 DEFAULT_CONFIG = Path(__file__).resolve().parents[2] / "config" / "table.toml"
 """The table configuration of a checkout (``--config`` default of ``run``)."""
+SYSTEM_CONFIG = Path("/etc/shoe-ctl/table.toml")
+"""The installed table configuration."""
+
+
+def default_config_path() -> Path:
+    """``$SHOE_CTL_TABLE``, else ``/etc/shoe-ctl/table.toml`` if present, else the project's
+    ``config/table.toml``."""
+    env = os.environ.get("SHOE_CTL_TABLE")
+    if env:
+        return Path(env)
+    return SYSTEM_CONFIG if SYSTEM_CONFIG.exists() else CONFIG_DIR / "table.toml"
+
+
+def add_table_shoe(p: argparse.ArgumentParser) -> None:
+    """Add ``--config`` (the table configuration) and ``--port`` (a shoe URL instead of the
+    configuration's ``[shoe] url``) to a subcommand that opens the table's shoe (doctor, pair)."""
+    p.add_argument("--config", default=str(default_config_path()),
+                   help="table configuration (default: $SHOE_CTL_TABLE, /etc/shoe-ctl/table.toml or config/table.toml)")
+    p.add_argument("--port", default=None, help="shoe URL instead of [shoe] url")
+
+
+def add_phh_inputs(p: argparse.ArgumentParser, json_help: str) -> None:
+    """Add what reads recorded hands (analyze, replay): ``PATH...`` (.phh files or folders of
+    them), ``--rules`` (a profile name or a profile .toml, default ``tda``) and ``--json``."""
+    p.add_argument("paths", nargs="+", metavar="PATH", help="a .phh file or a folder of them")
+    p.add_argument("--rules", default="tda", metavar="tda|house",
+                   help="rule profile name or a profile .toml (default: tda)")
+    p.add_argument("--json", action="store_true", help=json_help)
 
 
 def pace(text: str) -> float:

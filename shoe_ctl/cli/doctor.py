@@ -37,13 +37,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from shoe_ctl.cli.args import add_table_shoe
 from shoe_ctl.cli.status import use_color
-from shoe_ctl.config import CONFIG_DIR, TableConfig, load_table_config
+from shoe_ctl.config import TableConfig, load_table_config
 from shoe_ctl.rules.profiles import ProfileError
 from shoe_ctl.service import shoes
 
 SERVICE_USER = "shoe-ctl"
-SYSTEM_CONFIG = Path("/etc/shoe-ctl/table.toml")
 
 Status = Literal["ok", "fail", "skip"]
 
@@ -61,15 +61,6 @@ class Check:
 
 Opener = Callable[..., Any]
 LinkFactory = Callable[..., Any]
-
-
-def default_config_path() -> Path:
-    """``$SHOE_CTL_TABLE``, else ``/etc/shoe-ctl/table.toml`` if present, else the project's
-    ``config/table.toml``."""
-    env = os.environ.get("SHOE_CTL_TABLE")
-    if env:
-        return Path(env)
-    return SYSTEM_CONFIG if SYSTEM_CONFIG.exists() else CONFIG_DIR / "table.toml"
 
 
 # --------------------------------------------------------------------------- checks
@@ -331,9 +322,7 @@ def register(subparsers: Any) -> None:
                               description="Check a table's installation and say what to fix: the "
                               "configuration, the shoe's port and handshake, the GPIO pins and the journal. "
                               "Run it as the service user with the service stopped.")
-    p.add_argument("--config", default=str(default_config_path()),
-                   help="table configuration (default: $SHOE_CTL_TABLE, /etc/shoe-ctl/table.toml or config/table.toml)")
-    p.add_argument("--port", default=None, help="shoe URL instead of [shoe] url")
+    add_table_shoe(p)
     p.add_argument("--journal", default=None, help="journal file instead of [journal] path")
     p.add_argument("--timeout", type=float, default=3.0, help="seconds to wait for the shoe's hello (default 3)")
     p.add_argument("--json", action="store_true", help="one JSON object instead of lines")

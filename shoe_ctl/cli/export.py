@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from shoe_ctl.cli.journal import open_readonly
 from shoe_ctl.export import export_hands
-from shoe_ctl.service.journal import Journal, JournalError
 
 
 def register(subparsers: Any) -> None:
@@ -46,10 +46,8 @@ def default_out(table: str | None, now: float | None = None) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        journal = Journal(args.journal, table=None, profile=None, readonly=True)
-    except (OSError, JournalError) as exc:
-        print(f"shoe-ctl export: {exc}", file=sys.stderr)
+    journal = open_readonly(args.journal, "export")
+    if journal is None:
         return 2
     with journal:
         out = args.out

@@ -32,14 +32,24 @@ def register(subparsers: Any) -> None:
                        description="Check the journal's structure (PRAGMA integrity_check) and every record's "
                        "checksum, read-only (a running service may keep writing). Repairs are made by the next "
                        "open of the journal for writing.")
-    c.add_argument("journal", metavar="JOURNAL", help="the journal file")
     c.set_defaults(func=run_check)
     v = sub.add_parser("verify", help="walk the hash chain: edited, deleted, inserted or reordered records",
                        description="Walk the journal's hash chain over every record, read-only, and list every "
                        "record edited, deleted, inserted or moved since it was written; print the chain head "
                        "(compare it with the head shown earlier by doctor, the display or an export).")
-    v.add_argument("journal", metavar="JOURNAL", help="the journal file")
     v.set_defaults(func=run_verify)
+    for action in (c, v):
+        action.add_argument("journal", metavar="JOURNAL", help="the journal file")
+
+
+def open_readonly(path: str, command: str) -> Journal | None:
+    """The journal at ``path`` opened read-only (a running service may keep writing it), or None
+    after printing why it cannot be read as a journal (``shoe-ctl <command>: ...``, stderr)."""
+    try:
+        return Journal(path, table=None, profile=None, readonly=True)
+    except (OSError, JournalError) as exc:
+        print(f"shoe-ctl {command}: {exc}", file=sys.stderr)
+        return None
 
 
 def run_check(args: argparse.Namespace) -> int:
@@ -66,10 +76,8 @@ def run_check(args: argparse.Namespace) -> int:
 
 
 def run_verify(args: argparse.Namespace) -> int:
-    try:
-        journal = Journal(args.journal, table=None, profile=None, readonly=True)
-    except (OSError, JournalError) as exc:
-        print(f"shoe-ctl journal verify: {exc}", file=sys.stderr)
+    journal = open_readonly(args.journal, "journal verify")
+    if journal is None:
         return 2
     with journal:
         rep = journal.verify_chain()

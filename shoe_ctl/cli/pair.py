@@ -19,15 +19,13 @@ from typing import Any
 
 def register(subparsers: Any) -> None:
     """Add ``pair`` to the CLI."""
-    from shoe_ctl.cli.doctor import default_config_path
+    from shoe_ctl.cli.args import add_table_shoe
 
     p = subparsers.add_parser("pair", help="pair the table's shoe (or rotate its secret)",
                               description="Give the table's shoe a new pairing secret and store it (0600). "
                               "A first pairing needs the shoe in its pairing mode; with a secret stored, the "
                               "secret is rotated. Run it with the service stopped.")
-    p.add_argument("--config", default=str(default_config_path()),
-                   help="table configuration (default: $SHOE_CTL_TABLE, /etc/shoe-ctl/table.toml or config/table.toml)")
-    p.add_argument("--port", default=None, help="shoe URL instead of [shoe] url")
+    add_table_shoe(p)
     p.add_argument("--serial", default=None, help="the shoe's serial number instead of [shoe] serial")
     p.add_argument("--timeout", type=float, default=5.0, help="seconds to wait for the shoe (default 5)")
     p.set_defaults(func=pair)

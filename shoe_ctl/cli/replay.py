@@ -28,6 +28,7 @@ from typing import Any, TextIO
 
 from shoe_ctl.analyze import HandReport, analyze_hand, iter_phh_files
 from shoe_ctl.cli.analyze import ReportTable, display_names
+from shoe_ctl.cli.args import add_phh_inputs
 from shoe_ctl.config import load_profile
 from shoe_ctl.phh import PhhError, read_phh
 from shoe_ctl.rules.profiles import ProfileError, RuleProfile
@@ -50,9 +51,7 @@ def register(subparsers: Any) -> None:
             "holds the hand's cards. Prints what the state machine decided, per hand."
         ),
     )
-    p.add_argument("paths", nargs="+", metavar="PATH", help="a .phh file or a folder of them")
-    p.add_argument("--rules", default="tda", metavar="tda|house", help="rule profile (default: tda)")
-    p.add_argument("--json", action="store_true", help="one JSON object per hand per line (analyze's keys)")
+    add_phh_inputs(p, "one JSON object per hand per line (analyze's keys)")
     p.add_argument("--direct", action="store_true", help="skip the serial link: dealer and machine only (fast)")
     p.add_argument("--seed", type=int, default=0, help="seed for unknown cards, scrambles and cuts (default 0)")
     p.set_defaults(func=run)

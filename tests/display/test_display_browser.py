@@ -9,37 +9,26 @@ from __future__ import annotations
 import json
 import os
 import queue
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from browser import chromium, expect, live_page, open_page
 from display_feed import all_downcards, feed
 
 from shoe_ctl.display.model import downcards_in
 from shoe_ctl.display.server import DisplaySink, start_display
 from shoe_ctl.events import Alert, DealerAction, DealerInput, DisplayUpdate
 
-playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-expect = playwright_api.expect
-CHROMIUM = os.environ.get("SHOE_CTL_CHROMIUM", "/usr/bin/chromium")
-if not Path(CHROMIUM).exists() and not shutil.which(CHROMIUM):
-    pytest.skip(f"no Chromium at {CHROMIUM} (scripts/setup.sh test installs Debian's chromium)",
-                allow_module_level=True)
-
 SUIT = {"c": "\u2663", "d": "\u2666", "h": "\u2665", "s": "\u2660"}
 GLYPHS = {c: c[:-1] + SUIT[c[-1]] for c in all_downcards()}
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    with playwright_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+    with chromium() as b:
         yield b
-        b.close()
 
 
 @pytest.fixture
@@ -56,12 +45,9 @@ def sink(posted: queue.Queue[Any]) -> Iterator[DisplaySink]:
 
 @pytest.fixture
 def page(browser: Any, sink: DisplaySink) -> Iterator[Any]:
-    context = browser.new_context(viewport={"width": 1024, "height": 600}, has_touch=True)
-    pg = context.new_page()
     outside: list[str] = []
-    pg.on("request", lambda r: outside.append(r.url) if not r.url.startswith(sink.url) else None)
-    pg.goto(sink.url)
-    pg.wait_for_selector("#conn:text('live')", timeout=5000)
+    context, pg = open_page(browser, sink.url,
+                            on_request=lambda r: outside.append(r.url) if not r.url.startswith(sink.url) else None)
     yield pg
     context.close()
     assert outside == [], f"the page fetched from elsewhere: {outside}"
@@ -150,35 +136,31 @@ def test_page_follows_the_machine_and_a_fold_touch_reaches_it(browser: Any) -> N
     sink = start_display("127.0.0.1", 0, controller.post)
     controller.add_sink(sink)
     controller.start()
-    context = browser.new_context(viewport={"width": 1024, "height": 600}, has_touch=True)
     try:
-        page = context.new_page()
-        page.goto(sink.url)
-        page.wait_for_selector("#conn:text('live')", timeout=5000)
-        downs = ["Ah", "Kd", "7c", "7s", "Qh", "2d", "9s", "Tc"]   # seats 1-4, two rounds
-        ups = ["Kh", "2c", "9d", "Qs"]                              # 2c brings in
-        controller.post(DealerInput(DealerAction.NEW_HAND, None, {"seats": [1, 2, 3, 4], "game": "stud",
-                                                                  "rules": "tda"}))
-        for seq, text in enumerate(downs[0::2] + downs[1::2] + ups, start=1):
-            controller.post(CardRead(seq, parse_card(text), "rfid", seq))
-        assert controller.wait_idle(5)
-        page.locator(".seat[data-seat='2'] .tags .bring-in").wait_for(timeout=5000)
-        shown = set(page.locator(".card:not(.back)").all_inner_texts())
-        assert shown == {GLYPHS.get(c) or c[:-1] + SUIT[c[-1]] for c in ups}
-        assert page.locator(".card.back").count() == 8
-        page.locator(".seat[data-seat='3']").tap()
-        page.locator("button[data-action='fold']").tap()
-        page.wait_for_selector("body[data-reply='accepted:1']", timeout=5000)  # the machine answered
-        expect(page.locator("#refused")).to_be_hidden()
-        assert controller.wait_idle(5)
-        assert controller.machine.public_state()["seats"][2]["status"] == "folded"  # reached the machine
-        page.locator("button[data-action='betting-complete']").tap()
-        page.wait_for_selector(".seat[data-seat='3'].folded", timeout=5000)
-        page.wait_for_selector("#street:text('4th')", timeout=5000)
-        assert page.get_attribute("#leds", "data-pattern") == "burn"
-        assert "9♦" in page.locator(".seat[data-seat='3']").inner_text()  # keeps its upcard
+        with live_page(browser, sink.url) as page:
+            downs = ["Ah", "Kd", "7c", "7s", "Qh", "2d", "9s", "Tc"]   # seats 1-4, two rounds
+            ups = ["Kh", "2c", "9d", "Qs"]                              # 2c brings in
+            controller.post(DealerInput(DealerAction.NEW_HAND, None, {"seats": [1, 2, 3, 4], "game": "stud",
+                                                                      "rules": "tda"}))
+            for seq, text in enumerate(downs[0::2] + downs[1::2] + ups, start=1):
+                controller.post(CardRead(seq, parse_card(text), "rfid", seq))
+            assert controller.wait_idle(5)
+            page.locator(".seat[data-seat='2'] .tags .bring-in").wait_for(timeout=5000)
+            shown = set(page.locator(".card:not(.back)").all_inner_texts())
+            assert shown == {GLYPHS.get(c) or c[:-1] + SUIT[c[-1]] for c in ups}
+            assert page.locator(".card.back").count() == 8
+            page.locator(".seat[data-seat='3']").tap()
+            page.locator("button[data-action='fold']").tap()
+            page.wait_for_selector("body[data-reply='accepted:1']", timeout=5000)  # the machine answered
+            expect(page.locator("#refused")).to_be_hidden()
+            assert controller.wait_idle(5)
+            assert controller.machine.public_state()["seats"][2]["status"] == "folded"  # reached the machine
+            page.locator("button[data-action='betting-complete']").tap()
+            page.wait_for_selector(".seat[data-seat='3'].folded", timeout=5000)
+            page.wait_for_selector("#street:text('4th')", timeout=5000)
+            assert page.get_attribute("#leds", "data-pattern") == "burn"
+            assert "9♦" in page.locator(".seat[data-seat='3']").inner_text()  # keeps its upcard
     finally:
-        context.close()
         controller.close()
         sink.close()
 
@@ -195,14 +177,10 @@ def machine_page(browser: Any) -> Iterator[tuple[Any, Any, DisplaySink]]:
     sink = start_display("127.0.0.1", 0, controller.post)
     controller.add_sink(sink)
     controller.start()
-    context = browser.new_context(viewport={"width": 1024, "height": 600}, has_touch=True)
     try:
-        page = context.new_page()
-        page.goto(sink.url)
-        page.wait_for_selector("#conn:text('live')", timeout=5000)
-        yield controller, page, sink
+        with live_page(browser, sink.url) as page:
+            yield controller, page, sink
     finally:
-        context.close()
         controller.close()
         sink.close()
 
@@ -431,39 +409,35 @@ def test_new_hand_sheet_deals_the_previous_seats_by_default(browser: Any) -> Non
 
     posted: queue.Queue[Any] = queue.Queue()
     sink = start_display("127.0.0.1", 0, posted.put, table_seats=6)
-    context = browser.new_context(viewport={"width": 1024, "height": 600}, has_touch=True)
     try:
-        page = context.new_page()
-        page.goto(sink.url)
-        page.wait_for_selector("#conn:text('live')", timeout=5000)
-        sink.handle(DisplayUpdate({**state_of("3rd", [], machine="idle", hand=None), "street": None}))
-        new_hand = page.locator("#btn-new-hand")
-        expect(new_hand).to_be_visible()
-        assert page.locator("button[data-action='betting-complete']").is_hidden()
-        new_hand.tap()
-        seats = page.locator("#sheet button[data-seat]")
-        assert seats.all_inner_texts() == ["1", "2", "3", "4", "5", "6"]
-        assert page.locator("#sheet button[data-seat].on").count() == 6
-        page.locator("#sheet-cancel").tap()
-        previous = [seat_entry(n, [], smuggle=False) for n in (2, 3, 5)]
-        sink.handle(DisplayUpdate({**state_of("3rd", previous, machine="idle", hand=4), "street": None,
-                                   "rules": "house", "game": "razz"}))
-        expect(page.locator("#hand")).to_have_text("No hand (last: 4)")  # the NO HAND screen names the last hand only
-        new_hand.tap()
-        assert page.locator("#sheet button[data-seat].on").all_inner_texts() == ["2", "3", "5"]
-        assert page.locator("#sheet button[data-game].on").inner_text() == "Razz"
-        assert page.locator("#sheet button[data-rules].on").inner_text() == "HOUSE rules"
-        page.locator("#sheet button[data-option='seat-6']").tap()
-        page.locator("#sheet button[data-option='game-stud']").tap()
-        deal = page.locator("#sheet button[data-option='deal']")
-        assert deal.inner_text() == "Deal seats 2, 3, 5, 6"
-        deal.tap()
-        assert posted.get(timeout=5) == DealerInput(DealerAction.NEW_HAND, None, {
-            "seats": [2, 3, 5, 6], "game": "stud", "rules": "house", "ref": 1})
-        sink.handle(DisplayUpdate(state_of("3rd", previous, machine="hand_third_deal", hand=5)))
-        expect(new_hand).to_be_hidden()  # a hand is running
+        with live_page(browser, sink.url) as page:
+            sink.handle(DisplayUpdate({**state_of("3rd", [], machine="idle", hand=None), "street": None}))
+            new_hand = page.locator("#btn-new-hand")
+            expect(new_hand).to_be_visible()
+            assert page.locator("button[data-action='betting-complete']").is_hidden()
+            new_hand.tap()
+            seats = page.locator("#sheet button[data-seat]")
+            assert seats.all_inner_texts() == ["1", "2", "3", "4", "5", "6"]
+            assert page.locator("#sheet button[data-seat].on").count() == 6
+            page.locator("#sheet-cancel").tap()
+            previous = [seat_entry(n, [], smuggle=False) for n in (2, 3, 5)]
+            sink.handle(DisplayUpdate({**state_of("3rd", previous, machine="idle", hand=4), "street": None,
+                                       "rules": "house", "game": "razz"}))
+            expect(page.locator("#hand")).to_have_text("No hand (last: 4)")  # the NO HAND screen names the last hand only
+            new_hand.tap()
+            assert page.locator("#sheet button[data-seat].on").all_inner_texts() == ["2", "3", "5"]
+            assert page.locator("#sheet button[data-game].on").inner_text() == "Razz"
+            assert page.locator("#sheet button[data-rules].on").inner_text() == "HOUSE rules"
+            page.locator("#sheet button[data-option='seat-6']").tap()
+            page.locator("#sheet button[data-option='game-stud']").tap()
+            deal = page.locator("#sheet button[data-option='deal']")
+            assert deal.inner_text() == "Deal seats 2, 3, 5, 6"
+            deal.tap()
+            assert posted.get(timeout=5) == DealerInput(DealerAction.NEW_HAND, None, {
+                "seats": [2, 3, 5, 6], "game": "stud", "rules": "house", "ref": 1})
+            sink.handle(DisplayUpdate(state_of("3rd", previous, machine="hand_third_deal", hand=5)))
+            expect(new_hand).to_be_hidden()  # a hand is running
     finally:
-        context.close()
         sink.close()
 
 

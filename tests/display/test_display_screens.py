@@ -9,35 +9,25 @@ short-stub procedure covers the street, cards that grow on a large screen."""
 from __future__ import annotations
 
 import os
-import shutil
 import struct
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from browser import chromium, expect, open_page
 from display_feed import seat, state
 
 from shoe_ctl.display.server import DisplaySink, start_display
 from shoe_ctl.events import Alert, CardRead, DealerAction, DealerInput, DisplayUpdate, Instruction, Signal
 
-playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-expect = playwright_api.expect
-CHROMIUM = os.environ.get("SHOE_CTL_CHROMIUM", "/usr/bin/chromium")
-if not Path(CHROMIUM).exists() and not shutil.which(CHROMIUM):
-    pytest.skip(f"no Chromium at {CHROMIUM} (scripts/setup.sh test installs Debian's chromium)",
-                allow_module_level=True)
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
 VIEWPORTS = [(1024, 600), (800, 480), (390, 844), (1920, 1080)]
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    with playwright_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+    with chromium() as b:
         yield b
-        b.close()
 
 
 @pytest.fixture
@@ -45,14 +35,6 @@ def sink() -> Iterator[DisplaySink]:
     s = start_display("127.0.0.1", 0, lambda _e: None)
     yield s
     s.close()
-
-
-def open_page(browser: Any, url: str, size: tuple[int, int]) -> tuple[Any, Any]:
-    context = browser.new_context(viewport={"width": size[0], "height": size[1]}, has_touch=True)
-    page = context.new_page()
-    page.goto(url)
-    page.wait_for_selector("#conn:text('live')", timeout=5000)
-    return context, page
 
 
 def eight(street: str, machine: str, cards: int, **kw: Any) -> dict[str, Any]:

@@ -7,8 +7,6 @@ shows offline."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -16,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from browser import chromium, expect
 from floor_help import ROOM, wait_for
 from paths import EXAMPLES
 
@@ -26,23 +25,11 @@ from shoe_ctl.floor.consumer import FloorConsumer, open_floor_journal
 from shoe_ctl.floor.page import FloorPage
 from shoe_ctl.phh import read_phh
 
-playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-expect = playwright_api.expect
-CHROMIUM = os.environ.get("SHOE_CTL_CHROMIUM", "/usr/bin/chromium")
-if not Path(CHROMIUM).exists() and not shutil.which(CHROMIUM):
-    pytest.skip(f"no Chromium at {CHROMIUM} (scripts/setup.sh test installs Debian's chromium)",
-                allow_module_level=True)
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
-
-
 
 @pytest.fixture
 def browser() -> Iterator[Any]:
-    with playwright_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+    with chromium() as b:
         yield b
-        b.close()
 
 
 def test_floor_page_shows_tables_and_acknowledges_alerts(mosquitto: Mosquitto, tmp_path: Path,

@@ -4,13 +4,12 @@ the machine's record of every hand is kept at the hand's end (:class:`Ended`).""
 
 from __future__ import annotations
 
-import collections
 from dataclasses import dataclass, field
 from typing import Any
 
 from rule_profiles import PROFILES
 
-from hil.dealer import DirectShoe, HandScript, SimulatedDealer, TablePicture
+from hil.dealer import HandScript, SimulatedDealer, TablePicture
 from hil.deck import Deck
 from shoe_ctl.events import Alert, Instruction, Signal
 from shoe_ctl.machine import Dealing
@@ -84,29 +83,12 @@ def run(scripts: list[HandScript], *, wire: bool = False, faults: str | None = N
     ``log`` (direct runs): receives every event handled, in order (what a journal keeps)."""
     machine = Dealing(PROFILES, default_rules="tda")
     snap = Snap(machine)
+    from hil.replay import run_direct, run_full
+
     if not wire:
-        events: collections.deque[Any] = collections.deque()
-        shoe = DirectShoe(events.append)
-        dealer = SimulatedDealer(shoe, events.append, scripts, seed=seed, threaded=False)
-        all_sinks: list[Any] = [snap, *sinks, dealer]
-
-        def deliver(cmds: list[Any]) -> None:
-            for cmd in cmds:
-                for s in all_sinks:
-                    s.handle(cmd)
-
-        deliver(machine.start())
-        n = 0
-        while events and not dealer.stalled:
-            ev = events.popleft()
-            if log is not None:
-                log.append(ev)
-            deliver(machine.handle(ev))
-            n += 1
-            assert n < 100_000
+        _, dealer = run_direct(scripts, PROFILES, machine=machine, seed=seed, sinks=(snap, *sinks),
+                               auto_ack=False, log=log)
     else:
-        from hil.replay import run_full
-
         _, dealer = run_full(scripts, PROFILES, machine=machine, seed=seed, timeout=timeout,
                              sinks=(snap, *sinks), faults=faults, auto_ack=False)
     assert dealer.stalled is None, dealer.stalled
