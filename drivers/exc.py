@@ -38,7 +38,15 @@ class FrameError(ShoeError, ValueError):
 
 
 class MessageError(ShoeError, ValueError):
-    """A frame whose CRC is right but whose message breaks protocol v1 (length or a value)."""
+    """A frame whose CRC is right but whose message breaks protocol v1 (length or a value).
+
+    :param rule: the id of the broken row of the receiver's constraint table
+        (``docs/protocol.md`` section 11, e.g. ``"C-READER"``); ``""`` when not a table row.
+    """
+
+    def __init__(self, message: str, rule: str = "") -> None:
+        super().__init__(message)
+        self.rule = rule
 
 
 class UnknownMessageError(MessageError):

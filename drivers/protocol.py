@@ -100,6 +100,18 @@ LED_SIGNALS: tuple[str, ...] = (
 )
 """Signal names by LED ``signal`` code (0 = none/unnamed pattern)."""
 
+CAPS: tuple[str, ...] = ("persistent-counters", "counts-unpowered", "keeps-buffer")
+"""Capability flags of the HELLO ``caps`` record by bit (bit 0 = persistent-counters ...);
+docs/protocol.md section 12. A receiver ignores bits it does not know (a later revision's)."""
+EXT_CAPS = 0x01
+"""HELLO extension record tag: ``caps:u32``."""
+EXT_COUNTERS = 0x02
+"""HELLO extension record tag: ``boot_count:u32 card_total:u32 dispense:u16``."""
+EXT_SECURITY = range(0x40, 0x80)
+"""HELLO extension tags kept for link security; none is defined: version 2 carries its challenge and
+nonce as frame fields (:func:`seal_body`), and its HELLO holds the records above in its payload as
+version 1 does (docs/protocol.md section 13, "Versioning"). A receiver skips these tags."""
+
 HB_COVER_OPEN = 0x01
 HB_JAMMED = 0x02
 HB_READER_ERROR = 0x04
@@ -129,6 +141,13 @@ class Hello:
     :param readers: reader kinds fitted, from :data:`READERS`.
     :param firmware: firmware version text (UTF-8, at most 32 bytes).
     :param serial: serial number text (UTF-8, 1..32 bytes; it identifies the shoe to the host).
+    :param caps: the capability flags (names from :data:`CAPS`) of the ``caps`` record, or
+        None when the HELLO has none (a shoe of the first revision: no capability).
+    :param boot_count: power-ups of the shoe so far (1 at the first), from the ``counters``
+        record (None without one); kept in non-volatile memory.
+    :param card_total: cards the shoe's sensor has counted over its life, 0..2^32-1 (None
+        without a ``counters`` record); kept in non-volatile memory across power cycles.
+    :param dispense: the dispense counter now, 0..65535 (None without a ``counters`` record).
     """
 
     seq: int
@@ -142,7 +161,16 @@ class Hello:
     readers: tuple[str, ...]
     firmware: str
     serial: str
+    caps: tuple[str, ...] | None = None
+    boot_count: int | None = None
+    card_total: int | None = None
+    dispense: int | None = None
     TYPE: ClassVar[int] = T_HELLO
+
+    @property
+    def has_counters(self) -> bool:
+        """True when the HELLO carries the ``counters`` record (persistent counters)."""
+        return self.boot_count is not None
 
     def info(self) -> ShoeInfo:
         """The :class:`~shoe_ctl.events.ShoeInfo` of this hello."""
@@ -291,49 +319,105 @@ _HOST_HELLO = struct.Struct(">BB")
 _ACK = struct.Struct(">IIB")
 _LED = struct.Struct(">BBBBHH")
 _RESET = struct.Struct(">H")
+_EXT = struct.Struct(">BB")
+_CAPS = struct.Struct(">I")
+_COUNTERS = struct.Struct(">IIH")
+_EXT_SIZES = {EXT_CAPS: _CAPS.size, EXT_COUNTERS: _COUNTERS.size}
 
 
 def _text(value: str, what: str) -> bytes:
     raw = value.encode("utf-8")
     if len(raw) > MAX_STR:
-        raise MessageError(f"{what} is {len(raw)} bytes; at most {MAX_STR}")
+        raise MessageError(f"{what} is {len(raw)} bytes; at most {MAX_STR}", "M-STR")
     return bytes([len(raw)]) + raw
 
 
 def _read_text(buf: bytes, pos: int, what: str) -> tuple[str, int]:
     if pos >= len(buf):
-        raise MessageError(f"{what}: missing length byte")
+        raise MessageError(f"{what}: missing length byte", "M-LENGTH")
     n = buf[pos]
     if n > MAX_STR:
-        raise MessageError(f"{what}: length {n} > {MAX_STR}")
+        raise MessageError(f"{what}: length {n} > {MAX_STR}", "M-STR")
     end = pos + 1 + n
     if end > len(buf):
-        raise MessageError(f"{what}: {n} bytes announced, {len(buf) - pos - 1} present")
+        raise MessageError(f"{what}: {n} bytes announced, {len(buf) - pos - 1} present", "M-STR")
     try:
         return buf[pos + 1 : end].decode("utf-8"), end
     except UnicodeDecodeError as exc:
-        raise MessageError(f"{what}: not UTF-8") from exc
+        raise MessageError(f"{what}: not UTF-8", "M-STR") from exc
 
 
-def _mask(names: Iterable[str], table: tuple[str, ...], what: str) -> int:
+def _mask(names: Iterable[str], table: tuple[str, ...], what: str, rule: str = "") -> int:
     mask = 0
     for name in names:
         try:
             mask |= 1 << table.index(name)
         except ValueError:
-            raise MessageError(f"{what}: unknown name {name!r} (known: {', '.join(table)})") from None
+            raise MessageError(f"{what}: unknown name {name!r} (known: {', '.join(table)})", rule) from None
     return mask
 
 
-def _names(mask: int, table: tuple[str, ...], what: str) -> tuple[str, ...]:
-    if mask >> len(table):
-        raise MessageError(f"{what}: unknown bits in mask 0x{mask:02x}")
+def _names(mask: int, table: tuple[str, ...], what: str, rule: str = "", *, strict: bool = True) -> tuple[str, ...]:
+    if strict and mask >> len(table):
+        raise MessageError(f"{what}: unknown bits in mask 0x{mask:02x}", rule)
     return tuple(name for i, name in enumerate(table) if mask >> i & 1)
 
 
-def _check(cond: bool, text: str) -> None:
+def _check(cond: bool, text: str, rule: str = "") -> None:
     if not cond:
-        raise MessageError(text)
+        raise MessageError(text, rule)
+
+
+def _hello_ext(msg: Hello) -> bytes:
+    """The extension records of ``msg`` (``caps``, then ``counters``), checked."""
+    out = b""
+    if msg.caps is not None:
+        out += _EXT.pack(EXT_CAPS, _CAPS.size) + _CAPS.pack(_mask(msg.caps, CAPS, "caps", "H-CAPS"))
+    counters = (msg.boot_count, msg.card_total, msg.dispense)
+    _check(all(v is None for v in counters) or all(v is not None for v in counters),
+           "HELLO counters: boot_count, card_total and dispense go together", "H-COUNTERS")
+    persistent = msg.caps is not None and "persistent-counters" in msg.caps
+    _check(persistent == (msg.boot_count is not None),
+           "HELLO has the counters record exactly when caps says persistent-counters", "H-COUNTERS")
+    _check(msg.caps is None or "counts-unpowered" not in msg.caps or persistent,
+           "caps counts-unpowered needs persistent-counters", "H-CAPS")
+    if msg.boot_count is not None:
+        _check(msg.boot_count >= 1, "HELLO boot_count is at least 1", "H-COUNTERS")
+        out += _EXT.pack(EXT_COUNTERS, _COUNTERS.size) + _COUNTERS.pack(msg.boot_count, msg.card_total,
+                                                                         msg.dispense)
+    return out
+
+
+def _read_hello_ext(p: bytes, pos: int) -> dict[str, Any]:
+    """The known extension records of a HELLO payload from ``pos`` on (unknown tags skipped;
+    a known record longer than this revision defines is read up to its known fields)."""
+    seen: set[int] = set()
+    out: dict[str, Any] = {}
+    while pos < len(p):
+        _check(pos + _EXT.size <= len(p), "HELLO extension record: header runs past the end", "H-EXT-FORM")
+        tag, size = _EXT.unpack_from(p, pos)
+        pos += _EXT.size
+        _check(pos + size <= len(p), f"HELLO extension record 0x{tag:02x}: {size} bytes announced, "
+               f"{len(p) - pos} present", "H-EXT-FORM")
+        _check(tag not in seen, f"HELLO extension record 0x{tag:02x} twice", "H-EXT-DUP")
+        seen.add(tag)
+        value = p[pos : pos + size]
+        pos += size
+        if tag in _EXT_SIZES:
+            _check(size >= _EXT_SIZES[tag], f"HELLO extension record 0x{tag:02x} is {size} bytes, at least "
+                   f"{_EXT_SIZES[tag]}", "H-EXT-SHORT")
+        if tag == EXT_CAPS:
+            (mask,) = _CAPS.unpack_from(value)
+            out["caps"] = _names(mask, CAPS, "caps", strict=False)
+        elif tag == EXT_COUNTERS:
+            out["boot_count"], out["card_total"], out["dispense"] = _COUNTERS.unpack_from(value)
+    persistent = "persistent-counters" in out.get("caps", ())
+    _check(persistent == ("boot_count" in out),
+           "HELLO has the counters record exactly when caps says persistent-counters", "H-COUNTERS")
+    _check("counts-unpowered" not in out.get("caps", ()) or persistent,
+           "caps counts-unpowered needs persistent-counters", "H-CAPS")
+    _check(out.get("boot_count", 1) >= 1, "HELLO boot_count is at least 1", "H-COUNTERS")
+    return out
 
 
 def _payload(msg: Message) -> bytes:
@@ -345,44 +429,49 @@ def _payload(msg: Message) -> bytes:
         if isinstance(msg, CardMsg):
             code = UNREADABLE if msg.card is None else msg.card.code
             reader = READER_CODES.get(msg.reader)
-            _check(reader is not None, f"unknown reader {msg.reader!r}")
-            _check((msg.card is None) == (reader == 0), "reader must be 'none' exactly for an unreadable card")
-            _check(msg.dispense >= 1, "dispense counter of a card is at least 1")
+            _check(reader is not None, f"unknown reader {msg.reader!r}", "C-READER")
+            _check((msg.card is None) == (reader == 0), "reader must be 'none' exactly for an unreadable card",
+                   "C-UNREAD")
+            _check(msg.dispense >= 1, "dispense counter of a card is at least 1", "C-DISPENSE")
             return _CARD.pack(code, reader or 0, msg.dispense, msg.epoch)
         if isinstance(msg, Ack):
-            _check(msg.want >= 1 and msg.acked < msg.want, "ACK needs acked < want and want >= 1")
+            _check(msg.want >= 1 and msg.acked < msg.want, "ACK needs acked < want and want >= 1", "A-ORDER")
             return _ACK.pack(msg.acked, msg.want, int(msg.resend))
         if isinstance(msg, Heartbeat):
             flags = (HB_COVER_OPEN * msg.cover_open) | (HB_JAMMED * msg.jammed) | (HB_READER_ERROR * msg.reader_error)
             return _HEARTBEAT.pack(msg.dispense, msg.epoch, msg.led_token, flags, msg.unacked)
         if isinstance(msg, Hello):
-            _check(1 <= msg.version_min <= msg.version_max, "HELLO needs 1 <= version_min <= version_max")
+            _check(1 <= msg.version_min <= msg.version_max, "HELLO needs 1 <= version_min <= version_max",
+                   "H-VERSION-RANGE")
             _check(msg.version == 0 or msg.version_min <= msg.version <= msg.version_max,
-                   "HELLO version outside its own range")
-            _check(msg.boot_id != 0, "boot id 0 is reserved")
-            _check(1 <= msg.first_seq <= msg.seq, "HELLO needs 1 <= first_seq <= seq")
-            readers = _mask(msg.readers, READERS, "readers")
-            _check(readers != 0, "a shoe has at least one reader")
-            _check(msg.serial != "", "a shoe's serial number is not empty")
+                   "HELLO version outside its own range", "H-VERSION")
+            _check(msg.boot_id != 0, "boot id 0 is reserved", "H-BOOT-ID")
+            _check(1 <= msg.first_seq <= msg.seq, "HELLO needs 1 <= first_seq <= seq", "H-FIRST-SEQ")
+            readers = _mask(msg.readers, READERS, "readers", "H-READERS")
+            _check(readers != 0, "a shoe has at least one reader", "H-READERS")
+            _check(msg.serial != "", "a shoe's serial number is not empty", "H-SERIAL")
             return (_HELLO.pack(msg.version, msg.version_min, msg.version_max, msg.boot_id, msg.first_seq,
                                 msg.epoch, msg.led_token, readers)
-                    + _text(msg.firmware, "firmware") + _text(msg.serial, "serial"))
+                    + _text(msg.firmware, "firmware") + _text(msg.serial, "serial") + _hello_ext(msg))
         if isinstance(msg, FaultMsg):
+            _check(not (msg.cleared and FaultKind(msg.kind) == FaultKind.DOUBLE_PULL),
+                   "double pull is an instant: never cleared", "FT-INSTANT")
             return _FAULT.pack(FAULT_CODES[FaultKind(msg.kind)], int(msg.cleared)) + _text(msg.detail, "detail")
         if isinstance(msg, ButtonMsg):
-            _check(1 <= msg.button <= 255, "button number is 1..255")
+            _check(1 <= msg.button <= 255, "button number is 1..255", "B-NUMBER")
             return _BUTTON.pack(msg.button)
         if isinstance(msg, HostHello):
-            _check(1 <= msg.version_min <= msg.version_max, "HOST_HELLO needs 1 <= version_min <= version_max")
+            _check(1 <= msg.version_min <= msg.version_max, "HOST_HELLO needs 1 <= version_min <= version_max",
+                   "HH-RANGE")
             return _HOST_HELLO.pack(msg.version_min, msg.version_max)
         if isinstance(msg, Led):
-            _check(1 <= msg.token <= 255, "LED token is 1..255")
-            _check(msg.signal in LED_SIGNALS, f"unknown LED signal {msg.signal!r}")
-            _check(msg.mode in LED_MODES, f"unknown LED mode {msg.mode!r}")
-            return _LED.pack(msg.token, LED_SIGNALS.index(msg.signal), _mask(msg.leds, LED_NAMES, "leds"),
+            _check(1 <= msg.token <= 255, "LED token is 1..255", "L-TOKEN")
+            _check(msg.signal in LED_SIGNALS, f"unknown LED signal {msg.signal!r}", "L-SIGNAL")
+            _check(msg.mode in LED_MODES, f"unknown LED mode {msg.mode!r}", "L-MODE")
+            return _LED.pack(msg.token, LED_SIGNALS.index(msg.signal), _mask(msg.leds, LED_NAMES, "leds", "L-LEDS"),
                              LED_MODES.index(msg.mode), msg.on_ms, msg.off_ms)
         if isinstance(msg, ResetCounter):
-            _check(1 <= msg.epoch <= 0xFFFF, "epoch is 1..65535")
+            _check(1 <= msg.epoch <= 0xFFFF, "epoch is 1..65535", "R-EPOCH")
             return _RESET.pack(msg.epoch)
     except struct.error as exc:
         raise MessageError(f"{type(msg).__name__}: value out of range: {exc}") from exc
@@ -396,6 +485,8 @@ def encode_body(msg: Message) -> bytes:
     """
     if not 0 <= msg.seq <= SEQ_MAX:
         raise MessageError(f"seq {msg.seq} outside 0..{SEQ_MAX}")
+    if msg.seq == 0 and isinstance(msg, CardMsg | FaultMsg | ButtonMsg | Heartbeat | Hello):
+        raise MessageError(f"{type(msg).__name__} with seq 0: shoe sequence numbers start at 1", "M-SEQ0")
     data = HEADER.pack(msg.TYPE, msg.seq) + _payload(msg)
     body = data + CRC.pack(crc32(data))
     if len(body) > MAX_BODY:
@@ -412,68 +503,78 @@ def encode(msg: Message) -> bytes:
 
 
 def _decode_payload(mtype: int, seq: int, p: bytes) -> Message:
+    if mtype in (T_CARD, T_FAULT, T_BUTTON, T_HEARTBEAT):
+        _check(seq >= 1, f"{TYPE_NAMES[mtype]} with seq 0: shoe sequence numbers start at 1", "M-SEQ0")
     if mtype == T_CARD:
-        _check(len(p) == _CARD.size, f"CARD payload is {len(p)} bytes, expected {_CARD.size}")
+        _check(len(p) == _CARD.size, f"CARD payload is {len(p)} bytes, expected {_CARD.size}", "M-LENGTH")
         code, reader, dispense, epoch = _CARD.unpack(p)
-        _check(code < 52 or code == UNREADABLE, f"card code {code} is not 0..51 or 255")
-        _check(reader in READER_NAMES, f"reader code {reader} unknown")
-        _check((code == UNREADABLE) == (reader == 0), "reader 0 exactly for an unreadable card")
-        _check(dispense >= 1, "dispense counter of a card is at least 1")
+        _check(code < 52 or code == UNREADABLE, f"card code {code} is not 0..51 or 255", "C-CODE")
+        _check(reader in READER_NAMES, f"reader code {reader} unknown", "C-READER")
+        _check((code == UNREADABLE) == (reader == 0), "reader 0 exactly for an unreadable card", "C-UNREAD")
+        _check(dispense >= 1, "dispense counter of a card is at least 1", "C-DISPENSE")
         return CardMsg(seq, None if code == UNREADABLE else Card(code), READER_NAMES[reader], dispense, epoch)
     if mtype == T_ACK:
-        _check(len(p) == _ACK.size, f"ACK payload is {len(p)} bytes, expected {_ACK.size}")
+        _check(len(p) == _ACK.size, f"ACK payload is {len(p)} bytes, expected {_ACK.size}", "M-LENGTH")
         acked, want, flags = _ACK.unpack(p)
-        _check(want >= 1 and acked < want, "ACK needs acked < want and want >= 1")
-        _check(flags in (0, 1), f"ACK flags 0x{flags:02x} has unknown bits")
+        _check(want >= 1 and acked < want, "ACK needs acked < want and want >= 1", "A-ORDER")
+        _check(flags in (0, 1), f"ACK flags 0x{flags:02x} has unknown bits", "A-FLAGS")
         return Ack(seq, acked, want, bool(flags))
     if mtype == T_HEARTBEAT:
-        _check(len(p) == _HEARTBEAT.size, f"HEARTBEAT payload is {len(p)} bytes, expected {_HEARTBEAT.size}")
+        _check(len(p) == _HEARTBEAT.size, f"HEARTBEAT payload is {len(p)} bytes, expected {_HEARTBEAT.size}",
+               "M-LENGTH")
         dispense, epoch, token, flags, unacked = _HEARTBEAT.unpack(p)
-        _check(flags & ~HB_FLAGS == 0, f"HEARTBEAT flags 0x{flags:02x} has unknown bits")
+        _check(flags & ~HB_FLAGS == 0, f"HEARTBEAT flags 0x{flags:02x} has unknown bits", "HB-FLAGS")
         return Heartbeat(seq, dispense, epoch, token, bool(flags & HB_COVER_OPEN), bool(flags & HB_JAMMED),
                          bool(flags & HB_READER_ERROR), unacked)
     if mtype == T_HELLO:
-        _check(len(p) >= _HELLO.size + 2, f"HELLO payload is {len(p)} bytes, at least {_HELLO.size + 2}")
+        _check(len(p) >= _HELLO.size + 2, f"HELLO payload is {len(p)} bytes, at least {_HELLO.size + 2}",
+               "M-LENGTH")
         version, vmin, vmax, boot_id, first_seq, epoch, token, readers = _HELLO.unpack_from(p)
         firmware, pos = _read_text(p, _HELLO.size, "firmware")
         serial, pos = _read_text(p, pos, "serial")
-        _check(pos == len(p), f"HELLO has {len(p) - pos} bytes after its last field")
-        _check(1 <= vmin <= vmax, "HELLO needs 1 <= version_min <= version_max")
-        _check(version == 0 or vmin <= version <= vmax, "HELLO version outside its own range")
-        _check(boot_id != 0, "boot id 0 is reserved")
-        _check(1 <= first_seq <= seq, "HELLO needs 1 <= first_seq <= seq")
-        names = _names(readers, READERS, "readers")
-        _check(bool(names), "a shoe has at least one reader")
-        _check(serial != "", "a shoe's serial number is not empty")
-        return Hello(seq, version, vmin, vmax, boot_id, first_seq, epoch, token, names, firmware, serial)
+        ext = _read_hello_ext(p, pos)
+        _check(1 <= vmin <= vmax, "HELLO needs 1 <= version_min <= version_max", "H-VERSION-RANGE")
+        _check(version == 0 or vmin <= version <= vmax, "HELLO version outside its own range", "H-VERSION")
+        _check(boot_id != 0, "boot id 0 is reserved", "H-BOOT-ID")
+        _check(1 <= first_seq <= seq, "HELLO needs 1 <= first_seq <= seq", "H-FIRST-SEQ")
+        names = _names(readers, READERS, "readers", "H-READERS")
+        _check(bool(names), "a shoe has at least one reader", "H-READERS")
+        _check(serial != "", "a shoe's serial number is not empty", "H-SERIAL")
+        return Hello(seq, version, vmin, vmax, boot_id, first_seq, epoch, token, names, firmware, serial, **ext)
     if mtype == T_FAULT:
-        _check(len(p) >= _FAULT.size + 1, f"FAULT payload is {len(p)} bytes, at least {_FAULT.size + 1}")
+        _check(len(p) >= _FAULT.size + 1, f"FAULT payload is {len(p)} bytes, at least {_FAULT.size + 1}",
+               "M-LENGTH")
         kind, cleared = _FAULT.unpack_from(p)
-        _check(kind in FAULT_KINDS, f"fault kind {kind} unknown")
-        _check(cleared in (0, 1), f"FAULT cleared flag {cleared} is not 0 or 1")
+        _check(kind in FAULT_KINDS, f"fault kind {kind} unknown", "FT-KIND")
+        _check(cleared in (0, 1), f"FAULT cleared flag {cleared} is not 0 or 1", "FT-CLEARED")
+        _check(not (cleared and FAULT_KINDS[kind] == FaultKind.DOUBLE_PULL),
+               "double pull is an instant: a FAULT never clears it", "FT-INSTANT")
         detail, pos = _read_text(p, _FAULT.size, "detail")
-        _check(pos == len(p), f"FAULT has {len(p) - pos} bytes after its last field")
+        _check(pos == len(p), f"FAULT has {len(p) - pos} bytes after its last field", "M-LENGTH")
         return FaultMsg(seq, FAULT_KINDS[kind], bool(cleared), detail)
     if mtype == T_BUTTON:
-        _check(len(p) == _BUTTON.size, f"BUTTON payload is {len(p)} bytes, expected {_BUTTON.size}")
-        _check(p[0] >= 1, "button number is 1..255")
+        _check(len(p) == _BUTTON.size, f"BUTTON payload is {len(p)} bytes, expected {_BUTTON.size}", "M-LENGTH")
+        _check(p[0] >= 1, "button number is 1..255", "B-NUMBER")
         return ButtonMsg(seq, p[0])
     if mtype == T_HOST_HELLO:
-        _check(len(p) == _HOST_HELLO.size, f"HOST_HELLO payload is {len(p)} bytes, expected {_HOST_HELLO.size}")
+        _check(len(p) == _HOST_HELLO.size, f"HOST_HELLO payload is {len(p)} bytes, expected {_HOST_HELLO.size}",
+               "M-LENGTH")
         vmin, vmax = _HOST_HELLO.unpack(p)
-        _check(1 <= vmin <= vmax, "HOST_HELLO needs 1 <= version_min <= version_max")
+        _check(1 <= vmin <= vmax, "HOST_HELLO needs 1 <= version_min <= version_max", "HH-RANGE")
         return HostHello(seq, vmin, vmax)
     if mtype == T_LED:
-        _check(len(p) == _LED.size, f"LED payload is {len(p)} bytes, expected {_LED.size}")
+        _check(len(p) == _LED.size, f"LED payload is {len(p)} bytes, expected {_LED.size}", "M-LENGTH")
         token, signal, leds, mode, on_ms, off_ms = _LED.unpack(p)
-        _check(token >= 1, "LED token is 1..255")
-        _check(signal < len(LED_SIGNALS), f"LED signal code {signal} unknown")
-        _check(mode < len(LED_MODES), f"LED mode code {mode} unknown")
-        return Led(seq, token, LED_SIGNALS[signal], _names(leds, LED_NAMES, "leds"), LED_MODES[mode], on_ms, off_ms)
+        _check(token >= 1, "LED token is 1..255", "L-TOKEN")
+        _check(signal < len(LED_SIGNALS), f"LED signal code {signal} unknown", "L-SIGNAL")
+        _check(mode < len(LED_MODES), f"LED mode code {mode} unknown", "L-MODE")
+        return Led(seq, token, LED_SIGNALS[signal], _names(leds, LED_NAMES, "leds", "L-LEDS"), LED_MODES[mode],
+                   on_ms, off_ms)
     if mtype == T_RESET:
-        _check(len(p) == _RESET.size, f"RESET_COUNTER payload is {len(p)} bytes, expected {_RESET.size}")
+        _check(len(p) == _RESET.size, f"RESET_COUNTER payload is {len(p)} bytes, expected {_RESET.size}",
+               "M-LENGTH")
         (epoch,) = _RESET.unpack(p)
-        _check(epoch >= 1, "epoch is 1..65535")
+        _check(epoch >= 1, "epoch is 1..65535", "R-EPOCH")
         return ResetCounter(seq, epoch)
     raise UnknownMessageError(mtype)
 
@@ -526,6 +627,8 @@ class DecoderStats:
     unknown: int = 0
     reasons: dict[str, int] = field(default_factory=dict)
     last_malformed: str = ""
+    rules: dict[str, int] = field(default_factory=dict)
+    """Frames with a valid CRC dropped by a row of the constraint table, by the row's id."""
 
 
 class FrameDecoder:
@@ -576,7 +679,9 @@ class FrameDecoder:
                 continue
             except MessageError as exc:
                 self._bad("message")
-                self.stats.last_malformed = str(exc)
+                self.stats.last_malformed = f"{exc} [{exc.rule}]" if exc.rule else str(exc)
+                if exc.rule:
+                    self.stats.rules[exc.rule] = self.stats.rules.get(exc.rule, 0) + 1
                 continue
             self.stats.frames += 1
         if len(self._buf) > MAX_ENCODED:
@@ -596,12 +701,17 @@ def to_event(msg: EventMsg) -> CardRead | ShoeFault | ShoeButton:
     return ShoeButton(msg.seq, msg.button)
 
 
+_OPTIONAL_FIELDS = frozenset({"caps", "boot_count", "card_total", "dispense"})
+
+
 def message_to_json(msg: Message) -> dict[str, Any]:
     """A JSON-safe dict of ``msg`` (``{"type": "CARD", "seq": 7, ...}``), as the test vectors
     in ``tests/vectors/protocol_v1.json`` write them."""
     out: dict[str, Any] = {"type": TYPE_NAMES[msg.TYPE]}
     for f in fields(msg):
         value = getattr(msg, f.name)
+        if value is None and f.name in _OPTIONAL_FIELDS:
+            continue  # a HELLO extension record that is not there
         if isinstance(value, Card):
             value = str(value)
         elif isinstance(value, tuple):
@@ -626,8 +736,8 @@ def message_from_json(data: Mapping[str, Any]) -> Message:
         values["card"] = None if values["card"] is None else Card.parse(values["card"])
     if "kind" in values:
         values["kind"] = FaultKind(values["kind"])
-    for key in ("readers", "leds"):
-        if key in values:
+    for key in ("readers", "leds", "caps"):
+        if values.get(key) is not None:
             values[key] = tuple(values[key])
     try:
         msg: Message = cls(**values)
@@ -781,6 +891,8 @@ def seal_body(msg: Any, key: bytes, ctr: int, *, challenge: bytes = b"", nonce: 
     """
     if not 0 <= msg.seq <= SEQ_MAX or not 0 <= ctr <= SEQ_MAX:
         raise MessageError(f"seq {msg.seq} or counter {ctr} outside 0..{SEQ_MAX}")
+    if msg.seq == 0 and isinstance(msg, CardMsg | FaultMsg | ButtonMsg | Heartbeat | Hello):
+        raise MessageError(f"{type(msg).__name__} with seq 0: shoe sequence numbers start at 1", "M-SEQ0")
     extra = challenge + nonce
     if len(extra) != _auth_fields(msg.TYPE) or (nonce and len(challenge) != NONCE_SIZE):
         raise MessageError(f"{type(msg).__name__}: challenge fields of {len(extra)} bytes, "
@@ -837,11 +949,17 @@ def unseal_body(body: bytes) -> Sealed:
     return Sealed(msg, ctr, fields_[:NONCE_SIZE], fields_[NONCE_SIZE:], signed, tag)
 
 
+_LAYOUT_RULES = frozenset({"", "M-LENGTH", "M-STR", "H-EXT-FORM"})
+"""Rows that say the bytes do not fit a message's layout (rather than a value out of range)."""
+
+
 class SealedDecoder(FrameDecoder):
     """A :class:`FrameDecoder` for an authenticated link: each frame comes out as a
     :class:`Sealed` (version 2, not yet verified), or as a plain message when it is a valid
     version-1 frame instead (an unpaired shoe, or another program writing into the line: the
-    receiver refuses it and says so). Counted as in :class:`FrameDecoder`."""
+    receiver refuses it and says so). Counted as in :class:`FrameDecoder`; a frame that is
+    neither is counted by the constraint-table row (docs/protocol.md section 11) it breaks in
+    the version whose layout it fits."""
 
     def _decode(self, part: bytes) -> Any:
         if len(part) > MAX_ENCODED:
@@ -852,7 +970,16 @@ class SealedDecoder(FrameDecoder):
             raise FrameError("cobs", f"bad COBS encoding: {exc}") from exc
         try:
             return unseal_body(body)
-        except (MessageError, FrameError) as exc:
-            if isinstance(exc, FrameError) and exc.reason != "short":
+        except FrameError as exc:
+            if exc.reason != "short":
                 raise
             return decode_body(body)  # a version-1 frame, or its error
+        except MessageError as sealed_error:
+            try:
+                return decode_body(body)  # a version-1 frame
+            except MessageError:
+                # neither: the frame is dropped by the row of the version whose layout it fits
+                # (a version-2 frame breaking a value row reads as version 1 only as M-LENGTH)
+                if sealed_error.rule not in _LAYOUT_RULES:
+                    raise sealed_error from None
+                raise

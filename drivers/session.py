@@ -28,7 +28,7 @@ from typing import Any
 
 from drivers import protocol as p
 from drivers.exc import NotConnectedError, VersionError
-from shoe_ctl.events import CounterReset, LinkChanged, LinkStatus, SequenceGap, ShoeInfo
+from shoe_ctl.events import CounterReset, LinkChanged, LinkStatus, SequenceGap, ShoeInfo, ShoeRestarted
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +46,11 @@ class SessionStats:
     :param gaps: :class:`~shoe_ctl.events.SequenceGap` events raised (and sequence resets).
     :param out_of_window: events too far ahead of the next expected sequence (dropped).
     :param degraded: times the status went ``degraded``.
+    :param acks: ACK frames sent (at most one per :attr:`LinkSession.ACK_MIN_GAP`).
+    :param rejected: valid frames dropped by a row of the constraint table
+        (``docs/protocol.md`` section 11), by the row's id: the codec's rows and the session's
+        own (``C-READER-DECLARED``).
+    :param restarts: :class:`~shoe_ctl.events.ShoeRestarted` events raised.
     """
 
     delivered: int = 0
@@ -58,6 +63,9 @@ class SessionStats:
     out_of_window: int = 0
     degraded: int = 0
     refused: int = 0
+    acks: int = 0
+    rejected: dict[str, int] = field(default_factory=dict)
+    restarts: int = 0
 
 
 REFUSALS = {
@@ -70,6 +78,15 @@ REFUSALS = {
 """The ``refused`` codes of :class:`~shoe_ctl.events.LinkChanged` and what each means."""
 MAX_CHALLENGES = 16
 """Challenges a host keeps outstanding (answers to older ones are refused as stale)."""
+
+
+@dataclass
+class _Span:
+    """Cards since a HELLO: that HELLO (its next sequence number, card total, boot count) and the
+    CARD events delivered with a sequence number from its ``seq`` on."""
+
+    hello: p.Hello
+    cards: int = 0
 
 
 @dataclass
@@ -86,12 +103,14 @@ class _Connection:
     resend_want: int | None = None
     resend_at: float = 0.0
     ack_due: bool = False
+    ack_resend: bool = False
     quality: float = 0.0
     malformed: str = ""
     malformed_at: float = 0.0
     malformed_seen: int = 0
     hello_seen: bool = False
     foreign_sealed: int = 0
+    rules_seen: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.last_rx = self.hello_at = self.opened
@@ -126,6 +145,9 @@ class LinkSession:
     """Seconds between repeats of an LED or RESET_COUNTER the shoe has not reported yet."""
     MALFORMED_S = 1.0
     """Seconds a frame that broke v1 names the cause of a ``degraded`` status."""
+    ACK_MIN_GAP = 0.02
+    """Seconds between two ACKs at least (docs/protocol.md section 1): what changes meanwhile
+    (the consumer's acks, ``want``, a resend request) goes out together in the next one."""
     STALL_S = 1.5
     """Seconds a hole in the event sequence may stay open (events held behind an event that does
     not arrive whole, e.g. one that breaks v1 every time it is resent) before the status is
@@ -160,7 +182,7 @@ class LinkSession:
         self._acked = resume_seq or 0
         self._sent_acked = -1
         self._sent_want = 0
-        self._last_ack_tx = 0.0
+        self._last_ack_tx = -math.inf
         self._pending: dict[int, p.EventMsg] = {}
         self._hello: p.Hello | None = None          # this connection's hello
         self._last_hello: p.Hello | None = None     # the last hello of any connection
@@ -173,7 +195,10 @@ class LinkSession:
         self._reset_wanted = False
         self._reset_target: int | None = None
         self._shoe_epoch = 0
+        self._reset_floor = 0
         self._last_cmd_tx = 0.0
+        # shoe restarts (docs/protocol.md section 12)
+        self._span: _Span | None = None       # cards since the last HELLO
         # a hole in the event sequence: when it was first seen, and whether it was reported
         self._hole_at: float | None = None
         self._stall_reported = False
@@ -187,7 +212,7 @@ class LinkSession:
 
     def events(self) -> list[Any]:
         """The events for the consumer, in order (``CardRead``, ``ShoeFault``, ``ShoeButton``,
-        ``LinkChanged``, ``SequenceGap``, ``CounterReset``), and forget them."""
+        ``LinkChanged``, ``SequenceGap``, ``CounterReset``, ``ShoeRestarted``), and forget them."""
         out, self._events = self._events, []
         return out
 
@@ -280,6 +305,11 @@ class LinkSession:
             conn.quality = conn.quality * hit + (1 - hit)
             self.stats.bad_frames = bad_now
         self.stats.unknown_frames = conn.unknown_base + stats.unknown
+        for rule, n in stats.rules.items():
+            seen = conn.rules_seen.get(rule, 0)
+            if n != seen:
+                conn.rules_seen[rule] = n
+                self.stats.rejected[rule] = self.stats.rejected.get(rule, 0) + n - seen
         if stats.reasons.get("message", 0) != conn.malformed_seen:
             conn.malformed_seen = stats.reasons["message"]
             conn.malformed = stats.last_malformed
@@ -318,8 +348,8 @@ class LinkSession:
                                  f"{now - conn.opened:.1f} s ({self.stats.bad_frames} bad frames so far): is "
                                  "the shoe on this port, powered, at this baud rate?", force=True)
             return
-        if self._ack_due(conn) or now - self._last_ack_tx >= self.ACK_KEEPALIVE:
-            conn.ack_due = False
+        if (self._ack_due(conn) and now - self._last_ack_tx >= self.ACK_MIN_GAP) \
+                or now - self._last_ack_tx >= self.ACK_KEEPALIVE:
             self._send_ack(now)
         if self._pending:  # a hole: ask again until it is filled
             self._request_resend(conn, now)
@@ -331,7 +361,7 @@ class LinkSession:
                 self._last_cmd_tx = now
         if not self._pending:
             self._hole_at, self._stall_reported = None, False
-        stalled = self._hole_at is not None and now - self._hole_at >= self.STALL_S
+        stalled = self._hole_at is not None and now >= self._hole_at + self.STALL_S  # as next_deadline
         silent = now - conn.last_rx
         if stalled and silent < self.silence_s:
             assert self._hole_at is not None
@@ -365,12 +395,14 @@ class LinkSession:
             if not conn.quiet_reported:
                 due = min(due, conn.opened + self.silence_s)
             return due
-        if self._ack_due(conn) or self._quality_status(conn) != self._status:
+        if self._quality_status(conn) != self._status:
             return -math.inf
         due = self._last_ack_tx + self.ACK_KEEPALIVE
+        if self._ack_due(conn):
+            due = self._last_ack_tx + self.ACK_MIN_GAP
         if self._pending:
-            due = min(due, conn.resend_at + self.RESEND_HOLDOFF
-                      if self._expected == conn.resend_want else -math.inf)
+            due = min(due, max(conn.resend_at + self.RESEND_HOLDOFF if self._expected == conn.resend_want
+                               else -math.inf, self._last_ack_tx + self.ACK_MIN_GAP))
             if self._hole_at is not None and not self._stall_reported:
                 due = min(due, self._hole_at + self.STALL_S)
         if self._led_outstanding() or (self._reset_wanted and self._reset_target is not None):
@@ -391,7 +423,8 @@ class LinkSession:
         return self._status
 
     def _ack_due(self, conn: _Connection) -> bool:
-        return (conn.ack_due or self._acked > self._sent_acked or self._expected != self._sent_want)
+        return (conn.ack_due or conn.ack_resend or self._acked > self._sent_acked
+                or self._expected != self._sent_want)
 
     def _led_outstanding(self) -> bool:
         return self._led is not None and self._shoe_led_token != self._led_token
@@ -410,7 +443,7 @@ class LinkSession:
         if seq > self._acked:
             self._acked = seq
             if self._hello is not None and self._expected is not None:
-                self._send_ack(now)
+                self._ack_soon(now)
 
     @staticmethod
     def led_spec(pattern: Mapping[str, Any]) -> dict[str, Any]:
@@ -451,9 +484,20 @@ class LinkSession:
         """
         self._reset_wanted = True
         self._reset_target = self._shoe_epoch % 0xFFFF + 1
+        self._reset_floor = self._shoe_next_seq()
         if self._hello is None:
             raise NotConnectedError(f"shoe at {self.name} not connected; counter reset kept for later")
         self._send(p.ResetCounter(self._next_host_seq(), self._reset_target))
+
+    def _shoe_next_seq(self) -> int:
+        """The highest ``next_seq`` the shoe has reported (HELLO, HEARTBEAT) or implied (the
+        events received): every event made before now has a lower number."""
+        seqs = [self._expected or 0]
+        if self._last_hello is not None:
+            seqs.append(self._last_hello.seq)
+        if self._heartbeat is not None:
+            seqs.append(self._heartbeat.seq)
+        return max(seqs)
 
     # ------------------------------------------------------------------ messages
 
@@ -465,8 +509,14 @@ class LinkSession:
             return  # nothing counts before this connection's hello
         if isinstance(msg, p.CardMsg | p.FaultMsg | p.ButtonMsg):
             if isinstance(msg, p.CardMsg):
-                # a card's epoch may be older than the shoe's (a resent card): it only confirms
-                self._note_epoch(msg.epoch, current=False)
+                if msg.reader != "none" and msg.reader not in self._hello.readers:
+                    self._reject(conn, now, "C-READER-DECLARED", f"CARD {msg.seq} names the {msg.reader} reader, "
+                                 f"which the HELLO did not declare ({', '.join(self._hello.readers)})")
+                    return
+                # a card's epoch may be older than the shoe's (a resent card, also one made before
+                # a restart): it confirms a reset only when made after the reset was asked for
+                if msg.seq >= self._reset_floor:
+                    self._note_epoch(msg.epoch, current=False)
             self._on_event(msg, conn, now)
         elif isinstance(msg, p.Heartbeat):
             self._heartbeat = msg
@@ -475,6 +525,17 @@ class LinkSession:
             if msg.seq > self._expected:
                 self._request_resend(conn, now)
         # host messages (an echo on loop://) are ignored
+
+    def _reject(self, conn: _Connection, now: float, rule: str, text: str) -> None:
+        """Drop a frame that breaks row ``rule`` of the constraint table (in its context): counted
+        as a bad frame, and named as a shoe defect by the ``degraded`` status."""
+        self.stats.rejected[rule] = self.stats.rejected.get(rule, 0) + 1
+        self.stats.bad_frames += 1
+        conn.bad_base += 1
+        conn.quality = conn.quality * 0.95 + 0.05
+        conn.malformed = f"{text} [{rule}]"
+        conn.malformed_at = now
+        log.warning("shoe %s: %s [%s]", self.name, text, rule)
 
     def _note_epoch(self, epoch: int, *, current: bool = True) -> None:
         """The shoe reported ``epoch`` (``current``: its epoch now, from a HEARTBEAT or HELLO; else
@@ -536,6 +597,8 @@ class LinkSession:
             self._pending.clear()
         elif hello.first_seq > self._expected:
             gap_from = self._expected
+        restarted = (prev is not None and prev.serial == hello.serial and prev.boot_id != hello.boot_id
+                     and not seq_reset)
         if prev is not None and prev.serial == hello.serial and prev.boot_id != hello.boot_id:
             notes.append(f"shoe restarted (boot {hello.boot_id:08x})")
         if gap_from is not None:
@@ -560,7 +623,7 @@ class LinkSession:
             if hello.led_token == 0 or prev is None or prev.boot_id != hello.boot_id:
                 self._led_token = self._new_led_token(hello.led_token)
             self._send_led(now)
-        self._send_ack(now)
+        self._ack_soon(now)
         if gap_from is not None:
             # before the connected event (and any event that follows it): the consumer knows of
             # the lost events before the link is up again, so it never shows the instruction of
@@ -569,6 +632,7 @@ class LinkSession:
         if first or notes:
             detail = "; ".join([f"shoe {hello.serial} firmware {hello.firmware}", *notes])
             self._set_status(LinkStatus.CONNECTED, detail, hello.info(), force=True, sequence_reset=seq_reset)
+        self._note_span(hello, restarted)  # ShoeRestarted: after the gap and the connected event
 
     def _on_event(self, msg: p.EventMsg, conn: _Connection, now: float) -> None:
         expected = self._expected
@@ -598,7 +662,28 @@ class LinkSession:
         if self._pending:
             self._request_resend(conn, now)
 
+    def _note_span(self, hello: p.Hello, restarted: bool) -> None:
+        """A HELLO: when the shoe restarted, post :class:`ShoeRestarted` at once (after the
+        connected event and any gap, before every event that follows); the counting of cards
+        starts again from this HELLO."""
+        span = self._span
+        self._span = _Span(hello)
+        if not restarted or span is None:
+            return
+        a = span.hello
+        counted = None
+        if a.card_total is not None and hello.card_total is not None:
+            counted = (hello.card_total - a.card_total) % (p.SEQ_MAX + 1)
+        # events made before this HELLO that the shoe still holds and will resend
+        in_flight = max(0, hello.seq - max(self._expected or 0, hello.first_seq))
+        self.stats.restarts += 1
+        self._events.append(ShoeRestarted(hello.serial, a.boot_id, hello.boot_id, a.boot_count, hello.boot_count,
+                                          counted, span.cards, "counts-unpowered" in (hello.caps or ()),
+                                          in_flight))
+
     def _deliver(self, msg: p.EventMsg) -> None:
+        if isinstance(msg, p.CardMsg) and self._span is not None and msg.seq >= self._span.hello.seq:
+            self._span.cards += 1
         self._events.append(p.to_event(msg))
         self.stats.delivered += 1
         if self.auto_ack:
@@ -608,9 +693,9 @@ class LinkSession:
         want = self._expected
         if want == conn.resend_want and now - conn.resend_at < self.RESEND_HOLDOFF:
             return
-        conn.resend_want = want
-        conn.resend_at = now
-        self.stats.resends += 1
+        if now - self._last_ack_tx < self.ACK_MIN_GAP:
+            conn.ack_resend = True  # the next ACK asks (20 ms after the last one)
+            return
         self._send_ack(now, resend=True)
 
     # ------------------------------------------------------------------ frames out
@@ -775,12 +860,30 @@ class LinkSession:
             self._send(p.Led(self._next_host_seq(), self._led_token, **self._led))
             self._last_cmd_tx = now
 
+    def _ack_soon(self, now: float, resend: bool = False) -> None:
+        """An ACK now, or, within :attr:`ACK_MIN_GAP` of the last one, in the next one (what
+        changes meanwhile goes out together; the resend flag is kept)."""
+        if now - self._last_ack_tx >= self.ACK_MIN_GAP:
+            self._send_ack(now, resend)
+        elif self._conn is not None:
+            self._conn.ack_due = True
+            self._conn.ack_resend = self._conn.ack_resend or resend
+
     def _send_ack(self, now: float, resend: bool = False) -> None:
         expected = self._expected
         if expected is None:
             return
+        conn = self._conn
+        if conn is not None:
+            resend = resend or (conn.ack_resend and bool(self._pending))
+            conn.ack_due = conn.ack_resend = False
+            if resend:
+                conn.resend_want = expected
+                conn.resend_at = now
+                self.stats.resends += 1
         acked = min(self._acked, expected - 1)
         self._send(p.Ack(self._next_host_seq(), acked, expected, resend))
+        self.stats.acks += 1
         self._sent_acked = acked
         self._sent_want = expected
         self._last_ack_tx = now

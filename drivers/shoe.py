@@ -28,7 +28,7 @@ import queue
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import serial
@@ -159,6 +159,10 @@ class LinkStats:
     :param out_of_window: events too far ahead of the next expected sequence (dropped).
     :param degraded: times the link went ``degraded``.
     :param refused: frames refused by authentication or the shoe's serial (``LinkChanged.refused``).
+    :param acks: ACK frames sent (at most one per 20 ms).
+    :param rejected: valid frames dropped by a row of the constraint table, by row id
+        (docs/protocol.md section 11).
+    :param restarts: :class:`~shoe_ctl.events.ShoeRestarted` events raised.
     """
 
     delivered: int = 0
@@ -174,8 +178,11 @@ class LinkStats:
     out_of_window: int = 0
     degraded: int = 0
     refused: int = 0
+    acks: int = 0
+    rejected: dict[str, int] = field(default_factory=dict)
+    restarts: int = 0
 
-    def as_dict(self) -> dict[str, int]:
+    def as_dict(self) -> dict[str, Any]:
         """The counters as a JSON-safe dict."""
         return asdict(self)
 

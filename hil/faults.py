@@ -17,7 +17,8 @@ from drivers.exc import FaultSpecError
 
 CARD_ACTIONS = ("unreadable", "double-pull", "duplicate", "foreign")
 FAULT_ACTIONS = ("misread", "jam", "cover-open", "reader-error")
-LINK_ACTIONS = ("unplug", "reboot")
+LINK_ACTIONS = ("unplug", "reboot", "reboot-keep")
+"""``reboot`` loses the unacked buffer; ``reboot-keep`` keeps it (a shoe with keeps-buffer)."""
 SCHEDULABLE = CARD_ACTIONS + FAULT_ACTIONS + LINK_ACTIONS
 
 

@@ -11,8 +11,12 @@ Fixtures: ``shoe_target`` (a :class:`ShoeTarget`: ``url``, ``virtual`` (the Virt
 :class:`~drivers.shoe.ShoeLink` on the target, auto-acking, closed after the test).
 
 Tests marked ``faults`` need fault injection (unplug, reboot, noise) and are skipped on a real
-shoe; a test that pulls cards on a real shoe asks the bench operator (``--shoe-operator``) or is
-skipped.
+shoe; a test that pulls cards on a real shoe runs the operator command (``--shoe-operator CMD``,
+run as ``CMD pull-card``, the conformance kit's hook: no prompt, so no ``-s``) or is skipped. On a
+real shoe every test starts and ends with the shoe resynchronised (the kit's
+:meth:`hil.conform.Kit.resync`: every held event taken and acked), so nothing a test leaves
+unacked reaches the next one. The conformance kit itself is ``shoe-ctl conform``
+(docs/conformance.md).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from typing import Any
 import pytest
 
 from drivers.shoe import ShoeLink
+from hil.conform import CommandOperator, Kit
 from hil.deck import Deck
 from hil.virtual_shoe import VirtualShoe
 from shoe_ctl.rules.cards import Card
@@ -37,8 +42,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="shoe to run the contract suite against (default: a virtual shoe per test)")
     group.addoption("--shoe-transport", default="pty", choices=("pty", "tcp"),
                     help="line of the virtual shoe (default: pty)")
-    group.addoption("--shoe-operator", action="store_true",
-                    help="on a real shoe, ask the bench operator to pull cards when a test needs one")
+    group.addoption("--shoe-operator", default=None, metavar="CMD",
+                    help="on a real shoe, run 'CMD pull-card' when a test needs a card pulled (exit 0 = done)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -61,10 +66,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 class ShoeTarget:
     """The shoe under test: ``url`` to open, ``virtual`` (None on a real shoe), ``pull()``."""
 
-    def __init__(self, url: str, virtual: VirtualShoe | None, operator: bool) -> None:
+    def __init__(self, url: str, virtual: VirtualShoe | None, operator: str | None) -> None:
         self.url = url
         self.virtual = virtual
-        self.operator = operator
+        self.operator = None if operator is None else CommandOperator(operator)
 
     @property
     def is_virtual(self) -> bool:
@@ -73,14 +78,22 @@ class ShoeTarget:
 
     def pull(self) -> Card | None:
         """Dispense one card: the virtual shoe pulls it; on a real shoe the operator does
-        (``--shoe-operator``), otherwise the test is skipped. Returns the card on the virtual
-        shoe, None on a real one."""
+        (``--shoe-operator CMD``), otherwise the test is skipped. Returns the card on the
+        virtual shoe, None on a real one."""
         if self.virtual is not None:
             return self.virtual.pull()
-        if not self.operator:
-            pytest.skip("pulling a card on a real shoe needs --shoe-operator")
-        input("pull one card from the shoe, then press Enter: ")
+        if self.operator is None or not self.operator.request("pull-card").done:
+            pytest.skip("pulling a card on a real shoe needs --shoe-operator CMD")
         return None
+
+    def resync(self) -> None:
+        """Take and ack every event the shoe holds (a real shoe between tests)."""
+        kit = Kit(self.url)
+        try:
+            kit.host.open()
+            kit.resync()
+        finally:
+            kit.host.close()
 
 
 @pytest.fixture
@@ -88,12 +101,15 @@ def shoe_target(request: pytest.FixtureRequest) -> Iterator[ShoeTarget]:
     """The shoe under test (a fresh virtual shoe unless ``--shoe-url`` names a real one)."""
     config = request.config
     if _real(config):
-        yield ShoeTarget(str(config.getoption("--shoe-url")), None, bool(config.getoption("--shoe-operator")))
+        target = ShoeTarget(str(config.getoption("--shoe-url")), None, config.getoption("--shoe-operator"))
+        target.resync()
+        yield target
+        target.resync()
         return
     shoe = VirtualShoe(Deck.seeded(0), transport=str(config.getoption("--shoe-transport")),
                        heartbeat_s=0.1, seed=0).start()
     try:
-        yield ShoeTarget(shoe.url, shoe, False)
+        yield ShoeTarget(shoe.url, shoe, None)
     finally:
         shoe.close()
 

@@ -20,6 +20,7 @@ import random
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from drivers import protocol as p
 from drivers.exc import ShoeError
@@ -42,7 +43,8 @@ class EmptyShoeError(ShoeError, IndexError):
 @dataclass(frozen=True)
 class Pull:
     """What one pull did: ``card`` left (the first one of a double pull; ``cards`` all of them),
-    and the link action the fault spec asks for after it (``"unplug"``, ``"reboot"`` or None),
+    and the link action the fault spec asks for after it (``"unplug"``, ``"reboot"``,
+    ``"reboot-keep"`` (the buffer kept) or None),
     the shoe then away for ``away_s`` seconds."""
 
     card: Card
@@ -72,6 +74,12 @@ class ShoeDevice:
     :param pairing: pairing mode (a real shoe: a button held at power-up): a PAIR frame sealed
         under its own secret's hello key sets the secret.
     :param on_secret: called with each new secret (a rotation or a pairing), to keep it.
+    :param persistent_counters: keep the epoch, the dispense counter, the card total and the boot
+        count across power cycles and report them in HELLO (capability ``persistent-counters``,
+        docs/protocol.md section 12); False: a shoe of the first revision (no ``caps`` record,
+        counter and epoch back to 0 at each power-up).
+    :param counts_unpowered: the card sensor and the card total work while the shoe is off
+        (capability ``counts-unpowered``): :meth:`pull_unpowered` counts the card.
     :raises ValueError: a serial number that is empty or over 32 bytes, a secret of another size.
     """
 
@@ -90,7 +98,8 @@ class ShoeDevice:
                  version_range: tuple[int, int] | None = None,
                  record: bool = True, on_event: Callable[[p.EventMsg], None] | None = None,
                  host_silence_s: float = 3.0, now: float = 0.0, secret: bytes | None = None,
-                 pairing: bool = False, on_secret: Callable[[bytes], None] | None = None) -> None:
+                 pairing: bool = False, on_secret: Callable[[bytes], None] | None = None,
+                 persistent_counters: bool = True, counts_unpowered: bool = False) -> None:
         if not 1 <= len(serial.encode("utf-8")) <= p.MAX_STR:
             raise ValueError(f"serial number {serial!r} must be 1..{p.MAX_STR} bytes of UTF-8")
         self.deck = deck
@@ -100,6 +109,8 @@ class ShoeDevice:
         self.heartbeat_s = heartbeat_s
         self.resend_s = resend_s
         self.host_silence_s = host_silence_s
+        self.persistent_counters = persistent_counters
+        self.counts_unpowered = counts_unpowered and persistent_counters
         self.secret: bytes | None = None
         self._version_range = version_range
         self.pairing = pairing
@@ -119,6 +130,8 @@ class ShoeDevice:
         self._host_rx_at = now
         # protocol state
         self.boot_id = self._new_boot_id()
+        self.boot_count = 1
+        self.card_total = 0
         self.next_seq = 1
         self._unacked: OrderedDict[int, p.EventMsg | bytes] = OrderedDict()  # bytes: a raw frame (tests)
         self._host_want = 1
@@ -141,6 +154,7 @@ class ShoeDevice:
         self.resent = 0
         self.reboots = 0
         self.lost_on_reboot = 0
+        self.pulled_unpowered = 0
 
     # ---------------------------------------------------------------- pairing
 
@@ -303,6 +317,7 @@ class ShoeDevice:
         unread = due("unreadable", f.unreadable)
         for card in out:
             self.dispense = min(self.dispense + 1, 0xFFFF)
+            self.card_total = (self.card_total + 1) & p.SEQ_MAX
             reader = self.readers[0]
             self._event(p.CardMsg(0, None if unread else card, "none" if unread else reader,
                                   self.dispense, self.epoch), now)
@@ -316,9 +331,27 @@ class ShoeDevice:
         after: str | None = None
         if "reboot" in todo or (f.reboot_every and n % f.reboot_every == 0):
             after = "reboot"
+        elif "reboot-keep" in todo:
+            after = "reboot-keep"
         elif "unplug" in todo or (f.unplug_every and n % f.unplug_every == 0):
             after = "unplug"
         return Pull(out[0], tuple(out), after, f.unplug_ms / 1000.0)
+
+    def pull_unpowered(self) -> Card:
+        """One card leaves while the shoe is off (between :meth:`reboot`'s power loss and its
+        power-up): no event; with ``counts_unpowered`` the sensor on its backup supply counts it
+        (dispense counter and card total), otherwise nothing at all records it.
+
+        :raises EmptyShoeError: no card left.
+        """
+        card = self.take()
+        self.pulled_unpowered += 1
+        self.dispensed.append(card)
+        self.last_dispensed = (card,)
+        if self.counts_unpowered:
+            self.dispense = min(self.dispense + 1, 0xFFFF)
+            self.card_total = (self.card_total + 1) & p.SEQ_MAX
+        return card
 
     def take(self) -> Card:
         """The next card leaves the deck, with no event at all (a card past a blind sensor).
@@ -353,15 +386,19 @@ class ShoeDevice:
         return self._event(p.ButtonMsg(0, button), now)
 
     def reboot(self, *, lose_unacked: bool = True) -> None:
-        """Power cycle: a new boot id, the dispense counter, epoch and LEDs back to 0, the unacked
-        buffer lost when ``lose_unacked``; the next sequence number survives (non-volatile)."""
+        """Power cycle: a new boot id, the LEDs back to 0, the unacked buffer lost when
+        ``lose_unacked``; the next sequence number survives (non-volatile), and with
+        ``persistent_counters`` the epoch, dispense counter and card total too (the boot count
+        goes up by one); without, the dispense counter and epoch go back to 0."""
         self.reboots += 1
         if lose_unacked:
             self.lost_on_reboot += len(self._unacked)
             self._unacked.clear()
         self.boot_id = self._new_boot_id()
-        self.dispense = 0
-        self.epoch = 0
+        self.boot_count += 1
+        if not self.persistent_counters:
+            self.dispense = 0
+            self.epoch = 0
         self.led = None
         self._session = None
         self._host_want = self.next_seq
@@ -391,8 +428,14 @@ class ShoeDevice:
         counters from 1), an unasked one goes under the hello key with a zero challenge."""
         self.hellos += 1
         first = next(iter(self._unacked), self.next_seq)
+        ext: dict[str, Any] = {}
+        if self.persistent_counters:
+            caps = ("persistent-counters", "counts-unpowered") if self.counts_unpowered else ("persistent-counters",)
+            ext = {"caps": caps, "boot_count": self.boot_count, "card_total": self.card_total,
+                   "dispense": self.dispense}
         hello = p.Hello(self.next_seq, version, self.version_range[0], self.version_range[1], self.boot_id, first,
-                        self.epoch, self.led.token if self.led else 0, self.readers, self.FIRMWARE, self.serial)
+                        self.epoch, self.led.token if self.led else 0, self.readers, self.FIRMWARE, self.serial,
+                        **ext)
         if self.secret is None:
             self._out.append(p.encode(hello))
             return

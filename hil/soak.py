@@ -25,7 +25,15 @@ from drivers import protocol as p
 from drivers.shoe import ShoeLink
 from hil.deck import Deck
 from hil.virtual_shoe import Faults, VirtualShoe
-from shoe_ctl.events import CardRead, LinkChanged, LinkStatus, SequenceGap, ShoeButton, ShoeFault
+from shoe_ctl.events import (
+    CardRead,
+    LinkChanged,
+    LinkStatus,
+    SequenceGap,
+    ShoeButton,
+    ShoeFault,
+    ShoeRestarted,
+)
 
 NO_CARD = -1
 UNREAD = 52
@@ -87,7 +95,8 @@ def run_soak(cards: int, faults: Faults | str | None = None, seed: int = 0, *, t
                        on_event=record.on_event)
     seen = bytearray()
     counts = {"delivered": 0, "duplicated": 0, "out_of_order": 0, "mismatched": 0, "faults": 0,
-              "buttons": 0, "disconnects": 0, "degraded": 0}
+              "buttons": 0, "disconnects": 0, "degraded": 0, "restarts": 0, "restart_unreported": 0,
+              "restart_unknown": 0}
     gaps: list[tuple[int, int]] = []
     last_seq = [0]
     last_link = [""]
@@ -119,6 +128,12 @@ def run_soak(cards: int, faults: Faults | str | None = None, seed: int = 0, *, t
                 counts["faults" if isinstance(ev, ShoeFault) else "buttons"] += 1
         elif isinstance(ev, SequenceGap):
             gaps.append((ev.expected, ev.got))
+        elif isinstance(ev, ShoeRestarted):
+            counts["restarts"] += 1
+            if ev.unreported is None:
+                counts["restart_unknown"] += 1
+            else:
+                counts["restart_unreported"] += ev.unreported
         elif isinstance(ev, LinkChanged):
             last_link[0] = f"{ev.status}: {ev.detail}"
             if ev.status == LinkStatus.DISCONNECTED:
@@ -195,6 +210,11 @@ def run_soak(cards: int, faults: Faults | str | None = None, seed: int = 0, *, t
         "resend_requests": stats.resends,
         "duplicates_dropped": stats.duplicates_dropped,
         "gaps": stats.gaps,
+        "reboots": shoe.reboots,
+        "restarts_alerted": counts["restarts"],
+        "restart_unreported": counts["restart_unreported"],
+        "restart_unknown": counts["restart_unknown"],
+        "acks": stats.acks,
         "shoe_faults": counts["faults"],
         "shoe_buttons": counts["buttons"],
         "seconds": round(seconds, 3),

@@ -65,6 +65,10 @@ class VirtualShoe:
     :param secret: the pairing secret (32 bytes): the shoe speaks the authenticated version 2
         (:class:`hil.shoe_device.ShoeDevice`); ``pairing``: it takes a secret from a PAIR frame;
         ``on_secret``: called with each new secret.
+    :param persistent_counters: keep epoch, dispense counter, card total and boot count across
+        reboots and report them in HELLO (default, docs/protocol.md section 12); False: a shoe of
+        the first revision.
+    :param counts_unpowered: the sensor counts cards pulled while the shoe is off.
     :raises ValueError: an unknown transport, or a serial number that is empty or over 32 bytes.
     """
 
@@ -102,6 +106,9 @@ class VirtualShoe:
     resent = _OnDevice()
     reboots = _OnDevice()
     lost_on_reboot = _OnDevice()
+    boot_count = _OnDevice()
+    card_total = _OnDevice()
+    pulled_unpowered = _OnDevice()
 
     def __init__(self, deck: Deck | Sequence[Card] | None = None, *, transport: str = "pty",
                  link_path: str | Path | None = None, faults: Faults | str | None = None, seed: int = 0,
@@ -110,7 +117,8 @@ class VirtualShoe:
                  version_range: tuple[int, int] | None = None,
                  record: bool = True, on_event: Callable[[p.EventMsg], None] | None = None,
                  host_silence_s: float = 3.0, secret: bytes | None = None, pairing: bool = False,
-                 on_secret: Callable[[bytes], None] | None = None) -> None:
+                 on_secret: Callable[[bytes], None] | None = None, persistent_counters: bool = True,
+                 counts_unpowered: bool = False) -> None:
         if transport not in ("pty", "tcp"):
             raise ValueError(f"transport must be 'pty' or 'tcp', not {transport!r}")
         faults = faults if isinstance(faults, Faults) else Faults.parse(faults)
@@ -118,7 +126,8 @@ class VirtualShoe:
         self.device = ShoeDevice(cards, faults=faults, seed=seed, serial=serial, readers=readers,
                                  heartbeat_s=heartbeat_s, resend_s=resend_s, version_range=version_range,
                                  record=record, on_event=on_event, host_silence_s=host_silence_s,
-                                 now=time.monotonic(), secret=secret, pairing=pairing, on_secret=on_secret)
+                                 now=time.monotonic(), secret=secret, pairing=pairing, on_secret=on_secret,
+                                 persistent_counters=persistent_counters, counts_unpowered=counts_unpowered)
         self._lock = threading.RLock()
         self.line = ShoeLine(self.device, self._lock, transport=transport, link_path=link_path, faults=faults,
                              seed=seed, host=host, port=port)
@@ -200,8 +209,8 @@ class VirtualShoe:
                 done = self.device.pull(time.monotonic())
             finally:
                 self.line.flush()
-            if done.after == "reboot":
-                self.reboot(lose_unacked=True, away_s=done.away_s)
+            if done.after in ("reboot", "reboot-keep"):
+                self.reboot(lose_unacked=done.after == "reboot", away_s=done.away_s)
             elif done.after == "unplug":
                 self.unplug()
                 self.line.replug_after(done.away_s)
@@ -284,14 +293,18 @@ class VirtualShoe:
                 self.line.plug()
             self.line.wake()
 
-    def reboot(self, *, lose_unacked: bool = True, away_s: float = 0.0) -> None:
-        """Power-cycle the shoe: unplug, a new boot id, the dispense counter, epoch and LEDs back
-        to 0, the unacked buffer lost when ``lose_unacked``; the next sequence number survives.
-        Plugs back in after ``away_s`` seconds (0: at once) and says HELLO unasked."""
+    def reboot(self, *, lose_unacked: bool = True, away_s: float = 0.0, pulls_while_off: int = 0) -> list[Card]:
+        """Power-cycle the shoe: unplug, a new boot id, the LEDs back to 0, the unacked buffer lost
+        when ``lose_unacked``; the next sequence number survives, and the counters as
+        :meth:`ShoeDevice.reboot` says. ``pulls_while_off`` cards leave while it is off
+        (:meth:`ShoeDevice.pull_unpowered`). Plugs back in after ``away_s`` seconds (0: at once)
+        and says HELLO unasked. Returns the cards pulled while off."""
         with self._lock:
             self.line.unplug()
+            off = [self.device.pull_unpowered() for _ in range(pulls_while_off)]
             self.device.reboot(lose_unacked=lose_unacked)
             self.line.replug_after(away_s)
             if self.line.plugged:
                 self.device.say_hello()
                 self.line.flush()
+        return off

@@ -35,11 +35,17 @@ def build() -> dict:
     keys = p.session_keys(SECRET, CHALLENGE, NONCE)
     new_secret = bytes(range(32, 64))
     hello = p.Hello(42, 2, 2, 2, 0x1A2B3C4D, 40, 3, 7, ("rfid", "optical"), "2.1.0", "SH-000123")
+    # the HELLO records of docs/protocol.md section 12 ride in a version-2 HELLO's payload unchanged
+    hello_counters = p.Hello(42, 2, 2, 2, 0x5EED0003, 40, 3, 0, ("rfid",), "2.2.0", "SH-000124",
+                             caps=("persistent-counters",), boot_count=3, card_total=100, dispense=4)
     rows = [
         ("host-hello", "host->shoe", "HOST_HELLO for version 2 with the challenge, under the hello key, counter 0",
          p.HostHello(1, 2, 2), hk, 0, CHALLENGE, b""),
         ("hello", "shoe->host", "the answer: the challenge echoed, the shoe's nonce, under the session's "
          "shoe->host key, counter 1", hello, keys.shoe_to_host, 1, CHALLENGE, NONCE),
+        ("hello-counters", "shoe->host", "the same answer from a shoe that keeps its counters: the caps and "
+         "counters records (section 12) in the payload, then the challenge fields", hello_counters,
+         keys.shoe_to_host, 1, CHALLENGE, NONCE),
         ("card", "shoe->host", "As read by RFID, counter 2 of the session",
          p.CardMsg(40, Card.parse("As"), "rfid", 16, 3), keys.shoe_to_host, 2, b"", b""),
         ("ack", "host->shoe", "events up to 39 recorded, next wanted 42; counter 1 of the host's side",

@@ -133,7 +133,69 @@ class CounterReset:
     epoch: int
 
 
-ShoeEvent = CardRead | ShoeFault | ShoeButton | LinkChanged | SequenceGap | CounterReset
+@dataclass(frozen=True, slots=True)
+class ShoeRestarted:
+    """The shoe restarted (a power loss, a watchdog, a firmware update) while the host knew it:
+    a HELLO from the same serial number with another ``boot_id`` (``docs/protocol.md`` section 12).
+    The link posts it once per restart, at once: after the ``connected`` event and any
+    :class:`SequenceGap` of that HELLO, before every event that follows it.
+
+    :param serial: the shoe's serial number.
+    :param boot_before: the ``boot_id`` of the previous HELLO; ``boot_after`` the new one.
+    :param boot_count_before: the shoe's power-up count at the previous HELLO (None: the shoe
+        keeps no counters); ``boot_count_after`` now. More than one apart: it restarted more
+        than once meanwhile.
+    :param cards_counted: cards the shoe's sensor counted between the two HELLOs (None: the shoe
+        keeps no card total); ``cards_reported`` the CARD events delivered for that span.
+    :param counts_unpowered: the shoe counts cards also while its main power is off (capability
+        ``counts-unpowered``): only then does ``cards_counted`` include a card pulled while it
+        was off.
+    :param in_flight: events made before the restart that the shoe still holds and will resend
+        (they arrive after this event, as usual); each may be a card.
+    """
+
+    serial: str
+    boot_before: int
+    boot_after: int
+    boot_count_before: int | None = None
+    boot_count_after: int | None = None
+    cards_counted: int | None = None
+    cards_reported: int = 0
+    counts_unpowered: bool = False
+    in_flight: int = 0
+
+    @property
+    def unreported(self) -> int | None:
+        """Cards the shoe counted that no CARD reported nor will (None: the shoe cannot say):
+        counted less reported less the events still in flight (exact when those are all cards,
+        else a lower bound)."""
+        if self.cards_counted is None:
+            return None
+        return max(0, self.cards_counted - self.cards_reported - self.in_flight)
+
+    @property
+    def certain(self) -> bool:
+        """True when the shoe's count covers the time it was off, so ``unreported == 0`` means
+        no card left unseen."""
+        return self.counts_unpowered and self.cards_counted is not None
+
+    def procedure(self) -> str:
+        """The alert text for the dealer and the floor: what happened, what to count, who
+        decides, how the hand goes on (docs/protocol.md section 12)."""
+        lost = self.unreported
+        if lost:
+            what = f"{lost} card(s) left the shoe with no read reaching the table"
+        elif self.certain:
+            what = "the shoe counted no card leaving unreported, also while it was off"
+        else:
+            what = "cards pulled while it was off cannot be known (this shoe does not count without power)"
+        return (f"the shoe {self.serial} restarted during the hand: {what}. STOP: pull no card. Count the cards "
+                "on the table (every seat, burns, set-aside) and compare with the display's card count; the "
+                "floor decides: if the counts agree the hand goes on from the display's next instruction, "
+                "otherwise the floor rules the hand (misdeal or the cards placed) and the dealer acknowledges")
+
+
+ShoeEvent = CardRead | ShoeFault | ShoeButton | LinkChanged | SequenceGap | CounterReset | ShoeRestarted
 
 # --------------------------------------------------------------------------- dealer -> controller
 

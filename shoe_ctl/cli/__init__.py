@@ -16,7 +16,8 @@ from collections.abc import Sequence
 
 from shoe_ctl import __version__
 
-SUBCOMMANDS = ("run", "sim", "analyze", "replay", "export", "hil", "doctor", "floor", "pair", "journal")
+SUBCOMMANDS = ("run", "sim", "analyze", "replay", "export", "hil", "doctor", "floor", "pair", "journal",
+               "conform")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -27,6 +27,7 @@ from shoe_ctl.events import (
     ShoeButton,
     ShoeCommand,
     ShoeFault,
+    ShoeRestarted,
     TimerFired,
 )
 from shoe_ctl.machine import layout
@@ -224,6 +225,9 @@ class Dealing:
             self._on_counter_reset(event)
         elif isinstance(event, SequenceGap):
             self._on_sequence_gap(event)
+        elif isinstance(event, ShoeRestarted):  # docs/protocol.md section 12: a stop and the procedure
+            if self.hand is not None and self.state != IDLE:
+                self.alert("shoe-restarted", event.procedure(), latched=True)
         elif isinstance(event, TimerFired):
             self._on_timer(event)
         elif isinstance(event, ShoeButton):

@@ -58,6 +58,7 @@ TYPES: dict[str, type[Any]] = {
         events.LinkChanged,
         events.SequenceGap,
         events.CounterReset,
+        events.ShoeRestarted,
         events.DealerInput,
         events.TimerFired,
         events.Instruction,

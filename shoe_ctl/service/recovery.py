@@ -34,6 +34,7 @@ EVENT_TYPES = (
     events.ShoeButton,
     events.LinkChanged,
     events.SequenceGap,
+    events.ShoeRestarted,
     events.DealerInput,
     events.TimerFired,
 )

@@ -135,7 +135,7 @@ cards = st.one_of(st.none(), st.integers(0, 51).map(Card))
 def card_msgs(draw: st.DrawFn) -> p.CardMsg:
     card = draw(cards)
     reader = "none" if card is None else draw(st.sampled_from(["rfid", "optical"]))
-    return p.CardMsg(draw(u32), card, reader, draw(st.integers(1, 0xFFFF)), draw(st.integers(0, 0xFFFF)))
+    return p.CardMsg(draw(seq1), card, reader, draw(st.integers(1, 0xFFFF)), draw(st.integers(0, 0xFFFF)))
 
 
 @st.composite
@@ -144,10 +144,22 @@ def hellos(draw: st.DrawFn) -> p.Hello:
     vmax = draw(st.integers(vmin, 255))
     version = draw(st.one_of(st.just(0), st.integers(vmin, vmax)))
     seq = draw(seq1)
+    caps = draw(st.sampled_from([None, (), ("keeps-buffer",), ("persistent-counters",),
+                                 ("persistent-counters", "counts-unpowered", "keeps-buffer")]))
+    counters: tuple[int | None, ...] = (None, None, None)
+    if caps is not None and "persistent-counters" in caps:
+        counters = (draw(st.integers(1, p.SEQ_MAX)), draw(u32), draw(st.integers(0, 0xFFFF)))
     return p.Hello(seq, version, vmin, vmax, draw(st.integers(1, p.SEQ_MAX)), draw(st.integers(1, seq)),
                    draw(st.integers(0, 0xFFFF)), draw(st.integers(0, 255)),
                    draw(st.sampled_from([("rfid",), ("optical",), ("rfid", "optical")])), draw(text),
-                   draw(text.filter(bool)))
+                   draw(text.filter(bool)), caps, *counters)
+
+
+@st.composite
+def faults(draw: st.DrawFn) -> p.FaultMsg:
+    kind = draw(st.sampled_from(list(FaultKind)))
+    cleared = kind != FaultKind.DOUBLE_PULL and draw(st.booleans())
+    return p.FaultMsg(draw(seq1), kind, cleared, draw(text))
 
 
 @st.composite
@@ -158,10 +170,10 @@ def acks(draw: st.DrawFn) -> p.Ack:
 
 messages = st.one_of(
     card_msgs(), hellos(), acks(),
-    st.builds(p.Heartbeat, u32, st.integers(0, 0xFFFF), st.integers(0, 0xFFFF), st.integers(0, 255),
+    st.builds(p.Heartbeat, seq1, st.integers(0, 0xFFFF), st.integers(0, 0xFFFF), st.integers(0, 255),
               st.booleans(), st.booleans(), st.booleans(), st.integers(0, 0xFFFF)),
-    st.builds(p.FaultMsg, u32, st.sampled_from(list(FaultKind)), st.booleans(), text),
-    st.builds(p.ButtonMsg, u32, st.integers(1, 255)),
+    faults(),
+    st.builds(p.ButtonMsg, seq1, st.integers(1, 255)),
     st.builds(p.HostHello, u32, st.just(1), st.integers(1, 255)),
     st.builds(p.Led, u32, st.integers(1, 255), st.sampled_from(p.LED_SIGNALS),
               st.lists(st.sampled_from(p.LED_NAMES), unique=True).map(tuple), st.sampled_from(p.LED_MODES),

@@ -126,6 +126,7 @@ def test_a_double_pull_by_schedule_is_the_fault_then_both_cards() -> None:
 
 def test_a_reboot_keeps_the_sequence_and_may_lose_the_buffer() -> None:
     dev = shoe_at_vector_state()
+    dev.persistent_counters = False  # a shoe of the first revision
     dev.pull(0.0)
     boot = dev.boot_id
     dev.reboot(lose_unacked=True)
@@ -133,7 +134,27 @@ def test_a_reboot_keeps_the_sequence_and_may_lose_the_buffer() -> None:
     (hello,) = decode_all(dev.frames_to_send()[1:])
     assert isinstance(hello, p.Hello) and hello.boot_id != boot
     assert (hello.seq, hello.first_seq, hello.epoch, hello.led_token) == (41, 41, 0, 0)
+    assert hello.caps is None and hello.boot_count is None
     assert dev.lost_on_reboot == 1 and dev.dispense == 0
+
+
+def test_a_reboot_keeps_the_counters_of_a_shoe_that_stores_them() -> None:
+    """docs/protocol.md section 12: epoch, dispense counter and card total survive a power cycle,
+    the boot count goes up; a card pulled while off is counted only with counts-unpowered."""
+    for unpowered in (False, True):
+        dev = ShoeDevice(Deck.seeded(1), now=0.0, counts_unpowered=unpowered)
+        dev.epoch, dev.dispense = 3, 15
+        dev.pull(0.0)
+        dev.frames_to_send()
+        dev.pull_unpowered()
+        dev.reboot(lose_unacked=False)
+        dev.say_hello()
+        (hello,) = decode_all(dev.frames_to_send())
+        assert isinstance(hello, p.Hello)
+        assert (hello.epoch, hello.boot_count, hello.first_seq, hello.seq) == (3, 2, 1, 2)
+        assert (hello.dispense, hello.card_total) == ((17, 2) if unpowered else (16, 1))
+        assert hello.caps == (("persistent-counters", "counts-unpowered") if unpowered
+                              else ("persistent-counters",))
 
 
 # ------------------------------------------------------------------ timers as deadlines

@@ -40,6 +40,8 @@ STRATEGIES: dict[type[Any], st.SearchStrategy[Any]] = {
     ),
     events.SequenceGap: st.builds(events.SequenceGap, small, small),
     events.CounterReset: st.builds(events.CounterReset, small),
+    events.ShoeRestarted: st.builds(events.ShoeRestarted, text, small, small, st.none() | small, st.none() | small,
+                                    st.none() | small, small, st.booleans(), small),
     events.DealerInput: st.builds(
         events.DealerInput, st.sampled_from(events.DealerAction), st.none() | st.integers(1, 8), json_obj
     ),

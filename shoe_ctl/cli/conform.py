@@ -1,0 +1,55 @@
+"""``shoe-ctl conform --shoe URL``: the conformance kit against a shoe (docs/conformance.md).
+
+Runs :mod:`hil.conform` (imported only when the command runs) and writes its report as JSON and
+JUnit XML. ``--shoe virtual`` (or a ``vshoe://`` URL) tests the virtual shoe, whose bench is
+built in; a real shoe needs ``--operator CMD`` for the tests that pull a card, power-cycle or
+unplug it (without one they are skipped, and the report says so). Exit status: 0 when no test
+failed, 1 when one did, 2 for a bad argument.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``conform`` subcommand."""
+    cmd = subparsers.add_parser("conform", help="run the shoe conformance kit against a shoe",
+                                description="Test a shoe against docs/protocol.md: handshake, heartbeats, LED and "
+                                "counter commands, malformed host frames, dropped/duplicated ACKs, resend "
+                                "requests, a host restart, no-host pattern, power cycle and unplug, with the "
+                                "timing limits of section 13. Report as JSON and JUnit XML.")
+    cmd.add_argument("--shoe", required=True, metavar="URL",
+                     help="the shoe's port (/dev/serial/by-id/..., socket://host:port), or 'virtual'")
+    cmd.add_argument("--operator", default=None, metavar="CMD",
+                     help="command run as 'CMD ACTION' (pull-card, power-cycle, unplug, replug); exit 0 = done; "
+                     "may print {\"at\": UNIX_TIME} (when the card passed the sensor)")
+    cmd.add_argument("--json", default=None, metavar="FILE", help="write the JSON report here ('-': stdout)")
+    cmd.add_argument("--junit", default=None, metavar="FILE", help="write the JUnit XML report here")
+    cmd.add_argument("--time-scale", type=float, default=1.0, metavar="K",
+                     help="multiply every timing limit by K (default 1; the report states it)")
+    cmd.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    """Run the kit; print a line per test; write the reports."""
+    if not args.time_scale >= 1.0:
+        print(f"shoe-ctl conform: --time-scale {args.time_scale}: need 1 or more", file=sys.stderr)
+        return 2
+    kit_mod = importlib.import_module("hil.conform")
+    report: dict[str, Any] = kit_mod.run_kit(args.shoe, operator_command=args.operator, time_scale=args.time_scale)
+    for r in report["results"]:
+        print(f"{r['status']:>8}  {r['name']:<22} {r['message']}", file=sys.stderr if args.json == "-" else sys.stdout)
+    text = json.dumps(report, indent=1)
+    if args.json == "-":
+        print(text)
+    elif args.json:
+        Path(args.json).write_text(text + "\n")
+    if args.junit:
+        Path(args.junit).write_text(kit_mod.junit_xml(report) + "\n")
+    return 1 if report["summary"]["failed"] else 0

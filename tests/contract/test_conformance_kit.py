@@ -1,0 +1,110 @@
+"""The conformance kit (hil/conform.py, docs/conformance.md) proven in CI: it passes the virtual
+shoe and a second shoe written from docs/protocol.md alone (tests/support/doc_shoe.py, no code
+shared with hil/shoe_device.py), and it fails shoes that break a rule. The timing limits are
+scaled by 3 here: the simulated shoes share a loaded 2-core machine (a real shoe runs at 1)."""
+
+from __future__ import annotations
+
+import time
+import xml.etree.ElementTree as ET
+from typing import Any
+
+import pytest
+from doc_shoe import DocShoe
+
+from hil.conform import CallableOperator, Kit, junit_xml, run_kit
+from hil.deck import Deck
+from hil.virtual_shoe import VirtualShoe
+
+SCALE = 3.0
+ALL = 15
+
+
+def doc_bench(shoe: DocShoe) -> CallableOperator:
+    def pull() -> float:
+        at = time.time()
+        shoe.pull()
+        return at
+
+    return CallableOperator({"pull-card": pull, "power-cycle": lambda: shoe.power_cycle(),  # type: ignore[dict-item]
+                             "unplug": lambda: shoe.unplug(), "replug": lambda: shoe.replug()})
+
+
+def _check_report(report: dict[str, Any], serial: str) -> None:
+    failed = [(r["name"], r["message"]) for r in report["results"] if r["status"] != "passed"]
+    assert failed == []
+    assert report["summary"] == {"passed": ALL, "failed": 0, "skipped": 0}
+    assert report["protocol"] == 1 and report["shoe"]["serial"] == serial and report["shoe"]["firmware"]
+    suite = ET.fromstring(junit_xml(report))
+    assert suite.get("tests") == str(ALL) and suite.get("failures") == "0"
+    props = {p.get("name"): p.get("value") for p in suite.iter("property")}
+    assert props["protocol"] == "1" and props["shoe.serial"] == serial
+
+
+def test_the_kit_passes_the_virtual_shoe() -> None:
+    report = run_kit("virtual", time_scale=SCALE)
+    _check_report(report, "VS-0001")
+    assert report["shoe"]["caps"] == ["persistent-counters"]
+    measured = {r["name"]: r["measured"] for r in report["results"]}
+    assert measured["heartbeat"]["heartbeat_max_gap_s"] <= 1.0 + 0.05 * SCALE
+    assert measured["dropped-ack"]["resend_on_timeout_s"] >= 0.25
+
+
+def test_the_kit_passes_a_shoe_written_from_the_document_alone() -> None:
+    shoe = DocShoe()
+    try:
+        report = Kit(shoe.url, doc_bench(shoe), time_scale=SCALE).run()
+    finally:
+        shoe.close()
+    _check_report(report, "DOC-7")
+    assert report["shoe"]["caps"] == ["keeps-buffer"] and report["shoe"]["boot_count"] is None
+
+
+def test_without_an_operator_the_tests_that_need_one_are_skipped_and_said() -> None:
+    shoe = DocShoe()
+    try:
+        report = Kit(shoe.url, None, time_scale=SCALE).run(only={"handshake", "card_delivery", "power_cycle"})
+    finally:
+        shoe.close()
+    status = {r["name"]: (r["status"], r["message"]) for r in report["results"]}
+    assert status["handshake"][0] == "passed"
+    assert status["card"] == ("skipped", "needs an operator who pulls a card (--operator)")
+    assert status["power-cycle"][0] == "skipped"
+
+
+@pytest.mark.parametrize(("make", "test", "name"), [
+    (lambda: VirtualShoe(Deck.seeded(0), resend_s=1.0), "dropped_ack_resent_on_timeout", "dropped-ack"),
+    (lambda: VirtualShoe(Deck.seeded(0), heartbeat_s=1.6), "heartbeat_bounds", "heartbeat"),
+], ids=["slow-resend", "slow-heartbeat"])
+def test_the_kit_fails_a_virtual_shoe_that_breaks_a_timing_limit(make: Any, test: str, name: str) -> None:
+    from hil.conform import virtual_bench
+
+    shoe = make().start()
+    try:
+        report = Kit(shoe.url, virtual_bench(shoe), time_scale=1.5).run(only={test})
+    finally:
+        shoe.close()
+    (result,) = report["results"]
+    assert result["name"] == name and result["status"] == "failed", result
+
+
+class LaxShoe(DocShoe):
+    """Takes an LED frame without its range checks (rows L-SIGNAL, L-LEDS)."""
+
+    def _on_frame(self, mtype: int, payload: bytes, now: float) -> None:
+        if mtype == 0x83 and len(payload) == 8 and payload[0]:
+            self.token = payload[0]
+            self.host_at = now
+            self._beat()
+            return
+        super()._on_frame(mtype, payload, now)
+
+
+def test_the_kit_fails_a_shoe_that_takes_a_malformed_host_frame() -> None:
+    shoe = LaxShoe()
+    try:
+        report = Kit(shoe.url, doc_bench(shoe), time_scale=SCALE).run(only={"malformed_host_frames"})
+    finally:
+        shoe.close()
+    (result,) = report["results"]
+    assert result["status"] == "failed" and "LED frame was shown" in result["message"]
