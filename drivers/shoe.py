@@ -37,6 +37,7 @@ from drivers import protocol as p
 from drivers.exc import LinkClosedError, ShoeTimeoutError, ShoeUrlError, VersionError
 from drivers.session import LinkSession
 from shoe_ctl.events import LinkChanged, LinkStatus, ShoeInfo
+from shoe_ctl.lifecycle import Closeable, join_thread
 
 log = logging.getLogger(__name__)
 
@@ -187,7 +188,7 @@ class LinkStats:
         return asdict(self)
 
 
-class ShoeLink:
+class ShoeLink(Closeable):
     """The serial link to one shoe: the port, its reader thread, and a :class:`LinkSession`.
 
     :param url: anything ``serial.serial_for_url`` opens: ``/dev/serial/by-id/...``,
@@ -233,11 +234,11 @@ class ShoeLink:
         self._events = events
         self._backoff = backoff
         self._lock = threading.RLock()
+        super().__init__(self._lock)
         self._write_lock = threading.Lock()
         self._stop = threading.Event()
         self._connected_evt = threading.Event()
         self._thread: threading.Thread | None = None
-        self._closed = False
         self._ser: Any = None
         self._frames_out = 0
         self._reconnects = 0
@@ -259,23 +260,20 @@ class ShoeLink:
                 self._thread.start()
         return self
 
-    def close(self) -> None:
-        """Stop the reader thread, close the port and join. Idempotent; a final ``disconnected``
+    def _closing(self) -> None:
+        """``close()``, under the lock: the reader is told to stop."""
+        self._stop.set()
+
+    def _close(self) -> None:
+        """``close()``: wake and join the reader thread, close the port; a final ``disconnected``
         event is queued when the link was up."""
-        with self._lock:
-            if self._closed:
-                return
-            self._closed = True
-            self._stop.set()
-            ser = self._ser
+        ser = self._ser
         if ser is not None and hasattr(ser, "cancel_read"):
             try:
                 ser.cancel_read()
             except PORT_ERRORS:
                 pass
-        thread = self._thread
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(10.0)
+        join_thread(self._thread, 10.0)
         self._close_port()
         with self._lock:
             self._session.close()

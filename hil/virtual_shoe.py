@@ -22,6 +22,7 @@ from hil.faults import CARD_ACTIONS, FAULT_ACTIONS, LINK_ACTIONS, SCHEDULABLE, F
 from hil.shoe_device import NO_HOST_LED, EmptyShoeError, ShoeDevice
 from hil.shoe_line import ShoeLine
 from shoe_ctl.events import FaultKind
+from shoe_ctl.lifecycle import Closeable
 from shoe_ctl.rules.cards import Card
 
 __all__ = ["CARD_ACTIONS", "FAULT_ACTIONS", "LINK_ACTIONS", "NO_HOST_LED", "SCHEDULABLE", "EmptyShoeError",
@@ -43,7 +44,7 @@ class _OnDevice:
         setattr(shoe.device, self.name, value)
 
 
-class VirtualShoe:
+class VirtualShoe(Closeable):
     """A shoe with a deck inside, speaking protocol v1 on a pty or TCP.
 
     :param deck: the cards loaded (a :class:`~hil.deck.Deck` or a sequence of cards).
@@ -129,9 +130,9 @@ class VirtualShoe:
                                  now=time.monotonic(), secret=secret, pairing=pairing, on_secret=on_secret,
                                  persistent_counters=persistent_counters, counts_unpowered=counts_unpowered)
         self._lock = threading.RLock()
+        super().__init__(self._lock)
         self.line = ShoeLine(self.device, self._lock, transport=transport, link_path=link_path, faults=faults,
                              seed=seed, host=host, port=port)
-        self._closed = False
         self.unplugs = 0
 
     # ---------------------------------------------------------------- lifecycle
@@ -148,12 +149,8 @@ class VirtualShoe:
                 self.line.start()
         return self
 
-    def close(self) -> None:
-        """Unplug, stop and join the thread, remove the link. Idempotent."""
-        with self._lock:
-            if self._closed:
-                return
-            self._closed = True
+    def _close(self) -> None:
+        """``close()``: unplug, stop and join the line's thread, remove the link."""
         self.line.stop()
 
     def __enter__(self) -> VirtualShoe:
