@@ -226,8 +226,7 @@ class Dealing:
         elif isinstance(event, SequenceGap):
             self._on_sequence_gap(event)
         elif isinstance(event, ShoeRestarted):  # docs/protocol.md section 12: a stop and the procedure
-            if self.hand is not None and self.state != IDLE:
-                self.alert("shoe-restarted", event.procedure(), latched=True)
+            self._on_shoe_restarted(event)
         elif isinstance(event, TimerFired):
             self._on_timer(event)
         elif isinstance(event, ShoeButton):
@@ -539,6 +538,23 @@ class Dealing:
                        "its stored counter, so card reads may be lost; check the deal and the stub, and "
                        "have the shoe serviced", latched=True)
 
+    def _on_shoe_restarted(self, ev: ShoeRestarted) -> None:
+        """The shoe restarted inside a hand (docs/protocol.md section 12): a latched stop with the
+        count procedure. When the same restart lost events, the sequence gap it posted first is
+        already open and its count (``gap-cards``) is the stop: the restart is then information
+        only, the shoe's own count for the dealer and the floor (docs/state-machine.md)."""
+        if self.hand is None or self.state == IDLE:
+            return
+        if self.gap is None:
+            self.alert("shoe-restarted", ev.procedure(), latched=True)
+            return
+        lost = ev.unreported
+        own = ("it cannot count cards pulled while it was off" if lost is None
+               else f"by its own count {lost} card(s) left with no read" + (", also while it was off"
+                                                                             if ev.certain else ""))
+        self.alert("shoe-restarted", f"the shoe {ev.serial} restarted during the hand: {own}; count them "
+                   "with the sequence gap (Cards found…)")
+
     def _on_sequence_gap(self, ev: SequenceGap) -> None:
         """The shoe lost events ``ev.expected .. ev.got - 1`` (e.g. a reboot that dropped its
         unacked buffer): cards may have left unread. Inside a hand the gap stays open, and the
@@ -605,6 +621,11 @@ class Dealing:
                 self.reads.append(read)
                 self.hand.put_aside(None)
         self.gap = None
+        if self.last_dispense >= 0:
+            # the shoe's dispense counter counted them: its next read is no jump (a shoe that keeps
+            # its counter across a restart, docs/protocol.md section 12; one that restarted at 0
+            # starts a new count under its new epoch anyway)
+            self.last_dispense += cards
         self.alerts = [a for a in self.alerts if a["code"] != "sequence-gap"]
         where = "out of play (burned)" if burned else "where the screen had them, identity unknown"
         self.alert("sequence-gap-closed", f"sequence gap closed: {cards} card(s) that left unread are counted "
