@@ -261,13 +261,13 @@ class ShoeDevice:
         """Act on the timers due at ``now``: the no-host LED pattern after :attr:`host_silence_s`,
         the heartbeat, the resend on timeout. Calling it before :meth:`next_deadline` does
         nothing."""
-        if now - self._host_rx_at >= self.host_silence_s and self.led is not NO_HOST_LED:
+        if now >= self._host_rx_at + self.host_silence_s and self.led is not NO_HOST_LED:  # as next_deadline
             self.led = NO_HOST_LED  # no host: a stale "deal" light must not stay on
             self._next_hb = now
         if now >= self._next_hb:
             self._next_hb = now + self.heartbeat_s
             self._heartbeat()
-        if self._resend_pending() and now - self._progress_at >= self.resend_s:
+        if self._resend_pending() and now >= self._progress_at + self.resend_s:
             self._resend_from(max(self._host_want, next(iter(self._unacked))), now, self.RESEND_ON_TIMEOUT)
 
     def next_deadline(self) -> float:
