@@ -1,4 +1,4 @@
-"""Mutation campaign for the PHH reader (issue 13 item 5; figures in ``docs/security.md``).
+"""Mutation campaign for the PHH reader (figures in ``docs/security.md``).
 
 ``python scripts/fuzz_phh.py [-n 12000] [--seed 1]``: writes N mutated copies of the real hands
 (``$SHOE_CTL_SHARED/data/stud/phh`` or ``../shared/data/stud/phh``, and ``examples/``) to a

@@ -1,4 +1,4 @@
-"""Re-run the shoe-link attacks of issue 13 (item 2) against the real stack and print figures.
+"""Re-run the shoe-link attacks (docs/security.md, "The shoe link") against the real stack and print figures.
 
 Each scenario runs a :class:`hil.virtual_shoe.VirtualShoe` on a pty and a
 :class:`drivers.shoe.ShoeLink` reading it in its own thread, as ``shoe-ctl run`` does, and prints

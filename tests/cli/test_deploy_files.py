@@ -48,7 +48,7 @@ def test_udev_rule_stable_name_and_modemmanager_ignore() -> None:
     assert 'SUBSYSTEM=="tty"' in rule and 'SYMLINK+="shoe"' in rule
     assert 'ENV{ID_MM_DEVICE_IGNORE}="1"' in rule and 'GROUP="dialout"' in rule
     assert 'TAG+="systemd"' in rule  # dev-shoe.device exists for the unit's Wants=
-    # issue 13: ModemManager's port probing and a getty unit kept away (docs/security.md)
+    # ModemManager's port probing and a getty unit kept away (docs/security.md)
     assert 'ENV{ID_MM_PORT_IGNORE}="1"' in rule and 'ENV{SYSTEMD_WANTS}=""' in rule
 
 

@@ -180,7 +180,7 @@ def test_against_the_virtual_shoe(tmp_path: Path, capsys: pytest.CaptureFixture[
 
 
 def test_doctor_fails_the_port_when_another_program_holds_the_device(tmp_path: Path) -> None:
-    """Issue 13: a program that opened the shoe's port without a lock read every card and
+    """a program that opened the shoe's port without a lock read every card and
     doctor said the port was healthy; it is now named from /proc/*/fd."""
     import os
     import pty

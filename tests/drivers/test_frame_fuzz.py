@@ -1,4 +1,4 @@
-"""Property-based fuzzing of the shoe frame decoder (docs/protocol.md; issue 13 item 5): random
+"""Property-based fuzzing of the shoe frame decoder (docs/protocol.md): random
 bytes and valid frames with flipped, inserted and deleted bytes never raise anything but the
 decoder's documented errors, never yield a message from a frame whose check fails, and never
 lose a valid frame that follows garbage."""

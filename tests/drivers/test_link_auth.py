@@ -1,4 +1,4 @@
-"""The shoe link under attack (issue 13, item 2): pairing, authenticated frames, pinned serial.
+"""The shoe link under attack: pairing, authenticated frames, pinned serial.
 
 Each scenario is one the issue names; each fails on the version-1 link, which took any shoe and
 any frame: an unknown serial, a shoe swapped mid-hand, a stray HELLO of another serial, a

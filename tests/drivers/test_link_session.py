@@ -151,7 +151,7 @@ def test_counter_reset_is_confirmed_by_an_event_before_the_first_card_of_the_new
 
 
 def test_a_card_made_before_the_reset_was_asked_never_confirms_it() -> None:
-    """Epochs across boots (issue 11 item 2): cards 40 and 41 were made before the host asked
+    """Epochs across boots : cards 40 and 41 were made before the host asked
     for epoch 4 (the HELLO said next 42), e.g. under an epoch 4 of an earlier boot of a shoe that
     keeps its buffer across a power loss; they cannot confirm the reset, only a later event or
     the shoe's own report can."""

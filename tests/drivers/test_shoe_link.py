@@ -258,7 +258,7 @@ def test_each_failed_open_is_one_log_line_without_a_traceback(monkeypatch: pytes
 
 
 def test_the_port_is_claimed_with_tiocexcl_so_a_second_open_is_refused(tmp_path: Any) -> None:
-    """Issue 13: pyserial's exclusive=True is an advisory flock that another program need not
+    """pyserial's exclusive=True is an advisory flock that another program need not
     ask for; with TIOCEXCL the kernel refuses its open() (EBUSY) while the link holds the port."""
     import pty
 

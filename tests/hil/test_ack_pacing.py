@@ -1,4 +1,4 @@
-"""Issue 11 item 6: the host sends at most one ACK per 20 ms (docs/protocol.md sections 1 and 5),
+"""The host sends at most one ACK per 20 ms (docs/protocol.md sections 1 and 5),
 measured over the pty in a 60-card burst; the shoe still gets every card acked."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""HIL (issue 12 item 4): a seat to act first taken out of the hand during the betting round (an
+"""HIL : a seat to act first taken out of the hand during the betting round (an
 absent player killed when the action reaches it, house 16.9, or a TDA absence first reported in
 the betting, RP-10-C / Rule 30): the action moves to the next live seat, on the display and in the
 hand's summary; the record still equals the table."""

@@ -1,4 +1,4 @@
-"""HIL (issue 12 item 3): burn errors found late. Two burns reported after the whole street was
+"""HIL : burn errors found late. Two burns reported after the whole street was
 dealt in order (one card more than the plan left the shoe): the correction lists every move (the
 last seat's card aside, each card one seat on, the top burn to the first seat) and, carried out,
 the record equals the table and the stub count is the cards in the shoe. TDA's "let it stand"

@@ -1,4 +1,4 @@
-"""HIL (issue 12 item 7): every irregular hand the machine handles exports to PHH that analyses
+"""HIL : every irregular hand the machine handles exports to PHH that analyses
 back to the machine's own decisions: the same bring-in, the same first to act on every street and
 the same 7th-street check (players, stub, required number, procedure) — over every irregularity
 scenario the HIL tests act out, not one."""

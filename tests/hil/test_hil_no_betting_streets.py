@@ -1,4 +1,4 @@
-"""HIL (issue 12 item 1): where no betting separates two streets (every player but one all-in),
+"""HIL : where no betting separates two streets (every player but one all-in),
 the machine asks the dealer to confirm each street complete before the next street's first card,
 so it never books a read to a seat (or a burn) on a guess. A card too many to a seat is read
 before the confirmation: the dealer is stopped at once, booked to no seat, told what may have

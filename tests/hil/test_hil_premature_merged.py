@@ -1,4 +1,4 @@
-"""HIL (issue 12 item 2): a premature final downcard that merged with the hole cards is ruled and
+"""HIL : a premature final downcard that merged with the hole cards is ruled and
 counted once, in both profiles: TDA (RP-5-D, interpretation) keeps it as the seat's 7th card and
 returns only the other premature cards to the stub, calling the floor; house 16.17 lets it stand
 and sets the others aside. The seat never gets another 7th card; the record equals the table."""

@@ -1,5 +1,5 @@
 """A shoe restart inside a hand, through the whole table (virtual shoe on a pty, ShoeLink, the
-controller and the machine; issue 11 item 1): the dealer sees a stop with the restart procedure,
+controller and the machine): the dealer sees a stop with the restart procedure,
 acknowledges it after the count, the hand goes on, nothing read is lost and the record equals the
 table (every seat holds exactly the cards the dealer put there)."""
 

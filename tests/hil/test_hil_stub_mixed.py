@@ -1,4 +1,4 @@
-"""HIL (issue 12 item 5): a stub mixed with the muck (TDA RP-4). The dealer gathers the folded
+"""HIL : a stub mixed with the muck (TDA RP-4). The dealer gathers the folded
 hands into a new stub by mistake and declares it (``stub-mixed``): the floor is called once
 (latched ``RP-4``), a muck card dealt from the new stub raises no ``card-not-in-stub``, the stub
 count takes the mixed cards in, every live seat holds what the record says and the declaration is

@@ -1,6 +1,6 @@
 """A journal that cannot write during dealt hands, through the real pty: every card the shoe sent
 ends either in the journal or still held (unacked) by the shoe, and the dealer is told at once
-(issue 13 item 1; ``docs/journal.md``, "The writer").
+(``docs/journal.md``, "The writer").
 
 Two ways to make the journal's storage fail and recover while the simulated dealer deals:
 

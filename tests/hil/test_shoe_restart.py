@@ -1,4 +1,4 @@
-"""A shoe restart inside a hand through the real pty (issue 11 item 1; docs/protocol.md section 12):
+"""A shoe restart inside a hand through the real pty (docs/protocol.md section 12):
 a 2-second power loss with a card pulled while the shoe was off. The link posts ShoeRestarted at
 once, before the next card, with the counts the shoe kept; what the shoe cannot know is said."""
 

@@ -552,7 +552,7 @@ def test_forecast_is_null_once_seventh_is_dealt() -> None:
 
 
 def test_a_refused_shoe_is_a_latched_alert_and_the_auth_mode_is_in_the_state() -> None:
-    """Issue 13: an unpaired, swapped or forged shoe is a latched alert (docs/security.md)."""
+    """an unpaired, swapped or forged shoe is a latched alert (docs/security.md)."""
     from shoe_ctl.events import LinkChanged, LinkStatus
 
     m = Table().m

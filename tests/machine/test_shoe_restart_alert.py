@@ -1,4 +1,4 @@
-"""The machine's answer to a shoe restart inside a hand (issue 11 item 1; docs/protocol.md
+"""The machine's answer to a shoe restart inside a hand (docs/protocol.md
 section 12): a latched ``shoe-restarted`` alert, the stop signal, and the dealer's procedure."""
 
 from __future__ import annotations

@@ -47,7 +47,7 @@ def test_normal_streets_burn_then_one_each_seventh_down():
     assert hand.stub_count() == 52 - 15 - 5 - 4 * 4
 
 
-# ----------------------------------------------------------------- worked cases (issue text)
+# ----------------------------------------------------------------- worked cases
 
 
 def test_worked_case_8_dealt_none_fold_tda_RP_10_H_C():
