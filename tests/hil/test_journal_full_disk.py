@@ -150,18 +150,26 @@ def load_profiles() -> Any:
     return {"tda": load_profile("tda"), "house": load_profile("house")}
 
 
-def _check(out: dict[str, Any], cycles: int) -> None:
+def _problems(out: dict[str, Any], cycles: int) -> list[str]:
+    """What a run through ``cycles`` journal failures broke of the durability rule (docs/journal.md,
+    "The writer"); empty when every card the shoe sent is journaled or still held by the shoe and
+    the dealer and systemd were told at once."""
     print(f"cards sent {len(out['sent'])}, journaled {len(out['journaled'])}, held at the end "
           f"{len(out['held'])}, held while dealing {len(out['held_while_dealing'])}, failures {out['failures']}")
-    assert out["failures"] == cycles, "the journal never failed: the test did not test anything"
-    assert len(out["sent"]) > 50
-    # the rule: every card the shoe sent is in the journal or still held by the shoe
+    problems: list[str] = []
+    if out["failures"] != cycles:
+        problems.append(f"the journal failed {out['failures']} times, not {cycles}: the run did not test it")
+    if len(out["sent"]) <= 50:
+        problems.append(f"only {len(out['sent'])} cards sent")
     missing = [s for s in out["sent"] if s not in out["journaled"] and s not in out["held"]]
-    assert missing == [], f"cards acked but never journaled: {missing}"
-    # the dealer was told at once, with a latched stop
+    if missing:
+        problems.append(f"cards acked but never journaled: {missing}")
     codes = [a for a in out["alerts"] if a.code == "journal-write-failed"]
-    assert codes and all(a.latched for a in codes)
-    assert out["states"].count(True) == cycles and out["states"].count(False) == cycles
+    if not codes or not all(a.latched for a in codes):
+        problems.append("no latched journal-write-failed alert")
+    if out["states"].count(True) != cycles or out["states"].count(False) != cycles:
+        problems.append(f"writer states {out['states']}")
+    return problems
 
 
 def test_a_small_tmpfs_that_fills_and_frees_loses_no_card(tmp_path: Path) -> None:
@@ -174,7 +182,7 @@ def test_a_small_tmpfs_that_fills_and_frees_loses_no_card(tmp_path: Path) -> Non
                                          lambda: filler.pop().unlink())
         finally:
             journal.close()
-    _check(out, cycles)
+    assert _problems(out, cycles) == []
 
 
 def test_a_sqlite_size_cap_that_is_reached_and_lifted_loses_no_card(tmp_path: Path) -> None:
@@ -195,7 +203,7 @@ def test_a_sqlite_size_cap_that_is_reached_and_lifted_loses_no_card(tmp_path: Pa
         out = _deal_through_failures(journal, cycles, cap, lift)
     finally:
         journal.close()
-    _check(out, cycles)
+    assert _problems(out, cycles) == []
 
 
 def test_a_lock_held_by_another_program_never_blocks_the_controller(tmp_path: Path) -> None:
