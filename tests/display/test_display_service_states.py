@@ -5,9 +5,7 @@ stuck (docs/display.md, *No service*; docs/service.md, *The signals*)."""
 
 from __future__ import annotations
 
-import os
 import queue
-import shutil
 import struct
 import time
 import zlib
@@ -16,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from browser import chromium, expect  # skips the module without Playwright or Chromium
 
 from shoe_ctl.config import load_profile
 from shoe_ctl.display.server import PAGE_TIMEOUT_S, DisplaySink, start_display
@@ -32,24 +31,14 @@ from shoe_ctl.events import (
 from shoe_ctl.machine import Dealing
 from shoe_ctl.service.controller import Controller
 
-playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-expect = playwright_api.expect
-CHROMIUM = os.environ.get("SHOE_CTL_CHROMIUM", "/usr/bin/chromium")
-if not Path(CHROMIUM).exists() and not shutil.which(CHROMIUM):
-    pytest.skip(f"no Chromium at {CHROMIUM} (scripts/setup.sh test installs Debian's chromium)",
-                allow_module_level=True)
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
 INFO = ShoeInfo(1, "fw", "S-1", ("rfid",))
 VIEWPORTS = [(1024, 600), (800, 480), (390, 844), (1920, 1080)]
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    with playwright_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+    with chromium() as b:
         yield b
-        b.close()
 
 
 class Rig:
