@@ -117,18 +117,26 @@ def _deal_through_failures(journal: Journal, cycles: int, fail: Any, unfail: Any
                               wait_connected=10.0, say=lambda _line: None)
     table.controller.add_hook(lambda ev, cmds: marks.after(machine))
     failures = 0
+    cycle_notes: list[str] = []
     try:
         with table:
-            for _ in range(cycles):
+            for k in range(cycles):
                 start = len(sent)
-                end = time.monotonic() + 10
+                end = time.monotonic() + 20
                 while len(sent) < start + 25 and time.monotonic() < end:
                     time.sleep(0.01)
+                capped_at = len(sent)
                 fail()
-                end = time.monotonic() + 10  # until the writer has met the failure
+                end = time.monotonic() + 20  # until the writer has met the failure
                 while journal.failing is None and time.monotonic() < end:
                     time.sleep(0.01)
                 failures += journal.failing is not None
+                if journal.failing is None:
+                    cycle_notes.append(f"cycle {k + 1}: {capped_at - start} cards before the failure was made, "
+                                       f"{len(sent) - capped_at} after it, and the writer never failed; "
+                                       f"alerts so far {[a.code for a in sink.alerts]}, the dealer's last "
+                                       f"signals {table.dealer.stats.signals[-6:]}, stalled "
+                                       f"{table.dealer.stalled!r}, machine in {machine.state!r}")
                 time.sleep(0.5)  # the dealer goes on pulling meanwhile
                 unfail()
                 end = time.monotonic() + 10
@@ -141,7 +149,8 @@ def _deal_through_failures(journal: Journal, cycles: int, fail: Any, unfail: Any
         devnull.close()
     journaled = {r.shoe_seq for r in journal.records() if r.kind == "CardRead"}
     return {"sent": sent, "held": set(shoe.device.unacked()), "journaled": journaled, "failures": failures,
-            "states": states, "alerts": sink.alerts, "held_while_dealing": held_while_dealing}
+            "states": states, "alerts": sink.alerts, "held_while_dealing": held_while_dealing,
+            "cycle_notes": cycle_notes}
 
 
 def load_profiles() -> Any:
@@ -159,6 +168,7 @@ def _problems(out: dict[str, Any], cycles: int) -> list[str]:
     problems: list[str] = []
     if out["failures"] != cycles:
         problems.append(f"the journal failed {out['failures']} times, not {cycles}: the run did not test it")
+        problems.extend(out["cycle_notes"])
     if len(out["sent"]) <= 50:
         problems.append(f"only {len(out['sent'])} cards sent")
     missing = [s for s in out["sent"] if s not in out["journaled"] and s not in out["held"]]
