@@ -392,22 +392,39 @@ class Controller(Closeable):
         return True
 
     _journal_failing = False
+    _journal_latest: BaseException | None = None
+    _journal_last_exc: BaseException | None = None
+    _journal_episodes = 0
+    _journal_alerted = 0
 
     def _journal_state(self, exc: BaseException | None) -> None:
-        """The journal's writer says it fails (``exc``) or writes again (None): from its thread,
-        so the alert is raised in the controller thread, at once (ahead of queued events)."""
-        if exc is None:
-            self.call_soon(self._journal_recovered)
-            return
-        self._urgent(lambda: self._journal_failed(exc))
+        """The journal's writer says it fails (``exc``) or writes again (None): from its thread.
+        The state is noted here and acted on in the controller thread, at once (ahead of queued
+        events) by :meth:`_journal_sync`, which reads the newest state: a failure, a recovery and
+        a second failure in quick succession give two alerts and end failing, whatever order the
+        urgent calls run in."""
+        with self._lock:
+            self._journal_latest = exc
+            if exc is not None:
+                self._journal_episodes += 1
+                self._journal_last_exc = exc
+        self._urgent(self._journal_sync)
+
+    def _journal_sync(self) -> None:
+        """In the controller thread: one alert per failure episode the writer reported, and the
+        failing flag as the writer's newest state says."""
+        with self._lock:
+            latest, episodes, exc = self._journal_latest, self._journal_episodes, self._journal_last_exc
+        if episodes > self._journal_alerted and exc is not None:
+            self._journal_alerted = episodes
+            self._journal_failing = False
+            self._journal_failed(exc)
+        self._journal_failing = latest is not None
 
     def _urgent(self, fn: Callable[[], Any]) -> None:
         with self._idle:
             self._busy += 1
         self.queue.put_urgent(_Call(fn))  # ahead of the events waiting: the dealer is told at once
-
-    def _journal_recovered(self) -> None:
-        self._journal_failing = False
 
     def _journal_failed(self, exc: BaseException) -> None:
         """Tell the dealer once, until an append succeeds again, that the journal is failing: a
