@@ -601,16 +601,7 @@ class Kit:
         if not self.operator.request("power-cycle").done:
             raise Skip("needs an operator who power-cycles the shoe (--operator)")
         self.host.close()
-        end = time.monotonic() + 5.0 * self.k
-        while True:
-            try:
-                self.host.open()
-                break
-            except (serial.SerialException, OSError):
-                if time.monotonic() > end:
-                    raise
-                time.sleep(0.05)
-        after, _ = self.host.hello(2.0 * self.k)
+        after = self._reopen()
         r.measured["back_after_s"] = round(time.monotonic() - t0, 3)
         check(after.boot_id != hello.boot_id, "same boot id after a power cycle")
         check(after.seq >= hello.seq, f"next_seq went back: {hello.seq} -> {after.seq}")
@@ -632,6 +623,17 @@ class Kit:
         self.host.close()
         if not self.operator.request("replug").done:
             raise Skip("needs an operator who plugs the shoe back (--operator)")
+        after = self._reopen()
+        r.measured["first_seq_after"] = after.first_seq
+        check(after.boot_id == hello.boot_id, "the boot id changed on an unplug")
+        check(after.first_seq <= card.msg.seq, "the held CARD was lost on the unplug")
+
+    def _reopen(self) -> p.Hello:
+        """Open the port again (retried for 5 s: the device node comes back after a power cycle
+        or a replug) and return the shoe's HELLO.
+
+        :raises serial.SerialException: the port did not come back in time.
+        """
         end = time.monotonic() + 5.0 * self.k
         while True:
             try:
@@ -642,9 +644,7 @@ class Kit:
                     raise
                 time.sleep(0.05)
         after, _ = self.host.hello(2.0 * self.k)
-        r.measured["first_seq_after"] = after.first_seq
-        check(after.boot_id == hello.boot_id, "the boot id changed on an unplug")
-        check(after.first_seq <= card.msg.seq, "the held CARD was lost on the unplug")
+        return after
 
     # -------------------------------------------------------------- the report
 
