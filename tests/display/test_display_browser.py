@@ -260,7 +260,8 @@ def test_misdeal_needs_a_confirmation(page: Any, sink: DisplaySink, posted: queu
 
 def test_seat_reports_with_their_arguments_from_the_page(page: Any, sink: DisplaySink,
                                                          posted: queue.Queue[Any]) -> None:
-    """Tap a seat, then the report, then the choice: card count, absent player, burn error."""
+    """Tap a seat, then the report, then the choice: card count, absent player, burn error, and
+    a stub mixed with other piles."""
     for command in feed():
         sink.handle(command)
     wait_version(page, len(feed()))
@@ -277,6 +278,12 @@ def test_seat_reports_with_their_arguments_from_the_page(page: Any, sink: Displa
     page.locator("button[data-action='burn-error']").tap()  # needs no seat
     page.locator("#sheet button[data-option='two']").tap()
     assert posted.get(timeout=5) == DealerInput(DealerAction.BURN_ERROR, None, {"burns": 2, "ref": 3})
+    page.locator("button[data-action='stub-mixed']").tap()  # TDA RP-4: which piles went into the stub
+    assert page.locator("#sheet-options button").all_inner_texts() == [
+        "The muck (folded hands)", "The burns", "The muck and the burns", "The set-aside cards"]
+    page.locator("#sheet button[data-option='muck-burns']").tap()
+    assert posted.get(timeout=5) == DealerInput(DealerAction.STUB_MIXED, None,
+                                                {"piles": ["muck", "burns"], "ref": 4})
 
 
 def test_page_shows_moves_absent_no_bet_and_floor_decides(page: Any, sink: DisplaySink) -> None:

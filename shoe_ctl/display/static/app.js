@@ -519,6 +519,15 @@ const SHEETS = {
     }
     return { title: "Burn error on " + ((state && state.street) || "this street"), options };
   },
+  stubmixed() {
+    // TDA RP-4: the stub was gathered with other cards; every card of the piles named went in
+    return { title: "The stub was mixed with which cards? (call the floor)", options: [
+      { id: "muck", label: "The muck (folded hands)", args: { piles: ["muck"] } },
+      { id: "burns", label: "The burns", args: { piles: ["burns"] } },
+      { id: "muck-burns", label: "The muck and the burns", args: { piles: ["muck", "burns"] } },
+      { id: "set-aside", label: "The set-aside cards", args: { piles: ["set-aside"] } },
+    ] };
+  },
   gap() {
     // the places the screen had next, in order: cards pulled during the gap lie there
     const places = state && state.instruction && state.instruction.cards ? state.instruction.cards : [];
