@@ -35,7 +35,9 @@ placed exactly where the controller placed it at the table. What a PHH file reco
 - The controller's decisions as user-defined fields (``phh-std`` ``user.rst``: a leading
   underscore): ``_rules``, ``_bring_in`` and ``_first_to_act`` (1-based players), ``_procedures``
   (``"<street> <procedure>"``, e.g. ``"7th C"``), ``_community_card``, ``_seventh``, ``_burns``
-  (``"<street> <card>"``), ``_set_aside`` (cards read when none was expected), ``_alerts``
+  (``"<street> <card>"``), ``_set_aside`` (cards read when none was expected), ``_extra``
+  (``"pN <cards>"``: cards a player's hand held beyond its due, found by the dealer's count and
+  kept out of the deal lines, house 16.25), ``_alerts``
   (``"<code>: <message>"``), ``_journal`` (first and last journal sequence of the hand),
   ``_started_utc``, ``_chain_head`` (the journal's hash-chain head when exported,
   ``"SEQ:SHA256"``; docs/journal.md, "The hash chain").
@@ -89,6 +91,7 @@ class ExportedHand:
     chain_head: str = ""
     burns: list[str] = field(default_factory=list)
     set_aside: list[str] = field(default_factory=list)
+    extra: list[str] = field(default_factory=list)
     alerts: list[str] = field(default_factory=list)
     summary: dict[str, Any] = field(default_factory=dict)
     last_seq: int = 0
@@ -237,6 +240,11 @@ class ExportedHand:
         no line gave gets a line after that street's last; a line left with no card goes.
         ``hand``: the machine's :class:`~shoe_ctl.rules.hand.HandState`."""
         self.write_out_pending()
+        self.extra = [f"p{i + 1} {''.join(card_text(c) for c in seat.extra)}"
+                      for i, seat in enumerate(hand.seats) if seat.extra]
+        # read before the count as a card none was expected for, then given to the seat
+        mine = {card_text(c) for seat in hand.seats for c in seat.extra}
+        self.set_aside = [x for x in self.set_aside if x.split(" ", 1)[1] not in mine]
         final: dict[tuple[str, int], list[str]] = {}
         for i, seat in enumerate(hand.seats):
             cards = [card_text(c) for c in [*seat.down[:2], *seat.up, *seat.down[2:]]]
@@ -327,7 +335,7 @@ class ExportedHand:
             lines.append(f"_killed = {_toml(self.killed)}")
         if self.stubs:
             lines.append(f"_stubs = {_toml([f'{k} {v}' for k, v in self.stubs.items()])}")
-        for name, values in (("_burns", self.burns), ("_set_aside", self.set_aside),
+        for name, values in (("_burns", self.burns), ("_set_aside", self.set_aside), ("_extra", self.extra),
                              ("_inputs", self.inputs), ("_alerts", self.alerts)):
             if values:
                 lines.append(f"{name} = {_toml(values)}")

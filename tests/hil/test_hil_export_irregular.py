@@ -6,6 +6,7 @@ scenario the HIL tests act out, not one."""
 from __future__ import annotations
 
 import dataclasses
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -29,8 +30,9 @@ def _sc(rules: str, irr: list[Irregularity], *, seats: list[int] = FOUR, game: s
                       irregular=irr, acks=list(acks))
 
 
-# Every scenario of tests/hil/test_hil_irregular.py, test_hil_burn_errors.py and
-# test_hil_action_moves.py that ends in a dealt hand (a misdeal exports nothing).
+# Every scenario of tests/hil/test_hil_irregular.py, test_hil_burn_errors.py,
+# test_hil_action_moves.py and test_hil_no_betting_streets.py that ends in a dealt hand (a misdeal
+# exports nothing).
 SCENARIOS: dict[str, HandScript] = {
     "RP-10-A": _sc("tda", [Irregularity("expose", "3rd", 3, 0)], actions={"3rd": [("fold", 1), ("fold", 2)]}),
     "house-16.1": _sc("house", [Irregularity("expose", "3rd", 3, 0)], actions={"3rd": [("fold", 1), ("fold", 2)]}),
@@ -64,6 +66,10 @@ SCENARIOS: dict[str, HandScript] = {
                        actions={"3rd": [("fold", 3), ("fold", 4)]}),
     "house-16.6": _sc("house", [Irregularity("wrong-bring-in", "3rd", 1, args={"next_acted": True})]),
     "house-16.25": _sc("house", [Irregularity("card-count", "7th", 2, args={"cards": 8})], acks=("house-16.25",)),
+    "extra card 6th house": _sc("house", [Irregularity("extra-card", "6th", 4)], acks=("house-16.25",),
+                                actions={"5th": [("all-in", 1), ("all-in", 2), ("all-in", 3)]}),
+    "extra card 7th tda": _sc("tda", [Irregularity("extra-card", "7th", 4)], acks=("house-16.25",),
+                              actions={"6th": [("all-in", 1), ("all-in", 2), ("all-in", 3)]}),
     "undo": _sc("tda", [Irregularity("undo", "4th", 2, args={"at": "betting"}), Irregularity("undo", "5th", args={"at": "deal"})]),
     "mixed house": _sc("house", [Irregularity("premature", "4th", count=3), Irregularity("burn-two", "6th")]),
     "mixed tda": _sc("tda", [Irregularity("premature", "3rd", count=2), Irregularity("expose", "7th", 1)]),
@@ -106,6 +112,11 @@ def test_irregular_hand_exports_and_analyses_back_the_same(tmp_path: Path, name:
         seat = e.seat(s.seat)
         want = seat["down"][:2] + seat["up"] + seat["down"][2:]
         assert [card_text(c) for c in rec.cards[p]] == want, (s.seat, want)
+    # a card too many found by the dealer's count (house 16.25) is in the file, apart from the deal
+    extra = [f"p{p + 1} {''.join(card_text(c) for c in s.extra)}" for p, s in enumerate(e.hand.seats) if s.extra]
+    assert tomllib.loads(path.read_text()).get("_extra", []) == extra
+    if name.startswith("extra card"):
+        assert extra and not any(x.split()[1] in extra[0] for x in h.set_aside)  # with the seat, not set aside
 
 
 def _machine(profile: str):  # noqa: ANN202 - the test's machine with the tournament profile too
