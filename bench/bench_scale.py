@@ -267,18 +267,69 @@ def bench_journal(seats: Sequence[int], count: int) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------- pinning
 
 
+SIMULATION_THREADS = ("sim-dealer", "virtual-shoe")
+"""Name prefixes of the threads that stand in for the dealer and the shoe (not run on a real table)."""
+
+
+class ThreadCpu:
+    """CPU seconds of each thread started while it runs, by thread name: ``/proc/self/task/TID/stat``
+    (user + system clock ticks) sampled every ``period_s`` until :meth:`stop`; a thread's last
+    sample is its total (to a clock tick, 10 ms)."""
+
+    def __init__(self, period_s: float = 0.02) -> None:
+        import threading
+
+        self.period_s = period_s
+        self.before = {t.native_id for t in threading.enumerate()}
+        self.seconds: dict[tuple[str, int], float] = {}
+        self._stop = threading.Event()
+        self._tick = os.sysconf("SC_CLK_TCK")
+        self._thread = threading.Thread(target=self._run, name="thread-cpu-sampler", daemon=True)
+        self.before.add(-1)
+        self._thread.start()
+
+    def _sample(self) -> None:
+        import threading
+
+        for t in threading.enumerate():
+            if t.native_id in self.before or t is self._thread or t.native_id is None:
+                continue
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                fields = Path(f"/proc/self/task/{t.native_id}/stat").read_text().rsplit(")", 1)[1].split()
+                self.seconds[(t.name, t.native_id)] = (int(fields[11]) + int(fields[12])) / self._tick
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.period_s):
+            self._sample()
+
+    def stop(self) -> dict[str, float]:
+        """Stop sampling; CPU seconds by thread name (threads of one name summed)."""
+        self._sample()
+        self._stop.set()
+        self._thread.join()
+        out: dict[str, float] = {}
+        for (name, _tid), sec in self.seconds.items():
+            out[name] = out.get(name, 0.0) + sec
+        return out
+
+
 def probe(count: int, full_hands: int) -> dict[str, Any]:
     """The per-card measure at 8 seats to 7th street (engine and direct), and a short full stack
-    (``run_full``, no journal): its cards per second and process CPU (all threads) per card."""
+    (``run_full``: virtual shoe, pty, ``ShoeLink``, controller thread, machine with its display
+    state; no journal): its cards per second, process CPU (all threads) per card, and the CPU per
+    card of the service's threads alone (all but the simulated dealer's and the virtual shoe's)."""
     from hil.replay import run_full
 
     profs = profiles()
     point = deal_point(8, "7th", count, 3, profs)
     run_full(hands(3, 8, 0.12, 2), profs)  # warm-up
+    threads = ThreadCpu()
     c0, t0 = time.process_time(), time.perf_counter()
     recorder, dealer = run_full(hands(4, 8, 0.12, full_hands), profs, timeout=120.0)
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    by_thread = threads.stop()
     cards = dealer.stats.pulls
+    service = sum(v for k, v in by_thread.items() if not k.startswith(SIMULATION_THREADS))
     return {
         "cpus": sorted(os.sched_getaffinity(0)),
         "engine_cpu_us_per_card": point["engine_cpu_us_per_card"],
@@ -289,7 +340,9 @@ def probe(count: int, full_hands: int) -> dict[str, Any]:
         "full_hands": len(recorder.hands),
         "full_cards_per_s": round(cards / wall, 1),
         "full_process_cpu_us_per_card": round(cpu / cards * 1e6, 1),
+        "full_service_cpu_us_per_card": round(service / cards * 1e6, 1),
         "full_cpu_per_wall": round(cpu / wall, 2),
+        "full_thread_cpu_s": {k: round(v, 2) for k, v in sorted(by_thread.items())},
     }
 
 
@@ -315,9 +368,9 @@ def bench_pinning(count: int, full_hands: int, reps: int) -> dict[str, Any]:
         runs["pinned"].append(_child(cpu, count, full_hands))
     out: dict[str, Any] = {"pinned_to": cpu, "reps": reps, "cores": len(os.sched_getaffinity(0))}
     for name, rs in runs.items():
-        agg: dict[str, Any] = {"cpus": rs[0]["cpus"]}
+        agg: dict[str, Any] = {"cpus": rs[0]["cpus"], "full_thread_cpu_s": rs[0]["full_thread_cpu_s"]}
         for key in rs[0]:
-            if key != "cpus":
+            if key not in agg:
                 agg[key] = round(statistics.median(r[key] for r in rs), 2)
         out[name] = agg
     u, p = out["unpinned"], out["pinned"]
@@ -357,48 +410,72 @@ def sysbench_eps(seconds: int) -> dict[str, Any] | None:
     return {"events_per_s": float(m.group(1)), "version": ver, "seconds": seconds}
 
 
-def bench_pi(loop_iterations: int, reps: int, sysbench_s: int) -> dict[str, Any]:
-    """Per-core speed ratios (Pi time over this machine's time, so > 1 means the Pi is slower):
-    measured here, divided by the published Pi figures (:data:`PUBLISHED`)."""
-    t = interleaved({"loop": lambda: python_loop(loop_iterations)}, reps)
-    cpu_s, wall_s = t["loop"]
-    scale = PYTHON_LOOP_ITERATIONS / loop_iterations
-    here_cpu, here_wall = cpu_s * scale, wall_s * scale
+def bench_pi(hands_count: int, loop_iterations: int, reps: int, sysbench_s: int) -> dict[str, Any]:
+    """The per-core speed ratio, measured so that the machine's load cancels out: ``reps`` pairs
+    of the engine at 8 seats to 7th street (``hands_count`` hands' recorded events) and the Python
+    loop of the published figure (``loop_iterations`` iterations), run back to back in thread CPU
+    time; ``engine_us_per_card_per_loop_s`` is the median over the pairs of (engine µs per card) /
+    (loop seconds per 10,000 iterations). ``slowdown_*`` are Pi time over this machine's time
+    (> 1: the Pi is slower). sysbench (if installed) is run once for comparison."""
+    profs = profiles()
+    events, emitted, cards, _done = record_run(hands(29, 8, LENGTHS["7th"], hands_count), profs)
+    if engine(events, profs) != emitted:
+        raise RuntimeError("the machine handed the recorded events answers differently")
+    python_loop(max(1, loop_iterations // 4))  # warm-up
+    per_card: list[float] = []
+    loop_s: list[float] = []
+    for _ in range(reps):
+        c0 = time.thread_time()
+        engine(events, profs)
+        c1 = time.thread_time()
+        python_loop(loop_iterations)
+        c2 = time.thread_time()
+        per_card.append((c1 - c0) / cards * 1e6)
+        loop_s.append((c2 - c1) * PYTHON_LOOP_ITERATIONS / loop_iterations)
+    pair = statistics.median(u / s for u, s in zip(per_card, loop_s, strict=True))
+    here = statistics.median(loop_s)
     pi4_loop = PUBLISHED["python_loop_pi4_s"]["value"]
-    sb = sysbench_eps(sysbench_s)
+    pi4_sb, pi5_sb = PUBLISHED["sysbench_pi4_eps"]["value"], PUBLISHED["sysbench_pi5_eps"]["value"]
     out: dict[str, Any] = {
+        "pairs": reps,
         "python_loop_iterations": loop_iterations,
-        "python_loop_here_cpu_s": round(here_cpu, 3),
-        "python_loop_here_wall_s": round(here_wall, 3),
-        "slowdown_pi4_python_loop": round(pi4_loop / here_cpu, 2),
-        "sysbench": sb,
+        "python_loop_here_cpu_s": round(here, 3),
+        "python_loop_here_cpu_s_range": [round(min(loop_s), 3), round(max(loop_s), 3)],
+        "engine_cpu_us_per_card": round(statistics.median(per_card), 2),
+        "engine_us_per_card_per_loop_s": round(pair, 4),
+        "slowdown_pi4_python_loop": round(pi4_loop / here, 2),
+        "pi5_over_pi4_sysbench": round(pi5_sb / pi4_sb, 3),
+        # derived: the Pi 5 from the Pi 4's Python figure and the published Pi 5 / Pi 4 sysbench ratio
+        "slowdown_pi5_python_loop_derived": round(pi4_loop / here * pi4_sb / pi5_sb, 2),
         "published": PUBLISHED,
     }
-    pi4_sb, pi5_sb = PUBLISHED["sysbench_pi4_eps"]["value"], PUBLISHED["sysbench_pi5_eps"]["value"]
-    out["pi5_over_pi4_sysbench"] = round(pi5_sb / pi4_sb, 3)
-    # derived: the Pi 5 from the Pi 4's Python figure and the published Pi 5 / Pi 4 sysbench ratio
-    out["slowdown_pi5_python_loop_derived"] = round(pi4_loop / here_cpu * pi4_sb / pi5_sb, 2)
+    sb = sysbench_eps(sysbench_s)
+    out["sysbench"] = sb
     if sb is not None:
         out["slowdown_pi4_sysbench"] = round(sb["events_per_s"] / pi4_sb, 2)
         out["slowdown_pi5_sysbench"] = round(sb["events_per_s"] / pi5_sb, 2)
     return out
 
 
-def estimates(deal: dict[str, Any], pinning: dict[str, Any], pi: dict[str, Any]) -> dict[str, Any]:
-    """This machine's measured per-card costs times the Python loop's slowdown (measured here
-    against the published Pi 4 figure; the Pi 5's derived from it): the Pi 4/5 figures (derived).
-    sysbench's slowdowns are not used (``docs/performance.md`` says why)."""
-    slow = {"pi4": pi["slowdown_pi4_python_loop"], "pi5": pi["slowdown_pi5_python_loop_derived"]}
-    fe = deal["fit_engine_cpu"]
-    full_cpu = pinning["pinned"]["full_process_cpu_us_per_card"]
-    out: dict[str, Any] = {}
-    for name, k in slow.items():
+def estimates(pinning: dict[str, Any], pi: dict[str, Any]) -> dict[str, Any]:
+    """Derived Pi 4/5 figures: the engine's µs per card (8 seats, 7th street, its share of the
+    per-hand cost included) is the published Pi 4 loop time times the paired ratio measured here
+    (``engine_us_per_card_per_loop_s``); the Pi 5's divided by the published Pi 5 / Pi 4 sysbench
+    ratio; the full stack's CPU per card is the engine's times the full stack / engine ratio of
+    the pinned probe (the service's threads: no virtual shoe, no simulated dealer). sysbench's own slowdowns are not used (``docs/performance.md`` says why)."""
+    pi4_loop = PUBLISHED["python_loop_pi4_s"]["value"]
+    loop_s = {"pi4": pi4_loop, "pi5": pi4_loop / pi["pi5_over_pi4_sysbench"]}
+    pinned = pinning["pinned"]
+    full_over_engine = pinned["full_service_cpu_us_per_card"] / pinned["engine_cpu_us_per_card"]
+    out: dict[str, Any] = {"full_over_engine_pinned": round(full_over_engine, 2)}
+    for name, s in loop_s.items():
+        eng = pi["engine_us_per_card_per_loop_s"] * s
         out[name] = {
-            "slowdown": k,
-            "engine_us_per_card": round(fe["us_per_card"] * k, 1),
-            "engine_us_per_hand_fixed": round(fe["us_per_hand_fixed"] * k),
-            "full_stack_cpu_us_per_card": round(full_cpu * k),
-            "full_stack_cards_per_s_one_core": round(1e6 / (full_cpu * k)),
+            "python_loop_s": round(s, 2),
+            "engine_us_per_card": round(eng, 1),
+            "engine_cards_per_s": round(1e6 / eng),
+            "full_stack_cpu_us_per_card": round(eng * full_over_engine),
+            "full_stack_cards_per_s_one_core": round(1e6 / (eng * full_over_engine)),
         }
     return out
 
@@ -430,8 +507,8 @@ def measure(quick: bool = False) -> dict[str, Any]:
     result["deal"] = bench_deal(4 if quick else 40, 1 if quick else 3)
     result["journal"] = bench_journal((2, 8) if quick else (2, 5, 8), 3 if quick else 40)
     result["pinning"] = bench_pinning(4 if quick else 40, 3 if quick else 40, 1 if quick else 2)
-    result["pi"] = bench_pi(10 if quick else 300, 1 if quick else 3, 1 if quick else 5)
-    result["pi_estimates"] = estimates(result["deal"], result["pinning"], result["pi"])
+    result["pi"] = bench_pi(4 if quick else 40, 5 if quick else 100, 2 if quick else 9, 1 if quick else 3)
+    result["pi_estimates"] = estimates(result["pinning"], result["pi"])
     result["machine"]["load_avg_end"] = [round(x, 2) for x in os.getloadavg()]
     result["seconds"] = round(time.perf_counter() - t0, 1)
     return result
@@ -465,22 +542,29 @@ def table(r: dict[str, Any]) -> str:
                      x["bytes_per_hand_without_chain"], x["bytes_per_record"], x["file_bytes_per_hand"]))
     lines += _rows(rows)
     lines += ["", f"one core (pinned to cpu {p['pinned_to']}) vs unpinned ({p['cores']} cores)"]
-    rows = [("", "engine cpu us/card", "engine wall us/card", "full cards/s", "full CPU us/card", "CPU/wall")]
+    rows = [("", "engine cpu us/card", "engine wall us/card", "full cards/s", "full CPU us/card",
+             "service CPU us/card", "CPU/wall")]
     for name in ("unpinned", "pinned"):
         x = p[name]
         rows.append((name, x["engine_cpu_us_per_card"], x["engine_wall_us_per_card"], x["full_cards_per_s"],
-                     x["full_process_cpu_us_per_card"], x["full_cpu_per_wall"]))
+                     x["full_process_cpu_us_per_card"], x["full_service_cpu_us_per_card"], x["full_cpu_per_wall"]))
     lines += _rows(rows)
     sb = pi.get("sysbench")
+    e = r["pi_estimates"]
     lines += ["", f"python loop here: {pi['python_loop_here_cpu_s']} s CPU per 10,000 iterations "
-                  f"(Pi 4 published {PUBLISHED['python_loop_pi4_s']['value']} s: slowdown {pi['slowdown_pi4_python_loop']})",
+                  f"(range {pi['python_loop_here_cpu_s_range']}; Pi 4 published {PUBLISHED['python_loop_pi4_s']['value']} s: "
+                  f"slowdown {pi['slowdown_pi4_python_loop']}); engine {pi['engine_cpu_us_per_card']} us per card; "
+                  f"paired ratio {pi['engine_us_per_card_per_loop_s']} us per card per loop second",
               "sysbench here: " + (f"{sb['events_per_s']} events/s ({sb['version']}): slowdown Pi 4 "
-                                   f"{pi['slowdown_pi4_sysbench']}, Pi 5 {pi['slowdown_pi5_sysbench']}"
-                                   if sb else "not installed (apt install sysbench): skipped")]
-    rows = [("estimate", "slowdown", "engine us/card", "engine us/hand fixed", "full CPU us/card", "full cards/s 1 core")]
-    for name, e in r["pi_estimates"].items():
-        rows.append((name, e["slowdown"], e["engine_us_per_card"], e["engine_us_per_hand_fixed"],
-                     e["full_stack_cpu_us_per_card"], e["full_stack_cards_per_s_one_core"]))
+                                   f"{pi['slowdown_pi4_sysbench']}, Pi 5 {pi['slowdown_pi5_sysbench']} (not used)"
+                                   if sb else "not installed (apt install sysbench): skipped"),
+              f"service threads / engine CPU per card (pinned): {e['full_over_engine_pinned']}; threads (s): "
+              f"{p['pinned']['full_thread_cpu_s']}"]
+    rows = [("estimate", "loop s", "engine us/card", "engine cards/s", "service CPU us/card", "service cards/s 1 core")]
+    for name in ("pi4", "pi5"):
+        x = e[name]
+        rows.append((name, x["python_loop_s"], x["engine_us_per_card"], x["engine_cards_per_s"],
+                     x["full_stack_cpu_us_per_card"], x["full_stack_cards_per_s_one_core"]))
     lines += _rows(rows)
     m = r["machine"]
     lines.append(f"machine: {m.get('cpu')} x{m.get('cpu_count')}, Python {m['python']}, load {m['load_avg_start']} -> "
@@ -494,7 +578,8 @@ def summary(r: dict[str, Any]) -> str:
     j = r["journal"]["points"][-1]
     return (f"scale: {f['us_per_card']} us per card + {f['us_per_hand_fixed']} us per hand (engine CPU, r2 {f['r2']}); "
             f"journal {j['bytes_per_hand']} bytes per {j['seats']}-seat hand ({j['records_per_hand']} records); "
-            f"Pi 4 slowdown {r['pi']['slowdown_pi4_python_loop']} (python loop)")
+            f"Pi 4 (derived) {r['pi_estimates']['pi4']['engine_us_per_card']} us per card, "
+            f"Pi 5 {r['pi_estimates']['pi5']['engine_us_per_card']}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
