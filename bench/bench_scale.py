@@ -54,7 +54,7 @@ PUBLISHED: dict[str, dict[str, Any]] = {
     "python_loop_pi4_s": {
         "value": 79.216,
         "what": "the cpu-benchmark Python loop (10,000 iterations, mean of 10 attempts), Raspberry Pi 4, "
-                "Ubuntu 22.04.3",
+                "Ubuntu 22.04.3 (whose python3 is 3.10; the row names neither the Python nor the clock)",
         "source": "https://github.com/alexdedyura/cpu-benchmark (README, 'Benchmark Results (single core)')",
     },
     "sysbench_pi4_eps": {
@@ -395,6 +395,36 @@ def python_loop(iterations: int) -> None:
             float(3.141592) / x  # noqa: UP018 - the published workload calls float() here
 
 
+PUBLISHED_PYTHON = "3.10"
+"""The Python of the published Pi 4 loop figure (Ubuntu 22.04's ``python3``)."""
+
+
+def other_python(version: str = PUBLISHED_PYTHON) -> str | None:
+    """An interpreter of ``version`` on this machine: ``$SHOE_SCALE_PYTHON``, a pyenv one, or
+    ``pythonX.Y`` on the PATH (not a pyenv shim: it may name a version not selected); ``None`` if
+    none."""
+    env = os.environ.get("SHOE_SCALE_PYTHON")
+    if env:
+        return env
+    root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
+    for d in sorted(root.glob(f"{version}.*"), reverse=True):
+        exe = d / "bin" / f"python{version}"
+        if exe.exists():
+            return str(exe)
+    found = shutil.which(f"python{version}")
+    return found if found and "/shims/" not in found else None
+
+
+def loop_in(python: str, iterations: int) -> float:
+    """Thread CPU seconds of :func:`python_loop` (``iterations``) in the interpreter ``python``
+    (this file run as a script: only the standard library is imported)."""
+    out = subprocess.run([python, str(Path(__file__)), "--loop", str(iterations)], capture_output=True, text=True,
+                         timeout=300)
+    if out.returncode != 0:
+        raise RuntimeError(f"{python}: {out.stderr[-500:]}")
+    return float(out.stdout.strip().splitlines()[-1])
+
+
 def sysbench_eps(seconds: int) -> dict[str, Any] | None:
     """``sysbench cpu --threads=1 --time=SECONDS run`` here: events per second and the version;
     ``None`` without sysbench."""
@@ -432,8 +462,23 @@ def bench_pi(hands_count: int, loop_iterations: int, reps: int, sysbench_s: int)
         c2 = time.thread_time()
         per_card.append((c1 - c0) / cards * 1e6)
         loop_s.append((c2 - c1) * PYTHON_LOOP_ITERATIONS / loop_iterations)
-    pair = statistics.median(u / s for u, s in zip(per_card, loop_s, strict=True))
+    ratios = [u / s for u, s in zip(per_card, loop_s, strict=True)]
+    pair = statistics.median(ratios)
     here = statistics.median(loop_s)
+    # the published figure's Python here too, alternated with this one: how much faster this one runs the loop
+    other = other_python()
+    version: dict[str, Any] = {"python": other, "version": PUBLISHED_PYTHON, "this": platform.python_version()}
+    if other is not None:
+        speedups = []
+        for _ in range(max(1, reps // 2)):
+            c0 = time.thread_time()
+            python_loop(loop_iterations)
+            mine = time.thread_time() - c0
+            speedups.append(loop_in(other, loop_iterations) / mine)
+        version["loop_s_ratio_other_over_this"] = round(statistics.median(speedups), 3)
+        version["loop_s_ratio_range"] = [round(min(speedups), 3), round(max(speedups), 3)]
+    else:
+        version["loop_s_ratio_other_over_this"] = None
     pi4_loop = PUBLISHED["python_loop_pi4_s"]["value"]
     pi4_sb, pi5_sb = PUBLISHED["sysbench_pi4_eps"]["value"], PUBLISHED["sysbench_pi5_eps"]["value"]
     out: dict[str, Any] = {
@@ -443,6 +488,8 @@ def bench_pi(hands_count: int, loop_iterations: int, reps: int, sysbench_s: int)
         "python_loop_here_cpu_s_range": [round(min(loop_s), 3), round(max(loop_s), 3)],
         "engine_cpu_us_per_card": round(statistics.median(per_card), 2),
         "engine_us_per_card_per_loop_s": round(pair, 4),
+        "engine_us_per_card_per_loop_s_range": [round(min(ratios), 4), round(max(ratios), 4)],
+        "published_python_here": version,
         "slowdown_pi4_python_loop": round(pi4_loop / here, 2),
         "pi5_over_pi4_sysbench": round(pi5_sb / pi4_sb, 3),
         # derived: the Pi 5 from the Pi 4's Python figure and the published Pi 5 / Pi 4 sysbench ratio
@@ -459,11 +506,15 @@ def bench_pi(hands_count: int, loop_iterations: int, reps: int, sysbench_s: int)
 
 def estimates(pinning: dict[str, Any], pi: dict[str, Any]) -> dict[str, Any]:
     """Derived Pi 4/5 figures: the engine's µs per card (8 seats, 7th street, its share of the
-    per-hand cost included) is the published Pi 4 loop time times the paired ratio measured here
+    per-hand cost included) is the published Pi 4 loop time, brought to this Python by the 3.10 /
+    this Python ratio measured here, times the paired ratio measured here
     (``engine_us_per_card_per_loop_s``); the Pi 5's divided by the published Pi 5 / Pi 4 sysbench
     ratio; the full stack's CPU per card is the engine's times the full stack / engine ratio of
     the pinned probe (the service's threads: no virtual shoe, no simulated dealer). sysbench's own slowdowns are not used (``docs/performance.md`` says why)."""
-    pi4_loop = PUBLISHED["python_loop_pi4_s"]["value"]
+    # the Pi's loop time in this Python: the published one (Python 3.10) over how much slower 3.10
+    # runs the loop here (1 when no 3.10 here: then the versions are mixed, the docs say so)
+    factor = pi["published_python_here"]["loop_s_ratio_other_over_this"] or 1.0
+    pi4_loop = PUBLISHED["python_loop_pi4_s"]["value"] / factor
     loop_s = {"pi4": pi4_loop, "pi5": pi4_loop / pi["pi5_over_pi4_sysbench"]}
     pinned = pinning["pinned"]
     full_over_engine = pinned["full_service_cpu_us_per_card"] / pinned["engine_cpu_us_per_card"]
@@ -504,12 +555,20 @@ def measure(quick: bool = False) -> dict[str, Any]:
     """Every part; ``quick``: reduced sizes (a smoke run, the figures mean nothing)."""
     t0 = time.perf_counter()
     result: dict[str, Any] = {"quick": quick, "machine": machine()}
-    result["deal"] = bench_deal(4 if quick else 40, 1 if quick else 3)
-    result["journal"] = bench_journal((2, 8) if quick else (2, 5, 8), 3 if quick else 40)
-    result["pinning"] = bench_pinning(4 if quick else 40, 3 if quick else 40, 1 if quick else 2)
-    result["pi"] = bench_pi(4 if quick else 40, 5 if quick else 100, 2 if quick else 9, 1 if quick else 3)
+    parts: dict[str, Callable[[], dict[str, Any]]] = {
+        "deal": lambda: bench_deal(4 if quick else 30, 1 if quick else 3),
+        "journal": lambda: bench_journal((2, 8) if quick else (2, 5, 8), 3 if quick else 30),
+        "pinning": lambda: bench_pinning(4 if quick else 20, 3 if quick else 30, 1 if quick else 2),
+        "pi": lambda: bench_pi(4 if quick else 30, 5 if quick else 100, 2 if quick else 7, 1 if quick else 3),
+    }
+    seconds = {}
+    for name, part in parts.items():
+        t = time.perf_counter()
+        result[name] = part()
+        seconds[name] = round(time.perf_counter() - t, 1)
     result["pi_estimates"] = estimates(result["pinning"], result["pi"])
     result["machine"]["load_avg_end"] = [round(x, 2) for x in os.getloadavg()]
+    result["part_seconds"] = seconds
     result["seconds"] = round(time.perf_counter() - t0, 1)
     return result
 
@@ -555,6 +614,10 @@ def table(r: dict[str, Any]) -> str:
                   f"(range {pi['python_loop_here_cpu_s_range']}; Pi 4 published {PUBLISHED['python_loop_pi4_s']['value']} s: "
                   f"slowdown {pi['slowdown_pi4_python_loop']}); engine {pi['engine_cpu_us_per_card']} us per card; "
                   f"paired ratio {pi['engine_us_per_card_per_loop_s']} us per card per loop second",
+              f"Python {PUBLISHED_PYTHON} here: " + (
+                  f"{pi['published_python_here']['loop_s_ratio_other_over_this']}x this Python's loop time "
+                  f"(range {pi['published_python_here']['loop_s_ratio_range']})"
+                  if pi["published_python_here"]["loop_s_ratio_other_over_this"] else "not found: versions mixed"),
               "sysbench here: " + (f"{sb['events_per_s']} events/s ({sb['version']}): slowdown Pi 4 "
                                    f"{pi['slowdown_pi4_sysbench']}, Pi 5 {pi['slowdown_pi5_sysbench']} (not used)"
                                    if sb else "not installed (apt install sysbench): skipped"),
@@ -568,7 +631,7 @@ def table(r: dict[str, Any]) -> str:
     lines += _rows(rows)
     m = r["machine"]
     lines.append(f"machine: {m.get('cpu')} x{m.get('cpu_count')}, Python {m['python']}, load {m['load_avg_start']} -> "
-                 f"{m.get('load_avg_end')}; {r['seconds']} s")
+                 f"{m.get('load_avg_end')}; {r['seconds']} s ({r['part_seconds']})")
     return "\n".join(lines)
 
 
@@ -590,7 +653,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--pin", type=int, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--hands", type=int, default=40, help=argparse.SUPPRESS)
     ap.add_argument("--full-hands", type=int, default=40, help=argparse.SUPPRESS)
+    ap.add_argument("--loop", type=int, default=None, help=argparse.SUPPRESS)  # another Python's loop time
     args = ap.parse_args(argv)
+    if args.loop is not None:
+        c0 = time.thread_time()
+        python_loop(args.loop)
+        print(time.thread_time() - c0, flush=True)
+        return 0
     if args.probe:
         if args.pin is not None:
             os.sched_setaffinity(0, {args.pin})  # before any thread starts: they all inherit it
