@@ -7,7 +7,7 @@ Raspberry Pi 4/5 would give. Also ``python -m bench --only scale``.
   :class:`~shoe_ctl.machine.Dealing` machine (no wire). ``engine``: a new machine handed the
   events of that run (recorded once, as ``bench`` does for ``ratio_engine_vs_pokerkit``): the rules
   core + machine alone; ``direct``: :func:`hil.replay.run_direct` (machine + simulated dealer).
-  Thread CPU time (steady on a shared machine) and wall time, median of interleaved runs; a least
+  Thread CPU time (steadier than wall time on a shared machine) and wall time, median of interleaved runs; a least
   squares fit of CPU per hand against cards per hand gives the cost per card and the fixed cost
   per hand.
 - ``journal``: a real journal file (``shoe-ctl run --journal`` wiring: ``Table.from_config`` with a
@@ -16,10 +16,11 @@ Raspberry Pi 4/5 would give. Also ``python -m bench --only scale``.
   hand against seats.
 - ``pinning``: the per-card measure and a short full stack (virtual shoe, pty, link, controller
   thread, machine) in a child process pinned to one core (``os.sched_setaffinity``) and unpinned.
-- ``pi``: a per-core speed ratio between this machine and a Pi 4 / Pi 5 from workloads whose Pi
-  figures are published (a stdlib-only Python loop; ``sysbench cpu`` single thread), measured here,
-  applied to the measured per-card costs. The published figures and their sources are
-  :data:`PUBLISHED`.
+- ``pi``: a per-core speed ratio between this machine and a Pi 4 from a stdlib-only Python loop
+  whose Pi 4 time is published, run here back to back with the engine (and under the published
+  figure's Python 3.10 too); the Pi 5 from the published Pi 5 / Pi 4 single-thread sysbench ratio;
+  applied to the measured per-card costs (``pi_estimates``). sysbench is run here for comparison
+  only. The published figures and their sources are :data:`PUBLISHED`.
 
 ``docs/performance.md`` ("Scale: cost per card and per hand, journal bytes, and a Pi estimate")
 records the figures and says which are measured and which derived.
@@ -285,7 +286,6 @@ class ThreadCpu:
         self._stop = threading.Event()
         self._tick = os.sysconf("SC_CLK_TCK")
         self._thread = threading.Thread(target=self._run, name="thread-cpu-sampler", daemon=True)
-        self.before.add(-1)
         self._thread.start()
 
     def _sample(self) -> None:
