@@ -119,12 +119,19 @@ def record_run(scripts: Sequence[Any], profs: dict[str, Any]) -> tuple[list[Any]
     return log, count.n, dealer.stats.pulls, len(recorder.hands)
 
 
-def engine(events: Sequence[Any], profs: dict[str, Any]) -> int:
-    """The rules core + dealing machine alone: a new machine handed ``events``; the number of
-    commands it answered them with."""
+def new_machine(profs: dict[str, Any]) -> Any:
+    """A new dealing machine (no display), not started: what a run is handed, built outside its timing
+    (the service builds its machine once)."""
     from shoe_ctl.machine import Dealing
 
-    machine = Dealing(profs, default_rules="tda", display=False)
+    return Dealing(profs, default_rules="tda", display=False)
+
+
+def engine(events: Sequence[Any], profs: dict[str, Any], machine: Any = None) -> int:
+    """The rules core + dealing machine alone: ``machine`` (default a new one) started and handed
+    ``events``; the number of commands it answered them with."""
+    if machine is None:
+        machine = new_machine(profs)
     n = len(machine.start())
     handle = machine.handle
     for event in events:
@@ -163,16 +170,14 @@ def deal_point(seats: int, length: str, count: int, reps: int, profs: dict[str, 
     events, emitted, cards, done = record_run(scripts, profs)
     if engine(events, profs) != emitted:
         raise RuntimeError("the machine handed the recorded events answers differently")
-    fresh: list[list[Any]] = []
+    # each run gets fresh scripts and a fresh machine, made outside the timing
+    fresh = [hands(seed + seats, seats, LENGTHS[length], count) for _ in range(reps + 1)]
+    machines = [new_machine(profs) for _ in range(2 * (reps + 1))]
 
-    def direct() -> None:  # each run deals fresh copies of the scripts (made outside the timing)
-        run_direct(fresh.pop(), profs, display=False)
+    def direct() -> None:
+        run_direct(fresh.pop(), profs, machine=machines.pop())
 
-    def make() -> None:
-        fresh.extend(hands(seed + seats, seats, LENGTHS[length], count) for _ in range(reps + 1))
-
-    make()
-    t = interleaved({"engine": lambda: engine(events, profs), "direct": direct}, reps, pick)
+    t = interleaved({"engine": lambda: engine(events, profs, machines.pop()), "direct": direct}, reps, pick)
     point: dict[str, Any] = {"seats": seats, "length": length, "fold_rate": LENGTHS[length], "hands": done,
                              "cards": cards, "events": len(events), "cards_per_hand": round(cards / done, 2),
                              "events_per_hand": round(len(events) / done, 2)}
@@ -457,8 +462,9 @@ def bench_pi(hands_count: int, loop_iterations: int, reps: int, sysbench_s: int)
     per_card: list[float] = []
     loop_s: list[float] = []
     for _ in range(reps):
+        machine = new_machine(profs)
         c0 = time.thread_time()
-        engine(events, profs)
+        engine(events, profs, machine)
         c1 = time.thread_time()
         python_loop(loop_iterations)
         c2 = time.thread_time()
