@@ -747,6 +747,10 @@ def table(r: dict[str, Any]) -> str:
                      f"(CPU {r.get('ratio_analyze_vs_pokerkit_cpu')}x); one run each")
     lines.append(f"machine: {m.get('cpu')} x{m.get('cpu_count')}, {m.get('mem_mb')} MiB, {m.get('platform')}, "
                  f"Python {m.get('python')}, " + ", ".join(f"{k} {v}" for k, v in m.get("versions", {}).items()))
+    if "scale" in r:
+        from bench.bench_scale import summary as scale_summary
+
+        lines.append(scale_summary(r["scale"]))
     lines.append(f"total {r.get('bench_seconds')} s")
     return "\n".join(lines)
 
@@ -760,7 +764,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="latency run: the simulated dealer pulls this long after the service has acked "
                     "(journaled) every earlier card (default 0.5 ms; < 0: at once, the service loaded)")
     ap.add_argument("--switch-ms", type=float, default=None, help="sys.setswitchinterval for this process (ms)")
-    ap.add_argument("--only", default=None, help="comma list of parts: latency,replay,soak,service,large")
+    ap.add_argument("--only", default=None, help="comma list of parts: latency,replay,soak,service,large; "
+                    "scale (bench/bench_scale.py) only when named")
     ap.add_argument("--profile", action="store_true",
                     help="instead: profile the direct replay (cProfile) and print where the time goes")
     args = ap.parse_args(argv)
@@ -785,6 +790,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         result.update(bench_soak(6 if quick else 250))
     if "service" in only:
         result.update(bench_service(1 if quick else 10))
+    if "scale" in only:  # not in the default run: it has its own command, python -m bench.bench_scale
+        from bench.bench_scale import measure as measure_scale
+
+        result["scale"] = measure_scale(quick)
     if "large" in only:
         large = bench_service(1, journal_hands=1500 if quick else 15_000)
         result["ready_large_journal_s"] = large["ready_s"]
