@@ -1,5 +1,6 @@
 """A large journal, built quickly: ``hands`` hands over the last ``days`` days, as the service
-writes them, in one transaction (``executemany``), not through the dealing machine.
+writes them (records and their hash chain), in one transaction (``executemany``), not through the
+dealing machine.
 
 The records of a few random hands are made once the real way (the simulated dealer deals them
 into a :class:`~shoe_ctl.machine.Dealing` machine; the events, the machine's alerts and the hand
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from shoe_ctl.service import codec
-from shoe_ctl.service.journal import Journal
+from shoe_ctl.service.journal import Journal, chain
 from shoe_ctl.service.journal.records import COLS, SHOE_SEQ_TYPES, record_crc
 
 Template = list[tuple[str, dict[str, Any] | str, bool]]
@@ -93,6 +94,8 @@ def build(path: Path, hands: int, *, table: str, profile: str, days: float = 29.
     now_us = int(time.time() * 1e6)
     step_us = int(days * 86400e6 / max(hands, 1))
     rows = []
+    links: list[tuple[int, bytes]] = []  # the hash chain, as the service writes it beside each record
+    prev = chain.ZERO
     seq = 0
     shoe_seq = 0
     for h in range(1, hands + 1):
@@ -110,12 +113,17 @@ def build(path: Path, hands: int, *, table: str, profile: str, days: float = 29.
                 text = pieces[0]
             t_us += 1000
             rows.append((seq, t_us, kind, h, s, text, record_crc(seq, t_us, kind, h, s, text)))
+            prev = chain.link(prev, seq, t_us, kind, h, s, text)
+            links.append((seq, prev))
     conn = sqlite3.connect(path, isolation_level=None)
     try:
         conn.execute("PRAGMA journal_mode = DELETE")  # a bulk load: no log, no fsync; WAL again after
         conn.execute("PRAGMA synchronous = OFF")
         conn.execute("BEGIN")
         conn.executemany(f"INSERT INTO records ({COLS}) VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+        conn.executemany("INSERT INTO chain (seq, hash) VALUES (?, ?)", links)
+        if links:
+            conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('chain_from', ?)", (str(links[0][0]),))
         conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('verified_seq', ?)", (str(seq),))
         conn.execute("COMMIT")
         conn.execute("PRAGMA journal_mode = WAL")
