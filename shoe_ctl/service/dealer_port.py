@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from shoe_ctl.events import Command, DealerInput, DisplayUpdate, Instruction
+from shoe_ctl.input_shape import check_input_shape
 from shoe_ctl.lifecycle import Closeable
 from shoe_ctl.service import codec
 from shoe_ctl.service.ratelimit import RateLimiter
@@ -300,6 +301,11 @@ class DealerPort(Closeable):
             return
         except RecursionError:
             self._refuse(conn, "dealer port: the line is nested too deeply; refused")
+            return
+        try:
+            check_input_shape(item.seat, item.args)
+        except ValueError as exc:  # the journal must be able to keep what is posted
+            self._refuse(conn, f"dealer port: {exc}; refused")
             return
         if not self._rate.allow("the dealer port client"):  # logged once per flood by the limiter
             self._refuse(conn, f"dealer port: too many inputs (at most {INPUTS_PER_S:g} per second); "
