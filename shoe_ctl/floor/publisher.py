@@ -211,9 +211,11 @@ class FloorPublisher:
     def _on_message(self, _client: mqtt.Client, _ud: Any, msg: mqtt.MQTTMessage) -> None:
         try:
             data = json.loads(msg.payload)
-            seq = int(data["from"])
-        except (ValueError, KeyError, TypeError):
-            log.warning("floor: bad replay request on %s", msg.topic)
+            seq = data["from"] if isinstance(data, dict) else None
+        except (ValueError, RecursionError):  # an exception here would end paho's network thread
+            seq = None
+        if not isinstance(seq, int) or isinstance(seq, bool) or not 0 <= seq < 2**63:
+            log.warning("floor: bad replay request on %s (expected {\"from\": a journal sequence})", msg.topic)
             return
         self._signals.append(("replay", seq))
         self._wake.set()
@@ -355,10 +357,15 @@ class FloorPublisher:
             data = json.loads(self.outbox.read_text(encoding="utf-8"))
         except FileNotFoundError:
             return {}
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, RecursionError) as exc:
             log.warning("floor outbox %s unreadable (%s): publishing the whole journal again", self.outbox, exc)
             return {}
         if not isinstance(data, dict) or data.get("table") not in (None, self.table):
+            return {}
+        numbers = {key: data.get(key, 0) for key in ("acked", "session")}
+        if not all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 2**63 for v in numbers.values()):
+            log.warning("floor outbox %s holds no journal sequence and session (%s): publishing the whole "
+                        "journal again", self.outbox, str(numbers)[:120])
             return {}
         return data
 

@@ -1,0 +1,133 @@
+"""Forged and malformed messages on the floor's topics, without a broker: whatever a table (or a
+program holding its broker user) publishes, the floor consumer keeps folding the other tables and
+its page's snapshot stays drawable, and the table's publisher keeps running whatever arrives on
+its ``replay`` topic or lies in its outbox file. Before, one alert with a list as ``severity``
+made every ``GET /state`` of the floor page a 500, and one nesting bomb ended paho's network
+thread: the floor deaf to every table until restarted (docs/floor.md, "Forged messages")."""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shoe_ctl.floor.consumer import FloorConsumer
+from shoe_ctl.floor.publisher import FloorPublisher
+
+
+@dataclass
+class Msg:
+    topic: str
+    payload: bytes
+
+
+def feed(c: FloorConsumer, leaf: str, data: Any, table: str = "t1") -> None:
+    raw = data if isinstance(data, bytes) else json.dumps(data).encode()
+    c._on_message(c.client, None, Msg(f"r/tables/{table}/{leaf}", raw))  # type: ignore[arg-type]
+
+
+def alert(seq: int, **fields: Any) -> dict[str, Any]:
+    return {"v": 1, "table": "t1", "session": 1, "seq": seq, "time_us": 0, "hand": 1, "kind": "Alert", **fields}
+
+
+DEEP = json.loads("[" * 600 + "]" * 600)  # the JSON reader takes it; encoding it again may not
+
+FORGED_EVENTS = [
+    alert(1, code="a", message="m", severity=["critical"]),
+    alert(2, code={"nodeType": 1}, message=DEEP, severity={"x": 1}, seat="3", street=[1], latched="yes"),
+    alert(3, code="b", message="x" * 100_000, severity="critical", hand=10**40, time_us=DEEP),
+    {"seq": 4, "kind": "ShoeFault", "fault": DEEP, "hand": "h"},
+    {"seq": 5, "kind": "LinkChanged", "status": {"a": DEEP}, "detail": 7},
+]
+
+
+def test_forged_events_leave_the_page_drawable_and_the_other_tables_followed() -> None:
+    c = FloorConsumer(host="127.0.0.1", port=1, room="r", keep_seqs=True)
+    for ev in FORGED_EVENTS:
+        feed(c, "events", ev)
+    feed(c, "state", {"session": 1, "seq": 5, "state": {"state": DEEP, "hand": "x", "stub": {"count": DEEP},
+                                                        "shoe": {"status": DEEP, "detail": "d" * 5000}}})
+    feed(c, "events", alert(1, code="ok", message="fine", severity="warning"), table="t2")
+    snap = c.snapshot()
+    text = json.dumps(snap)  # what the page's GET /state sends
+    assert len(text) < 20_000
+    rows = {r["table"]: r for r in snap["tables"]}
+    assert c.seqs("t1") == [1, 2, 3, 4, 5]
+    assert {a["severity"] for a in rows["t1"]["alerts"]} <= {"critical", "warning", "info"}
+    assert all(a["code"] is None or isinstance(a["code"], str) for a in rows["t1"]["alerts"])
+    assert all(isinstance(a["latched"], bool) for a in rows["t1"]["alerts"])
+    assert rows["t1"]["state"] is None and rows["t1"]["hand"] is None
+    assert rows["t2"]["alerts"][0]["code"] == "ok"
+    assert snap["alerts"]["warning"] >= 1
+
+
+@pytest.mark.parametrize("payload", [
+    b"[" * 50_000 + b"]" * 50_000,
+    b'{"seq": ' + b"[" * 50_000 + b"]" * 50_000 + b"}",
+    b'{"seq": ' + b"9" * 5000 + b"}",
+    b"\xff\xfe",
+    b"null",
+])
+def test_an_unreadable_message_is_dropped_without_an_exception(payload: bytes) -> None:
+    """An exception out of ``_on_message`` ends paho's network thread (paho re-raises it)."""
+    c = FloorConsumer(host="127.0.0.1", port=1, room="r", keep_seqs=True)
+    for leaf in ("events", "state", "status"):
+        feed(c, leaf, payload)
+    feed(c, "events", alert(1, code="ok", message="m", severity="info"))
+    assert c.seqs("t1") == [1]
+
+
+def test_an_error_while_folding_is_logged_not_raised(caplog: pytest.LogCaptureFixture,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    c = FloorConsumer(host="127.0.0.1", port=1, room="r")
+
+    def broken(*_a: Any) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(c, "_event", broken)
+    with caplog.at_level(logging.ERROR):
+        feed(c, "events", alert(1))
+    assert "could not be applied" in caplog.text
+
+
+def test_forged_sequence_numbers_are_ignored() -> None:
+    c = FloorConsumer(host="127.0.0.1", port=1, room="r", keep_seqs=True)
+    feed(c, "status", {"online": True, "session": True, "first": 10**30, "last": 10**30})
+    feed(c, "events", {**alert(True), "seq": True})
+    feed(c, "events", alert(10**30))
+    feed(c, "events", alert(1, code="ok", message="m", severity="info"))
+    assert c.seqs("t1") == [1]
+    assert c.tables["t1"].known_last == 1
+
+
+@pytest.fixture
+def publisher(tmp_path: Path) -> FloorPublisher:
+    return FloorPublisher(None, table="t1", room="r", host="127.0.0.1", port=1)
+
+
+@pytest.mark.parametrize("payload", [
+    b'{"from": Infinity}', b'{"from": 1e400}', b'{"from": true}', b'{"from": -3}', b'{"from": "5"}',
+    b"[" * 50_000 + b"]" * 50_000, b'{"from": ' + b"9" * 5000 + b"}", b"[1]", b"\xff",
+])
+def test_a_bad_replay_request_is_dropped_without_an_exception(publisher: FloorPublisher, payload: bytes) -> None:
+    """Before, ``{"from": Infinity}`` (OverflowError) or a nesting bomb ended the table's paho
+    thread: its publisher stopped sending to the floor."""
+    publisher._on_message(publisher.client, None, Msg("r/tables/t1/replay", payload))  # type: ignore[arg-type]
+    assert list(publisher._signals) == []
+    publisher._on_message(publisher.client, None, Msg("r/tables/t1/replay", b'{"from": 7}'))  # type: ignore[arg-type]
+    assert list(publisher._signals) == [("replay", 7)]
+
+
+@pytest.mark.parametrize("outbox", [
+    '{"acked": "x"}', '{"acked": [1]}', '{"session": 1e300}', '{"acked": -4}', '{"acked": true}',
+    "[" * 50_000 + "]" * 50_000,
+])
+def test_a_damaged_outbox_file_means_publishing_the_journal_again(tmp_path: Path, outbox: str) -> None:
+    path = tmp_path / "j.sqlite3.floor"
+    path.write_text(outbox)
+    pub = FloorPublisher(None, table="t1", room="r", host="127.0.0.1", port=1, outbox=path)
+    assert pub.acked == 0 and pub.session == 1
