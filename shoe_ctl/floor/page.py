@@ -2,7 +2,8 @@
 
 ``GET /`` the page; ``GET /state`` the consumer's snapshot (:meth:`FloorConsumer.snapshot`);
 ``POST /ack`` ``{"table", "id", "who"}`` acknowledges an alert (400 without ``who``, 404 when no
-such open alert). Off loopback a token is required, sent as ``X-Floor-Token`` on POSTs (the
+such open alert). A request whose ``Host`` does not name this machine, or whose ``Origin`` is
+another site, is refused (403). Off loopback a token is required, sent as ``X-Floor-Token`` on POSTs (the
 page keeps one given as ``#token=...``). ``docs/floor.md`` describes the page.
 """
 
@@ -12,9 +13,11 @@ import asyncio
 import hmac
 import ipaddress
 import threading
+from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
+from shoe_ctl.display.guard import host_allowed, known_names, origin_allowed
 from shoe_ctl.floor.consumer import FloorConsumer
 
 __all__ = ["FloorPage", "PAGE_HTML"]
@@ -42,6 +45,7 @@ class FloorPage:
             raise ValueError(f"floor page on {host}: an address other than loopback needs a token")
         self.consumer = consumer
         self.host, self.port, self.token = host, port, token
+        self._names = known_names((host,))
         self._loop = asyncio.new_event_loop()
         self._runner: web.AppRunner | None = None
         self._thread = threading.Thread(target=self._loop.run_forever, name="floor-page", daemon=True)
@@ -59,8 +63,21 @@ class FloorPage:
             raise
         return self
 
+    @web.middleware
+    async def _guard(self, request: web.Request,
+                     handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
+        """Every request: ``Host`` names this machine and ``Origin`` (when sent) is the page's own,
+        else 403 -- as the dealer display (``shoe_ctl.display.guard``): a page of another site whose
+        name resolves to this address (DNS rebinding) neither reads the room nor acknowledges."""
+        host = request.headers.get("Host")
+        if not host_allowed(host, self._names):
+            return web.json_response({"error": "Host is not this floor page's name"}, status=403)
+        if not origin_allowed(request.headers.get("Origin"), host):
+            return web.json_response({"error": "cross-origin requests are refused"}, status=403)
+        return await handler(request)
+
     async def _serve(self) -> None:
-        app = web.Application(client_max_size=4096)
+        app = web.Application(client_max_size=4096, middlewares=[self._guard])
         app.router.add_get("/", self._index)
         app.router.add_get("/state", self._state)
         app.router.add_post("/ack", self._ack)
@@ -92,7 +109,7 @@ class FloorPage:
             table, alert_id, who = body["table"], body["id"], body.get("who", "")
             if not isinstance(table, str) or not isinstance(alert_id, int) or not isinstance(who, str):
                 raise TypeError
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, RecursionError):
             return web.json_response({"error": "expected {\"table\": text, \"id\": int, \"who\": text}"}, status=400)
         if not who.strip():
             return web.json_response({"error": "who: name the person acknowledging"}, status=400)

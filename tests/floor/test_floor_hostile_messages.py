@@ -131,3 +131,40 @@ def test_a_damaged_outbox_file_means_publishing_the_journal_again(tmp_path: Path
     path.write_text(outbox)
     pub = FloorPublisher(None, table="t1", room="r", host="127.0.0.1", port=1, outbox=path)
     assert pub.acked == 0 and pub.session == 1
+
+
+def _http(port: int, method: str, path: str, headers: dict[str, str], body: bytes = b"") -> int:
+    import http.client
+
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    try:
+        conn.request(method, path, body=body or None, headers=headers)
+        return conn.getresponse().status
+    finally:
+        conn.close()
+
+
+def test_the_floor_page_refuses_a_foreign_host_or_origin() -> None:
+    """DNS rebinding: a page of attacker.example whose name resolves to the floor PC's address is
+    same-origin to the browser; only the Host header tells. Before, it read the room's alerts and
+    acknowledged them in any name."""
+    from shoe_ctl.floor.page import FloorPage
+
+    c = FloorConsumer(host="127.0.0.1", port=1, room="r")
+    feed(c, "events", alert(1, code="x", message="m", severity="critical"))
+    page = FloorPage(c, port=0).start()
+    try:
+        own = f"127.0.0.1:{page.port}"
+        ack = json.dumps({"table": "t1", "id": 1, "who": "mallory"}).encode()
+        post = {"Content-Type": "application/json"}
+        assert _http(page.port, "GET", "/state", {"Host": f"attacker.example:{page.port}"}) == 403
+        assert _http(page.port, "POST", "/ack", {**post, "Host": f"attacker.example:{page.port}"}, ack) == 403
+        assert _http(page.port, "POST", "/ack", {**post, "Host": own, "Origin": "http://attacker.example"}, ack) == 403
+        assert c.tables["t1"].alerts[0]["acked"] is None
+        nested = b'{"table": ' + b"[" * 1500 + b"]" * 1500 + b"}"
+        assert _http(page.port, "POST", "/ack", {**post, "Host": own}, nested[:4000]) in (400, 413)
+        assert _http(page.port, "GET", "/state", {"Host": own}) == 200
+        assert _http(page.port, "POST", "/ack", {**post, "Host": own, "Origin": f"http://{own}"}, ack) == 200
+        assert c.tables["t1"].alerts[0]["acked"]["by"] == "mallory"
+    finally:
+        page.close()
