@@ -123,8 +123,8 @@ def load_profile(name_or_path: str | os.PathLike[str], config_dir: Path | None =
         path = (config_dir or CONFIG_DIR) / f"{text}.toml"
     else:
         path = Path(text)
-        if path.suffix != ".toml" and not path.exists():
-            raise ProfileError(text, "", "neither a profile name nor a file", ", ".join(PROFILE_NAMES) + " or a .toml path")
+        if not text.strip() or (path.suffix != ".toml" and not path.exists()):  # "" is no path (not ".")
+            raise ProfileError(text if text.strip() else repr(text), "", "neither a profile name nor a file", ", ".join(PROFILE_NAMES) + " or a .toml path")
     return parse_profile(read_toml(path), str(path))
 
 

@@ -261,3 +261,12 @@ def test_a_named_pipe_is_refused_without_waiting_for_a_writer(tmp_path: Path) ->
     assert f"{fifo}: not a regular file (a named pipe)" in proc.stderr
     with pytest.raises(ProfileError, match="a named pipe"):
         load_profile(fifo)
+
+
+@pytest.mark.parametrize("name", ["", "  "])
+def test_an_empty_profile_name_is_named_as_given_not_as_the_working_folder(name: str) -> None:
+    """``--rules ""`` was read as the path ".": "cannot read: Is a directory", naming "."."""
+    with pytest.raises(ProfileError) as info:
+        load_profile(name)
+    assert "neither a profile name nor a file" in str(info.value)
+    assert info.value.source == repr(name)
