@@ -70,10 +70,12 @@ def parse_seats(text: str) -> list[int]:
             continue
         lo, sep, hi = part.partition("-")
         try:
-            rng = range(int(lo), int(hi) + 1) if sep else range(int(lo), int(lo) + 1)
+            first, last = int(lo), int(hi) if sep else int(lo)
         except ValueError:
             raise ValueError(f"--seats {text!r}: {part!r} is not a seat number or range") from None
-        seats.extend(rng)
+        if not (1 <= first <= 8 and 1 <= last <= 8):  # before the range: 1-99999999999 is no list to build
+            raise ValueError(f"--seats {text!r}: {part!r}: seats are numbered 1..8")
+        seats.extend(range(first, last + 1))
     if len(seats) < 2 or len(set(seats)) != len(seats) or not all(1 <= s <= 8 for s in seats):
         raise ValueError(f"--seats {text!r}: need 2..8 distinct seats numbered 1..8")
     return seats

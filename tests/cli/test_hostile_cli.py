@@ -174,3 +174,16 @@ def test_exported_hand_histories_are_private(tmp_path: Path, capsys: pytest.Capt
     assert len(written) == 2 and old in written and old.read_text() != "old"
     for path in written:
         assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
+
+
+@pytest.mark.parametrize(("seats", "named"), [
+    ("1-99999999999999999999", "seats are numbered 1..8"),  # was an OverflowError traceback
+    ("1-999999999", "seats are numbered 1..8"),  # was a list of a billion seats built first
+    ("0-3", "seats are numbered 1..8"),
+    ("3-9", "seats are numbered 1..8"),
+])
+def test_a_seat_range_out_of_the_table_is_named_before_anything_is_built(
+        seats: str, named: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--seats", seats, "--display", "off", "--count", "1"]) == 2
+    err = capsys.readouterr().err
+    assert f"--seats {seats!r}" in err and named in err and "Traceback" not in err
