@@ -93,3 +93,15 @@ def load_profiles(rules: str) -> tuple[dict[str, RuleProfile], str]:
         profiles[prof.name] = prof
         rules = prof.name
     return profiles, rules
+
+
+_UNPRINTABLE = {c: f"\\x{c:02x}" for c in (*range(0x00, 0x20), *range(0x7F, 0xA0)) if c != 0x0A}
+_UNPRINTABLE.update({c: f"\\u{c:04x}" for c in (0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))})
+
+
+def printable(text: str) -> str:
+    """``text`` safe to print on a terminal: control characters but the newline (an ESC starts a
+    terminal's escape sequence: colours, a cleared screen, a window title), C1 controls and the
+    bidirectional overrides become their escapes (``\\x1b``, ``\\u202e``). For texts that come from
+    a file or a path: a player's name, a hand record's file name."""
+    return text.translate(_UNPRINTABLE)

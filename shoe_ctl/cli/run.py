@@ -21,7 +21,7 @@ import sys
 import threading
 from typing import Any
 
-from shoe_ctl.cli.args import DEFAULT_CONFIG, count, load_profiles, pace, parse_seats
+from shoe_ctl.cli.args import DEFAULT_CONFIG, count, load_profiles, pace, parse_seats, printable
 from shoe_ctl.cli.status import StatusLine
 
 log = logging.getLogger(__name__)
@@ -250,11 +250,11 @@ def _scripts(args: argparse.Namespace, seats: list[int], game: str, rules: str) 
         except (ValueError, OSError) as exc:  # PhhError, DeckError, unreadable file: named, the rest dealt
             unreadable += 1
             reason = str(exc).removeprefix(f"{f}: ")
-            print(f"shoe-ctl run: unreadable hand file {f}: {reason}", file=sys.stderr)
+            print(printable(f"shoe-ctl run: unreadable hand file {f}: {reason}"), file=sys.stderr)
             continue
         if rec.seats is not None and rec.table_seats(TABLE_SEATS) is None:
-            print(f"shoe-ctl run: {f}: recorded seats {list(rec.seats)} do not fit this table's seats "
-                  f"1..{TABLE_SEATS}: dealt at seats 1..{rec.n} in player order", file=sys.stderr)
+            print(printable(f"shoe-ctl run: {f}: recorded seats {list(rec.seats)} do not fit this table's seats "
+                  f"1..{TABLE_SEATS}: dealt at seats 1..{rec.n} in player order"), file=sys.stderr)
         scripts.append(script)
     if not scripts:
         raise ValueError(f"--hands {args.hands}: no readable hand ({unreadable} unreadable file"

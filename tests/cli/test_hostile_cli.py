@@ -187,3 +187,32 @@ def test_a_seat_range_out_of_the_table_is_named_before_anything_is_built(
     assert main(["run", "--seats", seats, "--display", "off", "--count", "1"]) == 2
     err = capsys.readouterr().err
     assert f"--seats {seats!r}" in err and named in err and "Traceback" not in err
+
+
+def test_analyze_and_replay_print_no_terminal_escape_from_a_record(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """A player's name or a file name holding ESC (TOML writes it ``\\u001b``) could clear the
+    reader's screen, recolour it or set its window title; the readable table shows it escaped."""
+    src = (Path(__file__).parents[2] / "examples" / "razz-suit-tie.phh").read_text()
+    import re
+
+    named = re.sub(r"(?m)^players = \[\"[^\"]*\"", 'players = ["\\\\u001b[2J\\\\u001b]0;pwned\\\\u0007"', src)
+    assert named != src
+    (tmp_path / "names.phh").write_text(named)
+    (tmp_path / "e\x1b[31mvil\u202e.phh").write_text(src)
+    (tmp_path / "bad.phh").write_text(src.replace('variant = "FR"', 'variant = "\\u009b31mFR"'))
+    for argv in (["analyze", str(tmp_path)], ["replay", "--direct", str(tmp_path)]):
+        main(argv)
+        out, err = capsys.readouterr()
+        assert not re.search("[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e]", out + err), argv
+        assert "e\\x1b[31mvil\\u202e.phh" in out
+    main(["analyze", str(tmp_path)])
+    assert "\\x1b[2J\\x1b]0;pwned\\x07" in capsys.readouterr().out
+
+
+def test_run_names_an_unreadable_hand_file_without_terminal_escapes(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "x\x1b[2J.phh").write_text("not a hand")
+    assert main(["run", "--hands", str(tmp_path), "--display", "off", "--count", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "unreadable hand file" in err and "x\\x1b[2J.phh" in err and "\x1b" not in err
