@@ -23,6 +23,10 @@ from shoe_ctl.floor.consumer import FloorConsumer
 __all__ = ["FloorPage", "PAGE_HTML"]
 
 
+TOKEN_MIN_LEN = 16
+"""The shortest token taken; nothing limits how often a wrong one may be tried."""
+
+
 def _loopback(host: str) -> bool:
     if host == "localhost":
         return True
@@ -35,7 +39,8 @@ def _loopback(host: str) -> bool:
 class FloorPage:
     """Serves the floor page for ``consumer`` on ``host:port`` (port 0: any free one).
 
-    :raises ValueError: a non-loopback ``host`` without ``token``.
+    :raises ValueError: a non-loopback ``host`` without ``token``, a token shorter than
+        :data:`TOKEN_MIN_LEN`.
     :raises OSError: the address cannot be bound.
     """
 
@@ -43,6 +48,10 @@ class FloorPage:
                  token: str | None = None) -> None:
         if not _loopback(host) and not token:
             raise ValueError(f"floor page on {host}: an address other than loopback needs a token")
+        if token and len(token) < TOKEN_MIN_LEN:  # as the dealer display's (docs/security.md)
+            raise ValueError(f"floor page on {host}: the token has {len(token)} characters, at least "
+                             f"{TOKEN_MIN_LEN} are needed (python3 -c 'import secrets; "
+                             "print(secrets.token_urlsafe(24))')")
         self.consumer = consumer
         self.host, self.port, self.token = host, port, token
         self._names = known_names((host,))
@@ -128,6 +137,8 @@ class FloorPage:
             self._runner = None
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(5)
+        if not self._thread.is_alive():
+            self._loop.close()  # else the loop is closed at interpreter exit: a traceback on every stop
 
 
 PAGE_HTML = """<!doctype html>

@@ -168,3 +168,58 @@ def test_the_floor_page_refuses_a_foreign_host_or_origin() -> None:
         assert c.tables["t1"].alerts[0]["acked"]["by"] == "mallory"
     finally:
         page.close()
+
+
+@pytest.mark.parametrize(("listen", "named"), [
+    ("abc", "--listen 'abc': expected HOST:PORT"),  # was: invalid literal for int()
+    ("127.0.0.1:99999", "--listen '127.0.0.1:99999'"),  # was: an OverflowError traceback
+    ("127.0.0.1:-1", "--listen '127.0.0.1:-1'"),
+])
+def test_floor_listen_is_checked_and_named(listen: str, named: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from shoe_ctl.cli import main
+
+    assert main(["floor", "--broker", "mqtt://127.0.0.1:1", "--room", "r", "--listen", listen]) == 2
+    err = capsys.readouterr().err
+    assert named in err and "Traceback" not in err
+
+
+def test_floor_listen_forms() -> None:
+    from shoe_ctl.floor.cli import parse_listen
+
+    assert parse_listen("[::1]:8090") == ("::1", 8090)  # was "[::1]": not loopback, a token asked for
+    assert parse_listen(":8090") == ("127.0.0.1", 8090)
+    assert parse_listen("0.0.0.0:0") == ("0.0.0.0", 0)
+
+
+def test_a_short_floor_token_is_refused() -> None:
+    """As the dealer display's: nothing limits how often a wrong token is tried."""
+    from shoe_ctl.floor.page import FloorPage
+
+    c = FloorConsumer(host="127.0.0.1", port=1, room="r")
+    with pytest.raises(ValueError, match="the token has 1 characters, at least 16"):
+        FloorPage(c, host="0.0.0.0", port=0, token="x")
+
+
+def test_the_floor_command_stops_on_sigterm_without_a_traceback() -> None:
+    import signal
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "shoe_ctl.cli", "floor", "--broker", "mqtt://127.0.0.1:1",
+                             "--room", "r", "--listen", f"127.0.0.1:{port}"],
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stderr is not None
+        assert "floor page:" in proc.stderr.readline()
+        time.sleep(0.3)
+        proc.send_signal(signal.SIGTERM)
+        rest = proc.communicate(timeout=20)[1]
+    finally:
+        proc.kill()
+    assert proc.returncode == 0
+    assert "Traceback" not in rest and "Invalid file descriptor" not in rest, rest
