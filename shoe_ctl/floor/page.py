@@ -10,21 +10,20 @@ page keeps one given as ``#token=...``). ``docs/floor.md`` describes the page.
 from __future__ import annotations
 
 import asyncio
-import hmac
 import ipaddress
 import threading
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from shoe_ctl.display.guard import host_allowed, known_names, origin_allowed
+from shoe_ctl.display.guard import TokenGate, host_allowed, known_names, origin_allowed
 from shoe_ctl.floor.consumer import FloorConsumer
 
 __all__ = ["FloorPage", "PAGE_HTML"]
 
 
 TOKEN_MIN_LEN = 16
-"""The shortest token taken; nothing limits how often a wrong one may be tried."""
+"""The shortest token taken; a client that sent 5 wrong tokens within 60 s is refused (429) for 60 s."""
 
 
 def _loopback(host: str) -> bool:
@@ -55,6 +54,7 @@ class FloorPage:
         self.consumer = consumer
         self.host, self.port, self.token = host, port, token
         self._names = known_names((host,))
+        self._gate = TokenGate(token, failures=5, lockout_s=60.0)  # as the dealer display's (docs/security.md)
         self._loop = asyncio.new_event_loop()
         self._runner: web.AppRunner | None = None
         self._thread = threading.Thread(target=self._loop.run_forever, name="floor-page", daemon=True)
@@ -107,10 +107,12 @@ class FloorPage:
         return web.json_response(self.consumer.snapshot(), headers={"Cache-Control": "no-store"})
 
     async def _ack(self, req: web.Request) -> web.Response:
-        if self.token:
-            given = req.headers.get("X-Floor-Token", "")
-            if not hmac.compare_digest(given.encode(), self.token.encode()):
-                return web.json_response({"error": "token"}, status=401)
+        verdict = self._gate.check(req.remote or "?", req.headers.get("X-Floor-Token", ""))
+        if verdict == "locked":
+            return web.json_response({"error": "too many wrong tokens from this client; try again later"},
+                                     status=429, headers={"Retry-After": f"{self._gate.lockout_s:.0f}"})
+        if verdict != "ok":
+            return web.json_response({"error": "token"}, status=401)
         if req.content_type != "application/json":
             return web.json_response({"error": "Content-Type must be application/json"}, status=415)
         try:

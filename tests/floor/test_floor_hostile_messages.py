@@ -192,7 +192,7 @@ def test_floor_listen_forms() -> None:
 
 
 def test_a_short_floor_token_is_refused() -> None:
-    """As the dealer display's: nothing limits how often a wrong token is tried."""
+    """As the dealer display's."""
     from shoe_ctl.floor.page import FloorPage
 
     c = FloorConsumer(host="127.0.0.1", port=1, room="r")
@@ -223,3 +223,23 @@ def test_the_floor_command_stops_on_sigterm_without_a_traceback() -> None:
         proc.kill()
     assert proc.returncode == 0
     assert "Traceback" not in rest and "Invalid file descriptor" not in rest, rest
+
+
+def test_wrong_floor_tokens_lock_the_client_out() -> None:
+    """Before, a client could try tokens without end; now 5 wrong ones within 60 s lock it out
+    for 60 s (429), the right token not even compared meanwhile -- as the dealer display."""
+    from shoe_ctl.floor.page import FloorPage
+
+    token = "a-long-enough-floor-token"
+    c = FloorConsumer(host="127.0.0.1", port=1, room="r")
+    feed(c, "events", alert(1, code="x", message="m", severity="critical"))
+    page = FloorPage(c, port=0, token=token).start()
+    try:
+        own = {"Content-Type": "application/json", "Host": f"127.0.0.1:{page.port}"}
+        ack = json.dumps({"table": "t1", "id": 1, "who": "floor"}).encode()
+        assert [_http(page.port, "POST", "/ack", {**own, "X-Floor-Token": f"guess-{i}"}, ack)
+                for i in range(6)] == [401] * 5 + [429]
+        assert _http(page.port, "POST", "/ack", {**own, "X-Floor-Token": token}, ack) == 429
+        assert c.tables["t1"].alerts[0]["acked"] is None
+    finally:
+        page.close()
