@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import math
 import os
 from pathlib import Path
@@ -105,3 +106,11 @@ def printable(text: str) -> str:
     bidirectional overrides become their escapes (``\\x1b``, ``\\u202e``). For texts that come from
     a file or a path: a player's name, a hand record's file name."""
     return text.translate(_UNPRINTABLE)
+
+
+class PrintableFormatter(logging.Formatter):
+    """A log formatter whose lines are :func:`printable`: a text from the shoe (a fault's detail,
+    its serial) or a file cannot send escape sequences to the terminal or the journal reader."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return printable(super().format(record))

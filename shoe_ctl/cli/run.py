@@ -21,7 +21,15 @@ import sys
 import threading
 from typing import Any
 
-from shoe_ctl.cli.args import DEFAULT_CONFIG, count, load_profiles, pace, parse_seats, printable
+from shoe_ctl.cli.args import (
+    DEFAULT_CONFIG,
+    PrintableFormatter,
+    count,
+    load_profiles,
+    pace,
+    parse_seats,
+    printable,
+)
 from shoe_ctl.cli.status import StatusLine
 
 log = logging.getLogger(__name__)
@@ -82,8 +90,9 @@ def run(args: argparse.Namespace) -> int:
     from shoe_ctl.table import Table, TableError
 
     status_line = None if args.no_status else StatusLine()
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s",
-                        stream=status_line.errors if status_line is not None else None)
+    log_out = logging.StreamHandler(status_line.errors if status_line is not None else None)
+    log_out.setFormatter(PrintableFormatter("%(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=logging.WARNING, handlers=[log_out])
     logging.getLogger("drivers.shoe").addFilter(_name_busy_port)
     say = status_line.say if status_line is not None else _say
     try:

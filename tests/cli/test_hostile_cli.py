@@ -216,3 +216,23 @@ def test_run_names_an_unreadable_hand_file_without_terminal_escapes(tmp_path: Pa
     assert main(["run", "--hands", str(tmp_path), "--display", "off", "--count", "1"]) == 2
     err = capsys.readouterr().err
     assert "unreadable hand file" in err and "x\\x1b[2J.phh" in err and "\x1b" not in err
+
+
+def test_run_logs_a_shoe_text_with_its_control_characters_escaped() -> None:
+    """A fault detail or serial from the shoe (any UTF-8 of 32 bytes) reaches the WARNING lines of
+    ``run``: an ESC there would reach the terminal or the reader of the system journal."""
+    import io
+    import logging
+
+    from shoe_ctl.cli.args import PrintableFormatter
+
+    out = io.StringIO()
+    handler = logging.StreamHandler(out)
+    handler.setFormatter(PrintableFormatter("%(levelname)s %(name)s: %(message)s"))
+    log = logging.getLogger("test.shoe")
+    log.addHandler(handler)
+    try:
+        log.warning("alert shoe-jam: the shoe reports %s", "jam\x1b]0;pwned\x07\u202e")
+    finally:
+        log.removeHandler(handler)
+    assert out.getvalue() == "WARNING test.shoe: alert shoe-jam: the shoe reports jam\\x1b]0;pwned\\x07\\u202e\n"
