@@ -25,6 +25,7 @@ import logging
 import os
 import socket
 import ssl
+import stat
 import threading
 import time
 from pathlib import Path
@@ -354,7 +355,11 @@ class FloorPublisher:
         if self.outbox is None:
             return {}
         try:
-            data = json.loads(self.outbox.read_text(encoding="utf-8"))
+            # O_NONBLOCK: a named pipe at the outbox's path must not hold the table's start
+            with os.fdopen(os.open(self.outbox, os.O_RDONLY | os.O_NONBLOCK), "rb") as fh:
+                if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                    raise ValueError("not a regular file")
+                data = json.loads(fh.read(1 << 16).decode("utf-8"))
         except FileNotFoundError:
             return {}
         except (OSError, ValueError, RecursionError) as exc:

@@ -243,3 +243,21 @@ def test_wrong_floor_tokens_lock_the_client_out() -> None:
         assert c.tables["t1"].alerts[0]["acked"] is None
     finally:
         page.close()
+
+
+def test_a_named_pipe_as_the_outbox_does_not_hold_the_start(tmp_path: Path) -> None:
+    """Reading the outbox waited for a writer: the table's start hung on a FIFO there."""
+    import os
+    import threading
+
+    fifo = tmp_path / "j.sqlite3.floor"
+    os.mkfifo(fifo)
+    made: list[FloorPublisher] = []
+    t = threading.Thread(target=lambda: made.append(
+        FloorPublisher(None, table="t1", room="r", host="127.0.0.1", port=1, outbox=fifo)), daemon=True)
+    t.start()
+    t.join(5)
+    if not made:  # unblock the reader so the thread can end
+        with open(fifo, "w"):
+            pass
+    assert made and made[0].acked == 0
