@@ -236,3 +236,15 @@ def test_run_logs_a_shoe_text_with_its_control_characters_escaped() -> None:
     finally:
         log.removeHandler(handler)
     assert out.getvalue() == "WARNING test.shoe: alert shoe-jam: the shoe reports jam\\x1b]0;pwned\\x07\\u202e\n"
+
+
+def test_sim_link_never_replaces_a_file_or_a_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--link`` naming an existing file (a journal, table.toml) by a slip replaced it with the
+    pty's symlink and removed it at the end: the file was gone."""
+    precious = tmp_path / "journal.sqlite3"
+    precious.write_bytes(b"SQLite format 3\x00 hands")
+    for target in (precious, tmp_path):
+        assert main(["sim", "--link", str(target)]) == 2
+        err = capsys.readouterr().err
+        assert f"--link {target}: exists and is not a symlink" in err
+    assert precious.read_bytes() == b"SQLite format 3\x00 hands"
