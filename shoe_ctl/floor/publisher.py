@@ -402,7 +402,8 @@ def attach_floor(controller: Any, journal: Any, cfg: FloorConfig, *, table: str,
     :param table: the table's name.
     :param journal_path: the journal file, for the default outbox path ``<journal>.floor``.
     :returns: the started publisher (close it at shutdown), or ``None`` when the floor is off.
-    :raises ValueError: the floor is enabled without a journal, or a bad name.
+    :raises ValueError: the floor is enabled without a journal, an outbox that is the journal's
+        own file (or its ``-wal``/``-shm``), or a bad name.
     :raises shoe_ctl.config.ConfigError: an unreadable or too open credentials file.
     """
     if not cfg.enabled:
@@ -412,6 +413,11 @@ def attach_floor(controller: Any, journal: Any, cfg: FloorConfig, *, table: str,
     host, port, tls = cfg.host_port_tls
     creds = load_credentials(cfg.credentials) if cfg.credentials else None
     outbox = cfg.outbox or (f"{os.fspath(journal_path)}.floor" if journal_path is not None else None)
+    if outbox is not None and journal_path is not None:
+        taken = {Path(f"{os.fspath(journal_path)}{end}").resolve() for end in ("", "-wal", "-shm", "-journal")}
+        if Path(outbox).resolve() in taken:  # the outbox is rewritten by rename: it would replace the journal
+            raise ValueError(f"[floor] outbox {outbox} is the journal's own file; leave outbox unset "
+                             f"(default: {os.fspath(journal_path)}.floor) or name a file of its own")
     pub = FloorPublisher(journal, table=table, room=cfg.room, host=host, port=port, credentials=creds, tls=tls,
                          ca_file=cfg.ca_file, keepalive=cfg.keepalive, outbox=outbox).start()
     controller.add_sink(pub)

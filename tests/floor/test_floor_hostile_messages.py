@@ -261,3 +261,21 @@ def test_a_named_pipe_as_the_outbox_does_not_hold_the_start(tmp_path: Path) -> N
         with open(fifo, "w"):
             pass
     assert made and made[0].acked == 0
+
+
+@pytest.mark.parametrize("end", ["", "-wal", "-shm"])
+def test_an_outbox_naming_the_journal_is_refused(tmp_path: Path, end: str) -> None:
+    """``[floor] outbox`` set to the journal's path by a slip: the publisher's first save renamed
+    its JSON over the journal, and every hand was gone (``journal check``: not an SQLite file)."""
+    from shoe_ctl.floor.config import FloorConfig
+    from shoe_ctl.floor.publisher import attach_floor
+
+    journal_path = tmp_path / "j.sqlite3"
+    cfg = FloorConfig(enabled=True, broker="mqtt://127.0.0.1:1", outbox=f"{journal_path}{end}")
+
+    class NoSinks:
+        def add_sink(self, _sink: object) -> None:
+            raise AssertionError("no publisher may be attached")
+
+    with pytest.raises(ValueError, match="is the journal's own file"):
+        attach_floor(NoSinks(), object(), cfg, table="t1", journal_path=journal_path)
