@@ -248,3 +248,15 @@ def test_sim_link_never_replaces_a_file_or_a_folder(tmp_path: Path, capsys: pyte
         err = capsys.readouterr().err
         assert f"--link {target}: exists and is not a symlink" in err
     assert precious.read_bytes() == b"SQLite format 3\x00 hands"
+
+
+def test_journal_check_says_what_is_at_the_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A folder, a named pipe or a device was reported as "no such file"."""
+    import os
+
+    fifo = tmp_path / "j.fifo"
+    os.mkfifo(fifo)
+    for path, what in ((tmp_path, "a folder, not a journal file"), (fifo, "not a regular file"),
+                       (Path("/dev/zero"), "not a regular file"), (tmp_path / "none", "no such file")):
+        assert main(["journal", "check", str(path)]) == 2
+        assert f"{path}: {what}" in capsys.readouterr().err
