@@ -19,6 +19,7 @@ import logging
 import signal
 import sys
 import threading
+import time
 from typing import Any
 
 from shoe_ctl.cli.args import (
@@ -31,6 +32,7 @@ from shoe_ctl.cli.args import (
     printable,
 )
 from shoe_ctl.cli.status import StatusLine
+from shoe_ctl.events import Instruction
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +92,7 @@ def run(args: argparse.Namespace) -> int:
     from shoe_ctl.table import Table, TableError
 
     status_line = None if args.no_status else StatusLine()
+    progress = Progress()
     log_out = logging.StreamHandler(status_line.errors if status_line is not None else None)
     log_out.setFormatter(PrintableFormatter("%(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(level=logging.WARNING, handlers=[log_out])
@@ -117,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
                                   seed=args.seed, journal=journal_file, display=display,
                                   display_required=args.display, console=True, dealer_socket=args.dealer_socket,
                                   dealer=_dealer(args, scripts), notifier=notify.default(), say=say,
-                                  sinks=[status_line] if status_line is not None else [],
+                                  sinks=[*([status_line] if status_line is not None else []), progress],
                                   led_stream=status_line.console if status_line is not None else None,
                                   floor=load_floor_config(args.config))
     except (TableError, ProfileError, ValueError, OSError) as exc:
@@ -137,10 +140,18 @@ def run(args: argparse.Namespace) -> int:
     try:
         with table:
             dealer = table.dealer
+            quiet_s = STALL_S + 10 * args.pace
             while not stop.is_set():
                 if dealer is not None and (dealer.done.is_set() or dealer.stalled) and args.exit_when_done:
                     table.controller.wait_idle(5)
                     status = 1 if dealer.stalled else 0
+                    break
+                if dealer is not None and args.exit_when_done and progress.quiet_for() > quiet_s:
+                    # the dealer waits for a signal the machine will not give (a record it cannot
+                    # follow: a fold refused for a player all-in, ...): a stall, not a run forever
+                    print(printable(f"shoe-ctl run: nothing happened for {quiet_s:g} s; the simulated dealer "
+                                    f"stalled at: {progress.last_text or 'no instruction'}"), file=sys.stderr)
+                    status = 1
                     break
                 stop.wait(0.1)
     except KeyboardInterrupt:
@@ -161,6 +172,30 @@ def run(args: argparse.Namespace) -> int:
               "(named above)", file=sys.stderr)
         status = 3
     return status
+
+
+STALL_S = 20.0
+"""With ``--exit-when-done`` and the simulated dealer: seconds (plus ten paces) without any command
+from the machine after which the run ends as stalled (exit status 1)."""
+
+
+class Progress:
+    """A sink keeping when the machine last gave a command and its last instruction's words."""
+
+    def __init__(self) -> None:
+        self.last = time.monotonic()
+        self.last_text = ""
+
+    def handle(self, command: Any) -> None:
+        self.last = time.monotonic()
+        if isinstance(command, Instruction):
+            self.last_text = command.text
+
+    def quiet_for(self) -> float:
+        return time.monotonic() - self.last
+
+    def close(self) -> None:
+        return None
 
 
 def _say(line: str) -> None:

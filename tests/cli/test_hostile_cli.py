@@ -260,3 +260,32 @@ def test_journal_check_says_what_is_at_the_path(tmp_path: Path, capsys: pytest.C
                        (Path("/dev/zero"), "not a regular file"), (tmp_path / "none", "no such file")):
         assert main(["journal", "check", str(path)]) == 2
         assert f"{path}: {what}" in capsys.readouterr().err
+
+
+ALL_IN_THEN_FOLDS = """variant = "F7S"
+antes = [1, 1, 1]
+bring_in = 5
+small_bet = 10
+big_bet = 20
+starting_stacks = [100, 5, 100]
+actions = ["d dh p1 AsKsQs", "d dh p2 2c3c4d", "d dh p3 JhTh9h", "p2 pb", "p3 f", "p1 cc", "p2 f"]
+players = ["a", "b", "c"]
+"""
+
+
+def test_run_exit_when_done_ends_a_stalled_deal(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """A record the simulated dealer cannot follow (a player all-in by the bring-in who then
+    folds: the fold is refused, the betting never completes) left ``run --exit-when-done`` waiting
+    forever; now a run with no command from the machine for ``STALL_S`` ends with exit status 1
+    and names the instruction it stalled at."""
+    from shoe_ctl.cli import run as run_mod
+
+    monkeypatch.setattr(run_mod, "STALL_S", 2.0)
+    (tmp_path / "h.phh").write_text(ALL_IN_THEN_FOLDS)
+    t0 = __import__("time").monotonic()
+    assert main(["run", "--hands", str(tmp_path), "--display", "off", "--pace", "0", "--exit-when-done",
+                 "--no-status", "--journal", "off"]) == 1
+    assert __import__("time").monotonic() - t0 < 30
+    err = capsys.readouterr().err
+    assert "nothing happened for 2 s; the simulated dealer stalled at: Betting on 3rd" in err
