@@ -140,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         with table:
             dealer = table.dealer
-            quiet_s = STALL_S + 10 * args.pace
+            quiet_s = STALL_S + 10 * (WATCHABLE_PACE if args.pace is None else args.pace)
             while not stop.is_set():
                 if dealer is not None and (dealer.done.is_set() or dealer.stalled) and args.exit_when_done:
                     table.controller.wait_idle(5)
