@@ -99,18 +99,10 @@ def _listen(path: Path) -> socket.socket:
         if not stat.S_ISSOCK(st.st_mode):
             raise DealerPortError(f"dealer socket {path}: exists and is not a socket; refusing to replace it "
                                   "(give a new path, e.g. /run/shoe-ctl/dealer.sock)")
-        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            probe.connect(str(path))
-        except ConnectionRefusedError:
-            path.unlink()  # a socket left by a killed service: nobody listens
-        except OSError:
-            pass  # bind says what is wrong
-        else:
+        if _listening(path):
             raise DealerPortError(f"dealer socket {path}: in use by another program (it accepts connections); "
                                   "stop it or give another path")
-        finally:
-            probe.close()
+        path.unlink()  # a socket left by a killed service: nobody listens
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     old = os.umask(0o177)
     try:
@@ -124,6 +116,25 @@ def _listen(path: Path) -> socket.socket:
         os.umask(old)
     listener.listen(1)
     return listener
+
+
+def _listening(path: Path) -> bool:
+    """Whether a program listens on the Unix socket at ``path``: from ``/proc/net/unix`` (Linux),
+    which lists bound sockets without connecting (a connection would be taken by a running
+    service as its new dealer client, dropping the one it has); else by trying to connect."""
+    try:
+        with open("/proc/net/unix", encoding="utf-8", errors="replace") as fh:
+            bound = {line.split(None, 7)[7].rstrip("\n") for line in fh if len(line.split(None, 7)) == 8}
+    except OSError:
+        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            probe.connect(str(path))
+        except OSError:
+            return False
+        finally:
+            probe.close()
+        return True
+    return str(path.absolute()) in bound or str(path) in bound
 
 
 class DealerPort(Closeable):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import socket
+import time
 from pathlib import Path
 
 import pytest
@@ -78,3 +79,34 @@ def test_a_path_that_cannot_be_bound_is_named(tmp_path: Path, name: str, named: 
     with pytest.raises(DealerPortError) as info:
         DealerPort(tmp_path / name, _none)
     assert str(tmp_path / name) in str(info.value) and named in str(info.value)
+
+
+def test_a_second_start_leaves_the_running_service_its_client(tmp_path: Path) -> None:
+    """Asking whether someone listens must not connect: the running service would take that
+    connection as its new dealer client and drop the one it has."""
+    from shoe_ctl import events as E
+
+    path = tmp_path / "d.sock"
+    first = DealerPort(path, _none).start()
+    c = socket.socket(socket.AF_UNIX)
+    try:
+        c.connect(str(path))
+        c.settimeout(5)
+
+        def receive(text: bytes) -> None:
+            got = b""
+            while text not in got:
+                chunk = c.recv(65536)
+                assert chunk, "the first client was dropped"
+                got += chunk
+
+        first.handle(E.Instruction(E.Signal.IDLE, "yours"))
+        receive(b"yours")  # c is the service's client now
+        with pytest.raises(DealerPortError, match="in use by another program"):
+            DealerPort(path, _none)
+        time.sleep(0.3)  # a connection made by the check would have been taken by now
+        first.handle(E.Instruction(E.Signal.IDLE, "still yours"))
+        receive(b"still yours")
+    finally:
+        c.close()
+        first.close()
