@@ -279,3 +279,18 @@ def test_an_outbox_naming_the_journal_is_refused(tmp_path: Path, end: str) -> No
 
     with pytest.raises(ValueError, match="is the journal's own file"):
         attach_floor(NoSinks(), object(), cfg, table="t1", journal_path=journal_path)
+
+
+def test_a_table_name_that_cannot_be_a_topic_is_named_with_file_and_key(tmp_path: Path) -> None:
+    """With the floor on, ``table = "a/b#"`` was refused without the file or the key."""
+    from shoe_ctl.config import ConfigError
+    from shoe_ctl.floor.config import doctor_floor, load_floor_config
+
+    path = tmp_path / "t.toml"
+    path.write_text('table = "a/b#"\n[floor]\nenabled = true\n')
+    with pytest.raises(ConfigError) as info:
+        load_floor_config(path)
+    assert info.value.source == str(path) and info.value.key == "table"
+    assert doctor_floor(path)[0] == "fail"
+    path.write_text('table = "a/b#"\n[floor]\nenabled = false\n')
+    assert not load_floor_config(path).enabled  # the floor off: any table name
