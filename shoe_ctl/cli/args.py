@@ -51,6 +51,23 @@ def pace(text: str) -> float:
     return value
 
 
+def seconds(text: str) -> float:
+    """``--timeout``: seconds, a finite number > 0 (argparse type; ``inf`` would wait forever,
+    ``nan`` compares false with every clock)."""
+    value = float(text)
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: need a number of seconds > 0")
+    return value
+
+
+def finite(text: str) -> float:
+    """A finite number (argparse type): not ``nan``, ``inf`` or beyond a float."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r}: need a finite number")
+    return value
+
+
 def count(text: str) -> int:
     """``--count``: hands, an integer >= 1 (argparse type)."""
     value = int(text)

@@ -289,3 +289,17 @@ def test_run_exit_when_done_ends_a_stalled_deal(tmp_path: Path, capsys: pytest.C
     assert __import__("time").monotonic() - t0 < 30
     err = capsys.readouterr().err
     assert "nothing happened for 2 s; the simulated dealer stalled at: Betting on 3rd" in err
+
+
+@pytest.mark.parametrize(("argv", "named"), [
+    (["doctor", "--timeout", "inf"], "argument --timeout: 'inf'"),  # would wait for a hello forever
+    (["doctor", "--timeout", "nan"], "argument --timeout: 'nan'"),
+    (["doctor", "--timeout", "-1"], "argument --timeout: '-1'"),
+    (["pair", "--timeout", "inf"], "argument --timeout: 'inf'"),
+    (["hil", "soak", "--stall-s", "inf"], "argument --stall-s: 'inf'"),
+])
+def test_waiting_times_must_be_finite(argv: list[str], named: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    assert info.value.code == 2
+    assert named in capsys.readouterr().err
