@@ -34,6 +34,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--listen", default="127.0.0.1:8090", metavar="HOST:PORT",
                    help="where the page is served (default 127.0.0.1:8090)")
     p.add_argument("--token", default=None, help="required off loopback (or SHOE_CTL_FLOOR_TOKEN)")
+    p.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                   help="a name the page is opened by besides an IP address and this machine's names "
+                   "(repeatable; other Host headers get 403)")
     p.add_argument("--journal", default=None, metavar="PATH", help="the floor journal (acknowledgements)")
     p.set_defaults(func=run)
 
@@ -67,7 +70,8 @@ def run(args: argparse.Namespace) -> int:
         journal = open_floor_journal(args.journal, room) if args.journal else None
         consumer = FloorConsumer(host=host, port=port, room=room, credentials=creds, tls=tls,
                                  ca_file=args.ca_file or cfg.ca_file, journal=journal)
-        page = FloorPage(consumer, host=listen_host, port=listen_port, token=token)
+        page = FloorPage(consumer, host=listen_host, port=listen_port, token=token,
+                         allowed_hosts=tuple(args.allow_host))
     except (ConfigError, ValueError, OSError) as exc:
         print(f"shoe-ctl floor: {exc}", file=sys.stderr)
         return 2

@@ -38,13 +38,15 @@ def _loopback(host: str) -> bool:
 class FloorPage:
     """Serves the floor page for ``consumer`` on ``host:port`` (port 0: any free one).
 
+    :param allowed_hosts: names the page is opened by besides this machine's (a DNS name of the
+        floor PC); an IP address, ``localhost``, the host name and ``NAME.local`` always are.
     :raises ValueError: a non-loopback ``host`` without ``token``, a token shorter than
         :data:`TOKEN_MIN_LEN`.
     :raises OSError: the address cannot be bound.
     """
 
     def __init__(self, consumer: FloorConsumer, *, host: str = "127.0.0.1", port: int = 8090,
-                 token: str | None = None) -> None:
+                 token: str | None = None, allowed_hosts: tuple[str, ...] = ()) -> None:
         if not _loopback(host) and not token:
             raise ValueError(f"floor page on {host}: an address other than loopback needs a token")
         if token and len(token) < TOKEN_MIN_LEN:  # as the dealer display's (docs/security.md)
@@ -53,7 +55,7 @@ class FloorPage:
                              "print(secrets.token_urlsafe(24))')")
         self.consumer = consumer
         self.host, self.port, self.token = host, port, token
-        self._names = known_names((host,))
+        self._names = known_names((host, *allowed_hosts))
         self._gate = TokenGate(token, failures=5, lockout_s=60.0)  # as the dealer display's (docs/security.md)
         self._loop = asyncio.new_event_loop()
         self._runner: web.AppRunner | None = None

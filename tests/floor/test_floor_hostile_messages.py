@@ -294,3 +294,15 @@ def test_a_table_name_that_cannot_be_a_topic_is_named_with_file_and_key(tmp_path
     assert doctor_floor(path)[0] == "fail"
     path.write_text('table = "a/b#"\n[floor]\nenabled = false\n')
     assert not load_floor_config(path).enabled  # the floor off: any table name
+
+
+def test_a_name_allowed_on_the_command_line_opens_the_floor_page() -> None:
+    from shoe_ctl.floor.page import FloorPage
+
+    c = FloorConsumer(host="127.0.0.1", port=1, room="r")
+    page = FloorPage(c, port=0, allowed_hosts=("floor.example",)).start()
+    try:
+        assert _http(page.port, "GET", "/state", {"Host": f"floor.example:{page.port}"}) == 200
+        assert _http(page.port, "GET", "/state", {"Host": f"other.example:{page.port}"}) == 403
+    finally:
+        page.close()
