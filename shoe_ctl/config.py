@@ -14,6 +14,8 @@ docs/service.md, *Configuration errors*.
 from __future__ import annotations
 
 import os
+import re
+import stat
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -51,25 +53,64 @@ MAX_FILE_BYTES = 1 << 20
 
 
 def read_toml(path: Path) -> dict[str, Any]:
-    """Read one TOML file (at most :data:`MAX_FILE_BYTES`).
+    """Read one TOML file (a regular file of at most :data:`MAX_FILE_BYTES`).
 
-    :raises ProfileError: naming the file when it is missing, unreadable, too large, not UTF-8 or
-        not valid TOML.
+    :raises ProfileError: naming the file when it is missing, unreadable, not a regular file (a
+        folder, a named pipe, a device), too large, not UTF-8, not valid TOML, or holds what
+        ``tomllib`` cannot convert (an integer of more than 4,300 digits, values nested too deeply);
+        the last two name the line.
     """
+    text = _read_text(path)
     try:
-        with path.open("rb") as fh:
-            data = fh.read(MAX_FILE_BYTES + 1)  # a bounded read: /dev/zero as a profile ends here
-        if len(data) > MAX_FILE_BYTES:
-            raise ProfileError(str(path), "", f"larger than {MAX_FILE_BYTES} bytes", "a configuration file")
-        return tomllib.loads(data.decode("utf-8"))
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ProfileError(str(path), "", f"not valid TOML ({exc})", "TOML syntax") from None
+    except RecursionError:
+        lines = text.split("\n")  # blamed: the line opening the most arrays and inline tables
+        line = 1 + max(range(len(lines)), key=lambda i: lines[i].count("[") + lines[i].count("{"))
+        raise ProfileError(str(path), "", f"line {line}: values nested too deeply", "a configuration file") from None
+    except ValueError:  # int("9" * 5000): Python's limit on integer digits
+        run = re.search(r"[0-9_]{1000,}", text)
+        line = _line_of(text, run.start()) if run else 1
+        raise ProfileError(str(path), "", f"line {line}: an integer too long to read",
+                           "a number in the range the key allows") from None
+
+
+def _read_text(path: Path) -> str:
+    try:
+        # O_NONBLOCK: opening a named pipe must not wait for a writer
+        with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as fh:
+            kind = _file_kind(os.fstat(fh.fileno()).st_mode)
+            if kind:
+                raise ProfileError(str(path), "", f"not a regular file ({kind})", "a TOML file")
+            data = fh.read(MAX_FILE_BYTES + 1)  # a bounded read: a file still growing ends here
     except FileNotFoundError:
         raise ProfileError(str(path), "", "file not found", "an existing TOML file") from None
     except OSError as exc:
         raise ProfileError(str(path), "", f"cannot read: {exc.strerror or exc}", "a readable TOML file") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ProfileError(str(path), "", f"not valid TOML ({exc})", "TOML syntax") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise ProfileError(str(path), "", f"larger than {MAX_FILE_BYTES} bytes", "a configuration file")
+    try:
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ProfileError(str(path), "", f"not UTF-8 text (byte {exc.start})", "a UTF-8 TOML file") from None
+
+
+def _file_kind(mode: int) -> str:
+    """``""`` for a regular file, else what it is (``"a folder"``, ``"a named pipe"``, ...)."""
+    if stat.S_ISREG(mode):
+        return ""
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a device"
+
+
+def _line_of(text: str, pos: int) -> int:
+    return text.count("\n", 0, pos) + 1
 
 
 def load_profile(name_or_path: str | os.PathLike[str], config_dir: Path | None = None) -> RuleProfile:
@@ -82,8 +123,8 @@ def load_profile(name_or_path: str | os.PathLike[str], config_dir: Path | None =
         path = (config_dir or CONFIG_DIR) / f"{text}.toml"
     else:
         path = Path(text)
-        if path.suffix != ".toml" and not path.exists():
-            raise ProfileError(text, "", "neither a profile name nor a file", ", ".join(PROFILE_NAMES) + " or a .toml path")
+        if not text.strip() or (path.suffix != ".toml" and not path.exists()):  # "" is no path (not ".")
+            raise ProfileError(text if text.strip() else repr(text), "", "neither a profile name nor a file", ", ".join(PROFILE_NAMES) + " or a .toml path")
     return parse_profile(read_toml(path), str(path))
 
 

@@ -60,6 +60,7 @@ from typing import Any
 from shoe_ctl.events import Alert, DealerAction, DealerInput
 from shoe_ctl.machine import layout
 from shoe_ctl.rules.cards import card_text
+from shoe_ctl.service.codec import CodecError
 from shoe_ctl.service.journal import Journal
 
 VARIANTS = {"stud": "F7S", "stud8": "F7S/8", "razz": "FR"}
@@ -364,9 +365,14 @@ def _utc(t: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
 
 
-def replay_hands(journal: Journal, make_machine: MachineFactory, *, table: str | None = None) -> Iterator[ExportedHand]:
+def replay_hands(journal: Journal, make_machine: MachineFactory, *, table: str | None = None,
+                 undecodable: list[str] | None = None) -> Iterator[ExportedHand]:
     """Replay every event in the journal into one fresh machine and yield each hand it dealt
     (finished or not: see ``ExportedHand.finished``), in order.
+
+    A record whose checksum holds but whose body is no event (an altered record with its checksum
+    made again, a bug that wrote one) is skipped like a damaged record: ``"record N: reason"`` is
+    appended to ``undecodable`` (when given), never raised.
 
     :param make_machine: builds the machine for the journal's rule profile; it must offer
         ``handle(event) -> list[Command]``, ``hand_no``, ``hand`` (``seats[i].seat``, ``.folded``),
@@ -384,7 +390,12 @@ def replay_hands(journal: Journal, make_machine: MachineFactory, *, table: str |
         if rec.kind == "hand-start" and current is not None and not numbered and rec.hand is not None:
             current.number = rec.hand  # the journal's number (stable across restarts and pruning)
             numbered = True
-        item = rec.item
+        try:
+            item = rec.item
+        except CodecError as exc:
+            if undecodable is not None:
+                undecodable.append(f"record {rec.seq}: {exc}")
+            continue
         if item is None or isinstance(item, Alert) or not _is_event(item):
             continue
         if current is not None and isinstance(item, DealerInput):
@@ -539,16 +550,18 @@ def export_hands(
     *,
     hands: Iterable[int] | None = None,
     make_machine: MachineFactory = default_machine_factory,
+    undecodable: list[str] | None = None,
 ) -> list[Path]:
     """Write each finished hand (or only ``hands``) as ``<out_dir>/<table>-hand-<n>.phh``, mode
-    0600 (a hand history holds every hole card, as the journal does).
+    0600 (a hand history holds every hole card, as the journal does). ``undecodable``: see
+    :func:`replay_hands`.
 
     :returns: the files written, in hand order.
     """
     wanted = set(hands) if hands is not None else None
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
-    for h in replay_hands(journal, make_machine):
+    for h in replay_hands(journal, make_machine, undecodable=undecodable):
         if not h.finished or (wanted is not None and h.number not in wanted):
             continue
         name = f"{h.table or 'table'}-hand-{h.number}.phh".replace("/", "_")

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from shoe_ctl.analyze import HandReport, analyze_file, iter_phh_files
-from shoe_ctl.cli.args import add_phh_inputs
+from shoe_ctl.cli.args import add_phh_inputs, printable
 from shoe_ctl.config import load_profile
 from shoe_ctl.phh import STREETS
 from shoe_ctl.rules.profiles import ProfileError, RuleProfile
@@ -96,6 +96,16 @@ ANALYZE_SOURCE = (
 )
 
 
+class _Printable:
+    """A text stream that writes :func:`shoe_ctl.cli.args.printable` text."""
+
+    def __init__(self, out: TextIO) -> None:
+        self._out = out
+
+    def write(self, text: str) -> int:
+        return self._out.write(printable(text))
+
+
 class ReportTable:
     """The readable table of ``analyze`` and ``replay``: one line per hand; below it the reason
     for each first actor (when ``detail`` and known) and every alert; :meth:`summary` counts
@@ -107,7 +117,7 @@ class ReportTable:
 
     def __init__(self, out: TextIO, profile: RuleProfile, detail: bool, width: int,
                  source: tuple[str, str] = ANALYZE_SOURCE) -> None:
-        self.out = out
+        self.out = _Printable(out)  # names and file names come from the records: no terminal escapes
         self.profile = profile
         self.detail = detail
         self.width = max(4, min(width, 40))

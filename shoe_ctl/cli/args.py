@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import math
 import os
 from pathlib import Path
@@ -50,6 +51,23 @@ def pace(text: str) -> float:
     return value
 
 
+def seconds(text: str) -> float:
+    """``--timeout``: seconds, a finite number > 0 (argparse type; ``inf`` would wait forever,
+    ``nan`` compares false with every clock)."""
+    value = float(text)
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: need a number of seconds > 0")
+    return value
+
+
+def finite(text: str) -> float:
+    """A finite number (argparse type): not ``nan``, ``inf`` or beyond a float."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r}: need a finite number")
+    return value
+
+
 def count(text: str) -> int:
     """``--count``: hands, an integer >= 1 (argparse type)."""
     value = int(text)
@@ -70,10 +88,12 @@ def parse_seats(text: str) -> list[int]:
             continue
         lo, sep, hi = part.partition("-")
         try:
-            rng = range(int(lo), int(hi) + 1) if sep else range(int(lo), int(lo) + 1)
+            first, last = int(lo), int(hi) if sep else int(lo)
         except ValueError:
             raise ValueError(f"--seats {text!r}: {part!r} is not a seat number or range") from None
-        seats.extend(rng)
+        if not (1 <= first <= 8 and 1 <= last <= 8):  # before the range: 1-99999999999 is no list to build
+            raise ValueError(f"--seats {text!r}: {part!r}: seats are numbered 1..8")
+        seats.extend(range(first, last + 1))
     if len(seats) < 2 or len(set(seats)) != len(seats) or not all(1 <= s <= 8 for s in seats):
         raise ValueError(f"--seats {text!r}: need 2..8 distinct seats numbered 1..8")
     return seats
@@ -91,3 +111,23 @@ def load_profiles(rules: str) -> tuple[dict[str, RuleProfile], str]:
         profiles[prof.name] = prof
         rules = prof.name
     return profiles, rules
+
+
+_UNPRINTABLE = {c: f"\\x{c:02x}" for c in (*range(0x00, 0x20), *range(0x7F, 0xA0)) if c != 0x0A}
+_UNPRINTABLE.update({c: f"\\u{c:04x}" for c in (0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))})
+
+
+def printable(text: str) -> str:
+    """``text`` safe to print on a terminal: control characters but the newline (an ESC starts a
+    terminal's escape sequence: colours, a cleared screen, a window title), C1 controls and the
+    bidirectional overrides become their escapes (``\\x1b``, ``\\u202e``). For texts that come from
+    a file or a path: a player's name, a hand record's file name."""
+    return text.translate(_UNPRINTABLE)
+
+
+class PrintableFormatter(logging.Formatter):
+    """A log formatter whose lines are :func:`printable`: a text from the shoe (a fault's detail,
+    its serial) or a file cannot send escape sequences to the terminal or the journal reader."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return printable(super().format(record))

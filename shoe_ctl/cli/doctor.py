@@ -37,7 +37,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from shoe_ctl.cli.args import add_table_shoe
+from shoe_ctl.cli.args import add_table_shoe, seconds
 from shoe_ctl.cli.status import use_color
 from shoe_ctl.config import TableConfig, load_table_config
 from shoe_ctl.rules.profiles import ProfileError
@@ -324,6 +324,6 @@ def register(subparsers: Any) -> None:
                               "Run it as the service user with the service stopped.")
     add_table_shoe(p)
     p.add_argument("--journal", default=None, help="journal file instead of [journal] path")
-    p.add_argument("--timeout", type=float, default=3.0, help="seconds to wait for the shoe's hello (default 3)")
+    p.add_argument("--timeout", type=seconds, default=3.0, help="seconds to wait for the shoe's hello (default 3)")
     p.add_argument("--json", action="store_true", help="one JSON object instead of lines")
     p.set_defaults(func=doctor)

@@ -56,11 +56,12 @@ def run(args: argparse.Namespace) -> int:
             print(f"shoe-ctl export: writing into {out}/", file=sys.stderr)
         existed = Path(out).exists()
         try:
-            written = export_hands(journal, Path(out), hands=args.hand)
+            undecodable: list[str] = []
+            written = export_hands(journal, Path(out), hands=args.hand, undecodable=undecodable)
         except OSError as exc:
             print(f"shoe-ctl export: --out {out}: cannot write there: {exc.strerror or exc}", file=sys.stderr)
             return 2
-        for d in journal.report.damage:
+        for d in [*map(str, journal.report.damage), *undecodable]:
             print(f"shoe-ctl export: {args.journal}: skipped damaged {d}", file=sys.stderr)
     for path in written:
         print(path)

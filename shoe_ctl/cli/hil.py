@@ -18,6 +18,8 @@ import argparse
 import importlib
 from typing import Any
 
+from shoe_ctl.cli.args import finite
+
 
 def register(subparsers: Any) -> None:
     """Add the ``hil`` subcommand with its ``soak`` and ``crash`` sub-subcommands."""
@@ -35,7 +37,7 @@ def register(subparsers: Any) -> None:
     soak.add_argument("--seed", type=int, default=0, metavar="S", help="random seed (default 0)")
     soak.add_argument("--transport", choices=("pty", "tcp"), default="pty", help="line to use (default pty)")
     soak.add_argument("--json", action="store_true", help="print one JSON object on one line")
-    soak.add_argument("--stall-s", type=float, default=60.0, metavar="SECONDS",
+    soak.add_argument("--stall-s", type=finite, default=60.0, metavar="SECONDS",
                       help="give up when nothing is delivered for this long after the last pull (default 60)")
     soak.add_argument("--progress", action="store_true", help="progress lines on stderr (also with --json)")
     soak.add_argument("--shoe", default=None, metavar="URL",

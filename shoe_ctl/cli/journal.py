@@ -55,7 +55,9 @@ def open_readonly(path: str, command: str) -> Journal | None:
 def run_check(args: argparse.Namespace) -> int:
     path = Path(args.journal)
     if not path.is_file():
-        print(f"shoe-ctl journal check: {path}: no such file", file=sys.stderr)
+        what = ("no such file" if not path.exists() else "a folder, not a journal file" if path.is_dir()
+                else "not a regular file; a journal is an SQLite file")
+        print(f"shoe-ctl journal check: {path}: {what}", file=sys.stderr)
         return 2
     try:
         refuse_foreign(path)

@@ -16,6 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from shoe_ctl.cli.args import seconds
+
 
 def register(subparsers: Any) -> None:
     """Add ``pair`` to the CLI."""
@@ -27,7 +29,7 @@ def register(subparsers: Any) -> None:
                               "secret is rotated. Run it with the service stopped.")
     add_table_shoe(p)
     p.add_argument("--serial", default=None, help="the shoe's serial number instead of [shoe] serial")
-    p.add_argument("--timeout", type=float, default=5.0, help="seconds to wait for the shoe (default 5)")
+    p.add_argument("--timeout", type=seconds, default=5.0, help="seconds to wait for the shoe (default 5)")
     p.set_defaults(func=pair)
 
 

@@ -19,10 +19,20 @@ import logging
 import signal
 import sys
 import threading
+import time
 from typing import Any
 
-from shoe_ctl.cli.args import DEFAULT_CONFIG, count, load_profiles, pace, parse_seats
+from shoe_ctl.cli.args import (
+    DEFAULT_CONFIG,
+    PrintableFormatter,
+    count,
+    load_profiles,
+    pace,
+    parse_seats,
+    printable,
+)
 from shoe_ctl.cli.status import StatusLine
+from shoe_ctl.events import Instruction
 
 log = logging.getLogger(__name__)
 
@@ -82,8 +92,10 @@ def run(args: argparse.Namespace) -> int:
     from shoe_ctl.table import Table, TableError
 
     status_line = None if args.no_status else StatusLine()
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s",
-                        stream=status_line.errors if status_line is not None else None)
+    progress = Progress()
+    log_out = logging.StreamHandler(status_line.errors if status_line is not None else None)
+    log_out.setFormatter(PrintableFormatter("%(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=logging.WARNING, handlers=[log_out])
     logging.getLogger("drivers.shoe").addFilter(_name_busy_port)
     say = status_line.say if status_line is not None else _say
     try:
@@ -108,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
                                   seed=args.seed, journal=journal_file, display=display,
                                   display_required=args.display, console=True, dealer_socket=args.dealer_socket,
                                   dealer=_dealer(args, scripts), notifier=notify.default(), say=say,
-                                  sinks=[status_line] if status_line is not None else [],
+                                  sinks=[*([status_line] if status_line is not None else []), progress],
                                   led_stream=status_line.console if status_line is not None else None,
                                   floor=load_floor_config(args.config))
     except (TableError, ProfileError, ValueError, OSError) as exc:
@@ -128,10 +140,18 @@ def run(args: argparse.Namespace) -> int:
     try:
         with table:
             dealer = table.dealer
+            quiet_s = STALL_S + 10 * (WATCHABLE_PACE if args.pace is None else args.pace)
             while not stop.is_set():
                 if dealer is not None and (dealer.done.is_set() or dealer.stalled) and args.exit_when_done:
                     table.controller.wait_idle(5)
                     status = 1 if dealer.stalled else 0
+                    break
+                if dealer is not None and args.exit_when_done and progress.quiet_for() > quiet_s:
+                    # the dealer waits for a signal the machine will not give (a record it cannot
+                    # follow: a fold refused for a player all-in, ...): a stall, not a run forever
+                    print(printable(f"shoe-ctl run: nothing happened for {quiet_s:g} s; the simulated dealer "
+                                    f"stalled at: {progress.last_text or 'no instruction'}"), file=sys.stderr)
+                    status = 1
                     break
                 stop.wait(0.1)
     except KeyboardInterrupt:
@@ -152,6 +172,30 @@ def run(args: argparse.Namespace) -> int:
               "(named above)", file=sys.stderr)
         status = 3
     return status
+
+
+STALL_S = 20.0
+"""With ``--exit-when-done`` and the simulated dealer: seconds (plus ten paces) without any command
+from the machine after which the run ends as stalled (exit status 1)."""
+
+
+class Progress:
+    """A sink keeping when the machine last gave a command and its last instruction's words."""
+
+    def __init__(self) -> None:
+        self.last = time.monotonic()
+        self.last_text = ""
+
+    def handle(self, command: Any) -> None:
+        self.last = time.monotonic()
+        if isinstance(command, Instruction):
+            self.last_text = command.text
+
+    def quiet_for(self) -> float:
+        return time.monotonic() - self.last
+
+    def close(self) -> None:
+        return None
 
 
 def _say(line: str) -> None:
@@ -250,11 +294,11 @@ def _scripts(args: argparse.Namespace, seats: list[int], game: str, rules: str) 
         except (ValueError, OSError) as exc:  # PhhError, DeckError, unreadable file: named, the rest dealt
             unreadable += 1
             reason = str(exc).removeprefix(f"{f}: ")
-            print(f"shoe-ctl run: unreadable hand file {f}: {reason}", file=sys.stderr)
+            print(printable(f"shoe-ctl run: unreadable hand file {f}: {reason}"), file=sys.stderr)
             continue
         if rec.seats is not None and rec.table_seats(TABLE_SEATS) is None:
-            print(f"shoe-ctl run: {f}: recorded seats {list(rec.seats)} do not fit this table's seats "
-                  f"1..{TABLE_SEATS}: dealt at seats 1..{rec.n} in player order", file=sys.stderr)
+            print(printable(f"shoe-ctl run: {f}: recorded seats {list(rec.seats)} do not fit this table's seats "
+                  f"1..{TABLE_SEATS}: dealt at seats 1..{rec.n} in player order"), file=sys.stderr)
         scripts.append(script)
     if not scripts:
         raise ValueError(f"--hands {args.hands}: no readable hand ({unreadable} unreadable file"

@@ -12,6 +12,7 @@ key did goes to stderr. See docs/service.md, *Rehearsing a real shoe by hand*.
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import threading
@@ -46,6 +47,12 @@ def run(args: argparse.Namespace) -> int:
     from hil.deck import Deck
     from hil.virtual_shoe import VirtualShoe
 
+    if args.link is not None and os.path.lexists(args.link) and not os.path.islink(args.link):
+        # the pty's link replaces what is at the path and is removed at the end: only a symlink
+        # (one left by an earlier run) may be there, never a file or a folder a slip named
+        print(f"shoe-ctl sim: --link {args.link}: exists and is not a symlink; refusing to replace it "
+              "(give a new path, e.g. /tmp/shoe)", file=sys.stderr)
+        return 2
     try:
         shoe = VirtualShoe(Deck.seeded(args.seed), transport=args.transport, link_path=args.link,
                            port=args.port, faults=args.faults, seed=args.seed)

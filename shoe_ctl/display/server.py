@@ -46,6 +46,7 @@ from aiohttp import web
 from shoe_ctl.display.guard import Limits, RateLimiter, TokenGate, host_allowed, known_names, origin_allowed
 from shoe_ctl.display.model import DisplayModel
 from shoe_ctl.events import Command, DealerAction, DealerInput
+from shoe_ctl.input_shape import MAX_SEAT, check_input_shape
 from shoe_ctl.lifecycle import Closeable
 
 log = logging.getLogger(__name__)
@@ -56,7 +57,6 @@ SEAT_ACTIONS = frozenset({DealerAction.FOLD, DealerAction.ALL_IN, DealerAction.E
                           DealerAction.CARD_OFF_TABLE, DealerAction.WRONG_BRING_IN,
                           DealerAction.CARD_COUNT, DealerAction.SHOW})
 """Inputs that name a seat (``seat`` required)."""
-MAX_SEAT = 10
 STREET_NAMES = ("3rd", "4th", "5th", "6th", "7th")
 BEAT_S = 1.0
 """Seconds between ``beat`` events on an ``/events`` stream with nothing else to send; the page
@@ -594,15 +594,14 @@ def input_event(body: dict[str, Any], source: str | None = None) -> DealerInput:
         action = DealerAction(str(body.get("action")))
     except ValueError:
         allowed = ", ".join(a.value for a in DealerAction)
-        raise ValueError(f"action: {body.get('action')!r} is not one of {allowed}") from None
+        given = body.get("action")
+        shown = repr(given)[:40] if isinstance(given, (str, int, float)) else type(given).__name__
+        raise ValueError(f"action: {shown} is not one of {allowed}") from None
     seat = body.get("seat")
-    if seat is not None and (not isinstance(seat, int) or isinstance(seat, bool) or not 1 <= seat <= MAX_SEAT):
-        raise ValueError(f"seat: {seat!r} is not a seat number 1..{MAX_SEAT}")
+    args = body.get("args", {})
+    check_input_shape(seat, args)
     if action in SEAT_ACTIONS and seat is None:
         raise ValueError(f"seat: {action.value} needs a seat")
-    args = body.get("args", {})
-    if not isinstance(args, dict):
-        raise ValueError("args: expected a JSON object")
     check_args(action, args)
     return DealerInput(action, seat, dict(args), source=source)
 

@@ -15,7 +15,7 @@ import sys
 import threading
 from typing import Any
 
-__all__ = ["register", "run"]
+__all__ = ["parse_listen", "register", "run"]
 
 
 def register(subparsers: Any) -> None:
@@ -34,8 +34,22 @@ def register(subparsers: Any) -> None:
     p.add_argument("--listen", default="127.0.0.1:8090", metavar="HOST:PORT",
                    help="where the page is served (default 127.0.0.1:8090)")
     p.add_argument("--token", default=None, help="required off loopback (or SHOE_CTL_FLOOR_TOKEN)")
+    p.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                   help="a name the page is opened by besides an IP address and this machine's names "
+                   "(repeatable; other Host headers get 403)")
     p.add_argument("--journal", default=None, metavar="PATH", help="the floor journal (acknowledgements)")
     p.set_defaults(func=run)
+
+
+def parse_listen(value: str) -> tuple[str, int]:
+    """``--listen HOST:PORT`` (``[::1]:8090`` for IPv6; an empty host is loopback) -> (host, port).
+
+    :raises ValueError: naming the option, for a missing or bad port (0..65535).
+    """
+    host, sep, port = value.strip().rpartition(":")
+    if not sep or not port.isascii() or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ValueError(f"--listen {value!r}: expected HOST:PORT with a port 0..65535 (e.g. 127.0.0.1:8090)")
+    return host.strip("[]") or "127.0.0.1", int(port)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -51,12 +65,13 @@ def run(args: argparse.Namespace) -> int:
         host, port, tls = parse_broker(args.broker or cfg.broker)
         room = args.room or cfg.room
         creds = load_credentials(args.credentials) if args.credentials else None
-        listen_host, _, listen_port = args.listen.rpartition(":")
+        listen_host, listen_port = parse_listen(args.listen)
         token = os.environ.get("SHOE_CTL_FLOOR_TOKEN") or args.token
         journal = open_floor_journal(args.journal, room) if args.journal else None
         consumer = FloorConsumer(host=host, port=port, room=room, credentials=creds, tls=tls,
                                  ca_file=args.ca_file or cfg.ca_file, journal=journal)
-        page = FloorPage(consumer, host=listen_host or "127.0.0.1", port=int(listen_port), token=token)
+        page = FloorPage(consumer, host=listen_host, port=listen_port, token=token,
+                         allowed_hosts=tuple(args.allow_host))
     except (ConfigError, ValueError, OSError) as exc:
         print(f"shoe-ctl floor: {exc}", file=sys.stderr)
         return 2

@@ -122,13 +122,20 @@ def parse_floor(src: str, data: Mapping[str, Any]) -> FloorConfig:
 def load_floor_config(path: str | os.PathLike[str]) -> FloorConfig:
     """``[floor]`` of a table configuration file (defaults when the table is absent).
 
-    :raises ConfigError: as :func:`parse_floor`, or an unreadable file.
+    :raises ConfigError: as :func:`parse_floor`, an unreadable file, or (the floor on) a ``table``
+        name that cannot be a topic level.
     """
     data = read_toml(Path(path))
     section = data.get("floor", {})
     if not isinstance(section, Mapping):
         raise ConfigError(str(path), "floor", f"{section!r} is not a table", "a [floor] table")
-    return parse_floor(str(path), section)
+    cfg = parse_floor(str(path), section)
+    table = data.get("table", "table-1")
+    if cfg.enabled and isinstance(table, str) and not NAME_RE.match(table):
+        # the table's name is its topic level and its broker user: said here with the file and key
+        raise ConfigError(str(path), "table", f"{table[:80]!r} cannot be an MQTT topic level while [floor] is on",
+                          "1-64 letters, digits, '_', '.', '-'")
+    return cfg
 
 
 def check_credentials_file(path: str | os.PathLike[str]) -> str | None:

@@ -23,7 +23,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
@@ -49,6 +49,46 @@ KEEP_ALERTS = 500
 HOLD_MAX = 5000
 """Events held back per table waiting for a missing one; beyond, the newest are dropped (the
 replay brings them again)."""
+
+
+def _whole(value: Any) -> TypeGuard[int]:
+    """A sequence or session number: an int (not a bool) 0..2**63-1, as the journal keeps them."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**63
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and abs(value) < 2**63 else None
+
+
+def _text(value: Any, limit: int = 120) -> str | None:
+    """A text the page shows: a short text as sent, a number as its digits, anything else ``None``."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int | float):
+        return _text(repr(value) if isinstance(value, float) or abs(value) < 10**30 else "?", limit)
+    if isinstance(value, str):
+        return value if len(value) <= limit else value[: limit - 1] + "\u2026"
+    return None
+
+
+_STUB_KEYS = ("count", "required", "forecast")
+
+
+def _floor_row_state(state: dict[str, Any]) -> dict[str, Any]:
+    """The keys of a table's ``state`` payload the floor's row uses (:meth:`TableView.public`),
+    each of the shape the page draws; a field of another shape is left out. The publisher sends
+    more (``shoe_ctl.floor.topics.floor_state``); the row shows only these."""
+    row: dict[str, Any] = {key: _text(state[key]) for key in ("state", "street", "game") if key in state}
+    if "hand" in state:
+        row["hand"] = _int(state["hand"])
+    stub = state.get("stub")
+    if isinstance(stub, dict):
+        row["stub"] = {"count": _int(stub.get("count")), "required": _int(stub.get("required")),
+                       "forecast": _text(stub.get("forecast"))}
+    shoe = state.get("shoe")
+    if isinstance(shoe, dict):
+        row["shoe"] = {"status": _text(shoe.get("status")), "detail": _text(shoe.get("detail"), 1000)}
+    return row
 
 
 @dataclass
@@ -186,24 +226,27 @@ class FloorConsumer:
         _room, table, leaf = parsed
         try:
             payload = json.loads(msg.payload)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, not UTF-8, an int of 5,000 digits, a nesting bomb
             log.warning("floor: unreadable message on %s", msg.topic)
             return
         if not isinstance(payload, dict):
             return
         now = time.time()
-        with self.lock:
-            view = self.tables.get(table)
-            if view is None:
-                view = self.tables[table] = TableView(table, seqs=[] if self.keep_seqs else None)
-            view.last_seen = now
-            if leaf == "events":
-                self._event(view, payload, now)
-            elif leaf == "state":
-                self._state(view, payload)
-            elif leaf == "status":
-                self._status(view, payload)
-            self.version += 1
+        try:
+            with self.lock:
+                view = self.tables.get(table)
+                if view is None:
+                    view = self.tables[table] = TableView(table, seqs=[] if self.keep_seqs else None)
+                view.last_seen = now
+                if leaf == "events":
+                    self._event(view, payload, now)
+                elif leaf == "state":
+                    self._state(view, payload)
+                elif leaf == "status":
+                    self._status(view, payload)
+                self.version += 1
+        except Exception:  # noqa: BLE001 - an exception here would end paho's network thread: the floor deaf
+            log.exception("floor: a message on %s could not be applied; dropped", msg.topic)
 
     # ------------------------------------------------------------------ folding (under the lock)
 
@@ -211,13 +254,13 @@ class FloorConsumer:
         """An event or state of a newer session than known: the table is back (its birth may come
         later). One of the same session changes nothing: a retained state may arrive after the
         Will of the connection that sent it."""
-        if isinstance(session, int) and session > view.session:
+        if _whole(session) and session > view.session:
             view.session = session
             view.online = True
 
     def _event(self, view: TableView, ev: dict[str, Any], now: float) -> None:
         seq = ev.get("seq")
-        if not isinstance(seq, int):
+        if not _whole(seq):
             return
         self._alive(view, ev.get("session"))
         view.known_last = max(view.known_last, seq)
@@ -244,19 +287,22 @@ class FloorConsumer:
             drop = {id(a) for a in acked[: len(view.alerts) - KEEP_ALERTS]}
             view.alerts = [a for a in view.alerts if id(a) not in drop]
         if kind == "Alert":
-            view.alerts.append({"id": seq, "code": ev.get("code"), "message": ev.get("message"),
-                                "severity": ev.get("severity", "warning"), "seat": ev.get("seat"),
-                                "street": ev.get("street"), "latched": bool(ev.get("latched")),
-                                "hand": ev.get("hand"), "time_us": ev.get("time_us"), "acked": None})
+            severity = ev.get("severity", "warning")
+            view.alerts.append({"id": seq, "code": _text(ev.get("code")), "message": _text(ev.get("message"), 1000),
+                                "severity": severity if severity in SEVERITIES else "warning",
+                                "seat": _int(ev.get("seat")), "street": _text(ev.get("street")),
+                                "latched": ev.get("latched") is True, "hand": _int(ev.get("hand")),
+                                "time_us": _int(ev.get("time_us")), "acked": None})
         elif kind == "ShoeFault":
-            view.shoe = {"status": "fault" if not ev.get("cleared") else "connected", "detail": ev.get("fault")}
+            fault = _text(ev.get("fault"))
+            view.shoe = {"status": "fault" if not ev.get("cleared") else "connected", "detail": fault}
             if not ev.get("cleared"):
-                view.alerts.append({"id": seq, "code": f"shoe-{ev.get('fault')}", "severity": "critical",
-                                    "message": f"the shoe reports {ev.get('fault')}", "seat": None, "street": None,
-                                    "latched": True, "hand": ev.get("hand"), "time_us": ev.get("time_us"),
+                view.alerts.append({"id": seq, "code": f"shoe-{fault}", "severity": "critical",
+                                    "message": f"the shoe reports {fault}", "seat": None, "street": None,
+                                    "latched": True, "hand": _int(ev.get("hand")), "time_us": _int(ev.get("time_us")),
                                     "acked": None})
         elif kind == "LinkChanged":
-            view.shoe = {"status": ev.get("status"), "detail": ev.get("detail")}
+            view.shoe = {"status": _text(ev.get("status")), "detail": _text(ev.get("detail"), 1000)}
         if self.on_event is not None:
             try:
                 self.on_event(view.table, ev, now)
@@ -266,17 +312,18 @@ class FloorConsumer:
     def _state(self, view: TableView, msg: dict[str, Any]) -> None:
         self._alive(view, msg.get("session"))
         if isinstance(msg.get("state"), dict):
-            view.state = msg["state"]
-        if isinstance(msg.get("seq"), int):
+            view.state = _floor_row_state(msg["state"])
+        if _whole(msg.get("seq")):
             view.state_seq = msg["seq"]
             view.known_last = max(view.known_last, msg["seq"])
 
     def _status(self, view: TableView, msg: dict[str, Any]) -> None:
         session = msg.get("session")
-        if not isinstance(session, int):
+        if not _whole(session):
             return
         if msg.get("online"):
-            first, last = msg.get("first"), msg.get("last")
+            first = msg["first"] if _whole(msg.get("first")) else None
+            last = msg["last"] if _whole(msg.get("last")) else None
             if (session > view.session and isinstance(last, int) and isinstance(first, int)
                     and last < view.expected - 1):
                 # a new connection whose journal is behind what was applied: a new journal file

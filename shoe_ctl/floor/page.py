@@ -2,22 +2,28 @@
 
 ``GET /`` the page; ``GET /state`` the consumer's snapshot (:meth:`FloorConsumer.snapshot`);
 ``POST /ack`` ``{"table", "id", "who"}`` acknowledges an alert (400 without ``who``, 404 when no
-such open alert). Off loopback a token is required, sent as ``X-Floor-Token`` on POSTs (the
+such open alert). A request whose ``Host`` does not name this machine, or whose ``Origin`` is
+another site, is refused (403). Off loopback a token is required, sent as ``X-Floor-Token`` on POSTs (the
 page keeps one given as ``#token=...``). ``docs/floor.md`` describes the page.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hmac
 import ipaddress
 import threading
+from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
+from shoe_ctl.display.guard import TokenGate, host_allowed, known_names, origin_allowed
 from shoe_ctl.floor.consumer import FloorConsumer
 
 __all__ = ["FloorPage", "PAGE_HTML"]
+
+
+TOKEN_MIN_LEN = 16
+"""The shortest token taken; a client that sent 5 wrong tokens within 60 s is refused (429) for 60 s."""
 
 
 def _loopback(host: str) -> bool:
@@ -32,16 +38,25 @@ def _loopback(host: str) -> bool:
 class FloorPage:
     """Serves the floor page for ``consumer`` on ``host:port`` (port 0: any free one).
 
-    :raises ValueError: a non-loopback ``host`` without ``token``.
+    :param allowed_hosts: names the page is opened by besides this machine's (a DNS name of the
+        floor PC); an IP address, ``localhost``, the host name and ``NAME.local`` always are.
+    :raises ValueError: a non-loopback ``host`` without ``token``, a token shorter than
+        :data:`TOKEN_MIN_LEN`.
     :raises OSError: the address cannot be bound.
     """
 
     def __init__(self, consumer: FloorConsumer, *, host: str = "127.0.0.1", port: int = 8090,
-                 token: str | None = None) -> None:
+                 token: str | None = None, allowed_hosts: tuple[str, ...] = ()) -> None:
         if not _loopback(host) and not token:
             raise ValueError(f"floor page on {host}: an address other than loopback needs a token")
+        if token and len(token) < TOKEN_MIN_LEN:  # as the dealer display's (docs/security.md)
+            raise ValueError(f"floor page on {host}: the token has {len(token)} characters, at least "
+                             f"{TOKEN_MIN_LEN} are needed (python3 -c 'import secrets; "
+                             "print(secrets.token_urlsafe(24))')")
         self.consumer = consumer
         self.host, self.port, self.token = host, port, token
+        self._names = known_names((host, *allowed_hosts))
+        self._gate = TokenGate(token, failures=5, lockout_s=60.0)  # as the dealer display's (docs/security.md)
         self._loop = asyncio.new_event_loop()
         self._runner: web.AppRunner | None = None
         self._thread = threading.Thread(target=self._loop.run_forever, name="floor-page", daemon=True)
@@ -59,8 +74,21 @@ class FloorPage:
             raise
         return self
 
+    @web.middleware
+    async def _guard(self, request: web.Request,
+                     handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
+        """Every request: ``Host`` names this machine and ``Origin`` (when sent) is the page's own,
+        else 403 -- as the dealer display (``shoe_ctl.display.guard``): a page of another site whose
+        name resolves to this address (DNS rebinding) neither reads the room nor acknowledges."""
+        host = request.headers.get("Host")
+        if not host_allowed(host, self._names):
+            return web.json_response({"error": "Host is not this floor page's name"}, status=403)
+        if not origin_allowed(request.headers.get("Origin"), host):
+            return web.json_response({"error": "cross-origin requests are refused"}, status=403)
+        return await handler(request)
+
     async def _serve(self) -> None:
-        app = web.Application(client_max_size=4096)
+        app = web.Application(client_max_size=4096, middlewares=[self._guard])
         app.router.add_get("/", self._index)
         app.router.add_get("/state", self._state)
         app.router.add_post("/ack", self._ack)
@@ -81,10 +109,12 @@ class FloorPage:
         return web.json_response(self.consumer.snapshot(), headers={"Cache-Control": "no-store"})
 
     async def _ack(self, req: web.Request) -> web.Response:
-        if self.token:
-            given = req.headers.get("X-Floor-Token", "")
-            if not hmac.compare_digest(given.encode(), self.token.encode()):
-                return web.json_response({"error": "token"}, status=401)
+        verdict = self._gate.check(req.remote or "?", req.headers.get("X-Floor-Token", ""))
+        if verdict == "locked":
+            return web.json_response({"error": "too many wrong tokens from this client; try again later"},
+                                     status=429, headers={"Retry-After": f"{self._gate.lockout_s:.0f}"})
+        if verdict != "ok":
+            return web.json_response({"error": "token"}, status=401)
         if req.content_type != "application/json":
             return web.json_response({"error": "Content-Type must be application/json"}, status=415)
         try:
@@ -92,7 +122,7 @@ class FloorPage:
             table, alert_id, who = body["table"], body["id"], body.get("who", "")
             if not isinstance(table, str) or not isinstance(alert_id, int) or not isinstance(who, str):
                 raise TypeError
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, RecursionError):
             return web.json_response({"error": "expected {\"table\": text, \"id\": int, \"who\": text}"}, status=400)
         if not who.strip():
             return web.json_response({"error": "who: name the person acknowledging"}, status=400)
@@ -111,6 +141,8 @@ class FloorPage:
             self._runner = None
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(5)
+        if not self._thread.is_alive():
+            self._loop.close()  # else the loop is closed at interpreter exit: a traceback on every stop
 
 
 PAGE_HTML = """<!doctype html>

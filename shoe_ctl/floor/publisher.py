@@ -25,6 +25,7 @@ import logging
 import os
 import socket
 import ssl
+import stat
 import threading
 import time
 from pathlib import Path
@@ -211,9 +212,11 @@ class FloorPublisher:
     def _on_message(self, _client: mqtt.Client, _ud: Any, msg: mqtt.MQTTMessage) -> None:
         try:
             data = json.loads(msg.payload)
-            seq = int(data["from"])
-        except (ValueError, KeyError, TypeError):
-            log.warning("floor: bad replay request on %s", msg.topic)
+            seq = data["from"] if isinstance(data, dict) else None
+        except (ValueError, RecursionError):  # an exception here would end paho's network thread
+            seq = None
+        if not isinstance(seq, int) or isinstance(seq, bool) or not 0 <= seq < 2**63:
+            log.warning("floor: bad replay request on %s (expected {\"from\": a journal sequence})", msg.topic)
             return
         self._signals.append(("replay", seq))
         self._wake.set()
@@ -352,13 +355,22 @@ class FloorPublisher:
         if self.outbox is None:
             return {}
         try:
-            data = json.loads(self.outbox.read_text(encoding="utf-8"))
+            # O_NONBLOCK: a named pipe at the outbox's path must not hold the table's start
+            with os.fdopen(os.open(self.outbox, os.O_RDONLY | os.O_NONBLOCK), "rb") as fh:
+                if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                    raise ValueError("not a regular file")
+                data = json.loads(fh.read(1 << 16).decode("utf-8"))
         except FileNotFoundError:
             return {}
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, RecursionError) as exc:
             log.warning("floor outbox %s unreadable (%s): publishing the whole journal again", self.outbox, exc)
             return {}
         if not isinstance(data, dict) or data.get("table") not in (None, self.table):
+            return {}
+        numbers = {key: data.get(key, 0) for key in ("acked", "session")}
+        if not all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 2**63 for v in numbers.values()):
+            log.warning("floor outbox %s holds no journal sequence and session (%s): publishing the whole "
+                        "journal again", self.outbox, str(numbers)[:120])
             return {}
         return data
 
@@ -390,7 +402,8 @@ def attach_floor(controller: Any, journal: Any, cfg: FloorConfig, *, table: str,
     :param table: the table's name.
     :param journal_path: the journal file, for the default outbox path ``<journal>.floor``.
     :returns: the started publisher (close it at shutdown), or ``None`` when the floor is off.
-    :raises ValueError: the floor is enabled without a journal, or a bad name.
+    :raises ValueError: the floor is enabled without a journal, an outbox that is the journal's
+        own file (or its ``-wal``/``-shm``), or a bad name.
     :raises shoe_ctl.config.ConfigError: an unreadable or too open credentials file.
     """
     if not cfg.enabled:
@@ -400,6 +413,11 @@ def attach_floor(controller: Any, journal: Any, cfg: FloorConfig, *, table: str,
     host, port, tls = cfg.host_port_tls
     creds = load_credentials(cfg.credentials) if cfg.credentials else None
     outbox = cfg.outbox or (f"{os.fspath(journal_path)}.floor" if journal_path is not None else None)
+    if outbox is not None and journal_path is not None:
+        taken = {Path(f"{os.fspath(journal_path)}{end}").resolve() for end in ("", "-wal", "-shm", "-journal")}
+        if Path(outbox).resolve() in taken:  # the outbox is rewritten by rename: it would replace the journal
+            raise ValueError(f"[floor] outbox {outbox} is the journal's own file; leave outbox unset "
+                             f"(default: {os.fspath(journal_path)}.floor) or name a file of its own")
     pub = FloorPublisher(journal, table=table, room=cfg.room, host=host, port=port, credentials=creds, tls=tls,
                          ca_file=cfg.ca_file, keepalive=cfg.keepalive, outbox=outbox).start()
     controller.add_sink(pub)

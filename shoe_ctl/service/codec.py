@@ -233,11 +233,18 @@ def decode(data: Any, where: str = "") -> Encodable:
 def loads(text: str | bytes, where: str = "") -> Encodable:
     """Parse JSON text and :func:`decode` it.
 
-    :raises CodecError: for text that is not JSON (with line and column) or any :func:`decode`
-        error.
+    :raises CodecError: for text that is not JSON (with line and column), JSON Python cannot read
+        (values nested too deeply, an integer of thousands of digits) or any :func:`decode` error.
     """
     try:
         data = json.loads(text)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise CodecError(f"not JSON: {exc}{_where(where)}") from None
-    return decode(data, where)
+    except RecursionError:
+        raise CodecError(f"not JSON that can be read: values nested too deeply{_where(where)}") from None
+    except ValueError:  # int("9" * 5000): Python's limit on integer digits
+        raise CodecError(f"not JSON that can be read: an integer too long{_where(where)}") from None
+    try:
+        return decode(data, where)
+    except RecursionError:
+        raise CodecError(f"values nested too deeply{_where(where)}") from None

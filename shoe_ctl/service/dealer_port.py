@@ -35,6 +35,7 @@ import logging
 import os
 import queue
 import socket
+import stat
 import struct
 import threading
 from collections.abc import Callable
@@ -42,13 +43,14 @@ from pathlib import Path
 from typing import Any
 
 from shoe_ctl.events import Command, DealerInput, DisplayUpdate, Instruction
+from shoe_ctl.input_shape import check_input_shape
 from shoe_ctl.lifecycle import Closeable
 from shoe_ctl.service import codec
 from shoe_ctl.service.ratelimit import RateLimiter
 
 log = logging.getLogger(__name__)
 
-__all__ = ["DealerPort"]
+__all__ = ["DealerPort", "DealerPortError"]
 
 _ACCEPT = object()
 _STOP = object()
@@ -73,6 +75,66 @@ def peer_source(conn: socket.socket) -> str:
     except (OSError, AttributeError, struct.error):
         return "dealer-port"
     return f"dealer-port:uid={uid},pid={pid}"
+
+
+class DealerPortError(OSError):
+    """The dealer socket cannot be had; the message names the path, the reason and the fix."""
+
+
+def _listen(path: Path) -> socket.socket:
+    """A listening Unix socket at ``path`` (mode 0600). Only a socket nobody listens on (left by a
+    killed service) is replaced: a file, a folder or a live socket of another program is left as
+    it is.
+
+    :raises DealerPortError: naming ``path``: it is not a socket, another program listens on it,
+        its folder is missing, or it is too long for a Unix socket.
+    """
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise DealerPortError(f"dealer socket {path}: {exc.strerror or exc}") from None
+    else:
+        if not stat.S_ISSOCK(st.st_mode):
+            raise DealerPortError(f"dealer socket {path}: exists and is not a socket; refusing to replace it "
+                                  "(give a new path, e.g. /run/shoe-ctl/dealer.sock)")
+        if _listening(path):
+            raise DealerPortError(f"dealer socket {path}: in use by another program (it accepts connections); "
+                                  "stop it or give another path")
+        path.unlink()  # a socket left by a killed service: nobody listens
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old = os.umask(0o177)
+    try:
+        listener.bind(str(path))
+    except OSError as exc:
+        listener.close()
+        raise DealerPortError(f"dealer socket {path}: cannot create it: {exc.strerror or exc}"
+                              + (" (a Unix socket path is at most 107 bytes)" if len(os.fsencode(path)) > 107 else "")
+                              ) from None
+    finally:
+        os.umask(old)
+    listener.listen(1)
+    return listener
+
+
+def _listening(path: Path) -> bool:
+    """Whether a program listens on the Unix socket at ``path``: from ``/proc/net/unix`` (Linux),
+    which lists bound sockets without connecting (a connection would be taken by a running
+    service as its new dealer client, dropping the one it has); else by trying to connect."""
+    try:
+        with open("/proc/net/unix", encoding="utf-8", errors="replace") as fh:
+            bound = {line.split(None, 7)[7].rstrip("\n") for line in fh if len(line.split(None, 7)) == 8}
+    except OSError:
+        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            probe.connect(str(path))
+        except OSError:
+            return False
+        finally:
+            probe.close()
+        return True
+    return str(path.absolute()) in bound or str(path) in bound
 
 
 class DealerPort(Closeable):
@@ -103,17 +165,8 @@ class DealerPort(Closeable):
         self._pending: socket.socket | None = None
         self._lock = threading.Lock()
         super().__init__(self._lock)
-        try:
-            self.path.unlink()
-        except FileNotFoundError:
-            pass
-        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        old = os.umask(0o177)
-        try:
-            self._listener.bind(str(self.path))
-        finally:
-            os.umask(old)
-        self._listener.listen(1)
+        self._listener = _listen(self.path)
+        self._inode = os.stat(self.path).st_ino
         self._writer = threading.Thread(target=self._write_loop, name="dealer-port-out", daemon=True)
         self._acceptor = threading.Thread(target=self._accept_loop, name="dealer-port-in", daemon=True)
         self._writer.start()
@@ -170,7 +223,8 @@ class DealerPort(Closeable):
         if self._acceptor.is_alive():
             self._acceptor.join(5)
         try:
-            self.path.unlink()
+            if os.stat(self.path).st_ino == self._inode:  # still ours: not replaced by another program's
+                self.path.unlink()
         except FileNotFoundError:
             pass
 
@@ -300,6 +354,11 @@ class DealerPort(Closeable):
             return
         except RecursionError:
             self._refuse(conn, "dealer port: the line is nested too deeply; refused")
+            return
+        try:
+            check_input_shape(item.seat, item.args)
+        except ValueError as exc:  # the journal must be able to keep what is posted
+            self._refuse(conn, f"dealer port: {exc}; refused")
             return
         if not self._rate.allow("the dealer port client"):  # logged once per flood by the limiter
             self._refuse(conn, f"dealer port: too many inputs (at most {INPUTS_PER_S:g} per second); "

@@ -51,6 +51,9 @@ class Notifier:
         """
         if self.address is None:
             return False
+        # one assignment per line: a newline in a text (a shoe's serial, a link's detail) would add
+        # assignments of its own (WATCHDOG=1, READY=1, MAINPID=...); other controls shown escaped
+        fields = tuple(f.translate(_ONE_LINE) for f in fields)
         addr = self.address
         if addr.startswith("@"):
             addr = "\0" + addr[1:]
@@ -77,6 +80,9 @@ class Notifier:
     def stopping(self) -> bool:
         """``STOPPING=1`` at the start of a clean shutdown."""
         return self.notify("STOPPING=1")
+
+
+_ONE_LINE = {c: " " if c in (0x0A, 0x0D) else f"\\x{c:02x}" for c in (*range(0x20), 0x7F)}
 
 
 def link_status(ev: LinkChanged) -> str:

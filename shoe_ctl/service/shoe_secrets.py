@@ -50,7 +50,8 @@ class SecretStore:
     def load(self, serial: str) -> bytes | None:
         """The secret of ``serial``, or None when the shoe was never paired here.
 
-        :raises SecretError: a file others may read or write, or one that is not a secret.
+        :raises SecretError: a file others may read or write, one that is not a regular file (a
+            named pipe, a folder), or one that is not a secret.
         """
         path = self.path(serial)
         try:
@@ -59,12 +60,15 @@ class SecretStore:
             return None
         except OSError as exc:
             raise SecretError(f"{path}: cannot read ({exc.strerror or exc})") from None
+        if not stat.S_ISREG(st.st_mode):  # a named pipe would hold the start waiting for a writer
+            raise SecretError(f"{path}: not a regular file; pair the shoe again (shoe-ctl pair)")
         mode = stat.S_IMODE(st.st_mode)
         if mode & 0o077:
             raise SecretError(f"{path} is mode {mode:04o}: others may read or change the shoe's secret; "
                               f"run chmod 0600 {path} and pair it again (shoe-ctl pair) to rotate it")
         try:
-            text = path.read_text(encoding="ascii").strip()
+            with path.open("rb") as fh:
+                text = fh.read(4 * SECRET_SIZE).decode("ascii").strip()  # a secret is 2 hex digits a byte
             secret = bytes.fromhex(text)
         except (OSError, ValueError) as exc:
             raise SecretError(f"{path}: not a shoe secret ({exc})") from None

@@ -220,6 +220,53 @@ def _no_gpio_env() -> dict[str, str]:
     return env
 
 
-def test_an_endless_file_is_refused_after_one_mebibyte() -> None:
-    with pytest.raises(ProfileError, match=r"/dev/zero: larger than 1048576 bytes"):
+def test_an_endless_file_is_refused() -> None:
+    with pytest.raises(ProfileError, match=r"/dev/zero: not a regular file \(a device\)"):
         load_profile("/dev/zero")
+
+
+def test_a_file_over_one_mebibyte_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "big.toml"
+    path.write_text("# " + "x" * (1 << 20) + "\n")
+    with pytest.raises(ProfileError, match=r"big.toml: larger than 1048576 bytes"):
+        load_table_config(path)
+
+
+@pytest.mark.parametrize(("text", "problem"), [
+    ("seats = 2\nx = " + "[" * 5000 + "]" * 5000 + "\n", "line 2: values nested too deeply"),
+    ("seats = 2\nx = " + "{a = " * 3000 + "1" + "}" * 3000 + "\n", "line 2: values nested too deeply"),
+    ("[display]\nport = " + "9" * 5000 + "\n", "line 2: an integer too long to read"),
+])
+def test_what_tomllib_cannot_convert_names_the_file_and_line(tmp_path: Path, text: str, problem: str) -> None:
+    """tomllib raises RecursionError or a bare ValueError for these: each is a ProfileError
+    naming the file and the line, for the table configuration and for a profile."""
+    path = tmp_path / "t.toml"
+    path.write_text(text)
+    for load in (load_table_config, load_profile):
+        with pytest.raises(ProfileError) as info:
+            load(path)  # type: ignore[operator]
+        assert info.value.source == str(path)
+        assert problem in str(info.value)
+
+
+def test_a_named_pipe_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:
+    """Opening a FIFO for reading blocks until a writer comes; the loaders must not."""
+    import os
+
+    fifo = tmp_path / "t.toml"
+    os.mkfifo(fifo)
+    proc = subprocess.run([sys.executable, "-m", "shoe_ctl.cli", "run", "--config", str(fifo), "--display", "off",
+                           "--count", "1"], capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 2
+    assert f"{fifo}: not a regular file (a named pipe)" in proc.stderr
+    with pytest.raises(ProfileError, match="a named pipe"):
+        load_profile(fifo)
+
+
+@pytest.mark.parametrize("name", ["", "  "])
+def test_an_empty_profile_name_is_named_as_given_not_as_the_working_folder(name: str) -> None:
+    """``--rules ""`` was read as the path ".": "cannot read: Is a directory", naming "."."""
+    with pytest.raises(ProfileError) as info:
+        load_profile(name)
+    assert "neither a profile name nor a file" in str(info.value)
+    assert info.value.source == repr(name)

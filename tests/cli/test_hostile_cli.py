@@ -174,3 +174,132 @@ def test_exported_hand_histories_are_private(tmp_path: Path, capsys: pytest.Capt
     assert len(written) == 2 and old in written and old.read_text() != "old"
     for path in written:
         assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
+
+
+@pytest.mark.parametrize(("seats", "named"), [
+    ("1-99999999999999999999", "seats are numbered 1..8"),  # was an OverflowError traceback
+    ("1-999999999", "seats are numbered 1..8"),  # was a list of a billion seats built first
+    ("0-3", "seats are numbered 1..8"),
+    ("3-9", "seats are numbered 1..8"),
+])
+def test_a_seat_range_out_of_the_table_is_named_before_anything_is_built(
+        seats: str, named: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--seats", seats, "--display", "off", "--count", "1"]) == 2
+    err = capsys.readouterr().err
+    assert f"--seats {seats!r}" in err and named in err and "Traceback" not in err
+
+
+def test_analyze_and_replay_print_no_terminal_escape_from_a_record(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """A player's name or a file name holding ESC (TOML writes it ``\\u001b``) could clear the
+    reader's screen, recolour it or set its window title; the readable table shows it escaped."""
+    src = (Path(__file__).parents[2] / "examples" / "razz-suit-tie.phh").read_text()
+    import re
+
+    named = re.sub(r"(?m)^players = \[\"[^\"]*\"", 'players = ["\\\\u001b[2J\\\\u001b]0;pwned\\\\u0007"', src)
+    assert named != src
+    (tmp_path / "names.phh").write_text(named)
+    (tmp_path / "e\x1b[31mvil\u202e.phh").write_text(src)
+    (tmp_path / "bad.phh").write_text(src.replace('variant = "FR"', 'variant = "\\u009b31mFR"'))
+    for argv in (["analyze", str(tmp_path)], ["replay", "--direct", str(tmp_path)]):
+        main(argv)
+        out, err = capsys.readouterr()
+        assert not re.search("[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e]", out + err), argv
+        assert "e\\x1b[31mvil\\u202e.phh" in out
+    main(["analyze", str(tmp_path)])
+    assert "\\x1b[2J\\x1b]0;pwned\\x07" in capsys.readouterr().out
+
+
+def test_run_names_an_unreadable_hand_file_without_terminal_escapes(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "x\x1b[2J.phh").write_text("not a hand")
+    assert main(["run", "--hands", str(tmp_path), "--display", "off", "--count", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "unreadable hand file" in err and "x\\x1b[2J.phh" in err and "\x1b" not in err
+
+
+def test_run_logs_a_shoe_text_with_its_control_characters_escaped() -> None:
+    """A fault detail or serial from the shoe (any UTF-8 of 32 bytes) reaches the WARNING lines of
+    ``run``: an ESC there would reach the terminal or the reader of the system journal."""
+    import io
+    import logging
+
+    from shoe_ctl.cli.args import PrintableFormatter
+
+    out = io.StringIO()
+    handler = logging.StreamHandler(out)
+    handler.setFormatter(PrintableFormatter("%(levelname)s %(name)s: %(message)s"))
+    log = logging.getLogger("test.shoe")
+    log.addHandler(handler)
+    try:
+        log.warning("alert shoe-jam: the shoe reports %s", "jam\x1b]0;pwned\x07\u202e")
+    finally:
+        log.removeHandler(handler)
+    assert out.getvalue() == "WARNING test.shoe: alert shoe-jam: the shoe reports jam\\x1b]0;pwned\\x07\\u202e\n"
+
+
+def test_sim_link_never_replaces_a_file_or_a_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--link`` naming an existing file (a journal, table.toml) by a slip replaced it with the
+    pty's symlink and removed it at the end: the file was gone."""
+    precious = tmp_path / "journal.sqlite3"
+    precious.write_bytes(b"SQLite format 3\x00 hands")
+    for target in (precious, tmp_path):
+        assert main(["sim", "--link", str(target)]) == 2
+        err = capsys.readouterr().err
+        assert f"--link {target}: exists and is not a symlink" in err
+    assert precious.read_bytes() == b"SQLite format 3\x00 hands"
+
+
+def test_journal_check_says_what_is_at_the_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A folder, a named pipe or a device was reported as "no such file"."""
+    import os
+
+    fifo = tmp_path / "j.fifo"
+    os.mkfifo(fifo)
+    for path, what in ((tmp_path, "a folder, not a journal file"), (fifo, "not a regular file"),
+                       (Path("/dev/zero"), "not a regular file"), (tmp_path / "none", "no such file")):
+        assert main(["journal", "check", str(path)]) == 2
+        assert f"{path}: {what}" in capsys.readouterr().err
+
+
+ALL_IN_THEN_FOLDS = """variant = "F7S"
+antes = [1, 1, 1]
+bring_in = 5
+small_bet = 10
+big_bet = 20
+starting_stacks = [100, 5, 100]
+actions = ["d dh p1 AsKsQs", "d dh p2 2c3c4d", "d dh p3 JhTh9h", "p2 pb", "p3 f", "p1 cc", "p2 f"]
+players = ["a", "b", "c"]
+"""
+
+
+def test_run_exit_when_done_ends_a_stalled_deal(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """A record the simulated dealer cannot follow (a player all-in by the bring-in who then
+    folds: the fold is refused, the betting never completes) left ``run --exit-when-done`` waiting
+    forever; now a run with no command from the machine for ``STALL_S`` ends with exit status 1
+    and names the instruction it stalled at."""
+    from shoe_ctl.cli import run as run_mod
+
+    monkeypatch.setattr(run_mod, "STALL_S", 2.0)
+    (tmp_path / "h.phh").write_text(ALL_IN_THEN_FOLDS)
+    t0 = __import__("time").monotonic()
+    assert main(["run", "--hands", str(tmp_path), "--display", "off", "--pace", "0", "--exit-when-done",
+                 "--no-status", "--journal", "off"]) == 1
+    assert __import__("time").monotonic() - t0 < 30
+    err = capsys.readouterr().err
+    assert "nothing happened for 2 s; the simulated dealer stalled at: Betting on 3rd" in err
+
+
+@pytest.mark.parametrize(("argv", "named"), [
+    (["doctor", "--timeout", "inf"], "argument --timeout: 'inf'"),  # would wait for a hello forever
+    (["doctor", "--timeout", "nan"], "argument --timeout: 'nan'"),
+    (["doctor", "--timeout", "-1"], "argument --timeout: '-1'"),
+    (["pair", "--timeout", "inf"], "argument --timeout: 'inf'"),
+    (["hil", "soak", "--stall-s", "inf"], "argument --stall-s: 'inf'"),
+])
+def test_waiting_times_must_be_finite(argv: list[str], named: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    assert info.value.code == 2
+    assert named in capsys.readouterr().err

@@ -233,3 +233,43 @@ def test_a_nested_body_is_a_400_not_a_crash(posted: queue.Queue[Any]) -> None:
             s.sendall(head + raw)
             assert s.recv(100).split(b" ")[1] in (b"400",)
         assert request(sink.port, "GET", "/state")[0] == 200
+
+
+HOSTILE_INPUTS = [
+    ({"action": "undo", "args": {"x": json.loads("[" * 600 + "]" * 600)}}, "args.x[0]: a list in a list"),
+    ({"action": "undo", "args": {"x": {"y": 1}}}, "args.x: an object"),
+    ({"action": "undo", "args": {"ref": 10**40}}, "args.ref: an integer of 133 bits is out of range"),
+    ({"action": "undo", "args": {"note": "x" * 5000}}, "args.note: a text of 5000 characters"),
+    ({"action": "new-hand", "args": {"seats": list(range(1, 200))}}, "args.seats: a list of 199 items"),
+    ({"action": "undo", "args": {f"k{i}": i for i in range(40)}}, "args: 40 arguments"),
+    ({"action": ["fold"] * 2000}, "action: list is not one of"),
+]
+
+
+@pytest.mark.parametrize(("body", "named"), HOSTILE_INPUTS)
+def test_an_input_of_no_input_shape_is_a_400_and_nothing_is_posted(posted: queue.Queue[Any], body: dict[str, Any],
+                                                                  named: str) -> None:
+    """What the journal could not keep (values nested hundreds deep) or no page sends is refused at
+    the door with the field named (shoe_ctl/input_shape.py); before, a deep list was posted and the
+    controller's journal failed on it (a false journal-write-failed stop)."""
+    with serve(posted) as sink:
+        status, answer = request(sink.port, "POST", "/input", body)
+        assert status == 400, answer
+        assert named in answer["error"]
+        assert len(answer["error"]) < 600
+        assert posted.empty()
+        assert request(sink.port, "POST", "/input", {"action": "undo"})[0] == 202  # the next one is taken
+
+
+def test_every_input_the_display_takes_can_be_journaled(posted: queue.Queue[Any]) -> None:
+    """The largest inputs of every allowed shape still pass and encode for the journal."""
+    from shoe_ctl.input_shape import MAX_ARGS, MAX_INT, MAX_ITEMS, MAX_TEXT
+    from shoe_ctl.service import codec
+
+    args: dict[str, Any] = {"ref": MAX_INT, "seats": list(range(MAX_ITEMS)), "t": "x" * MAX_TEXT, "f": 1.5,
+                            "n": None, "b": True}
+    args.update({f"k{i}": -MAX_INT for i in range(MAX_ARGS - len(args))})
+    with serve(posted) as sink:
+        assert request(sink.port, "POST", "/input", {"action": "undo", "seat": 10, "args": args})[0] == 202
+        event = posted.get(timeout=5)
+        assert codec.loads(codec.dumps(event)) == event

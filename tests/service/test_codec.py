@@ -140,3 +140,15 @@ def test_garbage_never_decodes_silently(raw: bytes) -> None:
     except codec.CodecError:
         return
     assert codec.loads(codec.dumps(obj)) == obj
+
+
+def test_json_python_cannot_read_is_a_codec_error() -> None:
+    """A nesting bomb or an integer of thousands of digits in a journal record or a dealer-port
+    line: a CodecError naming where, not a RecursionError or a bare ValueError."""
+    from shoe_ctl.service import codec as codec_mod
+
+    for text, what in (("[" * 50_000 + "]" * 50_000, "nested too deeply"),
+                       ('{"type": "CardRead", "seq": ' + "9" * 5000 + "}", "an integer too long")):
+        with pytest.raises(codec_mod.CodecError, match=what) as info:
+            codec_mod.loads(text, "journal record 7")
+        assert "journal record 7" in str(info.value)

@@ -145,3 +145,30 @@ def test_an_input_the_controller_has_no_room_for_gets_an_error_line(
     c.sendall(FOLD)
     assert b"busy" in read_line(c)
     assert port.inputs == 0 and port.rejected == 1
+
+
+@pytest.mark.parametrize(("args", "seat", "named"), [
+    ({"x": "[" * 600 + "]" * 600}, None, "args.x[0]: a list in a list"),
+    ({"cards": 10**40}, 3, "args.cards: an integer of"),
+    ({}, 10**40, "seat: an integer of"),
+    ({}, 11, "seat: 11 is not a seat number 1..10"),
+    ({"note": "y" * 10_000}, None, "args.note: a text of 10000 characters"),
+])
+def test_an_input_of_no_input_shape_is_refused_before_the_journal(
+        make_port: Callable[..., tuple[DealerPort, socket.socket]], args: dict[str, Any], seat: Any,
+        named: str) -> None:
+    """The dealer port checks the shape of an input as the display does (shoe_ctl/input_shape.py):
+    a list nested hundreds deep would make the journal's encoder fail (a false journal-write-failed
+    stop), an integer of 40 digits is no seat or count; each gets an error line naming the field
+    and nothing is posted."""
+    import json
+
+    posted = Posted()
+    port, c = make_port(posted)
+    body = json.loads(codec.dumps(E.DealerInput(E.DealerAction.CARD_COUNT, 3)))
+    body["args"] = {k: json.loads(v) if isinstance(v, str) and v.startswith("[") else v for k, v in args.items()}
+    body["seat"] = seat
+    c.sendall(json.dumps(body).encode() + b"\n")
+    assert named.encode() in read_line(c)
+    c.sendall(FOLD)
+    assert posted.got.wait(5) and posted.items == [E.DealerInput(E.DealerAction.FOLD, 4)]
