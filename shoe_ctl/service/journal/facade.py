@@ -8,10 +8,12 @@ What the journal does and guarantees is described once, in ``docs/journal.md``.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import logging
 import os
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -108,7 +110,7 @@ class Journal:
             self._maint.start()
             return
         if not readonly and self.retention_days > 0:
-            self.report.pruned = self.prune()
+            self.report.pruned = self._prune_or_check()
         elif not readonly:
             prune_aside(self.path, self.report)
         self.report.records = self.store.count()
@@ -119,7 +121,7 @@ class Journal:
             return
         try:
             if self.retention_days > 0:
-                self.report.pruned = self._retention.prune(stop=self._maint_stop)
+                self.report.pruned = self._prune_or_check(stop=self._maint_stop)
             else:
                 prune_aside(self.path, self.report)
             if self._maint_stop.is_set():
@@ -157,6 +159,18 @@ class Journal:
                         self.store.db().execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('check_due', '1')")
         return found
 
+    def _prune_or_check(self, stop: threading.Event | None = None) -> int:
+        """Retention at the open; a damaged page it meets (in a part the open's tail check does
+        not read: old hands, the ``damaged`` table) is found and reported by the whole-file
+        check, which marks the file for repair at the next open. Returns the records pruned."""
+        try:
+            return self._retention.prune(stop=stop)
+        except sqlite3.DatabaseError as exc:
+            log.error("journal %s: retention met a damaged page (%s); checking the whole file", self.path, exc)
+            if not self.check(stop=stop):
+                self.report.damage.append(Damage("retention", f"not run: {exc}"))
+            return 0
+
     def _bad_read(self, row: Row, why: str) -> None:
         """A record whose checksum fails when read: reported; a writable journal keeps the file
         aside (once per session) and moves the record to ``damaged``."""
@@ -167,7 +181,17 @@ class Journal:
                 return
             if not self.report.kept_aside:
                 self._repair.keep_aside()
-            self._repair.quarantine(self.store.db(), [(row, why)])
+            try:
+                self._repair.quarantine(self.store.db(), [(row, why)])
+            except sqlite3.DatabaseError as exc:
+                # the page around the record is damaged too: the next open rebuilds the file
+                if self.store.db().in_transaction:
+                    self.store.db().execute("ROLLBACK")
+                log.error("journal %s: record %s cannot be moved aside (%s); the file is repaired at the next "
+                          "open", self.path, row[0], exc)
+                self.report.damage.append(Damage("database file", f"record {row[0]} cannot be moved aside: {exc}"))
+                with contextlib.suppress(sqlite3.Error):
+                    self.store.db().execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('check_due', '1')")
 
     # ------------------------------------------------------------------ life
 

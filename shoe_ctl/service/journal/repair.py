@@ -44,7 +44,7 @@ from shoe_ctl.service.journal.records import (
     replay_start,
     verify_row,
 )
-from shoe_ctl.service.journal.store import connect
+from shoe_ctl.service.journal.store import connect, start_reads
 from shoe_ctl.service.journal.wal import scan_wal
 
 
@@ -201,6 +201,7 @@ class Repair:
                 self.deep_checked = True
             else:
                 index_damage = tail_index_damage(conn, start)
+            start_reads(conn)  # what the store reads at its open: a damaged page there is damage now
             for row in conn.execute(f"SELECT {COLS} FROM records WHERE seq > ? ORDER BY seq", (start,)):
                 why = verify_row(row)
                 if why:

@@ -60,6 +60,24 @@ def _connect_readonly(uri: str) -> tuple[sqlite3.Connection, dict[str, str]]:
         raise
 
 
+TOP_SEQ = "SELECT max(seq) FROM records"
+LAST_MARK = "SELECT kind, hand FROM records WHERE kind IN ('hand-start', 'hand-end') ORDER BY seq DESC LIMIT 1"
+TOP_HAND = "SELECT max(hand) FROM records WHERE hand IS NOT NULL"  # answered from the partial index records_hand
+
+
+def start_reads(conn: sqlite3.Connection) -> None:
+    """Run the reads a :class:`Store` makes when it opens (the last sequence, the open hand's
+    mark, the top hand, the chain head), so the open's check meets a damaged page they read
+    before anything is written to the file.
+
+    :raises sqlite3.DatabaseError: a page they read is damaged.
+    """
+    for query in (TOP_SEQ, LAST_MARK, TOP_HAND):
+        conn.execute(query).fetchall()
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'chain'").fetchone():
+        chain.head(conn)
+
+
 def open_readonly(path: Path, identity: Identity) -> sqlite3.Connection:
     """Open an existing journal for reading only (export, doctor); nothing is repaired.
 
@@ -158,7 +176,7 @@ class Store(Closeable):
 
     def _compute_next_seq(self) -> int:
         db = self.db()
-        top = db.execute("SELECT max(seq) FROM records").fetchone()[0] or 0
+        top = db.execute(TOP_SEQ).fetchone()[0] or 0
         row = db.execute("SELECT value FROM meta WHERE key = 'seq_floor'").fetchone() if self.has_meta() else None
         floor = int(row[0]) if row else 0
         return max(int(top), floor) + 1
@@ -176,16 +194,14 @@ class Store(Closeable):
     def _find_top_hand(self) -> int:
         db = self.db()
         # ``hand IS NOT NULL`` lets SQLite answer from the partial index records_hand
-        top = db.execute("SELECT max(hand) FROM records WHERE hand IS NOT NULL").fetchone()[0] or 0
+        top = db.execute(TOP_HAND).fetchone()[0] or 0
         row = db.execute("SELECT value FROM meta WHERE key = 'last_hand'").fetchone() if self.has_meta() else None
         return max(int(top), int(row[0]) if row else 0)
 
     def _find_current_hand(self) -> int | None:
         row = (
             self.db()
-            .execute(
-                "SELECT kind, hand FROM records WHERE kind IN ('hand-start', 'hand-end') ORDER BY seq DESC LIMIT 1"
-            )
+            .execute(LAST_MARK)
             .fetchone()
         )
         if row and row[0] == "hand-start":
