@@ -391,8 +391,8 @@ class SimulatedDealer(Closeable):
 
     def act(self, ins: Instruction) -> None:
         """Do what one instruction says (once: see :attr:`Instruction.card_no`)."""
-        self.stats.signals.append(ins.signal.value)
         sig = ins.signal
+        self.stats.signals.append(sig._value_)  # the member's value, without the enum property's call
         if self._await_ref is not None:
             if ins.ref != self._await_ref:
                 return  # shown before the machine took the report: wait for its answer
@@ -411,7 +411,7 @@ class SimulatedDealer(Closeable):
             return
         if sig is not _IDLE:
             self._active = True
-        if sig is not Signal.STOP:
+        if sig is not _STOP:
             self._acked_stop = None
         if self._hook_first(ins):
             return
@@ -420,7 +420,7 @@ class SimulatedDealer(Closeable):
             return  # this card has already left the shoe; its read is on its way
         repeated = False
         if sig in (_SCRAMBLE, _CUT):
-            repeated = not self._once((sig.value, ins.card_no))
+            repeated = not self._once((sig._value_, ins.card_no))
         elif sig is _BETTING:
             repeated = not self._once(("betting", ins.street))
         elif sig is _SHOWDOWN:

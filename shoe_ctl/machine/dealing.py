@@ -862,9 +862,15 @@ class Dealing:
         ref, self._reply_ref = self._reply_ref, None
         if ref is not None:
             ins = replace(ins, ref=ref)
-        if ins != self._last_instruction or before is None or self._snapshot_key() != before:
-            changed_step = before is None or before[:2] != self._snapshot_key()[:2]
-            if ins != self._last_instruction or changed_step or ref is not None:
+        new = ins != self._last_instruction
+        if new or before is None:
+            changed = changed_step = True
+        else:
+            after = self._snapshot_key()
+            changed = after != before
+            changed_step = before[0] != after[0] or before[1] != after[1]
+        if changed:
+            if new or changed_step or ref is not None:
                 self.out.append(ins)
                 self._last_instruction = ins
             if self.display:
