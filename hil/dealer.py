@@ -840,6 +840,11 @@ class DirectShoe:
     """A shoe without a wire, for direct replays: each pull posts a ``CardRead`` straight to the
     consumer (sequence and dispense counters as a real shoe keeps them)."""
 
+    last_dispensed: tuple[Card, ...] = ()
+    """The cards the last pull dispensed, as a shoe that can double-pull reports them: never two
+    here; present so that the dealer's look-up per card finds it (a missing attribute costs an
+    exception each time)."""
+
     def __init__(self, post: Callable[[Any], object]) -> None:
         from shoe_ctl.events import CardRead  # local: the event type only
 

@@ -385,8 +385,8 @@ class Dealing:
         if check:
             self.check_identity(read)
         self.reads.append(read)
-        if card is not None and card not in self.where:
-            self.where[card] = read
+        if card is not None:
+            self.where.setdefault(card, read)  # the first read of an identity stays
         self.hand.record(step, card)
         self.step_i += 1
 

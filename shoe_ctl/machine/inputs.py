@@ -164,7 +164,7 @@ class DealerInputs:
                 m.wrong_time(ev, entry[2].refused)
             else:
                 handler(ev)
-        refused = any(isinstance(c, Alert) and c.code in _REFUSED for c in out[n:])
+        refused = len(out) > n and any(isinstance(c, Alert) and c.code in _REFUSED for c in out[n:])
         if not refused:
             self.undo.last = (action, snap)
 

@@ -37,6 +37,8 @@ _MACHINE_CONTAINERS = ("first_by_street", "procedures", "mucked", "shown", "aler
 _IRREGULAR_ATTRS = ("premature", "absent", "betting_strays", "aside_due", "aside_left", "aside_total", "misdeal",
                     "first_deal_idx", "mixed", "over")
 _IRREGULAR_CONTAINERS = ("absent", "betting_strays")
+_GET_MACHINE = operator.attrgetter(*_MACHINE_ATTRS)  # every attribute in one call, in order
+_GET_IRREGULAR = operator.attrgetter(*_IRREGULAR_ATTRS)
 
 _GETTERS: dict[type, Any] = {}
 
@@ -71,10 +73,10 @@ class Undo:
         complete: docs/performance.md)."""
         m = self.m
         irr = m.irregular
-        snap = {name: getattr(m, name) for name in _MACHINE_ATTRS}
+        snap = dict(zip(_MACHINE_ATTRS, _GET_MACHINE(m), strict=True))
         for name in _MACHINE_CONTAINERS:
             snap[name] = snap[name].copy()
-        rsnap = {name: getattr(irr, name) for name in _IRREGULAR_ATTRS}
+        rsnap = dict(zip(_IRREGULAR_ATTRS, _GET_IRREGULAR(irr), strict=True))
         for name in _IRREGULAR_CONTAINERS:
             rsnap[name] = rsnap[name].copy()
         rsnap["premature"] = copy.deepcopy(irr.premature) if irr.premature is not None else None
