@@ -80,11 +80,11 @@ class SeatState:
     def copy(self) -> SeatState:
         """An independent copy (its own card lists; cards are immutable and shared)."""
         new = object.__new__(SeatState)
-        d = new.__dict__
-        d.update(self.__dict__)
-        d["down"] = list(self.down)
-        d["up"] = list(self.up)
-        d["extra"] = list(self.extra)
+        d = self.__dict__.copy()
+        d["down"] = self.down[:]
+        d["up"] = self.up[:]
+        d["extra"] = self.extra[:]
+        new.__dict__ = d
         return new
 
     @property
@@ -183,14 +183,14 @@ class HandState:
         (which re-runs ``__init__`` with every field): the state machine keeps an undo point at
         every dealer input (``docs/performance.md``)."""
         new = object.__new__(HandState)
-        d = new.__dict__
-        d.update(self.__dict__)
+        d = self.__dict__.copy()
         d["seats"] = [s.copy() for s in self.seats]
-        d["burns"] = {k: list(v) for k, v in self.burns.items()}
-        d["burn_pile"] = list(self.burn_pile)
-        d["set_aside"] = list(self.set_aside)
-        d["dead_cards"] = list(self.dead_cards)
-        d["scrambles"] = list(self.scrambles)
+        d["burns"] = {k: v[:] for k, v in self.burns.items()}
+        d["burn_pile"] = self.burn_pile[:]
+        d["set_aside"] = self.set_aside[:]
+        d["dead_cards"] = self.dead_cards[:]
+        d["scrambles"] = self.scrambles[:]
+        new.__dict__ = d
         return new
 
     # ------------------------------------------------------------------ queries

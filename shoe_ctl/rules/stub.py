@@ -157,6 +157,21 @@ class StreetPlan:
         return any(s.kind == "community" for s in self.steps)
 
 
+_STEPS: dict[tuple[str, int | None, str | None, str | None], Step] = {}
+
+
+def _step(kind: str, seat_index: int | None = None, face: str | None = None, street: str | None = None) -> Step:
+    """``Step(kind, seat_index, face, street=street)``, the same value shared between plans (a step
+    is immutable; a street's plan is built at every street start, some forty steps a hand)."""
+    key = (kind, seat_index, face, street)
+    step = _STEPS.get(key)
+    if step is None:
+        step = Step(kind, seat_index, face, street=street)
+        if len(_STEPS) < 1024:  # eight seats, five streets, two faces: a few hundred at most
+            _STEPS[key] = step
+    return step
+
+
 #: The clause each short-stub procedure implements, as alert codes name it (RP-10-H, house 16.18-16.20).
 PROCEDURE_CLAUSE: dict[Procedure, str] = {
     Procedure.NORMAL: "normal",
@@ -226,7 +241,7 @@ def plan_street(profile: RuleProfile, hand: HandState, street: str) -> StreetPla
         steps: list[Step] = []
         for r in range(3):
             steps.extend(
-                Step("deal", i, _third_face(hand, i, r), street=street)
+                _step("deal", i, _third_face(hand, i, r), street)
                 for i in players
                 if hand.seats[i].dealt_count <= r
             )
@@ -239,8 +254,8 @@ def plan_street(profile: RuleProfile, hand: HandState, street: str) -> StreetPla
     burned = bool(hand.burns.get(street))
     n = len(players)
     face = _face(street)
-    burn = [] if burned else [Step("burn", street=street)]
-    deals = [Step("deal", i, hand.seats[i].next_face or face, street=street) for i in players]
+    burn = [] if burned else [_step("burn", street=street)]
+    deals = [_step("deal", i, hand.seats[i].next_face or face, street) for i in players]
     if stub >= n + len(burn) + 1:
         return plan(Procedure.NORMAL, burn + deals)
 
