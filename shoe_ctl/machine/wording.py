@@ -199,16 +199,33 @@ class Wording:
         return Instruction(Signal.BETTING, f"Betting on {street}: {who}", seat=first, street=street)
 
 
+_STEP_INSTRUCTIONS: dict[tuple[str, str | None, int | None, str | None, int], Instruction] = {}
+_STEP_INSTRUCTIONS_MAX = 4096
+"""Card-step instructions already worded, by (kind, face, seat, street, card number): the same
+value is handed out again (an instruction is immutable; a hand words some thirty of them and
+a table repeats them hand after hand: burns, deals to eight seats on five streets, by card number,
+a few thousand in all)."""
+
+
 def step_instruction(hand: HandState, step: Step, street: str | None, nxt: int) -> Instruction | None:
     """The instruction for one card step of a street's plan (``None`` for a step that is not a
     card: a scramble or a cut)."""
-    if step.kind == "burn":
-        return Instruction(Signal.BURN, f"Burn one card ({street})", street=street, card_no=nxt)
-    if step.kind == "community":
-        return Instruction(Signal.COMMUNITY, f"Community card face up to the centre ({street})",
-                           face="up", street=street, card_no=nxt)
-    if step.kind == "deal" and step.seat_index is not None:
-        seat = hand.seats[step.seat_index].seat
-        return Instruction(Signal.DEAL, f"Deal {step.face} to seat {seat} ({street})", seat=seat,
-                           face=step.face, street=street, card_no=nxt)
-    return None
+    kind = step.kind
+    seat = hand.seats[step.seat_index].seat if kind == "deal" and step.seat_index is not None else None
+    key = (kind, step.face, seat, street, nxt)
+    ins = _STEP_INSTRUCTIONS.get(key)
+    if ins is not None:
+        return ins
+    if kind == "burn":
+        ins = Instruction(Signal.BURN, f"Burn one card ({street})", street=street, card_no=nxt)
+    elif kind == "community":
+        ins = Instruction(Signal.COMMUNITY, f"Community card face up to the centre ({street})",
+                          face="up", street=street, card_no=nxt)
+    elif kind == "deal" and seat is not None:
+        ins = Instruction(Signal.DEAL, f"Deal {step.face} to seat {seat} ({street})", seat=seat,
+                          face=step.face, street=street, card_no=nxt)
+    else:
+        return None
+    if len(_STEP_INSTRUCTIONS) < _STEP_INSTRUCTIONS_MAX:
+        _STEP_INSTRUCTIONS[key] = ins
+    return ins
