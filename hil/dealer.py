@@ -413,10 +413,10 @@ class SimulatedDealer(Closeable):
             self._active = True
         if sig is not _STOP:
             self._acked_stop = None
-        if self._hook_first(ins):
+        if self._hooks and self._hook_first(ins):  # nothing scripted (every recorded hand): no call
             return
-        if sig in (_DEAL, _BURN, _COMMUNITY) and ins.card_no is not None \
-                and ins.card_no <= self.table.total:
+        card_step = sig is _DEAL or sig is _BURN or sig is _COMMUNITY
+        if card_step and ins.card_no is not None and ins.card_no <= self.table.total:
             return  # this card has already left the shoe; its read is on its way
         repeated = False
         if sig in (_SCRAMBLE, _CUT):
@@ -434,8 +434,9 @@ class SimulatedDealer(Closeable):
             return
         if sig is _IDLE:
             self._next_hand()
-        elif sig in (_DEAL, _BURN, _COMMUNITY):
-            self._pause()
+        elif card_step:
+            if self.pace > 0:
+                self._pause()
             self._pull(ins)
         elif sig is _SCRAMBLE:
             self._pause()
@@ -516,11 +517,13 @@ class SimulatedDealer(Closeable):
         if self._held is not None:
             card, self._held = self._held, None
         else:
-            card = self.shoe.pull()
+            shoe = self.shoe
+            card = shoe.pull()
             self.stats.pulls += 1
-            self.table.pulled += 1
-            both = getattr(self.shoe, "last_dispensed", ())
-            if isinstance(both, tuple) and len(both) == 2:
+            table = self.table
+            table.pulled += 1
+            both = getattr(shoe, "last_dispensed", ())
+            if both and isinstance(both, tuple) and len(both) == 2:
                 self._held = both[1]  # a double pull: the second card goes where the next instruction says
                 self.table.pulled += 1
         self.table.total += 1
