@@ -182,8 +182,13 @@ class LeanHierarchicalMachine(HierarchicalMachine):
         self._has_final = False
         # the events run without the library's log calls when nothing would be logged, unless a
         # subclass changed how an event or a transition runs
+        cls = type(self)
         self._silent_events = (self.event_cls._process is NestedEvent._process
-                               and self.transition_cls.execute is NestedTransition.execute)
+                               and self.transition_cls.execute is NestedTransition.execute
+                               and cls.__enter__ is HierarchicalMachine.__enter__
+                               and cls.__exit__ is HierarchicalMachine.__exit__
+                               and cls.__call__ is HierarchicalMachine.__call__
+                               and cls.callbacks is HierarchicalMachine.callbacks)
         super().__init__(*args, **kwargs)
 
     def add_states(self, *args: Any, **kwargs: Any) -> None:
@@ -258,21 +263,60 @@ class LeanHierarchicalMachine(HierarchicalMachine):
                         self.__exit__(None, None, None)
         return levels
 
-    def _trigger_event_nested(self, event_data: Any, trigger: str, _state_tree: Any) -> Any:
+    def _trigger_event(self, event_data: Any, trigger: str) -> Any:
+        """The library's ``_trigger_event`` (the trigger run from the machine's queue: the event
+        in the machine's root scope, the result checked, ``on_exception`` and
+        ``finalize_event``); while the library's loggers would drop every record, without its
+        log calls and with the root scope entered directly."""
+        if not (self._silent_events and _library_silent()):
+            return super()._trigger_event(event_data, trigger)  # type: ignore[misc]
+        callback = self.callback
+        try:
+            stack = self._stack
+            # what ``with self():`` enters: the outermost scope on the stack, else the root
+            stack.append((self.scoped, self.states, self.events, self.prefix_path))
+            self.scoped, self.states, self.events, self.prefix_path = (
+                stack[0] if len(stack) > 1 else (self, self.states, self.events, []))
+            self._next_scope = None
+            try:
+                res = self._trigger_event_nested(event_data, trigger, None, silent=True)
+            finally:
+                self.scoped, self.states, self.events, self.prefix_path = stack.pop()
+            event_data.result = self._check_event_result(res, event_data.model, trigger)
+        except BaseException as err:  # handed to on_exception, as the library does
+            event_data.error = err
+            if self.on_exception:
+                for func in self.on_exception:
+                    callback(func, event_data)
+            else:
+                raise
+        finally:
+            try:
+                for func in self.finalize_event:
+                    callback(func, event_data)
+            except BaseException as err:  # the library logs it and goes on
+                _NESTING_LOG.error("%sWhile executing finalize callbacks a %s occurred: %s.",
+                                   self.name, type(err).__name__, str(err))
+        return event_data.result
+
+    def _trigger_event_nested(self, event_data: Any, trigger: str, _state_tree: Any, *, silent: bool = False) -> Any:
         current = getattr(event_data.model, self.model_attribute)
         if _state_tree is not None or type(current) is not str:
             return super()._trigger_event_nested(event_data, trigger, _state_tree)  # type: ignore[misc]
         levels = self._plans.get((current, trigger))
         if levels is None:
             levels = self._plans[(current, trigger)] = self._plan(current, trigger)
-        silent = self._silent_events and _library_silent()
         res = None
+        stack = self._stack
         for context, event, sources in levels:
             if res is not None and res is not False:
                 break
             scoped, states, events, prefix = context
-            self._next_scope = (scoped, states, events, list(prefix))
-            with self:
+            # ``with self:`` into the scope that holds the event
+            stack.append((self.scoped, self.states, self.events, self.prefix_path))
+            self.scoped, self.states, self.events, self.prefix_path = scoped, states, events, list(prefix)
+            self._next_scope = None
+            try:
                 event_data.event = event
                 for name, state_path, state in sources:
                     event_data.state = state
@@ -285,6 +329,8 @@ class LeanHierarchicalMachine(HierarchicalMachine):
                     if event_data.result:
                         break
                 tmp = event_data.result
+            finally:
+                self.scoped, self.states, self.events, self.prefix_path = stack.pop()
             if tmp is not None:
                 res = tmp
         return None if res is None else bool(res)
