@@ -174,10 +174,11 @@ class Wording:
 
     def _betting(self, hand: HandState, street: str | None) -> Instruction:
         m = self.m
+        nxt = hand.pulled + 1  # in a betting state a hand runs: the card number, set here at once
         if m.confirming:
             return Instruction(Signal.BETTING, f"{street} street dealt, no betting (fewer than two players can "
                                f"bet): check every seat has its {street} card, then confirm the street complete",
-                               street=street)
+                               street=street, card_no=nxt)
         first = m.seat_of(m.first_idx)
         who = f"seat {first} acts first" if first is not None else "first to act unknown: dealer decides"
         if first is None and m.first_unknown():
@@ -196,7 +197,7 @@ class Wording:
         quiet = [s.seat for s in hand.seats if s.no_bet and s.in_hand]
         if quiet:
             who += f"; seat {', '.join(map(str, quiet))} may not bet or raise (house 16.17)"
-        return Instruction(Signal.BETTING, f"Betting on {street}: {who}", seat=first, street=street)
+        return Instruction(Signal.BETTING, f"Betting on {street}: {who}", seat=first, street=street, card_no=nxt)
 
 
 _STEP_INSTRUCTIONS: dict[tuple[str, str | None, int | None, str | None, int], Instruction] = {}
