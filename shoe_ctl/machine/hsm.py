@@ -269,7 +269,7 @@ class LeanHierarchicalMachine(HierarchicalMachine):
         ``finalize_event``); while the library's loggers would drop every record, without its
         log calls and with the root scope entered directly."""
         if not (self._silent_events and _library_silent()):
-            return super()._trigger_event(event_data, trigger)  # type: ignore[misc]
+            return super()._trigger_event(event_data, trigger)
         callback = self.callback
         try:
             stack = self._stack
