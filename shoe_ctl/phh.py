@@ -49,6 +49,7 @@ CARD_UP = (False, False, True, True, True, True, False)
 
 PLAYER_ACTIONS = frozenset({"pb", "cbr", "cc", "f", "sm"})
 BETTING_ACTIONS = frozenset({"pb", "cbr", "cc", "f"})
+_PREVIOUS_STREET = dict(zip(STREETS[1:], STREETS, strict=False))  # "4th" -> "3rd" .. "7th" -> "6th"
 _ORDINAL = ("0th", "1st", "2nd", "3rd", "4th", "5th", "6th", "7th")
 
 _PLAYER_INDEX = {f"p{k + 1}": k for k in range(TABLE_SEATS)}
@@ -367,7 +368,7 @@ class _Parser:
         for index, entry in enumerate(actions_value):
             if not isinstance(entry, str):
                 raise self.action_error(index, entry, "is not a string")
-            words = entry.split("#", 1)[0].split()
+            words = (entry.split("#", 1)[0] if "#" in entry else entry).split()
             if not words:
                 raise self.action_error(index, entry, "empty action")
             if words[0] == "d":
@@ -379,8 +380,10 @@ class _Parser:
                     action = Action(index, street, "db", None, None, action.cards)
                     community, community_street = action.cards[0], street
                 else:
-                    self._check_deal_order(index, entry, action, cards, out_of_hand(action.street), community_street,
-                                          complete)
+                    prev = _PREVIOUS_STREET.get(action.street)
+                    if prev is not None and prev not in complete and action.player is not None:
+                        self._check_deal_order(index, entry, action, cards, out_of_hand(action.street),
+                                               community_street, complete)
                     street = action.street
             else:
                 action = self._player_action(index, entry, words, n, street)

@@ -171,9 +171,9 @@ def _high_groups(cards: Sequence[Card]) -> tuple[int, list[tuple[int, int]]]:
     """Category (pairs only) and ``(count, rank)`` groups, largest group and rank first."""
     counts: dict[int, int] = {}
     for c in cards:
-        r = c.rank
+        r = c.code // 4 + 2  # Card.rank, without the property's call (boards at every street)
         counts[r] = counts.get(r, 0) + 1
-    groups = sorted(((k, r) for r, k in counts.items()), reverse=True)
+    groups = sorted([(k, r) for r, k in counts.items()], reverse=True)
     return _category(groups), groups
 
 
