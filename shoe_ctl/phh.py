@@ -201,7 +201,12 @@ def read_phh(path: str | Path) -> RecordedHand:
             if st.st_size > MAX_PHH_BYTES:
                 raise PhhError(name, "", f"{st.st_size} bytes: too large for one hand record "
                                f"(at most {MAX_PHH_BYTES})")
-            raw = fh.read(MAX_PHH_BYTES + 1)
+            # at most MAX_PHH_BYTES + 1 bytes, as one read of that size would give, but asking
+            # for the size found first: a read of n bytes allocates n up front (1 MiB per file)
+            want = st.st_size + 1
+            raw = fh.read(want)
+            if len(raw) == want and want <= MAX_PHH_BYTES:  # it grew since: read on to the limit
+                raw += fh.read(MAX_PHH_BYTES + 1 - want)
     except OSError as exc:
         raise PhhError(name, "", f"cannot read: {exc.strerror or exc}") from None
     except ValueError as exc:  # a path with a NUL character
