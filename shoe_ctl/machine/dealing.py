@@ -678,19 +678,18 @@ class Dealing:
         """Plan the street in progress (at its start, or once the house 16.16 cards are aside)."""
         street = self.street
         assert street is not None and self.hand is not None
-        self.plan = plan_street(self.profile, self.hand, street)
+        plan = self.plan = plan_street(self.profile, self.hand, street)
         self.step_i = 0
-        self.irregular.first_deal_idx = next((st.seat_index for st in self.plan.steps if st.kind == "deal"), None)
-        self.procedures[street] = self.plan.procedure.value
+        self.irregular.first_deal_idx = next((st.seat_index for st in plan.steps if st.kind == "deal"), None)
+        procedure = plan.procedure._value_  # the value, without the enum property's call
+        self.procedures[street] = procedure
         if street == "7th":
-            self.seventh = {"live": self.plan.live, "stub": self.plan.stub,
-                            "required": self.plan.required, "procedure": self.plan.procedure.value,
-                            "clause": self.plan.clause}
-        if self.plan.procedure.value != "normal":
-            n = self.plan.stub
-            self.alert(self.plan.clause, f"{street} street: short stub ({n} card{'' if n == 1 else 's'}, required "
-                       f"{self.plan.required}): procedure {self.plan.procedure.value} ({self.plan.clause})",
-                       street=street)
+            self.seventh = {"live": plan.live, "stub": plan.stub, "required": plan.required,
+                            "procedure": procedure, "clause": plan.clause}
+        if procedure != "normal":
+            n = plan.stub
+            self.alert(plan.clause, f"{street} street: short stub ({n} card{'' if n == 1 else 's'}, required "
+                       f"{plan.required}): procedure {procedure} ({plan.clause})", street=street)
         self._forecast_dirty = True
 
     def _replan(self, _event: Any) -> None:

@@ -188,12 +188,6 @@ def _face(street: str) -> str:
     return "down" if street == "7th" else "up"
 
 
-def _third_face(hand: HandState, i: int, r: int) -> str:
-    # Rounds 0 and 1 are downcards, round 2 the upcard; a hole card exposed on the initial deal
-    # stands as the upcard and the third card goes down (RP-10-A, house 16.1).
-    return "up" if r == 2 and not hand.seats[i].exposed_hole else "down"
-
-
 def _gather_names(hand: HandState, extra_burn_street: str | None) -> tuple[str, ...]:
     names = ["stub"]
     streets = {s for s, _ in hand.burn_pile}
@@ -239,12 +233,14 @@ def plan_street(profile: RuleProfile, hand: HandState, street: str) -> StreetPla
 
     if street == "3rd":
         steps: list[Step] = []
+        seats = hand.seats
+        held = [(i, seats[i].dealt_count, seats[i].exposed_hole) for i in players]
         for r in range(3):
-            steps.extend(
-                _step("deal", i, _third_face(hand, i, r), street)
-                for i in players
-                if hand.seats[i].dealt_count <= r
-            )
+            for i, dealt, exposed in held:
+                # Rounds 0 and 1 are downcards, round 2 the upcard; a hole card exposed on the
+                # initial deal stands as the upcard and the third card goes down (RP-10-A, house 16.1).
+                if dealt <= r:
+                    steps.append(_step("deal", i, "up" if r == 2 and not exposed else "down", street))
         if len(steps) + 1 > stub:
             raise StubError(f"3rd street needs {len(steps)} cards and the stub holds {stub}")
         return plan(Procedure.NORMAL, steps)
