@@ -271,9 +271,11 @@ class Dealing:
         if ev.card is None:
             self.alert("unreadable-card", f"read {ev.seq}: a card left the shoe unreadable; it is counted, "
                        "its identity unknown")
-        if dealing and self._current_card_step() is not None:
-            self._fill(ev.card, ev.seq, check=True)
-            return
+        if dealing:
+            steps = self.plan.steps  # type: ignore[union-attr]  # dealing: a plan is set
+            if self.step_i < len(steps) and steps[self.step_i].kind in _CARD_STEPS:  # _current_card_step
+                self._fill(ev.card, ev.seq, check=True)
+                return
         self._stray(ev.card, ev.seq)
 
     def _dispense_gap(self, ev: CardRead) -> int:
@@ -374,20 +376,24 @@ class Dealing:
     def _fill(self, card: Card | None, seq: int, *, check: bool) -> None:
         """The card read fills the current step of the street's plan (a card beyond the stub's
         count, e.g. after cards not expected were pulled from a new stub, fills nothing)."""
-        assert self.plan is not None and self.hand is not None
-        if self.hand.stub_count() <= 0:
+        hand = self.hand
+        assert self.plan is not None and hand is not None
+        if hand.stub_count() <= 0:
             self._stray(card, seq)
             return
         step = self.plan.steps[self.step_i]
-        seat = self.hand.seats[step.seat_index].seat if step.seat_index is not None else None
+        seat = hand.seats[step.seat_index].seat if step.seat_index is not None else None
         role = step.face if step.kind == "deal" and step.face else step.kind
         read = Read(seq, card, role or "down", step.street or self.street, seat)
-        if check:
-            self.check_identity(read)
-        self.reads.append(read)
         if card is not None:
-            self.where.setdefault(card, read)  # the first read of an identity stays
-        self.hand.record(step, card)
+            where = self.where
+            # check_identity finds nothing to say unless the card was read before or lies
+            # outside a scrambled stub: the common case is decided here without the call
+            if check and (card in where or (hand.new_stub is not None and card not in hand.new_stub)):
+                self.check_identity(read)
+            where.setdefault(card, read)  # the first read of an identity stays
+        self.reads.append(read)
+        hand.record(step, card)
         self.step_i += 1
 
     def check_identity(self, read: Read) -> None:

@@ -303,30 +303,33 @@ class HandState:
         :raises HandError: for a deal to a player not in the hand, an unknown step kind, or a
             card pulled from an empty stub.
         """
-        if step.kind == "burn":
+        kind = step.kind
+        if kind == "deal":
+            i = step.seat_index
+            seats = self.seats
+            if i is None or not 0 <= i < len(seats):
+                raise HandError(f"deal step without a valid player index: {i!r}")
+            seat = seats[i]
+            if not seat.in_hand:
+                raise HandError(f"player {i} (seat {seat.seat}) is not in the hand")
+            self._pull(step.street)
+            (seat.up if step.face == "up" else seat.down).append(card)
+            seat.next_face = None
+        elif kind == "burn":
             self._pull(step.street)
             st = step.street or self.street or "3rd"
             self.burns.setdefault(st, []).append(card)
             self.burn_pile.append((st, card))
-        elif step.kind == "deal":
-            i = step.seat_index
-            if i is None or not 0 <= i < len(self.seats):
-                raise HandError(f"deal step without a valid player index: {i!r}")
-            if not self.seats[i].in_hand:
-                raise HandError(f"player {i} (seat {self.seats[i].seat}) is not in the hand")
-            self._pull(step.street)
-            (self.seats[i].up if step.face == "up" else self.seats[i].down).append(card)
-            self.seats[i].next_face = None
-        elif step.kind == "community":
+        elif kind == "community":
             self._pull(step.street)
             self.community = card
             self.community_street = step.street or self.street
-        elif step.kind == "scramble":
+        elif kind == "scramble":
             self.scramble(step.gather, street=step.street)
-        elif step.kind == "cut":
+        elif kind == "cut":
             pass
         else:
-            raise HandError(f"unknown step kind {step.kind!r}")
+            raise HandError(f"unknown step kind {kind!r}")
 
     def scramble(self, gather: Iterable[str], street: str | None = None) -> None:
         """Gather the named piles into the stub and scramble: ``"stub"`` (already there),
