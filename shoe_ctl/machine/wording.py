@@ -38,6 +38,9 @@ _DOING = {"betting": "the betting{street} was open", "scramble": "a scramble{str
           "idle": "no hand was running", "deal": "dealing{street}"}
 
 
+# looked up once (a member looked up on its enum class costs a call each time)
+_BETTING, _RAZZ = Signal.BETTING, Game.RAZZ
+
 _STREET_NAMES = {"third": "3rd", "fourth": "4th", "fifth": "5th", "sixth": "6th", "seventh": "7th"}
 _SUB_WORDS = {"deal": "dealing", "betting": "betting round", "scramble": "scramble", "cut": "cut",
               "reload": "loading the new stub", "aside": "setting cards aside", "reshuffle": "reshuffle",
@@ -176,7 +179,7 @@ class Wording:
         m = self.m
         nxt = hand.pulled + 1  # in a betting state a hand runs: the card number, set here at once
         if m.confirming:
-            return Instruction(Signal.BETTING, f"{street} street dealt, no betting (fewer than two players can "
+            return Instruction(_BETTING, f"{street} street dealt, no betting (fewer than two players can "
                                f"bet): check every seat has its {street} card, then confirm the street complete",
                                street=street, card_no=nxt)
         first = m.seat_of(m.first_idx)
@@ -188,7 +191,7 @@ class Wording:
             ruled = hand.seats[m.bring_in_idx] if m.bring_in_idx is not None else None
             out = ruled is not None and (ruled.killed or ruled.dead)  # ruled out, not a fold
             who = (f"bring-in seat {bi}{' (out of the hand)' if out else ''}; " if bi is not None else "") + who
-        fourth = street == "4th" and m.game is not Game.RAZZ  # as analyze: no open-pair rule in razz
+        fourth = street == "4th" and m.game is not _RAZZ  # as analyze: no open-pair rule in razz
         masked = m.views.masked_upcards(hand) if fourth else frozenset()
         if fourth and any(s.in_hand and open_pair([None if c in masked else c for c in s.up[:2]])
                                    for s in hand.seats):
@@ -197,7 +200,7 @@ class Wording:
         quiet = [s.seat for s in hand.seats if s.no_bet and s.in_hand]
         if quiet:
             who += f"; seat {', '.join(map(str, quiet))} may not bet or raise (house 16.17)"
-        return Instruction(Signal.BETTING, f"Betting on {street}: {who}", seat=first, street=street, card_no=nxt)
+        return Instruction(_BETTING, f"Betting on {street}: {who}", seat=first, street=street, card_no=nxt)
 
 
 _STEP_INSTRUCTIONS: dict[tuple[str, str | None, int | None, str | None, int], Instruction] = {}

@@ -172,6 +172,8 @@ def _step(kind: str, seat_index: int | None = None, face: str | None = None, str
     return step
 
 
+_NORMAL = Procedure.NORMAL  # looked up once: every street's plan compares with it
+
 #: The clause each short-stub procedure implements, as alert codes name it (RP-10-H, house 16.18-16.20).
 PROCEDURE_CLAUSE: dict[Procedure, str] = {
     Procedure.NORMAL: "normal",
@@ -227,7 +229,7 @@ def plan_street(profile: RuleProfile, hand: HandState, street: str) -> StreetPla
 
     def plan(proc: Procedure, steps: list[Step], new_stub: frozenset[Card] = frozenset(), unknown: int = 0) -> StreetPlan:
         ftr = None
-        if proc.community:
+        if proc is not _NORMAL and proc.community:
             ftr = "house-16.20" if profile.house else "RP-10-H-D"
         return StreetPlan(street, proc, tuple(steps), stub, required, live, new_stub, unknown, ftr, PROCEDURE_CLAUSE[proc])
 
@@ -243,7 +245,7 @@ def plan_street(profile: RuleProfile, hand: HandState, street: str) -> StreetPla
                     steps.append(_step("deal", i, "up" if r == 2 and not exposed else "down", street))
         if len(steps) + 1 > stub:
             raise StubError(f"3rd street needs {len(steps)} cards and the stub holds {stub}")
-        return plan(Procedure.NORMAL, steps)
+        return plan(_NORMAL, steps)
 
     if not players:
         return plan(Procedure.NORMAL, [])
