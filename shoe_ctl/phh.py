@@ -515,8 +515,12 @@ class _Parser:
             return Action(index, "7th", "db", None, None, dealt)
         if len(words) != 4 or words[1] != "dh":
             raise self.action_error(index, entry, "expected 'd dh pN <cards>' or 'd db <card>'")
-        player = self._player(index, entry, words[2], n)
-        dealt = self._cards(index, entry, words[3])
+        player = _PLAYER_INDEX.get(words[2], n)  # _player's look-up, called for its error only
+        if player >= n:
+            player = self._player(index, entry, words[2], n)
+        dealt = _CARDS_CACHE.get(words[3])  # _cards' table, called on a miss
+        if dealt is None:
+            dealt = self._cards(index, entry, words[3])
         have = len(cards[player])
         if not dealt:
             raise self.action_error(index, entry, "no cards dealt")
@@ -529,7 +533,9 @@ class _Parser:
         return Action(index, first_street, "dh", player, None, dealt)
 
     def _player_action(self, index: int, entry: str, words: list[str], n: int, street: str) -> Action:
-        player = self._player(index, entry, words[0], n)
+        player = _PLAYER_INDEX.get(words[0], n)  # _player's look-up, called for its error only
+        if player >= n:
+            player = self._player(index, entry, words[0], n)
         if len(words) < 2 or words[1] not in PLAYER_ACTIONS:
             raise self.action_error(index, entry, "expected pN pb|cbr X|cc|f|sm [cards]")
         verb = words[1]
