@@ -518,9 +518,8 @@ class _Parser:
         player = _PLAYER_INDEX.get(words[2], n)  # _player's look-up, called for its error only
         if player >= n:
             player = self._player(index, entry, words[2], n)
-        dealt = _CARDS_CACHE.get(words[3])  # _cards' table, called on a miss
-        if dealt is None:
-            dealt = self._cards(index, entry, words[3])
+        cached = _CARDS_CACHE.get(words[3])  # _cards' table, called on a miss
+        dealt = cached if cached is not None else self._cards(index, entry, words[3])
         have = len(cards[player])
         if not dealt:
             raise self.action_error(index, entry, "no cards dealt")
