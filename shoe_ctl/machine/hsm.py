@@ -181,14 +181,16 @@ class LeanHierarchicalMachine(HierarchicalMachine):
         self._plans: dict[tuple[str, str], list[Any]] = {}
         self._has_final = False
         # the events run without the library's log calls when nothing would be logged, unless a
-        # subclass changed how an event or a transition runs
+        # subclass changed how an event or a transition runs, how scopes are entered, callbacks
+        # run or the model's state is set
         cls = type(self)
         self._silent_events = (self.event_cls._process is NestedEvent._process
                                and self.transition_cls.execute is NestedTransition.execute
                                and cls.__enter__ is HierarchicalMachine.__enter__
                                and cls.__exit__ is HierarchicalMachine.__exit__
                                and cls.__call__ is HierarchicalMachine.__call__
-                               and cls.callbacks is HierarchicalMachine.callbacks)
+                               and cls.callbacks is HierarchicalMachine.callbacks
+                               and cls.set_state is HierarchicalMachine.set_state)
         super().__init__(*args, **kwargs)
 
     def add_states(self, *args: Any, **kwargs: Any) -> None:

@@ -256,3 +256,21 @@ def test_a_state_added_later_is_found_and_reached() -> None:
         model.trigger("pause")
     assert lean_model.state == plain_model.state == "break"
     assert lean_model.calls == plain_model.calls
+
+
+def test_a_subclass_that_sets_the_state_its_own_way_keeps_it() -> None:
+    """The path without log calls sets the model's state itself; a subclass with its own
+    ``set_state`` (or scope handling, or callbacks runner) takes the library's path instead."""
+    calls: list[Any] = []
+
+    class Noting(LeanHierarchicalMachine):
+        def set_state(self, state: Any, model: Any = None) -> None:
+            calls.append(state)
+            super().set_state(state, model)
+
+    model = _Model()
+    Noting(model=model, states=layout.states(), transitions=layout.transitions(), initial=layout.IDLE,
+           send_event=True, queued=True, auto_transitions=False, on_exception="_on_exception", model_override=False)
+    calls.clear()
+    assert model.trigger("newhand") is True
+    assert model.state == "hand_third_deal" and calls == ["hand_third_deal"]
