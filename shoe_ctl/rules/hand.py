@@ -95,7 +95,7 @@ class SeatState:
     @property
     def can_act(self) -> bool:
         """In hand and not all-in: takes betting action."""
-        return self.in_hand and not self.all_in
+        return not (self.folded or self.killed or self.dead or self.all_in)  # in_hand, written out
 
     @property
     def card_count(self) -> int:
@@ -197,11 +197,11 @@ class HandState:
 
     def in_hand(self) -> list[int]:
         """Player indices still in the hand (not folded, killed or dead), all-in included."""
-        return [i for i, s in enumerate(self.seats) if s.in_hand]
+        return [i for i, s in enumerate(self.seats) if not (s.folded or s.killed or s.dead)]  # SeatState.in_hand
 
     def can_act(self) -> list[bool]:
         """Per player index: in hand and not all-in."""
-        return [s.can_act for s in self.seats]
+        return [not (s.folded or s.killed or s.dead or s.all_in) for s in self.seats]  # SeatState.can_act
 
     def bring_in_counts(self) -> list[bool]:
         """Per player index: the upcard takes part in the bring-in (``counts`` of
@@ -212,7 +212,7 @@ class HandState:
 
     def live_count(self) -> int:
         """Players remaining in the hand (the *players* part of the required number)."""
-        return sum(1 for s in self.seats if s.in_hand)
+        return sum(1 for s in self.seats if not (s.folded or s.killed or s.dead))  # SeatState.in_hand
 
     def stub_count(self) -> int:
         """Cards in the stub (in the shoe) now."""
@@ -286,7 +286,7 @@ class HandState:
     # ------------------------------------------------------------------ changes
 
     def _pull(self, street: str | None) -> None:
-        if self.stub_count() <= 0:
+        if self.deck_size - self.pulled + self.returned <= 0:  # stub_count(), written out
             raise HandError("a card was recorded from an empty stub")
         self.pulled += 1
         self.dealt_since_load += 1
