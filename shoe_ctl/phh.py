@@ -352,7 +352,7 @@ class _Parser:
         if not isinstance(actions_value, list):
             raise self.field_error("actions", "missing or not a list")
         cards: list[list[Card | None]] = [[] for _ in range(n)]
-        seen: dict[Card, int] = {}
+        seen: dict[int, int] = {}  # card code -> the action that dealt it (an int hashes faster than a Card)
         community: Card | None = None
         community_street: str | None = None
         street = "3rd"
@@ -409,9 +409,10 @@ class _Parser:
                 for card in action.cards:
                     if card is None:
                         continue
-                    if card in seen:
-                        raise self.action_error(index, entry, f"{card} was already dealt (actions[{seen[card]}])")
-                    seen[card] = index
+                    code = card.code
+                    if code in seen:
+                        raise self.action_error(index, entry, f"{card} was already dealt (actions[{seen[code]}])")
+                    seen[code] = index
             out.append(action)
         short = _short_player(street, cards, out_of_hand(street), community_street)
         if short is not None:
