@@ -314,6 +314,12 @@ class SimulatedDealer(Closeable):
 
     def handle(self, command: object) -> None:
         """Take one command (sink interface)."""
+        if isinstance(command, Instruction):  # the common case first (the types are disjoint)
+            if self.threaded:
+                self._inbox.put(command)
+            else:
+                self.act(command)
+            return
         if isinstance(command, DisplayUpdate):
             self.last_state = command.state
             return
@@ -393,6 +399,18 @@ class SimulatedDealer(Closeable):
         """Do what one instruction says (once: see :attr:`Instruction.card_no`)."""
         sig = ins.signal
         self.stats.signals.append(sig._value_)  # the member's value, without the enum property's call
+        if (sig is _DEAL or sig is _BURN or sig is _COMMUNITY) and self._await_ref is None \
+                and not self._pending and not self._hooks:
+            # a card step with no report awaited, none pending and nothing scripted: what the
+            # general path below does for it, without its other tests
+            self._active = True
+            self._acked_stop = None
+            if ins.card_no is not None and ins.card_no <= self.table.total:
+                return  # this card has already left the shoe; its read is on its way
+            if self.pace > 0:
+                self._pause()
+            self._pull(ins)
+            return
         if self._await_ref is not None:
             if ins.ref != self._await_ref:
                 return  # shown before the machine took the report: wait for its answer

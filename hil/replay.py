@@ -160,14 +160,12 @@ class HandRecorder:
         self.changed = threading.Event()
 
     def handle(self, command: Command) -> None:
-        if isinstance(command, Alert):
-            if self.current is not None:
+        if not isinstance(command, Instruction):  # the common case first (the types are disjoint)
+            if isinstance(command, Alert) and self.current is not None:
                 self.current.alerts.append(command.code)
                 self.current.alert_details.append({"code": command.code, "street": command.street,
                                                    "seat": command.seat, "latched": command.latched,
                                                    "message": command.message})
-            return
-        if not isinstance(command, Instruction):
             return
         if command.signal is _IDLE:
             if self.current is not None:
@@ -227,11 +225,14 @@ def run_direct(scripts: Iterable[HandScript], profiles: Mapping[str, RuleProfile
 
     deliver(machine.start())
     guard = 0
+    handle = machine.handle
     while events and not dealer.stalled:
         ev = events.popleft()
         if log is not None:
             log.append(ev)
-        deliver(machine.handle(ev))
+        for cmd in handle(ev):  # deliver(), inline: every command to every sink, in order
+            for s in all_sinks:
+                s.handle(cmd)
         guard += 1
         if guard > 10_000_000:
             raise RuntimeError("direct replay does not end")
