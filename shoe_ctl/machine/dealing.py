@@ -867,7 +867,10 @@ class Dealing:
         ref, self._reply_ref = self._reply_ref, None
         if ref is not None:
             ins = replace(ins, ref=ref)
-        new = ins != self._last_instruction
+        last = self._last_instruction
+        # ins != last, the common answers first: another card number (every card read) makes
+        # them differ without the dataclass's field-by-field comparison
+        new = ins is not last and (last is None or ins.card_no != last.card_no or ins != last)
         if new or before is None:
             changed = changed_step = True
         else:
