@@ -15,8 +15,10 @@ enter callbacks in the library's order, the model's state set by the library's `
 queueing and ``on_exception``. While the library's loggers would drop every record (the usual
 case: ``transitions`` logs each state entered or left and each callback at DEBUG/INFO), an event
 runs the same callbacks in the same order without the log calls, whose arguments (the states'
-scoped names) cost more than the rest of the walk; with either logger enabled it runs the
-library's methods and logs as they do. A model whose state is not a plain name (parallel states,
+scoped names) cost more than the rest of the walk, enters its scopes directly and sets the
+model's state to the value ``set_state`` would set (kept with the recipe); with either logger
+enabled, or in a subclass that changes how events, transitions, scopes, callbacks or
+``set_state`` run, it runs the library's methods and logs as they do. A model whose state is not a plain name (parallel states,
 enums) and a machine with final states take the library's own path. ``tests/machine/test_hsm.py``
 compares it with the plain class on random trigger sequences, log records included.
 """
