@@ -314,6 +314,12 @@ class SimulatedDealer(Closeable):
 
     def handle(self, command: object) -> None:
         """Take one command (sink interface)."""
+        if isinstance(command, Instruction):  # the common case first (the types are disjoint)
+            if self.threaded:
+                self._inbox.put(command)
+            else:
+                self.act(command)
+            return
         if isinstance(command, DisplayUpdate):
             self.last_state = command.state
             return
@@ -391,8 +397,20 @@ class SimulatedDealer(Closeable):
 
     def act(self, ins: Instruction) -> None:
         """Do what one instruction says (once: see :attr:`Instruction.card_no`)."""
-        self.stats.signals.append(ins.signal.value)
         sig = ins.signal
+        self.stats.signals.append(sig._value_)  # the member's value, without the enum property's call
+        if (sig is _DEAL or sig is _BURN or sig is _COMMUNITY) and self._await_ref is None \
+                and not self._pending and not self._hooks:
+            # a card step with no report awaited, none pending and nothing scripted: what the
+            # general path below does for it, without its other tests
+            self._active = True
+            self._acked_stop = None
+            if ins.card_no is not None and ins.card_no <= self.table.total:
+                return  # this card has already left the shoe; its read is on its way
+            if self.pace > 0:
+                self._pause()
+            self._pull(ins)
+            return
         if self._await_ref is not None:
             if ins.ref != self._await_ref:
                 return  # shown before the machine took the report: wait for its answer
@@ -411,16 +429,16 @@ class SimulatedDealer(Closeable):
             return
         if sig is not _IDLE:
             self._active = True
-        if sig is not Signal.STOP:
+        if sig is not _STOP:
             self._acked_stop = None
-        if self._hook_first(ins):
+        if self._hooks and self._hook_first(ins):  # nothing scripted (every recorded hand): no call
             return
-        if sig in (_DEAL, _BURN, _COMMUNITY) and ins.card_no is not None \
-                and ins.card_no <= self.table.total:
+        card_step = sig is _DEAL or sig is _BURN or sig is _COMMUNITY
+        if card_step and ins.card_no is not None and ins.card_no <= self.table.total:
             return  # this card has already left the shoe; its read is on its way
         repeated = False
         if sig in (_SCRAMBLE, _CUT):
-            repeated = not self._once((sig.value, ins.card_no))
+            repeated = not self._once((sig._value_, ins.card_no))
         elif sig is _BETTING:
             repeated = not self._once(("betting", ins.street))
         elif sig is _SHOWDOWN:
@@ -434,8 +452,9 @@ class SimulatedDealer(Closeable):
             return
         if sig is _IDLE:
             self._next_hand()
-        elif sig in (_DEAL, _BURN, _COMMUNITY):
-            self._pause()
+        elif card_step:
+            if self.pace > 0:
+                self._pause()
             self._pull(ins)
         elif sig is _SCRAMBLE:
             self._pause()
@@ -516,11 +535,13 @@ class SimulatedDealer(Closeable):
         if self._held is not None:
             card, self._held = self._held, None
         else:
-            card = self.shoe.pull()
+            shoe = self.shoe
+            card = shoe.pull()
             self.stats.pulls += 1
-            self.table.pulled += 1
-            both = getattr(self.shoe, "last_dispensed", ())
-            if isinstance(both, tuple) and len(both) == 2:
+            table = self.table
+            table.pulled += 1
+            both = getattr(shoe, "last_dispensed", ())
+            if both and isinstance(both, tuple) and len(both) == 2:
                 self._held = both[1]  # a double pull: the second card goes where the next instruction says
                 self.table.pulled += 1
         self.table.total += 1
@@ -839,6 +860,11 @@ def wait_done(dealer: SimulatedDealer, timeout: float, poll: float = 0.05) -> bo
 class DirectShoe:
     """A shoe without a wire, for direct replays: each pull posts a ``CardRead`` straight to the
     consumer (sequence and dispense counters as a real shoe keeps them)."""
+
+    last_dispensed: tuple[Card, ...] = ()
+    """The cards the last pull dispensed, as a shoe that can double-pull reports them: never two
+    here; present so that the dealer's look-up per card finds it (a missing attribute costs an
+    exception each time)."""
 
     def __init__(self, post: Callable[[Any], object]) -> None:
         from shoe_ctl.events import CardRead  # local: the event type only

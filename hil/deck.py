@@ -62,16 +62,19 @@ class Deck:
         if len(first) > size or size > 52:
             raise DeckError(f"{len(first)} cards on top of a deck of {size} (at most 52)")
         known = [c for c in first if c is not None]
-        if len(set(known)) != len(known):
+        taken = {c.code for c in known}  # card codes: an int hashes far faster than the dataclass
+        if len(taken) != len(known):
             dup = next(c for c in known if known.count(c) > 1)
             raise DeckError(f"card {dup} appears twice in the stacked cards")
-        taken = {c.code for c in known}
         rest = [c for c in full_deck() if c.code not in taken]
         random.Random(seed).shuffle(rest)
         fill = iter(rest)
         cards = [c if c is not None else next(fill) for c in first]
         cards.extend(fill)
-        return cls(cards[:size])
+        deck = cls.__new__(cls)  # no repeat by construction: the check of __init__ is not run again
+        deck._cards = cards[:size]
+        deck._pos = 0
+        return deck
 
     @classmethod
     def from_phh(cls, source: str | Path, seed: int = 0) -> Deck:

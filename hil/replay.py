@@ -29,7 +29,7 @@ from hil.deck import Deck
 from shoe_ctl.events import Alert, Command, Instruction, Signal
 from shoe_ctl.machine import Dealing
 from shoe_ctl.phh import TABLE_SEATS, RecordedHand
-from shoe_ctl.rules.cards import Card, card_text
+from shoe_ctl.rules.cards import Card, card_text, full_deck
 from shoe_ctl.rules.profiles import RuleProfile
 from shoe_ctl.service import shoes
 
@@ -38,6 +38,12 @@ log = logging.getLogger(__name__)
 __all__ = ["HandRecord", "HandRecorder", "run_direct", "run_full", "script_from_record"]
 
 _IDLE = Signal.IDLE  # looked up once: the recorder compares every instruction with it
+_CODE_TEXTS = tuple(card_text(c) for c in full_deck())  # by card code, 0..51
+
+
+def _card_text(card: Card | None) -> str:
+    """:func:`card_text` from a table by card code (the recorder writes out every hand's cards)."""
+    return card_text(None) if card is None else _CODE_TEXTS[card.code]
 
 
 def script_from_record(rec: RecordedHand, *, seed: int = 0, rules: str | None = None,
@@ -154,14 +160,12 @@ class HandRecorder:
         self.changed = threading.Event()
 
     def handle(self, command: Command) -> None:
-        if isinstance(command, Alert):
-            if self.current is not None:
+        if not isinstance(command, Instruction):  # the common case first (the types are disjoint)
+            if isinstance(command, Alert) and self.current is not None:
                 self.current.alerts.append(command.code)
                 self.current.alert_details.append({"code": command.code, "street": command.street,
                                                    "seat": command.seat, "latched": command.latched,
                                                    "message": command.message})
-            return
-        if not isinstance(command, Instruction):
             return
         if command.signal is _IDLE:
             if self.current is not None:
@@ -177,11 +181,12 @@ class HandRecorder:
     def _snapshot(self, rec: HandRecord) -> None:
         hand = self.machine.hand
         assert hand is not None
-        rec.cards = {s.seat: {"down": [card_text(c) for c in s.down], "up": [card_text(c) for c in s.up],
+        text = _card_text
+        rec.cards = {s.seat: {"down": [text(c) for c in s.down], "up": [text(c) for c in s.up],
                               "status": s.status} for s in hand.seats}
         burns: dict[str, list[str]] = {}
         for st, c in hand.burn_pile:
-            burns.setdefault(st, []).append(card_text(c))
+            burns.setdefault(st, []).append(_card_text(c))
         rec.burns = burns
         rec.stub = hand.stub_count()
         rec.summary = self.machine.summary()
@@ -220,11 +225,14 @@ def run_direct(scripts: Iterable[HandScript], profiles: Mapping[str, RuleProfile
 
     deliver(machine.start())
     guard = 0
+    handle = machine.handle
     while events and not dealer.stalled:
         ev = events.popleft()
         if log is not None:
             log.append(ev)
-        deliver(machine.handle(ev))
+        for cmd in handle(ev):  # deliver(), inline: every command to every sink, in order
+            for s in all_sinks:
+                s.handle(cmd)
         guard += 1
         if guard > 10_000_000:
             raise RuntimeError("direct replay does not end")

@@ -49,6 +49,7 @@ CARD_UP = (False, False, True, True, True, True, False)
 
 PLAYER_ACTIONS = frozenset({"pb", "cbr", "cc", "f", "sm"})
 BETTING_ACTIONS = frozenset({"pb", "cbr", "cc", "f"})
+_PREVIOUS_STREET = dict(zip(STREETS[1:], STREETS, strict=False))  # "4th" -> "3rd" .. "7th" -> "6th"
 _ORDINAL = ("0th", "1st", "2nd", "3rd", "4th", "5th", "6th", "7th")
 
 _PLAYER_INDEX = {f"p{k + 1}": k for k in range(TABLE_SEATS)}
@@ -200,7 +201,12 @@ def read_phh(path: str | Path) -> RecordedHand:
             if st.st_size > MAX_PHH_BYTES:
                 raise PhhError(name, "", f"{st.st_size} bytes: too large for one hand record "
                                f"(at most {MAX_PHH_BYTES})")
-            raw = fh.read(MAX_PHH_BYTES + 1)
+            # at most MAX_PHH_BYTES + 1 bytes, as one read of that size would give, but asking
+            # for the size found first: a read of n bytes allocates n up front (1 MiB per file)
+            want = st.st_size + 1
+            raw = fh.read(want)
+            if len(raw) == want and want <= MAX_PHH_BYTES:  # it grew since: read on to the limit
+                raw += fh.read(MAX_PHH_BYTES + 1 - want)
     except OSError as exc:
         raise PhhError(name, "", f"cannot read: {exc.strerror or exc}") from None
     except ValueError as exc:  # a path with a NUL character
@@ -346,7 +352,7 @@ class _Parser:
         if not isinstance(actions_value, list):
             raise self.field_error("actions", "missing or not a list")
         cards: list[list[Card | None]] = [[] for _ in range(n)]
-        seen: dict[Card, int] = {}
+        seen: dict[int, int] = {}  # card code -> the action that dealt it (an int hashes faster than a Card)
         community: Card | None = None
         community_street: str | None = None
         street = "3rd"
@@ -367,7 +373,7 @@ class _Parser:
         for index, entry in enumerate(actions_value):
             if not isinstance(entry, str):
                 raise self.action_error(index, entry, "is not a string")
-            words = entry.split("#", 1)[0].split()
+            words = (entry.split("#", 1)[0] if "#" in entry else entry).split()
             if not words:
                 raise self.action_error(index, entry, "empty action")
             if words[0] == "d":
@@ -379,8 +385,10 @@ class _Parser:
                     action = Action(index, street, "db", None, None, action.cards)
                     community, community_street = action.cards[0], street
                 else:
-                    self._check_deal_order(index, entry, action, cards, out_of_hand(action.street), community_street,
-                                          complete)
+                    prev = _PREVIOUS_STREET.get(action.street)
+                    if prev is not None and prev not in complete and action.player is not None:
+                        self._check_deal_order(index, entry, action, cards, out_of_hand(action.street),
+                                               community_street, complete)
                     street = action.street
             else:
                 action = self._player_action(index, entry, words, n, street)
@@ -401,9 +409,10 @@ class _Parser:
                 for card in action.cards:
                     if card is None:
                         continue
-                    if card in seen:
-                        raise self.action_error(index, entry, f"{card} was already dealt (actions[{seen[card]}])")
-                    seen[card] = index
+                    code = card.code
+                    if code in seen:
+                        raise self.action_error(index, entry, f"{card} was already dealt (actions[{seen[code]}])")
+                    seen[code] = index
             out.append(action)
         short = _short_player(street, cards, out_of_hand(street), community_street)
         if short is not None:
@@ -507,8 +516,11 @@ class _Parser:
             return Action(index, "7th", "db", None, None, dealt)
         if len(words) != 4 or words[1] != "dh":
             raise self.action_error(index, entry, "expected 'd dh pN <cards>' or 'd db <card>'")
-        player = self._player(index, entry, words[2], n)
-        dealt = self._cards(index, entry, words[3])
+        player = _PLAYER_INDEX.get(words[2], n)  # _player's look-up, called for its error only
+        if player >= n:
+            player = self._player(index, entry, words[2], n)
+        cached = _CARDS_CACHE.get(words[3])  # _cards' table, called on a miss
+        dealt = cached if cached is not None else self._cards(index, entry, words[3])
         have = len(cards[player])
         if not dealt:
             raise self.action_error(index, entry, "no cards dealt")
@@ -521,7 +533,9 @@ class _Parser:
         return Action(index, first_street, "dh", player, None, dealt)
 
     def _player_action(self, index: int, entry: str, words: list[str], n: int, street: str) -> Action:
-        player = self._player(index, entry, words[0], n)
+        player = _PLAYER_INDEX.get(words[0], n)  # _player's look-up, called for its error only
+        if player >= n:
+            player = self._player(index, entry, words[0], n)
         if len(words) < 2 or words[1] not in PLAYER_ACTIONS:
             raise self.action_error(index, entry, "expected pN pb|cbr X|cc|f|sm [cards]")
         verb = words[1]

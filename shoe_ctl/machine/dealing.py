@@ -271,9 +271,11 @@ class Dealing:
         if ev.card is None:
             self.alert("unreadable-card", f"read {ev.seq}: a card left the shoe unreadable; it is counted, "
                        "its identity unknown")
-        if dealing and self._current_card_step() is not None:
-            self._fill(ev.card, ev.seq, check=True)
-            return
+        if dealing:
+            steps = self.plan.steps  # type: ignore[union-attr]  # dealing: a plan is set
+            if self.step_i < len(steps) and steps[self.step_i].kind in _CARD_STEPS:  # _current_card_step
+                self._fill(ev.card, ev.seq, check=True)
+                return
         self._stray(ev.card, ev.seq)
 
     def _dispense_gap(self, ev: CardRead) -> int:
@@ -374,20 +376,24 @@ class Dealing:
     def _fill(self, card: Card | None, seq: int, *, check: bool) -> None:
         """The card read fills the current step of the street's plan (a card beyond the stub's
         count, e.g. after cards not expected were pulled from a new stub, fills nothing)."""
-        assert self.plan is not None and self.hand is not None
-        if self.hand.stub_count() <= 0:
+        hand = self.hand
+        assert self.plan is not None and hand is not None
+        if hand.stub_count() <= 0:
             self._stray(card, seq)
             return
         step = self.plan.steps[self.step_i]
-        seat = self.hand.seats[step.seat_index].seat if step.seat_index is not None else None
+        seat = hand.seats[step.seat_index].seat if step.seat_index is not None else None
         role = step.face if step.kind == "deal" and step.face else step.kind
         read = Read(seq, card, role or "down", step.street or self.street, seat)
-        if check:
-            self.check_identity(read)
+        if card is not None:
+            where = self.where
+            # check_identity finds nothing to say unless the card was read before or lies
+            # outside a scrambled stub: the common case is decided here without the call
+            if check and (card in where or (hand.new_stub is not None and card not in hand.new_stub)):
+                self.check_identity(read)
+            where.setdefault(card, read)  # the first read of an identity stays
         self.reads.append(read)
-        if card is not None and card not in self.where:
-            self.where[card] = read
-        self.hand.record(step, card)
+        hand.record(step, card)
         self.step_i += 1
 
     def check_identity(self, read: Read) -> None:
@@ -678,19 +684,18 @@ class Dealing:
         """Plan the street in progress (at its start, or once the house 16.16 cards are aside)."""
         street = self.street
         assert street is not None and self.hand is not None
-        self.plan = plan_street(self.profile, self.hand, street)
+        plan = self.plan = plan_street(self.profile, self.hand, street)
         self.step_i = 0
-        self.irregular.first_deal_idx = next((st.seat_index for st in self.plan.steps if st.kind == "deal"), None)
-        self.procedures[street] = self.plan.procedure.value
+        self.irregular.first_deal_idx = next((st.seat_index for st in plan.steps if st.kind == "deal"), None)
+        procedure = plan.procedure._value_  # the value, without the enum property's call
+        self.procedures[street] = procedure
         if street == "7th":
-            self.seventh = {"live": self.plan.live, "stub": self.plan.stub,
-                            "required": self.plan.required, "procedure": self.plan.procedure.value,
-                            "clause": self.plan.clause}
-        if self.plan.procedure.value != "normal":
-            n = self.plan.stub
-            self.alert(self.plan.clause, f"{street} street: short stub ({n} card{'' if n == 1 else 's'}, required "
-                       f"{self.plan.required}): procedure {self.plan.procedure.value} ({self.plan.clause})",
-                       street=street)
+            self.seventh = {"live": plan.live, "stub": plan.stub, "required": plan.required,
+                            "procedure": procedure, "clause": plan.clause}
+        if procedure != "normal":
+            n = plan.stub
+            self.alert(plan.clause, f"{street} street: short stub ({n} card{'' if n == 1 else 's'}, required "
+                       f"{plan.required}): procedure {procedure} ({plan.clause})", street=street)
         self._forecast_dirty = True
 
     def _replan(self, _event: Any) -> None:
@@ -862,9 +867,18 @@ class Dealing:
         ref, self._reply_ref = self._reply_ref, None
         if ref is not None:
             ins = replace(ins, ref=ref)
-        if ins != self._last_instruction or before is None or self._snapshot_key() != before:
-            changed_step = before is None or before[:2] != self._snapshot_key()[:2]
-            if ins != self._last_instruction or changed_step or ref is not None:
+        last = self._last_instruction
+        # ins != last, the common answers first: another card number (every card read) makes
+        # them differ without the dataclass's field-by-field comparison
+        new = ins is not last and (last is None or ins.card_no != last.card_no or ins != last)
+        if new or before is None:
+            changed = changed_step = True
+        else:
+            after = self._snapshot_key()
+            changed = after != before
+            changed_step = before[0] != after[0] or before[1] != after[1]
+        if changed:
+            if new or changed_step or ref is not None:
                 self.out.append(ins)
                 self._last_instruction = ins
             if self.display:

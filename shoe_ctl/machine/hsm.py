@@ -12,22 +12,53 @@ scope): :class:`LeanHierarchicalMachine` works each out once, with the library's
 keeps it; adding states or transitions clears what was kept. The transitions then run as the
 library runs them: conditions, ``prepare``/``before``/``after`` callbacks, the states' exit and
 enter callbacks in the library's order, the model's state set by the library's ``set_state``,
-queueing and ``on_exception``. A model whose state is not a plain name (parallel states, enums)
-and a machine with final states take the library's own path. ``tests/machine/test_hsm.py``
-compares it with the plain class on random trigger sequences.
+queueing and ``on_exception``. While the library's loggers would drop every record (the usual
+case: ``transitions`` logs each state entered or left and each callback at DEBUG/INFO), an event
+runs the same callbacks in the same order without the log calls, whose arguments (the states'
+scoped names) cost more than the rest of the walk, enters its scopes directly and sets the
+model's state to the value ``set_state`` would set (kept with the recipe); with either logger
+enabled, or in a subclass that changes how events, transitions, scopes, callbacks or
+``set_state`` run, it runs the library's methods and logs as they do. A model whose state is not a plain name (parallel states,
+enums) and a machine with final states take the library's own path. ``tests/machine/test_hsm.py``
+compares it with the plain class on random trigger sequences, log records included.
 """
 
 from __future__ import annotations
 
+import logging
 from functools import reduce
 from typing import Any
 
+from transitions.core import State
 from transitions.extensions import HierarchicalMachine
-from transitions.extensions.nesting import NestedTransition, _build_state_list, resolve_order
+from transitions.extensions.nesting import (
+    NestedEvent,
+    NestedState,
+    NestedTransition,
+    _build_state_list,
+    resolve_order,
+)
 
 __all__ = ["LeanHierarchicalMachine"]
 
 _UNSET = object()
+
+_CORE_LOG = logging.getLogger("transitions.core")
+_NESTING_LOG = logging.getLogger("transitions.extensions.nesting")
+
+
+def _library_silent() -> bool:
+    """Whether the library's loggers would drop every record of a transition's path: ``State``,
+    ``Transition`` and ``Machine.callbacks`` log at DEBUG and INFO on ``transitions.core``,
+    ``NestedEvent._process`` at DEBUG on ``transitions.extensions.nesting``."""
+    return not (_CORE_LOG.isEnabledFor(logging.INFO) or _NESTING_LOG.isEnabledFor(logging.DEBUG))
+
+
+def _plain_state_cls(cls: type) -> bool:
+    """Whether ``cls`` enters and exits as ``NestedState`` does (its callbacks, no more)."""
+    return (cls.enter is State.enter and cls.exit is State.exit  # type: ignore[attr-defined]
+            and cls.scoped_enter is NestedState.scoped_enter  # type: ignore[attr-defined]
+            and cls.scoped_exit is NestedState.scoped_exit)  # type: ignore[attr-defined]
 
 
 class LeanNestedTransition(NestedTransition):
@@ -37,12 +68,13 @@ class LeanNestedTransition(NestedTransition):
         super().__init__(*args, **kwargs)
         self._resolved: dict[tuple[str, tuple[str, ...]], Any] = {}
 
-    def _change_state(self, event_data: Any) -> None:
+    def _recipe(self, event_data: Any, current: str) -> Any:
+        """What a change of state from ``current`` (in the machine's present scope) does: the
+        library's exit and enter calls (bound method, its arguments after the event data), the
+        model's new state (value and ``State``), the event data's ``scope`` if the library sets
+        one, and the same exits and enters as (state, scope) pairs when every one of them is a
+        plain ``scoped_exit`` / ``scoped_enter`` (else ``None``)."""
         machine = event_data.machine
-        current = getattr(event_data.model, machine.model_attribute)
-        if type(current) is not str or machine._has_final:
-            super()._change_state(event_data)
-            return
         key = (current, tuple(machine.prefix_path))
         recipe = self._resolved.get(key)
         if recipe is None:
@@ -51,14 +83,33 @@ class LeanNestedTransition(NestedTransition):
             scope = getattr(event_data, "scope", _UNSET)
             if scope is had_scope:
                 scope = _UNSET
-            recipe = ([(p.func, p.args[1:]) for p in exit_partials],  # type: ignore[attr-defined]
-                      _build_state_list(state_tree, machine.state_cls.separator),
-                      [(p.func, p.args[1:]) for p in enter_partials],  # type: ignore[attr-defined]
-                      scope)
+            exits = [(p.func, p.args[1:]) for p in exit_partials]  # type: ignore[attr-defined]
+            enters = [(p.func, p.args[1:]) for p in enter_partials]  # type: ignore[attr-defined]
+            model_states = _build_state_list(state_tree, machine.state_cls.separator)
+            with machine():
+                value = machine._set_state(model_states)
+                new_state = machine.get_state(model_states)
+            plain = None
+            if (type(model_states) is str and type(value) is str
+                    and all(getattr(f, "__func__", None) is NestedState.scoped_exit and len(r) == 1 for f, r in exits)
+                    and all(getattr(f, "__func__", None) is NestedState.scoped_enter and len(r) == 1
+                            for f, r in enters)
+                    and all(_plain_state_cls(type(f.__self__)) for f, _ in exits + enters)):
+                plain = ([(f.__self__, r[0] or []) for f, r in exits],
+                         [(f.__self__, r[0] or []) for f, r in enters])
+            recipe = (exits, model_states, enters, scope, value, new_state, plain)
             self._resolved[key] = recipe
-        exits, model_states, enters, scope = recipe
+        return recipe
+
+    def _change_state(self, event_data: Any) -> None:
+        machine = event_data.machine
+        current = getattr(event_data.model, machine.model_attribute)
+        if type(current) is not str or machine._has_final:
+            super()._change_state(event_data)
+            return
+        exits, model_states, enters, scope, _value, _state, _plain = self._recipe(event_data, current)
         if scope is not _UNSET:
-            event_data.scope = list(scope)  # type: ignore[arg-type]
+            event_data.scope = list(scope)
         for func, rest in exits:
             func(event_data, *rest)
         with machine():
@@ -66,6 +117,58 @@ class LeanNestedTransition(NestedTransition):
             event_data.state = machine.get_state(model_states)
         for func, rest in enters:
             func(event_data, *rest)
+
+    def execute_silent(self, event_data: Any) -> bool:
+        """``Transition.execute`` for a machine whose library loggers drop every record (the
+        caller checked): the same callbacks in the same order (``prepare``, the conditions,
+        the machine's ``before_state_change`` then ``before``, the exits, the model's new state,
+        the enters, ``after`` then the machine's ``after_state_change``), the same event data,
+        with no log call and the change of state from the kept recipe."""
+        machine = event_data.machine
+        callback = machine.callback
+        for func in self.prepare:
+            callback(func, event_data)
+        for cond in self.conditions:
+            if not cond.check(event_data):
+                return False
+        for func in machine.before_state_change:
+            callback(func, event_data)
+        for func in self.before:
+            callback(func, event_data)
+        if self.dest:
+            model = event_data.model
+            current = getattr(model, machine.model_attribute)
+            plain = None
+            if type(current) is str and not machine._has_final:
+                _exits, _names, _enters, scope, value, new_state, plain = self._recipe(event_data, current)
+            if plain is None:
+                self._change_state(event_data)
+            else:
+                if scope is not _UNSET:
+                    event_data.scope = list(scope)
+                for state, state_scope in plain[0]:
+                    if state.on_exit:  # no callback: nothing can see the scope set for it
+                        state._scope = state_scope
+                        try:
+                            for func in state.on_exit:
+                                callback(func, event_data)
+                        finally:
+                            state._scope = []
+                setattr(model, machine.model_attribute, value)
+                event_data.state = new_state
+                for state, state_scope in plain[1]:
+                    if state.on_enter:
+                        state._scope = state_scope
+                        try:
+                            for func in state.on_enter:
+                                callback(func, event_data)
+                        finally:
+                            state._scope = []
+        for func in self.after:
+            callback(func, event_data)
+        for func in machine.after_state_change:
+            callback(func, event_data)
+        return True
 
 
 class LeanHierarchicalMachine(HierarchicalMachine):
@@ -79,6 +182,17 @@ class LeanHierarchicalMachine(HierarchicalMachine):
         self._state_memo: dict[tuple[tuple[str, ...], Any], Any] = {}
         self._plans: dict[tuple[str, str], list[Any]] = {}
         self._has_final = False
+        # the events run without the library's log calls when nothing would be logged, unless a
+        # subclass changed how an event or a transition runs, how scopes are entered, callbacks
+        # run or the model's state is set
+        cls = type(self)
+        self._silent_events = (self.event_cls._process is NestedEvent._process
+                               and self.transition_cls.execute is NestedTransition.execute
+                               and cls.__enter__ is HierarchicalMachine.__enter__
+                               and cls.__exit__ is HierarchicalMachine.__exit__
+                               and cls.__call__ is HierarchicalMachine.__call__
+                               and cls.callbacks is HierarchicalMachine.callbacks
+                               and cls.set_state is HierarchicalMachine.set_state)
         super().__init__(*args, **kwargs)
 
     def add_states(self, *args: Any, **kwargs: Any) -> None:
@@ -153,7 +267,43 @@ class LeanHierarchicalMachine(HierarchicalMachine):
                         self.__exit__(None, None, None)
         return levels
 
-    def _trigger_event_nested(self, event_data: Any, trigger: str, _state_tree: Any) -> Any:
+    def _trigger_event(self, event_data: Any, trigger: str) -> Any:
+        """The library's ``_trigger_event`` (the trigger run from the machine's queue: the event
+        in the machine's root scope, the result checked, ``on_exception`` and
+        ``finalize_event``); while the library's loggers would drop every record, without its
+        log calls and with the root scope entered directly."""
+        if not (self._silent_events and _library_silent()):
+            return super()._trigger_event(event_data, trigger)
+        callback = self.callback
+        try:
+            stack = self._stack
+            # what ``with self():`` enters: the outermost scope on the stack, else the root
+            stack.append((self.scoped, self.states, self.events, self.prefix_path))
+            self.scoped, self.states, self.events, self.prefix_path = (
+                stack[0] if len(stack) > 1 else (self, self.states, self.events, []))
+            self._next_scope = None
+            try:
+                res = self._trigger_event_nested(event_data, trigger, None, silent=True)
+            finally:
+                self.scoped, self.states, self.events, self.prefix_path = stack.pop()
+            event_data.result = self._check_event_result(res, event_data.model, trigger)
+        except BaseException as err:  # handed to on_exception, as the library does
+            event_data.error = err
+            if self.on_exception:
+                for func in self.on_exception:
+                    callback(func, event_data)
+            else:
+                raise
+        finally:
+            try:
+                for func in self.finalize_event:
+                    callback(func, event_data)
+            except BaseException as err:  # the library logs it and goes on
+                _NESTING_LOG.error("%sWhile executing finalize callbacks a %s occurred: %s.",
+                                   self.name, type(err).__name__, str(err))
+        return event_data.result
+
+    def _trigger_event_nested(self, event_data: Any, trigger: str, _state_tree: Any, *, silent: bool = False) -> Any:
         current = getattr(event_data.model, self.model_attribute)
         if _state_tree is not None or type(current) is not str:
             return super()._trigger_event_nested(event_data, trigger, _state_tree)  # type: ignore[misc]
@@ -161,21 +311,46 @@ class LeanHierarchicalMachine(HierarchicalMachine):
         if levels is None:
             levels = self._plans[(current, trigger)] = self._plan(current, trigger)
         res = None
+        stack = self._stack
         for context, event, sources in levels:
             if res is not None and res is not False:
                 break
             scoped, states, events, prefix = context
-            self._next_scope = (scoped, states, events, list(prefix))
-            with self:
+            # ``with self:`` into the scope that holds the event
+            stack.append((self.scoped, self.states, self.events, self.prefix_path))
+            self.scoped, self.states, self.events, self.prefix_path = scoped, states, events, list(prefix)
+            self._next_scope = None
+            try:
                 event_data.event = event
                 for name, state_path, state in sources:
                     event_data.state = state
                     event_data.source_name = name
                     event_data.source_path = list(state_path)
-                    event._process(event_data)
+                    if silent:
+                        self._process_silent(event, event_data)
+                    else:
+                        event._process(event_data)
                     if event_data.result:
                         break
                 tmp = event_data.result
+            finally:
+                self.scoped, self.states, self.events, self.prefix_path = stack.pop()
             if tmp is not None:
                 res = tmp
         return None if res is None else bool(res)
+
+    def _process_silent(self, event: Any, event_data: Any) -> None:
+        """``NestedEvent._process`` with no log call (the library's loggers drop every record):
+        the machine's ``prepare_event`` callbacks, then the source state's transitions for the
+        event in order until one is taken."""
+        callback = self.callback
+        for func in self.prepare_event:
+            callback(func, event_data)
+        for trans in event.transitions[event_data.source_name]:
+            event_data.transition = trans
+            if isinstance(trans, LeanNestedTransition):
+                event_data.result = trans.execute_silent(event_data)
+            else:
+                event_data.result = trans.execute(event_data)
+            if event_data.result:
+                break

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 __all__ = ["ROWS", "DealerInputs", "Row"]
 
 A = DealerAction
+_ACK_ALERT, _UNDO = A.ACK_ALERT, A.UNDO  # looked up once: every dealer input compares with them
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,14 +141,14 @@ class DealerInputs:
         m = self.m
         m._rev += 1  # any dealer input may change the public state
         action = ev.action
-        if action is A.ACK_ALERT:
+        if action is _ACK_ALERT:
             if self.ack(ev):
                 self.undo.last = (action, None)
             return
         if m.state == ATTENTION:
             m.wrong_time(ev, "the machine is stopped on a fault; acknowledge the alert first")
             return
-        if action is A.UNDO:
+        if action is _UNDO:
             self.undo.undo(ev)
             return
         out = m.out
@@ -164,7 +165,7 @@ class DealerInputs:
                 m.wrong_time(ev, entry[2].refused)
             else:
                 handler(ev)
-        refused = any(isinstance(c, Alert) and c.code in _REFUSED for c in out[n:])
+        refused = len(out) > n and any(isinstance(c, Alert) and c.code in _REFUSED for c in out[n:])
         if not refused:
             self.undo.last = (action, snap)
 

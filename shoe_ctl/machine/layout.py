@@ -65,9 +65,17 @@ def street_of(state: str) -> str | None:
     return None
 
 
+_SUB: dict[str, str] = {}
+
+
 def sub_of(state: str) -> str:
     """The innermost name of a state (``"cut"`` for ``"hand_fourth_cut"``)."""
-    return state.rsplit("_", 1)[-1]
+    sub = _SUB.get(state)
+    if sub is None:
+        sub = state.rsplit("_", 1)[-1]
+        if len(_SUB) < 256:  # the layout has some forty states; anything else is not kept
+            _SUB[state] = sub
+    return sub
 
 
 def states() -> list[Any]:

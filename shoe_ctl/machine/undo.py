@@ -37,6 +37,14 @@ _MACHINE_CONTAINERS = ("first_by_street", "procedures", "mucked", "shown", "aler
 _IRREGULAR_ATTRS = ("premature", "absent", "betting_strays", "aside_due", "aside_left", "aside_total", "misdeal",
                     "first_deal_idx", "mixed", "over")
 _IRREGULAR_CONTAINERS = ("absent", "betting_strays")
+# each group of attributes read in one call (two or more names each, so each getter gives a
+# tuple): the values kept as they are, the containers copied
+_MACHINE_VALUES = tuple(n for n in _MACHINE_ATTRS if n not in _MACHINE_CONTAINERS)
+_IRREGULAR_VALUES = tuple(n for n in _IRREGULAR_ATTRS if n not in _IRREGULAR_CONTAINERS)
+_GET_MACHINE_VALUES = operator.attrgetter(*_MACHINE_VALUES)
+_GET_MACHINE_CONTAINERS = operator.attrgetter(*_MACHINE_CONTAINERS)
+_GET_IRREGULAR_VALUES = operator.attrgetter(*_IRREGULAR_VALUES)
+_GET_IRREGULAR_CONTAINERS = operator.attrgetter(*_IRREGULAR_CONTAINERS)
 
 _GETTERS: dict[type, Any] = {}
 
@@ -71,12 +79,10 @@ class Undo:
         complete: docs/performance.md)."""
         m = self.m
         irr = m.irregular
-        snap = {name: getattr(m, name) for name in _MACHINE_ATTRS}
-        for name in _MACHINE_CONTAINERS:
-            snap[name] = snap[name].copy()
-        rsnap = {name: getattr(irr, name) for name in _IRREGULAR_ATTRS}
-        for name in _IRREGULAR_CONTAINERS:
-            rsnap[name] = rsnap[name].copy()
+        snap = dict(zip(_MACHINE_VALUES, _GET_MACHINE_VALUES(m), strict=True))
+        snap.update(zip(_MACHINE_CONTAINERS, [c.copy() for c in _GET_MACHINE_CONTAINERS(m)], strict=True))
+        rsnap = dict(zip(_IRREGULAR_VALUES, _GET_IRREGULAR_VALUES(irr), strict=True))
+        rsnap.update(zip(_IRREGULAR_CONTAINERS, [c.copy() for c in _GET_IRREGULAR_CONTAINERS(irr)], strict=True))
         rsnap["premature"] = copy.deepcopy(irr.premature) if irr.premature is not None else None
         snap["irregular"] = rsnap
         # A read object changes in place during a dealer input only when it was held as a card

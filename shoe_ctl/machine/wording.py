@@ -38,6 +38,9 @@ _DOING = {"betting": "the betting{street} was open", "scramble": "a scramble{str
           "idle": "no hand was running", "deal": "dealing{street}"}
 
 
+# looked up once (a member looked up on its enum class costs a call each time)
+_BETTING, _RAZZ = Signal.BETTING, Game.RAZZ
+
 _STREET_NAMES = {"third": "3rd", "fourth": "4th", "fifth": "5th", "sixth": "6th", "seventh": "7th"}
 _SUB_WORDS = {"deal": "dealing", "betting": "betting round", "scramble": "scramble", "cut": "cut",
               "reload": "loading the new stub", "aside": "setting cards aside", "reshuffle": "reshuffle",
@@ -174,10 +177,11 @@ class Wording:
 
     def _betting(self, hand: HandState, street: str | None) -> Instruction:
         m = self.m
+        nxt = hand.pulled + 1  # in a betting state a hand runs: the card number, set here at once
         if m.confirming:
-            return Instruction(Signal.BETTING, f"{street} street dealt, no betting (fewer than two players can "
+            return Instruction(_BETTING, f"{street} street dealt, no betting (fewer than two players can "
                                f"bet): check every seat has its {street} card, then confirm the street complete",
-                               street=street)
+                               street=street, card_no=nxt)
         first = m.seat_of(m.first_idx)
         who = f"seat {first} acts first" if first is not None else "first to act unknown: dealer decides"
         if first is None and m.first_unknown():
@@ -187,7 +191,7 @@ class Wording:
             ruled = hand.seats[m.bring_in_idx] if m.bring_in_idx is not None else None
             out = ruled is not None and (ruled.killed or ruled.dead)  # ruled out, not a fold
             who = (f"bring-in seat {bi}{' (out of the hand)' if out else ''}; " if bi is not None else "") + who
-        fourth = street == "4th" and m.game is not Game.RAZZ  # as analyze: no open-pair rule in razz
+        fourth = street == "4th" and m.game is not _RAZZ  # as analyze: no open-pair rule in razz
         masked = m.views.masked_upcards(hand) if fourth else frozenset()
         if fourth and any(s.in_hand and open_pair([None if c in masked else c for c in s.up[:2]])
                                    for s in hand.seats):
@@ -196,19 +200,36 @@ class Wording:
         quiet = [s.seat for s in hand.seats if s.no_bet and s.in_hand]
         if quiet:
             who += f"; seat {', '.join(map(str, quiet))} may not bet or raise (house 16.17)"
-        return Instruction(Signal.BETTING, f"Betting on {street}: {who}", seat=first, street=street)
+        return Instruction(_BETTING, f"Betting on {street}: {who}", seat=first, street=street, card_no=nxt)
+
+
+_STEP_INSTRUCTIONS: dict[tuple[str, str | None, int | None, str | None, int], Instruction] = {}
+_STEP_INSTRUCTIONS_MAX = 4096
+"""Card-step instructions already worded, by (kind, face, seat, street, card number): the same
+value is handed out again (an instruction is immutable; a hand words some thirty of them and
+a table repeats them hand after hand: burns, deals to eight seats on five streets, by card number,
+a few thousand in all)."""
 
 
 def step_instruction(hand: HandState, step: Step, street: str | None, nxt: int) -> Instruction | None:
     """The instruction for one card step of a street's plan (``None`` for a step that is not a
     card: a scramble or a cut)."""
-    if step.kind == "burn":
-        return Instruction(Signal.BURN, f"Burn one card ({street})", street=street, card_no=nxt)
-    if step.kind == "community":
-        return Instruction(Signal.COMMUNITY, f"Community card face up to the centre ({street})",
-                           face="up", street=street, card_no=nxt)
-    if step.kind == "deal" and step.seat_index is not None:
-        seat = hand.seats[step.seat_index].seat
-        return Instruction(Signal.DEAL, f"Deal {step.face} to seat {seat} ({street})", seat=seat,
-                           face=step.face, street=street, card_no=nxt)
-    return None
+    kind = step.kind
+    seat = hand.seats[step.seat_index].seat if kind == "deal" and step.seat_index is not None else None
+    key = (kind, step.face, seat, street, nxt)
+    ins = _STEP_INSTRUCTIONS.get(key)
+    if ins is not None:
+        return ins
+    if kind == "burn":
+        ins = Instruction(Signal.BURN, f"Burn one card ({street})", street=street, card_no=nxt)
+    elif kind == "community":
+        ins = Instruction(Signal.COMMUNITY, f"Community card face up to the centre ({street})",
+                          face="up", street=street, card_no=nxt)
+    elif kind == "deal" and seat is not None:
+        ins = Instruction(Signal.DEAL, f"Deal {step.face} to seat {seat} ({street})", seat=seat,
+                          face=step.face, street=street, card_no=nxt)
+    else:
+        return None
+    if len(_STEP_INSTRUCTIONS) < _STEP_INSTRUCTIONS_MAX:
+        _STEP_INSTRUCTIONS[key] = ins
+    return ins

@@ -90,6 +90,9 @@ class TieRule(StrEnum):
     POSITION = "position"  # first clockwise from the dealer
 
 
+_RAZZ, _SUIT = Game.RAZZ, TieRule.SUIT  # looked up once: board keys compare with them per board
+
+
 def _bring_in_order(game: Game, card: Card) -> int:
     """Greater = brings in: stud/stud-8 lowest card (ace high), razz highest (ace low), by suit."""
     if game is Game.RAZZ:
@@ -171,9 +174,9 @@ def _high_groups(cards: Sequence[Card]) -> tuple[int, list[tuple[int, int]]]:
     """Category (pairs only) and ``(count, rank)`` groups, largest group and rank first."""
     counts: dict[int, int] = {}
     for c in cards:
-        r = c.rank
+        r = c.code // 4 + 2  # Card.rank, without the property's call (boards at every street)
         counts[r] = counts.get(r, 0) + 1
-    groups = sorted(((k, r) for r, k in counts.items()), reverse=True)
+    groups = sorted([(k, r) for r, k in counts.items()], reverse=True)
     return _category(groups), groups
 
 
@@ -235,7 +238,7 @@ def board_key(game: Game, cards: Sequence[Card]) -> tuple[int, ...]:
     """
     if not cards:
         return (0,)
-    if game is Game.RAZZ:
+    if game is _RAZZ:
         if len(cards) > 5:
             return max(board_key(game, five) for five in combinations(cards, 5))
         cat, groups = _low_groups(cards)
@@ -300,7 +303,7 @@ def _decide(
         key = board_key(game, visible)
         if best < 0 or key > best_key:
             best, best_key = i, key
-        elif key == best_key and tie is TieRule.SUIT:
+        elif key == best_key and tie is _SUIT:
             prev = [c for c in boards[best] if c is not None]
             if community is not None:
                 prev.append(community)

@@ -80,11 +80,11 @@ class SeatState:
     def copy(self) -> SeatState:
         """An independent copy (its own card lists; cards are immutable and shared)."""
         new = object.__new__(SeatState)
-        d = new.__dict__
-        d.update(self.__dict__)
-        d["down"] = list(self.down)
-        d["up"] = list(self.up)
-        d["extra"] = list(self.extra)
+        d = self.__dict__.copy()
+        d["down"] = self.down[:]
+        d["up"] = self.up[:]
+        d["extra"] = self.extra[:]
+        new.__dict__ = d
         return new
 
     @property
@@ -95,7 +95,7 @@ class SeatState:
     @property
     def can_act(self) -> bool:
         """In hand and not all-in: takes betting action."""
-        return self.in_hand and not self.all_in
+        return not (self.folded or self.killed or self.dead or self.all_in)  # in_hand, written out
 
     @property
     def card_count(self) -> int:
@@ -183,25 +183,25 @@ class HandState:
         (which re-runs ``__init__`` with every field): the state machine keeps an undo point at
         every dealer input (``docs/performance.md``)."""
         new = object.__new__(HandState)
-        d = new.__dict__
-        d.update(self.__dict__)
+        d = self.__dict__.copy()
         d["seats"] = [s.copy() for s in self.seats]
-        d["burns"] = {k: list(v) for k, v in self.burns.items()}
-        d["burn_pile"] = list(self.burn_pile)
-        d["set_aside"] = list(self.set_aside)
-        d["dead_cards"] = list(self.dead_cards)
-        d["scrambles"] = list(self.scrambles)
+        d["burns"] = {k: v[:] for k, v in self.burns.items()}
+        d["burn_pile"] = self.burn_pile[:]
+        d["set_aside"] = self.set_aside[:]
+        d["dead_cards"] = self.dead_cards[:]
+        d["scrambles"] = self.scrambles[:]
+        new.__dict__ = d
         return new
 
     # ------------------------------------------------------------------ queries
 
     def in_hand(self) -> list[int]:
         """Player indices still in the hand (not folded, killed or dead), all-in included."""
-        return [i for i, s in enumerate(self.seats) if s.in_hand]
+        return [i for i, s in enumerate(self.seats) if not (s.folded or s.killed or s.dead)]  # SeatState.in_hand
 
     def can_act(self) -> list[bool]:
         """Per player index: in hand and not all-in."""
-        return [s.can_act for s in self.seats]
+        return [not (s.folded or s.killed or s.dead or s.all_in) for s in self.seats]  # SeatState.can_act
 
     def bring_in_counts(self) -> list[bool]:
         """Per player index: the upcard takes part in the bring-in (``counts`` of
@@ -212,7 +212,7 @@ class HandState:
 
     def live_count(self) -> int:
         """Players remaining in the hand (the *players* part of the required number)."""
-        return sum(1 for s in self.seats if s.in_hand)
+        return sum(1 for s in self.seats if not (s.folded or s.killed or s.dead))  # SeatState.in_hand
 
     def stub_count(self) -> int:
         """Cards in the stub (in the shoe) now."""
@@ -286,7 +286,7 @@ class HandState:
     # ------------------------------------------------------------------ changes
 
     def _pull(self, street: str | None) -> None:
-        if self.stub_count() <= 0:
+        if self.deck_size - self.pulled + self.returned <= 0:  # stub_count(), written out
             raise HandError("a card was recorded from an empty stub")
         self.pulled += 1
         self.dealt_since_load += 1
@@ -303,30 +303,33 @@ class HandState:
         :raises HandError: for a deal to a player not in the hand, an unknown step kind, or a
             card pulled from an empty stub.
         """
-        if step.kind == "burn":
+        kind = step.kind
+        if kind == "deal":
+            i = step.seat_index
+            seats = self.seats
+            if i is None or not 0 <= i < len(seats):
+                raise HandError(f"deal step without a valid player index: {i!r}")
+            seat = seats[i]
+            if not seat.in_hand:
+                raise HandError(f"player {i} (seat {seat.seat}) is not in the hand")
+            self._pull(step.street)
+            (seat.up if step.face == "up" else seat.down).append(card)
+            seat.next_face = None
+        elif kind == "burn":
             self._pull(step.street)
             st = step.street or self.street or "3rd"
             self.burns.setdefault(st, []).append(card)
             self.burn_pile.append((st, card))
-        elif step.kind == "deal":
-            i = step.seat_index
-            if i is None or not 0 <= i < len(self.seats):
-                raise HandError(f"deal step without a valid player index: {i!r}")
-            if not self.seats[i].in_hand:
-                raise HandError(f"player {i} (seat {self.seats[i].seat}) is not in the hand")
-            self._pull(step.street)
-            (self.seats[i].up if step.face == "up" else self.seats[i].down).append(card)
-            self.seats[i].next_face = None
-        elif step.kind == "community":
+        elif kind == "community":
             self._pull(step.street)
             self.community = card
             self.community_street = step.street or self.street
-        elif step.kind == "scramble":
+        elif kind == "scramble":
             self.scramble(step.gather, street=step.street)
-        elif step.kind == "cut":
+        elif kind == "cut":
             pass
         else:
-            raise HandError(f"unknown step kind {step.kind!r}")
+            raise HandError(f"unknown step kind {kind!r}")
 
     def scramble(self, gather: Iterable[str], street: str | None = None) -> None:
         """Gather the named piles into the stub and scramble: ``"stub"`` (already there),

@@ -157,6 +157,23 @@ class StreetPlan:
         return any(s.kind == "community" for s in self.steps)
 
 
+_STEPS: dict[tuple[str, int | None, str | None, str | None], Step] = {}
+
+
+def _step(kind: str, seat_index: int | None = None, face: str | None = None, street: str | None = None) -> Step:
+    """``Step(kind, seat_index, face, street=street)``, the same value shared between plans (a step
+    is immutable; a street's plan is built at every street start, some forty steps a hand)."""
+    key = (kind, seat_index, face, street)
+    step = _STEPS.get(key)
+    if step is None:
+        step = Step(kind, seat_index, face, street=street)
+        if len(_STEPS) < 1024:  # eight seats, five streets, two faces: a few hundred at most
+            _STEPS[key] = step
+    return step
+
+
+_NORMAL = Procedure.NORMAL  # looked up once: every street's plan compares with it
+
 #: The clause each short-stub procedure implements, as alert codes name it (RP-10-H, house 16.18-16.20).
 PROCEDURE_CLAUSE: dict[Procedure, str] = {
     Procedure.NORMAL: "normal",
@@ -171,12 +188,6 @@ PROCEDURE_CLAUSE: dict[Procedure, str] = {
 
 def _face(street: str) -> str:
     return "down" if street == "7th" else "up"
-
-
-def _third_face(hand: HandState, i: int, r: int) -> str:
-    # Rounds 0 and 1 are downcards, round 2 the upcard; a hole card exposed on the initial deal
-    # stands as the upcard and the third card goes down (RP-10-A, house 16.1).
-    return "up" if r == 2 and not hand.seats[i].exposed_hole else "down"
 
 
 def _gather_names(hand: HandState, extra_burn_street: str | None) -> tuple[str, ...]:
@@ -218,29 +229,31 @@ def plan_street(profile: RuleProfile, hand: HandState, street: str) -> StreetPla
 
     def plan(proc: Procedure, steps: list[Step], new_stub: frozenset[Card] = frozenset(), unknown: int = 0) -> StreetPlan:
         ftr = None
-        if proc.community:
+        if proc is not _NORMAL and proc.community:
             ftr = "house-16.20" if profile.house else "RP-10-H-D"
         return StreetPlan(street, proc, tuple(steps), stub, required, live, new_stub, unknown, ftr, PROCEDURE_CLAUSE[proc])
 
     if street == "3rd":
         steps: list[Step] = []
+        seats = hand.seats
+        held = [(i, seats[i].dealt_count, seats[i].exposed_hole) for i in players]
         for r in range(3):
-            steps.extend(
-                Step("deal", i, _third_face(hand, i, r), street=street)
-                for i in players
-                if hand.seats[i].dealt_count <= r
-            )
+            for i, dealt, exposed in held:
+                # Rounds 0 and 1 are downcards, round 2 the upcard; a hole card exposed on the
+                # initial deal stands as the upcard and the third card goes down (RP-10-A, house 16.1).
+                if dealt <= r:
+                    steps.append(_step("deal", i, "up" if r == 2 and not exposed else "down", street))
         if len(steps) + 1 > stub:
             raise StubError(f"3rd street needs {len(steps)} cards and the stub holds {stub}")
-        return plan(Procedure.NORMAL, steps)
+        return plan(_NORMAL, steps)
 
     if not players:
         return plan(Procedure.NORMAL, [])
     burned = bool(hand.burns.get(street))
     n = len(players)
     face = _face(street)
-    burn = [] if burned else [Step("burn", street=street)]
-    deals = [Step("deal", i, hand.seats[i].next_face or face, street=street) for i in players]
+    burn = [] if burned else [_step("burn", street=street)]
+    deals = [_step("deal", i, hand.seats[i].next_face or face, street) for i in players]
     if stub >= n + len(burn) + 1:
         return plan(Procedure.NORMAL, burn + deals)
 

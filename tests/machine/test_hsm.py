@@ -3,6 +3,9 @@ own does (shoe_ctl/machine/hsm.py)."""
 
 from __future__ import annotations
 
+import contextlib
+import logging
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -108,44 +111,137 @@ class _Recorder:
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_") and not name.startswith("__"):
             def callback(event: Any) -> None:
-                self.calls.append((name, event.state.name, event.event.name, event.transition.source,
-                                   event.transition.dest, self.state))
+                # the machine's prepare_event runs before a transition is picked (none, or the
+                # one of an earlier trigger); finalize_event after an unknown trigger has no state
+                self.calls.append((name, getattr(event.state, "name", None), event.event.name,
+                                   getattr(event.transition, "source", None), getattr(event.transition, "dest", None),
+                                   self.state, event.result, getattr(event, "scope", None)))
                 if name in self.boom:
                     raise RuntimeError(name)
             return callback
         raise AttributeError(name)
 
 
+def _with_transition_callbacks(transitions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The layout's transitions with a ``prepare`` and a ``before`` callback each (``after`` kept
+    where the layout has one, added elsewhere)."""
+    out = []
+    for t in transitions:
+        t = dict(t)
+        t["prepare"] = f"_prepare_{t['trigger']}"
+        t["before"] = f"_before_{t['trigger']}"
+        t.setdefault("after", f"_after_{t['trigger']}")
+        out.append(t)
+    return out
+
+
 def _recording(cls: type[HierarchicalMachine], boom: frozenset[str]) -> _Recorder:
     model = _Recorder(boom)
-    cls(model=model, states=_with_enter_exit(layout.states()), transitions=layout.transitions(), initial=layout.IDLE,
-        send_event=True, queued=True, auto_transitions=False, on_exception="_on_exception", model_override=False)
+    cls(model=model, states=_with_enter_exit(layout.states()), transitions=_with_transition_callbacks(layout.transitions()),
+        initial=layout.IDLE, send_event=True, queued=True, auto_transitions=False, on_exception="_on_exception",
+        model_override=False, prepare_event="_m_prepare_event", before_state_change="_m_before_state_change",
+        after_state_change="_m_after_state_change", finalize_event="_m_finalize_event")
     return model
+
+
+class _Records(logging.Handler):
+    """Every record of the library's loggers: logger, level, message."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.seen: list[tuple[str, int, str]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.seen.append((record.name, record.levelno, record.getMessage()))
+
+
+_LIBRARY_LOGGERS = ("transitions.core", "transitions.extensions.nesting")
+
+
+@contextlib.contextmanager
+def _library_logging(level: int | None) -> Iterator[_Records]:
+    """The library's loggers at ``level`` (``None``: as they are, logging nothing below WARNING),
+    every record they pass kept; restored afterwards."""
+    records = _Records()
+    loggers = [logging.getLogger(name) for name in _LIBRARY_LOGGERS]
+    before = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.addHandler(records)
+        if level is not None:
+            lg.setLevel(level)
+    try:
+        yield records
+    finally:
+        for lg, lvl in zip(loggers, before, strict=True):
+            lg.removeHandler(records)
+            lg.setLevel(lvl)
 
 
 @settings(max_examples=300, deadline=None)
 @given(steps=st.lists(st.tuples(st.sampled_from(_TRIGGERS), st.booleans()), max_size=40),
        boom=st.frozensets(st.sampled_from(["_begin_street", "_begin_betting", "_end_hand", "_exit_hand_third",
-                                           "_enter_hand_fourth_deal", "_enter_attention", "_plan_now"]),
-                          max_size=2))
-def test_random_trigger_sequences_match_the_library(steps: list[tuple[str, bool]], boom: frozenset[str]) -> None:
+                                           "_enter_hand_fourth_deal", "_enter_attention", "_plan_now",
+                                           "_prepare_dealt", "_before_bettingdone", "_after_allfolded",
+                                           "_m_before_state_change", "_m_after_state_change",
+                                           "_m_prepare_event", "_m_finalize_event"]),
+                          max_size=2),
+       level=st.sampled_from([None, None, logging.INFO, logging.DEBUG]))
+def test_random_trigger_sequences_match_the_library(steps: list[tuple[str, bool]], boom: frozenset[str],
+                                                    level: int | None) -> None:
     """Any sequence of the layout's triggers (and an unknown one), ``two_can_act`` either way and
-    some callbacks raising: the same state after every trigger, the same return value, the same
-    callbacks (enter/exit of every nesting level included) with the same event data, in the same
-    order, and the same errors handed to ``on_exception``."""
+    some callbacks raising, with the library's loggers silent (the machine's path without log
+    calls) or at INFO or DEBUG (the library's own path): the same state after every trigger, the
+    same return value, the same callbacks (the machine's ``prepare_event``,
+    ``before_state_change``, ``after_state_change`` and ``finalize_event``, each transition's
+    ``prepare``, ``before`` and ``after``, enter/exit of every nesting level) with the same event
+    data, in the same order, the same errors handed to ``on_exception``, and the same log records."""
     plain = _recording(HierarchicalMachine, boom)
     lean = _recording(LeanHierarchicalMachine, boom)
     for trigger, can in steps:
         results = []
+        logged = []
         for model in (plain, lean):
             model.can = can
-            try:
-                results.append(("returned", model.trigger(trigger)))
-            except Exception as exc:  # noqa: BLE001 - compared between the two
-                results.append(("raised", type(exc).__name__, str(exc)))
+            with _library_logging(level) as records:
+                try:
+                    results.append(("returned", model.trigger(trigger)))
+                except Exception as exc:  # noqa: BLE001 - compared between the two
+                    results.append(("raised", type(exc).__name__, str(exc)))
+            logged.append(records.seen)
         assert results[0] == results[1], trigger
         assert lean.state == plain.state, trigger
         assert lean.calls == plain.calls, trigger
+        assert logged[0] == logged[1], trigger
+        if level is not None and results[0] == ("returned", True):
+            assert logged[0], "the library logged nothing at DEBUG/INFO: the comparison would show nothing"
+
+
+def test_the_silent_path_is_taken_only_while_the_library_logs_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the library's loggers silent a trigger asks ``transitions.core``'s logger once
+    whether it logs; the plain class asks at every state entered or left and every callback. At
+    INFO it logs as the library does."""
+    core = logging.getLogger("transitions.core")
+    asked: list[int] = []
+    is_enabled = core.isEnabledFor
+
+    def counting(level: int) -> bool:
+        asked.append(level)
+        return is_enabled(level)
+
+    monkeypatch.setattr(core, "isEnabledFor", counting)
+    plain = _recording(HierarchicalMachine, frozenset())
+    lean = _recording(LeanHierarchicalMachine, frozenset())
+    counts = []
+    for model in (plain, lean):
+        asked.clear()
+        with _library_logging(None) as records:
+            assert model.trigger("newhand") is True
+        assert records.seen == []
+        counts.append(len(asked))
+    assert counts[0] > 10 and counts[1] == 1, counts
+    with _library_logging(logging.INFO) as records:
+        assert lean.trigger("dealt") is True
+    assert any("Finished processing state" in message for _, _, message in records.seen)
 
 
 def test_a_state_added_later_is_found_and_reached() -> None:
@@ -160,3 +256,21 @@ def test_a_state_added_later_is_found_and_reached() -> None:
         model.trigger("pause")
     assert lean_model.state == plain_model.state == "break"
     assert lean_model.calls == plain_model.calls
+
+
+def test_a_subclass_that_sets_the_state_its_own_way_keeps_it() -> None:
+    """The path without log calls sets the model's state itself; a subclass with its own
+    ``set_state`` (or scope handling, or callbacks runner) takes the library's path instead."""
+    calls: list[Any] = []
+
+    class Noting(LeanHierarchicalMachine):
+        def set_state(self, state: Any, model: Any = None) -> None:
+            calls.append(state)
+            super().set_state(state, model)
+
+    model = _Model()
+    Noting(model=model, states=layout.states(), transitions=layout.transitions(), initial=layout.IDLE,
+           send_event=True, queued=True, auto_transitions=False, on_exception="_on_exception", model_override=False)
+    calls.clear()
+    assert model.trigger("newhand") is True
+    assert model.state == "hand_third_deal" and calls == ["hand_third_deal"]

@@ -157,3 +157,26 @@ def test_null_nan_and_negative_stacks_are_refused_with_the_line(stacks, says):
 def test_inf_is_refused_where_a_number_is_needed():
     assert "antes" in _error(GOOD.replace("antes = [1, 1, 1]", "antes = [1, inf, 1]"))
     assert "bring_in" in _error(GOOD.replace("bring_in = 2", "bring_in = inf"))
+
+
+def test_a_file_growing_after_its_size_was_taken_is_read_to_the_end(tmp_path, monkeypatch):
+    """``read_phh`` asks for the size ``fstat`` gave (plus one byte) and reads on while more comes,
+    up to the limit: a file that grew meanwhile reads whole, as one read of the limit read it."""
+    import os
+    from types import SimpleNamespace
+
+    import shoe_ctl.phh as phh
+
+    p = tmp_path / "grown.phh"
+    p.write_text(GOOD)
+    real = os.fstat
+
+    def stale(fd: int) -> object:
+        st = real(fd)
+        return SimpleNamespace(st_mode=st.st_mode, st_size=10)  # the size before it grew
+
+    monkeypatch.setattr(phh.os, "fstat", stale)
+    assert read_phh(p) == parse_phh(GOOD, str(p))
+    monkeypatch.setattr(phh, "MAX_PHH_BYTES", 40)  # grew past the limit: cut there, as before
+    with pytest.raises(PhhError):
+        read_phh(p)
