@@ -257,3 +257,23 @@ def test_the_dealer_is_told_once_when_the_journal_cannot_be_written() -> None:
     journal.full = True
     c.step(CardRead(5, Card(5), "rfid", 5))
     assert codes() == ["journal-write-failed", "journal-write-failed"]
+
+
+def test_a_record_edited_to_a_deeply_nested_body_is_damage_not_a_traceback(tmp_path: Path) -> None:
+    """Someone edits a record's body to a list nested 100,000 deep and recomputes its checksum:
+    reading it (export, the open's check) names the record as damaged; nothing raises."""
+    from shoe_ctl.service.journal.records import record_crc
+
+    path = tmp_path / "t.journal"
+    with Journal(path, table="t", profile="tda") as j:
+        j.append(CardRead(1, Card.parse("As"), "rfid", 1))
+        j.append(CardRead(2, Card.parse("Ks"), "rfid", 2))
+    body = "[" * 100_000 + "]" * 100_000
+    with sqlite3.connect(path) as db:
+        seq, t_us, kind, hand, shoe_seq = db.execute(
+            "SELECT seq, time_us, kind, hand, shoe_seq FROM records ORDER BY seq DESC LIMIT 1").fetchone()
+        db.execute("UPDATE records SET body = ?, crc = ? WHERE seq = ?",
+                   (body, record_crc(seq, t_us, kind, hand, shoe_seq, body), seq))
+    with Journal(path, table="t", profile="tda", verify="full") as j:
+        assert any("nested too deeply" in d.reason for d in j.report.damage), j.report.lines()
+        assert [r.shoe_seq for r in j.records() if r.kind == "CardRead"] == [1]
