@@ -773,6 +773,15 @@ class LinkSession:
             elif keys is None:
                 if self._conn is not None:
                     self._conn.foreign_sealed += 1  # an earlier host's session, or another secret
+            elif self._challenges:
+                # A HOST_HELLO of this host is unanswered: the shoe may already be in the session
+                # it opened, whose HELLO was lost on a noisy line. Its frames cannot be checked
+                # before that HELLO is seen: ignored (never acted on) and the shoe challenged
+                # again, not reported as forged.
+                conn = self._conn
+                if conn is not None and now - conn.hello_at >= self.HELLO_INTERVAL:
+                    conn.hello_at = now
+                    self._host_hello()
             else:
                 self._refuse("forged", f"a {p.TYPE_NAMES.get(getattr(msg, 'TYPE', 0), '?')} frame "
                              f"(seq {msg.seq}) whose MAC does not verify: a forged frame")

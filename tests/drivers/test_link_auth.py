@@ -232,3 +232,38 @@ def test_pairing_an_unpaired_shoe_needs_its_pairing_mode() -> None:
         pump.run(0.3)
         assert (pump.device.secret == new) is mode
         assert pump.session.connected is mode
+
+
+class _Garble:
+    """Shoe-to-host noise: every byte changed while ``on`` (no frame survives its CRC)."""
+
+    def __init__(self) -> None:
+        self.on = False
+
+    def apply(self, data: bytes) -> bytes:
+        return bytes(b ^ 0x5A for b in data) if self.on else data
+
+
+class _Clean:
+    def apply(self, data: bytes) -> bytes:
+        return data
+
+
+def test_frames_of_a_session_whose_hello_was_lost_on_a_noisy_line_are_not_called_forged() -> None:
+    """A garbled line: the host hears nothing and challenges the shoe again; the shoe opens a new
+    session whose HELLO is lost in the noise and seals its frames under it. Once the line is
+    clean, those frames fail the old session's MAC: that is the shoe, not a second program. The
+    host ignores them and challenges again (no ``forged`` stop); the card arrives."""
+    garble = _Garble()
+    pump = Pump(LinkSession(auto_ack=True, secret=SECRET, serial="SH-1"), device(), noise=(garble, _Clean()))
+    pump.run(0.1)
+    pump.device.pull(pump.now)
+    pump.run(0.1)
+    garble.on = True
+    pump.device.pull(pump.now)  # this card's frame is garbled
+    pump.run(3.0)
+    garble.on = False
+    pump.run(2.0)
+    assert [c.seq for c in cards(pump)] == [1, 2]
+    assert [r.refused for r in refusals(pump)] == []
+    assert pump.session.connected and not pump.device.unacked()
