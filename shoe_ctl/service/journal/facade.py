@@ -299,11 +299,14 @@ class Journal:
         if entry.error is not None and not isinstance(entry.error, RuntimeError):
             raise entry.error
 
-    def begin_hand(self, info: Mapping[str, Any] | None = None, *, hand: int | None = None) -> int:
+    def begin_hand(self, info: Mapping[str, Any] | None = None, *, hand: int | None = None,
+                   wait: bool = True) -> int:
         """Start a hand: appends ``hand-start`` (body: ``info`` plus ``"hand"``); later appends belong
         to it. A hand still open is ended first as abandoned. The mark is kept in the writer's
         queue through a failing spell (written in order once the journal writes again): the call
-        returns when it is written or the journal is failing.
+        returns when it is written or the journal is failing; with ``wait`` false at once (the
+        controller's path, :class:`~shoe_ctl.service.recovery.HandMarks`: the mark is queued, and
+        every record queued after it is committed with it or after it).
 
         :param info: JSON-safe facts for export, e.g. ``{"game": "stud", "rules": "tda",
             "seats": [3, 4, 6, 1]}`` (table seats in player order), ``"antes"``, ``"bring_in"``,
@@ -320,23 +323,27 @@ class Journal:
             number, row = self.store.hand_start_row(info, hand)
             rows.append(([row], number))
             entries = [writer.submit(r, h, keep=True) for r, h in rows]
-        self._mark(entries[-1])
+        if wait:
+            self._mark(entries[-1])
         return number
 
-    def end_hand(self, info: Mapping[str, Any] | None = None) -> int:
+    def end_hand(self, info: Mapping[str, Any] | None = None, *, wait: bool = True) -> int:
         """End the current hand: appends ``hand-end`` (body: ``info`` plus ``"hand"``; kept through
-        a failing spell as :meth:`begin_hand`); prunes when the last pruning is an hour old
-        (``PRUNE_EVERY_S``).
+        a failing spell as :meth:`begin_hand`, and with ``wait`` false returning at once as there);
+        prunes when the last pruning is an hour old (``PRUNE_EVERY_S``) and the journal is not
+        failing.
 
-        :returns: the record's journal sequence (0 when not written yet: the journal is failing).
+        :returns: the record's journal sequence (0 when not written yet: the journal is failing,
+            or ``wait`` is false).
         :raises JournalError: when no hand is open.
         """
         writer = self._writer_or_raise()
         with self._submit_lock:
             number, row = self.store.hand_end_row(info)
             entry = writer.submit([row], number, keep=True)
-        self._mark(entry)
-        if entry.done.is_set() and entry.error is None and self._retention.due():
+        if wait:
+            self._mark(entry)
+        if entry.error is None and writer.failing is None and self._retention.due():
             self.prune()
         return entry.seqs[0] if entry.seqs else 0
 
