@@ -378,7 +378,7 @@ class Controller(Closeable):
                     link.ack(seq)
 
             try:
-                self._submit([ev, *alerts], on_durable=ack)
+                self._submit([ev, *alerts], on_durable=ack, linger=True)  # nobody waits: the ack follows
             except Exception as exc:  # noqa: BLE001 - a closed journal: not acked, the shoe keeps it
                 self.errors += 1
                 log.exception("journal submit failed; event not acked")

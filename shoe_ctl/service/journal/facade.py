@@ -237,12 +237,16 @@ class Journal:
         return self._wait(entry)
 
     def submit(self, items: Iterable[codec.Encodable], *,
-               on_durable: Callable[[list[int]], None] | None = None) -> Entry:
+               on_durable: Callable[[list[int]], None] | None = None, linger: bool = False) -> Entry:
         """Queue events/commands for the writer without waiting (the controller's path): they are
         written in order, in one transaction with whatever else waits, and ``on_durable(seqs)``
         runs in the writer thread once they are committed (the shoe's ack goes there). A write that
         fails keeps them at the head of the queue, and nothing behind them is written, until a
         retry succeeds (``docs/journal.md``, "The writer").
+
+        With ``linger`` (nobody waits for the commit: the shoe's ack is in ``on_durable``) the writer
+        may hold the group a few milliseconds for more appends to share its fsync
+        (``writer.LINGER_S``); :meth:`wait_written` on it ends that at once.
 
         :returns: the queued entry (``entry.done`` is set once written).
         :raises codec.CodecError: for an object the codec cannot encode (nothing is queued).
@@ -251,7 +255,7 @@ class Journal:
         writer = self._writer_or_raise()
         rows = self.store.rows_of(items)
         with self._submit_lock:
-            return writer.submit(rows, self.store.current_hand, keep=True, on_durable=on_durable)
+            return writer.submit(rows, self.store.current_hand, keep=True, on_durable=on_durable, linger=linger)
 
     def wait_written(self, entry: Entry, timeout: float | None) -> bool:
         """Wait until ``entry`` (from :meth:`submit`) is written (True), or the journal is failing
@@ -322,7 +326,7 @@ class Journal:
                 rows.append(([row], old))
             number, row = self.store.hand_start_row(info, hand)
             rows.append(([row], number))
-            entries = [writer.submit(r, h, keep=True) for r, h in rows]
+            entries = [writer.submit(r, h, keep=True, linger=not wait) for r, h in rows]
         if wait:
             self._mark(entries[-1])
         return number
@@ -340,7 +344,7 @@ class Journal:
         writer = self._writer_or_raise()
         with self._submit_lock:
             number, row = self.store.hand_end_row(info)
-            entry = writer.submit([row], number, keep=True)
+            entry = writer.submit([row], number, keep=True, linger=not wait)
         if wait:
             self._mark(entry)
         if entry.error is None and writer.failing is None and self._retention.due():
