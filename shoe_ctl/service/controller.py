@@ -6,7 +6,8 @@ journal, machine, sinks (:meth:`Controller.step`; docs/service.md, *How an event
 
 Dealer inputs wait in a lane of their own (:class:`EventQueue`): a shoe event waits behind at most
 :data:`MAX_INPUTS_AHEAD` of them, and at most :data:`MAX_DEALER_INPUTS` wait (docs/security.md,
-"Floods and connections").
+"Floods and connections"). Inputs queued back to back are journaled in one commit, each handled
+once its own record is written (docs/journal.md, "The writer").
 """
 
 from __future__ import annotations

@@ -4,7 +4,8 @@ Every append of a writable journal goes through one FIFO. The writer thread take
 (up to :data:`MAX_GROUP_ROWS` rows) and commits it in one transaction — one fsync for the group —
 then tells each append it is durable (its waiter wakes, its ``on_durable`` callback runs, in order).
 So under load many appends share one fsync, and an append is never reported durable before its
-commit.
+commit. A group of appends nobody waits for (``linger``: shoe events, acked from the commit) may
+wait :data:`LINGER_S` for company; an append somebody waits for is committed at once.
 
 When a commit fails (a full disk, a write lock held by another program beyond the busy timeout),
 nothing behind the failed group is written: order is the journal's promise, and the shoe's
