@@ -293,6 +293,9 @@ def test_systemd_status_says_when_the_journal_cannot_be_written_and_when_it_writ
             ctl.step(CardRead(seq, None, "none", seq))
             if journal.failing is not None:
                 break
+        end = time.monotonic() + 5  # the writer may hold a group of card reads a few ms (LINGER_S)
+        while journal.failing is None and time.monotonic() < end:
+            time.sleep(0.005)
         assert journal.failing is not None
         with journal.store.lock:
             journal.store.db().execute("PRAGMA max_page_count = 1073741823")
