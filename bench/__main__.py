@@ -251,7 +251,7 @@ def bench_latency(cards: int, *, pace_s: float, seed: int = 7, sync: str = "FULL
         journal = Journal(Path(tmp) / "bench.journal", table="bench", profile="tda", synchronous=sync)
         timed = _TimedJournal(journal)
         machine = Dealing(profiles(), default_rules="tda")
-        marks = HandMarks(journal, machine)
+        marks = HandMarks(journal, machine, wait=False)  # as shoe_ctl.table wires it
         marks.after(machine)
         stamp = _Stamp()
         shoe = VirtualShoe(Deck.seeded(seed), transport="pty", seed=seed, record=False, on_event=on_event)

@@ -173,7 +173,7 @@ class Table:
                 opened.close()
             raise TableError(f"journal {journal}: {exc}") from exc
         controller = Controller(machine, journal=opened)
-        marks = HandMarks(opened, machine)
+        marks = HandMarks(opened, machine, wait=False)
         marks.after(machine)
         controller.add_hook(marks.after_event)
         return cls(cfg, controller, url, resume_seq=resume_seq, journal=opened, **options)

@@ -6,7 +6,8 @@ journal, machine, sinks (:meth:`Controller.step`; docs/service.md, *How an event
 
 Dealer inputs wait in a lane of their own (:class:`EventQueue`): a shoe event waits behind at most
 :data:`MAX_INPUTS_AHEAD` of them, and at most :data:`MAX_DEALER_INPUTS` wait (docs/security.md,
-"Floods and connections").
+"Floods and connections"). Inputs queued back to back are journaled in one commit, each handled
+once its own record is written (docs/journal.md, "The writer").
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ class NullJournal:
 
 
 _STOP = object()
+_UNJOURNALED = object()  # a dealer input taken ahead whose journal submit failed
 
 
 class EventQueue(queue.Queue[Any]):
@@ -71,35 +73,73 @@ class EventQueue(queue.Queue[Any]):
     the shoe lane's first event: then that one. Each lane keeps its order (shoe events are never
     reordered among themselves, nor are dealer inputs); only a dealer input in a backlog may be
     overtaken by a shoe event posted after it. ``maxsize`` bounds the two lanes together.
+
+    :meth:`take_inputs` hands the controller, at once, the dealer inputs ``get`` would return next
+    while no shoe event waits (their journal records then share one commit); they count as
+    ahead of a shoe event posted before the controller has handled them, so the bound above
+    holds with them too.
     """
 
     def _init(self, maxsize: int) -> None:
         self._shoe: deque[tuple[int, Any]] = deque()
         self._dealer: deque[tuple[int, Any]] = deque()
         self._posted = 0
+        self._held = 0  # dealer inputs taken by take_inputs and not yet handled
+        self._waited = 0  # of those, the ones the shoe lane's first event waits behind
 
     def _qsize(self) -> int:
         return len(self._shoe) + len(self._dealer)
 
     def _put(self, item: Any) -> None:
         self._posted += 1
-        lane = self._dealer if isinstance(item, DealerInput) or item is _STOP else self._shoe
-        lane.append((self._posted, item))
-
-    def _get(self) -> Any:
-        if not self._dealer:
-            return self._shoe.popleft()[1]
+        if isinstance(item, DealerInput) or item is _STOP:
+            self._dealer.append((self._posted, item))
+            return
         if not self._shoe:
-            return self._dealer.popleft()[1]
+            self._waited = self._held
+        self._shoe.append((self._posted, item))
+
+    def _shoe_first(self) -> bool:
+        """True when the shoe lane's first event is the one to take next."""
+        if not self._dealer:
+            return True
+        if not self._shoe:
+            return False
         first_shoe = self._shoe[0][0]
-        ahead = 0
+        if first_shoe < self._dealer[0][0]:
+            return True
+        ahead = self._waited
         for n, _ in self._dealer:
             if n > first_shoe or ahead > MAX_INPUTS_AHEAD:
                 break
             ahead += 1
-        if ahead > MAX_INPUTS_AHEAD or first_shoe < self._dealer[0][0]:
+        return ahead > MAX_INPUTS_AHEAD
+
+    def _get(self) -> Any:
+        if self._shoe_first():
+            self._waited = 0
             return self._shoe.popleft()[1]
         return self._dealer.popleft()[1]
+
+    def take_inputs(self, limit: int) -> list[DealerInput]:
+        """Take (without waiting) up to ``limit`` dealer inputs at the head of the dealer lane while
+        the shoe lane is empty: exactly the events ``get`` would return next, in that order. The
+        caller handles them before its next ``get`` and calls :meth:`handled_held` as it takes up
+        each one."""
+        with self.mutex:
+            out: list[DealerInput] = []
+            while len(out) < limit and self._dealer and not self._shoe \
+                    and isinstance(self._dealer[0][1], DealerInput):
+                out.append(self._dealer.popleft()[1])
+            self._held += len(out)
+            if out:
+                self.not_full.notify(len(out))
+            return out
+
+    def handled_held(self) -> None:
+        """The controller takes up one of the inputs :meth:`take_inputs` gave it."""
+        with self.mutex:
+            self._held = max(0, self._held - 1)
 
     def put_urgent(self, item: Any) -> None:
         """Put ``item`` ahead of every event waiting, in either lane (the controller's urgent
@@ -163,6 +203,8 @@ class Controller(Closeable):
         self._idle = threading.Condition()
         self._busy = 0
         self.hooks: list[Callable[[Any, list[Command]], None]] = []
+        self._ahead: deque[tuple[Any, Any]] = deque()  # dealer inputs queued for the journal ahead
+        self._ahead_entry: Any = None  # the journal entry of the input being handled, if queued ahead
 
     # ------------------------------------------------------------------ wiring
 
@@ -262,7 +304,11 @@ class Controller(Closeable):
 
     def _run(self) -> None:
         while True:
-            ev = self.queue.get()
+            if self._ahead:
+                ev, self._ahead_entry = self._ahead.popleft()
+                self.queue.handled_held()
+            else:
+                ev = self.queue.get()
             if ev is _STOP:
                 return
             try:
@@ -333,7 +379,7 @@ class Controller(Closeable):
                     link.ack(seq)
 
             try:
-                self._submit([ev, *alerts], on_durable=ack)
+                self._submit([ev, *alerts], on_durable=ack, linger=True)  # nobody waits: the ack follows
             except Exception as exc:  # noqa: BLE001 - a closed journal: not acked, the shoe keeps it
                 self.errors += 1
                 log.exception("journal submit failed; event not acked")
@@ -346,20 +392,41 @@ class Controller(Closeable):
                 log.exception("ack %d failed", ev.seq)
 
     def _journal_other(self, ev: Any) -> None:
-        """Journal an event nobody would send again, before the machine acts on it (bounded wait)."""
+        """Journal an event nobody would send again, before the machine acts on it (bounded wait).
+
+        In the controller thread, a dealer input takes the dealer inputs queued right behind it
+        (:meth:`EventQueue.take_inputs`, at most :data:`MAX_INPUTS_AHEAD`) and queues their
+        records for the writer too, each as its own append in handling order: a burst of inputs
+        (folds, then *betting complete*) shares one commit instead of one fsync each. Each of them
+        is still handled only once its own record is written."""
         if self._submit is None:
             self._journal(ev, [])
             return
+        entry, self._ahead_entry = self._ahead_entry, None
+        if entry is _UNJOURNALED:
+            return  # queued ahead, and its submit failed (already logged and told)
+        if entry is None:
+            entry = self._submit_other(ev)
+            if entry is None:
+                return
+            if isinstance(ev, DealerInput) and threading.current_thread() is self._thread:
+                for more in self.queue.take_inputs(MAX_INPUTS_AHEAD):
+                    self._ahead.append((more, self._submit_other(more) or _UNJOURNALED))
+        wait = getattr(self.journal, "wait_written", None)
+        if wait is not None and not wait(entry, self.INPUT_WAIT_S):
+            log.warning("a %s acted on before its journal record was written (journal failing)", type(ev).__name__)
+
+    def _submit_other(self, ev: Any) -> Any:
+        """Queue ``ev``'s record for the writer; its entry, or None when that failed (logged, the
+        dealer told)."""
+        assert self._submit is not None
         try:
-            entry = self._submit([ev])
+            return self._submit([ev])
         except Exception as exc:  # noqa: BLE001
             self.errors += 1
             log.exception("journal submit failed")
             self._journal_failed(exc)
-            return
-        wait = getattr(self.journal, "wait_written", None)
-        if wait is not None and not wait(entry, self.INPUT_WAIT_S):
-            log.warning("a %s acted on before its journal record was written (journal failing)", type(ev).__name__)
+            return None
 
     def _journal(self, ev: Any, alerts: list[Alert]) -> bool:
         """Append ``ev`` (unless None) and then ``alerts``; True when ``ev`` was journaled.

@@ -150,11 +150,19 @@ class HandMarks:
     abandoned); a machine back in ``idle`` with a journal hand open: ``end_hand`` with the
     machine's ``summary()``. Build it after :func:`recover` so the baseline is the replayed
     machine; ``after`` at once fixes a stop that fell between an event and its mark.
+
+    With ``wait`` false (the service's wiring) the marks are queued for the journal's writer and
+    :meth:`after` returns at once: the writer commits in order, so a mark is on disk before any
+    record the controller queues after it, and the controller thread does not wait for an fsync
+    at each hand boundary (``docs/journal.md``, "The writer"). With ``wait`` true (the default)
+    :meth:`after` returns once each mark is written (or the journal is failing).
     """
 
-    def __init__(self, journal: Journal, machine: Any, *, replayed_hands: int | None = None) -> None:
+    def __init__(self, journal: Journal, machine: Any, *, replayed_hands: int | None = None,
+                 wait: bool = True) -> None:
         self.journal = journal
         self.machine = machine
+        self.wait = wait
         self.seen = getattr(machine, "hand_no", 0) if replayed_hands is None else replayed_hands
         if replayed_hands is None and journal.current_hand is None and getattr(machine, "state", "idle") != "idle":
             self.seen -= 1  # the machine is in a hand the journal has not marked yet
@@ -178,7 +186,7 @@ class HandMarks:
             if callable(summary):
                 s = summary()
                 info["game"], info["rules"] = s.get("game"), s.get("rules")
-            self.journal.begin_hand(info)
+            self.journal.begin_hand(info, wait=self.wait)
         elif self.journal.current_hand is not None and state == "idle":
             summary = getattr(machine, "summary", None)
-            self.journal.end_hand(summary() if callable(summary) else {})
+            self.journal.end_hand(summary() if callable(summary) else {}, wait=self.wait)

@@ -10,7 +10,7 @@ import time
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from shoe_ctl.events import CardRead, DealerAction, DealerInput, LinkChanged, LinkStatus
@@ -134,3 +134,89 @@ def test_close_still_handles_what_was_queued() -> None:
     c.post(card(1))
     c.close()
     assert [e for e, _ in m.seen] == [inp(n) for n in range(5)] + [card(1)]
+
+
+@given(st.lists(st.sampled_from(["card", "input", "step", "step"]), max_size=80))
+@example(["input"] * 17 + ["step", "card"])  # 8 taken ahead, 8 more older than the card
+def test_inputs_taken_ahead_keep_the_order_and_the_bound(ops: list[str]) -> None:
+    """The controller's loop with ``take_inputs``: after a dealer input it takes the inputs queued
+    right behind it (their records then share a commit). What it handles is what ``get`` alone
+    would give (each lane in order, nothing lost), and a card waits behind at most
+    ``MAX_INPUTS_AHEAD`` inputs handled after it was posted, the ones taken ahead included."""
+    q = EventQueue()
+    ahead: list[Any] = []
+    posted: list[Any] = []
+    handled: list[Any] = []
+    waiting_since: dict[int, int] = {}  # card seq -> number of events handled when it was posted
+
+    def step() -> None:
+        if ahead:
+            ev = ahead.pop(0)
+            q.handled_held()
+        elif not q.empty():
+            ev = q.get_nowait()
+            if isinstance(ev, DealerInput):
+                ahead.extend(q.take_inputs(ctl.MAX_INPUTS_AHEAD))
+        else:
+            return
+        handled.append(ev)
+
+    for i, op in enumerate(ops):
+        if op == "card":
+            posted.append(card(i))
+            waiting_since[i] = len(handled)
+            q.put(card(i))
+        elif op == "input":
+            posted.append(inp(i))
+            q.put(inp(i))
+        else:
+            step()
+    while ahead or not q.empty():
+        step()
+    assert sorted(handled, key=posted.index) == posted
+    assert [e for e in handled if isinstance(e, CardRead)] == [e for e in posted if isinstance(e, CardRead)]
+    assert [e for e in handled if isinstance(e, DealerInput)] == [e for e in posted if isinstance(e, DealerInput)]
+    last_card_at = 0
+    for at, ev in enumerate(handled):
+        if isinstance(ev, CardRead):
+            start = max(waiting_since[ev.seq], last_card_at)
+            assert sum(isinstance(e, DealerInput) for e in handled[start:at]) <= ctl.MAX_INPUTS_AHEAD
+            last_card_at = at + 1
+
+
+def test_a_burst_of_inputs_shares_a_commit_and_each_is_written_before_it_is_handled(tmp_path: Any) -> None:
+    """Dealer inputs queued back to back are journaled in one commit (not one fsync each), and the
+    machine still sees each one only once its record is on disk."""
+    from shoe_ctl.service.journal import Journal
+
+    journal = Journal(tmp_path / "t.journal", table="t", profile="tda")
+    unwritten: list[int] = []
+
+    class Checking(SlowMachine):
+        def handle(self, ev: Any) -> list[Any]:
+            if isinstance(ev, DealerInput):
+                refs = {json_ref(r.body) for r in journal.records() if r.kind == "DealerInput"}
+                if ev.args["ref"] not in refs:
+                    unwritten.append(ev.args["ref"])
+            return super().handle(ev)
+
+    m = Checking(input_s=0.05)
+    try:
+        c = Controller(m, journal=journal)  # type: ignore[arg-type]
+        with c:
+            groups = journal._writer.groups  # type: ignore[union-attr]
+            for n in range(8):  # the first is taken at once; the others queue behind it
+                assert c.post(inp(n))
+            assert c.wait_idle(10)
+            commits = journal._writer.groups - groups  # type: ignore[union-attr]
+        assert [ev.args["ref"] for ev, _ in m.seen] == list(range(8))
+        assert unwritten == []
+        assert commits <= 3  # was 8: one per input
+    finally:
+        journal.close()
+
+
+def json_ref(body: str) -> Any:
+    import json
+
+    return json.loads(body).get("args", {}).get("ref")

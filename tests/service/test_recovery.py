@@ -204,3 +204,25 @@ def test_a_stop_anywhere_resumes_to_the_same_hands(tmp_path: Path) -> None:
             rest = [e for e in evs[k:] if not (isinstance(e, E.CardRead) and last is not None and e.seq <= last)]
             run_controller(j, machine, rest)
             assert exported(j, tmp_path / f"out{k}") == want, k
+
+
+def test_marks_queued_without_waiting_are_written_in_order(tmp_path: Path) -> None:
+    """The service's hand marks (``wait=False``) do not wait for their commit, and still land in
+    the journal in order: before every record queued after them, in the hand they open."""
+    path = tmp_path / "t.journal"
+    machine = Counter()
+    with Journal(path, table="t", profile="tda") as j:
+        marks = HandMarks(j, machine, wait=False)
+        waits: list[Any] = []
+        real_mark = j._mark
+        j._mark = waits.append  # type: ignore[method-assign]  # any wait for a commit is noted
+        for ev in [NEW, *cards(1, 2), DONE, NEW, *cards(3, 1)]:
+            machine.handle(ev)
+            marks.after(machine)
+            j.append(ev)
+        j._mark = real_mark  # type: ignore[method-assign]
+        assert waits == []
+        kinds = [(r.kind, r.hand) for r in j.records()]
+    assert kinds == [("hand-start", 1), ("DealerInput", 1), ("CardRead", 1), ("CardRead", 1),
+                     ("hand-end", 1), ("DealerInput", None),
+                     ("hand-start", 2), ("DealerInput", 2), ("CardRead", 2)]

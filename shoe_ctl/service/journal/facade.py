@@ -261,12 +261,16 @@ class Journal:
         return self._wait(entry)
 
     def submit(self, items: Iterable[codec.Encodable], *,
-               on_durable: Callable[[list[int]], None] | None = None) -> Entry:
+               on_durable: Callable[[list[int]], None] | None = None, linger: bool = False) -> Entry:
         """Queue events/commands for the writer without waiting (the controller's path): they are
         written in order, in one transaction with whatever else waits, and ``on_durable(seqs)``
         runs in the writer thread once they are committed (the shoe's ack goes there). A write that
         fails keeps them at the head of the queue, and nothing behind them is written, until a
         retry succeeds (``docs/journal.md``, "The writer").
+
+        With ``linger`` (nobody waits for the commit: the shoe's ack is in ``on_durable``) the writer
+        may hold the group a few milliseconds for more appends to share its fsync
+        (``writer.LINGER_S``); :meth:`wait_written` on it ends that at once.
 
         :returns: the queued entry (``entry.done`` is set once written).
         :raises codec.CodecError: for an object the codec cannot encode (nothing is queued).
@@ -275,7 +279,7 @@ class Journal:
         writer = self._writer_or_raise()
         rows = self.store.rows_of(items)
         with self._submit_lock:
-            return writer.submit(rows, self.store.current_hand, keep=True, on_durable=on_durable)
+            return writer.submit(rows, self.store.current_hand, keep=True, on_durable=on_durable, linger=linger)
 
     def wait_written(self, entry: Entry, timeout: float | None) -> bool:
         """Wait until ``entry`` (from :meth:`submit`) is written (True), or the journal is failing
@@ -323,11 +327,14 @@ class Journal:
         if entry.error is not None and not isinstance(entry.error, RuntimeError):
             raise entry.error
 
-    def begin_hand(self, info: Mapping[str, Any] | None = None, *, hand: int | None = None) -> int:
+    def begin_hand(self, info: Mapping[str, Any] | None = None, *, hand: int | None = None,
+                   wait: bool = True) -> int:
         """Start a hand: appends ``hand-start`` (body: ``info`` plus ``"hand"``); later appends belong
         to it. A hand still open is ended first as abandoned. The mark is kept in the writer's
         queue through a failing spell (written in order once the journal writes again): the call
-        returns when it is written or the journal is failing.
+        returns when it is written or the journal is failing; with ``wait`` false at once (the
+        controller's path, :class:`~shoe_ctl.service.recovery.HandMarks`: the mark is queued, and
+        every record queued after it is committed with it or after it).
 
         :param info: JSON-safe facts for export, e.g. ``{"game": "stud", "rules": "tda",
             "seats": [3, 4, 6, 1]}`` (table seats in player order), ``"antes"``, ``"bring_in"``,
@@ -343,24 +350,28 @@ class Journal:
                 rows.append(([row], old))
             number, row = self.store.hand_start_row(info, hand)
             rows.append(([row], number))
-            entries = [writer.submit(r, h, keep=True) for r, h in rows]
-        self._mark(entries[-1])
+            entries = [writer.submit(r, h, keep=True, linger=not wait) for r, h in rows]
+        if wait:
+            self._mark(entries[-1])
         return number
 
-    def end_hand(self, info: Mapping[str, Any] | None = None) -> int:
+    def end_hand(self, info: Mapping[str, Any] | None = None, *, wait: bool = True) -> int:
         """End the current hand: appends ``hand-end`` (body: ``info`` plus ``"hand"``; kept through
-        a failing spell as :meth:`begin_hand`); prunes when the last pruning is an hour old
-        (``PRUNE_EVERY_S``).
+        a failing spell as :meth:`begin_hand`, and with ``wait`` false returning at once as there);
+        prunes when the last pruning is an hour old (``PRUNE_EVERY_S``) and the journal is not
+        failing.
 
-        :returns: the record's journal sequence (0 when not written yet: the journal is failing).
+        :returns: the record's journal sequence (0 when not written yet: the journal is failing,
+            or ``wait`` is false).
         :raises JournalError: when no hand is open.
         """
         writer = self._writer_or_raise()
         with self._submit_lock:
             number, row = self.store.hand_end_row(info)
-            entry = writer.submit([row], number, keep=True)
-        self._mark(entry)
-        if entry.done.is_set() and entry.error is None and self._retention.due():
+            entry = writer.submit([row], number, keep=True, linger=not wait)
+        if wait:
+            self._mark(entry)
+        if entry.error is None and writer.failing is None and self._retention.due():
             self.prune()
         return entry.seqs[0] if entry.seqs else 0
 

@@ -4,7 +4,8 @@ Every append of a writable journal goes through one FIFO. The writer thread take
 (up to :data:`MAX_GROUP_ROWS` rows) and commits it in one transaction — one fsync for the group —
 then tells each append it is durable (its waiter wakes, its ``on_durable`` callback runs, in order).
 So under load many appends share one fsync, and an append is never reported durable before its
-commit.
+commit. A group of appends nobody waits for (``linger``: shoe events, acked from the commit) may
+wait :data:`LINGER_S` for company; an append somebody waits for is committed at once.
 
 When a commit fails (a full disk, a write lock held by another program beyond the busy timeout),
 nothing behind the failed group is written: order is the journal's promise, and the shoe's
@@ -33,6 +34,14 @@ MAX_GROUP_ROWS = 2000
 RETRY_S = 0.25
 """Seconds between two tries of a failing group (kept appends wait at the head meanwhile)."""
 
+LINGER_S = 0.004
+"""Longest a group made only of appends that nobody waits for (``linger``: the controller's shoe
+events, whose ack follows the commit, and the hand marks) waits for company before its commit.
+An append somebody waits for (a dealer input, a direct ``append``) ends the wait at once."""
+
+LINGER_ROWS = 64
+"""A lingering group is committed as soon as it holds this many records."""
+
 Batch = list[tuple[str, str, int | None]]
 """The rows of one append: (kind, body, shoe_seq)."""
 
@@ -41,14 +50,15 @@ class Entry:
     """One append waiting in the FIFO: its rows, the hand they belong to, whether it is kept through
     failures, and, once done, its journal sequences or the error that dropped it."""
 
-    __slots__ = ("rows", "hand", "keep", "sync", "on_durable", "done", "seqs", "error")
+    __slots__ = ("rows", "hand", "keep", "sync", "linger", "on_durable", "done", "seqs", "error")
 
     def __init__(self, rows: Batch, hand: int | None, keep: bool, sync: bool,
-                 on_durable: Callable[[list[int]], None] | None) -> None:
+                 on_durable: Callable[[list[int]], None] | None, linger: bool = False) -> None:
         self.rows = rows
         self.hand = hand
         self.keep = keep
         self.sync = sync
+        self.linger = linger
         self.on_durable = on_durable
         self.done = threading.Event()
         self.seqs: list[int] = []
@@ -72,6 +82,7 @@ class GroupWriter:
         """The error of the last failed commit while it is not followed by a successful one."""
         self.groups = 0
         self.rows_written = 0
+        self._rows_queued = 0
         self._thread = threading.Thread(target=self._run, name=f"{name}-writer", daemon=True)
         self._thread.start()
 
@@ -83,17 +94,22 @@ class GroupWriter:
         self._listeners.append(fn)
 
     def submit(self, rows: Batch, hand: int | None, *, keep: bool, sync: bool = True,
-               on_durable: Callable[[list[int]], None] | None = None) -> Entry:
+               on_durable: Callable[[list[int]], None] | None = None, linger: bool = False) -> Entry:
         """Queue one append (never blocks).
 
+        :param linger: nobody waits for this commit (its ``on_durable`` does what follows it): the
+            writer may hold a group of such appends up to :data:`LINGER_S` for more to share its
+            fsync (at most :data:`LINGER_ROWS` records).
         :raises RuntimeError: the writer is closed.
         """
-        entry = Entry(rows, hand, keep, sync, on_durable)
+        entry = Entry(rows, hand, keep, sync, on_durable, linger)
         with self._cond:
             if self._stop:
                 raise RuntimeError("the journal writer is closed")
             self._queue.append(entry)
-            self._cond.notify_all()
+            self._rows_queued += len(rows)
+            if not linger or len(self._queue) == 1 or self._rows_queued >= LINGER_ROWS:
+                self._cond.notify_all()  # a lingering writer needs no wake-up for one more of its kind
         return entry
 
     def pending(self) -> int:
@@ -105,6 +121,9 @@ class GroupWriter:
         """Wait until ``entry`` is written or dropped (True), or the journal is failing, or
         ``timeout`` passed (False)."""
         with self._cond:
+            if entry.linger:
+                entry.linger = False  # somebody waits for it now: no lingering for company
+                self._cond.notify_all()
             self._cond.wait_for(lambda: entry.done.is_set() or self.failing is not None, timeout)
         return entry.done.is_set()
 
@@ -131,6 +150,7 @@ class GroupWriter:
                     entry.error = RuntimeError("the journal closed before this append was written")
                     entry.done.set()
             self._queue.clear()
+            self._rows_queued = 0
             self._cond.notify_all()
         return left
 
@@ -142,6 +162,8 @@ class GroupWriter:
                 self._cond.wait_for(lambda: self._queue or self._stop)
                 if not self._queue:
                     return
+                if self.failing is None:
+                    self._cond.wait_for(self._commit_now, LINGER_S)
                 group: list[Entry] = []
                 rows = 0
                 for entry in self._queue:
@@ -162,10 +184,15 @@ class GroupWriter:
                 continue
             self._written(group, seqs)
 
+    def _commit_now(self) -> bool:
+        """No more lingering (lock held): stopping, enough records, or an append somebody waits for."""
+        return self._stop or self._rows_queued >= LINGER_ROWS or not all(e.linger for e in self._queue)
+
     def _written(self, group: list[Entry], seqs: list[list[int]]) -> None:
         with self._cond:
-            for _ in group:
+            for entry in group:
                 self._queue.popleft()
+                self._rows_queued -= len(entry.rows)
             recovered = self.failing is not None
             self.failing = None
             self.groups += 1
@@ -191,6 +218,7 @@ class GroupWriter:
             dropped = [e for e in group if not e.keep]
             for entry in dropped:
                 self._queue.remove(entry)
+                self._rows_queued -= len(entry.rows)
                 entry.error = exc
                 entry.done.set()
             self._cond.notify_all()

@@ -1,0 +1,66 @@
+"""The journal writer's lingering groups (docs/journal.md, "The writer"): appends nobody waits for
+(the controller's shoe events, acked from the commit) may wait a few milliseconds to share an
+fsync; anything somebody waits for ends that wait at once, and so do a full group and close."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from shoe_ctl import events as E
+from shoe_ctl.rules.cards import Card
+from shoe_ctl.service.journal import Journal
+from shoe_ctl.service.journal import writer as W
+
+
+def card(seq: int) -> E.CardRead:
+    return E.CardRead(seq, Card(seq % 52), "rfid", seq)
+
+
+@pytest.fixture
+def journal(tmp_path: Path) -> Iterator[Journal]:
+    j = Journal(tmp_path / "t.journal", table="t", profile="tda")
+    yield j
+    j.close()
+
+
+def test_lingering_appends_share_commits_and_are_acked_in_order(journal: Journal) -> None:
+    acked: list[int] = []
+    groups = journal._writer.groups  # type: ignore[union-attr]
+    entries = [journal.submit([card(s)], on_durable=lambda _seqs, s=s: acked.append(s), linger=True)
+               for s in range(1, 21)]
+    assert journal.flush(5.0)
+    assert all(e.done.is_set() and e.error is None for e in entries)
+    assert acked == list(range(1, 21))
+    assert journal._writer.groups - groups <= 3  # type: ignore[union-attr]  # not 20: one fsync each
+    assert [r.shoe_seq for r in journal.records()] == list(range(1, 21))
+
+
+def test_a_waited_append_ends_the_linger_at_once(journal: Journal, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(W, "LINGER_S", 30.0)
+    first = journal.submit([card(1)], linger=True)
+    waited = journal.submit([E.DealerInput(E.DealerAction.NEW_HAND)])  # a dealer input: somebody waits
+    assert journal.wait_written(waited, 5.0)
+    assert first.done.is_set()  # written in the same commit or before it: order kept
+
+
+def test_waiting_on_a_lingering_append_ends_its_linger(journal: Journal, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(W, "LINGER_S", 30.0)
+    entry = journal.submit([card(1)], linger=True)
+    assert journal.wait_written(entry, 5.0)
+
+
+def test_a_full_group_and_close_end_the_linger(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(W, "LINGER_S", 30.0)
+    j = Journal(tmp_path / "t.journal", table="t", profile="tda")
+    try:
+        entries = [j.submit([card(s)], linger=True) for s in range(1, W.LINGER_ROWS + 1)]
+        assert entries[-1].done.wait(5.0)
+        last = j.submit([card(W.LINGER_ROWS + 1)], linger=True)
+    finally:
+        j.close()
+    assert last.done.is_set() and last.error is None
+    with Journal(tmp_path / "t.journal", table="t", profile="tda", readonly=True) as again:
+        assert [r.shoe_seq for r in again.records()][-1] == W.LINGER_ROWS + 1
