@@ -58,6 +58,18 @@ def _number(text: str) -> int | float | bool:
     return int(text) if word is None else word
 
 
+def _array(array: str) -> list[Any]:
+    """The values of ``array``, text :data:`_STATEMENT` matched as an array. An array of strings
+    alone and no comment (a PHH file's ``actions``, ``players``) is split at its quotes (a
+    string here holds no quote: no escapes), the text between them only brackets, commas and
+    blanks; any other goes through :data:`_ITEMS`."""
+    if "#" not in array:
+        parts = array.split('"')
+        if not "".join(parts[0::2]).strip("[], \t\n"):
+            return parts[1::2]
+    return [s[1:-1] if s else _number(n) for s, n in _ITEMS.findall(array) if s or n]
+
+
 def loads_fast(text: str) -> dict[str, Any] | None:
     """The table of ``text`` when it has the common PHH shape (see the module), else ``None``
     (including for every text ``tomllib`` refuses)."""
@@ -87,7 +99,7 @@ def loads_fast(text: str) -> dict[str, Any] | None:
         elif number is not None:
             data[key] = _number(number)
         else:
-            data[key] = [s[1:-1] if s else _number(n) for s, n in _ITEMS.findall(array) if s or n]
+            data[key] = _array(array)
         pos = m.end()
 
 
