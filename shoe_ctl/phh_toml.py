@@ -22,7 +22,10 @@ _CTRL = r"\x00-\x08\x0a-\x1f\x7f"
 _STR = rf'"[^"\\{_CTRL}]*"'
 _SCALAR = r"(?:0|[1-9][0-9]{0,17}|inf|true|false)"  # at most 18 digits: the rest goes to tomllib
 _COMMENT = rf"#[^{_CTRL}]*"
-_GAP = rf"(?:[ \t\n]|{_COMMENT}\n)*"  # inside an array: blanks, newlines, comments to the line's end
+# inside an array: blanks, newlines, comments to the line's end; written as a run of blanks then
+# (comment, run of blanks) pairs, the same texts as ``(?:[ \t\n]|{_COMMENT}\n)*`` but a run is
+# one character-class repeat for the regular-expression engine, not a group per character
+_GAP = rf"[ \t\n]*(?:{_COMMENT}\n[ \t\n]*)*"
 _ITEM = rf"(?:{_STR}|{_SCALAR})"
 _ARRAY = rf"\[{_GAP}(?:{_ITEM}{_GAP},{_GAP})*(?:{_ITEM}{_GAP})?\]"
 
