@@ -378,7 +378,7 @@ class Dealing:
         count, e.g. after cards not expected were pulled from a new stub, fills nothing)."""
         hand = self.hand
         assert self.plan is not None and hand is not None
-        if hand.stub_count() <= 0:
+        if hand.deck_size - hand.pulled + hand.returned <= 0:  # hand.stub_count(), written out
             self._stray(card, seq)
             return
         step = self.plan.steps[self.step_i]

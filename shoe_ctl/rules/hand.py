@@ -314,9 +314,15 @@ class HandState:
             if i is None or not 0 <= i < len(seats):
                 raise HandError(f"deal step without a valid player index: {i!r}")
             seat = seats[i]
-            if not seat.in_hand:
+            if seat.folded or seat.killed or seat.dead:  # not seat.in_hand, written out
                 raise HandError(f"player {i} (seat {seat.seat}) is not in the hand")
-            self._pull(step.street)
+            # _pull(step.street), written out: a deal is most of the steps recorded
+            if self.deck_size - self.pulled + self.returned <= 0:
+                raise HandError("a card was recorded from an empty stub")
+            self.pulled += 1
+            self.dealt_since_load += 1
+            if step.street is not None:
+                self.street = step.street
             (seat.up if step.face == "up" else seat.down).append(card)
             seat.next_face = None
         elif kind == "burn":
