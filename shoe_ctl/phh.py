@@ -32,7 +32,7 @@ import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from shoe_ctl.phh_toml import TomlError, loads
 from shoe_ctl.rules.cards import Card, CardError, parse_cards
@@ -78,11 +78,13 @@ class PhhError(ValueError):
         super().__init__(f"{path}: {where}: {message}" if where else f"{path}: {message}")
 
 
-@dataclass(frozen=True, slots=True)
-class Action:
-    """One entry of the record's ``actions``, in file order.
+class Action(NamedTuple):
+    """One entry of the record's ``actions``, in file order (an immutable value: a named tuple,
+    built in C, where a frozen dataclass sets each field through ``object.__setattr__``; a
+    record has some forty of them, docs/performance.md, "Replay at 2x", change 24).
 
-    :ivar index: position in the file's ``actions`` list (0-based).
+    :ivar index: position in the file's ``actions`` list (0-based); the field hides the
+        tuple's ``index`` method, which nothing here calls.
     :ivar street: ``"3rd"`` .. ``"7th"``; for a deal line the street it deals, for a player action
         the street being bet.
     :ivar kind: ``"dh"`` (cards to a player), ``"db"`` (community card) or a player action
@@ -92,7 +94,7 @@ class Action:
     :ivar cards: the cards dealt (``dh``, ``db``) or shown (``sm``), ``None`` for ``??``.
     """
 
-    index: int
+    index: int  # type: ignore[assignment]  # the field, not tuple.index (see above)
     street: str
     kind: str
     player: int | None

@@ -22,7 +22,10 @@ _CTRL = r"\x00-\x08\x0a-\x1f\x7f"
 _STR = rf'"[^"\\{_CTRL}]*"'
 _SCALAR = r"(?:0|[1-9][0-9]{0,17}|inf|true|false)"  # at most 18 digits: the rest goes to tomllib
 _COMMENT = rf"#[^{_CTRL}]*"
-_GAP = rf"(?:[ \t\n]|{_COMMENT}\n)*"  # inside an array: blanks, newlines, comments to the line's end
+# inside an array: blanks, newlines, comments to the line's end; written as a run of blanks then
+# (comment, run of blanks) pairs, the same texts as ``(?:[ \t\n]|{_COMMENT}\n)*`` but a run is
+# one character-class repeat for the regular-expression engine, not a group per character
+_GAP = rf"[ \t\n]*(?:{_COMMENT}\n[ \t\n]*)*"
 _ITEM = rf"(?:{_STR}|{_SCALAR})"
 _ARRAY = rf"\[{_GAP}(?:{_ITEM}{_GAP},{_GAP})*(?:{_ITEM}{_GAP})?\]"
 
@@ -58,6 +61,18 @@ def _number(text: str) -> int | float | bool:
     return int(text) if word is None else word
 
 
+def _array(array: str) -> list[Any]:
+    """The values of ``array``, text :data:`_STATEMENT` matched as an array. An array of strings
+    alone and no comment (a PHH file's ``actions``, ``players``) is split at its quotes (a
+    string here holds no quote: no escapes), the text between them only brackets, commas and
+    blanks; any other goes through :data:`_ITEMS`."""
+    if "#" not in array:
+        parts = array.split('"')
+        if not "".join(parts[0::2]).strip("[], \t\n"):
+            return parts[1::2]
+    return [s[1:-1] if s else _number(n) for s, n in _ITEMS.findall(array) if s or n]
+
+
 def loads_fast(text: str) -> dict[str, Any] | None:
     """The table of ``text`` when it has the common PHH shape (see the module), else ``None``
     (including for every text ``tomllib`` refuses)."""
@@ -87,7 +102,7 @@ def loads_fast(text: str) -> dict[str, Any] | None:
         elif number is not None:
             data[key] = _number(number)
         else:
-            data[key] = [s[1:-1] if s else _number(n) for s, n in _ITEMS.findall(array) if s or n]
+            data[key] = _array(array)
         pos = m.end()
 
 

@@ -181,7 +181,10 @@ class Dealing:
         if isinstance(event, DealerInput) and isinstance(event.args.get("ref"), int):
             self._reply_ref = event.args["ref"]
         try:
-            self._dispatch(event)
+            if isinstance(event, CardRead):  # the common event, without the dispatch's call
+                self._on_card(event)
+            else:
+                self._dispatch(event)
             self._settle()
         except Exception as exc:  # noqa: BLE001 - any fault becomes the attention state
             self._pending_fault = exc
@@ -241,7 +244,12 @@ class Dealing:
     def _on_card(self, ev: CardRead) -> None:
         if self.inputs.undo.last is not None:
             self.inputs.undo.forget("a card has left the shoe since the last input")
-        gap = self._dispense_gap(ev)
+        epoch = ev.epoch
+        if (epoch is None or epoch == self.counter_epoch) and ev.dispense == self.last_dispense + 1:
+            self.last_dispense = ev.dispense  # the next card of the same count: _dispense_gap's answer
+            gap = 0
+        else:
+            gap = self._dispense_gap(ev)
         self.counter_wait = False  # a card left the shoe: the dealer is dealing
         state = self.state
         hand = self.hand
@@ -378,7 +386,7 @@ class Dealing:
         count, e.g. after cards not expected were pulled from a new stub, fills nothing)."""
         hand = self.hand
         assert self.plan is not None and hand is not None
-        if hand.stub_count() <= 0:
+        if hand.deck_size - hand.pulled + hand.returned <= 0:  # hand.stub_count(), written out
             self._stray(card, seq)
             return
         step = self.plan.steps[self.step_i]

@@ -12,6 +12,7 @@ from shoe_ctl.events import DealerAction, DealerInput
 
 if TYPE_CHECKING:
     from shoe_ctl.machine.dealing import Dealing
+    from shoe_ctl.rules.hand import HandState, SeatState
 
 __all__ = ["NOT_UNDOABLE", "Undo"]
 
@@ -67,6 +68,9 @@ class Undo:
         self.m = machine
         self.last: tuple[DealerAction, dict[str, Any] | None] | None = None
         self.why = "no dealer input to undo"
+        # the hand of the last undo point and its seat copies (never changed while kept here):
+        # a seat equal to its copy then is not copied again
+        self._kept: tuple[HandState, list[SeatState]] | None = None
 
     def forget(self, why: str) -> None:
         """Nothing can be undone any more, because ``why``."""
@@ -89,9 +93,24 @@ class Undo:
         # read in the betting round (a premature card's role, street and seat): keep those
         # reads' fields (undo puts them back). Alert entries are never changed in place.
         snap["read_fields"] = [(r, _read_fields(r)) for r in irr.betting_strays]
-        snap["hand"] = m.hand.copy() if m.hand is not None else None
+        snap["hand"] = self._hand_copy(m.hand) if m.hand is not None else None
         snap["state"] = m.state
         return snap
+
+    def _hand_copy(self, hand: HandState) -> HandState:
+        """A copy of ``hand`` for the undo point whose seats are shared with the last undo point's
+        copy where the seat has not changed since (equal instance dictionaries: the same flags
+        and the same cards, compared by identity first). Between two dealer inputs most seats
+        do not change (the other players' seats at a fold; every folded seat), and an undo
+        point's copies are never changed unless an undo puts them back, which drops them here."""
+        kept = self._kept
+        live = hand.seats
+        if kept is not None and kept[0] is hand and len(kept[1]) == len(live):
+            seats = [c if s.__dict__ == c.__dict__ else s.copy() for s, c in zip(live, kept[1], strict=True)]
+        else:
+            seats = [s.copy() for s in live]
+        self._kept = (hand, seats)
+        return hand.copy(seats)
 
     def undo(self, ev: DealerInput) -> None:
         """The ``undo`` input: put the state before the last input back, or refuse
@@ -114,6 +133,7 @@ class Undo:
             for name, value in zip(read.__slots__, values, strict=True):
                 setattr(read, name, value)
         m.hand = snap["hand"]
+        self._kept = None  # those seat copies are the hand's own seats now (not compared again)
         m.machine.set_state(snap["state"], model=m)
         m.entries += 1  # entered again: a timer armed before the undo is stale
         m._forecast_dirty = True

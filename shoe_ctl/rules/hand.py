@@ -176,15 +176,19 @@ class HandState:
             raise HandError(f"seat numbers repeat: {list(seat_numbers)}")
         return cls(game=game, seats=[SeatState(seat=s) for s in seat_numbers])
 
-    def copy(self) -> HandState:
+    def copy(self, seats: list[SeatState] | None = None) -> HandState:
         """A deep copy (seats and piles independent of this one; cards are immutable and shared).
 
         Copies the instance dictionaries directly rather than through ``dataclasses.replace``
         (which re-runs ``__init__`` with every field): the state machine keeps an undo point at
-        every dealer input (``docs/performance.md``)."""
+        every dealer input (``docs/performance.md``).
+
+        :param seats: the copy's seats, already copied by the caller (equal to :attr:`seats`,
+            in the same order, and held by nothing that changes them); ``None``: copied here.
+        """
         new = object.__new__(HandState)
         d = self.__dict__.copy()
-        d["seats"] = [s.copy() for s in self.seats]
+        d["seats"] = [s.copy() for s in self.seats] if seats is None else seats
         d["burns"] = {k: v[:] for k, v in self.burns.items()}
         d["burn_pile"] = self.burn_pile[:]
         d["set_aside"] = self.set_aside[:]
@@ -310,9 +314,15 @@ class HandState:
             if i is None or not 0 <= i < len(seats):
                 raise HandError(f"deal step without a valid player index: {i!r}")
             seat = seats[i]
-            if not seat.in_hand:
+            if seat.folded or seat.killed or seat.dead:  # not seat.in_hand, written out
                 raise HandError(f"player {i} (seat {seat.seat}) is not in the hand")
-            self._pull(step.street)
+            # _pull(step.street), written out: a deal is most of the steps recorded
+            if self.deck_size - self.pulled + self.returned <= 0:
+                raise HandError("a card was recorded from an empty stub")
+            self.pulled += 1
+            self.dealt_since_load += 1
+            if step.street is not None:
+                self.street = step.street
             (seat.up if step.face == "up" else seat.down).append(card)
             seat.next_face = None
         elif kind == "burn":

@@ -112,6 +112,8 @@ def documents(draw: st.DrawFn) -> str:
 @example('a = "\\u00e9"\n')
 @example("a = 1\r\n")
 @example("a = [1, [2]]\n")
+@example('a = [ "[", "]" ,\n "",\t"p1 cc",]\n')  # strings alone: split at the quotes
+@example('a = ["x", true, "y"]\nb = ["x" "y"]\n')  # a scalar among them; no comma
 @example("a = " + "9" * 4301 + "\n")
 @example("a = " + "[" * 3000 + "]" * 3000 + "\n")
 def test_generated_files_read_as_tomllib_reads_them(text: str) -> None:
