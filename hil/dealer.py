@@ -325,7 +325,7 @@ class SimulatedDealer(Closeable):
             return
         if isinstance(command, Alert):
             self.stats.alerts.append(command.code)
-            if not (command.moves or command.latched):
+            if not (command.moves or command.latched or command.code == "input-wrong-time"):
                 return
         elif not isinstance(command, Instruction):
             return
@@ -389,9 +389,13 @@ class SimulatedDealer(Closeable):
         self._resync = True
 
     def on_alert(self, alert: Alert) -> None:
-        """Carry out the card moves of an alert (in stream order) and note a latched one."""
+        """Carry out the card moves of an alert (in stream order) and note a latched one. A
+        new-hand input refused (a stop came first, e.g. ``journal-write-failed``) is posted again
+        at the next *waiting for a new hand*, as a dealer taps *New hand* again."""
         for move in alert.moves:
             self.table.move(move)
+        if alert.code == "input-wrong-time" and alert.message.startswith("'new-hand'"):
+            self._resync = True
         if alert.latched:
             self._latched.append(alert.code)
 

@@ -90,3 +90,38 @@ def test_dealer_resyncs_after_a_restart_that_lost_its_inputs() -> None:
     assert restarted.hand is not None and restarted.hand.seats[3].folded
     assert [a.code for a in out if isinstance(a, Alert)] == []
     assert dealer.stats.pulls > pulls and dealer.stats.pulls == restarted.hand.pulled
+
+
+def test_a_new_hand_refused_behind_a_stop_is_posted_again_once_the_stop_is_acknowledged() -> None:
+    """A service alert (here the journal's) comes in just before the dealer's *New hand*: the
+    machine shows the stop and refuses the new hand (``input-wrong-time``). The simulated
+    dealer acknowledges the stop and, waiting for a new hand again, taps *New hand* again —
+    the hand is dealt instead of the dealer waiting for ever."""
+    import collections
+
+    from hil.dealer import DirectShoe, HandScript, SimulatedDealer
+    from hil.deck import Deck
+    from shoe_ctl.events import DealerAction, DealerInput
+    from shoe_ctl.machine import Dealing
+
+    events: collections.deque = collections.deque()
+    script = HandScript([1, 2, 3], "stud", "tda", Deck.seeded(4).cards(), {}, name="after a stop")
+    dealer = SimulatedDealer(DirectShoe(events.append), events.append, [script], threaded=False, auto_ack=True)
+    machine = Dealing(PROFILES)
+    posted: list[object] = []
+
+    def deliver(cmds: list) -> None:
+        for c in cmds:
+            dealer.handle(c)
+
+    deliver(machine.start())
+    assert [type(e).__name__ for e in events] == ["DealerInput"]  # the new hand, not yet handled
+    deliver(machine.service_alert("journal-write-failed", "the journal cannot be written", latched=True))
+    while events and len(posted) < 200:
+        ev = events.popleft()
+        posted.append(ev)
+        deliver(machine.handle(ev))
+    new_hands = [e for e in posted if isinstance(e, DealerInput) and e.action is DealerAction.NEW_HAND]
+    assert len(new_hands) == 2  # refused once behind the stop, then taken
+    assert "input-wrong-time" in dealer.stats.alerts  # the first one was refused, and said so
+    assert machine.hand_no == 1 and len(dealer.history) == 1  # the scripted hand was dealt to its end
