@@ -779,7 +779,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     t0 = time.perf_counter()
     result: dict[str, Any] = {"quick": quick, "machine": machine_info()}
     if "latency" in only:
-        result.update(bench_latency(args.cards or (300 if quick else 10_000), pace_s=args.pace_ms / 1000))
+        result.update(bench_latency(args.cards or (300 if quick else 5_000), pace_s=args.pace_ms / 1000))
         loaded = bench_latency(100 if quick else 3000, pace_s=-1.0, seed=8)
         result["latency_loaded_us"] = loaded["latency_us"]
         result["latency_loaded_parts_us"] = loaded["latency_parts_us"]
