@@ -93,7 +93,7 @@ class Irregularities:
             extra += "; return the ante"
         if ruling.posts_bring_in and "bring-in" not in ruling.instruction:
             extra += "; the bring-in is posted"
-        if ruling.floor:
+        if ruling.floor and "call the floor" not in ruling.instruction.lower():
             extra += "; call the floor"
         clauses = ", ".join(ruling.clauses)
         m.alert(ruling.code, f"{ruling.instruction}{extra} ({clauses})", latched=ruling.floor, seat=seat,
