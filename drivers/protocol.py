@@ -34,6 +34,7 @@ from __future__ import annotations
 import binascii
 import hashlib
 import hmac
+import re
 import struct
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
@@ -325,10 +326,17 @@ _COUNTERS = struct.Struct(">IIH")
 _EXT_SIZES = {EXT_CAPS: _CAPS.size, EXT_COUNTERS: _COUNTERS.size}
 
 
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+"""C0 and C1 control characters and DEL: a ``str`` field never carries them (M-STR), so a shoe's
+serial, firmware or fault detail cannot move a terminal's cursor or add a line to a log."""
+
+
 def _text(value: str, what: str) -> bytes:
     raw = value.encode("utf-8")
     if len(raw) > MAX_STR:
         raise MessageError(f"{what} is {len(raw)} bytes; at most {MAX_STR}", "M-STR")
+    if _CONTROL.search(value):
+        raise MessageError(f"{what} holds a control character", "M-STR")
     return bytes([len(raw)]) + raw
 
 
@@ -342,9 +350,12 @@ def _read_text(buf: bytes, pos: int, what: str) -> tuple[str, int]:
     if end > len(buf):
         raise MessageError(f"{what}: {n} bytes announced, {len(buf) - pos - 1} present", "M-STR")
     try:
-        return buf[pos + 1 : end].decode("utf-8"), end
+        text = buf[pos + 1 : end].decode("utf-8")
     except UnicodeDecodeError as exc:
         raise MessageError(f"{what}: not UTF-8", "M-STR") from exc
+    if _CONTROL.search(text):
+        raise MessageError(f"{what}: a control character", "M-STR")
+    return text, end
 
 
 def _mask(names: Iterable[str], table: tuple[str, ...], what: str, rule: str = "") -> int:

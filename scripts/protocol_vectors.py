@@ -111,6 +111,8 @@ def rejects() -> list[dict]:
          _raw(p.T_FAULT, 40, b"\x02\x00\x21" + b"a" * 33), ""),
         ("M-STR", "detail-not-utf8", "host", "a FAULT detail that is not UTF-8",
          _raw(p.T_FAULT, 40, b"\x02\x00\x02\xc3\x28"), ""),
+        ("M-STR", "detail-control", "host", "a FAULT detail holding a newline and a terminal escape",
+         _raw(p.T_FAULT, 40, b"\x02\x00\x07a\nb\x1b[2J"), ""),
         ("M-SEQ0", "card-seq-0", "host", "a CARD with sequence number 0 (not a duplicate: a bad frame)",
          _raw(p.T_CARD, 0, bytes([51, 1, 0, 1, 0, 3])), ""),
         ("M-SEQ0", "heartbeat-seq-0", "host", "a HEARTBEAT with seq 0", _raw(p.T_HEARTBEAT, 0, bytes(8)), ""),

@@ -127,7 +127,8 @@ int main(int argc, char **argv) {
 
 u32 = st.integers(0, p.SEQ_MAX)
 seq1 = st.integers(1, p.SEQ_MAX)
-text = st.text(max_size=10).filter(lambda s: len(s.encode()) <= p.MAX_STR)
+text = st.text(st.characters(blacklist_categories=("Cc", "Cs")), max_size=10).filter(
+    lambda s: len(s.encode()) <= p.MAX_STR)  # M-STR: no control characters
 cards = st.one_of(st.none(), st.integers(0, 51).map(Card))
 
 
