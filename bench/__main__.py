@@ -337,18 +337,11 @@ def _scripts(files: Sequence[Path], seed: int = 0) -> list[Any]:
 
 def _interleaved(fns: dict[str, Callable[[], Any]], reps: int) -> dict[str, tuple[float, float]]:
     """Median wall and CPU (this thread) seconds of each function, the runs interleaved so that a
-    change in the machine's load hits every one alike; one warm-up run each first."""
-    for fn in fns.values():
-        fn()
-    wall: dict[str, list[float]] = {k: [] for k in fns}
-    cpu: dict[str, list[float]] = {k: [] for k in fns}
-    for _ in range(reps):
-        for name, fn in fns.items():
-            c0, t0 = time.thread_time(), time.perf_counter()
-            fn()
-            wall[name].append(time.perf_counter() - t0)
-            cpu[name].append(time.thread_time() - c0)
-    return {k: (statistics.median(wall[k]), statistics.median(cpu[k])) for k in fns}
+    change in the machine's load hits every one alike; one warm-up run each first
+    (:func:`bench.bench_scale.interleaved`)."""
+    from bench.bench_scale import interleaved
+
+    return {k: (wall, cpu) for k, (cpu, wall) in interleaved(fns, reps, pick=statistics.median).items()}
 
 
 def pokerkit_accepts(files: Sequence[Path]) -> tuple[list[Path], list[str]]:
