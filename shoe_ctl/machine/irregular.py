@@ -20,7 +20,7 @@ from shoe_ctl.machine.inputs import ROWS
 from shoe_ctl.machine.layout import SHOWDOWN, UNCONTESTED
 from shoe_ctl.machine.reads import Read
 from shoe_ctl.rules import irregular as rul
-from shoe_ctl.rules.hand import STREETS, HandError
+from shoe_ctl.rules.hand import STREETS, HandError, HandState
 from shoe_ctl.rules.stub import Step, StubError, plan_street
 
 if TYPE_CHECKING:
@@ -32,6 +32,26 @@ __all__ = ["Irregularities"]
 def _refuse(m: Dealing, ev: DealerInput) -> None:
     """``input-wrong-time`` with the input's reason from the input table."""
     m.wrong_time(ev, ROWS[ev.action].refused)
+
+
+def _take_from_set_aside(hand: HandState, card: Any) -> None:
+    """Remove the last copy of ``card`` from the cards held aside (a read booked elsewhere now)."""
+    for k in range(len(hand.set_aside) - 1, -1, -1):
+        if hand.set_aside[k] == card:
+            del hand.set_aside[k]
+            return
+
+
+def _book_stray(hand: HandState, read: Read, step: Step, street: str) -> None:
+    """A read counted and held aside as a stray is ``step``'s card of ``street`` instead: taken
+    from the set-aside cards and booked where the step puts it (one pull, not two)."""
+    _take_from_set_aside(hand, read.card)
+    hand.pulled -= 1
+    hand.dealt_since_load -= 1
+    hand.record(step, read.card)
+    read.role = step.face if step.kind == "deal" and step.face else step.kind
+    read.street = street
+    read.seat = hand.seats[step.seat_index].seat if step.seat_index is not None else None
 
 
 class Irregularities:
@@ -360,17 +380,7 @@ class Irregularities:
         burned = False
         reads: list[Read] = []
         for read, step in zip(strays, steps, strict=False):
-            # The read was counted and held aside as a stray: it is the step's card instead.
-            for k in range(len(hand.set_aside) - 1, -1, -1):
-                if hand.set_aside[k] == read.card:
-                    del hand.set_aside[k]
-                    break
-            hand.pulled -= 1
-            hand.dealt_since_load -= 1
-            hand.record(step, read.card)
-            read.role = step.face if step.kind == "deal" and step.face else step.kind
-            read.street = street
-            read.seat = hand.seats[step.seat_index].seat if step.seat_index is not None else None
+            _book_stray(hand, read, step, street)
             if step.kind == "burn":
                 burned = True
             else:
@@ -422,16 +432,7 @@ class Irregularities:
         plan = plan_street(m.profile, hand, street)
         steps = [st for st in plan.steps if st.kind in ("burn", "deal")][: len(strays)]
         for read, step in zip(strays, steps, strict=False):
-            for k in range(len(hand.set_aside) - 1, -1, -1):
-                if hand.set_aside[k] == read.card:
-                    del hand.set_aside[k]
-                    break
-            hand.pulled -= 1
-            hand.dealt_since_load -= 1
-            hand.record(step, read.card)
-            read.role = step.face if step.kind == "deal" and step.face else step.kind
-            read.street = street
-            read.seat = hand.seats[step.seat_index].seat if step.seat_index is not None else None
+            _book_stray(hand, read, step, street)
         hand.street = m.street
         seqs = tuple(f"read {r.seq}:" for r in strays)
         m.alerts = [a for a in m.alerts if not (a["code"] == "card-not-expected" and a["message"].startswith(seqs))]
@@ -450,10 +451,7 @@ class Irregularities:
         read = next((r for r in self.betting_strays if r.role == "stray"), None)
         if read is None:
             return False
-        for k in range(len(hand.set_aside) - 1, -1, -1):
-            if hand.set_aside[k] == read.card:
-                del hand.set_aside[k]
-                break
+        _take_from_set_aside(hand, read.card)
         s = hand.seats[i]
         s.extra.append(read.card)
         read.role, read.seat = "extra", s.seat
