@@ -37,12 +37,9 @@ Nothing here is asserted: the targets are printed with met/missed.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
-import platform
 import socket
-import sqlite3
 import statistics
 import subprocess
 import sys
@@ -52,9 +49,10 @@ import time
 import urllib.request
 import warnings
 from collections.abc import Callable, Sequence
-from importlib import metadata
 from pathlib import Path
 from typing import Any
+
+from bench.machine import machine_info
 
 ROOT = Path(__file__).resolve().parents[1]
 BAUD = 115200
@@ -100,44 +98,6 @@ def pct(values: Sequence[float], q: float) -> float:
 def summary_us(ns: Sequence[int]) -> dict[str, float]:
     us = [x / 1000 for x in ns]
     return {"p50": round(pct(us, 0.50), 1), "p99": round(pct(us, 0.99), 1), "max": round(max(us), 1) if us else 0.0}
-
-
-# ---------------------------------------------------------------------------------- machine
-
-
-def machine_info() -> dict[str, Any]:
-    """Where the run happened: CPU, memory, OS, Python and library versions."""
-    info: dict[str, Any] = {
-        "python": platform.python_version(),
-        "implementation": platform.python_implementation(),
-        "platform": platform.platform(),
-        "machine": platform.machine(),
-        "cpu_count": os.cpu_count(),
-        "sqlite": sqlite3.sqlite_version,
-        "load_avg_start": [round(x, 2) for x in os.getloadavg()],
-    }
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith(("model name", "Model")):
-                info["cpu"] = line.split(":", 1)[1].strip()
-                break
-    with contextlib.suppress(OSError, ValueError, IndexError):
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemTotal:"):
-                info["mem_mb"] = round(int(line.split()[1]) / 1024)
-    versions = {}
-    for dist in ("shoe-ctl", "pyserial", "transitions", "aiohttp", "cobs", "pokerkit"):
-        try:
-            versions[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            versions[dist] = None
-    info["versions"] = versions
-    with contextlib.suppress(OSError, subprocess.SubprocessError):
-        out = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
-                             text=True, timeout=5)
-        if out.returncode == 0:
-            info["commit"] = out.stdout.strip()
-    return info
 
 
 # ---------------------------------------------------------------------------------- latency

@@ -542,27 +542,12 @@ def estimates(pinning: dict[str, Any], pi: dict[str, Any]) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------- report
 
 
-def machine() -> dict[str, Any]:
-    info: dict[str, Any] = {"python": platform.python_version(), "platform": platform.platform(),
-                            "cpu_count": os.cpu_count(), "sqlite": sqlite3.sqlite_version,
-                            "load_avg_start": [round(x, 2) for x in os.getloadavg()]}
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith(("model name", "Model")):
-                info["cpu"] = line.split(":", 1)[1].strip()
-                break
-    with contextlib.suppress(OSError, subprocess.SubprocessError):
-        out = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
-                             text=True, timeout=5)
-        if out.returncode == 0:
-            info["commit"] = out.stdout.strip()
-    return info
-
-
 def measure(quick: bool = False) -> dict[str, Any]:
     """Every part; ``quick``: reduced sizes (a smoke run, the figures mean nothing)."""
     t0 = time.perf_counter()
-    result: dict[str, Any] = {"quick": quick, "machine": machine()}
+    from bench.machine import machine_info  # here: the file also runs alone, under another Python (--loop)
+
+    result: dict[str, Any] = {"quick": quick, "machine": machine_info()}
     parts: dict[str, Callable[[], dict[str, Any]]] = {
         "deal": lambda: bench_deal(4 if quick else 25, 1 if quick else 5),
         "journal": lambda: bench_journal((2, 8) if quick else (2, 5, 8), 3 if quick else 30),
