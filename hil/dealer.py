@@ -394,7 +394,7 @@ class SimulatedDealer(Closeable):
         at the next *waiting for a new hand*, as a dealer taps *New hand* again."""
         for move in alert.moves:
             self.table.move(move)
-        if alert.code == "input-wrong-time" and alert.message.startswith("'new-hand'"):
+        if alert.code == "input-wrong-time" and alert.message.startswith(f"'{DealerAction.NEW_HAND.value}'"):
             self._resync = True
         if alert.latched:
             self._latched.append(alert.code)
