@@ -533,8 +533,9 @@ def estimates(pinning: dict[str, Any], pi: dict[str, Any]) -> dict[str, Any]:
             "python_loop_s": round(s, 2),
             "engine_us_per_card": round(eng, 1),
             "engine_cards_per_s": round(1e6 / eng),
-            "full_stack_cpu_us_per_card": round(eng * full_over_engine),
-            "full_stack_cards_per_s_one_core": round(1e6 / (eng * full_over_engine)),
+            # None: the service's threads used too little CPU to read (a --quick run: clock ticks)
+            "full_stack_cpu_us_per_card": round(eng * full_over_engine) if full_over_engine else None,
+            "full_stack_cards_per_s_one_core": round(1e6 / (eng * full_over_engine)) if full_over_engine else None,
         }
     return out
 

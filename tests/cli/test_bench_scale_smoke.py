@@ -94,3 +94,21 @@ def test_bench_only_scale_hook() -> None:
     assert "scale" in r and "latency_us" not in r and "replay_direct_hands_per_s" not in r
     assert TOP <= r["scale"].keys(), TOP - r["scale"].keys()
     _check(r["scale"])
+
+
+def test_pi_estimates_without_a_readable_service_cpu_give_no_full_stack_figure() -> None:
+    """A quick run's service threads may use less CPU than one clock tick: the full-stack
+    estimates are then ``None`` (not measured), not a division by zero; the engine's stand."""
+    sys.path.insert(0, str(ROOT))
+    try:
+        from bench.bench_scale import estimates
+    finally:
+        sys.path.remove(str(ROOT))
+    pi = {"published_python_here": {"loop_s_ratio_other_over_this": 1.4}, "pi5_over_pi4_sysbench": 1.85,
+          "engine_us_per_card_per_loop_s": 2.0}
+    for service, expect_none in ((0.0, True), (200.0, False)):
+        est = estimates({"pinned": {"full_service_cpu_us_per_card": service, "engine_cpu_us_per_card": 20.0}}, pi)
+        for name in ("pi4", "pi5"):
+            assert est[name]["engine_us_per_card"] > 0
+            assert (est[name]["full_stack_cards_per_s_one_core"] is None) is expect_none
+            assert (est[name]["full_stack_cpu_us_per_card"] is None) is expect_none
