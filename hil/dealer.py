@@ -751,7 +751,8 @@ class SimulatedDealer(Closeable):
 
     def _statuses(self) -> dict[int, str]:
         state = self.last_state or {}
-        return {int(e["seat"]): str(e["status"]) for e in state.get("seats", []) if "seat" in e}
+        # between hands the display lists the last hand's seats without a status
+        return {int(e["seat"]): str(e["status"]) for e in state.get("seats", []) if "seat" in e and "status" in e}
 
     def _repost(self, ins: Instruction) -> None:
         """Report again the dealer inputs of an instruction already done (see :meth:`resync`)."""

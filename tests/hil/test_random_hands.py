@@ -92,11 +92,13 @@ def test_dealer_resyncs_after_a_restart_that_lost_its_inputs() -> None:
     assert dealer.stats.pulls > pulls and dealer.stats.pulls == restarted.hand.pulled
 
 
-def test_a_new_hand_refused_behind_a_stop_is_posted_again_once_the_stop_is_acknowledged() -> None:
-    """A service alert (here the journal's) comes in just before the dealer's *New hand*: the
-    machine shows the stop and refuses the new hand (``input-wrong-time``). The simulated
-    dealer acknowledges the stop and, waiting for a new hand again, taps *New hand* again —
-    the hand is dealt instead of the dealer waiting for ever."""
+@pytest.mark.parametrize("before_hand", [1, 2])
+def test_a_new_hand_refused_behind_a_stop_is_posted_again_once_the_stop_is_acknowledged(before_hand: int) -> None:
+    """A service alert (here the journal's) comes in just before the dealer's *New hand* (of the
+    first hand, or of the second, when the display still shows the last hand's seats): the
+    machine shows the stop and refuses the new hand (``input-wrong-time``). The simulated dealer
+    acknowledges the stop and, waiting for a new hand again, taps *New hand* again — the hands
+    are dealt instead of the dealer waiting for ever."""
     import collections
 
     from hil.dealer import DirectShoe, HandScript, SimulatedDealer
@@ -105,8 +107,9 @@ def test_a_new_hand_refused_behind_a_stop_is_posted_again_once_the_stop_is_ackno
     from shoe_ctl.machine import Dealing
 
     events: collections.deque = collections.deque()
-    script = HandScript([1, 2, 3], "stud", "tda", Deck.seeded(4).cards(), {}, name="after a stop")
-    dealer = SimulatedDealer(DirectShoe(events.append), events.append, [script], threaded=False, auto_ack=True)
+    scripts = [HandScript([1, 2, 3], "stud", "tda", Deck.seeded(4 + k).cards(), {}, name=f"hand {k + 1}")
+               for k in range(2)]
+    dealer = SimulatedDealer(DirectShoe(events.append), events.append, scripts, threaded=False, auto_ack=True)
     machine = Dealing(PROFILES)
     posted: list[object] = []
 
@@ -115,13 +118,17 @@ def test_a_new_hand_refused_behind_a_stop_is_posted_again_once_the_stop_is_ackno
             dealer.handle(c)
 
     deliver(machine.start())
-    assert [type(e).__name__ for e in events] == ["DealerInput"]  # the new hand, not yet handled
-    deliver(machine.service_alert("journal-write-failed", "the journal cannot be written", latched=True))
-    while events and len(posted) < 200:
+    alerted = False
+    while events and len(posted) < 400:
         ev = events.popleft()
+        new_hand = isinstance(ev, DealerInput) and ev.action is DealerAction.NEW_HAND
+        if new_hand and not alerted and machine.hand_no == before_hand - 1:
+            alerted = True  # the journal's alert reaches the machine just ahead of this new hand
+            deliver(machine.service_alert("journal-write-failed", "the journal cannot be written", latched=True))
         posted.append(ev)
         deliver(machine.handle(ev))
     new_hands = [e for e in posted if isinstance(e, DealerInput) and e.action is DealerAction.NEW_HAND]
-    assert len(new_hands) == 2  # refused once behind the stop, then taken
-    assert "input-wrong-time" in dealer.stats.alerts  # the first one was refused, and said so
-    assert machine.hand_no == 1 and len(dealer.history) == 1  # the scripted hand was dealt to its end
+    assert alerted and len(new_hands) == 3  # one refused behind the stop, then taken; and the other hand's
+    assert "input-wrong-time" in dealer.stats.alerts  # the refusal was said
+    assert dealer.stalled is None
+    assert machine.hand_no == 2 and len(dealer.history) == 2  # both scripted hands dealt to their end
