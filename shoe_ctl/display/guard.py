@@ -45,6 +45,9 @@ class Limits:
     :param token_min_len: shortest token the display starts with.
     :param token_failures: wrong tokens a client address may send ...
     :param token_lockout_s: ... before every POST from it gets 429 for this long.
+    :param publish_gap_s: the server folds commands in and publishes a snapshot at most once per
+        this many seconds; a command handed sooner after the last waits for the next turn (the
+        first one after a quiet spell goes at once), so a burst costs one snapshot.
     :param allowed_hosts: host names accepted in ``Host`` besides IP addresses, ``localhost``, this
         machine's name and ``NAME.local`` (see :func:`host_allowed`).
     """
@@ -61,6 +64,7 @@ class Limits:
     token_min_len: int = 16
     token_failures: int = 5
     token_lockout_s: float = 60.0
+    publish_gap_s: float = 0.01
     allowed_hosts: tuple[str, ...] = ()
 
 

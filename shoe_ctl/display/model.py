@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from shoe_ctl.events import Alert, Command, DisplayUpdate, Instruction
@@ -73,22 +73,58 @@ def is_showdown(state: Mapping[str, Any]) -> bool:
                 or any(isinstance(n, str) and "showdown" in n.lower() for n in names))
 
 
-def _strip(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {str(k): _strip(v) for k, v in value.items() if str(k).lower() not in HIDDEN_KEYS}
-    if isinstance(value, list | tuple):
-        return [_strip(v) for v in value]
-    return value
+_HIDDEN_KEY_CACHE: dict[Any, bool] = {}
+"""Whether a key is hidden (:data:`HIDDEN_KEYS`, any case), for the keys seen so far (bounded)."""
 
 
-def _redact(value: Any, public: frozenset[str]) -> Any:
+def _hidden(key: Any) -> bool:
+    hidden = _HIDDEN_KEY_CACHE.get(key)
+    if hidden is None:
+        hidden = str(key).lower() in HIDDEN_KEYS
+        if len(_HIDDEN_KEY_CACHE) < 1024:
+            _HIDDEN_KEY_CACHE[key] = hidden
+    return hidden
+
+
+_SCALARS = frozenset({int, bool, float, type(None)})
+
+
+def _filtered(value: Any, keep: Callable[[re.Match[str]], str]) -> Any:
+    """``value`` with every hidden key dropped at any depth (mappings become dicts with ``str``
+    keys, tuples lists) and every card token in a string replaced by ``keep(match)``."""
+    kind = type(value)
+    if kind is str or kind in _SCALARS:
+        return _leaf(value, kind, keep)
+    if kind is dict or (kind is not list and kind is not tuple and isinstance(value, Mapping)):
+        out: dict[str, Any] = {}
+        hidden_of = _HIDDEN_KEY_CACHE.get
+        for k, v in value.items():
+            hidden = hidden_of(k)
+            if hidden is None:
+                hidden = _hidden(k)
+            if hidden:
+                continue
+            vkind = type(v)
+            out[k if type(k) is str else str(k)] = (
+                v if vkind in _SCALARS else _leaf(v, vkind, keep) if vkind is str else _filtered(v, keep))
+        return out
+    if kind is list or kind is tuple or isinstance(value, list | tuple):
+        return [v if type(v) in _SCALARS else _filtered(v, keep) for v in value]
+    return _leaf(value, kind, keep)
+
+
+def _leaf(value: Any, kind: type, keep: Callable[[re.Match[str]], str]) -> Any:
+    if kind is str:
+        return CARD_TOKEN.sub(keep, value) if CARD_TOKEN.search(value) else value
     if isinstance(value, str):
-        return CARD_TOKEN.sub(lambda m: m.group(0) if m.group(0) in public else REDACTED, value)
-    if isinstance(value, Mapping):
-        return {k: _redact(v, public) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_redact(v, public) for v in value]
+        return CARD_TOKEN.sub(keep, value)
     return value
+
+
+def _mucked(status: Any) -> bool:
+    """True for a mucked hand's status (:data:`MUCKED_STATUSES`) and for any status that is not
+    text: such a seat's downcards are never shown."""
+    return not isinstance(status, str) or status in MUCKED_STATUSES
 
 
 def _cards(values: Any) -> list[str]:
@@ -99,35 +135,41 @@ def public_state(state: Mapping[str, Any]) -> dict[str, Any]:
     """The embargo filter: ``state`` with every hidden card removed.
 
     - every key in :data:`HIDDEN_KEYS` is dropped at any depth, except a seat's ``"down"`` list
-      at showdown (:func:`is_showdown`) for a seat not folded, killed or dead (a mucked hand's
-      downcards never show);
+      at showdown (:func:`is_showdown`) for a seat whose status is a text other than folded,
+      killed or dead (a mucked hand's downcards never show);
     - every card written in any other string (instruction text, alert messages, unknown keys)
       that is not public (an upcard, the community card, a shown downcard) becomes ``??``.
+
+    One pass over ``state`` (the public cards are read from its seats first).
 
     :param state: a ``DisplayUpdate.state`` (JSON-safe; see the public state schema).
     :returns: a new JSON-safe dict; ``state`` is not changed.
     """
     showdown = is_showdown(state)
     shown_down: dict[int, list[str]] = {}
-    seats = state.get("seats")
-    if showdown and isinstance(seats, list):
-        for i, seat in enumerate(seats):
-            if (isinstance(seat, Mapping) and seat.get("status") not in MUCKED_STATUSES
-                    and isinstance(seat.get("down"), list | tuple)):
-                shown_down[i] = _cards(seat["down"])
-    out: dict[str, Any] = _strip(state)
     public: set[str] = set()
-    if isinstance(out.get("seats"), list):
-        for i, seat in enumerate(out["seats"]):
-            if not isinstance(seat, dict):
+    seats = state.get("seats")
+    if isinstance(seats, list | tuple):
+        for i, seat in enumerate(seats):
+            if not isinstance(seat, Mapping):
                 continue
             public.update(_cards(seat.get("up")))
-            if i in shown_down:
-                seat["down"] = shown_down[i]
+            if (showdown and isinstance(seats, list) and not _mucked(seat.get("status"))
+                    and isinstance(seat.get("down"), list | tuple)):
+                shown_down[i] = _cards(seat["down"])
                 public.update(shown_down[i])
-    if isinstance(out.get("community"), str):
-        public.add(out["community"])
-    return dict(_redact(out, frozenset(public)))
+    community = state.get("community")
+    if isinstance(community, str):
+        public.add(community)
+
+    def keep(match: re.Match[str]) -> str:
+        card = match.group(0)
+        return card if card in public else REDACTED
+
+    out: dict[str, Any] = dict(_filtered(state, keep))
+    for i, down in shown_down.items():
+        out["seats"][i]["down"] = _filtered(down, keep)
+    return out
 
 
 def _alert_key(a: Mapping[str, Any]) -> tuple[Any, Any, Any]:
@@ -312,7 +354,8 @@ class DisplayModel:
                 continue
             number, up = seat["seat"], _cards(seat.get("up"))
             kept = self._kept_up.get(number, [])
-            if seat.get("status") in MUCKED_STATUSES and len(up) < len(kept):
+            status = seat.get("status")
+            if isinstance(status, str) and status in MUCKED_STATUSES and len(up) < len(kept):
                 seat["up"] = list(kept)
             else:
                 self._kept_up[number] = up

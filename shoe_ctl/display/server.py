@@ -37,6 +37,8 @@ import json
 import logging
 import socket
 import threading
+import time
+from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -97,8 +99,10 @@ def parse_display(value: str) -> tuple[str, int] | None:
 class DisplaySink(Closeable):
     """The display as a controller sink: ``handle(command)`` never blocks.
 
-    ``handle`` hands each command to the server's loop (``call_soon_threadsafe``); the loop folds
-    it into the :class:`DisplayModel` and pushes the new snapshot to every ``/events`` client.
+    ``handle`` hands each command to the server's loop; the loop folds the commands waiting into
+    the :class:`DisplayModel` and pushes the new snapshot to every ``/events`` client, at once after
+    a quiet spell and at most once per ``limits.publish_gap_s`` in a burst (docs/display.md,
+    "Updates").
 
     :param post: the controller's thread-safe ``post(event)``; receives :class:`DealerInput`.
     :param host: address to bind (default loopback).
@@ -130,6 +134,12 @@ class DisplaySink(Closeable):
         self._thread: threading.Thread | None = None
         self._runner: web.AppRunner | None = None
         self._subscribers: set[asyncio.Queue[bytes | None]] = set()
+        self._pending: deque[Command] = deque()  # commands handed, not yet folded in (:meth:`_drain`)
+        self._wake_set = False  # a _drain is scheduled and has not started
+        self._drained_at = 0.0  # time.monotonic() of the last _drain
+        self.published = 0
+        """Snapshots pushed to the ``/events`` clients so far (one per wake-up that changed the
+        model, besides the one each client gets at connect)."""
         self._ready = threading.Event()
         self._error: BaseException | None = None
         self._lock = threading.Lock()
@@ -252,14 +262,31 @@ class DisplaySink(Closeable):
 
     # ------------------------------------------------------------------ sink
     def handle(self, command: Command) -> None:
-        """Hand ``command`` to the server loop; returns at once (dropped after :meth:`close`)."""
+        """Hand ``command`` to the server loop; returns at once (dropped after :meth:`close`).
+
+        Commands wait in order in a deque; the loop is woken once for all the commands handed
+        while it has not yet taken them (:meth:`_drain`), so a burst of commands costs the
+        controller one wake-up and the clients one snapshot (docs/display.md, "Updates")."""
         loop = self._loop
         if self._closed or loop is None:
             return
+        self._pending.append(command)
+        if self._wake_set:
+            return
+        self._wake_set = True
         try:
-            loop.call_soon_threadsafe(self._apply, command)
+            loop.call_soon_threadsafe(self._wake)
         except RuntimeError:  # loop already closed
             pass
+
+    def _wake(self) -> None:
+        """In the loop: drain now, or at ``limits.publish_gap_s`` after the last drain."""
+        loop = self._loop
+        wait = self._drained_at + self.limits.publish_gap_s - time.monotonic()
+        if wait <= 0 or loop is None:
+            self._drain()
+        else:
+            loop.call_later(wait, self._drain)
 
     def service_lost(self, lost: bool) -> None:
         """The controller is stuck (``True``) or runs again: every ``/events`` client gets a
@@ -290,11 +317,23 @@ class DisplaySink(Closeable):
         if loop is None or self._closed:
             return
         done = threading.Event()
-        loop.call_soon_threadsafe(done.set)
+
+        def drained() -> None:
+            self._drain()  # the commands waiting for their turn, too
+            done.set()
+
+        loop.call_soon_threadsafe(drained)
         done.wait(timeout)
 
-    def _apply(self, command: Command) -> None:
-        if self.model.apply(command):
+    def _drain(self) -> None:
+        """In the loop: fold every command waiting into the model, in order, then publish one
+        snapshot if any of them changed it."""
+        self._wake_set = False  # a command handed from now on wakes the loop again
+        self._drained_at = time.monotonic()
+        pending, changed = self._pending, False
+        while pending:
+            changed = self.model.apply(pending.popleft()) or changed
+        if changed:
             self._publish()
 
     def snapshot(self) -> dict[str, Any]:
@@ -306,6 +345,7 @@ class DisplaySink(Closeable):
         return snap
 
     def _publish(self) -> None:
+        self.published += 1
         snap = self.snapshot()
         data = f"id: {snap['version']}\nevent: state\ndata: {json.dumps(snap, separators=(',', ':'))}\n\n"
         payload = data.encode()
@@ -329,6 +369,8 @@ class DisplaySink(Closeable):
         return web.FileResponse(self._static / "index.html", headers={"Cache-Control": "no-cache"})
 
     async def _state(self, request: web.Request) -> web.Response:
+        if self._pending:
+            self._drain()  # never older than the commands handed
         return web.json_response(self.snapshot(), headers={"Cache-Control": "no-store"})
 
     @web.middleware

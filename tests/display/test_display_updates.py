@@ -1,0 +1,88 @@
+"""How the display server folds commands in and publishes them (docs/display.md, "Updates"): a
+burst of commands costs one snapshot per ``publish_gap_s``, the first command after a quiet spell
+goes out without waiting, and nothing handed is lost or reordered on the way."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import pytest
+from test_display import SseReader, get
+
+from shoe_ctl.display.guard import Limits
+from shoe_ctl.display.server import DisplaySink
+from shoe_ctl.events import Instruction, Signal
+
+
+def _ins(n: int) -> Instruction:
+    return Instruction(Signal.DEAL, f"Deal card {n}", seat=1 + n % 8, face="up")
+
+
+def _sink(gap: float) -> Iterator[DisplaySink]:
+    s = DisplaySink(lambda _event: None, host="127.0.0.1", port=0, limits=Limits(publish_gap_s=gap)).start()
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def slow() -> Iterator[DisplaySink]:
+    """A server that publishes at most once every 5 s: long enough that a test sees the wait."""
+    yield from _sink(5.0)
+
+
+@pytest.fixture
+def usual() -> Iterator[DisplaySink]:
+    yield from _sink(Limits().publish_gap_s)
+
+
+def test_a_burst_is_folded_in_order_and_published_in_fewer_snapshots(usual: DisplaySink) -> None:
+    reader = SseReader(usual.url)
+    try:
+        reader.until(lambda e: True)  # the snapshot at connect
+        for n in range(200):
+            usual.handle(_ins(n))
+        usual.sync(5.0)
+        assert usual.model.version == 200  # every command folded in
+        last = reader.until(lambda e: e["version"] == 200)
+        assert last["instruction"]["text"] == "Deal card 199"  # the newest, none reordered after it
+        assert 1 <= usual.published < 200
+    finally:
+        reader.close()
+
+
+def test_the_first_command_after_a_quiet_spell_is_published_without_waiting(slow: DisplaySink) -> None:
+    reader = SseReader(slow.url)
+    try:
+        reader.until(lambda e: True)
+        started = time.monotonic()
+        slow.handle(_ins(1))  # no sync(): the server's own wake-up must publish it
+        shown = reader.until(lambda e: e["version"] >= 1, timeout=4.0)
+        assert shown["instruction"]["text"] == "Deal card 1"
+        assert time.monotonic() - started < 4.0  # well inside the 5 s gap
+    finally:
+        reader.close()
+
+
+def test_a_command_waiting_for_its_turn_is_in_get_state_and_in_the_next_snapshot(slow: DisplaySink) -> None:
+    reader = SseReader(slow.url)
+    try:
+        reader.until(lambda e: True)
+        slow.handle(_ins(1))
+        reader.until(lambda e: e["version"] >= 1, timeout=4.0)
+        slow.handle(_ins(2))  # within the gap: waits for the next turn
+        state = get(slow.url + "state")
+        assert state["instruction"]["text"] == "Deal card 2"  # GET /state folds in what waits
+        pushed = reader.until(lambda e: e["version"] >= 2, timeout=4.0)
+        assert pushed["instruction"]["text"] == "Deal card 2"
+    finally:
+        reader.close()
+
+
+def test_sync_folds_in_a_command_waiting_for_its_turn(slow: DisplaySink) -> None:
+    slow.handle(_ins(1))
+    slow.sync(5.0)
+    slow.handle(_ins(2))
+    slow.sync(5.0)  # returns once it is folded in, not 5 s later
+    assert slow.model.version == 2
+    assert slow.snapshot()["instruction"]["text"] == "Deal card 2"
