@@ -37,6 +37,10 @@ def main() -> None:
         ("HandState.copy, 8 players after 6th", short.copy, 2000),
     ]
     third = plan_street(tda, fresh, "3rd").steps
+    five = HandState.new(Game.STUD, list(range(1, 6)))
+    for step in plan_street(tda, five, "3rd").steps:
+        five.record(step, None)
+    cases.append(("forecast_short after 3rd, 5 players (stub suffices)", lambda: forecast_short(tda, five), 5000))
 
     def record_third() -> None:
         h = HandState.new(Game.STUD, list(range(1, 9)))

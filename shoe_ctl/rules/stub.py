@@ -50,6 +50,7 @@ __all__ = [
     "Step",
     "StreetPlan",
     "StubError",
+    "forecast_by_play",
     "forecast_short",
     "plan_street",
     "required_number",
@@ -318,8 +319,25 @@ def forecast_short(profile: RuleProfile, hand: HandState) -> str | None:
     normally if every player now in the hand stays in; ``None`` when the hand can end normally.
 
     A street already dealt by a short-stub procedure (scramble or community card) counts as short.
-    The hand is not changed (a copy is played forward with unknown cards).
+    The hand is not changed. When the stub plainly suffices (4th street or later, no scramble or
+    community card in the hand, and at least ``streets_left * (players + 1) + 1`` cards: a normal
+    street takes at most a burn and one card per player, and leaves at least the last card)
+    the answer is ``None`` at once; otherwise a copy of the hand is played forward with unknown
+    cards (:func:`forecast_by_play`, which gives the same answer in every case).
     """
+    st = hand.next_street()
+    if st is None:
+        return None
+    if st != "3rd" and not hand.scrambles and hand.community_street is None:
+        streets_left = len(STREETS) - street_index(st)
+        if hand.stub_count() >= streets_left * (hand.live_count() + 1) + 1:
+            return None
+    return forecast_by_play(profile, hand)
+
+
+def forecast_by_play(profile: RuleProfile, hand: HandState) -> str | None:
+    """:func:`forecast_short` worked out by playing a copy of the hand forward, street by street,
+    with unknown cards (every player staying in)."""
     h = hand.copy()
     st = h.next_street()
     while st is not None:

@@ -30,7 +30,7 @@ from shoe_ctl.rules.games import Game
 from shoe_ctl.rules.hand import STREETS, HandState
 from shoe_ctl.rules.irregular import aside_after_betting, exposed_seventh, premature_cards
 from shoe_ctl.rules.profiles import RuleProfile
-from shoe_ctl.rules.stub import Procedure, forecast_short, plan_street
+from shoe_ctl.rules.stub import Procedure, forecast_by_play, forecast_short, plan_street
 
 
 class _Table:
@@ -130,6 +130,8 @@ def test_stub_accounting_RP_10_H_house_16_18_16_19_16_20_invariants(n, name, eve
                 assert plan.procedure is Procedure.H19 and pool == players
             t.record(step, hide=step.kind == "burn" and rnd.random() < p_unread)
             t.check()
+            # the shortcut for a stub that plainly suffices answers as playing the hand forward does
+            assert forecast_short(profile, read) == forecast_by_play(profile, read)
         assert read.street_complete(street)
         held = {read.seats[i].card_count + (read.community_street is not None) for i in read.in_hand()}
         assert held == {read.cards_on_street(street)}
@@ -149,6 +151,7 @@ def test_stub_accounting_RP_10_H_house_16_18_16_19_16_20_invariants(n, name, eve
                 t.both(kind, players_in[k % len(players_in)])
                 if kind != "all_in":
                     quiet_since = len(forecasts)
+                assert forecast_short(profile, read) == forecast_by_play(profile, read)
     for k in range(quiet_since, len(forecasts)):
         street, forecast = forecasts[k]
         later = [s for s, _ in forecasts[k:] if procedures[s] is not Procedure.NORMAL]
