@@ -127,9 +127,11 @@ class ShoeLedSink(Closeable):
 
     Each Instruction's pattern (:meth:`LedPattern.as_dict`) is handed to ``send_leds`` from this
     sink's worker thread, so a slow or unplugged port never blocks the controller. Only the newest
-    pattern waits: a burst of signals sends the last one. Errors from ``send_leds`` (``OSError``,
-    ``ConnectionError`` while the shoe is away) are counted in :attr:`errors` and the next signal
-    is tried again.
+    pattern waits: a burst of signals sends the last one. A pattern equal to the one last handed
+    over is not handed again (a street of *deal* signals is one LED frame; the link re-sends its
+    pattern until the shoe reports it, also after a reconnect). Errors from ``send_leds``
+    (``OSError``, ``ConnectionError`` while the shoe is away) are counted in :attr:`errors` and
+    the next signal is tried again, even the same one.
 
     :param send_leds: e.g. ``ShoeLink.send_leds``; called with one dict per signal.
     :param on_close: the signal sent last when the sink closes (the service stops), e.g.
@@ -145,6 +147,7 @@ class ShoeLedSink(Closeable):
         self._cond = threading.Condition()
         super().__init__(self._cond)
         self._pending: dict[str, Any] | None = None
+        self._handed: dict[str, Any] | None = None  # the pattern send_leds last took without an error
         self.sent = 0
         self.errors = 0
         self._thread = threading.Thread(target=self._run, name="shoe-leds", daemon=True)
@@ -157,10 +160,11 @@ class ShoeLedSink(Closeable):
         with self._cond:
             if self._closed:
                 return
-            self._last = pattern_for(command.signal).as_dict()
-            if not self._lost:
-                self._pending = self._last
-                self._cond.notify()
+            self._last = pattern = pattern_for(command.signal).as_dict()
+            if self._lost or (self._pending is None and pattern == self._handed):
+                return  # stuck: stop is shown; or the shoe has this pattern already
+            self._pending = pattern
+            self._cond.notify()
 
     def service_lost(self, lost: bool) -> None:
         """The controller is stuck (``True``: the shoe shows *stop* instead of the last signal,
@@ -187,12 +191,15 @@ class ShoeLedSink(Closeable):
                 if self._pending is None:
                     return
                 pattern = self._pending
+            handed: dict[str, Any] | None = None
             try:
                 self._send(pattern)
                 self.sent += 1
+                handed = pattern
             except (OSError, ConnectionError, ValueError):
                 self.errors += 1
             with self._cond:
+                self._handed = handed
                 if self._pending is pattern:
                     self._pending = None
                 self._cond.notify_all()

@@ -185,6 +185,37 @@ def test_shoe_led_sink_survives_a_lost_port() -> None:
     assert calls == ["deal", "burn"] and sink.errors == 1 and sink.sent == 1
 
 
+def test_shoe_led_sink_hands_a_pattern_over_once_until_it_changes() -> None:
+    calls: list[str] = []
+    fail = [False]
+
+    def send(pattern: dict[str, object]) -> None:
+        calls.append(str(pattern["name"]))
+        if fail[0]:
+            fail[0] = False
+            raise ConnectionError("shoe disconnected")
+
+    sink = ShoeLedSink(send)
+    try:
+        for signal in (Signal.BURN, Signal.DEAL, Signal.DEAL, Signal.DEAL, Signal.BETTING, Signal.DEAL):
+            sink.handle(Instruction(signal, str(signal)))
+            assert sink.flush()
+        assert calls == ["burn", "deal", "betting", "deal"]  # three deals in a row: one frame
+        fail[0] = True
+        sink.handle(Instruction(Signal.BURN, "Burn"))
+        assert sink.flush()
+        sink.handle(Instruction(Signal.BURN, "Burn"))  # the first was not taken: tried again
+        assert sink.flush()
+        assert calls[-2:] == ["burn", "burn"] and sink.errors == 1
+        sink.service_lost(True)
+        assert sink.flush()
+        sink.service_lost(False)  # back: the last signal again, though handed before the stop
+        assert sink.flush()
+        assert calls[-2:] == ["stop", "burn"]
+    finally:
+        sink.close()
+
+
 def test_console_plain_one_line_per_signal() -> None:
     out = io.StringIO()
     sink = ConsoleLedSink(out)
