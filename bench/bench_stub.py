@@ -40,7 +40,8 @@ def main() -> None:
     five = HandState.new(Game.STUD, list(range(1, 6)))
     for step in plan_street(tda, five, "3rd").steps:
         five.record(step, None)
-    cases.append(("forecast_short after 3rd, 5 players (stub suffices)", lambda: forecast_short(tda, five), 5000))
+    cases.append(("forecast_short after 3rd, 5 players", lambda: forecast_short(tda, five), 5000))
+    cases.append(("forecast_short 7th, 8 players (RP-10-H-C ahead)", lambda: forecast_short(tda, short), 5000))
 
     def record_third() -> None:
         h = HandState.new(Game.STUD, list(range(1, 9)))

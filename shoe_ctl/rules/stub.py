@@ -319,20 +319,40 @@ def forecast_short(profile: RuleProfile, hand: HandState) -> str | None:
     normally if every player now in the hand stays in; ``None`` when the hand can end normally.
 
     A street already dealt by a short-stub procedure (scramble or community card) counts as short.
-    The hand is not changed. When the stub plainly suffices (4th street or later, no scramble or
-    community card in the hand, and at least ``streets_left * (players + 1) + 1`` cards: a normal
-    street takes at most a burn and one card per player, and leaves at least the last card)
-    the answer is ``None`` at once; otherwise a copy of the hand is played forward with unknown
-    cards (:func:`forecast_by_play`, which gives the same answer in every case).
+    The hand is not changed. Without a scramble or community card in the hand the answer is
+    counted: cards held per player, the stub, and which streets have had their burn (a normal
+    street deals one card to each player still owed one, after its burn if not yet taken, and
+    must leave the last card; 3rd street deals every missing card and must leave one). With
+    either, a copy of the hand is played forward with unknown cards (:func:`forecast_by_play`,
+    which gives the same answer in every case).
     """
-    st = hand.next_street()
-    if st is None:
-        return None
-    if st != "3rd" and not hand.scrambles and hand.community_street is None:
-        streets_left = len(STREETS) - street_index(st)
-        if hand.stub_count() >= streets_left * (hand.live_count() + 1) + 1:
-            return None
-    return forecast_by_play(profile, hand)
+    if hand.scrambles or hand.community_street is not None:
+        return forecast_by_play(profile, hand)
+    stub = hand.stub_count()
+    have = [s.dealt_count for s in hand.seats if not (s.folded or s.killed or s.dead)]  # in hand
+    burned = {st for st, cards in hand.burns.items() if cards}
+    for k, st in enumerate(STREETS):
+        owed = k + 3  # cards held once the street is complete (HandState.cards_on_street)
+        while True:
+            short = [i for i, h in enumerate(have) if h < owed]
+            if not short:
+                break  # the street is complete: the next one
+            if k == 0:  # 3rd street: every missing card, the last card kept
+                cards = sum(owed - have[i] for i in short)
+                if cards + 1 > stub:
+                    return st
+                stub -= cards
+                for i in short:
+                    have[i] = owed
+                continue
+            burn = 0 if st in burned else 1
+            if stub < len(short) + burn + 1:
+                return st
+            stub -= len(short) + burn
+            burned.add(st)
+            for i in short:
+                have[i] += 1
+    return None
 
 
 def forecast_by_play(profile: RuleProfile, hand: HandState) -> str | None:

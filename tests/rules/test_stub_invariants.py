@@ -130,7 +130,7 @@ def test_stub_accounting_RP_10_H_house_16_18_16_19_16_20_invariants(n, name, eve
                 assert plan.procedure is Procedure.H19 and pool == players
             t.record(step, hide=step.kind == "burn" and rnd.random() < p_unread)
             t.check()
-            # the shortcut for a stub that plainly suffices answers as playing the hand forward does
+            # counting answers as playing the hand forward does
             assert forecast_short(profile, read) == forecast_by_play(profile, read)
         assert read.street_complete(street)
         held = {read.seats[i].card_count + (read.community_street is not None) for i in read.in_hand()}
