@@ -57,11 +57,14 @@ class Views:
             cache = self._seat_cache
             masked = self.masked_upcards(hand)
             absent = m.irregular.absent
+            hand_no, bring_in, first = m.hand_no, m.bring_in_idx, m.first_idx if betting else None
+            shown_idx = m.shown if show else ()
             for i, s in enumerate(hand.seats):
-                shown = show and s.in_hand and i in m.shown
-                key = (m.hand_no, len(s.up), len(s.down), s.status, i == m.bring_in_idx,
-                       betting and i == m.first_idx, shown, s.up[-1] if s.up else None,
-                       i in absent, s.no_bet, tuple(c for c in s.up if c in masked) if masked else (), fourth,
+                up = s.up
+                shown = i in shown_idx and s.in_hand
+                key = (hand_no, len(up), len(s.down), s.status, i == bring_in,
+                       i == first, shown, up[-1] if up else None,
+                       i in absent, s.no_bet, tuple(c for c in up if c in masked) if masked else (), fourth,
                        len(s.extra))
                 hit = cache.get(i)
                 if hit is not None and hit[0] == key:
@@ -135,14 +138,18 @@ class Views:
         card read earlier this hand — a misread, or a second deck's card, alerted as
         ``duplicate-card`` — which the display shows as ``??`` (at showdown too: the hole card
         may be mucked), so it never names a hole card. A card read face up first keeps showing."""
-        down = {c for s in hand.seats for c in s.down if c is not None}
+        # by card code (an int): a card's own hash is a Python call, and this runs on every event
+        down = {c.code: c for s in hand.seats for c in s.down if c is not None}
         if not down:
             return frozenset()
-        where = self.m.where
-        up = {c for s in hand.seats for c in s.up if c is not None}
+        up = {c.code for s in hand.seats for c in s.up if c is not None}
         if hand.community is not None:
-            up.add(hand.community)
-        return frozenset(c for c in down & up if (r := where.get(c)) is not None and r.role == "down")
+            up.add(hand.community.code)
+        both = down.keys() & up
+        if not both:
+            return frozenset()
+        where = self.m.where
+        return frozenset(c for code in both if (r := where.get(c := down[code])) is not None and r.role == "down")
 
     def summary(self) -> dict[str, Any]:
         """The decisions of the current (or last) hand (see
