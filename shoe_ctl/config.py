@@ -228,7 +228,8 @@ class _Problems:
         self.errors: list[ProfileError] = []
 
     def add(self, key: str, problem: str, allowed: str) -> None:
-        self.errors.append(ProfileError(self.src, key, problem, allowed))
+        shown = key if key.isprintable() else repr(key)[1:-1]  # a key from the file: one line per error
+        self.errors.append(ProfileError(self.src, shown, problem, allowed))
 
     def raise_all(self) -> None:
         """:raises ProfileError: the one problem; :class:`ConfigErrors`: several."""

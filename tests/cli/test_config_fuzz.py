@@ -124,6 +124,18 @@ def test_mutated_config_files_load_or_name_file_and_key(tmp_path: Path, data: An
         assert_clear(exc, path)
 
 
+@pytest.mark.parametrize("section", ["buttons.pins", "leds.pins"])
+@pytest.mark.parametrize("char", ["\n", "\u2028", "\x85", "\x1b"])
+def test_a_pin_name_with_a_line_break_or_escape_is_named_on_one_line(tmp_path: Path, section: str, char: str) -> None:
+    path = tmp_path / "table.toml"
+    escaped = f"\\u{ord(char):04x}"  # as TOML writes it: a raw control character is no TOML
+    path.write_text(f'[{section}]\n"a{escaped}b" = false\n', encoding="utf-8")
+    with pytest.raises(ProfileError) as info:
+        load_table_config(path)
+    assert_clear(info.value, path)
+    assert f"{section}.a{repr(char)[1:-1]}b: False is not a BCM pin" in str(info.value)
+
+
 @FUZZ
 @given(doc=table_docs())
 def test_generated_table_configs_load_or_name_every_bad_key(tmp_path: Path, doc: dict[str, Any]) -> None:
