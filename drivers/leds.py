@@ -18,11 +18,12 @@ from __future__ import annotations
 import os
 import sys
 import threading
+from collections import deque
 from collections.abc import Callable, Mapping
 from typing import Any, TextIO
 
 from shoe_ctl.events import Command, Instruction, Signal
-from shoe_ctl.lifecycle import Closeable
+from shoe_ctl.lifecycle import Closeable, join_thread
 from shoe_ctl.signals import LED_NAMES, PATTERNS, LedPattern, pattern_for
 
 __all__ = ["LED_NAMES", "PATTERNS", "ConsoleLedSink", "GpioLedSink", "LedPattern", "MockLedSink", "ShoeLedSink",
@@ -222,7 +223,7 @@ class ShoeLedSink(Closeable):
 _ANSI = {"green": "32", "amber": "33", "blue": "34", "white": "37", "red": "31"}
 
 
-class ConsoleLedSink:
+class ConsoleLedSink(Closeable):
     """The signals in a terminal: one line per Instruction.
 
     On a tty the line starts with coloured dots for the lit LEDs (bold when blinking), e.g.
@@ -230,10 +231,19 @@ class ConsoleLedSink:
     ``signal=deal leds=green mode=steady seat=3 face=down street=3rd text="Deal seat 3 down"``
     (for logs and pipes).
 
+    The lines are written by the sink's own thread (``console-leds``), several at once when they
+    come faster than the stream takes them, so a terminal that is paused or a pipe nobody reads
+    never holds up the controller. At most :attr:`MAX_WAITING` lines wait; beyond that the oldest
+    are dropped, counted in :attr:`dropped` and said in one line when the stream takes lines
+    again. A stream that fails is counted in :attr:`errors`.
+
     :param stream: where to write (default ``sys.stdout``).
     :param color: force colour on/off; default: on when ``stream`` is a tty and ``NO_COLOR`` is
         unset or empty (https://no-color.org).
     """
+
+    MAX_WAITING = 1000
+    """Instructions waiting to be written at most (a stalled stream)."""
 
     def __init__(self, stream: TextIO | None = None, *, color: bool | None = None) -> None:
         self._stream = stream if stream is not None else sys.stdout
@@ -241,7 +251,15 @@ class ConsoleLedSink:
             isatty = getattr(self._stream, "isatty", None)
             color = bool(isatty and isatty()) and not os.environ.get("NO_COLOR")
         self._color = color
-        self._lock = threading.Lock()
+        self._cond = threading.Condition()
+        super().__init__(self._cond)
+        self._waiting: deque[Instruction] = deque()
+        self._writing = False  # the thread holds lines taken from _waiting and not yet written
+        self.dropped = 0
+        self._dropped_said = 0
+        self.errors = 0
+        self._thread = threading.Thread(target=self._run, name="console-leds", daemon=True)
+        self._thread.start()
 
     def format(self, ins: Instruction) -> str:
         """The line for one Instruction (without the newline)."""
@@ -268,15 +286,52 @@ class ConsoleLedSink:
         return f"{''.join(dots)} {label} {where:<16} {ins.text}"
 
     def handle(self, command: Command) -> None:
-        """Write the line of an :class:`Instruction`; other commands are ignored."""
-        if isinstance(command, Instruction):
-            line = self.format(command)
-            with self._lock:
-                self._stream.write(line + "\n")
-                self._stream.flush()
+        """Queue the line of an :class:`Instruction` (returns at once); other commands are ignored."""
+        if not isinstance(command, Instruction):
+            return
+        with self._cond:
+            if self._closed:
+                return
+            if len(self._waiting) >= self.MAX_WAITING:
+                self._waiting.popleft()
+                self.dropped += 1
+            self._waiting.append(command)
+            if not self._writing:
+                self._cond.notify_all()  # a writing thread takes the rest when it is done
 
-    def close(self) -> None:
-        """Nothing to release (the stream belongs to the caller)."""
+    def flush(self, timeout: float = 2.0) -> bool:
+        """Wait until every line queued so far is written; False on timeout (a stalled stream)."""
+        with self._cond:
+            return self._cond.wait_for(lambda: not self._waiting and not self._writing, timeout)
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                self._writing = False
+                self._cond.notify_all()  # flush() waiters
+                self._cond.wait_for(lambda: self._waiting or self._closed)
+                if not self._waiting:
+                    return  # closed, everything written
+                batch = list(self._waiting)
+                self._waiting.clear()
+                dropped, self._dropped_said = self.dropped - self._dropped_said, self.dropped
+                self._writing = True
+            lines = [self.format(ins) for ins in batch]
+            if dropped:
+                lines.insert(0, f"({dropped} signal lines not shown: the terminal did not take them in time)")
+            try:
+                self._stream.write("\n".join(lines) + "\n")
+                self._stream.flush()
+            except (OSError, ValueError):  # a closed or broken stream: the service goes on
+                self.errors += 1
+
+    def _closing(self) -> None:
+        self._cond.notify_all()
+
+    def _close(self) -> None:
+        """``close()``: write what waits (for at most 2 s) and stop the thread; the stream
+        belongs to the caller and stays open."""
+        join_thread(self._thread, 2.0)
 
 
 # --------------------------------------------------------------------------- recording mock

@@ -7,7 +7,9 @@ downcard before showdown, and names a downcard read by its seat alone, so no hol
 is ever printed. On a terminal the line is redrawn in place (the LED lines written through
 :attr:`StatusLine.console` scroll above it); otherwise it is one plain line for each new hand or
 street, change of the shoe's health, of the number of alerts or of a note (a log is not flooded
-with a line per card). Colour only
+with a line per card). The line is written by its own thread (``status-line``): the controller
+only queues the state, so a terminal that is paused (or a pipe nobody reads) never holds up the
+deal. Colour only
 on a terminal and never when ``NO_COLOR`` is set (https://no-color.org). See docs/service.md,
 *The terminal*.
 """
@@ -18,6 +20,7 @@ import os
 import shutil
 import sys
 import threading
+from collections import deque
 from collections.abc import Callable, Mapping
 from typing import Any, TextIO
 
@@ -99,7 +102,13 @@ class StatusLine:
         self.tty = bool(isatty and isatty()) if tty is None else tty
         self.color = use_color(self.stream) if color is None else color
         self._width = width
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # the state below
+        self._out = threading.Lock()  # writing to the terminal (the line, and lines above it)
+        self._wake = threading.Condition(self._lock)
+        self._states: deque[Mapping[str, Any]] = deque(maxlen=self.MAX_WAITING)
+        self._redraw = False
+        self._drawing = False
+        self._stopped = False
         self._state: Mapping[str, Any] | None = None
         self._last: str | None = None
         self._notes: dict[str, str] = {}
@@ -110,24 +119,27 @@ class StatusLine:
         """The console LED sink's stream (``Table(led_stream=...)``)."""
         self.errors = ConsoleStream(self, sys.stderr)
         """Log lines and messages on stderr, written above the status line."""
+        self._thread = threading.Thread(target=self._run, name="status-line", daemon=True)
+        self._thread.start()
+
+    MAX_WAITING = 1000
+    """States queued for the drawing thread at most (a stalled terminal: the oldest go)."""
 
     # ------------------------------------------------------------------ the sink
 
     def handle(self, command: Any) -> None:
-        """Follow a ``DisplayUpdate`` (other commands are ignored) and show the new line."""
+        """Queue a ``DisplayUpdate``'s state for the drawing thread (other commands are ignored);
+        returns at once."""
         from shoe_ctl.events import DisplayUpdate
 
         if not isinstance(command, DisplayUpdate):
             return
-        state = command.state
         with self._lock:
-            read = last_read(self._state, state)
-            if read is not None:
-                self._last = read
-            elif self._state is not None and state.get("hand") != self._state.get("hand"):
-                self._last = None
-            self._state = state
-            self._show()
+            if self._stopped:
+                return
+            self._states.append(command.state)
+            if not self._drawing:
+                self._wake.notify()
 
     def note(self, key: str, text: str | None) -> None:
         """Keep ``text`` on the line until it is replaced or cleared with None (e.g. a display that
@@ -137,7 +149,8 @@ class StatusLine:
                 self._notes.pop(key, None)
             else:
                 self._notes[key] = text
-            self._show()
+            self._redraw = True
+            self._wake.notify()
 
     def note_from(self, key: str, source: Callable[[], str | None]) -> None:
         """Show ``source()`` as the note ``key`` on every line while it is not None (read each time
@@ -145,13 +158,82 @@ class StatusLine:
         with self._lock:
             self._sources[key] = source
 
-    def close(self) -> None:
-        """End the line on a terminal (the shell prompt starts on a fresh line)."""
+    def flush(self, timeout: float = 2.0) -> bool:
+        """Wait until every state and note given so far is drawn; False on timeout."""
         with self._lock:
+            return self._wake.wait_for(lambda: not self._states and not self._redraw and not self._drawing,
+                                       timeout)
+
+    def close(self) -> None:
+        """Draw what waits (for at most 2 s), stop the drawing thread and end the line on a
+        terminal (the shell prompt starts on a fresh line)."""
+        with self._lock:
+            self._stopped = True
+            self._wake.notify_all()
+        if self._thread is not threading.current_thread():
+            self._thread.join(2.0)
+        with self._out:
             if self.tty and self._shown:
                 self.stream.write("\n")
                 self.stream.flush()
             self._shown = ""
+
+    def _run(self) -> None:
+        while True:
+            with self._lock:
+                self._drawing = False
+                self._wake.notify_all()  # flush() waiters
+                self._wake.wait_for(lambda: self._states or self._redraw or self._stopped)
+                if not self._states and not self._redraw:
+                    return  # stopped, everything drawn
+                lines = []
+                for state in self._states:  # every state in order: the last read is a difference of two
+                    read = last_read(self._state, state)
+                    if read is not None:
+                        self._last = read
+                    elif self._state is not None and state.get("hand") != self._state.get("hand"):
+                        self._last = None
+                    self._state = state
+                    if not self.tty:
+                        lines.extend(self._plain_line())
+                self._states.clear()
+                if self.tty or self._redraw and not lines:
+                    lines = [self._tty_line()] if self.tty else list(self._plain_line())
+                self._redraw = False
+                self._drawing = True
+            self._write(lines)
+
+    def _plain_line(self) -> list[str]:
+        """The plain line for the state now, when it differs in what a plain line is written for
+        (:meth:`_plain_key`); under the state lock."""
+        if self._state is None and not self._notes:
+            return []
+        key = self._plain_key()
+        if key == self._plain_last:
+            return []
+        self._plain_last = key
+        return [self.text()]
+
+    def _tty_line(self) -> str:
+        if self._state is None and not self._notes:
+            return ""
+        return self._fit(self.text())
+
+    def _write(self, lines: list[str]) -> None:
+        try:
+            with self._out:
+                if self.tty:
+                    line = lines[-1] if lines else ""
+                    if line and line != self._shown:
+                        self.stream.write(_CLEAR + line)
+                        self.stream.flush()
+                        self._shown = line
+                elif lines:
+                    self.stream.write("\n".join(lines) + "\n")
+                    self.stream.flush()
+                    self._shown = lines[-1]
+        except (OSError, ValueError):  # a closed or broken terminal: the service goes on
+            pass
 
     # ------------------------------------------------------------------ text
 
@@ -202,24 +284,6 @@ class StatusLine:
             return text
         return _cut(text, max(width - 2, 10)) + ("\x1b[0m" if self.color else "")
 
-    def _show(self) -> None:
-        if self._state is None and not self._notes:
-            return
-        line = self.text()
-        if self.tty:
-            line = self._fit(line)
-            if line != self._shown:
-                self.stream.write(_CLEAR + line)
-                self.stream.flush()
-        else:
-            key = self._plain_key()
-            if key == self._plain_last:
-                return
-            self._plain_last = key
-            self.stream.write(line + "\n")
-            self.stream.flush()
-        self._shown = line
-
     def _plain_key(self) -> tuple[Any, ...]:
         """What a plain line is written for: a new hand or street, the shoe's health, the number of
         alerts or a note changing (not every card: a log keeps one line per street)."""
@@ -232,7 +296,7 @@ class StatusLine:
     def write_above(self, text: str, target: TextIO | None = None) -> None:
         """Write ``text`` (whole lines) above the status line to ``target`` (default the status
         line's stream; :class:`ConsoleStream`)."""
-        with self._lock:
+        with self._out:
             out = target or self.stream
             if self.tty and self._shown:
                 self.stream.write(_CLEAR)

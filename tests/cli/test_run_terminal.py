@@ -13,14 +13,16 @@ import select
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
+from drivers.leds import ConsoleLedSink
 from shoe_ctl.cli import build_parser
 from shoe_ctl.cli.status import StatusLine, last_read, use_color
-from shoe_ctl.events import DisplayUpdate
+from shoe_ctl.events import DisplayUpdate, Instruction, Signal
 from shoe_ctl.hostaddr import bind_problem, display_urls, interface_addresses
 
 CARD = re.compile(r"\b(?:[2-9TJQKA][cdhs])\b")
@@ -82,6 +84,8 @@ def test_plain_status_lines_when_not_a_terminal() -> None:
     line.handle(state(4, [{"seat": 2, "up": [], "down_count": 2}], alerts=[{"id": 1}]))
     line.handle(state(4, [{"seat": 2, "up": [], "down_count": 2}], alerts=[{"id": 1}]))  # unchanged: no line
     line.handle(state(4, [{"seat": 2, "up": ["Kc"], "down_count": 2}], alerts=[{"id": 1}]))  # a card: no line
+    assert line.flush()
+    line.close()
     lines = out.getvalue().splitlines()
     assert lines[-1] == 'status hand=4 street=3rd stub="40 / 10" shoe=connected last="seat 2 down" alerts=1'
     assert len(lines) == 2 and "\x1b" not in out.getvalue() and "\r" not in out.getvalue()
@@ -91,8 +95,10 @@ def test_terminal_line_is_redrawn_in_place_and_kept_below_led_lines() -> None:
     out = io.StringIO()
     line = StatusLine(out, tty=True, color=False, width=200)
     line.handle(state(1, [{"seat": 5, "up": [], "down_count": 1}]))
+    assert line.flush()
     line.console.write("DEAL seat 5 down\n")
     line.handle(state(1, [{"seat": 5, "up": ["Qh"], "down_count": 1}]))
+    assert line.flush()
     text = out.getvalue()
     assert "\n" not in text.replace("DEAL seat 5 down\n", "")  # the status itself never scrolls
     assert text.endswith("\r\x1b[2Khand 1 | street 3rd | stub 40 / 10 | shoe connected | last seat 5 up Qh")
@@ -104,8 +110,37 @@ def test_status_line_fits_the_terminal_width() -> None:
     out = io.StringIO()
     line = StatusLine(out, tty=True, color=True, width=40)
     line.handle(state(1, [], alerts=[{}] * 3))
+    assert line.flush()
     shown = out.getvalue().rsplit("\r\x1b[2K", 1)[-1]
     assert len(re.sub(r"\x1b\[[0-9;]*m", "", shown)) <= 40
+
+
+def test_a_stalled_terminal_never_holds_up_the_caller() -> None:
+    """A terminal paused (Ctrl-S, a pipe nobody reads): handle() and the LED lines' stream
+    return at once; what waits is drawn once the terminal takes output again."""
+    release = threading.Event()
+
+    class Paused(io.StringIO):
+        def write(self, text: str) -> int:
+            release.wait(10)
+            return super().write(text)
+
+    out = Paused()
+    line = StatusLine(out, tty=False)
+    leds = ConsoleLedSink(line.console, color=False)
+    try:
+        started = time.monotonic()
+        for hand in range(1, 300):
+            line.handle(state(hand, [{"seat": 1, "up": [], "down_count": 1}]))
+            leds.handle(Instruction(Signal.DEAL, f"Deal seat 1 down (hand {hand})", seat=1, face="down"))
+        assert time.monotonic() - started < 5.0  # never waited for the terminal (it waits 10 s)
+        release.set()
+        assert line.flush(5.0) and leds.flush(5.0)
+    finally:
+        leds.close()
+        line.close()
+    text = out.getvalue()
+    assert "status hand=299 " in text and 'text="Deal seat 1 down (hand 299)"' in text
 
 
 def test_no_color_env_turns_colour_off() -> None:

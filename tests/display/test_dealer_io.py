@@ -58,6 +58,7 @@ def test_console_default_display_off_and_errors(tmp_path: Path) -> None:
     dio = start_dealer_io(cfg(tmp_path, ""), print, display=None, stream=out)
     assert [type(s) for s in dio.sinks] == [ConsoleLedSink] and dio.display_url is None
     dio.sinks[0].handle(Instruction(Signal.BURN, "Burn"))
+    assert dio.sinks[0].flush()
     assert out.getvalue().startswith("signal=burn")
     dio.close()
     with pytest.raises(ValueError, match="send_leds"):

@@ -123,6 +123,7 @@ def violations(replayed: tuple[list[Command], list[Any], list[Any]]) -> dict[str
             check("the display", cards_in(snap), is_showdown(snap), where)
             if is_showdown(snap) and cards_in(snap) & (everything - never):
                 found["shown"].append(where)
+        printer.close()  # writes every line queued
         check("the console", cards_in(console.getvalue()), False, f"hand {hand_no}")
     return found
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import threading
 import time
 
 import pytest
@@ -222,6 +223,7 @@ def test_console_plain_one_line_per_signal() -> None:
     sink.handle(Instruction(Signal.DEAL, "Deal seat 3 down", seat=3, face="down", street="3rd"))
     sink.handle(Alert("x", "not an LED signal"))
     sink.handle(Instruction(Signal.STOP, "Stop: read the display"))
+    sink.close()  # writes what waits
     lines = out.getvalue().splitlines()
     assert lines == [
         'signal=deal leds=green mode=steady seat=3 face=down street=3rd text="Deal seat 3 down"',
@@ -236,10 +238,58 @@ def test_console_colour_on_a_tty() -> None:
             return True
 
     out = Tty()
-    ConsoleLedSink(out).handle(Instruction(Signal.SHOE_FAULT, "Shoe fault: jam"))
+    sink = ConsoleLedSink(out)
+    sink.handle(Instruction(Signal.SHOE_FAULT, "Shoe fault: jam"))
+    assert sink.flush()
+    sink.close()
     line = out.getvalue()
     assert line.count("\n") == 1 and "SHOE-FAULT" in line and "Shoe fault: jam" in line
     assert "\x1b[1;31m●" in line and "\x1b[1;33m●" in line  # red and amber, blinking (bold)
+
+
+def test_console_a_stalled_stream_never_holds_up_the_caller() -> None:
+    """A terminal paused (or a pipe nobody reads): handle() returns at once, at most
+    MAX_WAITING lines wait, and the lines dropped are said once the stream takes lines again."""
+    release = threading.Event()
+    writes: list[str] = []
+
+    class Paused(io.StringIO):
+        def write(self, text: str) -> int:
+            release.wait(10)
+            writes.append(text)
+            return len(text)
+
+    sink = ConsoleLedSink(Paused(), color=False)
+    try:
+        sink.handle(Instruction(Signal.DEAL, "first"))  # taken by the thread, which now blocks
+        started = time.monotonic()
+        for n in range(ConsoleLedSink.MAX_WAITING + 50):
+            sink.handle(Instruction(Signal.DEAL, f"line {n}"))
+        assert time.monotonic() - started < 5.0  # never waited for the stream (it waits 10 s)
+        assert not sink.flush(0.05)  # still stalled
+        release.set()
+        assert sink.flush(5.0)
+    finally:
+        sink.close()
+    text = "".join(writes)
+    assert sink.dropped >= 50 - 1  # the first may have been taken before the flood
+    assert f"({sink.dropped} signal lines not shown" in text
+    assert f'text="line {ConsoleLedSink.MAX_WAITING + 49}"' in text  # the newest kept
+    assert sink.errors == 0
+
+
+def test_console_a_broken_stream_is_counted_and_the_sink_goes_on() -> None:
+    class Broken(io.StringIO):
+        def write(self, text: str) -> int:
+            raise BrokenPipeError("nobody reads")
+
+    sink = ConsoleLedSink(Broken(), color=False)
+    sink.handle(Instruction(Signal.DEAL, "one"))
+    assert sink.flush()
+    sink.handle(Instruction(Signal.DEAL, "two"))
+    assert sink.flush()
+    sink.close()
+    assert sink.errors == 2
 
 
 def test_scaled_pattern_keeps_shape() -> None:
