@@ -98,6 +98,9 @@ class TableView:
     table: str
     expected: int = 1
     session: int = 0
+    born: int = 0
+    """The session of the last birth (``status`` online) taken: a new journal is told by a birth
+    of a later session, whatever events of that session came before it."""
     online: bool = False
     last_seen: float = 0.0
     known_last: int = 0
@@ -324,12 +327,15 @@ class FloorConsumer:
         if msg.get("online"):
             first = msg["first"] if _whole(msg.get("first")) else None
             last = msg["last"] if _whole(msg.get("last")) else None
-            if (session > view.session and isinstance(last, int) and isinstance(first, int)
+            if (session > view.born and isinstance(last, int) and isinstance(first, int)
                     and last < view.expected - 1):
                 # a new connection whose journal is behind what was applied: a new journal file
-                # (a retained birth delivered again has the session already seen and is not this)
+                # (a retained birth delivered again has the session already born and is not
+                # this). Its events that came before this birth were taken for duplicates: the
+                # replay asked for the hole brings them again.
                 view.expected, view.known_last, view.held = first, last, {}
                 view.journal_resets += 1
+            view.born = max(view.born, session)
             if session >= view.session:
                 view.session, view.online = session, True
             if isinstance(first, int) and first > view.expected:

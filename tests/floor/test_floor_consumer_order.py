@@ -105,3 +105,24 @@ def test_a_retained_state_after_the_will_leaves_the_table_offline() -> None:
     assert not c.tables["t1"].online
     feed(c, "events", ev(1, session=6))                             # a newer connection's event
     assert c.tables["t1"].online and c.tables["t1"].session == 6
+
+
+def test_a_new_journal_is_told_even_when_its_events_come_before_its_birth() -> None:
+    """MQTT keeps the order within a topic only: a new journal's first events (seq 1, 2 of session
+    2) may arrive before its birth. They first look like duplicates; the birth still tells the new
+    journal (its last is behind what was applied) and the hole is asked for again."""
+    c = FloorConsumer(host="127.0.0.1", port=1, room="r", keep_seqs=True)
+    feed(c, "status", {"online": True, "session": 1, "first": 1, "last": 5})
+    for seq in range(1, 6):
+        feed(c, "events", ev(seq, session=1))
+    feed(c, "events", ev(1, session=2))  # the new journal's events, ahead of its birth
+    feed(c, "events", ev(2, session=2))
+    view = c.tables["t1"]
+    assert view.session == 2 and view.duplicates == 2
+    feed(c, "status", {"online": True, "session": 2, "first": 1, "last": 2})
+    assert view.journal_resets == 1 and view.expected == 1 and view.known_last == 2
+    assert c.check_gaps(100.0) == []  # behind: the grace time starts
+    assert c.check_gaps(100.0 + consumer_mod.AHEAD_GRACE_S + 0.1) == [("t1", 1)]  # asked again
+    feed(c, "events", ev(1, session=2))
+    feed(c, "events", ev(2, session=2))
+    assert c.seqs("t1") == [1, 2, 3, 4, 5, 1, 2]
