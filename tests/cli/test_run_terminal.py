@@ -104,6 +104,7 @@ def test_terminal_line_is_redrawn_in_place_and_kept_below_led_lines() -> None:
     assert text.endswith("\r\x1b[2Khand 1 | street 3rd | stub 40 / 10 | shoe connected | last seat 5 up Qh")
     # the LED line cleared the status line first and redrew it after
     assert "\r\x1b[2KDEAL seat 5 down\nhand 1 | " in text
+    line.close()
 
 
 def test_status_line_fits_the_terminal_width() -> None:
@@ -112,6 +113,7 @@ def test_status_line_fits_the_terminal_width() -> None:
     line.handle(state(1, [], alerts=[{}] * 3))
     assert line.flush()
     shown = out.getvalue().rsplit("\r\x1b[2K", 1)[-1]
+    line.close()
     assert len(re.sub(r"\x1b\[[0-9;]*m", "", shown)) <= 40
 
 
