@@ -2,7 +2,8 @@
 
 Card reads (from :class:`drivers.shoe.ShoeLink`), dealer inputs, timers: every event is put on
 :attr:`Controller.queue`. A shoe event goes machine, sinks, journal, ack; any other event goes
-journal, machine, sinks (:meth:`Controller.step`; docs/service.md, *How an event flows*).
+journal, machine (while the record's commit runs), sinks once it is committed
+(:meth:`Controller.step`; docs/service.md, *How an event flows*).
 
 Dealer inputs wait in a lane of their own (:class:`EventQueue`): a shoe event waits behind at most
 :data:`MAX_INPUTS_AHEAD` of them, and at most :data:`MAX_DEALER_INPUTS` wait (docs/security.md,
@@ -340,8 +341,9 @@ class Controller(Closeable):
         failed append at the head of its queue, so an ack never covers an event that is not on
         disk, and the shoe sends an unacked event again after a restart. A shoe event the machine
         fails on is journaled all the same. Any other event (a dealer input, a timer, a link
-        change: nobody would send it again) is queued before the machine sees it, and the machine
-        waits for its commit up to :data:`INPUT_WAIT_S`."""
+        change: nobody would send it again) is queued for the writer before the machine sees it;
+        the machine works out its answer while the record's commit runs, and the answer goes to
+        the sinks only once the commit is done (waited for up to :data:`INPUT_WAIT_S`)."""
         if isinstance(ev, (CardRead, ShoeFault, ShoeButton)):
             try:
                 cmds = self.machine.handle(ev)
@@ -353,8 +355,11 @@ class Controller(Closeable):
             alerts = [cmd for cmd in cmds if isinstance(cmd, Alert)]
             self._journal_shoe(ev, alerts)
         else:
-            self._journal_other(ev)
-            cmds = self.machine.handle(ev)
+            entry = self._journal_other(ev)
+            try:
+                cmds = self.machine.handle(ev)  # while the record's fsync runs
+            finally:
+                self._wait_other(ev, entry)  # nothing leaves before the record is on disk
             self.handled += 1
             alerts = [cmd for cmd in cmds if isinstance(cmd, Alert)]
             if alerts:
@@ -391,29 +396,35 @@ class Controller(Closeable):
             except Exception:  # noqa: BLE001
                 log.exception("ack %d failed", ev.seq)
 
-    def _journal_other(self, ev: Any) -> None:
-        """Journal an event nobody would send again, before the machine acts on it (bounded wait).
+    def _journal_other(self, ev: Any) -> Any:
+        """Queue the record of an event nobody would send again, before the machine acts on it;
+        returns the entry to wait for (:meth:`_wait_other`), or None when there is none to wait
+        for (no writer: written already; a failed submit: logged and told).
 
         In the controller thread, a dealer input takes the dealer inputs queued right behind it
         (:meth:`EventQueue.take_inputs`, at most :data:`MAX_INPUTS_AHEAD`) and queues their
         records for the writer too, each as its own append in handling order: a burst of inputs
         (folds, then *betting complete*) shares one commit instead of one fsync each. Each of them
-        is still handled only once its own record is written."""
+        is still answered (its commands handed to the sinks) only once its own record is written."""
         if self._submit is None:
             self._journal(ev, [])
-            return
+            return None
         entry, self._ahead_entry = self._ahead_entry, None
         if entry is _UNJOURNALED:
-            return  # queued ahead, and its submit failed (already logged and told)
+            return None  # queued ahead, and its submit failed (already logged and told)
         if entry is None:
             entry = self._submit_other(ev)
             if entry is None:
-                return
+                return None
             if isinstance(ev, DealerInput) and threading.current_thread() is self._thread:
                 for more in self.queue.take_inputs(MAX_INPUTS_AHEAD):
                     self._ahead.append((more, self._submit_other(more) or _UNJOURNALED))
+        return entry
+
+    def _wait_other(self, ev: Any, entry: Any) -> None:
+        """Wait (bounded) until ``entry``, the record of ``ev``, is written."""
         wait = getattr(self.journal, "wait_written", None)
-        if wait is not None and not wait(entry, self.INPUT_WAIT_S):
+        if entry is not None and wait is not None and not wait(entry, self.INPUT_WAIT_S):
             log.warning("a %s acted on before its journal record was written (journal failing)", type(ev).__name__)
 
     def _submit_other(self, ev: Any) -> Any:

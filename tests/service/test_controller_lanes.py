@@ -184,25 +184,34 @@ def test_inputs_taken_ahead_keep_the_order_and_the_bound(ops: list[str]) -> None
             last_card_at = at + 1
 
 
-def test_a_burst_of_inputs_shares_a_commit_and_each_is_written_before_it_is_handled(tmp_path: Any) -> None:
-    """Dealer inputs queued back to back are journaled in one commit (not one fsync each), and the
-    machine still sees each one only once its record is on disk."""
+def test_a_burst_of_inputs_shares_a_commit_and_each_answer_waits_for_its_record(tmp_path: Any) -> None:
+    """Dealer inputs queued back to back are journaled in one commit (not one fsync each), and
+    the machine's answer to each reaches the sinks only once that input's record is on disk (the
+    machine may work it out meanwhile)."""
+    from shoe_ctl.events import Instruction, Signal
     from shoe_ctl.service.journal import Journal
 
     journal = Journal(tmp_path / "t.journal", table="t", profile="tda")
     unwritten: list[int] = []
 
-    class Checking(SlowMachine):
+    class Answering(SlowMachine):
         def handle(self, ev: Any) -> list[Any]:
-            if isinstance(ev, DealerInput):
-                refs = {json_ref(r.body) for r in journal.records() if r.kind == "DealerInput"}
-                if ev.args["ref"] not in refs:
-                    unwritten.append(ev.args["ref"])
-            return super().handle(ev)
+            super().handle(ev)
+            return [Instruction(Signal.BETTING, f"answer {ev.args['ref']}")] if isinstance(ev, DealerInput) else []
 
-    m = Checking(input_s=0.05)
+    class Checking:
+        def handle(self, command: Any) -> None:
+            ref = int(command.text.split()[-1])
+            if ref not in {json_ref(r.body) for r in journal.records() if r.kind == "DealerInput"}:
+                unwritten.append(ref)
+
+        def close(self) -> None:
+            return None
+
+    m = Answering(input_s=0.05)
     try:
         c = Controller(m, journal=journal)  # type: ignore[arg-type]
+        c.add_sink(Checking())
         with c:
             groups = journal._writer.groups  # type: ignore[union-attr]
             for n in range(8):  # the first is taken at once; the others queue behind it
@@ -214,6 +223,44 @@ def test_a_burst_of_inputs_shares_a_commit_and_each_is_written_before_it_is_hand
         assert commits <= 3  # was 8: one per input
     finally:
         journal.close()
+
+
+def test_an_answer_waits_for_a_slow_commit_the_machine_does_not(tmp_path: Any) -> None:
+    """The machine works out a dealer input's answer while the input's commit runs; the answer
+    goes to the sinks after the commit."""
+    from shoe_ctl.events import Instruction, Signal
+
+    order: list[str] = []
+
+    class SlowJournal:
+        def submit(self, items: Any, **kw: Any) -> Any:
+            order.append("submitted")
+            return object()
+
+        def wait_written(self, entry: Any, timeout: float | None) -> bool:
+            time.sleep(0.05)  # the fsync
+            order.append("written")
+            return True
+
+        def append(self, item: Any) -> int:
+            return 0
+
+    class Machine(SlowMachine):
+        def handle(self, ev: Any) -> list[Any]:
+            order.append("machine")
+            return [Instruction(Signal.BETTING, "answer")]
+
+    class Sink:
+        def handle(self, command: Any) -> None:
+            order.append("sink")
+
+        def close(self) -> None:
+            return None
+
+    c = Controller(Machine(input_s=0), journal=SlowJournal())  # type: ignore[arg-type]
+    c.add_sink(Sink())
+    c.step(inp(1))
+    assert order == ["submitted", "machine", "written", "sink"]
 
 
 def json_ref(body: str) -> Any:
