@@ -231,9 +231,10 @@ class ConsoleLedSink(Closeable):
     ``signal=deal leds=green mode=steady seat=3 face=down street=3rd text="Deal seat 3 down"``
     (for logs and pipes).
 
-    The lines are written by the sink's own thread (``console-leds``), several at once when they
-    come faster than the stream takes them, so a terminal that is paused or a pipe nobody reads
-    never holds up the controller. At most :attr:`MAX_WAITING` lines wait; beyond that the oldest
+    The lines are written by the sink's own thread (``console-leds``), so a terminal that is
+    paused or a pipe nobody reads never holds up the controller: the first line after a quiet
+    spell at once, then at most one write per :attr:`GAP_S` holding every line that came
+    meanwhile (a burst costs one write, not one per line). At most :attr:`MAX_WAITING` lines wait; beyond that the oldest
     are dropped, counted in :attr:`dropped` and said in one line when the stream takes lines
     again. A stream that fails is counted in :attr:`errors`.
 
@@ -244,6 +245,8 @@ class ConsoleLedSink(Closeable):
 
     MAX_WAITING = 1000
     """Instructions waiting to be written at most (a stalled stream)."""
+    GAP_S = 0.01
+    """Seconds between two writes at least (the lines of a burst wait for the next)."""
 
     def __init__(self, stream: TextIO | None = None, *, color: bool | None = None) -> None:
         self._stream = stream if stream is not None else sys.stdout
@@ -324,6 +327,8 @@ class ConsoleLedSink(Closeable):
                 self._stream.flush()
             except (OSError, ValueError):  # a closed or broken stream: the service goes on
                 self.errors += 1
+            with self._cond:  # lines coming meanwhile wait without a wake-up; a close ends the gap
+                self._cond.wait_for(lambda: self._closed, self.GAP_S)
 
     def _closing(self) -> None:
         self._cond.notify_all()

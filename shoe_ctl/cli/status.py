@@ -9,8 +9,7 @@ is ever printed. On a terminal the line is redrawn in place (the LED lines writt
 street, change of the shoe's health, of the number of alerts or of a note (a log is not flooded
 with a line per card). The line is written by its own thread (``status-line``): the controller
 only queues the state, so a terminal that is paused (or a pipe nobody reads) never holds up the
-deal. Colour only
-on a terminal and never when ``NO_COLOR`` is set (https://no-color.org). See docs/service.md,
+deal; it draws at most once per 10 ms. Colour only on a terminal and never when ``NO_COLOR`` is set (https://no-color.org). See docs/service.md,
 *The terminal*.
 """
 
@@ -124,6 +123,8 @@ class StatusLine:
 
     MAX_WAITING = 1000
     """States queued for the drawing thread at most (a stalled terminal: the oldest go)."""
+    GAP_S = 0.01
+    """Seconds between two draws at least: the states of a burst are taken together."""
 
     # ------------------------------------------------------------------ the sink
 
@@ -202,6 +203,8 @@ class StatusLine:
                 self._redraw = False
                 self._drawing = True
             self._write(lines)
+            with self._lock:  # states coming meanwhile wait without a wake-up; a close ends the gap
+                self._wake.wait_for(lambda: self._stopped, self.GAP_S)
 
     def _plain_line(self) -> list[str]:
         """The plain line for the state now, when it differs in what a plain line is written for
