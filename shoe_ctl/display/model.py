@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from shoe_ctl.events import Alert, Command, DisplayUpdate, Instruction
@@ -88,8 +88,27 @@ def _hidden(key: Any) -> bool:
 
 _SCALARS = frozenset({int, bool, float, type(None)})
 
+_PLAIN: dict[str, None] = {}
+"""Texts seen holding no card token (statuses, street and state names, ...), up to 4,096 of up
+to 64 characters: returned as they are without a search."""
 
-def _filtered(value: Any, keep: Callable[[re.Match[str]], str]) -> Any:
+
+class _Keep:
+    """The redaction of one state's texts: ``keep(match)`` is the card token when public, else
+    ``??``; ``known`` the public texts that are one whole card token (returned as they are)."""
+
+    __slots__ = ("known", "public")
+
+    def __init__(self, public: set[str]) -> None:
+        self.public = public
+        self.known = frozenset(c for c in public if CARD_TOKEN.fullmatch(c))
+
+    def __call__(self, match: re.Match[str]) -> str:
+        card = match.group(0)
+        return card if card in self.public else REDACTED
+
+
+def _filtered(value: Any, keep: _Keep) -> Any:
     """``value`` with every hidden key dropped at any depth (mappings become dicts with ``str``
     keys, tuples lists) and every card token in a string replaced by ``keep(match)``."""
     kind = type(value)
@@ -113,9 +132,15 @@ def _filtered(value: Any, keep: Callable[[re.Match[str]], str]) -> Any:
     return _leaf(value, kind, keep)
 
 
-def _leaf(value: Any, kind: type, keep: Callable[[re.Match[str]], str]) -> Any:
+def _leaf(value: Any, kind: type, keep: _Keep) -> Any:
     if kind is str:
-        return CARD_TOKEN.sub(keep, value) if CARD_TOKEN.search(value) else value
+        if value in keep.known or value in _PLAIN:
+            return value  # a public card, or a text with no card in it
+        if CARD_TOKEN.search(value) is None:
+            if len(value) <= 64 and len(_PLAIN) < 4096:
+                _PLAIN[value] = None
+            return value
+        return CARD_TOKEN.sub(keep, value)
     if isinstance(value, str):
         return CARD_TOKEN.sub(keep, value)
     return value
@@ -131,20 +156,10 @@ def _cards(values: Any) -> list[str]:
     return [v for v in values if isinstance(v, str)] if isinstance(values, list | tuple) else []
 
 
-def public_state(state: Mapping[str, Any]) -> dict[str, Any]:
-    """The embargo filter: ``state`` with every hidden card removed.
-
-    - every key in :data:`HIDDEN_KEYS` is dropped at any depth, except a seat's ``"down"`` list
-      at showdown (:func:`is_showdown`) for a seat whose status is a text other than folded,
-      killed or dead (a mucked hand's downcards never show);
-    - every card written in any other string (instruction text, alert messages, unknown keys)
-      that is not public (an upcard, the community card, a shown downcard) becomes ``??``.
-
-    One pass over ``state`` (the public cards are read from its seats first).
-
-    :param state: a ``DisplayUpdate.state`` (JSON-safe; see the public state schema).
-    :returns: a new JSON-safe dict; ``state`` is not changed.
-    """
+def _keeper(state: Mapping[str, Any]) -> tuple[_Keep, dict[int, list[str]]]:
+    """The redaction of ``state``'s texts (a card token stays when public: an upcard, the
+    community card, a downcard shown at showdown; else ``??``) and the downcards shown, by seat
+    index (:func:`public_state`)."""
     showdown = is_showdown(state)
     shown_down: dict[int, list[str]] = {}
     public: set[str] = set()
@@ -161,14 +176,48 @@ def public_state(state: Mapping[str, Any]) -> dict[str, Any]:
     community = state.get("community")
     if isinstance(community, str):
         public.add(community)
+    return _Keep(public), shown_down
 
-    def keep(match: re.Match[str]) -> str:
-        card = match.group(0)
-        return card if card in public else REDACTED
 
+def public_state(state: Mapping[str, Any]) -> dict[str, Any]:
+    """The embargo filter: ``state`` with every hidden card removed.
+
+    - every key in :data:`HIDDEN_KEYS` is dropped at any depth, except a seat's ``"down"`` list
+      at showdown (:func:`is_showdown`) for a seat whose status is a text other than folded,
+      killed or dead (a mucked hand's downcards never show);
+    - every card written in any other string (instruction text, alert messages, unknown keys)
+      that is not public (an upcard, the community card, a shown downcard) becomes ``??``.
+
+    One pass over ``state`` (the public cards are read from its seats first).
+
+    :param state: a ``DisplayUpdate.state`` (JSON-safe; see the public state schema).
+    :returns: a new JSON-safe dict; ``state`` is not changed.
+    """
+    keep, shown_down = _keeper(state)
     out: dict[str, Any] = dict(_filtered(state, keep))
     for i, down in shown_down.items():
         out["seats"][i]["down"] = _filtered(down, keep)
+    return out
+
+
+_SEAT_PARTS = ("seat", "up", "status")
+_STATE_PARTS = ("state", "hand", "instruction", "stub", "alerts")
+
+
+def public_parts(state: Mapping[str, Any]) -> dict[str, Any]:
+    """The parts of :func:`public_state`'s result that :meth:`DisplayModel.apply` reads from an
+    update a later one in the same batch replaces: ``state``, ``hand``, ``instruction``, ``stub``,
+    ``alerts`` and each seat's ``seat``, ``up`` and ``status``, each exactly as
+    :func:`public_state` gives it (the same public cards; a key absent stays absent)."""
+    keep, _ = _keeper(state)
+    seats = state.get("seats")
+    out: dict[str, Any] = {k: _filtered(state[k], keep) for k in _STATE_PARTS if k in state}
+    if "seats" in state:
+        if isinstance(seats, list | tuple):
+            out["seats"] = [{k: _filtered(s[k], keep) for k in _SEAT_PARTS if k in s} if isinstance(s, Mapping)
+                            else _filtered(s, keep) for s in seats]
+        else:
+            out["seats"] = _filtered(seats, keep)
     return out
 
 
@@ -258,6 +307,7 @@ class DisplayModel:
         self.table_seats = table_seats
         self.version = 0
         self._state: dict[str, Any] = copy.deepcopy(EMPTY_STATE)
+        self._state_name = ""  # the "state" of the last update folded in (shown or replaced)
         self._instruction: dict[str, Any] | None = None
         self._machine_alerts: list[dict[str, Any]] | None = None
         self._local_alerts: list[dict[str, Any]] = []
@@ -274,6 +324,22 @@ class DisplayModel:
         self._local_more = 0
 
     # ------------------------------------------------------------------ commands
+    def apply_all(self, commands: Sequence[Command]) -> bool:
+        """Fold ``commands`` in, in order, as :meth:`apply` one by one would; True when the
+        snapshot changed. A :class:`DisplayUpdate` followed by another one in ``commands`` is
+        replaced by it before anyone can see it: of it only the parts the folding reads are
+        filtered (:func:`public_parts`), not the whole state (docs/display.md, "Updates")."""
+        last = max((i for i, c in enumerate(commands) if isinstance(c, DisplayUpdate)), default=-1)
+        changed = False
+        for i, command in enumerate(commands):
+            if i < last and isinstance(command, DisplayUpdate):
+                self._apply_update(command.state, whole=False)
+                self.version += 1
+                changed = True
+            else:
+                changed = self.apply(command) or changed
+        return changed
+
     def apply(self, command: Command) -> bool:
         """Fold one command in; True when the snapshot changed."""
         if isinstance(command, DisplayUpdate):
@@ -328,14 +394,16 @@ class DisplayModel:
         out["led"] = pattern_for(str(out.get("signal", ""))).as_dict()
         return out
 
-    def _apply_update(self, raw: Mapping[str, Any]) -> None:
+    def _apply_update(self, raw: Mapping[str, Any], whole: bool = True) -> None:
+        """Fold one state in; ``whole`` False: an update a later one replaces (only the parts
+        read here are filtered and the shown state is not replaced)."""
         if isinstance(raw.get("alerts"), list):  # merged and capped before the (costly) filter
             merged, self._merged_ids = merge_alerts(
                 a for a in raw["alerts"] if not isinstance(a, Mapping) or a.get("id") not in self._acked)
             listed, self._machine_more = list_alerts(merged)
             raw = {**raw, "alerts": listed}
-        state = public_state(raw)
-        was = str(self._state.get("state") or "")
+        state = public_state(raw) if whole else public_parts(raw)
+        was = self._state_name
         if state.get("state") == "idle" and was.startswith("hand"):
             # the hand is over: its information alerts, seen during the hand, leave the NO HAND
             # screen (latched ones stay until acknowledged)
@@ -374,7 +442,9 @@ class DisplayModel:
                                     for a in state["alerts"] if isinstance(a, dict)]
             self._local_alerts = [a for a in self._local_alerts
                                   if not any(self._same(a, m) for m in self._machine_alerts)]
-        self._state = state
+        self._state_name = str(state.get("state") or "")
+        if whole:
+            self._state = state
 
     @staticmethod
     def _same(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:

@@ -330,10 +330,10 @@ class DisplaySink(Closeable):
         snapshot if any of them changed it."""
         self._wake_set = False  # a command handed from now on wakes the loop again
         self._drained_at = time.monotonic()
-        pending, changed = self._pending, False
+        pending, batch = self._pending, []
         while pending:
-            changed = self.model.apply(pending.popleft()) or changed
-        if changed:
+            batch.append(pending.popleft())
+        if batch and self.model.apply_all(batch):
             self._publish()
 
     def snapshot(self) -> dict[str, Any]:
