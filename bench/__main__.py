@@ -194,7 +194,7 @@ def bench_latency(cards: int, *, pace_s: float, seed: int = 7, sync: str = "FULL
     from shoe_ctl.machine import Dealing
     from shoe_ctl.service.journal import Journal
     from shoe_ctl.service.recovery import HandMarks
-    from shoe_ctl.table import Table
+    from shoe_ctl.table import Table, freeze_startup_heap
 
     sent: dict[int, int] = {}
     msgs: list[Any] = []
@@ -261,6 +261,7 @@ def bench_latency(cards: int, *, pace_s: float, seed: int = 7, sync: str = "FULL
         t_start = time.perf_counter()
         try:
             with table:
+                freeze_startup_heap()  # as shoe-ctl run does once the table has started
                 ok = done.wait(timeout)
                 seconds = time.perf_counter() - t_start
         finally:

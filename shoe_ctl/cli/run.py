@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     from shoe_ctl.rules.games import Game
     from shoe_ctl.rules.profiles import ProfileError
     from shoe_ctl.service import notify, shoes
-    from shoe_ctl.table import Table, TableError
+    from shoe_ctl.table import Table, TableError, freeze_startup_heap
 
     status_line = None if args.no_status else StatusLine()
     progress = Progress()
@@ -139,6 +139,7 @@ def run(args: argparse.Namespace) -> int:
     old = signal.signal(signal.SIGTERM, _signal)
     try:
         with table:
+            freeze_startup_heap()
             dealer = table.dealer
             quiet_s = STALL_S + 10 * (WATCHABLE_PACE if args.pace is None else args.pace)
             while not stop.is_set():

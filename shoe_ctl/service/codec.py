@@ -88,7 +88,20 @@ def _where(where: str) -> str:
 # --------------------------------------------------------------------------- encode
 
 
+_PLAIN_TYPES = frozenset({type(None), bool, int, str, float})
+_FIELD_NAMES: dict[type[Any], tuple[str, ...]] = {}
+
+
+def _field_names(cls: type[Any]) -> tuple[str, ...]:
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls))
+    return names
+
+
 def _enc_value(value: Any) -> Any:
+    if type(value) in _PLAIN_TYPES:
+        return value
     if value is None or isinstance(value, bool | int | str | float):
         return value.value if isinstance(value, enum.Enum) else value
     if isinstance(value, enum.Enum):
@@ -114,11 +127,11 @@ def encode(obj: Encodable) -> dict[str, Any]:
     if TYPES.get(name) is not type(obj):
         raise CodecError(f"cannot encode {name}: not an event or command type of shoe_ctl.events")
     out: dict[str, Any] = {"v": VERSION, "type": name}
-    for f in dataclasses.fields(obj):
+    for field in _field_names(type(obj)):
         try:
-            out[f.name] = _enc_value(getattr(obj, f.name))
+            out[field] = _enc_value(getattr(obj, field))
         except CodecError as exc:
-            raise CodecError(f"{name}.{f.name}: {exc}") from None
+            raise CodecError(f"{name}.{field}: {exc}") from None
     return out
 
 
