@@ -164,8 +164,10 @@ def _env(**extra: str) -> dict[str, str]:
 
 
 def test_run_on_a_terminal_shows_the_status_and_never_a_hole_card() -> None:
+    # a pace above the status line's 10 ms turn: each card read is drawn (unpaced, the line shows
+    # the newest read at each turn only)
     status, out = in_pty([sys.executable, "-m", "shoe_ctl.cli", "run", "--display", "off", "--count", "2",
-                          "--pace", "0", "--exit-when-done", "--seed", "7"], _env(TERM="xterm"))
+                          "--pace", "0.015", "--exit-when-done", "--seed", "7"], _env(TERM="xterm"))
     assert status == 0, out
     plain = re.sub(r"\x1b\[[0-9;]*m", "", out)
     frames = [f for part in plain.split("\r\x1b[2K") for f in [part.split("\r\n")[-1]] if f.startswith("hand ")]
