@@ -151,3 +151,17 @@ def test_doctor_and_exports_show_the_chain_head(tmp_path: Path) -> None:
     check = check_journal(TableConfig(), path)
     assert check.status == "ok" and f"chain head {seq}:{head}" in check.detail
     assert written and all(f'_chain_head = "{seq}:{head}"' in p.read_text() for p in written)
+
+
+@pytest.mark.parametrize("count", [1, 63, 64, 65, 150])
+def test_a_group_larger_than_one_insert_is_written_whole_in_order_and_chained(tmp_path: Path, count: int) -> None:
+    """One commit inserts its rows 64 to a statement (store.ROWS_PER_INSERT): a group of any size
+    is written whole, numbered in order, with every record's CRC and link."""
+    path = tmp_path / "t.sqlite3"
+    events = [E.CardRead(k + 1, Card(k % 52), "rfid", k + 1) for k in range(count)]
+    with Journal(path, table="t", profile="tda", synchronous="NORMAL") as j:
+        seqs = j.append_many(events)
+        got = [r for r in j.records() if r.kind == "CardRead"]
+    assert seqs == list(range(seqs[0], seqs[0] + count))
+    assert [r.seq for r in got] == seqs and [r.shoe_seq for r in got] == [e.seq for e in events]
+    assert _verify(path) == []

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -313,9 +313,9 @@ class Store(Closeable):
             try:
                 db.execute("BEGIN IMMEDIATE")
                 try:
-                    db.executemany(f"INSERT INTO records ({COLS}) VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+                    _insert_rows(db, f"INSERT INTO records ({COLS}) VALUES ", rows)
                     if self.has_chain and links:
-                        db.executemany("INSERT INTO chain (seq, hash) VALUES (?, ?)", links)
+                        _insert_rows(db, "INSERT INTO chain (seq, hash) VALUES ", links)
                         if self._chain_from is None:
                             db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('chain_from', ?)",
                                        (str(links[0][0]),))
@@ -414,3 +414,20 @@ class Store(Closeable):
                             infos.get(hand, {}))
             )
         return out
+
+
+ROWS_PER_INSERT = 64
+"""Rows one ``INSERT`` statement carries at most (:func:`_insert_rows`)."""
+
+
+def _insert_rows(db: sqlite3.Connection, head: str, rows: Sequence[tuple[Any, ...]]) -> None:
+    """Insert ``rows`` (tuples of one width) with ``head`` (``INSERT INTO t (cols) VALUES ``),
+    :data:`ROWS_PER_INSERT` rows to a statement: one SQLite step each, where ``executemany`` steps
+    once per row and lets go of the interpreter lock for each step (a writer that must take it
+    back after every row waits behind the service's other threads; docs/performance.md)."""
+    if not rows:
+        return
+    one = "(" + ", ".join("?" * len(rows[0])) + ")"
+    for start in range(0, len(rows), ROWS_PER_INSERT):
+        part = rows[start:start + ROWS_PER_INSERT]
+        db.execute(head + ", ".join([one] * len(part)), [value for row in part for value in row])
