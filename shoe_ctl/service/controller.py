@@ -23,6 +23,7 @@ from typing import Any, Protocol
 from shoe_ctl.events import Alert, CardRead, Command, DealerInput, ShoeButton, ShoeFault, TimerFired
 from shoe_ctl.lifecycle import Closeable
 from shoe_ctl.machine import Dealing
+from shoe_ctl.service.codec import CodecError
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +64,16 @@ class NullJournal:
 
 _STOP = object()
 _UNJOURNALED = object()  # a dealer input taken ahead whose journal submit failed
+
+
+class _Unencodable:
+    """The journal's codec refused an event (its arguments cannot be recorded): not a failing
+    journal; a dealer input so refused is not acted on."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: CodecError) -> None:
+        self.error = error
 
 
 class EventQueue(queue.Queue[Any]):
@@ -356,6 +367,8 @@ class Controller(Closeable):
             self._journal_shoe(ev, alerts)
         else:
             entry = self._journal_other(ev)
+            if isinstance(entry, _Unencodable) and isinstance(ev, DealerInput):
+                return self._refuse_unrecordable(ev, entry.error)
             try:
                 cmds = self.machine.handle(ev)  # while the record's fsync runs
             finally:
@@ -412,10 +425,12 @@ class Controller(Closeable):
         entry, self._ahead_entry = self._ahead_entry, None
         if entry is _UNJOURNALED:
             return None  # queued ahead, and its submit failed (already logged and told)
+        if isinstance(entry, _Unencodable):
+            return entry  # queued ahead: its record could not be made
         if entry is None:
             entry = self._submit_other(ev)
-            if entry is None:
-                return None
+            if entry is None or isinstance(entry, _Unencodable):
+                return entry
             if isinstance(ev, DealerInput) and threading.current_thread() is self._thread:
                 for more in self.queue.take_inputs(MAX_INPUTS_AHEAD):
                     self._ahead.append((more, self._submit_other(more) or _UNJOURNALED))
@@ -424,7 +439,9 @@ class Controller(Closeable):
     def _wait_other(self, ev: Any, entry: Any) -> None:
         """Wait (bounded) until ``entry``, the record of ``ev``, is written."""
         wait = getattr(self.journal, "wait_written", None)
-        if entry is not None and wait is not None and not wait(entry, self.INPUT_WAIT_S):
+        if entry is None or isinstance(entry, _Unencodable):
+            return
+        if wait is not None and not wait(entry, self.INPUT_WAIT_S):
             log.warning("a %s acted on before its journal record was written (journal failing)", type(ev).__name__)
 
     def _submit_other(self, ev: Any) -> Any:
@@ -433,11 +450,29 @@ class Controller(Closeable):
         assert self._submit is not None
         try:
             return self._submit([ev])
+        except CodecError as exc:  # the event, not the journal: the journal still writes
+            self.errors += 1
+            log.error("a %s cannot be recorded (%s); not journaled", type(ev).__name__, exc)
+            return _Unencodable(exc)
         except Exception as exc:  # noqa: BLE001
             self.errors += 1
             log.exception("journal submit failed")
             self._journal_failed(exc)
             return None
+
+    def _refuse_unrecordable(self, ev: DealerInput, exc: CodecError) -> list[Command]:
+        """A dealer input the journal's codec cannot record (arguments of a shape no input has):
+        refused with ``input-invalid``, never acted on (an input acted on must be in the
+        journal), and the journal is not reported failing."""
+        self.handled += 1
+        alert = getattr(self.machine, "service_alert", None)
+        cmds: list[Command] = alert("input-invalid", f"'{ev.action}' refused: its arguments cannot be recorded "
+                                    f"({exc})") if alert is not None else []
+        alerts = [cmd for cmd in cmds if isinstance(cmd, Alert)]
+        if alerts:
+            self._journal(None, alerts)
+        self._deliver(cmds)
+        return cmds
 
     def _journal(self, ev: Any, alerts: list[Alert]) -> bool:
         """Append ``ev`` (unless None) and then ``alerts``; True when ``ev`` was journaled.
