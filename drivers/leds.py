@@ -18,12 +18,11 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from collections import deque
 from collections.abc import Callable, Mapping
 from typing import Any, TextIO
 
 from shoe_ctl.events import Command, Instruction, Signal
-from shoe_ctl.lifecycle import Closeable, join_thread
+from shoe_ctl.lifecycle import BatchWorker, Closeable
 from shoe_ctl.signals import LED_NAMES, PATTERNS, LedPattern, pattern_for
 
 __all__ = ["LED_NAMES", "PATTERNS", "ConsoleLedSink", "GpioLedSink", "LedPattern", "MockLedSink", "ShoeLedSink",
@@ -231,12 +230,12 @@ class ConsoleLedSink(Closeable):
     ``signal=deal leds=green mode=steady seat=3 face=down street=3rd text="Deal seat 3 down"``
     (for logs and pipes).
 
-    The lines are written by the sink's own thread (``console-leds``), so a terminal that is
-    paused or a pipe nobody reads never holds up the controller: the first line after a quiet
-    spell at once, then at most one write per :attr:`GAP_S` holding every line that came
-    meanwhile (a burst costs one write, not one per line). At most :attr:`MAX_WAITING` lines wait; beyond that the oldest
-    are dropped, counted in :attr:`dropped` and said in one line when the stream takes lines
-    again. A stream that fails is counted in :attr:`errors`.
+    The lines are written by the sink's own thread (``console-leds``, a
+    :class:`~shoe_ctl.lifecycle.BatchWorker`), so a terminal that is paused or a pipe nobody reads
+    never holds up the controller: the first line after a quiet spell at once, then at most one
+    write per :attr:`GAP_S` holding every line that came meanwhile. At most :attr:`MAX_WAITING`
+    lines wait; beyond that the oldest are dropped, counted in :attr:`dropped` and said in one line
+    when the stream takes lines again. A stream that fails is counted in :attr:`errors`.
 
     :param stream: where to write (default ``sys.stdout``).
     :param color: force colour on/off; default: on when ``stream`` is a tty and ``NO_COLOR`` is
@@ -249,20 +248,19 @@ class ConsoleLedSink(Closeable):
     """Seconds between two writes at least (the lines of a burst wait for the next)."""
 
     def __init__(self, stream: TextIO | None = None, *, color: bool | None = None) -> None:
+        super().__init__()
         self._stream = stream if stream is not None else sys.stdout
         if color is None:
             isatty = getattr(self._stream, "isatty", None)
             color = bool(isatty and isatty()) and not os.environ.get("NO_COLOR")
         self._color = color
-        self._cond = threading.Condition()
-        super().__init__(self._cond)
-        self._waiting: deque[Instruction] = deque()
-        self._writing = False  # the thread holds lines taken from _waiting and not yet written
-        self.dropped = 0
-        self._dropped_said = 0
         self.errors = 0
-        self._thread = threading.Thread(target=self._run, name="console-leds", daemon=True)
-        self._thread.start()
+        self._worker = BatchWorker("console-leds", self._write, gap_s=self.GAP_S, max_waiting=self.MAX_WAITING)
+
+    @property
+    def dropped(self) -> int:
+        """Lines dropped so far because the stream did not take them in time."""
+        return self._worker.dropped
 
     def format(self, ins: Instruction) -> str:
         """The line for one Instruction (without the newline)."""
@@ -290,53 +288,27 @@ class ConsoleLedSink(Closeable):
 
     def handle(self, command: Command) -> None:
         """Queue the line of an :class:`Instruction` (returns at once); other commands are ignored."""
-        if not isinstance(command, Instruction):
-            return
-        with self._cond:
-            if self._closed:
-                return
-            if len(self._waiting) >= self.MAX_WAITING:
-                self._waiting.popleft()
-                self.dropped += 1
-            self._waiting.append(command)
-            if not self._writing:
-                self._cond.notify_all()  # a writing thread takes the rest when it is done
+        if isinstance(command, Instruction):
+            self._worker.put(command)
 
     def flush(self, timeout: float = 2.0) -> bool:
         """Wait until every line queued so far is written; False on timeout (a stalled stream)."""
-        with self._cond:
-            return self._cond.wait_for(lambda: not self._waiting and not self._writing, timeout)
+        return self._worker.flush(timeout)
 
-    def _run(self) -> None:
-        while True:
-            with self._cond:
-                self._writing = False
-                self._cond.notify_all()  # flush() waiters
-                self._cond.wait_for(lambda: self._waiting or self._closed)
-                if not self._waiting:
-                    return  # closed, everything written
-                batch = list(self._waiting)
-                self._waiting.clear()
-                dropped, self._dropped_said = self.dropped - self._dropped_said, self.dropped
-                self._writing = True
-            lines = [self.format(ins) for ins in batch]
-            if dropped:
-                lines.insert(0, f"({dropped} signal lines not shown: the terminal did not take them in time)")
-            try:
-                self._stream.write("\n".join(lines) + "\n")
-                self._stream.flush()
-            except (OSError, ValueError):  # a closed or broken stream: the service goes on
-                self.errors += 1
-            with self._cond:  # lines coming meanwhile wait without a wake-up; a close ends the gap
-                self._cond.wait_for(lambda: self._closed, self.GAP_S)
-
-    def _closing(self) -> None:
-        self._cond.notify_all()
+    def _write(self, batch: list[Instruction], dropped: int) -> None:
+        lines = [self.format(ins) for ins in batch]
+        if dropped:
+            lines.insert(0, f"({dropped} signal lines not shown: the terminal did not take them in time)")
+        try:
+            self._stream.write("\n".join(lines) + "\n")
+            self._stream.flush()
+        except (OSError, ValueError):  # a closed or broken stream: the service goes on
+            self.errors += 1
 
     def _close(self) -> None:
         """``close()``: write what waits (for at most 2 s) and stop the thread; the stream
         belongs to the caller and stays open."""
-        join_thread(self._thread, 2.0)
+        self._worker.close()
 
 
 # --------------------------------------------------------------------------- recording mock

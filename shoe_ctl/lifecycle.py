@@ -1,15 +1,21 @@
 """The idempotent close shared by the service's parts that own a thread, a port or a file.
 
 :class:`Closeable` runs a part's release once, however many threads call ``close()``;
-:func:`join_thread` joins a worker unless it is the caller itself. Imports nothing of the
-project, so the drivers and the HIL harnesses may use it too. Shutdown order: ``docs/service.md``.
+:func:`join_thread` joins a worker unless it is the caller itself; :class:`BatchWorker` is the
+thread of a sink whose output may stall (the terminal's lines). Imports nothing of the project,
+so the drivers and the HIL harnesses may use it too. Shutdown order: ``docs/service.md``.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
+from collections import deque
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any, Self
+
+log = logging.getLogger(__name__)
 
 
 class Closeable:
@@ -83,3 +89,76 @@ def join_thread(thread: threading.Thread | None, timeout: float) -> bool:
         return True
     thread.join(timeout)
     return not thread.is_alive()
+
+
+class BatchWorker(Closeable):
+    """A thread that hands what was put since its last turn to ``write(items, dropped)``: the first
+    item after a quiet spell at once, then at most one turn per ``gap_s`` with everything that came
+    meanwhile, so a burst is one write (docs/service.md, *The terminal*).
+
+    :meth:`put` never blocks, so a ``write`` stalled on its output (a paused terminal, a pipe
+    nobody reads) holds up nobody: at most ``max_waiting`` items wait, beyond that the oldest are
+    dropped, counted in :attr:`dropped`, and ``write`` is told how many since its last turn.
+    ``write`` runs in the worker's thread; an exception from it is logged and the next turn comes.
+    ``close()`` lets the worker write what waits (for at most ``join_s`` seconds) and stops it.
+
+    :param name: the thread's name.
+    :param write: ``write(items, dropped)``: the items in the order put, and the items dropped
+        since the last turn.
+    """
+
+    def __init__(self, name: str, write: Callable[[list[Any], int], None], *, gap_s: float = 0.01,
+                 max_waiting: int = 1000, join_s: float = 2.0) -> None:
+        self._cond = threading.Condition()
+        super().__init__(self._cond)
+        self._write = write
+        self._gap_s = gap_s
+        self._join_s = join_s
+        self._waiting: deque[Any] = deque(maxlen=max_waiting)
+        self._busy = False  # the thread holds items taken from _waiting and not yet written
+        self.dropped = 0
+        """Items dropped so far because ``max_waiting`` were waiting."""
+        self._dropped_told = 0
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._thread.start()
+
+    def put(self, item: Any) -> None:
+        """Queue ``item`` (any thread; returns at once; ignored after ``close()``)."""
+        with self._cond:
+            if self._closed:
+                return
+            if len(self._waiting) == self._waiting.maxlen:
+                self.dropped += 1  # the deque lets the oldest go
+            self._waiting.append(item)
+            if not self._busy:
+                self._cond.notify_all()  # a busy thread takes the rest at its next turn
+
+    def flush(self, timeout: float = 2.0) -> bool:
+        """Wait until everything put so far is written; False on timeout (a stalled output)."""
+        with self._cond:
+            return self._cond.wait_for(lambda: not self._waiting and not self._busy, timeout)
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                self._busy = False
+                self._cond.notify_all()  # flush() waiters
+                self._cond.wait_for(lambda: self._waiting or self._closed)
+                if not self._waiting:
+                    return  # closed, everything written
+                items = list(self._waiting)
+                self._waiting.clear()
+                dropped, self._dropped_told = self.dropped - self._dropped_told, self.dropped
+                self._busy = True
+            try:
+                self._write(items, dropped)
+            except Exception:  # noqa: BLE001 - the worker outlives a bad turn
+                log.exception("%s: a write failed", self._thread.name)
+            with self._cond:  # items coming meanwhile wait without a wake-up; a close ends the gap
+                self._cond.wait_for(lambda: self._closed, self._gap_s)
+
+    def _closing(self) -> None:
+        self._cond.notify_all()
+
+    def _close(self) -> None:
+        join_thread(self._thread, self._join_s)

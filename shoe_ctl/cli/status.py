@@ -19,13 +19,15 @@ import os
 import shutil
 import sys
 import threading
-from collections import deque
 from collections.abc import Callable, Mapping
 from typing import Any, TextIO
+
+from shoe_ctl.lifecycle import BatchWorker
 
 __all__ = ["ConsoleStream", "StatusLine", "use_color"]
 
 _CLEAR = "\r\x1b[2K"
+_REDRAW = object()  # queued by note(): draw the line again with nothing new in the state
 
 
 def use_color(stream: Any, env: Mapping[str, str] | None = None) -> bool:
@@ -103,11 +105,6 @@ class StatusLine:
         self._width = width
         self._lock = threading.Lock()  # the state below
         self._out = threading.Lock()  # writing to the terminal (the line, and lines above it)
-        self._wake = threading.Condition(self._lock)
-        self._states: deque[Mapping[str, Any]] = deque(maxlen=self.MAX_WAITING)
-        self._redraw = False
-        self._drawing = False
-        self._stopped = False
         self._state: Mapping[str, Any] | None = None
         self._last: str | None = None
         self._notes: dict[str, str] = {}
@@ -118,8 +115,7 @@ class StatusLine:
         """The console LED sink's stream (``Table(led_stream=...)``)."""
         self.errors = ConsoleStream(self, sys.stderr)
         """Log lines and messages on stderr, written above the status line."""
-        self._thread = threading.Thread(target=self._run, name="status-line", daemon=True)
-        self._thread.start()
+        self._worker = BatchWorker("status-line", self._draw, gap_s=self.GAP_S, max_waiting=self.MAX_WAITING)
 
     MAX_WAITING = 1000
     """States queued for the drawing thread at most (a stalled terminal: the oldest go)."""
@@ -133,14 +129,8 @@ class StatusLine:
         returns at once."""
         from shoe_ctl.events import DisplayUpdate
 
-        if not isinstance(command, DisplayUpdate):
-            return
-        with self._lock:
-            if self._stopped:
-                return
-            self._states.append(command.state)
-            if not self._drawing:
-                self._wake.notify()
+        if isinstance(command, DisplayUpdate):
+            self._worker.put(command.state)
 
     def note(self, key: str, text: str | None) -> None:
         """Keep ``text`` on the line until it is replaced or cleared with None (e.g. a display that
@@ -150,8 +140,7 @@ class StatusLine:
                 self._notes.pop(key, None)
             else:
                 self._notes[key] = text
-            self._redraw = True
-            self._wake.notify()
+        self._worker.put(_REDRAW)
 
     def note_from(self, key: str, source: Callable[[], str | None]) -> None:
         """Show ``source()`` as the note ``key`` on every line while it is not None (read each time
@@ -161,50 +150,39 @@ class StatusLine:
 
     def flush(self, timeout: float = 2.0) -> bool:
         """Wait until every state and note given so far is drawn; False on timeout."""
-        with self._lock:
-            return self._wake.wait_for(lambda: not self._states and not self._redraw and not self._drawing,
-                                       timeout)
+        return self._worker.flush(timeout)
 
     def close(self) -> None:
         """Draw what waits (for at most 2 s), stop the drawing thread and end the line on a
         terminal (the shell prompt starts on a fresh line)."""
-        with self._lock:
-            self._stopped = True
-            self._wake.notify_all()
-        if self._thread is not threading.current_thread():
-            self._thread.join(2.0)
+        self._worker.close()
         with self._out:
             if self.tty and self._shown:
                 self.stream.write("\n")
                 self.stream.flush()
             self._shown = ""
 
-    def _run(self) -> None:
-        while True:
-            with self._lock:
-                self._drawing = False
-                self._wake.notify_all()  # flush() waiters
-                self._wake.wait_for(lambda: self._states or self._redraw or self._stopped)
-                if not self._states and not self._redraw:
-                    return  # stopped, everything drawn
-                lines = []
-                for state in self._states:  # every state in order: the last read is a difference of two
-                    read = last_read(self._state, state)
-                    if read is not None:
-                        self._last = read
-                    elif self._state is not None and state.get("hand") != self._state.get("hand"):
-                        self._last = None
-                    self._state = state
-                    if not self.tty:
-                        lines.extend(self._plain_line())
-                self._states.clear()
-                if self.tty or self._redraw and not lines:
-                    lines = [self._tty_line()] if self.tty else list(self._plain_line())
-                self._redraw = False
-                self._drawing = True
-            self._write(lines)
-            with self._lock:  # states coming meanwhile wait without a wake-up; a close ends the gap
-                self._wake.wait_for(lambda: self._stopped, self.GAP_S)
+    def _draw(self, items: list[Any], _dropped: int) -> None:
+        """The worker's turn: every state in order (the last read is a difference of two states),
+        then the newest line on a terminal, or a plain line for each change worth one."""
+        with self._lock:
+            lines: list[str] = []
+            for state in items:
+                if state is _REDRAW:
+                    continue
+                read = last_read(self._state, state)
+                if read is not None:
+                    self._last = read
+                elif self._state is not None and state.get("hand") != self._state.get("hand"):
+                    self._last = None
+                self._state = state
+                if not self.tty:
+                    lines.extend(self._plain_line())
+            if self.tty:
+                lines = [self._tty_line()]
+            elif not lines and _REDRAW in items:
+                lines = self._plain_line()
+        self._write(lines)
 
     def _plain_line(self) -> list[str]:
         """The plain line for the state now, when it differs in what a plain line is written for

@@ -6,7 +6,7 @@ import threading
 import time
 from typing import Any
 
-from shoe_ctl.lifecycle import Closeable, join_thread
+from shoe_ctl.lifecycle import BatchWorker, Closeable, join_thread
 
 
 def held(lock: Any) -> bool:
@@ -134,3 +134,34 @@ def test_join_thread_reports_a_thread_that_outlives_the_timeout() -> None:
     assert time.monotonic() - start >= 0.05
     stop.set()
     assert join_thread(t, 5) is True
+
+
+def test_a_batch_worker_takes_a_burst_in_one_turn_and_outlives_a_failed_write() -> None:
+    turns: list[tuple[list[int], int]] = []
+    release = threading.Event()
+
+    def write(items: list[int], dropped: int) -> None:
+        turns.append((items, dropped))
+        if items == [0]:
+            release.wait(5)  # the output stalls on the first turn
+        if items == [99]:
+            raise OSError("a failed write")
+
+    worker = BatchWorker("test-batch", write, gap_s=0.0, max_waiting=10)
+    try:
+        worker.put(0)
+        assert not worker.flush(0.2)  # stalled in write
+        for n in range(1, 31):
+            worker.put(n)  # never blocks: 30 items, 10 kept
+        release.set()
+        assert worker.flush(5)
+        assert turns[1] == (list(range(21, 31)), 20)  # the newest 10, in order, and the 20 dropped
+        worker.put(99)
+        assert worker.flush(5)
+        worker.put(100)  # the turn after the failed one still comes
+        assert worker.flush(5)
+        assert turns[-1] == ([100], 0) and worker.dropped == 20
+    finally:
+        worker.close()
+    worker.put(101)  # after close: ignored
+    assert turns[-1] == ([100], 0)
