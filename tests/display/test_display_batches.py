@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from paths import SHARED
 from rule_profiles import PROFILES
+from sinks import Collect
 
 from hil.replay import run_direct, script_from_record
 from shoe_ctl.display import DisplayModel
@@ -25,15 +26,6 @@ PHH_DIR = SHARED / "data" / "stud" / "phh"
 ROOT = Path(__file__).resolve().parents[2]
 
 
-class _Tape:
-    def __init__(self) -> None:
-        self.commands: list[Any] = []
-
-    def handle(self, command: Any) -> None:
-        self.commands.append(command)
-
-    def close(self) -> None:
-        return None
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +37,7 @@ def commands() -> list[Any]:
     from replay_digest import irregular_hands
 
     scripts = [script_from_record(read_phh(f), seed=i, path=f) for i, f in enumerate(files)]
-    tape = _Tape()
+    tape = Collect()
     run_direct([*scripts, *irregular_hands(40)], PROFILES, sinks=[tape])
     # local alerts (the display's own: e.g. a refused input) between the machine's commands
     rng = random.Random(5)

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from paths import SHARED
 from rule_profiles import PROFILES
+from sinks import Collect
 
 from drivers.leds import ConsoleLedSink
 from shoe_ctl.display.model import CARD_TOKEN, MUCKED_STATUSES, DisplayModel, is_showdown
@@ -30,15 +31,6 @@ def cards_in(obj: Any) -> set[str]:
     return set(CARD_TOKEN.findall(text))
 
 
-class Collect:
-    def __init__(self) -> None:
-        self.commands: list[Command] = []
-
-    def handle(self, command: Command) -> None:
-        self.commands.append(command)
-
-    def close(self) -> None:
-        return None
 
 
 def by_hand(commands: list[Command]) -> Iterator[tuple[Any, list[Command]]]:

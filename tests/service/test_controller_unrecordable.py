@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from rule_profiles import PROFILES
+from sinks import Collect
 
 from shoe_ctl.events import Alert, DealerAction, DealerInput
 from shoe_ctl.machine import Dealing
@@ -15,20 +16,9 @@ from shoe_ctl.service.controller import Controller
 from shoe_ctl.service.journal import Journal
 
 
-class Tape:
-    def __init__(self) -> None:
-        self.commands: list[Any] = []
-
-    def handle(self, command: Any) -> None:
-        self.commands.append(command)
-
-    def close(self) -> None:
-        return None
-
-
 def _run(tmp_path: Path, inputs: list[DealerInput]) -> tuple[list[Any], list[str], Controller]:
     journal = Journal(tmp_path / "t.sqlite3", table="t", profile="tda")
-    tape = Tape()
+    tape = Collect()
     ctl = Controller(Dealing(PROFILES), journal=journal)
     ctl.add_sink(tape)
     try:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sinks import Collect
 
 from shoe_ctl.cli import main
 from shoe_ctl.config import load_profile
@@ -222,15 +223,6 @@ class _Flaky:
         return len(self.items)
 
 
-class _Sink:
-    def __init__(self) -> None:
-        self.commands: list[object] = []
-
-    def handle(self, command: object) -> None:
-        self.commands.append(command)
-
-    def close(self) -> None:
-        pass
 
 
 def test_the_dealer_is_told_once_when_the_journal_cannot_be_written() -> None:
@@ -240,7 +232,7 @@ def test_the_dealer_is_told_once_when_the_journal_cannot_be_written() -> None:
     m = Dealing({"tda": load_profile("tda")})
     journal = _Flaky()
     c = Controller(m, journal=journal)
-    sink = _Sink()
+    sink = Collect()
     c.add_sink(sink)
 
     def codes() -> list[str]:
