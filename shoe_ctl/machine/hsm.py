@@ -146,29 +146,30 @@ class LeanNestedTransition(NestedTransition):
             else:
                 if scope is not _UNSET:
                     event_data.scope = list(scope)
-                for state, state_scope in plain[0]:
-                    if state.on_exit:  # no callback: nothing can see the scope set for it
-                        state._scope = state_scope
-                        try:
-                            for func in state.on_exit:
-                                callback(func, event_data)
-                        finally:
-                            state._scope = []
+                _scoped_callbacks(plain[0], "on_exit", callback, event_data)
                 setattr(model, machine.model_attribute, value)
                 event_data.state = new_state
-                for state, state_scope in plain[1]:
-                    if state.on_enter:
-                        state._scope = state_scope
-                        try:
-                            for func in state.on_enter:
-                                callback(func, event_data)
-                        finally:
-                            state._scope = []
+                _scoped_callbacks(plain[1], "on_enter", callback, event_data)
         for func in self.after:
             callback(func, event_data)
         for func in machine.after_state_change:
             callback(func, event_data)
         return True
+
+
+def _scoped_callbacks(steps: Any, which: str, callback: Any, event_data: Any) -> None:
+    """Run each state's ``which`` callbacks (``on_exit`` or ``on_enter``) with the state's scope
+    set while they run, as the library's ``NestedState.exit``/``enter`` do; a state without any
+    is skipped (nothing could see the scope set for it)."""
+    for state, state_scope in steps:
+        funcs = getattr(state, which)
+        if funcs:
+            state._scope = state_scope
+            try:
+                for func in funcs:
+                    callback(func, event_data)
+            finally:
+                state._scope = []
 
 
 class LeanHierarchicalMachine(HierarchicalMachine):
