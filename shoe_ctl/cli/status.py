@@ -22,6 +22,7 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any, TextIO
 
+from shoe_ctl.events import DisplayUpdate
 from shoe_ctl.lifecycle import BatchWorker
 
 __all__ = ["ConsoleStream", "StatusLine", "use_color"]
@@ -127,8 +128,6 @@ class StatusLine:
     def handle(self, command: Any) -> None:
         """Queue a ``DisplayUpdate``'s state for the drawing thread (other commands are ignored);
         returns at once."""
-        from shoe_ctl.events import DisplayUpdate
-
         if isinstance(command, DisplayUpdate):
             self._worker.put(command.state)
 
