@@ -53,6 +53,24 @@ def page(browser: Any, sink: DisplaySink) -> Iterator[Any]:
     assert outside == [], f"the page fetched from elsewhere: {outside}"
 
 
+def test_page_loads_without_a_console_error(browser: Any, sink: DisplaySink) -> None:
+    """Nothing the page or the browser asks for on load is missing: no 404 in the kiosk's console
+    (the browser's own request for ``/favicon.ico`` included)."""
+    errors: list[str] = []
+    statuses: list[tuple[int, str]] = []
+    context, pg = open_page(browser, sink.url, on_console=lambda m: errors.append(
+        f"{m.text} ({m.location.get('url')})") if m.type == "error" else None)
+    try:
+        pg.on("response", lambda r: statuses.append((r.status, r.url)) if r.status >= 400 else None)
+        pg.wait_for_load_state("networkidle")
+        pg.reload()
+        pg.wait_for_selector("#conn:text('live')", timeout=5000)
+        pg.wait_for_load_state("networkidle")
+    finally:
+        context.close()
+    assert errors == [] and statuses == [], (errors, statuses)
+
+
 def wait_version(page: Any, version: int) -> None:
     page.wait_for_function(f"Number(document.body.dataset.version) >= {version}", timeout=5000)
 

@@ -221,9 +221,9 @@ def machine_page(browser: Any) -> Iterator[tuple[Any, Any, DisplaySink]]:
     s = start_display("127.0.0.1", 0, controller.post)
     controller.add_sink(s)
     controller.start()
-    context, page = open_page(browser, s.url, (1024, 600))
     errors: list[str] = []
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    context, page = open_page(browser, s.url, (1024, 600), on_console=lambda m: errors.append(
+        f"{m.text} ({m.location.get('url')})") if m.type == "error" else None)
     try:
         yield controller, page, s
     finally:

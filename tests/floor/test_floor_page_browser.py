@@ -56,6 +56,8 @@ def test_floor_page_shows_tables_and_acknowledges_alerts(mosquitto: Mosquitto, t
         page = context.new_page()
         outside: list[str] = []
         page.on("request", lambda r: outside.append(r.url) if not r.url.startswith(page_srv.url) else None)
+        errors: list[str] = []  # the browser's own /favicon.ico included
+        page.on("console", lambda m: errors.append(f"{m.text} ({m.location.get('url')})") if m.type == "error" else None)
         page.goto(page_srv.url)
         row = page.locator("tr[data-table='t1']")
         expect(row.locator(".online-cell")).to_have_text("online", timeout=5000)
@@ -98,6 +100,7 @@ def test_floor_page_shows_tables_and_acknowledges_alerts(mosquitto: Mosquitto, t
         table.close()  # the table stops: the floor shows it offline
         expect(row.locator(".online-cell")).to_have_text("OFFLINE", timeout=10000)
         assert outside == [], f"the page fetched from elsewhere: {outside}"
+        assert errors == [], errors
     finally:
         context.close()
         table.close()

@@ -39,15 +39,19 @@ def chromium() -> Iterator[Any]:
 
 
 def open_page(browser: Any, url: str, size: tuple[int, int] = (1024, 600), *,
-              on_request: Callable[[Any], None] | None = None) -> tuple[Any, Any]:
+              on_request: Callable[[Any], None] | None = None,
+              on_console: Callable[[Any], None] | None = None) -> tuple[Any, Any]:
     """A new touch context of ``size`` (width, height in CSS pixels) and its page at ``url``, once
     the display shows ``live`` (within 5 s); the caller closes the context. ``on_request`` sees
-    every request the page makes. The context is closed when the page does not get live."""
+    every request the page makes and ``on_console`` every console message, both from before the
+    page is loaded. The context is closed when the page does not get live."""
     context = browser.new_context(viewport={"width": size[0], "height": size[1]}, has_touch=True)
     try:
         page = context.new_page()
         if on_request is not None:
             page.on("request", on_request)
+        if on_console is not None:
+            page.on("console", on_console)
         page.goto(url)
         page.wait_for_selector("#conn:text('live')", timeout=5000)
     except BaseException:
