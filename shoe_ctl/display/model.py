@@ -108,6 +108,11 @@ class _Keep:
         return card if card in self.public else REDACTED
 
 
+_TOKENS: set[str] = set()
+"""Texts seen to be exactly one card token (``CARD_TOKEN.fullmatch``): at most the 56 spellings."""
+_ABSENT = object()
+
+
 def _filtered(value: Any, keep: _Keep) -> Any:
     """``value`` with every hidden key dropped at any depth (mappings become dicts with ``str``
     keys, tuples lists) and every card token in a string replaced by ``keep(match)``."""
@@ -322,6 +327,8 @@ class DisplayModel:
         self._merged_ids: dict[Any, list[Any]] = {}
         self._machine_more = 0
         self._local_more = 0
+        self.skimmed = 0
+        """Replaced updates folded in by :meth:`_skim` (upcards and statuses only)."""
 
     # ------------------------------------------------------------------ commands
     def apply_all(self, commands: Sequence[Command]) -> bool:
@@ -329,16 +336,76 @@ class DisplayModel:
         snapshot changed. A :class:`DisplayUpdate` followed by another one in ``commands`` is
         replaced by it before anyone can see it: of it only the parts the folding reads are
         filtered (:func:`public_parts`), not the whole state (docs/display.md, "Updates")."""
-        last = max((i for i, c in enumerate(commands) if isinstance(c, DisplayUpdate)), default=-1)
+        updates = [i for i, c in enumerate(commands) if isinstance(c, DisplayUpdate)]
+        states: dict[int, Any] = {i: commands[i].state for i in updates}  # type: ignore[union-attr]
+        last = updates[-1] if updates else -1
+        final = states.get(last)
         changed = False
+        u = 0
         for i, command in enumerate(commands):
             if i < last and isinstance(command, DisplayUpdate):
-                self._apply_update(command.state, whole=False)
+                u += 1
+                nxt = updates[u]
+                told = any(isinstance(c, Instruction) for c in commands[i + 1:nxt])
+                if not self._skim(command.state, states[nxt], final, told):
+                    self._apply_update(command.state, whole=False)
                 self.version += 1
                 changed = True
             else:
                 changed = self.apply(command) or changed
         return changed
+
+    def _skim(self, raw: Any, nxt: Any, final: Any, told: bool) -> bool:
+        """Fold in an update that a later one in the same batch replaces, reading only each seat's
+        upcards and status (a folded seat's kept upcards), when nothing else of it can matter;
+        True when done, False for :meth:`_apply_update`'s path. It can: when the hand changes
+        here (the per-hand resets), when the table goes to or from ``idle`` (the NO HAND
+        screen drops that hand's alerts), when it lists alerts (they hide local ones for good),
+        when its instruction is not followed by an ``Instruction`` command before ``nxt`` (the
+        next update may keep it), or when an upcard is anything but one card token (the filter
+        would change it). ``nxt``: the next update's state; ``final``: the batch's last."""
+        if type(raw) is not dict or type(nxt) is not dict:
+            return False
+        state, hand = raw.get("state"), raw.get("hand")
+        if (type(state) is not str or state == "idle" or nxt.get("state") == "idle"
+                or type(hand) is not int or hand != self._hand):
+            return False
+        alerts = raw.get("alerts", _ABSENT)
+        if alerts is not _ABSENT and (alerts != [] or type(final) is not dict
+                                      or not isinstance(final.get("alerts"), list)):
+            return False
+        if "instruction" in raw and not told:
+            return False
+        seats = raw.get("seats")
+        kept: list[tuple[int, list[str], Any]] = []
+        if seats is not None:
+            if type(seats) is not list:
+                return False
+            for seat in seats:
+                if type(seat) is not dict or type(seat.get("seat")) is not int:
+                    return False
+                up = seat.get("up")
+                cards: list[str] = []
+                if type(up) is list:
+                    for v in up:
+                        if type(v) is str:
+                            if v not in _TOKENS:
+                                if CARD_TOKEN.fullmatch(v) is None:
+                                    return False
+                                _TOKENS.add(v)
+                            cards.append(v)
+                        elif type(v) not in _SCALARS:
+                            return False
+                elif up is not None:
+                    return False
+                kept.append((seat["seat"], cards, seat.get("status")))
+        for number, cards, status in kept:
+            if not (isinstance(status, str) and status in MUCKED_STATUSES
+                    and len(cards) < len(self._kept_up.get(number, ()))):
+                self._kept_up[number] = cards
+        self._state_name = state
+        self.skimmed += 1
+        return True
 
     def apply(self, command: Command) -> bool:
         """Fold one command in; True when the snapshot changed."""

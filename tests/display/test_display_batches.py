@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from paths import SHARED
 from rule_profiles import PROFILES
 from sinks import Collect
@@ -19,7 +21,7 @@ from sinks import Collect
 from hil.replay import run_direct, script_from_record
 from shoe_ctl.display import DisplayModel
 from shoe_ctl.display.model import public_parts, public_state
-from shoe_ctl.events import Alert, DisplayUpdate
+from shoe_ctl.events import Alert, DisplayUpdate, Instruction, Signal
 from shoe_ctl.phh import read_phh
 
 PHH_DIR = SHARED / "data" / "stud" / "phh"
@@ -94,3 +96,104 @@ def test_a_folded_seat_keeps_its_upcards_when_the_fold_comes_in_a_batch() -> Non
     many.apply_all(batch)
     assert one.snapshot()["seats"][0]["up"] == ["As", "Kd"]
     assert many.snapshot() == one.snapshot()
+
+
+def _update(hand: int = 3, state: str = "hand_fourth_betting", seats: Any = None, **kw: Any) -> DisplayUpdate:
+    return DisplayUpdate({"hand": hand, "state": state, "street": "4th", "community": None,
+                          "seats": seats if seats is not None else [], "alerts": [], **kw})
+
+
+def _seat(n: int, up: list[Any], status: str = "live") -> dict[str, Any]:
+    return {"seat": n, "status": status, "up": up, "down_count": 2, "down": ["2h", "3h"]}
+
+
+_NOTE = {"id": 4, "code": "RP-10-H-C", "message": "short stub", "latched": False, "street": "4th"}
+_CASES = {
+    # a folded seat keeps the upcards of the update before its fold, read by the upcards-only path
+    "fold kept": ([_update(seats=[_seat(1, [])])],
+                  [_update(seats=[_seat(1, ["As"])]), _update(seats=[_seat(1, ["As", "Kd"])]),
+                   _update(seats=[_seat(1, [], "folded")]), _update(seats=[_seat(1, [], "folded")])], 3),
+    # a folded seat listing as many upcards as it had, or more, is what it keeps from then on
+    "fold lists more": ([_update(seats=[_seat(1, ["As"])])],
+                        [_update(seats=[_seat(1, ["As", "Kd"], "folded")]), _update(seats=[_seat(1, [], "folded")])], 1),
+    # an upcard that is not one card token goes through the filter ("??!"), not around it
+    "odd upcard": ([_update(seats=[_seat(1, [])])],
+                   [_update(seats=[_seat(1, ["As", "Ah!"])]), _update(seats=[_seat(1, [], "folded")])], 0),
+    # an instruction the next update does not replace, with no Instruction command after it
+    "instruction kept": ([_update()],
+                         [_update(instruction={"signal": "deal", "text": "Deal up to seat 2", "seat": 2,
+                                               "face": "up", "street": "4th"}), _update()], 0),
+    # the NO HAND screen drops the alerts shown just before it: those of the update before idle
+    "idle next": ([_update(alerts=[_NOTE])],
+                  [_update(), _update(state="idle", alerts=[_NOTE])], 0),
+    # a listed alert hides the display's own alert of the same code, message and seat for good
+    "alerts listed": ([_update(), Alert("RP-10-H-C", "short stub", street="4th")],
+                      [_update(alerts=[_NOTE]), _update()], 0),
+    # a new hand resets what the display keeps per hand
+    "hand changes": ([_update(seats=[_seat(1, ["As", "Kd"])])],
+                     [_update(hand=4, seats=[_seat(1, ["Qc"])]), _update(hand=4, seats=[_seat(1, [], "folded")])], 0),
+}
+
+
+@pytest.mark.parametrize("case", list(_CASES))
+def test_each_reason_for_the_whole_path(case: str) -> None:
+    """Each condition of the upcards-only path (``DisplayModel._skim``) on a batch that needs it:
+    the batch folds as one by one, and the path is taken exactly as often as expected."""
+    before, batch, skimmed = _CASES[case]
+    one, many = DisplayModel(), DisplayModel()
+    for c in before:
+        one.apply(c)
+        many.apply(c)
+    for c in batch:
+        one.apply(c)
+    many.apply_all(batch)
+    assert many.snapshot() == one.snapshot() and many.alerts() == one.alerts()
+    assert many.skimmed == skimmed
+
+
+def test_the_real_hands_take_the_upcards_only_path(commands: list[Any]) -> None:
+    """Most replaced updates of a real deal are folded in by their upcards and statuses alone
+    (``DisplayModel._skim``), and the result is the same as one by one (above)."""
+    many = DisplayModel()
+    replaced = 0
+    for i in range(0, len(commands), 30):
+        batch = commands[i:i + 30]
+        many.apply_all(batch)
+        replaced += max(0, sum(isinstance(c, DisplayUpdate) for c in batch) - 1)
+    assert replaced > 1000 and many.skimmed > replaced // 2
+
+
+_UP = st.lists(st.sampled_from(["As", "Kd", "10h", "Qc", "Ah!", "Ah Kd", "??", 7, None, ["2c"]]), max_size=3)
+_SEAT = st.fixed_dictionaries({"seat": st.sampled_from([1, 2, "3"]), "up": _UP | st.none() | st.just("Ks"),
+                               "status": st.sampled_from(["live", "folded", "dead", "all-in 9s", 3])},
+                              optional={"down": st.lists(st.sampled_from(["2h", "3h", "Qs"]), max_size=2)})
+_STATE = st.fixed_dictionaries(
+    {"hand": st.sampled_from([1, 2, "2"]), "state": st.sampled_from(["hand_third_deal", "hand_showdown", "idle", 4])},
+    optional={"seats": st.lists(_SEAT, max_size=3) | st.just("none"),
+              "alerts": st.sampled_from([[], None, [{"id": 4, "code": "c", "message": "read 3: Qs", "latched": False}],
+                                         [{"id": 5, "code": "c", "message": "late", "latched": True}]]),
+              "instruction": st.fixed_dictionaries({"signal": st.sampled_from(["deal", "betting"]),
+                                                    "text": st.sampled_from(["Deal up to seat 1", "Qs to seat 2"]),
+                                                    "seat": st.sampled_from([1, 2, None]), "face": st.just("up")}),
+              "stub": st.fixed_dictionaries({"drawn": st.integers(0, 3), "count": st.just(40)}),
+              "community": st.sampled_from([None, "Qs"])})
+_COMMAND = (st.builds(DisplayUpdate, _STATE)
+            | st.builds(Instruction, st.sampled_from([Signal.DEAL, Signal.BETTING]),
+                        st.sampled_from(["Deal up to seat 1", "Betting: Qs acts"]), seat=st.sampled_from([1, None]),
+                        ref=st.sampled_from([None, 7]))
+            | st.builds(Alert, st.sampled_from(["c", "input-wrong-time"]), st.sampled_from(["read 3: Qs", "late"]),
+                        seat=st.sampled_from([None, 2])))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.lists(_COMMAND, min_size=1, max_size=8), min_size=1, max_size=6))
+def test_generated_batches_fold_as_one_by_one(batches: list[list[Any]]) -> None:
+    """Generated updates, the odd ones included (upcards that are not one card token, a hand or
+    an ``idle`` between, alerts, an instruction with no ``Instruction`` after it): every batch
+    folds as its commands one by one, whichever path each replaced update takes."""
+    one, many = DisplayModel(), DisplayModel()
+    for batch in batches:
+        changed = [one.apply(c) for c in batch]
+        assert many.apply_all(batch) == any(changed)
+        assert many.snapshot() == one.snapshot()
+        assert many.version == one.version and many.alerts() == one.alerts()
