@@ -113,6 +113,29 @@ _TOKENS: set[str] = set()
 _ABSENT = object()
 
 
+def _plain(value: Any) -> bool:
+    """True when ``value`` is JSON whose texts name no card: the filter gives it back unchanged
+    (less any hidden keys), whichever cards are public."""
+    kind = type(value)
+    if kind is str:
+        return value in _PLAIN or CARD_TOKEN.search(value) is None
+    if kind in _SCALARS:
+        return True
+    if kind is dict:
+        return all(type(k) is str and _plain(v) for k, v in value.items())
+    if kind is list:
+        return all(_plain(v) for v in value)
+    return False
+
+
+def _numbers(ins: Any, state: Mapping[str, Any]) -> bool:
+    """True when an update of ``state`` with instruction ``ins`` gives the shown instruction its
+    ``stub_no`` (a card signal, the stub's ``drawn`` a number): see :class:`DisplayModel`."""
+    stub = state.get("stub")
+    return (isinstance(ins, Mapping) and ins.get("signal") in CARD_SIGNALS
+            and isinstance(stub, Mapping) and isinstance(stub.get("drawn"), int))
+
+
 def _filtered(value: Any, keep: _Keep) -> Any:
     """``value`` with every hidden key dropped at any depth (mappings become dicts with ``str``
     keys, tuples lists) and every card token in a string replaced by ``keep(match)``."""
@@ -346,8 +369,10 @@ class DisplayModel:
             if i < last and isinstance(command, DisplayUpdate):
                 u += 1
                 nxt = updates[u]
-                told = any(isinstance(c, Instruction) for c in commands[i + 1:nxt])
-                if not self._skim(command.state, states[nxt], final, told):
+                between = commands[i + 1:nxt]
+                told = any(isinstance(c, Instruction) for c in between)
+                alerted = any(isinstance(c, Alert) for c in between)
+                if not self._skim(command.state, states[nxt], final, told, alerted):
                     self._apply_update(command.state, whole=False)
                 self.version += 1
                 changed = True
@@ -355,15 +380,17 @@ class DisplayModel:
                 changed = self.apply(command) or changed
         return changed
 
-    def _skim(self, raw: Any, nxt: Any, final: Any, told: bool) -> bool:
+    def _skim(self, raw: Any, nxt: Any, final: Any, told: bool, alerted: bool) -> bool:
         """Fold in an update that a later one in the same batch replaces, reading only each seat's
         upcards and status (a folded seat's kept upcards), when nothing else of it can matter;
         True when done, False for :meth:`_apply_update`'s path. It can: when the hand changes
-        here (the per-hand resets), when the table goes to or from ``idle`` (the NO HAND
-        screen drops that hand's alerts), when it lists alerts (they hide local ones for good),
-        when its instruction is not followed by an ``Instruction`` command before ``nxt`` (the
-        next update may keep it), or when an upcard is anything but one card token (the filter
-        would change it). ``nxt``: the next update's state; ``final``: the batch's last."""
+        here (the per-hand resets); when the table goes to or from ``idle`` (the NO HAND screen
+        drops that hand's alerts); when it lists alerts (they hide local ones for good) unless
+        ``nxt`` lists the same ones, none names a card and no ``Alert`` command comes between
+        (``alerted``); when its instruction is not followed by an ``Instruction`` command before
+        ``nxt`` (``told``: the next update may keep it) unless ``nxt`` has the same one, naming no
+        card, and numbers it in its stub too; when an upcard is anything but one card token (the
+        filter would change it). ``nxt``: the next update's state; ``final``: the batch's last."""
         if type(raw) is not dict or type(nxt) is not dict:
             return False
         state, hand = raw.get("state"), raw.get("hand")
@@ -371,11 +398,14 @@ class DisplayModel:
                 or type(hand) is not int or hand != self._hand):
             return False
         alerts = raw.get("alerts", _ABSENT)
-        if alerts is not _ABSENT and (alerts != [] or type(final) is not dict
-                                      or not isinstance(final.get("alerts"), list)):
+        if alerts is not _ABSENT and (type(final) is not dict or not isinstance(final.get("alerts"), list)
+                                      or (alerts != [] and (alerted or alerts != nxt.get("alerts")
+                                                            or not _plain(alerts)))):
             return False
         if "instruction" in raw and not told:
-            return False
+            ins = raw["instruction"]
+            if ins != nxt.get("instruction") or not _plain(ins) or (_numbers(ins, raw) and not _numbers(ins, nxt)):
+                return False
         seats = raw.get("seats")
         kept: list[tuple[int, list[str], Any]] = []
         if seats is not None:

@@ -107,6 +107,7 @@ def _seat(n: int, up: list[Any], status: str = "live") -> dict[str, Any]:
     return {"seat": n, "status": status, "up": up, "down_count": 2, "down": ["2h", "3h"]}
 
 
+_DEAL = {"signal": "deal", "text": "Deal up to seat 2", "seat": 2, "face": "up"}
 _NOTE = {"id": 4, "code": "RP-10-H-C", "message": "short stub", "latched": False, "street": "4th"}
 _CASES = {
     # a folded seat keeps the upcards of the update before its fold, read by the upcards-only path
@@ -129,6 +130,30 @@ _CASES = {
     # a listed alert hides the display's own alert of the same code, message and seat for good
     "alerts listed": ([_update(), Alert("RP-10-H-C", "short stub", street="4th")],
                       [_update(alerts=[_NOTE]), _update()], 0),
+    # the same alerts listed again, naming no card, nothing between: read for the upcards alone
+    "same alerts": ([_update(alerts=[_NOTE])], [_update(alerts=[_NOTE]), _update(alerts=[_NOTE])], 1),
+    # ... but an Alert command between meets a local alert the first update would have hidden
+    "same alerts, an alert between": (
+        [_update(), Alert("RP-10-H-C", "short stub", street="4th")],
+        [_update(alerts=[_NOTE]), Alert("RP-10-H-C", "short stub", street="4th"), _update(alerts=[_NOTE]),
+         Alert("card-not-expected", "a card left the shoe")], 0),
+    # ... and an alert naming a card that is public in one update only is filtered in each
+    "same alerts naming a card": (
+        [_update(seats=[_seat(1, ["Kd"])]), Alert("c", "read 3: ??")],
+        [_update(seats=[_seat(1, ["Kd"])], alerts=[{**_NOTE, "code": "c", "message": "read 3: Qs"}]),
+         _update(seats=[_seat(1, ["Kd", "Qs"])], alerts=[{**_NOTE, "code": "c", "message": "read 3: Qs"}])], 0),
+    # the same instruction again with no Instruction command between, numbered in both stubs
+    "same instruction": ([_update()],
+                         [_update(instruction=_DEAL, stub={"count": 40, "drawn": 2}),
+                          _update(instruction=_DEAL, stub={"count": 39, "drawn": 3})], 1),
+    # ... numbered in the first update's stub only: the shown instruction keeps that number
+    "same instruction, numbered once": ([_update()],
+                                        [_update(instruction=_DEAL, stub={"count": 40, "drawn": 2}),
+                                         _update(instruction=_DEAL)], 0),
+    # ... naming a card public in the second update only: each is filtered with its own cards
+    "same instruction naming a card": ([_update()],
+                                       [_update(instruction={**_DEAL, "cards": ["Qs"]}),
+                                        _update(seats=[_seat(1, ["Qs"])], instruction={**_DEAL, "cards": ["Qs"]})], 0),
     # a new hand resets what the display keeps per hand
     "hand changes": ([_update(seats=[_seat(1, ["As", "Kd"])])],
                      [_update(hand=4, seats=[_seat(1, ["Qc"])]), _update(hand=4, seats=[_seat(1, [], "folded")])], 0),
