@@ -250,18 +250,20 @@ def test_console_colour_on_a_tty() -> None:
 def test_console_a_stalled_stream_never_holds_up_the_caller() -> None:
     """A terminal paused (or a pipe nobody reads): handle() returns at once, at most
     MAX_WAITING lines wait, and the lines dropped are said once the stream takes lines again."""
-    release = threading.Event()
+    release, entered = threading.Event(), threading.Event()
     writes: list[str] = []
 
     class Paused(io.StringIO):
         def write(self, text: str) -> int:
+            entered.set()
             release.wait(10)
             writes.append(text)
             return len(text)
 
     sink = ConsoleLedSink(Paused(), color=False)
     try:
-        sink.handle(Instruction(Signal.DEAL, "first"))  # taken by the thread, which now blocks
+        sink.handle(Instruction(Signal.DEAL, "first"))
+        assert entered.wait(5)  # taken alone by the thread, which now blocks in write
         started = time.monotonic()
         for n in range(ConsoleLedSink.MAX_WAITING + 50):
             sink.handle(Instruction(Signal.DEAL, f"line {n}"))
@@ -272,7 +274,7 @@ def test_console_a_stalled_stream_never_holds_up_the_caller() -> None:
     finally:
         sink.close()
     text = "".join(writes)
-    assert sink.dropped >= 50 - 1  # the first may have been taken before the flood
+    assert sink.dropped == 50  # MAX_WAITING + 50 lines came while the stream was stalled
     assert f"({sink.dropped} signal lines not shown" in text
     assert f'text="line {ConsoleLedSink.MAX_WAITING + 49}"' in text  # the newest kept
     assert sink.errors == 0

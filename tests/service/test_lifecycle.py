@@ -138,11 +138,12 @@ def test_join_thread_reports_a_thread_that_outlives_the_timeout() -> None:
 
 def test_a_batch_worker_takes_a_burst_in_one_turn_and_outlives_a_failed_write() -> None:
     turns: list[tuple[list[int], int]] = []
-    release = threading.Event()
+    release, entered = threading.Event(), threading.Event()
 
     def write(items: list[int], dropped: int) -> None:
         turns.append((items, dropped))
         if items == [0]:
+            entered.set()
             release.wait(5)  # the output stalls on the first turn
         if items == [99]:
             raise OSError("a failed write")
@@ -150,6 +151,7 @@ def test_a_batch_worker_takes_a_burst_in_one_turn_and_outlives_a_failed_write() 
     worker = BatchWorker("test-batch", write, gap_s=0.0, max_waiting=10)
     try:
         worker.put(0)
+        assert entered.wait(5)  # the first turn took item 0 alone and stalls in write
         assert not worker.flush(0.2)  # stalled in write
         for n in range(1, 31):
             worker.put(n)  # never blocks: 30 items, 10 kept
