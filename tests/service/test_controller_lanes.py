@@ -93,20 +93,31 @@ def test_each_lane_keeps_its_order(kinds: list[bool]) -> None:
 
 
 def test_card_handling_does_not_wait_behind_a_flood_of_inputs() -> None:
-    m = SlowMachine(input_s=0.02)
+    """A card posted while the controller works through a flood of slow inputs is handled right
+    after the input in progress, ahead of the inputs still waiting (more than
+    ``MAX_INPUTS_AHEAD`` of them)."""
+    inside, release = threading.Event(), threading.Event()
+
+    class Held(SlowMachine):
+        def handle(self, ev: Any) -> list[Any]:
+            if ev == inp(20):  # the input in progress when the card comes
+                inside.set()
+                release.wait(10)
+            return super().handle(ev)
+
+    m = Held(input_s=0.02)
     c = Controller(m)  # type: ignore[arg-type]
     with c:
         for n in range(100):  # 2 s of inputs
             assert c.post(inp(n))
-        posted_at = time.monotonic()
-        c.post(card(1))
-        deadline = time.monotonic() + 5
-        while not any(isinstance(e, CardRead) for e, _ in m.seen) and time.monotonic() < deadline:
-            time.sleep(0.005)
-        handled_at = next(t for e, t in m.seen if isinstance(e, CardRead))
-        assert handled_at - posted_at < (ctl.MAX_INPUTS_AHEAD + 4) * m.input_s + 0.15
+        assert inside.wait(10)  # 79 inputs wait behind the one in progress
+        assert c.post(card(1))
+        release.set()
         assert c.wait_idle(10)
-    assert sum(isinstance(e, DealerInput) for e, _ in m.seen) == 100
+    seen = [e for e, _ in m.seen]
+    assert seen.index(card(1)) == 21  # behind inputs 0-20 only, not behind the 79 still queued
+    assert seen[:21] == [inp(n) for n in range(21)]
+    assert [e for e in seen if isinstance(e, DealerInput)] == [inp(n) for n in range(100)]
 
 
 def test_inputs_beyond_the_bound_are_refused_once_logged(caplog: pytest.LogCaptureFixture) -> None:
