@@ -195,7 +195,8 @@ def test_inputs_taken_ahead_keep_the_order_and_the_bound(ops: list[str]) -> None
             last_card_at = at + 1
 
 
-def test_a_burst_of_inputs_shares_a_commit_and_each_answer_waits_for_its_record(tmp_path: Any) -> None:
+def test_a_burst_of_inputs_shares_a_commit_and_each_answer_waits_for_its_record(
+        tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """Dealer inputs queued back to back are journaled in one commit (not one fsync each), and
     the machine's answer to each reaches the sinks only once that input's record is on disk (the
     machine may work it out meanwhile)."""
@@ -204,6 +205,7 @@ def test_a_burst_of_inputs_shares_a_commit_and_each_answer_waits_for_its_record(
 
     journal = Journal(tmp_path / "t.journal", table="t", profile="tda")
     unwritten: list[int] = []
+    answered: list[int] = []
 
     class Answering(SlowMachine):
         def handle(self, ev: Any) -> list[Any]:
@@ -213,26 +215,52 @@ def test_a_burst_of_inputs_shares_a_commit_and_each_answer_waits_for_its_record(
     class Checking:
         def handle(self, command: Any) -> None:
             ref = int(command.text.split()[-1])
+            answered.append(ref)
             if ref not in {json_ref(r.body) for r in journal.records() if r.kind == "DealerInput"}:
                 unwritten.append(ref)
 
         def close(self) -> None:
             return None
 
+    committed: list[int] = []  # appends in each commit
+    inside, release = threading.Event(), threading.Event()
+    write_groups = journal.store.write_groups
+
+    def held_write(groups: Any, **kw: Any) -> Any:
+        committed.append(len(groups))
+        if not release.is_set():  # the writer stays inside its first commit until released
+            inside.set()
+            release.wait(10)
+        return write_groups(groups, **kw)
+
     m = Answering(input_s=0.05)
     try:
         c = Controller(m, journal=journal)  # type: ignore[arg-type]
         c.add_sink(Checking())
+        c.INPUT_WAIT_S = 30.0  # the writer is held below: the answers wait for it, however long
+        gate = threading.Event()
         with c:
-            groups = journal._writer.groups  # type: ignore[union-attr]
-            for n in range(8):  # the first is taken at once; the others queue behind it
+            assert journal.flush(5)
+            monkeypatch.setattr(journal.store, "write_groups", held_write)
+            c.call_soon(gate.wait)  # hold the controller thread while posting
+            journal.submit([LinkChanged(LinkStatus.CONNECTED)])
+            assert inside.wait(5)  # the writer is busy with a commit of its own
+            for n in range(8):
                 assert c.post(inp(n))
+            gate.set()  # the first input is taken; the seven behind it are taken with it
+            deadline = time.monotonic() + 5
+            while journal.pending < 9 and time.monotonic() < deadline:
+                time.sleep(0.002)
+            assert journal.pending == 9  # the held record and the eight inputs
+            assert answered == []  # no answer before its record is written
+            release.set()
             assert c.wait_idle(10)
-            commits = journal._writer.groups - groups  # type: ignore[union-attr]
         assert [ev.args["ref"] for ev, _ in m.seen] == list(range(8))
+        assert answered == list(range(8))
         assert unwritten == []
-        assert commits <= 3  # was 8: one per input
+        assert committed == [1, 8]  # the held record, then the eight inputs in one commit (was 8: one each)
     finally:
+        release.set()
         journal.close()
 
 
