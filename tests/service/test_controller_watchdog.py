@@ -9,6 +9,7 @@ import json
 import socket
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -33,11 +34,12 @@ class _Machine:
 
 
 class _Output:
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
         self.calls: list[tuple[float, bool]] = []
 
     def service_lost(self, lost: bool) -> None:
-        self.calls.append((time.monotonic(), lost))
+        self.calls.append((self.clock(), lost))
 
 
 class _Blocker:
@@ -60,24 +62,46 @@ def test_bad_timing_is_refused() -> None:
 
 
 def test_a_stuck_controller_is_seen_within_its_limit_and_its_recovery_too() -> None:
+    # the limit, on a fake clock and without threads: checks at the times given
+    now = [0.0]
+    told = _Output(lambda: now[0])
+    fake = ControllerWatchdog(lambda fn: None, [told], interval=0.25, stuck_after=1.0, clock=lambda: now[0])
+    now[0] = 0.75
+    fake._beat()  # the controller thread runs a beat
+    now[0] = 1.7
+    assert fake.check() and told.calls == []  # 0.95 s without a beat: alive, nothing said
+    now[0] = 1.75
+    assert not fake.check() and told.calls == [(1.75, True)]  # 1 s: stuck, said at this check
+    now[0] = 3.0
+    assert not fake.check() and told.calls == [(1.75, True)]  # said once
+    fake._beat()
+    assert fake.check() and told.calls == [(1.75, True), (3.0, False)] and fake.stuck_count == 1
+    fake.close()
+
+    # the same with a controller thread and the watchdog's own thread
     controller = Controller(_Machine())  # type: ignore[arg-type]
     blocker, out = _Blocker(), _Output()
     controller.add_sink(blocker)
     controller.start()
-    dog = ControllerWatchdog(controller.call_soon, [out], interval=0.05, stuck_after=0.4).start()
+    started = time.monotonic()
+    dog = ControllerWatchdog(controller.call_soon, [out], interval=0.05, stuck_after=1.0).start()
     try:
-        time.sleep(0.5)
-        assert out.calls == [] and dog.alive  # beats run: nothing said
+        deadline = started + 10
+        while dog._last - started <= dog.stuck_after and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert dog._last - started > dog.stuck_after  # beats ran for longer than the limit
+        assert out.calls == [] and dog.alive  # and nothing was said
         blocker.hold.clear()
         stuck_at = time.monotonic()
         controller.call_soon(lambda: blocker.handle(None))  # the controller thread hangs here
-        deadline = stuck_at + 2
+        deadline = stuck_at + 10
         while not out.calls and time.monotonic() < deadline:
             time.sleep(0.01)
         assert out.calls and out.calls[0][1] is True and not dog.alive
-        assert out.calls[0][0] - stuck_at <= 0.4 + 0.05 + 0.2
+        # the exact limit is checked on the fake clock above; here a thread scheduled late has room
+        assert out.calls[0][0] - stuck_at <= 1.0 + 0.05 + 1.0
         blocker.hold.set()
-        deadline = time.monotonic() + 2
+        deadline = time.monotonic() + 10
         while len(out.calls) < 2 and time.monotonic() < deadline:
             time.sleep(0.01)
         assert [lost for _t, lost in out.calls] == [True, False] and dog.alive and dog.stuck_count == 1
