@@ -174,9 +174,12 @@ def test_display_beats_every_second_says_stuck_and_bye() -> None:
     s = _events(sink.port)
     buf: list[bytes] = []
     try:
-        start = time.monotonic()
-        beat = _read_event(s, "beat", buf, BEAT_S + 1)
-        assert beat == {"alive": True} and time.monotonic() - start <= BEAT_S + 0.5
+        assert _read_event(s, "state", buf, 10) is not None  # the snapshot at connect
+        after_state = time.monotonic()
+        beat = _read_event(s, "beat", buf, BEAT_S + 10)
+        waited = time.monotonic() - after_state
+        # a beat after BEAT_S without events, not at once; room above for a display thread run late
+        assert beat == {"alive": True} and BEAT_S - 0.75 <= waited <= BEAT_S + 1.0
         sink.service_lost(True)
         assert _read_event(s, "beat", buf, 1) == {"alive": False}
         sink.service_lost(False)
