@@ -16,9 +16,11 @@ import pytest
 from drivers import protocol as p
 from drivers.exc import LinkClosedError
 from drivers.shoe import ShoeLink
+from hil.conform import RawHost
 from hil.deck import Deck
 from hil.faults import LineNoise
 from hil.pytest_plugin import ShoeTarget
+from hil.shoe_device import NO_HOST_LED
 from shoe_ctl.events import (
     CardRead,
     LinkChanged,
@@ -359,7 +361,16 @@ def test_without_a_host_the_shoe_drops_the_hosts_led_pattern(shoe_target: ShoeTa
         link.wait_connected()
         link.send_leds("deal")
         assert until(lambda: link.shoe_state is not None and link.shoe_state.led_token == link._session.led_token)
-    time.sleep(3.5)
+    # no host now: listen without sending a frame (one would end the silence) until a heartbeat
+    # reports the no-host pattern
+    listener = RawHost(shoe_target.url)
+    listener.open()
+    try:
+        assert listener.wait_for(lambda m: isinstance(m, p.Heartbeat) and m.led_token == 0, 10.0) is not None
+    finally:
+        listener.close()
+    if shoe_target.virtual is not None:
+        assert shoe_target.virtual.led is NO_HOST_LED
     with ShoeLink(shoe_target.url, queue.Queue()) as link:
         link.wait_connected()
         assert until(lambda: link.shoe_state is not None)
