@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import queue
 import re
@@ -47,13 +48,16 @@ def tcp_device() -> Iterator[Callable[[Callable[[socket.socket, threading.Event]
         srv.close()
 
 
-def _silent(conn: socket.socket, stop: threading.Event) -> None:
+def _silent(conn: socket.socket, stop: threading.Event, ready: threading.Event) -> None:
+    ready.set()
     stop.wait(10)
     conn.close()
 
 
-def _garbage(conn: socket.socket, stop: threading.Event) -> None:
+def _garbage(conn: socket.socket, stop: threading.Event, ready: threading.Event) -> None:
     try:
+        conn.sendall(b"\x55\x00" + os.urandom(1024))  # a broken frame first, then noise
+        ready.set()
         while not stop.is_set():
             conn.sendall(os.urandom(1024))
             time.sleep(0.01)
@@ -67,10 +71,17 @@ def test_a_port_with_no_shoe_is_reported_not_waited_on_in_silence(
         tcp_device: Callable[..., str], behaviour: Callable[..., None], bad_frames: bool) -> None:
     """The port opens but no HELLO ever comes (a silent device, or one sending noise): after the
     silence limit the consumer gets a ``disconnected`` event saying so (was: no event at all)."""
-    url = tcp_device(behaviour)
+    ready = threading.Event()
+    url = tcp_device(functools.partial(behaviour, ready=ready))
     events: queue.Queue[Any] = queue.Queue()
-    with ShoeLink(url, events, silence_s=0.3):
+    link = ShoeLink(url, events, silence_s=0.3)
+    try:
+        with link._lock:  # the link's session (and its silence) starts once the device has begun
+            link.start()
+            assert ready.wait(10)
         ev = events.get(timeout=5)
+    finally:
+        link.close()
     assert isinstance(ev, LinkChanged)
     assert ev.status is LinkStatus.DISCONNECTED
     assert "no HELLO" in ev.detail and url in ev.detail
