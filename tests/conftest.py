@@ -9,9 +9,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 from rule_profiles import PROFILES
 
 pytest_plugins = ["hil.pytest_plugin"]
+
+# No per-example time limit for property tests: on a loaded CI machine a thread kept off the CPU
+# for a few hundred milliseconds is no failure of the code under test (a test may still set one).
+settings.register_profile("shoe-ctl", deadline=None)
+settings.load_profile("shoe-ctl")
 
 
 @pytest.fixture
