@@ -358,7 +358,9 @@ class DisplayModel:
         """Fold ``commands`` in, in order, as :meth:`apply` one by one would; True when the
         snapshot changed. A :class:`DisplayUpdate` followed by another one in ``commands`` is
         replaced by it before anyone can see it: of it only the parts the folding reads are
-        filtered (:func:`public_parts`), not the whole state (docs/display.md, "Updates")."""
+        filtered (:func:`public_parts`), not the whole state, or only its seats' upcards and
+        statuses are read when nothing else of it can reach the screen (:meth:`_skim`;
+        docs/display.md, "Updates")."""
         updates = [i for i, c in enumerate(commands) if isinstance(c, DisplayUpdate)]
         states: dict[int, Any] = {i: commands[i].state for i in updates}  # type: ignore[union-attr]
         last = updates[-1] if updates else -1
