@@ -60,6 +60,24 @@ def url_schemes() -> list[str]:
     return sorted(found)
 
 
+READ_CHUNK = 65536
+"""The most bytes one read without waiting takes from a socket:// port."""
+
+
+def read_waiting(ser: Any, limit: int = READ_CHUNK) -> bytes:
+    """The bytes ``ser`` holds now, at most ``limit``, without waiting: one read with the port's
+    timeout at 0 (pyserial's non-blocking read), the timeout put back after it.
+
+    :raises serial.SerialException: the port failed or the peer closed it.
+    """
+    timeout = ser.timeout
+    ser.timeout = 0
+    try:
+        return bytes(ser.read(limit))
+    finally:
+        ser.timeout = timeout
+
+
 def check_url(url: str) -> None:
     """Refuse a shoe URL whose ``scheme://`` no pyserial handler opens (the way
     ``serial.serial_for_url`` looks handlers up); a device path (no ``://``) always passes.
@@ -544,12 +562,18 @@ class ShoeLink(Closeable):
         with self._lock:
             session.connection_made(time.monotonic())
             self._flush()
+        # pyserial's socket:// says only whether a byte waits (in_waiting is 0 or 1): drained
+        # there with one read that does not wait, else a burst is read two bytes a turn
+        drain = self.url.lower().startswith("socket://")
         while not self._stop.is_set():
             data = ser.read(ser.in_waiting or 1)
             if data:
-                more = ser.in_waiting
-                if more:
-                    data += ser.read(more)
+                if drain:
+                    data += read_waiting(ser)
+                else:
+                    more = ser.in_waiting
+                    if more:
+                        data += ser.read(more)
             now = time.monotonic()
             with self._lock:
                 try:

@@ -88,3 +88,40 @@ def test_a_port_with_no_shoe_is_reported_not_waited_on_in_silence(
     counted = re.search(r"\((\d+) bad frames", ev.detail)
     assert counted is not None
     assert (int(counted.group(1)) > 0) is bad_frames
+
+
+def test_a_burst_on_a_socket_port_is_read_in_a_few_reads(tcp_device: Callable[..., str],
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """pyserial's socket:// port says only whether a byte waits; the link drains what waits in one
+    read that does not wait. 1,000 broken frames sent at once (51 kB) are all counted, in a few
+    dozen reads at most, not two bytes a read (about 25,000 reads, a core's worth of CPU for a
+    device streaming noise)."""
+    from serial.urlhandler import protocol_socket
+
+    reads = [0]
+    read = protocol_socket.Serial.read
+
+    def counted(self: Any, size: int = 1) -> bytes:
+        reads[0] += 1
+        return bytes(read(self, size))
+
+    monkeypatch.setattr(protocol_socket.Serial, "read", counted)
+    sent = threading.Event()
+
+    def burst(conn: socket.socket, stop: threading.Event) -> None:
+        conn.sendall((b"\x55" * 50 + b"\x00") * 1000)  # a code byte promising more than follows
+        sent.set()
+        stop.wait(10)
+        conn.close()
+
+    link = ShoeLink(tcp_device(burst), queue.Queue(), silence_s=30.0)
+    try:
+        link.start()
+        assert sent.wait(10)
+        deadline = time.monotonic() + 10
+        while link.stats.bad_frames < 1000 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert link.stats.bad_frames == 1000
+        assert reads[0] < 200, reads[0]
+    finally:
+        link.close()
