@@ -26,6 +26,7 @@ import serial
 from cobs import cobs
 
 from drivers import protocol as p
+from drivers.shoe import read_waiting
 
 KIT_VERSION = "1.0"
 
@@ -177,6 +178,8 @@ class RawHost:
         while True:
             try:
                 data = self.ser.read(max(1, self.ser.in_waiting))
+                if data and self.url.lower().startswith("socket://"):
+                    data += read_waiting(self.ser)  # its in_waiting only says whether a byte waits
             except (serial.SerialException, OSError):
                 data = b""
                 time.sleep(0.01)

@@ -108,3 +108,50 @@ def test_the_kit_fails_a_shoe_that_takes_a_malformed_host_frame() -> None:
         shoe.close()
     (result,) = report["results"]
     assert result["status"] == "failed" and "LED frame was shown" in result["message"]
+
+
+def test_the_kits_host_reads_a_burst_on_a_socket_port_in_a_few_reads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kit's side of a socket:// line (``RawHost.poll``) drains what waits after the first
+    byte, as the product's link does: 1,000 broken frames sent at once are all seen, in a few
+    dozen reads at most (pyserial's socket in_waiting says only whether a byte waits)."""
+    import socket
+    import threading
+
+    from serial.urlhandler import protocol_socket
+
+    from hil.conform import RawHost
+
+    reads = [0]
+    read = protocol_socket.Serial.read
+
+    def counted(self: Any, size: int = 1) -> bytes:
+        reads[0] += 1
+        return bytes(read(self, size))
+
+    monkeypatch.setattr(protocol_socket.Serial, "read", counted)
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    done = threading.Event()
+
+    def device() -> None:
+        conn, _ = srv.accept()
+        conn.sendall((b"\x55" * 50 + b"\x00") * 1000)  # a code byte promising more than follows
+        done.wait(10)
+        conn.close()
+
+    t = threading.Thread(target=device, daemon=True)
+    t.start()
+    host = RawHost(f"socket://127.0.0.1:{srv.getsockname()[1]}")
+    host.open()
+    try:
+        deadline = time.monotonic() + 10
+        while host.decoder.stats.bad_frames < 1000 and time.monotonic() < deadline:
+            host.poll(0.05)
+        assert host.decoder.stats.bad_frames == 1000
+        assert reads[0] < 400, reads[0]
+    finally:
+        done.set()
+        host.close()
+        srv.close()
+        t.join(5)
