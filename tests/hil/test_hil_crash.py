@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -17,10 +19,33 @@ from hil.dealer import random_hands
 CLI = [sys.executable, "-c", "import sys; from shoe_ctl.cli import main; sys.exit(main())"]
 
 
+def run_harness(argv: list[str], workdir: Path, timeout: float) -> subprocess.CompletedProcess[str]:
+    """``argv`` (a crash run in ``workdir``) with its output captured. When this returns or raises
+    (a timeout, this test's own included) nothing of it is left running: the harness is killed,
+    and so is every process whose command line names ``workdir`` (the services it started, each
+    in a session of its own, which a kill of the harness alone would leave behind)."""
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    finally:
+        proc.kill()
+        proc.wait()
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                if str(workdir) in cmdline:
+                    os.kill(int(entry.name), signal.SIGKILL)
+            except (OSError, ValueError):
+                pass  # ended meanwhile, or not ours
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
+
+
 def test_small_crash_run_loses_nothing(tmp_path: Path) -> None:
     """Three hands, three kills: every finished hand equals the uninterrupted run's."""
-    proc = subprocess.run([*CLI, "hil", "crash", "--hands", "3", "--kills", "3", "--seed", "11", "--json",
-                           "--workdir", str(tmp_path)], capture_output=True, text=True, timeout=240)
+    proc = run_harness([*CLI, "hil", "crash", "--hands", "3", "--kills", "3", "--seed", "11", "--json",
+                        "--workdir", str(tmp_path)], tmp_path, timeout=240)
     lines = proc.stdout.strip().splitlines()
     assert len(lines) == 1, proc.stdout + proc.stderr
     res = json.loads(lines[0])
