@@ -132,10 +132,11 @@ def test_the_kits_host_reads_a_burst_on_a_socket_port_in_a_few_reads(monkeypatch
     srv = socket.socket()
     srv.bind(("127.0.0.1", 0))
     srv.listen(1)
-    done = threading.Event()
+    done, opened = threading.Event(), threading.Event()
 
     def device() -> None:
         conn, _ = srv.accept()
+        opened.wait(10)  # pyserial's socket open discards what came before it returned
         conn.sendall((b"\x55" * 50 + b"\x00") * 1000)  # a code byte promising more than follows
         done.wait(10)
         conn.close()
@@ -144,6 +145,7 @@ def test_the_kits_host_reads_a_burst_on_a_socket_port_in_a_few_reads(monkeypatch
     t.start()
     host = RawHost(f"socket://127.0.0.1:{srv.getsockname()[1]}")
     host.open()
+    opened.set()
     try:
         deadline = time.monotonic() + 10
         while host.decoder.stats.bad_frames < 1000 and time.monotonic() < deadline:
