@@ -80,22 +80,26 @@ class Undo:
     def snapshot(self) -> dict[str, Any]:
         """The undo point, taken before every undoable dealer input: only what an input can
         change, copied as shallowly as is safe (this runs at every fold, all-in and betting round
-        complete: docs/performance.md)."""
+        complete: docs/performance.md). The attributes are kept by group, in the order of their
+        names (``_MACHINE_VALUES``, ``_MACHINE_CONTAINERS``, ``_IRREGULAR_VALUES``,
+        ``_IRREGULAR_CONTAINERS``), the containers copied; :meth:`undo` sets them back by name."""
         m = self.m
         irr = m.irregular
-        snap = dict(zip(_MACHINE_VALUES, _GET_MACHINE_VALUES(m), strict=True))
-        snap.update(zip(_MACHINE_CONTAINERS, [c.copy() for c in _GET_MACHINE_CONTAINERS(m)], strict=True))
-        rsnap = dict(zip(_IRREGULAR_VALUES, _GET_IRREGULAR_VALUES(irr), strict=True))
-        rsnap.update(zip(_IRREGULAR_CONTAINERS, [c.copy() for c in _GET_IRREGULAR_CONTAINERS(irr)], strict=True))
-        rsnap["premature"] = copy.deepcopy(irr.premature) if irr.premature is not None else None
-        snap["irregular"] = rsnap
-        # A read object changes in place during a dealer input only when it was held as a card
-        # read in the betting round (a premature card's role, street and seat): keep those
-        # reads' fields (undo puts them back). Alert entries are never changed in place.
-        snap["read_fields"] = [(r, _read_fields(r)) for r in irr.betting_strays]
-        snap["hand"] = self._hand_copy(m.hand) if m.hand is not None else None
-        snap["state"] = m.state
-        return snap
+        premature = irr.premature
+        hand = m.hand
+        return {
+            "values": _GET_MACHINE_VALUES(m),
+            "containers": [c.copy() for c in _GET_MACHINE_CONTAINERS(m)],
+            "irregular_values": _GET_IRREGULAR_VALUES(irr),
+            "irregular_containers": [c.copy() for c in _GET_IRREGULAR_CONTAINERS(irr)],
+            "premature": copy.deepcopy(premature) if premature is not None else None,
+            # A read object changes in place during a dealer input only when it was held as a
+            # card read in the betting round (a premature card's role, street and seat): keep
+            # those reads' fields (undo puts them back). Alert entries are never changed in place.
+            "read_fields": [(r, _read_fields(r)) for r in irr.betting_strays] if irr.betting_strays else [],
+            "hand": self._hand_copy(hand) if hand is not None else None,
+            "state": m.state,
+        }
 
     def _hand_copy(self, hand: HandState) -> HandState:
         """A copy of ``hand`` for the undo point whose seats are shared with the last undo point's
@@ -125,10 +129,16 @@ class Undo:
             m.alert("undo-refused", f"'undo' refused: the last input '{action.value}' cannot be undone "
                     f"({NOT_UNDOABLE.get(action, 'not undoable')}); nothing changed")
             return
-        for name in _MACHINE_ATTRS:
-            setattr(m, name, snap[name])
-        for name, value in snap["irregular"].items():
-            setattr(m.irregular, name, value)
+        for name, value in zip(_MACHINE_VALUES, snap["values"], strict=True):
+            setattr(m, name, value)
+        for name, value in zip(_MACHINE_CONTAINERS, snap["containers"], strict=True):
+            setattr(m, name, value)
+        irr = m.irregular
+        for name, value in zip(_IRREGULAR_VALUES, snap["irregular_values"], strict=True):
+            setattr(irr, name, value)
+        for name, value in zip(_IRREGULAR_CONTAINERS, snap["irregular_containers"], strict=True):
+            setattr(irr, name, value)
+        irr.premature = snap["premature"]
         for read, values in snap["read_fields"]:
             for name, value in zip(read.__slots__, values, strict=True):
                 setattr(read, name, value)

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 from shoe_ctl.rules.cards import Card
 from shoe_ctl.rules.hand import STREETS, HandError, HandState, street_index
@@ -175,6 +176,20 @@ def _step(kind: str, seat_index: int | None = None, face: str | None = None, str
 
 _NORMAL = Procedure.NORMAL  # looked up once: every street's plan compares with it
 
+_NORMAL_PLANS: dict[tuple[Any, ...], StreetPlan] = {}
+_NORMAL_PLANS_MAX = 4096
+"""Normal street plans already made, by what decides them: the street, the players owed a card
+(3rd: with the cards each holds and whether a hole card was exposed; 4th-7th: with the face a
+ruling set for their next card) and whether the burn is taken, the stub, the required number and
+the players in the hand. A plan is immutable: the same value is handed out again (a table plans
+the same few hundred normal streets hand after hand)."""
+
+
+def _keep_normal(key: tuple[Any, ...], plan: StreetPlan) -> StreetPlan:
+    if len(_NORMAL_PLANS) < _NORMAL_PLANS_MAX:
+        _NORMAL_PLANS[key] = plan
+    return plan
+
 #: The clause each short-stub procedure implements, as alert codes name it (RP-10-H, house 16.18-16.20).
 PROCEDURE_CLAUSE: dict[Procedure, str] = {
     Procedure.NORMAL: "normal",
@@ -222,11 +237,20 @@ def plan_street(profile: RuleProfile, hand: HandState, street: str) -> StreetPla
     :raises StubError: when even every gatherable card cannot serve the street, or a second
         community card would be needed (no rule covers it).
     """
-    street_index(street)
+    k = street_index(street)
     stub = hand.stub_count()
     live = hand.live_count()
     required = required_number(live)
-    players = [i for i in hand.in_hand() if hand.needs_card(i, street)]
+    # the players owed a card: hand.needs_card(i, street) for each player in the hand, written out
+    community_street = hand.community_street
+    in_hand = hand.in_hand()
+    if community_street == street or not in_hand:
+        players: list[int] = []
+    else:
+        have_all = 1 if community_street is not None and street_index(community_street) < k else 0
+        need = k + 3 - have_all  # HandState.cards_on_street, less a community card of an earlier street
+        seats = hand.seats
+        players = [i for i in in_hand if len(seats[i].down) + len(seats[i].up) < need]
 
     def plan(proc: Procedure, steps: list[Step], new_stub: frozenset[Card] = frozenset(), unknown: int = 0) -> StreetPlan:
         ftr = None
@@ -235,9 +259,13 @@ def plan_street(profile: RuleProfile, hand: HandState, street: str) -> StreetPla
         return StreetPlan(street, proc, tuple(steps), stub, required, live, new_stub, unknown, ftr, PROCEDURE_CLAUSE[proc])
 
     if street == "3rd":
-        steps: list[Step] = []
         seats = hand.seats
-        held = [(i, seats[i].dealt_count, seats[i].exposed_hole) for i in players]
+        held = tuple([(i, seats[i].dealt_count, seats[i].exposed_hole) for i in players])
+        key: tuple[Any, ...] = (street, held, stub, required, live)
+        done = _NORMAL_PLANS.get(key)
+        if done is not None:
+            return done
+        steps: list[Step] = []
         for r in range(3):
             for i, dealt, exposed in held:
                 # Rounds 0 and 1 are downcards, round 2 the upcard; a hole card exposed on the
@@ -246,17 +274,23 @@ def plan_street(profile: RuleProfile, hand: HandState, street: str) -> StreetPla
                     steps.append(_step("deal", i, "up" if r == 2 and not exposed else "down", street))
         if len(steps) + 1 > stub:
             raise StubError(f"3rd street needs {len(steps)} cards and the stub holds {stub}")
-        return plan(_NORMAL, steps)
+        return _keep_normal(key, plan(_NORMAL, steps))
 
     if not players:
         return plan(Procedure.NORMAL, [])
     burned = bool(hand.burns.get(street))
     n = len(players)
+    if stub >= n + (0 if burned else 1) + 1:  # dealt normally: the same plan for the same seats
+        seats = hand.seats
+        key = (street, burned, tuple([(i, seats[i].next_face) for i in players]), stub, required, live)
+        done = _NORMAL_PLANS.get(key)
+        if done is not None:
+            return done
     face = _face(street)
     burn = [] if burned else [_step("burn", street=street)]
     deals = [_step("deal", i, hand.seats[i].next_face or face, street) for i in players]
     if stub >= n + len(burn) + 1:
-        return plan(Procedure.NORMAL, burn + deals)
+        return _keep_normal(key, plan(Procedure.NORMAL, burn + deals))
 
     cut = Step("cut", street=street)
     after_burn = Step("burn", street=street)
