@@ -12,6 +12,7 @@ import time
 from typing import Any
 
 import pytest
+from waiting import wait_for
 
 from drivers import protocol as p
 from drivers.exc import LinkClosedError
@@ -53,15 +54,6 @@ def drain(q: queue.Queue[Any], settle: float = 0.3) -> list[Any]:
             return out
 
 
-def until(cond: Any, timeout: float = 5.0) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if cond():
-            return True
-        time.sleep(0.01)
-    return bool(cond())
-
-
 def test_handshake_reports_the_shoe(shoe_link: ShoeLink, shoe_events: queue.Queue[Any]) -> None:
     ev = take(shoe_events, LinkChanged)
     assert ev.status == LinkStatus.CONNECTED
@@ -73,7 +65,7 @@ def test_handshake_reports_the_shoe(shoe_link: ShoeLink, shoe_events: queue.Queu
 
 def test_heartbeats_arrive(shoe_link: ShoeLink) -> None:
     shoe_link.wait_connected()
-    assert until(lambda: shoe_link.shoe_state is not None, 3.0)
+    assert wait_for(lambda: shoe_link.shoe_state is not None, 3.0)
 
 
 def test_cards_arrive_once_in_order_with_the_dispense_counter(
@@ -94,7 +86,7 @@ def test_leds_are_shown_and_reported(shoe_target: ShoeTarget, shoe_link: ShoeLin
     shoe_link.wait_connected()
     shoe_link.send_leds({"name": "stop", "leds": ["red"], "mode": "blink", "on_ms": 250, "off_ms": 250})
     token = shoe_link._session.led_token
-    assert until(lambda: shoe_link.shoe_state is not None and shoe_link.shoe_state.led_token == token)
+    assert wait_for(lambda: shoe_link.shoe_state is not None and shoe_link.shoe_state.led_token == token)
     if shoe_target.virtual is not None:
         led = shoe_target.virtual.led
         assert led is not None and (led.signal, led.leds, led.mode, led.on_ms) == ("stop", ("red",), "blink", 250)
@@ -106,10 +98,10 @@ def test_counter_reset_starts_the_count_again(
     shoe_target.pull()
     shoe_target.pull()
     assert take(shoe_events, CardRead).dispense + 1 == take(shoe_events, CardRead).dispense
-    assert until(lambda: shoe_link.shoe_state is not None and shoe_link.shoe_state.dispense >= 2)
+    assert wait_for(lambda: shoe_link.shoe_state is not None and shoe_link.shoe_state.dispense >= 2)
     before = shoe_link.shoe_state
     shoe_link.reset_counter()
-    assert until(lambda: shoe_link.shoe_state is not None and shoe_link.shoe_state.dispense == 0
+    assert wait_for(lambda: shoe_link.shoe_state is not None and shoe_link.shoe_state.dispense == 0
                  and before is not None and shoe_link.shoe_state.epoch != before.epoch)
     shoe_target.pull()
     assert take(shoe_events, CardRead).dispense == 1
@@ -319,7 +311,7 @@ def test_codec_vectors_cover_what_the_shoe_sends(shoe_target: ShoeTarget, shoe_l
     """Whatever the shoe said so far decoded under v1 (nothing unknown or bad on a clean line)."""
     shoe_link.wait_connected()
     # the HELLO and one HEARTBEAT: a shoe may wait up to 1 s for it (docs/protocol.md section 4)
-    assert until(lambda: shoe_link.stats.frames_in >= 2, 1.5)
+    assert wait_for(lambda: shoe_link.stats.frames_in >= 2, 1.5)
     stats = shoe_link.stats
     assert stats.unknown_frames == 0
     assert p.PROTOCOL_VERSION == shoe_link.info.protocol  # type: ignore[union-attr]
@@ -360,7 +352,7 @@ def test_without_a_host_the_shoe_drops_the_hosts_led_pattern(shoe_target: ShoeTa
     with ShoeLink(shoe_target.url, queue.Queue()) as link:
         link.wait_connected()
         link.send_leds("deal")
-        assert until(lambda: link.shoe_state is not None and link.shoe_state.led_token == link._session.led_token)
+        assert wait_for(lambda: link.shoe_state is not None and link.shoe_state.led_token == link._session.led_token)
     # no host now: listen without sending a frame (one would end the silence) until a heartbeat
     # reports the no-host pattern
     listener = RawHost(shoe_target.url)
@@ -373,6 +365,6 @@ def test_without_a_host_the_shoe_drops_the_hosts_led_pattern(shoe_target: ShoeTa
         assert shoe_target.virtual.led is NO_HOST_LED
     with ShoeLink(shoe_target.url, queue.Queue()) as link:
         link.wait_connected()
-        assert until(lambda: link.shoe_state is not None)
+        assert wait_for(lambda: link.shoe_state is not None)
         state = link.shoe_state
         assert state is not None and state.led_token == 0

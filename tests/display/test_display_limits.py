@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from waiting import wait_for
 
 from shoe_ctl.display.guard import Limits, RateLimiter, TokenGate, host_allowed, origin_allowed
 from shoe_ctl.display.server import DisplayError, DisplaySink
@@ -55,15 +56,6 @@ def closed_by_server(s: socket.socket, within: float) -> bool:
         return False
     except OSError:
         return True
-
-
-def _until(cond: Any, timeout: float = 10.0) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if cond():
-            return True
-        time.sleep(0.01)
-    return bool(cond())
 
 
 @pytest.fixture
@@ -109,7 +101,7 @@ def test_connections_over_the_cap_are_closed_at_once(posted: queue.Queue[Any], s
     with serve(posted, max_connections=8, request_timeout_s=30.0) as sink, caplog.at_level(logging.WARNING):
         for _ in range(30):  # in one burst: accepted in one turn of the server's loop
             sockets.append(socket.create_connection(("127.0.0.1", sink.port), timeout=5))
-        assert _until(lambda: sink._open + sink._conn_refused == 30)  # all accepted
+        assert wait_for(lambda: sink._open + sink._conn_refused == 30, 10.0)  # all accepted
         assert sink._open == 8 and sink._conn_refused == 22
         closed: list[socket.socket] = []
         # the refused ones are closed at accept, not at request_timeout_s (30 s): all 22 within 2 s,
@@ -123,7 +115,7 @@ def test_connections_over_the_cap_are_closed_at_once(posted: queue.Queue[Any], s
         for s in sockets:
             s.close()
         sockets.clear()
-        assert _until(lambda: sink._open == 0)  # the server saw them leave
+        assert wait_for(lambda: sink._open == 0, 10.0)  # the server saw them leave
         assert request(sink.port, "GET", "/state")[0] == 200  # served again once they left
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 import serial
+from waiting import wait_for
 
 from drivers import protocol as p
 from drivers.exc import ShoeUrlError
@@ -96,7 +97,7 @@ def test_port_errors_become_events_and_the_link_reconnects(monkeypatch: pytest.M
 def test_open_failure_is_reported_once_and_retried(tmp_path: Any) -> None:
     q: queue.Queue[Any] = queue.Queue()
     with ShoeLink(str(tmp_path / "no-such-shoe"), q, backoff=(0.01, 0.02)) as link:
-        assert _until(lambda: link.stats.port_errors >= 3)  # three failed opens, one event
+        assert wait_for(lambda: link.stats.port_errors >= 3)  # three failed opens, one event
     events = [q.get() for _ in range(q.qsize())]
     assert [e.status for e in events] == [LinkStatus.DISCONNECTED]
     assert "no-such-shoe" in events[0].detail
@@ -105,7 +106,7 @@ def test_open_failure_is_reported_once_and_retried(tmp_path: Any) -> None:
 def test_loop_url_opens_with_exclusive_and_ignores_its_own_echo() -> None:
     q: queue.Queue[Any] = queue.Queue()
     with ShoeLink("loop://", q) as link:
-        assert _until(lambda: link.stats.frames_out >= 2)  # HOST_HELLO repeated: nobody answers
+        assert wait_for(lambda: link.stats.frames_out >= 2)  # HOST_HELLO repeated: nobody answers
         assert not link.connected
         assert link._thread is not None and link._thread.is_alive()
     assert q.empty()
@@ -131,7 +132,7 @@ def test_a_new_host_never_reuses_the_led_token_the_shoe_shows() -> None:
         with ShoeLink(shoe.url, queue.Queue(), auto_ack=True) as first:
             first.wait_connected()
             first.send_leds("stop")
-            assert _until(lambda: first.shoe_state is not None and first.shoe_state.led_token == 1)
+            assert wait_for(lambda: first.shoe_state is not None and first.shoe_state.led_token == 1)
         shown = shoe.led
         assert shown is not None and shown.signal == "stop"
         real_on_host = shoe.device._on_host
@@ -148,16 +149,7 @@ def test_a_new_host_never_reuses_the_led_token_the_shoe_shows() -> None:
             time.sleep(0.5)
             assert shoe.led is shown  # nothing got through yet
             lose_leds[0] = False
-            assert _until(lambda: shoe.led is not None and shoe.led.signal == "deal", 3.0)
-
-
-def _until(cond: Any, timeout: float = 5.0) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if cond():
-            return True
-        time.sleep(0.01)
-    return bool(cond())
+            assert wait_for(lambda: shoe.led is not None and shoe.led.signal == "deal", 3.0)
 
 
 def test_a_shoe_whose_sequence_went_back_is_started_over_not_dropped_as_duplicates() -> None:
@@ -244,7 +236,7 @@ def test_each_failed_open_is_one_log_line_without_a_traceback(monkeypatch: pytes
     caplog.set_level(logging.DEBUG, logger="drivers.shoe")
     q: queue.Queue[Any] = queue.Queue()
     with ShoeLink("loop://", q, backoff=(0.01, 0.02)) as link:
-        assert _until(lambda: link.stats.port_errors >= 3)
+        assert wait_for(lambda: link.stats.port_errors >= 3)
     attempts = link.stats.port_errors  # the thread has ended: no attempt after this one
     shown = [r for r in caplog.records if r.levelno >= logging.INFO]
     assert all(r.exc_info is None and "Traceback" not in r.getMessage() for r in shown)

@@ -9,8 +9,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from floor_help import ROOM, Tap, wait_for
+from floor_help import ROOM, Tap
 from paths import EXAMPLES
+from waiting import wait_for
 
 from hil.floor_rig import VirtualTable
 from hil.replay import script_from_record

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from floor_help import ROOM, wait_for
+from floor_help import ROOM
+from waiting import wait_for
 
 from hil.dealer import random_hands
 from hil.floor_rig import VirtualTable

@@ -15,8 +15,9 @@ from typing import Any
 
 import pytest
 from browser import chromium, expect
-from floor_help import ROOM, wait_for
+from floor_help import ROOM
 from paths import EXAMPLES
+from waiting import wait_for
 
 from hil.floor_rig import VirtualTable
 from hil.replay import script_from_record

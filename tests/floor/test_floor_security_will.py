@@ -10,8 +10,9 @@ import time
 from pathlib import Path
 
 import paho.mqtt.client as mqtt
-from floor_help import ROOM, Tap, wait_for
+from floor_help import ROOM, Tap
 from paho.mqtt.enums import CallbackAPIVersion
+from waiting import wait_for
 
 from hil.dealer import random_hands
 from hil.floor_rig import VirtualTable

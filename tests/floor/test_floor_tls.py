@@ -8,7 +8,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from floor_help import ROOM, wait_for
+from floor_help import ROOM
+from waiting import wait_for
 
 from hil.dealer import random_hands
 from hil.floor_rig import VirtualTable

@@ -6,11 +6,11 @@ import os
 import queue
 import random
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from paths import SHARED
+from waiting import wait_for
 
 from drivers import protocol as p
 from drivers.exc import FaultSpecError
@@ -86,15 +86,6 @@ def test_empty_shoe_and_pty_link(tmp_path: Path) -> None:
     assert not os.path.lexists(link)
 
 
-def _until(cond: Callable[[], bool], timeout: float = 5.0) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if cond():
-            return True
-        time.sleep(0.01)
-    return cond()
-
-
 def test_leds_fall_back_to_the_no_host_pattern_when_the_host_goes_silent() -> None:
     """docs/protocol.md, LED: no valid host frame for the silence time -> the shoe's own no-host
     pattern, reported as token 0, so the host's last "deal" light does not stay on."""
@@ -102,19 +93,19 @@ def test_leds_fall_back_to_the_no_host_pattern_when_the_host_goes_silent() -> No
         with ShoeLink(shoe.url, queue.Queue(), auto_ack=True) as link:
             link.wait_connected()
             link.send_leds("deal")
-            assert _until(lambda: shoe.led is not None and shoe.led.signal == "deal")
+            assert wait_for(lambda: shoe.led is not None and shoe.led.signal == "deal")
             # for longer than the silence time the host's ACKs (every 0.5 s) alone keep its pattern
             # on, all the time; 2 s of silence leave room for a late thread on either side
             end = time.monotonic() + 2.5
             while time.monotonic() < end:
                 assert shoe.led is not None and shoe.led.signal == "deal"
                 time.sleep(0.01)
-        assert _until(lambda: shoe.led is NO_HOST_LED, 10.0)
+        assert wait_for(lambda: shoe.led is NO_HOST_LED, 10.0)
         with ShoeLink(shoe.url, queue.Queue(), auto_ack=True) as link:
             assert link.wait_connected().serial == "VS-0001"
-            assert _until(lambda: link.shoe_state is not None and link.shoe_state.led_token == 0)
+            assert wait_for(lambda: link.shoe_state is not None and link.shoe_state.led_token == 0)
             link.send_leds("stop")
-            assert _until(lambda: shoe.led is not None and shoe.led.signal == "stop")
+            assert wait_for(lambda: shoe.led is not None and shoe.led.signal == "stop")
 
 
 @pytest.mark.parametrize("serial", ["", "S" * 33])
@@ -129,10 +120,10 @@ def test_heartbeat_flags_mirror_the_open_fault_conditions() -> None:
         link.wait_connected()
         shoe.inject_fault("jam")
         shoe.inject_fault("misread")  # not a condition the heartbeat carries
-        assert _until(lambda: link.shoe_state is not None and link.shoe_state.jammed)
+        assert wait_for(lambda: link.shoe_state is not None and link.shoe_state.jammed)
         state = link.shoe_state
         assert state is not None and not state.cover_open and not state.reader_error
         shoe.inject_fault("jam", cleared=True)
         shoe.inject_fault("cover-open")
-        assert _until(lambda: link.shoe_state is not None and link.shoe_state.cover_open
+        assert wait_for(lambda: link.shoe_state is not None and link.shoe_state.cover_open
                       and not link.shoe_state.jammed)

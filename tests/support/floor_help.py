@@ -1,11 +1,10 @@
-"""Helpers for the floor tests: wait for a condition, collect every message of a topic filter."""
+"""Helpers for the floor tests: collect every message of a topic filter (to wait for a condition:
+``waiting.wait_for``)."""
 
 from __future__ import annotations
 
 import json
 import threading
-import time
-from collections.abc import Callable
 from typing import Any
 
 import paho.mqtt.client as mqtt
@@ -16,15 +15,6 @@ ROOM = "room-9"
 
 TABLES = ("t1", "t2", "t3")
 """The tables that broker has users for."""
-
-
-def wait_for(cond: Callable[[], bool], timeout: float, poll: float = 0.05) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if cond():
-            return True
-        time.sleep(poll)
-    return cond()
 
 
 class Tap:
