@@ -64,18 +64,28 @@ READ_CHUNK = 65536
 """The most bytes one read without waiting takes from a socket:// port."""
 
 
-def read_waiting(ser: Any, limit: int = READ_CHUNK) -> bytes:
-    """The bytes ``ser`` holds now, at most ``limit``, without waiting: one read with the port's
-    timeout at 0 (pyserial's non-blocking read), the timeout put back after it.
+def read_some(ser: Any, url: str) -> bytes:
+    """One turn of a reader: at least one byte (waiting up to the port's timeout; ``b""`` when
+    none came), then everything the port holds already. pyserial's ``in_waiting`` counts the
+    bytes on a device; on ``socket://`` it only says whether one waits (0 or 1), so there the rest
+    is taken with one read that does not wait (the port's timeout at 0 for that read, at most
+    :data:`READ_CHUNK` bytes): else a burst is read two bytes a turn.
 
+    :param url: the port's URL (its scheme says which kind of port it is).
     :raises serial.SerialException: the port failed or the peer closed it.
     """
-    timeout = ser.timeout
-    ser.timeout = 0
-    try:
-        return bytes(ser.read(limit))
-    finally:
-        ser.timeout = timeout
+    data = bytes(ser.read(ser.in_waiting or 1))
+    if not data:
+        return data
+    if url.lower().startswith("socket://"):
+        timeout = ser.timeout
+        ser.timeout = 0
+        try:
+            return data + bytes(ser.read(READ_CHUNK))
+        finally:
+            ser.timeout = timeout
+    more = ser.in_waiting
+    return data + bytes(ser.read(more)) if more else data
 
 
 def check_url(url: str) -> None:
@@ -562,18 +572,8 @@ class ShoeLink(Closeable):
         with self._lock:
             session.connection_made(time.monotonic())
             self._flush()
-        # pyserial's socket:// says only whether a byte waits (in_waiting is 0 or 1): drained
-        # there with one read that does not wait, else a burst is read two bytes a turn
-        drain = self.url.lower().startswith("socket://")
         while not self._stop.is_set():
-            data = ser.read(ser.in_waiting or 1)
-            if data:
-                if drain:
-                    data += read_waiting(ser)
-                else:
-                    more = ser.in_waiting
-                    if more:
-                        data += ser.read(more)
+            data = read_some(ser, self.url)
             now = time.monotonic()
             with self._lock:
                 try:

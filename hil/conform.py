@@ -26,7 +26,7 @@ import serial
 from cobs import cobs
 
 from drivers import protocol as p
-from drivers.shoe import read_waiting
+from drivers.shoe import read_some
 
 KIT_VERSION = "1.0"
 
@@ -177,9 +177,7 @@ class RawHost:
         end = time.monotonic() + seconds
         while True:
             try:
-                data = self.ser.read(max(1, self.ser.in_waiting))
-                if data and self.url.lower().startswith("socket://"):
-                    data += read_waiting(self.ser)  # its in_waiting only says whether a byte waits
+                data = read_some(self.ser, self.url)
             except (serial.SerialException, OSError):
                 data = b""
                 time.sleep(0.01)
