@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from doc_shoe import DocShoe
+from socket_burst import BROKEN_BURST, BROKEN_FRAMES, count_socket_reads
 
 from hil.conform import CallableOperator, Kit, junit_xml, run_kit
 from hil.deck import Deck
@@ -117,18 +118,9 @@ def test_the_kits_host_reads_a_burst_on_a_socket_port_in_a_few_reads(monkeypatch
     import socket
     import threading
 
-    from serial.urlhandler import protocol_socket
-
     from hil.conform import RawHost
 
-    reads = [0]
-    read = protocol_socket.Serial.read
-
-    def counted(self: Any, size: int = 1) -> bytes:
-        reads[0] += 1
-        return bytes(read(self, size))
-
-    monkeypatch.setattr(protocol_socket.Serial, "read", counted)
+    reads = count_socket_reads(monkeypatch)
     srv = socket.socket()
     srv.bind(("127.0.0.1", 0))
     srv.listen(1)
@@ -137,7 +129,7 @@ def test_the_kits_host_reads_a_burst_on_a_socket_port_in_a_few_reads(monkeypatch
     def device() -> None:
         conn, _ = srv.accept()
         opened.wait(10)  # pyserial's socket open discards what came before it returned
-        conn.sendall((b"\x55" * 50 + b"\x00") * 1000)  # a code byte promising more than follows
+        conn.sendall(BROKEN_BURST)
         done.wait(10)
         conn.close()
 
@@ -148,9 +140,9 @@ def test_the_kits_host_reads_a_burst_on_a_socket_port_in_a_few_reads(monkeypatch
     opened.set()
     try:
         deadline = time.monotonic() + 10
-        while host.decoder.stats.bad_frames < 1000 and time.monotonic() < deadline:
+        while host.decoder.stats.bad_frames < BROKEN_FRAMES and time.monotonic() < deadline:
             host.poll(0.05)
-        assert host.decoder.stats.bad_frames == 1000
+        assert host.decoder.stats.bad_frames == BROKEN_FRAMES
         assert reads[0] < 400, reads[0]
     finally:
         done.set()

@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from socket_burst import BROKEN_BURST, BROKEN_FRAMES, count_socket_reads
+from waiting import wait_for
 
 from drivers.shoe import ShoeLink
 from shoe_ctl.events import LinkChanged, LinkStatus
@@ -96,16 +98,7 @@ def test_a_burst_on_a_socket_port_is_read_in_a_few_reads(tcp_device: Callable[..
     read that does not wait. 1,000 broken frames sent at once (51 kB) are all counted, in a few
     dozen reads at most, not two bytes a read (about 25,000 reads, a core's worth of CPU for a
     device streaming noise)."""
-    from serial.urlhandler import protocol_socket
-
-    reads = [0]
-    read = protocol_socket.Serial.read
-
-    def counted(self: Any, size: int = 1) -> bytes:
-        reads[0] += 1
-        return bytes(read(self, size))
-
-    monkeypatch.setattr(protocol_socket.Serial, "read", counted)
+    reads = count_socket_reads(monkeypatch)
     sent = threading.Event()
 
     def burst(conn: socket.socket, stop: threading.Event) -> None:
@@ -113,7 +106,7 @@ def test_a_burst_on_a_socket_port_is_read_in_a_few_reads(tcp_device: Callable[..
         # HOST_HELLO says it is open
         conn.settimeout(10)
         conn.recv(1)
-        conn.sendall((b"\x55" * 50 + b"\x00") * 1000)  # a code byte promising more than follows
+        conn.sendall(BROKEN_BURST)
         sent.set()
         stop.wait(10)
         conn.close()
@@ -122,10 +115,8 @@ def test_a_burst_on_a_socket_port_is_read_in_a_few_reads(tcp_device: Callable[..
     try:
         link.start()
         assert sent.wait(10)
-        deadline = time.monotonic() + 10
-        while link.stats.bad_frames < 1000 and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert link.stats.bad_frames == 1000
+        wait_for(lambda: link.stats.bad_frames >= BROKEN_FRAMES, 10)
+        assert link.stats.bad_frames == BROKEN_FRAMES
         assert reads[0] < 200, reads[0]
     finally:
         link.close()
