@@ -7,7 +7,8 @@ Plain helpers with no I/O, used by :mod:`shoe_ctl.display.server`:
 - :class:`~shoe_ctl.service.ratelimit.RateLimiter`: a token bucket per client address (inputs);
 - :class:`TokenGate`: the token comparison with a lockout after repeated wrong tokens;
 - :func:`host_allowed` / :func:`origin_allowed`: the ``Host`` / ``Origin`` check that stops a page
-  served under a foreign name (DNS rebinding) or from another site (CSRF) from reaching the API.
+  served under a foreign name (DNS rebinding) or from another site (CSRF) from reaching the API;
+- :func:`no_icon`: the answer to the browser's own ``/favicon.ico`` request, on both pages.
 """
 
 from __future__ import annotations
@@ -21,11 +22,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from aiohttp import web
+
 from shoe_ctl.service.ratelimit import RateLimiter
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Limits", "RateLimiter", "TokenGate", "host_allowed", "origin_allowed", "split_host"]
+__all__ = ["Limits", "RateLimiter", "TokenGate", "host_allowed", "no_icon", "origin_allowed", "split_host"]
 
 
 @dataclass(frozen=True)
@@ -154,3 +157,9 @@ def origin_allowed(origin: str | None, host: str | None) -> bool:
     return split_host(parts.netloc) == split_host(host) or (
         split_host(parts.netloc)[0] == split_host(host)[0]
         and {split_host(parts.netloc)[1], split_host(host)[1]} <= {"", "80" if parts.scheme == "http" else "443"})
+
+
+async def no_icon(_request: web.Request) -> web.Response:
+    """``GET /favicon.ico`` of the dealer display and the floor page: the browser asks for it by
+    itself; 204 "no content" (kept a day), so the kiosk's console shows no 404."""
+    return web.Response(status=204, headers={"Cache-Control": "max-age=86400"})

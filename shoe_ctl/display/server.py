@@ -45,7 +45,15 @@ from typing import Any
 
 from aiohttp import web
 
-from shoe_ctl.display.guard import Limits, RateLimiter, TokenGate, host_allowed, known_names, origin_allowed
+from shoe_ctl.display.guard import (
+    Limits,
+    RateLimiter,
+    TokenGate,
+    host_allowed,
+    known_names,
+    no_icon,
+    origin_allowed,
+)
 from shoe_ctl.display.model import DisplayModel
 from shoe_ctl.events import Command, DealerAction, DealerInput
 from shoe_ctl.input_shape import MAX_SEAT, check_input_shape
@@ -360,7 +368,7 @@ class DisplaySink(Closeable):
         app.router.add_get("/", self._index)
         app.router.add_get("/state", self._state)
         app.router.add_get("/events", self._events)
-        app.router.add_get("/favicon.ico", self._no_icon)
+        app.router.add_get("/favicon.ico", no_icon)
         app.router.add_post("/input", self._input)
         app.router.add_post("/ack", self._ack)
         app.router.add_static("/static/", self._static, show_index=False)
@@ -368,11 +376,6 @@ class DisplaySink(Closeable):
 
     async def _index(self, request: web.Request) -> web.StreamResponse:
         return web.FileResponse(self._static / "index.html", headers={"Cache-Control": "no-cache"})
-
-    async def _no_icon(self, _req: web.Request) -> web.Response:
-        """The browser asks for ``/favicon.ico`` by itself: "no content", so the kiosk's console
-        shows no 404 and the browser keeps the answer for a day."""
-        return web.Response(status=204, headers={"Cache-Control": "max-age=86400"})
 
     async def _state(self, request: web.Request) -> web.Response:
         if self._pending:

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from shoe_ctl.display.guard import TokenGate, host_allowed, known_names, origin_allowed
+from shoe_ctl.display.guard import TokenGate, host_allowed, known_names, no_icon, origin_allowed
 from shoe_ctl.floor.consumer import FloorConsumer
 
 __all__ = ["FloorPage", "PAGE_HTML"]
@@ -92,7 +92,7 @@ class FloorPage:
         app.router.add_get("/", self._index)
         app.router.add_get("/state", self._state)
         app.router.add_post("/ack", self._ack)
-        app.router.add_get("/favicon.ico", self._no_icon)
+        app.router.add_get("/favicon.ico", no_icon)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port)
@@ -105,11 +105,6 @@ class FloorPage:
         return web.Response(text=PAGE_HTML, content_type="text/html",
                             headers={"Cache-Control": "no-store", "Content-Security-Policy":
                                      "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'"})
-
-    async def _no_icon(self, _req: web.Request) -> web.Response:
-        """The browser asks for ``/favicon.ico`` by itself: "no content", so the kiosk's console
-        shows no 404 and the browser keeps the answer for a day."""
-        return web.Response(status=204, headers={"Cache-Control": "max-age=86400"})
 
     async def _state(self, _req: web.Request) -> web.Response:
         return web.json_response(self.consumer.snapshot(), headers={"Cache-Control": "no-store"})
