@@ -237,20 +237,11 @@ def plan_street(profile: RuleProfile, hand: HandState, street: str) -> StreetPla
     :raises StubError: when even every gatherable card cannot serve the street, or a second
         community card would be needed (no rule covers it).
     """
-    k = street_index(street)
+    street_index(street)
     stub = hand.stub_count()
     live = hand.live_count()
     required = required_number(live)
-    # the players owed a card: hand.needs_card(i, street) for each player in the hand, written out
-    community_street = hand.community_street
-    in_hand = hand.in_hand()
-    if community_street == street or not in_hand:
-        players: list[int] = []
-    else:
-        have_all = 1 if community_street is not None and street_index(community_street) < k else 0
-        need = k + 3 - have_all  # HandState.cards_on_street, less a community card of an earlier street
-        seats = hand.seats
-        players = [i for i in in_hand if len(seats[i].down) + len(seats[i].up) < need]
+    players = [i for i in hand.in_hand() if hand.needs_card(i, street)]
 
     def plan(proc: Procedure, steps: list[Step], new_stub: frozenset[Card] = frozenset(), unknown: int = 0) -> StreetPlan:
         ftr = None
