@@ -64,20 +64,25 @@ READ_CHUNK = 65536
 """The most bytes one read without waiting takes from a socket:// port."""
 
 
-def read_some(ser: Any, url: str) -> bytes:
+def is_socket_url(url: str) -> bool:
+    """True for a ``socket://`` URL: a port whose ``in_waiting`` only says whether a byte waits."""
+    return url.lower().startswith("socket://")
+
+
+def read_some(ser: Any, socket_port: bool) -> bytes:
     """One turn of a reader: at least one byte (waiting up to the port's timeout; ``b""`` when
     none came), then everything the port holds already. pyserial's ``in_waiting`` counts the
     bytes on a device; on ``socket://`` it only says whether one waits (0 or 1), so there the rest
     is taken with one read that does not wait (the port's timeout at 0 for that read, at most
     :data:`READ_CHUNK` bytes): else a burst is read two bytes a turn.
 
-    :param url: the port's URL (its scheme says which kind of port it is).
+    :param socket_port: the port is a ``socket://`` one (:func:`is_socket_url` of its URL).
     :raises serial.SerialException: the port failed or the peer closed it.
     """
     data = bytes(ser.read(ser.in_waiting or 1))
     if not data:
         return data
-    if url.lower().startswith("socket://"):
+    if socket_port:
         timeout = ser.timeout
         ser.timeout = 0
         try:
@@ -572,8 +577,9 @@ class ShoeLink(Closeable):
         with self._lock:
             session.connection_made(time.monotonic())
             self._flush()
+        socket_port = is_socket_url(self.url)
         while not self._stop.is_set():
-            data = read_some(ser, self.url)
+            data = read_some(ser, socket_port)
             now = time.monotonic()
             with self._lock:
                 try:

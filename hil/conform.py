@@ -26,7 +26,7 @@ import serial
 from cobs import cobs
 
 from drivers import protocol as p
-from drivers.shoe import read_some
+from drivers.shoe import is_socket_url, read_some
 
 KIT_VERSION = "1.0"
 
@@ -138,6 +138,7 @@ class RawHost:
 
     def __init__(self, url: str) -> None:
         self.url = url
+        self._socket_port = is_socket_url(url)
         self.ser: Any = None
         self.decoder = p.FrameDecoder()
         self.inbox: list[Seen] = []
@@ -177,7 +178,7 @@ class RawHost:
         end = time.monotonic() + seconds
         while True:
             try:
-                data = read_some(self.ser, self.url)
+                data = read_some(self.ser, self._socket_port)
             except (serial.SerialException, OSError):
                 data = b""
                 time.sleep(0.01)
