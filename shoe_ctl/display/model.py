@@ -532,10 +532,9 @@ class DisplayModel:
             same = all(ins.get(k) == current.get(k) for k in ("signal", "text", "seat", "face"))
             if not same:  # keep the Instruction command's street and cards when it is the same one
                 self._instruction = self._instruction_dict(ins)
-            stub = state.get("stub")
-            if (self._instruction is not None and isinstance(stub, Mapping) and isinstance(stub.get("drawn"), int)
-                    and self._instruction.get("signal") in CARD_SIGNALS):
-                self._instruction = {**self._instruction, "stub_no": stub["drawn"] + 1}
+            shown = self._instruction
+            if shown is not None and _numbers(shown, state):
+                self._instruction = {**shown, "stub_no": state["stub"]["drawn"] + 1}
         if isinstance(state.get("alerts"), list):
             self._machine_alerts = [{**a, "message": dealer_words(str(a.get("message", "")))}
                                     for a in state["alerts"] if isinstance(a, dict)]
