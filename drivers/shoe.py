@@ -6,7 +6,7 @@ of the device (:func:`claim_exclusive`); another process that already holds it i
 ``/proc/*/fd`` (:func:`port_holders`) and reported as a refusal (``port-shared``). It moves
 bytes between the port and a :class:`drivers.session.LinkSession` (the protocol, without I/O:
 delivery in order, acks, resend requests, command retries, the link status), writes the frames
-the session asks for and puts its events on one ``queue.Queue`` as :mod:`shoe_ctl.events`
+the session asks for and puts its events on one queue (anything with ``put``) as :mod:`shoe_ctl.events`
 values. A lost port (``SerialException`` or any ``OSError``: an unplugged USB adapter raises
 EIO) ends the connection; the thread reopens with exponential backoff. The thread never dies
 silently (an unexpected error becomes a ``disconnected`` event and a retry). The link never
@@ -24,12 +24,11 @@ import importlib
 import logging
 import os
 import pkgutil
-import queue
 import threading
 import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import serial
 
@@ -58,6 +57,13 @@ def url_schemes() -> list[str]:
             if mod.name.startswith("protocol_"):
                 found.add(mod.name.removeprefix("protocol_"))
     return sorted(found)
+
+
+class EventQueueLike(Protocol):
+    """Where the link puts its events: a ``queue.Queue``, or anything with its ``put``
+    (e.g. the controller's :class:`shoe_ctl.service.controller.EventQueue`)."""
+
+    def put(self, item: Any) -> None: ...
 
 
 READ_CHUNK = 65536
@@ -231,7 +237,7 @@ class ShoeLink(Closeable):
         know raises :class:`~drivers.exc.ShoeUrlError` here (:func:`check_url`); a port that
         fails to open is retried, one log line per attempt (WARNING when the error is new,
         DEBUG while it repeats; a traceback only at DEBUG).
-    :param events: the consumer's queue; receives ``CardRead``, ``ShoeFault``, ``ShoeButton``,
+    :param events: the consumer's queue (anything with ``put``); receives ``CardRead``, ``ShoeFault``, ``ShoeButton``,
         ``LinkChanged``, ``SequenceGap`` and ``CounterReset`` values, in order, each once.
     :param baudrate: line speed in baud (ignored by socket URLs).
     :param resume_seq: the last sequence the consumer durably recorded before a restart (from the
@@ -253,7 +259,7 @@ class ShoeLink(Closeable):
     READ_TIMEOUT = 0.02
     """Seconds a read waits for bytes before the session's timers are looked at."""
 
-    def __init__(self, url: str, events: queue.Queue[Any], *, baudrate: int = 115200,
+    def __init__(self, url: str, events: EventQueueLike, *, baudrate: int = 115200,
                  resume_seq: int | None = None, auto_ack: bool = False,
                  backoff: tuple[float, float] = (0.02, 2.0), silence_s: float = 3.0,
                  window: int = 1024, secret: bytes | None = None, serial: str | None = None) -> None:

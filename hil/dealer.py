@@ -293,7 +293,7 @@ class SimulatedDealer(Closeable):
         self._resync = False
         self._new_hand_input: DealerInput | None = None
         self._last_script: HandScript | None = None
-        self._inbox: queue.Queue[Any] = queue.Queue()
+        self._inbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._hooks: list[Irregularity] = []
         self._pending: list[tuple[int, DealerInput]] = []
         self._await_ref: int | None = None

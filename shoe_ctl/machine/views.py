@@ -17,7 +17,7 @@ from shoe_ctl.rules.cards import Card, card_text
 from shoe_ctl.rules.games import Game, open_pair
 from shoe_ctl.rules.hand import HandState
 from shoe_ctl.rules.irregular import open_pair_fourth
-from shoe_ctl.rules.stub import required_number
+from shoe_ctl.rules.stub import Procedure, required_number
 
 if TYPE_CHECKING:
     from shoe_ctl.machine.dealing import Dealing
@@ -32,6 +32,7 @@ class Views:
     def __init__(self, machine: Dealing) -> None:
         self.m = machine
         self._seat_cache: dict[int, tuple[tuple[Any, ...], dict[str, Any]]] = {}
+        self._cache_of: tuple[Any, ...] | None = None  # (hand number, 4th street) of the cached entries
 
     def public_state(self, ins: Instruction) -> dict[str, Any]:
         """The public table state for instruction ``ins`` (see
@@ -46,62 +47,74 @@ class Views:
         stub: dict[str, Any] = {"count": 52, "required": 0, "forecast": None, "drawn": 0}
         community = None
         pair: dict[str, Any] | None = None
-        idle = m.state == IDLE
+        state = m.state
+        idle = state == IDLE
         if hand is not None and idle:
             seats = [{"seat": s.seat} for s in hand.seats]
         elif hand is not None:
-            show = m.state == SHOWDOWN
-            betting = layout.sub_of(m.state) == "betting"
+            show = state == SHOWDOWN
+            betting = layout.sub_of(state) == "betting"
             # RP-10-F / house 16.8 (as analyze): no open-pair rule in razz, where a pair is no asset
             fourth = m.street == "4th" and m.game is not Game.RAZZ
             cache = self._seat_cache
+            context = (m.hand_no, fourth)  # the same for every seat: entries of another are dropped
+            if context != self._cache_of:
+                cache.clear()
+                self._cache_of = context
             masked = self.masked_upcards(hand)
             absent = m.irregular.absent
-            hand_no, bring_in, first = m.hand_no, m.bring_in_idx, m.first_idx if betting else None
+            bring_in, first = m.bring_in_idx, m.first_idx if betting else None
             shown_idx = m.shown if show else ()
+            live = 0
+            any_pair = False
             for i, s in enumerate(hand.seats):
                 up = s.up
-                shown = i in shown_idx and s.in_hand
-                key = (hand_no, len(up), len(s.down), s.status, i == bring_in,
-                       i == first, shown, up[-1] if up else None,
-                       i in absent, s.no_bet, tuple(c for c in up if c in masked) if masked else (), fourth,
+                folded, killed, dead = s.folded, s.killed, s.dead
+                in_hand = not (folded or killed or dead)  # SeatState.in_hand, written out
+                live += in_hand
+                # everything the seat's entry is made of (SeatState.status from its four flags)
+                key = (len(up), len(s.down), folded, killed, dead, s.all_in, i == bring_in,
+                       i == first, in_hand and i in shown_idx, up[-1] if up else None,
+                       i in absent, s.no_bet, tuple(c for c in up if c in masked) if masked else (),
                        len(s.extra))
                 hit = cache.get(i)
                 if hit is not None and hit[0] == key:
-                    seats.append(hit[1])
-                    continue
-                entry: dict[str, Any] = {
-                    "seat": s.seat, "status": s.status,
-                    "up": [card_text(None if c in masked else c) for c in s.up],
-                    "down_count": len(s.down), "bring_in": key[4], "first_to_act": key[5],
-                    # RP-10-F / house 16.8 speak of 4th street only: the first two upcards
-                    "open_pair": fourth and s.in_hand and open_pair([None if c in masked else c
-                                                                     for c in s.up[:2]]),
-                    "absent": key[8], "no_bet": s.no_bet,
-                    "extra": len(s.extra),  # cards too many, found by the dealer's count (house 16.25)
-                }
-                if shown:
-                    entry["down"] = [card_text(c) for c in s.down]
-                cache[i] = (key, entry)
+                    entry = hit[1]
+                else:
+                    entry = {
+                        "seat": s.seat, "status": s.status,
+                        "up": [card_text(None if c in masked else c) for c in up],
+                        "down_count": key[1], "bring_in": key[6], "first_to_act": key[7],
+                        # RP-10-F / house 16.8 speak of 4th street only: the first two upcards
+                        "open_pair": fourth and in_hand and open_pair([None if c in masked else c
+                                                                       for c in up[:2]]),
+                        "absent": key[10], "no_bet": s.no_bet,
+                        "extra": key[13],  # cards too many, found by the dealer's count (house 16.25)
+                    }
+                    if key[8]:
+                        entry["down"] = [card_text(c) for c in s.down]
+                    cache[i] = (key, entry)
+                any_pair = any_pair or entry["open_pair"]
                 seats.append(entry)
-            if fourth and any(e["open_pair"] for e in seats):
+            if any_pair:
                 pair = self.open_pair_words(hand, [e["seat"] for e in seats if e["open_pair"]])
-            stub = self.stub(hand)
+            stub = self.stub(hand, live)
             if hand.community_street is not None:
                 community = card_text(None if hand.community in masked else hand.community)
+        alerts = m.alerts
         return {
             "hand": m.hand_no if hand is not None and not idle else None,
             "last_hand": m.hand_no if hand is not None and idle else None,
             "game": m.game.value,
             "rules": m.profile.name,
-            "state": m.state,
+            "state": state,
             "street": m.street,
             "seats": seats,
             "community": community,
             "stub": stub,
             "open_pair": pair,
             "instruction": {"signal": ins.signal.value, "text": ins.text, "seat": ins.seat, "face": ins.face},
-            "alerts": [dict(a) for a in m.alerts],
+            "alerts": [dict(a) for a in alerts] if alerts else [],
             "shoe": {"status": m.shoe_status, "detail": m.shoe_detail, "auth": m.shoe_auth},
             "first_to_act_unknown": m.first_unknown(),
         }
@@ -116,16 +129,17 @@ class Views:
         return {"seats": seats, "clause": clause, "big_bet": ruling.big_bet_option,
                 "text": f"{ruling.instruction} ({clause.replace('house-', 'house ')})"}
 
-    def stub(self, hand: HandState) -> dict[str, Any]:
+    def stub(self, hand: HandState, live: int | None = None) -> dict[str, Any]:
         """The stub gauge: cards left, the required number and the forecast short street. Once
         the street's short-stub procedure has done what fixes the shortage (its scramble and
         cut, or its community card), ``required`` is the cards the rest of the street takes and
-        the forecast is ``None``: what the gauge shows is the situation the procedure made."""
+        the forecast is ``None``: what the gauge shows is the situation the procedure made.
+        ``live``: the players remaining when the caller has counted them (else counted here)."""
         m = self.m
         plan = m.plan
-        required = required_number(hand.live_count())
+        required = required_number(hand.live_count() if live is None else live)
         forecast = m.forecast
-        if plan is not None and plan.procedure.value != "normal" and m.street == plan.street:
+        if plan is not None and plan.procedure is not Procedure.NORMAL and m.street == plan.street:
             rest = plan.steps[m.step_i:]
             if not any(st.kind in ("scramble", "cut", "community") for st in rest):
                 required = sum(1 for st in rest if st.pulls_card)

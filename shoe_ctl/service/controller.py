@@ -76,7 +76,7 @@ class _Unencodable:
         self.error = error
 
 
-class EventQueue(queue.Queue[Any]):
+class EventQueue:
     """The controller's queue: two lanes, one ``get``.
 
     ``put`` files a :class:`~shoe_ctl.events.DealerInput` (and the stop mark) in the dealer lane,
@@ -84,35 +84,72 @@ class EventQueue(queue.Queue[Any]):
     two lanes' first events, unless more than :data:`MAX_INPUTS_AHEAD` dealer inputs are ahead of
     the shoe lane's first event: then that one. Each lane keeps its order (shoe events are never
     reordered among themselves, nor are dealer inputs); only a dealer input in a backlog may be
-    overtaken by a shoe event posted after it. ``maxsize`` bounds the two lanes together.
+    overtaken by a shoe event posted after it. Unbounded: :meth:`Controller.post` bounds the
+    dealer inputs (:data:`MAX_DEALER_INPUTS`); shoe events are bounded by the shoe's own window.
 
     :meth:`take_inputs` hands the controller, at once, the dealer inputs ``get`` would return next
     while no shoe event waits (their journal records then share one commit); they count as
     ahead of a shoe event posted before the controller has handled them, so the bound above
     holds with them too.
+
+    The lanes are two deques under one lock; a waiting ``get`` sleeps on a
+    :class:`queue.SimpleQueue` that gets one token per event put (a C-level wake-up, cheaper than
+    a ``Condition`` on every event). An event taken by :meth:`take_inputs` leaves its token
+    behind: a later ``get`` that finds the lanes empty takes such a token and waits again.
     """
 
-    def _init(self, maxsize: int) -> None:
+    def __init__(self) -> None:
+        self.mutex = threading.Lock()
+        self._bell: queue.SimpleQueue[None] = queue.SimpleQueue()
         self._shoe: deque[tuple[int, Any]] = deque()
         self._dealer: deque[tuple[int, Any]] = deque()
         self._posted = 0
         self._held = 0  # dealer inputs taken by take_inputs and not yet handled
         self._waited = 0  # of those, the ones the shoe lane's first event waits behind
 
-    def _qsize(self) -> int:
-        return len(self._shoe) + len(self._dealer)
+    def qsize(self) -> int:
+        """Events waiting in both lanes."""
+        with self.mutex:
+            return len(self._shoe) + len(self._dealer)
 
-    def _put(self, item: Any) -> None:
-        self._posted += 1
-        if isinstance(item, DealerInput) or item is _STOP:
-            self._dealer.append((self._posted, item))
-            return
-        if not self._shoe:
-            self._waited = self._held
-        self._shoe.append((self._posted, item))
+    def empty(self) -> bool:
+        """No event waits."""
+        return self.qsize() == 0
+
+    def put(self, item: Any) -> None:
+        """File ``item`` in its lane (never blocks)."""
+        with self.mutex:
+            self._posted += 1
+            if isinstance(item, DealerInput) or item is _STOP:
+                self._dealer.append((self._posted, item))
+            else:
+                if not self._shoe:
+                    self._waited = self._held
+                self._shoe.append((self._posted, item))
+        self._bell.put(None)
+
+    def get(self, block: bool = True, timeout: float | None = None) -> Any:
+        """The next event (see the class docstring for which one); waits for one when ``block``.
+
+        :raises queue.Empty: none waits (``block`` false), or none came within ``timeout`` s.
+        """
+        while True:
+            with self.mutex:
+                if self._shoe or self._dealer:
+                    return self._get()
+            if not block:
+                raise queue.Empty
+            self._bell.get(timeout=timeout)  # a token per event put; raises queue.Empty on timeout
+
+    def get_nowait(self) -> Any:
+        """:meth:`get` without waiting.
+
+        :raises queue.Empty: no event waits.
+        """
+        return self.get(block=False)
 
     def _shoe_first(self) -> bool:
-        """True when the shoe lane's first event is the one to take next."""
+        """True when the shoe lane's first event is the one to take next (lock held)."""
         if not self._dealer:
             return True
         if not self._shoe:
@@ -144,8 +181,6 @@ class EventQueue(queue.Queue[Any]):
                     and isinstance(self._dealer[0][1], DealerInput):
                 out.append(self._dealer.popleft()[1])
             self._held += len(out)
-            if out:
-                self.not_full.notify(len(out))
             return out
 
     def handled_held(self) -> None:
@@ -158,8 +193,7 @@ class EventQueue(queue.Queue[Any]):
         calls: a journal that cannot write is told to the dealer at once)."""
         with self.mutex:
             self._shoe.appendleft((-1, item))
-            self.unfinished_tasks += 1
-            self.not_empty.notify()
+        self._bell.put(None)
 
     def dealer_waiting(self) -> int:
         """Dealer inputs (and the stop mark) waiting now."""
@@ -182,7 +216,6 @@ class Controller(Closeable):
     :param machine: the dealing machine (owned by the controller thread once started).
     :param journal: where every event is appended before its ack (default: keeps nothing).
     :param link: the shoe link to ack (``None``: nothing to ack, e.g. a direct replay).
-    :param maxsize: queue bound (0 = unbounded).
 
     Use as a context manager, or :meth:`start` / :meth:`close`. :meth:`post` is thread-safe.
     """
@@ -193,8 +226,8 @@ class Controller(Closeable):
     waits: its ack follows the commit). So the controller thread never blocks on the journal for
     longer than this (``docs/journal.md``, "The writer")."""
 
-    def __init__(self, machine: Dealing, *, journal: JournalLike | None = None, link: LinkLike | None = None,
-                 maxsize: int = 0) -> None:
+    def __init__(self, machine: Dealing, *, journal: JournalLike | None = None,
+                 link: LinkLike | None = None) -> None:
         super().__init__()
         self.machine = machine
         self.journal: JournalLike = journal if journal is not None else NullJournal()
@@ -203,7 +236,7 @@ class Controller(Closeable):
         if listen is not None:
             listen(self._journal_state)
         self.link = link
-        self.queue: EventQueue = EventQueue(maxsize)
+        self.queue: EventQueue = EventQueue()
         self.inputs_refused = 0
         self._refusing = False
         self.sinks: list[Sink] = []
