@@ -16,6 +16,7 @@ KEYS = {
     "replay_direct_hands_per_s", "replay_full_hands_per_s", "pokerkit_hands_per_s", "pokerkit_hands",
     "ratio_direct_vs_pokerkit", "ratio_direct_vs_pokerkit_cpu", "ratio_engine_vs_pokerkit", "engine_hands_per_s",
     "pokerkit_engine_hands_per_s", "ratio_analyze_vs_pokerkit", "analyze_hands_per_s", "soak_cards_per_s", "rss_mb", "ready_s", "machine", "targets",
+    "latency_loaded_cards_per_s", "latency_loaded_runs_cards_per_s",
 }
 
 
@@ -48,6 +49,7 @@ def test_bench_quick_json_emits_every_key() -> None:
     assert r["ratio_engine_vs_pokerkit"] == pytest.approx(
         r["engine_hands_per_s"] / r["pokerkit_engine_hands_per_s"], rel=0.02)
     assert r["analyze_hands_per_s"] > 0 and r["ratio_analyze_vs_pokerkit"] > 0
+    assert r["latency_loaded_runs_cards_per_s"] == [r["latency_loaded_cards_per_s"]]  # one run when quick
 
 
 @pytest.mark.skipif(not (SHARED / "data" / "stud" / "phh").is_dir(), reason="no shared PHH data")
@@ -60,3 +62,24 @@ def test_bench_without_pokerkit_says_the_comparison_is_skipped() -> None:
     row = next(ln for ln in out.stdout.splitlines() if ln.startswith("direct replay / pokerkit"))
     assert "pokerkit not installed: replay comparison skipped" in row
     assert "None" not in row and "Nonex" not in out.stdout
+
+
+def test_loaded_figure_is_the_median_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``bench_loaded`` reports the median run by cards/s, with that run's latency and parts, and
+    lists every run's rate in the order run."""
+    import bench.__main__ as bench_main
+
+    seconds = iter([2.0, 1.0, 4.0])  # 1500, 3000, 750 cards/s
+
+    def fake(cards: int, *, pace_s: float, seed: int = 7) -> dict[str, object]:
+        s = next(seconds)
+        assert pace_s < 0 and seed == 8
+        return {"latency_cards": cards, "latency_seconds": s, "latency_reads": cards,
+                "latency_dealing_seconds": s / 2, "latency_us": {"p50": s}, "latency_parts_us": {"link": s}}
+
+    monkeypatch.setattr(bench_main, "bench_latency", fake)
+    r = bench_main.bench_loaded(3000, runs=3)
+    assert r["latency_loaded_runs_cards_per_s"] == [1500.0, 3000.0, 750.0]
+    assert r["latency_loaded_cards_per_s"] == 1500.0
+    assert r["latency_loaded_dealing_cards_per_s"] == 3000.0
+    assert r["latency_loaded_us"] == {"p50": 2.0} and r["latency_loaded_parts_us"] == {"link": 2.0}
