@@ -306,3 +306,45 @@ def json_ref(body: str) -> Any:
     import json
 
     return json.loads(body).get("args", {}).get("ref")
+
+
+def test_get_after_inputs_taken_ahead_waits_for_the_next_event() -> None:
+    """Inputs taken ahead leave their wake-up tokens behind: a later ``get`` finds the lanes empty,
+    takes those tokens and waits (it never returns nothing), and returns the next event put, once,
+    whether it was put before or while ``get`` waits."""
+    import queue
+
+    q = EventQueue()
+    for n in range(3):
+        q.put(inp(n))
+    assert [i.args["ref"] for i in q.take_inputs(ctl.MAX_INPUTS_AHEAD)] == [0, 1, 2]
+    with pytest.raises(queue.Empty):
+        q.get(timeout=0.05)  # three stale tokens, no event: still Empty
+    with pytest.raises(queue.Empty):
+        q.get_nowait()
+    got: list[Any] = []
+    waiter = threading.Thread(target=lambda: got.append(q.get()))
+    waiter.start()
+    waiter.join(0.05)
+    assert waiter.is_alive() and not got  # blocked: nothing to take
+    q.put(card(7))
+    waiter.join(5.0)
+    assert not waiter.is_alive() and got == [card(7)]
+    assert q.empty() and q.qsize() == 0
+    with pytest.raises(queue.Empty):
+        q.get(timeout=0.01)
+
+
+def test_urgent_call_is_taken_before_waiting_events_and_wakes_a_waiting_get() -> None:
+    """``put_urgent`` goes ahead of both lanes, and a ``get`` waiting on an empty queue wakes for it."""
+    q = EventQueue()
+    got: list[Any] = []
+    waiter = threading.Thread(target=lambda: got.append(q.get()))
+    waiter.start()
+    q.put_urgent("urgent-1")
+    waiter.join(5.0)
+    assert got == ["urgent-1"]
+    q.put(card(1))
+    q.put(inp(1))
+    q.put_urgent("urgent-2")
+    assert drain(q) == ["urgent-2", card(1), inp(1)]
