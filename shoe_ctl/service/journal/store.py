@@ -113,7 +113,7 @@ def open_readonly(path: Path, identity: Identity) -> sqlite3.Connection:
 
 
 def _dumps(body: Mapping[str, Any]) -> str:
-    return json.dumps(dict(body), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return codec.TEXT.encode(dict(body))
 
 
 class Store(Closeable):
