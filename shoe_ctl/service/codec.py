@@ -135,9 +135,15 @@ def encode(obj: Encodable) -> dict[str, Any]:
     return out
 
 
+TEXT = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+"""The journal's JSON text: compact, sorted keys, non-ASCII kept. Made once: ``json.dumps`` with
+these options builds a new encoder on every call (docs/performance.md, "The loaded full stack:
+the journal path's CPU")."""
+
+
 def dumps(obj: Encodable) -> str:
     """``encode(obj)`` as compact JSON text with sorted keys (equal values, equal text)."""
-    return json.dumps(encode(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return TEXT.encode(encode(obj))
 
 
 # --------------------------------------------------------------------------- decode

@@ -44,7 +44,7 @@ def test_lingering_appends_share_commits_and_are_acked_in_order(journal: Journal
         entries = [journal.submit([card(s)], on_durable=lambda _seqs, s=s: acked.append(s), linger=True)
                    for s in range(1, 21)]
     assert journal.flush(5.0)  # nobody waits for them: the group is committed once its linger is over
-    assert all(e.done.is_set() and e.error is None for e in entries)
+    assert all(e.done and e.error is None for e in entries)
     wait_acked(acked, 20)
     assert acked == list(range(1, 21))
     assert writer.groups - groups == 1  # not 20: one fsync each
@@ -63,9 +63,9 @@ def test_appends_made_while_the_writer_lingers_share_its_commit(journal: Journal
     for s in range(1, 21):
         entries.append(journal.submit([card(s)], on_durable=lambda _seqs, s=s: acked.append(s), linger=True))
         time.sleep(0.002)  # time for a commit, were the writer not lingering
-        assert not any(e.done.is_set() for e in entries)  # the writer lingers: nothing committed yet
+        assert not any(e.done for e in entries)  # the writer lingers: nothing committed yet
     assert journal.wait_written(entries[-1], 5.0)  # somebody waits: the linger ends
-    assert all(e.done.is_set() and e.error is None for e in entries)
+    assert all(e.done and e.error is None for e in entries)
     wait_acked(acked, 20)
     assert acked == list(range(1, 21))
     assert writer.groups - groups == 1
@@ -77,7 +77,7 @@ def test_a_waited_append_ends_the_linger_at_once(journal: Journal, monkeypatch: 
     first = journal.submit([card(1)], linger=True)
     waited = journal.submit([E.DealerInput(E.DealerAction.NEW_HAND)])  # a dealer input: somebody waits
     assert journal.wait_written(waited, 5.0)
-    assert first.done.is_set()  # written in the same commit or before it: order kept
+    assert first.done  # written in the same commit or before it: order kept
 
 
 def test_waiting_on_a_lingering_append_ends_its_linger(journal: Journal, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -86,15 +86,26 @@ def test_waiting_on_a_lingering_append_ends_its_linger(journal: Journal, monkeyp
     assert journal.wait_written(entry, 5.0)
 
 
+def test_wait_done_times_out_without_ending_the_linger(journal: Journal,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(W, "LINGER_S", 30.0)
+    writer = journal._writer
+    assert writer is not None
+    entry = journal.submit([card(1)], linger=True)
+    assert not writer.wait_done(entry, 0.05)  # still lingering: nobody asked for the commit
+    assert not entry.done and entry.seqs == []
+    assert journal.wait_written(entry, 5.0) and entry.done and len(entry.seqs) == 1
+
+
 def test_a_full_group_and_close_end_the_linger(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(W, "LINGER_S", 30.0)
     j = Journal(tmp_path / "t.journal", table="t", profile="tda")
     try:
         entries = [j.submit([card(s)], linger=True) for s in range(1, W.LINGER_ROWS + 1)]
-        assert entries[-1].done.wait(5.0)
+        assert j._writer is not None and j._writer.wait_done(entries[-1], 5.0)  # a wait that keeps the linger
         last = j.submit([card(W.LINGER_ROWS + 1)], linger=True)
     finally:
         j.close()
-    assert last.done.is_set() and last.error is None
+    assert last.done and last.error is None
     with Journal(tmp_path / "t.journal", table="t", profile="tda", readonly=True) as again:
         assert [r.shoe_seq for r in again.records()][-1] == W.LINGER_ROWS + 1

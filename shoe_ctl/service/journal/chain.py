@@ -12,17 +12,21 @@ import hashlib
 import sqlite3
 from dataclasses import dataclass, field
 
+from shoe_ctl.service.journal.records import record_text
+
 ZERO = bytes(32)
 """The link before the first record of a journal."""
 
 
 def link(prev: bytes, seq: int, time_us: int, kind: str, hand: int | None, shoe_seq: int | None, body: str) -> bytes:
     """SHA-256 over the previous link (32 bytes) and the record's fields joined by U+001F (the
-    text the record's CRC covers)."""
-    text = "\x1f".join(
-        (str(seq), str(time_us), kind, "" if hand is None else str(hand), "" if shoe_seq is None else str(shoe_seq), body)
-    )
-    return hashlib.sha256(prev + text.encode("utf-8")).digest()
+    text the record's CRC covers, :func:`~shoe_ctl.service.journal.records.record_text`)."""
+    return link_text(prev, record_text(seq, time_us, kind, hand, shoe_seq, body))
+
+
+def link_text(prev: bytes, text: bytes) -> bytes:
+    """:func:`link` of a record whose ``record_text`` is already made (the writer's path)."""
+    return hashlib.sha256(prev + text).digest()
 
 
 def anchor(conn: sqlite3.Connection) -> tuple[int, bytes]:

@@ -228,8 +228,9 @@ class Journal:
             raise JournalError(f"journal {self.path} is closed")
         return self._writer
 
-    def _wait(self, entry: Entry) -> list[int]:
-        entry.done.wait()
+    @staticmethod
+    def _wait(writer: GroupWriter, entry: Entry) -> list[int]:
+        writer.wait_done(entry)
         if entry.error is not None:
             raise entry.error
         return entry.seqs
@@ -258,7 +259,7 @@ class Journal:
         rows = self.store.rows_of(items)
         with self._submit_lock:
             entry = writer.submit(rows, self.store.current_hand, keep=False, sync=sync)
-        return self._wait(entry)
+        return self._wait(writer, entry)
 
     def submit(self, items: Iterable[codec.Encodable], *,
                on_durable: Callable[[list[int]], None] | None = None, linger: bool = False) -> Entry:
@@ -272,7 +273,7 @@ class Journal:
         may hold the group a few milliseconds for more appends to share its fsync
         (``writer.LINGER_S``); :meth:`wait_written` on it ends that at once.
 
-        :returns: the queued entry (``entry.done`` is set once written).
+        :returns: the queued entry (``entry.done`` is true once written or dropped).
         :raises codec.CodecError: for an object the codec cannot encode (nothing is queued).
         :raises JournalError: when closed or read-only.
         """
@@ -316,7 +317,7 @@ class Journal:
         row = self.store.record_row(kind, body)
         with self._submit_lock:
             entry = writer.submit([row], self.store.current_hand, keep=False, sync=sync)
-        return self._wait(entry)[0]
+        return self._wait(writer, entry)[0]
 
     MARK_WAIT_S = 2.0
     """Longest a hand mark waits for its commit while the journal is healthy (seconds)."""

@@ -70,12 +70,17 @@ class JournalError(ValueError):
     a file that cannot be made private, or a record whose checksum fails while reading."""
 
 
-def record_crc(seq: int, time_us: int, kind: str, hand: int | None, shoe_seq: int | None, body: str) -> int:
-    """CRC-32 (``binascii.crc32``) of one record's fields, joined by U+001F (unit separator)."""
-    text = "\x1f".join(
+def record_text(seq: int, time_us: int, kind: str, hand: int | None, shoe_seq: int | None, body: str) -> bytes:
+    """What a record's CRC and its hash-chain link cover: its fields joined by U+001F (unit
+    separator), in UTF-8. The writer makes it once per record for both."""
+    return "\x1f".join(
         (str(seq), str(time_us), kind, "" if hand is None else str(hand), "" if shoe_seq is None else str(shoe_seq), body)
-    )
-    return binascii.crc32(text.encode("utf-8"))
+    ).encode("utf-8")
+
+
+def record_crc(seq: int, time_us: int, kind: str, hand: int | None, shoe_seq: int | None, body: str) -> int:
+    """CRC-32 (``binascii.crc32``) of the record's :func:`record_text`."""
+    return binascii.crc32(record_text(seq, time_us, kind, hand, shoe_seq, body))
 
 
 def verify_row(row: tuple[Any, ...]) -> str | None:

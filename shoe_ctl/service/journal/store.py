@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+from binascii import crc32
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,7 @@ from shoe_ctl.service.journal.records import (
     Row,
     decode_text,
     read_meta,
-    record_crc,
+    record_text,
     replay_start,
     verify_row,
 )
@@ -113,7 +114,7 @@ def open_readonly(path: Path, identity: Identity) -> sqlite3.Connection:
 
 
 def _dumps(body: Mapping[str, Any]) -> str:
-    return json.dumps(dict(body), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return codec.TEXT.encode(dict(body))
 
 
 class Store(Closeable):
@@ -301,9 +302,9 @@ class Store(Closeable):
             for batch, hand in groups:
                 seqs = []
                 for kind, body, shoe_seq in batch:
-                    rows.append((seq, now, kind, hand, shoe_seq, body,
-                                 record_crc(seq, now, kind, hand, shoe_seq, body)))
-                    prev = chain.link(prev, seq, now, kind, hand, shoe_seq, body)
+                    text = record_text(seq, now, kind, hand, shoe_seq, body)  # one text for CRC and link
+                    rows.append((seq, now, kind, hand, shoe_seq, body, crc32(text)))  # = record_crc
+                    prev = chain.link_text(prev, text)
                     links.append((seq, prev))
                     seqs.append(seq)
                     seq += 1

@@ -48,7 +48,10 @@ Batch = list[tuple[str, str, int | None]]
 
 class Entry:
     """One append waiting in the FIFO: its rows, the hand they belong to, whether it is kept through
-    failures, and, once done, its journal sequences or the error that dropped it."""
+    failures, and, once ``done``, its journal sequences or the error that dropped it.
+
+    ``done`` is a plain flag the writer sets under its lock and announces on its condition, where
+    every waiter waits (:meth:`GroupWriter.wait_done`): no event object per append."""
 
     __slots__ = ("rows", "hand", "keep", "sync", "linger", "on_durable", "done", "seqs", "error")
 
@@ -60,7 +63,7 @@ class Entry:
         self.sync = sync
         self.linger = linger
         self.on_durable = on_durable
-        self.done = threading.Event()
+        self.done = False
         self.seqs: list[int] = []
         self.error: BaseException | None = None
 
@@ -117,6 +120,12 @@ class GroupWriter:
         with self._cond:
             return len(self._queue)
 
+    def wait_done(self, entry: Entry, timeout: float | None = None) -> bool:
+        """Wait until ``entry`` is written or dropped (True) or ``timeout`` passed (False); a
+        lingering ``entry`` keeps lingering (compare :meth:`wait_failing_or_done`)."""
+        with self._cond:
+            return self._cond.wait_for(lambda: entry.done, timeout)
+
     def wait_failing_or_done(self, entry: Entry, timeout: float | None = None) -> bool:
         """Wait until ``entry`` is written or dropped (True), or the journal is failing, or
         ``timeout`` passed (False)."""
@@ -124,8 +133,8 @@ class GroupWriter:
             if entry.linger:
                 entry.linger = False  # somebody waits for it now: no lingering for company
                 self._cond.notify_all()
-            self._cond.wait_for(lambda: entry.done.is_set() or self.failing is not None, timeout)
-        return entry.done.is_set()
+            self._cond.wait_for(lambda: entry.done or self.failing is not None, timeout)
+            return entry.done
 
     def flush(self, timeout: float | None = None) -> bool:
         """Wait until the FIFO is empty; False on timeout (e.g. while the journal is failing)."""
@@ -146,9 +155,9 @@ class GroupWriter:
         with self._cond:
             left = len(self._queue)
             for entry in self._queue:
-                if not entry.done.is_set():
+                if not entry.done:
                     entry.error = RuntimeError("the journal closed before this append was written")
-                    entry.done.set()
+                    entry.done = True
             self._queue.clear()
             self._rows_queued = 0
             self._cond.notify_all()
@@ -199,7 +208,7 @@ class GroupWriter:
             self.rows_written += sum(len(s) for s in seqs)
             for entry, s in zip(group, seqs, strict=True):
                 entry.seqs = s
-                entry.done.set()
+                entry.done = True
             self._cond.notify_all()
         for entry in group:
             if entry.on_durable is not None:
@@ -220,7 +229,7 @@ class GroupWriter:
                 self._queue.remove(entry)
                 self._rows_queued -= len(entry.rows)
                 entry.error = exc
-                entry.done.set()
+                entry.done = True
             self._cond.notify_all()
             kept = len(self._queue)
         if first:
