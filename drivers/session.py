@@ -718,7 +718,7 @@ class LinkSession:
             self._out.append(p.encode(msg))  # type: ignore[arg-type]
         elif self._keys is not None:
             self._tx_ctr += 1
-            self._out.append(p.seal(msg, self._keys.host_to_shoe, self._tx_ctr))
+            self._out.append(p.seal(msg, self._keys.host_mac, self._tx_ctr))
         # a sealed frame outside a session is only ever a HOST_HELLO (_host_hello)
 
     def _host_hello(self) -> None:
@@ -762,7 +762,7 @@ class LinkSession:
         if isinstance(msg, p.Hello):
             return self._admit_hello(item, msg)
         keys = self._keys
-        if keys is None or not item.verify(keys.shoe_to_host):
+        if keys is None or not item.verify(keys.shoe_mac):
             if item.verify(p.hello_key(self._secret)):
                 # the shoe outside a session (power-up, replug): challenge it again, at most
                 # as often as HOST_HELLOs go out anyway
@@ -797,7 +797,7 @@ class LinkSession:
         assert self._secret is not None
         if item.challenge in self._challenges:
             keys = p.session_keys(self._secret, item.challenge, item.nonce)
-            if not item.verify(keys.shoe_to_host):
+            if not item.verify(keys.shoe_mac):
                 self._hello_refused("auth-failed", hello, f"HELLO from shoe {hello.serial!r} fails authentication: "
                                     "a shoe paired with another secret (another table's, or a swapped shoe) or a "
                                     "forged frame")

@@ -241,7 +241,7 @@ class ShoeDevice:
             self._challenge = item.challenge
             return msg
         session = self._session
-        if session is None or item.ctr <= self._rx_ctr or not item.verify(session.host_to_shoe):
+        if session is None or item.ctr <= self._rx_ctr or not item.verify(session.host_mac):
             return None
         self._rx_ctr = item.ctr
         if isinstance(msg, p.Pair):
@@ -254,7 +254,7 @@ class ShoeDevice:
         if self.secret is None:
             return p.encode(msg)
         self._tx_ctr += 1
-        key = self._session.shoe_to_host if self._session is not None else p.hello_key(self.secret)
+        key: bytes | p.MacKey = self._session.shoe_mac if self._session is not None else p.hello_key(self.secret)
         return p.seal(msg, key, self._tx_ctr, challenge=challenge, nonce=nonce)
 
     def tick(self, now: float) -> None:
