@@ -440,11 +440,12 @@ def _payload(msg: Message) -> bytes:
         if isinstance(msg, CardMsg):
             code = UNREADABLE if msg.card is None else msg.card.code
             reader = READER_CODES.get(msg.reader)
-            _check(reader is not None, f"unknown reader {msg.reader!r}", "C-READER")
+            if reader is None:  # written out: no error text formatted for a card that passes
+                raise MessageError(f"unknown reader {msg.reader!r}", "C-READER")
             _check((msg.card is None) == (reader == 0), "reader must be 'none' exactly for an unreadable card",
                    "C-UNREAD")
             _check(msg.dispense >= 1, "dispense counter of a card is at least 1", "C-DISPENSE")
-            return _CARD.pack(code, reader or 0, msg.dispense, msg.epoch)
+            return _CARD.pack(code, reader, msg.dispense, msg.epoch)
         if isinstance(msg, Ack):
             _check(msg.want >= 1 and msg.acked < msg.want, "ACK needs acked < want and want >= 1", "A-ORDER")
             return _ACK.pack(msg.acked, msg.want, int(msg.resend))
@@ -477,8 +478,10 @@ def _payload(msg: Message) -> bytes:
             return _HOST_HELLO.pack(msg.version_min, msg.version_max)
         if isinstance(msg, Led):
             _check(1 <= msg.token <= 255, "LED token is 1..255", "L-TOKEN")
-            _check(msg.signal in LED_SIGNALS, f"unknown LED signal {msg.signal!r}", "L-SIGNAL")
-            _check(msg.mode in LED_MODES, f"unknown LED mode {msg.mode!r}", "L-MODE")
+            if msg.signal not in LED_SIGNALS:
+                raise MessageError(f"unknown LED signal {msg.signal!r}", "L-SIGNAL")
+            if msg.mode not in LED_MODES:
+                raise MessageError(f"unknown LED mode {msg.mode!r}", "L-MODE")
             return _LED.pack(msg.token, LED_SIGNALS.index(msg.signal), _mask(msg.leds, LED_NAMES, "leds", "L-LEDS"),
                              LED_MODES.index(msg.mode), msg.on_ms, msg.off_ms)
         if isinstance(msg, ResetCounter):

@@ -76,6 +76,8 @@ REFUSALS = {
     "replay": "a frame whose counter is not above the last one (a replay)",
 }
 """The ``refused`` codes of :class:`~shoe_ctl.events.LinkChanged` and what each means."""
+_LED_SPECS_CHECKED: set[tuple[Any, ...]] = set()
+"""LED frame fields :meth:`LinkSession.led_spec` has checked against the protocol already."""
 MAX_CHALLENGES = 16
 """Challenges a host keeps outstanding (answers to older ones are refused as stale)."""
 
@@ -215,6 +217,11 @@ class LinkSession:
         ``LinkChanged``, ``SequenceGap``, ``CounterReset``, ``ShoeRestarted``), and forget them."""
         out, self._events = self._events, []
         return out
+
+    @property
+    def has_output(self) -> bool:
+        """True when :meth:`frames_to_send` or :meth:`events` has something."""
+        return bool(self._out or self._events)
 
     # ------------------------------------------------------------------ state
 
@@ -460,7 +467,15 @@ class LinkSession:
             "on_ms": int(pattern.get("on_ms", 0)),
             "off_ms": int(pattern.get("off_ms", 0)),
         }
+        try:
+            key: tuple[Any, ...] | None = tuple(spec.values())
+            if key in _LED_SPECS_CHECKED:
+                return spec  # the same fields passed the check before (the signals are a few patterns)
+        except TypeError:  # an unhashable LED name: the check below refuses it
+            key = None
         p.encode_body(p.Led(0, 1, **spec))
+        if key is not None and len(_LED_SPECS_CHECKED) < 256:
+            _LED_SPECS_CHECKED.add(key)
         return spec
 
     def show_leds(self, spec: Mapping[str, Any], now: float) -> None:
