@@ -340,10 +340,10 @@ class LinkSession:
         if conn is None:
             return
         if self._hello is None:
-            if now - conn.hello_at >= self.HELLO_INTERVAL:
+            if now >= conn.hello_at + self.HELLO_INTERVAL:
                 conn.hello_at = now
                 self._host_hello()
-            if not conn.quiet_reported and now - conn.opened >= self.silence_s:
+            if not conn.quiet_reported and now >= conn.opened + self.silence_s:
                 # The port opened but nothing on it answers as a shoe (wrong device, shoe off,
                 # wrong baud rate): say so once per connection instead of waiting in silence.
                 conn.quiet_reported = True
@@ -355,12 +355,12 @@ class LinkSession:
                                  f"{now - conn.opened:.1f} s ({self.stats.bad_frames} bad frames so far): is "
                                  "the shoe on this port, powered, at this baud rate?", force=True)
             return
-        if (self._ack_due(conn) and now - self._last_ack_tx >= self.ACK_MIN_GAP) \
-                or now - self._last_ack_tx >= self.ACK_KEEPALIVE:
+        if (self._ack_due(conn) and now >= self._last_ack_tx + self.ACK_MIN_GAP) \
+                or now >= self._last_ack_tx + self.ACK_KEEPALIVE:
             self._send_ack(now)
         if self._pending:  # a hole: ask again until it is filled
             self._request_resend(conn, now)
-        if now - self._last_cmd_tx >= self.COMMAND_RETRY:
+        if now >= self._last_cmd_tx + self.COMMAND_RETRY:
             if self._led_outstanding():
                 self._send_led(now)
             if self._reset_wanted and self._reset_target is not None:
@@ -370,15 +370,16 @@ class LinkSession:
             self._hole_at, self._stall_reported = None, False
         stalled = self._hole_at is not None and now >= self._hole_at + self.STALL_S  # as next_deadline
         silent = now - conn.last_rx
-        if stalled and silent < self.silence_s:
+        silent_at = conn.last_rx + self.silence_s  # every deadline compared as next_deadline adds it up
+        if stalled and now < silent_at:
             assert self._hole_at is not None
             self._stall_reported = True
             why = f"; the shoe sends frames that pass the CRC but break protocol v1 (a firmware defect, not " \
                   f"line noise): {conn.malformed}" if conn.malformed else ""
             self._set_status(LinkStatus.DEGRADED, f"events stalled: event {self._expected} has not arrived whole for "
                              f"{now - self._hole_at:.1f} s, {len(self._pending)} held behind it{why}")
-        elif silent >= self.silence_s:
-            if now - conn.hello_at >= self.SILENT_HELLO_INTERVAL:
+        elif now >= silent_at:
+            if now >= conn.hello_at + self.SILENT_HELLO_INTERVAL:
                 conn.hello_at = now
                 self._host_hello()
             self._set_status(LinkStatus.DEGRADED, f"no frame from the shoe for {silent:.1f} s")
@@ -706,9 +707,9 @@ class LinkSession:
 
     def _request_resend(self, conn: _Connection, now: float) -> None:
         want = self._expected
-        if want == conn.resend_want and now - conn.resend_at < self.RESEND_HOLDOFF:
+        if want == conn.resend_want and now < conn.resend_at + self.RESEND_HOLDOFF:
             return
-        if now - self._last_ack_tx < self.ACK_MIN_GAP:
+        if now < self._last_ack_tx + self.ACK_MIN_GAP:
             conn.ack_resend = True  # the next ACK asks (20 ms after the last one)
             return
         self._send_ack(now, resend=True)
@@ -887,7 +888,7 @@ class LinkSession:
     def _ack_soon(self, now: float, resend: bool = False) -> None:
         """An ACK now, or, within :attr:`ACK_MIN_GAP` of the last one, in the next one (what
         changes meanwhile goes out together; the resend flag is kept)."""
-        if now - self._last_ack_tx >= self.ACK_MIN_GAP:
+        if now >= self._last_ack_tx + self.ACK_MIN_GAP:
             self._send_ack(now, resend)
         elif self._conn is not None:
             self._conn.ack_due = True

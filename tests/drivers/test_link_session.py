@@ -304,3 +304,23 @@ def test_led_fields_checked_once_are_still_refused_when_they_change() -> None:
                 {**good, "leds": [["green"]]}):
         with pytest.raises(ValueError):
             LinkSession.led_spec(bad)
+
+
+def test_tick_acts_on_silence_exactly_when_next_deadline_says() -> None:
+    """next_deadline adds the silence to the last frame's time; tick compares the same sum (it
+    used to compare ``now - last`` with ``silence_s``, which rounds the other way at some times:
+    0.616 + 1.1 is above 1.716, 1.716 - 0.616 is not below 1.1)."""
+    s = LinkSession(name="test-port", silence_s=1.1)
+    s.connection_made(0.0)
+    s.receive_data(frame("hello"), 0.616)
+    s.frames_to_send()
+    s.events()
+    while (deadline := s.next_deadline()) < 1.7:  # the keepalive ACKs before the silence
+        s.tick(deadline)
+        assert [type(m) for m in decode_all(s.frames_to_send())] == [p.Ack]
+    assert deadline == 0.616 + 1.1 > 1.716
+    s.tick(1.716)
+    assert s.frames_to_send() == [] and s.events() == []  # not yet, as the deadline says
+    s.tick(deadline)
+    assert [type(m) for m in decode_all(s.frames_to_send())] == [p.HostHello]
+    assert [e.status for e in s.events()] == [LinkStatus.DEGRADED]
