@@ -440,11 +440,12 @@ def _payload(msg: Message) -> bytes:
         if isinstance(msg, CardMsg):
             code = UNREADABLE if msg.card is None else msg.card.code
             reader = READER_CODES.get(msg.reader)
-            _check(reader is not None, f"unknown reader {msg.reader!r}", "C-READER")
+            if reader is None:  # written out: no error text formatted for a card that passes
+                raise MessageError(f"unknown reader {msg.reader!r}", "C-READER")
             _check((msg.card is None) == (reader == 0), "reader must be 'none' exactly for an unreadable card",
                    "C-UNREAD")
             _check(msg.dispense >= 1, "dispense counter of a card is at least 1", "C-DISPENSE")
-            return _CARD.pack(code, reader or 0, msg.dispense, msg.epoch)
+            return _CARD.pack(code, reader, msg.dispense, msg.epoch)
         if isinstance(msg, Ack):
             _check(msg.want >= 1 and msg.acked < msg.want, "ACK needs acked < want and want >= 1", "A-ORDER")
             return _ACK.pack(msg.acked, msg.want, int(msg.resend))
@@ -477,8 +478,10 @@ def _payload(msg: Message) -> bytes:
             return _HOST_HELLO.pack(msg.version_min, msg.version_max)
         if isinstance(msg, Led):
             _check(1 <= msg.token <= 255, "LED token is 1..255", "L-TOKEN")
-            _check(msg.signal in LED_SIGNALS, f"unknown LED signal {msg.signal!r}", "L-SIGNAL")
-            _check(msg.mode in LED_MODES, f"unknown LED mode {msg.mode!r}", "L-MODE")
+            if msg.signal not in LED_SIGNALS:
+                raise MessageError(f"unknown LED signal {msg.signal!r}", "L-SIGNAL")
+            if msg.mode not in LED_MODES:
+                raise MessageError(f"unknown LED mode {msg.mode!r}", "L-MODE")
             return _LED.pack(msg.token, LED_SIGNALS.index(msg.signal), _mask(msg.leds, LED_NAMES, "leds", "L-LEDS"),
                              LED_MODES.index(msg.mode), msg.on_ms, msg.off_ms)
         if isinstance(msg, ResetCounter):
@@ -513,28 +516,46 @@ def encode(msg: Message) -> bytes:
     return DELIMITER + bytes(cobs.encode(encode_body(msg))) + DELIMITER
 
 
+_CARD_OF: tuple[Card, ...] = tuple(Card(code) for code in range(52))
+"""The card of each code 0..51 (a card is a frozen value: one instance per code serves every frame)."""
+_SHOE_NUMBERED = frozenset({T_CARD, T_FAULT, T_BUTTON, T_HEARTBEAT})
+
+
 def _decode_payload(mtype: int, seq: int, p: bytes) -> Message:
-    if mtype in (T_CARD, T_FAULT, T_BUTTON, T_HEARTBEAT):
-        _check(seq >= 1, f"{TYPE_NAMES[mtype]} with seq 0: shoe sequence numbers start at 1", "M-SEQ0")
+    # The checks of the frequent types (CARD, ACK, HEARTBEAT, LED) are written out as ``if ...: raise``
+    # so that no error text is formatted for a frame that passes them (docs/performance.md, "The
+    # loaded full stack: the shoe link's CPU"); their texts and rows are those of _check.
+    if seq < 1 and mtype in _SHOE_NUMBERED:
+        raise MessageError(f"{TYPE_NAMES[mtype]} with seq 0: shoe sequence numbers start at 1", "M-SEQ0")
     if mtype == T_CARD:
-        _check(len(p) == _CARD.size, f"CARD payload is {len(p)} bytes, expected {_CARD.size}", "M-LENGTH")
+        if len(p) != _CARD.size:
+            raise MessageError(f"CARD payload is {len(p)} bytes, expected {_CARD.size}", "M-LENGTH")
         code, reader, dispense, epoch = _CARD.unpack(p)
-        _check(code < 52 or code == UNREADABLE, f"card code {code} is not 0..51 or 255", "C-CODE")
-        _check(reader in READER_NAMES, f"reader code {reader} unknown", "C-READER")
-        _check((code == UNREADABLE) == (reader == 0), "reader 0 exactly for an unreadable card", "C-UNREAD")
-        _check(dispense >= 1, "dispense counter of a card is at least 1", "C-DISPENSE")
-        return CardMsg(seq, None if code == UNREADABLE else Card(code), READER_NAMES[reader], dispense, epoch)
+        if code >= 52 and code != UNREADABLE:
+            raise MessageError(f"card code {code} is not 0..51 or 255", "C-CODE")
+        reader_name = READER_NAMES.get(reader)
+        if reader_name is None:
+            raise MessageError(f"reader code {reader} unknown", "C-READER")
+        if (code == UNREADABLE) != (reader == 0):
+            raise MessageError("reader 0 exactly for an unreadable card", "C-UNREAD")
+        if dispense < 1:
+            raise MessageError("dispense counter of a card is at least 1", "C-DISPENSE")
+        return CardMsg(seq, None if code == UNREADABLE else _CARD_OF[code], reader_name, dispense, epoch)
     if mtype == T_ACK:
-        _check(len(p) == _ACK.size, f"ACK payload is {len(p)} bytes, expected {_ACK.size}", "M-LENGTH")
+        if len(p) != _ACK.size:
+            raise MessageError(f"ACK payload is {len(p)} bytes, expected {_ACK.size}", "M-LENGTH")
         acked, want, flags = _ACK.unpack(p)
-        _check(want >= 1 and acked < want, "ACK needs acked < want and want >= 1", "A-ORDER")
-        _check(flags in (0, 1), f"ACK flags 0x{flags:02x} has unknown bits", "A-FLAGS")
+        if not (want >= 1 and acked < want):
+            raise MessageError("ACK needs acked < want and want >= 1", "A-ORDER")
+        if flags not in (0, 1):
+            raise MessageError(f"ACK flags 0x{flags:02x} has unknown bits", "A-FLAGS")
         return Ack(seq, acked, want, bool(flags))
     if mtype == T_HEARTBEAT:
-        _check(len(p) == _HEARTBEAT.size, f"HEARTBEAT payload is {len(p)} bytes, expected {_HEARTBEAT.size}",
-               "M-LENGTH")
+        if len(p) != _HEARTBEAT.size:
+            raise MessageError(f"HEARTBEAT payload is {len(p)} bytes, expected {_HEARTBEAT.size}", "M-LENGTH")
         dispense, epoch, token, flags, unacked = _HEARTBEAT.unpack(p)
-        _check(flags & ~HB_FLAGS == 0, f"HEARTBEAT flags 0x{flags:02x} has unknown bits", "HB-FLAGS")
+        if flags & ~HB_FLAGS:
+            raise MessageError(f"HEARTBEAT flags 0x{flags:02x} has unknown bits", "HB-FLAGS")
         return Heartbeat(seq, dispense, epoch, token, bool(flags & HB_COVER_OPEN), bool(flags & HB_JAMMED),
                          bool(flags & HB_READER_ERROR), unacked)
     if mtype == T_HELLO:
@@ -574,11 +595,14 @@ def _decode_payload(mtype: int, seq: int, p: bytes) -> Message:
         _check(1 <= vmin <= vmax, "HOST_HELLO needs 1 <= version_min <= version_max", "HH-RANGE")
         return HostHello(seq, vmin, vmax)
     if mtype == T_LED:
-        _check(len(p) == _LED.size, f"LED payload is {len(p)} bytes, expected {_LED.size}", "M-LENGTH")
+        if len(p) != _LED.size:
+            raise MessageError(f"LED payload is {len(p)} bytes, expected {_LED.size}", "M-LENGTH")
         token, signal, leds, mode, on_ms, off_ms = _LED.unpack(p)
         _check(token >= 1, "LED token is 1..255", "L-TOKEN")
-        _check(signal < len(LED_SIGNALS), f"LED signal code {signal} unknown", "L-SIGNAL")
-        _check(mode < len(LED_MODES), f"LED mode code {mode} unknown", "L-MODE")
+        if signal >= len(LED_SIGNALS):
+            raise MessageError(f"LED signal code {signal} unknown", "L-SIGNAL")
+        if mode >= len(LED_MODES):
+            raise MessageError(f"LED mode code {mode} unknown", "L-MODE")
         return Led(seq, token, LED_SIGNALS[signal], _names(leds, LED_NAMES, "leds", "L-LEDS"), LED_MODES[mode],
                    on_ms, off_ms)
     if mtype == T_RESET:
@@ -808,12 +832,36 @@ def hello_key(secret: bytes) -> bytes:
     return _prf(secret, _LABEL, b"hello")
 
 
+class MacKey:
+    """A MAC key made ready once: HMAC-SHA256 keyed with it, whose state is copied for each frame
+    (:meth:`tag`) instead of keying a new HMAC per frame (docs/performance.md, "The loaded full
+    stack: the shoe link's CPU"). Its tags are those of :func:`mac` with the same key bytes."""
+
+    __slots__ = ("_keyed",)
+
+    def __init__(self, key: bytes) -> None:
+        self._keyed = hmac.new(key, digestmod=hashlib.sha256)
+
+    def tag(self, signed: bytes) -> bytes:
+        """The :data:`MAC_SIZE`-byte tag of ``signed``."""
+        h = self._keyed.copy()
+        h.update(signed)
+        return h.digest()[:MAC_SIZE]
+
+
 @dataclass(frozen=True, slots=True)
 class SessionKeys:
-    """The two keys of one session: ``host_to_shoe`` and ``shoe_to_host`` (32 bytes each)."""
+    """The two keys of one session: ``host_to_shoe`` and ``shoe_to_host`` (32 bytes each), and
+    each made ready for the frames of the session (``host_mac``, ``shoe_mac``: :class:`MacKey`)."""
 
     host_to_shoe: bytes = field(repr=False)
     shoe_to_host: bytes = field(repr=False)
+    host_mac: MacKey = field(init=False, repr=False, compare=False)
+    shoe_mac: MacKey = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "host_mac", MacKey(self.host_to_shoe))
+        object.__setattr__(self, "shoe_mac", MacKey(self.shoe_to_host))
 
 
 def session_keys(secret: bytes, challenge: bytes, nonce: bytes) -> SessionKeys:
@@ -829,8 +877,11 @@ def session_keys(secret: bytes, challenge: bytes, nonce: bytes) -> SessionKeys:
     return SessionKeys(_prf(base, b"host->shoe"), _prf(base, b"shoe->host"))
 
 
-def mac(key: bytes, signed: bytes) -> bytes:
-    """The :data:`MAC_SIZE`-byte tag of ``signed``: HMAC-SHA256 truncated to its first bytes."""
+def mac(key: bytes | MacKey, signed: bytes) -> bytes:
+    """The :data:`MAC_SIZE`-byte tag of ``signed``: HMAC-SHA256 truncated to its first bytes
+    (``key``: the key's bytes, or the key made ready as a :class:`MacKey`)."""
+    if isinstance(key, MacKey):
+        return key.tag(signed)
     return _prf(key, signed)[:MAC_SIZE]
 
 
@@ -863,9 +914,12 @@ def xor(a: bytes, b: bytes) -> bytes:
     return bytes(x ^ y for x, y in zip(a, b, strict=True))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Sealed:
-    """One version-2 frame, decoded but not yet trusted.
+    """One version-2 frame, decoded but not yet trusted. Made once per frame received and never
+    changed after; not a frozen dataclass, whose fields are set one ``object.__setattr__`` at a
+    time (about 1 µs a frame more; docs/performance.md, "The loaded full stack: the shoe link's
+    CPU").
 
     :param msg: the message inside.
     :param ctr: its freshness counter (a receiver accepts only a counter above the last one).
@@ -881,8 +935,9 @@ class Sealed:
     signed: bytes = field(default=b"", repr=False)
     tag: bytes = field(default=b"", repr=False)
 
-    def verify(self, key: bytes) -> bool:
-        """True when the tag is the MAC of the frame under ``key`` (constant-time compare)."""
+    def verify(self, key: bytes | MacKey) -> bool:
+        """True when the tag is the MAC of the frame under ``key`` (bytes or a :class:`MacKey`;
+        constant-time compare)."""
         return hmac.compare_digest(mac(key, self.signed), self.tag)
 
 
@@ -893,7 +948,7 @@ def _payload_v2(msg: Any) -> bytes:
     return _payload(msg)
 
 
-def seal_body(msg: Any, key: bytes, ctr: int, *, challenge: bytes = b"", nonce: bytes = b"") -> bytes:
+def seal_body(msg: Any, key: bytes | MacKey, ctr: int, *, challenge: bytes = b"", nonce: bytes = b"") -> bytes:
     """The version-2 body of ``msg`` under ``key`` with counter ``ctr`` (HOST_HELLO: with
     ``challenge``; HELLO: with ``challenge`` and ``nonce``).
 
@@ -916,7 +971,7 @@ def seal_body(msg: Any, key: bytes, ctr: int, *, challenge: bytes = b"", nonce: 
     return body
 
 
-def seal(msg: Any, key: bytes, ctr: int, *, challenge: bytes = b"", nonce: bytes = b"") -> bytes:
+def seal(msg: Any, key: bytes | MacKey, ctr: int, *, challenge: bytes = b"", nonce: bytes = b"") -> bytes:
     """The version-2 frame of ``msg`` as sent on the line: ``0x00 COBS(body) 0x00``.
 
     :raises MessageError: see :func:`seal_body`.

@@ -76,6 +76,8 @@ REFUSALS = {
     "replay": "a frame whose counter is not above the last one (a replay)",
 }
 """The ``refused`` codes of :class:`~shoe_ctl.events.LinkChanged` and what each means."""
+_LED_SPECS_CHECKED: set[tuple[Any, ...]] = set()
+"""LED frame fields :meth:`LinkSession.led_spec` has checked against the protocol already."""
 MAX_CHALLENGES = 16
 """Challenges a host keeps outstanding (answers to older ones are refused as stale)."""
 
@@ -216,6 +218,11 @@ class LinkSession:
         out, self._events = self._events, []
         return out
 
+    @property
+    def has_output(self) -> bool:
+        """True when :meth:`frames_to_send` or :meth:`events` has something."""
+        return bool(self._out or self._events)
+
     # ------------------------------------------------------------------ state
 
     @property
@@ -333,10 +340,10 @@ class LinkSession:
         if conn is None:
             return
         if self._hello is None:
-            if now - conn.hello_at >= self.HELLO_INTERVAL:
+            if now >= conn.hello_at + self.HELLO_INTERVAL:
                 conn.hello_at = now
                 self._host_hello()
-            if not conn.quiet_reported and now - conn.opened >= self.silence_s:
+            if not conn.quiet_reported and now >= conn.opened + self.silence_s:
                 # The port opened but nothing on it answers as a shoe (wrong device, shoe off,
                 # wrong baud rate): say so once per connection instead of waiting in silence.
                 conn.quiet_reported = True
@@ -348,12 +355,12 @@ class LinkSession:
                                  f"{now - conn.opened:.1f} s ({self.stats.bad_frames} bad frames so far): is "
                                  "the shoe on this port, powered, at this baud rate?", force=True)
             return
-        if (self._ack_due(conn) and now - self._last_ack_tx >= self.ACK_MIN_GAP) \
-                or now - self._last_ack_tx >= self.ACK_KEEPALIVE:
+        if (self._ack_due(conn) and now >= self._last_ack_tx + self.ACK_MIN_GAP) \
+                or now >= self._last_ack_tx + self.ACK_KEEPALIVE:
             self._send_ack(now)
         if self._pending:  # a hole: ask again until it is filled
             self._request_resend(conn, now)
-        if now - self._last_cmd_tx >= self.COMMAND_RETRY:
+        if now >= self._last_cmd_tx + self.COMMAND_RETRY:
             if self._led_outstanding():
                 self._send_led(now)
             if self._reset_wanted and self._reset_target is not None:
@@ -363,15 +370,16 @@ class LinkSession:
             self._hole_at, self._stall_reported = None, False
         stalled = self._hole_at is not None and now >= self._hole_at + self.STALL_S  # as next_deadline
         silent = now - conn.last_rx
-        if stalled and silent < self.silence_s:
+        silent_at = conn.last_rx + self.silence_s  # every deadline compared as next_deadline adds it up
+        if stalled and now < silent_at:
             assert self._hole_at is not None
             self._stall_reported = True
             why = f"; the shoe sends frames that pass the CRC but break protocol v1 (a firmware defect, not " \
                   f"line noise): {conn.malformed}" if conn.malformed else ""
             self._set_status(LinkStatus.DEGRADED, f"events stalled: event {self._expected} has not arrived whole for "
                              f"{now - self._hole_at:.1f} s, {len(self._pending)} held behind it{why}")
-        elif silent >= self.silence_s:
-            if now - conn.hello_at >= self.SILENT_HELLO_INTERVAL:
+        elif now >= silent_at:
+            if now >= conn.hello_at + self.SILENT_HELLO_INTERVAL:
                 conn.hello_at = now
                 self._host_hello()
             self._set_status(LinkStatus.DEGRADED, f"no frame from the shoe for {silent:.1f} s")
@@ -460,7 +468,15 @@ class LinkSession:
             "on_ms": int(pattern.get("on_ms", 0)),
             "off_ms": int(pattern.get("off_ms", 0)),
         }
+        try:
+            key: tuple[Any, ...] | None = tuple(spec.values())
+            if key in _LED_SPECS_CHECKED:
+                return spec  # the same fields passed the check before (the signals are a few patterns)
+        except TypeError:  # an unhashable LED name: the check below refuses it
+            key = None
         p.encode_body(p.Led(0, 1, **spec))
+        if key is not None and len(_LED_SPECS_CHECKED) < 256:
+            _LED_SPECS_CHECKED.add(key)
         return spec
 
     def show_leds(self, spec: Mapping[str, Any], now: float) -> None:
@@ -691,9 +707,9 @@ class LinkSession:
 
     def _request_resend(self, conn: _Connection, now: float) -> None:
         want = self._expected
-        if want == conn.resend_want and now - conn.resend_at < self.RESEND_HOLDOFF:
+        if want == conn.resend_want and now < conn.resend_at + self.RESEND_HOLDOFF:
             return
-        if now - self._last_ack_tx < self.ACK_MIN_GAP:
+        if now < self._last_ack_tx + self.ACK_MIN_GAP:
             conn.ack_resend = True  # the next ACK asks (20 ms after the last one)
             return
         self._send_ack(now, resend=True)
@@ -718,7 +734,7 @@ class LinkSession:
             self._out.append(p.encode(msg))  # type: ignore[arg-type]
         elif self._keys is not None:
             self._tx_ctr += 1
-            self._out.append(p.seal(msg, self._keys.host_to_shoe, self._tx_ctr))
+            self._out.append(p.seal(msg, self._keys.host_mac, self._tx_ctr))
         # a sealed frame outside a session is only ever a HOST_HELLO (_host_hello)
 
     def _host_hello(self) -> None:
@@ -762,7 +778,7 @@ class LinkSession:
         if isinstance(msg, p.Hello):
             return self._admit_hello(item, msg)
         keys = self._keys
-        if keys is None or not item.verify(keys.shoe_to_host):
+        if keys is None or not item.verify(keys.shoe_mac):
             if item.verify(p.hello_key(self._secret)):
                 # the shoe outside a session (power-up, replug): challenge it again, at most
                 # as often as HOST_HELLOs go out anyway
@@ -797,7 +813,7 @@ class LinkSession:
         assert self._secret is not None
         if item.challenge in self._challenges:
             keys = p.session_keys(self._secret, item.challenge, item.nonce)
-            if not item.verify(keys.shoe_to_host):
+            if not item.verify(keys.shoe_mac):
                 self._hello_refused("auth-failed", hello, f"HELLO from shoe {hello.serial!r} fails authentication: "
                                     "a shoe paired with another secret (another table's, or a swapped shoe) or a "
                                     "forged frame")
@@ -872,7 +888,7 @@ class LinkSession:
     def _ack_soon(self, now: float, resend: bool = False) -> None:
         """An ACK now, or, within :attr:`ACK_MIN_GAP` of the last one, in the next one (what
         changes meanwhile goes out together; the resend flag is kept)."""
-        if now - self._last_ack_tx >= self.ACK_MIN_GAP:
+        if now >= self._last_ack_tx + self.ACK_MIN_GAP:
             self._send_ack(now, resend)
         elif self._conn is not None:
             self._conn.ack_due = True

@@ -77,26 +77,32 @@ def is_socket_url(url: str) -> bool:
 
 def read_some(ser: Any, socket_port: bool) -> bytes:
     """One turn of a reader: at least one byte (waiting up to the port's timeout; ``b""`` when
-    none came), then everything the port holds already. pyserial's ``in_waiting`` counts the
-    bytes on a device; on ``socket://`` it only says whether one waits (0 or 1), so there the rest
-    is taken with one read that does not wait (the port's timeout at 0 for that read, at most
+    none came), then everything the port holds already. On a device the first byte is read on
+    its own (pyserial's ``read(1)``: a ``select`` that waits and a ``read``) and the rest with one
+    more read of ``in_waiting`` bytes: five system calls a turn, one fewer than asking
+    ``in_waiting`` first, which is 0 at nearly every turn of a reader that keeps up. On
+    ``socket://`` ``in_waiting`` only says whether a byte waits (0 or 1), so there the rest is
+    taken with one read that does not wait (the port's timeout at 0 for that read, at most
     :data:`READ_CHUNK` bytes): else a burst is read two bytes a turn.
 
     :param socket_port: the port is a ``socket://`` one (:func:`is_socket_url` of its URL).
     :raises serial.SerialException: the port failed or the peer closed it.
     """
+    if not socket_port:
+        data = bytes(ser.read(1))
+        if not data:
+            return data
+        more = ser.in_waiting
+        return data + bytes(ser.read(more)) if more else data
     data = bytes(ser.read(ser.in_waiting or 1))
     if not data:
         return data
-    if socket_port:
-        timeout = ser.timeout
-        ser.timeout = 0
-        try:
-            return data + bytes(ser.read(READ_CHUNK))
-        finally:
-            ser.timeout = timeout
-    more = ser.in_waiting
-    return data + bytes(ser.read(more)) if more else data
+    timeout = ser.timeout
+    ser.timeout = 0
+    try:
+        return data + bytes(ser.read(READ_CHUNK))
+    finally:
+        ser.timeout = timeout
 
 
 def check_url(url: str) -> None:
@@ -375,11 +381,13 @@ class ShoeLink(Closeable):
 
         :raises ValueError: ``seq`` was never delivered.
         """
+        session = self._session
         with self._lock:
             try:
-                self._session.ack(seq, time.monotonic())
+                session.ack(seq, time.monotonic())
             finally:
-                self._flush()
+                if session.has_output:  # most acks of a commit group wait for the next ACK frame
+                    self._flush()
 
     def send_leds(self, pattern: Mapping[str, Any] | str) -> None:
         """Show ``pattern`` on the shoe's own LEDs. ``pattern`` is a signal name (``"deal"``)
@@ -453,7 +461,7 @@ class ShoeLink(Closeable):
             if isinstance(event, LinkChanged):
                 log.info("shoe link %s: %s", event.status, event.detail)
             self._events.put(event)
-        if session.connected:
+        if session.connected and not self._connected_evt.is_set():
             self._connected_evt.set()
 
     def _write(self, frame: bytes) -> None:

@@ -36,6 +36,13 @@ NO_HOST_LED = p.Led(0, 0, "degraded", ("amber",), "blink", 800, 800)
 800/800 ms, reported as LED token 0 (never sent on the wire)."""
 
 
+_PULL_FAULTS = (("misread", "misread", FaultKind.MISREAD), ("jam", "jam", FaultKind.JAM),
+                ("cover-open", "cover_open", FaultKind.COVER_OPEN),
+                ("reader-error", "reader_error", FaultKind.READER_ERROR))
+"""The faults a pull may report (reported and cleared at once): the schedule's action, the rate's
+field of :class:`hil.faults.Faults`, the kind."""
+
+
 class EmptyShoeError(ShoeError, IndexError):
     """A pull from a shoe with no card left."""
 
@@ -241,7 +248,7 @@ class ShoeDevice:
             self._challenge = item.challenge
             return msg
         session = self._session
-        if session is None or item.ctr <= self._rx_ctr or not item.verify(session.host_to_shoe):
+        if session is None or item.ctr <= self._rx_ctr or not item.verify(session.host_mac):
             return None
         self._rx_ctr = item.ctr
         if isinstance(msg, p.Pair):
@@ -254,7 +261,7 @@ class ShoeDevice:
         if self.secret is None:
             return p.encode(msg)
         self._tx_ctr += 1
-        key = self._session.shoe_to_host if self._session is not None else p.hello_key(self.secret)
+        key: bytes | p.MacKey = self._session.shoe_mac if self._session is not None else p.hello_key(self.secret)
         return p.seal(msg, key, self._tx_ctr, challenge=challenge, nonce=nonce)
 
     def tick(self, now: float) -> None:
@@ -319,13 +326,12 @@ class ShoeDevice:
             self.dispense = min(self.dispense + 1, 0xFFFF)
             self.card_total = (self.card_total + 1) & p.SEQ_MAX
             reader = self.readers[0]
-            self._event(p.CardMsg(0, None if unread else card, "none" if unread else reader,
+            self._event(p.CardMsg(self.next_seq, None if unread else card, "none" if unread else reader,
                                   self.dispense, self.epoch), now)
         self.dispensed.extend(out)
         self.last_dispensed = tuple(out)
-        for action, kind in (("misread", FaultKind.MISREAD), ("jam", FaultKind.JAM),
-                             ("cover-open", FaultKind.COVER_OPEN), ("reader-error", FaultKind.READER_ERROR)):
-            if due(action, getattr(f, action.replace("-", "_"))):
+        for action, rate_name, kind in _PULL_FAULTS:
+            if due(action, getattr(f, rate_name)):
                 self.inject_fault(kind, now=now)
                 self.inject_fault(kind, cleared=True, now=now)
         after: str | None = None
@@ -411,7 +417,8 @@ class ShoeDevice:
     def _event(self, msg: p.CardMsg | p.FaultMsg | p.ButtonMsg, now: float) -> int:
         seq = self.next_seq
         self.next_seq += 1
-        msg = replace(msg, seq=seq)
+        if msg.seq != seq:  # a message made with its number already is taken as it is
+            msg = replace(msg, seq=seq)
         frame = self._frame(msg)
         if not self._unacked:
             self._progress_at = now

@@ -274,3 +274,53 @@ def test_ticking_only_at_the_deadline_sends_exactly_what_ticking_always_sends(
             _apply(s, op, arg, now)
         assert always.frames_to_send() == at_deadline.frames_to_send()
         assert always.events() == at_deadline.events()
+
+
+def test_has_output_says_whether_an_ack_left_anything_to_write() -> None:
+    """ShoeLink flushes after an ack only when the session has output: an ack within 20 ms of
+    the last ACK leaves none (it goes out with the next ACK), one after that leaves the ACK."""
+    s = connected(resume_seq=None)  # expected 40: the HELLO's ACK went out at 0.01
+    s.receive_data(p.encode(p.CardMsg(40, Card(1), "rfid", 1, 3)), 0.015)
+    s.events()
+    assert not s.has_output
+    s.ack(40, 0.02)  # within ACK_MIN_GAP of the HELLO's ACK: waits
+    assert not s.has_output and s.frames_to_send() == []
+    s.tick(0.031)
+    assert s.frames_to_send() == [p.encode(p.Ack(3, 40, 41))]
+    s.receive_data(p.encode(p.CardMsg(41, Card(2), "rfid", 2, 3)), 0.04)
+    assert s.has_output  # the CardRead waits for the transport
+    s.events()
+    s.ack(41, 0.06)  # 29 ms after the last ACK: written at once
+    assert s.has_output and s.frames_to_send() == [p.encode(p.Ack(4, 41, 42))]
+    assert not s.has_output
+
+
+def test_led_fields_checked_once_are_still_refused_when_they_change() -> None:
+    """led_spec keeps the fields it has checked (a few signal patterns); any other fields are
+    still checked against the protocol, also right after a good pattern with the same name."""
+    good = {"name": "deal", "leds": ["green"], "mode": "steady"}
+    assert LinkSession.led_spec(good) == LinkSession.led_spec(dict(good))
+    for bad in ({**good, "leds": ["purple"]}, {**good, "mode": "flicker"}, {**good, "on_ms": 70000},
+                {**good, "leds": [["green"]]}):
+        with pytest.raises(ValueError):
+            LinkSession.led_spec(bad)
+
+
+def test_tick_acts_on_silence_exactly_when_next_deadline_says() -> None:
+    """next_deadline adds the silence to the last frame's time; tick compares the same sum (it
+    used to compare ``now - last`` with ``silence_s``, which rounds the other way at some times:
+    0.616 + 1.1 is above 1.716, 1.716 - 0.616 is not below 1.1)."""
+    s = LinkSession(name="test-port", silence_s=1.1)
+    s.connection_made(0.0)
+    s.receive_data(frame("hello"), 0.616)
+    s.frames_to_send()
+    s.events()
+    while (deadline := s.next_deadline()) < 1.7:  # the keepalive ACKs before the silence
+        s.tick(deadline)
+        assert [type(m) for m in decode_all(s.frames_to_send())] == [p.Ack]
+    assert deadline == 0.616 + 1.1 > 1.716
+    s.tick(1.716)
+    assert s.frames_to_send() == [] and s.events() == []  # not yet, as the deadline says
+    s.tick(deadline)
+    assert [type(m) for m in decode_all(s.frames_to_send())] == [p.HostHello]
+    assert [e.status for e in s.events()] == [LinkStatus.DEGRADED]

@@ -12,6 +12,7 @@ from pathlib import Path
 from cobs import cobs
 
 from drivers import protocol as p
+from drivers.exc import MessageError
 
 DATA = json.loads((Path(__file__).resolve().parents[1] / "vectors" / "protocol_v2_auth.json").read_text())
 
@@ -129,3 +130,35 @@ def test_one_flipped_bit_in_a_sealed_card_is_never_accepted(seq: int, ctr: int, 
     decoder = p.SealedDecoder()
     assert not [item for item in decoder.feed(bytes(frame)) if isinstance(item, p.Sealed) and item.verify(key)]
     assert decoder.stats.bad_frames >= 1
+
+
+def test_a_session_key_made_ready_once_tags_and_verifies_as_its_bytes_do() -> None:
+    """MacKey (the session's keys prepared once, copied per frame) gives the tags of the vectors'
+    own HMAC, frame after frame, and refuses a frame sealed under another key."""
+    secret, challenge, nonce = (bytes.fromhex(DATA[k]) for k in ("secret", "challenge", "nonce"))
+    keys = p.session_keys(secret, challenge, nonce)
+    assert keys == p.SessionKeys(keys.host_to_shoe, keys.shoe_to_host)  # the ready keys are not compared
+    for ctr, msg in enumerate([p.CardMsg(7, None, "none", 1), p.Heartbeat(8, 1, 0, 3), p.Ack(2, 6, 7)], 1):
+        signed = p.seal_body(msg, keys.shoe_to_host, ctr)[:-4 - p.MAC_SIZE]
+        assert keys.shoe_mac.tag(signed) == _h(keys.shoe_to_host, signed)[:p.MAC_SIZE] == p.mac(keys.shoe_mac, signed)
+        frame = p.seal(msg, keys.shoe_mac, ctr)
+        assert frame == p.seal(msg, keys.shoe_to_host, ctr)
+        (sealed,) = p.SealedDecoder().feed(frame)
+        assert sealed.verify(keys.shoe_mac) and sealed.verify(keys.shoe_to_host)
+        assert not sealed.verify(keys.host_mac)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from(["CARD", "ACK", "HEARTBEAT", "LED"]), st.binary(max_size=12))
+def test_the_written_out_checks_drop_each_broken_payload_by_the_row_the_helper_names(
+        seq: int, name: str, payload: bytes) -> None:
+    """CARD, ACK, HEARTBEAT and LED check their payload without the _check helper (no error text
+    formatted for a frame that passes): any payload either decodes to a message that encodes back
+    to it, or is refused with a MessageError that names a row of the table (or M-LENGTH)."""
+    mtype = p.TYPES_BY_NAME[name].TYPE
+    try:
+        msg = p._decode_payload(mtype, seq, payload)
+    except MessageError as exc:
+        assert exc.rule, str(exc)
+        return
+    assert p.encode_body(msg)[5:-4] == payload

@@ -16,7 +16,7 @@ from waiting import wait_for
 
 from drivers import protocol as p
 from drivers.exc import ShoeUrlError
-from drivers.shoe import ShoeLink
+from drivers.shoe import ShoeLink, read_some
 from shoe_ctl.events import CardRead, LinkChanged, LinkStatus
 from shoe_ctl.rules.cards import Card
 
@@ -302,3 +302,36 @@ def test_another_holder_of_the_device_is_found_in_proc_and_reported(tmp_path: An
             reader.kill()
             reader.wait()
         assert port_holders(shoe.url) == []
+
+
+class CountingPort:
+    """A device port holding ``waiting`` bytes, recording each pyserial call a reader makes."""
+
+    def __init__(self, waiting: bytes) -> None:
+        self.buf = bytearray(waiting)
+        self.calls: list[tuple[str, int]] = []
+
+    @property
+    def in_waiting(self) -> int:
+        self.calls.append(("in_waiting", len(self.buf)))
+        return len(self.buf)
+
+    def read(self, n: int = 1) -> bytes:
+        data, self.buf[:] = bytes(self.buf[:n]), self.buf[n:]
+        self.calls.append(("read", n))
+        return data
+
+
+def test_a_device_turn_reads_the_first_byte_then_the_rest_in_one_read() -> None:
+    """On a device, one reader turn is read(1) (the wait), in_waiting, one read of the rest:
+    a whole frame in a turn, no in_waiting asked before the wait (docs/protocol.md, section 7)."""
+    frame = p.encode(p.CardMsg(1, Card.parse("Qs"), "rfid", 1))
+    port = CountingPort(frame)
+    assert read_some(port, socket_port=False) == frame
+    assert port.calls == [("read", 1), ("in_waiting", len(frame) - 1), ("read", len(frame) - 1)]
+    port = CountingPort(b"\x00")
+    assert read_some(port, socket_port=False) == b"\x00"
+    assert port.calls == [("read", 1), ("in_waiting", 0)]
+    port = CountingPort(b"")
+    assert read_some(port, socket_port=False) == b""  # the timeout passed: nothing more asked
+    assert port.calls == [("read", 1)]
