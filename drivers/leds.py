@@ -23,7 +23,7 @@ from typing import Any, TextIO
 
 from shoe_ctl.events import Command, Instruction, Signal
 from shoe_ctl.lifecycle import BatchWorker, Closeable
-from shoe_ctl.signals import LED_NAMES, PATTERNS, LedPattern, pattern_for
+from shoe_ctl.signals import LED_NAMES, PATTERNS, LedPattern, pattern_dict, pattern_for
 
 __all__ = ["LED_NAMES", "PATTERNS", "ConsoleLedSink", "GpioLedSink", "LedPattern", "MockLedSink", "ShoeLedSink",
            "pattern_for"]
@@ -157,11 +157,12 @@ class ShoeLedSink(Closeable):
         """Queue the pattern of an :class:`Instruction` (replacing one not yet sent)."""
         if not isinstance(command, Instruction):
             return
+        pattern = pattern_dict(command.signal)  # one shared dict per signal
         with self._cond:
             if self._closed:
                 return
-            self._last = pattern = pattern_for(command.signal).as_dict()
-            if self._lost or (self._pending is None and pattern == self._handed):
+            self._last = pattern
+            if self._lost or (self._pending is None and (pattern is self._handed or pattern == self._handed)):
                 return  # stuck: stop is shown; or the shoe has this pattern already
             self._pending = pattern
             self._cond.notify()
@@ -174,7 +175,7 @@ class ShoeLedSink(Closeable):
             if self._closed:
                 return
             self._lost = lost
-            pattern = pattern_for(Signal.STOP).as_dict() if lost else self._last
+            pattern = pattern_dict(Signal.STOP) if lost else self._last
             if pattern is not None:
                 self._pending = pattern
                 self._cond.notify()
@@ -208,7 +209,7 @@ class ShoeLedSink(Closeable):
 
     def _closing(self) -> None:
         if self._on_close is not None:
-            self._pending = pattern_for(self._on_close).as_dict()
+            self._pending = pattern_dict(self._on_close)
         self._cond.notify_all()
 
     def _close(self) -> None:

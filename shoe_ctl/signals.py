@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from shoe_ctl.events import Signal
 
-__all__ = ["LED_NAMES", "PATTERNS", "LedPattern", "Mode", "pattern_for"]
+__all__ = ["LED_NAMES", "PATTERNS", "LedPattern", "Mode", "pattern_dict", "pattern_for"]
 
 LED_NAMES: tuple[str, ...] = ("green", "amber", "blue", "white", "red")
 """Every LED a board may have, in the order the console and the display draw them."""
@@ -81,3 +81,18 @@ def pattern_for(signal: Signal | str) -> LedPattern:
         return PATTERNS[Signal(signal)]
     except ValueError:
         return PATTERNS[Signal.STOP]
+
+
+_DICTS: dict[Signal, dict[str, Any]] = {}
+
+
+def pattern_dict(signal: Signal | str) -> dict[str, Any]:
+    """``pattern_for(signal).as_dict()``, made once per :class:`Signal` and shared by every caller
+    (the shoe's LED sink hands it over on every instruction): treat it as read-only. Another
+    string is looked up each time (an unknown one shows as STOP, as :func:`pattern_for`)."""
+    out = _DICTS.get(signal) if type(signal) is Signal else None
+    if out is None:
+        out = pattern_for(signal).as_dict()
+        if type(signal) is Signal:
+            _DICTS[signal] = out
+    return out

@@ -322,3 +322,16 @@ def test_mock_led_sink_keeps_each_pattern_with_its_time() -> None:
     assert mock.signals() == [Signal.DEAL, Signal.STOP]
     mock.close()
     assert len(mock.history) == 2
+
+
+def test_pattern_dict_is_one_shared_dict_per_signal_equal_to_as_dict() -> None:
+    """``pattern_dict`` gives each signal's ``as_dict()``, the same object on every call for a
+    :class:`Signal` (the shoe's LED sink compares it by identity first), and STOP for an unknown
+    name, as ``pattern_for``."""
+    from shoe_ctl.signals import pattern_dict
+
+    for sig in Signal:
+        assert pattern_dict(sig) == pattern_for(sig).as_dict()
+        assert pattern_dict(sig) is pattern_dict(sig)
+        assert pattern_dict(str(sig.value)) == pattern_for(sig).as_dict()
+    assert pattern_dict("no-such-signal") == pattern_for(Signal.STOP).as_dict()
