@@ -432,12 +432,20 @@ class DisplayModel:
                     return False
                 kept.append((seat["seat"], cards, seat.get("status")))
         for number, cards, status in kept:
-            if not (isinstance(status, str) and status in MUCKED_STATUSES
-                    and len(cards) < len(self._kept_up.get(number, ()))):
-                self._kept_up[number] = cards
+            self._keep_up(number, cards, status)
         self._state_name = state
         self.skimmed += 1
         return True
+
+    def _keep_up(self, number: int, up: list[str], status: Any) -> list[str] | None:
+        """A seat's upcards in an update: a folded or mucked seat (``MUCKED_STATUSES``) sent with
+        fewer upcards than it showed keeps showing those (returned, a copy); otherwise ``up`` is
+        remembered as what the seat shows and None is returned."""
+        kept = self._kept_up.get(number, ())
+        if isinstance(status, str) and status in MUCKED_STATUSES and len(up) < len(kept):
+            return list(kept)
+        self._kept_up[number] = up
+        return None
 
     def apply(self, command: Command) -> bool:
         """Fold one command in; True when the snapshot changed."""
@@ -519,13 +527,9 @@ class DisplayModel:
         for seat in state.get("seats") or []:
             if not isinstance(seat, dict) or not isinstance(seat.get("seat"), int):
                 continue
-            number, up = seat["seat"], _cards(seat.get("up"))
-            kept = self._kept_up.get(number, [])
-            status = seat.get("status")
-            if isinstance(status, str) and status in MUCKED_STATUSES and len(up) < len(kept):
-                seat["up"] = list(kept)
-            else:
-                self._kept_up[number] = up
+            kept_up = self._keep_up(seat["seat"], _cards(seat.get("up")), seat.get("status"))
+            if kept_up is not None:
+                seat["up"] = kept_up
         ins = state.get("instruction")
         if isinstance(ins, Mapping):
             current = self._instruction or {}
