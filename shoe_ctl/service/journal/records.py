@@ -78,9 +78,14 @@ def record_text(seq: int, time_us: int, kind: str, hand: int | None, shoe_seq: i
     ).encode("utf-8")
 
 
+def text_crc(text: bytes) -> int:
+    """A record's CRC from its :func:`record_text`: CRC-32 (``binascii.crc32``)."""
+    return binascii.crc32(text)
+
+
 def record_crc(seq: int, time_us: int, kind: str, hand: int | None, shoe_seq: int | None, body: str) -> int:
-    """CRC-32 (``binascii.crc32``) of the record's :func:`record_text`."""
-    return binascii.crc32(record_text(seq, time_us, kind, hand, shoe_seq, body))
+    """The CRC of a record's fields (:func:`text_crc` of its :func:`record_text`)."""
+    return text_crc(record_text(seq, time_us, kind, hand, shoe_seq, body))
 
 
 def verify_row(row: tuple[Any, ...]) -> str | None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from binascii import crc32
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -33,6 +32,7 @@ from shoe_ctl.service.journal.records import (
     read_meta,
     record_text,
     replay_start,
+    text_crc,
     verify_row,
 )
 
@@ -303,7 +303,7 @@ class Store(Closeable):
                 seqs = []
                 for kind, body, shoe_seq in batch:
                     text = record_text(seq, now, kind, hand, shoe_seq, body)  # one text for CRC and link
-                    rows.append((seq, now, kind, hand, shoe_seq, body, crc32(text)))  # = record_crc
+                    rows.append((seq, now, kind, hand, shoe_seq, body, text_crc(text)))
                     prev = chain.link_text(prev, text)
                     links.append((seq, prev))
                     seqs.append(seq)
