@@ -162,7 +162,7 @@ class ShoeLedSink(Closeable):
             if self._closed:
                 return
             self._last = pattern
-            if self._lost or (self._pending is None and (pattern is self._handed or pattern == self._handed)):
+            if self._lost or (self._pending is None and pattern == self._handed):
                 return  # stuck: stop is shown; or the shoe has this pattern already
             self._pending = pattern
             self._cond.notify()

@@ -83,16 +83,12 @@ def pattern_for(signal: Signal | str) -> LedPattern:
         return PATTERNS[Signal.STOP]
 
 
-_DICTS: dict[Signal, dict[str, Any]] = {}
+_DICTS: Mapping[str, dict[str, Any]] = {signal: pattern.as_dict() for signal, pattern in PATTERNS.items()}
 
 
 def pattern_dict(signal: Signal | str) -> dict[str, Any]:
-    """``pattern_for(signal).as_dict()``, made once per :class:`Signal` and shared by every caller
-    (the shoe's LED sink hands it over on every instruction): treat it as read-only. Another
-    string is looked up each time (an unknown one shows as STOP, as :func:`pattern_for`)."""
-    out = _DICTS.get(signal) if type(signal) is Signal else None
-    if out is None:
-        out = pattern_for(signal).as_dict()
-        if type(signal) is Signal:
-            _DICTS[signal] = out
-    return out
+    """``pattern_for(signal).as_dict()``, made once per :class:`Signal` at import and shared by
+    every caller (the shoe's LED sink hands it over on every instruction): treat it as read-only.
+    A signal's name finds the same dict (a :class:`Signal` is its name, a ``StrEnum``); an unknown
+    name shows as STOP, as :func:`pattern_for`."""
+    return _DICTS.get(signal) or _DICTS[Signal.STOP]
