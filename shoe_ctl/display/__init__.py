@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from shoe_ctl.display.model import DisplayModel, public_state
+from shoe_ctl.display.model import DisplayModel
+from shoe_ctl.embargo import public_state
 
 if TYPE_CHECKING:
     from shoe_ctl.display.server import DisplayError, DisplaySink, parse_display, start_display

@@ -24,7 +24,7 @@ POSTs must be ``Content-Type: application/json`` (a plain cross-site form cannot
 a token is configured, carry it as ``X-Shoe-Token: TOKEN`` or ``Authorization: Bearer TOKEN``
 (401 otherwise). Binding an address other than loopback without a token is refused.
 
-Limits (:class:`~shoe_ctl.display.guard.Limits`; docs/security.md, "Floods and connections"):
+Limits (:class:`~shoe_ctl.web_guard.Limits`; docs/security.md, "Floods and connections"):
 every request must name this machine in ``Host`` and, from a browser, come from the same origin
 (403 otherwise); POSTs are rate-limited per client address (429) and a client that sent too many
 wrong tokens is locked out for a while (429); connections are capped and must send a request
@@ -47,7 +47,11 @@ from typing import Any
 
 from aiohttp import web
 
-from shoe_ctl.display.guard import (
+from shoe_ctl.display.model import DisplayModel
+from shoe_ctl.events import Command, DealerAction, DealerInput
+from shoe_ctl.input_spec import SPECS, check_input
+from shoe_ctl.lifecycle import Closeable
+from shoe_ctl.web_guard import (
     Limits,
     RateLimiter,
     TokenGate,
@@ -56,10 +60,6 @@ from shoe_ctl.display.guard import (
     no_icon,
     origin_allowed,
 )
-from shoe_ctl.display.model import DisplayModel
-from shoe_ctl.events import Command, DealerAction, DealerInput
-from shoe_ctl.input_spec import SPECS, check_input
-from shoe_ctl.lifecycle import Closeable
 
 log = logging.getLogger(__name__)
 
@@ -156,7 +156,7 @@ class DisplaySink(Closeable):
         """Set by the table to the journal's ``chain_public``: the snapshot's ``journal_chain``."""
 
     def _setup_guard(self, host: str, port: int, token: str | None) -> None:
-        """The token rules and the per-client limits (:mod:`shoe_ctl.display.guard`)."""
+        """The token rules and the per-client limits (:mod:`shoe_ctl.web_guard`)."""
         lim = self.limits
         if token and len(token) < lim.token_min_len:
             raise DisplayError(

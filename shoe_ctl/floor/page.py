@@ -16,8 +16,8 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from shoe_ctl.display.guard import TokenGate, host_allowed, known_names, no_icon, origin_allowed
 from shoe_ctl.floor.consumer import FloorConsumer
+from shoe_ctl.web_guard import TokenGate, host_allowed, known_names, no_icon, origin_allowed
 
 __all__ = ["FloorPage", "PAGE_HTML"]
 
@@ -78,7 +78,7 @@ class FloorPage:
     async def _guard(self, request: web.Request,
                      handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
         """Every request: ``Host`` names this machine and ``Origin`` (when sent) is the page's own,
-        else 403 -- as the dealer display (``shoe_ctl.display.guard``): a page of another site whose
+        else 403 -- as the dealer display (``shoe_ctl.web_guard``): a page of another site whose
         name resolves to this address (DNS rebinding) neither reads the room nor acknowledges."""
         host = request.headers.get("Host")
         if not host_allowed(host, self._names):
