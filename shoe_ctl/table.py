@@ -244,6 +244,9 @@ class Table:
 
     def _start(self) -> None:
         controller = self.controller
+        if self.url == shoes.DIRECT:
+            self._start_direct()
+            return
         if self.device is None and shoes.is_simulated(self.url):
             self._parts.append(_Device(self.url))
             self.device = shoes.device(self.url)
@@ -302,6 +305,22 @@ class Table:
             _start_notifications(self._notifier, controller, self.stopped)
         if self.port is not None:
             self.port.start()  # after the controller published the state: a client sees it first
+        if self.dealer is not None:
+            self.dealer.start()
+            self._parts.append(self.dealer)
+
+    def _start_direct(self) -> None:
+        """A shoe without a wire (:data:`shoes.DIRECT`): no link, no dealer's I/O; the extra sinks,
+        the simulated dealer (its factory makes the shoe from the controller's ``post``), the
+        controller thread, then the dealer."""
+        controller = self.controller
+        for extra in self._sinks:
+            controller.add_sink(extra)
+        if self._dealer_factory is not None:
+            self.dealer = self._dealer_factory(None, controller.post)
+            controller.add_sink(self.dealer)
+        controller.start()
+        self._parts.append(controller)
         if self.dealer is not None:
             self.dealer.start()
             self._parts.append(self.dealer)

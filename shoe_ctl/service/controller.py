@@ -1,6 +1,6 @@
 """The controller: one thread owns the dealing machine and takes every event from one queue.
 
-Card reads (from :class:`drivers.shoe.ShoeLink`), dealer inputs, timers: every event is put on
+Card reads (from :class:`drivers.shoe.ShoeLink`), dealer inputs: every event is put on
 :attr:`Controller.queue`. A shoe event goes machine, sinks, journal, ack; any other event goes
 journal, machine (while the record's commit runs), sinks once it is committed
 (:meth:`Controller.step`; docs/service.md, *How an event flows*).
@@ -20,7 +20,7 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol, runtime_checkable
 
-from shoe_ctl.events import Alert, CardRead, Command, DealerInput, Event, ShoeButton, ShoeFault, TimerFired
+from shoe_ctl.events import Alert, CardRead, Command, DealerInput, Event, ShoeButton, ShoeFault
 from shoe_ctl.lifecycle import Closeable
 from shoe_ctl.machine import Dealing
 from shoe_ctl.service.codec import CodecError
@@ -262,7 +262,6 @@ class Controller(Closeable):
         self.handled = 0
         self.errors = 0
         self._thread: threading.Thread | None = None
-        self._timers: list[threading.Timer] = []
         self._lock = threading.Lock()
         self._idle = threading.Condition()
         self._busy = 0
@@ -313,18 +312,6 @@ class Controller(Closeable):
         systemd watchdog ping: a controller thread that is stuck sends none."""
         self.post(_Call(fn))
 
-    def schedule(self, name: str, delay_s: float) -> None:
-        """Arm a timer: after ``delay_s`` seconds a ``TimerFired(name, state, entry)`` is posted,
-        tagged with the machine state now and the entry of it (``Dealing.entries``); the machine
-        ignores it if it has left that state since, even to enter it again."""
-        ev = TimerFired(name, self.machine.state, getattr(self.machine, "entries", None))
-        t = threading.Timer(delay_s, self.post, args=(ev,))
-        t.daemon = True
-        with self._lock:
-            self._timers = [x for x in self._timers if x.is_alive()]
-            self._timers.append(t)
-        t.start()
-
     # ------------------------------------------------------------------ lifecycle
 
     def start(self) -> Controller:
@@ -342,13 +329,9 @@ class Controller(Closeable):
             return self._idle.wait_for(lambda: self._busy == 0, timeout)
 
     def close(self, timeout: float = 5.0) -> None:
-        """Stop the thread (after the events already queued), cancel timers, close the sinks.
-        Idempotent."""
+        """Stop the thread (after the events already queued), close the sinks. Idempotent."""
         if not self._begin_close():
             return
-        with self._lock:
-            for t in self._timers:
-                t.cancel()
         if self._thread is not None:
             self.queue.put(_STOP)
             self._thread.join(timeout)
