@@ -147,9 +147,12 @@ class FloorConsumer:
 
     :param host: broker host; :param port: broker port.
     :param room: the room to follow.
-    :param credentials: the floor's broker user, or ``None``.
+    :param credentials: the floor's broker user, or ``None``. Its name is no table: what arrives
+        under ``tables/<that name>/`` (the ACL's patterns let every user write its own name's
+        topics) is dropped.
     :param tls: TLS; ``ca_file`` the CA of the broker's certificate (``None``: the system's).
-    :param client_id: the persistent session's id (one per floor consumer).
+    :param client_id: the persistent session's id asked for (a broker configured as
+        ``docs/floor.md`` says names the session after the user instead).
     :param journal: where acknowledgements are appended (``append_record``), or ``None``.
     :param keep_seqs: keep every applied sequence per table (tests, ``hil floor``).
     :param on_event: called ``(table, payload, received_at)`` for each event applied, in order
@@ -166,6 +169,7 @@ class FloorConsumer:
         self.keep_seqs = keep_seqs
         self.on_event = on_event
         self.tables: dict[str, TableView] = {}
+        self.own_user = credentials.username if credentials is not None else None
         self.lock = threading.RLock()
         self.connected = threading.Event()
         self.version = 0
@@ -227,6 +231,8 @@ class FloorConsumer:
         if parsed is None or parsed[0] != self.room:
             return
         _room, table, leaf = parsed
+        if table == self.own_user:
+            return
         try:
             payload = json.loads(msg.payload)
         except (ValueError, RecursionError):  # not JSON, not UTF-8, an int of 5,000 digits, a nesting bomb
