@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import ssl
 import threading
 import time
@@ -49,6 +50,9 @@ KEEP_ALERTS = 500
 HOLD_MAX = 5000
 """Events held back per table waiting for a missing one; beyond, the newest are dropped (the
 replay brings them again)."""
+
+
+_TAG_RE = re.compile(r"[0-9a-f]{16}")
 
 
 def _whole(value: Any) -> TypeGuard[int]:
@@ -118,6 +122,9 @@ class TableView:
     behind_at: int = 0
     asked_at: float = 0.0
     seqs: list[int] | None = None
+    chain: dict[str, Any] = field(default_factory=dict)
+    """The newest journal head the table sent (``{"seq", "tag"}``: its display tag), kept off the
+    Pi for ``shoe-ctl journal verify --floor-head`` (docs/journal.md)."""
 
     def public(self, now: float) -> dict[str, Any]:
         """The page's row: state, street, stub against the required number, alerts by severity
@@ -139,6 +146,7 @@ class TableView:
             "acknowledged": [a for a in self.alerts if a.get("acked") is not None][-10:],
             "counts": {s: sum(1 for a in open_alerts if a.get("severity") == s) for s in SEVERITIES},
             "seq": self.expected - 1,
+            "chain": dict(self.chain) or None,
         }
 
 
@@ -320,6 +328,10 @@ class FloorConsumer:
 
     def _state(self, view: TableView, msg: dict[str, Any]) -> None:
         self._alive(view, msg.get("session"))
+        head = msg.get("chain")
+        if isinstance(head, dict) and _whole(head.get("seq")) and isinstance(head.get("tag"), str) \
+                and _TAG_RE.fullmatch(head["tag"]) and head["seq"] >= view.chain.get("seq", 0):
+            view.chain = {"seq": head["seq"], "tag": head["tag"]}
         if isinstance(msg.get("state"), dict):
             view.state = _floor_row_state(msg["state"])
         if _whole(msg.get("seq")):

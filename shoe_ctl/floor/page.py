@@ -210,7 +210,8 @@ function row(t) {
     el("td", {class: "stub-cell" + (short ? " short" : "")},
        stub.count == null ? "" : stub.count + " / " + stub.required + (stub.forecast ? " (short on " + stub.forecast + ")" : "")),
     el("td", {class: "shoe-cell"}, shoe),
-    el("td", {class: "seen-cell"}, t.seen_ago_s == null ? "never" : t.seen_ago_s + " s ago"), alerts);
+    el("td", {class: "seen-cell"}, t.seen_ago_s == null ? "never" : t.seen_ago_s + " s ago",
+       t.chain ? el("div", {class: "chain-cell"}, "record #" + t.chain.seq + " " + t.chain.tag) : ""), alerts);
 }
 let shown = -1;
 async function refresh() {
