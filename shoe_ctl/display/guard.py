@@ -6,6 +6,7 @@ Plain helpers with no I/O, used by :mod:`shoe_ctl.display.server`:
 - :class:`Limits`: every bound in one place (connections, timeouts, input rate, token rules);
 - :class:`~shoe_ctl.service.ratelimit.RateLimiter`: a token bucket per client address (inputs);
 - :class:`TokenGate`: the token comparison with a lockout after repeated wrong tokens;
+- :class:`Slots`: connections and event streams shared so the kiosk always gets in;
 - :func:`host_allowed` / :func:`origin_allowed`: the ``Host`` / ``Origin`` check that stops a page
   served under a foreign name (DNS rebinding) or from another site (CSRF) from reaching the API;
 - :func:`no_icon`: the answer to the browser's own ``/favicon.ico`` request, on both pages.
@@ -28,7 +29,8 @@ from shoe_ctl.service.ratelimit import RateLimiter
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Limits", "RateLimiter", "TokenGate", "host_allowed", "no_icon", "origin_allowed", "split_host"]
+__all__ = ["Limits", "RateLimiter", "Slots", "TokenGate", "host_allowed", "is_kiosk", "no_icon", "origin_allowed",
+           "split_host"]
 
 
 @dataclass(frozen=True)
@@ -36,11 +38,17 @@ class Limits:
     """The display server's bounds (seconds, counts, bytes).
 
     :param max_connections: open TCP connections served at once; more are closed at accept.
+    :param reserved_connections: of those, kept for the kiosk (:func:`is_kiosk`: the dealer's own
+        screen on this machine) — every other address shares the rest (at most a quarter is kept
+        when ``max_connections`` is small) ...
+    :param per_address_connections: ... and each other address holds at most this many, so no
+        client, and no crowd of clients, locks the dealer's screen out.
     :param request_timeout_s: a connection must deliver a complete request head within this time
         of opening (and again after each answer): aiohttp's ``keepalive_timeout`` (slowloris).
     :param body_timeout_s: a POST body must arrive within this time.
     :param max_body: bytes of a POST body (aiohttp's ``client_max_size``).
-    :param max_events: ``/events`` streams at once (more get 503).
+    :param max_events: ``/events`` streams at once (more get 503); ``reserved_events`` of them
+        kept for the kiosk and ``per_address_events`` for each other address, as connections.
     :param events_backlog: snapshots queued for one stream; a slow stream skips to the newest.
     :param events_write_timeout_s: a stream that takes longer to accept one snapshot is closed.
     :param inputs_per_s: sustained POSTs (``/input``, ``/ack``) per client address ...
@@ -56,10 +64,14 @@ class Limits:
     """
 
     max_connections: int = 64
+    reserved_connections: int = 16
+    per_address_connections: int = 8
     request_timeout_s: float = 10.0
     body_timeout_s: float = 5.0
     max_body: int = 16 * 1024
     max_events: int = 16
+    reserved_events: int = 4
+    per_address_events: int = 2
     events_backlog: int = 256
     events_write_timeout_s: float = 10.0
     inputs_per_s: float = 5.0
@@ -69,6 +81,57 @@ class Limits:
     token_lockout_s: float = 60.0
     publish_gap_s: float = 0.01
     allowed_hosts: tuple[str, ...] = ()
+
+
+KIOSK_ADDRESSES = frozenset({"127.0.0.1", "::1", "::ffff:127.0.0.1"})
+"""The addresses the kiosk browser on the Pi itself connects from (docs/install-pi.md)."""
+
+
+def is_kiosk(address: str | None) -> bool:
+    """True for the dealer's own screen: a client on this machine at ``127.0.0.1`` or ``::1``
+    (not every loopback address: a program may connect from ``127.0.0.2`` and beyond)."""
+    return address in KIOSK_ADDRESSES
+
+
+class Slots:
+    """Connection (or stream) slots shared fairly: the kiosk may take all ``total``; every other
+    address shares ``total`` less the reserve, at most ``per_address`` each.
+
+    :param total: slots in all; :param reserved: kept for the kiosk (at most a quarter of
+        ``total``); :param per_address: the most one other address holds.
+    """
+
+    def __init__(self, total: int, reserved: int, per_address: int) -> None:
+        self.total = total
+        self.others_max = total - min(reserved, total // 4)
+        self.per_address = per_address
+        self.used = 0
+        self.others = 0
+        self.by_address: dict[str, int] = {}
+
+    def take(self, address: str | None) -> bool:
+        """Take a slot for ``address``; False (nothing taken) when its share is used up."""
+        if self.used >= self.total:
+            return False
+        if not is_kiosk(address):
+            key = address or "?"
+            held = self.by_address.get(key, 0)
+            if self.others >= self.others_max or held >= self.per_address:
+                return False
+            self.by_address[key] = held + 1
+            self.others += 1
+        self.used += 1
+        return True
+
+    def give_back(self, address: str | None) -> None:
+        """Return a slot :meth:`take` gave ``address``."""
+        self.used -= 1
+        if not is_kiosk(address):
+            key = address or "?"
+            self.others -= 1
+            held = self.by_address.pop(key, 1) - 1
+            if held > 0:
+                self.by_address[key] = held
 
 
 class TokenGate:

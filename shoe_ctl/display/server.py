@@ -48,6 +48,7 @@ from aiohttp import web
 from shoe_ctl.display.guard import (
     Limits,
     RateLimiter,
+    Slots,
     TokenGate,
     host_allowed,
     known_names,
@@ -170,7 +171,13 @@ class DisplaySink(Closeable):
         self._names = known_names((*lim.allowed_hosts, host))
         self._server: asyncio.AbstractServer | None = None
         self._conn_refused = 0
-        self._open = 0  # connections served now (:class:`_Counted`)
+        self._conns = Slots(lim.max_connections, lim.reserved_connections, lim.per_address_connections)
+        self._streams = Slots(lim.max_events, lim.reserved_events, lim.per_address_events)
+
+    @property
+    def _open(self) -> int:
+        """Connections served now (:class:`_Counted`)."""
+        return self._conns.used
 
     # ------------------------------------------------------------------ lifecycle
     @property
@@ -231,22 +238,22 @@ class DisplaySink(Closeable):
             loop.close()
 
     async def _listen(self, sock: socket.socket) -> None:
-        """Serve ``sock`` with aiohttp's request handler, closing connections beyond
-        ``limits.max_connections`` as they are accepted (aiohttp has no cap of its own)."""
+        """Serve ``sock`` with aiohttp's request handler, closing a connection beyond its share of
+        ``limits.max_connections`` as it is accepted (aiohttp has no cap of its own): the kiosk
+        keeps its reserve, every other address its own share (:class:`~shoe_ctl.display.guard.Slots`)."""
         server = self._runner.server if self._runner is not None else None
         assert server is not None
-        cap = self.limits.max_connections
+        self._server = await asyncio.get_running_loop().create_server(lambda: _Counted(server, self), sock=sock)
 
-        def factory() -> asyncio.BaseProtocol:
-            if self._open < cap:  # counted here: aiohttp registers a connection a loop turn later
-                return _Counted(server(), self)
-            if self._conn_refused == 0 or self._conn_refused % 1000 == 0:
-                log.warning("display: %d connections open, refusing more (%d refused so far)",
-                            cap, self._conn_refused + 1)
-            self._conn_refused += 1
-            return _Refuse()
-
-        self._server = await asyncio.get_running_loop().create_server(factory, sock=sock)
+    def _admit(self, address: str | None) -> bool:
+        """Take a connection slot for ``address`` (counted when it arrives, before aiohttp sees it)."""
+        if self._conns.take(address):
+            return True
+        if self._conn_refused == 0 or self._conn_refused % 1000 == 0:
+            log.warning("display: %d connections open, refusing more from %s (%d refused so far)",
+                        self._conns.used, address, self._conn_refused + 1)
+        self._conn_refused += 1
+        return False
 
     def _close(self) -> None:
         """``close()``: stop serving: end the event streams, stop the loop, join the thread."""
@@ -400,9 +407,15 @@ class DisplaySink(Closeable):
         return result
 
     async def _events(self, request: web.Request) -> web.StreamResponse:
-        if len(self._subscribers) >= self.limits.max_events:
-            return web.json_response({"error": f"{self.limits.max_events} event streams open already"},
+        if not self._streams.take(request.remote):
+            return web.json_response({"error": f"{self._streams.used} event streams open already"},
                                      status=503, headers={"Retry-After": "5"})
+        try:
+            return await self._stream(request)
+        finally:
+            self._streams.give_back(request.remote)
+
+    async def _stream(self, request: web.Request) -> web.StreamResponse:
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache",
                                            "X-Accel-Buffering": "no"})
         await resp.prepare(request)
@@ -536,38 +549,43 @@ class DisplaySink(Closeable):
 
 
 class _Counted(asyncio.Protocol):
-    """aiohttp's request handler for one connection, counted in ``sink._open`` while open."""
+    """One connection: admitted by its address (:meth:`DisplaySink._admit`) and then served by
+    aiohttp's request handler, counted while open; else closed as soon as it is accepted."""
 
-    def __init__(self, inner: asyncio.Protocol, sink: DisplaySink) -> None:
-        self._inner = inner
+    def __init__(self, make: Callable[[], asyncio.Protocol], sink: DisplaySink) -> None:
+        self._make = make
         self._sink = sink
-        sink._open += 1
+        self._inner: asyncio.Protocol | None = None
+        self._address: str | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        peer = transport.get_extra_info("peername")
+        self._address = str(peer[0]) if isinstance(peer, tuple) and peer else None
+        if not self._sink._admit(self._address):
+            transport.close()
+            return
+        self._inner = self._make()
         self._inner.connection_made(transport)
 
     def data_received(self, data: bytes) -> None:
-        self._inner.data_received(data)
+        if self._inner is not None:
+            self._inner.data_received(data)
 
     def eof_received(self) -> bool | None:
-        return self._inner.eof_received()
+        return self._inner.eof_received() if self._inner is not None else None
 
     def pause_writing(self) -> None:
-        self._inner.pause_writing()
+        if self._inner is not None:
+            self._inner.pause_writing()
 
     def resume_writing(self) -> None:
-        self._inner.resume_writing()
+        if self._inner is not None:
+            self._inner.resume_writing()
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._sink._open -= 1
-        self._inner.connection_lost(exc)
-
-
-class _Refuse(asyncio.Protocol):
-    """A connection over the cap: closed as soon as it is accepted."""
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        transport.close()
+        if self._inner is not None:
+            self._sink._conns.give_back(self._address)
+            self._inner.connection_lost(exc)
 
 
 def _flag(args: dict[str, Any], name: str) -> None:
