@@ -6,7 +6,9 @@ Plain helpers with no I/O, used by :mod:`shoe_ctl.display.server`:
 - :class:`Limits`: every bound in one place (connections, timeouts, input rate, token rules);
 - :class:`~shoe_ctl.service.ratelimit.RateLimiter`: a token bucket per client address (inputs);
 - :class:`TokenGate`: the token comparison with a lockout after repeated wrong tokens;
-- :class:`Slots`: connections and event streams shared so the kiosk always gets in;
+- :class:`Slots`: connections and event streams shared so the kiosk always gets in, and
+  :class:`Admission` / :class:`CappedProtocol`: connections admitted by their address as they are
+  accepted (both pages);
 - :func:`host_allowed` / :func:`origin_allowed`: the ``Host`` / ``Origin`` check that stops a page
   served under a foreign name (DNS rebinding) or from another site (CSRF) from reaching the API;
 - :func:`no_icon`: the answer to the browser's own ``/favicon.ico`` request, on both pages.
@@ -14,6 +16,7 @@ Plain helpers with no I/O, used by :mod:`shoe_ctl.display.server`:
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import ipaddress
 import logging
@@ -29,7 +32,7 @@ from shoe_ctl.service.ratelimit import RateLimiter
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Limits", "RateLimiter", "Slots", "TokenGate", "host_allowed", "is_kiosk", "no_icon", "origin_allowed",
+__all__ = ["Admission", "CappedProtocol", "Limits", "RateLimiter", "Slots", "TokenGate", "quiet_accept_errors", "host_allowed", "is_kiosk", "no_icon", "origin_allowed",
            "split_host"]
 
 
@@ -132,6 +135,93 @@ class Slots:
             held = self.by_address.pop(key, 1) - 1
             if held > 0:
                 self.by_address[key] = held
+
+
+class Admission:
+    """Connections to one server admitted by address (:class:`Slots`), the refusals counted and
+    logged once per thousand.
+
+    :param what: the server's name in the log; the other parameters as :class:`Slots`'.
+    """
+
+    def __init__(self, what: str, total: int, reserved: int, per_address: int) -> None:
+        self.what = what
+        self.slots = Slots(total, reserved, per_address)
+        self.refused = 0
+
+    def admit(self, address: str | None) -> bool:
+        """Take a connection slot for ``address``; False (logged) when its share is used up."""
+        if self.slots.take(address):
+            return True
+        if self.refused % 1000 == 0:
+            log.warning("%s: %d connections open, refusing more from %s (%d refused so far)",
+                        self.what, self.slots.used, address, self.refused + 1)
+        self.refused += 1
+        return False
+
+    def factory(self, make: Callable[[], asyncio.Protocol]) -> Callable[[], asyncio.Protocol]:
+        """A protocol factory for ``loop.create_server``: each connection a :class:`CappedProtocol`
+        around ``make()`` (aiohttp's request handler)."""
+        return lambda: CappedProtocol(make, self)
+
+
+class CappedProtocol(asyncio.Protocol):
+    """One connection: admitted by its address when it arrives (:meth:`Admission.admit`, before
+    aiohttp sees it) and then served by ``make()``, counted while open; else closed at once."""
+
+    def __init__(self, make: Callable[[], asyncio.Protocol], admission: Admission) -> None:
+        self._make = make
+        self._admission = admission
+        self._inner: asyncio.Protocol | None = None
+        self._address: str | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        peer = transport.get_extra_info("peername")
+        self._address = str(peer[0]) if isinstance(peer, tuple) and peer else None
+        if not self._admission.admit(self._address):
+            transport.close()
+            return
+        self._inner = self._make()
+        self._inner.connection_made(transport)
+
+    def data_received(self, data: bytes) -> None:
+        if self._inner is not None:
+            self._inner.data_received(data)
+
+    def eof_received(self) -> bool | None:
+        return self._inner.eof_received() if self._inner is not None else None
+
+    def pause_writing(self) -> None:
+        if self._inner is not None:
+            self._inner.pause_writing()
+
+    def resume_writing(self) -> None:
+        if self._inner is not None:
+            self._inner.resume_writing()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._inner is not None:
+            self._admission.slots.give_back(self._address)
+            self._inner.connection_lost(exc)
+
+
+def quiet_accept_errors(loop: asyncio.AbstractEventLoop, what: str) -> None:
+    """Log a descriptor shortage at ``accept()`` (EMFILE: asyncio pauses accepting for a second
+    and calls the loop's exception handler, a traceback each time) as one line per minute; every
+    other loop error as before."""
+    last = [0.0]
+
+    def handler(lp: asyncio.AbstractEventLoop, context: dict[str, object]) -> None:
+        exc = context.get("exception")
+        if isinstance(exc, OSError) and "accept" in str(context.get("message", "")):
+            now = time.monotonic()
+            if now - last[0] >= 60.0:
+                last[0] = now
+                log.warning("%s: cannot accept connections: %s (retrying; raise LimitNOFILE)", what, exc)
+            return
+        lp.default_exception_handler(context)
+
+    loop.set_exception_handler(handler)
 
 
 class TokenGate:

@@ -46,6 +46,7 @@ from typing import Any
 from aiohttp import web
 
 from shoe_ctl.display.guard import (
+    Admission,
     Limits,
     RateLimiter,
     Slots,
@@ -54,6 +55,7 @@ from shoe_ctl.display.guard import (
     known_names,
     no_icon,
     origin_allowed,
+    quiet_accept_errors,
 )
 from shoe_ctl.display.model import DisplayModel
 from shoe_ctl.events import Command, DealerAction, DealerInput
@@ -170,14 +172,20 @@ class DisplaySink(Closeable):
         self._input_rate = RateLimiter(lim.inputs_per_s, lim.inputs_burst, "display inputs")
         self._names = known_names((*lim.allowed_hosts, host))
         self._server: asyncio.AbstractServer | None = None
-        self._conn_refused = 0
-        self._conns = Slots(lim.max_connections, lim.reserved_connections, lim.per_address_connections)
+        self._admission = Admission("display", lim.max_connections, lim.reserved_connections,
+                                    lim.per_address_connections)
+        self._conns = self._admission.slots
         self._streams = Slots(lim.max_events, lim.reserved_events, lim.per_address_events)
 
     @property
     def _open(self) -> int:
-        """Connections served now (:class:`_Counted`)."""
+        """Connections served now."""
         return self._conns.used
+
+    @property
+    def _conn_refused(self) -> int:
+        """Connections closed at accept so far (over their share)."""
+        return self._admission.refused
 
     # ------------------------------------------------------------------ lifecycle
     @property
@@ -243,17 +251,9 @@ class DisplaySink(Closeable):
         keeps its reserve, every other address its own share (:class:`~shoe_ctl.display.guard.Slots`)."""
         server = self._runner.server if self._runner is not None else None
         assert server is not None
-        self._server = await asyncio.get_running_loop().create_server(lambda: _Counted(server, self), sock=sock)
-
-    def _admit(self, address: str | None) -> bool:
-        """Take a connection slot for ``address`` (counted when it arrives, before aiohttp sees it)."""
-        if self._conns.take(address):
-            return True
-        if self._conn_refused == 0 or self._conn_refused % 1000 == 0:
-            log.warning("display: %d connections open, refusing more from %s (%d refused so far)",
-                        self._conns.used, address, self._conn_refused + 1)
-        self._conn_refused += 1
-        return False
+        loop = asyncio.get_running_loop()
+        quiet_accept_errors(loop, "display")
+        self._server = await loop.create_server(self._admission.factory(server), sock=sock)
 
     def _close(self) -> None:
         """``close()``: stop serving: end the event streams, stop the loop, join the thread."""
@@ -546,46 +546,6 @@ class DisplaySink(Closeable):
             self._publish()
         return web.json_response({"posted": posted, "acknowledged": [a.get("id") for a in acked], "gone": gone},
                                  status=202 if acked else 200)
-
-
-class _Counted(asyncio.Protocol):
-    """One connection: admitted by its address (:meth:`DisplaySink._admit`) and then served by
-    aiohttp's request handler, counted while open; else closed as soon as it is accepted."""
-
-    def __init__(self, make: Callable[[], asyncio.Protocol], sink: DisplaySink) -> None:
-        self._make = make
-        self._sink = sink
-        self._inner: asyncio.Protocol | None = None
-        self._address: str | None = None
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        peer = transport.get_extra_info("peername")
-        self._address = str(peer[0]) if isinstance(peer, tuple) and peer else None
-        if not self._sink._admit(self._address):
-            transport.close()
-            return
-        self._inner = self._make()
-        self._inner.connection_made(transport)
-
-    def data_received(self, data: bytes) -> None:
-        if self._inner is not None:
-            self._inner.data_received(data)
-
-    def eof_received(self) -> bool | None:
-        return self._inner.eof_received() if self._inner is not None else None
-
-    def pause_writing(self) -> None:
-        if self._inner is not None:
-            self._inner.pause_writing()
-
-    def resume_writing(self) -> None:
-        if self._inner is not None:
-            self._inner.resume_writing()
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        if self._inner is not None:
-            self._sink._conns.give_back(self._address)
-            self._inner.connection_lost(exc)
 
 
 def _flag(args: dict[str, Any], name: str) -> None:
