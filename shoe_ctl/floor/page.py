@@ -145,15 +145,25 @@ class FloorPage:
             return web.json_response({"error": "Content-Type must be application/json"}, status=415)
         try:
             body = await req.json()
-            table, alert_id, who = body["table"], body["id"], body.get("who", "")
-            if not isinstance(table, str) or not isinstance(alert_id, int) or not isinstance(who, str):
+            table, who = body["table"], body.get("who", "")
+            every = body.get("all") is True
+            alert_id = 0 if every else body["id"]
+            if not isinstance(table, str) or not isinstance(alert_id, int) or isinstance(alert_id, bool) \
+                    or not isinstance(who, str):
                 raise TypeError
-        except (ValueError, KeyError, TypeError, RecursionError):
-            return web.json_response({"error": "expected {\"table\": text, \"id\": int, \"who\": text}"}, status=400)
+        except (ValueError, KeyError, TypeError, RecursionError, AttributeError):
+            return web.json_response({"error": "expected {\"table\": text, \"id\": int or \"all\": true, "
+                                               "\"who\": text}"}, status=400)
         if not who.strip():
             return web.json_response({"error": "who: name the person acknowledging"}, status=400)
-        alert = await asyncio.get_running_loop().run_in_executor(
-            None, self.consumer.acknowledge, table, alert_id, who, f"floor-page:{req.remote or '?'}")
+        source = f"floor-page:{req.remote or '?'}"
+        loop = asyncio.get_running_loop()
+        if every:
+            acked = await loop.run_in_executor(None, self.consumer.acknowledge_all, table, who, source)
+            if not acked:
+                return web.json_response({"error": "no open alert"}, status=404)
+            return web.json_response({"acked": len(acked)})
+        alert = await loop.run_in_executor(None, self.consumer.acknowledge, table, alert_id, who, source)
         if alert is None:
             return web.json_response({"error": "no such open alert"}, status=404)
         return web.json_response({"acked": alert})
@@ -213,18 +223,25 @@ async function ack(table, id) {
   if (!who) { document.getElementById("who").focus(); alert("Type your name first"); return; }
   const headers = {"Content-Type": "application/json"};
   const t = sessionStorage.getItem("floorToken"); if (t) headers["X-Floor-Token"] = t;
-  await fetch("/ack", {method: "POST", headers, body: JSON.stringify({table, id, who})});
+  const body = id === "all" ? {table, all: true, who} : {table, id, who};
+  await fetch("/ack", {method: "POST", headers, body: JSON.stringify(body)});
   refresh();
 }
 function row(t) {
   const stub = t.stub || {};
   const short = stub.count != null && stub.required != null && stub.count < stub.required;
   const alerts = el("td", {});
+  if (t.alerts.length > 1) {
+    const all = el("button", {"data-ack-all": t.table}, "Acknowledge all " + t.alerts.length);
+    all.onclick = () => ack(t.table, "all");
+    alerts.append(all);
+  }
   for (const a of t.alerts) {
     const b = el("button", {"data-ack": t.table + ":" + a.id}, "Acknowledge");
     b.onclick = () => ack(t.table, a.id);
     alerts.append(el("div", {class: "alert", "data-alert": t.table + ":" + a.id},
-      el("span", {class: "sev " + a.severity}, a.severity), " ", a.code, ": ", a.message || "", " ", b));
+      el("span", {class: "sev " + a.severity}, a.severity), " ", a.code, ": ", a.message || "",
+      a.count > 1 ? " \u00d7" + a.count : "", " ", b));
   }
   for (const a of t.acknowledged) {
     alerts.append(el("div", {class: "alert acked", "data-acked": t.table + ":" + a.id},
