@@ -19,7 +19,7 @@ Checks, in order (each ``ok``, ``FAIL`` with a fix, or ``skip`` with the reason)
    user running the check (``shoe_ctl.floor.config.doctor_floor``, ``docs/floor.md``).
 
 Exit status 0 when nothing failed, 1 when something needs fixing. Run it with the service
-stopped (``sudo systemctl stop shoe-ctl``): the running service holds the port.
+stopped (``systemctl stop shoe-ctl``): the running service holds the port.
 """
 
 from __future__ import annotations
@@ -75,10 +75,10 @@ def check_config(path: Path) -> tuple[Check, TableConfig | None]:
     mode = stat.S_IMODE(path.stat().st_mode)
     if mode & 0o002:
         return Check("config", "fail", f"{path} is writable by everyone (mode {mode:04o})",
-                     f"sudo chmod o-w {path}"), cfg
+                     f"chmod o-w {path}"), cfg
     if cfg.display.token and mode & 0o004:
         return Check("config", "fail", f"{path} holds the display token and is readable by everyone "
-                     f"(mode {mode:04o})", f"sudo chmod 0640 {path} && sudo chgrp {SERVICE_USER} {path}"), cfg
+                     f"(mode {mode:04o})", f"chmod 0640 {path} && chgrp {SERVICE_USER} {path}"), cfg
     return Check("config", "ok", f"{path} (mode {mode:04o}; table {cfg.table}, {cfg.seats} seats, "
                  f"{cfg.rules}, shoe {cfg.shoe.url})"), cfg
 
@@ -89,14 +89,14 @@ def port_problem(url: str, exc: BaseException) -> tuple[str, str]:
     code = getattr(exc, "errno", None)
     text = str(exc)
     if code in (errno.EACCES, errno.EPERM) or isinstance(exc, PermissionError):
-        return "permission denied", (f"add the user to the dialout group (sudo usermod -aG dialout "
+        return "permission denied", (f"add the user to the dialout group (usermod -aG dialout "
                                      f"{SERVICE_USER}), log in again; or check the udev rule's GROUP")
     if code == errno.ENOENT or isinstance(exc, FileNotFoundError) or "No such file" in text:
         return "no such device", ("plug the shoe in; install deploy/99-shoe-ctl.rules "
-                                  "(sudo udevadm control --reload && sudo udevadm trigger) so /dev/shoe "
+                                  "(udevadm control --reload && udevadm trigger) so /dev/shoe "
                                   "exists, or set [shoe] url to a path under /dev/serial/by-id/")
     if code in (errno.EBUSY, errno.EAGAIN, errno.EWOULDBLOCK) or "exclusively lock" in text:
-        return "in use by another program", ("stop the program holding it (sudo systemctl stop shoe-ctl; "
+        return "in use by another program", ("stop the program holding it (systemctl stop shoe-ctl; "
                                              "ModemManager: see the udev rule's ID_MM_DEVICE_IGNORE)")
     return text, f"check [shoe] url ({url}) and the cable"
 
@@ -112,7 +112,7 @@ def check_port(cfg: TableConfig, opener: Opener | None = None) -> Check:
     if holders:
         who = ", ".join(f"pid {pid} ({cmd[:60]})" for pid, cmd in holders)
         return Check("port", "fail", f"{url} is held open by another program: {who}; it can read every card "
-                     "and write frames into the line", "stop that program (sudo systemctl stop shoe-ctl, or "
+                     "and write frames into the line", "stop that program (systemctl stop shoe-ctl, or "
                      "kill it); keep ModemManager and getty away with deploy/99-shoe-ctl.rules")
     if opener is None:
         import serial
@@ -213,10 +213,10 @@ def check_journal(cfg: TableConfig, path: Path | None = None, uid: int | None = 
     folder = journal.parent if str(journal.parent) else Path(".")
     if not folder.is_dir():
         return Check("journal", "fail", f"folder {folder} does not exist",
-                     f"sudo install -d -m 0700 -o {SERVICE_USER} -g {SERVICE_USER} {folder}")
+                     f"install -d -m 0700 -o {SERVICE_USER} -g {SERVICE_USER} {folder}")
     if not os.access(folder, os.W_OK | os.X_OK):
         return Check("journal", "fail", f"folder {folder} is not writable by this user (uid {uid})",
-                     f"sudo chown {SERVICE_USER}: {folder} && sudo chmod 0700 {folder}")
+                     f"chown {SERVICE_USER}: {folder} && chmod 0700 {folder}")
     from shoe_ctl.service.journal import JournalError, refuse_foreign
 
     try:
@@ -236,7 +236,7 @@ def check_journal(cfg: TableConfig, path: Path | None = None, uid: int | None = 
             problems.append(f"{f} is owned by uid {st.st_uid}, not {uid}")
     if problems:
         return Check("journal", "fail", "; ".join(problems),
-                     f"sudo chown {SERVICE_USER}: {journal}* && sudo chmod 0600 {journal}*")
+                     f"chown {SERVICE_USER}: {journal}* && chmod 0600 {journal}*")
     state = "present" if journal.exists() else "not created yet"
     return Check("journal", "ok", f"{journal} ({state}; folder writable{_chain_head(journal)})")
 
