@@ -15,7 +15,10 @@ Checks, in order (each ``ok``, ``FAIL`` with a fix, or ``skip`` with the reason)
 4. ``gpio`` — the configured LED pins and buttons can be claimed (gpiozero), when any are set.
 5. ``journal`` — the journal's folder is writable; the path is a journal (not a folder, a device
    or a foreign file); the journal file (and its ``-wal``/``-shm``) is mode 0600 and owned by the user running the check (run it as the service user).
-6. ``floor`` — with ``[floor]`` enabled, its credentials file is set, mode 0600 and owned by the
+6. ``unit`` — the installed systemd unit (``/etc/systemd/system/shoe-ctl.service``) names a
+   ``User=``, ``Group=`` and ``SupplementaryGroups=`` that exist here: systemd refuses to start a
+   unit naming a missing group (status 216/GROUP; the ``gpio`` group is Raspberry Pi OS's own).
+7. ``floor`` — with ``[floor]`` enabled, its credentials file is set, mode 0600 and owned by the
    user running the check (``shoe_ctl.floor.config.doctor_floor``, ``docs/floor.md``).
 
 Exit status 0 when nothing failed, 1 when something needs fixing. Run it with the service
@@ -256,14 +259,53 @@ def _chain_head(journal: Path) -> str:
     return f"; chain head {seq}:{value}"
 
 
+UNIT = Path("/etc/systemd/system/shoe-ctl.service")
+
+
+def check_unit(unit: Path = UNIT) -> Check:
+    """The user and groups the installed unit names exist (``pwd``/``grp``)."""
+    import configparser
+    import grp
+    import pwd
+
+    if not unit.is_file():
+        return Check("unit", "skip", f"no unit installed at {unit} (docs/install-pi.md, step 6)")
+    parser = configparser.RawConfigParser(strict=False, delimiters=("=",))
+    try:
+        parser.read(unit)
+        service = parser["Service"]
+    except (configparser.Error, KeyError, OSError, UnicodeDecodeError) as exc:
+        return Check("unit", "fail", f"{unit}: not a readable unit ({exc})",
+                     "cp /opt/shoe-ctl/deploy/shoe-ctl.service /etc/systemd/system/ && systemctl daemon-reload")
+    problems, fixes = [], []
+    user = service.get("User", "").strip()
+    if user:
+        try:
+            pwd.getpwnam(user)
+        except KeyError:
+            problems.append(f"user {user} does not exist")
+            fixes.append(f"useradd (docs/install-pi.md, step 1.3) for {user}")
+    groups = service.get("Group", "").split() + service.get("SupplementaryGroups", "").split()
+    for group in groups:
+        try:
+            grp.getgrnam(group)
+        except KeyError:
+            problems.append(f"group {group} does not exist")
+            fixes.append(f"groupadd --system -f {group}")
+    if problems:
+        return Check("unit", "fail", f"{unit} names {', '.join(problems)}: systemd would not start it "
+                     "(status 216/GROUP or 217/USER)", " && ".join(fixes))
+    return Check("unit", "ok", f"{unit}: user {user or '-'}, groups {' '.join(groups) or '-'} exist")
+
+
 def run_checks(config: Path, *, port: str | None = None, journal: Path | None = None, timeout: float = 3.0,
                opener: Opener | None = None, link_factory: LinkFactory | None = None,
-               pin_factory: Any = None, uid: int | None = None) -> Iterator[Check]:
+               pin_factory: Any = None, uid: int | None = None, unit: Path = UNIT) -> Iterator[Check]:
     """Run every check in order, yielding each outcome as it is known."""
     cfg_check, cfg = check_config(config)
     yield cfg_check
     if cfg is None:
-        for name in ("port", "handshake", "gpio", "journal", "floor"):
+        for name in ("port", "handshake", "gpio", "journal", "unit", "floor"):
             yield Check(name, "skip", "no usable configuration")
         return
     if port is not None:
@@ -275,6 +317,7 @@ def run_checks(config: Path, *, port: str | None = None, journal: Path | None = 
     yield check_handshake(cfg, port_check.status == "ok", timeout, link_factory)
     yield check_gpio(cfg, pin_factory)
     yield check_journal(cfg, journal, uid)
+    yield check_unit(unit)
     from shoe_ctl.floor.config import doctor_floor  # [floor]: credentials file 0600 (docs/floor.md)
 
     yield Check("floor", *doctor_floor(config))  # type: ignore[arg-type]
