@@ -28,7 +28,7 @@ from shoe_ctl.service.shoe_secrets import SecretStore
 sys.path.insert(0, str(Path(__file__).parent))
 from test_install_update import copy_sources  # noqa: E402
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # builds the environment: long under load
 
 GUIDE = ROOT / "docs" / "install-pi.md"
 SERIAL = "SH-000123"
