@@ -69,3 +69,9 @@ def test_both_units_raise_the_descriptor_limit_and_the_floor_unit_runs_the_floor
     argv = shlex.split(svc["ExecStart"])
     args = build_parser().parse_args(argv[1:])
     assert argv[1] == "floor" and args.credentials and args.journal
+
+
+def test_the_unit_switches_the_gpio_leds_off_after_any_end_of_the_service() -> None:
+    unit = (DEPLOY / "shoe-ctl.service").read_text()
+    (line,) = [x for x in unit.splitlines() if x.startswith("ExecStopPost=")]
+    assert line == "ExecStopPost=/opt/shoe-ctl/.venv/bin/shoe-ctl leds off --config /etc/shoe-ctl/table.toml"
