@@ -30,7 +30,7 @@ class _Shape:
 
 def mermaid() -> str:
     """The mermaid ``stateDiagram-v2`` text of the dealing machine (no trailing newline)."""
-    machine = HierarchicalGraphMachine(
+    machine = layout.tagged(HierarchicalGraphMachine)(
         model=_Shape(),
         states=layout.states(),
         transitions=layout.transitions(),
@@ -73,11 +73,17 @@ def _states_text(states: frozenset[str] | None) -> str:
     return ", ".join(parts + [f"`{p}`" for p in plain])
 
 
+def _handler_name(fn: inputs.Handler) -> str:
+    """``fold`` for a handler in ``inputs.py``, ``irregular.exposed`` for one in ``irregular.py``."""
+    module = fn.__module__.rsplit(".", 1)[-1]
+    return fn.__name__ if module == "inputs" else f"{module}.{fn.__name__}"
+
+
 def inputs_table() -> str:
     """The markdown table of the dealer inputs: where each is accepted, what runs, why refused."""
     lines = ["| Input | Accepted in -> handler | Refused elsewhere (`input-wrong-time`) |", "|---|---|---|"]
     for action, row in inputs.ROWS.items():
-        where = "; ".join(f"{_states_text(states)} -> `{name}`" for states, name in row.accepted)
+        where = "; ".join(f"{_states_text(states)} -> `{_handler_name(fn)}`" for states, fn in row.accepted)
         refused = row.refused or "(the ruling's handler says why)"
         lines.append(f"| `{action.value}` | {where} | {refused} |")
     return "\n".join(lines)
