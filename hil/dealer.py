@@ -93,7 +93,12 @@ class Irregularity:
         - ``"extra-card"``: at the DEAL of ``seat``'s card on ``street`` the dealer gives the seat
           two cards, then, stopped by the display, counts the seat's cards (``card-count``); with
           ``args`` ``report`` = ``"check"`` the dealer goes on dealing as the display says and
-          counts every seat that looks wrong when the street's betting (or confirmation) comes.
+          counts every seat that looks wrong when the street's betting (or confirmation) comes;
+          ``"round"``: the same, but after the second card the dealer goes on round the table,
+          one card to each later seat, the display not looked at (the last is a card too many).
+        - ``"skip-seat"`` (4th to 7th): at the DEAL of ``seat``'s card the dealer gives it to the
+          next seat and goes on round the table, one card a seat; when the display asks for the
+          last seat's card, the dealer counts the last seat and the seat skipped (``card-count``).
         - ``"stub-mixed"``: at the SCRAMBLE of ``street`` the dealer gathers the muck (every card
           of the folded hands) into the new stub too, then reports ``stub-mixed`` (TDA RP-4).
         - ``"undo"``: at the BETTING of ``street``, a fold of ``seat`` reported by mistake and
@@ -582,6 +587,16 @@ class SimulatedDealer(Closeable):
                 return h
         return None
 
+    def _deal_on(self, ins: Instruction, street: str | None) -> int:
+        """One card to each live seat after ``ins.seat`` in the order of the deal, the display
+        not looked at; the last seat dealt (``ins.seat`` when none comes after it)."""
+        assert ins.seat is not None
+        order = self._live_order()
+        after = order[order.index(ins.seat) + 1:] if ins.seat in order else []
+        for seat in after:
+            self._pull(Instruction(Signal.DEAL, "", seat=seat, face=ins.face, street=street))
+        return after[-1] if after else ins.seat
+
     def _live_order(self) -> list[int]:
         status = self._statuses()
         return [s for s in self.in_hand if status.get(s, "live") in ("live", "all-in")]
@@ -621,7 +636,20 @@ class SimulatedDealer(Closeable):
                     self._later(DealerAction.CARD_COUNT, ins.seat, cards=held)
                 else:  # the second card as if to the next seat's turn; seen when the seats are checked
                     self._pull(Instruction(Signal.DEAL, "", seat=ins.seat, face=ins.face, street=street))
+                    if h.args.get("report") == "round":  # and on round the table, one card a seat
+                        self._deal_on(ins, street)
                     self._check_street = street
+                return True
+            h = self._hook(("skip-seat",), street, ins.seat)
+            if h is not None and street != "3rd":
+                # the seat's card to the next seat and on round the table; when the display asks
+                # for the last seat's card, the dealer sees it there and the seat skipped bare,
+                # counts both (card-count) and then deals as the display says
+                self._hooks.remove(h)
+                self._pause()
+                last = self._deal_on(ins, street)
+                for seat in (last, ins.seat):
+                    self._later(DealerAction.CARD_COUNT, seat, cards=len(self.table.seats.get(seat, ())))
                 return True
             h = self._hook(("expose", "expose-both", "off-table"), street, ins.seat,
                            on_seat if street == "3rd" else None)

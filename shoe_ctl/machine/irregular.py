@@ -596,6 +596,16 @@ def card_count(p: Progress, out: Outcome, ev: DealerInput) -> None:
     except (KeyError, ValueError, TypeError) as exc:
         out.alert("input-invalid", f"'card-count' needs cards (an int >= 0): {exc}", seat=ev.seat)
         return
+    if p.street is not None and (out.state in BETTING or out.state in layout.DEAL) and n != hand.seats[i].card_count:
+        p.counted[i] = n
+        if rederive(p, out):
+            return
+    if out.state in layout.DEAL and p.street is not None and p.street != "3rd" and i in p.counted:
+        held = hand.seats[i].card_count
+        out.alert("card-count-street", f"seat {ev.seat}: the dealer counts {n} cards, the record {held}: the "
+                  f"{p.street} street's cards do not add up yet; count every seat dealt on {p.street} (card-count)",
+                  seat=ev.seat, latched=True)
+        return
     if out.state in BETTING and p.street is not None:
         held = hand.seats[i].card_count
         if n == held + 1 and not extra_card(p, out, i):
@@ -623,6 +633,107 @@ def card_count(p: Progress, out: Outcome, ev: DealerInput) -> None:
     if ruling.action is rul.Action.CONTINUE and not ruling.floor:
         return
     rule(p, out, ruling, seat=ev.seat, street=p.street)
+
+
+def _street_pulls(p: Progress, street: str) -> list[Read]:
+    """The cards pulled for the players on ``street``, in the order of the pulls: the reads booked
+    to a seat on it (a card too many included) and the cards held aside since its deal."""
+    strays = {id(r) for r in p.betting_strays}
+    return [r for r in p.reads if r.street == street and ((r.seat is not None and r.role in ("up", "down", "extra"))
+                                                          or (r.role == "stray" and id(r) in strays))]
+
+
+def _deal_order(p: Progress, pulls: list[Read]) -> list[int]:
+    """The seat indexes dealt on the street in progress, in the order of the deal (from the
+    street's first seat round the table): the seats in the hand and those holding its cards."""
+    hand = p.hand
+    assert hand is not None
+    n = len(hand.seats)
+    first = p.first_deal_idx or 0
+    booked = {r.seat for r in pulls if r.seat is not None}
+    return [k % n for k in range(first, first + n)
+            if hand.seats[k % n].in_hand or hand.seats[k % n].seat in booked]
+
+
+def _unbook(hand: HandState, read: Read) -> None:
+    """Take ``read``'s card off the place the record gives it (the last copy there)."""
+    if read.role == "stray":
+        _take_from_set_aside(hand, read.card)
+        return
+    seat = next(s for s in hand.seats if s.seat == read.seat)
+    pile = seat.extra if read.role == "extra" else seat.up if read.role == "up" else seat.down
+    for k in range(len(pile) - 1, -1, -1):
+        if pile[k] == read.card:
+            del pile[k]
+            return
+
+
+def rederive(p: Progress, out: Outcome) -> bool:
+    """docs/irregularities.md, *A count that disagrees with the record*: the cards of the street in
+    progress (4th to 7th, one card a seat) are booked again from the dealer's counts
+    (``p.counted``) and the order of the pulls, the dealer going round the table: each seat in
+    the order of the deal takes as many of the pulls, in turn, as its count leaves for this street
+    (a seat not counted: what the record gives it). Done (True) only when the counts account for
+    every pull; a seat left with none is owed its card, a second card to a seat is a card too
+    many (house 16.25 counts it). Nothing changes (False) while they do not add up."""
+    hand, street = p.hand, p.street
+    if hand is None or street is None or street == "3rd" or hand.community_street == street:
+        return False
+    pulls = _street_pulls(p, street)
+    order = _deal_order(p, pulls)
+    index = {s.seat: k for k, s in enumerate(hand.seats)}
+    booked = [index.get(r.seat) if r.seat is not None and r.role != "stray" else None for r in pulls]
+    want: dict[int, int] = {}
+    for i in order:
+        now = booked.count(i)
+        want[i] = p.counted[i] - (hand.seats[i].card_count - now) if i in p.counted else now
+    if any(v < 0 for v in want.values()) or sum(want.values()) != len(pulls):
+        return False
+    derived: list[int] = [i for i in order for _ in range(want[i])]
+    p.counted = {}
+    if derived == booked:
+        return True
+    face = "down" if street == "7th" else "up"
+    moves: list[str] = []
+    extras: list[tuple[int, int]] = []
+    for read in pulls:
+        _unbook(hand, read)
+    held: set[int] = set()
+    for read, was, i in zip(pulls, booked, derived, strict=True):
+        seat = hand.seats[i]
+        role = "extra" if i in held else face
+        (seat.extra if role == "extra" else getattr(seat, face)).append(read.card)
+        held.add(i)
+        if read in p.betting_strays:
+            p.betting_strays.remove(read)
+        if role == "extra":
+            extras.append((read.seq, seat.seat))
+        elif was != i:
+            moves.append(f"read {read.seq} to seat {seat.seat}")
+        read.role, read.seat = role, seat.seat
+    seqs = tuple(f"read {r.seq}:" for r in pulls)
+    p.alerts = [a for a in p.alerts if not ((a["code"] == "card-not-expected" and a["message"].startswith(seqs))
+                                            or a["code"] in ("card-count-over", "card-in-doubt", "card-count-street"))]
+    p.over = None
+    owed = [hand.seats[i].seat for i in order if want[i] == 0 and hand.seats[i].in_hand]
+    for seq, seat_no in extras:
+        out.alert("extra-card", f"seat {seat_no}: read {seq} is a card too many to the seat (the dealer's count); "
+                  "it stays with the seat and counts in the hand (house 16.25: eight or more cards is a dead hand)",
+                  seat=seat_no)
+    if moves or owed:
+        more = f"seat {', '.join(map(str, owed))} is owed its {street} card" if owed else ""
+        out.alert("street-rederived", f"{street} street booked again from the dealer's counts and the order of the "
+                  f"pulls: {', '.join([*moves, more] if more else moves)}; the cards stay where they are", street=street)
+    for i in sorted(held):
+        if hand.seats[i].extra:
+            ruling = rul.card_count(p.profile, hand, i, showdown=False)
+            if ruling.action is not rul.Action.CONTINUE or ruling.floor:
+                rule(p, out, ruling, seat=hand.seats[i].seat, street=street)
+    if out.state in BETTING and not owed and not p.confirming:
+        p.first_to_act()
+    p.forecast_dirty = True
+    out.replan()
+    return True
 
 
 def count_at_showdown(p: Progress, out: Outcome) -> None:

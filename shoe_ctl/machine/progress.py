@@ -60,7 +60,9 @@ class Progress:
     (house 16.16), ``misdeal`` (the code that ended the hand), ``first_deal_idx`` (the street's
     first card to a player), ``mixed`` (cards declared mixed into the stub, RP-4), ``over`` (a
     seat counted one card over the record); ``idle_strays``: the ids of the alerts for cards
-    pulled with no hand running (kept from one hand to the next until acknowledged).
+    pulled with no hand running (kept from one hand to the next until acknowledged);
+    ``counted``: the dealer's counts of the street in progress that disagreed with the record, by
+    seat index (cards held), until the street is booked again from them.
     """
 
     profile: RuleProfile = field(metadata=_VALUE)
@@ -94,6 +96,7 @@ class Progress:
     mixed: frozenset[Card] = field(default_factory=frozenset, metadata=_VALUE)
     over: int | None = field(default=None, metadata=_VALUE)
     idle_strays: set[int] = field(default_factory=set, metadata=_CONTAINER)
+    counted: dict[int, int] = field(default_factory=dict, metadata=_CONTAINER)
 
     def begin(self, profile: RuleProfile, game: Game, hand: HandState) -> None:
         """A new hand: its rules, game and record; everything else of the last hand forgotten
@@ -180,6 +183,7 @@ class Progress:
         assert street is not None and self.hand is not None
         plan = self.plan = plan_street(self.profile, self.hand, street)
         self.step_i = 0
+        self.counted = {}
         self.first_deal_idx = next((st.seat_index for st in plan.steps if st.kind == "deal"), None)
         procedure = plan.procedure._value_  # the value, without the enum property's call
         self.procedures[street] = procedure
@@ -202,12 +206,17 @@ class Progress:
     def begin_betting(self) -> None:
         """The street's cards are out and a betting round follows: who brings in / acts first
         (rules core); the forecast looks from the next street on."""
-        hand, street = self.hand, self.street
         self.forecast_dirty = True
-        assert hand is not None and street is not None and self.plan is not None
-        can = hand.can_act()
         self.betting_strays = []
         self.confirming = False
+        self.first_to_act()
+
+    def first_to_act(self) -> None:
+        """Who brings in / acts first in the betting round of the street in progress (rules core),
+        from the cards the record gives the seats."""
+        hand, street = self.hand, self.street
+        assert hand is not None and street is not None and self.plan is not None
+        can = hand.can_act()
         if street == "3rd":
             self.first_idx = first_to_act_third(self.game, hand.upcards("3rd"), can, hand.bring_in_counts())
         else:

@@ -321,7 +321,7 @@ def test_all_in_players_have_no_betting_round_but_confirm_each_street() -> None:
 
 
 def test_internal_fault_goes_to_attention_and_ack_resumes(monkeypatch: pytest.MonkeyPatch) -> None:
-    import shoe_ctl.machine.dealing as dealing
+    import shoe_ctl.machine.progress as progress
 
     t = Table()
     t.deal_street()
@@ -329,7 +329,7 @@ def test_internal_fault_goes_to_attention_and_ack_resumes(monkeypatch: pytest.Mo
     def broken(*_a: object) -> None:
         raise RuntimeError("plan failed")
 
-    monkeypatch.setattr(dealing, "plan_street", broken)
+    monkeypatch.setattr(progress, "plan_street", broken)
     hand_before = t.m.hand.copy() if t.m.hand is not None else None
     cmds = t.send(DealerInput(DealerAction.BETTING_COMPLETE))
     assert t.m.state == "attention"
