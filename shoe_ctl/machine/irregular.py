@@ -520,9 +520,15 @@ def burn_error(p: Progress, out: Outcome, ev: DealerInput) -> None:
         first = p.first_deal_idx
         if first is None:
             raise ValueError("the street has no card for a player")
-        ruling = rul.burn_error(p.profile, hand, street, burns=burns, first=first, final_card_stands=stands)
+        late = extra_after_street(p, out, street) if burns == 2 and stands else None
+        ruling = rul.burn_error(p.profile, hand, street, burns=burns, first=first, final_card_stands=stands,
+                                late_card=late is not None)
     except (HandError, ValueError, TypeError) as exc:
         out.alert("input-invalid", f"'burn-error': {exc}")
+        return
+    if late is not None and ruling.action is rul.Action.CARD_STANDS:
+        rule(p, out, ruling, seat=hand.seats[first].seat, street=street)
+        _book_late_card(p, late, street)
         return
     moves: list[str] = []
     if ruling.action is rul.Action.MOVE_CARDS:
@@ -557,6 +563,24 @@ def burn_error(p: Progress, out: Outcome, ev: DealerInput) -> None:
                 moves.extend(f"{places[n + 1]} -> {places[n]}" for n in range(len(places) - 1))
     rule(p, out, ruling, seat=hand.seats[first].seat if first is not None else None, street=street,
               moves=tuple(moves))
+
+
+def _book_late_card(p: Progress, read: Read, street: str) -> None:
+    """Two burns found after the street, the cards standing: the card read after the street's
+    last (held aside) is the card of the player the ruling left owed one (house 16.15)."""
+    hand = p.hand
+    assert hand is not None
+    owed = next((k for k in hand.in_hand() if hand.needs_card(k, street)), None)
+    if owed is None:
+        return
+    face = "down" if street == "7th" else "up"
+    _take_from_set_aside(hand, read.card)
+    seat = hand.seats[owed]
+    getattr(seat, face).append(read.card)
+    read.role, read.seat = face, seat.seat
+    if read in p.betting_strays:
+        p.betting_strays.remove(read)
+    p.drop_alerts("card-not-expected", f"read {read.seq}:")
 
 
 def extra_after_street(p: Progress, out: Outcome, street: str) -> Read | None:
