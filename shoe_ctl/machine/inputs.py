@@ -13,21 +13,27 @@ from dataclasses import dataclass
 from typing import Any
 
 from shoe_ctl.events import DealerAction, DealerInput
+from shoe_ctl.input_spec import stop_refusal
 from shoe_ctl.machine import irregular, layout
 from shoe_ctl.machine.layout import ATTENTION, SHOWDOWN, STREETS
+from shoe_ctl.machine.link import LinkState
 from shoe_ctl.machine.outcome import Outcome
 from shoe_ctl.machine.progress import Progress
 from shoe_ctl.machine.undo import NOT_UNDOABLE, Point, Undo
 from shoe_ctl.rules.games import Game
 from shoe_ctl.rules.hand import HandState
 
-__all__ = ["ROWS", "Handler", "Row", "handle"]
+__all__ = ["ROWS", "SHOE_REFUSED", "Handler", "Row", "handle", "stops"]
 
 A = DealerAction
 _ACK_ALERT, _UNDO = A.ACK_ALERT, A.UNDO  # looked up once: every dealer input compares with them
 
 Handler = Callable[[Progress, Outcome, DealerInput], None]
 """A dealer input's handler: changes the progress, says in the outcome what follows."""
+
+SHOE_REFUSED = frozenset(f"shoe-{code}" for code in ("unpaired", "unknown-shoe", "auth-failed", "forged", "replay",
+                                                       "port-shared"))
+"""The latched alerts of a shoe the link refused (``LinkChanged.refused``): no hand starts under one."""
 
 
 def _seat_number(value: Any, what: str) -> int:
@@ -72,17 +78,11 @@ def new_hand(p: Progress, out: Outcome, ev: DealerInput) -> None:
         out.invalid(f"new hand refused: {exc} (args: seats, game {'|'.join(g.value for g in Game)}, "
                     f"rules {'|'.join(out.profiles)}, override)")
         return
-    link = out.link
-    if link.required and link.status in ("disconnected", "degraded"):
-        why = ("the link to the shoe is degraded (the shoe is not heard)" if link.status == "degraded"
-               else "the shoe is not connected: check the cable")
+    why = _shoe_not_ready(p, out.link)
+    if why is not None:
         out.refuse(ev, f"{why}; a hand starts once the shoe is back")
         return
     stops = p.latched_codes()
-    if stops and not override:
-        out.refuse(ev, f"a STOP alert is up ({', '.join(stops)}): acknowledge it first, or the floor "
-                   "overrides (New hand… > Floor override)")
-        return
     if stops:
         p.alerts = [a for a in p.alerts if not a["latched"]]
         p.idle_strays.clear()
@@ -90,6 +90,33 @@ def new_hand(p: Progress, out: Outcome, ev: DealerInput) -> None:
     if stops:
         out.alert("floor-override", f"hand {p.hand_no + 1} started on the floor's override over the STOP "
                   f"alert(s) {', '.join(stops)}, which are cleared")
+
+
+def _shoe_not_ready(p: Progress, link: LinkState) -> str | None:
+    """Why no hand may start on this shoe now (``None``: it may): on a shoe link, the shoe not
+    connected, not heard, not yet answered the host's challenge, or refused by the link (an
+    open ``shoe-<refusal>`` alert; no floor override passes it)."""
+    if not link.required:
+        return None
+    if link.status == "degraded":
+        return "the link to the shoe is degraded (the shoe is not heard)"
+    if link.status == "disconnected":
+        return "the shoe is not connected: check the cable"
+    if link.status == "unknown" and link.live:
+        return "the shoe has not answered yet (connecting, or being challenged)"
+    refused = [a["code"] for a in p.alerts if a["latched"] and a["code"] in SHOE_REFUSED]
+    if refused:
+        return f"the shoe link refused the shoe ({', '.join(dict.fromkeys(refused))}): pair or replace it"
+    return None
+
+
+def stops(p: Progress, link: LinkState, state: str) -> list[str]:
+    """The codes of the STOPs open now: every latched alert not yet acknowledged, and
+    ``sequence-gap`` while a gap is open (its count closes it, not the acknowledgement)."""
+    codes = [a["code"] for a in p.alerts if a["latched"]]
+    if link.gap is not None and p.hand is not None and state != layout.IDLE:
+        codes.append("sequence-gap")
+    return codes
 
 
 def gap_cards(p: Progress, out: Outcome, ev: DealerInput) -> None:
@@ -335,6 +362,8 @@ def handle(p: Progress, undo: Undo, ev: DealerInput, out: Outcome) -> Outcome:
         out.refuse(ev, "no hand is running")
     elif row is None:
         out.refuse(ev, f"'{action.value}' is not handled here")
+    elif (why := stop_refusal(action, ev.args, stops(p, out.link, out.state))) is not None:
+        out.refuse(ev, why)
     else:
         out.refusal = row.refused
         handler = row.handler(out.state)

@@ -47,9 +47,11 @@ class LinkState:
     not known yet), ``prev`` (the epoch and last count before the last confirmed reset),
     ``pending`` (a reset asked, not yet confirmed), ``wait`` (the hand's first card waits for that
     confirmation); ``gap`` (an open sequence gap inside a hand: ``{"lost", "card_no"}``, else
-    ``None``); ``required`` (a machine on a shoe link: no hand starts while it is not heard)."""
+    ``None``); ``required`` (a machine on a shoe link: no hand starts while it is not heard);
+    ``live`` (the machine has started: inputs come from the table now, not from a journal's
+    replay, and no hand starts before the shoe has answered)."""
 
-    __slots__ = ("auth", "detail", "epoch", "fault", "gap", "last_dispense", "pending", "prev", "required",
+    __slots__ = ("auth", "detail", "epoch", "fault", "gap", "last_dispense", "live", "pending", "prev", "required",
                  "status", "wait")
 
     def __init__(self, required: bool) -> None:
@@ -64,6 +66,7 @@ class LinkState:
         self.pending = False
         self.wait = False
         self.gap: dict[str, int] | None = None
+        self.live = False
 
     @property
     def heard(self) -> bool:

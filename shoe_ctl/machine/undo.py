@@ -9,22 +9,14 @@ import operator
 from typing import Any, NamedTuple
 
 from shoe_ctl.events import DealerAction
+from shoe_ctl.input_spec import SPECS
 from shoe_ctl.machine.progress import Progress, copy_seats
 from shoe_ctl.machine.reads import Read
 from shoe_ctl.rules.hand import HandState, SeatState
 
 __all__ = ["NOT_UNDOABLE", "Point", "Undo"]
 
-NOT_UNDOABLE: dict[DealerAction, str] = {
-    DealerAction.NEW_HAND: "a new hand is not undone (declare a misdeal instead)",
-    DealerAction.HAND_COMPLETE: "the hand is over",
-    DealerAction.MISDEAL: "the hand is over",
-    DealerAction.GAP_CARDS: "the floor's count closed the sequence gap",
-    DealerAction.SCRAMBLE_DONE: "the stub was rebuilt and the shoe's counter reset",
-    DealerAction.CUT_DONE: "the stub was reloaded and the shoe's counter reset",
-    DealerAction.STUB_RELOADED: "the stub was reloaded",
-    DealerAction.ACK_ALERT: "an acknowledged alert stays acknowledged",
-}
+NOT_UNDOABLE: dict[DealerAction, str] = {a: s.undo for a, s in SPECS.items() if s.undo is not None}
 """Dealer inputs an undo refuses, and why."""
 
 _READ_FIELDS = operator.attrgetter(*Read.__slots__)
