@@ -87,6 +87,8 @@ class Irregularity:
           player in order, ignoring the display, and reports once the street is out).
         - ``"absent"``: ``absent-player`` for ``seat`` at the first DEAL of ``street``
           (``args``: ``at`` = ``"betting"`` to report at its betting round; ``action_reached``).
+        - ``"flash"``: at the BETTING of ``street`` the dealer reports a hole card of ``seat`` seen
+          (``exposed-card``; ``args`` ``off``: ``card-off-table``); the card stays where it is.
         - ``"wrong-bring-in"``: at the 3rd-street BETTING, ``seat`` was wrongly named and bet
           (``args``: ``next_acted``).
         - ``"card-count"``: at the showdown the dealer counts ``args["cards"]`` in ``seat``'s hand.
@@ -838,9 +840,12 @@ class SimulatedDealer(Closeable):
                 self._done.discard(("betting", street))
                 return
         for h in [x for x in self._hooks if x.street == street and (
-                x.kind == "wrong-bring-in" or (x.kind in ("absent", "undo") and x.args.get("at") == "betting"))]:
+                x.kind in ("wrong-bring-in", "flash") or (x.kind in ("absent", "undo") and x.args.get("at") == "betting"))]:
             self._hooks.remove(h)
-            if h.kind == "wrong-bring-in":
+            if h.kind == "flash":  # a hole card seen, back face down: the dealer reports it
+                action = DealerAction.CARD_OFF_TABLE if h.args.get("off") else DealerAction.EXPOSED_CARD
+                self._input(action, h.seat, street=street)
+            elif h.kind == "wrong-bring-in":
                 self._input(DealerAction.WRONG_BRING_IN, h.seat, **h.args)
             elif h.kind == "absent":
                 self._input(DealerAction.ABSENT_PLAYER, h.seat,

@@ -185,6 +185,12 @@ def exposed(p: Progress, out: Outcome, ev: DealerInput) -> None:
         return
     try:
         if street == "7th":
+            if hand.community_street == "7th":
+                # RP-10-B / house 16.21-16.24 rule on the seat's own 7th-street card; with a
+                # community card (RP-10-H, house 16.20) no seat was dealt one
+                out.refuse(ev, f"the 7th-street card is the community card: no 7th-street card was dealt to seat "
+                           f"{ev.seat} to replace; a hole card flashed stays in play")
+                return
             if hand.needs_card(i, "7th") or not s.down:
                 out.refuse(ev, f"seat {ev.seat} has not had its 7th-street card")
                 return
