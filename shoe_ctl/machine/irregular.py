@@ -209,7 +209,7 @@ def exposed(p: Progress, out: Outcome, ev: DealerInput) -> None:
                 face = ev.args.get("face")
                 ruling = rul.card_off_table(p.profile, hand, i, street, face=None if face is None else str(face))
             else:
-                if both and len(s.down) < 2:
+                if both and len(s.down) + s.exposed_hole < 2:
                     out.refuse(ev, f"seat {ev.seat} has not had both hole cards")
                     return
                 ruling = rul.exposed_downcard(p.profile, hand, i, both=both,
@@ -226,8 +226,10 @@ def exposed(p: Progress, out: Outcome, ev: DealerInput) -> None:
     if ruling.action is rul.Action.REPLACE:
         moves = (f"seat {s.seat} up -> out",)
     elif ruling.action is rul.Action.DEAD_HAND and ruling.code == "house-16.2":
-        # Both hole cards lie face up: record them as upcards (public), then the hand is dead.
-        s.up[:0] = s.down
+        # Both hole cards lie face up: record them as upcards (public), then the hand is dead
+        # (reported one at a time, the first is already the seat's first upcard).
+        k = 1 if s.exposed_hole and s.up else 0
+        s.up[k:k] = s.down
         s.down.clear()
     rule(p, out, ruling, seat=ev.seat, street=street, moves=moves)
 

@@ -258,12 +258,17 @@ def exposed_downcard(profile: RuleProfile, hand: HandState, i: int, *, both: boo
 
     Call it when the dealer reports the exposure, with the exposed card recorded as player ``i``'s
     downcard ``which`` (0 or 1; default the last one dealt); ``both``: the seat's two downcards
-    were both dealt face up. If the seat already holds its 3rd-street upcard, a single exposed
-    hole card cannot become the upcard any more: the ruling asks for the floor and changes nothing.
+    were both dealt face up — also when they are reported one at a time: a hole card exposed at a
+    seat whose other hole card was already ruled its upcard (``SeatState.exposed_hole``) is the
+    second of two. If the seat already holds its 3rd-street upcard, a single exposed hole card
+    cannot become the upcard any more: the ruling asks for the floor and changes nothing.
 
     :raises HandError: for an unknown player index.
     """
     seat = _seat(hand, i)
+    # A second hole card exposed after the first was ruled the upcard (reported one at a time):
+    # both hole cards were dealt face up.
+    both = both or hand.seats[i].exposed_hole
     late = bool(hand.seats[i].up) and not both
     to_up = (Effect("to-up", i, street="3rd", index=which),)
     if profile.exposed_downcard is ExposedDowncardRule.TDA:
