@@ -91,6 +91,9 @@ class Irregularity:
           (``exposed-card``; ``args`` ``off``: ``card-off-table``); the card stays where it is.
         - ``"wrong-bring-in"``: at the 3rd-street BETTING, ``seat`` was wrongly named and bet
           (``args``: ``next_acted``).
+        - ``"next-deck"``: at the showdown (or a hand won without one), before *hand complete*,
+          the dealer loads the next hand's deck and pulls its first card, held aside; the next
+          hand is dealt from that deck.
         - ``"card-count"``: at the showdown the dealer counts ``args["cards"]`` in ``seat``'s hand.
         - ``"misdeal"``: at the DEAL of the seat's card ``round`` on ``street`` the dealer declares a misdeal.
         - ``"extra-card"``: at the DEAL of ``seat``'s card on ``street`` the dealer gives the seat
@@ -297,6 +300,7 @@ class SimulatedDealer(Closeable):
         self.done = threading.Event()
         self.stalled: str | None = None
         self._gathered: list[Card] = []
+        self._preloaded: tuple[list[Card], Card | None] | None = None  # the next deck, its first card out
         self._done: set[tuple[Any, ...]] = set()
         self._resync = False
         self._new_hand_input: DealerInput | None = None
@@ -522,10 +526,17 @@ class SimulatedDealer(Closeable):
             self.done.set()
             return
         self._pause()
-        deck = list(script.deck) if script.deck is not None else self._shuffled(full_deck())
-        self.table = TablePicture(seats={s: [] for s in script.seats}, loaded=deck)
+        if self._preloaded is not None:  # the deck is in the shoe already, its first card aside
+            deck, first = self._preloaded
+            self._preloaded = None
+            self.table = TablePicture(seats={s: [] for s in script.seats}, loaded=deck, aside=[first], pulled=1,
+                                      total=1)
+            self.shoe.reload(deck[1:])  # the same cards in the shoe; its counter reset as the new hand asks
+        else:
+            deck = list(script.deck) if script.deck is not None else self._shuffled(full_deck())
+            self.table = TablePicture(seats={s: [] for s in script.seats}, loaded=deck)
+            self.shoe.reload(deck)
         self._done = set()
-        self.shoe.reload(deck)
         self.script = script
         self._hooks = list(script.irregular)
         self._pending, self._await_ref, self._held = [], None, None
@@ -875,6 +886,13 @@ class SimulatedDealer(Closeable):
         for h in [x for x in self._hooks if x.kind == "card-count"]:
             self._hooks.remove(h)
             self._input(DealerAction.CARD_COUNT, h.seat, **h.args)
+        for h in [x for x in self._hooks if x.kind == "next-deck"]:
+            # the next deck loaded and its first card pulled before hand complete: held aside
+            self._hooks.remove(h)
+            deck = self._shuffled(full_deck())
+            self.shoe.reload(deck)
+            self.stats.pulls += 1
+            self._preloaded = (deck, self.shoe.pull())
         if contested:
             for seat in self._live_order():
                 self._input(DealerAction.FOLD if seat in script.muck else DealerAction.SHOW, seat)

@@ -245,13 +245,15 @@ class Dealing:
 
     def _stray(self, card: Card | None, seq: int) -> None:
         """A card while no card is expected: counted, held aside, the dealer stopped."""
-        p = self.p
+        p, state = self.p, self.state
         read = Read(seq, card, "stray", p.street, None)
+        if state in OVER and p.hand is not None:  # after the hand's last card: the next deck's
+            self.alert("card-not-expected", p.carry(read), latched=True)
+            return
         self._check_identity(read)
         p.reads.append(read)
         if card is not None:
             p.where.setdefault(card, read)
-        state = self.state
         if p.hand is not None and p.hand.stub_count() <= 0:
             # More cards than the count leaves in the shoe: a new stub loaded before it was
             # reported, or a card from outside the deck. The read is kept; the count is not

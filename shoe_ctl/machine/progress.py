@@ -62,7 +62,9 @@ class Progress:
     seat counted one card over the record); ``idle_strays``: the ids of the alerts for cards
     pulled with no hand running (kept from one hand to the next until acknowledged);
     ``counted``: the dealer's counts of the street in progress that disagreed with the record, by
-    seat index (cards held), until the street is booked again from them.
+    seat index (cards held), until the street is booked again from them; ``carried``: cards pulled
+    after the hand's last card, before *hand complete* (the next deck's), which the next hand
+    counts out of the shoe.
     """
 
     profile: RuleProfile = field(metadata=_VALUE)
@@ -97,11 +99,12 @@ class Progress:
     over: int | None = field(default=None, metadata=_VALUE)
     idle_strays: set[int] = field(default_factory=set, metadata=_CONTAINER)
     counted: dict[int, int] = field(default_factory=dict, metadata=_CONTAINER)
+    carried: list[Read] = field(default_factory=list, metadata=_CONTAINER)
 
     def begin(self, profile: RuleProfile, game: Game, hand: HandState) -> None:
         """A new hand: its rules, game and record; everything else of the last hand forgotten
         but the latched alerts (they stay until acknowledged)."""
-        alerts, strays = [a for a in self.alerts if a["latched"]], self.idle_strays
+        alerts, strays, carried = [a for a in self.alerts if a["latched"]], self.idle_strays, self.carried
         hand_no = self.hand_no + 1
         for f in fields(self):
             if f.default_factory is not MISSING:
@@ -110,6 +113,12 @@ class Progress:
                 setattr(self, f.name, f.default)
         self.profile, self.game, self.hand, self.hand_no, self.alerts = profile, game, hand, hand_no, alerts
         self.idle_strays = strays
+        for kept in carried:  # pulled from this hand's deck before it started: held aside, counted
+            hand.put_aside(kept.card)
+            read = Read(kept.seq, kept.card, "aside", None, None)
+            self.reads.append(read)
+            if kept.card is not None:
+                self.where.setdefault(kept.card, read)
 
     # ================================================================== the undo point's copy
 
@@ -339,6 +348,15 @@ class Progress:
             drop = {id(a) for a in info[:len(info) - MAX_INFO_ALERTS]}
             self.alerts = [a for a in self.alerts if id(a) not in drop]
         return True
+
+    def carry(self, read: Read) -> str:
+        """``read`` left the shoe after the hand's last card and before *hand complete*: kept in
+        the hand's reads, not counted in its record, and carried to the next hand, which counts it
+        out of its deck (docs/irregularities.md, *A card after the hand*). The alert's words."""
+        self.reads.append(read)
+        self.carried.append(read)
+        return (f"read {read.seq}: a card left the shoe after the hand's last card: hold it aside, out of play, "
+                "and do not put it back: the next hand counts it out of the shoe")
 
     def drop_alerts(self, code: str, prefix: tuple[str, ...] | str = "") -> None:
         """Take the shown alerts of ``code`` (those whose words start with ``prefix``) down."""
