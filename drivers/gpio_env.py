@@ -114,14 +114,14 @@ def describe_gpio_failure(exc: BaseException, service_user: str = "shoe-ctl") ->
                 f"unset), or run from such a folder (the unit's WorkingDirectory=/var/lib/shoe-ctl)")
     if isinstance(exc, PermissionError):
         return (f"no access to the GPIO chip ({exc})",
-                f"sudo usermod -aG gpio {service_user}, then log in again")
+                f"usermod -aG gpio {service_user}, then log in again")
     if "PinFactory" in name:  # gpiozero's BadPinFactory is also an ImportError
         return (f"{name}: {exc} (no pin library loaded, or no GPIO chip: ls /dev/gpiochip*)",
-                "on a Raspberry Pi: sudo apt install python3-lgpio, then sudo bash scripts/setup.sh pi "
+                "on a Raspberry Pi: apt install python3-lgpio, then bash scripts/setup.sh pi "
                 "(its venv sees apt's packages)")
     if isinstance(exc, ImportError):
         return (f"gpiozero is missing ({exc})",
-                "sudo bash scripts/setup.sh pi (installs gpiozero into .venv, sees apt's python3-lgpio)")
+                "bash scripts/setup.sh pi (installs gpiozero into .venv, sees apt's python3-lgpio)")
     return (f"{name}: {exc}", "check [leds.pins] / [buttons.pins] against the wiring; "
             "a pin may be in use by another program or an overlay")
 

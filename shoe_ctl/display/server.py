@@ -2,7 +2,9 @@
 
 Routes (all JSON unless noted):
 
-- ``GET /`` — the page (``static/index.html``; no CDN, works offline); ``GET /static/...``.
+- ``GET /`` — the page (``static/index.html``; no CDN, works offline); ``GET /static/...``;
+  ``GET /sw.js`` — its service worker, which answers a page load with ``static/no-service.html``
+  while the service is down.
 - ``GET /state`` — the public table state (:meth:`DisplayModel.snapshot`).
 - ``GET /events`` — server-sent events: one ``state`` event with the full snapshot at connect and
   after every change (``id:`` is the snapshot's ``version``); a ``beat`` event (``{"alive":
@@ -368,6 +370,7 @@ class DisplaySink(Closeable):
         app.router.add_get("/events", self._events)
         app.router.add_get("/inputs", self._inputs)
         app.router.add_get("/favicon.ico", no_icon)
+        app.router.add_get("/sw.js", self._service_worker)
         app.router.add_post("/input", self._input)
         app.router.add_post("/ack", self._ack)
         app.router.add_static("/static/", self._static, show_index=False)
@@ -375,6 +378,11 @@ class DisplaySink(Closeable):
 
     async def _index(self, request: web.Request) -> web.StreamResponse:
         return web.FileResponse(self._static / "index.html", headers={"Cache-Control": "no-cache"})
+
+    async def _service_worker(self, request: web.Request) -> web.StreamResponse:
+        """``static/sw.js`` at the root, so that it serves every page load of this origin."""
+        return web.FileResponse(self._static / "sw.js", headers={"Cache-Control": "no-cache",
+                                                                 "Content-Type": "text/javascript"})
 
     async def _state(self, request: web.Request) -> web.Response:
         if self._pending:

@@ -111,6 +111,8 @@ class TableView:
     applied: int = 0
     duplicates: int = 0
     stale_wills: int = 0
+    lost_said: int = -1
+    """The session whose unclean end was alerted (a retained Will delivered again says nothing new)."""
     journal_resets: int = 0
     replays_asked: int = 0
     held: dict[int, dict[str, Any]] = field(default_factory=dict)
@@ -134,7 +136,8 @@ class TableView:
             "game": st.get("game"),
             "stub": None if stub is None else {"count": stub.get("count"), "required": stub.get("required"),
                                                "forecast": stub.get("forecast")},
-            "shoe": st.get("shoe") if isinstance(st.get("shoe"), dict) else self.shoe or None,
+            "shoe": ((st.get("shoe") if isinstance(st.get("shoe"), dict) else self.shoe or None) if self.online
+                     else {"status": "unknown", "detail": "the table is offline: its last word is not its shoe now"}),
             "alerts": open_alerts,
             "acknowledged": [a for a in self.alerts if a.get("acked") is not None][-10:],
             "counts": {s: sum(1 for a in open_alerts if a.get("severity") == s) for s in SEVERITIES},
@@ -169,6 +172,7 @@ class FloorConsumer:
         self.lock = threading.RLock()
         self.connected = threading.Event()
         self.version = 0
+        self._lost_ids = 0  # the floor's own alerts (table-lost) count down from -1: never a table's seq
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=client_id or f"floor-{room}",
@@ -349,6 +353,15 @@ class FloorConsumer:
         elif session >= view.session:
             view.session = session
             view.online = False
+            if msg.get("clean") is not True and view.lost_said != session:
+                view.lost_said = session  # the Last Will: killed, crashed, hung or cut off
+                self._lost_ids -= 1
+                view.alerts.append({
+                    "id": self._lost_ids, "code": "table-lost", "severity": "critical", "latched": True,
+                    "message": f"table {view.table} went offline without a clean stop (killed, crashed, hung, "
+                               "or its power or network gone): go to the table; its last state is shown",
+                    "seat": None, "street": _text(view.state.get("street")), "hand": _int(view.state.get("hand")),
+                    "time_us": int(time.time() * 1e6), "acked": None})
         else:
             view.stale_wills += 1  # a Will of an older connection, overtaken by the rebirth
 

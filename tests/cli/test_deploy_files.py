@@ -56,3 +56,9 @@ def test_kiosk_script_uses_the_service_page() -> None:
     text = (DEPLOY / "shoe-ctl-kiosk.sh").read_text()
     assert text.startswith("#!/bin/sh") and "--kiosk" in text and "http://127.0.0.1:8080/" in text
     assert (DEPLOY / "shoe-ctl-kiosk.sh").stat().st_mode & 0o111
+
+
+def test_the_unit_switches_the_gpio_leds_off_after_any_end_of_the_service() -> None:
+    unit = (DEPLOY / "shoe-ctl.service").read_text()
+    (line,) = [x for x in unit.splitlines() if x.startswith("ExecStopPost=")]
+    assert line == "ExecStopPost=/opt/shoe-ctl/.venv/bin/shoe-ctl leds off --config /etc/shoe-ctl/table.toml"

@@ -221,3 +221,24 @@ def test_handshake_of_a_paired_table_uses_the_stored_secret_and_the_pinned_seria
     nameless = load_table_config(write_cfg(tmp_path, '[shoe]\nurl = "/dev/shoe"\n'))
     c = doc.check_handshake(nameless, True, 0.1, FakeLink(INFO))
     assert c.status == "fail" and "[shoe] serial" in c.detail
+
+
+def test_unit_check_names_a_group_the_unit_needs_and_this_system_lacks(tmp_path: Path) -> None:
+    import grp
+    import pwd
+
+    shipped = (Path(__file__).parents[2] / "deploy" / "shoe-ctl.service").read_text()
+    me, my_group = pwd.getpwuid(os.getuid()).pw_name, grp.getgrgid(os.getgid()).gr_name
+    unit = tmp_path / "shoe-ctl.service"
+    unit.write_text(shipped.replace("User=shoe-ctl", f"User={me}").replace("Group=shoe-ctl", f"Group={my_group}")
+                    .replace("SupplementaryGroups=dialout gpio", f"SupplementaryGroups={my_group} no-such-gpio-grp"))
+    bad = doc.check_unit(unit)
+    assert bad.status == "fail" and "group no-such-gpio-grp does not exist" in bad.detail
+    assert "216/GROUP" in bad.detail and bad.fix == "groupadd --system -f no-such-gpio-grp"
+    unit.write_text(unit.read_text().replace(" no-such-gpio-grp", ""))
+    assert doc.check_unit(unit).status == "ok"
+    assert doc.check_unit(tmp_path / "absent.service").status == "skip"
+    # run_checks reports it, between the journal and the floor
+    cfg = write_cfg(tmp_path, 'table = "t"\n[shoe]\nurl = "sim"\n')
+    names = [c.name for c in doc.run_checks(cfg, unit=unit)]
+    assert names[-3:] == ["journal", "unit", "floor"]
