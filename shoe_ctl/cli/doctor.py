@@ -252,22 +252,29 @@ def check_journal(cfg: TableConfig, path: Path | None = None, uid: int | None = 
         return Check("journal", "fail", "; ".join(problems),
                      f"chown {SERVICE_USER}: {journal}* && chmod 0600 {journal}*")
     state = "present" if journal.exists() else "not created yet"
-    return Check("journal", "ok", f"{journal} ({state}; folder writable{_chain_head(journal)})")
+    head, broken = _chain_head(journal, cfg.journal.retention_days)
+    if broken:
+        return Check("journal", "fail", f"{journal}: the hash chain does not hold: {'; '.join(broken[:3])}"
+                     + (f" (and {len(broken) - 3} more)" if len(broken) > 3 else "") + head,
+                     f"shoe-ctl journal verify {journal} lists every problem; keep the file for the floor")
+    return Check("journal", "ok", f"{journal} ({state}; folder writable{head})")
 
 
-def _chain_head(journal: Path) -> str:
-    """``; chain head SEQ:HASH`` of an existing journal (read-only; docs/journal.md, "The hash
-    chain"), or nothing when it cannot be read."""
+def _chain_head(journal: Path, retention_days: float) -> tuple[str, list[str]]:
+    """``; chain head SEQ:HASH`` of an existing journal and the problems of its hash chain, walked
+    read-only against the table's retention (docs/journal.md, "The hash chain"); nothing when it
+    cannot be read."""
     if not journal.exists():
-        return ""
+        return "", []
     from shoe_ctl.service.journal import Journal, JournalError
 
     try:
         with Journal(journal, table=None, profile=None, readonly=True) as j:
-            seq, value = j.chain_head()
+            rep = j.verify_chain(retention_days=retention_days)
     except (OSError, JournalError, sqlite3.Error):
-        return ""
-    return f"; chain head {seq}:{value}"
+        return "", []
+    seq, value = rep.head
+    return f"; chain head {seq}:{value}", rep.problems
 
 
 UNIT = Path("/etc/systemd/system/shoe-ctl.service")

@@ -326,6 +326,10 @@ class FloorPublisher:
             return
         payload = {"v": 1, "table": self.table, "session": self.session, "seq": self._high,
                    "time_us": int(time.time() * 1e6), "state": floor_state(raw)}
+        chain_public = getattr(self.journal, "chain_public", None)
+        if chain_public is not None:  # the journal's head, as its display tag: the floor's copy
+            head = chain_public()
+            payload["chain"] = {"seq": head["seq"], "tag": head["head"]}
         self.client.publish(self.topics.state, dumps(payload), qos=1, retain=True)
         self._state_sent = raw
         self._state_at = now
