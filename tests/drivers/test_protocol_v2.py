@@ -13,6 +13,7 @@ from cobs import cobs
 
 from drivers import protocol as p
 from drivers.exc import MessageError
+from drivers.protocol import codec
 
 DATA = json.loads((Path(__file__).resolve().parents[1] / "vectors" / "protocol_v2_auth.json").read_text())
 
@@ -173,7 +174,7 @@ def test_the_written_out_checks_drop_each_broken_payload_by_the_row_the_helper_n
     to it, or is refused with a MessageError that names a row of the table (or M-LENGTH)."""
     mtype = p.TYPES_BY_NAME[name].TYPE
     try:
-        msg = p._decode_payload(mtype, seq, payload)
+        msg = codec._decode_payload(mtype, seq, payload)
     except MessageError as exc:
         assert exc.rule, str(exc)
         return
