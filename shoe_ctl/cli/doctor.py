@@ -15,13 +15,17 @@ Checks, in order (each ``ok``, ``FAIL`` with a fix, or ``skip`` with the reason)
 4. ``gpio`` — the configured LED pins and buttons can be claimed (gpiozero), when any are set.
 5. ``journal`` — the journal's folder is writable; the path is a journal (not a folder, a device
    or a foreign file); the journal file (and its ``-wal``/``-shm``) is mode 0600 and owned by the user running the check (run it as the service user).
+   With ``[shoe] auth = "off"`` a shoe that answers is a warning, not ``ok``: an unauthenticated
+   link is for a bench.
 6. ``unit`` — the installed systemd unit (``/etc/systemd/system/shoe-ctl.service``) names a
    ``User=``, ``Group=`` and ``SupplementaryGroups=`` that exist here: systemd refuses to start a
    unit naming a missing group (status 216/GROUP; the ``gpio`` group is Raspberry Pi OS's own).
 7. ``floor`` — with ``[floor]`` enabled, its credentials file is set, mode 0600 and owned by the
-   user running the check (``shoe_ctl.floor.config.doctor_floor``, ``docs/floor.md``).
+   user running the check (``shoe_ctl.floor.config.doctor_floor``, ``docs/floor.md``), and the
+   broker answers and accepts the table's user (``shoe_ctl.floor.publisher.probe_broker``).
 
-Exit status 0 when nothing failed, 1 when something needs fixing. Run it with the service
+Exit status 0 when nothing failed, 1 when something needs fixing; "all well" only with no
+failure and no warning. Run it with the service
 stopped (``systemctl stop shoe-ctl``): the running service holds the port.
 """
 
@@ -48,13 +52,14 @@ from shoe_ctl.service import shoes
 
 SERVICE_USER = "shoe-ctl"
 
-Status = Literal["ok", "fail", "skip"]
+Status = Literal["ok", "warn", "fail", "skip"]
 
 
 @dataclass(frozen=True)
 class Check:
-    """One check's outcome: ``name``, ``status`` (``ok``/``fail``/``skip``), ``detail`` (what was
-    found) and ``fix`` (what to do; empty unless failed)."""
+    """One check's outcome: ``name``, ``status`` (``ok``/``warn``/``fail``/``skip``), ``detail``
+    (what was found) and ``fix`` (what to do; empty for ``ok`` and ``skip``). A warning is no
+    failure (exit status 0) but keeps doctor from saying all is well."""
 
     name: str
     status: Status
@@ -147,6 +152,7 @@ def check_handshake(cfg: TableConfig, port_ok: bool, timeout: float = 3.0,
             return Check("handshake", "skip", f"no shoe link in this installation ({exc})")
         link_factory = ShoeLink
     secret: bytes | None = None
+    bench = cfg.shoe.auth != "hmac"
     if cfg.shoe.auth == "hmac":
         from shoe_ctl.service.shoe_secrets import SecretError, SecretStore
 
@@ -173,8 +179,13 @@ def check_handshake(cfg: TableConfig, port_ok: bool, timeout: float = 3.0,
                      "its serial is [shoe] serial; power-cycle the shoe; see docs/protocol.md")
     finally:
         link.close()
-    return Check("handshake", "ok", f"protocol {info.protocol}, firmware {info.firmware}, serial {info.serial}, "
-                 f"readers {', '.join(info.readers) or '-'}")
+    found = (f"protocol {info.protocol}, firmware {info.firmware}, serial {info.serial}, "
+             f"readers {', '.join(info.readers) or '-'}")
+    if bench:
+        return Check("handshake", "warn", f"{found}; [shoe] auth = \"off\": every frame unauthenticated, a bench "
+                     "only (the display says UNAUTHENTICATED LINK)", "at a table: shoe-ctl pair, then [shoe] auth = "
+                     "\"hmac\" (docs/install-pi.md, step 4b)")
+    return Check("handshake", "ok", found)
 
 
 def check_gpio(cfg: TableConfig, pin_factory: Any = None) -> Check:
@@ -241,22 +252,29 @@ def check_journal(cfg: TableConfig, path: Path | None = None, uid: int | None = 
         return Check("journal", "fail", "; ".join(problems),
                      f"chown {SERVICE_USER}: {journal}* && chmod 0600 {journal}*")
     state = "present" if journal.exists() else "not created yet"
-    return Check("journal", "ok", f"{journal} ({state}; folder writable{_chain_head(journal)})")
+    head, broken = _chain_head(journal, cfg.journal.retention_days)
+    if broken:
+        return Check("journal", "fail", f"{journal}: the hash chain does not hold: {'; '.join(broken[:3])}"
+                     + (f" (and {len(broken) - 3} more)" if len(broken) > 3 else "") + head,
+                     f"shoe-ctl journal verify {journal} lists every problem; keep the file for the floor")
+    return Check("journal", "ok", f"{journal} ({state}; folder writable{head})")
 
 
-def _chain_head(journal: Path) -> str:
-    """``; chain head SEQ:HASH`` of an existing journal (read-only; docs/journal.md, "The hash
-    chain"), or nothing when it cannot be read."""
+def _chain_head(journal: Path, retention_days: float) -> tuple[str, list[str]]:
+    """``; chain head SEQ:HASH`` of an existing journal and the problems of its hash chain, walked
+    read-only against the table's retention (docs/journal.md, "The hash chain"); nothing when it
+    cannot be read."""
     if not journal.exists():
-        return ""
+        return "", []
     from shoe_ctl.service.journal import Journal, JournalError
 
     try:
         with Journal(journal, table=None, profile=None, readonly=True) as j:
-            seq, value = j.chain_head()
+            rep = j.verify_chain(retention_days=retention_days)
     except (OSError, JournalError, sqlite3.Error):
-        return ""
-    return f"; chain head {seq}:{value}"
+        return "", []
+    seq, value = rep.head
+    return f"; chain head {seq}:{value}", rep.problems
 
 
 UNIT = Path("/etc/systemd/system/shoe-ctl.service")
@@ -318,9 +336,28 @@ def run_checks(config: Path, *, port: str | None = None, journal: Path | None = 
     yield check_gpio(cfg, pin_factory)
     yield check_journal(cfg, journal, uid)
     yield check_unit(unit)
-    from shoe_ctl.floor.config import doctor_floor  # [floor]: credentials file 0600 (docs/floor.md)
+    yield check_floor(config, timeout)
 
-    yield Check("floor", *doctor_floor(config))  # type: ignore[arg-type]
+
+def check_floor(config: Path, timeout: float = 3.0, probe: Callable[..., str | None] | None = None) -> Check:
+    """``[floor]``'s configuration and credentials file (``doctor_floor``), then the broker itself:
+    it must answer and accept the table's user (``shoe_ctl.floor.publisher.probe_broker``)."""
+    from shoe_ctl.floor.config import doctor_floor, load_credentials, load_floor_config
+
+    status, detail, fix = doctor_floor(config)
+    if status != "ok":
+        return Check("floor", status, detail, fix)  # type: ignore[arg-type]
+    cfg = load_floor_config(config)
+    creds = load_credentials(cfg.credentials) if cfg.credentials is not None else None
+    if probe is None:
+        from shoe_ctl.floor.publisher import probe_broker
+
+        probe = probe_broker
+    problem = probe(cfg, creds, timeout)
+    if problem is not None:
+        return Check("floor", "fail", problem, "start the broker or check [floor] broker, the network and the "
+                     "table's broker user (docs/floor.md); the table queues its events meanwhile")
+    return Check("floor", "ok", f"{detail}; the broker accepted the table's user")
 
 
 # --------------------------------------------------------------------------- CLI
@@ -329,9 +366,10 @@ def run_checks(config: Path, *, port: str | None = None, journal: Path | None = 
 def format_check(c: Check, color: bool = False) -> str:
     """One line (two with a fix) for a terminal; a detail of several lines (every problem of a
     configuration file) is indented under the first."""
-    label = {"ok": "ok", "fail": "FAIL", "skip": "skip"}[c.status]
+    label = {"ok": "ok", "warn": "WARN", "fail": "FAIL", "skip": "skip"}[c.status]
     if color:
-        label = {"ok": "\x1b[32mok\x1b[0m  ", "fail": "\x1b[1;31mFAIL\x1b[0m", "skip": "\x1b[2mskip\x1b[0m"}[c.status]
+        label = {"ok": "\x1b[32mok\x1b[0m  ", "warn": "\x1b[1;33mWARN\x1b[0m", "fail": "\x1b[1;31mFAIL\x1b[0m",
+                 "skip": "\x1b[2mskip\x1b[0m"}[c.status]
     else:
         label = f"{label:<4}"
     line = f"{label}  {c.name:<10} " + f"\n{'':17}".join(c.detail.splitlines() or [""])
@@ -354,6 +392,8 @@ def doctor(args: argparse.Namespace) -> int:
         print(json.dumps({"ok": not failed, "checks": [asdict(c) for c in results]}))
     elif failed:
         print(f"{len(failed)} check(s) need fixing: {', '.join(failed)}")
+    elif warned := [c.name for c in results if c.status == "warn"]:
+        print(f"no failure, but {len(warned)} warning(s): {', '.join(warned)}")
     else:
         print("all well")
     return 1 if failed else 0

@@ -260,7 +260,8 @@ class Dealing:
             # driven below zero.
             self.alert("card-beyond-stub", f"read {seq}: a card left the shoe after the last card of the "
                        f"stub by the count, while {wording.doing(p, state)} (a new stub loaded before it was "
-                       "reported, or a card from outside the deck); hold it aside, stop and check", latched=True)
+                       "reported, or a card from outside the deck); hold it aside, stop and check", latched=True,
+                       repeat=True)
             return
         if p.hand is not None:
             p.hand.put_aside(card)
@@ -268,7 +269,7 @@ class Dealing:
                 p.betting_strays.append(read)
         if state == IDLE:
             self.alert("card-not-expected", f"read {seq}: a card left the shoe with no hand running: put it "
-                       "back with the deck before the next hand, then start a new hand", latched=True)
+                       "back with the deck before the next hand, then start a new hand", latched=True, repeat=True)
             p.idle_strays.add(self._alert_id)
             return
         if p.confirming and state in BETTING:
@@ -531,15 +532,16 @@ class Dealing:
     # ================================================================== outputs
 
     def alert(self, code: str, message: str, *, latched: bool = False, seat: int | None = None,
-              street: str | None = None, moves: tuple[str, ...] = ()) -> None:
+              street: str | None = None, moves: tuple[str, ...] = (), repeat: bool = False) -> None:
         """Raise an alert: an ``Alert`` command (journaled, each one) and an entry in the shown
         alerts until acknowledged (:meth:`~shoe_ctl.machine.progress.Progress.show_alert`: a repeat
-        of an alert still shown is merged into it, docs/display.md, *Alerts*)."""
+        of an alert still shown is merged into it, with ``repeat`` also one naming another read;
+        docs/display.md, *Alerts*)."""
         p = self.p
         st = street or p.street
         self.out.append(Alert(code, message, st, seat, latched, moves))
         (log.warning if latched else log.info)("alert %s: %s", code, message)
-        if p.show_alert(self._alert_id + 1, code, message, st, seat, latched, moves):
+        if p.show_alert(self._alert_id + 1, code, message, st, seat, latched, moves, repeat=repeat):
             self._alert_id += 1
         else:
             self._rev += 1

@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import logging
 import operator
+import re
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
@@ -18,7 +19,7 @@ from shoe_ctl.rules.hand import HandState, SeatState
 from shoe_ctl.rules.profiles import RuleProfile
 from shoe_ctl.rules.stub import Step, StreetPlan, forecast_short, plan_street
 
-__all__ = ["COPY", "MAX_INFO_ALERTS", "MachineFault", "PlanMismatch", "Progress"]
+__all__ = ["COPY", "MAX_INFO_ALERTS", "MAX_LATCHED_ALERTS", "MachineFault", "PlanMismatch", "Progress"]
 
 log = logging.getLogger("shoe_ctl.machine.dealing")
 
@@ -39,6 +40,18 @@ _CARD_STEPS = frozenset({"burn", "deal", "community"})
 
 MAX_INFO_ALERTS = 20
 """At most this many information (not latched) alerts are shown; older ones are dropped."""
+
+MAX_LATCHED_ALERTS = 32
+"""At most this many latched entries are kept apart; beyond, a latched alert is merged into the
+newest open one of its code (a code never seen yet still gets its own entry: the codes are few),
+so a flood of latched alerts keeps the list, and each event's cost, bounded."""
+
+_READ_PREFIX = re.compile(r"read \d+: ")
+
+
+def _words(message: str) -> str:
+    """An alert's words without the read they start with (``read 12: ...``)."""
+    return _READ_PREFIX.sub("", message, count=1) if message.startswith("read ") else message
 
 
 @dataclass(slots=True, eq=False)
@@ -330,17 +343,35 @@ class Progress:
                 f"hand{match}; both reads are suspect — stop, call the floor", read.seat)
 
     def show_alert(self, aid: int, code: str, message: str, street: str | None, seat: int | None, latched: bool,
-                   moves: tuple[str, ...]) -> bool:
+                   moves: tuple[str, ...], *, repeat: bool = False) -> bool:
         """Show an alert until it is acknowledged, as entry ``aid``; True when shown so. A repeat
-        of an alert still shown (same code, words, seat, street, latch and moves) is merged into
-        it instead (False): its ``count`` goes up and it keeps its id, so a flood of refused inputs
-        keeps one entry; beyond :data:`MAX_INFO_ALERTS` information alerts the oldest is dropped
-        (latched ones stay until acknowledged; the journal keeps every one)."""
+        of an alert still shown (same code, words, seat, street, latch and moves; with ``repeat``
+        the words may differ in the read they name, ``read N: ...``, and the entry takes the newest
+        words) is merged into it instead (False): its ``count`` goes up and it keeps its id, so a
+        flood keeps one entry. Beyond :data:`MAX_INFO_ALERTS` information alerts the oldest is
+        dropped; beyond :data:`MAX_LATCHED_ALERTS` latched entries a latched alert joins the
+        newest open one of its code (latched ones stay until acknowledged; the journal keeps every
+        one)."""
+        words = _words(message) if repeat else message
+        latched_n = 0
+        into: dict[str, Any] | None = None
         for a in self.alerts:
-            if (a["code"] == code and a["message"] == message and a["seat"] == seat and a["street"] == street
-                    and a["latched"] == latched and a["moves"] == list(moves)):
-                a["count"] = a.get("count", 1) + 1
-                return False
+            if a["latched"]:
+                latched_n += 1
+                if a["code"] == code:
+                    into = a
+            if (a["code"] == code and a["seat"] == seat and a["street"] == street and a["latched"] == latched
+                    and a["moves"] == list(moves)
+                    and (a["message"] == message or (repeat and _words(a["message"]) == words))):
+                into = a
+                break
+        else:
+            if not (latched and latched_n >= MAX_LATCHED_ALERTS and into is not None):
+                into = None
+        if into is not None:
+            into["count"] = into.get("count", 1) + 1
+            into["message"] = message
+            return False
         self.alerts.append({"id": aid, "code": code, "message": message, "street": street,
                             "seat": seat, "latched": latched, "moves": list(moves), "count": 1})
         info = [a for a in self.alerts if not a["latched"]]
