@@ -29,5 +29,5 @@ def test_no_module_keeps_a_pointer_back_to_the_machine() -> None:
         for node in ast.walk(tree):
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
                 assert node.attr not in ("m", "machine") or path.name == "dealing.py", f"{path.name}: self.{node.attr}"
-            if isinstance(node, ast.ImportFrom) and node.module == "shoe_ctl.machine.dealing":
+            if isinstance(node, ast.ImportFrom) and node.module == "shoe_ctl.machine.dealing" and path.name != "__init__.py":
                 raise AssertionError(f"{path.name} imports the machine")
