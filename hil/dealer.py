@@ -301,6 +301,7 @@ class SimulatedDealer(Closeable):
         self.stalled: str | None = None
         self._gathered: list[Card] = []
         self._preloaded: tuple[list[Card], Card | None] | None = None  # the next deck, its first card out
+        self._after_read: bool | None = None  # a showdown (contested?) to finish once that card is read
         self._done: set[tuple[Any, ...]] = set()
         self._resync = False
         self._new_hand_input: DealerInput | None = None
@@ -413,6 +414,9 @@ class SimulatedDealer(Closeable):
             self._resync = True  # taken again once the STOP is acknowledged
         if alert.latched:
             self._latched.append(alert.code)
+        if alert.code == "card-not-expected" and self._after_read is not None and self.script is not None:
+            contested, self._after_read = self._after_read, None
+            self._finish_showdown(self.script, contested)
 
     def act(self, ins: Instruction) -> None:
         """Do what one instruction says (once: see :attr:`Instruction.card_no`)."""
@@ -887,12 +891,18 @@ class SimulatedDealer(Closeable):
             self._hooks.remove(h)
             self._input(DealerAction.CARD_COUNT, h.seat, **h.args)
         for h in [x for x in self._hooks if x.kind == "next-deck"]:
-            # the next deck loaded and its first card pulled before hand complete: held aside
+            # the next deck loaded and its first card pulled before hand complete: held aside;
+            # the dealer goes on once the machine has read it (its alert)
             self._hooks.remove(h)
             deck = self._shuffled(full_deck())
             self.shoe.reload(deck)
             self.stats.pulls += 1
+            self._after_read = contested
             self._preloaded = (deck, self.shoe.pull())
+            return
+        self._finish_showdown(script, contested)
+
+    def _finish_showdown(self, script: HandScript, contested: bool) -> None:
         if contested:
             for seat in self._live_order():
                 self._input(DealerAction.FOLD if seat in script.muck else DealerAction.SHOW, seat)
