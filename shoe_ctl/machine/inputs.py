@@ -122,11 +122,14 @@ def stops(p: Progress, link: LinkState, state: str) -> list[str]:
 def gap_cards(p: Progress, out: Outcome, ev: DealerInput) -> None:
     """``gap-cards`` (``cards``, ``burned``): close the open sequence gap: ``cards`` cards left the
     shoe unread; they lie at the next places of the plan (recorded as unknown cards, in order)
-    or, with ``burned`` (the floor's decision), they are out of play. Refused (``input-invalid``)
+    or, with ``burned`` (the floor's decision), they are out of play. After a restart of a shoe
+    that lost no event but cannot count the cards pulled while it was off (an open
+    ``shoe-restarted`` alert, no gap), it records the floor's ruling the same way
+    (docs/protocol.md section 12). Refused (``input-invalid``)
     for ``cards`` below 0, more cards than the screen's next places hold (the floor then declares
     them burned or the hand dead) or than the stub holds."""
-    gap = out.link.gap
-    if gap is None or p.hand is None or out.state == layout.IDLE:
+    restarted = any(a["code"] == "shoe-restarted" and a["latched"] for a in p.alerts)
+    if p.hand is None or out.state == layout.IDLE or (out.link.gap is None and not restarted):
         out.refuse(ev)
         return
     cards, burned = ev.args.get("cards"), ev.args.get("burned", False)
@@ -326,7 +329,7 @@ def _rows() -> dict[DealerAction, Row]:
         Row(A.MISDEAL, ((None, irr.declared_misdeal),), ""),
         Row(A.STUB_MIXED, ((None, irr.stub_mixed),), ""),
         # A sequence gap (docs/irregularities.md, *Sequence gap*): accepted while one is open.
-        Row(A.GAP_CARDS, ((None, gap_cards),), "no sequence gap is open"),
+        Row(A.GAP_CARDS, ((None, gap_cards),), "no sequence gap or shoe restart is open"),
     )
     return {r.action: r for r in rows}
 
