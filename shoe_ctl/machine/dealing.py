@@ -181,7 +181,8 @@ class Dealing:
             self.apply(inputs.handle(self.p, self.undo, event, out))
             return
         elif link.handle(event, out.alert, self.p.hand if in_hand else None, self.p.hand_no):
-            pass  # the link's own event
+            if link.heard:  # the shoe is back: its disconnection's information alerts go
+                self.p.drop_alerts("shoe-disconnected", "shoe-link-degraded")
         elif isinstance(event, TimerFired):
             if event.state == self.state and (event.entry is None or event.entry == self.entries):
                 out.alert(f"timer-{event.name}", f"no progress in state {self.state} ({event.name})")
