@@ -134,6 +134,11 @@ class FloorPublisher:
         if self._stop.is_set():
             return
         deadline = time.monotonic() + timeout
+        flush = getattr(self.journal, "flush", None)
+        if flush is not None:
+            # closed with the controller's sinks: the last shoe events may still wait in the
+            # journal's writer for company (a lingering group); they are this session's to send
+            flush(timeout)
         while self.connected and (self._inflight or self._next <= self._last_seq()) and time.monotonic() < deadline:
             self._wake.set()
             time.sleep(0.02)
