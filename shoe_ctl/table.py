@@ -211,6 +211,7 @@ class Table:
         self.link = link = ShoeLink(self.url, controller.queue, baudrate=self.cfg.shoe.baudrate,
                                     resume_seq=self.resume_seq, secret=secret, serial=serial)
         controller.link = link
+        display: Any = None
         if self._dealer_io:
             self.io = self._start_dealer_io(link)
             self._parts.append(self.io)
@@ -238,8 +239,11 @@ class Table:
             from shoe_ctl.floor.publisher import attach_floor  # paho-mqtt is imported only then
 
             # closed with the controller's sinks; it commits the journal's queue first and sends it
-            self._parts.append(attach_floor(controller, self.journal, self._floor, table=self.cfg.table,
-                                            journal_path=getattr(self.journal, "path", None)))
+            publisher = attach_floor(controller, self.journal, self._floor, table=self.cfg.table,
+                                     journal_path=getattr(self.journal, "path", None))
+            self._parts.append(publisher)
+            if publisher is not None and display is not None:
+                display.floor_problem = lambda: publisher.problem  # the broker drops what it sends
         if self._dealer_socket:
             from shoe_ctl.service.dealer_port import DealerPort
 

@@ -160,6 +160,9 @@ class DisplaySink(Closeable):
         self.alive = True  # False while the controller is stuck (ControllerWatchdog)
         self.journal_chain: Callable[[], dict[str, Any] | None] | None = None
         """Set by the table to the journal's ``chain_public``: the snapshot's ``journal_chain``."""
+        self.floor_problem: Callable[[], str | None] | None = None
+        """Set by the table with the floor on: why the floor gets nothing of this table although
+        the broker takes its publications (the snapshot's ``floor_problem``; docs/floor.md)."""
 
     def _setup_guard(self, host: str, port: int, token: str | None) -> None:
         """The token rules and the per-client limits (:mod:`shoe_ctl.display.guard`)."""
@@ -356,10 +359,13 @@ class DisplaySink(Closeable):
 
     def snapshot(self) -> dict[str, Any]:
         """The model's snapshot plus ``journal_chain``: ``{"seq", "head"}``, the journal's hash-chain
-        head (docs/journal.md, "The hash chain"), or ``None`` without a journal."""
+        head (docs/journal.md, "The hash chain"), or ``None`` without a journal; and
+        ``floor_problem``: a text when the floor broker drops this table's publications, else ``None``."""
         snap = self.model.snapshot()
         provider = self.journal_chain
         snap["journal_chain"] = provider() if provider is not None else None
+        floor = self.floor_problem
+        snap["floor_problem"] = floor() if floor is not None else None
         return snap
 
     def _publish(self) -> None:
