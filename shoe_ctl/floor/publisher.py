@@ -113,9 +113,10 @@ class FloorPublisher:
         self.problem: str | None = None
         """Why the floor does not get this table's publications although the broker takes them
         (its ACL), or ``None``; shown on the dealer display and by ``doctor``."""
-        self._state_mid: int | None = None  # the state publication awaiting its read-back
-        self._state_acked_at: float | None = None
-        self._state_token: int | None = None
+        self._state_token: int | None = None  # time_us of the oldest state awaiting its read-back
+        self._state_pub_at = 0.0  # when it was published
+        self._connected_at = 0.0
+        self._lost_awaiting = 0  # connections lost while a read-back was awaited
         self.client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"table-{room}-{table}",
                                   clean_session=True, protocol=mqtt.MQTTv311)
         if credentials is not None:
@@ -208,6 +209,7 @@ class FloorPublisher:
             log.warning("floor broker refused table %s: %s", self.table, reason)
             return
         self.connected = True
+        self._connected_at = time.monotonic()
         client.subscribe([(self.topics.replay, 1), (self.topics.state, 1)])
         self._signals.append(("connected", None))
         self._wake.set()
@@ -215,6 +217,8 @@ class FloorPublisher:
     def _on_disconnect(self, _client: mqtt.Client, _ud: Any, _flags: Any, reason: Any, _props: Any) -> None:
         was = self.connected
         self.connected = False
+        if self._state_token is not None:
+            self._lost_awaiting += 1  # Mosquitto closes the connection after a publication its ACL denies
         if was and not self._stop.is_set():
             self.session += 1  # the next connection is a new session; its Will says so
             self._set_will()
@@ -222,8 +226,6 @@ class FloorPublisher:
         self._wake.set()
 
     def _on_publish(self, _client: mqtt.Client, _ud: Any, mid: int, _reason: Any, _props: Any) -> None:
-        if mid == self._state_mid and self._state_acked_at is None:
-            self._state_acked_at = time.monotonic()
         self._acks.append(mid)
         self._wake.set()
 
@@ -236,16 +238,19 @@ class FloorPublisher:
         token, back = self._state_token, data.get("time_us") if isinstance(data, dict) else None
         # this state or a newer one (a retained topic keeps only the newest)
         if token is not None and isinstance(back, int) and back >= token and data.get("table") == self.table:
-            self._state_mid = self._state_acked_at = None
+            self._state_token = None
+            self._lost_awaiting = 0
             if self.problem is not None:
                 log.warning("floor: table %s's publications reach the broker again", self.table)
             self.problem = None
 
     def _check_readback(self) -> None:
-        """A state the broker acknowledged and never delivered back within ``readback_s``: the
+        """A state published and never delivered back, within ``readback_s`` of being connected or
+        over three connections in a row (Mosquitto closes one after a denied publication): the
         broker dropped it (an ACL that does not let this user write the table's topics)."""
-        at = self._state_acked_at
-        if at is not None and self.problem is None and time.monotonic() - at > self.readback_s:
+        since = time.monotonic() - max(self._state_pub_at, self._connected_at)
+        if self._state_token is not None and self.problem is None and (
+                self._lost_awaiting >= 3 or (self.connected and since > self.readback_s)):
             self.problem = (f"the floor broker acknowledges table {self.table}'s publications but drops them: "
                             "its ACL does not let this broker user write the table's topics (the user must be "
                             "the table's name, docs/floor.md) or hides the table's own state from it; the "
@@ -385,9 +390,9 @@ class FloorPublisher:
         if chain_public is not None:  # the journal's head, as its display tag: the floor's copy
             head = chain_public()
             payload["chain"] = {"seq": head["seq"], "tag": head["head"]}
-        info = self.client.publish(self.topics.state, dumps(payload), qos=1, retain=True)
-        if self._state_mid is None:  # one read-back awaited at a time
-            self._state_mid, self._state_acked_at, self._state_token = info.mid, None, time_us
+        if self._state_token is None:  # awaited from before the publication: the read-back may be quick
+            self._state_token, self._state_pub_at = time_us, now
+        self.client.publish(self.topics.state, dumps(payload), qos=1, retain=True)
         self._state_sent = raw
         self._state_at = now
 

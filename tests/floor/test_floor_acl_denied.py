@@ -29,13 +29,12 @@ def test_a_table_whose_publications_the_acl_drops_says_so(mosquitto: Mosquitto, 
     bad, bad_journal = _publisher(mosquitto, tmp_path, "t9", "t2")
     good, good_journal = _publisher(mosquitto, tmp_path, "t3", "t3")
     try:
-        for pub in (bad, good):
-            assert wait_for(lambda: pub.connected, 10)  # noqa: B023
+        for pub in (bad, good):  # the bad one's connection is closed after each denied publication
             pub.handle(DisplayUpdate({"hand": 1, "state": "idle"}))
         assert wait_for(lambda: bad.problem is not None, 15), "the dropped publications went unnoticed"
         assert "drops them" in bad.problem and "t9" in bad.problem
         # the well-configured table gets its state back: nothing to say
-        assert wait_for(lambda: good._state_sent is not None and good._state_mid is None, 10)
+        assert wait_for(lambda: good._state_sent is not None and good._state_token is None, 10)
         assert good.problem is None
     finally:
         for pub, journal in ((bad, bad_journal), (good, good_journal)):
@@ -69,7 +68,7 @@ def test_doctor_names_a_wrong_acl(mosquitto: Mosquitto, tmp_path: Path) -> None:
     pub, journal = _publisher(mosquitto, tmp_path, "t1", "t1")
     try:
         pub.handle(DisplayUpdate({"hand": 1, "state": "idle"}))
-        assert wait_for(lambda: pub.connected and pub._state_mid is None and pub._state_sent is not None, 10)
+        assert wait_for(lambda: pub.connected and pub._state_token is None and pub._state_sent is not None, 10)
     finally:
         pub.close()
         journal.close()
