@@ -85,19 +85,6 @@ class _Device:
         shoes.release(self.url)
 
 
-class _FlushJournal:
-    """Closed after the controller and before the floor publisher: waits for the journal's
-    writer to commit what is queued (a group may linger a few ms), so the publisher, which
-    publishes committed records, sends the session's last events before it stops."""
-
-    def __init__(self, journal: JournalLike | None) -> None:
-        self.journal = journal
-
-    def close(self) -> None:
-        if isinstance(self.journal, Journal):
-            self.journal.flush(5.0)
-
-
 class Table:
     """A built table; :meth:`start` (``__enter__``) brings it up, :meth:`close` (``__exit__``)
     takes it down, each part in the reverse order of its start.
@@ -254,6 +241,7 @@ class Table:
         self.link = link = ShoeLink(self.url, controller.queue, baudrate=self.cfg.shoe.baudrate,
                                     resume_seq=self.resume_seq, secret=secret, serial=serial)
         controller.link = link
+        display: Any = None
         if self._dealer_io:
             self.io = self._start_dealer_io(link)
             self._parts.append(self.io)
@@ -276,11 +264,13 @@ class Table:
                 controller.add_sink(extra)
         controller.add_sink(ShoeCommandSink(link))
         if self._floor is not None and self._floor.enabled:
+            # closed with the controller's sinks; it commits the journal's queue first and sends it
             publisher = attach_floor(controller, self.journal, self._floor, table=self.cfg.table,
                                      journal_path=self.journal.path if isinstance(self.journal, Journal) else None)
             if publisher is not None:
                 self._parts.append(publisher)
-            self._parts.append(_FlushJournal(self.journal))  # closed after the controller, before it
+                if display is not None:
+                    display.floor_problem = lambda: publisher.problem  # the broker drops what it sends
         if self._dealer_socket:
             self.port = DealerPort(self._dealer_socket, controller.post)
             self._parts.append(self.port)
