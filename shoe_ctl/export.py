@@ -401,6 +401,7 @@ def replay_hands(journal: Journal, make_machine: MachineFactory, *, table: str |
         if current is not None and isinstance(item, DealerInput):
             _open_betting(current, machine, item)
         before_no = machine.hand_no
+        before_state = machine.state
         last_hand = machine.hand
         before_reads = len(machine.reads)
         all_in_before = _all_in(machine)
@@ -424,9 +425,10 @@ def replay_hands(journal: Journal, make_machine: MachineFactory, *, table: str |
         if current is None:
             continue
         current.last_seq = rec.seq
-        for cmd in cmds:
-            if isinstance(cmd, Alert):
-                current.alerts.append(f"{cmd.code}: {cmd.message}")
+        if before_state != "idle" or machine.hand_no != before_no:  # an alert raised between hands is no hand's
+            for cmd in cmds:
+                if isinstance(cmd, Alert):
+                    current.alerts.append(f"{cmd.code}: {cmd.message}")
         players = {seat: i + 1 for i, seat in enumerate(current.seats)}
         for read in machine.reads[before_reads:]:
             text = card_text(read.card)
