@@ -543,7 +543,9 @@ def default_machine_factory(profile: str) -> Any:
     from shoe_ctl.machine import Dealing
 
     profiles = {name: load_profile(name) for name in ("tda", "house")}
-    return Dealing(profiles, default_rules=profile if profile in profiles else "tda")
+    machine = Dealing(profiles, default_rules=profile if profile in profiles else "tda")
+    machine.quiet = True  # a replay: the journal's alerts were logged when they were raised
+    return machine
 
 
 def export_hands(
