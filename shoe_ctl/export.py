@@ -360,6 +360,7 @@ def replay_hands(journal: Journal, make_machine: MachineFactory, *, table: str |
         if current is not None and isinstance(item, DealerInput):
             _open_betting(current, machine, item)
         before_no = machine.hand_no
+        before_state = machine.state
         last_hand = machine.hand
         before_reads = len(machine.reads)
         all_in_before = _all_in(machine)
@@ -383,9 +384,10 @@ def replay_hands(journal: Journal, make_machine: MachineFactory, *, table: str |
         if current is None:
             continue
         current.last_seq = rec.seq
-        for cmd in cmds:
-            if isinstance(cmd, Alert):
-                current.alerts.append(f"{cmd.code}: {cmd.message}")
+        if before_state != "idle" or machine.hand_no != before_no:  # an alert raised between hands is no hand's
+            for cmd in cmds:
+                if isinstance(cmd, Alert):
+                    current.alerts.append(f"{cmd.code}: {cmd.message}")
         players = {seat: i + 1 for i, seat in enumerate(current.seats)}
         for read in machine.reads[before_reads:]:
             text = card_text(read.card)
@@ -495,7 +497,9 @@ def _folded(machine: Any) -> set[int]:
 def default_machine_factory(profile: str) -> Any:
     """A :class:`shoe_ctl.machine.Dealing` with both shipped profiles, ``profile`` the default."""
     profiles = {name: load_profile(name) for name in ("tda", "house")}
-    return Dealing(profiles, default_rules=profile if profile in profiles else "tda")
+    machine = Dealing(profiles, default_rules=profile if profile in profiles else "tda")
+    machine.quiet = True  # a replay: the journal's alerts were logged when they were raised
+    return machine
 
 
 def export_hands(

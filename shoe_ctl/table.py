@@ -199,6 +199,8 @@ class Table:
                 machine, resume_seq, report = recover(opened, make_machine)
                 for line in report.lines():
                     say(line)
+            else:  # a simulated shoe starts afresh (nothing replayed), its hands numbered on
+                machine.hand_no = _hands_before(opened) + (opened.current_hand is not None)
         except (JournalError, OSError) as exc:
             if opened is not None:
                 opened.close()
