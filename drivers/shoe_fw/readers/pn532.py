@@ -80,11 +80,12 @@ class PN532Reader:
         shorter than the driver asks for waits that long).
     :param reset_pin: the pin wired to the chip's RSTPDN (:mod:`.pins`), or None: then
         :meth:`reset` only wakes and configures the chip again.
-    :param timeout: seconds to wait for each ACK and answer.
+    :param timeout: seconds to wait for each ACK and answer (a PN532 ACKs within a
+        millisecond and lists targets, with one retry, within tens of milliseconds).
     :param name: the module's name in messages.
     """
 
-    def __init__(self, uart: "Any", reset_pin: "Any" = None, timeout: float = 0.5, name: str = "pn532") -> None:
+    def __init__(self, uart: "Any", reset_pin: "Any" = None, timeout: float = 0.1, name: str = "pn532") -> None:
         self.name = name
         self._uart = uart
         self._reset_pin = reset_pin
@@ -117,12 +118,12 @@ class PN532Reader:
         :raises ReaderError: no driver, no answer, or an answer that is not a PN532's.
         """
         try:
-            from adafruit_pn532.uart import PN532_UART
+            chip_class = _chip_class()
         except ImportError as exc:
             raise self._error("start", "the adafruit_pn532 library is missing (" + str(exc) + ")") from None
         self._chip = None
         try:
-            chip = PN532_UART(self._uart, reset=self._reset_pin)  # reset pulse, wake-up, SAM, version
+            chip = chip_class(self._uart, reset=self._reset_pin)  # reset pulse, wake-up, GetFirmwareVersion
         except Exception as exc:
             raise self._error("wake-up", _describe(exc)) from None
         self._chip = chip
@@ -155,11 +156,41 @@ class PN532Reader:
 
     def reset(self) -> None:
         """Pulse the reset line (when wired) and :meth:`start` again; bounded by the driver's
-        waits (0.2 s of pulse, about 1.5 s for a chip that does not answer) and ``timeout``.
+        waits (0.2 s of pulse, 0.5 s for a chip that does not answer its GetFirmwareVersion).
 
         :raises ReaderError: the chip stays dead or answers wrongly.
         """
         self.start()
+
+
+_CHIP_CLASS = []  # type: list[Any]
+WAKE_UP = b"\x55\x55" + bytes(15)
+"""The HSU wake-up the driver sends: two 0x55 bytes and a long preamble of zeros (UM0701-02)."""
+
+
+def _chip_class() -> "Any":
+    """The driver's ``PN532_UART`` with a wake-up that sends the HSU wake-up bytes only: the
+    driver's own also sends SAMConfiguration with a fixed 1 s wait, which :meth:`PN532Reader.start`
+    sends itself with the module's timeout, so a dead chip holds the firmware's loop for the
+    reset pulse and one GetFirmwareVersion (0.5 s in the driver), not 1.5 s more.
+
+    :raises ImportError: no ``adafruit_pn532``.
+    """
+    if not _CHIP_CLASS:
+        import time
+
+        from adafruit_pn532.uart import PN532_UART
+
+        class Chip(PN532_UART):  # type: ignore[misc]
+            def _wakeup(self) -> None:
+                if self._reset_pin:
+                    self._reset_pin.value = True
+                    time.sleep(0.01)
+                self.low_power = False
+                self._uart.write(WAKE_UP)
+
+        _CHIP_CLASS.append(Chip)
+    return _CHIP_CLASS[0]
 
 
 def _hex(data: bytes) -> str:
