@@ -21,6 +21,24 @@ from pathlib import Path
 from typing import Protocol
 
 
+def open_linked_pty(link_path: Path) -> tuple[int, int]:
+    """A new pty in raw mode, its master non-blocking, behind the symlink ``link_path`` (replaced
+    atomically): returns ``(master, slave)``. The link names the slave through this process's
+    fd table: a pty's ``/dev/pts`` name may resolve in another devpts instance (containers), the
+    fd never does."""
+    master, slave = os.openpty()
+    tty.setraw(slave)
+    os.set_blocking(master, False)
+    tmp = link_path.with_name(link_path.name + ".new")
+    try:
+        tmp.unlink()
+    except FileNotFoundError:
+        pass
+    os.symlink(f"/proc/{os.getpid()}/fd/{slave}", tmp)
+    os.replace(tmp, link_path)
+    return master, slave
+
+
 class DeviceModel(Protocol):
     """What :class:`PtyDevice` asks of a device model."""
 
@@ -66,18 +84,7 @@ class PtyDevice:
 
     def start(self) -> PtyDevice:
         """Open the pty, make the link and start the thread; returns ``self``."""
-        master, slave = os.openpty()
-        tty.setraw(slave)
-        os.set_blocking(master, False)
-        self._master, self._slave = master, slave
-        tmp = self.link_path.with_name(self.link_path.name + ".new")
-        try:
-            tmp.unlink()
-        except FileNotFoundError:
-            pass
-        # the fd path resolves in this process's devpts even inside a container
-        os.symlink(f"/proc/{os.getpid()}/fd/{slave}", tmp)
-        os.replace(tmp, self.link_path)
+        self._master, self._slave = open_linked_pty(self.link_path)
         self._thread = threading.Thread(target=self._run, name=f"virtual-{self.link_path.name}", daemon=True)
         self._thread.start()
         return self
