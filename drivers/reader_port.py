@@ -95,12 +95,15 @@ class OpenReader:
         self.close()
 
 
-def open_reader(spec: ReaderSpec | str, *, reset_pin: Any = None, pin_factory: Any = None) -> OpenReader:
+def open_reader(spec: ReaderSpec | str, *, reset_pin: Any = None, pin_factory: Any = None,
+                timeout: float | None = None) -> OpenReader:
     """Open the port (and the reset GPIO) of ``spec``; the reader is not started.
 
     :param reset_pin: a ``digitalio``-shaped pin to use as the reset line instead of the spec's
         GPIO (the virtual PN532's :class:`hil.virtual_pn532.ResetLine` in tests).
     :param pin_factory: gpiozero's pin factory for the spec's GPIO (``MockFactory`` in tests).
+    :param timeout: seconds the module waits for each answer (None: the module's default, short
+        enough for the firmware's loop; a tool that is not in a hurry may wait longer).
     :raises ReaderSpecError: a bad spec.
     :raises OSError: the port cannot be opened (``serial.SerialException`` is one); the message
         names it.
@@ -113,7 +116,8 @@ def open_reader(spec: ReaderSpec | str, *, reset_pin: Any = None, pin_factory: A
     if spec.family == "pepper":
         from drivers.shoe_fw.readers.pepper_c1 import PepperC1Reader
 
-        return OpenReader(PepperC1Reader(spec.port), str(spec), closers)
+        pepper = PepperC1Reader(spec.port) if timeout is None else PepperC1Reader(spec.port, timeout=timeout)
+        return OpenReader(pepper, str(spec), closers)
     try:
         port = serial.Serial(spec.port, BAUDRATE, timeout=READ_TIMEOUT_S, exclusive=True)
     except (serial.SerialException, OSError, ValueError) as exc:
@@ -128,4 +132,6 @@ def open_reader(spec: ReaderSpec | str, *, reset_pin: Any = None, pin_factory: A
         closers.append(reset_pin)
     from drivers.shoe_fw.readers.pn532 import PN532Reader
 
-    return OpenReader(PN532Reader(port, reset_pin=reset_pin), str(spec), closers)
+    pn532 = PN532Reader(port, reset_pin=reset_pin) if timeout is None else PN532Reader(port, reset_pin=reset_pin,
+                                                                                        timeout=timeout)
+    return OpenReader(pn532, str(spec), closers)

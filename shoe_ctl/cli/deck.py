@@ -22,6 +22,9 @@ from typing import Any
 
 from shoe_ctl.cli.args import default_config_path, finite
 
+ENROL_TIMEOUT_S = 0.5
+"""Seconds the reader module waits for each answer during an enrolment (nothing else waits on it)."""
+
 
 def register(subparsers: Any) -> None:
     """Add ``deck`` with ``enrol``, ``list`` and ``retire``."""
@@ -233,7 +236,7 @@ def run_enrol(args: argparse.Namespace) -> int:
         else:
             source = f"reader {spec}"
             try:
-                opened = open_reader(spec)
+                opened = open_reader(spec, timeout=ENROL_TIMEOUT_S)
             except OSError as exc:
                 raise decks.EnrolError(str(exc)) from None
             with opened:
