@@ -781,11 +781,19 @@ def run_kit(url: str, *, operator_command: str | None = None, operator: Operator
             secret: bytes | None = None) -> dict[str, Any]:
     """Run the kit against ``url`` and return the report. ``url`` ``virtual`` starts a virtual
     shoe on a pty (closed afterwards), a ``vshoe://`` URL uses that virtual shoe; both come with
-    their bench (:func:`virtual_bench`). Otherwise ``operator_command`` (a
+    their bench (:func:`virtual_bench`). ``bridge-virtual`` starts the shoe bridge on a virtual
+    PN532 and a mock beam, its bench the operator that drives them
+    (:meth:`hil.reader_shoe.ReaderShoe.bench_actions`). Otherwise ``operator_command`` (a
     :class:`CommandOperator`) or ``operator`` does what a person or robot must."""
     shoe = None
-    own = None
-    if url == "virtual":
+    own: Any = None
+    if url == "bridge-virtual":  # the shoe bridge on a virtual PN532 and a mock beam
+        from hil.reader_shoe import temporary_reader_shoe
+
+        own = temporary_reader_shoe()
+        url = own.url
+        operator = operator or CallableOperator(own.bench_actions())
+    elif url == "virtual":
         from hil.deck import Deck
         from hil.virtual_shoe import VirtualShoe
 

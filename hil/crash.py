@@ -287,16 +287,21 @@ class CrashDealer(SimulatedDealer):
         return marker.wait(timeout)
 
 
-class _CountingShoe:
-    """The dealer's shoe: pulls and reloads the virtual shoe, counting each pull as an action."""
+def _virtual_shoe(folder: Path, seed: int, serial: str, secret: bytes) -> VirtualShoe:
+    """The default shoe of a run: the virtual shoe on TCP (one port for the whole run)."""
+    return VirtualShoe(transport="tcp", seed=seed, serial=serial, secret=secret).start()
 
-    def __init__(self, shoe: VirtualShoe, on_action: Callable[[], None], trace: list[list[Any]]) -> None:
+
+class _CountingShoe:
+    """The dealer's shoe: pulls and reloads the shoe, counting each pull as an action."""
+
+    def __init__(self, shoe: Any, on_action: Callable[[], None], trace: list[list[Any]]) -> None:
         self.shoe = shoe
         self.on_action = on_action
         self.trace = trace
 
     def pull(self) -> Card | None:
-        card = self.shoe.pull()
+        card: Card | None = self.shoe.pull()
         self.trace.append([time.monotonic(), "pull", card_text(card)])
         self.on_action()
         return card
@@ -341,6 +346,10 @@ class CrashRun:
     timeout: float = 600.0
     config: str | None = None
     progress: Any = None
+    shoe_factory: Callable[[Path, int, str, bytes], Any] | None = None
+    """Builds and starts the shoe from (folder, seed, serial, secret): it has ``url``, ``pull``,
+    ``reload``, ``unacked_count``, ``wait_acked``, ``close``, and ``card_events()`` or ``events``
+    (default: the virtual shoe on TCP; ``hil.reader_shoe.ReaderShoe`` is the bridge on a virtual reader)."""
 
     def run(self) -> RunRecord:
         t0 = time.monotonic()
@@ -351,8 +360,8 @@ class CrashRun:
 
         secret = new_secret()  # the service takes a real shoe only when paired with it (docs/security.md)
         SecretStore(self.workdir / "shoes").save("VS-0001", secret)
-        shoe = VirtualShoe(transport="tcp", seed=self.seed, serial="VS-0001", secret=secret)
-        shoe.start()
+        make = self.shoe_factory or _virtual_shoe
+        shoe = make(self.workdir / f"{self.name}.shoe", self.seed, "VS-0001", secret)
         config = self.config
         if config is None:
             table = self.workdir / f"{self.name}.toml"
@@ -496,7 +505,8 @@ class CrashRun:
                 error.append(f"the service stopped with status {status}")
             client.wait_reader(1)
             shoe.close()
-        shoe_cards = {m.seq: m.card for m in shoe.events if isinstance(m, p.CardMsg)}
+        shoe_cards = (shoe.card_events() if hasattr(shoe, "card_events") else
+                      {m.seq: m.card for m in shoe.events if isinstance(m, p.CardMsg)})
         with open(self.workdir / f"{self.name}.signals.jsonl", "w") as f:
             for key in signals:
                 f.write(json.dumps(key) + "\n")

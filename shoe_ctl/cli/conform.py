@@ -26,7 +26,7 @@ def register(subparsers: Any) -> None:
                                 "requests, a host restart, no-host pattern, power cycle and unplug, with the "
                                 "timing limits of section 13. Report as JSON and JUnit XML.")
     cmd.add_argument("--shoe", required=True, metavar="URL",
-                     help="the shoe's port (/dev/serial/by-id/..., socket://host:port), or 'virtual'")
+                     help="the shoe's port (/dev/serial/by-id/..., socket://host:port), or 'virtual' (the virtual shoe), 'bridge-virtual' (the shoe bridge on a virtual PN532 and beam)")
     cmd.add_argument("--operator", default=None, metavar="CMD",
                      help="command run as 'CMD ACTION' (pull-card, power-cycle, unplug, replug); exit 0 = done; "
                      "may print {\"at\": UNIX_TIME} (when the card passed the sensor)")

@@ -8,6 +8,9 @@
   (:mod:`hil.operator`).
 - ``crash --hands N --kills K --seed S [--json]``: the service killed and restarted mid-hand
   (:mod:`hil.crash`).
+- ``bridge-soak --cards N --kills K --reader-faults F --bridge-restarts R``: the whole path of a
+  reader-backed shoe (virtual PN532, mock beam, bridge, protocol v2, the service) with faults
+  (:mod:`hil.bridge_soak`).
 
 Each subcommand's module is imported only when it runs.
 """
@@ -64,6 +67,25 @@ def register(subparsers: Any) -> None:
                        help="keep both runs' journals, service logs and signal lists in DIR (default: a "
                        "temporary folder, removed)")
     crash.set_defaults(func=_dispatch("hil.crash"))
+
+    bsoak = sub.add_parser("bridge-soak", help="the whole path of a reader-backed shoe with reader faults, bridge "
+                           "restarts and service kills",
+                           description="Deal seeded random hands through a virtual PN532 and a mock beam, the shoe "
+                           "bridge, protocol v2 and shoe-ctl run (a child process), with PN532 faults, bridge "
+                           "restarts and SIGKILLs of the service; check that no card was lost or doubled and every "
+                           "fault was a stop the dealer saw.")
+    bsoak.add_argument("--cards", type=int, default=1000, metavar="N", help="cards to pull at least (default 1000)")
+    bsoak.add_argument("--seed", type=int, default=0, metavar="S")
+    bsoak.add_argument("--kills", type=int, default=3, metavar="K", help="SIGKILLs of the service (default 3)")
+    bsoak.add_argument("--reader-faults", type=int, default=4, metavar="F",
+                       help="PN532 faults, hang, no-ack, bad-checksum, stale in turn (default 4)")
+    bsoak.add_argument("--bridge-restarts", type=int, default=2, metavar="R", help="bridge restarts (default 2)")
+    bsoak.add_argument("--json", action="store_true", help="print one JSON object on one line")
+    bsoak.add_argument("--progress", action="store_true", help="a line on stderr for every kill")
+    bsoak.add_argument("--workdir", default=None, metavar="DIR",
+                       help="keep the journal, the service's log and the bridge's state in DIR (default: a "
+                       "temporary folder, removed)")
+    bsoak.set_defaults(func=_dispatch("hil.bridge_soak"))
 
     from hil.floor import register_hil as register_floor  # shoe-ctl hil floor
 
