@@ -43,7 +43,7 @@ from hil.reader_shoe import ReaderShoe
 __all__ = ["main", "run_bridge_soak"]
 
 READER_FAULTS = ("hang", "no-ack", "bad-checksum", "stale")
-CARDS_PER_HAND = 30
+CARDS_PER_HAND = 45
 """A low estimate of the cards a random eight-seat hand takes (burns, folds): hands are made
 until the dealt cards reach the target."""
 
