@@ -219,11 +219,11 @@ class ReaderShoe:
                 self.virtual.fault("hang")
             self.reader_faults += 1
             end = time.monotonic() + timeout_s
-            while fw.reader_ok:
+            while fw.health.ok:
                 if time.monotonic() > end:
                     return False
                 time.sleep(0.002)
-            while not fw.reader_ok:
+            while not fw.health.ok:
                 if time.monotonic() > end:
                     return False
                 time.sleep(0.005)
@@ -245,15 +245,12 @@ class ReaderShoe:
             self.restart_bridge()
 
         def unplug() -> None:
-            with self._lock, self.bridge._lock:
-                self.bridge.port.close()
+            with self._lock:
+                self.bridge.unplug()
 
         def replug() -> None:
-            from drivers.shoe_bridge import PtyPort
-
-            with self._lock, self.bridge._lock:
-                self.bridge.port = PtyPort(self.link)
-                self.bridge.core.plugged_in(time.monotonic())
+            with self._lock:
+                self.bridge.replug()
 
         return {"pull-card": pull, "power-cycle": power_cycle, "unplug": unplug, "replug": replug}
 
