@@ -790,7 +790,9 @@ def run_kit(url: str, *, operator_command: str | None = None, operator: Operator
     if url == "bridge-virtual":  # the shoe bridge on a virtual PN532 and a mock beam
         from hil.reader_shoe import temporary_reader_shoe
 
-        own = temporary_reader_shoe()
+        if protocol == p.AUTH_VERSION and secret is None:
+            secret = os.urandom(32)  # the kit pairs the bridge it starts
+        own = temporary_reader_shoe(secret=secret if protocol == p.AUTH_VERSION else None)
         url = own.url
         operator = operator or CallableOperator(own.bench_actions())
     elif url == "virtual":

@@ -283,11 +283,12 @@ class _OwnedReaderShoe(ReaderShoe):
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
-def temporary_reader_shoe(seed: int = 0) -> ReaderShoe:
-    """A started, unpaired :class:`ReaderShoe` in a new temporary folder (removed when it is
-    closed): what ``shoe-ctl conform --shoe bridge-virtual`` runs the kit against (the kit speaks
-    protocol version 1, which a paired shoe refuses)."""
+def temporary_reader_shoe(seed: int = 0, secret: bytes | None = None) -> ReaderShoe:
+    """A started :class:`ReaderShoe` in a new temporary folder (removed when it is closed),
+    paired with ``secret`` (protocol version 2) or unpaired (None: version 1): what ``shoe-ctl
+    conform --shoe bridge-virtual`` runs the kit against."""
     import tempfile
 
     folder = Path(tempfile.mkdtemp(prefix="shoe-ctl-bridge-"))
-    return _OwnedReaderShoe(folder, serial="BR-0001", secret=bytes(32), seed=seed, paired=False).start()
+    return _OwnedReaderShoe(folder, serial="BR-0001", secret=secret or bytes(32), seed=seed,
+                            paired=secret is not None).start()

@@ -36,7 +36,7 @@ def register(subparsers: Any) -> None:
                      help="multiply every timing limit by K (default 1; the report states it)")
     cmd.add_argument("--protocol", type=int, choices=(1, 2), default=1,
                      help="1: an unpaired shoe (plain frames); 2: a paired shoe, every frame authenticated with "
-                     "--secret-file (the virtual shoe is paired by the kit)")
+                     "--secret-file (the virtual shoe and bridge-virtual are paired by the kit)")
     cmd.add_argument("--secret-file", default=None, metavar="FILE",
                      help="protocol 2: the shoe's pairing secret, 64 hex digits (as shoe-ctl pair stores it)")
     cmd.add_argument("--operator-budget-ms", type=float, default=0.0, metavar="MS",
@@ -64,7 +64,7 @@ def main(args: argparse.Namespace) -> int:
             print(f"shoe-ctl conform: --secret-file {args.secret_file}: a secret is 32 bytes, not {len(secret)}",
                   file=sys.stderr)
             return 2
-    real = args.shoe != "virtual" and not args.shoe.lower().startswith("vshoe://")
+    real = args.shoe not in ("virtual", "bridge-virtual") and not args.shoe.lower().startswith("vshoe://")
     if args.protocol == 2 and secret is None and real:
         print("shoe-ctl conform: --protocol 2 needs --secret-file (the shoe's pairing secret)", file=sys.stderr)
         return 2
