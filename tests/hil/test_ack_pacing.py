@@ -7,7 +7,6 @@ import queue
 import time
 from typing import Any
 
-from drivers import protocol as p
 from drivers.shoe import ShoeLink
 from hil.deck import Deck
 from hil.virtual_shoe import VirtualShoe
@@ -29,14 +28,13 @@ def test_a_60_card_burst_gets_at_most_one_ack_per_20_ms() -> None:
             send_ack(now, resend)
 
         session._send_ack = record  # type: ignore[method-assign]
-        on_host = shoe.device._on_host
+        on_ack = shoe.device._on_ack
 
-        def arrived(msg: p.Message, now: float) -> None:
-            if isinstance(msg, p.Ack):
-                arrived_at.append(now)
-            on_host(msg, now)
+        def arrived(acked: int, want: int, resend: bool, now: float) -> None:
+            arrived_at.append(now)
+            on_ack(acked, want, resend, now)
 
-        shoe.device._on_host = arrived  # type: ignore[method-assign]
+        shoe.device._on_ack = arrived  # type: ignore[method-assign]
         with link:
             link.wait_connected(5.0)
             time.sleep(0.3)
