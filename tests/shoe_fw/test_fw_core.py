@@ -4,11 +4,12 @@ the kept state a power cycle restores."""
 
 from __future__ import annotations
 
+from wire import Pump
+
 from drivers import protocol as p
 from drivers.session import LinkSession
 from drivers.shoe_fw import codec as c
 from drivers.shoe_fw.core import NO_HOST_LED, STOP_LED, ShoeCore
-from wire import Pump
 
 
 def heartbeats(frames: list[bytes]) -> list[p.Heartbeat]:
