@@ -15,7 +15,9 @@
   with a backoff from ``backoff[0]`` doubling to ``backoff[1]`` seconds until ``reset()`` and
   ``check()`` pass, then the FAULT's end.
 - **The tag's identity** is ``lookup(uid)``: ``(deck, code)`` or None for a tag of no live deck
-  (:mod:`.deckmap`).
+  (:mod:`.deckmap`). The first known card after a RESET_COUNTER names the stub's deck; a tag of
+  no live deck (``foreign card, tag 04a1...``) or of another live deck (``9c of deck D17 in deck
+  D12's stub``) is never reported as a card of the stub: CARD 0xFF and a misread naming it.
 
 The seams: ``reader`` (:mod:`.reader`), ``beam`` (an object whose ``broken()`` is True while
 the beam is interrupted). Every time is an argument; the timers are one table,
@@ -24,7 +26,7 @@ docs/build-a-shoe.md, "Firmware".
 """
 
 from . import codec as c
-from .deckmap import uid_hex
+from .deckmap import card_name, uid_hex
 from .reader import ReaderError
 
 try:
@@ -79,6 +81,11 @@ class Firmware:
         self._delay = backoff[0]
         self.passes = 0
         self.resets = 0
+        self.refused = 0
+        self.deck = ""
+        """The deck id of the stub being dealt: the deck of its first known card since the last
+        RESET_COUNTER (a new deck or stub), "" before it."""
+        self._deck_epoch = core.epoch
 
     # ---------------------------------------------------------------- the loop
 
@@ -142,17 +149,31 @@ class Firmware:
             self._report(uid, now)
 
     def _report(self, uid: bytes, now: float) -> None:
+        if self.core.epoch != self._deck_epoch:  # a new deck or stub was loaded (RESET_COUNTER)
+            self._deck_epoch = self.core.epoch
+            self.deck = ""
         found = self.lookup(uid)
         if found is None:
-            self.core.card(c.UNREADABLE, c.READER_NONE, now)
-            self.core.fault(c.FAULT_MISREAD, False, "foreign tag " + uid_hex(uid)[:24], now)
-            self.core.fault(c.FAULT_MISREAD, True, "", now)
+            self._refuse("foreign card, tag " + uid_hex(uid), now)
             deck, code = "", -1
         else:
             deck, code = found
-            self.core.card(code, c.READER_RFID, now)
+            if not self.deck:
+                self.deck = deck  # the first known card of a stub names its deck
+            if deck != self.deck:
+                self._refuse(card_name(code) + " of deck " + deck + " in deck " + self.deck + "'s stub", now)
+            else:
+                self.core.card(code, c.READER_RFID, now)
         if self.on_card is not None:
             self.on_card(uid, deck, code)
+
+    def _refuse(self, detail: str, now: float) -> None:
+        """A card that is not one of the stub's: counted as unreadable, never as a card of the
+        stub, with a misread that names it (docs/build-a-shoe.md, "Passes")."""
+        self.refused += 1
+        self.core.card(c.UNREADABLE, c.READER_NONE, now)
+        self.core.fault(c.FAULT_MISREAD, False, detail, now)
+        self.core.fault(c.FAULT_MISREAD, True, "", now)
 
     # ---------------------------------------------------------------- timers
 

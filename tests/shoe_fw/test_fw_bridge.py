@@ -111,7 +111,7 @@ def test_a_foreign_tag_through_the_bridge_is_named_not_a_silent_unreadable(tmp_p
         fault = events.get(timeout=10)
         while not isinstance(fault, ShoeFault):
             fault = events.get(timeout=10)
-        assert read.card is None and "foreign tag 04ffee0001" in fault.detail
+        assert read.card is None and "foreign card, tag 04ffee0001" in fault.detail
 
 
 def test_shoe_ctl_restarted_and_the_bridge_restarted_lose_no_card_and_double_none(tmp_path: Path,

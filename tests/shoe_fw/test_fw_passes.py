@@ -16,7 +16,8 @@ from drivers.shoe_fw.reader import ScriptedReader
 from shoe_ctl.events import CardRead, FaultKind, ShoeFault
 
 AS, KD = bytes.fromhex("04a10033"), bytes.fromhex("04a1002d")
-DECK = {AS: ("D12", 51), KD: ("D12", 45)}
+NINE_C_D17 = bytes.fromhex("04b20001")
+DECK = {AS: ("D12", 51), KD: ("D12", 45), NINE_C_D17: ("D17", 28)}
 
 
 class Beam:
@@ -102,7 +103,22 @@ def test_a_foreign_tag_is_never_a_silent_unreadable_card() -> None:
     rig = Rig()
     rig.pass_card(bytes.fromhex("04ffee0001"))
     got = rig.messages()
-    assert got[0].card is None and got[1].kind == FaultKind.MISREAD and got[1].detail == "foreign tag 04ffee0001"
+    assert got[0].card is None and got[1].kind == FaultKind.MISREAD and got[1].detail == "foreign card, tag 04ffee0001"
+    assert rig.seen == [(bytes.fromhex("04ffee0001"), "", -1)]
+
+
+def test_a_card_of_another_live_deck_is_named_with_both_decks_never_taken_for_the_stubs() -> None:
+    rig = Rig()
+    rig.pass_card(AS)  # the stub's first known card: deck D12
+    rig.pass_card(NINE_C_D17)
+    got = rig.messages()
+    assert got[0].card.code == 51
+    assert got[1].card is None and got[2].detail == "9c of deck D17 in deck D12's stu"  # cut at 32 bytes
+    assert rig.fw.deck == "D12" and rig.fw.refused == 1
+    rig.core.receive_data(p.encode(p.ResetCounter(1, 7)), rig.now)  # a new deck is loaded
+    rig.pass_card(NINE_C_D17)
+    got = rig.messages()
+    assert got[0].card.code == 28 and rig.fw.deck == "D17"
 
 
 def test_a_beam_stuck_broken_is_a_jam_and_the_card_is_reported_when_it_clears() -> None:
