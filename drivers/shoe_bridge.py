@@ -219,6 +219,18 @@ class GpioBeam:
         return int(self.device.value) == self.broken_level
 
 
+class _Unplugged:
+    """The port while unplugged: nothing comes in, what goes out is lost."""
+
+    in_waiting = 0
+
+    def read(self, n: int) -> bytes:
+        return b""
+
+    def write(self, data: bytes) -> None:
+        pass
+
+
 class _BridgeCore(ShoeCore):
     secrets: SecretFile | None = None
 
@@ -331,7 +343,22 @@ class Bridge(Closeable):
         with self._lock:
             if now >= self._decks_at + self.DECKS_EVERY_S:
                 self.load_decks(now)
-            turn(self.fw, self.port, self.state, now)
+            turn(self.fw, self.port if self.port is not None else _Unplugged(), self.state, now)
+
+    def unplug(self) -> None:
+        """Close the pty (the host reads EIO, as when a cable is pulled); the firmware runs on."""
+        with self._lock:
+            if self.port is not None:
+                self.port.close()
+                self.port = None
+
+    def replug(self) -> None:
+        """A new pty behind the same symlink; the shoe says HELLO unasked."""
+        with self._lock:
+            if self.port is None:
+                self.port = PtyPort(self.link)
+                self.core.plugged_in(self.clock())
+                self.core.say_hello()
 
     def _run(self) -> None:
         while not self._closed:

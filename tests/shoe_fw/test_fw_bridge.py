@@ -218,3 +218,37 @@ def test_shoe_ctl_bridge_stops_on_a_broken_state_file_naming_it(tmp_path: Path,
                  "--link", str(tmp_path / "shoe")])
     assert code == 2
     assert f"{state / 'state.json'}: not a bridge state" in capsys.readouterr().err
+
+
+def test_the_conformance_kit_passes_the_bridge_unchanged(tmp_path: Path, factory: MockFactory) -> None:
+    """``shoe-ctl conform`` against the bridge's pty, an operator driving the beam and the
+    reader: every test of the kit passes (timing limits scaled as for the other simulated shoes
+    on this loaded machine)."""
+    import time
+
+    from hil.conform import CallableOperator, Kit
+
+    rig = Rig(tmp_path, factory, paired=False)
+    shoe = [rig.start()]
+    n = [0]
+
+    def pull() -> float:
+        at = time.time()
+        rig.pull(n[0] % 52)
+        n[0] += 1
+        return at
+
+    def power_cycle() -> None:
+        shoe[0].close()
+        shoe[0] = rig.start()
+
+    operator = CallableOperator({"pull-card": pull, "power-cycle": power_cycle,  # type: ignore[dict-item]
+                                 "unplug": lambda: shoe[0].unplug(), "replug": lambda: shoe[0].replug()})
+    try:
+        report = Kit(str(rig.link), operator, time_scale=3.0).run()
+    finally:
+        shoe[0].close()
+    failed = [(r["name"], r["message"]) for r in report["results"] if r["status"] != "passed"]
+    assert failed == []
+    assert report["summary"]["passed"] == 15 and report["shoe"]["serial"] == SERIAL
+    assert report["shoe"]["caps"] == ["persistent-counters", "keeps-buffer"]
