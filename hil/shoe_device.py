@@ -99,7 +99,10 @@ class ShoeDevice(fw.ShoeCore):
         self._rng = random.Random(seed)
         self._on_secret: Callable[[bytes], None] | None = None
         self.readers = tuple(readers)
-        mask = p._mask(self.readers, p.READERS, "readers")
+        unknown = [r for r in self.readers if r not in p.READERS]
+        if unknown or not self.readers:
+            raise ValueError(f"readers {self.readers!r}: each one of {', '.join(p.READERS)}, at least one")
+        mask = sum(1 << p.READERS.index(r) for r in set(self.readers))
         super().__init__(serial, readers=mask, firmware=self.FIRMWARE, random_bytes=os.urandom,
                          pairing=pairing, heartbeat_s=heartbeat_s, resend_s=resend_s,
                          host_silence_s=host_silence_s, capacity=capacity, version_range=version_range,
@@ -149,8 +152,8 @@ class ShoeDevice(fw.ShoeCore):
         led = self._leds.get(raw)
         if led is None:
             token, signal, leds, mode, on_ms, off_ms = raw
-            led = p.Led(0, token, p.LED_SIGNALS[signal], p._names(leds, p.LED_NAMES, "leds"), p.LED_MODES[mode],
-                        on_ms, off_ms)
+            names = tuple(name for bit, name in enumerate(p.LED_NAMES) if leds >> bit & 1)
+            led = p.Led(0, token, p.LED_SIGNALS[signal], names, p.LED_MODES[mode], on_ms, off_ms)
             self._leds = {raw: led}
         return led
 

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from drivers import protocol as p
 from drivers.shoe_fw import codec as c
 from drivers.shoe_fw.crypto import HmacKey
+from shoe_ctl.events import FaultKind
 from shoe_ctl.rules.cards import Card
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -167,7 +168,7 @@ shoe_msgs = st.one_of(
     st.builds(lambda seq, card, opt, d, e: p.CardMsg(seq, card, "none" if card is None else ("optical" if opt else "rfid"),
                                                      d, e),
               st.integers(1, 2**32 - 1), cards, st.booleans(), st.integers(1, 0xFFFF), st.integers(0, 0xFFFF)),
-    st.builds(lambda seq, kind, cleared, detail: p.FaultMsg(seq, kind, cleared and kind != p.FaultKind.DOUBLE_PULL,
+    st.builds(lambda seq, kind, cleared, detail: p.FaultMsg(seq, kind, cleared and kind != FaultKind.DOUBLE_PULL,
                                                             detail),
               st.integers(1, 2**32 - 1), st.sampled_from(list(p.FAULT_CODES)), st.booleans(),
               st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7E) | st.sampled_from("éß♣"), max_size=20)),
@@ -208,7 +209,8 @@ host_msgs = st.one_of(
     st.builds(lambda a, b: p.HostHello(1, min(a, b), max(a, b)), st.integers(1, 255), st.integers(1, 255)),
     st.builds(lambda acked, gap, resend: p.Ack(2, acked, acked + gap, resend), st.integers(0, 2**31), st.integers(1, 2**31),
               st.booleans()),
-    st.builds(lambda tok, sig, leds, mode, on, off: p.Led(3, tok, p.LED_SIGNALS[sig], p._names(leds, p.LED_NAMES, "l"),
+    st.builds(lambda tok, sig, leds, mode, on, off: p.Led(3, tok, p.LED_SIGNALS[sig],
+                                                          tuple(n for b, n in enumerate(p.LED_NAMES) if leds >> b & 1),
                                                           p.LED_MODES[mode], on, off),
               st.integers(1, 255), st.integers(0, 11), st.integers(0, 31), st.integers(0, 2), st.integers(0, 0xFFFF),
               st.integers(0, 0xFFFF)),
