@@ -252,3 +252,12 @@ def test_the_conformance_kit_passes_the_bridge_unchanged(tmp_path: Path, factory
     assert failed == []
     assert report["summary"]["passed"] == 15 and report["shoe"]["serial"] == SERIAL
     assert report["shoe"]["caps"] == ["persistent-counters", "keeps-buffer"]
+
+
+def test_a_bad_deck_file_is_named_and_the_other_decks_still_load(tmp_path: Path, factory: MockFactory) -> None:
+    rig = Rig(tmp_path, factory)
+    (rig.decks / "D13.json").write_text('{"format": "shoe-ctl deck map 1", "deck": "D13"')
+    with rig.start() as bridge:
+        assert sorted(bridge.book.decks) == ["D12"]
+        assert bridge.deck_errors == [f"{rig.decks / 'D13.json'}: not JSON (" + bridge.deck_errors[0].split("(", 1)[1]]
+        assert bridge.lookup(UIDS[51]) == ("D12", 51)

@@ -191,3 +191,27 @@ def test_the_host_gets_every_pass_in_order_through_the_link() -> None:
     faults = [e for e in pump.events if isinstance(e, ShoeFault)]
     assert [r.card.code if r.card else None for r in reads] == [51, 45, None]
     assert [r.dispense for r in reads] == [1, 2, 3] and len(faults) == 2
+
+
+def test_a_reader_that_never_answers_is_a_reader_error_from_power_up_and_retried_for_ever() -> None:
+    core = ShoeCore("FW-1")
+    reader = ScriptedReader(name="pn532")
+    reader.dead = True
+    fw = Firmware(core, reader, Beam(), DECK.get, backoff=(0.1, 1.0))
+    fw.start(0.0)
+    assert not fw.reader_ok and fw.reader_error == "pn532: no answer to SAMConfiguration"
+    now = 0.0
+    while now < 30.0:
+        now += 0.01
+        fw.step(now)
+    faults = [m for m in p.FrameDecoder().feed(b"".join(core.frames_to_send())) if isinstance(m, p.FaultMsg)]
+    assert {(m.seq, m.kind, m.cleared) for m in faults} == {(1, FaultKind.READER_ERROR, False)}
+    assert 25 <= reader.resets <= 35 and fw.reader_error == "pn532: no answer after reset"  # 1 s apart at most
+
+
+def test_a_beam_broken_at_power_up_is_a_jam_within_the_limit() -> None:
+    rig = Rig(jam_s=2.0)
+    rig.beam.state = True  # blocked before the shoe started
+    rig.run(2.1)
+    got = rig.messages()
+    assert [(m.kind, m.cleared) for m in got] == [(FaultKind.JAM, False)]
