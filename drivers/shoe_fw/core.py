@@ -368,7 +368,7 @@ class ShoeCore:
         if mtype == c.T_PAIR:
             pad = c.pair_pad(session.host_to_shoe, sealed.ctr)
             secret = fields[0]
-            return (mtype, (bytes(secret[i] ^ pad[i] for i in range(c.SECRET_SIZE)),))
+            return (mtype, (bytes([secret[i] ^ pad[i] for i in range(c.SECRET_SIZE)]),))
         return (mtype, fields)
 
     # ---------------------------------------------------------------- timers

@@ -30,8 +30,8 @@ class HmacKey:
         if len(key) > BLOCK:
             key = sha256(key)
         key = key + bytes(BLOCK - len(key))
-        self._inner = bytes(b ^ 0x36 for b in key)
-        self._outer = bytes(b ^ 0x5C for b in key)
+        self._inner = bytes([b ^ 0x36 for b in key])
+        self._outer = bytes([b ^ 0x5C for b in key])
 
     def digest(self, *parts: bytes) -> bytes:
         """HMAC-SHA256 of the concatenation of ``parts`` (bytes each) -> 32 bytes."""
