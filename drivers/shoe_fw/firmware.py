@@ -10,10 +10,10 @@
   and ended. A tag seen with no pass deals nothing.
 - **A beam broken** for longer than ``jam_s`` is a jam (FAULT jam, with a message naming the
   beam); when it is restored the jam ends and the pass is reported as above, so no card is lost.
-- **The reader's health**: ``check()`` every ``check_s``; a :class:`~.reader.ReaderError`
-  from any call sends FAULT reader-error (detail ``rfid``) at once, then ``reset()`` is tried
-  with a backoff from ``backoff[0]`` doubling to ``backoff[1]`` seconds until ``reset()`` and
-  ``check()`` pass, then the FAULT's end.
+- **The reader's health** (:class:`~.health.ReaderHealth`): ``check()`` every ``check_s``; a
+  :class:`~.reader.ReaderError` from any call sends FAULT reader-error (detail ``rfid``) at
+  once, then ``reset()`` is tried with a backoff from ``backoff[0]`` doubling to ``backoff[1]``
+  seconds until ``reset()`` and ``check()`` pass, then the FAULT's end.
 - **The tag's identity** is ``lookup(uid)``: ``(deck, code)`` or None for a tag of no live deck
   (:mod:`.deckmap`). The first known card after a RESET_COUNTER names the stub's deck; a tag of
   no live deck (``foreign card, tag 04a1...``) or of another live deck (``9c of deck D17 in deck
@@ -27,6 +27,7 @@ docs/build-a-shoe.md, "Firmware".
 
 from . import codec as c
 from .deckmap import card_name, uid_hex
+from .health import ReaderHealth
 from .reader import ReaderError
 
 try:
@@ -64,23 +65,16 @@ class Firmware:
         self.beam = beam
         self.lookup = lookup
         self.scan_s = scan_s
-        self.check_s = check_s
         self.jam_s = jam_s
-        self.backoff = backoff
         self.max_tags = max_tags
         self.on_card = on_card
         self.broken = False
         self.broken_at = 0.0
         self.jammed = False
         self.tags = []  # type: list[bytes]
-        self.reader_ok = True
-        self.reader_error = ""
+        self.health = ReaderHealth(reader, self._reader_report, check_s, backoff, now)
         self._next_scan = now
-        self._next_check = now + check_s
-        self._next_reset = None  # type: float | None
-        self._delay = backoff[0]
         self.passes = 0
-        self.resets = 0
         self.refused = 0
         self.deck = ""
         """The deck id of the stub being dealt: the deck of its first known card since the last
@@ -91,10 +85,7 @@ class Firmware:
 
     def start(self, now: float) -> None:
         """Initialise the reader; a reader that does not answer is a reader error at once."""
-        try:
-            self.reader.start()
-        except ReaderError as exc:
-            self._reader_failed(str(exc), now)
+        self.health.start(now)
 
     def step(self, now: float) -> None:
         """Read the beam, then run every timer due at ``now``, then the link core's."""
@@ -139,7 +130,7 @@ class Firmware:
         tags, self.tags = self.tags, []
         if not tags:
             self.core.card(c.UNREADABLE, c.READER_NONE, now)
-            detail = "no tag read" if self.reader_ok else "reader error"
+            detail = "no tag read" if self.health.ok else "reader error"
             self.core.fault(c.FAULT_MISREAD, False, detail, now)
             self.core.fault(c.FAULT_MISREAD, True, "", now)
             return
@@ -178,16 +169,16 @@ class Firmware:
     # ---------------------------------------------------------------- timers
 
     def _scan_due(self) -> float | None:
-        return self._next_scan if self.reader_ok else None
+        return self._next_scan if self.health.ok else None
 
     def _scan(self, now: float) -> None:
         self._next_scan = now + self.scan_s
-        if not self.reader_ok:
+        if not self.health.ok:
             return
         try:
             uids = self.reader.scan()
         except ReaderError as exc:
-            self._reader_failed(str(exc), now)
+            self.health.failed(str(exc), now)
             return
         if not self.broken:
             return  # a tag near the mouth with no pass deals nothing
@@ -197,35 +188,17 @@ class Firmware:
                 self.tags.append(uid)
 
     def _check_due(self) -> float | None:
-        return self._next_check if self.reader_ok else None
+        return self.health.check_due()
 
     def _check(self, now: float) -> None:
-        self._next_check = now + self.check_s
-        try:
-            self.reader.check()
-        except ReaderError as exc:
-            self._reader_failed(str(exc), now)
+        self.health.check(now)
 
     def _reset_due(self) -> float | None:
-        return self._next_reset
+        return self.health.reset_due()
 
     def _reset(self, now: float) -> None:
-        self.resets += 1
-        try:
-            self.reader.reset()
-            self.reader.check()
-        except ReaderError as exc:
-            self.reader_error = str(exc)
-            self._next_reset = now + self._delay
-            self._delay = min(self._delay * 2, self.backoff[1])
-            return
-        self.reader_ok = True
-        self.reader_error = ""
-        self._next_reset = None
-        self._delay = self.backoff[0]
-        self._next_check = now + self.check_s
-        self._next_scan = now
-        self.core.fault(c.FAULT_READER_ERROR, True, self.READER_DETAIL, now)
+        if self.health.reset(now):
+            self._next_scan = now
 
     def _jam_due(self) -> float | None:
         if self.broken and not self.jammed:
@@ -236,11 +209,5 @@ class Firmware:
         self.jammed = True
         self.core.fault(c.FAULT_JAM, False, "card-out beam blocked", now)
 
-    def _reader_failed(self, message: str, now: float) -> None:
-        self.reader_error = message
-        if not self.reader_ok:
-            return
-        self.reader_ok = False
-        self.core.fault(c.FAULT_READER_ERROR, False, self.READER_DETAIL, now)
-        self._next_reset = now
-        self._delay = self.backoff[0]
+    def _reader_report(self, cleared: bool, now: float) -> None:
+        self.core.fault(c.FAULT_READER_ERROR, cleared, self.READER_DETAIL, now)

@@ -177,7 +177,7 @@ def test_a_stale_answer_after_reset_keeps_the_reader_in_error_until_a_check_pass
     rig.run(2.0)
     got = rig.messages()
     assert [(m.kind, m.cleared) for m in got] == [(FaultKind.READER_ERROR, False), (FaultKind.READER_ERROR, True)]
-    assert rig.fw.resets == 4
+    assert rig.fw.health.resets == 4
 
 
 def test_the_host_gets_every_pass_in_order_through_the_link() -> None:
@@ -199,14 +199,14 @@ def test_a_reader_that_never_answers_is_a_reader_error_from_power_up_and_retried
     reader.dead = True
     fw = Firmware(core, reader, Beam(), DECK.get, backoff=(0.1, 1.0))
     fw.start(0.0)
-    assert not fw.reader_ok and fw.reader_error == "pn532: no answer to SAMConfiguration"
+    assert not fw.health.ok and fw.health.error == "pn532: no answer to SAMConfiguration"
     now = 0.0
     while now < 30.0:
         now += 0.01
         fw.step(now)
     faults = [m for m in p.FrameDecoder().feed(b"".join(core.frames_to_send())) if isinstance(m, p.FaultMsg)]
     assert {(m.seq, m.kind, m.cleared) for m in faults} == {(1, FaultKind.READER_ERROR, False)}
-    assert 25 <= reader.resets <= 35 and fw.reader_error == "pn532: no answer after reset"  # 1 s apart at most
+    assert 25 <= reader.resets <= 35 and fw.health.error == "pn532: no answer after reset"  # 1 s apart at most
 
 
 def test_a_beam_broken_at_power_up_is_a_jam_within_the_limit() -> None:
