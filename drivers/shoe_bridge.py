@@ -283,7 +283,7 @@ class Bridge(Closeable):
         self._decks_seen: tuple[bytes, tuple[tuple[str, float], ...]] | None = None
         self._decks_at = 0.0
         self.fw = Firmware(core, reader, beam, self.lookup, now=now, **(firmware or {}))
-        self.state.save(core.kept(), core.held())
+        self.state.save(core.kept(), core.ring.held())
         core.dirty = False
         self.port: PtyPort | None = None
         self._thread: threading.Thread | None = None
@@ -299,7 +299,7 @@ class Bridge(Closeable):
     def load_decks(self, now: float) -> None:
         """Read the live decks again when the folder changed (each bad file logged by name)."""
         self._decks_at = now
-        secret = self.core.secret
+        secret = self.core.auth.secret
         try:
             seen = tuple(sorted((e.name, e.stat().st_mtime) for e in os.scandir(self.decks)
                                 if e.name.endswith(".json")))
@@ -333,7 +333,7 @@ class Bridge(Closeable):
             self.core.say_hello()
             self._thread = threading.Thread(target=self._run, name=f"shoe-bridge {self.link}", daemon=True)
             self._thread.start()
-        log.info("shoe %s on %s (%s), next event %d", self.core.serial, self.link, self.port.name,
+        log.info("shoe %s on %s (%s), next event %d", self.core.cfg.serial, self.link, self.port.name,
                  self.core.next_seq)
         return self
 

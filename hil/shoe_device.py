@@ -133,16 +133,55 @@ class ShoeDevice(fw.ShoeCore):
         if self._on_secret is not None:
             self._on_secret(secret)
 
-    @property
-    def on_secret_callback(self) -> Callable[[bytes], None] | None:
-        """The function called with each new secret."""
-        return self._on_secret
+    # the firmware's parts' state, read (and in tests set) as the device's own attributes
 
-    @property  # type: ignore[override]
+    def _cfg_attr(name: str) -> Any:  # type: ignore[misc]
+        def get(self: ShoeDevice) -> Any:
+            return getattr(self.cfg, name)
+
+        def put(self: ShoeDevice, value: Any) -> None:
+            setattr(self.cfg, name, value)
+
+        return property(get, put, doc=f"The firmware's ``cfg.{name}``.")
+
+    def _part_attr(part: str, name: str) -> Any:  # type: ignore[misc]
+        def get(self: ShoeDevice) -> Any:
+            return getattr(getattr(self, part), name)
+
+        def put(self: ShoeDevice, value: Any) -> None:
+            setattr(getattr(self, part), name, value)
+
+        return property(get, put, doc=f"The firmware's ``{part}.{name}``.")
+
+    serial = _cfg_attr("serial")
+    heartbeat_s = _cfg_attr("heartbeat_s")
+    resend_s = _cfg_attr("resend_s")
+    host_silence_s = _cfg_attr("host_silence_s")
+    persistent_counters = _cfg_attr("persistent_counters")
+    counts_unpowered = _cfg_attr("counts_unpowered")
+    secret = _part_attr("auth", "secret")
+    pairing = _part_attr("auth", "pairing")
+    host_frames = _part_attr("stats", "host_frames")
+    host_bad_frames = _part_attr("stats", "host_bad_frames")
+    host_refused = _part_attr("stats", "host_refused")
+    hellos = _part_attr("stats", "hellos")
+    resent = _part_attr("stats", "resent")
+    del _cfg_attr, _part_attr
+
+    @property
+    def version_range(self) -> tuple[int, int]:
+        """The versions spoken (see :attr:`drivers.shoe_fw.core.ShoeCore.version_range`)."""
+        return fw.ShoeCore.version_range.fget(self)  # type: ignore[attr-defined,no-any-return]
+
+    @version_range.setter
+    def version_range(self, value: tuple[int, int] | None) -> None:
+        self.cfg.version_range = value
+
+    @property
     def led(self) -> p.Led | None:
         """The pattern shown, as the host's LED message (token 0: :data:`NO_HOST_LED` or
         :data:`STOP_LED`), or None (off since power-up)."""
-        raw = self._led_raw
+        raw = self.lights.led
         if raw is None:
             return None
         if raw is fw.NO_HOST_LED:
@@ -156,10 +195,6 @@ class ShoeDevice(fw.ShoeCore):
             led = p.Led(0, token, p.LED_SIGNALS[signal], names, p.LED_MODES[mode], on_ms, off_ms)
             self._leds = {raw: led}
         return led
-
-    @led.setter
-    def led(self, value: Any) -> None:
-        self._led_raw = value
 
     # ---------------------------------------------------------------- the dealer's side
 

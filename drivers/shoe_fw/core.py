@@ -6,16 +6,19 @@ heartbeats, LED and counter commands, and version-2 sessions (docs/protocol.md s
 (:meth:`~ShoeCore.tick`; :meth:`~ShoeCore.next_deadline`), makes events on request
 (:meth:`~ShoeCore.card`, :meth:`~ShoeCore.fault`, :meth:`~ShoeCore.button`) and queues the frames
 to write (:meth:`~ShoeCore.frames_to_send`). No thread, no port, no clock of its own: every time
-is an argument (seconds, any monotonic origin). The unacked buffer is a fixed ring of
-``capacity`` events; when it is full no event is made (no number taken), the card is still
-counted, the HEARTBEAT says reader error and the LEDs show the stop pattern (section 5). Its
-timers are one table, :attr:`ShoeCore.TIMERS`, read by both ``tick`` and ``next_deadline``.
-What is kept across a power cycle is :meth:`~ShoeCore.kept` / :meth:`~ShoeCore.restore`; the
-caller writes it to non-volatile memory when :attr:`~ShoeCore.dirty` says so, before it writes
-the frames (section 3). Runs on CircuitPython.
+is an argument (seconds, any monotonic origin). Its parts: :class:`~.ring.EventRing` (the unacked
+events, a fixed ring: when it is full no event is made, no number taken, the card still counted,
+the HEARTBEAT says reader error and the LEDs show the stop pattern, section 5),
+:class:`~.auth.ShoeAuth` (pairing and sessions), :class:`Lights` (the pattern shown) and
+:class:`ShoeStats`. Its timers are one table, :attr:`ShoeCore.TIMERS`, read by both ``tick``
+and ``next_deadline``. What survives a power cycle is :meth:`~ShoeCore.kept` /
+:meth:`~ShoeCore.restore`; the caller writes it to non-volatile memory when
+:attr:`~ShoeCore.dirty` says so, before it writes the frames (section 3). Runs on CircuitPython.
 """
 
 from . import codec as c
+from .auth import ShoeAuth
+from .ring import EventRing
 
 try:
     from typing import TYPE_CHECKING
@@ -24,10 +27,8 @@ except ImportError:  # CircuitPython: no typing module
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from .crypto import HmacKey  # noqa: F401 (type comments)
+    from .ring import Entry
 
-    Entry = tuple[int, int, bytes]
-    """An event held: (seq, type, payload)."""
     Led = tuple[int, int, int, int, int, int]
     """A pattern: (token, signal, leds, mode, on_ms, off_ms)."""
 
@@ -42,6 +43,150 @@ RAW = 0
 broken event)."""
 
 
+class ShoeConfig:
+    """What a shoe is and how it paces itself (see :class:`ShoeCore`'s parameters)."""
+
+    def __init__(self, serial: str, readers: int, firmware: str, random_bytes: "Callable[[int], bytes]",
+                 heartbeat_s: float, resend_s: float, host_silence_s: float, persistent_counters: bool,
+                 counts_unpowered: bool, keeps_buffer: bool, version_range: "tuple[int, int] | None") -> None:
+        if not 1 <= len(serial.encode("utf-8")) <= c.MAX_STR:
+            raise ValueError("serial number " + repr(serial) + " must be 1..32 bytes of UTF-8")
+        self.serial = serial
+        self.readers = readers
+        self.firmware = firmware
+        self.random_bytes = random_bytes
+        self.heartbeat_s = heartbeat_s
+        self.resend_s = resend_s
+        self.host_silence_s = host_silence_s
+        self.persistent_counters = persistent_counters
+        self.counts_unpowered = counts_unpowered and persistent_counters
+        self.keeps_buffer = keeps_buffer
+        self.version_range = version_range
+
+
+class ShoeStats:
+    """What the shoe counted of the host's frames and its own sending."""
+
+    def __init__(self) -> None:
+        self.host_frames = 0
+        """Host frames acted on."""
+        self.host_bad_frames = 0
+        """Host frames dropped by a row of the constraint table (:attr:`drop_rows`)."""
+        self.host_refused = 0
+        """Host frames this shoe may not act on (unauthenticated, forged, replayed, old session)."""
+        self.host_unknown = 0
+        self.hellos = 0
+        self.resent = 0
+        self.counted_while_full = 0
+        self.drop_rows = {}  # type: dict[str, int]
+
+    def drop(self, row: str) -> None:
+        """One host frame dropped by ``row``."""
+        if row == "F-TYPE":
+            self.host_unknown += 1
+            return
+        self.host_bad_frames += 1
+        self.drop_rows[row] = self.drop_rows.get(row, 0) + 1
+
+
+class Lights:
+    """The pattern the shoe shows (:attr:`led`: ``(token, signal, leds, mode, on_ms, off_ms)``,
+    None when off since power-up): the host's, the no-host pattern, or the stop pattern while
+    the buffer is full (the host's then kept for later); the fault conditions of the HEARTBEAT
+    flags, and those a full buffer kept from being reported."""
+
+    def __init__(self) -> None:
+        self.led = None  # type: Led | None
+        self._held = None  # type: Led | None
+        self.full = False
+        self.conditions = 0
+        self.pending = 0
+
+    def token(self) -> int:
+        """The token of the pattern shown (0: none, or the shoe's own)."""
+        return self.led[0] if self.led is not None else 0
+
+    def show(self, led: "Led") -> None:
+        """A host pattern: shown, or kept while the buffer is full."""
+        if self.full:
+            self._held = led
+        else:
+            self.led = led
+
+    def set_full(self, full: bool) -> bool:
+        """The buffer became full or freed; True when that changed what is shown."""
+        if full == self.full:
+            return False
+        self.full = full
+        if full:
+            if self.led is not STOP_LED:
+                self._held = self.led if self.led is not NO_HOST_LED else None
+            self.led = STOP_LED
+        else:
+            self.led, self._held = self._held, None
+        return True
+
+    def condition(self, flag: int, cleared: bool) -> None:
+        """A HEARTBEAT flag's condition began or ended (``flag`` 0: not a condition)."""
+        if cleared:
+            self.conditions &= ~flag
+        else:
+            self.conditions |= flag
+
+    def flags(self) -> int:
+        """HEARTBEAT's flags: the conditions, and reader error while the buffer is full."""
+        return self.conditions | (c.HB_READER_ERROR if self.full else 0)
+
+    def power_up(self) -> None:
+        self.led = None
+        self._held = None
+        self.full = False
+
+
+class Outbox:
+    """The frames waiting for the line, at most :attr:`MAX` (the oldest dropped beyond: the
+    events among them are resent)."""
+
+    MAX = 1024
+
+    def __init__(self) -> None:
+        self._frames = []  # type: list[bytes]
+
+    def emit(self, frame: bytes) -> None:
+        """Queue one frame."""
+        if len(self._frames) >= self.MAX:
+            self._frames.pop(0)
+        self._frames.append(frame)
+
+    def take(self) -> list[bytes]:
+        """Every frame queued, oldest first; the queue empties."""
+        out, self._frames = self._frames, []
+        return out
+
+
+def _boot_id(random_bytes: "Callable[[int], bytes]") -> int:
+    """A random nonzero u32 (docs/protocol.md, HELLO ``boot_id``)."""
+    while True:
+        b = random_bytes(4)
+        n = (b[0] << 24) | (b[1] << 16) | (b[2] << 8) | b[3]
+        if n:
+            return n
+
+
+def _hello_payload(core: "ShoeCore", version: int) -> bytes:
+    """The HELLO payload of ``core`` now, with its records (section 12)."""
+    cfg = core.cfg
+    vmin, vmax = core.version_range
+    caps = counters = None
+    if cfg.persistent_counters:
+        caps = c.CAP_PERSISTENT | (c.CAP_UNPOWERED if cfg.counts_unpowered else 0)
+        counters = (core.boot_count, core.card_total, core.dispense)
+    if cfg.keeps_buffer:
+        caps = (caps or 0) | c.CAP_KEEPS_BUFFER
+    return c.hello_payload(version, vmin, vmax, core.boot_id, core.ring.oldest(core.next_seq), core.epoch,
+                           core.lights.token(), cfg.readers, cfg.firmware, cfg.serial, caps, counters)
+
+
 class ShoeCore:
     """One shoe's link state.
 
@@ -51,7 +196,10 @@ class ShoeCore:
     :param random_bytes: a function n -> n random bytes (``os.urandom``), for boot ids and nonces.
     :param secret: the pairing secret (32 bytes): version 2 only; None: version 1 until paired.
     :param pairing: pairing mode: a PAIR sealed under its own secret's hello key is taken.
+    :param heartbeat_s: seconds between heartbeats; ``resend_s``: without progress before a
+        resend; ``host_silence_s``: without a host frame before the no-host pattern.
     :param capacity: events the unacked buffer holds (at least 256 in a real shoe).
+    :param version_range: the versions spoken (default: 2..2 paired, 1..1 not).
     :param persistent_counters: epoch, dispense, card total and boot count survive a restart
         (the caller keeps :meth:`kept`); HELLO carries the caps and counters records.
     :param counts_unpowered: the sensor counts while the shoe is off (capability bit 1).
@@ -69,8 +217,6 @@ class ShoeCore:
     """Events resent after a HOST_HELLO with a common version (the rest on request)."""
     RESEND_HOLDOFF = 0.02
     """Seconds before a resend request for the same ``want`` is acted on again."""
-    MAX_OUT = 1024
-    """Frames queued for the line at most; the oldest are dropped beyond (resent later)."""
     TIMERS = ("no_host", "heartbeat", "resend")
     """The timers, in the order ``tick`` runs them: each ``<name>`` has ``_<name>_due()`` (the
     clock value it is due at, or None when it is not armed) and ``_<name>(now)``."""
@@ -81,39 +227,19 @@ class ShoeCore:
                  host_silence_s: float = 3.0, capacity: int = 256, version_range: tuple[int, int] | None = None,
                  persistent_counters: bool = True, counts_unpowered: bool = False, keeps_buffer: bool = False,
                  now: float = 0.0) -> None:
-        if not 1 <= len(serial.encode("utf-8")) <= c.MAX_STR:
-            raise ValueError("serial number " + repr(serial) + " must be 1..32 bytes of UTF-8")
         if random_bytes is None:
             import os
             random_bytes = os.urandom
-        self.serial = serial
-        self.readers_mask = readers
-        self.firmware = firmware or self.FIRMWARE
-        self.random_bytes = random_bytes  # type: Callable[[int], bytes]
-        self.heartbeat_s = heartbeat_s
-        self.resend_s = resend_s
-        self.host_silence_s = host_silence_s
-        self.persistent_counters = persistent_counters
-        self.counts_unpowered = counts_unpowered and persistent_counters
-        self.keeps_buffer = keeps_buffer
-        self._version_range = version_range
-        self.pairing = pairing
-        self.secret = None  # type: bytes | None
-        self._hello_key = None  # type: HmacKey | None
+        self.cfg = ShoeConfig(serial, readers, firmware or self.FIRMWARE, random_bytes, heartbeat_s, resend_s,
+                              host_silence_s, persistent_counters, counts_unpowered, keeps_buffer, version_range)
+        self.auth = ShoeAuth(self.on_secret, pairing)
         if secret is not None:
-            self.set_secret(secret)
+            self.auth.set_secret(secret)
+        self.ring = EventRing(capacity, now)
+        self.stats = ShoeStats()
+        self.lights = Lights()
         self._splitter = c.FrameSplitter()
-        self._session = None  # type: c.Session | None
-        self._tx_ctr = 0
-        self._rx_ctr = 0
-        self._challenge = bytes(c.NONCE_SIZE)
-        self._out = []  # type: list[bytes]
-        self._host_rx_at = now
-        # the ring of unacked events: (seq, type, payload)
-        self.capacity = capacity
-        self._ring = [None] * capacity  # type: list[Entry | None]
-        self._head = 0
-        self._count = 0
+        self._out = Outbox()
         # kept state
         self.next_seq = 1
         self.boot_id = self._new_boot_id()
@@ -122,69 +248,33 @@ class ShoeCore:
         self.dispense = 0
         self.epoch = 0
         self.dirty = True
-        # link state
-        self._host_want = 1
-        self._progress_at = now
-        self._resend_req_want = 0
-        self._resend_req_at = 0.0
+        # timers
+        self._host_rx_at = now
         self._next_hb = now
-        self._led_raw = None  # type: Led | None
-        self._held_led = None  # type: Led | None
-        self.conditions = 0
-        self.full = False
-        self._pending_conditions = 0
-        # counts
-        self.host_frames = 0
-        self.host_bad_frames = 0
-        self.host_refused = 0
-        self.host_unknown = 0
-        self.hellos = 0
-        self.resent = 0
-        self.counted_while_full = 0
-        self.drop_rows = {}  # type: dict[str, int]
 
     # ---------------------------------------------------------------- pairing and versions
 
     @property
     def version_range(self) -> tuple[int, int]:
-        """The versions spoken: (2, 2) when paired, (1, 1) when not, unless given."""
-        if self._version_range is not None:
-            return self._version_range
-        v = c.V2 if self.secret is not None else c.V1
+        """The versions spoken: (2, 2) when paired, (1, 1) when not, unless configured."""
+        if self.cfg.version_range is not None:
+            return self.cfg.version_range
+        v = c.V2 if self.auth.secret is not None else c.V1
         return (v, v)
 
-    @version_range.setter
-    def version_range(self, value: tuple[int, int] | None) -> None:
-        self._version_range = value
-
     def set_secret(self, secret: bytes) -> None:
-        """Pair with ``secret`` (32 bytes); any session ends.
-
-        :raises ValueError: a secret of another size.
-        """
-        if len(secret) != c.SECRET_SIZE:
-            raise ValueError("a pairing secret is 32 bytes, not " + str(len(secret)))
-        self.secret = bytes(secret)
-        self._hello_key = c.hello_key(self.secret)
-        self._session = None
-        self.on_secret(self.secret)
+        """Pair with ``secret`` (32 bytes); any session ends. :raises ValueError: another size."""
+        self.auth.set_secret(secret)
 
     def on_secret(self, secret: bytes) -> None:
-        """Called with each new secret (a pairing or a rotation): the caller keeps it."""
+        """Called with each new secret (a pairing or a rotation): a subclass keeps it."""
 
     # ---------------------------------------------------------------- kept state
 
     def kept(self) -> tuple[int, int, int, int, int]:
-        """What survives a power cycle, as a tuple ``(next_seq, boot_count, card_total, epoch,
-        dispense)`` (the last three only with persistent counters; the buffer: :meth:`held`)."""
+        """What survives a power cycle: ``(next_seq, boot_count, card_total, epoch, dispense)``
+        (the last three matter only with persistent counters; the buffer: ``ring.held()``)."""
         return (self.next_seq, self.boot_count, self.card_total, self.epoch, self.dispense)
-
-    def held(self) -> "list[Entry]":
-        """The unacked events, oldest first: a list of ``(seq, type, payload)``."""
-        out = []  # type: list[Entry]
-        for i in range(self._count):
-            out.append(self._entry(i))
-        return out
 
     def restore(self, kept: tuple[int, int, int, int, int], held: "Sequence[Entry]" = (),
                 now: float | None = None) -> None:
@@ -192,16 +282,13 @@ class ShoeCore:
         by one, a new boot id), ``held`` the events kept in non-volatile memory (keeps-buffer).
         ``next_seq`` becomes at least the newest held event + 1 (section 3)."""
         next_seq, boot_count, card_total, epoch, dispense = kept
-        self._clear()
+        self.ring.clear()
         for entry in held:
-            self._push(entry)
-        newest = held[-1][0] + 1 if held else 1
-        self.next_seq = max(next_seq, newest, 1)
+            self.ring.push(entry)
+        self.next_seq = max(next_seq, held[-1][0] + 1 if held else 1, 1)
         self.boot_count = boot_count + 1
-        if self.persistent_counters:
-            self.card_total = card_total
-            self.epoch = epoch
-            self.dispense = dispense
+        if self.cfg.persistent_counters:
+            self.card_total, self.epoch, self.dispense = card_total, epoch, dispense
         self.boot_id = self._new_boot_id()
         self._power_up(now)
 
@@ -211,165 +298,74 @@ class ShoeCore:
         counter and epoch back to 0. Returns the number of events lost."""
         lost = 0
         if lose_unacked:
-            lost = self._count
-            self._clear()
+            lost = len(self.ring)
+            self.ring.clear()
         self.boot_id = self._new_boot_id()
         self.boot_count += 1
-        if not self.persistent_counters:
+        if not self.cfg.persistent_counters:
             self.dispense = 0
             self.epoch = 0
         self._power_up(now)
         return lost
 
     def _power_up(self, now: float | None) -> None:
-        self._led_raw = None
-        self._held_led = None
-        self.full = False
-        self._session = None
-        self._host_want = self.next_seq
+        self.lights.power_up()
+        self.auth.session = None
+        self.ring.want = self.next_seq
         if now is not None:
             self._host_rx_at = now
             self._next_hb = now
         self.dirty = True
 
     def _new_boot_id(self) -> int:
-        while True:
-            b = self.random_bytes(4)
-            n = (b[0] << 24) | (b[1] << 16) | (b[2] << 8) | b[3]
-            if n:
-                return n
-
-    # ---------------------------------------------------------------- the ring
-
-    def _clear(self) -> None:
-        for i in range(self.capacity):
-            self._ring[i] = None
-        self._head = 0
-        self._count = 0
-
-    def _push(self, entry: "Entry") -> None:
-        self._ring[(self._head + self._count) % self.capacity] = entry
-        self._count += 1
-
-    def _entry(self, i: int) -> "Entry":
-        entry = self._ring[(self._head + i) % self.capacity]
-        assert entry is not None
-        return entry
-
-    def _oldest(self) -> int:
-        return self._entry(0)[0] if self._count else self.next_seq
-
-    def _pop(self) -> None:
-        self._ring[self._head] = None
-        self._head = (self._head + 1) % self.capacity
-        self._count -= 1
+        return _boot_id(self.cfg.random_bytes)
 
     def unacked_count(self) -> int:
         """Events held unacked."""
-        return self._count
+        return len(self.ring)
 
     def unacked(self) -> list[int]:
         """Their sequence numbers, oldest first."""
-        return [e[0] for e in self.held()]
+        return [e[0] for e in self.ring.held()]
 
-    # ---------------------------------------------------------------- output
+    # ---------------------------------------------------------------- the line
 
     def frames_to_send(self) -> list[bytes]:
         """The frames to write, in order (each ``0x00 COBS(body) 0x00``), and forget them."""
-        out, self._out = self._out, []
-        return out
+        return self._out.take()
 
     def _emit(self, frame: bytes) -> None:
-        if len(self._out) >= self.MAX_OUT:
-            self._out.pop(0)
-        self._out.append(frame)
-
-    def _frame(self, mtype: int, seq: int, payload: bytes, extra: bytes = b"") -> bytes:
-        if self.secret is None:
-            return c.frame_of(c.body_v1(mtype, seq, payload))
-        self._tx_ctr += 1
-        key = self._session.shoe_mac if self._session is not None else self._hello_key
-        assert key is not None
-        return c.frame_of(c.body_v2(mtype, seq, payload, key, self._tx_ctr, extra))
-
-    # ---------------------------------------------------------------- the line
+        self._out.emit(frame)
 
     def plugged_in(self, now: float) -> None:
         """A new line at ``now``: forget a partial host frame and the session; host silence
         counts from now."""
         self._host_rx_at = now
-        self._splitter.reset()
-        self._session = None
+        self.new_peer()
 
     def new_peer(self) -> None:
         """Another host connection on the same line: forget a partial frame and the session."""
         self._splitter.reset()
-        self._session = None
+        self.auth.session = None
 
     def receive_data(self, data: bytes, now: float) -> None:
-        """Bytes from the host at ``now`` (frames may be split anywhere). Frames that break a
-        row are counted (:attr:`host_bad_frames`, :attr:`drop_rows`), unknown types apart
-        (:attr:`host_unknown`), frames this shoe may not act on in :attr:`host_refused`."""
+        """Bytes from the host at ``now`` (frames may be split anywhere); what is dropped or
+        refused is counted in :attr:`stats`."""
         for encoded in self._splitter.feed(data):
             try:
-                body = c.checked_body(encoded)
-                admitted = self._admit(body)
+                admitted = self.auth.admit(c.checked_body(encoded))
             except c.DropFrame as exc:
-                row = exc.args[0]
-                if row == "F-TYPE":
-                    self.host_unknown += 1
-                else:
-                    self.host_bad_frames += 1
-                    self.drop_rows[row] = self.drop_rows.get(row, 0) + 1
+                self.stats.drop(exc.args[0])
                 continue
             if admitted is None:
-                self.host_refused += 1
+                self.stats.host_refused += 1
                 continue
-            self.host_frames += 1
+            self.stats.host_frames += 1
             self._host_rx_at = now
             self._on_host(admitted[0], admitted[1], now)
-        if self._splitter.too_long:
-            self.host_bad_frames += self._splitter.too_long
-            self._splitter.too_long = 0
-
-    def _admit(self, body: bytes) -> "tuple[int, tuple] | None":  # type: ignore[type-arg]
-        """``(type, fields)`` of a host frame this shoe may act on, or None (refused): unpaired,
-        plain frames (and in pairing mode a PAIR sealed under its own secret's hello key);
-        paired, sealed frames with a valid MAC (HOST_HELLO: the hello key; others: the
-        session's key and a counter above the last).
-
-        :raises DropFrame: a frame that breaks a row (in the version whose layout it fits).
-        """
-        mtype = body[0]
-        try:
-            sealed = c.Sealed(body)
-            fields = c.parse_host(mtype, sealed.payload)
-        except c.DropFrame as sealed_error:
-            try:
-                plain = c.parse_host(mtype, body[5:])
-            except c.DropFrame:
-                if sealed_error.args[0] not in ("M-LENGTH", "F-TYPE"):
-                    raise sealed_error from None
-                raise
-            return (mtype, plain) if self.secret is None else None
-        if self.secret is None:
-            if mtype == c.T_PAIR and self.pairing and sealed.verify(c.hello_key(fields[0])):
-                return (mtype, fields)
-            return None
-        if mtype == c.T_HOST_HELLO:
-            if self._hello_key is None or not sealed.verify(self._hello_key):
-                return None
-            self._challenge = sealed.challenge
-            return (mtype, fields)
-        session = self._session
-        if session is None or sealed.ctr <= self._rx_ctr or not sealed.verify(session.host_mac):
-            return None
-        self._rx_ctr = sealed.ctr
-        if mtype == c.T_PAIR:
-            pad = c.pair_pad(session.host_to_shoe, sealed.ctr)
-            secret = fields[0]
-            return (mtype, (bytes([secret[i] ^ pad[i] for i in range(c.SECRET_SIZE)]),))
-        return (mtype, fields)
+        while self._splitter.too_long:
+            self._splitter.too_long -= 1
+            self.stats.drop("F-LONG")
 
     # ---------------------------------------------------------------- timers
 
@@ -383,49 +379,36 @@ class ShoeCore:
 
     def next_deadline(self) -> float:
         """The clock value at which :meth:`tick` next has something to do."""
-        best = None  # type: float | None
+        best = self._next_hb  # the heartbeat is always armed
         for name in self.TIMERS:
             due = getattr(self, "_" + name + "_due")()
-            if due is not None and (best is None or due < best):
+            if due is not None and due < best:
                 best = due
-        assert best is not None  # the heartbeat is always armed
         return best
 
     def _no_host_due(self) -> float | None:
-        if self._led_raw is NO_HOST_LED or self.full:
+        if self.lights.led is NO_HOST_LED or self.lights.full:
             return None
-        return self._host_rx_at + self.host_silence_s
+        return self._host_rx_at + self.cfg.host_silence_s
 
     def _no_host(self, now: float) -> None:
-        self._led_raw = NO_HOST_LED  # no host: a stale "deal" light must not stay on
+        self.lights.led = NO_HOST_LED  # no host: a stale "deal" light must not stay on
         self._next_hb = now
 
     def _heartbeat_due(self) -> float | None:
         return self._next_hb
 
     def _heartbeat(self, now: float) -> None:
-        self._next_hb = now + self.heartbeat_s
+        self._next_hb = now + self.cfg.heartbeat_s
         self._send_heartbeat()
 
     def _resend_due(self) -> float | None:
-        if self._count and self.next_seq > self._host_want:
-            return self._progress_at + self.resend_s
-        return None
+        return self.ring.resend_due(self.next_seq, self.cfg.resend_s)
 
     def _resend(self, now: float) -> None:
-        self._resend_from(max(self._host_want, self._oldest()), now, self.RESEND_ON_TIMEOUT)
+        self._resend_from(max(self.ring.want, self.ring.oldest(self.next_seq)), now, self.RESEND_ON_TIMEOUT)
 
     # ---------------------------------------------------------------- events
-
-    @property
-    def led(self) -> "Led | None":
-        """The pattern shown: ``(token, signal, leds, mode, on_ms, off_ms)`` (token 0 for
-        :data:`NO_HOST_LED` and :data:`STOP_LED`), or None (off since power-up)."""
-        return self._led_raw
-
-    def led_token(self) -> int:
-        """The token of the pattern shown (0: none, or the shoe's own)."""
-        return self._led_raw[0] if self._led_raw is not None else 0
 
     def card(self, code: int, reader: int, now: float) -> int:
         """A card left the shoe: the dispense counter and card total go up, and its CARD is made
@@ -434,11 +417,14 @@ class ShoeCore:
         self.dispense = min(self.dispense + 1, 0xFFFF)
         self.card_total = (self.card_total + 1) & 0xFFFFFFFF
         self.dirty = True
-        return self._event(c.T_CARD, c.card_payload(code, reader, self.dispense, self.epoch), now)
+        seq = self._event(c.T_CARD, c.card_payload(code, reader, self.dispense, self.epoch), now)
+        if not seq:
+            self.stats.counted_while_full += 1
+        return seq
 
     def count_unpowered(self) -> None:
         """A card left while the shoe was off: counted only with counts-unpowered."""
-        if self.counts_unpowered:
+        if self.cfg.counts_unpowered:
             self.dispense = min(self.dispense + 1, 0xFFFF)
             self.card_total = (self.card_total + 1) & 0xFFFFFFFF
             self.dirty = True
@@ -448,14 +434,10 @@ class ShoeCore:
         flag. Returns its sequence number, or 0 with a full buffer (a condition still present
         when space frees is reported then)."""
         flag = _HB_FLAG.get(kind, 0)
-        if flag:
-            if cleared:
-                self.conditions &= ~flag
-            else:
-                self.conditions |= flag
+        self.lights.condition(flag, cleared)
         seq = self._event(c.T_FAULT, c.fault_payload(kind, cleared, detail), now)
         if not seq and flag:
-            self._pending_conditions |= flag
+            self.lights.pending |= flag
         return seq
 
     def button(self, number: int, now: float) -> int:
@@ -467,46 +449,30 @@ class ShoeCore:
         malformed event, which a real shoe never makes). Returns the number."""
         seq = self.next_seq
         self.next_seq += 1
-        self._hold(seq, RAW, frame, now)
+        self.ring.hold((seq, RAW, frame), now)
         self._emit(frame)
         return seq
 
     def _event(self, mtype: int, payload: bytes, now: float) -> int:
-        if self._count >= self.capacity:
+        if self.ring.full():
             self._set_full(True)
-            if mtype == c.T_CARD:
-                self.counted_while_full += 1
             return 0
         seq = self.next_seq
         self.next_seq += 1
         self.dirty = True
-        self._hold(seq, mtype, payload, now)
+        self.ring.hold((seq, mtype, payload), now)
         self.made(seq, mtype, payload)
-        self._emit(self._frame(mtype, seq, payload))
-        if self._count >= self.capacity:
+        self._emit(self.auth.frame(mtype, seq, payload))
+        if self.ring.full():
             self._set_full(True)
         return seq
 
     def made(self, seq: int, mtype: int, payload: bytes) -> None:
         """Called with each new event, just before its frame is queued (a subclass records)."""
 
-    def _hold(self, seq: int, mtype: int, payload: bytes, now: float) -> None:
-        if not self._count:
-            self._progress_at = now
-        self._push((seq, mtype, payload))
-
     def _set_full(self, full: bool) -> None:
-        if full == self.full:
-            return
-        self.full = full
-        if full:
-            if self._led_raw is not STOP_LED:
-                self._held_led = self._led_raw if self._led_raw is not NO_HOST_LED else None
-            self._led_raw = STOP_LED
-        else:
-            self._led_raw = self._held_led
-            self._held_led = None
-        self._send_heartbeat()
+        if self.lights.set_full(full):
+            self._send_heartbeat()
 
     # ---------------------------------------------------------------- messages
 
@@ -515,44 +481,29 @@ class ShoeCore:
         self._send_hello(self.version_range[1], None)
 
     def _send_hello(self, version: int, challenge: bytes | None) -> None:
-        self.hellos += 1
-        vmin, vmax = self.version_range
-        caps = counters = None
-        if self.persistent_counters:
-            caps = c.CAP_PERSISTENT | (c.CAP_UNPOWERED if self.counts_unpowered else 0)
-            counters = (self.boot_count, self.card_total, self.dispense)
-        if self.keeps_buffer:
-            caps = (caps or 0) | c.CAP_KEEPS_BUFFER
-        payload = c.hello_payload(version, vmin, vmax, self.boot_id, self._oldest(), self.epoch, self.led_token(),
-                                  self.readers_mask, self.firmware, self.serial, caps, counters)
-        if self.secret is None:
-            self._emit(c.frame_of(c.body_v1(c.T_HELLO, self.next_seq, payload)))
+        self.stats.hellos += 1
+        payload = _hello_payload(self, version)
+        if self.auth.secret is None:
+            self._emit(self.auth.frame(c.T_HELLO, self.next_seq, payload))
             return
-        nonce = self.random_bytes(c.NONCE_SIZE)
+        nonce = self.cfg.random_bytes(c.NONCE_SIZE)
         if challenge is None:
-            self._session = None
+            self.auth.session = None
             challenge = bytes(c.NONCE_SIZE)
         elif version == c.V2:
-            self._session = c.Session(self.secret, challenge, nonce)
-            self._tx_ctr = self._rx_ctr = 0
-        self._emit(self._frame(c.T_HELLO, self.next_seq, payload, challenge + nonce))
+            self.auth.open_session(challenge, nonce)
+        self._emit(self.auth.frame(c.T_HELLO, self.next_seq, payload, challenge + nonce))
 
     def _send_heartbeat(self) -> None:
-        flags = self.conditions | (c.HB_READER_ERROR if self.full else 0)
-        self._emit(self._frame(c.T_HEARTBEAT, self.next_seq,
-                               c.heartbeat_payload(self.dispense, self.epoch, self.led_token(), flags, self._count)))
+        payload = c.heartbeat_payload(self.dispense, self.epoch, self.lights.token(), self.lights.flags(),
+                                      len(self.ring))
+        self._emit(self.auth.frame(c.T_HEARTBEAT, self.next_seq, payload))
 
     def _resend_from(self, want: int, now: float, limit: int) -> None:
-        sent = 0
-        for i in range(self._count):
-            seq, mtype, payload = self._entry(i)
-            if seq >= want:
-                self._emit(payload if mtype == RAW else self._frame(mtype, seq, payload))
-                sent += 1
-                if sent >= limit:
-                    break
-        self.resent += sent
-        self._progress_at = now
+        again = self.ring.from_want(want, limit, now)
+        for seq, mtype, payload in again:
+            self._emit(payload if mtype == RAW else self.auth.frame(mtype, seq, payload))
+        self.stats.resent += len(again)
 
     def _on_host(self, mtype: int, fields: tuple, now: float) -> None:  # type: ignore[type-arg]
         if mtype == c.T_ACK:
@@ -569,42 +520,28 @@ class ShoeCore:
 
     def _on_ack(self, acked: int, want: int, resend: bool, now: float) -> None:
         if acked >= self.next_seq or want > self.next_seq:
-            self.host_bad_frames += 1  # A-BEYOND: acks what was never sent
-            self.drop_rows["A-BEYOND"] = self.drop_rows.get("A-BEYOND", 0) + 1
+            self.stats.drop("A-BEYOND")  # acks what was never sent
             return
-        while self._count and self._entry(0)[0] <= acked:
-            self._pop()
-        if want > self._host_want:
-            self._host_want = want
-            self._progress_at = now
-        if self.full and self._count < self.capacity:
+        self.ring.acked(acked, want, now)
+        if self.lights.full and not self.ring.full():
             self._set_full(False)
-            self._report_pending(now)
-        if resend and want < self.next_seq:
-            if want != self._resend_req_want or now - self._resend_req_at >= self.RESEND_HOLDOFF:
-                self._resend_req_want = want
-                self._resend_req_at = now
-                self._resend_from(want, now, self.RESEND_ON_REQUEST)
-
-    def _report_pending(self, now: float) -> None:
-        pending, self._pending_conditions = self._pending_conditions, 0
-        for kind in (c.FAULT_COVER_OPEN, c.FAULT_JAM, c.FAULT_READER_ERROR):
-            if pending & _HB_FLAG[kind] and self.conditions & _HB_FLAG[kind]:
-                self.fault(kind, False, "", now)
+            pending, self.lights.pending = self.lights.pending, 0
+            for kind in (c.FAULT_COVER_OPEN, c.FAULT_JAM, c.FAULT_READER_ERROR):
+                if pending & self.lights.conditions & _HB_FLAG[kind]:
+                    self.fault(kind, False, "", now)  # still present: reported now
+        if resend and want < self.next_seq and self.ring.resend_asked(want, now, self.RESEND_HOLDOFF):
+            self._resend_from(want, now, self.RESEND_ON_REQUEST)
 
     def _on_host_hello(self, vmin: int, vmax: int, now: float) -> None:
         lo = max(vmin, self.version_range[0])
         hi = min(vmax, self.version_range[1])
-        self._send_hello(hi if lo <= hi else 0, self._challenge)
+        self._send_hello(hi if lo <= hi else 0, self.auth.challenge)
         if lo <= hi:
-            self._host_want = self._oldest()
-            self._resend_from(self._host_want, now, self.RESEND_ON_HELLO)
+            self.ring.want = self.ring.oldest(self.next_seq)
+            self._resend_from(self.ring.want, now, self.RESEND_ON_HELLO)
 
     def _on_led(self, fields: "Led", now: float) -> None:
-        if self.full:
-            self._held_led = fields  # shown when space frees
-        else:
-            self._led_raw = fields
+        self.lights.show(fields)
         self._send_heartbeat()
 
     def _on_reset(self, epoch: int, now: float) -> None:

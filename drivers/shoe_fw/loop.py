@@ -34,7 +34,7 @@ def turn(fw: "Firmware", port: "Any", store: "Any", now: float) -> int:
             core.receive_data(bytes(data), now)
     fw.step(now)
     if core.dirty:
-        store.save(core.kept(), core.held() if core.keeps_buffer else None)
+        store.save(core.kept(), core.ring.held() if core.cfg.keeps_buffer else None)
         core.dirty = False
     written = 0
     for frame in core.frames_to_send():

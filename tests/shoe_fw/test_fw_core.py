@@ -19,19 +19,19 @@ def heartbeats(frames: list[bytes]) -> list[p.Heartbeat]:
 def test_a_full_buffer_makes_no_event_counts_the_card_and_stops_the_dealer_until_an_ack() -> None:
     core = ShoeCore("FW-1", capacity=4)
     core.receive_data(p.encode(p.Led(1, 7, "deal", ("green",), "steady", 0, 0)), 0.0)
-    assert core.led == (7, 2, 1, 0, 0, 0)
+    assert core.lights.led == (7, 2, 1, 0, 0, 0)
     seqs = [core.card(n, c.READER_RFID, 0.1) for n in range(4)]
-    assert seqs == [1, 2, 3, 4] and core.full and core.led is STOP_LED
+    assert seqs == [1, 2, 3, 4] and core.lights.full and core.lights.led is STOP_LED
     hb = heartbeats(core.frames_to_send())[-1]
     assert hb.reader_error and hb.led_token == 0 and hb.unacked == 4
     assert core.card(9, c.READER_RFID, 0.2) == 0  # counted, no number taken
     assert core.fault(c.FAULT_JAM, False, "", 0.2) == 0
-    assert core.next_seq == 5 and core.dispense == 5 and core.card_total == 5 and core.counted_while_full == 1
+    assert core.next_seq == 5 and core.dispense == 5 and core.card_total == 5 and core.stats.counted_while_full == 1
     core.receive_data(p.encode(p.Led(2, 8, "stop", ("red",), "steady", 0, 0)), 0.3)  # kept for later
-    assert core.led is STOP_LED
+    assert core.lights.led is STOP_LED
     core.frames_to_send()
     core.receive_data(p.encode(p.Ack(3, 2, 3, False)), 0.4)
-    assert not core.full and core.led == (8, 9, 0x10, 0, 0, 0) and core.unacked() == [3, 4, 5]
+    assert not core.lights.full and core.lights.led == (8, 9, 0x10, 0, 0, 0) and core.unacked() == [3, 4, 5]
     after = p.FrameDecoder().feed(b"".join(core.frames_to_send()))
     jam = [m for m in after if isinstance(m, p.FaultMsg)]
     assert [(m.seq, m.kind, m.cleared) for m in jam] == [(5, p.FaultKind.JAM, False)]  # still jammed: reported now
@@ -53,9 +53,9 @@ def test_tick_and_next_deadline_read_the_same_timer_table() -> None:
         assert callable(getattr(core, "_" + name + "_due")) and callable(getattr(core, "_" + name))
     core.tick(12.9)
     core.frames_to_send()
-    assert core.led is None
+    assert core.lights.led is None
     core.tick(13.0)
-    assert core.led is NO_HOST_LED
+    assert core.lights.led is NO_HOST_LED
 
 
 def test_a_restored_shoe_goes_on_numbering_and_resends_the_events_it_kept() -> None:
@@ -63,7 +63,7 @@ def test_a_restored_shoe_goes_on_numbering_and_resends_the_events_it_kept() -> N
     for n in range(3):
         first.card(n, c.READER_RFID, 0.0)
     first.receive_data(p.encode(p.Ack(1, 1, 2, False)), 0.0)
-    kept, held = first.kept(), first.held()
+    kept, held = first.kept(), first.ring.held()
     assert kept[0] == 4 and [e[0] for e in held] == [2, 3]
     again = ShoeCore("FW-1", keeps_buffer=True)
     again.restore(kept, held, now=5.0)
