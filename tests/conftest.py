@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from hypothesis import settings
+from paths import HAVE_SHARED, SHARED_MISSING
 from rule_profiles import PROFILES
 
 pytest_plugins = ["hil.pytest_plugin"]
@@ -18,6 +19,17 @@ pytest_plugins = ["hil.pytest_plugin"]
 # for a few hundred milliseconds is no failure of the code under test (a test may still set one).
 settings.register_profile("shoe-ctl", deadline=None)
 settings.load_profile("shoe-ctl")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "shared: needs ../shared (real PHH hands); skipped where absent")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A test marked ``shared`` is skipped with the one reason where ../shared is absent."""
+    if not HAVE_SHARED and item.get_closest_marker("shared") is not None:
+        pytest.skip(SHARED_MISSING)
 
 
 @pytest.fixture

@@ -3,7 +3,8 @@
 ``GET /`` the page; ``GET /state`` the consumer's snapshot (:meth:`FloorConsumer.snapshot`);
 ``POST /ack`` ``{"table", "id", "who"}`` acknowledges an alert (400 without ``who``, 404 when no
 such open alert). A request whose ``Host`` does not name this machine, or whose ``Origin`` is
-another site, is refused (403). Off loopback a token is required, sent as ``X-Floor-Token`` on POSTs (the
+another site, is refused (403). Connections are capped by address and must send a request head
+within a deadline (:data:`LIMITS`). Off loopback a token is required, sent as ``X-Floor-Token`` on POSTs (the
 page keeps one given as ``#token=...``). ``docs/floor.md`` describes the page.
 """
 
@@ -16,7 +17,16 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from shoe_ctl.display.guard import TokenGate, host_allowed, known_names, no_icon, origin_allowed
+from shoe_ctl.display.guard import (
+    Admission,
+    Limits,
+    TokenGate,
+    host_allowed,
+    known_names,
+    no_icon,
+    origin_allowed,
+    quiet_accept_errors,
+)
 from shoe_ctl.floor.consumer import FloorConsumer
 
 __all__ = ["FloorPage", "PAGE_HTML"]
@@ -24,6 +34,12 @@ __all__ = ["FloorPage", "PAGE_HTML"]
 
 TOKEN_MIN_LEN = 16
 """The shortest token taken; a client that sent 5 wrong tokens within 60 s is refused (429) for 60 s."""
+
+LIMITS = Limits(max_connections=128, reserved_connections=16, per_address_connections=16, request_timeout_s=10.0)
+"""The page's connection bounds (the dealer display's guards, ``shoe_ctl.display.guard``): 128
+open at once, 16 kept for a browser on the floor PC itself, 16 for any other address; a request
+head must arrive within 10 s of opening and of each answer. Far below the descriptor limit
+(``LimitNOFILE``), so the consumer always has descriptors to reconnect to the broker."""
 
 
 def _loopback(host: str) -> bool:
@@ -40,13 +56,15 @@ class FloorPage:
 
     :param allowed_hosts: names the page is opened by besides this machine's (a DNS name of the
         floor PC); an IP address, ``localhost``, the host name and ``NAME.local`` always are.
+    :param limits: connection bounds (default :data:`LIMITS`).
     :raises ValueError: a non-loopback ``host`` without ``token``, a token shorter than
         :data:`TOKEN_MIN_LEN`.
     :raises OSError: the address cannot be bound.
     """
 
     def __init__(self, consumer: FloorConsumer, *, host: str = "127.0.0.1", port: int = 8090,
-                 token: str | None = None, allowed_hosts: tuple[str, ...] = ()) -> None:
+                 token: str | None = None, allowed_hosts: tuple[str, ...] = (),
+                 limits: Limits = LIMITS) -> None:
         if not _loopback(host) and not token:
             raise ValueError(f"floor page on {host}: an address other than loopback needs a token")
         if token and len(token) < TOKEN_MIN_LEN:  # as the dealer display's (docs/security.md)
@@ -57,6 +75,10 @@ class FloorPage:
         self.host, self.port, self.token = host, port, token
         self._names = known_names((host, *allowed_hosts))
         self._gate = TokenGate(token, failures=5, lockout_s=60.0)  # as the dealer display's (docs/security.md)
+        self.limits = limits
+        self.admission = Admission("floor page", limits.max_connections, limits.reserved_connections,
+                                   limits.per_address_connections)
+        self._server: asyncio.AbstractServer | None = None
         self._loop = asyncio.new_event_loop()
         self._runner: web.AppRunner | None = None
         self._thread = threading.Thread(target=self._loop.run_forever, name="floor-page", daemon=True)
@@ -93,13 +115,16 @@ class FloorPage:
         app.router.add_get("/state", self._state)
         app.router.add_post("/ack", self._ack)
         app.router.add_get("/favicon.ico", no_icon)
-        self._runner = web.AppRunner(app, access_log=None)
+        self._runner = web.AppRunner(app, access_log=None, keepalive_timeout=self.limits.request_timeout_s)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, self.port)
-        await site.start()
-        server = getattr(site, "_server", None)
-        if self.port == 0 and server is not None and server.sockets:
-            self.port = server.sockets[0].getsockname()[1]
+        handler = self._runner.server
+        assert handler is not None
+        loop = asyncio.get_running_loop()
+        quiet_accept_errors(loop, "floor page")
+        self._server = await loop.create_server(self.admission.factory(handler), self.host, self.port,
+                                                reuse_address=True)
+        if self.port == 0 and self._server.sockets:
+            self.port = self._server.sockets[0].getsockname()[1]
 
     async def _index(self, _req: web.Request) -> web.Response:
         return web.Response(text=PAGE_HTML, content_type="text/html",
@@ -120,15 +145,25 @@ class FloorPage:
             return web.json_response({"error": "Content-Type must be application/json"}, status=415)
         try:
             body = await req.json()
-            table, alert_id, who = body["table"], body["id"], body.get("who", "")
-            if not isinstance(table, str) or not isinstance(alert_id, int) or not isinstance(who, str):
+            table, who = body["table"], body.get("who", "")
+            every = body.get("all") is True
+            alert_id = 0 if every else body["id"]
+            if not isinstance(table, str) or not isinstance(alert_id, int) or isinstance(alert_id, bool) \
+                    or not isinstance(who, str):
                 raise TypeError
-        except (ValueError, KeyError, TypeError, RecursionError):
-            return web.json_response({"error": "expected {\"table\": text, \"id\": int, \"who\": text}"}, status=400)
+        except (ValueError, KeyError, TypeError, RecursionError, AttributeError):
+            return web.json_response({"error": "expected {\"table\": text, \"id\": int or \"all\": true, "
+                                               "\"who\": text}"}, status=400)
         if not who.strip():
             return web.json_response({"error": "who: name the person acknowledging"}, status=400)
-        alert = await asyncio.get_running_loop().run_in_executor(
-            None, self.consumer.acknowledge, table, alert_id, who, f"floor-page:{req.remote or '?'}")
+        source = f"floor-page:{req.remote or '?'}"
+        loop = asyncio.get_running_loop()
+        if every:
+            acked = await loop.run_in_executor(None, self.consumer.acknowledge_all, table, who, source)
+            if not acked:
+                return web.json_response({"error": "no open alert"}, status=404)
+            return web.json_response({"acked": len(acked)})
+        alert = await loop.run_in_executor(None, self.consumer.acknowledge, table, alert_id, who, source)
         if alert is None:
             return web.json_response({"error": "no such open alert"}, status=404)
         return web.json_response({"acked": alert})
@@ -137,6 +172,8 @@ class FloorPage:
         """Stop serving (idempotent)."""
         if not self._thread.is_alive():
             return
+        if self._server is not None:
+            self._loop.call_soon_threadsafe(self._server.close)
         if self._runner is not None:
             asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(5)
             self._runner = None
@@ -186,18 +223,25 @@ async function ack(table, id) {
   if (!who) { document.getElementById("who").focus(); alert("Type your name first"); return; }
   const headers = {"Content-Type": "application/json"};
   const t = sessionStorage.getItem("floorToken"); if (t) headers["X-Floor-Token"] = t;
-  await fetch("/ack", {method: "POST", headers, body: JSON.stringify({table, id, who})});
+  const body = id === "all" ? {table, all: true, who} : {table, id, who};
+  await fetch("/ack", {method: "POST", headers, body: JSON.stringify(body)});
   refresh();
 }
 function row(t) {
   const stub = t.stub || {};
   const short = stub.count != null && stub.required != null && stub.count < stub.required;
   const alerts = el("td", {});
+  if (t.alerts.length > 1) {
+    const all = el("button", {"data-ack-all": t.table}, "Acknowledge all " + t.alerts.length);
+    all.onclick = () => ack(t.table, "all");
+    alerts.append(all);
+  }
   for (const a of t.alerts) {
     const b = el("button", {"data-ack": t.table + ":" + a.id}, "Acknowledge");
     b.onclick = () => ack(t.table, a.id);
     alerts.append(el("div", {class: "alert", "data-alert": t.table + ":" + a.id},
-      el("span", {class: "sev " + a.severity}, a.severity), " ", a.code, ": ", a.message || "", " ", b));
+      el("span", {class: "sev " + a.severity}, a.severity), " ", a.code, ": ", a.message || "",
+      a.count > 1 ? " \u00d7" + a.count : "", " ", b));
   }
   for (const a of t.acknowledged) {
     alerts.append(el("div", {class: "alert acked", "data-acked": t.table + ":" + a.id},
@@ -210,7 +254,8 @@ function row(t) {
     el("td", {class: "stub-cell" + (short ? " short" : "")},
        stub.count == null ? "" : stub.count + " / " + stub.required + (stub.forecast ? " (short on " + stub.forecast + ")" : "")),
     el("td", {class: "shoe-cell"}, shoe),
-    el("td", {class: "seen-cell"}, t.seen_ago_s == null ? "never" : t.seen_ago_s + " s ago"), alerts);
+    el("td", {class: "seen-cell"}, t.seen_ago_s == null ? "never" : t.seen_ago_s + " s ago",
+       t.chain ? el("div", {class: "chain-cell"}, "record #" + t.chain.seq + " " + t.chain.tag) : ""), alerts);
 }
 let shown = -1;
 async function refresh() {
