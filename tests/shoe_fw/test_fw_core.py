@@ -10,6 +10,7 @@ from drivers import protocol as p
 from drivers.session import LinkSession
 from drivers.shoe_fw import codec as c
 from drivers.shoe_fw.core import NO_HOST_LED, STOP_LED, ShoeCore
+from shoe_ctl.events import FaultKind
 
 
 def heartbeats(frames: list[bytes]) -> list[p.Heartbeat]:
@@ -34,7 +35,7 @@ def test_a_full_buffer_makes_no_event_counts_the_card_and_stops_the_dealer_until
     assert not core.lights.full and core.lights.led == (8, 9, 0x10, 0, 0, 0) and core.unacked() == [3, 4, 5]
     after = p.FrameDecoder().feed(b"".join(core.frames_to_send()))
     jam = [m for m in after if isinstance(m, p.FaultMsg)]
-    assert [(m.seq, m.kind, m.cleared) for m in jam] == [(5, p.FaultKind.JAM, False)]  # still jammed: reported now
+    assert [(m.seq, m.kind, m.cleared) for m in jam] == [(5, FaultKind.JAM, False)]  # still jammed: reported now
     assert not [m for m in after if isinstance(m, p.Heartbeat)][-1].reader_error
 
 
