@@ -38,6 +38,7 @@ COMMAND_APPLIED_S = 0.1
 RESEND_ON_REQUEST_S = 0.1
 RESEND_ON_TIMEOUT_S = 0.3 + 0.1
 CARD_AFTER_SENSOR_S = 0.05
+RAW_KEPT = 4096  # bytes of the line kept to tell a paired shoe (a few dozen frames)
 NO_HOST_S = 3.0 + 0.1
 UNASKED_HELLO_S = 2.0
 
@@ -142,6 +143,7 @@ class RawHost:
         self.ser: Any = None
         self.decoder = p.FrameDecoder()
         self.inbox: list[Seen] = []
+        self.raw = bytearray()  # the last bytes read (at most RAW_KEPT): to tell a paired shoe
         self._host_seq = 0
 
     def open(self) -> None:
@@ -149,6 +151,7 @@ class RawHost:
         self.ser = serial.serial_for_url(self.url, baudrate=115200, timeout=0.005)
         self.decoder = p.FrameDecoder()
         self.inbox = []
+        self.raw = bytearray()
 
     def close(self) -> None:
         """Close the port (idempotent)."""
@@ -185,6 +188,8 @@ class RawHost:
             if data:
                 now = time.monotonic()
                 self.inbox.extend(Seen(now, m) for m in self.decoder.feed(data))
+                self.raw += data
+                del self.raw[:-RAW_KEPT]
             if time.monotonic() >= end:
                 return
 
@@ -208,9 +213,20 @@ class RawHost:
         """Send HOST_HELLO; the HELLO that answers it and the answer time (seconds)."""
         t0 = self.send(p.HostHello(self.seq()))
         seen = self.wait_for(lambda m: isinstance(m, p.Hello), timeout, after=t0)
-        check(seen is not None, f"no HELLO within {timeout} s of HOST_HELLO")
+        check(seen is not None, f"no HELLO within {timeout} s of HOST_HELLO" + (self.paired_shoe() or ""))
         assert seen is not None and isinstance(seen.msg, p.Hello)
         return seen.msg, seen.at - t0
+
+    def paired_shoe(self) -> str | None:
+        """When the bytes read are version-2 (authenticated) frames: what to say (the shoe is
+        paired and drops this kit's version-1 frames), else None."""
+        sealed = [m for m in p.SealedDecoder().feed(bytes(self.raw)) if isinstance(m, p.Sealed)]
+        if not sealed:
+            return None
+        serial = next((m.msg.serial for m in sealed if isinstance(m.msg, p.Hello)), None)
+        return (f": the shoe{f' {serial}' if serial else ''} sends version-2 (authenticated) frames: it is paired "
+                "and acts on no version-1 frame (docs/protocol.md section 15); this kit speaks version 1, so test "
+                "the shoe before its first pairing")
 
     def ack_all(self, next_seq: int) -> None:
         """ACK every event below ``next_seq`` (the shoe may forget them)."""

@@ -169,3 +169,14 @@ def test_the_card_limit_is_the_shoes_plus_the_operators_stated_budget(off_s: flo
     assert "card_after_request_s" in result["measured"]
     if not passed:
         assert ("after the CARD arrived" in result["message"]) == (off_s > 0)
+
+
+def test_the_kit_says_it_met_a_paired_shoe() -> None:
+    """A paired shoe speaks version 2 only and drops the kit's version-1 frames: the handshake
+    fails saying so (its heartbeats come sealed under the hello key), not only that no HELLO came."""
+    with VirtualShoe(Deck.seeded(6), serial="SH-PAIRED", secret=bytes(range(32))) as shoe:
+        report = Kit(shoe.url, None, time_scale=SCALE).run(only={"handshake"})
+    (result,) = report["results"]
+    assert result["status"] == "failed"
+    assert "sends version-2 (authenticated) frames: it is paired" in result["message"]
+    assert "test the shoe before its first pairing" in result["message"]
