@@ -220,15 +220,17 @@ def test_shoe_ctl_bridge_stops_on_a_broken_state_file_naming_it(tmp_path: Path,
     assert f"{state / 'state.json'}: not a bridge state" in capsys.readouterr().err
 
 
-def test_the_conformance_kit_passes_the_bridge_unchanged(tmp_path: Path, factory: MockFactory) -> None:
+@pytest.mark.parametrize("paired", [False, True], ids=["version-1", "version-2"])
+def test_the_conformance_kit_passes_the_bridge_unchanged(tmp_path: Path, factory: MockFactory, paired: bool) -> None:
     """``shoe-ctl conform`` against the bridge's pty, an operator driving the beam and the
-    reader: every test of the kit passes (timing limits scaled as for the other simulated shoes
-    on this loaded machine)."""
+    reader: every test of the kit passes, unpaired (version 1) and paired (version 2, the kit
+    given the secret); timing limits scaled as for the other simulated shoes on this loaded
+    machine."""
     import time
 
     from hil.conform import CallableOperator, Kit
 
-    rig = Rig(tmp_path, factory, paired=False)
+    rig = Rig(tmp_path, factory, paired=paired)
     shoe = [rig.start()]
     n = [0]
 
@@ -245,12 +247,13 @@ def test_the_conformance_kit_passes_the_bridge_unchanged(tmp_path: Path, factory
     operator = CallableOperator({"pull-card": pull, "power-cycle": power_cycle,  # type: ignore[dict-item]
                                  "unplug": lambda: shoe[0].unplug(), "replug": lambda: shoe[0].replug()})
     try:
-        report = Kit(str(rig.link), operator, time_scale=3.0).run()
+        report = Kit(str(rig.link), operator, time_scale=3.0, secret=SECRET if paired else None).run()
     finally:
         shoe[0].close()
     failed = [(r["name"], r["message"]) for r in report["results"] if r["status"] != "passed"]
     assert failed == []
     assert report["summary"]["passed"] == 15 and report["shoe"]["serial"] == SERIAL
+    assert report["protocol"] == (2 if paired else 1)
     assert report["shoe"]["caps"] == ["persistent-counters", "keeps-buffer"]
 
 
