@@ -88,7 +88,7 @@ class Table:
                  console: bool = False, led_stream: Any = None, dealer_socket: str | None = None,
                  dealer: DealerFactory | None = None, sinks: Sequence[Any] = (), notifier: Any = None,
                  wait_connected: float | None = None, device: Any = None, floor: Any = None,
-                 say: Callable[[str], None] = _say) -> None:
+                 release: Any = None, say: Callable[[str], None] = _say) -> None:
         self.cfg = cfg
         self.controller = controller
         self.url = url
@@ -114,6 +114,10 @@ class Table:
         self._notifier = notifier
         self._wait_connected = wait_connected
         self._floor = floor
+        self._release = release
+        self.verdict: Any = None
+        """The start's release check (:class:`shoe_ctl.release.Verdict`), or None when ``release``
+        (a :class:`shoe_ctl.release.ReleaseConfig`) was not given: no check."""
         self._say = say
         self._parts: list[Any] = [journal] if journal is not None else []
         self._started = False
@@ -221,6 +225,7 @@ class Table:
         if self.device is None and shoes.is_simulated(self.url):
             self._parts.append(_Device(self.url))
             self.device = shoes.device(self.url)
+        self._check_release()  # before the shoe is opened
         secret, serial = self._link_auth()
         self.link = link = ShoeLink(self.url, controller.queue, baudrate=self.cfg.shoe.baudrate,
                                     resume_seq=self.resume_seq, secret=secret, serial=serial)
@@ -285,6 +290,26 @@ class Table:
         if self.dealer is not None:
             self.dealer.start()
             self._parts.append(self.dealer)
+
+    def _check_release(self) -> None:
+        """Check the installed code against the signed release manifest (``release`` given):
+        a failure tilts the table (:meth:`Controller.tilt`, queued ahead of every shoe event);
+        verification switched off is said once as a warning (docs/compliance.md, "Tilt")."""
+        if self._release is None:
+            return
+        from shoe_ctl.release import TILT_CODE, check
+
+        self.verdict = verdict = check(self._release)
+        controller = self.controller
+        if verdict.off:
+            self._say(f"warning: {verdict.problem}: the installed code is not checked (a development checkout)")
+            controller.call_soon(lambda: controller.raise_alert(
+                "release-unverified", f"{verdict.problem}: the installed code is not checked; a development "
+                "checkout, never a live table"))
+        elif not verdict.ok:
+            self._say(f"TILT: software mismatch: {verdict.problem}")
+            controller.call_soon(lambda: controller.tilt(TILT_CODE, f"software mismatch: {verdict.problem}. TILT: no "
+                                                         "hand starts until the signed release is installed again"))
 
     def _link_auth(self) -> tuple[bytes | None, str | None]:
         """The shoe link's pairing secret and pinned serial (docs/security.md, "The shoe link").

@@ -20,7 +20,16 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from shoe_ctl.events import Alert, CardRead, Command, DealerInput, ShoeButton, ShoeFault, TimerFired
+from shoe_ctl.events import (
+    Alert,
+    CardRead,
+    Command,
+    DealerAction,
+    DealerInput,
+    ShoeButton,
+    ShoeFault,
+    TimerFired,
+)
 from shoe_ctl.lifecycle import Closeable
 from shoe_ctl.machine import Dealing
 from shoe_ctl.service.codec import CodecError
@@ -250,6 +259,8 @@ class Controller(Closeable):
         self.hooks: list[Callable[[Any, list[Command]], None]] = []
         self._ahead: deque[tuple[Any, Any]] = deque()  # dealer inputs queued for the journal ahead
         self._ahead_entry: Any = None  # the journal entry of the input being handled, if queued ahead
+        self.tilted: tuple[str, str] | None = None
+        """The tilt in force, ``(code, message)``, or None (:meth:`tilt`)."""
 
     # ------------------------------------------------------------------ wiring
 
@@ -305,6 +316,62 @@ class Controller(Closeable):
             self._timers = [x for x in self._timers if x.is_alive()]
             self._timers.append(t)
         t.start()
+
+    # ------------------------------------------------------------------ tilt
+
+    def tilt(self, code: str, message: str) -> None:
+        """Tilt the table (controller thread; from another thread use :meth:`call_soon`): a latched
+        ``code`` alert with ``message`` (a STOP on the display and the LEDs, critical on the
+        floor), journaled; from now on no hand starts (not even on the floor's override) and the
+        alert cannot be acknowledged, until :meth:`clear_tilt` (docs/compliance.md, "Tilt")."""
+        self.tilted = (code, message)
+        self.raise_alert(code, message, latched=True)
+
+    def clear_tilt(self, by: str, why: str) -> bool:
+        """End the tilt (controller thread): its alert goes, a ``tilt-cleared`` alert naming
+        ``by`` (a user id) and ``why`` is journaled. False when no tilt is in force."""
+        if self.tilted is None:
+            return False
+        code = self.tilted[0]
+        self.tilted = None
+        self.machine.alerts = [a for a in self.machine.alerts if a["code"] != code]
+        self.raise_alert("tilt-cleared", f"tilt {code} cleared by {by}: {why}")
+        return True
+
+    def raise_alert(self, code: str, message: str, *, latched: bool = False) -> None:
+        """Raise a service alert in the machine, journal it, give its commands to the sinks."""
+        alert = getattr(self.machine, "service_alert", None)
+        if alert is None:
+            return
+        cmds = alert(code, message, latched=latched)
+        alerts = [cmd for cmd in cmds if isinstance(cmd, Alert)]
+        if alerts:
+            self._journal(None, alerts)
+        self._deliver(cmds)
+
+    def _tilt_refuses(self, ev: DealerInput) -> str | None:
+        """Why the tilt in force refuses ``ev`` (None: it does not): a new hand, and an
+        acknowledgement that would take the tilt's alert away."""
+        if self.tilted is None:
+            return None
+        code = self.tilted[0]
+        if ev.action is DealerAction.NEW_HAND:
+            return "no hand starts on a tilted table"
+        if ev.action is DealerAction.ACK_ALERT:
+            aid, acode = ev.args.get("id"), ev.args.get("code")
+            ids = {a["id"] for a in getattr(self.machine, "alerts", ()) if a["code"] == code}
+            if (aid is None and acode is None) or acode == code or aid in ids:
+                return f"the {code} alert is cleared only once the release verifies (a technician)"
+        return None
+
+    def _refuse_tilted(self, ev: DealerInput, why: str) -> list[Command]:
+        """Journal ``ev`` and refuse it with a ``tilt-refused`` alert; nothing else changes."""
+        entry = self._journal_other(ev)
+        self._wait_other(ev, entry)
+        self.handled += 1
+        assert self.tilted is not None
+        self.raise_alert("tilt-refused", f"'{ev.action.value}' refused: {why} ({self.tilted[1]})")
+        return []
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -399,6 +466,10 @@ class Controller(Closeable):
             alerts = [cmd for cmd in cmds if isinstance(cmd, Alert)]
             self._journal_shoe(ev, alerts)
         else:
+            if isinstance(ev, DealerInput) and self.tilted is not None:
+                why = self._tilt_refuses(ev)
+                if why is not None:
+                    return self._refuse_tilted(ev, why)
             entry = self._journal_other(ev)
             if isinstance(entry, _Unencodable) and isinstance(ev, DealerInput):
                 return self._refuse_unrecordable(ev, entry.error)
