@@ -88,7 +88,7 @@ class Table:
                  console: bool = False, led_stream: Any = None, dealer_socket: str | None = None,
                  dealer: DealerFactory | None = None, sinks: Sequence[Any] = (), notifier: Any = None,
                  wait_connected: float | None = None, device: Any = None, floor: Any = None,
-                 release: Any = None, say: Callable[[str], None] = _say) -> None:
+                 release: Any = None, users: str | None = None, say: Callable[[str], None] = _say) -> None:
         self.cfg = cfg
         self.controller = controller
         self.url = url
@@ -115,6 +115,10 @@ class Table:
         self._wait_connected = wait_connected
         self._floor = floor
         self._release = release
+        self._users = users
+        self.authenticator: Any = None
+        """With ``users`` (a users file): the :class:`shoe_ctl.users.Authenticator` the display
+        and the dealer port check credentials with; the controller then enforces the roles."""
         self.verdict: Any = None
         """The start's release check (:class:`shoe_ctl.release.Verdict`), or None when ``release``
         (a :class:`shoe_ctl.release.ReleaseConfig`) was not given: no check."""
@@ -226,6 +230,7 @@ class Table:
             self._parts.append(_Device(self.url))
             self.device = shoes.device(self.url)
         self._check_release()  # before the shoe is opened
+        self._load_users()
         secret, serial = self._link_auth()
         self.link = link = ShoeLink(self.url, controller.queue, baudrate=self.cfg.shoe.baudrate,
                                     resume_seq=self.resume_seq, secret=secret, serial=serial)
@@ -247,6 +252,8 @@ class Table:
 
                 for url in display_urls(self.io.display.host, self.io.display.port):
                     self._say(f"dealer display: {url}")
+            if display is not None:
+                display.authenticator = self.authenticator
             if display is not None and hasattr(self.journal, "chain_public"):
                 display.journal_chain = self.journal.chain_public  # the chain head on the status line
         else:
@@ -263,6 +270,7 @@ class Table:
             from shoe_ctl.service.dealer_port import DealerPort
 
             self.port = DealerPort(self._dealer_socket, controller.post)
+            self.port.authenticator = self.authenticator
             self._parts.append(self.port)
             controller.add_sink(self.port)
         if self.device is not None and self._dealer_factory is not None:
@@ -301,6 +309,13 @@ class Table:
 
         self.verdict = verdict = check(self._release)
         controller = self.controller
+        release = self._release
+
+        def recheck() -> str:
+            again = check(release)
+            return "" if again.ok else again.problem
+
+        controller.tilt_recheck = recheck
         if verdict.off:
             self._say(f"warning: {verdict.problem}: the installed code is not checked (a development checkout)")
             controller.call_soon(lambda: controller.raise_alert(
@@ -310,6 +325,29 @@ class Table:
             self._say(f"TILT: software mismatch: {verdict.problem}")
             controller.call_soon(lambda: controller.tilt(TILT_CODE, f"software mismatch: {verdict.problem}. TILT: no "
                                                          "hand starts until the signed release is installed again"))
+
+    def _load_users(self) -> None:
+        """The users file (``users``): read and checked now (a bad one stops the start); the
+        controller then enforces the roles (docs/compliance.md, "People and roles").
+
+        :raises TableError: the users file cannot be used (absent, bad mode, duplicate name, ...).
+        """
+        if self._users is None:
+            return
+        from shoe_ctl.users import Authenticator, UserFileError, UserStore
+
+        store = UserStore(self._users)
+        try:
+            store.load()
+        except UserFileError as exc:
+            raise TableError(str(exc)) from None
+        controller = self.controller
+
+        def report(code: str, message: str) -> None:
+            controller.call_soon(lambda: controller.raise_alert(code, message))
+
+        self.authenticator = Authenticator(store, report)
+        controller.roles_enforced = True
 
     def _link_auth(self) -> tuple[bytes | None, str | None]:
         """The shoe link's pairing secret and pinned serial (docs/security.md, "The shoe link").

@@ -264,7 +264,7 @@ def run_checks(config: Path, *, port: str | None = None, journal: Path | None = 
     cfg_check, cfg = check_config(config)
     yield cfg_check
     if cfg is None:
-        for name in ("port", "handshake", "gpio", "journal", "floor", "release"):
+        for name in ("port", "handshake", "gpio", "journal", "floor", "release", "users"):
             yield Check(name, "skip", "no usable configuration")
         return
     if port is not None:
@@ -280,6 +280,26 @@ def run_checks(config: Path, *, port: str | None = None, journal: Path | None = 
 
     yield Check("floor", *doctor_floor(config))  # type: ignore[arg-type]
     yield check_release(config)
+    yield check_users(config)
+
+
+def check_users(config: Path) -> Check:
+    """The users file (``[users] file``): readable, mode, unique names (docs/compliance.md,
+    "People and roles"); ``warn`` without one (no role is enforced)."""
+    from collections import Counter
+
+    from shoe_ctl.users import UserFileError, UserStore, users_file_setting
+
+    try:
+        path = users_file_setting(config)
+        if path is None:
+            return Check("users", "warn", "no [users] file: no role is enforced, anyone at the display decides",
+                         "at a table: shoe-ctl users add NAME --role ROLE, and set [users] file")
+        users = UserStore(path).load()
+    except (ProfileError, UserFileError) as exc:
+        return Check("users", "fail", str(exc), "fix the users file (shoe-ctl users) or [users] file")
+    roles = Counter(u.role.value for u in users)
+    return Check("users", "ok", f"{path}: " + (", ".join(f"{n} {r}" for r, n in sorted(roles.items())) or "no users"))
 
 
 def check_release(config: Path) -> Check:

@@ -58,6 +58,17 @@ from shoe_ctl.display.model import DisplayModel
 from shoe_ctl.events import Command, DealerAction, DealerInput
 from shoe_ctl.input_shape import MAX_SEAT, check_input_shape
 from shoe_ctl.lifecycle import Closeable
+from shoe_ctl.release import TILT_CODE
+from shoe_ctl.users import (
+    Authenticator,
+    AuthError,
+    Role,
+    UserFileError,
+    parse_credential,
+    required_role,
+    signed,
+    what_needs,
+)
 
 log = logging.getLogger(__name__)
 
@@ -156,6 +167,9 @@ class DisplaySink(Closeable):
         self.alive = True  # False while the controller is stuck (ControllerWatchdog)
         self.journal_chain: Callable[[], dict[str, Any] | None] | None = None
         """Set by the table to the journal's ``chain_public``: the snapshot's ``journal_chain``."""
+        self.authenticator: Authenticator | None = None
+        """Set by the table with a users file: inputs only some roles may make need a credential
+        (docs/compliance.md, "People and roles")."""
 
     def _setup_guard(self, host: str, port: int, token: str | None) -> None:
         """The token rules and the per-client limits (:mod:`shoe_ctl.display.guard`)."""
@@ -472,14 +486,53 @@ class DisplaySink(Closeable):
             return web.json_response({"error": "body must be a JSON object"}, status=400)
         return body
 
+    async def _authorize(self, event: DealerInput, credential: Any,
+                         roles: frozenset[Role] | None) -> DealerInput | web.Response:
+        """``event`` signed with the user a ``credential`` (``{"user", "pin"}``) names, or the
+        response refusing it: 401 when ``roles`` (:func:`required_role`) need a credential and
+        none or a wrong one came (``need``: the roles), 429 when locked out, 403 for a user
+        without the role (the input is posted signed all the same, so the controller, which
+        checks the role itself, journals the refusal with who asked)."""
+        auth = self.authenticator
+        if auth is None or (credential is None and roles is None):
+            return event
+        need = sorted(r.value for r in roles) if roles else []
+        if credential is None:
+            assert roles is not None
+            return web.json_response({"error": f"{what_needs(event.action, roles)}: enter your user and PIN",
+                                      "need": need}, status=401)
+        try:
+            name, pin = parse_credential(credential)
+            user = await asyncio.get_running_loop().run_in_executor(None, auth.authenticate, name, pin,
+                                                                    event.source or "display")
+        except ValueError as exc:
+            return web.json_response({"error": f"credential: {exc}", "need": need}, status=400)
+        except AuthError as exc:
+            return web.json_response({"error": str(exc), "need": need}, status=429 if exc.status == "locked" else 401)
+        except UserFileError as exc:
+            return web.json_response({"error": str(exc)}, status=503)
+        if roles is not None and user.role not in roles:
+            self._post(signed(event, user))  # the controller refuses it too, journaled with who asked
+            return web.json_response({"error": f"{what_needs(event.action, roles)}; {user.name} is a "
+                                      f"{user.role.value}", "need": need}, status=403)
+        return signed(event, user)
+
+    def _roles(self, action: DealerAction, args: dict[str, Any]) -> frozenset[Role] | None:
+        return required_role(action, args, self.model.alerts(), tilt_code=TILT_CODE)
+
     async def _input(self, request: web.Request) -> web.Response:
         body = await self._body(request)
         if isinstance(body, web.Response):
             return body
+        credential = body.pop("credential", None)
         try:
             event = input_event(body, source=f"display:{request.remote or '?'}")
         except ValueError as exc:
             return web.json_response({"error": str(exc)}, status=400)
+        authorized = await self._authorize(event, credential, self._roles(event.action, event.args))
+        if isinstance(authorized, web.Response):
+            return authorized
+        event = authorized
         if "ref" not in event.args:  # the machine answers with the instruction carrying this ref
             self._next_ref += 1
             event.args["ref"] = self._next_ref
@@ -497,17 +550,34 @@ class DisplaySink(Closeable):
         if isinstance(body, web.Response):
             return body
         source = f"display:{request.remote or '?'}"
+        credential = body.get("credential")
         if "ids" in body:
-            return self._ack_band(body["ids"], source)
+            ids = body["ids"]
+            if isinstance(ids, list) and len(ids) <= 256:
+                need: set[Role] = set()
+                for i in ids:
+                    need |= self._roles(DealerAction.ACK_ALERT, {"id": i}) or set()
+                probe = DealerInput(DealerAction.ACK_ALERT, None, {}, source=source)
+                authorized = await self._authorize(probe, credential, frozenset(need) or None)
+                if isinstance(authorized, web.Response):
+                    return authorized
+                source = authorized.source or source
+            return self._ack_band(ids, source)
         alert_id = body.get("id")
         if not isinstance(alert_id, int) or isinstance(alert_id, bool):
             return web.json_response({"error": "id: expected the alert's integer id"}, status=400)
-        alert = self.model.acknowledge(alert_id)
-        if alert is None:
+        shown = next((a for a in self.model.alerts() if a.get("id") == alert_id), None)
+        if shown is None:
             return web.json_response({"error": f"id: no alert {alert_id} is shown"}, status=404)
+        event = DealerInput(DealerAction.ACK_ALERT, shown.get("seat"),
+                            {"id": alert_id, "code": shown.get("code")}, source=source)
+        roles = self._roles(event.action, event.args)
+        authorized = await self._authorize(event, credential, roles)
+        if isinstance(authorized, web.Response):
+            return authorized
+        event = authorized
+        self.model.acknowledge(alert_id)
         self._publish()
-        event = DealerInput(DealerAction.ACK_ALERT, alert.get("seat"),
-                            {"id": alert_id, "code": alert.get("code")}, source=source)
         self._post(event)
         return web.json_response({"posted": {"action": str(event.action), "seat": event.seat,
                                              "args": event.args}}, status=202)

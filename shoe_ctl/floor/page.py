@@ -13,11 +13,13 @@ import asyncio
 import ipaddress
 import threading
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from aiohttp import web
 
 from shoe_ctl.display.guard import TokenGate, host_allowed, known_names, no_icon, origin_allowed
 from shoe_ctl.floor.consumer import FloorConsumer
+from shoe_ctl.users import FLOOR_ROLES, AuthError, UserFileError, parse_credential
 
 __all__ = ["FloorPage", "PAGE_HTML"]
 
@@ -46,7 +48,7 @@ class FloorPage:
     """
 
     def __init__(self, consumer: FloorConsumer, *, host: str = "127.0.0.1", port: int = 8090,
-                 token: str | None = None, allowed_hosts: tuple[str, ...] = ()) -> None:
+                 token: str | None = None, allowed_hosts: tuple[str, ...] = (), authenticator: Any = None) -> None:
         if not _loopback(host) and not token:
             raise ValueError(f"floor page on {host}: an address other than loopback needs a token")
         if token and len(token) < TOKEN_MIN_LEN:  # as the dealer display's (docs/security.md)
@@ -56,6 +58,9 @@ class FloorPage:
         self.consumer = consumer
         self.host, self.port, self.token = host, port, token
         self._names = known_names((host, *allowed_hosts))
+        self.authenticator = authenticator
+        """The floor's named users (:class:`shoe_ctl.users.Authenticator`); None: no acknowledgement
+        is taken (the page acknowledges only as a named floor supervisor)."""
         self._gate = TokenGate(token, failures=5, lockout_s=60.0)  # as the dealer display's (docs/security.md)
         self._loop = asyncio.new_event_loop()
         self._runner: web.AppRunner | None = None
@@ -120,15 +125,28 @@ class FloorPage:
             return web.json_response({"error": "Content-Type must be application/json"}, status=415)
         try:
             body = await req.json()
-            table, alert_id, who = body["table"], body["id"], body.get("who", "")
-            if not isinstance(table, str) or not isinstance(alert_id, int) or not isinstance(who, str):
+            table, alert_id = body["table"], body["id"]
+            name, pin = parse_credential({"user": body["user"], "pin": body["pin"]})
+            if not isinstance(table, str) or not isinstance(alert_id, int):
                 raise TypeError
         except (ValueError, KeyError, TypeError, RecursionError):
-            return web.json_response({"error": "expected {\"table\": text, \"id\": int, \"who\": text}"}, status=400)
-        if not who.strip():
-            return web.json_response({"error": "who: name the person acknowledging"}, status=400)
-        alert = await asyncio.get_running_loop().run_in_executor(
-            None, self.consumer.acknowledge, table, alert_id, who, f"floor-page:{req.remote or '?'}")
+            return web.json_response({"error": "expected {\"table\": text, \"id\": int, \"user\": text, "
+                                      "\"pin\": digits}"}, status=400)
+        if self.authenticator is None:
+            return web.json_response({"error": "this floor page has no users file (shoe-ctl floor --users FILE): "
+                                      "alerts are acknowledged only by a named floor supervisor"}, status=403)
+        source = f"floor-page:{req.remote or '?'}"
+        loop = asyncio.get_running_loop()
+        try:
+            user = await loop.run_in_executor(None, self.authenticator.authenticate, name, pin, source)
+        except AuthError as exc:
+            return web.json_response({"error": str(exc)}, status=429 if exc.status == "locked" else 401)
+        except UserFileError as exc:
+            return web.json_response({"error": str(exc)}, status=503)
+        if user.role not in FLOOR_ROLES:
+            return web.json_response({"error": f"{user.name} is a {user.role.value}: a floor supervisor "
+                                      "acknowledges"}, status=403)
+        alert = await loop.run_in_executor(None, self.consumer.acknowledge, table, alert_id, user.name, source)
         if alert is None:
             return web.json_response({"error": "no such open alert"}, status=404)
         return web.json_response({"acked": alert})
@@ -168,7 +186,8 @@ button{font-size:1em}
 <span id="conn">connecting...</span>
 <span>open alerts: <span class="sev critical" id="n-critical">0</span>
 <span class="sev warning" id="n-warning">0</span> <span class="sev info" id="n-info">0</span></span>
-<label>Your name <input id="who" autocomplete="name" placeholder="floor staff"></label></header>
+<label>User <input id="ack-user" autocomplete="username" autocapitalize="off"></label>
+<label>PIN <input id="ack-pin" type="password" inputmode="numeric" autocomplete="off"></label></header>
 <table><thead><tr><th>Table</th><th>Online</th><th>State</th><th>Street</th><th>Stub / required</th>
 <th>Shoe</th><th>Last seen</th><th>Alerts</th></tr></thead><tbody id="rows"></tbody></table>
 <script>
@@ -182,11 +201,14 @@ function el(tag, attrs, ...kids) {
   return e;
 }
 async function ack(table, id) {
-  const who = document.getElementById("who").value.trim();
-  if (!who) { document.getElementById("who").focus(); alert("Type your name first"); return; }
+  const user = document.getElementById("ack-user").value.trim();
+  const pinBox = document.getElementById("ack-pin");
+  if (!user || !pinBox.value) { (user ? pinBox : document.getElementById("ack-user")).focus(); alert("User and PIN first"); return; }
   const headers = {"Content-Type": "application/json"};
   const t = sessionStorage.getItem("floorToken"); if (t) headers["X-Floor-Token"] = t;
-  await fetch("/ack", {method: "POST", headers, body: JSON.stringify({table, id, who})});
+  const r = await fetch("/ack", {method: "POST", headers, body: JSON.stringify({table, id, user, pin: pinBox.value})});
+  pinBox.value = "";
+  if (!r.ok) { const j = await r.json().catch(() => ({})); alert(j.error || ("refused: " + r.status)); }
   refresh();
 }
 function row(t) {

@@ -33,6 +33,7 @@ from shoe_ctl.events import (
 from shoe_ctl.lifecycle import Closeable
 from shoe_ctl.machine import Dealing
 from shoe_ctl.service.codec import CodecError
+from shoe_ctl.users import TILT_ROLES, required_role, role_of_source, user_of_source, what_needs
 
 log = logging.getLogger(__name__)
 
@@ -261,6 +262,12 @@ class Controller(Closeable):
         self._ahead_entry: Any = None  # the journal entry of the input being handled, if queued ahead
         self.tilted: tuple[str, str] | None = None
         """The tilt in force, ``(code, message)``, or None (:meth:`tilt`)."""
+        self.tilt_recheck: Callable[[], str] | None = None
+        """Checks the release again for a technician clearing the tilt: ``""`` when it verifies,
+        else the problem (set by the table)."""
+        self.roles_enforced = False
+        """True with a users file (``[users] file``): an input only some roles may make
+        (:func:`shoe_ctl.users.required_role`) needs a ``source`` naming such a user."""
 
     # ------------------------------------------------------------------ wiring
 
@@ -364,13 +371,49 @@ class Controller(Closeable):
                 return f"the {code} alert is cleared only once the release verifies (a technician)"
         return None
 
-    def _refuse_tilted(self, ev: DealerInput, why: str) -> list[Command]:
-        """Journal ``ev`` and refuse it with a ``tilt-refused`` alert; nothing else changes."""
+    def _gate(self, ev: DealerInput) -> list[Command] | None:
+        """The roles and the tilt before the machine sees a dealer input (docs/compliance.md):
+        an input whose role (:func:`shoe_ctl.users.required_role`, from the machine's own alerts)
+        the user its ``source`` names does not hold is refused with ``role-refused``; a
+        technician's acknowledgement of the tilt clears it once :attr:`tilt_recheck` passes; the
+        tilt refuses the rest (:meth:`_tilt_refuses`). Returns the commands of a refusal or a
+        clear (the input journaled), or None to go on."""
+        if self.roles_enforced:
+            tilt = self.tilted[0] if self.tilted is not None else None
+            roles = required_role(ev.action, ev.args, getattr(self.machine, "alerts", ()), tilt_code=tilt)
+            if roles is not None:
+                role, who = role_of_source(ev.source), user_of_source(ev.source)
+                if role not in roles:
+                    by = f"{who} ({role.value})" if who and role else "no named user"
+                    return self._refuse(ev, "role-refused", f"{what_needs(ev.action, roles)}; {by} may not "
+                                        "decide this (the floor decides what the dealer reports)")
+                if roles is TILT_ROLES and self.tilted is not None:
+                    return self._recheck_tilt(ev, who or "?")
+        if self.tilted is not None:
+            why = self._tilt_refuses(ev)
+            if why is not None:
+                return self._refuse(ev, "tilt-refused", f"'{ev.action.value}' refused: {why} ({self.tilted[1]})")
+        return None
+
+    def _recheck_tilt(self, ev: DealerInput, who: str) -> list[Command]:
+        """A technician acknowledges the tilt: the release is checked again; cleared when it
+        verifies, else refused with the problem found."""
         entry = self._journal_other(ev)
         self._wait_other(ev, entry)
         self.handled += 1
-        assert self.tilted is not None
-        self.raise_alert("tilt-refused", f"'{ev.action.value}' refused: {why} ({self.tilted[1]})")
+        problem = self.tilt_recheck() if self.tilt_recheck is not None else "the release cannot be checked again"
+        if problem:
+            self.raise_alert("tilt-refused", f"tilt not cleared by {who}: {problem}")
+        else:
+            self.clear_tilt(who, "the installed code matches the signed release again")
+        return []
+
+    def _refuse(self, ev: DealerInput, code: str, message: str) -> list[Command]:
+        """Journal ``ev`` and refuse it with a ``code`` alert; nothing else changes."""
+        entry = self._journal_other(ev)
+        self._wait_other(ev, entry)
+        self.handled += 1
+        self.raise_alert(code, message)
         return []
 
     # ------------------------------------------------------------------ lifecycle
@@ -466,10 +509,10 @@ class Controller(Closeable):
             alerts = [cmd for cmd in cmds if isinstance(cmd, Alert)]
             self._journal_shoe(ev, alerts)
         else:
-            if isinstance(ev, DealerInput) and self.tilted is not None:
-                why = self._tilt_refuses(ev)
-                if why is not None:
-                    return self._refuse_tilted(ev, why)
+            if isinstance(ev, DealerInput) and (self.roles_enforced or self.tilted is not None):
+                refused = self._gate(ev)
+                if refused is not None:
+                    return refused
             entry = self._journal_other(ev)
             if isinstance(entry, _Unencodable) and isinstance(ev, DealerInput):
                 return self._refuse_unrecordable(ev, entry.error)

@@ -423,6 +423,31 @@ function renderReply() {
 
 document.getElementById("refused").addEventListener("click", (ev) => { ev.currentTarget.hidden = true; });
 
+// A decision only some roles may make (a latched alert, a misdeal, the floor's override) asks
+// for a named user and PIN (docs/compliance.md, "People and roles"); the PIN is sent once with
+// that input and kept nowhere.
+function askCredential(need, why) {
+  const dlg = document.getElementById("cred");
+  document.getElementById("cred-why").textContent = why + " (" + need.join(" or ") + ")";
+  const user = document.getElementById("cred-user");
+  const pin = document.getElementById("cred-pin");
+  pin.value = "";
+  dlg.hidden = false;
+  (user.value ? pin : user).focus();
+  return new Promise((resolve) => {
+    const done = (ok) => {
+      dlg.hidden = true;
+      document.getElementById("cred-ok").onclick = null;
+      document.getElementById("cred-cancel").onclick = null;
+      const out = ok ? { user: user.value.trim(), pin: pin.value } : null;
+      pin.value = "";
+      resolve(out);
+    };
+    document.getElementById("cred-ok").onclick = () => done(true);
+    document.getElementById("cred-cancel").onclick = () => done(false);
+  });
+}
+
 async function send(path, body) {
   const headers = { "Content-Type": "application/json" };
   const token = localStorage.getItem("shoeToken");
@@ -430,6 +455,10 @@ async function send(path, body) {
   try {
     const r = await fetch(path, { method: "POST", headers, body: JSON.stringify(body) });
     const j = await r.json().catch(() => ({}));
+    if (r.status === 401 && Array.isArray(j.need) && j.need.length) {
+      const cred = await askCredential(j.need, j.error || "a named user decides");
+      if (cred) return send(path, Object.assign({}, body, { credential: cred }));
+    }
     if (!r.ok) {
       showRefused("NOT SENT \u2014 " + (j.error || ("refused: " + r.status)) + "  (tap to close)");
       toast(j.error || ("refused: " + r.status), true);
