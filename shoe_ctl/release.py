@@ -22,7 +22,7 @@ import os
 import re
 import stat
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,7 +43,7 @@ from shoe_ctl.rules.profiles import ProfileError
 
 __all__ = [
     "MANIFEST_VERSION", "PACKAGES", "ReleaseConfig", "ReleaseError", "Verdict", "build_manifest", "check",
-    "code_root", "default_manifest_path", "key_id", "load_private_key", "load_release_config", "manifest_bytes",
+    "SoftwareIdentity", "code_root", "default_manifest_path", "key_id", "load_private_key", "load_release_config", "manifest_bytes",
     "new_private_key", "parse_public_key", "public_key_text", "read_manifest", "seeded_answer", "sign_manifest",
     "software_identity", "verify_signature",
 ]
@@ -79,6 +79,8 @@ class ReleaseConfig:
     verify: str = "on"
     public_key: str | None = None
     manifest: str = field(default_factory=lambda: str(default_manifest_path()))
+    config_file: str | None = None
+    """The table configuration file this came from (its bytes enter the seeded answer)."""
 
 
 def default_manifest_path() -> Path:
@@ -116,7 +118,7 @@ def load_release_config(path: str | os.PathLike[str]) -> ReleaseConfig:
     manifest = sect.get("manifest", str(default_manifest_path()))
     if not isinstance(manifest, str) or not manifest.strip():
         raise ProfileError(src, "release.manifest", "is not a file path", "a file path")
-    return ReleaseConfig(verify=verify, public_key=key or None, manifest=manifest)
+    return ReleaseConfig(verify=verify, public_key=key or None, manifest=manifest, config_file=src)
 
 
 # --------------------------------------------------------------------------- keys
@@ -382,7 +384,48 @@ def software_identity(verdict: Verdict, serial: str | None, firmware: str | None
 # --------------------------------------------------------------------------- seeded verification
 
 
-def parse_seed(text: str) -> bytes:
+def _file_or_empty(path: str | None, what: str) -> bytes:
+    if not path:
+        return b""
+    try:
+        return _read_small(Path(path), what)
+    except ReleaseError:
+        return b""
+
+
+class SoftwareIdentity:
+    """A running table's software identity and its seeded answers (docs/compliance.md,
+    "Verification on demand"): the manifest's and the configuration's bytes as read at start
+    (``b""`` when absent), the start's :class:`Verdict`, and ``shoe()``: the shoe's serial number
+    and firmware now (``("", "")`` before its hello)."""
+
+    def __init__(self, verdict: Verdict, cfg: ReleaseConfig,
+                 shoe: Callable[[], tuple[str, str]] = lambda: ("", "")) -> None:
+        self.verdict = verdict
+        self.manifest = _file_or_empty(cfg.manifest, "release manifest")
+        self.config = _file_or_empty(cfg.config_file, "table configuration")
+        self.digest = hashlib.sha256(self.manifest).hexdigest() if self.manifest else ""
+        self.shoe = shoe
+
+    def public(self) -> dict[str, Any]:
+        """:func:`software_identity` with the manifest digest as read (also when not verified)."""
+        out = software_identity(self.verdict, *self.shoe())
+        out["manifest"] = self.digest
+        return out
+
+    def answer(self, seed_text: Any) -> dict[str, Any]:
+        """The answer to a floor's or a lab's seed: ``seed``, ``answer`` (:func:`seeded_answer`
+        hex) and :meth:`public`.
+
+        :raises ReleaseError: a seed that is not :data:`MIN_SEED_HEX`..:data:`MAX_SEED_HEX` hex digits.
+        """
+        seed = parse_seed(seed_text)
+        ident = self.public()
+        return {"seed": seed_text, "answer": seeded_answer(seed, self.manifest, self.config, ident["shoe_serial"],
+                                                           ident["shoe_firmware"]), **ident}
+
+
+def parse_seed(text: Any) -> bytes:
     """A verification seed written in hex, :data:`MIN_SEED_HEX`..:data:`MAX_SEED_HEX` digits.
 
     :raises ReleaseError: not hex, odd, too short or too long.

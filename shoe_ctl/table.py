@@ -120,6 +120,9 @@ class Table:
         """With ``users`` (a users file): the :class:`shoe_ctl.users.Authenticator` the display
         and the dealer port check credentials with; the controller then enforces the roles."""
         self.verdict: Any = None
+        self.identity: Any = None
+        """With ``release``: the :class:`shoe_ctl.release.SoftwareIdentity` (the display's about
+        panel, the floor's birth message, the seeded verification)."""
         """The start's release check (:class:`shoe_ctl.release.Verdict`), or None when ``release``
         (a :class:`shoe_ctl.release.ReleaseConfig`) was not given: no check."""
         self._say = say
@@ -254,6 +257,8 @@ class Table:
                     self._say(f"dealer display: {url}")
             if display is not None:
                 display.authenticator = self.authenticator
+                if self.identity is not None:
+                    display.software = self.identity.public
             if display is not None and hasattr(self.journal, "chain_public"):
                 display.journal_chain = self.journal.chain_public  # the chain head on the status line
         else:
@@ -263,8 +268,12 @@ class Table:
         if self._floor is not None and self._floor.enabled:
             from shoe_ctl.floor.publisher import attach_floor  # paho-mqtt is imported only then
 
+            def report(code: str, message: str) -> None:
+                controller.call_soon(lambda: controller.raise_alert(code, message))
+
             self._parts.append(attach_floor(controller, self.journal, self._floor, table=self.cfg.table,
-                                            journal_path=getattr(self.journal, "path", None)))
+                                            journal_path=getattr(self.journal, "path", None),
+                                            identity=self.identity, report=report))
             self._parts.append(_FlushJournal(self.journal))  # closed after the controller, before it
         if self._dealer_socket:
             from shoe_ctl.service.dealer_port import DealerPort
@@ -305,11 +314,12 @@ class Table:
         verification switched off is said once as a warning (docs/compliance.md, "Tilt")."""
         if self._release is None:
             return
-        from shoe_ctl.release import TILT_CODE, check
+        from shoe_ctl.release import TILT_CODE, SoftwareIdentity, check
 
         self.verdict = verdict = check(self._release)
         controller = self.controller
         release = self._release
+        self.identity = SoftwareIdentity(verdict, release, self._shoe_identity)
 
         def recheck() -> str:
             again = check(release)
@@ -325,6 +335,13 @@ class Table:
             self._say(f"TILT: software mismatch: {verdict.problem}")
             controller.call_soon(lambda: controller.tilt(TILT_CODE, f"software mismatch: {verdict.problem}. TILT: no "
                                                          "hand starts until the signed release is installed again"))
+
+    def _shoe_identity(self) -> tuple[str, str]:
+        """The shoe's serial number and firmware from its hello (``("", "")`` before one)."""
+        info = getattr(self.link, "info", None)
+        if info is None:
+            return "", ""
+        return str(info.serial), str(info.firmware)
 
     def _load_users(self) -> None:
         """The users file (``users``): read and checked now (a bad one stops the start); the

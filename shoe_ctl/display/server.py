@@ -167,6 +167,8 @@ class DisplaySink(Closeable):
         self.alive = True  # False while the controller is stuck (ControllerWatchdog)
         self.journal_chain: Callable[[], dict[str, Any] | None] | None = None
         """Set by the table to the journal's ``chain_public``: the snapshot's ``journal_chain``."""
+        self.software: Callable[[], dict[str, Any]] | None = None
+        """Set by the table: the software identity (the snapshot's ``software``, the about panel)."""
         self.authenticator: Authenticator | None = None
         """Set by the table with a users file: inputs only some roles may make need a credential
         (docs/compliance.md, "People and roles")."""
@@ -360,10 +362,13 @@ class DisplaySink(Closeable):
 
     def snapshot(self) -> dict[str, Any]:
         """The model's snapshot plus ``journal_chain``: ``{"seq", "head"}``, the journal's hash-chain
-        head (docs/journal.md, "The hash chain"), or ``None`` without a journal."""
+        head (docs/journal.md, "The hash chain"), or ``None`` without a journal; and ``software``:
+        the software identity (:meth:`shoe_ctl.release.SoftwareIdentity.public`) or ``None``."""
         snap = self.model.snapshot()
         provider = self.journal_chain
         snap["journal_chain"] = provider() if provider is not None else None
+        software = self.software
+        snap["software"] = software() if software is not None else None
         return snap
 
     def _publish(self) -> None:

@@ -52,20 +52,23 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 def acl_text(room: str) -> str:
     """The Mosquitto ACL for one room: each table (user name = table name, ``%u``) writes its own
-    state, events, alerts and status and reads its own replay topic; the floor user reads the
-    room and writes replay requests; the monitor user reads everything."""
+    state, events, alerts, status and verification answers and reads its own replay and verify
+    topics; the floor user reads the room and writes replay and verification requests; the monitor
+    user reads everything."""
     check_name("room", room)
     base = f"{room}/tables"
     return "\n".join([
         f"user {FLOOR_USER}",
         f"topic read {room}/#",
         f"topic write {base}/+/replay",
+        f"topic write {base}/+/verify",
         "",
         f"user {MONITOR_USER}",
         "topic read #",
         "",
-        *(f"pattern write {base}/%u/{leaf}" for leaf in ("state", "events", "alerts", "status")),
+        *(f"pattern write {base}/%u/{leaf}" for leaf in ("state", "events", "alerts", "status", "verified")),
         f"pattern read {base}/%u/replay",
+        f"pattern read {base}/%u/verify",
         "",
     ])
 

@@ -67,6 +67,9 @@ class FloorPublisher:
         in memory only (a restart then publishes the whole journal again).
     :param window: most events published and not yet acknowledged.
     :param state_interval: least seconds between two state publications (the newest is kept).
+    :param identity: the table's software identity (``public()`` in the birth message,
+        ``answer(seed)`` for a seed on the ``verify`` topic); ``report(code, message)`` is told a
+        refused seed (journaled by the table).
 
     Call :meth:`start`, then give it to ``Controller.add_sink``; :meth:`close` at shutdown.
     """
@@ -74,8 +77,12 @@ class FloorPublisher:
     def __init__(self, journal: Any, *, table: str, room: str, host: str, port: int,
                  credentials: Credentials | None = None, tls: bool = False, ca_file: str | None = None,
                  keepalive: int = 15, outbox: str | os.PathLike[str] | None = None, window: int = 200,
-                 state_interval: float = 0.05, reconnect_max_s: int = 5) -> None:
+                 state_interval: float = 0.05, reconnect_max_s: int = 5, identity: Any = None,
+                 report: Any = None) -> None:
         self.journal = journal
+        self.identity = identity
+        self.report = report
+        self.verifications = 0
         self.topics = Topics(room, table)
         self.table = table
         self.host, self.port = host, port
@@ -193,6 +200,8 @@ class FloorPublisher:
             return
         self.connected = True
         client.subscribe(self.topics.replay, qos=1)
+        if self.identity is not None:
+            client.subscribe(self.topics.verify, qos=1)
         self._signals.append(("connected", None))
         self._wake.set()
 
@@ -210,6 +219,11 @@ class FloorPublisher:
         self._wake.set()
 
     def _on_message(self, _client: mqtt.Client, _ud: Any, msg: mqtt.MQTTMessage) -> None:
+        if msg.topic == self.topics.verify:
+            if len(self._signals) < 64:  # a flood of seeds is answered up to this many at a time
+                self._signals.append(("verify", bytes(msg.payload[:1024])))
+                self._wake.set()
+            return
         try:
             data = json.loads(msg.payload)
             seq = data["from"] if isinstance(data, dict) else None
@@ -252,6 +266,7 @@ class FloorPublisher:
             self._pending.clear()
 
     _outbox_checked = False
+    _born_as: dict[str, Any] | None = None  # the software identity of the last birth message
 
     def _step(self) -> int:
         if not self._outbox_checked:
@@ -262,12 +277,16 @@ class FloorPublisher:
             kind, value = self._signals.popleft()
             if kind == "connected":
                 birth = True
+            elif kind == "verify" and self.connected:
+                self._answer_seed(value)
             elif kind == "replay" and isinstance(value, int):
                 self.replay_requests += 1
                 birth = True  # tell the floor the journal's first record again
                 if value < self._next and value not in self._inflight.values():  # in flight: paho delivers it
                     self._next = max(value, 1)
         sent = 0
+        if self.connected and self.identity is not None and self.identity.public() != self._born_as:
+            birth = True  # the shoe's serial and firmware came with its hello: the birth says them
         if self.connected:
             if birth:
                 self.client.publish(self.topics.status, dumps(self._status(True)), qos=1, retain=True)
@@ -276,6 +295,27 @@ class FloorPublisher:
             self._publish_state()
         self._save_outbox()
         return sent
+
+    def _answer_seed(self, raw: bytes) -> None:
+        """Answer a seeded verification request ``{"seed": HEX}`` on ``verified`` (docs/compliance.md,
+        "Verification on demand"); a bad request gets ``{"error"}`` there and is journaled."""
+        from shoe_ctl.release import ReleaseError
+
+        seed: Any = None
+        try:
+            data = json.loads(raw)
+            seed = data.get("seed") if isinstance(data, dict) else None
+            out: dict[str, Any] = self.identity.answer(seed)
+            self.verifications += 1
+        except (ValueError, RecursionError, ReleaseError) as exc:
+            why = str(exc) if isinstance(exc, ReleaseError) else 'not JSON {"seed": HEX}'
+            shown = seed[:16] + "..." if isinstance(seed, str) and len(seed) > 16 else seed
+            out = {"error": why}
+            if self.report is not None:
+                self.report("verify-refused", f"seeded verification from the floor refused: {why} "
+                            f"(seed {shown!r})")
+        payload = {"v": 1, "table": self.table, "time_us": int(time.time() * 1e6), **out}
+        self.client.publish(self.topics.verified, dumps(payload), qos=1)
 
     def _drain_acks(self) -> None:
         """Fold in the broker's acknowledgements. Runs in the thread that publishes, always after
@@ -333,6 +373,8 @@ class FloorPublisher:
     def _status(self, online: bool, *, clean: bool = False) -> dict[str, Any]:
         out: dict[str, Any] = {"v": 1, "table": self.table, "online": online, "session": self.session}
         if online:
+            if self.identity is not None:
+                out["software"] = self._born_as = self.identity.public()
             first = next(iter(self.journal.records(None)), None)
             out.update(first=first.seq if first is not None else 1, last=self._last_seq(),
                        time_us=int(time.time() * 1e6))
@@ -393,7 +435,8 @@ class FloorPublisher:
 
 
 def attach_floor(controller: Any, journal: Any, cfg: FloorConfig, *, table: str,
-                 journal_path: str | os.PathLike[str] | None = None) -> FloorPublisher | None:
+                 journal_path: str | os.PathLike[str] | None = None, identity: Any = None,
+                 report: Any = None) -> FloorPublisher | None:
     """Wire the floor publisher into a table's service (the composition root calls this).
 
     :param controller: the :class:`~shoe_ctl.service.controller.Controller` (``add_sink``).
@@ -401,6 +444,8 @@ def attach_floor(controller: Any, journal: Any, cfg: FloorConfig, *, table: str,
     :param cfg: ``[floor]``; nothing happens when ``cfg.enabled`` is false.
     :param table: the table's name.
     :param journal_path: the journal file, for the default outbox path ``<journal>.floor``.
+    :param identity: the table's :class:`shoe_ctl.release.SoftwareIdentity` (birth message,
+        seeded verification), or None; ``report(code, message)``: journals a refused seed.
     :returns: the started publisher (close it at shutdown), or ``None`` when the floor is off.
     :raises ValueError: the floor is enabled without a journal, an outbox that is the journal's
         own file (or its ``-wal``/``-shm``), or a bad name.
@@ -419,6 +464,7 @@ def attach_floor(controller: Any, journal: Any, cfg: FloorConfig, *, table: str,
             raise ValueError(f"[floor] outbox {outbox} is the journal's own file; leave outbox unset "
                              f"(default: {os.fspath(journal_path)}.floor) or name a file of its own")
     pub = FloorPublisher(journal, table=table, room=cfg.room, host=host, port=port, credentials=creds, tls=tls,
-                         ca_file=cfg.ca_file, keepalive=cfg.keepalive, outbox=outbox).start()
+                         ca_file=cfg.ca_file, keepalive=cfg.keepalive, outbox=outbox, identity=identity,
+                         report=report).start()
     controller.add_sink(pub)
     return pub

@@ -52,7 +52,9 @@ class Topics:
     - ``events``: every journal record, in journal order (QoS 1);
     - ``alerts``: the alert records again, for subscribers that want only those;
     - ``status`` (retained): online with the session, or the Last Will's offline;
-    - ``replay``: the floor's requests to publish again from a journal sequence (the table reads).
+    - ``replay``: the floor's requests to publish again from a journal sequence (the table reads);
+    - ``verify``: the floor's seeded verification requests (the table reads), ``verified``: the
+      table's answers (docs/compliance.md, "Verification on demand").
     """
 
     LEAVES = ("state", "events", "alerts", "status")
@@ -66,6 +68,8 @@ class Topics:
         self.alerts = f"{base}/alerts"
         self.status = f"{base}/status"
         self.replay = f"{base}/replay"
+        self.verify = f"{base}/verify"
+        self.verified = f"{base}/verified"
 
     @staticmethod
     def parse(topic: str) -> tuple[str, str, str] | None:

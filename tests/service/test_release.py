@@ -109,7 +109,7 @@ def test_release_config_errors(tmp_path: Path) -> None:
     cfg.write_text('table = "x"\n')
     env = os.environ.pop("SHOE_CTL_RELEASE_VERIFY", None)
     try:
-        assert load_release_config(cfg) == ReleaseConfig(verify="on")  # safe default: on, no key (a tilt)
+        assert load_release_config(cfg) == ReleaseConfig(verify="on", config_file=str(cfg))  # safe: on, no key
     finally:
         if env is not None:
             os.environ["SHOE_CTL_RELEASE_VERIFY"] = env
@@ -133,3 +133,21 @@ def test_cli_keygen_sign_verify(inst: Installed, tmp_path: Path) -> None:
     inst.flip_byte("hil/faults.py")
     bad = run("verify", "--config", str(cfg))
     assert bad.returncode == 1 and "software mismatch: hil/faults.py differs" in bad.stderr
+
+
+def test_seeds_and_the_seeded_answer() -> None:
+    import hmac as hmac_mod
+
+    from shoe_ctl.release import ReleaseError, parse_seed, seeded_answer
+
+    seed = parse_seed("0f" * 16)
+    assert seed == bytes([15]) * 16
+    for bad, why in (("0f" * 15, "at least 32"), ("0f" * 65, "at most 128"), ("zz" * 16, "hex digits"),
+                     ("0" * 33, "hex digits"), (12, "not a text")):
+        with pytest.raises(ReleaseError, match=why):
+            parse_seed(bad)
+    answer = seeded_answer(seed, b"m", b"c", "SH-1", "fw")
+    parts = b"".join(len(p).to_bytes(8, "big") + p for p in (b"m", b"c", b"SH-1", b"fw"))
+    assert answer == hmac_mod.new(seed, parts, "sha256").hexdigest()
+    assert seeded_answer(seed, b"mc", b"", "SH-1", "fw") != answer  # the parts cannot be re-split
+    assert seeded_answer(parse_seed("1f" * 16), b"m", b"c", "SH-1", "fw") != answer

@@ -300,6 +300,12 @@ function renderSide(s) {
   document.getElementById("shoe-detail").textContent = s.shoe && s.shoe.detail ? s.shoe.detail : "";
   // shoe link authentication (docs/security.md, "The shoe link"): an unauthenticated bench link is shown
   document.getElementById("shoe-auth").hidden = !(s.shoe && s.shoe.auth === "off");
+  // about: the software identity (docs/compliance.md, "Verification on demand")
+  const sw = s.software;
+  document.getElementById("software").textContent = !sw ? "–"
+    : "shoe-ctl " + sw.version + ", manifest " + (sw.manifest ? sw.manifest.slice(0, 16) : "none")
+      + ", verified " + sw.verified + (sw.shoe_serial ? "; shoe " + sw.shoe_serial + " firmware " + sw.shoe_firmware : "");
+  document.getElementById("software").dataset.verified = sw ? sw.verified : "";
 }
 
 // ------------------------------------------------------------------ what the flow needs now
