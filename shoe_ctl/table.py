@@ -259,6 +259,9 @@ class Table:
                 display.authenticator = self.authenticator
                 if self.identity is not None:
                     display.software = self.identity.public
+                display.report = self._report
+                if self.journal is not None and hasattr(self.journal, "records"):
+                    display.recall = self._recall
             if display is not None and hasattr(self.journal, "chain_public"):
                 display.journal_chain = self.journal.chain_public  # the chain head on the status line
         else:
@@ -268,12 +271,9 @@ class Table:
         if self._floor is not None and self._floor.enabled:
             from shoe_ctl.floor.publisher import attach_floor  # paho-mqtt is imported only then
 
-            def report(code: str, message: str) -> None:
-                controller.call_soon(lambda: controller.raise_alert(code, message))
-
             self._parts.append(attach_floor(controller, self.journal, self._floor, table=self.cfg.table,
                                             journal_path=getattr(self.journal, "path", None),
-                                            identity=self.identity, report=report))
+                                            identity=self.identity, report=self._report))
             self._parts.append(_FlushJournal(self.journal))  # closed after the controller, before it
         if self._dealer_socket:
             from shoe_ctl.service.dealer_port import DealerPort
@@ -336,6 +336,20 @@ class Table:
             controller.call_soon(lambda: controller.tilt(TILT_CODE, f"software mismatch: {verdict.problem}. TILT: no "
                                                          "hand starts until the signed release is installed again"))
 
+    def _report(self, code: str, message: str) -> None:
+        """Raise an information alert ``code`` from any thread: shown and journaled (a refused
+        PIN, a refused seed, a view of the hole cards)."""
+        controller = self.controller
+        controller.call_soon(lambda: controller.raise_alert(code, message))
+
+    def _recall(self) -> list[dict[str, Any]]:
+        """The last hands from the journal, full (:func:`shoe_ctl.recall.recall_hands`); any thread."""
+        from shoe_ctl.export import default_machine_factory
+        from shoe_ctl.recall import recall_hands
+
+        profile = self.journal.identity()[1] or "tda"
+        return recall_hands(self.journal.records(), default_machine_factory, profile)
+
     def _shoe_identity(self) -> tuple[str, str]:
         """The shoe's serial number and firmware from its hello (``("", "")`` before one)."""
         info = getattr(self.link, "info", None)
@@ -358,13 +372,8 @@ class Table:
             store.load()
         except UserFileError as exc:
             raise TableError(str(exc)) from None
-        controller = self.controller
-
-        def report(code: str, message: str) -> None:
-            controller.call_soon(lambda: controller.raise_alert(code, message))
-
-        self.authenticator = Authenticator(store, report)
-        controller.roles_enforced = True
+        self.authenticator = Authenticator(store, self._report)
+        self.controller.roles_enforced = True
 
     def _link_auth(self) -> tuple[bytes | None, str | None]:
         """The shoe link's pairing secret and pinned serial (docs/security.md, "The shoe link").

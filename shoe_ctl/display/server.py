@@ -58,8 +58,10 @@ from shoe_ctl.display.model import DisplayModel
 from shoe_ctl.events import Command, DealerAction, DealerInput
 from shoe_ctl.input_shape import MAX_SEAT, check_input_shape
 from shoe_ctl.lifecycle import Closeable
+from shoe_ctl.recall import public as public_recall
 from shoe_ctl.release import TILT_CODE
 from shoe_ctl.users import (
+    HOLE_CARD_ROLES,
     Authenticator,
     AuthError,
     Role,
@@ -169,6 +171,11 @@ class DisplaySink(Closeable):
         """Set by the table to the journal's ``chain_public``: the snapshot's ``journal_chain``."""
         self.software: Callable[[], dict[str, Any]] | None = None
         """Set by the table: the software identity (the snapshot's ``software``, the about panel)."""
+        self.recall: Callable[[], list[dict[str, Any]]] | None = None
+        """Set by the table with a journal: the last hands, full (:func:`shoe_ctl.recall.recall_hands`)."""
+        self.report: Callable[[str, str], None] | None = None
+        """Set by the table: journals an alert (a view of the hole cards in a recall)."""
+        self._recall_lock: asyncio.Lock | None = None
         self.authenticator: Authenticator | None = None
         """Set by the table with a users file: inputs only some roles may make need a credential
         (docs/compliance.md, "People and roles")."""
@@ -390,6 +397,8 @@ class DisplaySink(Closeable):
         app.router.add_get("/favicon.ico", no_icon)
         app.router.add_post("/input", self._input)
         app.router.add_post("/ack", self._ack)
+        app.router.add_get("/recall", self._recall)
+        app.router.add_post("/recall", self._recall)
         app.router.add_static("/static/", self._static, show_index=False)
         return app
 
@@ -549,6 +558,55 @@ class DisplaySink(Closeable):
             self._publish()
         return web.json_response({"posted": {"action": str(event.action), "seat": event.seat,
                                              "args": event.args}, "ref": event.args["ref"]}, status=202)
+
+    async def _recall(self, request: web.Request) -> web.Response:
+        """``GET /recall``: the last hands, downcards written ``??``; ``POST /recall`` with a
+        ``credential`` of a floor supervisor or surveillance: with the downcards, the view
+        journaled with who and when (docs/compliance.md, "Recall")."""
+        provider = self.recall
+        full = request.method == "POST"
+        who: Any = None
+        if full:
+            body = await self._body(request)
+            if isinstance(body, web.Response):
+                return body
+            if self.authenticator is None:
+                return web.json_response({"error": "hole cards are shown only to a named floor supervisor or "
+                                          "surveillance user, and this table has no users file"}, status=403)
+            source = f"display:{request.remote or '?'}"
+            try:
+                name, pin = parse_credential(body.get("credential"))
+                who = await asyncio.get_running_loop().run_in_executor(None, self.authenticator.authenticate,
+                                                                       name, pin, source)
+            except ValueError as exc:
+                return web.json_response({"error": f"credential: {exc}", "need": sorted(HOLE_CARD_ROLES)}, status=401)
+            except AuthError as exc:
+                return web.json_response({"error": str(exc), "need": sorted(HOLE_CARD_ROLES)},
+                                         status=429 if exc.status == "locked" else 401)
+            except UserFileError as exc:
+                return web.json_response({"error": str(exc)}, status=503)
+            if who.role not in HOLE_CARD_ROLES:
+                if self.report is not None:
+                    self.report("role-refused", f"{who.name} ({who.role.value}) asked for the downcards in a "
+                                f"recall from {source}: refused, a floor supervisor or surveillance sees them")
+                return web.json_response({"error": f"{who.name} is a {who.role.value}: the downcards are for a "
+                                          "floor supervisor or surveillance"}, status=403)
+        if provider is None:
+            return web.json_response({"error": "no journal: nothing to recall"}, status=404)
+        if self._recall_lock is None:
+            self._recall_lock = asyncio.Lock()
+        async with self._recall_lock:  # one replay of the journal at a time
+            hands = await asyncio.get_running_loop().run_in_executor(None, provider)
+        if who is None:
+            return web.json_response({"hands": public_recall(hands), "hole_cards": False},
+                                     headers={"Cache-Control": "no-store"})
+        numbers = [h["hand"] for h in hands]
+        span = f"hands {numbers[0]}-{numbers[-1]}" if numbers else "no hand"
+        if self.report is not None:
+            self.report("recall-hole-cards", f"{who.name} ({who.role.value}) viewed the downcards of {span} in a "
+                        f"recall from display:{request.remote or '?'}")
+        return web.json_response({"hands": hands, "hole_cards": True, "by": who.name},
+                                 headers={"Cache-Control": "no-store"})
 
     async def _ack(self, request: web.Request) -> web.Response:
         body = await self._body(request)

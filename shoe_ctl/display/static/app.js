@@ -617,6 +617,66 @@ function openSheet(name, action, seat) {
 
 document.getElementById("sheet-cancel").addEventListener("click", closeSheet);
 
+// ------------------------------------------------------------------ recall (docs/compliance.md, "Recall")
+// The last 10 hands from the journal, card by card with times; usable in a STOP and a tilt. The
+// downcards come only with a floor supervisor's or surveillance credential, and that view is journaled.
+function recallEntry(e) {
+  const row = el("div", "recall-entry k-" + e.kind);
+  row.appendChild(el("span", "t", e.t));
+  if (e.kind === "card") {
+    const where = e.role === "up" || e.role === "down" ? "seat " + e.seat + " " + e.role : e.role;
+    row.appendChild(el("span", "what", (e.street || "") + " " + where));
+    row.appendChild(cardEl(e.card));
+  } else if (e.kind === "input") {
+    row.appendChild(el("span", "what", e.action + (e.seat ? " seat " + e.seat : "") + (e.by ? "  (" + e.by + ")" : "")));
+  } else {
+    row.appendChild(el("span", "what", (e.latched ? "STOP " : "") + e.code + ": " + e.message));
+  }
+  return row;
+}
+
+function renderRecall(data) {
+  const body = document.getElementById("recall-body");
+  body.replaceChildren();
+  document.getElementById("recall-mode").textContent = data.hole_cards
+    ? "with hole cards (shown to " + data.by + ", journaled)" : "upcards only";
+  if (!data.hands.length) body.appendChild(el("div", "recall-empty", "no hand in the journal yet"));
+  for (const h of data.hands.slice().reverse()) {
+    const box = el("section", "recall-hand");
+    box.appendChild(el("h3", null, "Hand " + h.hand + " \u2014 " + h.game + ", " + h.rules + ", seats "
+      + h.seats.join(" ") + ", started " + h.started + (h.finished ? "" : " (in progress)")));
+    for (const e of h.entries) box.appendChild(recallEntry(e));
+    if (h.more) box.appendChild(el("div", "recall-empty", h.more + " more entries not shown"));
+    body.appendChild(box);
+  }
+}
+
+async function openRecall(credential) {
+  const headers = { "Content-Type": "application/json" };
+  const token = localStorage.getItem("shoeToken");
+  if (token) headers["X-Shoe-Token"] = token;
+  const r = credential
+    ? await fetch("/recall", { method: "POST", headers, body: JSON.stringify({ credential }) })
+    : await fetch("/recall");
+  const j = await r.json().catch(() => ({}));
+  if (!r.ok) { toast(j.error || ("recall refused: " + r.status), true); return; }
+  renderRecall(j);
+  // the instruction (a STOP, a tilt) stays in sight above the recall
+  const top = document.getElementById("instruction").getBoundingClientRect().bottom;
+  document.getElementById("recall").style.setProperty("--recall-top", Math.round(top) + "px");
+  document.getElementById("recall").hidden = false;
+}
+
+document.getElementById("btn-recall").addEventListener("click", () => openRecall(null));
+document.getElementById("recall-close").addEventListener("click", () => {
+  document.getElementById("recall").hidden = true;
+  document.getElementById("recall-body").replaceChildren();  // hole cards leave the page with it
+});
+document.getElementById("recall-holes").addEventListener("click", async () => {
+  const cred = await askCredential(["floor-supervisor", "surveillance"], "The downcards are shown to");
+  if (cred) openRecall(cred);
+});
+
 for (const b of document.querySelectorAll(".buttons button")) {
   b.addEventListener("click", async () => {
     const action = b.dataset.action;
