@@ -273,7 +273,8 @@ class Table:
 
             self._parts.append(attach_floor(controller, self.journal, self._floor, table=self.cfg.table,
                                             journal_path=getattr(self.journal, "path", None),
-                                            identity=self.identity, report=self._report))
+                                            identity=self.identity, report=self._report,
+                                            recall=self._recall if hasattr(self.journal, "records") else None))
             self._parts.append(_FlushJournal(self.journal))  # closed after the controller, before it
         if self._dealer_socket:
             from shoe_ctl.service.dealer_port import DealerPort

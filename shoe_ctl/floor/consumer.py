@@ -118,6 +118,8 @@ class TableView:
     behind_at: int = 0
     asked_at: float = 0.0
     seqs: list[int] | None = None
+    recall: list[dict[str, Any]] = field(default_factory=list)
+    """The table's last hands as it published them (``recall`` topic; downcards hidden)."""
 
     def public(self, now: float) -> dict[str, Any]:
         """The page's row: state, street, stub against the required number, alerts by severity
@@ -216,7 +218,7 @@ class FloorConsumer:
             log.warning("floor broker refused the floor consumer: %s", reason)
             return
         base = f"{self.room}/tables/+/"
-        client.subscribe([(base + leaf, 1) for leaf in ("events", "state", "status")])
+        client.subscribe([(base + leaf, 1) for leaf in ("events", "state", "status", "recall")])
         self.connected.set()
 
     def _on_disconnect(self, *_args: Any) -> None:
@@ -247,6 +249,8 @@ class FloorConsumer:
                     self._state(view, payload)
                 elif leaf == "status":
                     self._status(view, payload)
+                elif leaf == "recall":
+                    view.recall = _bounded_recall(payload.get("hands"))
                 self.version += 1
         except Exception:  # noqa: BLE001 - an exception here would end paho's network thread: the floor deaf
             log.exception("floor: a message on %s could not be applied; dropped", msg.topic)
@@ -434,3 +438,21 @@ def open_floor_journal(path: str | os.PathLike[str], room: str) -> Any:
     from shoe_ctl.service.journal import Journal
 
     return Journal(path, table=f"floor-{room}", profile="floor", retention_days=0)
+
+
+def _bounded_recall(hands: Any) -> list[dict[str, Any]]:
+    """A table's published recall, kept within bounds (10 hands of 600 entries, each a flat object):
+    a forged or broken message cannot grow the floor's memory."""
+    from shoe_ctl.recall import MAX_ENTRIES, RECALL_HANDS
+
+    out: list[dict[str, Any]] = []
+    if not isinstance(hands, list):
+        return out
+    for h in hands[-RECALL_HANDS:]:
+        if not isinstance(h, dict) or not isinstance(h.get("entries"), list):
+            continue
+        entries = [{str(k): v for k, v in e.items() if isinstance(v, (str, int, bool)) or v is None}
+                   for e in h["entries"][:MAX_ENTRIES] if isinstance(e, dict)]
+        out.append({"hand": h.get("hand"), "started": str(h.get("started", ""))[:40],
+                    "finished": bool(h.get("finished")), "entries": entries})
+    return out

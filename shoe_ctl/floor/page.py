@@ -97,6 +97,7 @@ class FloorPage:
         app.router.add_get("/", self._index)
         app.router.add_get("/state", self._state)
         app.router.add_post("/ack", self._ack)
+        app.router.add_get("/recall", self._recall)
         app.router.add_get("/favicon.ico", no_icon)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
@@ -113,6 +114,17 @@ class FloorPage:
 
     async def _state(self, _req: web.Request) -> web.Response:
         return web.json_response(self.consumer.snapshot(), headers={"Cache-Control": "no-store"})
+
+    async def _recall(self, req: web.Request) -> web.Response:
+        """``GET /recall?table=NAME``: the table's last hands as it published them (downcards
+        hidden: they never leave the table)."""
+        name = req.query.get("table", "")
+        with self.consumer.lock:
+            view = self.consumer.tables.get(name)
+            hands = list(view.recall) if view is not None else None
+        if hands is None:
+            return web.json_response({"error": f"no table {name[:64]!r}"}, status=404)
+        return web.json_response({"table": name, "hands": hands}, headers={"Cache-Control": "no-store"})
 
     async def _ack(self, req: web.Request) -> web.Response:
         verdict = self._gate.check(req.remote or "?", req.headers.get("X-Floor-Token", ""))
@@ -180,6 +192,9 @@ tr.offline td{color:#888}
 .alert{margin:.15em 0}
 button{font-size:1em}
 #conn.down{color:#ff6060}
+#recall{position:fixed;inset:2em;background:#181820;border:2px solid #fb0;overflow:auto;padding:1em}
+#recall[hidden]{display:none}
+.rc{font-family:monospace}
 </style></head>
 <body>
 <header><h1>Floor <span id="room"></span></h1>
@@ -190,6 +205,7 @@ button{font-size:1em}
 <label>PIN <input id="ack-pin" type="password" inputmode="numeric" autocomplete="off"></label></header>
 <table><thead><tr><th>Table</th><th>Online</th><th>State</th><th>Street</th><th>Stub / required</th>
 <th>Shoe</th><th>Last seen</th><th>Alerts</th></tr></thead><tbody id="rows"></tbody></table>
+<div id="recall" hidden><button id="recall-close">Close</button> <b id="recall-title"></b><div id="recall-body"></div></div>
 <script>
 "use strict";
 const token = (location.hash.match(/token=([^&]+)/) || [])[1];
@@ -225,6 +241,9 @@ function row(t) {
     alerts.append(el("div", {class: "alert acked", "data-acked": t.table + ":" + a.id},
       "\\u2713 ", a.code, " acknowledged by ", a.acked.by, " at ", a.acked.at_text));
   }
+  const rb = el("button", {"data-recall": t.table}, "Recall");
+  rb.onclick = () => recall(t.table);
+  alerts.append(rb);
   const shoe = t.shoe ? (t.shoe.status || "") : "";
   return el("tr", {class: t.online ? "online" : "offline", "data-table": t.table},
     el("td", {}, t.table), el("td", {class: "online-cell"}, t.online ? "online" : "OFFLINE"),
@@ -234,6 +253,25 @@ function row(t) {
     el("td", {class: "shoe-cell"}, shoe),
     el("td", {class: "seen-cell"}, t.seen_ago_s == null ? "never" : t.seen_ago_s + " s ago"), alerts);
 }
+async function recall(table) {
+  const r = await fetch("/recall?table=" + encodeURIComponent(table), {cache: "no-store"});
+  const j = await r.json().catch(() => ({hands: []}));
+  const body = document.getElementById("recall-body");
+  body.replaceChildren();
+  document.getElementById("recall-title").textContent = "Recall " + table + ": the last " + (j.hands || []).length
+    + " hands (downcards stay at the table)";
+  for (const h of (j.hands || []).slice().reverse()) {
+    body.append(el("h3", {}, "Hand " + h.hand + ", started " + h.started + (h.finished ? "" : " (in progress)")));
+    for (const e of h.entries) {
+      const what = e.kind === "card" ? (e.street || "") + " " + (e.seat ? "seat " + e.seat + " " : "") + e.role + " " + e.card
+        : e.kind === "input" ? e.action + (e.seat ? " seat " + e.seat : "") + (e.by ? " (" + e.by + ")" : "")
+        : (e.latched ? "STOP " : "") + e.code + ": " + e.message;
+      body.append(el("div", {class: "rc"}, e.t + "  " + what));
+    }
+  }
+  document.getElementById("recall").hidden = false;
+}
+document.getElementById("recall-close").onclick = () => { document.getElementById("recall").hidden = true; };
 let shown = -1;
 async function refresh() {
   let s;

@@ -36,7 +36,7 @@ from paho.mqtt.enums import CallbackAPIVersion
 
 from shoe_ctl.events import Command, DisplayUpdate
 from shoe_ctl.floor.config import Credentials, FloorConfig, load_credentials
-from shoe_ctl.floor.topics import Topics, dumps, event_payload, floor_state
+from shoe_ctl.floor.topics import Topics, dumps, event_payload, floor_state, redact
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +48,9 @@ IDLE_POLL_S = 0.5
 BACKOFF_S = (0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2)
 """Re-reads of the journal after a wake-up: the controller journals a shoe event just after
 handing its commands to the sinks, so the record may come a moment after the wake-up."""
+
+RECALL_EVERY_S = 2.0
+"""The recall is published at most this often (seconds)."""
 
 SAVE_EVERY_S = 0.5
 """The outbox file is rewritten at most this often (and at close)."""
@@ -67,6 +70,8 @@ class FloorPublisher:
         in memory only (a restart then publishes the whole journal again).
     :param window: most events published and not yet acknowledged.
     :param state_interval: least seconds between two state publications (the newest is kept).
+    :param recall: returns the last hands (:func:`shoe_ctl.recall.recall_hands`), published with
+        the downcards hidden on the retained ``recall`` topic.
     :param identity: the table's software identity (``public()`` in the birth message,
         ``answer(seed)`` for a seed on the ``verify`` topic); ``report(code, message)`` is told a
         refused seed (journaled by the table).
@@ -78,10 +83,13 @@ class FloorPublisher:
                  credentials: Credentials | None = None, tls: bool = False, ca_file: str | None = None,
                  keepalive: int = 15, outbox: str | os.PathLike[str] | None = None, window: int = 200,
                  state_interval: float = 0.05, reconnect_max_s: int = 5, identity: Any = None,
-                 report: Any = None) -> None:
+                 report: Any = None, recall: Any = None) -> None:
         self.journal = journal
         self.identity = identity
         self.report = report
+        self.recall = recall
+        self._recall_due = recall is not None
+        self._recall_at = 0.0
         self.verifications = 0
         self.topics = Topics(room, table)
         self.table = table
@@ -293,8 +301,30 @@ class FloorPublisher:
                 self._state_sent = None
             sent = self._publish_events()
             self._publish_state()
+            if birth and self.recall is not None:
+                self._recall_due = True
+            self._publish_recall()
         self._save_outbox()
         return sent
+
+    def _publish_recall(self) -> None:
+        """The last hands on the retained ``recall`` topic, downcards hidden and every other card
+        token not face up redacted (at most every :data:`RECALL_EVERY_S` s)."""
+        now = time.monotonic()
+        if not self._recall_due or self.recall is None:
+            return
+        if now - self._recall_at < RECALL_EVERY_S:
+            self._wake.set()
+            return
+        from shoe_ctl.recall import HIDDEN_ROLES, public
+
+        self._recall_due = False
+        self._recall_at = now
+        hands = public(self.recall())
+        shown = frozenset(e["card"] for h in hands for e in h["entries"]
+                          if e.get("kind") == "card" and e.get("role") not in HIDDEN_ROLES)
+        payload = {"v": 1, "table": self.table, "time_us": int(time.time() * 1e6), "hands": redact(hands, shown)}
+        self.client.publish(self.topics.recall, dumps(payload), qos=1, retain=True)
 
     def _answer_seed(self, raw: bytes) -> None:
         """Answer a seeded verification request ``{"seed": HEX}`` on ``verified`` (docs/compliance.md,
@@ -350,6 +380,10 @@ class FloorPublisher:
                 self.republished += 1
             if rec.kind == "Alert":
                 self.client.publish(self.topics.alerts, data, qos=1)
+                if payload.get("latched"):
+                    self._recall_due = True  # a STOP: the floor looks back
+            elif rec.kind in ("hand-start", "hand-end"):
+                self._recall_due = True
             self._next = rec.seq + 1
             sent += 1
             if sent >= room:
@@ -436,7 +470,7 @@ class FloorPublisher:
 
 def attach_floor(controller: Any, journal: Any, cfg: FloorConfig, *, table: str,
                  journal_path: str | os.PathLike[str] | None = None, identity: Any = None,
-                 report: Any = None) -> FloorPublisher | None:
+                 report: Any = None, recall: Any = None) -> FloorPublisher | None:
     """Wire the floor publisher into a table's service (the composition root calls this).
 
     :param controller: the :class:`~shoe_ctl.service.controller.Controller` (``add_sink``).
@@ -445,7 +479,8 @@ def attach_floor(controller: Any, journal: Any, cfg: FloorConfig, *, table: str,
     :param table: the table's name.
     :param journal_path: the journal file, for the default outbox path ``<journal>.floor``.
     :param identity: the table's :class:`shoe_ctl.release.SoftwareIdentity` (birth message,
-        seeded verification), or None; ``report(code, message)``: journals a refused seed.
+        seeded verification), or None; ``report(code, message)``: journals a refused seed;
+        ``recall``: the last hands (the ``recall`` topic), or None.
     :returns: the started publisher (close it at shutdown), or ``None`` when the floor is off.
     :raises ValueError: the floor is enabled without a journal, an outbox that is the journal's
         own file (or its ``-wal``/``-shm``), or a bad name.
@@ -465,6 +500,6 @@ def attach_floor(controller: Any, journal: Any, cfg: FloorConfig, *, table: str,
                              f"(default: {os.fspath(journal_path)}.floor) or name a file of its own")
     pub = FloorPublisher(journal, table=table, room=cfg.room, host=host, port=port, credentials=creds, tls=tls,
                          ca_file=cfg.ca_file, keepalive=cfg.keepalive, outbox=outbox, identity=identity,
-                         report=report).start()
+                         report=report, recall=recall).start()
     controller.add_sink(pub)
     return pub

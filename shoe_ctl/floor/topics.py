@@ -54,7 +54,8 @@ class Topics:
     - ``status`` (retained): online with the session, or the Last Will's offline;
     - ``replay``: the floor's requests to publish again from a journal sequence (the table reads);
     - ``verify``: the floor's seeded verification requests (the table reads), ``verified``: the
-      table's answers (docs/compliance.md, "Verification on demand").
+      table's answers (docs/compliance.md, "Verification on demand");
+    - ``recall`` (retained): the last hands, downcards hidden (docs/compliance.md, "Recall").
     """
 
     LEAVES = ("state", "events", "alerts", "status")
@@ -70,6 +71,7 @@ class Topics:
         self.replay = f"{base}/replay"
         self.verify = f"{base}/verify"
         self.verified = f"{base}/verified"
+        self.recall = f"{base}/recall"
 
     @staticmethod
     def parse(topic: str) -> tuple[str, str, str] | None:

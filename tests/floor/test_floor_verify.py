@@ -2,7 +2,8 @@
 random seed over a real Mosquitto, the running table answers HMAC-SHA256 over its manifest, its
 configuration, its shoe's serial and firmware, and ``shoe-ctl verify`` computes the same answer
 offline; the software identity is in the floor's birth message and on the display; a seed that is
-not hex or too long is refused on the answer topic and journaled, nothing else changed."""
+not hex or too long is refused on the answer topic and journaled, nothing else changed. The
+table's recall reaches the floor with its downcards hidden."""
 
 from __future__ import annotations
 
@@ -64,6 +65,12 @@ def test_a_seeded_answer_matches_the_offline_computation(mosquitto: Mosquitto, t
         assert any("hex digits" in e for e in errors) and any("at most 128" in e for e in errors)
         answer = next(a for a in on("verified") if a.get("seed") == seed)
         assert answer["shoe_serial"] == born["shoe_serial"] and answer["manifest"] == digest
+        # the recall of the last hands reaches the floor too, the downcards hidden
+        assert wait_for(lambda: any(r.get("hands") for r in on("recall")), 30)
+        hands = [r for r in on("recall") if r.get("hands")][-1]["hands"]
+        cards = [e for h in hands for e in h["entries"] if e["kind"] == "card"]
+        assert cards and all(e["card"] == "??" for e in cards if e["role"] in ("down", "burn", "stray"))
+        assert any(e["card"] != "??" for e in cards if e["role"] == "up")
     finally:
         proc.send_signal(signal.SIGINT)
         proc.wait(30)
