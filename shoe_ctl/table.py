@@ -88,7 +88,8 @@ class Table:
                  console: bool = False, led_stream: Any = None, dealer_socket: str | None = None,
                  dealer: DealerFactory | None = None, sinks: Sequence[Any] = (), notifier: Any = None,
                  wait_connected: float | None = None, device: Any = None, floor: Any = None,
-                 release: Any = None, users: str | None = None, say: Callable[[str], None] = _say) -> None:
+                 release: Any = None, users: str | None = None, host: Any = None,
+                 say: Callable[[str], None] = _say) -> None:
         self.cfg = cfg
         self.controller = controller
         self.url = url
@@ -116,6 +117,9 @@ class Table:
         self._floor = floor
         self._release = release
         self._users = users
+        self._host = host
+        """With a journal: the :class:`shoe_ctl.service.host.HostLife` whose records the start and a
+        clean stop append (docs/compliance.md, "The host's life")."""
         self.authenticator: Any = None
         """With ``users`` (a users file): the :class:`shoe_ctl.users.Authenticator` the display
         and the dealer port check credentials with; the controller then enforces the roles."""
@@ -232,6 +236,7 @@ class Table:
         if self.device is None and shoes.is_simulated(self.url):
             self._parts.append(_Device(self.url))
             self.device = shoes.device(self.url)
+        self._host_start()
         self._check_release()  # before the shoe is opened
         self._load_users()
         secret, serial = self._link_auth()
@@ -336,6 +341,16 @@ class Table:
             self._say(f"TILT: software mismatch: {verdict.problem}")
             controller.call_soon(lambda: controller.tilt(TILT_CODE, f"software mismatch: {verdict.problem}. TILT: no "
                                                          "hand starts until the signed release is installed again"))
+
+    def _host_start(self) -> None:
+        """The host's start record and its warnings (an unclean stop before, a clock not
+        synchronised), shown once the controller runs; the clean stop's record at close."""
+        if self._host is None or not hasattr(self.journal, "append_record"):
+            return
+        for code, message in self._host.start(self.journal):
+            self._say(f"warning: {message}")
+            self._report(code, message)
+        self._parts.append(self._host)  # closed just before the journal: the clean stop's record
 
     def _report(self, code: str, message: str) -> None:
         """Raise an information alert ``code`` from any thread: shown and journaled (a refused

@@ -116,6 +116,7 @@ def run(args: argparse.Namespace) -> int:
         journal_file = journal_path(args.journal, cfg.journal.path)
         from shoe_ctl.floor.config import load_floor_config
         from shoe_ctl.release import load_release_config
+        from shoe_ctl.service.host import HostLife
         from shoe_ctl.users import users_file_setting
 
         table = Table.from_config(cfg, profiles=profiles, rules=rules, game=game.value, shoe_url=shoe_url,
@@ -125,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
                                   sinks=[*([status_line] if status_line is not None else []), progress],
                                   led_stream=status_line.console if status_line is not None else None,
                                   floor=load_floor_config(args.config), release=load_release_config(args.config),
-                                  users=users_file_setting(args.config))
+                                  users=users_file_setting(args.config), host=HostLife())
     except (TableError, ProfileError, ValueError, OSError) as exc:
         for line in str(exc).splitlines() or [""]:  # several configuration problems: one line each
             print(f"shoe-ctl run: {line}", file=sys.stderr)

@@ -62,6 +62,7 @@ def acl_text(room: str) -> str:
         f"topic read {room}/#",
         f"topic write {base}/+/replay",
         f"topic write {base}/+/verify",
+        f"topic write {base}/+/clock",
         "",
         f"user {MONITOR_USER}",
         "topic read #",
@@ -70,6 +71,7 @@ def acl_text(room: str) -> str:
                                                             "recall")),
         f"pattern read {base}/%u/replay",
         f"pattern read {base}/%u/verify",
+        f"pattern read {base}/%u/clock",
         "",
     ])
 

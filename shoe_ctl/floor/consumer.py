@@ -118,6 +118,7 @@ class TableView:
     behind_at: int = 0
     asked_at: float = 0.0
     seqs: list[int] | None = None
+    clock_sent: float = 0.0
     recall: list[dict[str, Any]] = field(default_factory=list)
     """The table's last hands as it published them (``recall`` topic; downcards hidden)."""
 
@@ -224,6 +225,18 @@ class FloorConsumer:
     def _on_disconnect(self, *_args: Any) -> None:
         self.connected.clear()
 
+    CLOCK_EVERY_S = 60.0
+    """The floor's time goes to a table at each birth and at most this often (seconds)."""
+
+    def _send_clock(self, view: TableView, force: bool = False) -> None:
+        """Publish the floor's time to ``view``'s table (``clock`` topic): the table compares its
+        own clock with it (docs/compliance.md, "The host's life")."""
+        now = time.time()
+        if not force and now - view.clock_sent < self.CLOCK_EVERY_S:
+            return
+        view.clock_sent = now
+        self.client.publish(f"{self.room}/tables/{view.table}/clock", json.dumps({"time_us": int(now * 1e6)}), qos=1)
+
     def _on_message(self, _client: mqtt.Client, _ud: Any, msg: mqtt.MQTTMessage) -> None:
         parsed = Topics.parse(msg.topic)
         if parsed is None or parsed[0] != self.room:
@@ -247,8 +260,10 @@ class FloorConsumer:
                     self._event(view, payload, now)
                 elif leaf == "state":
                     self._state(view, payload)
+                    self._send_clock(view)
                 elif leaf == "status":
                     self._status(view, payload)
+                    self._send_clock(view, force=True)
                 elif leaf == "recall":
                     view.recall = _bounded_recall(payload.get("hands"))
                 self.version += 1

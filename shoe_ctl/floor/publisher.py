@@ -49,6 +49,9 @@ BACKOFF_S = (0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2)
 """Re-reads of the journal after a wake-up: the controller journals a shoe event just after
 handing its commands to the sinks, so the record may come a moment after the wake-up."""
 
+MAX_SKEW_S = 1.0
+"""The most the table's clock may differ from the floor's before a ``clock-skew`` warning (s)."""
+
 RECALL_EVERY_S = 2.0
 """The recall is published at most this often (seconds)."""
 
@@ -210,6 +213,8 @@ class FloorPublisher:
         client.subscribe(self.topics.replay, qos=1)
         if self.identity is not None:
             client.subscribe(self.topics.verify, qos=1)
+        if self.report is not None:
+            client.subscribe(self.topics.clock, qos=1)
         self._signals.append(("connected", None))
         self._wake.set()
 
@@ -227,6 +232,10 @@ class FloorPublisher:
         self._wake.set()
 
     def _on_message(self, _client: mqtt.Client, _ud: Any, msg: mqtt.MQTTMessage) -> None:
+        if msg.topic == self.topics.clock:
+            self._signals.append(("clock", (time.time(), bytes(msg.payload[:256]))))
+            self._wake.set()
+            return
         if msg.topic == self.topics.verify:
             if len(self._signals) < 64:  # a flood of seeds is answered up to this many at a time
                 self._signals.append(("verify", bytes(msg.payload[:1024])))
@@ -285,6 +294,8 @@ class FloorPublisher:
             kind, value = self._signals.popleft()
             if kind == "connected":
                 birth = True
+            elif kind == "clock":
+                self._compare_clock(*value)
             elif kind == "verify" and self.connected:
                 self._answer_seed(value)
             elif kind == "replay" and isinstance(value, int):
@@ -306,6 +317,27 @@ class FloorPublisher:
             self._publish_recall()
         self._save_outbox()
         return sent
+
+    _skewed = False
+
+    def _compare_clock(self, received: float, raw: bytes) -> None:
+        """The floor's time against this table's (docs/compliance.md, "The host's life"): more
+        than :data:`MAX_SKEW_S` apart is a ``clock-skew`` warning, once per episode; back within,
+        ``clock-agrees``. The message's transit counts against the table (a bound, not a measure)."""
+        try:
+            floor_us = json.loads(raw).get("time_us")
+        except (ValueError, AttributeError, RecursionError):
+            return
+        if not isinstance(floor_us, int) or isinstance(floor_us, bool) or self.report is None:
+            return
+        skew = received - floor_us / 1e6
+        if abs(skew) > MAX_SKEW_S and not self._skewed:
+            self._skewed = True
+            self.report("clock-skew", f"the table's clock differs from the floor's by {skew:+.1f} s (more than "
+                        f"{MAX_SKEW_S:g} s): hands may start, and the record's times may be off until it is fixed")
+        elif abs(skew) <= MAX_SKEW_S and self._skewed:
+            self._skewed = False
+            self.report("clock-agrees", f"the table's clock agrees with the floor's again ({skew:+.2f} s)")
 
     def _publish_recall(self) -> None:
         """The last hands on the retained ``recall`` topic, downcards hidden and every other card
