@@ -61,3 +61,23 @@ def test_other_alerts_are_acknowledged_and_the_clear_names_who() -> None:
     cleared = [x for x in journal.items if isinstance(x, Alert) and x.code == "tilt-cleared"]
     assert cleared and "tech-7" in cleared[0].message
     assert not c.clear_tilt("tech-7", "again")
+
+
+def test_a_technician_clears_the_tilt_once_the_release_verifies_again() -> None:
+    c, journal = tilted()
+    c.roles_enforced = True
+    problems = ["shoe_ctl/x.py differs from the release"]
+    c.tilt_recheck = lambda: problems[0]
+    ack = {"code": "software-mismatch"}
+    c.step(DealerInput(DealerAction.ACK_ALERT, args=ack, source="display:1 user=sam role=floor-supervisor"))
+    assert c.tilted is not None
+    assert "needs a technician" in next(a["message"] for a in c.machine.alerts if a["code"] == "role-refused")
+    c.step(DealerInput(DealerAction.ACK_ALERT, args=ack, source="display:1 user=tess role=technician"))
+    assert c.tilted is not None and "tilt not cleared by tess: shoe_ctl/x.py differs" in \
+        [a["message"] for a in c.machine.alerts if a["code"] == "tilt-refused"][-1]
+    problems[0] = ""  # the signed release installed again
+    c.step(DealerInput(DealerAction.ACK_ALERT, args=ack, source="display:1 user=tess role=technician"))
+    assert c.tilted is None and "software-mismatch" not in codes(c)
+    c.step(DealerInput(DealerAction.NEW_HAND, args={"seats": [1, 2]}))
+    assert c.machine.hand is not None  # hands start again
+    assert any(isinstance(x, Alert) and x.code == "tilt-cleared" and "tess" in x.message for x in journal.items)
