@@ -1,5 +1,5 @@
 """The signed release manifest: what code a table runs, proved at every start (docs/compliance.md,
-"Software identity").
+"Software identity and the tilt").
 
 A manifest names the SHA-256 of every packaged file of ``shoe_ctl``, ``drivers`` and ``hil``, the
 installed version of every runtime dependency and the configuration schema version; the person who

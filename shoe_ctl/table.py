@@ -317,7 +317,7 @@ class Table:
     def _check_release(self) -> None:
         """Check the installed code against the signed release manifest (``release`` given):
         a failure tilts the table (:meth:`Controller.tilt`, queued ahead of every shoe event);
-        verification switched off is said once as a warning (docs/compliance.md, "Tilt")."""
+        verification switched off is said once as a warning (docs/compliance.md, "Software identity and the tilt")."""
         if self._release is None:
             return
         from shoe_ctl.release import TILT_CODE, SoftwareIdentity, check

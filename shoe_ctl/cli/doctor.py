@@ -304,7 +304,7 @@ def check_users(config: Path) -> Check:
 
 def check_release(config: Path) -> Check:
     """The installed code against the signed release manifest, as the service checks it at start
-    (docs/compliance.md, "Tilt"); ``warn`` when ``[release] verify = "off"``."""
+    (docs/compliance.md, "Software identity and the tilt"); ``warn`` when ``[release] verify = "off"``."""
     from shoe_ctl.release import check, load_release_config
 
     try:

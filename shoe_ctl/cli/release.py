@@ -1,5 +1,5 @@
 """``shoe-ctl release``: make, sign and verify the release manifest (docs/compliance.md,
-"Software identity").
+"Software identity and the tilt").
 
 ``shoe-ctl release keygen --out KEY`` makes an Ed25519 signing key (PEM, 0600; kept offline by
 whoever publishes releases) and prints the public half to pin in ``[release] public_key``.

@@ -330,7 +330,7 @@ class Controller(Closeable):
         """Tilt the table (controller thread; from another thread use :meth:`call_soon`): a latched
         ``code`` alert with ``message`` (a STOP on the display and the LEDs, critical on the
         floor), journaled; from now on no hand starts (not even on the floor's override) and the
-        alert cannot be acknowledged, until :meth:`clear_tilt` (docs/compliance.md, "Tilt")."""
+        alert cannot be acknowledged, until :meth:`clear_tilt` (docs/compliance.md, "Software identity and the tilt")."""
         self.tilted = (code, message)
         self.raise_alert(code, message, latched=True)
 

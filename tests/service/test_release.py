@@ -1,4 +1,4 @@
-"""The signed release manifest (shoe_ctl/release.py, docs/compliance.md "Tilt"): an installed copy
+"""The signed release manifest (shoe_ctl/release.py, docs/compliance.md "Software identity and the tilt"): an installed copy
 matches its signed manifest; one changed byte, a missing or extra file, a tampered manifest, a
 signature by another key, a missing signature or no pinned key each fail with the reason; and the
 ``shoe-ctl release`` commands sign and verify as the service does."""

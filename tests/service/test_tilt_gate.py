@@ -1,4 +1,4 @@
-"""The controller's tilt (docs/compliance.md, "Tilt"): while tilted no hand starts (not even on the
+"""The controller's tilt (docs/compliance.md, "Software identity and the tilt"): while tilted no hand starts (not even on the
 floor's override) and no acknowledgement takes the tilt's alert away; other alerts are still
 acknowledged; every refusal is an alert and the refused input is journaled; clearing it names who."""
 
