@@ -387,6 +387,14 @@ class Table:
         try:
             store.load()
         except UserFileError as exc:
+            append = getattr(self.journal, "append", None)
+            if append is not None:  # the refusal is in the record, though the table does not start
+                from shoe_ctl.events import Alert
+
+                try:
+                    append(Alert("users-file-refused", f"{exc}: the table does not start", latched=True))
+                except Exception:  # noqa: BLE001 - a failing journal: the message still goes to the user
+                    log.exception("the users file's refusal could not be journaled")
             raise TableError(str(exc)) from None
         self.authenticator = Authenticator(store, self._report)
         self.controller.roles_enforced = True

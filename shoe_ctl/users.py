@@ -305,7 +305,7 @@ class Authenticator:
         self.clock = clock
         self._lock = threading.Lock()
         self._users: dict[str, User] = {}
-        self._stamp: tuple[int, int] | None = None
+        self._stamp: tuple[int, ...] | None = None
         self._fails: dict[str, int] = {}
         self._locked: dict[str, float] = {}
         self._source_fails: dict[str, int] = {}
@@ -314,7 +314,7 @@ class Authenticator:
     def _current(self) -> dict[str, User]:
         try:
             st = os.stat(self.store.path)
-            stamp = (st.st_mtime_ns, st.st_size)
+            stamp = (st.st_mtime_ns, st.st_size, st.st_mode, st.st_ino)
         except OSError:
             stamp = None
         if stamp != self._stamp or not self._users:
@@ -338,7 +338,11 @@ class Authenticator:
                                     "locked")
                 if until is not None:
                     del self._locked[key]
-            users = self._current()
+            try:
+                users = self._current()
+            except UserFileError as exc:
+                self.report("users-file-refused", f"{exc}: no credential is taken until it is fixed")
+                raise
         user = users.get(shown)
         ok = False
         try:

@@ -245,10 +245,24 @@ def test_pin_brute_force_over_the_display_and_the_dealer_port(table: Any, tmp_pa
     assert not any("00000" in b or "99999" in b for b in bodies)
 
 
-def test_a_bad_users_file_stops_the_start(tmp_path: Path) -> None:
+def test_a_bad_users_file_stops_the_start_and_is_journaled(tmp_path: Path) -> None:
     make_users(tmp_path / "users.toml")
-    os.chmod(tmp_path / "users.toml", 0o604)
+    text = (tmp_path / "users.toml").read_text()
+    (tmp_path / "users.toml").write_text(text + '[[user]]\nname = "sam"\nrole = "dealer"\npin = "$argon2id$x"\n')
     t = Table.from_config(TableConfig(leds=LedConfig(backend="mock")), profiles=PROFILES, shoe_url="sim",
-                          display=None, users=str(tmp_path / "users.toml"))
-    with pytest.raises(TableError, match="mode 0604"):
+                          display=None, users=str(tmp_path / "users.toml"), journal=str(tmp_path / "j.sqlite3"))
+    with pytest.raises(TableError, match="'sam' is already user 2"):
         t.start()
+    with Journal(tmp_path / "j.sqlite3", table=None, profile=None, readonly=True) as j:
+        bodies = [r.body for r in j.records() if r.kind == "Alert"]
+    assert any('"users-file-refused"' in b and "already user 2" in b for b in bodies)
+
+
+def test_a_users_file_made_unsafe_while_running_is_refused_and_said(tmp_path: Path) -> None:
+    said: list[tuple[str, str]] = []
+    auth = Authenticator(make_users(tmp_path / "u.toml"), lambda c, m: said.append((c, m)))
+    assert auth.authenticate("sam", PINS["sam"], "display:a").name == "sam"
+    os.chmod(tmp_path / "u.toml", 0o604)
+    with pytest.raises(UserFileError, match="mode 0604"):
+        auth.authenticate("sam", PINS["sam"], "display:a")
+    assert said and said[-1][0] == "users-file-refused"
