@@ -43,6 +43,7 @@ from shoe_ctl.events import (
     Instruction,
     Signal,
 )
+from shoe_ctl.input_spec import STOP_REFUSAL
 from shoe_ctl.lifecycle import Closeable, join_thread
 from shoe_ctl.rules.cards import Card, full_deck
 
@@ -391,11 +392,14 @@ class SimulatedDealer(Closeable):
     def on_alert(self, alert: Alert) -> None:
         """Carry out the card moves of an alert (in stream order) and note a latched one. A
         new-hand input refused (a stop came first, e.g. ``journal-write-failed``) is posted again
-        at the next *waiting for a new hand*, as a dealer taps *New hand* again."""
+        at the next *waiting for a new hand*, as a dealer taps *New hand* again; an input refused
+        under a STOP (*betting complete*, *hand complete*) is posted again when its instruction
+        shows again after the acknowledgement."""
         for move in alert.moves:
             self.table.move(move)
-        if alert.code == "input-wrong-time" and alert.message.startswith(f"'{DealerAction.NEW_HAND.value}'"):
-            self._resync = True
+        if alert.code == "input-wrong-time" and (alert.message.startswith(f"'{DealerAction.NEW_HAND.value}'")
+                                                 or STOP_REFUSAL in alert.message):
+            self._resync = True  # taken again once the STOP is acknowledged
         if alert.latched:
             self._latched.append(alert.code)
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from shoe_ctl.input_spec import DealerAction as DealerAction  # the dealer inputs are specified there
 from shoe_ctl.rules.cards import Card
 
 # --------------------------------------------------------------------------- shoe -> controller
@@ -198,70 +199,6 @@ class ShoeRestarted:
 ShoeEvent = CardRead | ShoeFault | ShoeButton | LinkChanged | SequenceGap | CounterReset | ShoeRestarted
 
 # --------------------------------------------------------------------------- dealer -> controller
-
-
-class DealerAction(StrEnum):
-    """What a dealer can report. The state machine rejects an action at the wrong time with an
-    alert and changes nothing.
-
-    Every input may carry ``args["ref"]`` (an int of the sender's choosing): the machine then
-    answers with the instruction in force after the input, carrying the same ``ref``
-    (:attr:`Instruction.ref`), so a dealer knows which instruction follows its report.
-    The irregularity inputs and their ``args`` (see ``docs/irregularities.md``):
-
-    - ``exposed-card`` (seat): a card dealt to the seat was exposed. ``street`` (default the
-      street in progress); on 3rd street ``which`` (0 or 1: the first or second hole card; default
-      the last dealt) and ``both`` (bool: both hole cards exposed) — RP-10-A, house 16.1, 16.2;
-      on 7th street the seat's 7th card — RP-10-B, house 16.21-16.24.
-    - ``last-card-exposed`` (seat): the same as ``exposed-card`` on 7th street.
-    - ``card-off-table`` (seat): a card dealt to the seat went off the table (house 16.13);
-      ``face`` on 3rd street: ``"up"`` (the door card) or ``"down"`` (a hole card).
-    - ``absent-player`` (seat): the player is not at the seat; ``action_reached`` (bool, default
-      True during a betting round, False while dealing) — RP-10-C / Rule 30, house 16.9-16.11.
-    - ``premature-done``: the dealer has stopped dealing premature cards; ``merged``: seats whose
-      premature final downcard merged with the hole cards (house 16.17) — RP-5-D, house 16.16.
-    - ``burn-error``: ``burns`` 0 or 2 burns taken on the street in progress; ``stands`` (bool,
-      7th only: the final downcard merged or was seen) — house 16.15.
-    - ``wrong-bring-in`` (seat: the player who was wrongly named and bet): ``next_acted`` (bool)
-      — house 16.6.
-    - ``card-count`` (seat): the dealer counted ``cards`` (int) in the seat's hand — house 16.25,
-      16.26.
-    - ``misdeal``: the dealer declares a misdeal; the hand ends, every card goes back.
-    - ``stub-mixed``: the stub became disordered, mixed with other cards (TDA RP-4): ``piles``
-      (``"muck"``: the folded, killed and dead hands' cards and the cards out of play; ``"burns"``;
-      ``"set-aside"``; default muck and burns), ``cards`` (int, optional: how many cards went into
-      the stub; default every card of the piles named). The cards of those piles may come out of
-      the stub from then on.
-    - ``gap-cards``: closes an open sequence gap: ``cards`` (int) cards left the shoe unread and
-      lie at the next places the screen names; ``burned`` (bool, the floor's decision): they are
-      out of play instead (docs/irregularities.md, *Sequence gap*).
-    - ``new-hand`` ``override`` (bool): the floor starts a hand over a latched STOP alert (the
-      alerts are cleared, a ``floor-override`` alert is journaled).
-    - ``undo``: take back the dealer's last input, while no card has left the shoe since it.
-    """
-
-    NEW_HAND = "new-hand"          # seats: the seats dealt in; args: game, rules
-    FOLD = "fold"                  # seat
-    ALL_IN = "all-in"              # seat
-    BETTING_COMPLETE = "betting-complete"
-    HAND_COMPLETE = "hand-complete"
-    LAST_CARD_EXPOSED = "last-card-exposed"  # seat: whose 7th-street card was dealt face up
-    STUB_RELOADED = "stub-reloaded"  # the scrambled stub is back in the shoe
-    CUT_DONE = "cut-done"
-    SCRAMBLE_DONE = "scramble-done"  # the named cards are gathered and scrambled into a new stub
-    SHOW = "show"                  # seat: the hand is tabled at showdown (its downcards may show)
-    ACK_ALERT = "ack-alert"        # args: code
-    UNDO = "undo"
-    EXPOSED_CARD = "exposed-card"  # seat: a card dealt to that seat was exposed; args: street, which, both
-    ABSENT_PLAYER = "absent-player"  # seat: the player is away from the table; args: action_reached
-    CARD_OFF_TABLE = "card-off-table"  # seat: a card dealt to that seat went off the table; args: face
-    PREMATURE_DONE = "premature-done"  # the premature cards are all out; args: merged (seats)
-    BURN_ERROR = "burn-error"      # args: burns (0 or 2), stands (bool, 7th street)
-    WRONG_BRING_IN = "wrong-bring-in"  # seat: wrongly named low card who bet; args: next_acted
-    CARD_COUNT = "card-count"      # seat: the dealer counted args["cards"] cards in the hand
-    MISDEAL = "misdeal"            # the dealer declares a misdeal
-    STUB_MIXED = "stub-mixed"      # the stub was mixed with the muck or the burns; args: piles, cards
-    GAP_CARDS = "gap-cards"        # args: cards (found on the felt after a sequence gap), burned
 
 
 @dataclass(frozen=True, slots=True)

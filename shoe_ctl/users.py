@@ -26,6 +26,7 @@ from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
 
 from shoe_ctl.events import DealerAction, DealerInput
+from shoe_ctl.input_spec import SPECS
 
 __all__ = [
     "AuthError", "Authenticator", "Role", "User", "UserFileError", "UserStore", "check_pin", "required_role",
@@ -98,11 +99,17 @@ def required_role(action: DealerAction, args: Mapping[str, Any], alerts: Sequenc
     """The roles that may make the input ``action`` with ``args`` while ``alerts`` (the machine's
     alert dicts: ``id``, ``code``, ``latched``) are up; None: anyone at the table (no credential).
 
+    - the input's own role, its :data:`shoe_ctl.input_spec.SPECS` row's ``role`` (``misdeal``: a
+      floor supervisor);
     - acknowledging the tilt's alert (``tilt_code``): a technician;
     - acknowledging a latched alert (by id, by code, or every alert): a floor supervisor (the
       dealer cannot clear what the floor must decide);
-    - ``new-hand`` with ``override``, ``misdeal``, ``gap-cards`` ``burned``: a floor supervisor.
+    - ``new-hand`` with ``override``, ``gap-cards`` ``burned``: a floor supervisor (the decision
+      is in the arguments).
     """
+    spec = SPECS.get(action)
+    if spec is not None and spec.role is not None:
+        return frozenset({Role(spec.role)})
     if action is DealerAction.ACK_ALERT:
         aid, code = args.get("id"), args.get("code")
         hit = [a for a in alerts if (aid is None and code is None) or a.get("id") == aid
@@ -114,7 +121,7 @@ def required_role(action: DealerAction, args: Mapping[str, Any], alerts: Sequenc
         return None
     if action is DealerAction.NEW_HAND and args.get("override") is True:
         return FLOOR_ROLES
-    if action is DealerAction.MISDEAL or (action is DealerAction.GAP_CARDS and args.get("burned") is True):
+    if action is DealerAction.GAP_CARDS and args.get("burned") is True:
         return FLOOR_ROLES
     return None
 

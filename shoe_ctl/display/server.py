@@ -12,7 +12,9 @@ Routes (all JSON unless noted):
 - ``POST /input`` — body ``{"action": DealerAction value, "seat": int|null, "args": {}}``; posts a
   :class:`~shoe_ctl.events.DealerInput` to the controller; 202 on success (``{"posted", "ref"}``:
   ``args["ref"]`` is set when the body gave none, and the snapshot's ``reply`` says whether the
-  machine accepted that input), 400 naming the bad field otherwise (:func:`check_args`).
+  machine accepted that input), 400 naming the bad field otherwise (:func:`input_event`).
+- ``GET /inputs`` — every dealer input's specification (:data:`shoe_ctl.input_spec.SPECS`): its
+  seat rule, arguments and their allowed values, whether it can be undone and whether a STOP holds it.
 - ``POST /ack`` — body ``{"id": int}``; hides that alert and posts ``DealerInput(ACK_ALERT,
   args={"id", "code"})``; 404 for an alert not shown. Body ``{"ids": [int, ...]}`` (one merged
   band): hides those still shown and posts one ``ACK_ALERT`` per code; 202, or 200 when all were
@@ -56,7 +58,7 @@ from shoe_ctl.display.guard import (
 )
 from shoe_ctl.display.model import DisplayModel
 from shoe_ctl.events import Command, DealerAction, DealerInput
-from shoe_ctl.input_shape import MAX_SEAT, check_input_shape
+from shoe_ctl.input_spec import SPECS, check_input
 from shoe_ctl.lifecycle import Closeable
 from shoe_ctl.recall import public as public_recall
 from shoe_ctl.release import TILT_CODE
@@ -75,12 +77,6 @@ from shoe_ctl.users import (
 log = logging.getLogger(__name__)
 
 STATIC_DIR = Path(__file__).with_name("static")
-SEAT_ACTIONS = frozenset({DealerAction.FOLD, DealerAction.ALL_IN, DealerAction.EXPOSED_CARD,
-                          DealerAction.ABSENT_PLAYER, DealerAction.LAST_CARD_EXPOSED,
-                          DealerAction.CARD_OFF_TABLE, DealerAction.WRONG_BRING_IN,
-                          DealerAction.CARD_COUNT, DealerAction.SHOW})
-"""Inputs that name a seat (``seat`` required)."""
-STREET_NAMES = ("3rd", "4th", "5th", "6th", "7th")
 BEAT_S = 1.0
 """Seconds between ``beat`` events on an ``/events`` stream with nothing else to send; the page
 shows "no service" after :data:`PAGE_TIMEOUT_S` seconds without any event."""
@@ -88,6 +84,8 @@ PAGE_TIMEOUT_S = 3.0
 """The page's watchdog (``static/app.js`` ``NO_SERVICE_MS``): seconds without an event before it
 turns into "no service — do not deal"."""
 SUBSCRIBER_BACKLOG = 256
+INPUTS_JSON = {action.value: spec.public() for action, spec in SPECS.items()}
+"""``GET /inputs``: the dealer inputs' specifications as the page reads them."""
 
 
 class DisplayError(ValueError):
@@ -394,6 +392,7 @@ class DisplaySink(Closeable):
         app.router.add_get("/", self._index)
         app.router.add_get("/state", self._state)
         app.router.add_get("/events", self._events)
+        app.router.add_get("/inputs", self._inputs)
         app.router.add_get("/favicon.ico", no_icon)
         app.router.add_post("/input", self._input)
         app.router.add_post("/ack", self._ack)
@@ -409,6 +408,9 @@ class DisplaySink(Closeable):
         if self._pending:
             self._drain()  # never older than the commands handed
         return web.json_response(self.snapshot(), headers={"Cache-Control": "no-store"})
+
+    async def _inputs(self, request: web.Request) -> web.Response:
+        return web.json_response(INPUTS_JSON, headers={"Cache-Control": "no-cache"})
 
     @web.middleware
     async def _guard(self, request: web.Request,
@@ -703,76 +705,12 @@ class _Refuse(asyncio.Protocol):
         transport.close()
 
 
-def _flag(args: dict[str, Any], name: str) -> None:
-    if name in args and not isinstance(args[name], bool):
-        raise ValueError(f"args.{name}: expected true or false, got {args[name]!r}")
-
-
-def _int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def check_args(action: DealerAction, args: dict[str, Any]) -> None:
-    """Check the ``args`` a dealer input needs (``DealerAction``'s documented arguments; the
-    machine checks them against the hand).
-
-    - ``exposed-card``: ``which`` 0 or 1, ``both`` bool, ``street`` a street name (all optional);
-    - ``absent-player``: ``action_reached`` bool (optional);
-    - ``card-off-table``: ``face`` ``"up"`` or ``"down"`` (optional);
-    - ``premature-done``: ``merged`` a list of seat numbers (optional);
-    - ``burn-error``: ``burns`` 0 or 2 (required), ``stands`` bool (optional);
-    - ``wrong-bring-in``: ``next_acted`` bool (optional);
-    - ``card-count``: ``cards`` an int 0..52 (required);
-    - ``misdeal``: ``confirm`` must be true (a misdeal is never posted by one stray touch);
-    - ``stub-mixed``: ``piles`` a list of ``muck``, ``burns``, ``set-aside``, ``cards`` an int
-      0..52 (both optional);
-    - any input: ``ref`` an int (optional).
-
-    :raises ValueError: naming the field and what it should be.
-    """
-    if "ref" in args and not _int(args["ref"]):
-        raise ValueError(f"args.ref: expected an integer, got {args['ref']!r}")
-    if "street" in args and args["street"] not in STREET_NAMES:
-        raise ValueError(f"args.street: {args['street']!r} is not one of {', '.join(STREET_NAMES)}")
-    if action is DealerAction.EXPOSED_CARD:
-        if "which" in args and args["which"] not in (0, 1) or isinstance(args.get("which"), bool):
-            raise ValueError(f"args.which: expected 0 (first hole card) or 1 (second), got {args['which']!r}")
-        _flag(args, "both")
-    elif action is DealerAction.ABSENT_PLAYER:
-        _flag(args, "action_reached")
-    elif action is DealerAction.CARD_OFF_TABLE:
-        if "face" in args and args["face"] not in ("up", "down"):
-            raise ValueError(f"args.face: expected 'up' or 'down', got {args['face']!r}")
-    elif action is DealerAction.PREMATURE_DONE:
-        merged = args.get("merged", [])
-        if not isinstance(merged, list) or not all(_int(m) and 1 <= m <= MAX_SEAT for m in merged):
-            raise ValueError(f"args.merged: expected a list of seat numbers 1..{MAX_SEAT}, got {merged!r}")
-    elif action is DealerAction.BURN_ERROR:
-        if args.get("burns") not in (0, 2) or isinstance(args.get("burns"), bool):
-            raise ValueError(f"args.burns: expected 0 (no burn) or 2 (two burns), got {args.get('burns')!r}")
-        _flag(args, "stands")
-    elif action is DealerAction.WRONG_BRING_IN:
-        _flag(args, "next_acted")
-    elif action is DealerAction.CARD_COUNT:
-        if not _int(args.get("cards")) or not 0 <= args["cards"] <= 52:
-            raise ValueError(f"args.cards: expected the number of cards counted (0..52), got {args.get('cards')!r}")
-    elif action is DealerAction.STUB_MIXED:
-        piles = args.get("piles", ["muck"])
-        if not isinstance(piles, list) or not piles or any(p not in ("muck", "burns", "set-aside") for p in piles):
-            raise ValueError(f"args.piles: expected a list of muck, burns, set-aside, got {piles!r}")
-        if "cards" in args and (not _int(args["cards"]) or not 0 <= args["cards"] <= 52):
-            raise ValueError(f"args.cards: expected the number of cards mixed in (0..52), got {args['cards']!r}")
-    elif action is DealerAction.MISDEAL:
-        if args.get("confirm") is not True:
-            raise ValueError("args.confirm: a misdeal must be confirmed (confirm: true)")
-
-
 def input_event(body: dict[str, Any], source: str | None = None) -> DealerInput:
     """Validate a ``POST /input`` body into a :class:`DealerInput` from ``source`` (the server's
     ``display:<client address>``; a ``source`` in the body is ignored).
 
     :raises ValueError: naming the bad field (unknown action, seat missing or not 1..10, args not
-        an object, an argument of the action missing or wrong: :func:`check_args`).
+        an object, an argument of the action missing or wrong: :func:`shoe_ctl.input_spec.check_input`).
     """
     try:
         action = DealerAction(str(body.get("action")))
@@ -783,10 +721,7 @@ def input_event(body: dict[str, Any], source: str | None = None) -> DealerInput:
         raise ValueError(f"action: {shown} is not one of {allowed}") from None
     seat = body.get("seat")
     args = body.get("args", {})
-    check_input_shape(seat, args)
-    if action in SEAT_ACTIONS and seat is None:
-        raise ValueError(f"seat: {action.value} needs a seat")
-    check_args(action, args)
+    check_input(action, seat, args)
     return DealerInput(action, seat, dict(args), source=source)
 
 

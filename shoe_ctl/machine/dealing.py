@@ -198,6 +198,7 @@ class Dealing:
         recovered while its new hand waits for the shoe's counter reset asks for it again (the
         request may have been lost with the stopped service)."""
         self.out = []
+        self.inputs.live = True  # from now on a link state not yet reported is a shoe not yet answered
         if self.counter_wait:
             self.out.append(ShoeCommand("reset-counter"))
         self._publish(None)

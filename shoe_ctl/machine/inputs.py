@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from shoe_ctl.events import Alert, DealerAction, DealerInput
+from shoe_ctl.input_spec import stop_refusal
 from shoe_ctl.machine import layout
 from shoe_ctl.machine.layout import ATTENTION, SHOWDOWN, STREETS
 from shoe_ctl.machine.undo import NOT_UNDOABLE, Undo
@@ -90,6 +91,9 @@ ROWS: dict[DealerAction, Row] = _rows()
 while the last input can be undone), by action."""
 
 _REFUSED = ("input-wrong-time", "input-invalid")
+SHOE_REFUSED = frozenset(f"shoe-{code}" for code in ("unpaired", "unknown-shoe", "auth-failed", "forged", "replay",
+                                                       "port-shared"))
+"""The latched alerts of a shoe the link refused (``LinkChanged.refused``): no hand starts under one."""
 
 Handler = Callable[[DealerInput], None]
 
@@ -120,6 +124,9 @@ class DealerInputs:
     def __init__(self, machine: Dealing) -> None:
         self.m = machine
         self.undo = Undo(machine)
+        self.live = False
+        """True once the machine has started (:meth:`Dealing.start`): inputs come from the table
+        now, not from a journal's replay, and no hand starts before the shoe has answered."""
         self._table: dict[DealerAction, tuple[dict[str, Handler], Handler | None, Row]] = {}
         for action, row in ROWS.items():
             by_state: dict[str, Handler] = {}
@@ -159,6 +166,8 @@ class DealerInputs:
             m.wrong_time(ev, "no hand is running")
         elif entry is None:
             m.wrong_time(ev, f"'{action.value}' is not handled here")
+        elif (why := stop_refusal(action, ev.args, self.stops())) is not None:
+            m.wrong_time(ev, why)
         else:
             handler = entry[0].get(m.state, entry[1])
             if handler is None:
@@ -168,6 +177,15 @@ class DealerInputs:
         refused = len(out) > n and any(isinstance(c, Alert) and c.code in _REFUSED for c in out[n:])
         if not refused:
             self.undo.last = (action, snap)
+
+    def stops(self) -> list[str]:
+        """The codes of the STOPs open now: every latched alert not yet acknowledged, and
+        ``sequence-gap`` while a gap is open (its count closes it, not the acknowledgement)."""
+        m = self.m
+        codes = [a["code"] for a in m.alerts if a["latched"]]
+        if m.gap is not None and m.hand is not None and m.state != layout.IDLE:
+            codes.append("sequence-gap")
+        return codes
 
     # ================================================================== the handlers
 
@@ -194,16 +212,11 @@ class DealerInputs:
             m.alert("input-invalid", f"new hand refused: {exc} (args: seats, game "
                     f"{'|'.join(g.value for g in Game)}, rules {'|'.join(m.profiles)}, override)")
             return
-        if m.shoe_required and m.shoe_status in ("disconnected", "degraded"):
-            why = ("the link to the shoe is degraded (the shoe is not heard)" if m.shoe_status == "degraded"
-                   else "the shoe is not connected: check the cable")
+        why = self._shoe_not_ready()
+        if why is not None:
             m.wrong_time(ev, f"{why}; a hand starts once the shoe is back")
             return
         stops = list(dict.fromkeys(a["code"] for a in m.alerts if a["latched"]))
-        if stops and not override:
-            m.wrong_time(ev, f"a STOP alert is up ({', '.join(stops)}): acknowledge it first, or the floor "
-                         "overrides (New hand… > Floor override)")
-            return
         if stops:
             m.alerts = [a for a in m.alerts if not a["latched"]]
             m.idle_strays.clear()
@@ -211,6 +224,24 @@ class DealerInputs:
         if stops:
             m.alert("floor-override", f"hand {m.hand_no} started on the floor's override over the STOP "
                     f"alert(s) {', '.join(stops)}, which are cleared")
+
+    def _shoe_not_ready(self) -> str | None:
+        """Why no hand may start on this shoe now (``None``: it may): on a shoe link, the shoe not
+        connected, not heard, not yet answered the host's challenge, or refused by the link (an
+        open ``shoe-<refusal>`` alert; no floor override passes it)."""
+        m = self.m
+        if not m.shoe_required:
+            return None
+        if m.shoe_status == "degraded":
+            return "the link to the shoe is degraded (the shoe is not heard)"
+        if m.shoe_status == "disconnected":
+            return "the shoe is not connected: check the cable"
+        if m.shoe_status == "unknown" and self.live:
+            return "the shoe has not answered yet (connecting, or being challenged)"
+        refused = [a["code"] for a in m.alerts if a["latched"] and a["code"] in SHOE_REFUSED]
+        if refused:
+            return f"the shoe link refused the shoe ({', '.join(dict.fromkeys(refused))}): pair or replace it"
+        return None
 
     def gap_cards(self, ev: DealerInput) -> None:
         """``gap-cards`` (``cards``, ``burned``): close the open sequence gap

@@ -9,6 +9,7 @@ import operator
 from typing import TYPE_CHECKING, Any
 
 from shoe_ctl.events import DealerAction, DealerInput
+from shoe_ctl.input_spec import SPECS
 
 if TYPE_CHECKING:
     from shoe_ctl.machine.dealing import Dealing
@@ -16,16 +17,7 @@ if TYPE_CHECKING:
 
 __all__ = ["NOT_UNDOABLE", "Undo"]
 
-NOT_UNDOABLE: dict[DealerAction, str] = {
-    DealerAction.NEW_HAND: "a new hand is not undone (declare a misdeal instead)",
-    DealerAction.HAND_COMPLETE: "the hand is over",
-    DealerAction.MISDEAL: "the hand is over",
-    DealerAction.GAP_CARDS: "the floor's count closed the sequence gap",
-    DealerAction.SCRAMBLE_DONE: "the stub was rebuilt and the shoe's counter reset",
-    DealerAction.CUT_DONE: "the stub was reloaded and the shoe's counter reset",
-    DealerAction.STUB_RELOADED: "the stub was reloaded",
-    DealerAction.ACK_ALERT: "an acknowledged alert stays acknowledged",
-}
+NOT_UNDOABLE: dict[DealerAction, str] = {a: s.undo for a, s in SPECS.items() if s.undo is not None}
 """Dealer inputs an undo refuses, and why."""
 
 # What a dealer input can change: on the machine, then on its irregularity rulings. The

@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from shoe_ctl.events import Command, DealerInput, DisplayUpdate, Instruction
-from shoe_ctl.input_shape import check_input_shape
+from shoe_ctl.input_spec import check_input
 from shoe_ctl.lifecycle import Closeable
 from shoe_ctl.service import codec
 from shoe_ctl.service.ratelimit import RateLimiter
@@ -377,8 +377,8 @@ class DealerPort(Closeable):
             self._refuse(conn, "dealer port: the line is nested too deeply; refused")
             return
         try:
-            check_input_shape(item.seat, item.args)
-        except ValueError as exc:  # the journal must be able to keep what is posted
+            check_input(item.action, item.seat, item.args)
+        except ValueError as exc:  # the journal must keep what is posted; the machine gets only what the display would post
             self._refuse(conn, f"dealer port: {exc}; refused")
             return
         if not self._rate.allow("the dealer port client"):  # logged once per flood by the limiter

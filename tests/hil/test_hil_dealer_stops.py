@@ -33,6 +33,7 @@ from shoe_ctl.events import (
     LinkStatus,
     Signal,
 )
+from shoe_ctl.input_spec import STOP_REFUSAL
 from shoe_ctl.machine import Dealing
 from shoe_ctl.rules.cards import Card
 from shoe_ctl.service import shoes
@@ -406,3 +407,36 @@ def test_the_shoes_leds_leave_deal_when_the_controller_hangs_and_when_the_servic
         assert shoe.device.led is NO_HOST_LED
     finally:
         shoe.close()
+
+
+@pytest.mark.parametrize("rules", ["tda", "house"])
+def test_a_stop_on_seventh_street_holds_betting_complete_until_acknowledged(table: Any, rules: str) -> None:
+    """A card pulled during the 7th-street betting stops the dealer (``card-not-expected``);
+    *betting complete* is refused while that STOP is up, the hand stays in the betting and the
+    held card goes to no seat; after the acknowledgement it is taken and the showdown comes."""
+    t, screen, _leds, _journal = table
+    screen.wait(lambda i: i.signal is Signal.IDLE and i.text.startswith("Waiting"))
+    dealer = Dealer(t, screen, t.device)
+    dealer.post(DealerAction.NEW_HAND, seats=SEATS, rules=rules)
+    bet: set[str | None] = set()
+    while True:
+        ins = dealer.wait(lambda i: (i.signal is Signal.BETTING and i.street not in bet) or (
+            i.signal in (Signal.DEAL, Signal.BURN, Signal.COMMUNITY) and i.card_no == dealer.pulled + 1))
+        if ins.signal is Signal.BETTING and ins.street == "7th":
+            break
+        if ins.signal is Signal.BETTING:
+            bet.add(ins.street)
+            dealer.post(DealerAction.BETTING_COMPLETE)
+        else:
+            dealer.pull(ins)
+    t.device.pull()  # a card too many, in the betting
+    screen.wait(lambda i: i.signal is Signal.STOP)
+    dealer.post(DealerAction.BETTING_COMPLETE)
+    assert t.controller.wait_idle(5)
+    refused = [a for a in screen.alerts if a.code == "input-wrong-time"]
+    assert refused and STOP_REFUSAL in refused[-1].message and "card-not-expected" in refused[-1].message
+    assert t.machine.state == "hand_seventh_betting" and screen.instructions[-1].signal is Signal.STOP
+    dealer.post(DealerAction.ACK_ALERT, code="card-not-expected")
+    dealer.post(DealerAction.BETTING_COMPLETE)
+    dealer.wait(lambda i: i.signal is Signal.SHOWDOWN)
+    assert t.machine.state == "hand_showdown"

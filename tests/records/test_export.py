@@ -74,6 +74,7 @@ def test_placeholders_and_alerts(tmp_path: Path, journal_table: Callable[..., Ta
     t.cards(6)
     t.post(E.CardRead(50, DECK[10], "rfid", 7))  # a card while betting: not expected
     t.inp(E.DealerAction.FOLD, 3)
+    t.inp(E.DealerAction.ACK_ALERT)  # the STOP holds the hand until acknowledged
     t.inp(E.DealerAction.HAND_COMPLETE)
     (f,) = export_hands(t.journal, tmp_path)
     data = tomllib.loads(f.read_text())

@@ -103,11 +103,11 @@ def test_timer_events_are_tagged_with_the_state_they_were_armed_in() -> None:
 
 
 def test_simulated_dealer_imports_nothing_of_the_state_machine() -> None:
-    """It reads only the command stream (shoe_ctl.events) and the cards."""
+    """It reads only the command stream (shoe_ctl.events), the inputs' specifications and the cards."""
     tree = ast.parse((ROOT / "hil" / "dealer.py").read_text())
     mods = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
     mods |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-    allowed = {"shoe_ctl.events", "shoe_ctl.rules.cards", "shoe_ctl.lifecycle"}
+    allowed = {"shoe_ctl.events", "shoe_ctl.input_spec", "shoe_ctl.rules.cards", "shoe_ctl.lifecycle"}
     assert all(m is not None and (m in allowed or not m.startswith("shoe_ctl")) for m in mods), mods
     lifecycle = ast.parse((ROOT / "shoe_ctl" / "lifecycle.py").read_text())
     assert not [n for n in ast.walk(lifecycle) if isinstance(n, ast.ImportFrom) and (n.module or "").startswith(

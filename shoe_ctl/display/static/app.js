@@ -16,6 +16,10 @@ const NEXT_STEP = {
 };
 let state = null;
 let selected = null;
+// Every dealer input's specification (GET /inputs, shoe_ctl/input_spec.py): its seat rule, its
+// arguments' allowed values, whether it moves the hand on (held while a STOP is up) and which
+// STOPs ask for it.
+let INPUTS = {};
 let live = false;  // connected to /events: until then no button posts anything
 // The page's watchdog: the server sends an event at least every second (a "beat"); after
 // NO_SERVICE_MS without one, or a beat saying the controller is stuck, or "bye" (the service
@@ -170,6 +174,13 @@ function mergedAlerts(alerts) {
   return Array.from(groups.values());
 }
 
+function answeredByButton(code) {
+  return Array.from(document.querySelectorAll(".buttons button.hot[data-action]")).some((b) => {
+    const spec = INPUTS[b.dataset.action];
+    return !b.hidden && spec && spec.asked_by.includes(code);
+  });
+}
+
 function renderAlerts(alerts) {
   const box = document.getElementById("alerts");
   box.replaceChildren();
@@ -189,7 +200,10 @@ function renderAlerts(alerts) {
       msg.appendChild(moves);
     }
     row.appendChild(msg);
-    const b = el("button", "ack", a.latched ? "Acknowledge" : "OK");
+    // a STOP's Acknowledge glows, unless the STOP asks for an input whose own button glows
+    // (a sequence gap's Cards found…): one prominent action
+    const b = el("button", "ack" + (a.latched && !answeredByButton(a.code) ? " hot" : ""),
+      a.latched ? "Acknowledge" : "OK");
     b.disabled = !live;
     // one request for the whole band: the machine clears every alert of the code at once
     b.addEventListener("click", () => send("/ack", { ids: g.ids }));
@@ -331,13 +345,60 @@ function when(cond) {
   }
 }
 
+// The STOPs open now: the latched alerts' codes, and the sequence gap while its count is due.
+function openStops() {
+  const codes = state ? (state.alerts || []).filter((a) => a.latched).map((a) => a.code) : [];
+  if (when("gap")) codes.push("sequence-gap");
+  return codes;
+}
+
+function needsSeat(action) {
+  const spec = INPUTS[action];
+  return spec ? spec.seat === "required" : false;
+}
+
+// The STOP rule (shoe_ctl/input_spec.py stop_refusal): an input that moves the hand on waits
+// while a STOP is up, unless the STOP asks for it; the floor's override is on the sheet.
+function heldByStop(action, stops) {
+  const spec = INPUTS[action];
+  if (!spec || !spec.progress || !stops.length) return false;
+  return !spec.asked_by.some((code) => stops.includes(code));
+}
+
+// A sheet's option is offered only with arguments its input's specification allows.
+function argsAllowed(action, args) {
+  const spec = INPUTS[action];
+  if (!spec) return true;
+  return Object.entries(args).every(([name, value]) => {
+    const arg = spec.args[name];
+    if (!arg || !arg.choices.length) return true;
+    const values = Array.isArray(value) ? value : [value];
+    return values.every((v) => arg.choices.includes(v));
+  });
+}
+
 function renderButtons() {
   document.getElementById("selected").textContent = selected === null ? "Tap a seat" : "Seat " + selected;
   document.body.dataset.live = live ? "yes" : "no";
-  for (const b of document.querySelectorAll(".buttons button")) b.disabled = !live;
-  for (const b of document.querySelectorAll(".buttons button[data-needs-seat]")) b.disabled = !live || selected === null;
+  const stops = openStops();
+  document.body.dataset.stop = stops.length ? "yes" : "no";
+  for (const b of document.querySelectorAll(".buttons button")) {
+    b.disabled = !live || (needsSeat(b.dataset.action) && selected === null);
+  }
   for (const b of document.querySelectorAll(".buttons button[data-when]")) b.hidden = !when(b.dataset.when);
   for (const b of document.querySelectorAll(".buttons button[data-hot]")) b.classList.toggle("hot", when(b.dataset.hot));
+  // during a STOP the only prominent action is the one the alert asks for
+  for (const b of document.querySelectorAll(".buttons button[data-action]")) {
+    const held = heldByStop(b.dataset.action, stops);
+    b.classList.toggle("held", held);
+    if (held) {
+      b.classList.remove("hot");
+      b.title = "STOP is up (" + stops.join(", ") + "): acknowledge it first";
+      if (!(INPUTS[b.dataset.action] || {}).stop_override) b.disabled = true;
+    } else {
+      b.title = "";
+    }
+  }
   document.getElementById("btn-fold").textContent = state && when("showdown") && state.state ? "Muck" : "Fold";
   document.getElementById("first-unknown").hidden = !(state && state.first_to_act_unknown);
   // no new hand while the shoe is not connected or not heard (the machine refuses it too)
@@ -383,10 +444,10 @@ setInterval(() => {
 function render() {
   if (!state) return;
   renderInstruction(state.instruction, state);
-  renderAlerts(state.alerts);
   renderSeats(state);
   renderSide(state);
   renderButtons();
+  renderAlerts(state.alerts);
   fitHeadline();
   fitCards();
   renderReply();
@@ -590,6 +651,7 @@ function closeSheet() {
 
 function openSheet(name, action, seat) {
   const spec = SHEETS[name](seat);
+  spec.options = spec.options.filter((o) => !o.args || argsAllowed(action, o.args));
   const sheet = document.getElementById("sheet");
   sheet.dataset.sheet = name;
   document.getElementById("sheet-title").textContent = spec.title;
@@ -684,7 +746,7 @@ for (const b of document.querySelectorAll(".buttons button")) {
     if (action === "new-hand") { openNewHandSheet(); return; }
     let seat = null;
     const args = {};
-    if (b.dataset.needsSeat) {
+    if (needsSeat(action)) {
       if (selected === null) { toast("select a seat first", true); return; }
       seat = selected;
       if (state && state.street) args.street = state.street;
@@ -784,6 +846,8 @@ function connect() {
   es.addEventListener("error", () => { live = false; conn.textContent = "reconnecting"; renderButtons(); if (state) render(); });
 }
 
+fetch("/inputs").then((r) => r.json()).then((spec) => { INPUTS = spec; if (state) render(); else renderButtons(); })
+  .catch(() => {});
 renderButtons();
 renderService();
 fetch("/state").then((r) => r.json()).then((s) => { if (!state) { state = s; render(); } }).catch(() => {});
