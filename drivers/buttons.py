@@ -43,7 +43,7 @@ class DealerButtons(Closeable):
     def __init__(self, pins: Mapping[str, int | str], post: Callable[[Any], Any], *,
                  bounce_s: float | None = 0.05, pull_up: bool = True, pin_factory: Any = None,
                  new_hand_args: Callable[[], dict[str, Any]] | None = None) -> None:
-        from drivers.gpio_env import named_failure, prepare_gpio
+        from drivers.gpio_env import named_failure, prepare_gpio, quiet_fallbacks
 
         if pin_factory is None:
             prepare_gpio()  # lgpio's FIFO in a folder of its own, whatever the working folder
@@ -59,14 +59,15 @@ class DealerButtons(Closeable):
         self._new_hand_args = new_hand_args
         self.pressed = 0
         self.buttons: dict[str, Any] = {}
-        try:
-            for name, pin in pins.items():
-                button = Button(pin, pull_up=pull_up, bounce_time=bounce_s or None, pin_factory=pin_factory)
-                button.when_pressed = self._handler(BUTTON_ACTIONS[name])
-                self.buttons[name] = button
-        except Exception as exc:
-            self.close()
-            raise named_failure(exc) from exc
+        with quiet_fallbacks() as tried:
+            try:
+                for name, pin in pins.items():
+                    button = Button(pin, pull_up=pull_up, bounce_time=bounce_s or None, pin_factory=pin_factory)
+                    button.when_pressed = self._handler(BUTTON_ACTIONS[name])
+                    self.buttons[name] = button
+            except Exception as exc:
+                self.close()
+                raise named_failure(exc, tried=tried) from exc
 
     def _handler(self, action: DealerAction) -> Callable[[], None]:
         source = f"button:{action.value}"  # journaled with the input

@@ -17,7 +17,10 @@ import os
 import shutil
 import tempfile
 import threading
-from collections.abc import MutableMapping
+import warnings
+from collections.abc import Iterator, MutableMapping, Sequence
+from contextlib import contextmanager
+from typing import Any, TextIO
 
 LG_WD = "LG_WD"
 """The environment variable lg reads for the folder of its notification FIFOs."""
@@ -114,21 +117,51 @@ def describe_gpio_failure(exc: BaseException, service_user: str = "shoe-ctl") ->
                 f"unset), or run from such a folder (the unit's WorkingDirectory=/var/lib/shoe-ctl)")
     if isinstance(exc, PermissionError):
         return (f"no access to the GPIO chip ({exc})",
-                f"sudo usermod -aG gpio {service_user}, then log in again")
+                f"usermod -aG gpio {service_user}, then log in again")
     if "PinFactory" in name:  # gpiozero's BadPinFactory is also an ImportError
         return (f"{name}: {exc} (no pin library loaded, or no GPIO chip: ls /dev/gpiochip*)",
-                "on a Raspberry Pi: sudo apt install python3-lgpio, then sudo bash scripts/setup.sh pi "
+                "on a Raspberry Pi: apt install python3-lgpio, then bash scripts/setup.sh pi "
                 "(its venv sees apt's packages)")
     if isinstance(exc, ImportError):
         return (f"gpiozero is missing ({exc})",
-                "sudo bash scripts/setup.sh pi (installs gpiozero into .venv, sees apt's python3-lgpio)")
+                "bash scripts/setup.sh pi (installs gpiozero into .venv, sees apt's python3-lgpio)")
     return (f"{name}: {exc}", "check [leds.pins] / [buttons.pins] against the wiring; "
             "a pin may be in use by another program or an overlay")
 
 
-def named_failure(exc: BaseException, service_user: str = "shoe-ctl") -> BaseException:
+@contextmanager
+def quiet_fallbacks() -> Iterator[list[str]]:
+    """Collect gpiozero's ``PinFactoryFallback`` warnings (one per pin library it tries, for every
+    device made: eight lines for the LEDs and buttons of a machine without GPIO) instead of
+    printing them; yields the list their texts are added to, for :func:`named_failure`. Other
+    warnings are shown as usual when the block ends."""
+    tried: list[str] = []
+    others: list[tuple[Any, ...]] = []
+
+    def keep(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+             file: TextIO | None = None, line: str | None = None) -> None:
+        if category.__name__ == "PinFactoryFallback":
+            tried.append(str(message).removeprefix("Falling back from "))
+        else:
+            others.append((message, category, filename, lineno))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = keep
+        yield tried
+    for message, category, filename, lineno in others:
+        warnings.warn_explicit(message, category, filename, lineno)
+
+
+def named_failure(exc: BaseException, service_user: str = "shoe-ctl", tried: Sequence[str] = ()) -> BaseException:
     """``exc`` as a :class:`GpioSetupError` when lgpio failed to load in :func:`prepare_gpio` (the
-    pin library's error would hide that cause), else ``exc`` itself."""
+    pin library's error would hide that cause) or when gpiozero tried pin libraries in vain
+    (``tried``, from :func:`quiet_fallbacks`: each named with its reason), else ``exc`` itself."""
+    if tried and "PinFactory" in type(exc).__name__:
+        detail, fix = describe_gpio_failure(exc, service_user)
+        error = GpioSetupError(f"{detail}; pin libraries tried: {'; '.join(tried)}", fix)
+        error.__cause__ = exc
+        return error
     if lgpio_error is None or isinstance(exc, GpioSetupError):
         return exc
     error = GpioSetupError(*describe_gpio_failure(exc, service_user))

@@ -50,7 +50,7 @@ class GpioLedSink(Closeable):
 
     def __init__(self, pins: Mapping[str, int | str], *, pwm: bool = False, active_high: bool = True,
                  pin_factory: Any = None, patterns: Mapping[Signal, LedPattern] | None = None) -> None:
-        from drivers.gpio_env import named_failure, prepare_gpio
+        from drivers.gpio_env import named_failure, prepare_gpio, quiet_fallbacks
 
         if pin_factory is None:
             prepare_gpio()  # lgpio's FIFO in a folder of its own, whatever the working folder
@@ -65,12 +65,13 @@ class GpioLedSink(Closeable):
         super().__init__(self._lock)
         self.current: LedPattern | None = None
         self._held: LedPattern | None = None  # the pattern shown before the service was lost
-        try:
-            self.board = LEDBoard(pwm=pwm, active_high=active_high, initial_value=False,
-                                  pin_factory=pin_factory, _order=[n for n in LED_NAMES if n in pins],
-                                  **dict(pins))
-        except Exception as exc:
-            raise named_failure(exc) from exc
+        with quiet_fallbacks() as tried:
+            try:
+                self.board = LEDBoard(pwm=pwm, active_high=active_high, initial_value=False,
+                                      pin_factory=pin_factory, _order=[n for n in LED_NAMES if n in pins],
+                                      **dict(pins))
+            except Exception as exc:
+                raise named_failure(exc, tried=tried) from exc
 
     def handle(self, command: Command) -> None:
         """Show the signal of an :class:`Instruction`; every other command is ignored."""

@@ -153,11 +153,14 @@ def port_holders(device: str, *, proc: str = "/proc", exclude: int | None = None
     """Processes that hold ``device`` open, found by the links of ``/proc/<pid>/fd/*``:
     ``[(pid, command line), ...]`` sorted by pid; ``exclude`` (default: this process) left out.
     Only the processes this user may inspect are seen (run as root, or as the service user, to
-    see them all). A URL or a path that does not exist gives ``[]``."""
+    see them all). A URL or a path that does not exist gives ``[]``. On a pseudo-terminal the
+    process holding its master side is the far end of the line (a virtual shoe, ``shoe-ctl
+    sim``), not a second reader, and is not listed (``/proc/<pid>/fdinfo``'s ``tty-index``)."""
     if "://" in device or not os.path.exists(device):
         return []
     target = os.path.realpath(device)
     exclude = os.getpid() if exclude is None else exclude
+    pty_index = target.rsplit("/", 1)[1] if target.startswith("/dev/pts/") else None
     found: list[tuple[int, str]] = []
     try:
         pids = [int(n) for n in os.listdir(proc) if n.isdigit()]
@@ -171,13 +174,16 @@ def port_holders(device: str, *, proc: str = "/proc", exclude: int | None = None
             links = os.listdir(fd_dir)
         except OSError:
             continue
+        holds = far_end = False
         for fd in links:
             try:
-                if os.readlink(os.path.join(fd_dir, fd)) == target:
-                    break
+                link = os.readlink(os.path.join(fd_dir, fd))
             except OSError:
                 continue
-        else:
+            holds = holds or link == target
+            far_end = far_end or (pty_index is not None and link in ("/dev/ptmx", "/dev/pts/ptmx")
+                                  and _tty_index(proc, pid, fd) == pty_index)
+        if not holds or far_end:
             continue
         try:
             with open(os.path.join(proc, str(pid), "cmdline"), "rb") as fh:
@@ -186,6 +192,18 @@ def port_holders(device: str, *, proc: str = "/proc", exclude: int | None = None
             cmd = "?"
         found.append((pid, cmd or "?"))
     return found
+
+
+def _tty_index(proc: str, pid: int, fd: str) -> str | None:
+    """The pty number a ``/dev/ptmx`` descriptor is the master of (None when unknown)."""
+    try:
+        with open(os.path.join(proc, str(pid), "fdinfo", fd)) as fh:
+            for line in fh:
+                if line.startswith("tty-index:"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return None
 
 
 @dataclass

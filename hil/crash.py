@@ -70,6 +70,7 @@ from hil.virtual_shoe import VirtualShoe
 from shoe_ctl.events import CardRead, DealerInput, Instruction, Signal
 from shoe_ctl.rules.cards import Card, card_text
 from shoe_ctl.service import codec
+from shoe_ctl.service.dealer_port import INPUTS_BURST, INPUTS_PER_S
 
 __all__ = ["CrashRun", "main", "run_crash"]
 
@@ -136,19 +137,30 @@ class ServiceProcess:
 class DealerClient:
     """The harness end of the service's dealer port: commands in, dealer inputs out.
 
+    Inputs are paced to the port's own limit (:data:`~shoe_ctl.service.dealer_port.INPUTS_PER_S`,
+    bursts of :data:`~shoe_ctl.service.dealer_port.INPUTS_BURST`): a dealer catching up after a
+    restart waits rather than being refused. An input the port refuses all the same (its error
+    line) ends the run: :attr:`refused` holds the reason and ``on_refused`` is called with it.
+
     :param path: the service's dealer socket.
     :param on_command: called (in the reader thread) with every command, in order.
+    :param on_refused: called (in the reader thread) with the port's reason when it refuses an input.
     """
 
-    def __init__(self, path: Path, on_command: Callable[[Any], None]) -> None:
+    def __init__(self, path: Path, on_command: Callable[[Any], None],
+                 on_refused: Callable[[str], None] = lambda _why: None) -> None:
         self.path = path
         self.on_command = on_command
+        self.on_refused = on_refused
+        self.refused: str | None = None
         self.lock = threading.Lock()
         self.sock: socket.socket | None = None
         self.up = False
         self.sent = 0
         self.dropped = 0
         self._reader: threading.Thread | None = None
+        self._credit = float(INPUTS_BURST) / 2  # half the port's burst: its bucket is shared with nobody else
+        self._credit_at = time.monotonic()
 
     def connect(self, timeout: float, alive: Callable[[], bool], before_read: Callable[[], None]) -> None:
         """Connect (retrying until the service offers the socket), call ``before_read``, then
@@ -191,9 +203,25 @@ class DealerClient:
                 self.sock.close()
                 self.sock = None
 
+    def _pace(self) -> None:
+        """Wait until the port's rate allows one more input (a token bucket at its rate)."""
+        rate = INPUTS_PER_S / 2
+        now = time.monotonic()
+        self._credit = min(INPUTS_BURST / 2, self._credit + (now - self._credit_at) * rate)
+        self._credit_at = now
+        if self._credit < 1.0:
+            time.sleep((1.0 - self._credit) / rate)
+            self._credit, self._credit_at = 1.0, time.monotonic()
+        self._credit -= 1.0
+
     def post(self, event: DealerInput) -> None:
-        """Send one dealer input; dropped while the service is down."""
+        """Send one dealer input, paced to the port's limit; dropped while the service is down."""
         line = codec.dumps(event).encode() + b"\n"
+        self._pace()
+        self.send_line(line)
+
+    def send_line(self, line: bytes) -> None:
+        """Send one line as it is (unpaced); dropped while the service is down."""
         with self.lock:
             if not self.up or self.sock is None:
                 self.dropped += 1
@@ -218,7 +246,9 @@ class DealerClient:
                 line, buf = buf.split(b"\n", 1)
                 data = json.loads(line)
                 if "error" in data and "type" not in data:
-                    raise RuntimeError(f"the service rejected a dealer input: {data['error']}")
+                    self.refused = f"the service refused a dealer input: {data['error']}"
+                    self.on_refused(self.refused)
+                    return
                 self.on_command(codec.decode(data, "dealer port"))
 
 
@@ -377,7 +407,11 @@ class CrashRun:
                     signals.append(key)
             dealer.handle(cmd)
 
-        client = DealerClient(sock, on_command)
+        def on_refused(why: str) -> None:
+            error.append(why)  # the run fails with the reason, at once
+            dealer.done.set()
+
+        client = DealerClient(sock, on_command, on_refused)
 
         def post(ev: DealerInput) -> None:
             trace.append([time.monotonic(), "input", ev.action.value, ev.seat, client.up])
@@ -437,6 +471,8 @@ class CrashRun:
             dealer.start()
             end = time.monotonic() + self.timeout
             while True:
+                if client.refused is not None:
+                    break
                 if dealer.done.wait(0.05) and killer_idle.wait(0):
                     break
                 if dealer.stalled:

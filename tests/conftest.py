@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from hypothesis import settings
+from paths import HAVE_SHARED, SHARED_MISSING
 from rule_profiles import PROFILES
 
 pytest_plugins = ["hil.pytest_plugin"]
@@ -23,6 +24,17 @@ settings.load_profile("shoe-ctl")
 # The scratch table configurations of the tests run development code: no signed release manifest
 # (a test of the release check sets [release] verify = "on" itself; docs/compliance.md).
 os.environ.setdefault("SHOE_CTL_RELEASE_VERIFY", "off")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "shared: needs ../shared (real PHH hands); skipped where absent")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A test marked ``shared`` is skipped with the one reason where ../shared is absent."""
+    if not HAVE_SHARED and item.get_closest_marker("shared") is not None:
+        pytest.skip(SHARED_MISSING)
 
 
 @pytest.fixture

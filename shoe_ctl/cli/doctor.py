@@ -15,11 +15,18 @@ Checks, in order (each ``ok``, ``FAIL`` with a fix, or ``skip`` with the reason)
 4. ``gpio`` — the configured LED pins and buttons can be claimed (gpiozero), when any are set.
 5. ``journal`` — the journal's folder is writable; the path is a journal (not a folder, a device
    or a foreign file); the journal file (and its ``-wal``/``-shm``) is mode 0600 and owned by the user running the check (run it as the service user).
-6. ``floor`` — with ``[floor]`` enabled, its credentials file is set, mode 0600 and owned by the
-   user running the check (``shoe_ctl.floor.config.doctor_floor``, ``docs/floor.md``).
+   With ``[shoe] auth = "off"`` a shoe that answers is a warning, not ``ok``: an unauthenticated
+   link is for a bench.
+6. ``unit`` — the installed systemd unit (``/etc/systemd/system/shoe-ctl.service``) names a
+   ``User=``, ``Group=`` and ``SupplementaryGroups=`` that exist here: systemd refuses to start a
+   unit naming a missing group (status 216/GROUP; the ``gpio`` group is Raspberry Pi OS's own).
+7. ``floor`` — with ``[floor]`` enabled, its credentials file is set, mode 0600 and owned by the
+   user running the check (``shoe_ctl.floor.config.doctor_floor``, ``docs/floor.md``), and the
+   broker answers and accepts the table's user (``shoe_ctl.floor.publisher.probe_broker``).
 
-Exit status 0 when nothing failed, 1 when something needs fixing. Run it with the service
-stopped (``sudo systemctl stop shoe-ctl``): the running service holds the port.
+Exit status 0 when nothing failed, 1 when something needs fixing; "all well" only with no
+failure and no warning. Run it with the service
+stopped (``systemctl stop shoe-ctl``): the running service holds the port.
 """
 
 from __future__ import annotations
@@ -45,14 +52,14 @@ from shoe_ctl.service import shoes
 
 SERVICE_USER = "shoe-ctl"
 
-Status = Literal["ok", "fail", "skip", "warn"]
+Status = Literal["ok", "warn", "fail", "skip"]
 
 
 @dataclass(frozen=True)
 class Check:
-    """One check's outcome: ``name``, ``status`` (``ok``/``fail``/``skip``/``warn``: works, but not as at a
-    live table), ``detail`` (what was
-    found) and ``fix`` (what to do; empty unless failed)."""
+    """One check's outcome: ``name``, ``status`` (``ok``/``warn``/``fail``/``skip``), ``detail``
+    (what was found) and ``fix`` (what to do; empty for ``ok`` and ``skip``). A warning is no
+    failure (exit status 0) but keeps doctor from saying all is well."""
 
     name: str
     status: Status
@@ -76,10 +83,10 @@ def check_config(path: Path) -> tuple[Check, TableConfig | None]:
     mode = stat.S_IMODE(path.stat().st_mode)
     if mode & 0o002:
         return Check("config", "fail", f"{path} is writable by everyone (mode {mode:04o})",
-                     f"sudo chmod o-w {path}"), cfg
+                     f"chmod o-w {path}"), cfg
     if cfg.display.token and mode & 0o004:
         return Check("config", "fail", f"{path} holds the display token and is readable by everyone "
-                     f"(mode {mode:04o})", f"sudo chmod 0640 {path} && sudo chgrp {SERVICE_USER} {path}"), cfg
+                     f"(mode {mode:04o})", f"chmod 0640 {path} && chgrp {SERVICE_USER} {path}"), cfg
     return Check("config", "ok", f"{path} (mode {mode:04o}; table {cfg.table}, {cfg.seats} seats, "
                  f"{cfg.rules}, shoe {cfg.shoe.url})"), cfg
 
@@ -90,14 +97,14 @@ def port_problem(url: str, exc: BaseException) -> tuple[str, str]:
     code = getattr(exc, "errno", None)
     text = str(exc)
     if code in (errno.EACCES, errno.EPERM) or isinstance(exc, PermissionError):
-        return "permission denied", (f"add the user to the dialout group (sudo usermod -aG dialout "
+        return "permission denied", (f"add the user to the dialout group (usermod -aG dialout "
                                      f"{SERVICE_USER}), log in again; or check the udev rule's GROUP")
     if code == errno.ENOENT or isinstance(exc, FileNotFoundError) or "No such file" in text:
         return "no such device", ("plug the shoe in; install deploy/99-shoe-ctl.rules "
-                                  "(sudo udevadm control --reload && sudo udevadm trigger) so /dev/shoe "
+                                  "(udevadm control --reload && udevadm trigger) so /dev/shoe "
                                   "exists, or set [shoe] url to a path under /dev/serial/by-id/")
     if code in (errno.EBUSY, errno.EAGAIN, errno.EWOULDBLOCK) or "exclusively lock" in text:
-        return "in use by another program", ("stop the program holding it (sudo systemctl stop shoe-ctl; "
+        return "in use by another program", ("stop the program holding it (systemctl stop shoe-ctl; "
                                              "ModemManager: see the udev rule's ID_MM_DEVICE_IGNORE)")
     return text, f"check [shoe] url ({url}) and the cable"
 
@@ -113,7 +120,7 @@ def check_port(cfg: TableConfig, opener: Opener | None = None) -> Check:
     if holders:
         who = ", ".join(f"pid {pid} ({cmd[:60]})" for pid, cmd in holders)
         return Check("port", "fail", f"{url} is held open by another program: {who}; it can read every card "
-                     "and write frames into the line", "stop that program (sudo systemctl stop shoe-ctl, or "
+                     "and write frames into the line", "stop that program (systemctl stop shoe-ctl, or "
                      "kill it); keep ModemManager and getty away with deploy/99-shoe-ctl.rules")
     if opener is None:
         import serial
@@ -145,6 +152,7 @@ def check_handshake(cfg: TableConfig, port_ok: bool, timeout: float = 3.0,
             return Check("handshake", "skip", f"no shoe link in this installation ({exc})")
         link_factory = ShoeLink
     secret: bytes | None = None
+    bench = cfg.shoe.auth != "hmac"
     if cfg.shoe.auth == "hmac":
         from shoe_ctl.service.shoe_secrets import SecretError, SecretStore
 
@@ -171,8 +179,13 @@ def check_handshake(cfg: TableConfig, port_ok: bool, timeout: float = 3.0,
                      "its serial is [shoe] serial; power-cycle the shoe; see docs/protocol.md")
     finally:
         link.close()
-    return Check("handshake", "ok", f"protocol {info.protocol}, firmware {info.firmware}, serial {info.serial}, "
-                 f"readers {', '.join(info.readers) or '-'}")
+    found = (f"protocol {info.protocol}, firmware {info.firmware}, serial {info.serial}, "
+             f"readers {', '.join(info.readers) or '-'}")
+    if bench:
+        return Check("handshake", "warn", f"{found}; [shoe] auth = \"off\": every frame unauthenticated, a bench "
+                     "only (the display says UNAUTHENTICATED LINK)", "at a table: shoe-ctl pair, then [shoe] auth = "
+                     "\"hmac\" (docs/install-pi.md, step 4b)")
+    return Check("handshake", "ok", found)
 
 
 def check_gpio(cfg: TableConfig, pin_factory: Any = None) -> Check:
@@ -214,10 +227,10 @@ def check_journal(cfg: TableConfig, path: Path | None = None, uid: int | None = 
     folder = journal.parent if str(journal.parent) else Path(".")
     if not folder.is_dir():
         return Check("journal", "fail", f"folder {folder} does not exist",
-                     f"sudo install -d -m 0700 -o {SERVICE_USER} -g {SERVICE_USER} {folder}")
+                     f"install -d -m 0700 -o {SERVICE_USER} -g {SERVICE_USER} {folder}")
     if not os.access(folder, os.W_OK | os.X_OK):
         return Check("journal", "fail", f"folder {folder} is not writable by this user (uid {uid})",
-                     f"sudo chown {SERVICE_USER}: {folder} && sudo chmod 0700 {folder}")
+                     f"chown {SERVICE_USER}: {folder} && chmod 0700 {folder}")
     from shoe_ctl.service.journal import JournalError, refuse_foreign
 
     try:
@@ -237,34 +250,80 @@ def check_journal(cfg: TableConfig, path: Path | None = None, uid: int | None = 
             problems.append(f"{f} is owned by uid {st.st_uid}, not {uid}")
     if problems:
         return Check("journal", "fail", "; ".join(problems),
-                     f"sudo chown {SERVICE_USER}: {journal}* && sudo chmod 0600 {journal}*")
+                     f"chown {SERVICE_USER}: {journal}* && chmod 0600 {journal}*")
     state = "present" if journal.exists() else "not created yet"
-    return Check("journal", "ok", f"{journal} ({state}; folder writable{_chain_head(journal)})")
+    head, broken = _chain_head(journal, cfg.journal.retention_days)
+    if broken:
+        return Check("journal", "fail", f"{journal}: the hash chain does not hold: {'; '.join(broken[:3])}"
+                     + (f" (and {len(broken) - 3} more)" if len(broken) > 3 else "") + head,
+                     f"shoe-ctl journal verify {journal} lists every problem; keep the file for the floor")
+    return Check("journal", "ok", f"{journal} ({state}; folder writable{head})")
 
 
-def _chain_head(journal: Path) -> str:
-    """``; chain head SEQ:HASH`` of an existing journal (read-only; docs/journal.md, "The hash
-    chain"), or nothing when it cannot be read."""
+def _chain_head(journal: Path, retention_days: float) -> tuple[str, list[str]]:
+    """``; chain head SEQ:HASH`` of an existing journal and the problems of its hash chain, walked
+    read-only against the table's retention (docs/journal.md, "The hash chain"); nothing when it
+    cannot be read."""
     if not journal.exists():
-        return ""
+        return "", []
     from shoe_ctl.service.journal import Journal, JournalError
 
     try:
         with Journal(journal, table=None, profile=None, readonly=True) as j:
-            seq, value = j.chain_head()
+            rep = j.verify_chain(retention_days=retention_days)
     except (OSError, JournalError, sqlite3.Error):
-        return ""
-    return f"; chain head {seq}:{value}"
+        return "", []
+    seq, value = rep.head
+    return f"; chain head {seq}:{value}", rep.problems
+
+
+UNIT = Path("/etc/systemd/system/shoe-ctl.service")
+
+
+def check_unit(unit: Path = UNIT) -> Check:
+    """The user and groups the installed unit names exist (``pwd``/``grp``)."""
+    import configparser
+    import grp
+    import pwd
+
+    if not unit.is_file():
+        return Check("unit", "skip", f"no unit installed at {unit} (docs/install-pi.md, step 6)")
+    parser = configparser.RawConfigParser(strict=False, delimiters=("=",))
+    try:
+        parser.read(unit)
+        service = parser["Service"]
+    except (configparser.Error, KeyError, OSError, UnicodeDecodeError) as exc:
+        return Check("unit", "fail", f"{unit}: not a readable unit ({exc})",
+                     "cp /opt/shoe-ctl/deploy/shoe-ctl.service /etc/systemd/system/ && systemctl daemon-reload")
+    problems, fixes = [], []
+    user = service.get("User", "").strip()
+    if user:
+        try:
+            pwd.getpwnam(user)
+        except KeyError:
+            problems.append(f"user {user} does not exist")
+            fixes.append(f"useradd (docs/install-pi.md, step 1.3) for {user}")
+    groups = service.get("Group", "").split() + service.get("SupplementaryGroups", "").split()
+    for group in groups:
+        try:
+            grp.getgrnam(group)
+        except KeyError:
+            problems.append(f"group {group} does not exist")
+            fixes.append(f"groupadd --system -f {group}")
+    if problems:
+        return Check("unit", "fail", f"{unit} names {', '.join(problems)}: systemd would not start it "
+                     "(status 216/GROUP or 217/USER)", " && ".join(fixes))
+    return Check("unit", "ok", f"{unit}: user {user or '-'}, groups {' '.join(groups) or '-'} exist")
 
 
 def run_checks(config: Path, *, port: str | None = None, journal: Path | None = None, timeout: float = 3.0,
                opener: Opener | None = None, link_factory: LinkFactory | None = None,
-               pin_factory: Any = None, uid: int | None = None) -> Iterator[Check]:
+               pin_factory: Any = None, uid: int | None = None, unit: Path = UNIT) -> Iterator[Check]:
     """Run every check in order, yielding each outcome as it is known."""
     cfg_check, cfg = check_config(config)
     yield cfg_check
     if cfg is None:
-        for name in ("port", "handshake", "gpio", "journal", "floor", "release", "users"):
+        for name in ("port", "handshake", "gpio", "journal", "unit", "floor", "release", "users"):
             yield Check(name, "skip", "no usable configuration")
         return
     if port is not None:
@@ -276,16 +335,15 @@ def run_checks(config: Path, *, port: str | None = None, journal: Path | None = 
     yield check_handshake(cfg, port_check.status == "ok", timeout, link_factory)
     yield check_gpio(cfg, pin_factory)
     yield check_journal(cfg, journal, uid)
-    from shoe_ctl.floor.config import doctor_floor  # [floor]: credentials file 0600 (docs/floor.md)
-
-    yield Check("floor", *doctor_floor(config))  # type: ignore[arg-type]
+    yield check_unit(unit)
+    yield check_floor(config, timeout)
     yield check_release(config)
     yield check_users(config)
 
 
 def check_users(config: Path) -> Check:
     """The users file (``[users] file``): readable, mode, unique names (docs/compliance.md,
-    "People and roles"); ``warn`` without one (no role is enforced)."""
+    "People and roles"); ``skip`` without one (no role is enforced: said in the detail)."""
     from collections import Counter
 
     from shoe_ctl.users import UserFileError, UserStore, users_file_setting
@@ -293,8 +351,7 @@ def check_users(config: Path) -> Check:
     try:
         path = users_file_setting(config)
         if path is None:
-            return Check("users", "warn", "no [users] file: no role is enforced, anyone at the display decides",
-                         "at a table: shoe-ctl users add NAME --role ROLE, and set [users] file")
+            return Check("users", "skip", "no [users] file: no role is enforced, anyone at the display decides")
         users = UserStore(path).load()
     except (ProfileError, UserFileError) as exc:
         return Check("users", "fail", str(exc), "fix the users file (shoe-ctl users) or [users] file")
@@ -320,16 +377,37 @@ def check_release(config: Path) -> Check:
     return Check("release", "ok", f"shoe-ctl {verdict.version}, manifest {verdict.digest[:16]}, key {verdict.key}")
 
 
+def check_floor(config: Path, timeout: float = 3.0, probe: Callable[..., str | None] | None = None) -> Check:
+    """``[floor]``'s configuration and credentials file (``doctor_floor``), then the broker itself:
+    it must answer and accept the table's user (``shoe_ctl.floor.publisher.probe_broker``)."""
+    from shoe_ctl.floor.config import doctor_floor, load_credentials, load_floor_config
+
+    status, detail, fix = doctor_floor(config)
+    if status != "ok":
+        return Check("floor", status, detail, fix)  # type: ignore[arg-type]
+    cfg = load_floor_config(config)
+    creds = load_credentials(cfg.credentials) if cfg.credentials is not None else None
+    if probe is None:
+        from shoe_ctl.floor.publisher import probe_broker
+
+        probe = probe_broker
+    problem = probe(cfg, creds, timeout)
+    if problem is not None:
+        return Check("floor", "fail", problem, "start the broker or check [floor] broker, the network and the "
+                     "table's broker user (docs/floor.md); the table queues its events meanwhile")
+    return Check("floor", "ok", f"{detail}; the broker accepted the table's user")
+
+
 # --------------------------------------------------------------------------- CLI
 
 
 def format_check(c: Check, color: bool = False) -> str:
     """One line (two with a fix) for a terminal; a detail of several lines (every problem of a
     configuration file) is indented under the first."""
-    label = {"ok": "ok", "fail": "FAIL", "skip": "skip", "warn": "WARN"}[c.status]
+    label = {"ok": "ok", "warn": "WARN", "fail": "FAIL", "skip": "skip"}[c.status]
     if color:
-        label = {"ok": "\x1b[32mok\x1b[0m  ", "fail": "\x1b[1;31mFAIL\x1b[0m", "skip": "\x1b[2mskip\x1b[0m",
-                 "warn": "\x1b[1;33mWARN\x1b[0m"}[c.status]
+        label = {"ok": "\x1b[32mok\x1b[0m  ", "warn": "\x1b[1;33mWARN\x1b[0m", "fail": "\x1b[1;31mFAIL\x1b[0m",
+                 "skip": "\x1b[2mskip\x1b[0m"}[c.status]
     else:
         label = f"{label:<4}"
     line = f"{label}  {c.name:<10} " + f"\n{'':17}".join(c.detail.splitlines() or [""])
@@ -352,8 +430,10 @@ def doctor(args: argparse.Namespace) -> int:
         print(json.dumps({"ok": not failed, "checks": [asdict(c) for c in results]}))
     elif failed:
         print(f"{len(failed)} check(s) need fixing: {', '.join(failed)}")
+    elif warned := [c.name for c in results if c.status == "warn"]:
+        print(f"no failure, but {len(warned)} warning(s): {', '.join(warned)}")
     else:
-        print("all well")  # a warning (WARN above) works, but not as at a live table
+        print("all well")
     return 1 if failed else 0
 
 

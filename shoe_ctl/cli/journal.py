@@ -18,6 +18,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from shoe_ctl.cli.args import default_config_path, finite
+from shoe_ctl.config import load_table_config
 from shoe_ctl.service.journal import Journal, JournalError
 from shoe_ctl.service.journal.files import refuse_foreign
 from shoe_ctl.service.journal.repair import check_file
@@ -38,6 +40,12 @@ def register(subparsers: Any) -> None:
                        "record edited, deleted, inserted or moved since it was written; print the chain head "
                        "(compare it with the head shown earlier by doctor, the display or an export).")
     v.set_defaults(func=run_verify)
+    v.add_argument("--retention-days", type=finite, default=None, metavar="DAYS",
+                   help="the table's retention, which a pruning anchor must fit (default: [journal] "
+                   "retention_days of the table configuration)")
+    v.add_argument("--floor-head", action="append", default=[], metavar="SEQ:TAG",
+                   help="a head the floor noted for this table (the floor page's row, /state 'chain'); "
+                   "the file's link there must have that display tag (repeatable)")
     for action in (c, v):
         action.add_argument("journal", metavar="JOURNAL", help="the journal file")
 
@@ -77,17 +85,44 @@ def run_check(args: argparse.Namespace) -> int:
     return 0
 
 
+def _floor_heads(texts: list[str]) -> dict[int, str] | None:
+    """``SEQ:TAG`` options as ``{seq: tag}``, or None after saying which one is malformed."""
+    heads: dict[int, str] = {}
+    for text in texts:
+        seq, _, tag = text.partition(":")
+        if not seq.isdigit() or len(tag) != 16 or any(ch not in "0123456789abcdefABCDEF" for ch in tag):
+            print(f"shoe-ctl journal verify: --floor-head {text!r}: give SEQ:TAG (a sequence and the "
+                  "16 hex digits of the display tag)", file=sys.stderr)
+            return None
+        heads[int(seq)] = tag.lower()
+    return heads
+
+
+def _retention_days(given: float | None) -> float | None:
+    """The retention a pruning anchor must fit: ``given``, else the table configuration's (None
+    when it cannot be read: the anchor's time is then checked only for being there)."""
+    if given is not None:
+        return given
+    try:
+        return float(load_table_config(default_config_path()).journal.retention_days)
+    except (OSError, ValueError):
+        return None
+
+
 def run_verify(args: argparse.Namespace) -> int:
+    heads = _floor_heads(args.floor_head)
+    if heads is None:
+        return 2
     journal = open_readonly(args.journal, "journal verify")
     if journal is None:
         return 2
     with journal:
-        rep = journal.verify_chain()
+        rep = journal.verify_chain(retention_days=_retention_days(args.retention_days), floor_tags=heads)
         tag = journal.display_tag(rep.head[1]) if rep.head[1] else None
     for problem in rep.problems:
         print(f"{args.journal}: {problem}")
     seq, value = rep.head
     print(f"shoe-ctl journal verify: {args.journal}: {rep.checked} records chained and intact, "
           f"{len(rep.problems)} problem(s), {rep.unchained} older records not chained; head {seq}:{value}"
-          f" (display tag {tag})", file=sys.stderr)
+          f" (display tag {tag})" + (f"; {rep.compared} floor head(s) compared" if heads else ""), file=sys.stderr)
     return 1 if rep.problems else 0

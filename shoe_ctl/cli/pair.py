@@ -4,7 +4,8 @@
 stored for the shoe it is a first pairing: the shoe must be in its pairing mode (a physical
 step on the shoe), and it must answer with the configured serial. With a secret stored it is a
 rotation: the new secret goes inside the authenticated session, hidden. Either way the new secret
-is stored only once the shoe answers under it. Run it with the service stopped (the service holds
+is stored only once the shoe answers under it, and nothing is sent before a trial write proves
+the secret's folder writable. Run it with the service stopped (the service holds
 the port). The protocol: docs/protocol.md, "Pairing"; the threat model: docs/security.md.
 """
 
@@ -73,7 +74,8 @@ def _say(text: str) -> None:
 
 def pair(args: argparse.Namespace) -> int:
     """Pair or rotate; 0 when the shoe answers under its new secret and the secret is stored,
-    1 when the shoe does not (the stored secret is then unchanged), 2 for a configuration error."""
+    1 when the shoe does not (the stored secret is then unchanged), 2 for a configuration error
+    or a secret folder this user cannot write (checked before anything is sent to the shoe)."""
     from drivers.exc import ShoeError
     from drivers.shoe import ShoeLink
     from shoe_ctl.config import load_table_config
@@ -100,6 +102,7 @@ def pair(args: argparse.Namespace) -> int:
     store = SecretStore(cfg.shoe.secrets)
     try:
         old = store.load(serial)
+        store.check_writable(serial)  # before the shoe takes a secret the table could not keep
     except SecretError as exc:
         _say(str(exc))
         return 2

@@ -1,7 +1,8 @@
 """``shoe-ctl sim``: run a virtual shoe and print the URL to connect to; stops on Ctrl-C.
 
 ``shoe-ctl sim [--transport pty|tcp] [--link PATH] [--port N] [--seed S] [--faults SPEC]
-[--pace SECONDS | --keys]``. With ``--pace`` the shoe dispenses a card every SECONDS (a new seeded
+[--serial S] [--pairing] [--pace SECONDS | --keys]``. ``--pairing``: the shoe takes a pairing
+secret from ``shoe-ctl pair`` and speaks the authenticated version 2 under it until it stops. With ``--pace`` the shoe dispenses a card every SECONDS (a new seeded
 deck when it runs empty); with ``--keys`` a person pulls the cards from the keyboard, one key per
 card, with faults on keys (:data:`KEYS`; a terminal is put in cbreak mode, any other stdin is read
 byte by byte); with neither the shoe only answers the host (handshake, heartbeats, LEDs). The
@@ -28,18 +29,21 @@ def register(subparsers: Any) -> None:
     p.add_argument("--port", type=int, default=0, help="TCP port (default: any free port)")
     p.add_argument("--seed", type=int, default=0, help="deck order and fault seed (default 0)")
     p.add_argument("--faults", default="", metavar="SPEC", help="fault spec, see docs/protocol.md")
+    p.add_argument("--serial", default="VS-0001", help="the serial number the shoe reports (default VS-0001)")
+    p.add_argument("--pairing", action="store_true",
+                   help="pairing mode: the shoe takes a secret from shoe-ctl pair (kept while it runs)")
     p.add_argument("--pace", type=float, default=0.0, metavar="SECONDS",
                    help="dispense a card every SECONDS (default: never)")
     p.add_argument("--keys", action="store_true",
                    help="pull cards from the keyboard: space/Enter/p one card, 1-9 that many; c corrupt the next "
                    "card's frame, u unplug/plug back, r reboot the shoe, j jam/clear, b shoe button, n new deck, "
-                   "? help, q quit")
+                   "s scramble (then the cards gathered and Enter), ? help, q or end of input quit")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the shoe until SIGINT/SIGTERM (or ``q`` with ``--keys``); exit 0 (2 for a bad --faults,
-    --link or --port, or --keys with --pace, named)."""
+    """Run the shoe until SIGINT/SIGTERM (or ``q`` or the end of the input with ``--keys``); exit 0
+    (2 for a bad --faults, --serial, --link or --port, or --keys with --pace, named)."""
     if args.keys and args.pace > 0:
         print("shoe-ctl sim: --keys and --pace: choose one (the keyboard or the timer pulls the cards)",
               file=sys.stderr)
@@ -55,8 +59,9 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         shoe = VirtualShoe(Deck.seeded(args.seed), transport=args.transport, link_path=args.link,
-                           port=args.port, faults=args.faults, seed=args.seed)
-    except ValueError as exc:  # a bad --faults spec
+                           port=args.port, faults=args.faults, seed=args.seed, serial=args.serial,
+                           pairing=args.pairing)
+    except ValueError as exc:  # a bad --faults spec or --serial
         print(f"shoe-ctl sim: {exc}", file=sys.stderr)
         return 2
     try:

@@ -2,13 +2,15 @@
 
 One key per card, and the faults a bench engineer rehearses on keys (:data:`KEYS`). On a terminal
 the keys are read one by one (cbreak mode: no Enter needed; Ctrl-C still stops); any other stdin
-(a pipe, a FIFO) is read byte by byte the same way. What each key did is one line on ``out``.
+(a pipe, a FIFO) is read byte by byte the same way, and its end quits. What each key did is one
+line on ``out``.
 See docs/service.md, *Rehearsing a real shoe by hand*.
 """
 
 from __future__ import annotations
 
 import os
+import random
 import select
 import sys
 import threading
@@ -25,8 +27,10 @@ KEYS: dict[str, str] = {
     "j": "report a jam / clear it",
     "b": "press the shoe's button",
     "n": "load a new shuffled deck",
+    "s": "scramble: then the cards gathered, by number or name, and Enter (s 3 8 Kd): the stub and them, "
+         "shuffled, are the shoe's new stub",
     "?, h": "this help",
-    "q, Ctrl-D": "quit",
+    "q, Ctrl-D, end of input": "quit",
 }
 """Every key of the keypad and what it does."""
 
@@ -67,6 +71,8 @@ class KeyPad:
         self.pulled = 0
         self.corrupt_next = False
         self.jammed = False
+        self.scramble: str | None = None  # the text typed after ``s``, until Enter
+        self.numbered: dict[int, Any] = {}  # card number (as said on ``card N out``) -> card
 
     def say(self, text: str) -> None:
         self.out.write(f"sim: {text}\n")
@@ -78,8 +84,22 @@ class KeyPad:
     # ------------------------------------------------------------------ actions
 
     def key(self, ch: str) -> bool:
-        """Do what ``ch`` means; False for quit. Unknown keys are said and ignored."""
-        if ch in " \r\np":
+        """Do what ``ch`` means; False for quit. Unknown keys are said and ignored. After ``s``
+        the keys up to Enter name the cards gathered for the scramble (:meth:`scrambled`)."""
+        if self.scramble is not None:
+            if ch in "\r\n":
+                text, self.scramble = self.scramble, None
+                self.scrambled(text)
+            elif ch == "\x04":
+                self.scramble = None
+                return self.key(ch)
+            else:
+                self.scramble += ch
+            return True
+        if ch == "s":
+            self.scramble = ""
+            self.say("scramble: the cards gathered (numbers as in 'card N out', or names like Kd), then Enter")
+        elif ch in " \r\np":
             self.pull(1)
         elif ch in "123456789":
             self.pull(int(ch))
@@ -114,6 +134,35 @@ class KeyPad:
             self.say(f"key {ch!r} does nothing (? for help)")
         return True
 
+    def scrambled(self, text: str) -> None:
+        """Load the stub left in the shoe and the cards named in ``text`` (numbers of cards pulled,
+        ``card N out``, or card names such as ``Kd``), shuffled (seeded), as the new stub: what the
+        dealer does for a scramble (docs/service.md). A token naming no card pulled from this deck
+        is said and nothing is loaded."""
+        from hil.deck import Deck
+        from shoe_ctl.rules.cards import Card
+
+        left = self.shoe.device.deck.cards()
+        pulled = {c.code: c for c in self.shoe.device.deck.dealt()}
+        chosen: dict[int, Any] = {}
+        for token in text.replace(",", " ").split():
+            card = self.numbered.get(int(token)) if token.isdigit() else None
+            if card is None and not token.isdigit():
+                try:
+                    card = Card.parse(token)
+                except ValueError:
+                    card = None
+            if card is None or card.code not in pulled:
+                self.say(f"scramble: {token!r} is no card pulled from this deck; nothing loaded (s to try again)")
+                return
+            chosen[card.code] = card
+        cards = [*left, *chosen.values()]
+        self.decks += 1
+        random.Random(self.seed + self.decks).shuffle(cards)
+        self.shoe.reload(Deck(cards))
+        self.say(f"scrambled stub loaded: {len(left)} from the shoe and {len(chosen)} gathered, "
+                 f"{self.shoe.remaining()} cards")
+
     def new_deck(self) -> None:
         from hil.deck import Deck
 
@@ -136,14 +185,16 @@ class KeyPad:
                 card = self.shoe.pull()
                 note = ""
             self.pulled += 1
+            self.numbered[self.pulled] = card
+            if len(self.numbered) > 104:  # only this deck's cards can be gathered: keep two decks' worth
+                del self.numbered[min(self.numbered)]
             self.say(f"card {self.pulled} out: {card}{note}, {self.shoe.remaining()} left")
 
     # ------------------------------------------------------------------ the loop
 
     def run(self, stream: Any, stop: threading.Event) -> None:
-        """Read keys from ``stream`` until ``q``, Ctrl-D or ``stop``; a terminal in cbreak mode
-        for the time (restored after). At the end of a non-terminal input the shoe keeps
-        answering the host until ``stop``."""
+        """Read keys from ``stream`` until ``q``, Ctrl-D, the end of the input or ``stop``; a
+        terminal in cbreak mode for the time (restored after)."""
         fd = stream.fileno()
         restore = None
         if os.isatty(fd):
@@ -159,9 +210,9 @@ class KeyPad:
                 if not ready:
                     continue
                 data = os.read(fd, 64)
-                if not data:  # the end of a pipe: keep the shoe up until Ctrl-C
-                    stop.wait()
-                    break
+                if not data:  # the end of a pipe or file: nobody is left to pull a card
+                    self.say("end of input: quit")
+                    return
                 for ch in data.decode("latin-1"):
                     if not self.key(ch):
                         return

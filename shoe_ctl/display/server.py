@@ -2,7 +2,9 @@
 
 Routes (all JSON unless noted):
 
-- ``GET /`` — the page (``static/index.html``; no CDN, works offline); ``GET /static/...``.
+- ``GET /`` — the page (``static/index.html``; no CDN, works offline); ``GET /static/...``;
+  ``GET /sw.js`` — its service worker, which answers a page load with ``static/no-service.html``
+  while the service is down.
 - ``GET /state`` — the public table state (:meth:`DisplayModel.snapshot`).
 - ``GET /events`` — server-sent events: one ``state`` event with the full snapshot at connect and
   after every change (``id:`` is the snapshot's ``version``); a ``beat`` event (``{"alive":
@@ -48,13 +50,16 @@ from typing import Any
 from aiohttp import web
 
 from shoe_ctl.display.guard import (
+    Admission,
     Limits,
     RateLimiter,
+    Slots,
     TokenGate,
     host_allowed,
     known_names,
     no_icon,
     origin_allowed,
+    quiet_accept_errors,
 )
 from shoe_ctl.display.model import DisplayModel
 from shoe_ctl.events import Command, DealerAction, DealerInput
@@ -190,8 +195,20 @@ class DisplaySink(Closeable):
         self._input_rate = RateLimiter(lim.inputs_per_s, lim.inputs_burst, "display inputs")
         self._names = known_names((*lim.allowed_hosts, host))
         self._server: asyncio.AbstractServer | None = None
-        self._conn_refused = 0
-        self._open = 0  # connections served now (:class:`_Counted`)
+        self._admission = Admission("display", lim.max_connections, lim.reserved_connections,
+                                    lim.per_address_connections)
+        self._conns = self._admission.slots
+        self._streams = Slots(lim.max_events, lim.reserved_events, lim.per_address_events)
+
+    @property
+    def _open(self) -> int:
+        """Connections served now."""
+        return self._conns.used
+
+    @property
+    def _conn_refused(self) -> int:
+        """Connections closed at accept so far (over their share)."""
+        return self._admission.refused
 
     # ------------------------------------------------------------------ lifecycle
     @property
@@ -252,22 +269,14 @@ class DisplaySink(Closeable):
             loop.close()
 
     async def _listen(self, sock: socket.socket) -> None:
-        """Serve ``sock`` with aiohttp's request handler, closing connections beyond
-        ``limits.max_connections`` as they are accepted (aiohttp has no cap of its own)."""
+        """Serve ``sock`` with aiohttp's request handler, closing a connection beyond its share of
+        ``limits.max_connections`` as it is accepted (aiohttp has no cap of its own): the kiosk
+        keeps its reserve, every other address its own share (:class:`~shoe_ctl.display.guard.Slots`)."""
         server = self._runner.server if self._runner is not None else None
         assert server is not None
-        cap = self.limits.max_connections
-
-        def factory() -> asyncio.BaseProtocol:
-            if self._open < cap:  # counted here: aiohttp registers a connection a loop turn later
-                return _Counted(server(), self)
-            if self._conn_refused == 0 or self._conn_refused % 1000 == 0:
-                log.warning("display: %d connections open, refusing more (%d refused so far)",
-                            cap, self._conn_refused + 1)
-            self._conn_refused += 1
-            return _Refuse()
-
-        self._server = await asyncio.get_running_loop().create_server(factory, sock=sock)
+        loop = asyncio.get_running_loop()
+        quiet_accept_errors(loop, "display")
+        self._server = await loop.create_server(self._admission.factory(server), sock=sock)
 
     def _close(self) -> None:
         """``close()``: stop serving: end the event streams, stop the loop, join the thread."""
@@ -394,6 +403,7 @@ class DisplaySink(Closeable):
         app.router.add_get("/events", self._events)
         app.router.add_get("/inputs", self._inputs)
         app.router.add_get("/favicon.ico", no_icon)
+        app.router.add_get("/sw.js", self._service_worker)
         app.router.add_post("/input", self._input)
         app.router.add_post("/ack", self._ack)
         app.router.add_get("/recall", self._recall)
@@ -403,6 +413,11 @@ class DisplaySink(Closeable):
 
     async def _index(self, request: web.Request) -> web.StreamResponse:
         return web.FileResponse(self._static / "index.html", headers={"Cache-Control": "no-cache"})
+
+    async def _service_worker(self, request: web.Request) -> web.StreamResponse:
+        """``static/sw.js`` at the root, so that it serves every page load of this origin."""
+        return web.FileResponse(self._static / "sw.js", headers={"Cache-Control": "no-cache",
+                                                                 "Content-Type": "text/javascript"})
 
     async def _state(self, request: web.Request) -> web.Response:
         if self._pending:
@@ -430,9 +445,15 @@ class DisplaySink(Closeable):
         return result
 
     async def _events(self, request: web.Request) -> web.StreamResponse:
-        if len(self._subscribers) >= self.limits.max_events:
-            return web.json_response({"error": f"{self.limits.max_events} event streams open already"},
+        if not self._streams.take(request.remote):
+            return web.json_response({"error": f"{self._streams.used} event streams open already"},
                                      status=503, headers={"Retry-After": "5"})
+        try:
+            return await self._stream(request)
+        finally:
+            self._streams.give_back(request.remote)
+
+    async def _stream(self, request: web.Request) -> web.StreamResponse:
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache",
                                            "X-Accel-Buffering": "no"})
         await resp.prepare(request)
@@ -670,39 +691,6 @@ class DisplaySink(Closeable):
                                  status=202 if acked else 200)
 
 
-class _Counted(asyncio.Protocol):
-    """aiohttp's request handler for one connection, counted in ``sink._open`` while open."""
-
-    def __init__(self, inner: asyncio.Protocol, sink: DisplaySink) -> None:
-        self._inner = inner
-        self._sink = sink
-        sink._open += 1
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self._inner.connection_made(transport)
-
-    def data_received(self, data: bytes) -> None:
-        self._inner.data_received(data)
-
-    def eof_received(self) -> bool | None:
-        return self._inner.eof_received()
-
-    def pause_writing(self) -> None:
-        self._inner.pause_writing()
-
-    def resume_writing(self) -> None:
-        self._inner.resume_writing()
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self._sink._open -= 1
-        self._inner.connection_lost(exc)
-
-
-class _Refuse(asyncio.Protocol):
-    """A connection over the cap: closed as soon as it is accepted."""
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        transport.close()
 
 
 def input_event(body: dict[str, Any], source: str | None = None) -> DealerInput:

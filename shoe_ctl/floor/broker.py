@@ -50,20 +50,17 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(s.getsockname()[1])
 
 
-def acl_text(room: str) -> str:
+def acl_text(room: str, floors: Iterable[str] = (FLOOR_USER,)) -> str:
     """The Mosquitto ACL for one room: each table (user name = table name, ``%u``) writes its own
-    state, events, alerts, status and verification answers and reads its own replay and verify
-    topics; the floor user reads the room and writes replay and verification requests; the monitor
-    user reads everything."""
+    state, events, alerts, status, verification answers and recall and reads its own replay, verify
+    and clock topics; each floor user (``floors``) reads the room and writes replay and verification
+    requests and its clock; the monitor user reads everything."""
     check_name("room", room)
     base = f"{room}/tables"
     return "\n".join([
-        f"user {FLOOR_USER}",
-        f"topic read {room}/#",
-        f"topic write {base}/+/replay",
-        f"topic write {base}/+/verify",
-        f"topic write {base}/+/clock",
-        "",
+        *(line for user in floors
+          for line in (f"user {check_name('user', user)}", f"topic read {room}/#", f"topic write {base}/+/replay",
+                       f"topic write {base}/+/verify", f"topic write {base}/+/clock", "")),
         f"user {MONITOR_USER}",
         "topic read #",
         "",
@@ -91,6 +88,8 @@ class Mosquitto:
     :param root: folder for the config, password, ACL, persistence and log files.
     :param room: the room whose ACL is written.
     :param tables: table names; each gets a user (its name) and a random password.
+    :param floors: the floor consumers' users (each its own: a user has one connection, the
+        broker takes the user name for the client id).
     :param port: TCP port (0: a free one).
     :param tls: serve TLS only, with a server certificate for 127.0.0.1 signed by a CA made here
         (``openssl``); clients verify it with :attr:`ca_file`.
@@ -98,7 +97,7 @@ class Mosquitto:
     """
 
     def __init__(self, root: str | os.PathLike[str], *, room: str, tables: Iterable[str], port: int = 0,
-                 tls: bool = False) -> None:
+                 tls: bool = False, floors: Iterable[str] = (FLOOR_USER,)) -> None:
         binaries = find_mosquitto()
         if binaries is None:
             raise RuntimeError("mosquitto is not installed (apt-get install mosquitto mosquitto-clients)")
@@ -109,7 +108,8 @@ class Mosquitto:
         self.port = port or free_port()
         self.host = "127.0.0.1"
         self.users: dict[str, Credentials] = {}
-        for name in [FLOOR_USER, MONITOR_USER, *tables]:
+        self.floors = tuple(floors)
+        for name in [*self.floors, MONITOR_USER, *tables]:
             check_name("user", name)
             self.users[name] = Credentials(name, secrets.token_urlsafe(16))
         self.tls = tls
@@ -155,13 +155,15 @@ class Mosquitto:
         for creds in self.users.values():
             subprocess.run([self.passwd_tool, "-b", str(pw), creds.username, creds.password], check=True,
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        (self.root / "acl").write_text(acl_text(self.room))
+        (self.root / "acl").write_text(acl_text(self.room, self.floors))
         os.chmod(self.root / "acl", 0o600)
         (self.root / "data").mkdir(exist_ok=True)
         lines = [
             f"listener {self.port} {self.host}",
             *([f"certfile {self.root / 'tls' / 'server.crt'}", f"keyfile {self.root / 'tls' / 'server.key'}"]
               if self.tls else []),
+            # a client id is its user's name: nobody takes over another user's connection or session
+            "use_username_as_clientid true",
             "allow_anonymous false",
             f"password_file {pw}",
             f"acl_file {self.root / 'acl'}",

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import ssl
 import threading
 import time
@@ -43,12 +44,32 @@ AHEAD_GRACE_S = 3.0
 """The same for a table known to be ahead only from its state or birth (no later event arrived:
 its last events may be lost, or only slow)."""
 
-KEEP_ALERTS = 500
-"""Alerts kept per table; beyond, the oldest acknowledged ones are forgotten (open ones never)."""
+KEEP_ACKED = 50
+"""Acknowledged alerts kept per table for the page; older ones are forgotten (the floor journal
+has them)."""
+
+MAX_OPEN = 100
+"""Open alert entries per table. A repeat of an open alert (same code, seat, severity, latch and
+words but for the read it names) is merged into it with a ``count``; beyond this many entries an
+alert joins the newest open one of its code, or the table's ``more-alerts`` entry. None is lost
+from the count; one table's flood keeps its row, ``/state`` and each event's cost bounded."""
+
+_READ_PREFIX = re.compile(r"read \d+: ")
 
 HOLD_MAX = 5000
 """Events held back per table waiting for a missing one; beyond, the newest are dropped (the
 replay brings them again)."""
+
+
+_TAG_RE = re.compile(r"[0-9a-f]{16}")
+
+
+def _alert_key(alert: dict[str, Any]) -> tuple[Any, ...]:
+    """What a repeat of an alert shares: code, seat, severity, latch and its words but for the
+    read they start with (``read 12: ...``)."""
+    message = alert.get("message") or ""
+    return ("alert", alert["code"], alert["seat"], alert["severity"], alert["latched"],
+            _READ_PREFIX.sub("", message, count=1) if message.startswith("read ") else message)
 
 
 def _whole(value: Any) -> TypeGuard[int]:
@@ -111,6 +132,8 @@ class TableView:
     applied: int = 0
     duplicates: int = 0
     stale_wills: int = 0
+    lost_said: int = -1
+    """The session whose unclean end was alerted (a retained Will delivered again says nothing new)."""
     journal_resets: int = 0
     replays_asked: int = 0
     held: dict[int, dict[str, Any]] = field(default_factory=dict)
@@ -118,6 +141,12 @@ class TableView:
     behind_at: int = 0
     asked_at: float = 0.0
     seqs: list[int] | None = None
+    open_index: dict[tuple[Any, ...], dict[str, Any]] = field(default_factory=dict)
+    """The open alerts by what a repeat shares (:func:`_alert_key`)."""
+    open_count: int = 0
+    chain: dict[str, Any] = field(default_factory=dict)
+    """The newest journal head the table sent (``{"seq", "tag"}``: its display tag), kept off the
+    Pi for ``shoe-ctl journal verify --floor-head`` (docs/journal.md)."""
     clock_sent: float = 0.0
     recall: list[dict[str, Any]] = field(default_factory=list)
     """The table's last hands as it published them (``recall`` topic; downcards hidden)."""
@@ -137,11 +166,13 @@ class TableView:
             "game": st.get("game"),
             "stub": None if stub is None else {"count": stub.get("count"), "required": stub.get("required"),
                                                "forecast": stub.get("forecast")},
-            "shoe": st.get("shoe") if isinstance(st.get("shoe"), dict) else self.shoe or None,
+            "shoe": ((st.get("shoe") if isinstance(st.get("shoe"), dict) else self.shoe or None) if self.online
+                     else {"status": "unknown", "detail": "the table is offline: its last word is not its shoe now"}),
             "alerts": open_alerts,
             "acknowledged": [a for a in self.alerts if a.get("acked") is not None][-10:],
             "counts": {s: sum(1 for a in open_alerts if a.get("severity") == s) for s in SEVERITIES},
             "seq": self.expected - 1,
+            "chain": dict(self.chain) or None,
         }
 
 
@@ -150,9 +181,12 @@ class FloorConsumer:
 
     :param host: broker host; :param port: broker port.
     :param room: the room to follow.
-    :param credentials: the floor's broker user, or ``None``.
+    :param credentials: the floor's broker user, or ``None``. Its name is no table: what arrives
+        under ``tables/<that name>/`` (the ACL's patterns let every user write its own name's
+        topics) is dropped.
     :param tls: TLS; ``ca_file`` the CA of the broker's certificate (``None``: the system's).
-    :param client_id: the persistent session's id (one per floor consumer).
+    :param client_id: the persistent session's id asked for (a broker configured as
+        ``docs/floor.md`` says names the session after the user instead).
     :param journal: where acknowledgements are appended (``append_record``), or ``None``.
     :param keep_seqs: keep every applied sequence per table (tests, ``hil floor``).
     :param on_event: called ``(table, payload, received_at)`` for each event applied, in order
@@ -169,9 +203,11 @@ class FloorConsumer:
         self.keep_seqs = keep_seqs
         self.on_event = on_event
         self.tables: dict[str, TableView] = {}
+        self.own_user = credentials.username if credentials is not None else None
         self.lock = threading.RLock()
         self.connected = threading.Event()
         self.version = 0
+        self._lost_ids = 0  # the floor's own alerts (table-lost) count down from -1: never a table's seq
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=client_id or f"floor-{room}",
@@ -242,6 +278,8 @@ class FloorConsumer:
         if parsed is None or parsed[0] != self.room:
             return
         _room, table, leaf = parsed
+        if table == self.own_user:
+            return
         try:
             payload = json.loads(msg.payload)
         except (ValueError, RecursionError):  # not JSON, not UTF-8, an int of 5,000 digits, a nesting bomb
@@ -304,25 +342,21 @@ class FloorConsumer:
         if view.seqs is not None:
             view.seqs.append(seq)
         kind = ev.get("kind")
-        if len(view.alerts) > KEEP_ALERTS:  # forget the oldest acknowledged ones (the floor journal has them)
-            acked = [a for a in view.alerts if a.get("acked") is not None]
-            drop = {id(a) for a in acked[: len(view.alerts) - KEEP_ALERTS]}
-            view.alerts = [a for a in view.alerts if id(a) not in drop]
         if kind == "Alert":
             severity = ev.get("severity", "warning")
-            view.alerts.append({"id": seq, "code": _text(ev.get("code")), "message": _text(ev.get("message"), 1000),
-                                "severity": severity if severity in SEVERITIES else "warning",
-                                "seat": _int(ev.get("seat")), "street": _text(ev.get("street")),
-                                "latched": ev.get("latched") is True, "hand": _int(ev.get("hand")),
-                                "time_us": _int(ev.get("time_us")), "acked": None})
+            self._add_alert(view, {"id": seq, "code": _text(ev.get("code")), "message": _text(ev.get("message"), 1000),
+                                   "severity": severity if severity in SEVERITIES else "warning",
+                                   "seat": _int(ev.get("seat")), "street": _text(ev.get("street")),
+                                   "latched": ev.get("latched") is True, "hand": _int(ev.get("hand")),
+                                   "time_us": _int(ev.get("time_us")), "acked": None, "count": 1})
         elif kind == "ShoeFault":
             fault = _text(ev.get("fault"))
             view.shoe = {"status": "fault" if not ev.get("cleared") else "connected", "detail": fault}
             if not ev.get("cleared"):
-                view.alerts.append({"id": seq, "code": f"shoe-{fault}", "severity": "critical",
-                                    "message": f"the shoe reports {fault}", "seat": None, "street": None,
-                                    "latched": True, "hand": _int(ev.get("hand")), "time_us": _int(ev.get("time_us")),
-                                    "acked": None})
+                self._add_alert(view, {"id": seq, "code": f"shoe-{fault}", "severity": "critical",
+                                       "message": f"the shoe reports {fault}", "seat": None, "street": None,
+                                       "latched": True, "hand": _int(ev.get("hand")),
+                                       "time_us": _int(ev.get("time_us")), "acked": None, "count": 1})
         elif kind == "LinkChanged":
             view.shoe = {"status": _text(ev.get("status")), "detail": _text(ev.get("detail"), 1000)}
         if self.on_event is not None:
@@ -331,8 +365,58 @@ class FloorConsumer:
             except Exception:  # noqa: BLE001
                 log.exception("floor on_event hook")
 
+    def _add_alert(self, view: TableView, alert: dict[str, Any]) -> None:
+        """Add an open alert: merged into an open repeat, or past :data:`MAX_OPEN` entries into the
+        newest open one of its code or the table's ``more-alerts`` entry; each a dictionary look-up."""
+        key = _alert_key(alert)
+        into = view.open_index.get(key)
+        if into is None and view.open_count >= MAX_OPEN:
+            into = view.open_index.get(("code", alert["code"])) or view.open_index.get(("more",))
+            if into is None:
+                into = {"id": alert["id"], "code": "more-alerts", "severity": alert["severity"], "seat": None,
+                        "street": None, "latched": alert["latched"], "hand": alert["hand"], "acked": None,
+                        "count": 0, "message": ""}
+                self._open(view, ("more",), into)
+        if into is not None:
+            into["count"] += 1
+            into["time_us"] = alert["time_us"]
+            if into["code"] == "more-alerts":
+                rank = {s: i for i, s in enumerate(SEVERITIES)}
+                if rank.get(alert["severity"], 9) < rank.get(into["severity"], 9):
+                    into["severity"] = alert["severity"]
+                into["latched"] = into["latched"] or alert["latched"]
+                into["message"] = (f"{into['count']} more alerts from this table than the floor lists apart; "
+                                   f"the newest: {alert['code']}: {alert['message'] or ''}")[:1000]
+            else:
+                into["message"] = alert["message"]
+            return
+        self._open(view, key, alert)
+
+    @staticmethod
+    def _open(view: TableView, key: tuple[Any, ...], alert: dict[str, Any]) -> None:
+        view.alerts.append(alert)
+        view.open_index[key] = alert
+        view.open_index[("code", alert["code"])] = alert  # the newest open one of its code
+        view.open_count += 1
+
+    @staticmethod
+    def _close(view: TableView, alert: dict[str, Any]) -> None:
+        """``alert`` was acknowledged: out of the open index; the oldest acknowledged ones beyond
+        :data:`KEEP_ACKED` forgotten (the floor journal has them)."""
+        for k in [k for k, a in view.open_index.items() if a is alert]:
+            del view.open_index[k]
+        view.open_count -= 1
+        acked = [a for a in view.alerts if a.get("acked") is not None]
+        if len(acked) > KEEP_ACKED:
+            drop = {id(a) for a in acked[: len(acked) - KEEP_ACKED]}
+            view.alerts = [a for a in view.alerts if id(a) not in drop]
+
     def _state(self, view: TableView, msg: dict[str, Any]) -> None:
         self._alive(view, msg.get("session"))
+        head = msg.get("chain")
+        if isinstance(head, dict) and _whole(head.get("seq")) and isinstance(head.get("tag"), str) \
+                and _TAG_RE.fullmatch(head["tag"]) and head["seq"] >= view.chain.get("seq", 0):
+            view.chain = {"seq": head["seq"], "tag": head["tag"]}
         if isinstance(msg.get("state"), dict):
             view.state = _floor_row_state(msg["state"])
         if _whole(msg.get("seq")):
@@ -368,6 +452,15 @@ class FloorConsumer:
         elif session >= view.session:
             view.session = session
             view.online = False
+            if msg.get("clean") is not True and view.lost_said != session:
+                view.lost_said = session  # the Last Will: killed, crashed, hung or cut off
+                self._lost_ids -= 1
+                view.alerts.append({
+                    "id": self._lost_ids, "code": "table-lost", "severity": "critical", "latched": True,
+                    "message": f"table {view.table} went offline without a clean stop (killed, crashed, hung, "
+                               "or its power or network gone): go to the table; its last state is shown",
+                    "seat": None, "street": _text(view.state.get("street")), "hand": _int(view.state.get("hand")),
+                    "time_us": int(time.time() * 1e6), "acked": None})
         else:
             view.stale_wills += 1  # a Will of an older connection, overtaken by the rebirth
 
@@ -420,25 +513,43 @@ class FloorConsumer:
         :returns: the alert, or ``None`` when no such open alert.
         :raises ValueError: ``who`` is empty.
         """
+        done = self._acknowledge(table, lambda a: a["id"] == alert_id, who, source)
+        return done[0] if done else None
+
+    def acknowledge_all(self, table: str, who: str, source: str | None = None) -> list[dict[str, Any]]:
+        """Floor staff ``who`` acknowledges every open alert of ``table`` at once (the page's
+        *Acknowledge all*): each as :meth:`acknowledge` does, one ``floor-ack`` record per alert
+        entry (with its ``count``).
+
+        :returns: the alerts acknowledged (none when the table has no open alert).
+        :raises ValueError: ``who`` is empty.
+        """
+        return self._acknowledge(table, lambda _a: True, who, source)
+
+    def _acknowledge(self, table: str, which: Callable[[dict[str, Any]], bool], who: str,
+                     source: str | None) -> list[dict[str, Any]]:
         who = who.strip()
         if not who:
             raise ValueError("an acknowledgement names who acknowledges")
+        at = time.time()
         with self.lock:
             view = self.tables.get(table)
-            alert = next((a for a in view.alerts if a["id"] == alert_id and a["acked"] is None), None) if view else None
-            if alert is None:
-                return None
-            at = time.time()
-            alert["acked"] = {"by": who[:80], "at": at,
-                              "at_text": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(at)) + " UTC"}
-            self.version += 1
+            alerts = [a for a in view.alerts if a["acked"] is None and which(a)] if view else []
+            for alert in alerts:
+                alert["acked"] = {"by": who[:80], "at": at,
+                                  "at_text": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(at)) + " UTC"}
+                assert view is not None
+                self._close(view, alert)
+            if alerts:
+                self.version += 1
         if self.journal is not None:
-            record = {"table": table, "alert": alert_id, "code": alert.get("code"), "who": who[:80],
-                      "at_us": int(at * 1e6)}
-            if source is not None:
-                record["source"] = source
-            self.journal.append_record("floor-ack", record)
-        return dict(alert)
+            for alert in alerts:
+                record = {"table": table, "alert": alert["id"], "code": alert.get("code"), "who": who[:80],
+                          "at_us": int(at * 1e6), "count": alert.get("count", 1)}
+                if source is not None:
+                    record["source"] = source
+                self.journal.append_record("floor-ack", record)
+        return [dict(a) for a in alerts]
 
     def seqs(self, table: str) -> list[int]:
         """The sequences applied for ``table``, in order (``keep_seqs`` only)."""

@@ -1,9 +1,11 @@
 """The floor page: every table of a room on one screen (aiohttp, its own thread and loop).
 
 ``GET /`` the page; ``GET /state`` the consumer's snapshot (:meth:`FloorConsumer.snapshot`);
-``POST /ack`` ``{"table", "id", "who"}`` acknowledges an alert (400 without ``who``, 404 when no
-such open alert). A request whose ``Host`` does not name this machine, or whose ``Origin`` is
-another site, is refused (403). Off loopback a token is required, sent as ``X-Floor-Token`` on POSTs (the
+``POST /ack`` ``{"table", "id" or "all": true, "user", "pin"}`` acknowledges an alert as a named
+floor supervisor (400 without a user and PIN, 401/429 for a wrong one or a lockout, 403 for
+another role, 404 when no such open alert); ``GET /recall?table=NAME`` the table's last hands. A request whose ``Host`` does not name this machine, or whose ``Origin`` is
+another site, is refused (403). Connections are capped by address and must send a request head
+within a deadline (:data:`LIMITS`). Off loopback a token is required, sent as ``X-Floor-Token`` on POSTs (the
 page keeps one given as ``#token=...``). ``docs/floor.md`` describes the page.
 """
 
@@ -17,7 +19,16 @@ from typing import Any
 
 from aiohttp import web
 
-from shoe_ctl.display.guard import TokenGate, host_allowed, known_names, no_icon, origin_allowed
+from shoe_ctl.display.guard import (
+    Admission,
+    Limits,
+    TokenGate,
+    host_allowed,
+    known_names,
+    no_icon,
+    origin_allowed,
+    quiet_accept_errors,
+)
 from shoe_ctl.floor.consumer import FloorConsumer
 from shoe_ctl.users import FLOOR_ROLES, AuthError, UserFileError, parse_credential
 
@@ -26,6 +37,12 @@ __all__ = ["FloorPage", "PAGE_HTML"]
 
 TOKEN_MIN_LEN = 16
 """The shortest token taken; a client that sent 5 wrong tokens within 60 s is refused (429) for 60 s."""
+
+LIMITS = Limits(max_connections=128, reserved_connections=16, per_address_connections=16, request_timeout_s=10.0)
+"""The page's connection bounds (the dealer display's guards, ``shoe_ctl.display.guard``): 128
+open at once, 16 kept for a browser on the floor PC itself, 16 for any other address; a request
+head must arrive within 10 s of opening and of each answer. Far below the descriptor limit
+(``LimitNOFILE``), so the consumer always has descriptors to reconnect to the broker."""
 
 
 def _loopback(host: str) -> bool:
@@ -42,13 +59,15 @@ class FloorPage:
 
     :param allowed_hosts: names the page is opened by besides this machine's (a DNS name of the
         floor PC); an IP address, ``localhost``, the host name and ``NAME.local`` always are.
+    :param limits: connection bounds (default :data:`LIMITS`).
     :raises ValueError: a non-loopback ``host`` without ``token``, a token shorter than
         :data:`TOKEN_MIN_LEN`.
     :raises OSError: the address cannot be bound.
     """
 
     def __init__(self, consumer: FloorConsumer, *, host: str = "127.0.0.1", port: int = 8090,
-                 token: str | None = None, allowed_hosts: tuple[str, ...] = (), authenticator: Any = None) -> None:
+                 token: str | None = None, allowed_hosts: tuple[str, ...] = (),
+                 limits: Limits = LIMITS, authenticator: Any = None) -> None:
         if not _loopback(host) and not token:
             raise ValueError(f"floor page on {host}: an address other than loopback needs a token")
         if token and len(token) < TOKEN_MIN_LEN:  # as the dealer display's (docs/security.md)
@@ -62,6 +81,10 @@ class FloorPage:
         """The floor's named users (:class:`shoe_ctl.users.Authenticator`); None: no acknowledgement
         is taken (the page acknowledges only as a named floor supervisor)."""
         self._gate = TokenGate(token, failures=5, lockout_s=60.0)  # as the dealer display's (docs/security.md)
+        self.limits = limits
+        self.admission = Admission("floor page", limits.max_connections, limits.reserved_connections,
+                                   limits.per_address_connections)
+        self._server: asyncio.AbstractServer | None = None
         self._loop = asyncio.new_event_loop()
         self._runner: web.AppRunner | None = None
         self._thread = threading.Thread(target=self._loop.run_forever, name="floor-page", daemon=True)
@@ -99,13 +122,16 @@ class FloorPage:
         app.router.add_post("/ack", self._ack)
         app.router.add_get("/recall", self._recall)
         app.router.add_get("/favicon.ico", no_icon)
-        self._runner = web.AppRunner(app, access_log=None)
+        self._runner = web.AppRunner(app, access_log=None, keepalive_timeout=self.limits.request_timeout_s)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, self.port)
-        await site.start()
-        server = getattr(site, "_server", None)
-        if self.port == 0 and server is not None and server.sockets:
-            self.port = server.sockets[0].getsockname()[1]
+        handler = self._runner.server
+        assert handler is not None
+        loop = asyncio.get_running_loop()
+        quiet_accept_errors(loop, "floor page")
+        self._server = await loop.create_server(self.admission.factory(handler), self.host, self.port,
+                                                reuse_address=True)
+        if self.port == 0 and self._server.sockets:
+            self.port = self._server.sockets[0].getsockname()[1]
 
     async def _index(self, _req: web.Request) -> web.Response:
         return web.Response(text=PAGE_HTML, content_type="text/html",
@@ -137,13 +163,15 @@ class FloorPage:
             return web.json_response({"error": "Content-Type must be application/json"}, status=415)
         try:
             body = await req.json()
-            table, alert_id = body["table"], body["id"]
+            table = body["table"]
+            every = body.get("all") is True
+            alert_id = 0 if every else body["id"]
             name, pin = parse_credential({"user": body["user"], "pin": body["pin"]})
-            if not isinstance(table, str) or not isinstance(alert_id, int):
+            if not isinstance(table, str) or not isinstance(alert_id, int) or isinstance(alert_id, bool):
                 raise TypeError
-        except (ValueError, KeyError, TypeError, RecursionError):
-            return web.json_response({"error": "expected {\"table\": text, \"id\": int, \"user\": text, "
-                                      "\"pin\": digits}"}, status=400)
+        except (ValueError, KeyError, TypeError, RecursionError, AttributeError):
+            return web.json_response({"error": "expected {\"table\": text, \"id\": int or \"all\": true, "
+                                               "\"user\": text, \"pin\": digits}"}, status=400)
         if self.authenticator is None:
             return web.json_response({"error": "this floor page has no users file (shoe-ctl floor --users FILE): "
                                       "alerts are acknowledged only by a named floor supervisor"}, status=403)
@@ -158,7 +186,13 @@ class FloorPage:
         if user.role not in FLOOR_ROLES:
             return web.json_response({"error": f"{user.name} is a {user.role.value}: a floor supervisor "
                                       "acknowledges"}, status=403)
-        alert = await loop.run_in_executor(None, self.consumer.acknowledge, table, alert_id, user.name, source)
+        who = user.name
+        if every:
+            acked = await loop.run_in_executor(None, self.consumer.acknowledge_all, table, who, source)
+            if not acked:
+                return web.json_response({"error": "no open alert"}, status=404)
+            return web.json_response({"acked": len(acked)})
+        alert = await loop.run_in_executor(None, self.consumer.acknowledge, table, alert_id, who, source)
         if alert is None:
             return web.json_response({"error": "no such open alert"}, status=404)
         return web.json_response({"acked": alert})
@@ -167,6 +201,8 @@ class FloorPage:
         """Stop serving (idempotent)."""
         if not self._thread.is_alive():
             return
+        if self._server is not None:
+            self._loop.call_soon_threadsafe(self._server.close)
         if self._runner is not None:
             asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(5)
             self._runner = None
@@ -222,8 +258,10 @@ async function ack(table, id) {
   if (!user || !pinBox.value) { (user ? pinBox : document.getElementById("ack-user")).focus(); alert("User and PIN first"); return; }
   const headers = {"Content-Type": "application/json"};
   const t = sessionStorage.getItem("floorToken"); if (t) headers["X-Floor-Token"] = t;
-  const r = await fetch("/ack", {method: "POST", headers, body: JSON.stringify({table, id, user, pin: pinBox.value})});
+  const pin = pinBox.value;
   pinBox.value = "";
+  const body = id === "all" ? {table, all: true, user, pin} : {table, id, user, pin};
+  const r = await fetch("/ack", {method: "POST", headers, body: JSON.stringify(body)});
   if (!r.ok) { const j = await r.json().catch(() => ({})); alert(j.error || ("refused: " + r.status)); }
   refresh();
 }
@@ -231,11 +269,17 @@ function row(t) {
   const stub = t.stub || {};
   const short = stub.count != null && stub.required != null && stub.count < stub.required;
   const alerts = el("td", {});
+  if (t.alerts.length > 1) {
+    const all = el("button", {"data-ack-all": t.table}, "Acknowledge all " + t.alerts.length);
+    all.onclick = () => ack(t.table, "all");
+    alerts.append(all);
+  }
   for (const a of t.alerts) {
     const b = el("button", {"data-ack": t.table + ":" + a.id}, "Acknowledge");
     b.onclick = () => ack(t.table, a.id);
     alerts.append(el("div", {class: "alert", "data-alert": t.table + ":" + a.id},
-      el("span", {class: "sev " + a.severity}, a.severity), " ", a.code, ": ", a.message || "", " ", b));
+      el("span", {class: "sev " + a.severity}, a.severity), " ", a.code, ": ", a.message || "",
+      a.count > 1 ? " \u00d7" + a.count : "", " ", b));
   }
   for (const a of t.acknowledged) {
     alerts.append(el("div", {class: "alert acked", "data-acked": t.table + ":" + a.id},
@@ -251,7 +295,8 @@ function row(t) {
     el("td", {class: "stub-cell" + (short ? " short" : "")},
        stub.count == null ? "" : stub.count + " / " + stub.required + (stub.forecast ? " (short on " + stub.forecast + ")" : "")),
     el("td", {class: "shoe-cell"}, shoe),
-    el("td", {class: "seen-cell"}, t.seen_ago_s == null ? "never" : t.seen_ago_s + " s ago"), alerts);
+    el("td", {class: "seen-cell"}, t.seen_ago_s == null ? "never" : t.seen_ago_s + " s ago",
+       t.chain ? el("div", {class: "chain-cell"}, "record #" + t.chain.seq + " " + t.chain.tag) : ""), alerts);
 }
 async function recall(table) {
   const r = await fetch("/recall?table=" + encodeURIComponent(table), {cache: "no-store"});

@@ -432,6 +432,10 @@ class FloorPublisher:
             return
         payload = {"v": 1, "table": self.table, "session": self.session, "seq": self._high,
                    "time_us": int(time.time() * 1e6), "state": floor_state(raw)}
+        chain_public = getattr(self.journal, "chain_public", None)
+        if chain_public is not None:  # the journal's head, as its display tag: the floor's copy
+            head = chain_public()
+            payload["chain"] = {"seq": head["seq"], "tag": head["head"]}
         self.client.publish(self.topics.state, dumps(payload), qos=1, retain=True)
         self._state_sent = raw
         self._state_at = now
@@ -535,3 +539,42 @@ def attach_floor(controller: Any, journal: Any, cfg: FloorConfig, *, table: str,
                          report=report, recall=recall).start()
     controller.add_sink(pub)
     return pub
+
+
+def probe_broker(cfg: FloorConfig, credentials: Credentials | None, timeout: float = 3.0) -> str | None:
+    """Connect to the floor's broker as the table's user and disconnect (``shoe-ctl doctor``):
+    ``None`` when the broker accepted the user, else what went wrong (unreachable, no answer
+    within ``timeout`` seconds, TLS refused, the user refused). Uses its own client id, so a
+    running table's session is not taken over."""
+    host, port, tls = cfg.host_port_tls
+    answered = threading.Event()
+    reasons: list[Any] = []
+    client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"doctor-{socket.gethostname()}-{os.getpid()}",
+                         clean_session=True, protocol=mqtt.MQTTv311)
+    client.connect_timeout = timeout
+    if credentials is not None:
+        client.username_pw_set(credentials.username, credentials.password)
+
+    def on_connect(_c: Any, _u: Any, _f: Any, reason: Any, _p: Any) -> None:
+        reasons.append(reason)
+        answered.set()
+
+    client.on_connect = on_connect
+    try:
+        if tls:
+            client.tls_set(ca_certs=cfg.ca_file, cert_reqs=ssl.CERT_REQUIRED)
+        client.connect(host, port, keepalive=max(5, int(timeout) + 1))
+    except (OSError, ValueError) as exc:  # refused, no route, no such host, TLS (ssl.SSLError is an OSError)
+        return f"{cfg.broker} cannot be reached: {exc}"
+    client.loop_start()
+    try:
+        if not answered.wait(timeout):
+            return f"{cfg.broker} took the connection but did not answer within {timeout:g} s"
+        reason = reasons[0]
+        if getattr(reason, "is_failure", False):
+            who = credentials.username if credentials is not None else "an anonymous client"
+            return f"{cfg.broker} refused {who}: {reason}"
+        return None
+    finally:
+        client.disconnect()
+        client.loop_stop()

@@ -8,6 +8,7 @@ The structure and the behaviour are described in ``docs/state-machine.md``.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
@@ -45,6 +46,13 @@ from shoe_ctl.rules.profiles import RuleProfile
 from shoe_ctl.rules.stub import Step, StreetPlan, forecast_short, plan_street
 
 log = logging.getLogger(__name__)
+
+_READ_PREFIX = re.compile(r"read \d+: ")
+
+
+def _words(message: str) -> str:
+    """An alert's words without the read they start with (``read 12: ...``)."""
+    return _READ_PREFIX.sub("", message, count=1) if message.startswith("read ") else message
 
 __all__ = ["Dealing", "MachineFault", "PlanMismatch", "Read"]
 
@@ -339,7 +347,7 @@ class Dealing:
             # driven below zero.
             self.alert("card-beyond-stub", f"read {seq}: a card left the shoe after the last card of the "
                        f"stub by the count, while {self.wording.doing()} (a new stub loaded before it was reported, "
-                       "or a card from outside the deck); hold it aside, stop and check", latched=True)
+                       "or a card from outside the deck); hold it aside, stop and check", latched=True, repeat=True)
             return
         if self.hand is not None:
             self.hand.put_aside(card)
@@ -347,7 +355,7 @@ class Dealing:
                 self.irregular.betting_strays.append(read)
         if self.state == IDLE:
             self.alert("card-not-expected", f"read {seq}: a card left the shoe with no hand running: put it "
-                       "back with the deck before the next hand, then start a new hand", latched=True)
+                       "back with the deck before the next hand, then start a new hand", latched=True, repeat=True)
             self.idle_strays.add(self._alert_id)
             return
         if self.confirming and self.state.endswith("_betting"):
@@ -815,22 +823,45 @@ class Dealing:
     """At most this many information (not latched) alerts are kept; older ones are dropped
     (latched ones stay until acknowledged). The journal keeps every one."""
 
+    MAX_LATCHED_ALERTS = 32
+    """At most this many latched entries are kept apart; beyond, a latched alert is merged into
+    the newest open one of its code (a code never seen yet still gets its own entry: the codes
+    are few), so a flood of latched alerts keeps the list, and each event's cost, bounded."""
+
     def alert(self, code: str, message: str, *, latched: bool = False, seat: int | None = None,
-               street: str | None = None, moves: tuple[str, ...] = ()) -> None:
+               street: str | None = None, moves: tuple[str, ...] = (), repeat: bool = False) -> None:
         """Raise an alert: an ``Alert`` command (journaled, each one) and an entry in
         :attr:`alerts` (shown until acknowledged). A repeat of an alert still shown (same code,
         words, seat, street, latch and moves) is merged into it: its ``count`` goes up and it
         keeps its id, so a flood of refused inputs keeps one entry (docs/display.md, *Alerts*);
-        beyond :attr:`MAX_INFO_ALERTS` information alerts the oldest is dropped."""
+        with ``repeat`` the words may differ in the read they name (``read N: ...``: a card read
+        with no hand running, a bouncing sensor), and the entry takes the newest words. Beyond
+        :attr:`MAX_INFO_ALERTS` information alerts the oldest is dropped; beyond
+        :attr:`MAX_LATCHED_ALERTS` latched entries a latched alert joins the newest of its code."""
         st = street or self.street
         self.out.append(Alert(code, message, st, seat, latched, moves))
         (log.warning if latched else log.info)("alert %s: %s", code, message)
+        words = _words(message) if repeat else message
+        latched_n = 0
+        newest_of_code: dict[str, Any] | None = None
         for a in self.alerts:
-            if (a["code"] == code and a["message"] == message and a["seat"] == seat and a["street"] == st
-                    and a["latched"] == latched and a["moves"] == list(moves)):
-                a["count"] = a.get("count", 1) + 1
-                self._rev += 1
-                return
+            if a["latched"]:
+                latched_n += 1
+                if a["code"] == code:
+                    newest_of_code = a
+            if (a["code"] == code and a["seat"] == seat and a["street"] == st and a["latched"] == latched
+                    and a["moves"] == list(moves)
+                    and (a["message"] == message or (repeat and _words(a["message"]) == words))):
+                newest_of_code = a
+                break
+        else:
+            if not (latched and latched_n >= self.MAX_LATCHED_ALERTS and newest_of_code is not None):
+                newest_of_code = None
+        if newest_of_code is not None:
+            newest_of_code["count"] = newest_of_code.get("count", 1) + 1
+            newest_of_code["message"] = message
+            self._rev += 1
+            return
         self._alert_id += 1
         self.alerts.append({"id": self._alert_id, "code": code, "message": message, "street": st,
                             "seat": seat, "latched": latched, "moves": list(moves), "count": 1})

@@ -76,6 +76,27 @@ class SecretStore:
             raise SecretError(f"{path}: a secret is {SECRET_SIZE} bytes, this one {len(secret)}")
         return secret
 
+    def check_writable(self, serial: str) -> Path:
+        """Prove that a secret for ``serial`` can be stored, before any shoe is given one: the
+        folder is made (0700) if missing and a trial file is written beside the secret's and
+        removed. Returns the secret's path.
+
+        :raises SecretError: the folder or a file in it cannot be written (it names the folder,
+            the reason and the fix).
+        """
+        path = self.path(serial)
+        trial = path.with_name(path.name + ".trial")
+        try:
+            self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+            fd = os.open(trial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            os.close(fd)
+            trial.unlink()
+        except OSError as exc:
+            raise SecretError(f"{self.folder}: a shoe secret cannot be stored there ({exc.strerror or exc}); "
+                              "run shoe-ctl pair as the service user, once the service's state folder "
+                              "exists (docs/install-pi.md)") from None
+        return path
+
     def save(self, serial: str, secret: bytes) -> Path:
         """Write ``secret`` for ``serial`` (the folder made 0700 if missing; the file 0600,
         replaced atomically: a reader sees the old secret or the new one, never half).

@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 import pytest
-from paths import ROOT, SHARED
+from paths import ROOT
 
 KEYS = {
     "latency_us", "latency_parts_us", "latency_cards", "journal_sync", "wire_us", "card_frame_bytes",
@@ -20,7 +20,7 @@ KEYS = {
 }
 
 
-@pytest.mark.skipif(not (SHARED / "data" / "stud" / "phh").is_dir(), reason="no shared PHH data")
+@pytest.mark.shared
 def test_bench_quick_json_emits_every_key() -> None:
     """The quick bench prints one JSON line with latency, wire time, replays, pokerkit, soak,
     service footprint and the machine; the figures are consistent with each other."""
@@ -52,7 +52,7 @@ def test_bench_quick_json_emits_every_key() -> None:
     assert r["latency_loaded_runs_cards_per_s"] == [r["latency_loaded_cards_per_s"]]  # one run when quick
 
 
-@pytest.mark.skipif(not (SHARED / "data" / "stud" / "phh").is_dir(), reason="no shared PHH data")
+@pytest.mark.shared
 def test_bench_without_pokerkit_says_the_comparison_is_skipped() -> None:
     """Without pokerkit the replay row says so in words, never ``None / None ... Nonex``."""
     code = ("import sys, runpy; sys.modules['pokerkit'] = None; "

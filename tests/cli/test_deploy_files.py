@@ -56,3 +56,22 @@ def test_kiosk_script_uses_the_service_page() -> None:
     text = (DEPLOY / "shoe-ctl-kiosk.sh").read_text()
     assert text.startswith("#!/bin/sh") and "--kiosk" in text and "http://127.0.0.1:8080/" in text
     assert (DEPLOY / "shoe-ctl-kiosk.sh").stat().st_mode & 0o111
+
+
+def test_both_units_raise_the_descriptor_limit_and_the_floor_unit_runs_the_floor() -> None:
+    """The pages cap their connections far below it (docs/floor.md, docs/security.md)."""
+    assert int(unit()["Service"]["LimitNOFILE"]) >= 4096
+    floor = configparser.RawConfigParser(strict=False, delimiters=("=",))
+    floor.optionxform = str  # type: ignore[assignment,method-assign]
+    floor.read(DEPLOY / "shoe-ctl-floor.service")
+    svc = floor["Service"]
+    assert int(svc["LimitNOFILE"]) >= 4096 and svc["User"] == "shoe-ctl"
+    argv = shlex.split(svc["ExecStart"])
+    args = build_parser().parse_args(argv[1:])
+    assert argv[1] == "floor" and args.credentials and args.journal
+
+
+def test_the_unit_switches_the_gpio_leds_off_after_any_end_of_the_service() -> None:
+    unit = (DEPLOY / "shoe-ctl.service").read_text()
+    (line,) = [x for x in unit.splitlines() if x.startswith("ExecStopPost=")]
+    assert line == "ExecStopPost=/opt/shoe-ctl/.venv/bin/shoe-ctl leds off --config /etc/shoe-ctl/table.toml"

@@ -104,7 +104,9 @@ def test_handshake_check(tmp_path: Path) -> None:
     cfg = load_table_config(write_cfg(tmp_path, '[shoe]\nurl = "/dev/shoe"\nauth = "off"\n'))
     link = FakeLink(INFO)
     c = doc.check_handshake(cfg, True, 0.1, link)
-    assert c.status == "ok" and "firmware fw-2.3" in c.detail and "SN42" in c.detail
+    # an unauthenticated link answers, but is a bench's: a warning, never "all well"
+    assert c.status == "warn" and "firmware fw-2.3" in c.detail and "SN42" in c.detail
+    assert 'auth = "off"' in c.detail and "shoe-ctl pair" in c.fix
     assert link.closed and link.kwargs["auto_ack"] is False  # the shoe keeps its events
     silent = FakeLink(None)
     c = doc.check_handshake(cfg, True, 0.1, silent)
@@ -152,7 +154,9 @@ def test_cli_exit_status(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     cfg = write_cfg(tmp_path, f'[journal]\npath = "{tmp_path}/var/journal.sqlite3"\n')
     assert main(["doctor", "--config", str(cfg)]) == 0
     out = capsys.readouterr().out
-    assert "ok    config" in out and "skip  port" in out and out.strip().endswith("all well")
+    assert "ok    config" in out and "skip  port" in out
+    # a scratch configuration verifies no release (SHOE_CTL_RELEASE_VERIFY=off): said, never "all well"
+    assert "WARN  release" in out and out.strip().endswith("no failure, but 1 warning(s): release")
     missing = tmp_path / "nowhere" / "shoe"
     assert main(["doctor", "--config", str(cfg), "--port", str(missing), "--json"]) == 1
     report = json.loads(capsys.readouterr().out)
@@ -221,3 +225,52 @@ def test_handshake_of_a_paired_table_uses_the_stored_secret_and_the_pinned_seria
     nameless = load_table_config(write_cfg(tmp_path, '[shoe]\nurl = "/dev/shoe"\n'))
     c = doc.check_handshake(nameless, True, 0.1, FakeLink(INFO))
     assert c.status == "fail" and "[shoe] serial" in c.detail
+
+
+def test_unit_check_names_a_group_the_unit_needs_and_this_system_lacks(tmp_path: Path) -> None:
+    import grp
+    import pwd
+
+    shipped = (Path(__file__).parents[2] / "deploy" / "shoe-ctl.service").read_text()
+    me, my_group = pwd.getpwuid(os.getuid()).pw_name, grp.getgrgid(os.getgid()).gr_name
+    unit = tmp_path / "shoe-ctl.service"
+    unit.write_text(shipped.replace("User=shoe-ctl", f"User={me}").replace("Group=shoe-ctl", f"Group={my_group}")
+                    .replace("SupplementaryGroups=dialout gpio", f"SupplementaryGroups={my_group} no-such-gpio-grp"))
+    bad = doc.check_unit(unit)
+    assert bad.status == "fail" and "group no-such-gpio-grp does not exist" in bad.detail
+    assert "216/GROUP" in bad.detail and bad.fix == "groupadd --system -f no-such-gpio-grp"
+    unit.write_text(unit.read_text().replace(" no-such-gpio-grp", ""))
+    assert doc.check_unit(unit).status == "ok"
+    assert doc.check_unit(tmp_path / "absent.service").status == "skip"
+    # run_checks reports it, between the journal and the floor
+    cfg = write_cfg(tmp_path, 'table = "t"\n[shoe]\nurl = "sim"\n')
+    names = [c.name for c in doc.run_checks(cfg, unit=unit)]
+    assert names[-5:] == ["journal", "unit", "floor", "release", "users"]
+
+
+def test_a_warning_is_no_failure_but_no_all_well(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    cfg = write_cfg(tmp_path, '[shoe]\nurl = "sim"\n')
+    monkeypatch.setattr(doc, "check_handshake", lambda *_a, **_k: doc.Check("handshake", "warn", "bench", "pair"))
+    assert main(["doctor", "--config", str(cfg)]) == 0
+    out = capsys.readouterr().out
+    # (the scratch configuration verifies no release: its warning too)
+    assert "WARN  handshake" in out and "no failure, but 2 warning(s): handshake, release" in out
+    assert "all well" not in out
+
+
+def test_no_gpio_here_is_one_failure_naming_the_libraries_tried_not_eight_warnings(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    if list(Path("/dev").glob("gpiochip*")):
+        pytest.skip("this machine has a GPIO chip")
+    cfg = write_cfg(tmp_path, '[shoe]\nurl = "sim"\n[leds]\nbackend = "gpio"\n[leds.pins]\ngreen = 17\nred = 24\n'
+                    '[buttons.pins]\nack-alert = 6\n')
+    env = {k: v for k, v in os.environ.items() if k != "GPIOZERO_PIN_FACTORY"}
+    done = subprocess.run([sys.executable, "-m", "shoe_ctl.cli", "doctor", "--config", str(cfg)], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60, env=env)
+    assert done.returncode == 1
+    assert "PinFactoryFallback" not in done.stderr and "Falling back" not in done.stderr, done.stderr
+    (line,) = [x for x in done.stdout.splitlines() if x.startswith("FAIL  gpio")]
+    assert "pin libraries tried: lgpio" in line

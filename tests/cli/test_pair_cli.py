@@ -81,3 +81,23 @@ def test_with_named_users_only_a_technician_pairs(tmp_path: Path, capsys, monkey
         assert store.load("VS-PAIR") is not None and "technician tess" in capsys.readouterr().err
     finally:
         protocol_vshoe.release(url)
+
+
+def test_pair_sends_nothing_when_the_secret_could_not_be_stored(tmp_path: Path, capsys) -> None:
+    """The secret's folder is tried first: a shoe must never hold a secret the table lacks."""
+    url = "vshoe://pair-cli-nowhere?serial=VS-PAIR&pairing=1"
+    cfg = _config(tmp_path, url)
+    folder = tmp_path / "shoes"
+    folder.mkdir(mode=0o700)
+    (folder / "VS-PAIR.key.trial").mkdir()  # a write there fails, as in a folder of another user's
+    try:
+        assert main(["pair", "--config", str(cfg), "--timeout", "3"]) == 2
+        err = capsys.readouterr().err
+        assert f"{folder}: a shoe secret cannot be stored there" in err
+        shoe = protocol_vshoe.device_for_url(url)
+        assert shoe.secret is None  # the shoe was never sent a secret
+        (folder / "VS-PAIR.key.trial").rmdir()
+        assert main(["pair", "--config", str(cfg), "--timeout", "3"]) == 0
+        assert shoe.secret is not None and SecretStore(tmp_path / "shoes").load("VS-PAIR") == shoe.secret
+    finally:
+        protocol_vshoe.release(url)

@@ -6,21 +6,17 @@ from __future__ import annotations
 
 import io
 import json
-import os
 from argparse import Namespace
-from pathlib import Path
 
 import pytest
+from paths import EXAMPLES, SHARED_PHH
 
 from shoe_ctl.analyze import analyze_file, iter_phh_files
 from shoe_ctl.cli import analyze as cmd_analyze
 from shoe_ctl.cli import replay as cmd_replay
 from shoe_ctl.config import load_profile
 
-ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = ROOT / "examples"
-SHARED = Path(os.environ.get("SHOE_CTL_SHARED") or ROOT.parent / "shared")
-PHH = SHARED / "data" / "stud" / "phh"
+PHH = SHARED_PHH
 
 
 def _key(alerts: list[dict]) -> list[tuple]:
@@ -54,7 +50,7 @@ def test_summary_lines_count_the_same_alerts() -> None:
     assert lines[0] == lines[1] == "3 hand(s), 1 alert(s), 0 unreadable file(s)"
 
 
-@pytest.mark.skipif(not PHH.is_dir(), reason=f"real hands not found at {PHH}")
+@pytest.mark.shared
 @pytest.mark.parametrize("rules", ["tda", "house"])
 def test_real_hands_same_alerts_per_hand(rules: str) -> None:
     files = sorted(iter_phh_files([PHH]))[::4]

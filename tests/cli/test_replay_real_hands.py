@@ -21,17 +21,17 @@ from argparse import Namespace
 from pathlib import Path
 
 import pytest
-from paths import SHARED
+from paths import SHARED_PHH
 
 from shoe_ctl.analyze import analyze_file, iter_phh_files
 from shoe_ctl.cli import replay as cmd_replay
 from shoe_ctl.config import load_profile
 
-PHH = SHARED / "data" / "stud" / "phh"
+PHH = SHARED_PHH
 EXPECTED = PHH / "expected.jsonl"
 COMMUNITY_HAND = PHH / "Stars" / "30506593746.phh"
 
-pytestmark = pytest.mark.skipif(not EXPECTED.is_file(), reason=f"real hands not found at {PHH}")
+pytestmark = pytest.mark.shared
 
 
 def _replay(paths: list[str], rules: str, *, direct: bool) -> list[dict]:

@@ -85,3 +85,15 @@ def test_udev_rule_passes_udevadm_verify() -> None:
     r = subprocess.run(["udevadm", "verify", "--resolve-names=never", str(DEPLOY / "99-shoe-ctl.rules")],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_every_group_the_unit_names_is_made_by_the_guide_or_is_debians_own() -> None:
+    """systemd fails a unit naming a missing group (216/GROUP): the guide makes each group the unit
+    names, on every system, unless Debian's base-passwd already has it (dialout)."""
+    guide = (ROOT / "docs/install-pi.md").read_text()
+    service = unit_section("Service")
+    base = {"dialout"}  # base-passwd: on Debian 12 and Raspberry Pi OS alike
+    for group in service["SupplementaryGroups"].split():
+        assert group in base or f"groupadd --system -f {group}" in guide, group
+    useradd = guide[guide.index("useradd --system"):].split("\n```", 1)[0]
+    assert f"--groups {','.join(service['SupplementaryGroups'].split())} {service['User']}" in useradd

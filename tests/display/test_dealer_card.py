@@ -126,3 +126,19 @@ def test_prints_on_one_page(tmp_path: Path) -> None:
     (tmp_path / "dealer-card.pdf").write_bytes(pdf)
     pages = len(re.findall(rb"/Type\s*/Page(?!s)", pdf))
     assert pages == 1, f"the card prints on {pages} pages"
+
+
+def test_every_screen_the_page_can_show_without_an_instruction_is_on_the_card() -> None:
+    """The no-service screens (app.js ``setLost``), the connecting headline and the bench-mode
+    label: a dealer meets each of them at some table."""
+    js = (ROOT / "shoe_ctl" / "display" / "static" / "app.js").read_text()
+    html = (ROOT / "shoe_ctl" / "display" / "static" / "index.html").read_text()
+    said = {t.replace("\\u2014", "\u2014") for t in re.findall(r'setLost\("([A-Z][^"]*)"', js)}
+    said.add(re.search(r'let lost = "([^"]*)"', js).group(1).replace("\\u2014", "\u2014"))
+    said.add(re.search(r'return "(CONNECTING[^"]*)"', js).group(1).replace("\\u2026", "\u2026"))
+    said.add(re.search(r'id="shoe-auth"[^>]*>([^<]*)<', html).group(1))
+    assert len(said) >= 5, said
+    # one row holds the three "... — DO NOT DEAL" screens: NO SERVICE (STOPPED, STUCK)
+    words = {t: t.split(" \u2014")[0].replace("SERVICE ", "") if "DO NOT DEAL" in t else t for t in said}
+    missing = sorted(t for t, w in words.items() if w not in CARD and t not in CARD)
+    assert missing == []

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from paths import SHARED
+from paths import SHARED_PHH
 from rule_profiles import PROFILES
 from sinks import Collect
 
@@ -24,7 +24,8 @@ from shoe_ctl.display.model import public_parts, public_state
 from shoe_ctl.events import Alert, DisplayUpdate, Instruction, Signal
 from shoe_ctl.phh import read_phh
 
-PHH_DIR = SHARED / "data" / "stud" / "phh"
+PHH_DIR = SHARED_PHH
+pytestmark = pytest.mark.shared
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -33,8 +34,6 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture(scope="module")
 def commands() -> list[Any]:
     files = sorted(PHH_DIR.rglob("*.phh"))[:80]
-    if not files:
-        pytest.skip(f"no PHH hands under {PHH_DIR} (set SHOE_CTL_SHARED)")
     sys.path.insert(0, str(ROOT / "scripts"))
     from replay_digest import irregular_hands
 

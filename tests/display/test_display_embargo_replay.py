@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from paths import SHARED
+from paths import SHARED_PHH
 from rule_profiles import PROFILES
 from sinks import Collect
 
@@ -23,7 +23,8 @@ from drivers.leds import ConsoleLedSink
 from shoe_ctl.display.model import CARD_TOKEN, MUCKED_STATUSES, DisplayModel, is_showdown
 from shoe_ctl.events import Alert, Command, DisplayUpdate, Instruction
 
-PHH_DIR = SHARED / "data" / "stud" / "phh"
+PHH_DIR = SHARED_PHH
+pytestmark = pytest.mark.shared
 
 
 def cards_in(obj: Any) -> set[str]:
@@ -62,8 +63,6 @@ def replayed() -> tuple[list[Command], list[Any], list[Any]]:
     except ImportError as exc:
         pytest.skip(f"the service's replay is not available yet ({exc})")
     files = sorted(PHH_DIR.rglob("*.phh"))
-    if not files:
-        pytest.skip(f"no PHH hands under {PHH_DIR} (set SHOE_CTL_SHARED)")
     scripts = [script_from_record(read_phh(f), seed=i, path=f) for i, f in enumerate(files)]
     profiles = PROFILES
     sink = Collect()

@@ -21,14 +21,15 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from paths import SHARED
+from paths import SHARED_PHH
 from rule_profiles import PROFILES
 
 from shoe_ctl.display.model import CARD_TOKEN, MUCKED_STATUSES, is_showdown
 from shoe_ctl.display.server import DisplaySink, start_display
 from shoe_ctl.events import Command
 
-PHH_DIR = SHARED / "data" / "stud" / "phh"
+PHH_DIR = SHARED_PHH
+pytestmark = pytest.mark.shared
 READ_EVERY = 100    # commands published before the test waits for the stream reader to catch up
                     # (below the server's per-client backlog of 256 snapshots)
 STATE_EVERY = 400   # one GET /state per this many commands
@@ -118,8 +119,6 @@ class Paced:
 @pytest.fixture(scope="module")
 def served() -> Iterator[tuple[list[tuple[int, dict[str, Any]]], list[dict[str, Any]], list[Any], list[Any], int]]:
     files = sorted(PHH_DIR.rglob("*.phh"))
-    if not files:
-        pytest.skip(f"no PHH hands under {PHH_DIR} (set SHOE_CTL_SHARED)")
     from hil.replay import run_direct, script_from_record
     from shoe_ctl.phh import read_phh
 

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from floor_help import ROOM, TABLES
+from floor_help import FLOORS, ROOM, TABLES
 
 from shoe_ctl.floor.broker import Mosquitto, find_mosquitto
 
@@ -16,7 +16,7 @@ from shoe_ctl.floor.broker import Mosquitto, find_mosquitto
 def mosquitto(tmp_path: Path) -> Iterator[Mosquitto]:
     if find_mosquitto() is None:
         pytest.skip("mosquitto is not installed (scripts/setup.sh test installs it)")
-    broker = Mosquitto(tmp_path / "broker", room=ROOM, tables=TABLES).start()
+    broker = Mosquitto(tmp_path / "broker", room=ROOM, tables=TABLES, floors=FLOORS).start()
     try:
         yield broker
     finally:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from floor_help import ROOM
+from floor_help import FLOORS, ROOM
 from waiting import wait_for
 
 from hil.dealer import random_hands
@@ -61,8 +61,8 @@ def test_every_event_once_in_order_across_broker_restarts_publisher_kill_and_cut
         assert tables[0].publishers == 2 and tables[0].publisher.published > 0
 
         # a floor that was never subscribed gets everything from the tables' journals (replays)
-        late = FloorConsumer(host=mosquitto.host, port=mosquitto.port, room=ROOM, client_id="floor-late",
-                             credentials=mosquitto.users[FLOOR_USER], keep_seqs=True).start()
+        late = FloorConsumer(host=mosquitto.host, port=mosquitto.port, room=ROOM,
+                             credentials=mosquitto.users[FLOORS[1]], keep_seqs=True).start()
         assert wait_for(lambda: caught_up(late), 30), {n: len(late.seqs(n)) for n in names}
         for n in names:
             assert late.seqs(n) == list(range(1, lasts[n] + 1))

@@ -13,6 +13,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from hil.crash import CrashRun, compare
 from hil.dealer import random_hands
 
@@ -75,3 +77,42 @@ def test_the_comparison_catches_a_lost_and_a_moved_card(tmp_path: Path) -> None:
     res = compare(ref, dataclasses.replace(ref, journal=bad), 2, 0, t0)
     assert res["lost_cards"] >= 1 and res["mismatches"] >= 1 and not res["ok"]
     assert any(d.startswith("hand 2") for d in res["details"]), res["details"]
+
+
+@pytest.mark.timeout(180)
+def test_a_refused_input_fails_the_run_with_the_reason(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The dealer port answers an input with an error line (here a line it cannot read, as it
+    answers one over its rate): the run ends at once with the port's reason, not a wait for ever
+    (the pytest timeout bounds it)."""
+    from hil import crash
+
+    original = crash.DealerClient.post
+    posts = [0]
+
+    def post(self: crash.DealerClient, event: object) -> None:
+        posts[0] += 1
+        if posts[0] == 3:
+            self.send_line(b'{"type": "DealerInput", "action": "no-such-input"}\n')
+            return
+        original(self, event)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(crash.DealerClient, "post", post)
+    t0 = time.monotonic()
+    run = CrashRun(random_hands(3, count=3), tmp_path, "refused", 3, timeout=600.0).run()
+    assert run.error is not None and "the service refused a dealer input: " in run.error, run.error
+    assert time.monotonic() - t0 < 600.0  # ended by the refusal, not by the run's own limit
+
+
+def test_the_harness_paces_inputs_to_the_ports_limit() -> None:
+    """A burst of inputs from the harness never exceeds the dealer port's bucket: the client waits."""
+    from hil.crash import DealerClient
+    from shoe_ctl.service.dealer_port import INPUTS_BURST, INPUTS_PER_S
+    from shoe_ctl.service.ratelimit import RateLimiter
+
+    client = DealerClient(Path("/nonexistent"), lambda _c: None)
+    port = RateLimiter(INPUTS_PER_S, INPUTS_BURST, "dealer port inputs")
+    refused = 0
+    for _ in range(3 * INPUTS_BURST):
+        client._pace()
+        refused += not port.allow("client")
+    assert refused == 0

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from paths import SHARED
+from paths import SHARED_PHH
 from waiting import wait_for
 
 from drivers import protocol as p
@@ -59,10 +59,9 @@ def test_decks() -> None:
     assert d.remaining() == 51 and d.dealt() == [Card.parse("As")]
 
 
+@pytest.mark.shared
 def test_deck_from_a_real_phh_hand_deals_in_physical_order() -> None:
-    path = SHARED / "data" / "stud" / "phh" / "wsop-2023-ppc" / "10.phh"
-    if not path.exists():
-        pytest.skip("shared PHH data not present")
+    path = SHARED_PHH / "wsop-2023-ppc" / "10.phh"
     deck = Deck.from_phh(path)
     # 5 players: 3rd street goes one card to each in turn: P1..P5 first downcards, then second
     firsts = [c.code for c in deck.cards()[:5]]

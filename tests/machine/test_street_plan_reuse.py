@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from paths import SHARED
+from paths import SHARED_PHH
 from rule_profiles import PROFILES
 from sinks import Collect
 
@@ -27,10 +27,9 @@ def _commands(scripts: list[Any]) -> list[Any]:
     return tape.commands
 
 
+@pytest.mark.shared
 def test_kept_plans_deal_as_plans_made_afresh(monkeypatch: pytest.MonkeyPatch) -> None:
-    files = sorted((SHARED / "data" / "stud" / "phh").rglob("*.phh"))[:60]
-    if not files:
-        pytest.skip("no PHH hands under ../shared (set SHOE_CTL_SHARED)")
+    files = sorted(SHARED_PHH.rglob("*.phh"))[:60]
     sys.path.insert(0, str(ROOT / "scripts"))
     from replay_digest import irregular_hands
 

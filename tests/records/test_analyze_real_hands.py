@@ -13,20 +13,18 @@ overrides); the test is skipped when it is absent.
 import json
 
 import pytest
-from paths import ROOT, SHARED
+from paths import ROOT, SHARED_PHH
 
 from shoe_ctl.analyze import analyze_file, iter_phh_files
 from shoe_ctl.config import load_profile
 
-PHH = SHARED / "data" / "stud" / "phh"
+PHH = SHARED_PHH
 EXPECTED = PHH / "expected.jsonl"
 
 # (file, street) -> reason; each must also appear in the docs under "Real hands: differences".
 DIFFERENCES: dict[tuple[str, str], str] = {}
 
-pytestmark = pytest.mark.skipif(
-    not EXPECTED.is_file(), reason=f"real hands not found at {PHH} (set SHOE_CTL_SHARED to the shared folder)"
-)
+pytestmark = pytest.mark.shared
 
 
 def _expected() -> list[dict]:

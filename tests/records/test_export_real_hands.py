@@ -6,7 +6,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from paths import SHARED
+from paths import SHARED_PHH
 
 from hil.replay import run_full, script_from_record
 from shoe_ctl.config import load_profile
@@ -15,7 +15,7 @@ from shoe_ctl.phh import parse_phh, read_phh
 from shoe_ctl.service.journal import Journal
 from shoe_ctl.service.recovery import recover
 
-PHH = SHARED / "data" / "stud" / "phh"
+PHH = SHARED_PHH
 COMMUNITY = "Stars/30506593746.phh"
 
 
@@ -27,7 +27,7 @@ def sample() -> list[Path]:
     return [*out, PHH / COMMUNITY]
 
 
-@pytest.mark.skipif(not PHH.is_dir(), reason="shared PHH data not found")
+@pytest.mark.shared
 def test_real_hands_round_trip_through_journal_and_export(tmp_path: Path) -> None:
     files = sample()
     recs = [read_phh(f) for f in files]

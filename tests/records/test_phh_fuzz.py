@@ -5,13 +5,13 @@ and the place (a line, a field or ``actions[i]``); ``analyze`` of a batch report
 goes on. ``scripts/fuzz_phh.py`` runs the same mutations by the thousand (``docs/security.md``)."""
 
 import json
-import os
 import random
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from paths import EXAMPLES, SHARED_PHH
 from phh_mutate import mutate, real_records
 
 from shoe_ctl.analyze import analyze_file
@@ -19,9 +19,7 @@ from shoe_ctl.cli import main
 from shoe_ctl.config import load_profile
 from shoe_ctl.phh import PhhError, RecordedHand, read_phh
 
-ROOT = Path(__file__).resolve().parents[2]
-SHARED = Path(os.environ.get("SHOE_CTL_SHARED") or ROOT.parent / "shared")
-SOURCES = real_records(SHARED / "data" / "stud" / "phh", ROOT / "examples")
+SOURCES = real_records(SHARED_PHH, EXAMPLES)
 RECORDS = [p.read_text() for p in SOURCES]
 TDA = load_profile("tda")
 

@@ -3,22 +3,19 @@ shape and its near misses, and on mutated real hands, the same texts are accepte
 the values are the same, type for type (``True`` is not ``1``, ``inf`` is a float)."""
 
 import math
-import os
 import random
 import tomllib
-from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from paths import EXAMPLES, SHARED_PHH
 from phh_mutate import mutate, real_records
 
 from shoe_ctl.phh_toml import TomlError, loads, loads_fast
 
-ROOT = Path(__file__).resolve().parents[2]
-SHARED = Path(os.environ.get("SHOE_CTL_SHARED") or ROOT.parent / "shared")
-RECORDS = [p.read_text() for p in real_records(SHARED / "data" / "stud" / "phh", ROOT / "examples")]
+RECORDS = [p.read_text() for p in real_records(SHARED_PHH, EXAMPLES)]
 
 
 def same(a: Any, b: Any) -> bool:

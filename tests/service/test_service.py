@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from paths import ROOT, SHARED
+from paths import ROOT, SHARED_PHH
 from rule_profiles import PROFILES
 
 from shoe_ctl.events import CardRead, DealerAction, DealerInput, Instruction, Signal, TimerFired
@@ -133,10 +133,10 @@ def test_diagram_check_notices_a_stale_document(tmp_path: Path) -> None:
     assert "stateDiagram-v2" in stale.read_text()
 
 
-@pytest.mark.skipif(not (SHARED / "data" / "stud" / "phh").is_dir(), reason="real hands not found")
+@pytest.mark.shared
 def test_run_deals_recorded_hands_and_exits_when_done() -> None:
     """``shoe-ctl run --hands`` on the virtual shoe: one plain line per signal when not a tty."""
-    hand = SHARED / "data" / "stud" / "phh" / "Stars" / "30506593746.phh"
+    hand = SHARED_PHH / "Stars" / "30506593746.phh"
     out = subprocess.run(
         [sys.executable, "-m", "shoe_ctl.cli", "run", "--hands", str(hand), "--pace", "0", "--exit-when-done",
          "--display", "off"], capture_output=True, text=True, timeout=60, cwd=ROOT)
@@ -180,12 +180,12 @@ def test_run_without_hands_deals_until_stopped_and_stops_cleanly(sig: str) -> No
     assert signals[0] == "signal=idle" and "signal=deal" in signals and "signal=burn" in signals
 
 
-@pytest.mark.skipif(not (SHARED / "data" / "stud" / "phh").is_dir(), reason="real hands not found")
+@pytest.mark.shared
 def test_run_journals_every_event_and_marks_the_hands(tmp_path: Path) -> None:
     from shoe_ctl.events import CardRead as Read
     from shoe_ctl.service.journal import Journal
 
-    hands = SHARED / "data" / "stud" / "phh" / "FTP"
+    hands = SHARED_PHH / "FTP"
     path = tmp_path / "journal.sqlite3"
     out = subprocess.run(
         [sys.executable, "-m", "shoe_ctl.cli", "run", "--hands", str(hands), "--pace", "0", "--exit-when-done",

@@ -16,6 +16,9 @@ ROOM = "room-9"
 TABLES = ("t1", "t2", "t3")
 """The tables that broker has users for."""
 
+FLOORS = ("floor", "floor-2")
+"""Its floor users: a second floor consumer needs a user of its own (one connection per user)."""
+
 
 class Tap:
     """A client subscribed to ``topic`` (QoS 1) that keeps every (topic, raw payload, json)."""

@@ -846,6 +846,9 @@ function connect() {
   es.addEventListener("error", () => { live = false; conn.textContent = "reconnecting"; renderButtons(); if (state) render(); });
 }
 
+// A page load while the service is down then shows the no-service page, not the browser's error
+// (sw.js; service workers run on 127.0.0.1, the kiosk's address, not on a plain-http tablet).
+if ("serviceWorker" in navigator) navigator.serviceWorker.register("/sw.js").catch(() => {});
 fetch("/inputs").then((r) => r.json()).then((spec) => { INPUTS = spec; if (state) render(); else renderButtons(); })
   .catch(() => {});
 renderButtons();

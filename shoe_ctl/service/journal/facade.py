@@ -432,15 +432,26 @@ class Journal:
 
     _chain_key: bytes | None = None
 
-    def verify_chain(self) -> chain.ChainReport:
+    def verify_chain(self, *, retention_days: float | None = None,
+                     floor_tags: dict[int, str] | None = None) -> chain.ChainReport:
         """Walk the hash chain over every record (``shoe-ctl journal verify``): edited, deleted,
-        inserted or reordered records are listed in the report's ``problems``."""
+        inserted or reordered records are listed in the report's ``problems``; a file with the
+        chain's display key (written by a version that chains) and no link has had its chain
+        stripped. ``retention_days``: the table's retention, which a pruning anchor must fit (as of
+        the journal's clock). ``floor_tags``: ``{seq: display tag}`` of heads noted outside the
+        file (the floor's copy, ``docs/floor.md``), each compared with the file's."""
         with self.store.lock:
+            db = self.store.db()
+            chained = self.store.has_meta() and db.execute(
+                "SELECT 1 FROM meta WHERE key = 'chain_key'").fetchone() is not None
             if not self.store.has_chain:
                 rep = chain.ChainReport()
                 rep.unchained = self.store.count()
+                if chained and rep.unchained:
+                    rep.problems.append(f"{rep.unchained} records: no link at all (the chain was stripped)")
                 return rep
-            return chain.verify(self.store.db())
+            return chain.verify(db, chained=chained, retention_days=retention_days,
+                                now_us=self.store.now_us(), known=floor_tags, tag=self.display_tag)
 
     def last_hand(self) -> int:
         """The highest hand number the journal has known (0 for none; kept through pruning)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
+from shoe_ctl.service.journal import chain
 from shoe_ctl.service.journal.aside import prune_aside
 from shoe_ctl.service.journal.records import OpenReport, raise_seq_floor
 from shoe_ctl.service.journal.store import Store
@@ -74,10 +75,11 @@ class Retention:
                 raise_seq_floor(db, store.next_seq - 1)
                 if upto is not None and store.has_chain:
                     # the chain goes on from the last pruned record's link
-                    kept = db.execute("SELECT hash FROM chain WHERE seq = ?", (upto,)).fetchone()
+                    kept = db.execute("SELECT c.hash, r.time_us FROM chain c JOIN records r ON r.seq = c.seq "
+                                      "WHERE c.seq = ?", (upto,)).fetchone()
                     if kept:
                         db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('chain_anchor', ?)",
-                                   (f"{upto}:{bytes(kept[0]).hex()}",))
+                                   (chain.anchor_value(upto, bytes(kept[0]), int(kept[1])),))
                 db.execute("DELETE FROM damaged WHERE found_us < ?", (cutoff,))
                 db.execute("COMMIT")
             except BaseException:

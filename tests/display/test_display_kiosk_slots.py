@@ -1,0 +1,79 @@
+"""The dealer's own screen always gets in (docs/security.md, "Floods and connections"): a program
+holding every connection and event stream it can, from other addresses (here loopback addresses
+other than 127.0.0.1), needing no token, leaves the kiosk (127.0.0.1) its slots: 8 fresh page
+loads and a stream. Raw sockets on loopback, bounded counts."""
+
+from __future__ import annotations
+
+import queue
+import socket
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from test_display_limits import request
+from waiting import wait_for
+
+from shoe_ctl.display.guard import Limits, Slots
+from shoe_ctl.display.server import DisplaySink
+
+
+def _from(address: str, port: int) -> socket.socket:
+    s = socket.socket()
+    s.settimeout(5)
+    s.bind((address, 0))
+    s.connect(("127.0.0.1", port))
+    return s
+
+
+@pytest.fixture
+def held() -> Iterator[list[socket.socket]]:
+    out: list[socket.socket] = []
+    yield out
+    for s in out:
+        s.close()
+
+
+def test_a_client_holding_every_slot_does_not_lock_the_kiosk_out(held: list[socket.socket]) -> None:
+    posted: queue.Queue[Any] = queue.Queue()
+    lim = Limits(request_timeout_s=30.0)
+    with DisplaySink(posted.put, host="127.0.0.1", port=0, limits=lim).start() as sink:
+        port = sink.port
+        # event streams first, from many addresses, then idle connections until none is taken
+        for i in range(40):
+            s = _from(f"127.0.1.{i + 1}", port)
+            s.sendall(f"GET /events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+            held.append(s)
+        for i in range(200):
+            held.append(_from(f"127.0.2.{i % 60 + 1}", port))
+        assert wait_for(lambda: sink._open + sink._conn_refused == len(held), 10)
+        streams = sink._streams.used
+        assert streams == lim.max_events - lim.reserved_events  # the others got every stream they may
+        assert sink._open == lim.max_connections - lim.reserved_connections
+        # the kiosk: 8 fresh loads of the page and its state, and its event stream
+        loads = [request(port, "GET", path)[0] for _ in range(8) for path in ("/", "/state")]
+        assert loads == [200] * 16
+        kiosk = socket.create_connection(("127.0.0.1", port), timeout=5)
+        held.append(kiosk)
+        kiosk.sendall(f"GET /events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+        assert kiosk.recv(64).startswith(b"HTTP/1.1 200")
+        assert wait_for(lambda: sink._streams.used == streams + 1, 5)
+        # one other address holds at most its own share
+        one = [_from("127.0.3.1", port) for _ in range(20)]
+        held.extend(one)
+        time.sleep(0.3)
+        assert sink._conns.by_address.get("127.0.3.1", 0) == 0  # the others' share is used up already
+
+
+def test_slots_share() -> None:
+    slots = Slots(total=64, reserved=16, per_address=8)
+    assert [slots.take("10.0.0.5") for _ in range(10)].count(True) == 8
+    for n in range(1, 6):
+        for _ in range(8):
+            slots.take(f"10.0.0.{n + 10}")
+    assert slots.others == 48 and not slots.take("10.0.0.99")
+    assert all(slots.take("127.0.0.1") for _ in range(16)) and not slots.take("::1")
+    slots.give_back("10.0.0.5")
+    assert slots.by_address["10.0.0.5"] == 7 and slots.used == 63
+    assert Slots(total=8, reserved=16, per_address=8).others_max == 6  # at most a quarter kept

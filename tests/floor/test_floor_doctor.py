@@ -1,0 +1,39 @@
+"""``shoe-ctl doctor``'s ``floor`` check asks the broker itself, on a real Mosquitto: the table's
+user accepted is ``ok``; a wrong password, or a broker that is not running, is a failure naming
+it (never "all well" with the floor unreachable)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from floor_help import ROOM
+
+from shoe_ctl.cli import doctor as doc
+from shoe_ctl.cli import main
+from shoe_ctl.floor.broker import Mosquitto
+
+
+def write(tmp_path: Path, broker: str, credentials: Path) -> Path:
+    cfg = tmp_path / "table.toml"
+    cfg.write_text(f'table = "t1"\n[shoe]\nurl = "sim"\n[floor]\nenabled = true\nbroker = "{broker}"\n'
+                   f'room = "{ROOM}"\ncredentials = "{credentials}"\n')
+    cfg.chmod(0o640)
+    return cfg
+
+
+def test_the_floor_check_asks_the_broker(mosquitto: Mosquitto, tmp_path: Path, capsys) -> None:
+    creds = Path(mosquitto.credentials_file("t1"))
+    good = doc.check_floor(write(tmp_path, mosquitto.url, creds), 3.0)
+    assert good.status == "ok" and "the broker accepted the table's user" in good.detail
+    wrong = tmp_path / "wrong.credentials"
+    wrong.write_text(creds.read_text().replace(mosquitto.users["t1"].password, "not-the-password"))
+    wrong.chmod(0o600)
+    refused = doc.check_floor(write(tmp_path, mosquitto.url, wrong), 3.0)
+    assert refused.status == "fail" and "refused t1" in refused.detail
+    cfg = write(tmp_path, mosquitto.url, creds)
+    mosquitto.stop()
+    down = doc.check_floor(cfg, 3.0)
+    assert down.status == "fail" and "cannot be reached" in down.detail and "start the broker" in down.fix
+    assert main(["doctor", "--config", str(cfg)]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL  floor" in out and "all well" not in out
