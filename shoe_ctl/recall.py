@@ -37,9 +37,11 @@ def _utc(t_us: int) -> str:
     return time.strftime("%H:%M:%S", time.gmtime(t_us / 1e6)) + f".{(t_us // 1000) % 1000:03d}Z"
 
 
-def recall_hands(records: Iterable[Any], make_machine: Callable[[str], Any], profile: str = "tda",
-                 last: int = RECALL_HANDS) -> list[dict[str, Any]]:
-    """The last ``last`` hands of ``records`` (journal records, oldest first), oldest first.
+def recall_hands(records: Callable[[int | None], Iterable[Any]], make_machine: Callable[[str], Any],
+                 profile: str = "tda", last: int = RECALL_HANDS) -> list[dict[str, Any]]:
+    """The last ``last`` hands of a journal, oldest first. ``records(since)`` gives the journal's
+    records after sequence ``since`` (None: all), oldest first (``Journal.records``): a first pass
+    finds where the hands start, the replay reads only from there.
 
     Each hand: ``hand`` (its number), ``game``, ``rules``, ``seats``, ``started`` (UTC text),
     ``finished`` (bool), ``entries`` and ``more`` (entries beyond :data:`MAX_ENTRIES`). An entry:
@@ -52,9 +54,11 @@ def recall_hands(records: Iterable[Any], make_machine: Callable[[str], Any], pro
     :param make_machine: builds a machine for a rule profile name (``export.default_machine_factory``).
     """
     wanted = max(1, last)
-    recs = list(records)
-    starts = [i for i, r in enumerate(recs) if r.kind == "DealerInput" and '"new-hand"' in r.body]
-    begin = starts[-(wanted + 3)] if len(starts) > wanted + 3 else 0
+    starts: deque[int] = deque(maxlen=wanted + 3)  # a margin for new hands that were refused
+    for r in records(None):
+        if r.kind == "DealerInput" and '"new-hand"' in r.body:
+            starts.append(r.seq)
+    begin = starts[0] - 1 if len(starts) == starts.maxlen else None
     machine = make_machine(profile)
     hands: deque[dict[str, Any]] = deque(maxlen=wanted)
     current: dict[str, Any] | None = None
@@ -67,7 +71,12 @@ def recall_hands(records: Iterable[Any], make_machine: Callable[[str], Any], pro
         else:
             current["more"] += 1
 
-    for rec in recs[begin:]:
+    numbered = True
+    for rec in records(begin):
+        if rec.kind == "hand-start" and current is not None and not numbered and rec.hand is not None:
+            current["hand"] = rec.hand  # the journal's number (the mark follows the new-hand input)
+            numbered = True
+            continue
         if rec.kind not in _EVENT_KINDS and rec.kind != "Alert":
             continue
         try:
@@ -83,7 +92,8 @@ def recall_hands(records: Iterable[Any], make_machine: Callable[[str], Any], pro
         before_no, before_reads = machine.hand_no, len(machine.reads)
         cmds = machine.handle(item)
         if machine.hand_no != before_no and machine.hand is not None:
-            current = {"hand": rec.hand if rec.hand is not None else machine.hand_no, "game": machine.game.value,
+            numbered = False
+            current = {"hand": machine.hand_no, "game": machine.game.value,
                        "rules": machine.profile.name, "seats": [s.seat for s in machine.hand.seats],
                        "started": t, "finished": False, "entries": [], "more": 0}
             hands.append(current)

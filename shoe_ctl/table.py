@@ -364,7 +364,7 @@ class Table:
         from shoe_ctl.recall import recall_hands
 
         profile = self.journal.identity()[1] or "tda"
-        return recall_hands(self.journal.records(), default_machine_factory, profile)
+        return recall_hands(self.journal.records, default_machine_factory, profile)
 
     def _shoe_identity(self) -> tuple[str, str]:
         """The shoe's serial number and firmware from its hello (``("", "")`` before one)."""
