@@ -657,9 +657,9 @@ def _workdir(path: str | Path) -> Path:
     return p
 
 
-START_ALERTS = frozenset({"host-unclean-stop", "clock-unsynced", "release-unverified"})
-"""Alerts a service start raises about the host and the installed code (docs/compliance.md): a
-killed run starts more often than the reference, so they are no part of a hand's comparison."""
+START_ALERTS = frozenset({"host-unclean-stop", "clock-unsynced"})
+"""Alerts a service start raises about the host (docs/compliance.md): a killed run starts more
+often than the reference, so they are no part of a hand's comparison."""
 
 
 def compare(ref: RunRecord, killed: RunRecord, hands: int, kills: int, t0: float, rules: str = "tda") -> dict[str, Any]:

@@ -317,7 +317,8 @@ class Table:
     def _check_release(self) -> None:
         """Check the installed code against the signed release manifest (``release`` given):
         a failure tilts the table (:meth:`Controller.tilt`, queued ahead of every shoe event);
-        verification switched off is said once as a warning (docs/compliance.md, "Software identity and the tilt")."""
+        verification switched off is said on the terminal and, from the software identity, on the
+        display's band (docs/compliance.md, "Software identity and the tilt")."""
         if self._release is None:
             return
         from shoe_ctl.release import TILT_CODE, SoftwareIdentity, check
@@ -332,11 +333,8 @@ class Table:
             return "" if again.ok else again.problem
 
         controller.tilt_recheck = recheck
-        if verdict.off:
+        if verdict.off:  # the display's band says it too, from the software identity (docs/display.md)
             self._say(f"warning: {verdict.problem}: the installed code is not checked (a development checkout)")
-            controller.call_soon(lambda: controller.raise_alert(
-                "release-unverified", f"{verdict.problem}: the installed code is not checked; a development "
-                "checkout, never a live table"))
         elif not verdict.ok:
             self._say(f"TILT: software mismatch: {verdict.problem}")
             controller.call_soon(lambda: controller.tilt(TILT_CODE, f"software mismatch: {verdict.problem}. TILT: no "

@@ -24,6 +24,7 @@ from hil.dealer import SimulatedDealer
 from hil.replay import script_from_record
 from shoe_ctl.config import LedConfig, TableConfig
 from shoe_ctl.phh import read_phh
+from shoe_ctl.release import ReleaseConfig, SoftwareIdentity, check
 from shoe_ctl.service.journal import Journal
 from shoe_ctl.table import Table
 from shoe_ctl.users import Role, User, UserStore
@@ -92,6 +93,13 @@ def test_recall_in_a_stop(browser: Any, tmp_path: Path) -> None:
             page.click("#recall-close")
             expect(page.locator("#recall")).to_be_hidden()
             assert page.locator(".recall-entry").count() == 0  # the hole cards left the page
+            # a development checkout's unverified code is said on the page, never silently
+            expect(page.locator("#unverified")).to_be_hidden()
+            off = ReleaseConfig(verify="off")
+            table.io.display.software = SoftwareIdentity(check(off), off).public
+            c.call_soon(lambda: c.raise_alert("input-invalid", "a state update"))
+            expect(page.locator("#unverified")).to_be_visible()
+            expect(page.locator("#software")).to_contain_text("verified off")
         assert c.wait_idle(10)
         table.journal.flush(5.0)
     with Journal(journal, table=None, profile=None, readonly=True) as j:

@@ -320,6 +320,7 @@ function renderSide(s) {
     : "shoe-ctl " + sw.version + ", manifest " + (sw.manifest ? sw.manifest.slice(0, 16) : "none")
       + ", verified " + sw.verified + (sw.shoe_serial ? "; shoe " + sw.shoe_serial + " firmware " + sw.shoe_firmware : "");
   document.getElementById("software").dataset.verified = sw ? sw.verified : "";
+  document.getElementById("unverified").hidden = !(sw && sw.verified === "off");
 }
 
 // ------------------------------------------------------------------ what the flow needs now
