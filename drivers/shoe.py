@@ -27,13 +27,13 @@ import pkgutil
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
 import serial
 
 from drivers import protocol as p
 from drivers.exc import LinkClosedError, ShoeTimeoutError, ShoeUrlError, VersionError
+from drivers.link_stats import LinkStats
 from drivers.session import LinkSession
 from shoe_ctl.events import LinkChanged, LinkStatus, ShoeInfo
 from shoe_ctl.lifecycle import Closeable, join_thread
@@ -206,51 +206,6 @@ def _tty_index(proc: str, pid: int, fd: str) -> str | None:
     return None
 
 
-@dataclass
-class LinkStats:
-    """Counters of one :class:`ShoeLink` since it was created.
-
-    :param delivered: events handed to the consumer.
-    :param frames_in: valid frames received.
-    :param frames_out: frames written.
-    :param bad_frames: frames dropped (COBS, length, CRC or message checks).
-    :param unknown_frames: valid frames of an unknown message type (dropped).
-    :param duplicates_dropped: events received again after delivery (dropped by sequence).
-    :param resends: resend requests sent to the shoe (an ACK whose ``want`` reports a hole).
-    :param reconnects: sessions opened after the first.
-    :param port_errors: port losses and failed opens.
-    :param gaps: :class:`~shoe_ctl.events.SequenceGap` events raised.
-    :param out_of_window: events too far ahead of the next expected sequence (dropped).
-    :param degraded: times the link went ``degraded``.
-    :param refused: frames refused by authentication or the shoe's serial (``LinkChanged.refused``).
-    :param acks: ACK frames sent (at most one per 20 ms).
-    :param rejected: valid frames dropped by a row of the constraint table, by row id
-        (docs/protocol.md section 11).
-    :param restarts: :class:`~shoe_ctl.events.ShoeRestarted` events raised.
-    """
-
-    delivered: int = 0
-    frames_in: int = 0
-    frames_out: int = 0
-    bad_frames: int = 0
-    unknown_frames: int = 0
-    duplicates_dropped: int = 0
-    resends: int = 0
-    reconnects: int = 0
-    port_errors: int = 0
-    gaps: int = 0
-    out_of_window: int = 0
-    degraded: int = 0
-    refused: int = 0
-    acks: int = 0
-    rejected: dict[str, int] = field(default_factory=dict)
-    restarts: int = 0
-
-    def as_dict(self) -> dict[str, Any]:
-        """The counters as a JSON-safe dict."""
-        return asdict(self)
-
-
 class ShoeLink(Closeable):
     """The serial link to one shoe: the port, its reader thread, and a :class:`LinkSession`.
 
@@ -303,9 +258,6 @@ class ShoeLink(Closeable):
         self._connected_evt = threading.Event()
         self._thread: threading.Thread | None = None
         self._ser: Any = None
-        self._frames_out = 0
-        self._reconnects = 0
-        self._port_errors = 0
         self._holders_said: tuple[int, ...] = ()
 
     # ------------------------------------------------------------------ public API
@@ -352,8 +304,7 @@ class ShoeLink(Closeable):
     def stats(self) -> LinkStats:
         """A snapshot of the counters (:class:`LinkStats`)."""
         with self._lock:
-            return LinkStats(frames_out=self._frames_out, reconnects=self._reconnects,
-                             port_errors=self._port_errors, **asdict(self._session.stats))
+            return self._session.stats.snapshot()
 
     @property
     def info(self) -> ShoeInfo | None:
@@ -493,7 +444,7 @@ class ShoeLink(Closeable):
         except PORT_ERRORS as exc:
             log.debug("write failed: %s", exc)
             return
-        self._frames_out += 1
+        self._session.stats.frames_out += 1
 
     # ------------------------------------------------------------------ port
 
@@ -548,14 +499,14 @@ class ShoeLink(Closeable):
             try:
                 ser = self._open()
             except PORT_ERRORS as exc:
-                self._port_errors += 1
+                self._session.stats.port_errors += 1
                 last_error = self._open_failed(f"cannot open {self.url}: {exc}", last_error)
                 self._link_down(f"cannot open {self.url}: {exc}")
                 self._stop.wait(delay)
                 delay = min(delay * 2, self._backoff[1])
                 continue
             except Exception as exc:  # a handler bug: report, retry slowly
-                self._port_errors += 1
+                self._session.stats.port_errors += 1
                 last_error = self._open_failed(f"cannot open {self.url}: {exc!r}", last_error)
                 log.debug("opening %s failed", self.url, exc_info=True)
                 self._link_down(f"cannot open {self.url}: {exc!r}")
@@ -567,13 +518,13 @@ class ShoeLink(Closeable):
                 if self._stop.is_set():
                     break
             if connections:
-                self._reconnects += 1
+                self._session.stats.reconnects += 1
             connections += 1
             reason = "port closed"
             try:
                 self._connection(ser)
             except PORT_ERRORS as exc:
-                self._port_errors += 1
+                self._session.stats.port_errors += 1
                 reason = f"port lost: {exc}"
             except VersionError as exc:
                 reason = str(exc)

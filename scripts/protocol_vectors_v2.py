@@ -1,4 +1,5 @@
-"""Write the version-2 (authenticated) test vectors: ``tests/vectors/protocol_v2_auth.json``.
+"""Write the version-2 (authenticated) test vectors: ``tests/vectors/protocol_v2_auth.json`` and
+the same for a shoe maker to read, ``docs/protocol-v2-vectors.md``.
 
 Fixed inputs (a secret, a challenge, a nonce) and the keys, tags and frames the codec derives
 from them, for firmware writers to check their HMAC-SHA256, key derivation and framing against.
@@ -6,8 +7,8 @@ from them, for firmware writers to check their HMAC-SHA256, key derivation and f
 
 Usage (from the repository root)::
 
-    .venv/bin/python scripts/protocol_vectors_v2.py           # rewrite the file
-    .venv/bin/python scripts/protocol_vectors_v2.py --check   # exit 1 if it is out of date
+    .venv/bin/python scripts/protocol_vectors_v2.py           # rewrite both files
+    .venv/bin/python scripts/protocol_vectors_v2.py --check   # exit 1 if either is out of date
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from drivers import protocol as p  # noqa: E402
 from shoe_ctl.rules.cards import Card  # noqa: E402
 
 OUT = ROOT / "tests" / "vectors" / "protocol_v2_auth.json"
+DOC = ROOT / "docs" / "protocol-v2-vectors.md"
 SECRET = bytes(range(32))
 CHALLENGE = bytes.fromhex("c1c2c3c4c5c6c7c8")
 NONCE = bytes.fromhex("5a5b5c5d5e5f6061")
@@ -66,14 +68,43 @@ def build() -> dict:
             "mac:8 crc:u32; mac = HMAC-SHA256(key, everything before it)[:8]", "vectors": vectors}
 
 
+def render_doc(data: dict) -> str:
+    """``docs/protocol-v2-vectors.md``: the inputs, the derived keys and every vector's bytes."""
+    out = ["# Protocol version 2: test vectors", "",
+           "Written by `scripts/protocol_vectors_v2.py` from the codec (`drivers/protocol.py`); the same",
+           "values as `tests/vectors/protocol_v2_auth.json`, which `tests/drivers/test_protocol_v2.py` checks",
+           "with `hmac` directly. The frame, the keys and the handshake: `docs/protocol.md`, sections 14",
+           "and 15. Bytes in hex; a frame is `00 COBS(body) 00` (section 2).", "",
+           f"Body layout: {data['note']}.", "",
+           "| input or key | value |", "|---|---|",
+           f"| pairing secret `S` | `{data['secret']}` |",
+           f"| host challenge | `{data['challenge']}` |",
+           f"| shoe nonce | `{data['nonce']}` |",
+           f"| hello key `H` = HMAC-SHA256(S, \"shoe-ctl/2 hello\") | `{data['hello_key']}` |",
+           f"| `K_hs` (host -> shoe) | `{data['host_to_shoe']}` |",
+           f"| `K_sh` (shoe -> host) | `{data['shoe_to_host']}` |",
+           f"| the rotation's new secret | `{data['new_secret']}` |", ""]
+    for v in data["vectors"]:
+        out += [f"## {v['name']} ({v['direction']})", "", f"{v['description']}.", "",
+                f"- counter `ctr` = {v['ctr']}; key `{v['key']}`"]
+        if v["challenge"]:
+            out.append(f"- challenge `{v['challenge']}`" + (f", nonce `{v['nonce']}`" if v["nonce"] else ""))
+        out += ["", "body:", "", "```", v["body"], "```", "", "frame on the line:", "", "```", v["frame"], "```", ""]
+    return "\n".join(out)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--check", action="store_true", help="exit 1 if the file is out of date")
     args = ap.parse_args()
-    text = json.dumps(build(), indent=2) + "\n"
+    data = build()
+    text = json.dumps(data, indent=2) + "\n"
+    doc = render_doc(data)
     if args.check:
-        return 0 if OUT.exists() and OUT.read_text() == text else 1
+        same = OUT.exists() and OUT.read_text() == text and DOC.exists() and DOC.read_text() == doc
+        return 0 if same else 1
     OUT.write_text(text)
+    DOC.write_text(doc)
     return 0
 
 

@@ -98,7 +98,7 @@ class LinkChanged:
     be lost and cannot be told from old ones; the state machine raises ``shoe-sequence-reset``.
 
     ``refused`` is set when the link refused a shoe or a frame (``docs/protocol.md``,
-    "Authentication (version 2)"; the codes are ``drivers.session.REFUSALS``: ``unpaired``,
+    "Authentication (version 2)"; the codes are ``drivers.link_admission.REFUSALS``: ``unpaired``,
     ``unknown-shoe``, ``auth-failed``, ``forged``, ``replay``; the transport adds
     ``port-shared``): nothing it carried was delivered; the state machine raises the latched
     alert ``shoe-<code>``. ``auth`` is ``hmac`` (every frame authenticated) or ``off`` (an

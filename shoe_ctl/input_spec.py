@@ -51,7 +51,9 @@ class DealerAction(StrEnum):
       the stub from then on.
     - ``gap-cards``: closes an open sequence gap: ``cards`` (int) cards left the shoe unread and
       lie at the next places the screen names; ``burned`` (bool, the floor's decision): they are
-      out of play instead (docs/irregularities.md, *Sequence gap*).
+      out of play instead (docs/irregularities.md, *Sequence gap*). Also after a shoe restart
+      (``shoe-restarted``) with no gap: the cards pulled while the shoe was off, by the floor's
+      count (docs/protocol.md section 12).
     - ``new-hand`` ``override`` (bool): the floor starts a hand over a latched STOP alert (the
       alerts are cleared, a ``floor-override`` alert is journaled).
     - ``undo``: take back the dealer's last input, while no card has left the shoe since it.
@@ -257,7 +259,7 @@ def _specs() -> dict[DealerAction, InputSpec]:
         InputSpec(A.GAP_CARDS, args=(_count("cards", "the number of cards found (0..52)", required=True),
                                      _flag("burned", "true or false (the floor: out of play)")),
                   undo="the floor's count closed the sequence gap", progress=True,
-                  asked_by=frozenset({"sequence-gap"})),
+                  asked_by=frozenset({"sequence-gap", "shoe-restarted"})),
     )
     return {r.action: r for r in rows}
 

@@ -81,7 +81,7 @@ def _rows() -> dict[DealerAction, Row]:
         Row(A.MISDEAL, ((None, "irregular.declared_misdeal"),), ""),
         Row(A.STUB_MIXED, ((None, "irregular.stub_mixed"),), ""),
         # A sequence gap (docs/irregularities.md, *Sequence gap*): accepted while one is open.
-        Row(A.GAP_CARDS, ((None, "gap_cards"),), "no sequence gap is open"),
+        Row(A.GAP_CARDS, ((None, "gap_cards"),), "no sequence gap or shoe restart is open"),
     )
     return {r.action: r for r in rows}
 
@@ -245,11 +245,20 @@ class DealerInputs:
 
     def gap_cards(self, ev: DealerInput) -> None:
         """``gap-cards`` (``cards``, ``burned``): close the open sequence gap
-        (:meth:`~shoe_ctl.machine.dealing.Dealing.close_gap`)."""
+        (:meth:`~shoe_ctl.machine.dealing.Dealing.close_gap`). After a restart of a shoe that
+        lost no event but cannot count the cards pulled while it was off (an open
+        ``shoe-restarted`` alert, no gap), it records the floor's ruling the same way: the cards
+        pulled while the shoe was off went to the screen's next places (or were burned);
+        docs/protocol.md section 12."""
         m = self.m
-        if m.gap is None or m.hand is None or m.state == layout.IDLE:
+        if m.hand is None or m.state == layout.IDLE:
             m.wrong_time(ev, ROWS[A.GAP_CARDS].refused)
             return
+        if m.gap is None:
+            if not any(a["code"] == "shoe-restarted" and a["latched"] for a in m.alerts):
+                m.wrong_time(ev, ROWS[A.GAP_CARDS].refused)
+                return
+            m.gap = {"lost": 0, "card_no": m.hand.pulled + 1}  # the count is the dealer's: the shoe has none
         cards, burned = ev.args.get("cards"), ev.args.get("burned", False)
         if isinstance(cards, bool) or not isinstance(cards, int) or not isinstance(burned, bool):
             m.alert("input-invalid", f"'gap-cards' needs cards (an integer) and burned (true or false), "

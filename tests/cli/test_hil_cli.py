@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from drivers.session import LinkSession
+from drivers.link_window import SequenceWindow
 from drivers.shoe import ShoeLink
 from shoe_ctl.cli import main
 from shoe_ctl.events import CardRead, SequenceGap
@@ -49,15 +49,15 @@ def test_soak_counts_a_reboot_loss_as_reported_gap_not_as_silent_loss() -> None:
 def test_soak_fails_with_exit_1_on_a_lost_card(monkeypatch: pytest.MonkeyPatch,
                                               capsys: pytest.CaptureFixture[str]) -> None:
     """A link that swallows one card must make the soak fail (the check is real)."""
-    orig = LinkSession._deliver
+    orig = SequenceWindow._deliver
 
-    def lossy(self: LinkSession, msg: Any) -> None:
+    def lossy(self: SequenceWindow, msg: Any) -> None:
         if msg.seq == 7:
-            self._acked = msg.seq
+            self.acked = msg.seq
             return
         orig(self, msg)
 
-    monkeypatch.setattr(LinkSession, "_deliver", lossy)
+    monkeypatch.setattr(SequenceWindow, "_deliver", lossy)
     rc = main(["hil", "soak", "--cards", "20", "--json", "--stall-s", "1"])
     result = json.loads(capsys.readouterr().out)
     assert rc == 1 and result["lost"] == 1

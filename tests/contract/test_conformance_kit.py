@@ -13,7 +13,7 @@ import pytest
 from doc_shoe import DocShoe
 from socket_burst import BROKEN_BURST, BROKEN_FRAMES, count_socket_reads
 
-from hil.conform import CallableOperator, Kit, junit_xml, run_kit
+from hil.conform import CallableOperator, Kit, junit_xml, run_kit, virtual_bench
 from hil.deck import Deck
 from hil.virtual_shoe import VirtualShoe
 
@@ -149,3 +149,34 @@ def test_the_kits_host_reads_a_burst_on_a_socket_port_in_a_few_reads(monkeypatch
         host.close()
         srv.close()
         t.join(5)
+
+
+@pytest.mark.parametrize("off_s, budget_ms, passed", [(0.5, 0, False), (0.5, 1000, True), (-0.5, 0, False),
+                                                       (-0.5, 1000, True)])
+def test_the_card_limit_is_the_shoes_plus_the_operators_stated_budget(off_s: float, budget_ms: int,
+                                                                       passed: bool) -> None:
+    """An operator whose sensor time is half a second late (or early) fails the card test with no
+    budget and passes with one that covers it: the kit times the shoe, and the report says how
+    much of the limit was the operator's; the time from the request is reported, never checked."""
+    with VirtualShoe(Deck.seeded(5)) as shoe:
+        bench = virtual_bench(shoe)
+        pull = bench.actions["pull-card"]
+        late = CallableOperator({**bench.actions, "pull-card": lambda: (pull() or 0.0) + off_s})
+        report = Kit(shoe.url, late, time_scale=SCALE, operator_budget=budget_ms / 1000).run(only={"card_delivery"})
+    (result,) = report["results"]
+    assert result["status"] == ("passed" if passed else "failed"), result
+    assert report["operator_budget_s"] == budget_ms / 1000
+    assert "card_after_request_s" in result["measured"]
+    if not passed:
+        assert ("after the CARD arrived" in result["message"]) == (off_s > 0)
+
+
+def test_the_kit_says_it_met_a_paired_shoe() -> None:
+    """A paired shoe speaks version 2 only and drops the kit's version-1 frames: the handshake
+    fails saying so (its heartbeats come sealed under the hello key), not only that no HELLO came."""
+    with VirtualShoe(Deck.seeded(6), serial="SH-PAIRED", secret=bytes(range(32))) as shoe:
+        report = Kit(shoe.url, None, time_scale=SCALE).run(only={"handshake"})
+    (result,) = report["results"]
+    assert result["status"] == "failed"
+    assert "sends version-2 (authenticated) frames: it is paired" in result["message"]
+    assert "test the shoe before its first pairing" in result["message"]

@@ -185,7 +185,7 @@ def test_commands_while_away_are_kept_and_sent_on_the_next_hello() -> None:
 
 
 def spec(s: LinkSession) -> dict[str, Any]:
-    return dict(s._led or {})
+    return dict(s._commands.led or {})
 
 
 def test_silence_is_degraded_and_host_hellos_go_out_each_second() -> None:
@@ -241,7 +241,7 @@ def _apply(s: LinkSession, op: str, arg: Any, now: float) -> None:
         if op == "rx":
             s.receive_data(arg, now)
         elif op == "ack":
-            s.ack(max(s.acked, (s._expected or 1) - 1), now)
+            s.ack(max(s.acked, (s._window.expected or 1) - 1), now)
         elif op == "led":
             s.show_leds(LinkSession.led_spec({"name": "deal", "leds": ["green"]}), now)
         elif op == "reset":

@@ -13,6 +13,7 @@ from cobs import cobs
 
 from drivers import protocol as p
 from drivers.exc import MessageError
+from drivers.protocol import codec
 
 DATA = json.loads((Path(__file__).resolve().parents[1] / "vectors" / "protocol_v2_auth.json").read_text())
 
@@ -98,6 +99,22 @@ def test_every_value_row_of_the_constraint_table_drops_a_version_2_frame_by_its_
     assert checked >= 20
 
 
+def test_the_makers_page_publishes_every_vector() -> None:
+    """docs/protocol-v2-vectors.md holds the inputs, the keys and every vector's body and frame
+    (the check below also holds it to the script's own rendering); protocol.md points at it."""
+    import json
+
+    root = Path(__file__).resolve().parents[2]
+    data = json.loads((root / "tests" / "vectors" / "protocol_v2_auth.json").read_text())
+    page = (root / "docs" / "protocol-v2-vectors.md").read_text()
+    for key in ("secret", "challenge", "nonce", "hello_key", "host_to_shoe", "shoe_to_host", "new_secret"):
+        assert f"`{data[key]}`" in page, key
+    for v in data["vectors"]:
+        assert f"## {v['name']} ({v['direction']})" in page
+        assert f"```\n{v['body']}\n```" in page and f"```\n{v['frame']}\n```" in page
+    assert "docs/protocol-v2-vectors.md" in (root / "docs" / "protocol.md").read_text()
+
+
 def test_the_file_is_what_the_script_writes() -> None:
     import subprocess
     import sys
@@ -157,7 +174,7 @@ def test_the_written_out_checks_drop_each_broken_payload_by_the_row_the_helper_n
     to it, or is refused with a MessageError that names a row of the table (or M-LENGTH)."""
     mtype = p.TYPES_BY_NAME[name].TYPE
     try:
-        msg = p._decode_payload(mtype, seq, payload)
+        msg = codec._decode_payload(mtype, seq, payload)
     except MessageError as exc:
         assert exc.rule, str(exc)
         return

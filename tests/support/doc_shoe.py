@@ -1,7 +1,7 @@
 """A second shoe, written from the tables of docs/protocol.md alone (sections 1-5, 11, 12).
 
 It shares no code with the reference shoe (hil/shoe_device.py) nor with the host's codec
-(drivers/protocol.py): its frames are built and checked here with ``struct``, ``binascii.crc32``
+(drivers/protocol/): its frames are built and checked here with ``struct``, ``binascii.crc32``
 and the ``cobs`` package, as a firmware writer would from the document. It speaks on a pty
 behind a stable symlink (re-pointed on a replug, like udev's by-id link), keeps its unacked
 buffer across a power cycle (capability ``keeps-buffer``, no kept counters), and has its own
