@@ -164,7 +164,7 @@ class Admission:
             return None
         msg = item.msg
         if isinstance(msg, p.Hello):
-            return self._admit_hello(item, msg, secret)
+            return self._admit_hello(item, msg, secret, now)
         keys = self.keys
         if keys is None or not item.verify(keys.shoe_mac):
             if item.verify(p.hello_key(secret)):
@@ -200,13 +200,11 @@ class Admission:
             self.refuse("unpaired", "the device on this port speaks without authentication: not a shoe "
                         "paired with this table (shoe-ctl pair)")
 
-    def _admit_hello(self, item: p.Sealed, hello: p.Hello, secret: bytes) -> p.Hello | None:
+    def _admit_hello(self, item: p.Sealed, hello: p.Hello, secret: bytes, now: float) -> p.Hello | None:
         if item.challenge in self._challenges:
             keys = p.session_keys(secret, item.challenge, item.nonce)
             if not item.verify(keys.shoe_mac):
-                self.refuse("auth-failed", f"HELLO from shoe {hello.serial!r} fails authentication: a shoe "
-                            "paired with another secret (another table's, or a swapped shoe) or a forged frame",
-                            hello.info())
+                self._auth_failed(hello)
                 return None
             del self._challenges[: self._challenges.index(item.challenge) + 1]
             pinned = self.pinned
@@ -219,9 +217,30 @@ class Admission:
         if item.challenge == bytes(p.NONCE_SIZE) and item.verify(p.hello_key(secret)):
             self.host_hello()  # an unasked HELLO of our shoe: challenge it
             return None
-        self.refuse("auth-failed", f"HELLO from shoe {hello.serial!r} answers no challenge of this host or "
-                    "fails authentication: a replayed or forged frame", hello.info())
+        if item.verify(p.session_keys(secret, item.challenge, item.nonce).shoe_mac):
+            self._stale_hello(hello, now)
+            return None
+        self._auth_failed(hello)
         return None
+
+    def _auth_failed(self, hello: p.Hello) -> None:
+        self.refuse("auth-failed", f"HELLO from shoe {hello.serial!r} fails authentication: a shoe paired "
+                    "with another secret (another table's, or a swapped shoe) or a forged frame", hello.info())
+
+    def _stale_hello(self, hello: p.Hello, now: float) -> None:
+        """A HELLO the table's secret made, answering a challenge this host no longer holds: the
+        shoe answered a replayed HOST_HELLO (it is now in a session this host did not open), or
+        its earlier HELLO was replayed. Not a session (its freshness is unproven) and not the
+        shoe's fault: a stall, ended by a new challenge at once (frames of that session are then
+        ignored while it is unanswered, never called forged)."""
+        self._stats.stale_hellos += 1
+        log.warning("shoe link %s: a HELLO from shoe %r answers a challenge this host no longer holds (a "
+                    "replayed HOST_HELLO or HELLO on the line): no session, the shoe is challenged again",
+                    self.name, hello.serial)
+        if self._challenges:
+            self.challenge_again(now)
+        else:
+            self.host_hello_again(now)
 
     def refuse(self, code: str, detail: str, info: ShoeInfo | None = None) -> None:
         """Count a refused frame; report ``code`` once until a HELLO is accepted again."""

@@ -11,7 +11,7 @@ from typing import Any
 from drivers.link_admission import Admission
 from drivers.link_line import Line
 from drivers.link_stats import LinkStats
-from drivers.link_timers import MALFORMED_S, SILENT_HELLO_INTERVAL
+from drivers.link_timers import MALFORMED_S, SILENT_HELLO_INTERVAL, SWITCH_GRACE_S
 from drivers.link_window import SequenceWindow
 from shoe_ctl.events import LinkChanged, LinkStatus, ShoeInfo
 
@@ -94,15 +94,23 @@ class LinkHealth:
         elif status == LinkStatus.DEGRADED and line.quality < 0.1:
             return -math.inf
         silent_at = line.last_rx + self.silence_s
-        due = max(silent_at, self._admission.hello_at + SILENT_HELLO_INTERVAL)
+        due = self._rechallenge_at(silent_at)
         if status != LinkStatus.DEGRADED and silent_at < due:
             due = silent_at
         stall = window.stall_due()
         return stall if stall < due else due
 
+    def _rechallenge_at(self, silent_at: float) -> float:
+        """When a shoe silent since ``silent_at`` is challenged again: a second after the last
+        HOST_HELLO; in version 2 never before ``SWITCH_GRACE_S`` after the silence began, since the
+        challenge ends the session the shoe holds (docs/protocol.md section 14, "Session switch")."""
+        admission = self._admission
+        grace = SWITCH_GRACE_S if admission.secret is not None else 0.0
+        return max(silent_at + grace, admission.hello_at + SILENT_HELLO_INTERVAL)
+
     def fire(self, now: float) -> None:
         """The status the stall, the silence or the line's quality asks for at ``now``; a silent
-        shoe is challenged again every ``SILENT_HELLO_INTERVAL``."""
+        shoe is challenged again every ``SILENT_HELLO_INTERVAL`` (:meth:`_rechallenge_at`)."""
         line = self.line
         assert line is not None
         window = self._window
@@ -114,7 +122,7 @@ class LinkHealth:
             self.set(LinkStatus.DEGRADED, f"events stalled: event {window.expected} has not arrived whole for "
                      f"{now - window.hole_at:.1f} s, {len(window.pending)} held behind it{why}")
         elif now >= silent_at:
-            if now >= self._admission.hello_at + SILENT_HELLO_INTERVAL:
+            if now >= self._rechallenge_at(silent_at):
                 self._admission.host_hello_again(now)
             self.set(LinkStatus.DEGRADED, f"no frame from the shoe for {now - line.last_rx:.1f} s")
         elif line.quality > 0.3:

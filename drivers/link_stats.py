@@ -30,6 +30,9 @@ class LinkStats:
     :param rejected: frames dropped by a row of the constraint table (``docs/protocol.md``
         section 11), by the row's id.
     :param restarts: :class:`~shoe_ctl.events.ShoeRestarted` events raised.
+    :param stale_hellos: HELLOs made with the table's secret that answer a challenge this host no
+        longer holds (a replayed HOST_HELLO the shoe answered, or a replayed HELLO): no session,
+        no refusal, the shoe challenged again (docs/security.md, "The shoe link").
     """
 
     delivered: int = 0
@@ -48,6 +51,7 @@ class LinkStats:
     acks: int = 0
     rejected: dict[str, int] = field(default_factory=dict)
     restarts: int = 0
+    stale_hellos: int = 0
 
     def snapshot(self) -> LinkStats:
         """A copy that later counting does not change."""

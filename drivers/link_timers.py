@@ -27,6 +27,10 @@ MALFORMED_S = 1.0
 ACK_MIN_GAP = 0.02
 """Seconds between two ACKs at least (docs/protocol.md section 1): what changes meanwhile (the
 consumer's acks, ``want``, a resend request) goes out together in the next one."""
+SWITCH_GRACE_S = 1.0
+"""Version 2: seconds a host that stops hearing the shoe keeps the session before it challenges
+again (docs/protocol.md section 14, "Session switch"): what it sends meanwhile (the degraded LED
+pattern) is sealed under the keys the shoe still holds, so the shoe shows it."""
 STALL_S = 1.5
 """Seconds a hole in the event sequence may stay open (events held behind an event that does not
 arrive whole, e.g. one that breaks v1 every time it is resent) before the status is ``degraded``:

@@ -297,7 +297,9 @@ class LinkSession:
         hello = self._hello
         window = self._window
         if hello is None or window.expected is None:
-            return  # nothing counts before this connection's hello
+            if msg.TYPE & 0x80:
+                self._host_type()
+            return  # nothing else counts before this connection's hello
         if isinstance(msg, p.CardMsg | p.FaultMsg | p.ButtonMsg):
             if isinstance(msg, p.CardMsg):
                 if msg.reader != "none" and msg.reader not in hello.readers:
@@ -315,7 +317,15 @@ class LinkSession:
             self._commands.on_heartbeat(msg)
             if msg.seq > window.expected:
                 window.request_resend(now)
-        # host messages (an echo on loop://) are ignored
+        else:
+            self._host_type()
+
+    def _host_type(self) -> None:
+        """A type only the host sends came to the host (row ``M-DIRECTION``): an echo of its own
+        frames on a looped line, or a shoe defect. Dropped and counted by the row; not a bad frame,
+        so an echo never makes the line look noisy."""
+        rejected = self.stats.rejected
+        rejected["M-DIRECTION"] = rejected.get("M-DIRECTION", 0) + 1
 
     def _on_hello(self, hello: p.Hello, now: float) -> None:
         version = self.version

@@ -87,14 +87,24 @@ class Irregularity:
           player in order, ignoring the display, and reports once the street is out).
         - ``"absent"``: ``absent-player`` for ``seat`` at the first DEAL of ``street``
           (``args``: ``at`` = ``"betting"`` to report at its betting round; ``action_reached``).
+        - ``"flash"``: at the BETTING of ``street`` the dealer reports a hole card of ``seat`` seen
+          (``exposed-card``; ``args`` ``off``: ``card-off-table``); the card stays where it is.
         - ``"wrong-bring-in"``: at the 3rd-street BETTING, ``seat`` was wrongly named and bet
           (``args``: ``next_acted``).
+        - ``"next-deck"``: at the showdown (or a hand won without one), before *hand complete*,
+          the dealer loads the next hand's deck and pulls its first card, held aside; the next
+          hand is dealt from that deck.
         - ``"card-count"``: at the showdown the dealer counts ``args["cards"]`` in ``seat``'s hand.
         - ``"misdeal"``: at the DEAL of the seat's card ``round`` on ``street`` the dealer declares a misdeal.
         - ``"extra-card"``: at the DEAL of ``seat``'s card on ``street`` the dealer gives the seat
           two cards, then, stopped by the display, counts the seat's cards (``card-count``); with
           ``args`` ``report`` = ``"check"`` the dealer goes on dealing as the display says and
-          counts every seat that looks wrong when the street's betting (or confirmation) comes.
+          counts every seat that looks wrong when the street's betting (or confirmation) comes;
+          ``"round"``: the same, but after the second card the dealer goes on round the table,
+          one card to each later seat, the display not looked at (the last is a card too many).
+        - ``"skip-seat"`` (4th to 7th): at the DEAL of ``seat``'s card the dealer gives it to the
+          next seat and goes on round the table, one card a seat; when the display asks for the
+          last seat's card, the dealer counts the last seat and the seat skipped (``card-count``).
         - ``"stub-mixed"``: at the SCRAMBLE of ``street`` the dealer gathers the muck (every card
           of the folded hands) into the new stub too, then reports ``stub-mixed`` (TDA RP-4).
         - ``"undo"``: at the BETTING of ``street``, a fold of ``seat`` reported by mistake and
@@ -290,6 +300,8 @@ class SimulatedDealer(Closeable):
         self.done = threading.Event()
         self.stalled: str | None = None
         self._gathered: list[Card] = []
+        self._preloaded: tuple[list[Card], Card | None] | None = None  # the next deck, its first card out
+        self._after_read: bool | None = None  # a showdown (contested?) to finish once that card is read
         self._done: set[tuple[Any, ...]] = set()
         self._resync = False
         self._new_hand_input: DealerInput | None = None
@@ -402,6 +414,9 @@ class SimulatedDealer(Closeable):
             self._resync = True  # taken again once the STOP is acknowledged
         if alert.latched:
             self._latched.append(alert.code)
+        if alert.code == "card-not-expected" and self._after_read is not None and self.script is not None:
+            contested, self._after_read = self._after_read, None
+            self._finish_showdown(self.script, contested)
 
     def act(self, ins: Instruction) -> None:
         """Do what one instruction says (once: see :attr:`Instruction.card_no`)."""
@@ -515,10 +530,17 @@ class SimulatedDealer(Closeable):
             self.done.set()
             return
         self._pause()
-        deck = list(script.deck) if script.deck is not None else self._shuffled(full_deck())
-        self.table = TablePicture(seats={s: [] for s in script.seats}, loaded=deck)
+        if self._preloaded is not None:  # the deck is in the shoe already, its first card aside
+            deck, first = self._preloaded
+            self._preloaded = None
+            self.table = TablePicture(seats={s: [] for s in script.seats}, loaded=deck, aside=[first], pulled=1,
+                                      total=1)
+            self.shoe.reload(deck[1:])  # the same cards in the shoe; its counter reset as the new hand asks
+        else:
+            deck = list(script.deck) if script.deck is not None else self._shuffled(full_deck())
+            self.table = TablePicture(seats={s: [] for s in script.seats}, loaded=deck)
+            self.shoe.reload(deck)
         self._done = set()
-        self.shoe.reload(deck)
         self.script = script
         self._hooks = list(script.irregular)
         self._pending, self._await_ref, self._held = [], None, None
@@ -586,6 +608,16 @@ class SimulatedDealer(Closeable):
                 return h
         return None
 
+    def _deal_on(self, ins: Instruction, street: str | None) -> int:
+        """One card to each live seat after ``ins.seat`` in the order of the deal, the display
+        not looked at; the last seat dealt (``ins.seat`` when none comes after it)."""
+        assert ins.seat is not None
+        order = self._live_order()
+        after = order[order.index(ins.seat) + 1:] if ins.seat in order else []
+        for seat in after:
+            self._pull(Instruction(Signal.DEAL, "", seat=seat, face=ins.face, street=street))
+        return after[-1] if after else ins.seat
+
     def _live_order(self) -> list[int]:
         status = self._statuses()
         return [s for s in self.in_hand if status.get(s, "live") in ("live", "all-in")]
@@ -625,7 +657,20 @@ class SimulatedDealer(Closeable):
                     self._later(DealerAction.CARD_COUNT, ins.seat, cards=held)
                 else:  # the second card as if to the next seat's turn; seen when the seats are checked
                     self._pull(Instruction(Signal.DEAL, "", seat=ins.seat, face=ins.face, street=street))
+                    if h.args.get("report") == "round":  # and on round the table, one card a seat
+                        self._deal_on(ins, street)
                     self._check_street = street
+                return True
+            h = self._hook(("skip-seat",), street, ins.seat)
+            if h is not None and street != "3rd":
+                # the seat's card to the next seat and on round the table; when the display asks
+                # for the last seat's card, the dealer sees it there and the seat skipped bare,
+                # counts both (card-count) and then deals as the display says
+                self._hooks.remove(h)
+                self._pause()
+                last = self._deal_on(ins, street)
+                for seat in (last, ins.seat):
+                    self._later(DealerAction.CARD_COUNT, seat, cards=len(self.table.seats.get(seat, ())))
                 return True
             h = self._hook(("expose", "expose-both", "off-table"), street, ins.seat,
                            on_seat if street == "3rd" else None)
@@ -810,9 +855,12 @@ class SimulatedDealer(Closeable):
                 self._done.discard(("betting", street))
                 return
         for h in [x for x in self._hooks if x.street == street and (
-                x.kind == "wrong-bring-in" or (x.kind in ("absent", "undo") and x.args.get("at") == "betting"))]:
+                x.kind in ("wrong-bring-in", "flash") or (x.kind in ("absent", "undo") and x.args.get("at") == "betting"))]:
             self._hooks.remove(h)
-            if h.kind == "wrong-bring-in":
+            if h.kind == "flash":  # a hole card seen, back face down: the dealer reports it
+                action = DealerAction.CARD_OFF_TABLE if h.args.get("off") else DealerAction.EXPOSED_CARD
+                self._input(action, h.seat, street=street)
+            elif h.kind == "wrong-bring-in":
                 self._input(DealerAction.WRONG_BRING_IN, h.seat, **h.args)
             elif h.kind == "absent":
                 self._input(DealerAction.ABSENT_PLAYER, h.seat,
@@ -842,6 +890,19 @@ class SimulatedDealer(Closeable):
         for h in [x for x in self._hooks if x.kind == "card-count"]:
             self._hooks.remove(h)
             self._input(DealerAction.CARD_COUNT, h.seat, **h.args)
+        for h in [x for x in self._hooks if x.kind == "next-deck"]:
+            # the next deck loaded and its first card pulled before hand complete: held aside;
+            # the dealer goes on once the machine has read it (its alert)
+            self._hooks.remove(h)
+            deck = self._shuffled(full_deck())
+            self.shoe.reload(deck)
+            self.stats.pulls += 1
+            self._after_read = contested
+            self._preloaded = (deck, self.shoe.pull())
+            return
+        self._finish_showdown(script, contested)
+
+    def _finish_showdown(self, script: HandScript, contested: bool) -> None:
         if contested:
             for seat in self._live_order():
                 self._input(DealerAction.FOLD if seat in script.muck else DealerAction.SHOW, seat)

@@ -404,11 +404,12 @@ def replay_hands(journal: Journal, make_machine: MachineFactory, *, table: str |
         if current is not None and isinstance(item, DealerInput):
             _open_betting(current, machine, item)
         before_no = machine.hand_no
+        before_state = machine.state
         last_hand = machine.hand
         before_reads = len(machine.reads)
         all_in_before = _all_in(machine)
         folded_before = _folded(machine)
-        shown_before = set(getattr(machine, "shown", ()))
+        shown_before = set(machine.p.shown)
         cmds = machine.handle(item)
         if machine.hand_no != before_no:
             if current is not None:
@@ -417,7 +418,7 @@ def replay_hands(journal: Journal, make_machine: MachineFactory, *, table: str |
             hand = machine.hand
             args = dict(item.args) if isinstance(item, DealerInput) else {}
             current = ExportedHand(
-                number=machine.hand_no, table=tbl, rules=machine.profile.name, game=machine.game.value,
+                number=machine.hand_no, table=tbl, rules=machine.p.profile.name, game=machine.p.game.value,
                 seats=[s.seat for s in hand.seats], first_seq=rec.seq, started=rec.time, args=args,
                 ante_all_in=sorted(_all_in(machine)), chain_head=head,
             )
@@ -427,9 +428,10 @@ def replay_hands(journal: Journal, make_machine: MachineFactory, *, table: str |
         if current is None:
             continue
         current.last_seq = rec.seq
-        for cmd in cmds:
-            if isinstance(cmd, Alert):
-                current.alerts.append(f"{cmd.code}: {cmd.message}")
+        if before_state != "idle" or machine.hand_no != before_no:  # an alert raised between hands is no hand's
+            for cmd in cmds:
+                if isinstance(cmd, Alert):
+                    current.alerts.append(f"{cmd.code}: {cmd.message}")
         players = {seat: i + 1 for i, seat in enumerate(current.seats)}
         for read in machine.reads[before_reads:]:
             text = card_text(read.card)
@@ -443,11 +445,11 @@ def replay_hands(journal: Journal, make_machine: MachineFactory, *, table: str |
                 current.actions.append(f"d db {text}")
             else:
                 current.set_aside.append(f"{read.street} {text}")
-        plan = getattr(machine, "plan", None)
+        plan = machine.p.plan
         if plan is not None and plan.street not in current.stubs:
             current.stubs[plan.street] = _stub_at_start(machine.hand, plan)
         folded_now = _folded(machine)
-        mucked: set[int] = set(getattr(machine, "mucked", ()))
+        mucked: set[int] = set(machine.p.mucked)
         for i in sorted(folded_before - folded_now) if machine.hand_no == before_no else ():
             current.unfold(i)  # an undone fold: the player is back in the hand
         for i in sorted(folded_now - folded_before):
@@ -471,7 +473,7 @@ def replay_hands(journal: Journal, make_machine: MachineFactory, *, table: str |
         if isinstance(item, DealerInput):
             for i in sorted(_all_in(machine) - all_in_before):
                 current.all_in(layout.street_of(machine.state) or current.money_street or "3rd", i)
-            for i in sorted(set(getattr(machine, "shown", ())) - shown_before):
+            for i in sorted(set(machine.p.shown) - shown_before):
                 current.flush()
                 current.actions.append(f"p{i + 1} sm {''.join(current.cards.get(i + 1, []))}".rstrip())
             if item.action not in (DealerAction.FOLD, DealerAction.SHOW, DealerAction.NEW_HAND):
@@ -519,14 +521,14 @@ def _open_betting(current: ExportedHand, machine: Any, item: DealerInput) -> Non
     street = layout.street_of(state)
     if street is None or layout.sub_of(state) != "betting" or street in current.opened:
         return
-    first = getattr(machine, "first_by_street", {}).get(street)
+    first = machine.p.first_by_street.get(street)
     if first is None:
         return
     players = {s.seat: i for i, s in enumerate(machine.hand.seats)}
     lead = None
     if item.action in (DealerAction.FOLD, DealerAction.ALL_IN) and item.seat in players:
         lead = (item.action.value, players[item.seat])
-    current.open_street(street, first, getattr(machine, "bring_in_idx", None), lead)
+    current.open_street(street, first, machine.p.bring_in_idx, lead)
     current.write_out_pending()
 
 
@@ -544,7 +546,9 @@ def default_machine_factory(profile: str) -> Any:
     from shoe_ctl.machine import Dealing
 
     profiles = {name: load_profile(name) for name in ("tda", "house")}
-    return Dealing(profiles, default_rules=profile if profile in profiles else "tda")
+    machine = Dealing(profiles, default_rules=profile if profile in profiles else "tda")
+    machine.quiet = True  # a replay: the journal's alerts were logged when they were raised
+    return machine
 
 
 def export_hands(

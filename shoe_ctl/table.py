@@ -52,20 +52,6 @@ class _Device:
         shoes.release(self.url)
 
 
-class _FlushJournal:
-    """Closed after the controller and before the floor publisher: waits for the journal's
-    writer to commit what is queued (a group may linger a few ms), so the publisher, which
-    publishes committed records, sends the session's last events before it stops."""
-
-    def __init__(self, journal: Any) -> None:
-        self.journal = journal
-
-    def close(self) -> None:
-        flush = getattr(self.journal, "flush", None)
-        if flush is not None:
-            flush(5.0)
-
-
 class Table:
     """A built table; :meth:`start` (``__enter__``) brings it up, :meth:`close` (``__exit__``)
     takes it down, each part in the reverse order of its start.
@@ -198,6 +184,8 @@ class Table:
                 machine, resume_seq, report = recover(opened, make_machine)
                 for line in report.lines():
                     say(line)
+            else:  # a simulated shoe starts afresh (nothing replayed), its hands numbered on
+                machine.hand_no = _hands_before(opened) + (opened.current_hand is not None)
         except (JournalError, OSError) as exc:
             if opened is not None:
                 opened.close()
@@ -243,6 +231,7 @@ class Table:
         self.link = link = ShoeLink(self.url, controller.queue, baudrate=self.cfg.shoe.baudrate,
                                     resume_seq=self.resume_seq, secret=secret, serial=serial)
         controller.link = link
+        display: Any = None
         if self._dealer_io:
             self.io = self._start_dealer_io(link)
             self._parts.append(self.io)
@@ -276,11 +265,14 @@ class Table:
         if self._floor is not None and self._floor.enabled:
             from shoe_ctl.floor.publisher import attach_floor  # paho-mqtt is imported only then
 
-            self._parts.append(attach_floor(controller, self.journal, self._floor, table=self.cfg.table,
-                                            journal_path=getattr(self.journal, "path", None),
-                                            identity=self.identity, report=self._report,
-                                            recall=self._recall if hasattr(self.journal, "records") else None))
-            self._parts.append(_FlushJournal(self.journal))  # closed after the controller, before it
+            # closed with the controller's sinks; it commits the journal's queue first and sends it
+            publisher = attach_floor(controller, self.journal, self._floor, table=self.cfg.table,
+                                     journal_path=getattr(self.journal, "path", None), identity=self.identity,
+                                     report=self._report,
+                                     recall=self._recall if hasattr(self.journal, "records") else None)
+            self._parts.append(publisher)
+            if publisher is not None and display is not None:
+                display.floor_problem = lambda: publisher.problem  # the broker drops what it sends
         if self._dealer_socket:
             from shoe_ctl.service.dealer_port import DealerPort
 

@@ -235,13 +235,14 @@ def unseal_body(body: bytes) -> Sealed:
     extra = _auth_fields(mtype)
     end = len(signed) - CTR.size - extra
     if end < HEADER.size:
-        raise MessageError(f"version-2 frame of type 0x{mtype:02x} too short for its challenge fields")
+        raise MessageError(f"version-2 frame of type 0x{mtype:02x} too short for its challenge fields", "M-LENGTH")
     (ctr,) = CTR.unpack_from(signed, len(signed) - CTR.size)
     fields_ = signed[end : len(signed) - CTR.size]
     payload = signed[HEADER.size : end]
     msg: Any
     if mtype == T_PAIR:
-        _check(len(payload) == SECRET_SIZE, f"PAIR payload is {len(payload)} bytes, expected {SECRET_SIZE}")
+        _check(len(payload) == SECRET_SIZE, f"PAIR payload is {len(payload)} bytes, expected {SECRET_SIZE}",
+               "P-LENGTH")
         msg = Pair(seq, payload)
     else:
         msg = _decode_payload(mtype, seq, payload)

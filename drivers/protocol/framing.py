@@ -58,7 +58,13 @@ class DecoderStats:
     reasons: dict[str, int] = field(default_factory=dict)
     last_malformed: str = ""
     rules: dict[str, int] = field(default_factory=dict)
-    """Frames with a valid CRC dropped by a row of the constraint table, by the row's id."""
+    """Every frame dropped, by the id of the constraint table's row it broke (docs/protocol.md
+    section 11): the frame rows (``F-LONG``, ``F-COBS``, ``F-SHORT``, ``F-CRC``, ``F-TYPE``) and
+    the message rows of a frame with a valid CRC."""
+
+
+FRAME_ROWS = {"long": "F-LONG", "cobs": "F-COBS", "short": "F-SHORT", "crc": "F-CRC"}
+"""The constraint table's row of each :class:`~drivers.exc.FrameError` reason."""
 
 
 class FrameDecoder:
@@ -83,9 +89,11 @@ class FrameDecoder:
         """The message of one encoded frame (a subclass decodes authenticated frames)."""
         return decode_frame(part)
 
-    def _bad(self, reason: str) -> None:
-        self.stats.bad_frames += 1
-        self.stats.reasons[reason] = self.stats.reasons.get(reason, 0) + 1
+    def _bad(self, reason: str, row: str) -> None:
+        stats = self.stats
+        stats.bad_frames += 1
+        stats.reasons[reason] = stats.reasons.get(reason, 0) + 1
+        stats.rules[row] = stats.rules.get(row, 0) + 1
 
     def feed(self, data: bytes) -> list[Any]:
         """Decode every complete frame in ``data`` (plus what was buffered), in order: messages
@@ -103,22 +111,21 @@ class FrameDecoder:
                 out.append(self._decode(part))
             except UnknownMessageError:
                 self.stats.unknown += 1
+                self.stats.rules["F-TYPE"] = self.stats.rules.get("F-TYPE", 0) + 1
                 continue
             except FrameError as exc:
-                self._bad(exc.reason)
+                self._bad(exc.reason, FRAME_ROWS[exc.reason])
                 continue
             except MessageError as exc:
-                self._bad("message")
-                self.stats.last_malformed = f"{exc} [{exc.rule}]" if exc.rule else str(exc)
-                if exc.rule:
-                    self.stats.rules[exc.rule] = self.stats.rules.get(exc.rule, 0) + 1
+                self._bad("message", exc.rule)
+                self.stats.last_malformed = f"{exc} [{exc.rule}]"
                 continue
             self.stats.frames += 1
         if len(self._buf) > MAX_ENCODED:
             self._buf = b""
             if not self._discarding:
                 self._discarding = True
-                self._bad("long")
+                self._bad("long", "F-LONG")
         return out
 
 

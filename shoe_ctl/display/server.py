@@ -56,6 +56,7 @@ from shoe_ctl.display.guard import (
     Slots,
     TokenGate,
     host_allowed,
+    is_kiosk,
     known_names,
     no_icon,
     origin_allowed,
@@ -182,6 +183,9 @@ class DisplaySink(Closeable):
         self.authenticator: Authenticator | None = None
         """Set by the table with a users file: inputs only some roles may make need a credential
         (docs/compliance.md, "People and roles")."""
+        self.floor_problem: Callable[[], str | None] | None = None
+        """Set by the table with the floor on: why the floor gets nothing of this table although
+        the broker takes its publications (the snapshot's ``floor_problem``; docs/floor.md)."""
 
     def _setup_guard(self, host: str, port: int, token: str | None) -> None:
         """The token rules and the per-client limits (:mod:`shoe_ctl.display.guard`)."""
@@ -193,6 +197,8 @@ class DisplaySink(Closeable):
                 "refusing to start")
         self._gate = TokenGate(token, failures=lim.token_failures, lockout_s=lim.token_lockout_s)
         self._input_rate = RateLimiter(lim.inputs_per_s, lim.inputs_burst, "display inputs")
+        self._input_total = RateLimiter(lim.inputs_total_per_s, lim.inputs_total_burst,
+                                        "display inputs from all other clients")
         self._names = known_names((*lim.allowed_hosts, host))
         self._server: asyncio.AbstractServer | None = None
         self._admission = Admission("display", lim.max_connections, lim.reserved_connections,
@@ -376,13 +382,16 @@ class DisplaySink(Closeable):
 
     def snapshot(self) -> dict[str, Any]:
         """The model's snapshot plus ``journal_chain``: ``{"seq", "head"}``, the journal's hash-chain
-        head (docs/journal.md, "The hash chain"), or ``None`` without a journal; and ``software``:
-        the software identity (:meth:`shoe_ctl.release.SoftwareIdentity.public`) or ``None``."""
+        head (docs/journal.md, "The hash chain"), or ``None`` without a journal; ``software``: the
+        software identity (:meth:`shoe_ctl.release.SoftwareIdentity.public`) or ``None``; and
+        ``floor_problem``: a text when the floor broker drops this table's publications, else ``None``."""
         snap = self.model.snapshot()
         provider = self.journal_chain
         snap["journal_chain"] = provider() if provider is not None else None
         software = self.software
         snap["software"] = software() if software is not None else None
+        floor = self.floor_problem
+        snap["floor_problem"] = floor() if floor is not None else None
         return snap
 
     def _publish(self) -> None:
@@ -431,16 +440,23 @@ class DisplaySink(Closeable):
     async def _guard(self, request: web.Request,
                      handler: Callable[[web.Request], Any]) -> web.StreamResponse:
         """Every request: ``Host`` names this machine and ``Origin`` (when sent) is the page's own
-        (403); POSTs: at most ``limits.inputs_per_s`` per client address (429)."""
+        (403); POSTs: at most ``limits.inputs_per_s`` per client address, and at most
+        ``limits.inputs_total_per_s`` from every address but the kiosk's together (429)."""
         host = request.headers.get("Host")
         if not host_allowed(host, self._names):
             return web.json_response({"error": f"Host {host!r} is not this display's name"}, status=403)
         if not origin_allowed(request.headers.get("Origin"), host):
             return web.json_response({"error": "cross-origin requests are refused"}, status=403)
-        if request.method == "POST" and not self._input_rate.allow(request.remote or "?"):
-            return web.json_response(
-                {"error": f"too many inputs: at most {self.limits.inputs_per_s:g} per second; "
-                          "this one was not taken"}, status=429, headers={"Retry-After": "1"})
+        if request.method == "POST":
+            remote = request.remote or "?"
+            if not self._input_rate.allow(remote):
+                return web.json_response(
+                    {"error": f"too many inputs: at most {self.limits.inputs_per_s:g} per second; "
+                              "this one was not taken"}, status=429, headers={"Retry-After": "1"})
+            if not is_kiosk(remote) and not self._input_total.allow("every other client"):
+                return web.json_response(
+                    {"error": f"too many inputs from other clients: at most {self.limits.inputs_total_per_s:g} per "
+                              "second from them all; this one was not taken"}, status=429, headers={"Retry-After": "1"})
         result: web.StreamResponse = await handler(request)
         return result
 

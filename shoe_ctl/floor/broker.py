@@ -52,9 +52,10 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 def acl_text(room: str, floors: Iterable[str] = (FLOOR_USER,)) -> str:
     """The Mosquitto ACL for one room: each table (user name = table name, ``%u``) writes its own
-    state, events, alerts, status, verification answers and recall and reads its own replay, verify
-    and clock topics; each floor user (``floors``) reads the room and writes replay and verification
-    requests and its clock; the monitor user reads everything."""
+    state, events, alerts, status, verification answers and recall and reads its own replay,
+    state (the state read back tells it the broker keeps what it publishes), verify and clock
+    topics; each floor user (``floors``) reads the room and writes replay and verification requests
+    and its clock; the monitor user reads everything."""
     check_name("room", room)
     base = f"{room}/tables"
     return "\n".join([
@@ -67,6 +68,7 @@ def acl_text(room: str, floors: Iterable[str] = (FLOOR_USER,)) -> str:
         *(f"pattern write {base}/%u/{leaf}" for leaf in ("state", "events", "alerts", "status", "verified",
                                                             "recall")),
         f"pattern read {base}/%u/replay",
+        f"pattern read {base}/%u/state",
         f"pattern read {base}/%u/verify",
         f"pattern read {base}/%u/clock",
         "",

@@ -32,7 +32,7 @@ class _Shape:
 
 def mermaid() -> str:
     """The mermaid ``stateDiagram-v2`` text of the dealing machine (no trailing newline)."""
-    machine = HierarchicalGraphMachine(
+    machine = layout.tagged(HierarchicalGraphMachine)(
         model=_Shape(),
         states=layout.states(),
         transitions=layout.transitions(),
@@ -75,6 +75,12 @@ def _states_text(states: frozenset[str] | None) -> str:
     return ", ".join(parts + [f"`{p}`" for p in plain])
 
 
+def _handler_name(fn: inputs.Handler) -> str:
+    """``fold`` for a handler in ``inputs.py``, ``irregular.exposed`` for one in ``irregular.py``."""
+    module = fn.__module__.rsplit(".", 1)[-1]
+    return fn.__name__ if module == "inputs" else f"{module}.{fn.__name__}"
+
+
 def _args_text(spec: InputSpec) -> str:
     parts = [f"`{a.name}`{' (required)' if a.required else ''}: {a.what}" for a in spec.args]
     return "; ".join(parts) or "-"
@@ -98,7 +104,7 @@ def inputs_table() -> str:
         if row is None:
             where, refused = "any state", "-"
         else:
-            where = "; ".join(f"{_states_text(states)} -> `{name}`" for states, name in row.accepted)
+            where = "; ".join(f"{_states_text(states)} -> `{_handler_name(fn)}`" for states, fn in row.accepted)
             refused = row.refused or "(the ruling's handler says why)"
         undo = "yes" if spec.undo is None else f"no: {spec.undo}"
         lines.append(f"| `{action.value}` | {spec.seat.value} | {_args_text(spec)} | {undo} | {_stop_text(spec)} "

@@ -25,7 +25,10 @@ A ruling that owes a seat a card of a street whose betting has begun (RP-10-B re
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
+
+from transitions.extensions import HierarchicalMachine
+from transitions.extensions.states import Tags, add_state_features
 
 STREETS: tuple[str, ...] = ("3rd", "4th", "5th", "6th", "7th")
 """The streets, in order."""
@@ -78,20 +81,65 @@ def sub_of(state: str) -> str:
     return sub
 
 
+M = TypeVar("M", bound=HierarchicalMachine)
+
+
+def tagged(machine_cls: type[M]) -> type[M]:
+    """A subclass of ``machine_cls`` whose states take the chart's tags (``transitions``' ``Tags``
+    state feature: ``state.tags``, ``state.is_<tag>``): every state in a hand is tagged ``hand``;
+    a street's states by what is done there (``deal``, ``betting``, ``aside``, ``scramble``,
+    ``cut``, ``reload``, ``reshuffle``); the ends of a hand ``over``."""
+    return add_state_features(Tags)(type(machine_cls.__name__, (machine_cls,), {}))  # type: ignore[no-any-return]
+
+
+def _leaf(name: str, *tags: str) -> dict[str, Any]:
+    return {"name": name, "tags": ["hand", name, *tags]}
+
+
 def states() -> list[Any]:
-    """The nested state definition handed to ``HierarchicalMachine``."""
+    """The nested state definition handed to ``HierarchicalMachine`` (leaves with their tags)."""
     streets: list[Any] = []
     for street in STREETS:
-        children: list[str] = ["deal"] if street == "3rd" else ["aside", "deal", "scramble", "cut", "reload"]
+        children = ["deal"] if street == "3rd" else ["aside", "deal", "scramble", "cut", "reload"]
         children.append("betting")
         if street != "7th":
             children.append("reshuffle")
-        streets.append({"name": STREET_STATE[street], "children": children, "initial": "deal"})
+        streets.append({"name": STREET_STATE[street], "children": [_leaf(c) for c in children], "initial": "deal"})
     return [
         IDLE,
-        {"name": "hand", "children": [*streets, "showdown", "uncontested"], "initial": "third"},
+        {"name": "hand", "children": [*streets, _leaf("showdown", "over"), _leaf("uncontested", "over")],
+         "initial": "third"},
         ATTENTION,
     ]
+
+
+def _tags() -> dict[str, frozenset[str]]:
+    """Every leaf state's full name by tag, from the definition :func:`states`."""
+    found: dict[str, set[str]] = {}
+
+    def walk(prefix: str, defs: list[Any]) -> None:
+        for d in defs:
+            if isinstance(d, str):
+                continue
+            if "children" in d:
+                walk(f"{prefix}{d['name']}_", d["children"])
+            for tag in d.get("tags", ()):
+                found.setdefault(tag, set()).add(prefix + d["name"])
+
+    walk("", states())
+    return {tag: frozenset(names) for tag, names in found.items()}
+
+
+TAGS: dict[str, frozenset[str]] = _tags()
+"""The leaf states carrying each tag (:func:`tagged`; the chart's predicates, as sets:
+``state in DEAL`` is what ``machine.get_state(state).is_deal`` says, without the lookup)."""
+
+IN_HAND = TAGS["hand"]
+DEAL = TAGS["deal"]
+BETTING = TAGS["betting"]
+ASIDE = TAGS["aside"]
+RELOAD = TAGS["reload"]
+OVER = TAGS["over"]
 
 
 def transitions() -> list[dict[str, Any]]:
@@ -100,37 +148,37 @@ def transitions() -> list[dict[str, Any]]:
     cut, a hand won without showdown, the hand complete, a fault; and the irregularities:
     premature cards, their reshuffle, cards taken aside, a redeal of a card owed, a misdeal."""
     out: list[dict[str, Any]] = [
-        {"trigger": "newhand", "source": IDLE, "dest": "hand", "after": "_begin_street"},
+        {"trigger": "new_hand", "source": IDLE, "dest": "hand", "after": "_begin_street"},
     ]
     for k, street in enumerate(STREETS):
         nxt = STREETS[k + 1] if k + 1 < len(STREETS) else None
         deal, bet = deal_state(street), betting_state(street)
         after_dest = deal_state(nxt) if nxt else SHOWDOWN
         after_cb = "_begin_street" if nxt else "_begin_showdown"
-        out.append({"trigger": "dealt", "source": deal, "dest": bet,
+        out.append({"trigger": "street_dealt", "source": deal, "dest": bet,
                     "conditions": "two_can_act", "after": "_begin_betting"})
         # No betting round can follow (fewer than two players can act): the dealer confirms the
         # street complete in the betting state before the next card, so a card read meanwhile is
         # held aside, booked to no seat (docs/irregularities.md, "A street with no betting").
-        out.append({"trigger": "dealt", "source": deal, "dest": bet,
+        out.append({"trigger": "street_dealt", "source": deal, "dest": bet,
                     "unless": "two_can_act", "after": "_begin_confirm"})
-        out.append({"trigger": "bettingdone", "source": bet, "dest": after_dest, "after": after_cb})
+        out.append({"trigger": "betting_complete", "source": bet, "dest": after_dest, "after": after_cb})
         if street != "3rd":
             base = f"hand_{STREET_STATE[street]}"
             out.append({"trigger": "scramble", "source": deal, "dest": f"{base}_scramble"})
-            out.append({"trigger": "scrambled", "source": f"{base}_scramble", "dest": f"{base}_cut"})
-            out.append({"trigger": "cutdone", "source": f"{base}_cut", "dest": f"{base}_reload"})
-            out.append({"trigger": "reloaded", "source": f"{base}_reload", "dest": deal})
-            out.append({"trigger": "setaside", "source": deal, "dest": f"{base}_aside"})
-            out.append({"trigger": "asidedone", "source": f"{base}_aside", "dest": deal, "after": "_plan_now"})
+            out.append({"trigger": "scramble_done", "source": f"{base}_scramble", "dest": f"{base}_cut"})
+            out.append({"trigger": "cut_done", "source": f"{base}_cut", "dest": f"{base}_reload"})
+            out.append({"trigger": "stub_reloaded", "source": f"{base}_reload", "dest": deal})
+            out.append({"trigger": "set_aside", "source": deal, "dest": f"{base}_aside"})
+            out.append({"trigger": "aside_done", "source": f"{base}_aside", "dest": deal, "after": "_plan_now"})
         base = f"hand_{STREET_STATE[street]}"
         out.append({"trigger": "redeal", "source": bet, "dest": deal, "after": "_replan"})
         if street != "7th":
-            out.append({"trigger": "reshuffle", "source": bet, "dest": f"{base}_reshuffle"})
-            out.append({"trigger": "reshuffled", "source": f"{base}_reshuffle", "dest": bet})
+            out.append({"trigger": "premature_done", "source": bet, "dest": f"{base}_reshuffle"})
+            out.append({"trigger": "reshuffle_done", "source": f"{base}_reshuffle", "dest": bet})
     out.extend([
-        {"trigger": "allfolded", "source": "hand", "dest": UNCONTESTED},
-        {"trigger": "handdone", "source": [SHOWDOWN, UNCONTESTED], "dest": IDLE, "after": "_end_hand"},
+        {"trigger": "all_folded", "source": "hand", "dest": UNCONTESTED},
+        {"trigger": "hand_complete", "source": [SHOWDOWN, UNCONTESTED], "dest": IDLE, "after": "_end_hand"},
         {"trigger": "misdeal", "source": "hand", "dest": IDLE, "after": "_end_hand"},
         {"trigger": "fault", "source": [IDLE, "hand"], "dest": ATTENTION},
     ])
@@ -145,8 +193,10 @@ def leaves() -> tuple[str, ...]:
         for d in defs:
             if isinstance(d, str):
                 out.append(prefix + d)
-            else:
+            elif "children" in d:
                 walk(f"{prefix}{d['name']}_", d["children"])
+            else:
+                out.append(prefix + d["name"])
 
     walk("", states())
     return tuple(out)

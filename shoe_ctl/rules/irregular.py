@@ -258,12 +258,17 @@ def exposed_downcard(profile: RuleProfile, hand: HandState, i: int, *, both: boo
 
     Call it when the dealer reports the exposure, with the exposed card recorded as player ``i``'s
     downcard ``which`` (0 or 1; default the last one dealt); ``both``: the seat's two downcards
-    were both dealt face up. If the seat already holds its 3rd-street upcard, a single exposed
-    hole card cannot become the upcard any more: the ruling asks for the floor and changes nothing.
+    were both dealt face up — also when they are reported one at a time: a hole card exposed at a
+    seat whose other hole card was already ruled its upcard (``SeatState.exposed_hole``) is the
+    second of two. If the seat already holds its 3rd-street upcard, a single exposed hole card
+    cannot become the upcard any more: the ruling asks for the floor and changes nothing.
 
     :raises HandError: for an unknown player index.
     """
     seat = _seat(hand, i)
+    # A second hole card exposed after the first was ruled the upcard (reported one at a time):
+    # both hole cards were dealt face up.
+    both = both or hand.seats[i].exposed_hole
     late = bool(hand.seats[i].up) and not both
     to_up = (Effect("to-up", i, street="3rd", index=which),)
     if profile.exposed_downcard is ExposedDowncardRule.TDA:
@@ -505,7 +510,7 @@ def aside_after_betting(hand: HandState) -> int:
 
 
 def burn_error(profile: RuleProfile, hand: HandState, street: str, *, burns: int, first: int,
-               final_card_stands: bool = False) -> Ruling:
+               final_card_stands: bool = False, late_card: bool = False) -> Ruling:
     """house 16.15 (TDA Rule 38: exactly one burn per street): two burns, or none, on ``street``.
 
     The state machine records cards in the order of the street's plan, so the record already shows
@@ -522,8 +527,15 @@ def burn_error(profile: RuleProfile, hand: HandState, street: str, *, burns: int
     there to keep the order of the cards, so the floor may let the cards dealt stand
     (interpretation).
 
+    What the dealer is told agrees with what is left to deal once the cards stand: with two
+    burns found after the street, ``late_card`` (the card read after the street's last, held
+    aside) is the card of the player owed one, and the street is out; with no burn, when the
+    card the record gave the burn was the last one owed, the street is out and no card is
+    burned now.
+
     :param burns: burns the dealer took (0 or 2).
     :param first: the player who should have received the first card after the burn.
+    :param late_card: a card was read after the street's last card (two burns found late).
     :raises HandError: for another burn count, an unknown street or player.
     """
     street_index(street)
@@ -534,6 +546,14 @@ def burn_error(profile: RuleProfile, hand: HandState, street: str, *, burns: int
     stands = final_card_stands and (street == "7th" or not profile.house)
     face = "down" if street == "7th" else "up"
     if burns == 2:
+        if stands and late_card:
+            order = [k for k in hand.in_hand() if k >= first] + [k for k in hand.in_hand() if k < first]
+            last = hand.seats[order[-1]].seat
+            return Ruling(clauses, Action.CARD_STANDS,
+                          f"Two burns on {street}: the extra burn stands; the cards dealt stand; the card read "
+                          f"after the street is seat {last}'s; every {street} card is out", first,
+                          "the cards dealt stay where they are; the last card read is the last player's",
+                          stub_delta=-1, effects=(Effect("unseat", first, face, street),))
         if stands:
             return Ruling(clauses, Action.CARD_STANDS,
                           f"Two burns on {street}: the extra burn stands; the cards dealt stand; deal on", first,
@@ -542,6 +562,11 @@ def burn_error(profile: RuleProfile, hand: HandState, street: str, *, burns: int
         return Ruling(clauses, Action.MOVE_CARDS,
                       f"Two burns on {street}: give the top burn card to seat {seat} and move any card dealt since "
                       "one seat on", first, "the top burn card is the seat's card")
+    if stands and sum(hand.needs_card(k, street) for k in hand.in_hand()) <= 1:
+        return Ruling(clauses, Action.CARD_STANDS,
+                      f"No burn on {street}: the cards dealt stand; every {street} card is out: no card is burned",
+                      first, "seats keep the cards they were dealt; the street had no burn",
+                      effects=_no_burn_stands(hand, street, first))
     if stands:
         return Ruling(clauses, Action.CARD_STANDS,
                       f"No burn on {street}: the cards dealt stand; burn one card now, then deal on", first,

@@ -99,6 +99,8 @@ def recover(journal: Journal, make_machine: Callable[[], Any]) -> tuple[Any, int
         already been repaired and is only reported).
     """
     machine = make_machine()
+    if hasattr(machine, "quiet"):
+        machine.quiet = True  # the replay's alerts were logged when they were raised: not again
     report = RecoveryReport(from_seq=journal.replay_start(), hand=journal.current_hand,
                             damage=list(journal.report.damage))
     expected: list[events.Alert] = []  # alerts the replay produced for the last event, not yet matched
@@ -139,6 +141,8 @@ def recover(journal: Journal, make_machine: Callable[[], Any]) -> tuple[Any, int
     if expected and not journal.readonly:
         journal.append_many(expected)
         report.completed_alerts = len(expected)
+    if hasattr(machine, "quiet"):
+        machine.quiet = False
     return machine, journal.last_shoe_seq(), report
 
 

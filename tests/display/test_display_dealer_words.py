@@ -50,7 +50,7 @@ def _short_stub_alerts(seats: list[int], folds_after_third: list[int], rules: st
             seq += 1
             out += m.handle(CardRead(seq, deck.pop(), "rfid", seq))
         elif sig is Signal.BETTING:
-            if m.street == "3rd":
+            if m.p.street == "3rd":
                 for s in folds_after_third:
                     out += m.handle(DealerInput(DealerAction.FOLD, s))
             out += m.handle(DealerInput(DealerAction.BETTING_COMPLETE))
@@ -108,7 +108,7 @@ def test_new_hand_button_repeats_the_previous_hand() -> None:
     m.start()
     m.handle(DealerInput(DealerAction.NEW_HAND, args=last.new_hand_args()))
     assert m.hand is not None and [s.seat for s in m.hand.seats] == [5, 7, 2]
-    assert m.game.value == "stud8" and m.profile.name == "house"
+    assert m.p.game.value == "stud8" and m.p.profile.name == "house"
 
 
 def test_new_hand_button_on_mock_pins_posts_the_previous_hand(tmp_path: Path) -> None:

@@ -182,7 +182,10 @@ def test_a_replayed_frame_is_refused() -> None:
     assert [r.refused for r in refusals(pump)] == ["replay"]
 
 
-def test_a_recorded_hello_is_refused_in_a_later_session() -> None:
+def test_a_recorded_hello_never_opens_a_session_and_accuses_nobody() -> None:
+    """A HELLO answering a challenge the host no longer holds is the table's own shoe's (its MAC
+    verifies under the table's secret), so nothing is refused: it opens no session, the shoe is
+    challenged again, and the cards go on (docs/protocol.md section 14, "Handshake")."""
     pump = Pump(LinkSession(auto_ack=True, secret=SECRET, serial="SH-1"), device())
     pump._carry()
     pump.device.receive_data(pump.to_shoe, pump.now)
@@ -190,9 +193,14 @@ def test_a_recorded_hello_is_refused_in_a_later_session() -> None:
     old_hello = pump.device.frames_to_send()[0]
     pump.run(0.5)
     assert pump.session.connected
+    hellos = pump.device.hellos
     pump.to_host += old_hello  # the answer to an old challenge, once more
     pump.run(0.05)
-    assert [r.refused for r in refusals(pump)] == ["auth-failed"]
+    assert refusals(pump) == [] and pump.session.stats.stale_hellos == 1
+    assert pump.device.hellos == hellos + 1  # challenged again at once, and answered
+    pump.device.pull(pump.now)
+    pump.run(0.5)
+    assert len(cards(pump)) == 1 and pump.session.connected
 
 
 def test_a_rebooted_shoe_is_challenged_again_without_an_alert() -> None:

@@ -95,7 +95,7 @@ def test_first_deal_waits_for_the_confirmed_reset_and_a_missing_first_card_is_a_
             t.silent_card()  # the hand's first card passes unread, no CARD at all
             second = shoe.pull()
             read = t.until(lambda ev: isinstance(ev, CardRead))
-            assert read.dispense == 2 and read.epoch == t.m.counter_epoch
+            assert read.dispense == 2 and read.epoch == t.m.link.epoch
         finally:
             link.close()
     gaps = t.gaps()

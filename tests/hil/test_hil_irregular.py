@@ -580,7 +580,7 @@ def test_reports_at_the_wrong_time_or_with_bad_arguments_change_nothing() -> Non
     cards = deck(THIRD)
     m.handle(CardRead(1, cards[0], "rfid", 1))
     assert m.hand is not None
-    key = (m.state, m.step_i, [(s.down, s.up) for s in m.hand.seats], m.hand.stub_count())
+    key = (m.state, m.p.step_i, [(s.down, s.up) for s in m.hand.seats], m.hand.stub_count())
     for inp, code in [
         (DealerInput(DealerAction.EXPOSED_CARD, 2), "input-wrong-time"),        # seat 2 has no card yet
         (DealerInput(DealerAction.EXPOSED_CARD, 9), "input-invalid"),           # not dealt in
@@ -594,4 +594,4 @@ def test_reports_at_the_wrong_time_or_with_bad_arguments_change_nothing() -> Non
         out = m.handle(inp)
         assert [a.code for a in out if hasattr(a, "code")] == [code], inp
         m.handle(DealerInput(DealerAction.ACK_ALERT))
-        assert (m.state, m.step_i, [(s.down, s.up) for s in m.hand.seats], m.hand.stub_count()) == key
+        assert (m.state, m.p.step_i, [(s.down, s.up) for s in m.hand.seats], m.hand.stub_count()) == key

@@ -132,10 +132,10 @@ def test_seat_out_of_the_hand_while_the_stub_is_scrambled(
     is not dealt, everyone else gets theirs, and the hand reaches its 7th-street betting (was: an
     internal fault on every following card)."""
     t = Table(rules)
-    while not (t.m.street == "7th" and t.m.state.endswith("scramble")):
+    while not (t.m.p.street == "7th" and t.m.state.endswith("scramble")):
         sig = t.m.instruction().signal
         if sig is Signal.BETTING:
-            if t.m.street == "3rd":
+            if t.m.p.street == "3rd":
                 t.send(DealerInput(DealerAction.FOLD, seat=7))
                 t.send(DealerInput(DealerAction.FOLD, seat=8))
             t.send(DealerInput(DealerAction.BETTING_COMPLETE))
@@ -143,14 +143,14 @@ def test_seat_out_of_the_hand_while_the_stub_is_scrambled(
             assert sig in (Signal.DEAL, Signal.BURN), t.m.instruction()
             t.card()
     hand = t.m.hand
-    assert hand is not None and t.m.plan is not None
+    assert hand is not None and t.m.p.plan is not None
     if wait != "scramble":
         t.send(DealerInput(DealerAction.SCRAMBLE_DONE))
         t.deck = sorted(c for c in hand.new_stub if c is not None)
     if wait == "reload":
         t.send(DealerInput(DealerAction.CUT_DONE))
     assert t.m.state.endswith(wait)
-    left = [hand.seats[s.seat_index].seat for s in t.m.plan.steps[t.m.step_i:]
+    left = [hand.seats[s.seat_index].seat for s in t.m.p.plan.steps[t.m.p.step_i:]
             if s.kind == "deal" and s.seat_index is not None]
     assert left, "a seat's 7th card must still be due"
     out = left[0]

@@ -35,7 +35,7 @@ class _Model:
 
 def _machine(cls: type[HierarchicalMachine]) -> tuple[_Model, HierarchicalMachine]:
     model = _Model()
-    machine = cls(model=model, states=layout.states(), transitions=layout.transitions(), initial=layout.IDLE,
+    machine = layout.tagged(cls)(model=model, states=layout.states(), transitions=layout.transitions(), initial=layout.IDLE,
                   send_event=True, queued=True, auto_transitions=False, on_exception="_on_exception",
                   model_override=False)
     return model, machine
@@ -59,9 +59,9 @@ def test_every_state_lookup_matches_the_library() -> None:
 def test_a_hand_of_triggers_walks_the_same_states_and_callbacks() -> None:
     plain_model, _ = _machine(HierarchicalMachine)
     lean_model, _ = _machine(LeanHierarchicalMachine)
-    script = ["newhand", "dealt", "bettingdone", "dealt", "bettingdone", "scramble", "scrambled", "cutdone",
-              "reloaded", "dealt", "bettingdone", "dealt", "bettingdone", "dealt", "bettingdone", "handdone", "newhand",
-              "dealt", "allfolded", "handdone"]
+    script = ["new_hand", "street_dealt", "betting_complete", "street_dealt", "betting_complete", "scramble", "scramble_done", "cut_done",
+              "stub_reloaded", "street_dealt", "betting_complete", "street_dealt", "betting_complete", "street_dealt", "betting_complete", "hand_complete", "new_hand",
+              "street_dealt", "all_folded", "hand_complete"]
     for k, trigger in enumerate(script):
         for model in (plain_model, lean_model):
             model.can = k != 13  # 7th: fewer than two players able to act: the street is confirmed, not bet
@@ -137,7 +137,7 @@ def _with_transition_callbacks(transitions: list[dict[str, Any]]) -> list[dict[s
 
 def _recording(cls: type[HierarchicalMachine], boom: frozenset[str]) -> _Recorder:
     model = _Recorder(boom)
-    cls(model=model, states=_with_enter_exit(layout.states()), transitions=_with_transition_callbacks(layout.transitions()),
+    layout.tagged(cls)(model=model, states=_with_enter_exit(layout.states()), transitions=_with_transition_callbacks(layout.transitions()),
         initial=layout.IDLE, send_event=True, queued=True, auto_transitions=False, on_exception="_on_exception",
         model_override=False, prepare_event="_m_prepare_event", before_state_change="_m_before_state_change",
         after_state_change="_m_after_state_change", finalize_event="_m_finalize_event")
@@ -235,12 +235,12 @@ def test_the_silent_path_is_taken_only_while_the_library_logs_nothing(monkeypatc
     for model in (plain, lean):
         asked.clear()
         with _library_logging(None) as records:
-            assert model.trigger("newhand") is True
+            assert model.trigger("new_hand") is True
         assert records.seen == []
         counts.append(len(asked))
     assert counts[0] > 10 and counts[1] == 1, counts
     with _library_logging(logging.INFO) as records:
-        assert lean.trigger("dealt") is True
+        assert lean.trigger("street_dealt") is True
     assert any("Finished processing state" in message for _, _, message in records.seen)
 
 
@@ -249,10 +249,10 @@ def test_a_state_added_later_is_found_and_reached() -> None:
     plain_model, plain = _machine(HierarchicalMachine)
     lean_model, lean = _machine(LeanHierarchicalMachine)
     for machine, model in ((plain, plain_model), (lean, lean_model)):
-        model.trigger("newhand")
+        model.trigger("new_hand")
         machine.add_states("break")
         machine.add_transition("pause", "hand", "break")
-        machine.add_transition("dealt", "hand_third_deal", "break", conditions="two_can_act", before="_early")
+        machine.add_transition("street_dealt", "hand_third_deal", "break", conditions="two_can_act", before="_early")
         model.trigger("pause")
     assert lean_model.state == plain_model.state == "break"
     assert lean_model.calls == plain_model.calls
@@ -269,8 +269,8 @@ def test_a_subclass_that_sets_the_state_its_own_way_keeps_it() -> None:
             super().set_state(state, model)
 
     model = _Model()
-    Noting(model=model, states=layout.states(), transitions=layout.transitions(), initial=layout.IDLE,
+    layout.tagged(Noting)(model=model, states=layout.states(), transitions=layout.transitions(), initial=layout.IDLE,
            send_event=True, queued=True, auto_transitions=False, on_exception="_on_exception", model_override=False)
     calls.clear()
-    assert model.trigger("newhand") is True
+    assert model.trigger("new_hand") is True
     assert model.state == "hand_third_deal" and calls == ["hand_third_deal"]

@@ -22,10 +22,10 @@ def test_every_input_has_a_row_on_the_charts_states() -> None:
     for row in ROWS.values():
         for states, _handler in row.accepted:
             assert states is None or (states and states <= leaves), row.action
-    assert layout.sources("bettingdone") == {layout.betting_state(s) for s in layout.STREETS}
-    assert layout.sources("handdone") == {layout.SHOWDOWN, layout.UNCONTESTED}
+    assert layout.sources("betting_complete") == {layout.betting_state(s) for s in layout.STREETS}
+    assert layout.sources("hand_complete") == {layout.SHOWDOWN, layout.UNCONTESTED}
     assert layout.sources("misdeal") == {s for s in leaves if s.startswith("hand_")}
-    assert ROWS[DealerAction.CUT_DONE].accepted[0][0] == layout.sources("cutdone")
+    assert ROWS[DealerAction.CUT_DONE].accepted[0][0] == layout.sources("cut_done")
     assert ROWS[DealerAction.NEW_HAND].accepted[0][0] == {layout.IDLE}
 
 

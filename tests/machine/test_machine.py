@@ -73,7 +73,7 @@ def test_machine_configuration_and_state_names() -> None:
             name = d if isinstance(d, str) else d["name"]
             assert "_" not in name
             names.append(prefix + name)
-            if isinstance(d, dict):
+            if isinstance(d, dict) and "children" in d:
                 walk(d["children"], prefix + name + "_")
 
     walk(layout.states())
@@ -119,13 +119,13 @@ def test_every_card_assigned_and_streets_follow() -> None:
 
 def test_wrong_time_input_alerts_and_changes_nothing() -> None:
     t = Table()
-    before = (t.m.state, t.m.step_i, json.dumps(t.m.public_state()["seats"]))
+    before = (t.m.state, t.m.p.step_i, json.dumps(t.m.public_state()["seats"]))
     for ev in (DealerInput(DealerAction.BETTING_COMPLETE), DealerInput(DealerAction.FOLD, 3),
                DealerInput(DealerAction.HAND_COMPLETE), DealerInput(DealerAction.CUT_DONE),
                DealerInput(DealerAction.NEW_HAND, args={"seats": [1, 2]})):
         cmds = t.send(ev)
         assert t.alerts(cmds) == ["input-wrong-time"]
-    assert (t.m.state, t.m.step_i, json.dumps(t.m.public_state()["seats"])) == before
+    assert (t.m.state, t.m.p.step_i, json.dumps(t.m.public_state()["seats"])) == before
 
 
 def test_duplicate_card_marks_both_reads_suspect_and_stops() -> None:
@@ -186,7 +186,7 @@ def test_dispense_gap_counts_the_missing_cards() -> None:
     t.card()
     cmds = t.card(skip=2)  # two cards left unreported
     assert "dispense-gap" in t.alerts(cmds)
-    assert t.m.step_i == 4
+    assert t.m.p.step_i == 4
     assert t.m.hand is not None and t.m.hand.stub_count() == 48
     assert [r.card is None for r in t.m.reads] == [False, True, True, False]
 
@@ -311,17 +311,17 @@ def test_all_in_players_have_no_betting_round_but_confirm_each_street() -> None:
         ins = t.m.instruction()
         signals.append(ins.signal)
         if ins.signal is Signal.BETTING:
-            assert "confirm the street complete" in ins.text and t.m.first_idx is None
+            assert "confirm the street complete" in ins.text and t.m.p.first_idx is None
             confirms += 1
             t.send(DealerInput(DealerAction.BETTING_COMPLETE))
         else:
             t.card()
     assert signals.count(Signal.BURN) == 4 and confirms == 4
-    assert set(t.m.first_by_street) == {"3rd"}
+    assert set(t.m.p.first_by_street) == {"3rd"}
 
 
 def test_internal_fault_goes_to_attention_and_ack_resumes(monkeypatch: pytest.MonkeyPatch) -> None:
-    import shoe_ctl.machine.dealing as dealing
+    import shoe_ctl.machine.progress as progress
 
     t = Table()
     t.deal_street()
@@ -329,7 +329,7 @@ def test_internal_fault_goes_to_attention_and_ack_resumes(monkeypatch: pytest.Mo
     def broken(*_a: object) -> None:
         raise RuntimeError("plan failed")
 
-    monkeypatch.setattr(dealing, "plan_street", broken)
+    monkeypatch.setattr(progress, "plan_street", broken)
     hand_before = t.m.hand.copy() if t.m.hand is not None else None
     cmds = t.send(DealerInput(DealerAction.BETTING_COMPLETE))
     assert t.m.state == "attention"
@@ -376,7 +376,7 @@ def test_new_hand_with_bad_arguments_is_refused() -> None:
     assert m.state == "idle"
     m.handle(DealerInput(DealerAction.NEW_HAND, args={"seats": [3, 5, 7], "button": 5, "game": "razz"}))
     assert m.hand is not None and [s.seat for s in m.hand.seats] == [7, 3, 5]
-    assert m.game.value == "razz"
+    assert m.p.game.value == "razz"
 
 
 def test_every_dealer_input_refreshes_the_display() -> None:
@@ -393,10 +393,10 @@ def test_every_dealer_input_refreshes_the_display() -> None:
 
 def test_commands_read_back_from_a_journal_change_nothing() -> None:
     t = Table()
-    key = (t.m.state, t.m.step_i, len(t.m.alerts))
+    key = (t.m.state, t.m.p.step_i, len(t.m.alerts))
     assert t.send(Alert("duplicate-card", "from the journal")) == []
     assert t.send(Instruction(Signal.BURN, "from the journal")) == []
-    assert (t.m.state, t.m.step_i, len(t.m.alerts)) == key
+    assert (t.m.state, t.m.p.step_i, len(t.m.alerts)) == key
 
 
 def test_last_card_exposed_on_seventh_rp_10_b_replaced_house_16_22_stands() -> None:
@@ -491,10 +491,10 @@ def test_unread_community_card_leaves_the_first_to_act_to_the_floor_house_16_20(
     boards = hand.boards()
     # Without the flag the rules core would name a seat from the boards alone; some identity of
     # the unread card changes who acts first, so the honest answer is "unknown".
-    named = first_to_act(t.m.game, boards, in_hand, can, t.m.profile.tie, None)
+    named = first_to_act(t.m.p.game, boards, in_hand, can, t.m.p.profile.tie, None)
     assert named is not None
-    assert first_to_act(t.m.game, boards, in_hand, can, t.m.profile.tie, None, community_unknown=True) is None
-    assert t.m.first_idx is None
+    assert first_to_act(t.m.p.game, boards, in_hand, can, t.m.p.profile.tie, None, community_unknown=True) is None
+    assert t.m.p.first_idx is None
     ins = t.m.instruction()
     assert ins.signal is Signal.BETTING and ins.seat is None
     assert "floor decides" in ins.text and "house 16.20" in ins.text
@@ -518,7 +518,7 @@ def test_public_state_marks_absent_seats_no_bet_seats_and_alert_moves() -> None:
     t.send(DealerInput(DealerAction.BETTING_COMPLETE))
     for _ in range(3):
         t.deal_street()
-        if t.m.street == "6th":
+        if t.m.p.street == "6th":
             break
         t.send(DealerInput(DealerAction.BETTING_COMPLETE))
     assert t.m.state == "hand_sixth_betting"

@@ -20,6 +20,7 @@ from shoe_ctl.events import (
     Signal,
 )
 from shoe_ctl.machine import Dealing
+from shoe_ctl.machine.progress import MAX_INFO_ALERTS
 from shoe_ctl.rules.cards import full_deck
 
 PROFILES = {"tda": load_profile("tda"), "house": load_profile("house")}
@@ -47,7 +48,7 @@ class Shoe:
 
     def new_hand(self, **args: object) -> list[object]:
         cmds = self.send(DealerInput(A.NEW_HAND, args={"seats": [1, 2, 3, 4], **args}))
-        if self.m.counter_wait:
+        if self.m.link.wait:
             from shoe_ctl.events import CounterReset
             self.send(CounterReset(1))
         return cmds
@@ -137,9 +138,9 @@ def test_a_sequence_gap_stops_the_hand_until_the_cards_found_are_reported() -> N
     assert t.ins().signal is Signal.STOP  # the acknowledgement alone does not ask for the card again
     # more cards than the next places hold: the floor decides
     cmds = t.send(DealerInput(A.GAP_CARDS, args={"cards": 30}))
-    assert codes(cmds) == ["input-invalid"] and t.m.gap is not None
+    assert codes(cmds) == ["input-invalid"] and t.m.link.gap is not None
     cmds = t.send(DealerInput(A.GAP_CARDS, args={"cards": 2}))
-    assert codes(cmds) == ["sequence-gap-closed"] and t.m.gap is None
+    assert codes(cmds) == ["sequence-gap-closed"] and t.m.link.gap is None
     hand = t.m.hand
     assert hand is not None and hand.pulled == 4 and hand.stub_count() == 48
     assert [len(s.down) for s in hand.seats] == [1, 1, 1, 1] and hand.seats[2].down == [None]
@@ -186,7 +187,7 @@ def test_refused_inputs_are_merged_and_information_alerts_capped() -> None:
     for seat in range(1, 9):
         for action in (A.FOLD, A.ALL_IN, A.SHOW):
             t.send(DealerInput(action, seat))
-    assert sum(1 for a in t.m.alerts if not a["latched"]) <= Dealing.MAX_INFO_ALERTS
+    assert sum(1 for a in t.m.alerts if not a["latched"]) <= MAX_INFO_ALERTS
     # a latched alert is never dropped by the cap
     t.card()
     t.send(SequenceGap(9, 10))

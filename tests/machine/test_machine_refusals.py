@@ -105,4 +105,4 @@ def test_fold_of_an_all_in_player_in_betting_is_refused_but_a_muck_at_showdown_i
             seq += 1
             m.handle(CardRead(seq, deck.pop(), "rfid", seq - 94))
     assert alerts(m.handle(DealerInput(DealerAction.FOLD, seat=1))) == []
-    assert 0 in m.mucked
+    assert 0 in m.p.mucked

@@ -64,7 +64,7 @@ def _restarted_after_one_card() -> tuple[Dealing, Alert]:
 
 def test_the_floors_ruling_on_a_card_pulled_while_the_shoe_was_off_is_entered_as_cards_found() -> None:
     m, alert = _restarted_after_one_card()
-    assert alert.code == "shoe-restarted" and m.gap is None
+    assert alert.code == "shoe-restarted" and m.link.gap is None
     assert m.instruction().signal == Signal.STOP
     out = m.handle(DealerInput(DealerAction.GAP_CARDS, args={"cards": 1}))
     assert [a.code for a in _alerts(out)] == ["sequence-gap-closed"]

@@ -53,7 +53,7 @@ class Table:
     def new_hand(self, **args: object) -> list[object]:
         cmds = self.send(DealerInput(A.NEW_HAND, args={"seats": self.seats, "rules": self.rules,
                                                        "game": self.game, **args}))
-        if self.m.counter_wait:
+        if self.m.link.wait:
             cmds += self.send(CounterReset(1))
         return cmds
 

@@ -15,6 +15,7 @@ from rule_profiles import PROFILES
 from shoe_ctl.display.model import DisplayModel
 from shoe_ctl.events import Alert, CardRead, DealerAction, DealerInput, Signal
 from shoe_ctl.machine import Dealing
+from shoe_ctl.machine.progress import MAX_INFO_ALERTS, MAX_LATCHED_ALERTS
 from shoe_ctl.rules.cards import full_deck
 
 READS = 5000
@@ -86,7 +87,7 @@ def test_strays_after_a_hand_keep_every_alert_list_bounded() -> None:
     display = DisplayModel()
     raised = _feed(m, display, seq + 1, READS, dispense)
     latched = [a for a in m.alerts if a["latched"]]
-    assert len(latched) <= Dealing.MAX_LATCHED_ALERTS
-    assert len(m.alerts) <= Dealing.MAX_LATCHED_ALERTS + Dealing.MAX_INFO_ALERTS
+    assert len(latched) <= MAX_LATCHED_ALERTS
+    assert len(m.alerts) <= MAX_LATCHED_ALERTS + MAX_INFO_ALERTS
     assert sum(a["count"] for a in latched) == raised  # merged, none lost from the count
     assert len(json.dumps(display.snapshot())) < 20_000

@@ -38,10 +38,10 @@ def _codes(out: list[Any]) -> list[str]:
 
 
 def _no_live_seat_in_undo_point(m: Dealing) -> None:
-    last = m.inputs.undo.last
-    if last is None or last[1] is None or last[1]["hand"] is None or m.hand is None:
+    last = m.undo.last
+    if last is None or last[1] is None or last[1].progress.hand is None or m.hand is None:
         return
-    kept = {id(s) for s in last[1]["hand"].seats}
+    kept = {id(s) for s in last[1].progress.hand.seats}
     assert not kept & {id(s) for s in m.hand.seats}
 
 
@@ -58,7 +58,7 @@ def test_undo_puts_back_the_state_before_the_last_input(steps: list[tuple[str, i
     before_last: str | None = None  # the public state before the input the undo point is for
     undone = 0
     shared = 0
-    kept_before = m.inputs.undo._kept
+    kept_before = m.undo._kept
     for kind, seat in steps:
         if kind == "card":
             if not deck or m.hand is None:
@@ -78,23 +78,23 @@ def test_undo_puts_back_the_state_before_the_last_input(steps: list[tuple[str, i
         else:
             action = {"fold": DealerAction.FOLD, "all-in": DealerAction.ALL_IN,
                       "complete": DealerAction.BETTING_COMPLETE}[kind]
-            was = m.inputs.undo.last
+            was = m.undo.last
             now = _table(m)
             m.handle(DealerInput(action, seat=seat))
-            last = m.inputs.undo.last
+            last = m.undo.last
             if last is not was and last is not None and last[1] is not None:
                 before_last = now  # accepted and undoable: the undo point taken before it
             elif last is not was:
                 before_last = None
         _no_live_seat_in_undo_point(m)
         shared += _shared_with_previous(m, kept_before)
-        kept_before = m.inputs.undo._kept
+        kept_before = m.undo._kept
     if len(steps) >= 30:  # a long sequence has both: undos taken and seats shared
         assert undone or shared
 
 
 def _shared_with_previous(m: Dealing, kept_before: Any) -> int:
-    kept = m.inputs.undo._kept
+    kept = m.undo._kept
     if kept is None or kept_before is None or kept is kept_before:
         return 0
     return len({id(s) for s in kept[1]} & {id(s) for s in kept_before[1]})

@@ -121,7 +121,7 @@ def test_state_machine_document_is_current() -> None:
     """docs/state-machine.md holds the diagram generated from the machine's definition."""
     doc = (ROOT / "docs" / "state-machine.md").read_text()
     assert diagram.render(doc) == doc, "stale: run python -m shoe_ctl.machine.diagram"
-    assert "hand_seventh_scramble --> hand_seventh_cut: scrambled" in doc
+    assert "hand_seventh_scramble --> hand_seventh_cut: scramble_done" in doc
 
 
 def test_diagram_check_notices_a_stale_document(tmp_path: Path) -> None:

@@ -87,7 +87,7 @@ def test_the_simulated_shoe_is_paired_by_the_table_and_a_bench_link_says_auth_of
             assert table.link.auth == auth and table.link.info.protocol == version
             assert (table.device.secret is not None) is (auth == "hmac")
             end = time.monotonic() + 5
-            while table.machine.shoe_auth != auth and time.monotonic() < end:
+            while table.machine.link.auth != auth and time.monotonic() < end:
                 time.sleep(0.01)
             assert table.machine.public_state()["shoe"]["auth"] == auth
 

@@ -58,11 +58,11 @@ class Snap:
                 m = self.machine
                 if self._started and m.hand is not None:
                     seats = {s.seat: k for k, s in enumerate(m.hand.seats)}
-                    first = {st: (None if v is None else m.hand.seats[v].seat) for st, v in m.first_by_street.items()}
-                    bi = None if m.bring_in_idx is None else m.hand.seats[m.bring_in_idx].seat
+                    first = {st: (None if v is None else m.hand.seats[v].seat) for st, v in m.p.first_by_street.items()}
+                    bi = None if m.p.bring_in_idx is None else m.hand.seats[m.p.bring_in_idx].seat
                     del seats
-                    self.hands.append(Ended(m.hand.copy(), m.irregular.misdeal, self._alerts, self._signals, self._texts,
-                                            first, bi, dict(m.procedures)))
+                    self.hands.append(Ended(m.hand.copy(), m.p.misdeal, self._alerts, self._signals, self._texts,
+                                            first, bi, dict(m.p.procedures)))
                 self._alerts, self._signals, self._texts, self._started = [], [], [], False
             else:
                 self._started = True

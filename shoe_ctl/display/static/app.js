@@ -321,6 +321,10 @@ function renderSide(s) {
       + ", verified " + sw.verified + (sw.shoe_serial ? "; shoe " + sw.shoe_serial + " firmware " + sw.shoe_firmware : "");
   document.getElementById("software").dataset.verified = sw ? sw.verified : "";
   document.getElementById("unverified").hidden = !(sw && sw.verified === "off");
+  // the floor broker takes this table's publications and drops them (docs/floor.md): said here
+  const fp = document.getElementById("floor-problem");
+  fp.hidden = !s.floor_problem;
+  fp.textContent = s.floor_problem ? "FLOOR: " + s.floor_problem : "";
 }
 
 // ------------------------------------------------------------------ what the flow needs now

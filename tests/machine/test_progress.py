@@ -1,0 +1,68 @@
+"""The hand's progress is one value that the undo point copies whole: every field of
+:class:`~shoe_ctl.machine.progress.Progress` says how it is copied, the copy holds every field,
+shares nothing that is changed in place, and an undo puts every field back."""
+
+from __future__ import annotations
+
+from dataclasses import fields
+
+from rule_profiles import PROFILES
+
+from shoe_ctl.events import CardRead, DealerAction, DealerInput
+from shoe_ctl.machine import Dealing
+from shoe_ctl.machine.progress import COPY, Progress
+from shoe_ctl.rules.cards import full_deck
+
+KINDS = {"value", "container", "deep", "hand"}
+
+
+def _betting() -> Dealing:
+    m = Dealing(PROFILES)
+    m.handle(DealerInput(DealerAction.NEW_HAND, args={"seats": [1, 2, 3, 4]}))
+    deck = full_deck()
+    for seq in range(1, 13):
+        m.handle(CardRead(seq, deck.pop(), "rfid", seq))
+    assert m.state == "hand_third_betting"
+    m.p.premature = {"street": "4th"}  # every kind of field holds something
+    return m
+
+
+def test_every_field_says_how_the_undo_point_copies_it() -> None:
+    names = [f.name for f in fields(Progress)]
+    assert set(COPY) == set(names) and set(COPY.values()) <= KINDS
+    assert list(COPY.values()).count("hand") == 1
+
+
+def test_the_copy_holds_every_field_and_shares_nothing_changed_in_place() -> None:
+    m = _betting()
+    p = m.p
+    point = m.undo.take(p, m.state)
+    copied = point.progress
+    for name, kind in COPY.items():
+        live, kept = getattr(p, name), getattr(copied, name)  # a field the copy missed raises here
+        if kind == "value":
+            assert kept is live, name
+        elif kind == "hand":
+            assert kept is not live and kept.seats is not live.seats, name
+            assert [s.__dict__ for s in kept.seats] == [s.__dict__ for s in live.seats]
+        else:
+            assert kept == live and (kept is not live or live is None), name
+
+
+def test_an_undo_puts_every_field_back() -> None:
+    m = _betting()
+    before = {name: getattr(m.p, name) for name in COPY}
+    copies = {name: (v.copy() if COPY[name] in ("container", "deep") and v is not None else v)
+              for name, v in before.items()}
+    seats_before = [dict(s.__dict__) for s in m.p.hand.seats]
+    m.handle(DealerInput(DealerAction.FOLD, seat=2))
+    m.handle(DealerInput(DealerAction.UNDO))
+    assert m.state == "hand_third_betting"
+    for name, kind in COPY.items():
+        now = getattr(m.p, name)
+        if kind == "hand":
+            assert [s.__dict__ for s in now.seats] == seats_before
+        elif name == "alerts":
+            assert [a["code"] for a in now] == [a["code"] for a in copies[name]] + ["undo"]
+        elif name != "forecast_dirty":  # an undo marks the forecast to be worked out again
+            assert now == copies[name], name
