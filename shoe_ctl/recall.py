@@ -93,8 +93,8 @@ def recall_hands(records: Callable[[int | None], Iterable[Any]], make_machine: C
         cmds = machine.handle(item)
         if machine.hand_no != before_no and machine.hand is not None:
             numbered = False
-            current = {"hand": machine.hand_no, "game": machine.game.value,
-                       "rules": machine.profile.name, "seats": [s.seat for s in machine.hand.seats],
+            current = {"hand": machine.hand_no, "game": machine.p.game.value,
+                       "rules": machine.p.profile.name, "seats": [s.seat for s in machine.hand.seats],
                        "started": t, "finished": False, "entries": [], "more": 0}
             hands.append(current)
             before_reads = 0

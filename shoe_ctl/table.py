@@ -293,6 +293,8 @@ class Table:
             self._await_link(self._wait_connected)
         controller.start()
         self._parts.append(controller)
+        if self._host is not None and self._host.journal is not None:
+            self._parts.append(self._host)  # closed before the controller: the floor still gets the clean stop
         from shoe_ctl.service.watchdog import ControllerWatchdog
 
         outputs: list[Any] = [sink for sink in controller.sinks if callable(getattr(sink, "service_lost", None))]
@@ -340,7 +342,6 @@ class Table:
         for code, message in self._host.start(self.journal):
             self._say(f"warning: {message}")
             self._report(code, message)
-        self._parts.append(self._host)  # closed just before the journal: the clean stop's record
 
     def _report(self, code: str, message: str) -> None:
         """Raise an information alert ``code`` from any thread: shown and journaled (a refused

@@ -70,7 +70,7 @@ def test_an_unsynchronised_clock_warns_and_hands_still_start(tmp_path: Path) -> 
     path = tmp_path / "j.sqlite3"
     table = Table.from_config(TableConfig(leds=LedConfig(backend="mock")), profiles=PROFILES, shoe_url="sim",
                               journal=str(path), display=None, say=lambda _line: None,
-                              host=HostLife(boot, clock=lambda: (False, "seam: no")))
+                              host=HostLife(boot, clock=lambda: (False, "seam: no")), wait_connected=10.0)
     with table:
         c = table.controller
         assert c.wait_idle(10)
