@@ -1,36 +1,7 @@
-"""The dealer display server: aiohttp on its own thread and event loop.
-
-Routes (all JSON unless noted):
-
-- ``GET /`` — the page (``static/index.html``; no CDN, works offline); ``GET /static/...``;
-  ``GET /sw.js`` — its service worker, which answers a page load with ``static/no-service.html``
-  while the service is down.
-- ``GET /state`` — the public table state (:meth:`DisplayModel.snapshot`).
-- ``GET /events`` — server-sent events: one ``state`` event with the full snapshot at connect and
-  after every change (``id:`` is the snapshot's ``version``); a ``beat`` event (``{"alive":
-  bool}``: false while the controller is stuck, :meth:`DisplaySink.service_lost`) every
-  :data:`BEAT_S` seconds without one, which the page's watchdog needs (docs/display.md, *No
-  service*); a ``bye`` event when the service stops.
-- ``POST /input`` — body ``{"action": DealerAction value, "seat": int|null, "args": {}}``; posts a
-  :class:`~shoe_ctl.events.DealerInput` to the controller; 202 on success (``{"posted", "ref"}``:
-  ``args["ref"]`` is set when the body gave none, and the snapshot's ``reply`` says whether the
-  machine accepted that input), 400 naming the bad field otherwise (:func:`input_event`).
-- ``GET /inputs`` — every dealer input's specification (:data:`shoe_ctl.input_spec.SPECS`): its
-  seat rule, arguments and their allowed values, whether it can be undone and whether a STOP holds it.
-- ``POST /ack`` — body ``{"id": int}``; hides that alert and posts ``DealerInput(ACK_ALERT,
-  args={"id", "code"})``; 404 for an alert not shown. Body ``{"ids": [int, ...]}`` (one merged
-  band): hides those still shown and posts one ``ACK_ALERT`` per code; 202, or 200 when all were
-  already gone (never an error: the page's band is gone either way).
-
-POSTs must be ``Content-Type: application/json`` (a plain cross-site form cannot post) and, when
-a token is configured, carry it as ``X-Shoe-Token: TOKEN`` or ``Authorization: Bearer TOKEN``
-(401 otherwise). Binding an address other than loopback without a token is refused.
-
-Limits (:class:`~shoe_ctl.display.guard.Limits`; docs/security.md, "Floods and connections"):
-every request must name this machine in ``Host`` and, from a browser, come from the same origin
-(403 otherwise); POSTs are rate-limited per client address (429) and a client that sent too many
-wrong tokens is locked out for a while (429); connections are capped and must send a request
-head within a deadline; ``/events`` streams are capped (503) and a stalled one is closed.
+"""The dealer display server: aiohttp on its own thread and event loop, serving the page (and its
+service worker, ``/sw.js``), the public state (``/state``, ``/events``), the inputs' specifications (``/inputs``) and the dealer's
+inputs (``/input``, ``/ack``), behind the limits of :mod:`shoe_ctl.web_guard`. Routes, answers and
+limits: docs/display.md, *HTTP API*.
 """
 
 from __future__ import annotations
@@ -49,19 +20,6 @@ from typing import Any
 
 from aiohttp import web
 
-from shoe_ctl.display.guard import (
-    Admission,
-    Limits,
-    RateLimiter,
-    Slots,
-    TokenGate,
-    host_allowed,
-    is_kiosk,
-    known_names,
-    no_icon,
-    origin_allowed,
-    quiet_accept_errors,
-)
 from shoe_ctl.display.model import DisplayModel
 from shoe_ctl.events import Command, DealerAction, DealerInput
 from shoe_ctl.input_spec import SPECS, check_input
@@ -78,6 +36,19 @@ from shoe_ctl.users import (
     required_role,
     signed,
     what_needs,
+)
+from shoe_ctl.web_guard import (
+    Admission,
+    Limits,
+    RateLimiter,
+    Slots,
+    TokenGate,
+    host_allowed,
+    is_kiosk,
+    known_names,
+    no_icon,
+    origin_allowed,
+    quiet_accept_errors,
 )
 
 log = logging.getLogger(__name__)
@@ -188,7 +159,7 @@ class DisplaySink(Closeable):
         the broker takes its publications (the snapshot's ``floor_problem``; docs/floor.md)."""
 
     def _setup_guard(self, host: str, port: int, token: str | None) -> None:
-        """The token rules and the per-client limits (:mod:`shoe_ctl.display.guard`)."""
+        """The token rules and the per-client limits (:mod:`shoe_ctl.web_guard`)."""
         lim = self.limits
         if token and len(token) < lim.token_min_len:
             raise DisplayError(
@@ -277,7 +248,7 @@ class DisplaySink(Closeable):
     async def _listen(self, sock: socket.socket) -> None:
         """Serve ``sock`` with aiohttp's request handler, closing a connection beyond its share of
         ``limits.max_connections`` as it is accepted (aiohttp has no cap of its own): the kiosk
-        keeps its reserve, every other address its own share (:class:`~shoe_ctl.display.guard.Slots`)."""
+        keeps its reserve, every other address its own share (:class:`~shoe_ctl.web_guard.Slots`)."""
         server = self._runner.server if self._runner is not None else None
         assert server is not None
         loop = asyncio.get_running_loop()

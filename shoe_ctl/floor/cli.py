@@ -15,6 +15,12 @@ import sys
 import threading
 from typing import Any
 
+from shoe_ctl.config import ConfigError
+from shoe_ctl.floor.config import FloorConfig, load_credentials, load_floor_config, parse_broker
+from shoe_ctl.floor.consumer import FloorConsumer, open_floor_journal
+from shoe_ctl.floor.page import FloorPage
+from shoe_ctl.users import Authenticator, UserStore, users_file_setting
+
 __all__ = ["parse_listen", "register", "run"]
 
 
@@ -57,12 +63,6 @@ def parse_listen(value: str) -> tuple[str, int]:
 
 def run(args: argparse.Namespace) -> int:
     """Run the consumer and the page until Ctrl-C / SIGTERM. Exit 2 on a configuration error."""
-    from shoe_ctl.config import ConfigError
-    from shoe_ctl.floor.config import FloorConfig, load_credentials, load_floor_config, parse_broker
-    from shoe_ctl.floor.consumer import FloorConsumer, open_floor_journal
-    from shoe_ctl.floor.page import FloorPage
-    from shoe_ctl.users import Authenticator, UserStore, users_file_setting
-
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
         cfg = load_floor_config(args.config) if args.config else FloorConfig()

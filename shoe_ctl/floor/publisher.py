@@ -1,20 +1,7 @@
-"""The table's publisher: a controller sink that puts the journal and the public state on the
-floor's MQTT broker (paho-mqtt 2.x, ``CallbackAPIVersion.VERSION2``, QoS 1).
-
-The journal is the outbox (``docs/floor.md``): the publisher's own thread reads the records after
-the last one the broker acknowledged (:meth:`Journal.records`), publishes each one on the
-table's ``events`` topic (alerts also on ``alerts``) with its journal sequence and the session
-number, and keeps at most ``window`` unacknowledged. The highest journal sequence acknowledged
-without a hole and the session are kept in a small outbox file, so a restarted table publishes
-again what the broker had not acknowledged. A floor that saw a gap asks, on the ``replay`` topic,
-for the records from a sequence on; the publisher reads them again from the journal.
-
-The session number (as Sparkplug's ``bdSeq``) grows at every start and every connection; the
-retained ``status`` topic carries ``online`` with it, and the Last Will the same number with
-``online: false``, so a floor can tell a late Will of an old connection from the current state.
-
-Dealing never waits for the broker: :meth:`handle` only keeps a reference to the newest state and
-sets an event; paho's network thread and this module's thread do all the I/O.
+"""The table's floor publisher: a controller sink whose own thread publishes the journal's
+committed records and the public state on the floor's MQTT broker (paho-mqtt 2.x, QoS 1), the
+journal being its outbox; dealing never waits for the broker. Topics, sessions, the outbox file
+and the replay of a gap: docs/floor.md.
 """
 
 from __future__ import annotations

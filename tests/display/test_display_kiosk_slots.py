@@ -16,8 +16,8 @@ import pytest
 from test_display_limits import request
 from waiting import wait_for
 
-from shoe_ctl.display.guard import Limits, Slots
 from shoe_ctl.display.server import DisplaySink
+from shoe_ctl.web_guard import Limits, Slots
 
 
 def _from(address: str, port: int) -> socket.socket:

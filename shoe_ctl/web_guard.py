@@ -1,7 +1,6 @@
-"""The display server's limits against floods and hostile pages (docs/security.md, "Floods and
-connections"; the API limits in docs/display.md).
-
-Plain helpers with no I/O, used by :mod:`shoe_ctl.display.server`:
+"""The web pages' limits against floods and hostile pages (docs/security.md, "Floods and
+connections"; the API limits in docs/display.md): plain helpers with no I/O, used by the dealer
+display (:mod:`shoe_ctl.display.server`) and the floor page (:mod:`shoe_ctl.floor.page`):
 
 - :class:`Limits`: every bound in one place (connections, timeouts, input rate, token rules);
 - :class:`~shoe_ctl.service.ratelimit.RateLimiter`: a token bucket per client address (inputs);
