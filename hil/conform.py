@@ -13,6 +13,7 @@ JUnit XML, with the protocol version and the shoe's identity. How to run it: ``d
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import struct
 import subprocess
@@ -135,10 +136,18 @@ class RawHost:
     """The kit's side of the line: write any bytes, read and time every message.
 
     :param url: anything ``serial.serial_for_url`` opens.
+    :param secret: the shoe's pairing secret: the kit speaks version 2 (docs/protocol.md section
+        14): HOST_HELLO sealed with a fresh challenge under the hello key, every other frame under
+        the session's host key with a rising counter; only shoe frames whose MAC verifies are
+        taken (under the session's key, or the hello key outside a session). None: version 1.
     """
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, secret: bytes | None = None) -> None:
         self.url = url
+        self.secret = secret
+        self.session: Any = None
+        self._challenges: list[bytes] = []  # the last 16 sent, as the product's host keeps them
+        self._tx_ctr = self._rx_ctr = 0
         self._socket_port = is_socket_url(url)
         self.ser: Any = None
         self.decoder = p.FrameDecoder()
@@ -149,7 +158,8 @@ class RawHost:
     def open(self) -> None:
         """Open the port (a fresh decoder: a host start)."""
         self.ser = serial.serial_for_url(self.url, baudrate=115200, timeout=0.005)
-        self.decoder = p.FrameDecoder()
+        self.decoder = p.FrameDecoder() if self.secret is None else p.SealedDecoder()
+        self.session = None
         self.inbox = []
         self.raw = bytearray()
 
@@ -173,8 +183,37 @@ class RawHost:
         return time.monotonic()
 
     def send(self, msg: p.Message) -> float:
-        """Write one message; returns the time."""
-        return self.write(p.encode(msg))
+        """Write one message (sealed in version 2); returns the time."""
+        if self.secret is None:
+            return self.write(p.encode(msg))
+        if isinstance(msg, p.HostHello):
+            challenge = os.urandom(p.NONCE_SIZE)
+            self._challenges = [*self._challenges[-15:], challenge]
+            return self.write(p.seal(msg, p.hello_key(self.secret), 0, challenge=challenge))
+        if self.session is None:
+            return self.write(p.seal(msg, p.hello_key(self.secret), 0))  # a paired shoe ignores it
+        self._tx_ctr += 1
+        return self.write(p.seal(msg, self.session.host_mac, self._tx_ctr))
+
+    def _taken(self, item: Any) -> Any:
+        """The message of a received frame when the kit may take it (version 2: a MAC that
+        verifies; a HELLO answering the kit's challenge opens the session), else None."""
+        if self.secret is None:
+            return item
+        if not isinstance(item, p.Sealed):
+            return None  # an unauthenticated frame from a paired shoe: not taken
+        if isinstance(item.msg, p.Hello) and item.challenge in self._challenges:
+            keys = p.session_keys(self.secret, item.challenge, item.nonce)
+            if not item.verify(keys.shoe_mac):
+                return None
+            self.session = keys  # that challenge and every older one are spent
+            self._challenges = self._challenges[self._challenges.index(item.challenge) + 1:]
+            self._tx_ctr, self._rx_ctr = 0, item.ctr
+            return item.msg
+        if self.session is not None and item.ctr > self._rx_ctr and item.verify(self.session.shoe_mac):
+            self._rx_ctr = item.ctr
+            return item.msg
+        return item.msg if item.verify(p.hello_key(self.secret)) else None
 
     def poll(self, seconds: float = 0.0) -> None:
         """Read whatever arrives for ``seconds`` (at least one read)."""
@@ -187,7 +226,8 @@ class RawHost:
                 time.sleep(0.01)
             if data:
                 now = time.monotonic()
-                self.inbox.extend(Seen(now, m) for m in self.decoder.feed(data))
+                taken = (self._taken(m) for m in self.decoder.feed(data))
+                self.inbox.extend(Seen(now, m) for m in taken if m is not None)
                 self.raw += data
                 del self.raw[:-RAW_KEPT]
             if time.monotonic() >= end:
@@ -211,7 +251,8 @@ class RawHost:
 
     def hello(self, timeout: float = 1.0) -> tuple[p.Hello, float]:
         """Send HOST_HELLO; the HELLO that answers it and the answer time (seconds)."""
-        t0 = self.send(p.HostHello(self.seq()))
+        version = p.PROTOCOL_VERSION if self.secret is None else p.AUTH_VERSION
+        t0 = self.send(p.HostHello(self.seq(), version, version))
         seen = self.wait_for(lambda m: isinstance(m, p.Hello), timeout, after=t0)
         check(seen is not None, f"no HELLO within {timeout} s of HOST_HELLO" + (self.paired_shoe() or ""))
         assert seen is not None and isinstance(seen.msg, p.Hello)
@@ -221,7 +262,7 @@ class RawHost:
         """When the bytes read are version-2 (authenticated) frames: what to say (the shoe is
         paired and drops this kit's version-1 frames), else None."""
         sealed = [m for m in p.SealedDecoder().feed(bytes(self.raw)) if isinstance(m, p.Sealed)]
-        if not sealed:
+        if not sealed or self.secret is not None:
             return None
         serial = next((m.msg.serial for m in sealed if isinstance(m.msg, p.Hello)), None)
         return (f": the shoe{f' {serial}' if serial else ''} sends version-2 (authenticated) frames: it is paired "
@@ -311,12 +352,13 @@ class Kit:
     """
 
     def __init__(self, url: str, operator: Operator | None = None, *, time_scale: float = 1.0,
-                 operator_budget: float = 0.0) -> None:
+                 operator_budget: float = 0.0, secret: bytes | None = None) -> None:
         self.url = url
+        self.protocol = p.PROTOCOL_VERSION if secret is None else p.AUTH_VERSION
         self.operator = operator or Operator()
         self.k = time_scale
         self.budget = operator_budget
-        self.host = RawHost(url)
+        self.host = RawHost(url, secret)
         self.hello: p.Hello | None = None
         self.identity: p.Hello | None = None
         """The shoe's first HELLO (its identity in the report: the boot the kit started with)."""
@@ -410,7 +452,7 @@ class Kit:
     def t_handshake(self, r: Result) -> None:
         hello, dt = self.host.hello(1.0)
         r.measured["hello_answer_s"] = round(dt, 4)
-        check(hello.version == p.PROTOCOL_VERSION, f"HELLO version {hello.version}, expected 1")
+        check(hello.version == self.protocol, f"HELLO version {hello.version}, expected {self.protocol}")
         check(dt <= HELLO_ANSWER_S * self.k, f"HELLO came {dt * 1000:.1f} ms after HOST_HELLO (limit "
               f"{HELLO_ANSWER_S * self.k * 1000:.0f} ms)")
         check(self.host.decoder.stats.bad_frames == 0, "bad frames from the shoe on a clean line: "
@@ -686,7 +728,7 @@ class Kit:
             "protocol": h.version, "version_range": [h.version_min, h.version_max], "readers": list(h.readers),
             "caps": None if h.caps is None else list(h.caps), "boot_count": h.boot_count}
         counts = {s: sum(r.status == s for r in self.results) for s in ("passed", "failed", "skipped")}
-        return {"kit": KIT_VERSION, "protocol": p.PROTOCOL_VERSION, "time_scale": self.k,
+        return {"kit": KIT_VERSION, "protocol": self.protocol, "time_scale": self.k,
                 "operator_budget_s": self.budget, "shoe": shoe,
                 "started": round(getattr(self, "started", time.time()), 3), "summary": counts,
                 "results": [asdict(r) for r in self.results]}
@@ -735,7 +777,8 @@ def virtual_bench(shoe: Any) -> CallableOperator:
 
 
 def run_kit(url: str, *, operator_command: str | None = None, operator: Operator | None = None,
-            time_scale: float = 1.0, operator_budget: float = 0.0) -> dict[str, Any]:
+            time_scale: float = 1.0, operator_budget: float = 0.0, protocol: int = 1,
+            secret: bytes | None = None) -> dict[str, Any]:
     """Run the kit against ``url`` and return the report. ``url`` ``virtual`` starts a virtual
     shoe on a pty (closed afterwards), a ``vshoe://`` URL uses that virtual shoe; both come with
     their bench (:func:`virtual_bench`). Otherwise ``operator_command`` (a
@@ -746,17 +789,24 @@ def run_kit(url: str, *, operator_command: str | None = None, operator: Operator
         from hil.deck import Deck
         from hil.virtual_shoe import VirtualShoe
 
-        own = shoe = VirtualShoe(Deck.seeded(0)).start()
+        if protocol == p.AUTH_VERSION and secret is None:
+            secret = os.urandom(32)  # the kit pairs its own virtual shoe
+        own = shoe = VirtualShoe(Deck.seeded(0), secret=secret if protocol == p.AUTH_VERSION else None).start()
         url = shoe.url
     elif url.lower().startswith("vshoe://"):
         from hil.urlhandler.protocol_vshoe import device_for_url
 
         shoe = device_for_url(url)
+        if protocol == p.AUTH_VERSION and secret is None:
+            secret = shoe.secret
     if operator is None:
         operator = (virtual_bench(shoe) if shoe is not None else
                     CommandOperator(operator_command) if operator_command else Operator())
     try:
-        return Kit(url, operator, time_scale=time_scale, operator_budget=operator_budget).run()
+        if protocol == p.AUTH_VERSION and secret is None:
+            raise ValueError("protocol 2 needs the shoe's pairing secret")
+        return Kit(url, operator, time_scale=time_scale, operator_budget=operator_budget,
+                   secret=secret if protocol == p.AUTH_VERSION else None).run()
     finally:
         if own is not None:
             own.close()

@@ -37,6 +37,7 @@ from typing import Any, Protocol
 
 from shoe_ctl.events import (
     Alert,
+    CardRead,
     DealerAction,
     DealerInput,
     DisplayUpdate,
@@ -937,8 +938,6 @@ class DirectShoe:
     exception each time)."""
 
     def __init__(self, post: Callable[[Any], object]) -> None:
-        from shoe_ctl.events import CardRead  # local: the event type only
-
         self._read = CardRead
         self.post = post
         self.cards: list[Card] = []

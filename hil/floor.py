@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from hil.dealer import random_hands
 from hil.floor_rig import CutProxy, VirtualTable
 from shoe_ctl.floor.broker import FLOOR_USER, Mosquitto
 from shoe_ctl.floor.consumer import FloorConsumer
@@ -45,8 +46,6 @@ def run_floor(tables: int, *, seconds: float = 30.0, pace: float = 0.5, seed: in
         network for 3 s at 75 %.
     :raises RuntimeError: mosquitto missing or not starting.
     """
-    from hil.dealer import random_hands
-
     names = [f"t{i + 1:04d}" for i in range(tables)]
     own = tempfile.TemporaryDirectory(prefix="floor-hil-") if workdir is None else None
     root = Path(workdir or (own.name if own else "."))

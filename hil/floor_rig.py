@@ -1,8 +1,9 @@
 """Virtual tables and a cuttable network for the floor's tests and ``shoe-ctl hil floor``.
 
-:class:`VirtualTable` is one table's service in-process: its journal (SQLite, a file of its own),
-the dealing machine and the controller thread, a simulated dealer pulling from a shoe without a
-wire (:class:`hil.dealer.DirectShoe`: each pull is a ``CardRead`` with the shoe's sequence and
+:class:`VirtualTable` is one table's service in-process, built as every table is
+(:class:`~shoe_ctl.table.Table`): its journal (SQLite, a file of its own), the dealing machine and
+the controller thread, a simulated dealer pulling from a shoe without a wire
+(:class:`hil.dealer.DirectShoe`: each pull is a ``CardRead`` with the shoe's sequence and
 dispense counters) and the :class:`~shoe_ctl.floor.publisher.FloorPublisher` as a sink. Many of
 them run in one process. :class:`CutProxy` stands for the network between the tables and the
 broker: :meth:`CutProxy.cut` drops every connection and refuses new ones for a while.
@@ -13,19 +14,29 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from shoe_ctl.events import DisplayUpdate
+from hil.dealer import DirectShoe, SimulatedDealer
+from hil.replay import HandRecorder
+from shoe_ctl.config import TableConfig, load_profile
+from shoe_ctl.events import DisplayUpdate, Event
 from shoe_ctl.floor.config import Credentials
 from shoe_ctl.floor.publisher import FloorPublisher
+from shoe_ctl.machine import Dealing
+from shoe_ctl.service import shoes
+from shoe_ctl.service.controller import Controller
+from shoe_ctl.service.journal import Journal
+from shoe_ctl.service.recovery import HandMarks
+from shoe_ctl.table import Table
 
 __all__ = ["CutProxy", "VirtualTable"]
 
 
 class VirtualTable:
-    """One table dealing ``scripts`` with a publisher to ``host:port``.
+    """One table dealing ``scripts`` with a publisher to ``host:port``, built as every table is
+    (:class:`~shoe_ctl.table.Table`) on a shoe without a wire (:data:`shoe_ctl.service.shoes.DIRECT`).
 
     :param name: the table (and broker user) name.
     :param folder: where its journal and outbox files go.
@@ -38,14 +49,6 @@ class VirtualTable:
     def __init__(self, name: str, folder: str | Path, scripts: Iterable[Any], *, room: str, host: str, port: int,
                  credentials: Credentials | None, pace: float = 0.0, seed: int = 0, record: bool = False,
                  synchronous: str = "NORMAL", window: int = 200) -> None:
-        from hil.dealer import DirectShoe, SimulatedDealer
-        from hil.replay import HandRecorder
-        from shoe_ctl.config import load_profile
-        from shoe_ctl.machine import Dealing
-        from shoe_ctl.service.controller import Controller
-        from shoe_ctl.service.journal import Journal
-        from shoe_ctl.service.recovery import HandMarks
-
         self.name, self.room, self.host, self.port = name, room, host, port
         self.credentials = credentials
         self.window = window
@@ -57,18 +60,33 @@ class VirtualTable:
                                synchronous=synchronous)
         profiles = {"tda": load_profile("tda"), "house": load_profile("house")}
         self.machine = Dealing(profiles, default_rules="tda")
-        self.controller = Controller(self.machine, journal=self.journal)
+        controller = Controller(self.machine, journal=self.journal)
         marks = HandMarks(self.journal, self.machine)
-        self.controller.add_hook(marks.after_event)
+        controller.add_hook(marks.after_event)
         self.recorder = HandRecorder(self.machine) if record else None
-        if self.recorder is not None:
-            self.controller.add_sink(self.recorder)
-        shoe = DirectShoe(self.controller.post)
-        self.dealer = SimulatedDealer(shoe, self.controller.post, scripts, pace=pace, seed=seed, auto_ack=True)
-        self.controller.add_sink(self.dealer)
         self.publisher = self._publisher()
-        self.controller.add_sink(self.publisher)
         self.publishers = 1
+        dealers: list[SimulatedDealer] = []
+
+        def dealer(device: Any, post: Callable[[Event], object]) -> SimulatedDealer:  # no device: no wire
+            dealers.append(SimulatedDealer(DirectShoe(post), post, scripts, pace=pace, seed=seed, auto_ack=True))
+            return dealers[-1]
+
+        if self.recorder is not None:
+            controller.add_sink(self.recorder)
+        controller.add_sink(self.publisher)  # a test may take it out before the start: no floor
+        self.table = Table(TableConfig(table=name), controller, shoes.DIRECT, journal=self.journal, dealer_io=False,
+                           dealer=dealer)
+        self._dealers = dealers
+
+    @property
+    def controller(self) -> Controller:
+        return self.table.controller
+
+    @property
+    def dealer(self) -> SimulatedDealer:
+        """The simulated dealer (made when the table starts)."""
+        return self._dealers[0]
 
     def _publisher(self) -> FloorPublisher:
         return FloorPublisher(self.journal, table=self.name, room=self.room, host=self.host, port=self.port,
@@ -77,8 +95,7 @@ class VirtualTable:
 
     def start(self) -> VirtualTable:
         self.publisher.start()
-        self.controller.start()
-        self.dealer.start()
+        self.table.start()
         return self
 
     @property
@@ -107,10 +124,11 @@ class VirtualTable:
         return last
 
     def close(self) -> None:
-        self.dealer.close()
-        self.controller.wait_idle(5)
-        self.controller.close()  # closes the publisher (a sink) too
-        self.journal.close()
+        """The dealer, the controller (and its sinks: the publisher), the journal."""
+        if self._dealers:
+            self.dealer.close()
+            self.controller.wait_idle(5)
+        self.table.close()
 
 
 class CutProxy:

@@ -26,12 +26,14 @@ from typing import Any
 
 from hil.dealer import DirectShoe, HandScript, SimulatedDealer
 from hil.deck import Deck
+from shoe_ctl.config import TableConfig
 from shoe_ctl.events import Alert, Command, Instruction, Signal
 from shoe_ctl.machine import Dealing
 from shoe_ctl.phh import TABLE_SEATS, RecordedHand
 from shoe_ctl.rules.cards import Card, card_text, full_deck
 from shoe_ctl.rules.profiles import RuleProfile
 from shoe_ctl.service import shoes
+from shoe_ctl.table import Table
 
 log = logging.getLogger(__name__)
 
@@ -252,22 +254,23 @@ def run_full(scripts: Iterable[HandScript], profiles: Mapping[str, RuleProfile],
     :raises TimeoutError: when the hands are not done within ``timeout`` seconds (the dealer's
         ``stalled`` text says why, if it knows).
     """
-    from shoe_ctl.config import TableConfig
-    from shoe_ctl.table import Table
-
     if machine is None:
         machine = Dealing(profiles, default_rules=rules)
     recorder = HandRecorder(machine)
 
+    built: list[SimulatedDealer] = []
+
     def dealer(device: Any, post: Any) -> SimulatedDealer:
-        return SimulatedDealer(device, post, scripts, seed=seed, pace=pace, auto_ack=auto_ack)
+        built.append(SimulatedDealer(device, post, scripts, seed=seed, pace=pace, auto_ack=auto_ack))
+        return built[-1]
 
     table = Table.from_config(TableConfig(), profiles=profiles, rules=rules, shoe_url=shoes.SIM, seed=seed,
                               faults=faults, journal=journal, machine=machine, dealer_io=False,
                               sinks=[recorder, *sinks], dealer=dealer, wait_connected=10.0)
     with table:
-        ok = table.dealer.done.wait(timeout)
+        sim = built[0]
+        ok = sim.done.wait(timeout)
         table.controller.wait_idle(5)
     if not ok:
-        raise TimeoutError(f"hands not done in {timeout} s: {table.dealer.stalled or machine.instruction().text}")
-    return recorder, table.dealer
+        raise TimeoutError(f"hands not done in {timeout} s: {sim.stalled or machine.instruction().text}")
+    return recorder, sim

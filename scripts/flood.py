@@ -103,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
                                                if isinstance(ev, CardRead) else None)
     kwargs: dict[str, Any] = {}
     if args.no_rate_limit and "limits" in inspect.signature(DisplaySink).parameters:
-        from shoe_ctl.display.guard import Limits
+        from shoe_ctl.web_guard import Limits
         kwargs["limits"] = Limits(inputs_per_s=1e9, inputs_burst=10**9)
     display = DisplaySink(controller.post, host="127.0.0.1", port=0, **kwargs).start()
     controller.add_sink(display)

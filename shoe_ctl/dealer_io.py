@@ -12,7 +12,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TextIO
 
+from drivers.buttons import DealerButtons
+from drivers.leds import ConsoleLedSink, GpioLedSink, MockLedSink, ShoeLedSink
 from shoe_ctl.config import TableConfig
+from shoe_ctl.display.server import DisplaySink, start_display
+from shoe_ctl.events import Command, DisplayUpdate, Signal
 
 TOKEN_ENV = "SHOE_CTL_DISPLAY_TOKEN"
 
@@ -32,10 +36,8 @@ class LastHand:
     def __init__(self, seats: list[int], game: str, rules: str) -> None:
         self._args: dict[str, Any] = {"seats": list(seats), "game": game, "rules": rules}
 
-    def handle(self, command: Any) -> None:
+    def handle(self, command: Command) -> None:
         """Follow a ``DisplayUpdate`` (its ``seats``, ``game``, ``rules``); ignore the rest."""
-        from shoe_ctl.events import DisplayUpdate
-
         if not isinstance(command, DisplayUpdate):
             return
         state = command.state
@@ -65,9 +67,9 @@ class DealerIO:
     sinks first, the display last, so a card's LED signal is not held up by the display's thread);
     :meth:`close` closes every part (idempotent)."""
 
-    sinks: list[Any] = field(default_factory=list)
-    display: Any = None
-    buttons: Any = None
+    sinks: list[LedSink | LastHand | DisplaySink] = field(default_factory=list)
+    display: DisplaySink | None = None
+    buttons: DealerButtons | None = None
 
     @property
     def display_url(self) -> str | None:
@@ -95,35 +97,30 @@ class LedContext:
     pin_factory: Any = None
 
 
-def _gpio_leds(cfg: TableConfig, ctx: LedContext) -> Any:
-    from drivers.leds import GpioLedSink
+LedSink = GpioLedSink | ConsoleLedSink | ShoeLedSink | MockLedSink
+"""The LED sinks a backend builds."""
 
+
+def _gpio_leds(cfg: TableConfig, ctx: LedContext) -> LedSink:
     return GpioLedSink(cfg.leds.pins, pwm=cfg.leds.pwm, active_high=cfg.leds.active_high,
                        pin_factory=ctx.pin_factory)
 
 
-def _console_leds(cfg: TableConfig, ctx: LedContext) -> Any:
-    from drivers.leds import ConsoleLedSink
-
+def _console_leds(cfg: TableConfig, ctx: LedContext) -> LedSink:
     return ConsoleLedSink(ctx.stream)
 
 
-def _shoe_leds(cfg: TableConfig, ctx: LedContext) -> Any:
+def _shoe_leds(cfg: TableConfig, ctx: LedContext) -> LedSink:
     if ctx.send_leds is None:
         raise ValueError("[leds] backend = \"shoe\" needs a shoe link (no send_leds given)")
-    from drivers.leds import ShoeLedSink
-    from shoe_ctl.events import Signal
-
     return ShoeLedSink(ctx.send_leds, on_close=Signal.STOP)  # a stopped service leaves no "deal" lit
 
 
-def _mock_leds(cfg: TableConfig, ctx: LedContext) -> Any:
-    from drivers.leds import MockLedSink
-
+def _mock_leds(cfg: TableConfig, ctx: LedContext) -> LedSink:
     return MockLedSink()
 
 
-LED_BACKENDS: Mapping[str, Callable[[TableConfig, LedContext], Any]] = {
+LED_BACKENDS: Mapping[str, Callable[[TableConfig, LedContext], LedSink]] = {
     "gpio": _gpio_leds,
     "console": _console_leds,
     "shoe": _shoe_leds,
@@ -163,8 +160,6 @@ def start_dealer_io(cfg: TableConfig, post: Callable[[Any], Any], *,
         if display == "config":
             display = (cfg.display.host, cfg.display.port) if cfg.display.enabled else None
         if display is not None:
-            from shoe_ctl.display import start_display
-
             io.display = start_display(display[0], display[1], post, token=display_token(cfg, env),
                                        table_seats=cfg.seats)
         wanted = {cfg.leds.backend} | ({"console"} if console else set()) | ({"shoe"} if send_leds else set())
@@ -179,8 +174,6 @@ def start_dealer_io(cfg: TableConfig, post: Callable[[Any], Any], *,
         if io.display is not None:
             io.sinks.append(io.display)  # after the LEDs: its loop thread wakes and competes for the GIL
         if last is not None:
-            from drivers.buttons import DealerButtons
-
             io.buttons = DealerButtons(cfg.buttons.pins, post, bounce_s=cfg.buttons.bounce_ms / 1000,
                                        pull_up=cfg.buttons.pull_up, pin_factory=pin_factory,
                                        new_hand_args=last.new_hand_args)

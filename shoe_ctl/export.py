@@ -1,50 +1,7 @@
-"""Finished hands from the journal, written as PHH (the uoftcprg Poker Hand History format).
-
-The journal holds the events; the dealing machine's decisions are re-made by replaying them into a
-fresh machine (the journal's promise: same events in, same state out), so every card read is
-placed exactly where the controller placed it at the table. What a PHH file records from that:
-
-- ``variant``: ``F7S``, ``F7S/8`` or ``FR``; ``players`` ``P1``..``Pn`` in player order (clockwise
-  from the dealer's left); ``seats``: the table seat numbers in the same order; ``hand``: the
-  journal's hand number (its ``hand-start`` record), else the hand's place in the replay;
-  ``table``.
-- ``actions``: ``d dh pN <cards>`` per player and street (3rd street: down, down, door card, in one
-  line; 4th-6th one upcard; 7th one downcard; ``??`` for an unreadable card), ``d db <card>`` for a
-  community card, ``pN f`` for a fold the machine accepted, ``pN sm`` for a hand mucked at showdown
-  and ``pN sm <cards>`` for a hand shown (all its cards in deal order). Lines come in table order; within a
-  street the cards a player got are grouped, so the round-robin order of the physical deal is in
-  the journal, not in the file.
-- Betting, as far as the machine knows it (the dealer reports no amounts, only folds, all-ins
-  and each round's completion): at the first dealer input of a betting round, the opening the
-  machine signalled — ``pN pb`` for the bring-in's post on 3rd when the bring-in player acts
-  first, else ``pN cc`` for the player the machine named first to act (unless that player's own
-  fold or all-in is the first report, which then opens the round); ``pN cbr X`` (``X`` the
-  player's whole stack as a street total) or ``pN cc`` (when that is no more than a call) for an
-  all-in the dealer reported; ``pN f`` for a fold. No other bet, call or check is known. So
-  ``analyze`` of the file finds the same bring-in, first actors and 7th-street check as the
-  machine, and no out-of-turn alerts.
-- A betting round's completion has no PHH action; it is listed in ``_inputs`` with all-ins and
-  other dealer inputs (``"<actions index> <input> [pN]"``: the input came after that many
-  actions). ``antes``, ``bring_in``, ``small_bet``, ``big_bet`` and ``starting_stacks`` come from
-  the new-hand input's ``args`` when the table sent them. A stack the table did not send is
-  written ``inf``, ``phh-std``'s unknown stack; other missing amounts are placeholders
-  (``PLACEHOLDER``: antes 1, bring-in 1, bets 2/4) and ``_amounts = "placeholder"`` says so, as
-  does a ``#`` comment at the top of the file. A player the dealer reported all-in for the ante
-  has a starting stack equal to the ante; a player reported all-in later, whose stack the table
-  did not send, the placeholder stack of 1,000,000 (an ``inf`` stack is never all-in).
-- The controller's decisions as user-defined fields (``phh-std`` ``user.rst``: a leading
-  underscore): ``_rules``, ``_bring_in`` and ``_first_to_act`` (1-based players), ``_procedures``
-  (``"<street> <procedure>"``, e.g. ``"7th C"``), ``_community_card``, ``_seventh``, ``_burns``
-  (``"<street> <card>"``), ``_set_aside`` (cards read when none was expected), ``_extra``
-  (``"pN <cards>"``: cards a player's hand held beyond its due, found by the dealer's count and
-  kept out of the deal lines, house 16.25), ``_alerts``
-  (``"<code>: <message>"``), ``_journal`` (first and last journal sequence of the hand),
-  ``_started_utc``, ``_chain_head`` (the journal's hash-chain head when exported,
-  ``"SEQ:SHA256"``; docs/journal.md, "The hash chain").
-- Irregular hands (``docs/journal.md``, *Irregular hands*): the deal lines carry the cards where
-  the hand record finally holds them (:meth:`ExportedHand.settle`), ``_killed`` names the players
-  ruled out without acting and ``_stubs`` the stub as each street started, so ``analyze`` of the
-  file makes the machine's decisions again.
+"""Finished hands from the journal, written as PHH (``shoe-ctl export``): the journal's events are
+replayed into a fresh machine, so each card is placed where the controller placed it, and the
+machine's decisions (bring-in, first to act, procedures, irregular hands) go into the file as
+PHH actions and user fields. What each field means: docs/journal.md, *Export to PHH*.
 """
 
 from __future__ import annotations
@@ -57,8 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from shoe_ctl import events
+from shoe_ctl.config import load_profile
 from shoe_ctl.events import Alert, DealerAction, DealerInput
-from shoe_ctl.machine import layout
+from shoe_ctl.machine import Dealing, layout
 from shoe_ctl.rules.cards import card_text
 from shoe_ctl.service.codec import CodecError
 from shoe_ctl.service.journal import Journal
@@ -401,6 +360,7 @@ def replay_hands(journal: Journal, make_machine: MachineFactory, *, table: str |
         if current is not None and isinstance(item, DealerInput):
             _open_betting(current, machine, item)
         before_no = machine.hand_no
+        before_state = machine.state
         last_hand = machine.hand
         before_reads = len(machine.reads)
         all_in_before = _all_in(machine)
@@ -424,9 +384,10 @@ def replay_hands(journal: Journal, make_machine: MachineFactory, *, table: str |
         if current is None:
             continue
         current.last_seq = rec.seq
-        for cmd in cmds:
-            if isinstance(cmd, Alert):
-                current.alerts.append(f"{cmd.code}: {cmd.message}")
+        if before_state != "idle" or machine.hand_no != before_no:  # an alert raised between hands is no hand's
+            for cmd in cmds:
+                if isinstance(cmd, Alert):
+                    current.alerts.append(f"{cmd.code}: {cmd.message}")
         players = {seat: i + 1 for i, seat in enumerate(current.seats)}
         for read in machine.reads[before_reads:]:
             text = card_text(read.card)
@@ -496,8 +457,6 @@ def _stub_at_start(hand: Any, plan: Any) -> int:
 
 
 def _is_event(item: object) -> bool:
-    from shoe_ctl import events
-
     return isinstance(item, events.CardRead | events.ShoeFault | events.ShoeButton | events.LinkChanged
                       | events.SequenceGap | events.DealerInput | events.TimerFired)
 
@@ -537,11 +496,10 @@ def _folded(machine: Any) -> set[int]:
 
 def default_machine_factory(profile: str) -> Any:
     """A :class:`shoe_ctl.machine.Dealing` with both shipped profiles, ``profile`` the default."""
-    from shoe_ctl.config import load_profile
-    from shoe_ctl.machine import Dealing
-
     profiles = {name: load_profile(name) for name in ("tda", "house")}
-    return Dealing(profiles, default_rules=profile if profile in profiles else "tda")
+    machine = Dealing(profiles, default_rules=profile if profile in profiles else "tda")
+    machine.quiet = True  # a replay: the journal's alerts were logged when they were raised
+    return machine
 
 
 def export_hands(

@@ -14,7 +14,7 @@ from typing import Any
 
 from shoe_ctl.input_shape import MAX_SEAT, check_input_shape
 
-__all__ = ["SPECS", "STOP_REFUSAL", "STREET_NAMES", "Arg", "DealerAction", "InputSpec", "SeatRule", "check_input", "stop_refusal"]
+__all__ = ["REFUSED_CODES", "SPECS", "STOP_REFUSAL", "STREET_NAMES", "Arg", "DealerAction", "InputSpec", "SeatRule", "check_input", "stop_refusal"]
 
 
 class DealerAction(StrEnum):
@@ -276,6 +276,9 @@ def check_input(action: DealerAction, seat: Any, args: Any) -> None:
     check_input_shape(seat, args)
     SPECS[action].check(seat, args)
 
+
+REFUSED_CODES = frozenset({"input-wrong-time", "input-invalid", "undo-refused"})
+"""Alert codes with which the machine refuses a dealer input (nothing changed)."""
 
 STOP_REFUSAL = "a STOP alert is up"
 """The words that begin the reason of every input refused under a STOP (:func:`stop_refusal`)."""

@@ -12,25 +12,58 @@ import logging
 import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TextIO, runtime_checkable
 
+from drivers.shoe import ShoeLink
 from shoe_ctl.config import TableConfig
+from shoe_ctl.dealer_io import DealerIO, start_dealer_io
+from shoe_ctl.events import Command, Event, LinkChanged
+from shoe_ctl.floor.config import FloorConfig
+from shoe_ctl.floor.publisher import attach_floor
+from shoe_ctl.hostaddr import bind_problem, display_urls
 from shoe_ctl.machine import Dealing
 from shoe_ctl.rules.games import Game
 from shoe_ctl.rules.profiles import RuleProfile
 from shoe_ctl.service import shoes
-from shoe_ctl.service.controller import Controller, JournalLike
+from shoe_ctl.service.controller import Controller, JournalLike, Sink
+from shoe_ctl.service.dealer_port import DealerPort
+from shoe_ctl.service.journal import Journal, JournalError
+from shoe_ctl.service.notify import Notifier, link_status
+from shoe_ctl.service.recovery import HandMarks, recover
+from shoe_ctl.service.shoe_commands import ShoeCommandSink
+from shoe_ctl.service.shoe_secrets import SecretError, SecretStore, new_secret
+from shoe_ctl.service.watchdog import ControllerWatchdog, ServiceOutput
 
 log = logging.getLogger(__name__)
 
 __all__ = ["DealerFactory", "Table", "TableError", "freeze_startup_heap"]
 
 
+@runtime_checkable
+class Part(Protocol):
+    """A part the table closes when it stops."""
+
+    def close(self) -> None: ...
+
+
+class SimDealer(Part, Sink, Protocol):
+    """The simulated dealer: a sink that pulls the cards the instructions name and posts the
+    dealer's inputs once started."""
+
+    done: threading.Event
+    """Set when the dealer has dealt every hand it was given (or stalled)."""
+    stalled: str | None
+    """Why the dealer stopped before the end, or None."""
+
+    def start(self) -> object: ...
+
+
 class DealerFactory(Protocol):
     """Builds the simulated dealer of a simulated shoe: a sink with ``start()`` and ``close()``
-    that pulls cards from ``device`` and posts dealer inputs with ``post``."""
+    that pulls cards from ``device`` (the simulated shoe: its type belongs to the simulation) and
+    posts dealer inputs with ``post``."""
 
-    def __call__(self, device: Any, post: Callable[[Any], object]) -> Any: ...
+    def __call__(self, device: Any, post: Callable[[Event], object]) -> SimDealer: ...
 
 
 class TableError(Exception):
@@ -52,20 +85,6 @@ class _Device:
         shoes.release(self.url)
 
 
-class _FlushJournal:
-    """Closed after the controller and before the floor publisher: waits for the journal's
-    writer to commit what is queued (a group may linger a few ms), so the publisher, which
-    publishes committed records, sends the session's last events before it stops."""
-
-    def __init__(self, journal: Any) -> None:
-        self.journal = journal
-
-    def close(self) -> None:
-        flush = getattr(self.journal, "flush", None)
-        if flush is not None:
-            flush(5.0)
-
-
 class Table:
     """A built table; :meth:`start` (``__enter__``) brings it up, :meth:`close` (``__exit__``)
     takes it down, each part in the reverse order of its start.
@@ -83,11 +102,11 @@ class Table:
     """
 
     def __init__(self, cfg: TableConfig, controller: Controller, url: str, *, resume_seq: int | None = None,
-                 journal: Any = None, dealer_io: bool = True,
+                 journal: JournalLike | None = None, dealer_io: bool = True,
                  display: tuple[str, int] | None | Literal["config"] = "config", display_required: str | None = None,
-                 console: bool = False, led_stream: Any = None, dealer_socket: str | None = None,
-                 dealer: DealerFactory | None = None, sinks: Sequence[Any] = (), notifier: Any = None,
-                 wait_connected: float | None = None, device: Any = None, floor: Any = None,
+                 console: bool = False, led_stream: TextIO | None = None, dealer_socket: str | None = None,
+                 dealer: DealerFactory | None = None, sinks: Sequence[Sink] = (), notifier: Notifier | None = None,
+                 wait_connected: float | None = None, device: Any = None, floor: FloorConfig | None = None,
                  say: Callable[[str], None] = _say) -> None:
         self.cfg = cfg
         self.controller = controller
@@ -95,13 +114,13 @@ class Table:
         self.resume_seq = resume_seq
         self.journal = journal
         self.device: Any = device
-        self.link: Any = None
-        self.io: Any = None
-        self.port: Any = None
-        self.dealer: Any = None
+        self.link: ShoeLink | None = None
+        self.io: DealerIO | None = None
+        self.port: DealerPort | None = None
+        self.dealer: SimDealer | None = None
         self.display_problem: str | None = None
         """Why the configured display is not served (its port busy), or None."""
-        self.watchdog: Any = None
+        self.watchdog: ControllerWatchdog | None = None
         self.stopped = threading.Event()
         self._dealer_io = dealer_io
         self._display = display
@@ -115,7 +134,7 @@ class Table:
         self._wait_connected = wait_connected
         self._floor = floor
         self._say = say
-        self._parts: list[Any] = [journal] if journal is not None else []
+        self._parts: list[Part] = [journal] if isinstance(journal, Part) else []
         self._started = False
         self._closed = False
 
@@ -165,10 +184,7 @@ class Table:
         if not isinstance(journal, str):
             return cls(cfg, Controller(machine, journal=journal), url, **options)
 
-        from shoe_ctl.service.journal import Journal, JournalError
-        from shoe_ctl.service.recovery import HandMarks, recover
-
-        opened: Any = None
+        opened: Journal | None = None
         resume_seq = None
         try:
             opened = Journal(journal, table=cfg.table, profile=rules, retention_days=cfg.journal.retention_days,
@@ -183,6 +199,8 @@ class Table:
                 machine, resume_seq, report = recover(opened, make_machine)
                 for line in report.lines():
                     say(line)
+            else:  # a simulated shoe starts afresh (nothing replayed), its hands numbered on
+                machine.hand_no = _hands_before(opened) + (opened.current_hand is not None)
         except (JournalError, OSError) as exc:
             if opened is not None:
                 opened.close()
@@ -214,10 +232,10 @@ class Table:
         return self
 
     def _start(self) -> None:
-        from drivers.shoe import ShoeLink
-        from shoe_ctl.service.shoe_commands import ShoeCommandSink
-
         controller = self.controller
+        if self.url == shoes.DIRECT:
+            self._start_direct()
+            return
         if self.device is None and shoes.is_simulated(self.url):
             self._parts.append(_Device(self.url))
             self.device = shoes.device(self.url)
@@ -225,6 +243,7 @@ class Table:
         self.link = link = ShoeLink(self.url, controller.queue, baudrate=self.cfg.shoe.baudrate,
                                     resume_seq=self.resume_seq, secret=secret, serial=serial)
         controller.link = link
+        display: Any = None
         if self._dealer_io:
             self.io = self._start_dealer_io(link)
             self._parts.append(self.io)
@@ -237,26 +256,24 @@ class Table:
             if display is None:
                 for extra in self._sinks:
                     controller.add_sink(extra)
-            if self.io.display_url:
-                from shoe_ctl.hostaddr import display_urls
-
+            if self.io.display is not None and self.io.display_url:
                 for url in display_urls(self.io.display.host, self.io.display.port):
                     self._say(f"dealer display: {url}")
-            if display is not None and hasattr(self.journal, "chain_public"):
+            if display is not None and isinstance(self.journal, Journal):
                 display.journal_chain = self.journal.chain_public  # the chain head on the status line
         else:
             for extra in self._sinks:
                 controller.add_sink(extra)
         controller.add_sink(ShoeCommandSink(link))
         if self._floor is not None and self._floor.enabled:
-            from shoe_ctl.floor.publisher import attach_floor  # paho-mqtt is imported only then
-
-            self._parts.append(attach_floor(controller, self.journal, self._floor, table=self.cfg.table,
-                                            journal_path=getattr(self.journal, "path", None)))
-            self._parts.append(_FlushJournal(self.journal))  # closed after the controller, before it
+            # closed with the controller's sinks; it commits the journal's queue first and sends it
+            publisher = attach_floor(controller, self.journal, self._floor, table=self.cfg.table,
+                                     journal_path=self.journal.path if isinstance(self.journal, Journal) else None)
+            if publisher is not None:
+                self._parts.append(publisher)
+                if display is not None:
+                    display.floor_problem = lambda: publisher.problem  # the broker drops what it sends
         if self._dealer_socket:
-            from shoe_ctl.service.dealer_port import DealerPort
-
             self.port = DealerPort(self._dealer_socket, controller.post)
             self._parts.append(self.port)
             controller.add_sink(self.port)
@@ -273,15 +290,29 @@ class Table:
             self._await_link(self._wait_connected)
         controller.start()
         self._parts.append(controller)
-        from shoe_ctl.service.watchdog import ControllerWatchdog
-
-        outputs: list[Any] = [sink for sink in controller.sinks if callable(getattr(sink, "service_lost", None))]
+        outputs = [sink for sink in controller.sinks if isinstance(sink, ServiceOutput)]
         self.watchdog = ControllerWatchdog(controller.call_soon, outputs).start()
         self._parts.append(self.watchdog)  # closed before the controller
         if self._notifier is not None:
             _start_notifications(self._notifier, controller, self.stopped)
         if self.port is not None:
             self.port.start()  # after the controller published the state: a client sees it first
+        if self.dealer is not None:
+            self.dealer.start()
+            self._parts.append(self.dealer)
+
+    def _start_direct(self) -> None:
+        """A shoe without a wire (:data:`shoes.DIRECT`): no link, no dealer's I/O; the extra sinks,
+        the simulated dealer (its factory makes the shoe from the controller's ``post``), the
+        controller thread, then the dealer."""
+        controller = self.controller
+        for extra in self._sinks:
+            controller.add_sink(extra)
+        if self._dealer_factory is not None:
+            self.dealer = self._dealer_factory(None, controller.post)
+            controller.add_sink(self.dealer)
+        controller.start()
+        self._parts.append(controller)
         if self.dealer is not None:
             self.dealer.start()
             self._parts.append(self.dealer)
@@ -297,8 +328,6 @@ class Table:
         :raises TableError: a real shoe without a serial or a stored secret, or an unusable
             secret file.
         """
-        from shoe_ctl.service.shoe_secrets import SecretError, SecretStore, new_secret
-
         shoe = self.cfg.shoe
         if shoe.auth == "off":
             return None, shoe.serial
@@ -321,17 +350,13 @@ class Table:
                              "unauthenticated bench)")
         return secret, shoe.serial
 
-    def _start_dealer_io(self, link: Any) -> Any:
+    def _start_dealer_io(self, link: ShoeLink) -> DealerIO:
         """The dealer's LEDs, display and buttons; a display that cannot bind its address is an
         error when it was asked for (``display_required``), else said and left out."""
-        from shoe_ctl.dealer_io import start_dealer_io
-
         try:
             return start_dealer_io(self.cfg, self.controller.post, display=self._display, send_leds=link.send_leds,
                                    console=self._console, stream=self._led_stream)
         except OSError as exc:
-            from shoe_ctl.hostaddr import bind_problem
-
             problem = bind_problem(exc)
             if self._display_required is not None:
                 raise OSError(f"dealer display on {self._display_required}: {problem}; choose another "
@@ -346,7 +371,7 @@ class Table:
         """Wait for the link's first ``connected`` (left on the queue for the machine)."""
         waited = 0.0
         while waited < timeout:
-            if self.link.info is not None:
+            if self.link is not None and self.link.info is not None:
                 return
             self.stopped.wait(0.01)
             waited += 0.01
@@ -389,32 +414,27 @@ def freeze_startup_heap() -> None:
     gc.freeze()
 
 
-def _hands_before(journal: Any) -> int:
+def _hands_before(journal: Journal) -> int:
     """The journal's number of the last hand before the one a recovery replays: a resumed
-    service goes on numbering hands where it stopped (the display shows the same hand)."""
+    service goes on numbering hands where it stopped (the display shows the same hand). No scan
+    of every hand: the start path stays short on a big journal."""
     if journal.current_hand is not None:
         return int(journal.current_hand) - 1
-    last = getattr(journal, "last_hand", None)
-    if last is not None:  # no scan of every hand: the start path stays short on a big journal
-        return int(last())
-    hands = journal.hands()
-    return int(hands[-1].hand) if hands else 0
+    return int(journal.last_hand())
 
 
-def _status_hook(notifier: Any) -> Callable[[Any, Any], None]:
+def _status_hook(notifier: Notifier) -> Callable[[Event, list[Command]], None]:
     """A controller after-event hook sending a ``STATUS=`` line to systemd on every change of the
     shoe link (:func:`shoe_ctl.service.notify.link_status`)."""
-    from shoe_ctl.events import LinkChanged
-    from shoe_ctl.service.notify import link_status
 
-    def on_link(ev: Any, _cmds: Any) -> None:
+    def on_link(ev: Event, _cmds: list[Command]) -> None:
         if isinstance(ev, LinkChanged):
             notifier.status(link_status(ev))
 
     return on_link
 
 
-def _start_notifications(notifier: Any, controller: Any, stop: threading.Event) -> None:
+def _start_notifications(notifier: Notifier, controller: Controller, stop: threading.Event) -> None:
     """systemd (``Type=notify``, ``shoe_ctl.service.notify``): ``READY=1`` was sent before the
     link started, with a ``STATUS=`` saying the service waits for the shoe (a table without its
     shoe is a running service that shows "shoe not connected", not a start-up failure to
@@ -434,9 +454,8 @@ def _start_notifications(notifier: Any, controller: Any, stop: threading.Event) 
         notifier.status("journal cannot be written, card reads kept by the shoe: "
                         f"{exc}" if exc is not None else "journal writes again")
 
-    listen = getattr(controller.journal, "add_state_listener", None)
-    if listen is not None:
-        listen(journal_state)
+    if controller.writer is not None:
+        controller.writer.add_state_listener(journal_state)
     if notifier.ping_interval_s is not None:
         threading.Thread(target=pings, args=(notifier.ping_interval_s,), name="sd-notify-watchdog",
                          daemon=True).start()

@@ -3,8 +3,9 @@
 Runs :mod:`hil.conform` (imported only when the command runs) and writes its report as JSON and
 JUnit XML. ``--shoe virtual`` (or a ``vshoe://`` URL) tests the virtual shoe, whose bench is
 built in; a real shoe needs ``--operator CMD`` for the tests that pull a card, power-cycle or
-unplug it (without one they are skipped, and the report says so). Exit status: 0 when no test
-failed, 1 when one did, 2 for a bad argument.
+unplug it (without one they are skipped, and the report says so). ``--protocol 2`` tests a
+paired shoe in authenticated frames (``--secret-file``: its pairing secret). Exit status: 0 when
+no test failed, 1 when one did, 2 for a bad argument.
 """
 
 from __future__ import annotations
@@ -33,6 +34,11 @@ def register(subparsers: Any) -> None:
     cmd.add_argument("--junit", default=None, metavar="FILE", help="write the JUnit XML report here")
     cmd.add_argument("--time-scale", type=float, default=1.0, metavar="K",
                      help="multiply every timing limit by K (default 1; the report states it)")
+    cmd.add_argument("--protocol", type=int, choices=(1, 2), default=1,
+                     help="1: an unpaired shoe (plain frames); 2: a paired shoe, every frame authenticated with "
+                     "--secret-file (the virtual shoe is paired by the kit)")
+    cmd.add_argument("--secret-file", default=None, metavar="FILE",
+                     help="protocol 2: the shoe's pairing secret, 64 hex digits (as shoe-ctl pair stores it)")
     cmd.add_argument("--operator-budget-ms", type=float, default=0.0, metavar="MS",
                      help="how far the operator's {\"at\"} may be off (a person: about 300; a robot timestamping "
                      "the sensor: a few); the card limit is 50 ms plus this (default 0; the report states it)")
@@ -47,9 +53,25 @@ def main(args: argparse.Namespace) -> int:
     if not 0 <= args.operator_budget_ms <= 10_000:
         print(f"shoe-ctl conform: --operator-budget-ms {args.operator_budget_ms}: need 0..10000", file=sys.stderr)
         return 2
+    secret = None
+    if args.secret_file is not None:
+        try:
+            secret = bytes.fromhex(Path(args.secret_file).read_text(encoding="ascii").strip())
+        except (OSError, ValueError) as exc:
+            print(f"shoe-ctl conform: --secret-file {args.secret_file}: not a shoe secret ({exc})", file=sys.stderr)
+            return 2
+        if len(secret) != 32:
+            print(f"shoe-ctl conform: --secret-file {args.secret_file}: a secret is 32 bytes, not {len(secret)}",
+                  file=sys.stderr)
+            return 2
+    real = args.shoe != "virtual" and not args.shoe.lower().startswith("vshoe://")
+    if args.protocol == 2 and secret is None and real:
+        print("shoe-ctl conform: --protocol 2 needs --secret-file (the shoe's pairing secret)", file=sys.stderr)
+        return 2
     kit_mod = importlib.import_module("hil.conform")
     report: dict[str, Any] = kit_mod.run_kit(args.shoe, operator_command=args.operator, time_scale=args.time_scale,
-                                             operator_budget=args.operator_budget_ms / 1000)
+                                             operator_budget=args.operator_budget_ms / 1000,
+                                             protocol=args.protocol, secret=secret)
     for r in report["results"]:
         print(f"{r['status']:>8}  {r['name']:<22} {r['message']}", file=sys.stderr if args.json == "-" else sys.stdout)
     text = json.dumps(report, indent=1)

@@ -349,11 +349,23 @@ def check_floor(config: Path, timeout: float = 3.0, probe: Callable[..., str | N
         return Check("floor", status, detail, fix)  # type: ignore[arg-type]
     cfg = load_floor_config(config)
     creds = load_credentials(cfg.credentials) if cfg.credentials is not None else None
+    table = load_table_config(config).table
+    if creds is not None and creds.username != table:
+        # the ACL's patterns name the user: the broker acknowledges this table's publications
+        # under another name and drops them, and nothing at the table would tell
+        return Check("floor", "fail", f"the broker user {creds.username!r} is not the table's name {table!r}: "
+                     "the broker acknowledges and drops every publication of this table (docs/floor.md)",
+                     f"name the table {creds.username!r}, or give it a broker user {table!r}")
     if probe is None:
         from shoe_ctl.floor.publisher import probe_broker
 
         probe = probe_broker
-    problem = probe(cfg, creds, timeout)
+    problem = probe(cfg, creds, timeout, table=table)
+    from shoe_ctl.floor.publisher import ProbeWarning
+
+    if isinstance(problem, ProbeWarning):
+        return Check("floor", "warn", problem, "if the table has published (it has dealt since the broker was "
+                     "set up), give the broker the ACL of docs/floor.md and restart it")
     if problem is not None:
         return Check("floor", "fail", problem, "start the broker or check [floor] broker, the network and the "
                      "table's broker user (docs/floor.md); the table queues its events meanwhile")

@@ -7,26 +7,12 @@ Public API (see docs/display.md)::
     controller.add_sink(sink)      # sink.handle(command) never blocks
     ...
     sink.close()
-
-The aiohttp server is imported only when the display is started, so ``--display off`` costs no
-memory.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-from shoe_ctl.display.model import DisplayModel, public_state
-
-if TYPE_CHECKING:
-    from shoe_ctl.display.server import DisplayError, DisplaySink, parse_display, start_display
+from shoe_ctl.display.model import DisplayModel
+from shoe_ctl.display.server import DisplayError, DisplaySink, parse_display, start_display
+from shoe_ctl.embargo import public_state
 
 __all__ = ["DisplayError", "DisplayModel", "DisplaySink", "parse_display", "public_state", "start_display"]
-
-
-def __getattr__(name: str) -> Any:
-    if name in ("DisplayError", "DisplaySink", "parse_display", "start_display"):
-        from shoe_ctl.display import server
-
-        return getattr(server, name)
-    raise AttributeError(name)

@@ -1,36 +1,7 @@
-"""The dealer display server: aiohttp on its own thread and event loop.
-
-Routes (all JSON unless noted):
-
-- ``GET /`` — the page (``static/index.html``; no CDN, works offline); ``GET /static/...``;
-  ``GET /sw.js`` — its service worker, which answers a page load with ``static/no-service.html``
-  while the service is down.
-- ``GET /state`` — the public table state (:meth:`DisplayModel.snapshot`).
-- ``GET /events`` — server-sent events: one ``state`` event with the full snapshot at connect and
-  after every change (``id:`` is the snapshot's ``version``); a ``beat`` event (``{"alive":
-  bool}``: false while the controller is stuck, :meth:`DisplaySink.service_lost`) every
-  :data:`BEAT_S` seconds without one, which the page's watchdog needs (docs/display.md, *No
-  service*); a ``bye`` event when the service stops.
-- ``POST /input`` — body ``{"action": DealerAction value, "seat": int|null, "args": {}}``; posts a
-  :class:`~shoe_ctl.events.DealerInput` to the controller; 202 on success (``{"posted", "ref"}``:
-  ``args["ref"]`` is set when the body gave none, and the snapshot's ``reply`` says whether the
-  machine accepted that input), 400 naming the bad field otherwise (:func:`input_event`).
-- ``GET /inputs`` — every dealer input's specification (:data:`shoe_ctl.input_spec.SPECS`): its
-  seat rule, arguments and their allowed values, whether it can be undone and whether a STOP holds it.
-- ``POST /ack`` — body ``{"id": int}``; hides that alert and posts ``DealerInput(ACK_ALERT,
-  args={"id", "code"})``; 404 for an alert not shown. Body ``{"ids": [int, ...]}`` (one merged
-  band): hides those still shown and posts one ``ACK_ALERT`` per code; 202, or 200 when all were
-  already gone (never an error: the page's band is gone either way).
-
-POSTs must be ``Content-Type: application/json`` (a plain cross-site form cannot post) and, when
-a token is configured, carry it as ``X-Shoe-Token: TOKEN`` or ``Authorization: Bearer TOKEN``
-(401 otherwise). Binding an address other than loopback without a token is refused.
-
-Limits (:class:`~shoe_ctl.display.guard.Limits`; docs/security.md, "Floods and connections"):
-every request must name this machine in ``Host`` and, from a browser, come from the same origin
-(403 otherwise); POSTs are rate-limited per client address (429) and a client that sent too many
-wrong tokens is locked out for a while (429); connections are capped and must send a request
-head within a deadline; ``/events`` streams are capped (503) and a stalled one is closed.
+"""The dealer display server: aiohttp on its own thread and event loop, serving the page (and its
+service worker, ``/sw.js``), the public state (``/state``, ``/events``), the inputs' specifications (``/inputs``) and the dealer's
+inputs (``/input``, ``/ack``), behind the limits of :mod:`shoe_ctl.web_guard`. Routes, answers and
+limits: docs/display.md, *HTTP API*.
 """
 
 from __future__ import annotations
@@ -49,22 +20,23 @@ from typing import Any
 
 from aiohttp import web
 
-from shoe_ctl.display.guard import (
+from shoe_ctl.display.model import DisplayModel
+from shoe_ctl.events import Command, DealerAction, DealerInput
+from shoe_ctl.input_spec import SPECS, check_input
+from shoe_ctl.lifecycle import Closeable
+from shoe_ctl.web_guard import (
     Admission,
     Limits,
     RateLimiter,
     Slots,
     TokenGate,
     host_allowed,
+    is_kiosk,
     known_names,
     no_icon,
     origin_allowed,
     quiet_accept_errors,
 )
-from shoe_ctl.display.model import DisplayModel
-from shoe_ctl.events import Command, DealerAction, DealerInput
-from shoe_ctl.input_spec import SPECS, check_input
-from shoe_ctl.lifecycle import Closeable
 
 log = logging.getLogger(__name__)
 
@@ -159,9 +131,12 @@ class DisplaySink(Closeable):
         self.alive = True  # False while the controller is stuck (ControllerWatchdog)
         self.journal_chain: Callable[[], dict[str, Any] | None] | None = None
         """Set by the table to the journal's ``chain_public``: the snapshot's ``journal_chain``."""
+        self.floor_problem: Callable[[], str | None] | None = None
+        """Set by the table with the floor on: why the floor gets nothing of this table although
+        the broker takes its publications (the snapshot's ``floor_problem``; docs/floor.md)."""
 
     def _setup_guard(self, host: str, port: int, token: str | None) -> None:
-        """The token rules and the per-client limits (:mod:`shoe_ctl.display.guard`)."""
+        """The token rules and the per-client limits (:mod:`shoe_ctl.web_guard`)."""
         lim = self.limits
         if token and len(token) < lim.token_min_len:
             raise DisplayError(
@@ -170,6 +145,8 @@ class DisplaySink(Closeable):
                 "refusing to start")
         self._gate = TokenGate(token, failures=lim.token_failures, lockout_s=lim.token_lockout_s)
         self._input_rate = RateLimiter(lim.inputs_per_s, lim.inputs_burst, "display inputs")
+        self._input_total = RateLimiter(lim.inputs_total_per_s, lim.inputs_total_burst,
+                                        "display inputs from all other clients")
         self._names = known_names((*lim.allowed_hosts, host))
         self._server: asyncio.AbstractServer | None = None
         self._admission = Admission("display", lim.max_connections, lim.reserved_connections,
@@ -248,7 +225,7 @@ class DisplaySink(Closeable):
     async def _listen(self, sock: socket.socket) -> None:
         """Serve ``sock`` with aiohttp's request handler, closing a connection beyond its share of
         ``limits.max_connections`` as it is accepted (aiohttp has no cap of its own): the kiosk
-        keeps its reserve, every other address its own share (:class:`~shoe_ctl.display.guard.Slots`)."""
+        keeps its reserve, every other address its own share (:class:`~shoe_ctl.web_guard.Slots`)."""
         server = self._runner.server if self._runner is not None else None
         assert server is not None
         loop = asyncio.get_running_loop()
@@ -353,10 +330,13 @@ class DisplaySink(Closeable):
 
     def snapshot(self) -> dict[str, Any]:
         """The model's snapshot plus ``journal_chain``: ``{"seq", "head"}``, the journal's hash-chain
-        head (docs/journal.md, "The hash chain"), or ``None`` without a journal."""
+        head (docs/journal.md, "The hash chain"), or ``None`` without a journal; and
+        ``floor_problem``: a text when the floor broker drops this table's publications, else ``None``."""
         snap = self.model.snapshot()
         provider = self.journal_chain
         snap["journal_chain"] = provider() if provider is not None else None
+        floor = self.floor_problem
+        snap["floor_problem"] = floor() if floor is not None else None
         return snap
 
     def _publish(self) -> None:
@@ -403,16 +383,23 @@ class DisplaySink(Closeable):
     async def _guard(self, request: web.Request,
                      handler: Callable[[web.Request], Any]) -> web.StreamResponse:
         """Every request: ``Host`` names this machine and ``Origin`` (when sent) is the page's own
-        (403); POSTs: at most ``limits.inputs_per_s`` per client address (429)."""
+        (403); POSTs: at most ``limits.inputs_per_s`` per client address, and at most
+        ``limits.inputs_total_per_s`` from every address but the kiosk's together (429)."""
         host = request.headers.get("Host")
         if not host_allowed(host, self._names):
             return web.json_response({"error": f"Host {host!r} is not this display's name"}, status=403)
         if not origin_allowed(request.headers.get("Origin"), host):
             return web.json_response({"error": "cross-origin requests are refused"}, status=403)
-        if request.method == "POST" and not self._input_rate.allow(request.remote or "?"):
-            return web.json_response(
-                {"error": f"too many inputs: at most {self.limits.inputs_per_s:g} per second; "
-                          "this one was not taken"}, status=429, headers={"Retry-After": "1"})
+        if request.method == "POST":
+            remote = request.remote or "?"
+            if not self._input_rate.allow(remote):
+                return web.json_response(
+                    {"error": f"too many inputs: at most {self.limits.inputs_per_s:g} per second; "
+                              "this one was not taken"}, status=429, headers={"Retry-After": "1"})
+            if not is_kiosk(remote) and not self._input_total.allow("every other client"):
+                return web.json_response(
+                    {"error": f"too many inputs from other clients: at most {self.limits.inputs_total_per_s:g} per "
+                              "second from them all; this one was not taken"}, status=429, headers={"Retry-After": "1"})
         result: web.StreamResponse = await handler(request)
         return result
 

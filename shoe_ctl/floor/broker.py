@@ -52,7 +52,8 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 def acl_text(room: str, floors: Iterable[str] = (FLOOR_USER,)) -> str:
     """The Mosquitto ACL for one room: each table (user name = table name, ``%u``) writes its own
-    state, events, alerts and status and reads its own replay topic; each floor user (``floors``)
+    state, events, alerts and status and reads its own replay and state topics (the state read
+    back tells it the broker keeps what it publishes); each floor user (``floors``)
     reads the room and writes replay requests; the monitor user reads everything."""
     check_name("room", room)
     base = f"{room}/tables"
@@ -64,6 +65,7 @@ def acl_text(room: str, floors: Iterable[str] = (FLOOR_USER,)) -> str:
         "",
         *(f"pattern write {base}/%u/{leaf}" for leaf in ("state", "events", "alerts", "status")),
         f"pattern read {base}/%u/replay",
+        f"pattern read {base}/%u/state",
         "",
     ])
 

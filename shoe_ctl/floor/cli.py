@@ -15,6 +15,11 @@ import sys
 import threading
 from typing import Any
 
+from shoe_ctl.config import ConfigError
+from shoe_ctl.floor.config import FloorConfig, load_credentials, load_floor_config, parse_broker
+from shoe_ctl.floor.consumer import FloorConsumer, open_floor_journal
+from shoe_ctl.floor.page import FloorPage
+
 __all__ = ["parse_listen", "register", "run"]
 
 
@@ -54,11 +59,6 @@ def parse_listen(value: str) -> tuple[str, int]:
 
 def run(args: argparse.Namespace) -> int:
     """Run the consumer and the page until Ctrl-C / SIGTERM. Exit 2 on a configuration error."""
-    from shoe_ctl.config import ConfigError
-    from shoe_ctl.floor.config import FloorConfig, load_credentials, load_floor_config, parse_broker
-    from shoe_ctl.floor.consumer import FloorConsumer, open_floor_journal
-    from shoe_ctl.floor.page import FloorPage
-
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
         cfg = load_floor_config(args.config) if args.config else FloorConfig()

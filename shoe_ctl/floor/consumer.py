@@ -31,6 +31,7 @@ from paho.mqtt.enums import CallbackAPIVersion
 
 from shoe_ctl.floor.config import Credentials
 from shoe_ctl.floor.topics import SEVERITIES, Topics, check_name, dumps
+from shoe_ctl.service.journal import Journal
 
 log = logging.getLogger(__name__)
 
@@ -542,6 +543,4 @@ class FloorConsumer:
 def open_floor_journal(path: str | os.PathLike[str], room: str) -> Any:
     """The floor's journal (acknowledgements), a :class:`~shoe_ctl.service.journal.Journal` of
     table ``floor-<room>`` and profile ``floor``."""
-    from shoe_ctl.service.journal import Journal
-
     return Journal(path, table=f"floor-{room}", profile="floor", retention_days=0)

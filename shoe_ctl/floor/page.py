@@ -17,7 +17,8 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from shoe_ctl.display.guard import (
+from shoe_ctl.floor.consumer import FloorConsumer
+from shoe_ctl.web_guard import (
     Admission,
     Limits,
     TokenGate,
@@ -27,7 +28,6 @@ from shoe_ctl.display.guard import (
     origin_allowed,
     quiet_accept_errors,
 )
-from shoe_ctl.floor.consumer import FloorConsumer
 
 __all__ = ["FloorPage", "PAGE_HTML"]
 
@@ -36,7 +36,7 @@ TOKEN_MIN_LEN = 16
 """The shortest token taken; a client that sent 5 wrong tokens within 60 s is refused (429) for 60 s."""
 
 LIMITS = Limits(max_connections=128, reserved_connections=16, per_address_connections=16, request_timeout_s=10.0)
-"""The page's connection bounds (the dealer display's guards, ``shoe_ctl.display.guard``): 128
+"""The page's connection bounds (the dealer display's guards, ``shoe_ctl.web_guard``): 128
 open at once, 16 kept for a browser on the floor PC itself, 16 for any other address; a request
 head must arrive within 10 s of opening and of each answer. Far below the descriptor limit
 (``LimitNOFILE``), so the consumer always has descriptors to reconnect to the broker."""
@@ -100,7 +100,7 @@ class FloorPage:
     async def _guard(self, request: web.Request,
                      handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
         """Every request: ``Host`` names this machine and ``Origin`` (when sent) is the page's own,
-        else 403 -- as the dealer display (``shoe_ctl.display.guard``): a page of another site whose
+        else 403 -- as the dealer display (``shoe_ctl.web_guard``): a page of another site whose
         name resolves to this address (DNS rebinding) neither reads the room nor acknowledges."""
         host = request.headers.get("Host")
         if not host_allowed(host, self._names):

@@ -1,20 +1,7 @@
-"""The table's publisher: a controller sink that puts the journal and the public state on the
-floor's MQTT broker (paho-mqtt 2.x, ``CallbackAPIVersion.VERSION2``, QoS 1).
-
-The journal is the outbox (``docs/floor.md``): the publisher's own thread reads the records after
-the last one the broker acknowledged (:meth:`Journal.records`), publishes each one on the
-table's ``events`` topic (alerts also on ``alerts``) with its journal sequence and the session
-number, and keeps at most ``window`` unacknowledged. The highest journal sequence acknowledged
-without a hole and the session are kept in a small outbox file, so a restarted table publishes
-again what the broker had not acknowledged. A floor that saw a gap asks, on the ``replay`` topic,
-for the records from a sequence on; the publisher reads them again from the journal.
-
-The session number (as Sparkplug's ``bdSeq``) grows at every start and every connection; the
-retained ``status`` topic carries ``online`` with it, and the Last Will the same number with
-``online: false``, so a floor can tell a late Will of an old connection from the current state.
-
-Dealing never waits for the broker: :meth:`handle` only keeps a reference to the newest state and
-sets an event; paho's network thread and this module's thread do all the I/O.
+"""The table's floor publisher: a controller sink whose own thread publishes the journal's
+committed records and the public state on the floor's MQTT broker (paho-mqtt 2.x, QoS 1), the
+journal being its outbox; dealing never waits for the broker. Topics, sessions, the outbox file
+and the replay of a gap: docs/floor.md.
 """
 
 from __future__ import annotations
@@ -67,6 +54,9 @@ class FloorPublisher:
         in memory only (a restart then publishes the whole journal again).
     :param window: most events published and not yet acknowledged.
     :param state_interval: least seconds between two state publications (the newest is kept).
+    :param readback_s: a state the broker acknowledged must come back on the table's own
+        subscription within this many seconds, else :attr:`problem` says the broker drops the
+        table's publications (Mosquitto acknowledges a publication its ACL denies and drops it).
 
     Call :meth:`start`, then give it to ``Controller.add_sink``; :meth:`close` at shutdown.
     """
@@ -74,7 +64,7 @@ class FloorPublisher:
     def __init__(self, journal: Any, *, table: str, room: str, host: str, port: int,
                  credentials: Credentials | None = None, tls: bool = False, ca_file: str | None = None,
                  keepalive: int = 15, outbox: str | os.PathLike[str] | None = None, window: int = 200,
-                 state_interval: float = 0.05, reconnect_max_s: int = 5) -> None:
+                 state_interval: float = 0.05, reconnect_max_s: int = 5, readback_s: float = 10.0) -> None:
         self.journal = journal
         self.topics = Topics(room, table)
         self.table = table
@@ -106,6 +96,14 @@ class FloorPublisher:
         self._saved_at = 0.0
         self._thread: threading.Thread | None = None
         self._killed = False
+        self.readback_s = readback_s
+        self.problem: str | None = None
+        """Why the floor does not get this table's publications although the broker takes them
+        (its ACL), or ``None``; shown on the dealer display and by ``doctor``."""
+        self._state_token: int | None = None  # time_us of the oldest state awaiting its read-back
+        self._state_pub_at = 0.0  # when it was published
+        self._connected_at = 0.0
+        self._lost_awaiting = 0  # connections lost while a read-back was awaited
         self.client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"table-{room}-{table}",
                                   clean_session=True, protocol=mqtt.MQTTv311)
         if credentials is not None:
@@ -118,6 +116,7 @@ class FloorPublisher:
         self.client.on_disconnect = self._on_disconnect
         self.client.on_publish = self._on_publish
         self.client.on_message = self._on_message
+        self.client.on_subscribe = self._on_subscribe
         self._set_will()
 
     # ------------------------------------------------------------------ sink (controller thread)
@@ -134,6 +133,11 @@ class FloorPublisher:
         if self._stop.is_set():
             return
         deadline = time.monotonic() + timeout
+        flush = getattr(self.journal, "flush", None)
+        if flush is not None:
+            # closed with the controller's sinks: the last shoe events may still wait in the
+            # journal's writer for company (a lingering group); they are this session's to send
+            flush(timeout)
         while self.connected and (self._inflight or self._next <= self._last_seq()) and time.monotonic() < deadline:
             self._wake.set()
             time.sleep(0.02)
@@ -192,13 +196,16 @@ class FloorPublisher:
             log.warning("floor broker refused table %s: %s", self.table, reason)
             return
         self.connected = True
-        client.subscribe(self.topics.replay, qos=1)
+        self._connected_at = time.monotonic()
+        client.subscribe([(self.topics.replay, 1), (self.topics.state, 1)])
         self._signals.append(("connected", None))
         self._wake.set()
 
     def _on_disconnect(self, _client: mqtt.Client, _ud: Any, _flags: Any, reason: Any, _props: Any) -> None:
         was = self.connected
         self.connected = False
+        if self._state_token is not None:
+            self._lost_awaiting += 1  # Mosquitto closes the connection after a publication its ACL denies
         if was and not self._stop.is_set():
             self.session += 1  # the next connection is a new session; its Will says so
             self._set_will()
@@ -209,7 +216,45 @@ class FloorPublisher:
         self._acks.append(mid)
         self._wake.set()
 
+    def _state_back(self, payload: bytes | bytearray) -> None:
+        """Our own state delivered back by the broker: it keeps what this table publishes."""
+        try:
+            data = json.loads(payload)
+        except (ValueError, RecursionError):
+            return
+        token, back = self._state_token, data.get("time_us") if isinstance(data, dict) else None
+        # this state or a newer one (a retained topic keeps only the newest)
+        if token is not None and isinstance(back, int) and back >= token and data.get("table") == self.table:
+            self._state_token = None
+            self._lost_awaiting = 0
+            if self.problem is not None:
+                log.warning("floor: table %s's publications reach the broker again", self.table)
+            self.problem = None
+
+    def _check_readback(self) -> None:
+        """A state published and never delivered back, within ``readback_s`` of being connected or
+        over three connections in a row (Mosquitto closes one after a denied publication): the
+        broker dropped it (an ACL that does not let this user write the table's topics)."""
+        since = time.monotonic() - max(self._state_pub_at, self._connected_at)
+        if self._state_token is not None and self.problem is None and (
+                self._lost_awaiting >= 3 or (self.connected and since > self.readback_s)):
+            self.problem = (f"the floor broker acknowledges table {self.table}'s publications but drops them: "
+                            "its ACL does not let this broker user write the table's topics (the user must be "
+                            "the table's name, docs/floor.md) or hides the table's own state from it; the "
+                            "floor may see nothing of this table")
+            log.warning("floor: %s", self.problem)
+
+    def _on_subscribe(self, _client: mqtt.Client, _ud: Any, _mid: int, reasons: Any, _props: Any) -> None:
+        codes = list(reasons) if isinstance(reasons, list | tuple) else [reasons]
+        if len(codes) > 1 and getattr(codes[1], "is_failure", False):
+            self.problem = (f"the floor broker refuses table {self.table} reading its own state: its ACL is not "
+                            "the one docs/floor.md gives (the broker user must be the table's name)")
+            log.warning("floor: %s", self.problem)
+
     def _on_message(self, _client: mqtt.Client, _ud: Any, msg: mqtt.MQTTMessage) -> None:
+        if msg.topic == self.topics.state:
+            self._state_back(msg.payload)
+            return
         try:
             data = json.loads(msg.payload)
             seq = data["from"] if isinstance(data, dict) else None
@@ -274,6 +319,7 @@ class FloorPublisher:
                 self._state_sent = None
             sent = self._publish_events()
             self._publish_state()
+            self._check_readback()
         self._save_outbox()
         return sent
 
@@ -324,12 +370,15 @@ class FloorPublisher:
             if raw is not None and raw is not self._state_sent:
                 self._wake.set()  # publish it once the interval is over
             return
-        payload = {"v": 1, "table": self.table, "session": self.session, "seq": self._high,
-                   "time_us": int(time.time() * 1e6), "state": floor_state(raw)}
+        time_us = int(time.time() * 1e6)
+        payload: dict[str, Any] = {"v": 1, "table": self.table, "session": self.session, "seq": self._high,
+                                   "time_us": time_us, "state": floor_state(raw)}
         chain_public = getattr(self.journal, "chain_public", None)
         if chain_public is not None:  # the journal's head, as its display tag: the floor's copy
             head = chain_public()
             payload["chain"] = {"seq": head["seq"], "tag": head["head"]}
+        if self._state_token is None:  # awaited from before the publication: the read-back may be quick
+            self._state_token, self._state_pub_at = time_us, now
         self.client.publish(self.topics.state, dumps(payload), qos=1, retain=True)
         self._state_sent = raw
         self._state_at = now
@@ -428,14 +477,23 @@ def attach_floor(controller: Any, journal: Any, cfg: FloorConfig, *, table: str,
     return pub
 
 
-def probe_broker(cfg: FloorConfig, credentials: Credentials | None, timeout: float = 3.0) -> str | None:
+class ProbeWarning(str):
+    """A :func:`probe_broker` finding that may be innocent (``doctor`` warns rather than fails)."""
+
+
+def probe_broker(cfg: FloorConfig, credentials: Credentials | None, timeout: float = 3.0,
+                 table: str | None = None) -> str | None:
     """Connect to the floor's broker as the table's user and disconnect (``shoe-ctl doctor``):
-    ``None`` when the broker accepted the user, else what went wrong (unreachable, no answer
-    within ``timeout`` seconds, TLS refused, the user refused). Uses its own client id, so a
-    running table's session is not taken over."""
+    ``None`` when the broker accepted the user (and, with ``table``, lets it read back the
+    table's own ``state`` topic, as the ACL of docs/floor.md does), else what went wrong
+    (unreachable, no answer within ``timeout`` seconds, TLS refused, the user refused, the ACL).
+    A broker configured as docs/floor.md says names a connection after its user, so a running
+    table's connection is replaced for a moment: the table reconnects within seconds."""
     host, port, tls = cfg.host_port_tls
     answered = threading.Event()
+    subscribed = threading.Event()
     reasons: list[Any] = []
+    granted: list[Any] = []
     client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"doctor-{socket.gethostname()}-{os.getpid()}",
                          clean_session=True, protocol=mqtt.MQTTv311)
     client.connect_timeout = timeout
@@ -446,7 +504,14 @@ def probe_broker(cfg: FloorConfig, credentials: Credentials | None, timeout: flo
         reasons.append(reason)
         answered.set()
 
+    def on_subscribe(_c: Any, _u: Any, _m: int, codes: Any, _p: Any) -> None:
+        granted.extend(codes if isinstance(codes, list | tuple) else [codes])
+        subscribed.set()
+
+    kept = threading.Event()
     client.on_connect = on_connect
+    client.on_subscribe = on_subscribe
+    client.on_message = lambda _c, _u, _m: kept.set()
     try:
         if tls:
             client.tls_set(ca_certs=cfg.ca_file, cert_reqs=ssl.CERT_REQUIRED)
@@ -461,6 +526,19 @@ def probe_broker(cfg: FloorConfig, credentials: Credentials | None, timeout: flo
         if getattr(reason, "is_failure", False):
             who = credentials.username if credentials is not None else "an anonymous client"
             return f"{cfg.broker} refused {who}: {reason}"
+        if table is not None:
+            topic = Topics(cfg.room, table).state
+            client.subscribe(topic, qos=1)
+            if not subscribed.wait(timeout):
+                return f"{cfg.broker} did not answer a subscription to {topic} within {timeout:g} s"
+            if not granted or getattr(granted[0], "is_failure", False):
+                return (f"{cfg.broker}'s ACL does not let this user read {topic}: it is not the ACL docs/floor.md "
+                        "gives, and the broker acknowledges and drops whatever the ACL denies")
+            if not kept.wait(timeout):
+                return ProbeWarning(
+                    f"{cfg.broker} keeps no state of table {table} for it to read back ({topic}): either the table "
+                    "has not published yet, or the broker's ACL drops its publications or hides its state from it "
+                    "(Mosquitto acknowledges a denied publication and drops it; docs/floor.md gives the ACL)")
         return None
     finally:
         client.disconnect()

@@ -14,7 +14,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from shoe_ctl.display.model import CARD_TOKEN, REDACTED, REFUSED_CODES, public_state
+from shoe_ctl.embargo import CARD_TOKEN, REDACTED, public_state
+from shoe_ctl.input_spec import REFUSED_CODES
 
 __all__ = [
     "NAME_RE", "SEVERITIES", "Topics", "check_name", "dumps", "event_payload", "floor_state", "redact",
@@ -158,7 +159,7 @@ _TOP_KEYS = ("hand", "game", "rules", "state", "street", "community", "stub", "s
 
 def floor_state(raw: Mapping[str, Any]) -> dict[str, Any]:
     """The floor's view of a ``DisplayUpdate.state``: the display's public state
-    (:func:`shoe_ctl.display.model.public_state`) with every seat's ``down`` removed even at
+    (:func:`shoe_ctl.embargo.public_state`) with every seat's ``down`` removed even at
     showdown, only the keys in ``_TOP_KEYS``/``_SEAT_KEYS`` kept, the machine's alert list
     reduced to codes, and every card in a text that is not an upcard or the community card
     written ``??``."""

@@ -81,7 +81,8 @@ class Dealing:
     (``"idle"``, ``"hand_fourth_deal"``, ...); ``p`` the hand's progress
     (:class:`~shoe_ctl.machine.progress.Progress`; ``hand``, ``hand_no``, ``reads`` and
     ``alerts`` are its fields, read here too);
-    ``link`` the shoe's (:class:`~shoe_ctl.machine.link.LinkState`); ``undo`` the undo point.
+    ``link`` the shoe's (:class:`~shoe_ctl.machine.link.LinkState`); ``undo`` the undo point;
+    ``quiet`` (set while a journal is replayed into it) keeps its alerts out of the log.
     :meth:`public_state` is the display state (no downcard before showdown); :meth:`summary` the
     decisions of the current or last hand in the shape of ``shoe-ctl analyze``.
     """
@@ -117,6 +118,7 @@ class Dealing:
         self._fault_from: str | None = None
         self._pending_fault: BaseException | None = None
         self.entries = 0  # state entries so far: tags a timer with the entry it was armed in
+        self.quiet = False  # replaying a journal (recovery, export): its alerts are not logged again
         self.machine = _Chart(model=self, states=layout.states(), transitions=layout.transitions(), initial=IDLE,
                               send_event=True, queued=True, auto_transitions=False, on_exception="_on_exception",
                               model_override=False, after_state_change="_entered")
@@ -181,7 +183,8 @@ class Dealing:
             self.apply(inputs.handle(self.p, self.undo, event, out))
             return
         elif link.handle(event, out.alert, self.p.hand if in_hand else None, self.p.hand_no):
-            pass  # the link's own event
+            if link.heard:  # the shoe is back: its disconnection's information alerts go
+                self.p.drop_alerts("shoe-disconnected", "shoe-link-degraded")
         elif isinstance(event, TimerFired):
             if event.state == self.state and (event.entry is None or event.entry == self.entries):
                 out.alert(f"timer-{event.name}", f"no progress in state {self.state} ({event.name})")
@@ -540,7 +543,8 @@ class Dealing:
         p = self.p
         st = street or p.street
         self.out.append(Alert(code, message, st, seat, latched, moves))
-        (log.warning if latched else log.info)("alert %s: %s", code, message)
+        if not self.quiet:
+            (log.warning if latched else log.info)("alert %s: %s", code, message)
         if p.show_alert(self._alert_id + 1, code, message, st, seat, latched, moves, repeat=repeat):
             self._alert_id += 1
         else:

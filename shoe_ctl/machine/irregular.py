@@ -588,7 +588,7 @@ def _book_late_card(p: Progress, read: Read, street: str) -> None:
     read.role, read.seat = face, seat.seat
     if read in p.betting_strays:
         p.betting_strays.remove(read)
-    p.drop_alerts("card-not-expected", f"read {read.seq}:")
+    p.drop_alerts("card-not-expected", prefix=f"read {read.seq}:")
 
 
 def extra_after_street(p: Progress, out: Outcome, street: str) -> Read | None:

@@ -389,9 +389,9 @@ class Progress:
         return (f"read {read.seq}: a card left the shoe after the hand's last card: hold it aside, out of play, "
                 "and do not put it back: the next hand counts it out of the shoe")
 
-    def drop_alerts(self, code: str, prefix: tuple[str, ...] | str = "") -> None:
-        """Take the shown alerts of ``code`` (those whose words start with ``prefix``) down."""
-        self.alerts = [a for a in self.alerts if not (a["code"] == code and a["message"].startswith(prefix))]
+    def drop_alerts(self, *codes: str, prefix: tuple[str, ...] | str = "") -> None:
+        """Take the shown alerts of ``codes`` (those whose words start with ``prefix``) down."""
+        self.alerts = [a for a in self.alerts if not (a["code"] in codes and a["message"].startswith(prefix))]
 
     def latched_codes(self) -> list[str]:
         """The codes of the latched (STOP) alerts shown, each once, oldest first."""

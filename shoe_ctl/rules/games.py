@@ -1,30 +1,7 @@
-"""Showing hands: the bring-in on 3rd street and the first player to act on 4th to 7th street.
-
-Every function works in *player order*: index 0..n-1 clockwise from the dealer's left. Streets
-are ``"3rd"`` .. ``"7th"``; cards are :class:`~shoe_ctl.rules.cards.Card` values, ``None`` for a
-card that is not known (unread, or missing from a record).
-
-Rules implemented (see ``docs/rules.md``, "Showing hands: bring-in, first to act, ties"):
-
-- Bring-in (house 16.3, RP-10-E): stud and stud-8 the lowest upcard, ace high, by suit
-  (2c lowest); razz the highest upcard, ace low, by suit (Ks highest).
-- Bring-in all-in for the ante (RP-10-E, house 16.4): betting starts with the next player to the
-  left who can act.
-- First to act on 4th..7th: the best board showing among the players in the hand, high in stud and
-  stud-8, low (ace to five) in razz; quads > trips > two pair > pair > high cards. Straights and
-  flushes never count on four or fewer visible cards (house 16.14: achievable straights and
-  flushes are not announced). On five visible cards (a community card under house 16.20, or a 7th
-  card dealt face up under house 16.22) the board is a complete five-card poker hand and is ranked
-  as one: straights, flushes, full houses and straight flushes count in stud and stud-8 (razz
-  ignores straights and flushes, as ace-to-five low always does).
-- Ties (RP-10-D, or position): :class:`TieRule`. Under ``SUIT`` the tied boards are compared card
-  by card in the order that ranks them (the cards of the largest group first, higher rank first,
-  within a rank the higher suit first; razz the same with the ace low), skipping a shared community
-  card; the first card that differs, which always differs by suit only, decides: the higher suit
-  acts first. So it is the suit of the highest card of the hand's ranking part (the pair of a
-  one-pair board, the top card of a no-pair board) that breaks a tie. Under ``POSITION`` the tied
-  player first clockwise from the dealer (lowest index) acts first.
-- An all-in best hand passes the action clockwise to the next player in the hand who can act.
+"""Showing hands: the bring-in on 3rd street and the first player to act on 4th to 7th street,
+in player order (index 0 clockwise from the dealer's left), ``None`` for a card not known; stud,
+stud-8 and razz, ties by suit or by position. Pure. docs/rules.md, *Showing hands: bring-in,
+first to act, ties*.
 """
 
 from __future__ import annotations

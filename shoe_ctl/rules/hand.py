@@ -1,7 +1,7 @@
 """The record of one hand as the rules core sees it: seats, burns, community card, stub.
 
 :class:`HandState` is pure and mutable (no I/O); the state machine owns one per hand and applies
-every card that leaves the shoe to the :class:`~shoe_ctl.rules.stub.Step` it filled with
+every card that leaves the shoe to the :class:`~shoe_ctl.rules.steps.Step` it filled with
 :meth:`HandState.record`. Seats are in *player order* (index 0..n-1 clockwise from the dealer's
 left); each keeps its table seat number.
 
@@ -14,13 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from shoe_ctl.rules.cards import Card, full_deck
 from shoe_ctl.rules.games import Game
-
-if TYPE_CHECKING:
-    from shoe_ctl.rules.stub import Step
+from shoe_ctl.rules.steps import Step
 
 __all__ = ["STREETS", "HandError", "HandState", "SeatState", "street_index"]
 

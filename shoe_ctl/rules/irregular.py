@@ -1,25 +1,7 @@
-"""Irregularity decisions: one pure function per clause family of the rule texts.
-
-Each function returns a frozen :class:`Ruling`: what the dealer must do (``instruction``), the
-effect on the seat's cards and on the stub, the clause ids (alert-code form: ``RP-10-A``,
-``house-16.1``), and the changes to make to the :class:`~shoe_ctl.rules.hand.HandState`
-(``effects``, applied in order by :meth:`Ruling.apply`). After applying a ruling, the state
-machine asks :func:`~shoe_ctl.rules.stub.plan_street` again for what is left of the street: the
-re-plan picks up a card owed again, a face changed, a burn already taken.
-
-Clause families (see ``docs/rules.md`` for every clause and interpretation):
-
-- :func:`exposed_downcard` — RP-10-A; house 16.1 (cash / tournament), 16.2.
-- :func:`exposed_seventh` — RP-10-B; house 16.21, 16.22, 16.23, 16.24.
-- :func:`absent_player` — RP-10-C with TDA Rule 30; house 16.9, 16.10, 16.11.
-- :func:`premature_cards` and :func:`aside_after_betting` — RP-10-G with TDA RP-5-D; house 16.16,
-  16.17 (whose "exception to Rule 16.6" is read as 16.16).
-- :func:`burn_error` — house 16.15 (and TDA Rule 38).
-- :func:`card_count` — house 16.25, 16.26.
-- :func:`open_pair_fourth` — RP-10-F; house 16.8.
-- :func:`wrong_bring_in` — house 16.6. :func:`card_off_table` — house 16.13.
-- :func:`clause_without_code` — RP-10-G, 16.3, 16.5, 16.7, 16.12, 16.14, 16.27 (and the other
-  clauses met elsewhere): what the product does about them.
+"""Irregularity decisions: one pure function per clause family of the rule texts (RP-10-A to -G,
+house 16.1-16.27), each returning a frozen :class:`Ruling`: the dealer's instruction, the clause
+ids and the changes to the hand (:meth:`Ruling.apply`); the machine then plans what is left of the
+street again. Every clause and interpretation: docs/rules.md and docs/irregularities.md.
 """
 
 from __future__ import annotations

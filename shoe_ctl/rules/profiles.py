@@ -1,26 +1,7 @@
-"""Rule profiles: the named switches that select which rule text governs each decision.
-
-A profile is read from a TOML table (``config/tda.toml``, ``config/house.toml``) by
-:func:`shoe_ctl.config.load_profile`; this module only validates the already-parsed mapping
-(pure, no I/O). Every key is required, unknown keys are refused, and each error is a
-:class:`ProfileError` naming the file, the key and the allowed values.
-
-Switches (see ``docs/rules.md`` for the clause each one selects):
-
-=====================  =========================================  ==============================
-key                    allowed values                             clause
-=====================  =========================================  ==============================
-``name``               ``"tda"``, ``"house"``                     the profile's name
-``tie``                ``"suit"``, ``"position"``                 RP-10-D / position
-``tournament``         ``true``, ``false``                        house 16.1, house 16.10
-``short_stub``         ``"rp-10-h"``, ``"house-16.18"``           RP-10-H / house 16.18-16.20
-``skip_burn``          ``true``, ``false``                        house 16.19
-``premature``          ``"rp-5-d"``, ``"house-16.16"``            RP-5-D / house 16.16, 16.17
-``exposed_downcard``   ``"rp-10-a"``, ``"house-16.1"``            RP-10-A / house 16.1, 16.2
-``exposed_seventh``    ``"rp-10-b"``, ``"house-16.22"``           RP-10-B / house 16.21-16.24
-``absent_player``      ``"rule-30"``, ``"house-16.9"``            RP-10-C / house 16.9-16.11
-``open_pair_bet``      ``true``, ``false``                        RP-10-F / house 16.8
-=====================  =========================================  ==============================
+"""Rule profiles: the named switches that select which rule text governs each decision, validated
+from an already-parsed TOML table (every key required, unknown keys refused, each error a
+:class:`ProfileError` naming the file, the key and the allowed values). Pure. The switches and
+the clause each selects: docs/rules.md, *Rule profiles*.
 """
 
 from __future__ import annotations

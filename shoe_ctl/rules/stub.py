@@ -1,39 +1,7 @@
-"""Stub accounting and the short-stub procedures: what each street needs and how it is dealt.
-
-:func:`plan_street` gives the exact ordered steps of a whole street (burn, deal, community,
-scramble, cut), decided at the street's start from the :class:`~shoe_ctl.rules.hand.HandState`
-and the :class:`~shoe_ctl.rules.profiles.RuleProfile`:
-
-- 3rd street: no burn; a downcard to each player in the hand, a second downcard to each, an upcard
-  to each (clockwise from the dealer's left).
-- 4th, 5th, 6th: burn, one upcard each. 7th: burn, one downcard each.
-- *Required number* (RP-10-H): players remaining + 1 burn + 1 undealt last card. A street whose
-  stub reaches it is dealt normally; otherwise:
-
-  - TDA (RP-10-H, checked before 7th): ``A`` scramble the stub with the prior burns, cut, burn,
-    one card each (when stub + prior burns reach the required number); else ``B`` burn and a
-    community card (stub of 3 or more); else ``C`` scramble the stub with the prior burns, cut,
-    burn, community card. RP-10-H-D: with a community card, the first to act on 6th acts first
-    on 7th.
-  - House (16.18-16.20, on any street): with ``pool`` = stub + burns on the burn pile + set-aside
-    cards (house 16.16) and ``P`` players to serve: ``16.18`` when ``pool >= P + 2``: burn, deal
-    from the stub down to its last card, gather that last card with every burn and set-aside card,
-    scramble, cut, burn, deal the rest (the new stub keeps one card undealt); ``16.19`` when
-    ``pool`` is ``P + 1`` or ``P`` (and the profile allows it): the same without the burn after the
-    cut, so every player gets a fresh card (with ``P + 1`` the last card stays undealt; with ``P``
-    the new stub is dealt out, the only way to give every player a fresh card; without 16.19 a
-    pool of ``P + 1`` is dealt by 16.18, burn included); ``16.20`` when
-    ``pool < P``: no one gets a fresh card: burn and a community card (from the stub if it holds
-    3 or more, else after scrambling the stub with the burns and set-aside cards); the high hand
-    using it acts first.
-
-  Both are decided at the start of the street, so no street ends with some players holding a
-  fresh card and others a community card; the last card of a stub that falls short is never
-  dealt (TDA keeps one card undealt in every stub; under house 16.18 the last card is merged into
-  the new stub, which keeps one card undealt too unless house 16.19 can give every player a fresh
-  card only by dealing it out, as that clause intends).
-
-All pure: no I/O.
+"""Stub accounting and the short-stub procedures: :func:`plan_street` gives the ordered steps of a
+whole street (burn, deal, community, scramble, cut), decided at its start from the hand and the
+rule profile, with the required number (RP-10-H) and the TDA or house procedure when the stub
+falls short. Pure: no I/O. docs/rules.md, *Stub accounting and the short-stub procedures*.
 """
 
 from __future__ import annotations
@@ -45,6 +13,7 @@ from typing import Any
 from shoe_ctl.rules.cards import Card
 from shoe_ctl.rules.hand import STREETS, HandError, HandState, street_index
 from shoe_ctl.rules.profiles import RuleProfile
+from shoe_ctl.rules.steps import Step
 
 __all__ = [
     "Procedure",
@@ -90,30 +59,6 @@ class Procedure(StrEnum):
     def community(self) -> bool:
         """True for the procedures that deal a community card (B, C, 16.20)."""
         return self in (Procedure.B, Procedure.C, Procedure.H20)
-
-
-@dataclass(frozen=True, slots=True)
-class Step:
-    """One thing the dealer does, in order.
-
-    :param kind: ``"burn"``, ``"deal"``, ``"community"``, ``"scramble"`` or ``"cut"``.
-    :param seat_index: the player index a ``deal`` goes to, else ``None``.
-    :param face: ``"up"`` or ``"down"`` for ``deal`` (``"up"`` for ``community``), else ``None``.
-    :param gather: for ``scramble``: the piles gathered with the stub, e.g. ``("stub", "burn 4th",
-        "burn 5th", "burn 6th", "set-aside")``; empty otherwise.
-    :param street: the street the step belongs to (names the burn pile a burn goes to).
-    """
-
-    kind: str
-    seat_index: int | None = None
-    face: str | None = None
-    gather: tuple[str, ...] = ()
-    street: str | None = None
-
-    @property
-    def pulls_card(self) -> bool:
-        """True when the step takes a card out of the shoe (burn, deal, community)."""
-        return self.kind in ("burn", "deal", "community")
 
 
 @dataclass(frozen=True, slots=True)

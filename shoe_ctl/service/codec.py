@@ -1,28 +1,7 @@
-"""A stable, versioned JSON form of every event and command in :mod:`shoe_ctl.events`.
-
-The journal stores each event and command as one JSON object, readable by a person with
-``sqlite3`` and ``jq``::
-
-    {"v":1,"type":"CardRead","seq":17,"card":"As","reader":"rfid","dispense":9,"epoch":3}
-    {"v":1,"type":"DealerInput","action":"fold","seat":4,"args":{}}
-    {"v":1,"type":"Instruction","signal":"deal","text":"Seat 3 up","seat":3,"face":"up",
-     "street":"4th","cards":[]}
-
-Rules of the format (version ``1``):
-
-- ``"v"`` is the format version, ``"type"`` the class name in :mod:`shoe_ctl.events`; every other
-  key is a field of that class with the same name.
-- A card is its text (``"As"``, ``"Td"``); the unknown/unreadable card is ``null``.
-- Enum members (``FaultKind``, ``LinkStatus``, ``DealerAction``, ``Signal``) are their values
-  (``"double-pull"``, ``"fold"``, ``"deal"``); tuples are arrays; ``ShoeInfo`` nests as an object
-  without ``"v"``/``"type"``.
-- Keys are sorted and the separators compact, so equal values give equal text (:func:`dumps`).
-- A field added later to a class (always with a default, as the contracts require) may be missing
-  from an older record and takes its default; a key the class does not know is an error, as is a
-  ``"v"`` newer than this code reads.
-
-Errors: every problem raises :class:`CodecError` (a ``ValueError``) naming the type, the field and
-the caller's ``where`` (e.g. ``"journal record 812"``).
+"""The stable, versioned JSON form (format ``1``) of every event and command of
+:mod:`shoe_ctl.events`, in which the journal stores them: :func:`dumps` and :func:`loads`, every
+problem a :class:`CodecError` naming the type, the field and where. The format's rules:
+docs/journal.md, *Records*.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The controller: one thread owns the dealing machine and takes every event from one queue.
 
-Card reads (from :class:`drivers.shoe.ShoeLink`), dealer inputs, timers: every event is put on
+Card reads (from :class:`drivers.shoe.ShoeLink`), dealer inputs: every event is put on
 :attr:`Controller.queue`. A shoe event goes machine, sinks, journal, ack; any other event goes
 journal, machine (while the record's commit runs), sinks once it is committed
 (:meth:`Controller.step`; docs/service.md, *How an event flows*).
@@ -17,17 +17,17 @@ import logging
 import queue
 import threading
 from collections import deque
-from collections.abc import Callable
-from typing import Any, Protocol
+from collections.abc import Callable, Iterable
+from typing import Any, Protocol, runtime_checkable
 
-from shoe_ctl.events import Alert, CardRead, Command, DealerInput, ShoeButton, ShoeFault, TimerFired
+from shoe_ctl.events import Alert, CardRead, Command, DealerInput, Event, ShoeButton, ShoeFault
 from shoe_ctl.lifecycle import Closeable
 from shoe_ctl.machine import Dealing
 from shoe_ctl.service.codec import CodecError
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Controller", "EventQueue", "NullJournal", "Sink"]
+__all__ = ["Controller", "EventQueue", "JournalLike", "NullJournal", "Sink", "WriterJournal"]
 
 MAX_DEALER_INPUTS = 128
 """Dealer inputs waiting at most; :meth:`Controller.post` refuses more."""
@@ -44,9 +44,27 @@ class Sink(Protocol):
 
 
 class JournalLike(Protocol):
-    """What the controller needs of a journal (``shoe_ctl.service.journal.Journal``)."""
+    """What the controller needs of any journal: ``append`` one event or command, durable when it
+    returns (a test's list, :class:`NullJournal`)."""
 
     def append(self, item: Any) -> int: ...
+
+
+@runtime_checkable
+class WriterJournal(JournalLike, Protocol):
+    """A journal with a writer thread (:class:`shoe_ctl.service.journal.Journal`): the controller
+    queues records with :meth:`submit` and goes on, waits for a dealer input's record with
+    :meth:`wait_written`, and hears when writes fail and succeed again (docs/journal.md, *The
+    writer*). A journal with only ``append`` is written by the controller thread itself."""
+
+    def append_many(self, items: Iterable[Any]) -> list[int]: ...
+
+    def submit(self, items: Iterable[Any], *, on_durable: Callable[[list[int]], None] | None = None,
+               linger: bool = False) -> Any: ...
+
+    def wait_written(self, entry: Any, timeout: float | None) -> bool: ...
+
+    def add_state_listener(self, fn: Callable[[BaseException | None], None]) -> None: ...
 
 
 class LinkLike(Protocol):
@@ -231,10 +249,11 @@ class Controller(Closeable):
         super().__init__()
         self.machine = machine
         self.journal: JournalLike = journal if journal is not None else NullJournal()
-        self._submit = getattr(self.journal, "submit", None)
-        listen = getattr(self.journal, "add_state_listener", None)
-        if listen is not None:
-            listen(self._journal_state)
+        self.writer: WriterJournal | None = self.journal if isinstance(self.journal, WriterJournal) else None
+        """The journal when it has a writer thread (records queued), else None (appended here)."""
+        self._submit = self.writer.submit if self.writer is not None else None
+        if self.writer is not None:
+            self.writer.add_state_listener(self._journal_state)
         self.link = link
         self.queue: EventQueue = EventQueue()
         self.inputs_refused = 0
@@ -243,7 +262,6 @@ class Controller(Closeable):
         self.handled = 0
         self.errors = 0
         self._thread: threading.Thread | None = None
-        self._timers: list[threading.Timer] = []
         self._lock = threading.Lock()
         self._idle = threading.Condition()
         self._busy = 0
@@ -264,7 +282,7 @@ class Controller(Closeable):
         counted in :attr:`errors`."""
         self.hooks.append(hook)
 
-    def post(self, event: Any) -> bool:
+    def post(self, event: Event | _Call) -> bool:
         """Put one event on the queue (any thread). A :class:`DealerInput` is refused (False,
         nothing queued; one log line per flood) when :data:`MAX_DEALER_INPUTS` wait already;
         every other event is always queued (True)."""
@@ -294,18 +312,6 @@ class Controller(Closeable):
         systemd watchdog ping: a controller thread that is stuck sends none."""
         self.post(_Call(fn))
 
-    def schedule(self, name: str, delay_s: float) -> None:
-        """Arm a timer: after ``delay_s`` seconds a ``TimerFired(name, state, entry)`` is posted,
-        tagged with the machine state now and the entry of it (``Dealing.entries``); the machine
-        ignores it if it has left that state since, even to enter it again."""
-        ev = TimerFired(name, self.machine.state, getattr(self.machine, "entries", None))
-        t = threading.Timer(delay_s, self.post, args=(ev,))
-        t.daemon = True
-        with self._lock:
-            self._timers = [x for x in self._timers if x.is_alive()]
-            self._timers.append(t)
-        t.start()
-
     # ------------------------------------------------------------------ lifecycle
 
     def start(self) -> Controller:
@@ -323,13 +329,9 @@ class Controller(Closeable):
             return self._idle.wait_for(lambda: self._busy == 0, timeout)
 
     def close(self, timeout: float = 5.0) -> None:
-        """Stop the thread (after the events already queued), cancel timers, close the sinks.
-        Idempotent."""
+        """Stop the thread (after the events already queued), close the sinks. Idempotent."""
         if not self._begin_close():
             return
-        with self._lock:
-            for t in self._timers:
-                t.cancel()
         if self._thread is not None:
             self.queue.put(_STOP)
             self._thread.join(timeout)
@@ -374,7 +376,7 @@ class Controller(Closeable):
                     if self._busy == 0:
                         self._idle.notify_all()
 
-    def step(self, ev: Any) -> list[Command]:
+    def step(self, ev: Event | _Call) -> list[Command]:
         """Journal, ack, handle and deliver one event (the controller thread's body; also usable
         synchronously when no thread is started).
 
@@ -471,10 +473,9 @@ class Controller(Closeable):
 
     def _wait_other(self, ev: Any, entry: Any) -> None:
         """Wait (bounded) until ``entry``, the record of ``ev``, is written."""
-        wait = getattr(self.journal, "wait_written", None)
-        if entry is None or isinstance(entry, _Unencodable):
+        if entry is None or isinstance(entry, _Unencodable) or self.writer is None:
             return
-        if wait is not None and not wait(entry, self.INPUT_WAIT_S):
+        if not self.writer.wait_written(entry, self.INPUT_WAIT_S):
             log.warning("a %s acted on before its journal record was written (journal failing)", type(ev).__name__)
 
     def _submit_other(self, ev: Any) -> Any:
@@ -516,7 +517,7 @@ class Controller(Closeable):
             except Exception:  # noqa: BLE001
                 log.exception("journal submit of alerts failed")
             return True
-        many = getattr(self.journal, "append_many", None)
+        many = self.writer.append_many if self.writer is not None else None
         if ev is not None:
             try:
                 if many is not None and alerts:

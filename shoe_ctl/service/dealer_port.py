@@ -1,30 +1,7 @@
-"""The dealer port: the service's command stream and dealer inputs on a local socket.
-
-``shoe-ctl run --dealer-socket PATH`` offers a Unix stream socket at ``PATH`` (mode 0600: the
-stream names scrambled cards and, at showdown, tabled hands). It is how something outside the
-service process — the simulated dealer of ``shoe-ctl hil crash``, a test, a bench console — sees
-what the dealer is told and reports what the dealer does, with no display or browser in between.
-One client at a time (a new connection replaces the old one). The protocol, one JSON object per
-line in both directions, each in the journal's codec (:mod:`shoe_ctl.service.codec`):
-
-- service -> client: every command the controller hands to its sinks, in order
-  (``Instruction``, ``DisplayUpdate``, ``Alert``, ``ShoeCommand``). A client that connects first
-  gets the current ``DisplayUpdate`` and then the current ``Instruction`` (what the dealer sees
-  when looking up: the table, then the signal), so a client that reconnects, or a service that
-  restarted, needs no other hand-shake.
-- client -> service: ``DealerInput`` objects, posted to the controller's queue as if touched on
-  the display. A line that is not a ``DealerInput`` is answered with ``{"error": "..."}`` and
-  changes nothing. Each input's ``source`` is set from the client's peer credentials
-  (:func:`peer_source`), whatever the line says, and journaled with it.
-
-Nothing is buffered for a client that is not there: commands sent while no client is connected
-are gone (the next client gets the current state), and inputs are taken only while connected.
-
-Limits (docs/security.md, "Floods and connections"): a client that does not take a line within
-:data:`SEND_TIMEOUT_S`, or lets :data:`MAX_QUEUED` commands pile up, is disconnected with a log
-line; an input line longer than :data:`MAX_LINE` or nested deeper than the JSON reader allows is
-answered with an error line; inputs beyond :data:`INPUTS_PER_S` (bursts of :data:`INPUTS_BURST`)
-are answered with an error line and not posted, and so are inputs the controller has no room for.
+"""The dealer port (``--dealer-socket PATH``): a Unix socket (mode 0600, one client at a time) on
+which the service streams every command it hands its sinks and takes dealer inputs, one JSON line
+each in the journal's codec, checked as the display checks them. docs/recovery.md (the dealer
+port) and docs/security.md, *Floods and connections*.
 """
 
 from __future__ import annotations

@@ -1,21 +1,7 @@
-"""Start-up after a crash or power cut: rebuild the hand from the journal and resume.
-
-The controller journals every event before it acts on it, and acks the shoe's card only after the
-append returned (``docs/journal.md``). So at start-up:
-
-1. ``machine, last_seq, report = recover(journal, make_machine)`` replays every event journaled
-   after the last finished hand (``Journal.replay_start()``) into a fresh machine, in order: the
-   machine reaches the state it had when the process stopped — same hand, same stub, same
-   instruction (``report.instruction`` is the LED signal to show again).
-2. ``ShoeLink(url, queue, resume_seq=last_seq)``: the shoe resends what it kept unacked; the link
-   drops what the journal already has (sequence <= ``last_seq``), so each card counts once.
-3. The controller publishes the machine's current state (``Dealing.start()``) and goes on; a
-   :class:`HandMarks` keeps the journal's ``hand-start``/``hand-end`` records in step with the
-   machine from then on.
-
-Nothing here knows the machine's internals: ``make_machine()`` builds it and ``handle(event) ->
-list[Command]`` drives it. :class:`HandMarks` reads ``hand_no``, ``state``, ``hand`` and
-``summary()`` (as :class:`shoe_ctl.machine.Dealing` offers them).
+"""Start-up after a crash or power cut: :func:`recover` replays the journal's events since the
+last finished hand into a fresh machine (same hand, same stub, same instruction) and gives the
+link its resume point; :class:`HandMarks` keeps the journal's hand marks in step with the machine.
+docs/journal.md, *Recovery*, and docs/recovery.md.
 """
 
 from __future__ import annotations
@@ -99,6 +85,8 @@ def recover(journal: Journal, make_machine: Callable[[], Any]) -> tuple[Any, int
         already been repaired and is only reported).
     """
     machine = make_machine()
+    if hasattr(machine, "quiet"):
+        machine.quiet = True  # the replay's alerts were logged when they were raised: not again
     report = RecoveryReport(from_seq=journal.replay_start(), hand=journal.current_hand,
                             damage=list(journal.report.damage))
     expected: list[events.Alert] = []  # alerts the replay produced for the last event, not yet matched
@@ -139,6 +127,8 @@ def recover(journal: Journal, make_machine: Callable[[], Any]) -> tuple[Any, int
     if expected and not journal.readonly:
         journal.append_many(expected)
         report.completed_alerts = len(expected)
+    if hasattr(machine, "quiet"):
+        machine.quiet = False
     return machine, journal.last_shoe_seq(), report
 
 

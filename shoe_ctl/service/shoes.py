@@ -17,6 +17,10 @@ import serial
 SIM = "sim"
 """The user-facing alias of the built-in virtual shoe."""
 
+DIRECT = "direct"
+"""A shoe without a wire, for the simulation's many tables in one process (``hil/floor_rig.py``):
+no link; the simulated dealer's shoe posts each card read to the controller itself."""
+
 URL_HANDLER_PACKAGE = "hil.urlhandler"
 """Listed in ``serial.protocol_handler_packages``: it serves ``vshoe://``."""
 

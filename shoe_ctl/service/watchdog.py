@@ -14,7 +14,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from shoe_ctl.lifecycle import Closeable, join_thread
 
@@ -23,6 +23,7 @@ log = logging.getLogger(__name__)
 __all__ = ["ControllerWatchdog", "ServiceOutput"]
 
 
+@runtime_checkable
 class ServiceOutput(Protocol):
     """An output the watchdog switches: ``service_lost(True)`` when the controller is stuck,
     ``service_lost(False)`` when it runs again. Must not block."""

@@ -109,7 +109,7 @@ def test_the_documented_rehearsal_pairs_runs_deals_and_quits(tmp_path: Path, aut
             if proc is not None and proc.poll() is None:
                 proc.send_signal(signal.SIGINT)
                 try:
-                    proc.wait(15)
+                    proc.wait(60)  # a loaded machine: the service joins its threads on the way out
                 except subprocess.TimeoutExpired:
                     proc.kill()
                     proc.wait()

@@ -180,3 +180,20 @@ def test_the_kit_says_it_met_a_paired_shoe() -> None:
     assert result["status"] == "failed"
     assert "sends version-2 (authenticated) frames: it is paired" in result["message"]
     assert "test the shoe before its first pairing" in result["message"]
+
+
+def test_the_kit_passes_the_virtual_shoe_on_version_2() -> None:
+    """The kit speaks version 2 to a paired shoe: every test passes in authenticated frames, the
+    HELLO is version 2 and the shoe's range 2..2."""
+    report = run_kit("virtual", time_scale=SCALE, protocol=2)
+    failed = [(r["name"], r["message"]) for r in report["results"] if r["status"] != "passed"]
+    assert failed == []
+    assert report["summary"] == {"passed": ALL, "failed": 0, "skipped": 0}
+    assert report["protocol"] == 2 and report["shoe"]["protocol"] == 2 and report["shoe"]["version_range"] == [2, 2]
+
+
+def test_version_2_with_the_wrong_secret_takes_nothing_from_the_shoe() -> None:
+    with VirtualShoe(Deck.seeded(7), secret=bytes(range(32))) as shoe:
+        report = Kit(shoe.url, None, time_scale=SCALE, secret=bytes(range(1, 33))).run(only={"handshake"})
+    (result,) = report["results"]
+    assert result["status"] == "failed" and "no HELLO" in result["message"]

@@ -25,7 +25,7 @@ from paths import ROOT
 sys.path.insert(0, str(ROOT / "scripts"))
 from installed_code import fingerprint, packaged  # noqa: E402
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # builds two environments: long under load
 
 
 def sh(cmd: list[str], cwd: Path | str, user: str | None = None, check: bool = True,

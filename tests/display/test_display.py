@@ -15,8 +15,8 @@ import pytest
 from display_feed import DOWNCARDS, all_downcards, feed, seat, state
 
 from shoe_ctl.display import DisplayModel, public_state
-from shoe_ctl.display.model import downcards_in
 from shoe_ctl.display.server import DisplayError, DisplaySink, input_event, parse_display, start_display
+from shoe_ctl.embargo import downcards_in
 from shoe_ctl.events import Alert, DealerAction, DealerInput, DisplayUpdate, Instruction, Signal
 
 

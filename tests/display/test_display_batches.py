@@ -20,7 +20,7 @@ from sinks import Collect
 
 from hil.replay import run_direct, script_from_record
 from shoe_ctl.display import DisplayModel
-from shoe_ctl.display.model import public_parts, public_state
+from shoe_ctl.embargo import public_parts, public_state
 from shoe_ctl.events import Alert, DisplayUpdate, Instruction, Signal
 from shoe_ctl.phh import read_phh
 

@@ -17,8 +17,8 @@ import pytest
 from browser import chromium, expect, live_page, open_page
 from display_feed import all_downcards, feed
 
-from shoe_ctl.display.model import downcards_in
 from shoe_ctl.display.server import DisplaySink, start_display
+from shoe_ctl.embargo import downcards_in
 from shoe_ctl.events import Alert, DealerAction, DealerInput, DisplayUpdate
 
 SUIT = {"c": "\u2663", "d": "\u2666", "h": "\u2665", "s": "\u2660"}

@@ -20,7 +20,8 @@ from rule_profiles import PROFILES
 from sinks import Collect
 
 from drivers.leds import ConsoleLedSink
-from shoe_ctl.display.model import CARD_TOKEN, MUCKED_STATUSES, DisplayModel, is_showdown
+from shoe_ctl.display.model import DisplayModel
+from shoe_ctl.embargo import CARD_TOKEN, MUCKED_STATUSES, is_showdown
 from shoe_ctl.events import Alert, Command, DisplayUpdate, Instruction
 
 PHH_DIR = SHARED_PHH

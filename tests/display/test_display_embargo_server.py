@@ -24,8 +24,8 @@ import pytest
 from paths import SHARED_PHH
 from rule_profiles import PROFILES
 
-from shoe_ctl.display.model import CARD_TOKEN, MUCKED_STATUSES, is_showdown
 from shoe_ctl.display.server import DisplaySink, start_display
+from shoe_ctl.embargo import CARD_TOKEN, MUCKED_STATUSES, is_showdown
 from shoe_ctl.events import Command
 
 PHH_DIR = SHARED_PHH

@@ -1,4 +1,4 @@
-"""The embargo filter (``shoe_ctl.display.model.public_state``) against its specification, on
+"""The embargo filter (``shoe_ctl.embargo.public_state``) against its specification, on
 generated states (hypothesis): the filter runs in one pass over the state, the specification
 below in the two steps docs/display.md describes (drop the hidden keys at any depth, then
 redact every card token that is not public), written for clarity, not speed. They must agree
@@ -13,7 +13,7 @@ from typing import Any
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from shoe_ctl.display.model import (
+from shoe_ctl.embargo import (
     CARD_TOKEN,
     HIDDEN_KEYS,
     MUCKED_STATUSES,

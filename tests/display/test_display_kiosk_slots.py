@@ -5,6 +5,7 @@ loads and a stream. Raw sockets on loopback, bounded counts."""
 
 from __future__ import annotations
 
+import json
 import queue
 import socket
 import time
@@ -15,8 +16,8 @@ import pytest
 from test_display_limits import request
 from waiting import wait_for
 
-from shoe_ctl.display.guard import Limits, Slots
 from shoe_ctl.display.server import DisplaySink
+from shoe_ctl.web_guard import Limits, Slots
 
 
 def _from(address: str, port: int) -> socket.socket:
@@ -77,3 +78,32 @@ def test_slots_share() -> None:
     slots.give_back("10.0.0.5")
     assert slots.by_address["10.0.0.5"] == 7 and slots.used == 63
     assert Slots(total=8, reserved=16, per_address=8).others_max == 6  # at most a quarter kept
+
+
+def _post_from(address: str, port: int) -> int:
+    body = json.dumps({"action": "fold", "seat": 3}).encode()
+    head = (f"POST /input HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode()
+    with _from(address, port) as s:
+        s.sendall(head + body)
+        reply = b""
+        while chunk := s.recv(4096):
+            reply += chunk
+    return int(reply.split(b" ", 2)[1])
+
+
+def test_many_source_addresses_do_not_multiply_the_input_rate() -> None:
+    """1,000 loopback addresses, two inputs each: the per-address limit alone let every one through
+    (each then journaled as a refused input); the bound on them all together takes its burst and
+    no more, while the kiosk's own inputs still go in."""
+    posted: queue.Queue[Any] = queue.Queue()
+    lim = Limits(inputs_total_per_s=0.001, inputs_total_burst=20)  # no refill within the test
+    with DisplaySink(posted.put, host="127.0.0.1", port=0, limits=lim).start() as sink:
+        statuses = [_post_from(f"127.{1 + i // 250}.{i % 250 // 50}.{i % 50 + 2}", sink.port)
+                    for i in range(1000) for _ in range(2)]
+        assert statuses.count(202) == lim.inputs_total_burst
+        assert statuses.count(429) == 2000 - lim.inputs_total_burst
+        assert posted.qsize() == lim.inputs_total_burst
+        # the dealer's own screen is not held back by the others' flood
+        assert [request(sink.port, "POST", "/input", {"action": "fold", "seat": 2})[0] for _ in range(3)] == [202] * 3
+        assert posted.qsize() == lim.inputs_total_burst + 3

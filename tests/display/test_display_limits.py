@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 from waiting import wait_for
 
-from shoe_ctl.display.guard import Limits, RateLimiter, TokenGate, host_allowed, origin_allowed
 from shoe_ctl.display.server import DisplayError, DisplaySink
 from shoe_ctl.events import DisplayUpdate
+from shoe_ctl.web_guard import Limits, RateLimiter, TokenGate, host_allowed, origin_allowed
 
 TOKEN = "a-long-enough-token-0123"
 

@@ -10,9 +10,9 @@ from collections.abc import Iterator
 import pytest
 from test_display import SseReader, get
 
-from shoe_ctl.display.guard import Limits
 from shoe_ctl.display.server import DisplaySink
 from shoe_ctl.events import Instruction, Signal
+from shoe_ctl.web_guard import Limits
 
 
 def _ins(n: int) -> Instruction:

@@ -15,7 +15,7 @@ from waiting import wait_for
 
 from hil.floor_rig import VirtualTable
 from hil.replay import script_from_record
-from shoe_ctl.display.model import CARD_TOKEN
+from shoe_ctl.embargo import CARD_TOKEN
 from shoe_ctl.floor.broker import MONITOR_USER, Mosquitto
 from shoe_ctl.phh import read_phh
 

@@ -43,8 +43,7 @@ def test_tables_publish_over_tls(tls_broker: Mosquitto, tmp_path: Path) -> None:
     assert isinstance(pub, FloorPublisher)
     table.publisher = pub
     try:
-        table.controller.start()
-        table.dealer.start()
+        table.table.start()  # the controller and the dealer, the publisher already started
         assert wait_for(lambda: table.done, 30)
         table.controller.wait_idle(5)
         last = table.last_seq()
@@ -62,8 +61,7 @@ def test_tables_publish_over_tls(tls_broker: Mosquitto, tmp_path: Path) -> None:
     other.controller.add_sink(untrusting)
     other.publisher = untrusting
     try:
-        other.controller.start()
-        other.dealer.start()
+        other.table.start()
         assert wait_for(lambda: other.done, 30), "dealing goes on without the floor"
         assert not wait_for(lambda: untrusting.connected, 2)
         assert untrusting.published == 0

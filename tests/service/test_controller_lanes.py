@@ -284,6 +284,12 @@ def test_an_answer_waits_for_a_slow_commit_the_machine_does_not(tmp_path: Any) -
         def append(self, item: Any) -> int:
             return 0
 
+        def append_many(self, items: Any) -> list[int]:
+            return [0 for _ in items]
+
+        def add_state_listener(self, fn: Any) -> None:
+            return None
+
     class Machine(SlowMachine):
         def handle(self, ev: Any) -> list[Any]:
             order.append("machine")

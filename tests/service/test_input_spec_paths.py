@@ -16,13 +16,13 @@ from typing import Any
 
 import pytest
 
-from shoe_ctl.display.guard import Limits
 from shoe_ctl.display.server import DisplaySink
 from shoe_ctl.events import DealerAction, DealerInput
 from shoe_ctl.input_spec import COMMON, SPECS, SeatRule
 from shoe_ctl.service import codec
 from shoe_ctl.service.dealer_port import DealerPort
 from shoe_ctl.service.ratelimit import RateLimiter
+from shoe_ctl.web_guard import Limits
 
 CANDIDATES: list[Any] = ["x", 1.5, -1, 99, [0], [True], True, None, 2]
 

@@ -14,7 +14,7 @@ from shoe_ctl.service.controller import Controller
 
 
 class _Journal:
-    """A journal whose writer state the test drives; it keeps nothing."""
+    """A journal with a writer (``WriterJournal``) whose state the test drives; it keeps nothing."""
 
     def __init__(self) -> None:
         self.listeners: list[Any] = []
@@ -24,6 +24,15 @@ class _Journal:
 
     def append(self, event: Any) -> None:
         return None
+
+    def append_many(self, events: Any) -> list[int]:
+        return []
+
+    def submit(self, items: Any, **kw: Any) -> None:
+        return None
+
+    def wait_written(self, entry: Any, timeout: float | None) -> bool:
+        return True
 
     def tell(self, exc: BaseException | None) -> None:
         for fn in self.listeners:

@@ -6,14 +6,13 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 from paths import ROOT, SHARED_PHH
 from rule_profiles import PROFILES
 
-from shoe_ctl.events import CardRead, DealerAction, DealerInput, Instruction, Signal, TimerFired
+from shoe_ctl.events import CardRead, DealerAction, DealerInput, Instruction, Signal
 from shoe_ctl.machine import Dealing, diagram
 from shoe_ctl.rules.cards import Card
 from shoe_ctl.service.controller import Controller
@@ -86,20 +85,6 @@ def test_a_failing_sink_does_not_stop_the_others() -> None:
     ctl.add_sink(log)
     ctl.step(DealerInput(DealerAction.NEW_HAND, args={"seats": [1, 2]}))
     assert any(isinstance(c, Instruction) and c.signal is Signal.DEAL for k, c in log.calls if k == "sink")
-
-
-def test_timer_events_are_tagged_with_the_state_they_were_armed_in() -> None:
-    log = Log()
-    ctl = Controller(Dealing(PROFILES), journal=log)
-    with ctl:
-        ctl.schedule("dealer-silent", 0.01)
-        for _ in range(200):
-            if any(isinstance(i, TimerFired) for _, i in log.calls):
-                break
-            time.sleep(0.01)
-        ctl.wait_idle(1)
-    fired = [i for _, i in log.calls if isinstance(i, TimerFired)]
-    assert fired == [TimerFired("dealer-silent", "idle", ctl.machine.entries)]
 
 
 def test_simulated_dealer_imports_nothing_of_the_state_machine() -> None:

@@ -314,6 +314,10 @@ function renderSide(s) {
   document.getElementById("shoe-detail").textContent = s.shoe && s.shoe.detail ? s.shoe.detail : "";
   // shoe link authentication (docs/security.md, "The shoe link"): an unauthenticated bench link is shown
   document.getElementById("shoe-auth").hidden = !(s.shoe && s.shoe.auth === "off");
+  // the floor broker takes this table's publications and drops them (docs/floor.md): said here
+  const fp = document.getElementById("floor-problem");
+  fp.hidden = !s.floor_problem;
+  fp.textContent = s.floor_problem ? "FLOOR: " + s.floor_problem : "";
 }
 
 // ------------------------------------------------------------------ what the flow needs now

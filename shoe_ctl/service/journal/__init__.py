@@ -1,18 +1,7 @@
 """The journal: every event of the table appended durably to SQLite before the shoe's card is
-acked; checked and repaired at open, bounded by retention, private to the service user.
-
-Units, each with one role, behind the one facade :class:`Journal`:
-
-- :mod:`~shoe_ctl.service.journal.records`: schema, a record and its CRC, the open report;
-- :mod:`~shoe_ctl.service.journal.store`: appends, verified reads, hand marks;
-- :mod:`~shoe_ctl.service.journal.repair`: the checks at open and the repairs (with
-  :mod:`~shoe_ctl.service.journal.wal`, the write-ahead log's frames, and
-  :mod:`~shoe_ctl.service.journal.aside`, the copies of damaged files);
-- :mod:`~shoe_ctl.service.journal.retention`: pruning old hands;
-- :mod:`~shoe_ctl.service.journal.files`: file safety (mode 0600, foreign or unwritable paths);
-- :mod:`~shoe_ctl.service.journal.identity`: which table and profile a file belongs to.
-
-The behaviour is described once, in ``docs/journal.md``.
+acked; checked and repaired at open, bounded by retention, private to the service user. One
+facade, :class:`Journal`, over its units (records, store, repair, wal, aside, retention, files,
+identity); docs/journal.md describes them and the behaviour.
 """
 
 from shoe_ctl.service.journal.aside import KEEP_ASIDE

@@ -1,19 +1,6 @@
-"""The journal's writer thread: group commit, in order, with appends that are kept until written.
-
-Every append of a writable journal goes through one FIFO. The writer thread takes what is waiting
-(up to :data:`MAX_GROUP_ROWS` rows) and commits it in one transaction — one fsync for the group —
-then tells each append it is durable (its waiter wakes, its ``on_durable`` callback runs, in order).
-So under load many appends share one fsync, and an append is never reported durable before its
-commit. A group of appends nobody waits for (``linger``: shoe events, acked from the commit) may
-wait :data:`LINGER_S` for company; an append somebody waits for is committed at once.
-
-When a commit fails (a full disk, a write lock held by another program beyond the busy timeout),
-nothing behind the failed group is written: order is the journal's promise, and the shoe's
-cumulative ack must never pass a record that is not on disk. Appends made with ``keep=True`` (the
-controller's events, the hand marks) stay at the head of the FIFO and are tried again every
-:data:`RETRY_S` seconds until they are written; appends made with ``keep=False`` (a direct
-``Journal.append``) are dropped and their caller gets the error, as before. The journal's state
-(``failing`` or not) is told to listeners at each change. ``docs/journal.md`` ("The writer").
+"""The journal's writer thread: group commit in queue order (one fsync a group), each append told
+once it is durable; after a failed commit nothing behind it is written, and the appends that must
+be kept are tried again until they are. docs/journal.md, *The writer*.
 """
 
 from __future__ import annotations

@@ -1,7 +1,6 @@
-"""The display server's limits against floods and hostile pages (docs/security.md, "Floods and
-connections"; the API limits in docs/display.md).
-
-Plain helpers with no I/O, used by :mod:`shoe_ctl.display.server`:
+"""The web pages' limits against floods and hostile pages (docs/security.md, "Floods and
+connections"; the API limits in docs/display.md): plain helpers with no I/O, used by the dealer
+display (:mod:`shoe_ctl.display.server`) and the floor page (:mod:`shoe_ctl.floor.page`):
 
 - :class:`Limits`: every bound in one place (connections, timeouts, input rate, token rules);
 - :class:`~shoe_ctl.service.ratelimit.RateLimiter`: a token bucket per client address (inputs);
@@ -56,6 +55,9 @@ class Limits:
     :param events_write_timeout_s: a stream that takes longer to accept one snapshot is closed.
     :param inputs_per_s: sustained POSTs (``/input``, ``/ack``) per client address ...
     :param inputs_burst: ... with bursts up to this many; more get 429.
+    :param inputs_total_per_s: sustained POSTs from every address but the kiosk's together ...
+    :param inputs_total_burst: ... with bursts up to this many (many source addresses do not
+        multiply the per-address rate); more get 429.
     :param token_min_len: shortest token the display starts with.
     :param token_failures: wrong tokens a client address may send ...
     :param token_lockout_s: ... before every POST from it gets 429 for this long.
@@ -79,6 +81,8 @@ class Limits:
     events_write_timeout_s: float = 10.0
     inputs_per_s: float = 5.0
     inputs_burst: int = 10
+    inputs_total_per_s: float = 10.0
+    inputs_total_burst: int = 20
     token_min_len: int = 16
     token_failures: int = 5
     token_lockout_s: float = 60.0

@@ -1,0 +1,211 @@
+"""The hole-card embargo filter: a public state with every card that is not public removed, for
+every output that leaves the machine (the dealer display, the floor). One module, imported by
+both; what it enforces is in docs/display.md, *Hole-card embargo at the display*.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+__all__ = ["CARD_TOKEN", "HIDDEN_KEYS", "MUCKED_STATUSES", "REDACTED", "SCALARS", "card_strings", "downcards_in",
+           "is_plain", "is_showdown", "public_parts", "public_state"]
+
+HIDDEN_KEYS = frozenset({
+    "down", "downcards", "down_cards", "hole", "hole_cards", "burns", "burned", "burn_cards",
+    "deck", "stub_cards", "new_stub", "set_aside", "muck", "mucked",
+})
+"""Keys dropped at any depth of a state (a seat's ``down`` survives only at showdown)."""
+
+MUCKED_STATUSES = frozenset({"folded", "killed", "dead"})
+"""Seat statuses whose downcards are never shown, not even at showdown."""
+
+CARD_TOKEN = re.compile(r"(?<![0-9A-Za-z])(?:10|[2-9TJQKA])[cdhs](?![0-9A-Za-z])")
+"""A card as the product writes it (``As``, ``Td``, ``10d``)."""
+
+REDACTED = "??"
+
+def is_showdown(state: Mapping[str, Any]) -> bool:
+    """True when ``state`` is at showdown: the machine state name or the street says
+    ``showdown``, or ``state["showdown"]`` is true."""
+    names = (state.get("state"), state.get("street"))
+    return bool(state.get("showdown") is True
+                or any(isinstance(n, str) and "showdown" in n.lower() for n in names))
+
+
+_HIDDEN_KEY_CACHE: dict[Any, bool] = {}
+"""Whether a key is hidden (:data:`HIDDEN_KEYS`, any case), for the keys seen so far (bounded)."""
+
+
+def _hidden(key: Any) -> bool:
+    hidden = _HIDDEN_KEY_CACHE.get(key)
+    if hidden is None:
+        hidden = str(key).lower() in HIDDEN_KEYS
+        if len(_HIDDEN_KEY_CACHE) < 1024:
+            _HIDDEN_KEY_CACHE[key] = hidden
+    return hidden
+
+
+SCALARS = frozenset({int, bool, float, type(None)})
+"""The JSON scalar types: never a card."""
+
+_PLAIN: dict[str, None] = {}
+"""Texts seen holding no card token (statuses, street and state names, ...), up to 4,096 of up
+to 64 characters: returned as they are without a search."""
+
+
+class _Keep:
+    """The redaction of one state's texts: ``keep(match)`` is the card token when public, else
+    ``??``; ``known`` the public texts that are one whole card token (returned as they are)."""
+
+    __slots__ = ("known", "public")
+
+    def __init__(self, public: set[str]) -> None:
+        self.public = public
+        self.known = frozenset(c for c in public if CARD_TOKEN.fullmatch(c))
+
+    def __call__(self, match: re.Match[str]) -> str:
+        card = match.group(0)
+        return card if card in self.public else REDACTED
+
+
+def is_plain(value: Any) -> bool:
+    """True when ``value`` is JSON whose texts name no card: the filter gives it back unchanged
+    (less any hidden keys), whichever cards are public."""
+    kind = type(value)
+    if kind is str:
+        return value in _PLAIN or CARD_TOKEN.search(value) is None
+    if kind in SCALARS:
+        return True
+    if kind is dict:
+        return all(type(k) is str and is_plain(v) for k, v in value.items())
+    if kind is list:
+        return all(is_plain(v) for v in value)
+    return False
+
+
+def _filtered(value: Any, keep: _Keep) -> Any:
+    """``value`` with every hidden key dropped at any depth (mappings become dicts with ``str``
+    keys, tuples lists) and every card token in a string replaced by ``keep(match)``."""
+    kind = type(value)
+    if kind is str or kind in SCALARS:
+        return _leaf(value, kind, keep)
+    if kind is dict or (kind is not list and kind is not tuple and isinstance(value, Mapping)):
+        out: dict[str, Any] = {}
+        hidden_of = _HIDDEN_KEY_CACHE.get
+        for k, v in value.items():
+            hidden = hidden_of(k)
+            if hidden is None:
+                hidden = _hidden(k)
+            if hidden:
+                continue
+            vkind = type(v)
+            out[k if type(k) is str else str(k)] = (
+                v if vkind in SCALARS else _leaf(v, vkind, keep) if vkind is str else _filtered(v, keep))
+        return out
+    if kind is list or kind is tuple or isinstance(value, list | tuple):
+        return [v if type(v) in SCALARS else _filtered(v, keep) for v in value]
+    return _leaf(value, kind, keep)
+
+
+def _leaf(value: Any, kind: type, keep: _Keep) -> Any:
+    if kind is str:
+        if value in keep.known or value in _PLAIN:
+            return value  # a public card, or a text with no card in it
+        if CARD_TOKEN.search(value) is None:
+            if len(value) <= 64 and len(_PLAIN) < 4096:
+                _PLAIN[value] = None
+            return value
+        return CARD_TOKEN.sub(keep, value)
+    if isinstance(value, str):
+        return CARD_TOKEN.sub(keep, value)
+    return value
+
+
+def _mucked(status: Any) -> bool:
+    """True for a mucked hand's status (:data:`MUCKED_STATUSES`) and for any status that is not
+    text: such a seat's downcards are never shown."""
+    return not isinstance(status, str) or status in MUCKED_STATUSES
+
+
+def card_strings(values: Any) -> list[str]:
+    return [v for v in values if isinstance(v, str)] if isinstance(values, list | tuple) else []
+
+
+def _keeper(state: Mapping[str, Any]) -> tuple[_Keep, dict[int, list[str]]]:
+    """The redaction of ``state``'s texts (a card token stays when public: an upcard, the
+    community card, a downcard shown at showdown; else ``??``) and the downcards shown, by seat
+    index (:func:`public_state`)."""
+    showdown = is_showdown(state)
+    shown_down: dict[int, list[str]] = {}
+    public: set[str] = set()
+    seats = state.get("seats")
+    if isinstance(seats, list | tuple):
+        for i, seat in enumerate(seats):
+            if not isinstance(seat, Mapping):
+                continue
+            public.update(card_strings(seat.get("up")))
+            if (showdown and isinstance(seats, list) and not _mucked(seat.get("status"))
+                    and isinstance(seat.get("down"), list | tuple)):
+                shown_down[i] = card_strings(seat["down"])
+                public.update(shown_down[i])
+    community = state.get("community")
+    if isinstance(community, str):
+        public.add(community)
+    return _Keep(public), shown_down
+
+
+def public_state(state: Mapping[str, Any]) -> dict[str, Any]:
+    """The embargo filter: ``state`` with every hidden card removed.
+
+    - every key in :data:`HIDDEN_KEYS` is dropped at any depth, except a seat's ``"down"`` list
+      at showdown (:func:`is_showdown`) for a seat whose status is a text other than folded,
+      killed or dead (a mucked hand's downcards never show);
+    - every card written in any other string (instruction text, alert messages, unknown keys)
+      that is not public (an upcard, the community card, a shown downcard) becomes ``??``.
+
+    One pass over ``state`` (the public cards are read from its seats first).
+
+    :param state: a ``DisplayUpdate.state`` (JSON-safe; see the public state schema).
+    :returns: a new JSON-safe dict; ``state`` is not changed.
+    """
+    keep, shown_down = _keeper(state)
+    out: dict[str, Any] = dict(_filtered(state, keep))
+    for i, down in shown_down.items():
+        out["seats"][i]["down"] = _filtered(down, keep)
+    return out
+
+
+_SEAT_PARTS = ("seat", "up", "status")
+_STATE_PARTS = ("state", "hand", "instruction", "stub", "alerts")
+
+
+def public_parts(state: Mapping[str, Any]) -> dict[str, Any]:
+    """The parts of :func:`public_state`'s result that :meth:`DisplayModel.apply` reads from an
+    update a later one in the same batch replaces: ``state``, ``hand``, ``instruction``, ``stub``,
+    ``alerts`` and each seat's ``seat``, ``up`` and ``status``, each exactly as
+    :func:`public_state` gives it (the same public cards; a key absent stays absent)."""
+    keep, _ = _keeper(state)
+    seats = state.get("seats")
+    out: dict[str, Any] = {k: _filtered(state[k], keep) for k in _STATE_PARTS if k in state}
+    if "seats" in state:
+        if isinstance(seats, list | tuple):
+            out["seats"] = [{k: _filtered(s[k], keep) for k in _SEAT_PARTS if k in s} if isinstance(s, Mapping)
+                            else _filtered(s, keep) for s in seats]
+        else:
+            out["seats"] = _filtered(seats, keep)
+    return out
+
+
+def downcards_in(snapshot: Any) -> Iterable[str]:
+    """Every card string found under a ``down``-like key anywhere in ``snapshot`` (tests, checks)."""
+    if isinstance(snapshot, Mapping):
+        for k, v in snapshot.items():
+            if str(k).lower() in HIDDEN_KEYS and isinstance(v, list | tuple):
+                yield from (c for c in v if isinstance(c, str))
+            else:
+                yield from downcards_in(v)
+    elif isinstance(snapshot, list | tuple):
+        for v in snapshot:
+            yield from downcards_in(v)
