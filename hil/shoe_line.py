@@ -25,11 +25,11 @@ import socket
 import tempfile
 import threading
 import time
-import tty
 from pathlib import Path
 from typing import Any
 
 from hil.faults import Faults, LineNoise
+from hil.pty_device import open_linked_pty
 from hil.shoe_device import ShoeDevice
 
 log = logging.getLogger(__name__)
@@ -139,20 +139,8 @@ class ShoeLine:
     def plug(self) -> None:
         """Plug in: a new pty behind the symlink, or TCP connections accepted."""
         if self.transport == "pty":
-            master, slave = os.openpty()
-            tty.setraw(slave)
-            os.set_blocking(master, False)
-            self._master, self._slave = master, slave
             assert self.link_path is not None
-            tmp = self.link_path.with_name(self.link_path.name + ".new")
-            try:
-                tmp.unlink()
-            except FileNotFoundError:
-                pass
-            # the link names the slave through this process's fd table: a pty's /dev/pts name
-            # may resolve in another devpts instance (containers), the fd never does
-            os.symlink(f"/proc/{os.getpid()}/fd/{slave}", tmp)
-            os.replace(tmp, self.link_path)
+            self._master, self._slave = open_linked_pty(self.link_path)
         self.plugged = True
         self.device.plugged_in(time.monotonic())
         self.wake()

@@ -1,0 +1,161 @@
+"""A simulated serial device on a real pseudo-terminal: the line of the virtual readers.
+
+:class:`PtyDevice` serves one sans-I/O device model (an object with ``receive(data, now) ->
+bytes`` and ``poll(now) -> bytes``) on ``os.openpty()`` in raw mode, behind a symlink a host
+opens with pyserial like the ``/dev/serial/by-id/...`` link of a real reader. The thread reads
+what the host wrote, hands it to the model and writes the model's answer; every model call
+happens under :attr:`lock`, which tests and harnesses also hold when they change the model
+(the tags in the field, a fault). Used by :mod:`hil.virtual_pn532` and :mod:`hil.virtual_pepper`;
+docs/build-a-shoe.md, "Testing without hardware".
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import tempfile
+import threading
+import time
+import tty
+from pathlib import Path
+from typing import Protocol
+
+
+def open_linked_pty(link_path: Path) -> tuple[int, int]:
+    """A new pty in raw mode, its master non-blocking, behind the symlink ``link_path`` (replaced
+    atomically): returns ``(master, slave)``. The link names the slave through this process's
+    fd table: a pty's ``/dev/pts`` name may resolve in another devpts instance (containers), the
+    fd never does."""
+    master, slave = os.openpty()
+    tty.setraw(slave)
+    os.set_blocking(master, False)
+    tmp = link_path.with_name(link_path.name + ".new")
+    try:
+        tmp.unlink()
+    except FileNotFoundError:
+        pass
+    os.symlink(f"/proc/{os.getpid()}/fd/{slave}", tmp)
+    os.replace(tmp, link_path)
+    return master, slave
+
+
+class DeviceModel(Protocol):
+    """What :class:`PtyDevice` asks of a device model."""
+
+    def receive(self, data: bytes, now: float) -> bytes:
+        """Take the host's bytes; return the bytes to send now."""
+        ...
+
+    def poll(self, now: float) -> bytes:
+        """The bytes due by ``now`` without new input (a delayed answer)."""
+        ...
+
+
+class PtyDevice:
+    """One device model on a pty.
+
+    :param model: the device model.
+    :param name: the symlink's file name in a new temporary folder (or ``link_path``).
+    :param link_path: where the symlink goes (default: a new temporary folder's ``name``).
+    """
+
+    POLL_S = 0.005
+    """Longest wait for the host's bytes before :meth:`DeviceModel.poll` is called (seconds)."""
+
+    def __init__(self, model: DeviceModel, *, name: str = "reader", link_path: str | Path | None = None) -> None:
+        self.model = model
+        self.lock = threading.RLock()
+        self._own_dir: str | None = None
+        if link_path is None:
+            self._own_dir = tempfile.mkdtemp(prefix="virtual-reader-")
+            link_path = Path(self._own_dir) / name
+        self.link_path = Path(link_path)
+        self._master: int | None = None
+        self._slave: int | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.bytes_in = 0
+        self.bytes_out = 0
+
+    @property
+    def url(self) -> str:
+        """What a host opens with pyserial: the symlink's path."""
+        return str(self.link_path)
+
+    def start(self) -> PtyDevice:
+        """Open the pty, make the link and start the thread; returns ``self``."""
+        self._master, self._slave = open_linked_pty(self.link_path)
+        self._thread = threading.Thread(target=self._run, name=f"virtual-{self.link_path.name}", daemon=True)
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        """Stop the thread, close the pty and remove the link (idempotent)."""
+        self._stop.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(5.0)
+        self._thread = None
+        for fd in (self._master, self._slave):
+            if fd is not None:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        self._master = self._slave = None
+        try:
+            self.link_path.unlink()
+        except FileNotFoundError:
+            pass
+        if self._own_dir is not None:
+            try:
+                os.rmdir(self._own_dir)
+            except OSError:
+                pass
+            self._own_dir = None
+
+    def __enter__(self) -> PtyDevice:
+        return self.start() if self._thread is None else self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _write(self, data: bytes) -> None:
+        master = self._master
+        if not data or master is None:
+            return
+        view = memoryview(data)
+        deadline = time.monotonic() + 1.0
+        while view and time.monotonic() < deadline:
+            try:
+                n = os.write(master, view)
+            except BlockingIOError:
+                time.sleep(0.001)
+                continue
+            except OSError:
+                return
+            self.bytes_out += n
+            view = view[n:]
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            master = self._master
+            if master is None:
+                return
+            try:
+                ready, _, _ = select.select([master], [], [], self.POLL_S)
+            except (OSError, ValueError):
+                return
+            data = b""
+            if ready:
+                try:
+                    data = os.read(master, 4096)
+                except BlockingIOError:
+                    data = b""
+                except OSError:
+                    return
+            now = time.monotonic()
+            with self.lock:
+                out = self.model.receive(data, now) if data else b""
+                out += self.model.poll(now)
+            self.bytes_in += len(data)
+            self._write(out)
