@@ -105,8 +105,9 @@ class LinkHealth:
         HOST_HELLO; in version 2 never before ``SWITCH_GRACE_S`` after the silence began, since the
         challenge ends the session the shoe holds (docs/protocol.md section 14, "Session switch")."""
         admission = self._admission
-        grace = SWITCH_GRACE_S if admission.secret is not None else 0.0
-        return max(silent_at + grace, admission.hello_at + SILENT_HELLO_INTERVAL)
+        after_hello = admission.hello_at + SILENT_HELLO_INTERVAL
+        after_grace = silent_at + SWITCH_GRACE_S if admission.secret is not None else silent_at
+        return after_grace if after_grace > after_hello else after_hello  # max() without its call
 
     def fire(self, now: float) -> None:
         """The status the stall, the silence or the line's quality asks for at ``now``; a silent

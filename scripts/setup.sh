@@ -92,7 +92,15 @@ if [ "$want" = pi ]; then
     rm -rf build ./*.egg-info          # setuptools would reuse build/lib (files a release removed)
     say "installing shoe-ctl from $here into .venv (runtime, gpiozero)"
     .venv/bin/python -m pip install -q --upgrade pip
-    .venv/bin/python -m pip install -q --upgrade '.[pi]'
+    # a signed release (release/release.json, docs/compliance.md) pins its dependencies' versions
+    pins=()
+    if [ -f release/release.json ]; then
+        .venv/bin/python -I -c 'import json, sys
+for name, version in json.load(open("release/release.json"))["dependencies"].items():
+    if version != "absent": print(f"{name}=={version}")' >.venv/release-constraints.txt
+        pins=(-c .venv/release-constraints.txt)
+    fi
+    .venv/bin/python -m pip install -q --upgrade "${pins[@]}" '.[pi]'
     .venv/bin/python -m pip install -q --no-deps --force-reinstall .
     rm -rf build ./*.egg-info
     # the rule profiles stay in this folder's config/ (docs/install-pi.md, "Where things live"):
@@ -102,6 +110,22 @@ if [ "$want" = pi ]; then
     .venv/bin/python -c 'import lgpio' 2>/dev/null || .venv/bin/python -m pip install -q 'lgpio>=0.2.2,<0.3' \
         || say "no lgpio for this machine: GPIO LEDs and buttons will not work (doctor says so)"
     say "installed: $(.venv/bin/python scripts/installed_code.py "$here")"
+    # the signed release manifest, installed beside the code: the service checks it at every start
+    share=.venv/share/shoe-ctl
+    mkdir -p "$share"
+    if [ -f release/release.json ] && [ -f release/release.json.sig ]; then
+        cp release/release.json release/release.json.sig "$share/"
+        if checked=$(cd / && "$here/.venv/bin/shoe-ctl" release verify --manifest "$here/$share/release.json" 2>&1); then
+            say "release: $checked"
+        else
+            say "WARNING: $checked"
+            say "(the service tilts at start until the installed code matches a release signed by the pinned key)"
+        fi
+    else
+        rm -f "$share/release.json" "$share/release.json.sig"
+        say "WARNING: no signed release manifest (release/release.json and .sig): the service tilts (software"
+        say "mismatch) at every start unless the table's [release] verify = \"off\" (a development checkout)"
+    fi
     user=${SHOE_CTL_USER:-shoe-ctl}
     if [ "$(id -u)" -eq 0 ] && id -u "$user" >/dev/null 2>&1; then
         if ! runs=$(cd / && runuser -u "$user" -- "$here/.venv/bin/shoe-ctl" --version 2>&1); then

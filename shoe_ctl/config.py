@@ -209,6 +209,9 @@ class TableConfig:
     buttons: ButtonConfig = field(default_factory=ButtonConfig)
 
 
+CONFIG_SCHEMA = 1
+"""The version of the table configuration's schema (the keys and values read here); a release
+manifest names the one its code reads (shoe_ctl.release)."""
 _GAMES = ("stud", "stud8", "razz")
 _LED_BACKENDS = ("console", "gpio", "shoe", "mock")  # shoe_ctl.dealer_io.LED_BACKENDS (a test checks)
 _LED_NAMES = ("green", "amber", "blue", "white", "red")
@@ -327,7 +330,8 @@ def load_table_config(path: str | os.PathLike[str]) -> TableConfig:
     data = read_toml(p)
     c = _Problems(src)
     c.keys("", data, ("table", "seats", "rules", "game", "shoe", "leds", "display", "journal", "buttons",
-                      "floor"))  # [floor]: shoe_ctl.floor.config
+                      "floor", "release", "users"))  # [floor]: shoe_ctl.floor.config; [release]: shoe_ctl.release;
+    # [users]: shoe_ctl.users
     table = c.get("table", data, str, "table-1", "a non-empty text")
     if not table.strip():
         c.add("table", "is empty", "a non-empty text")

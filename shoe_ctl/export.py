@@ -66,6 +66,7 @@ class ExportedHand:
     stubs: dict[str, int] = field(default_factory=dict)
     killed: list[str] = field(default_factory=list)
     out_pending: list[int] = field(default_factory=list)
+    software: dict[str, Any] = field(default_factory=dict)
     _pending: dict[tuple[str, int], list[str]] = field(default_factory=dict)
     _lines: dict[tuple[str, int], int] = field(default_factory=dict)
 
@@ -277,6 +278,8 @@ class ExportedHand:
         ]
         if self.chain_head:
             lines.append(f"_chain_head = {_toml(self.chain_head)}")
+        if self.software:
+            lines.append(f"_software = {_toml(json.dumps(self.software, sort_keys=True))}")
         if not known:
             lines.append('_amounts = "placeholder"')
         if s.get("bring_in") is not None:
@@ -509,10 +512,13 @@ def export_hands(
     hands: Iterable[int] | None = None,
     make_machine: MachineFactory = default_machine_factory,
     undecodable: list[str] | None = None,
+    software: dict[str, Any] | None = None,
 ) -> list[Path]:
     """Write each finished hand (or only ``hands``) as ``<out_dir>/<table>-hand-<n>.phh``, mode
     0600 (a hand history holds every hole card, as the journal does). ``undecodable``: see
-    :func:`replay_hands`.
+    :func:`replay_hands`. ``software``: the software identity written in each file as
+    ``_software`` (JSON: version, manifest digest, verified, shoe serial and firmware;
+    docs/compliance.md).
 
     :returns: the files written, in hand order.
     """
@@ -522,6 +528,8 @@ def export_hands(
     for h in replay_hands(journal, make_machine, undecodable=undecodable):
         if not h.finished or (wanted is not None and h.number not in wanted):
             continue
+        if software:
+            h.software = dict(software)
         name = f"{h.table or 'table'}-hand-{h.number}.phh".replace("/", "_")
         path = out_dir / name
         # mode 0600 like the journal: a hand history holds every hole card

@@ -251,7 +251,8 @@ def _specs() -> dict[DealerAction, InputSpec]:
         InputSpec(A.CARD_COUNT, seat, (_count("cards", "the number of cards counted (0..52)", required=True),),
                   rules="house 16.25, 16.26"),
         InputSpec(A.MISDEAL, args=(Arg("confirm", "true (a misdeal must be confirmed)", lambda v: v is True,
-                                       required=True, choices=(True,)),), undo=_OVER),
+                                       required=True, choices=(True,)),), undo=_OVER,
+                  role="floor-supervisor"),  # the floor rules a misdeal (docs/compliance.md)
         InputSpec(A.STUB_MIXED, args=(
             Arg("piles", "a non-empty list of muck, burns, set-aside", _piles),
             _count("cards", "the number of cards mixed in (0..52)")), rules="RP-4"),

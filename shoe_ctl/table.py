@@ -12,7 +12,7 @@ import logging
 import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal, Protocol, TextIO, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TextIO, runtime_checkable
 
 from drivers.shoe import ShoeLink
 from shoe_ctl.config import TableConfig
@@ -33,6 +33,10 @@ from shoe_ctl.service.recovery import HandMarks, recover
 from shoe_ctl.service.shoe_commands import ShoeCommandSink
 from shoe_ctl.service.shoe_secrets import SecretError, SecretStore, new_secret
 from shoe_ctl.service.watchdog import ControllerWatchdog, ServiceOutput
+
+if TYPE_CHECKING:
+    from shoe_ctl.release import ReleaseConfig
+    from shoe_ctl.service.host import HostLife
 
 log = logging.getLogger(__name__)
 
@@ -107,6 +111,7 @@ class Table:
                  console: bool = False, led_stream: TextIO | None = None, dealer_socket: str | None = None,
                  dealer: DealerFactory | None = None, sinks: Sequence[Sink] = (), notifier: Notifier | None = None,
                  wait_connected: float | None = None, device: Any = None, floor: FloorConfig | None = None,
+                 release: ReleaseConfig | None = None, users: str | None = None, host: HostLife | None = None,
                  say: Callable[[str], None] = _say) -> None:
         self.cfg = cfg
         self.controller = controller
@@ -133,6 +138,20 @@ class Table:
         self._notifier = notifier
         self._wait_connected = wait_connected
         self._floor = floor
+        self._release = release
+        self._users = users
+        self._host = host
+        """With a journal: the :class:`shoe_ctl.service.host.HostLife` whose records the start and a
+        clean stop append (docs/compliance.md, "The host's life")."""
+        self.authenticator: Any = None
+        """With ``users`` (a users file): the :class:`shoe_ctl.users.Authenticator` the display
+        and the dealer port check credentials with; the controller then enforces the roles."""
+        self.verdict: Any = None
+        self.identity: Any = None
+        """With ``release``: the :class:`shoe_ctl.release.SoftwareIdentity` (the display's about
+        panel, the floor's birth message, the seeded verification)."""
+        """The start's release check (:class:`shoe_ctl.release.Verdict`), or None when ``release``
+        (a :class:`shoe_ctl.release.ReleaseConfig`) was not given: no check."""
         self._say = say
         self._parts: list[Part] = [journal] if isinstance(journal, Part) else []
         self._started = False
@@ -239,6 +258,9 @@ class Table:
         if self.device is None and shoes.is_simulated(self.url):
             self._parts.append(_Device(self.url))
             self.device = shoes.device(self.url)
+        self._host_start()
+        self._check_release()  # before the shoe is opened
+        self._load_users()
         secret, serial = self._link_auth()
         self.link = link = ShoeLink(self.url, controller.queue, baudrate=self.cfg.shoe.baudrate,
                                     resume_seq=self.resume_seq, secret=secret, serial=serial)
@@ -259,6 +281,13 @@ class Table:
             if self.io.display is not None and self.io.display_url:
                 for url in display_urls(self.io.display.host, self.io.display.port):
                     self._say(f"dealer display: {url}")
+            if display is not None:
+                display.authenticator = self.authenticator
+                if self.identity is not None:
+                    display.software = self.identity.public
+                display.report = self._report
+                if isinstance(self.journal, Journal):
+                    display.recall = self._recall
             if display is not None and isinstance(self.journal, Journal):
                 display.journal_chain = self.journal.chain_public  # the chain head on the status line
         else:
@@ -268,13 +297,16 @@ class Table:
         if self._floor is not None and self._floor.enabled:
             # closed with the controller's sinks; it commits the journal's queue first and sends it
             publisher = attach_floor(controller, self.journal, self._floor, table=self.cfg.table,
-                                     journal_path=self.journal.path if isinstance(self.journal, Journal) else None)
+                                     journal_path=self.journal.path if isinstance(self.journal, Journal) else None,
+                                     identity=self.identity, report=self._report,
+                                     recall=self._recall if isinstance(self.journal, Journal) else None)
             if publisher is not None:
                 self._parts.append(publisher)
                 if display is not None:
                     display.floor_problem = lambda: publisher.problem  # the broker drops what it sends
         if self._dealer_socket:
             self.port = DealerPort(self._dealer_socket, controller.post)
+            self.port.authenticator = self.authenticator
             self._parts.append(self.port)
             controller.add_sink(self.port)
         if self.device is not None and self._dealer_factory is not None:
@@ -290,6 +322,8 @@ class Table:
             self._await_link(self._wait_connected)
         controller.start()
         self._parts.append(controller)
+        if self._host is not None and self._host.journal is not None:
+            self._parts.append(self._host)  # closed before the controller: the floor still gets the clean stop
         outputs = [sink for sink in controller.sinks if isinstance(sink, ServiceOutput)]
         self.watchdog = ControllerWatchdog(controller.call_soon, outputs).start()
         self._parts.append(self.watchdog)  # closed before the controller
@@ -300,6 +334,90 @@ class Table:
         if self.dealer is not None:
             self.dealer.start()
             self._parts.append(self.dealer)
+
+    def _check_release(self) -> None:
+        """Check the installed code against the signed release manifest (``release`` given):
+        a failure tilts the table (:meth:`Controller.tilt`, queued ahead of every shoe event);
+        verification switched off is said on the terminal and, from the software identity, on the
+        display's band (docs/compliance.md, "Software identity and the tilt")."""
+        if self._release is None:
+            return
+        from shoe_ctl.release import TILT_CODE, SoftwareIdentity, check
+
+        self.verdict = verdict = check(self._release)
+        controller = self.controller
+        release = self._release
+        self.identity = SoftwareIdentity(verdict, release, self._shoe_identity)
+
+        def recheck() -> str:
+            again = check(release)
+            return "" if again.ok else again.problem
+
+        controller.tilt_recheck = recheck
+        if verdict.off:  # the display's band says it too, from the software identity (docs/display.md)
+            self._say(f"warning: {verdict.problem}: the installed code is not checked (a development checkout)")
+        elif not verdict.ok:
+            self._say(f"TILT: software mismatch: {verdict.problem}")
+            controller.call_soon(lambda: controller.tilt(TILT_CODE, f"software mismatch: {verdict.problem}. TILT: no "
+                                                         "hand starts until the signed release is installed again"))
+
+    def _host_start(self) -> None:
+        """The host's start record and its warnings (an unclean stop before, a clock not
+        synchronised), shown once the controller runs; the clean stop's record at close."""
+        if self._host is None or not hasattr(self.journal, "append_record"):
+            return
+        for code, message in self._host.start(self.journal):
+            self._say(f"warning: {message}")
+            self._report(code, message)
+
+    def _report(self, code: str, message: str) -> None:
+        """Raise an information alert ``code`` from any thread: shown and journaled (a refused
+        PIN, a refused seed, a view of the hole cards)."""
+        controller = self.controller
+        controller.call_soon(lambda: controller.raise_alert(code, message))
+
+    def _recall(self) -> list[dict[str, Any]]:
+        """The last hands from the journal, full (:func:`shoe_ctl.recall.recall_hands`); any thread."""
+        from shoe_ctl.export import default_machine_factory
+        from shoe_ctl.recall import recall_hands
+
+        journal = self.journal
+        if not isinstance(journal, Journal):
+            return []
+        return recall_hands(journal.records, default_machine_factory, journal.identity()[1] or "tda")
+
+    def _shoe_identity(self) -> tuple[str, str]:
+        """The shoe's serial number and firmware from its hello (``("", "")`` before one)."""
+        info = getattr(self.link, "info", None)
+        if info is None:
+            return "", ""
+        return str(info.serial), str(info.firmware)
+
+    def _load_users(self) -> None:
+        """The users file (``users``): read and checked now (a bad one stops the start); the
+        controller then enforces the roles (docs/compliance.md, "People and roles").
+
+        :raises TableError: the users file cannot be used (absent, bad mode, duplicate name, ...).
+        """
+        if self._users is None:
+            return
+        from shoe_ctl.users import Authenticator, UserFileError, UserStore
+
+        store = UserStore(self._users)
+        try:
+            store.load()
+        except UserFileError as exc:
+            append = getattr(self.journal, "append", None)
+            if append is not None:  # the refusal is in the record, though the table does not start
+                from shoe_ctl.events import Alert
+
+                try:
+                    append(Alert("users-file-refused", f"{exc}: the table does not start", latched=True))
+                except Exception:  # noqa: BLE001 - a failing journal: the message still goes to the user
+                    log.exception("the users file's refusal could not be journaled")
+            raise TableError(str(exc)) from None
+        self.authenticator = Authenticator(store, self._report)
+        self.controller.roles_enforced = True
 
     def _start_direct(self) -> None:
         """A shoe without a wire (:data:`shoes.DIRECT`): no link, no dealer's I/O; the extra sinks,

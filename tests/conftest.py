@@ -4,6 +4,7 @@ table driver. The shoe fixtures of the contract suite come from :mod:`hil.pytest
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,10 @@ pytest_plugins = ["hil.pytest_plugin"]
 # for a few hundred milliseconds is no failure of the code under test (a test may still set one).
 settings.register_profile("shoe-ctl", deadline=None)
 settings.load_profile("shoe-ctl")
+
+# The scratch table configurations of the tests run development code: no signed release manifest
+# (a test of the release check sets [release] verify = "on" itself; docs/compliance.md).
+os.environ.setdefault("SHOE_CTL_RELEASE_VERIFY", "off")
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from shoe_ctl import __version__
 
 SUBCOMMANDS = ("run", "sim", "analyze", "replay", "export", "hil", "doctor", "floor", "pair", "journal",
-               "conform", "leds", "deck")
+               "conform", "leds", "deck", "release", "users", "verify", "bridge")
 
 
 def build_parser() -> argparse.ArgumentParser:

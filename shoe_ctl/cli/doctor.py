@@ -323,7 +323,7 @@ def run_checks(config: Path, *, port: str | None = None, journal: Path | None = 
     cfg_check, cfg = check_config(config)
     yield cfg_check
     if cfg is None:
-        for name in ("port", "handshake", "gpio", "journal", "unit", "floor"):
+        for name in ("port", "handshake", "gpio", "journal", "unit", "floor", "release", "users"):
             yield Check(name, "skip", "no usable configuration")
         return
     if port is not None:
@@ -337,6 +337,44 @@ def run_checks(config: Path, *, port: str | None = None, journal: Path | None = 
     yield check_journal(cfg, journal, uid)
     yield check_unit(unit)
     yield check_floor(config, timeout)
+    yield check_release(config)
+    yield check_users(config)
+
+
+def check_users(config: Path) -> Check:
+    """The users file (``[users] file``): readable, mode, unique names (docs/compliance.md,
+    "People and roles"); ``skip`` without one (no role is enforced: said in the detail)."""
+    from collections import Counter
+
+    from shoe_ctl.users import UserFileError, UserStore, users_file_setting
+
+    try:
+        path = users_file_setting(config)
+        if path is None:
+            return Check("users", "skip", "no [users] file: no role is enforced, anyone at the display decides")
+        users = UserStore(path).load()
+    except (ProfileError, UserFileError) as exc:
+        return Check("users", "fail", str(exc), "fix the users file (shoe-ctl users) or [users] file")
+    roles = Counter(u.role.value for u in users)
+    return Check("users", "ok", f"{path}: " + (", ".join(f"{n} {r}" for r, n in sorted(roles.items())) or "no users"))
+
+
+def check_release(config: Path) -> Check:
+    """The installed code against the signed release manifest, as the service checks it at start
+    (docs/compliance.md, "Software identity and the tilt"); ``warn`` when ``[release] verify = "off"``."""
+    from shoe_ctl.release import check, load_release_config
+
+    try:
+        verdict = check(load_release_config(config))
+    except ProfileError as exc:
+        return Check("release", "fail", str(exc), "fix [release] in the table configuration")
+    if verdict.off:
+        return Check("release", "warn", f"{verdict.problem}: the installed code is not checked",
+                     "a development checkout only: at a table set verify = \"on\" and pin public_key")
+    if not verdict.ok:
+        return Check("release", "fail", f"software mismatch: {verdict.problem} (the service tilts at start)",
+                     "install the signed release again (scripts/setup.sh pi) or pin its key in [release] public_key")
+    return Check("release", "ok", f"shoe-ctl {verdict.version}, manifest {verdict.digest[:16]}, key {verdict.key}")
 
 
 def check_floor(config: Path, timeout: float = 3.0, probe: Callable[..., str | None] | None = None) -> Check:

@@ -45,6 +45,31 @@ def default_out(table: str | None, now: float | None = None) -> str:
     return f"export-{table or 'table'}-{day}".replace("/", "_")
 
 
+def _software(journal: Any) -> dict[str, Any]:
+    """The software identity written into every exported file: this installation's (its release
+    check, docs/compliance.md) and the shoe of the journal's last hello."""
+    import json
+
+    from shoe_ctl.cli.args import default_config_path
+    from shoe_ctl.release import ReleaseConfig, check, load_release_config, software_identity
+    from shoe_ctl.rules.profiles import ProfileError
+
+    try:
+        cfg = load_release_config(default_config_path())
+    except (ProfileError, OSError):
+        cfg = ReleaseConfig()
+    serial = firmware = ""
+    for rec in journal.records():
+        if rec.kind == "LinkChanged" and rec.body and '"info"' in rec.body:
+            try:
+                info = json.loads(rec.body).get("info") or {}
+            except ValueError:
+                continue
+            if isinstance(info, dict):
+                serial, firmware = str(info.get("serial", "")), str(info.get("firmware", ""))
+    return software_identity(check(cfg), serial, firmware)
+
+
 def run(args: argparse.Namespace) -> int:
     journal = open_readonly(args.journal, "export")
     if journal is None:
@@ -57,7 +82,8 @@ def run(args: argparse.Namespace) -> int:
         existed = Path(out).exists()
         try:
             undecodable: list[str] = []
-            written = export_hands(journal, Path(out), hands=args.hand, undecodable=undecodable)
+            written = export_hands(journal, Path(out), hands=args.hand, undecodable=undecodable,
+                                   software=_software(journal))
         except OSError as exc:
             print(f"shoe-ctl export: --out {out}: cannot write there: {exc.strerror or exc}", file=sys.stderr)
             return 2

@@ -31,7 +31,41 @@ def register(subparsers: Any) -> None:
     add_table_shoe(p)
     p.add_argument("--serial", default=None, help="the shoe's serial number instead of [shoe] serial")
     p.add_argument("--timeout", type=seconds, default=5.0, help="seconds to wait for the shoe (default 5)")
+    p.add_argument("--user", default=None, help="the technician pairing (needed with a [users] file; the PIN is asked)")
+    p.add_argument("--pin-stdin", action="store_true", help="read the PIN as one line from standard input")
     p.set_defaults(func=pair)
+
+
+def _technician(args: argparse.Namespace) -> str | None:
+    """With a ``[users] file``: the technician's name once ``--user`` and the PIN check out
+    (docs/compliance.md, "People and roles"); None without one.
+
+    :raises PermissionError: no ``--user``, a wrong PIN, a lockout or another role.
+    """
+    import getpass
+
+    from shoe_ctl.users import (
+        TILT_ROLES,
+        Authenticator,
+        AuthError,
+        UserFileError,
+        UserStore,
+        users_file_setting,
+    )
+
+    path = users_file_setting(args.config)
+    if path is None:
+        return None
+    if not args.user:
+        raise PermissionError("pairing a shoe is a technician's: give --user NAME (the PIN is asked)")
+    pin = sys.stdin.readline().rstrip("\n") if args.pin_stdin else getpass.getpass("PIN: ")
+    try:
+        user = Authenticator(UserStore(path)).authenticate(args.user, pin, "shoe-ctl pair")
+    except (AuthError, UserFileError) as exc:
+        raise PermissionError(str(exc)) from None
+    if user.role not in TILT_ROLES:
+        raise PermissionError(f"{user.name} is a {user.role.value}: pairing a shoe is a technician's")
+    return user.name
 
 
 def _say(text: str) -> None:
@@ -51,9 +85,12 @@ def pair(args: argparse.Namespace) -> int:
 
     try:
         cfg = load_table_config(Path(args.config))
-    except ProfileError as exc:
+        who = _technician(args)
+    except (ProfileError, PermissionError) as exc:
         _say(str(exc))
         return 2
+    if who is not None:
+        _say(f"pairing as the technician {who}")
     url = args.port or cfg.shoe.url
     serial = args.serial or cfg.shoe.serial
     if url == shoes.SIM:

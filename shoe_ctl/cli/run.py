@@ -115,6 +115,9 @@ def run(args: argparse.Namespace) -> int:
         scripts, unreadable = _scripts(args, seats, game.value, rules) if simulated else (None, 0)
         journal_file = journal_path(args.journal, cfg.journal.path)
         from shoe_ctl.floor.config import load_floor_config
+        from shoe_ctl.release import load_release_config
+        from shoe_ctl.service.host import HostLife
+        from shoe_ctl.users import users_file_setting
 
         table = Table.from_config(cfg, profiles=profiles, rules=rules, game=game.value, shoe_url=shoe_url,
                                   seed=args.seed, journal=journal_file, display=display,
@@ -122,7 +125,8 @@ def run(args: argparse.Namespace) -> int:
                                   dealer=_dealer(args, scripts), notifier=notify.default(), say=say,
                                   sinks=[*([status_line] if status_line is not None else []), progress],
                                   led_stream=status_line.console if status_line is not None else None,
-                                  floor=load_floor_config(args.config))
+                                  floor=load_floor_config(args.config), release=load_release_config(args.config),
+                                  users=users_file_setting(args.config), host=HostLife())
     except (TableError, ProfileError, ValueError, OSError) as exc:
         for line in str(exc).splitlines() or [""]:  # several configuration problems: one line each
             print(f"shoe-ctl run: {line}", file=sys.stderr)

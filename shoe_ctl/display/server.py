@@ -24,6 +24,19 @@ from shoe_ctl.display.model import DisplayModel
 from shoe_ctl.events import Command, DealerAction, DealerInput
 from shoe_ctl.input_spec import SPECS, check_input
 from shoe_ctl.lifecycle import Closeable
+from shoe_ctl.recall import public as public_recall
+from shoe_ctl.release import TILT_CODE
+from shoe_ctl.users import (
+    HOLE_CARD_ROLES,
+    Authenticator,
+    AuthError,
+    Role,
+    UserFileError,
+    parse_credential,
+    required_role,
+    signed,
+    what_needs,
+)
 from shoe_ctl.web_guard import (
     Admission,
     Limits,
@@ -131,6 +144,16 @@ class DisplaySink(Closeable):
         self.alive = True  # False while the controller is stuck (ControllerWatchdog)
         self.journal_chain: Callable[[], dict[str, Any] | None] | None = None
         """Set by the table to the journal's ``chain_public``: the snapshot's ``journal_chain``."""
+        self.software: Callable[[], dict[str, Any]] | None = None
+        """Set by the table: the software identity (the snapshot's ``software``, the about panel)."""
+        self.recall: Callable[[], list[dict[str, Any]]] | None = None
+        """Set by the table with a journal: the last hands, full (:func:`shoe_ctl.recall.recall_hands`)."""
+        self.report: Callable[[str, str], None] | None = None
+        """Set by the table: journals an alert (a view of the hole cards in a recall)."""
+        self._recall_lock: asyncio.Lock | None = None
+        self.authenticator: Authenticator | None = None
+        """Set by the table with a users file: inputs only some roles may make need a credential
+        (docs/compliance.md, "People and roles")."""
         self.floor_problem: Callable[[], str | None] | None = None
         """Set by the table with the floor on: why the floor gets nothing of this table although
         the broker takes its publications (the snapshot's ``floor_problem``; docs/floor.md)."""
@@ -330,11 +353,14 @@ class DisplaySink(Closeable):
 
     def snapshot(self) -> dict[str, Any]:
         """The model's snapshot plus ``journal_chain``: ``{"seq", "head"}``, the journal's hash-chain
-        head (docs/journal.md, "The hash chain"), or ``None`` without a journal; and
+        head (docs/journal.md, "The hash chain"), or ``None`` without a journal; ``software``: the
+        software identity (:meth:`shoe_ctl.release.SoftwareIdentity.public`) or ``None``; and
         ``floor_problem``: a text when the floor broker drops this table's publications, else ``None``."""
         snap = self.model.snapshot()
         provider = self.journal_chain
         snap["journal_chain"] = provider() if provider is not None else None
+        software = self.software
+        snap["software"] = software() if software is not None else None
         floor = self.floor_problem
         snap["floor_problem"] = floor() if floor is not None else None
         return snap
@@ -360,6 +386,8 @@ class DisplaySink(Closeable):
         app.router.add_get("/sw.js", self._service_worker)
         app.router.add_post("/input", self._input)
         app.router.add_post("/ack", self._ack)
+        app.router.add_get("/recall", self._recall)
+        app.router.add_post("/recall", self._recall)
         app.router.add_static("/static/", self._static, show_index=False)
         return app
 
@@ -482,14 +510,53 @@ class DisplaySink(Closeable):
             return web.json_response({"error": "body must be a JSON object"}, status=400)
         return body
 
+    async def _authorize(self, event: DealerInput, credential: Any,
+                         roles: frozenset[Role] | None) -> DealerInput | web.Response:
+        """``event`` signed with the user a ``credential`` (``{"user", "pin"}``) names, or the
+        response refusing it: 401 when ``roles`` (:func:`required_role`) need a credential and
+        none or a wrong one came (``need``: the roles), 429 when locked out, 403 for a user
+        without the role (the input is posted signed all the same, so the controller, which
+        checks the role itself, journals the refusal with who asked)."""
+        auth = self.authenticator
+        if auth is None or (credential is None and roles is None):
+            return event
+        need = sorted(r.value for r in roles) if roles else []
+        if credential is None:
+            assert roles is not None
+            return web.json_response({"error": f"{what_needs(event.action, roles)}: enter your user and PIN",
+                                      "need": need}, status=401)
+        try:
+            name, pin = parse_credential(credential)
+            user = await asyncio.get_running_loop().run_in_executor(None, auth.authenticate, name, pin,
+                                                                    event.source or "display")
+        except ValueError as exc:
+            return web.json_response({"error": f"credential: {exc}", "need": need}, status=400)
+        except AuthError as exc:
+            return web.json_response({"error": str(exc), "need": need}, status=429 if exc.status == "locked" else 401)
+        except UserFileError as exc:
+            return web.json_response({"error": str(exc)}, status=503)
+        if roles is not None and user.role not in roles:
+            self._post(signed(event, user))  # the controller refuses it too, journaled with who asked
+            return web.json_response({"error": f"{what_needs(event.action, roles)}; {user.name} is a "
+                                      f"{user.role.value}", "need": need}, status=403)
+        return signed(event, user)
+
+    def _roles(self, action: DealerAction, args: dict[str, Any]) -> frozenset[Role] | None:
+        return required_role(action, args, self.model.alerts(), tilt_code=TILT_CODE)
+
     async def _input(self, request: web.Request) -> web.Response:
         body = await self._body(request)
         if isinstance(body, web.Response):
             return body
+        credential = body.pop("credential", None)
         try:
             event = input_event(body, source=f"display:{request.remote or '?'}")
         except ValueError as exc:
             return web.json_response({"error": str(exc)}, status=400)
+        authorized = await self._authorize(event, credential, self._roles(event.action, event.args))
+        if isinstance(authorized, web.Response):
+            return authorized
+        event = authorized
         if "ref" not in event.args:  # the machine answers with the instruction carrying this ref
             self._next_ref += 1
             event.args["ref"] = self._next_ref
@@ -502,22 +569,88 @@ class DisplaySink(Closeable):
         return web.json_response({"posted": {"action": str(event.action), "seat": event.seat,
                                              "args": event.args}, "ref": event.args["ref"]}, status=202)
 
+    async def _recall(self, request: web.Request) -> web.Response:
+        """``GET /recall``: the last hands, downcards written ``??``; ``POST /recall`` with a
+        ``credential`` of a floor supervisor or surveillance: with the downcards, the view
+        journaled with who and when (docs/compliance.md, "Recall")."""
+        provider = self.recall
+        full = request.method == "POST"
+        who: Any = None
+        if full:
+            body = await self._body(request)
+            if isinstance(body, web.Response):
+                return body
+            if self.authenticator is None:
+                return web.json_response({"error": "hole cards are shown only to a named floor supervisor or "
+                                          "surveillance user, and this table has no users file"}, status=403)
+            source = f"display:{request.remote or '?'}"
+            try:
+                name, pin = parse_credential(body.get("credential"))
+                who = await asyncio.get_running_loop().run_in_executor(None, self.authenticator.authenticate,
+                                                                       name, pin, source)
+            except ValueError as exc:
+                return web.json_response({"error": f"credential: {exc}", "need": sorted(HOLE_CARD_ROLES)}, status=401)
+            except AuthError as exc:
+                return web.json_response({"error": str(exc), "need": sorted(HOLE_CARD_ROLES)},
+                                         status=429 if exc.status == "locked" else 401)
+            except UserFileError as exc:
+                return web.json_response({"error": str(exc)}, status=503)
+            if who.role not in HOLE_CARD_ROLES:
+                if self.report is not None:
+                    self.report("role-refused", f"{who.name} ({who.role.value}) asked for the downcards in a "
+                                f"recall from {source}: refused, a floor supervisor or surveillance sees them")
+                return web.json_response({"error": f"{who.name} is a {who.role.value}: the downcards are for a "
+                                          "floor supervisor or surveillance"}, status=403)
+        if provider is None:
+            return web.json_response({"error": "no journal: nothing to recall"}, status=404)
+        if self._recall_lock is None:
+            self._recall_lock = asyncio.Lock()
+        async with self._recall_lock:  # one replay of the journal at a time
+            hands = await asyncio.get_running_loop().run_in_executor(None, provider)
+        if who is None:
+            return web.json_response({"hands": public_recall(hands), "hole_cards": False},
+                                     headers={"Cache-Control": "no-store"})
+        numbers = [h["hand"] for h in hands]
+        span = f"hands {numbers[0]}-{numbers[-1]}" if numbers else "no hand"
+        if self.report is not None:
+            self.report("recall-hole-cards", f"{who.name} ({who.role.value}) viewed the downcards of {span} in a "
+                        f"recall from display:{request.remote or '?'}")
+        return web.json_response({"hands": hands, "hole_cards": True, "by": who.name},
+                                 headers={"Cache-Control": "no-store"})
+
     async def _ack(self, request: web.Request) -> web.Response:
         body = await self._body(request)
         if isinstance(body, web.Response):
             return body
         source = f"display:{request.remote or '?'}"
+        credential = body.get("credential")
         if "ids" in body:
-            return self._ack_band(body["ids"], source)
+            ids = body["ids"]
+            if isinstance(ids, list) and len(ids) <= 256:
+                need: set[Role] = set()
+                for i in ids:
+                    need |= self._roles(DealerAction.ACK_ALERT, {"id": i}) or set()
+                probe = DealerInput(DealerAction.ACK_ALERT, None, {}, source=source)
+                authorized = await self._authorize(probe, credential, frozenset(need) or None)
+                if isinstance(authorized, web.Response):
+                    return authorized
+                source = authorized.source or source
+            return self._ack_band(ids, source)
         alert_id = body.get("id")
         if not isinstance(alert_id, int) or isinstance(alert_id, bool):
             return web.json_response({"error": "id: expected the alert's integer id"}, status=400)
-        alert = self.model.acknowledge(alert_id)
-        if alert is None:
+        shown = next((a for a in self.model.alerts() if a.get("id") == alert_id), None)
+        if shown is None:
             return web.json_response({"error": f"id: no alert {alert_id} is shown"}, status=404)
+        event = DealerInput(DealerAction.ACK_ALERT, shown.get("seat"),
+                            {"id": alert_id, "code": shown.get("code")}, source=source)
+        roles = self._roles(event.action, event.args)
+        authorized = await self._authorize(event, credential, roles)
+        if isinstance(authorized, web.Response):
+            return authorized
+        event = authorized
+        self.model.acknowledge(alert_id)
         self._publish()
-        event = DealerInput(DealerAction.ACK_ALERT, alert.get("seat"),
-                            {"id": alert_id, "code": alert.get("code")}, source=source)
         self._post(event)
         return web.json_response({"posted": {"action": str(event.action), "seat": event.seat,
                                              "args": event.args}}, status=202)

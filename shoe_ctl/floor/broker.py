@@ -52,20 +52,25 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 def acl_text(room: str, floors: Iterable[str] = (FLOOR_USER,)) -> str:
     """The Mosquitto ACL for one room: each table (user name = table name, ``%u``) writes its own
-    state, events, alerts and status and reads its own replay and state topics (the state read
-    back tells it the broker keeps what it publishes); each floor user (``floors``)
-    reads the room and writes replay requests; the monitor user reads everything."""
+    state, events, alerts, status, verification answers and recall and reads its own replay,
+    state (the state read back tells it the broker keeps what it publishes), verify and clock
+    topics; each floor user (``floors``) reads the room and writes replay and verification requests
+    and its clock; the monitor user reads everything."""
     check_name("room", room)
     base = f"{room}/tables"
     return "\n".join([
         *(line for user in floors
-          for line in (f"user {check_name('user', user)}", f"topic read {room}/#", f"topic write {base}/+/replay", "")),
+          for line in (f"user {check_name('user', user)}", f"topic read {room}/#", f"topic write {base}/+/replay",
+                       f"topic write {base}/+/verify", f"topic write {base}/+/clock", "")),
         f"user {MONITOR_USER}",
         "topic read #",
         "",
-        *(f"pattern write {base}/%u/{leaf}" for leaf in ("state", "events", "alerts", "status")),
+        *(f"pattern write {base}/%u/{leaf}" for leaf in ("state", "events", "alerts", "status", "verified",
+                                                            "recall")),
         f"pattern read {base}/%u/replay",
         f"pattern read {base}/%u/state",
+        f"pattern read {base}/%u/verify",
+        f"pattern read {base}/%u/clock",
         "",
     ])
 

@@ -19,6 +19,7 @@ from shoe_ctl.config import ConfigError
 from shoe_ctl.floor.config import FloorConfig, load_credentials, load_floor_config, parse_broker
 from shoe_ctl.floor.consumer import FloorConsumer, open_floor_journal
 from shoe_ctl.floor.page import FloorPage
+from shoe_ctl.users import Authenticator, UserStore, users_file_setting
 
 __all__ = ["parse_listen", "register", "run"]
 
@@ -43,6 +44,9 @@ def register(subparsers: Any) -> None:
                    help="a name the page is opened by besides an IP address and this machine's names "
                    "(repeatable; other Host headers get 403)")
     p.add_argument("--journal", default=None, metavar="PATH", help="the floor journal (acknowledgements)")
+    p.add_argument("--users", default=None, metavar="FILE",
+                   help="the floor's users file (shoe-ctl users): alerts are acknowledged by a named floor "
+                   "supervisor with a PIN (default: [users] file of --config; without one none is taken)")
     p.set_defaults(func=run)
 
 
@@ -70,8 +74,15 @@ def run(args: argparse.Namespace) -> int:
         journal = open_floor_journal(args.journal, room) if args.journal else None
         consumer = FloorConsumer(host=host, port=port, room=room, credentials=creds, tls=tls,
                                  ca_file=args.ca_file or cfg.ca_file, journal=journal)
+        users = args.users or (users_file_setting(args.config) if args.config else None)
+        auth = None
+        if users:
+            store = UserStore(users)
+            store.load()
+            auth = Authenticator(store, lambda code, message: logging.getLogger("shoe_ctl.floor").warning(
+                "%s: %s", code, message))
         page = FloorPage(consumer, host=listen_host, port=listen_port, token=token,
-                         allowed_hosts=tuple(args.allow_host))
+                         allowed_hosts=tuple(args.allow_host), authenticator=auth)
     except (ConfigError, ValueError, OSError) as exc:
         print(f"shoe-ctl floor: {exc}", file=sys.stderr)
         return 2

@@ -148,6 +148,9 @@ class TableView:
     chain: dict[str, Any] = field(default_factory=dict)
     """The newest journal head the table sent (``{"seq", "tag"}``: its display tag), kept off the
     Pi for ``shoe-ctl journal verify --floor-head`` (docs/journal.md)."""
+    clock_sent: float = 0.0
+    recall: list[dict[str, Any]] = field(default_factory=list)
+    """The table's last hands as it published them (``recall`` topic; downcards hidden)."""
 
     def public(self, now: float) -> dict[str, Any]:
         """The page's row: state, street, stub against the required number, alerts by severity
@@ -253,11 +256,23 @@ class FloorConsumer:
             log.warning("floor broker refused the floor consumer: %s", reason)
             return
         base = f"{self.room}/tables/+/"
-        client.subscribe([(base + leaf, 1) for leaf in ("events", "state", "status")])
+        client.subscribe([(base + leaf, 1) for leaf in ("events", "state", "status", "recall")])
         self.connected.set()
 
     def _on_disconnect(self, *_args: Any) -> None:
         self.connected.clear()
+
+    CLOCK_EVERY_S = 60.0
+    """The floor's time goes to a table at each birth and at most this often (seconds)."""
+
+    def _send_clock(self, view: TableView, force: bool = False) -> None:
+        """Publish the floor's time to ``view``'s table (``clock`` topic): the table compares its
+        own clock with it (docs/compliance.md, "The host's life")."""
+        now = time.time()
+        if not force and now - view.clock_sent < self.CLOCK_EVERY_S:
+            return
+        view.clock_sent = now
+        self.client.publish(f"{self.room}/tables/{view.table}/clock", json.dumps({"time_us": int(now * 1e6)}), qos=1)
 
     def _on_message(self, _client: mqtt.Client, _ud: Any, msg: mqtt.MQTTMessage) -> None:
         parsed = Topics.parse(msg.topic)
@@ -284,8 +299,12 @@ class FloorConsumer:
                     self._event(view, payload, now)
                 elif leaf == "state":
                     self._state(view, payload)
+                    self._send_clock(view)
                 elif leaf == "status":
                     self._status(view, payload)
+                    self._send_clock(view, force=True)
+                elif leaf == "recall":
+                    view.recall = _bounded_recall(payload.get("hands"))
                 self.version += 1
         except Exception:  # noqa: BLE001 - an exception here would end paho's network thread: the floor deaf
             log.exception("floor: a message on %s could not be applied; dropped", msg.topic)
@@ -544,3 +563,21 @@ def open_floor_journal(path: str | os.PathLike[str], room: str) -> Any:
     """The floor's journal (acknowledgements), a :class:`~shoe_ctl.service.journal.Journal` of
     table ``floor-<room>`` and profile ``floor``."""
     return Journal(path, table=f"floor-{room}", profile="floor", retention_days=0)
+
+
+def _bounded_recall(hands: Any) -> list[dict[str, Any]]:
+    """A table's published recall, kept within bounds (10 hands of 600 entries, each a flat object):
+    a forged or broken message cannot grow the floor's memory."""
+    from shoe_ctl.recall import MAX_ENTRIES, RECALL_HANDS
+
+    out: list[dict[str, Any]] = []
+    if not isinstance(hands, list):
+        return out
+    for h in hands[-RECALL_HANDS:]:
+        if not isinstance(h, dict) or not isinstance(h.get("entries"), list):
+            continue
+        entries = [{str(k): v for k, v in e.items() if isinstance(v, (str, int, bool)) or v is None}
+                   for e in h["entries"][:MAX_ENTRIES] if isinstance(e, dict)]
+        out.append({"hand": h.get("hand"), "started": str(h.get("started", ""))[:40],
+                    "finished": bool(h.get("finished")), "entries": entries})
+    return out

@@ -1,8 +1,9 @@
 """The floor page: every table of a room on one screen (aiohttp, its own thread and loop).
 
 ``GET /`` the page; ``GET /state`` the consumer's snapshot (:meth:`FloorConsumer.snapshot`);
-``POST /ack`` ``{"table", "id", "who"}`` acknowledges an alert (400 without ``who``, 404 when no
-such open alert). A request whose ``Host`` does not name this machine, or whose ``Origin`` is
+``POST /ack`` ``{"table", "id" or "all": true, "user", "pin"}`` acknowledges an alert as a named
+floor supervisor (400 without a user and PIN, 401/429 for a wrong one or a lockout, 403 for
+another role, 404 when no such open alert); ``GET /recall?table=NAME`` the table's last hands. A request whose ``Host`` does not name this machine, or whose ``Origin`` is
 another site, is refused (403). Connections are capped by address and must send a request head
 within a deadline (:data:`LIMITS`). Off loopback a token is required, sent as ``X-Floor-Token`` on POSTs (the
 page keeps one given as ``#token=...``). ``docs/floor.md`` describes the page.
@@ -14,10 +15,12 @@ import asyncio
 import ipaddress
 import threading
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from aiohttp import web
 
 from shoe_ctl.floor.consumer import FloorConsumer
+from shoe_ctl.users import FLOOR_ROLES, AuthError, UserFileError, parse_credential
 from shoe_ctl.web_guard import (
     Admission,
     Limits,
@@ -64,7 +67,7 @@ class FloorPage:
 
     def __init__(self, consumer: FloorConsumer, *, host: str = "127.0.0.1", port: int = 8090,
                  token: str | None = None, allowed_hosts: tuple[str, ...] = (),
-                 limits: Limits = LIMITS) -> None:
+                 limits: Limits = LIMITS, authenticator: Any = None) -> None:
         if not _loopback(host) and not token:
             raise ValueError(f"floor page on {host}: an address other than loopback needs a token")
         if token and len(token) < TOKEN_MIN_LEN:  # as the dealer display's (docs/security.md)
@@ -74,6 +77,9 @@ class FloorPage:
         self.consumer = consumer
         self.host, self.port, self.token = host, port, token
         self._names = known_names((host, *allowed_hosts))
+        self.authenticator = authenticator
+        """The floor's named users (:class:`shoe_ctl.users.Authenticator`); None: no acknowledgement
+        is taken (the page acknowledges only as a named floor supervisor)."""
         self._gate = TokenGate(token, failures=5, lockout_s=60.0)  # as the dealer display's (docs/security.md)
         self.limits = limits
         self.admission = Admission("floor page", limits.max_connections, limits.reserved_connections,
@@ -114,6 +120,7 @@ class FloorPage:
         app.router.add_get("/", self._index)
         app.router.add_get("/state", self._state)
         app.router.add_post("/ack", self._ack)
+        app.router.add_get("/recall", self._recall)
         app.router.add_get("/favicon.ico", no_icon)
         self._runner = web.AppRunner(app, access_log=None, keepalive_timeout=self.limits.request_timeout_s)
         await self._runner.setup()
@@ -134,6 +141,17 @@ class FloorPage:
     async def _state(self, _req: web.Request) -> web.Response:
         return web.json_response(self.consumer.snapshot(), headers={"Cache-Control": "no-store"})
 
+    async def _recall(self, req: web.Request) -> web.Response:
+        """``GET /recall?table=NAME``: the table's last hands as it published them (downcards
+        hidden: they never leave the table)."""
+        name = req.query.get("table", "")
+        with self.consumer.lock:
+            view = self.consumer.tables.get(name)
+            hands = list(view.recall) if view is not None else None
+        if hands is None:
+            return web.json_response({"error": f"no table {name[:64]!r}"}, status=404)
+        return web.json_response({"table": name, "hands": hands}, headers={"Cache-Control": "no-store"})
+
     async def _ack(self, req: web.Request) -> web.Response:
         verdict = self._gate.check(req.remote or "?", req.headers.get("X-Floor-Token", ""))
         if verdict == "locked":
@@ -145,19 +163,30 @@ class FloorPage:
             return web.json_response({"error": "Content-Type must be application/json"}, status=415)
         try:
             body = await req.json()
-            table, who = body["table"], body.get("who", "")
+            table = body["table"]
             every = body.get("all") is True
             alert_id = 0 if every else body["id"]
-            if not isinstance(table, str) or not isinstance(alert_id, int) or isinstance(alert_id, bool) \
-                    or not isinstance(who, str):
+            name, pin = parse_credential({"user": body["user"], "pin": body["pin"]})
+            if not isinstance(table, str) or not isinstance(alert_id, int) or isinstance(alert_id, bool):
                 raise TypeError
         except (ValueError, KeyError, TypeError, RecursionError, AttributeError):
             return web.json_response({"error": "expected {\"table\": text, \"id\": int or \"all\": true, "
-                                               "\"who\": text}"}, status=400)
-        if not who.strip():
-            return web.json_response({"error": "who: name the person acknowledging"}, status=400)
+                                               "\"user\": text, \"pin\": digits}"}, status=400)
+        if self.authenticator is None:
+            return web.json_response({"error": "this floor page has no users file (shoe-ctl floor --users FILE): "
+                                      "alerts are acknowledged only by a named floor supervisor"}, status=403)
         source = f"floor-page:{req.remote or '?'}"
         loop = asyncio.get_running_loop()
+        try:
+            user = await loop.run_in_executor(None, self.authenticator.authenticate, name, pin, source)
+        except AuthError as exc:
+            return web.json_response({"error": str(exc)}, status=429 if exc.status == "locked" else 401)
+        except UserFileError as exc:
+            return web.json_response({"error": str(exc)}, status=503)
+        if user.role not in FLOOR_ROLES:
+            return web.json_response({"error": f"{user.name} is a {user.role.value}: a floor supervisor "
+                                      "acknowledges"}, status=403)
+        who = user.name
         if every:
             acked = await loop.run_in_executor(None, self.consumer.acknowledge_all, table, who, source)
             if not acked:
@@ -199,15 +228,20 @@ tr.offline td{color:#888}
 .alert{margin:.15em 0}
 button{font-size:1em}
 #conn.down{color:#ff6060}
+#recall{position:fixed;inset:2em;background:#181820;border:2px solid #fb0;overflow:auto;padding:1em}
+#recall[hidden]{display:none}
+.rc{font-family:monospace}
 </style></head>
 <body>
 <header><h1>Floor <span id="room"></span></h1>
 <span id="conn">connecting...</span>
 <span>open alerts: <span class="sev critical" id="n-critical">0</span>
 <span class="sev warning" id="n-warning">0</span> <span class="sev info" id="n-info">0</span></span>
-<label>Your name <input id="who" autocomplete="name" placeholder="floor staff"></label></header>
+<label>User <input id="ack-user" autocomplete="username" autocapitalize="off"></label>
+<label>PIN <input id="ack-pin" type="password" inputmode="numeric" autocomplete="off"></label></header>
 <table><thead><tr><th>Table</th><th>Online</th><th>State</th><th>Street</th><th>Stub / required</th>
 <th>Shoe</th><th>Last seen</th><th>Alerts</th></tr></thead><tbody id="rows"></tbody></table>
+<div id="recall" hidden><button id="recall-close">Close</button> <b id="recall-title"></b><div id="recall-body"></div></div>
 <script>
 "use strict";
 const token = (location.hash.match(/token=([^&]+)/) || [])[1];
@@ -219,12 +253,16 @@ function el(tag, attrs, ...kids) {
   return e;
 }
 async function ack(table, id) {
-  const who = document.getElementById("who").value.trim();
-  if (!who) { document.getElementById("who").focus(); alert("Type your name first"); return; }
+  const user = document.getElementById("ack-user").value.trim();
+  const pinBox = document.getElementById("ack-pin");
+  if (!user || !pinBox.value) { (user ? pinBox : document.getElementById("ack-user")).focus(); alert("User and PIN first"); return; }
   const headers = {"Content-Type": "application/json"};
   const t = sessionStorage.getItem("floorToken"); if (t) headers["X-Floor-Token"] = t;
-  const body = id === "all" ? {table, all: true, who} : {table, id, who};
-  await fetch("/ack", {method: "POST", headers, body: JSON.stringify(body)});
+  const pin = pinBox.value;
+  pinBox.value = "";
+  const body = id === "all" ? {table, all: true, user, pin} : {table, id, user, pin};
+  const r = await fetch("/ack", {method: "POST", headers, body: JSON.stringify(body)});
+  if (!r.ok) { const j = await r.json().catch(() => ({})); alert(j.error || ("refused: " + r.status)); }
   refresh();
 }
 function row(t) {
@@ -247,6 +285,9 @@ function row(t) {
     alerts.append(el("div", {class: "alert acked", "data-acked": t.table + ":" + a.id},
       "\\u2713 ", a.code, " acknowledged by ", a.acked.by, " at ", a.acked.at_text));
   }
+  const rb = el("button", {"data-recall": t.table}, "Recall");
+  rb.onclick = () => recall(t.table);
+  alerts.append(rb);
   const shoe = t.shoe ? (t.shoe.status || "") : "";
   return el("tr", {class: t.online ? "online" : "offline", "data-table": t.table},
     el("td", {}, t.table), el("td", {class: "online-cell"}, t.online ? "online" : "OFFLINE"),
@@ -257,6 +298,25 @@ function row(t) {
     el("td", {class: "seen-cell"}, t.seen_ago_s == null ? "never" : t.seen_ago_s + " s ago",
        t.chain ? el("div", {class: "chain-cell"}, "record #" + t.chain.seq + " " + t.chain.tag) : ""), alerts);
 }
+async function recall(table) {
+  const r = await fetch("/recall?table=" + encodeURIComponent(table), {cache: "no-store"});
+  const j = await r.json().catch(() => ({hands: []}));
+  const body = document.getElementById("recall-body");
+  body.replaceChildren();
+  document.getElementById("recall-title").textContent = "Recall " + table + ": the last " + (j.hands || []).length
+    + " hands (downcards stay at the table)";
+  for (const h of (j.hands || []).slice().reverse()) {
+    body.append(el("h3", {}, "Hand " + h.hand + ", started " + h.started + (h.finished ? "" : " (in progress)")));
+    for (const e of h.entries) {
+      const what = e.kind === "card" ? (e.street || "") + " " + (e.seat ? "seat " + e.seat + " " : "") + e.role + " " + e.card
+        : e.kind === "input" ? e.action + (e.seat ? " seat " + e.seat : "") + (e.by ? " (" + e.by + ")" : "")
+        : (e.latched ? "STOP " : "") + e.code + ": " + e.message;
+      body.append(el("div", {class: "rc"}, e.t + "  " + what));
+    }
+  }
+  document.getElementById("recall").hidden = false;
+}
+document.getElementById("recall-close").onclick = () => { document.getElementById("recall").hidden = true; };
 let shown = -1;
 async function refresh() {
   let s;

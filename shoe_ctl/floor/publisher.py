@@ -23,7 +23,7 @@ from paho.mqtt.enums import CallbackAPIVersion
 
 from shoe_ctl.events import Command, DisplayUpdate
 from shoe_ctl.floor.config import Credentials, FloorConfig, load_credentials
-from shoe_ctl.floor.topics import Topics, dumps, event_payload, floor_state
+from shoe_ctl.floor.topics import Topics, dumps, event_payload, floor_state, redact
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +35,12 @@ IDLE_POLL_S = 0.5
 BACKOFF_S = (0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2)
 """Re-reads of the journal after a wake-up: the controller journals a shoe event just after
 handing its commands to the sinks, so the record may come a moment after the wake-up."""
+
+MAX_SKEW_S = 1.0
+"""The most the table's clock may differ from the floor's before a ``clock-skew`` warning (s)."""
+
+RECALL_EVERY_S = 2.0
+"""The recall is published at most this often (seconds)."""
 
 SAVE_EVERY_S = 0.5
 """The outbox file is rewritten at most this often (and at close)."""
@@ -57,6 +63,11 @@ class FloorPublisher:
     :param readback_s: a state the broker acknowledged must come back on the table's own
         subscription within this many seconds, else :attr:`problem` says the broker drops the
         table's publications (Mosquitto acknowledges a publication its ACL denies and drops it).
+    :param recall: returns the last hands (:func:`shoe_ctl.recall.recall_hands`), published with
+        the downcards hidden on the retained ``recall`` topic.
+    :param identity: the table's software identity (``public()`` in the birth message,
+        ``answer(seed)`` for a seed on the ``verify`` topic); ``report(code, message)`` is told a
+        refused seed (journaled by the table).
 
     Call :meth:`start`, then give it to ``Controller.add_sink``; :meth:`close` at shutdown.
     """
@@ -64,8 +75,15 @@ class FloorPublisher:
     def __init__(self, journal: Any, *, table: str, room: str, host: str, port: int,
                  credentials: Credentials | None = None, tls: bool = False, ca_file: str | None = None,
                  keepalive: int = 15, outbox: str | os.PathLike[str] | None = None, window: int = 200,
-                 state_interval: float = 0.05, reconnect_max_s: int = 5, readback_s: float = 10.0) -> None:
+                 state_interval: float = 0.05, reconnect_max_s: int = 5, readback_s: float = 10.0,
+                 identity: Any = None, report: Any = None, recall: Any = None) -> None:
         self.journal = journal
+        self.identity = identity
+        self.report = report
+        self.recall = recall
+        self._recall_due = recall is not None
+        self._recall_at = 0.0
+        self.verifications = 0
         self.topics = Topics(room, table)
         self.table = table
         self.host, self.port = host, port
@@ -198,6 +216,10 @@ class FloorPublisher:
         self.connected = True
         self._connected_at = time.monotonic()
         client.subscribe([(self.topics.replay, 1), (self.topics.state, 1)])
+        if self.identity is not None:
+            client.subscribe(self.topics.verify, qos=1)
+        if self.report is not None:
+            client.subscribe(self.topics.clock, qos=1)
         self._signals.append(("connected", None))
         self._wake.set()
 
@@ -255,6 +277,15 @@ class FloorPublisher:
         if msg.topic == self.topics.state:
             self._state_back(msg.payload)
             return
+        if msg.topic == self.topics.clock:
+            self._signals.append(("clock", (time.time(), bytes(msg.payload[:256]))))
+            self._wake.set()
+            return
+        if msg.topic == self.topics.verify:
+            if len(self._signals) < 64:  # a flood of seeds is answered up to this many at a time
+                self._signals.append(("verify", bytes(msg.payload[:1024])))
+                self._wake.set()
+            return
         try:
             data = json.loads(msg.payload)
             seq = data["from"] if isinstance(data, dict) else None
@@ -297,6 +328,7 @@ class FloorPublisher:
             self._pending.clear()
 
     _outbox_checked = False
+    _born_as: dict[str, Any] | None = None  # the software identity of the last birth message
 
     def _step(self) -> int:
         if not self._outbox_checked:
@@ -307,12 +339,18 @@ class FloorPublisher:
             kind, value = self._signals.popleft()
             if kind == "connected":
                 birth = True
+            elif kind == "clock":
+                self._compare_clock(*value)
+            elif kind == "verify" and self.connected:
+                self._answer_seed(value)
             elif kind == "replay" and isinstance(value, int):
                 self.replay_requests += 1
                 birth = True  # tell the floor the journal's first record again
                 if value < self._next and value not in self._inflight.values():  # in flight: paho delivers it
                     self._next = max(value, 1)
         sent = 0
+        if self.connected and self.identity is not None and self.identity.public() != self._born_as:
+            birth = True  # the shoe's serial and firmware came with its hello: the birth says them
         if self.connected:
             if birth:
                 self.client.publish(self.topics.status, dumps(self._status(True)), qos=1, retain=True)
@@ -320,8 +358,72 @@ class FloorPublisher:
             sent = self._publish_events()
             self._publish_state()
             self._check_readback()
+            if birth and self.recall is not None:
+                self._recall_due = True
+            self._publish_recall()
         self._save_outbox()
         return sent
+
+    _skewed = False
+
+    def _compare_clock(self, received: float, raw: bytes) -> None:
+        """The floor's time against this table's (docs/compliance.md, "The host's life"): more
+        than :data:`MAX_SKEW_S` apart is a ``clock-skew`` warning, once per episode; back within,
+        ``clock-agrees``. The message's transit counts against the table (a bound, not a measure)."""
+        try:
+            floor_us = json.loads(raw).get("time_us")
+        except (ValueError, AttributeError, RecursionError):
+            return
+        if not isinstance(floor_us, int) or isinstance(floor_us, bool) or self.report is None:
+            return
+        skew = received - floor_us / 1e6
+        if abs(skew) > MAX_SKEW_S and not self._skewed:
+            self._skewed = True
+            self.report("clock-skew", f"the table's clock differs from the floor's by {skew:+.1f} s (more than "
+                        f"{MAX_SKEW_S:g} s): hands may start, and the record's times may be off until it is fixed")
+        elif abs(skew) <= MAX_SKEW_S and self._skewed:
+            self._skewed = False
+            self.report("clock-agrees", f"the table's clock agrees with the floor's again ({skew:+.2f} s)")
+
+    def _publish_recall(self) -> None:
+        """The last hands on the retained ``recall`` topic, downcards hidden and every other card
+        token not face up redacted (at most every :data:`RECALL_EVERY_S` s)."""
+        now = time.monotonic()
+        if not self._recall_due or self.recall is None:
+            return
+        if now - self._recall_at < RECALL_EVERY_S:
+            self._wake.set()
+            return
+        from shoe_ctl.recall import HIDDEN_ROLES, public
+
+        self._recall_due = False
+        self._recall_at = now
+        hands = public(self.recall())
+        shown = frozenset(e["card"] for h in hands for e in h["entries"]
+                          if e.get("kind") == "card" and e.get("role") not in HIDDEN_ROLES)
+        payload = {"v": 1, "table": self.table, "time_us": int(time.time() * 1e6), "hands": redact(hands, shown)}
+        self.client.publish(self.topics.recall, dumps(payload), qos=1, retain=True)
+
+    def _answer_seed(self, raw: bytes) -> None:
+        """Answer a seeded verification request ``{"seed": HEX}`` on ``verified`` (docs/compliance.md,
+        "Verification on demand"); a bad request gets ``{"error"}`` there and is journaled."""
+        from shoe_ctl.release import ReleaseError
+
+        seed: Any = None
+        try:
+            data = json.loads(raw)
+            seed = data.get("seed") if isinstance(data, dict) else None
+            out: dict[str, Any] = self.identity.answer(seed)
+            self.verifications += 1
+        except (ValueError, RecursionError, ReleaseError) as exc:
+            why = str(exc) if isinstance(exc, ReleaseError) else 'not JSON {"seed": HEX}'
+            shown = seed[:16] + "..." if isinstance(seed, str) and len(seed) > 16 else seed
+            out = {"error": why}
+            if self.report is not None:
+                self.report("verify-refused", f"seeded verification from the floor refused: {why} "
+                            f"(seed {shown!r})")
+        payload = {"v": 1, "table": self.table, "time_us": int(time.time() * 1e6), **out}
+        self.client.publish(self.topics.verified, dumps(payload), qos=1)
 
     def _drain_acks(self) -> None:
         """Fold in the broker's acknowledgements. Runs in the thread that publishes, always after
@@ -356,6 +458,10 @@ class FloorPublisher:
                 self.republished += 1
             if rec.kind == "Alert":
                 self.client.publish(self.topics.alerts, data, qos=1)
+                if payload.get("latched"):
+                    self._recall_due = True  # a STOP: the floor looks back
+            elif rec.kind in ("hand-start", "hand-end"):
+                self._recall_due = True
             self._next = rec.seq + 1
             sent += 1
             if sent >= room:
@@ -386,6 +492,8 @@ class FloorPublisher:
     def _status(self, online: bool, *, clean: bool = False) -> dict[str, Any]:
         out: dict[str, Any] = {"v": 1, "table": self.table, "online": online, "session": self.session}
         if online:
+            if self.identity is not None:
+                out["software"] = self._born_as = self.identity.public()
             first = next(iter(self.journal.records(None)), None)
             out.update(first=first.seq if first is not None else 1, last=self._last_seq(),
                        time_us=int(time.time() * 1e6))
@@ -446,7 +554,8 @@ class FloorPublisher:
 
 
 def attach_floor(controller: Any, journal: Any, cfg: FloorConfig, *, table: str,
-                 journal_path: str | os.PathLike[str] | None = None) -> FloorPublisher | None:
+                 journal_path: str | os.PathLike[str] | None = None, identity: Any = None,
+                 report: Any = None, recall: Any = None) -> FloorPublisher | None:
     """Wire the floor publisher into a table's service (the composition root calls this).
 
     :param controller: the :class:`~shoe_ctl.service.controller.Controller` (``add_sink``).
@@ -454,6 +563,9 @@ def attach_floor(controller: Any, journal: Any, cfg: FloorConfig, *, table: str,
     :param cfg: ``[floor]``; nothing happens when ``cfg.enabled`` is false.
     :param table: the table's name.
     :param journal_path: the journal file, for the default outbox path ``<journal>.floor``.
+    :param identity: the table's :class:`shoe_ctl.release.SoftwareIdentity` (birth message,
+        seeded verification), or None; ``report(code, message)``: journals a refused seed;
+        ``recall``: the last hands (the ``recall`` topic), or None.
     :returns: the started publisher (close it at shutdown), or ``None`` when the floor is off.
     :raises ValueError: the floor is enabled without a journal, an outbox that is the journal's
         own file (or its ``-wal``/``-shm``), or a bad name.
@@ -472,7 +584,8 @@ def attach_floor(controller: Any, journal: Any, cfg: FloorConfig, *, table: str,
             raise ValueError(f"[floor] outbox {outbox} is the journal's own file; leave outbox unset "
                              f"(default: {os.fspath(journal_path)}.floor) or name a file of its own")
     pub = FloorPublisher(journal, table=table, room=cfg.room, host=host, port=port, credentials=creds, tls=tls,
-                         ca_file=cfg.ca_file, keepalive=cfg.keepalive, outbox=outbox).start()
+                         ca_file=cfg.ca_file, keepalive=cfg.keepalive, outbox=outbox, identity=identity,
+                         report=report, recall=recall).start()
     controller.add_sink(pub)
     return pub
 

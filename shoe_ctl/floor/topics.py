@@ -53,7 +53,11 @@ class Topics:
     - ``events``: every journal record, in journal order (QoS 1);
     - ``alerts``: the alert records again, for subscribers that want only those;
     - ``status`` (retained): online with the session, or the Last Will's offline;
-    - ``replay``: the floor's requests to publish again from a journal sequence (the table reads).
+    - ``replay``: the floor's requests to publish again from a journal sequence (the table reads);
+    - ``verify``: the floor's seeded verification requests (the table reads), ``verified``: the
+      table's answers (docs/compliance.md, "Verification on demand");
+    - ``recall`` (retained): the last hands, downcards hidden (docs/compliance.md, "Recall");
+    - ``clock``: the floor's time (the table compares its own: docs/compliance.md, "The host's life").
     """
 
     LEAVES = ("state", "events", "alerts", "status")
@@ -67,6 +71,10 @@ class Topics:
         self.alerts = f"{base}/alerts"
         self.status = f"{base}/status"
         self.replay = f"{base}/replay"
+        self.verify = f"{base}/verify"
+        self.verified = f"{base}/verified"
+        self.recall = f"{base}/recall"
+        self.clock = f"{base}/clock"
 
     @staticmethod
     def parse(topic: str) -> tuple[str, str, str] | None:
@@ -118,6 +126,7 @@ def event_payload(record: Any, *, table: str, session: int) -> dict[str, Any]:
     - ``DealerInput``: ``action``, ``seat``; ``TimerFired``: ``name``;
     - ``Alert``: ``code``, ``message``, ``street``, ``seat``, ``latched``, ``moves``, ``severity``;
     - ``hand-start``: ``game``, ``rules``, ``seats``; ``hand-end``: ``abandoned``;
+    - ``host``: ``event`` (power-on, start, clean-stop), ``clock_synced``, ``unclean_before``;
     - anything else: no body.
     """
     try:
@@ -150,6 +159,8 @@ def event_payload(record: Any, *, table: str, session: int) -> dict[str, Any]:
         out.update(_pick(body, ("game", "rules", "seats")))
     elif kind == "hand-end":
         out["abandoned"] = bool(body.get("abandoned", False))
+    elif kind == "host":
+        out.update(_pick(body, ("event", "clock_synced", "unclean_before")))
     return out
 
 

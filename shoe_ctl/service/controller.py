@@ -20,10 +20,11 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol, runtime_checkable
 
-from shoe_ctl.events import Alert, CardRead, Command, DealerInput, Event, ShoeButton, ShoeFault
+from shoe_ctl.events import Alert, CardRead, Command, DealerAction, DealerInput, Event, ShoeButton, ShoeFault
 from shoe_ctl.lifecycle import Closeable
 from shoe_ctl.machine import Dealing
 from shoe_ctl.service.codec import CodecError
+from shoe_ctl.users import TILT_ROLES, required_role, role_of_source, user_of_source, what_needs
 
 log = logging.getLogger(__name__)
 
@@ -268,6 +269,14 @@ class Controller(Closeable):
         self.hooks: list[Callable[[Any, list[Command]], None]] = []
         self._ahead: deque[tuple[Any, Any]] = deque()  # dealer inputs queued for the journal ahead
         self._ahead_entry: Any = None  # the journal entry of the input being handled, if queued ahead
+        self.tilted: tuple[str, str] | None = None
+        """The tilt in force, ``(code, message)``, or None (:meth:`tilt`)."""
+        self.tilt_recheck: Callable[[], str] | None = None
+        """Checks the release again for a technician clearing the tilt: ``""`` when it verifies,
+        else the problem (set by the table)."""
+        self.roles_enforced = False
+        """True with a users file (``[users] file``): an input only some roles may make
+        (:func:`shoe_ctl.users.required_role`) needs a ``source`` naming such a user."""
 
     # ------------------------------------------------------------------ wiring
 
@@ -311,6 +320,98 @@ class Controller(Closeable):
         Nothing is journaled or given to the machine; an exception is logged. Used for the
         systemd watchdog ping: a controller thread that is stuck sends none."""
         self.post(_Call(fn))
+
+    # ------------------------------------------------------------------ tilt
+
+    def tilt(self, code: str, message: str) -> None:
+        """Tilt the table (controller thread; from another thread use :meth:`call_soon`): a latched
+        ``code`` alert with ``message`` (a STOP on the display and the LEDs, critical on the
+        floor), journaled; from now on no hand starts (not even on the floor's override) and the
+        alert cannot be acknowledged, until :meth:`clear_tilt` (docs/compliance.md, "Software identity and the tilt")."""
+        self.tilted = (code, message)
+        self.raise_alert(code, message, latched=True)
+
+    def clear_tilt(self, by: str, why: str) -> bool:
+        """End the tilt (controller thread): its alert goes, a ``tilt-cleared`` alert naming
+        ``by`` (a user id) and ``why`` is journaled. False when no tilt is in force."""
+        if self.tilted is None:
+            return False
+        code = self.tilted[0]
+        self.tilted = None
+        self.machine.alerts = [a for a in self.machine.alerts if a["code"] != code]
+        self.raise_alert("tilt-cleared", f"tilt {code} cleared by {by}: {why}")
+        return True
+
+    def raise_alert(self, code: str, message: str, *, latched: bool = False) -> None:
+        """Raise a service alert in the machine, journal it, give its commands to the sinks."""
+        alert = getattr(self.machine, "service_alert", None)
+        if alert is None:
+            return
+        cmds = alert(code, message, latched=latched)
+        alerts = [cmd for cmd in cmds if isinstance(cmd, Alert)]
+        if alerts:
+            self._journal(None, alerts)
+        self._deliver(cmds)
+
+    def _tilt_refuses(self, ev: DealerInput) -> str | None:
+        """Why the tilt in force refuses ``ev`` (None: it does not): a new hand, and an
+        acknowledgement that would take the tilt's alert away."""
+        if self.tilted is None:
+            return None
+        code = self.tilted[0]
+        if ev.action is DealerAction.NEW_HAND:
+            return "no hand starts on a tilted table"
+        if ev.action is DealerAction.ACK_ALERT:
+            aid, acode = ev.args.get("id"), ev.args.get("code")
+            ids = {a["id"] for a in getattr(self.machine, "alerts", ()) if a["code"] == code}
+            if (aid is None and acode is None) or acode == code or aid in ids:
+                return f"the {code} alert is cleared only once the release verifies (a technician)"
+        return None
+
+    def _gate(self, ev: DealerInput) -> list[Command] | None:
+        """The roles and the tilt before the machine sees a dealer input (docs/compliance.md):
+        an input whose role (:func:`shoe_ctl.users.required_role`, from the machine's own alerts)
+        the user its ``source`` names does not hold is refused with ``role-refused``; a
+        technician's acknowledgement of the tilt clears it once :attr:`tilt_recheck` passes; the
+        tilt refuses the rest (:meth:`_tilt_refuses`). Returns the commands of a refusal or a
+        clear (the input journaled), or None to go on."""
+        if self.roles_enforced:
+            tilt = self.tilted[0] if self.tilted is not None else None
+            roles = required_role(ev.action, ev.args, getattr(self.machine, "alerts", ()), tilt_code=tilt)
+            if roles is not None:
+                role, who = role_of_source(ev.source), user_of_source(ev.source)
+                if role not in roles:
+                    by = f"{who} ({role.value})" if who and role else "no named user"
+                    return self._refuse(ev, "role-refused", f"{what_needs(ev.action, roles)}; {by} may not "
+                                        "decide this (the floor decides what the dealer reports)")
+                if roles is TILT_ROLES and self.tilted is not None:
+                    return self._recheck_tilt(ev, who or "?")
+        if self.tilted is not None:
+            why = self._tilt_refuses(ev)
+            if why is not None:
+                return self._refuse(ev, "tilt-refused", f"'{ev.action.value}' refused: {why} ({self.tilted[1]})")
+        return None
+
+    def _recheck_tilt(self, ev: DealerInput, who: str) -> list[Command]:
+        """A technician acknowledges the tilt: the release is checked again; cleared when it
+        verifies, else refused with the problem found."""
+        entry = self._journal_other(ev)
+        self._wait_other(ev, entry)
+        self.handled += 1
+        problem = self.tilt_recheck() if self.tilt_recheck is not None else "the release cannot be checked again"
+        if problem:
+            self.raise_alert("tilt-refused", f"tilt not cleared by {who}: {problem}")
+        else:
+            self.clear_tilt(who, "the installed code matches the signed release again")
+        return []
+
+    def _refuse(self, ev: DealerInput, code: str, message: str) -> list[Command]:
+        """Journal ``ev`` and refuse it with a ``code`` alert; nothing else changes."""
+        entry = self._journal_other(ev)
+        self._wait_other(ev, entry)
+        self.handled += 1
+        self.raise_alert(code, message)
+        return []
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -401,6 +502,10 @@ class Controller(Closeable):
             alerts = [cmd for cmd in cmds if isinstance(cmd, Alert)]
             self._journal_shoe(ev, alerts)
         else:
+            if isinstance(ev, DealerInput) and (self.roles_enforced or self.tilted is not None):
+                refused = self._gate(ev)
+                if refused is not None:
+                    return refused
             entry = self._journal_other(ev)
             if isinstance(entry, _Unencodable) and isinstance(ev, DealerInput):
                 return self._refuse_unrecordable(ev, entry.error)

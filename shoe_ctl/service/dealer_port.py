@@ -2,6 +2,8 @@
 which the service streams every command it hands its sinks and takes dealer inputs, one JSON line
 each in the journal's codec, checked as the display checks them. docs/recovery.md (the dealer
 port) and docs/security.md, *Floods and connections*.
+With a users file an input line may carry ``"credential": {"user", "pin"}`` for an input only
+some roles may make (docs/compliance.md, "People and roles").
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from shoe_ctl.input_spec import check_input
 from shoe_ctl.lifecycle import Closeable
 from shoe_ctl.service import codec
 from shoe_ctl.service.ratelimit import RateLimiter
+from shoe_ctl.users import AuthError, UserFileError, parse_credential, signed
 
 log = logging.getLogger(__name__)
 
@@ -130,6 +133,9 @@ class DealerPort(Closeable):
     def __init__(self, path: str | os.PathLike[str], post: Callable[[Any], Any]) -> None:
         self.path = Path(path)
         self.post = post
+        self.authenticator: Any = None
+        """Set by the table with a users file: a line's ``"credential"`` (``{"user", "pin"}``) is
+        checked and the input signed with that user (:class:`shoe_ctl.users.Authenticator`)."""
         self.inputs = 0
         self.rejected = 0
         self._out: queue.Queue[Any] = queue.Queue(MAX_QUEUED)
@@ -321,7 +327,22 @@ class DealerPort(Closeable):
         except OSError:
             pass
 
+    def _credential(self, line: bytes) -> tuple[bytes, Any]:
+        """The line without its ``"credential"`` member (``{"user", "pin"}``), and that member
+        (None when absent or the line is not a JSON object: the codec then says what is wrong)."""
+        if b'"credential"' not in line:
+            return line, None
+        try:
+            obj = json.loads(line)
+        except (ValueError, RecursionError):
+            return line, None
+        if not isinstance(obj, dict) or "credential" not in obj:
+            return line, None
+        cred = obj.pop("credential")
+        return json.dumps(obj).encode(), cred
+
     def _on_line(self, conn: socket.socket, line: bytes) -> None:
+        line, credential = self._credential(line)
         try:
             item = codec.loads(line, "dealer port")
             if not isinstance(item, DealerInput):
@@ -342,6 +363,13 @@ class DealerPort(Closeable):
                          "this one was not taken", quiet=True)
             return
         item = dataclasses.replace(item, source=peer_source(conn))  # never what the client claims
+        if credential is not None and self.authenticator is not None:
+            try:
+                name, pin = parse_credential(credential)
+                item = signed(item, self.authenticator.authenticate(name, pin, "dealer-port"))
+            except (ValueError, AuthError, UserFileError) as exc:
+                self._refuse(conn, f"dealer port: credential refused: {exc}; the input was not taken")
+                return
         if self.post(item) is False:
             self._refuse(conn, "dealer port: the table is busy with earlier inputs; this one was not taken")
             return

@@ -154,7 +154,9 @@ def test_cli_exit_status(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     cfg = write_cfg(tmp_path, f'[journal]\npath = "{tmp_path}/var/journal.sqlite3"\n')
     assert main(["doctor", "--config", str(cfg)]) == 0
     out = capsys.readouterr().out
-    assert "ok    config" in out and "skip  port" in out and out.strip().endswith("all well")
+    assert "ok    config" in out and "skip  port" in out
+    # a scratch configuration verifies no release (SHOE_CTL_RELEASE_VERIFY=off): said, never "all well"
+    assert "WARN  release" in out and out.strip().endswith("no failure, but 1 warning(s): release")
     missing = tmp_path / "nowhere" / "shoe"
     assert main(["doctor", "--config", str(cfg), "--port", str(missing), "--json"]) == 1
     report = json.loads(capsys.readouterr().out)
@@ -243,7 +245,7 @@ def test_unit_check_names_a_group_the_unit_needs_and_this_system_lacks(tmp_path:
     # run_checks reports it, between the journal and the floor
     cfg = write_cfg(tmp_path, 'table = "t"\n[shoe]\nurl = "sim"\n')
     names = [c.name for c in doc.run_checks(cfg, unit=unit)]
-    assert names[-3:] == ["journal", "unit", "floor"]
+    assert names[-5:] == ["journal", "unit", "floor", "release", "users"]
 
 
 def test_a_warning_is_no_failure_but_no_all_well(tmp_path: Path, capsys: pytest.CaptureFixture[str],
@@ -252,7 +254,8 @@ def test_a_warning_is_no_failure_but_no_all_well(tmp_path: Path, capsys: pytest.
     monkeypatch.setattr(doc, "check_handshake", lambda *_a, **_k: doc.Check("handshake", "warn", "bench", "pair"))
     assert main(["doctor", "--config", str(cfg)]) == 0
     out = capsys.readouterr().out
-    assert "WARN  handshake" in out and "no failure, but 1 warning(s): handshake" in out
+    # (the scratch configuration verifies no release: its warning too)
+    assert "WARN  handshake" in out and "no failure, but 2 warning(s): handshake, release" in out
     assert "all well" not in out
 
 

@@ -54,6 +54,35 @@ def test_a_real_shoe_without_a_secret_is_refused_with_a_clear_message(tmp_path: 
     assert "not paired" in err and "shoe-ctl pair" in err
 
 
+def test_with_named_users_only_a_technician_pairs(tmp_path: Path, capsys, monkeypatch) -> None:
+    import io
+
+    from argon2 import PasswordHasher
+
+    from shoe_ctl.users import Role, User, UserStore
+
+    url = "vshoe://pair-cli-roles?serial=VS-PAIR&pairing=1"
+    users = UserStore(tmp_path / "users.toml", hasher=PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1))
+    users.save([User("tess", Role.TECHNICIAN, users.hash_pin("333333")),
+                User("dana", Role.DEALER, users.hash_pin("111111"))])
+    cfg = _config(tmp_path, url)
+    cfg.write_text(cfg.read_text() + f'[users]\nfile = "{tmp_path / "users.toml"}"\n')
+    store = SecretStore(tmp_path / "shoes")
+    try:
+        assert main(["pair", "--config", str(cfg), "--timeout", "3"]) == 2
+        assert "technician's: give --user" in capsys.readouterr().err
+        for user, pin, why in (("dana", "111111", "dana is a dealer"), ("tess", "999999", "wrong user or PIN")):
+            monkeypatch.setattr("sys.stdin", io.StringIO(pin + "\n"))
+            assert main(["pair", "--config", str(cfg), "--user", user, "--pin-stdin", "--timeout", "3"]) == 2
+            assert why in capsys.readouterr().err
+        assert store.load("VS-PAIR") is None  # nothing stored by a refusal
+        monkeypatch.setattr("sys.stdin", io.StringIO("333333\n"))
+        assert main(["pair", "--config", str(cfg), "--user", "tess", "--pin-stdin", "--timeout", "3"]) == 0
+        assert store.load("VS-PAIR") is not None and "technician tess" in capsys.readouterr().err
+    finally:
+        protocol_vshoe.release(url)
+
+
 def test_pair_sends_nothing_when_the_secret_could_not_be_stored(tmp_path: Path, capsys) -> None:
     """The secret's folder is tried first: a shoe must never hold a secret the table lacks."""
     url = "vshoe://pair-cli-nowhere?serial=VS-PAIR&pairing=1"

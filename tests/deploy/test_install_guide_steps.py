@@ -152,7 +152,8 @@ def test_steps_from_the_service_user_to_doctor_run_in_the_guide_order(
         assert done.returncode == 0, f"{cmd}\n{done.stdout}{done.stderr}"
         release(port)
     assert f"shoe {SERIAL} paired" in out
-    assert "all well" in out, out
+    # no signed release in a test's checkout (docs/compliance.md): its warning is the only one allowed
+    assert "all well" in out or "no failure, but 1 warning(s): release" in out, out
     secret = SecretStore(state / "shoes").load(SERIAL)
     assert secret is not None and shoe.device.secret == secret
     assert (state / "shoes").stat().st_uid == (state / "shoes" / f"{SERIAL}.key").stat().st_uid != 0

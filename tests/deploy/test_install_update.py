@@ -92,8 +92,20 @@ def test_clone_copied_to_the_program_folder_then_updated(prefix: Path, service_u
     opt = tmp_path / "opt" / "shoe-ctl"
     opt.parent.mkdir()
     sh(["cp", "-r", f"{clone}/.", str(opt)], "/")
-    env = {"SHOE_CTL_USER": service_user}
+    # the publisher signs the release (its key stays with the publisher); the table pins the public half
+    key = tmp_path / "release-key.pem"
+    pinned = sh([str(clone / ".venv/bin/shoe-ctl"), "release", "keygen", "--out", str(key)], "/").stdout.strip()
+    sh([str(clone / ".venv/bin/shoe-ctl"), "release", "sign", "--key", str(key), "--out", str(opt / "release")], "/")
+    etc, state = tmp_path / "etc", tmp_path / "var" / "lib" / "shoe-ctl"
+    etc.mkdir()
+    (etc / "table.toml").write_text(f'[shoe]\nurl = "sim"\n[journal]\npath = "{state}/journal.sqlite3"\n'
+                                    f'[release]\nverify = "on"\n{pinned}\n')
+    (etc / "table.toml").chmod(0o644)
+    env = {"SHOE_CTL_USER": service_user, "SHOE_CTL_TABLE": str(etc / "table.toml")}
     first = sh(["bash", "scripts/setup.sh", "pi"], opt, env=env)
+    assert "release: shoe-ctl 0.1.0: the installed code matches the release signed by key" in first.stdout, \
+        first.stdout
+    assert (opt / ".venv/share/shoe-ctl/release.json.sig").is_file()
     assert f"it was made for {clone}" in first.stdout and "making a new one" in first.stdout
     want = fingerprint(packaged(opt))
     assert f"installed: shoe-ctl 0.1.0, code {want}" in first.stdout
@@ -111,13 +123,9 @@ def test_clone_copied_to_the_program_folder_then_updated(prefix: Path, service_u
         == "shoe-ctl 0.1.0"
 
     # doctor from the program folder (not writable by the service user), a sim shoe, a journal folder
-    etc, state = tmp_path / "etc", tmp_path / "var" / "lib" / "shoe-ctl"
-    etc.mkdir()
     state.mkdir(parents=True)
     shutil.chown(state, service_user, service_user)
     state.chmod(0o700)
-    (etc / "table.toml").write_text(f'[shoe]\nurl = "sim"\n[journal]\npath = "{state}/journal.sqlite3"\n')
-    (etc / "table.toml").chmod(0o644)
     hand = sorted((opt / "examples").glob("*.phh"))[0]
     dealt = sh([str(opt / ".venv/bin/shoe-ctl"), "run", "--config", str(etc / "table.toml"), "--journal",
                 str(state / "journal.sqlite3"), "--display", "off", "--hands", str(hand), "--pace", "0",
@@ -135,8 +143,11 @@ def test_clone_copied_to_the_program_folder_then_updated(prefix: Path, service_u
     copy_sources(release)
     init = release / "shoe_ctl" / "__init__.py"
     init.write_text(init.read_text().replace('__version__ = "0.1.0"', '__version__ = "0.1.0"\nUPDATED = True'))
+    sh([str(clone / ".venv/bin/python"), "-m", "shoe_ctl.cli", "release", "sign", "--key", str(key), "--out",
+        str(release / "release")], "/", env={"PYTHONPATH": str(release)})  # the new code's manifest
     sh(["rsync", "-a", "--delete", "--exclude", "/.venv/", f"{release}/", f"{opt}/"], "/")
     update = sh(["bash", "scripts/setup.sh", "pi"], opt, env=env)
+    assert "release: shoe-ctl 0.1.0: the installed code matches" in update.stdout, update.stdout
     new = fingerprint(packaged(release))
     assert new != want and f"installed: shoe-ctl 0.1.0, code {new}" in update.stdout
     assert "making a new one" not in update.stdout  # the venv is kept, the code replaced

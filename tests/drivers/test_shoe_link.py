@@ -135,14 +135,14 @@ def test_a_new_host_never_reuses_the_led_token_the_shoe_shows() -> None:
             assert wait_for(lambda: first.shoe_state is not None and first.shoe_state.led_token == 1)
         shown = shoe.led
         assert shown is not None and shown.signal == "stop"
-        real_on_host = shoe.device._on_host
+        real_on_led = shoe.device._on_led
         lose_leds = [True]
 
-        def on_host(msg: p.Message, now: float) -> None:  # the line eats LED frames for a while
-            if not (isinstance(msg, p.Led) and lose_leds[0]):
-                real_on_host(msg, now)
+        def on_led(fields: tuple[int, ...], now: float) -> None:  # the line eats LED frames for a while
+            if not lose_leds[0]:
+                real_on_led(fields, now)
 
-        shoe.device._on_host = on_host  # type: ignore[method-assign]
+        shoe.device._on_led = on_led  # type: ignore[method-assign]
         with ShoeLink(shoe.url, queue.Queue(), auto_ack=True) as second:
             second.wait_connected()
             second.send_leds("deal")
@@ -189,11 +189,10 @@ def test_a_shoe_sending_a_malformed_event_is_reported_as_a_firmware_defect() -> 
         link.wait_connected()
         with shoe._lock:  # a firmware bug: a CARD with dispense counter 0 under the next number
             seq = shoe.device.next_seq
-            shoe.device.next_seq += 1
             data = bytes([p.T_CARD]) + seq.to_bytes(4, "big") + bytes([5, 1, 0, 0, 0, 0])
             frame = b"\x00" + cobs.encode(data + p.crc32(data).to_bytes(4, "big")) + b"\x00"
-            shoe.device._unacked[seq] = frame
-            shoe.line.tx(frame)
+            shoe.device.raw_event(frame, time.monotonic())  # held and sent under the next number
+            shoe.line.flush()
         shoe.pull()  # a good card behind it: held, never delivered while the bad one blocks
         ev = take(events, LinkChanged)
         while ev.status != LinkStatus.DEGRADED:

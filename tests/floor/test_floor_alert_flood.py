@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from shoe_ctl.floor.consumer import MAX_OPEN, FloorConsumer
@@ -79,16 +80,22 @@ def test_ten_thousand_alerts_from_one_table() -> None:
     assert [a["count"] for a in [r for r in c.snapshot()["tables"] if r["table"] == "t1"][0]["alerts"]] == [1]
 
 
-def test_the_page_acknowledges_all_of_a_tables_alerts_in_one_request() -> None:
+def test_the_page_acknowledges_all_of_a_tables_alerts_in_one_request(tmp_path: Path) -> None:
     import urllib.error
     import urllib.request
 
+    from argon2 import PasswordHasher
+
     from shoe_ctl.floor.page import FloorPage
+    from shoe_ctl.users import Authenticator, Role, User, UserStore
 
     c = FloorConsumer(host="127.0.0.1", port=1, room="r")
     for i in range(1, 301):
         feed(c, "t1", i, kind="Alert", code=f"code-{i}", message="m", severity="warning")
-    page = FloorPage(c, port=0).start()
+    users = UserStore(tmp_path / "users.toml", hasher=PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1))
+    users.save([User("pat", Role.FLOOR, users.hash_pin("246810"))])
+    page = FloorPage(c, port=0, authenticator=Authenticator(users)).start()
+    pat = {"user": "pat", "pin": "246810"}
 
     def post(body: dict[str, Any]) -> int:
         req = urllib.request.Request(f"http://127.0.0.1:{page.port}/ack", data=json.dumps(body).encode(),
@@ -100,9 +107,9 @@ def test_the_page_acknowledges_all_of_a_tables_alerts_in_one_request() -> None:
 
     try:
         assert post({"table": "t1", "all": True}) == 400  # who acknowledges
-        assert post({"table": "t1", "id": True, "who": "Pat"}) == 400  # not an alert id, not "all"
-        assert post({"table": "t1", "all": True, "who": "Pat"}) == 200
-        assert post({"table": "t1", "all": True, "who": "Pat"}) == 404  # nothing open any more
+        assert post({"table": "t1", "id": True, **pat}) == 400  # not an alert id, not "all"
+        assert post({"table": "t1", "all": True, **pat}) == 200
+        assert post({"table": "t1", "all": True, **pat}) == 404  # nothing open any more
         assert c.snapshot()["alerts"] == {"critical": 0, "warning": 0, "info": 0}
     finally:
         page.close()

@@ -144,18 +144,23 @@ def _http(port: int, method: str, path: str, headers: dict[str, str], body: byte
         conn.close()
 
 
-def test_the_floor_page_refuses_a_foreign_host_or_origin() -> None:
+def test_the_floor_page_refuses_a_foreign_host_or_origin(tmp_path: Path) -> None:
     """DNS rebinding: a page of attacker.example whose name resolves to the floor PC's address is
     same-origin to the browser; only the Host header tells. Before, it read the room's alerts and
     acknowledged them in any name."""
+    from argon2 import PasswordHasher
+
     from shoe_ctl.floor.page import FloorPage
+    from shoe_ctl.users import Authenticator, Role, User, UserStore
 
     c = FloorConsumer(host="127.0.0.1", port=1, room="r")
     feed(c, "events", alert(1, code="x", message="m", severity="critical"))
-    page = FloorPage(c, port=0).start()
+    users = UserStore(tmp_path / "users.toml", hasher=PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1))
+    users.save([User("fay", Role.FLOOR, users.hash_pin("864200"))])
+    page = FloorPage(c, port=0, authenticator=Authenticator(users)).start()
     try:
         own = f"127.0.0.1:{page.port}"
-        ack = json.dumps({"table": "t1", "id": 1, "who": "mallory"}).encode()
+        ack = json.dumps({"table": "t1", "id": 1, "user": "fay", "pin": "864200"}).encode()
         post = {"Content-Type": "application/json"}
         assert _http(page.port, "GET", "/state", {"Host": f"attacker.example:{page.port}"}) == 403
         assert _http(page.port, "POST", "/ack", {**post, "Host": f"attacker.example:{page.port}"}, ack) == 403
@@ -165,7 +170,7 @@ def test_the_floor_page_refuses_a_foreign_host_or_origin() -> None:
         assert _http(page.port, "POST", "/ack", {**post, "Host": own}, nested[:4000]) in (400, 413)
         assert _http(page.port, "GET", "/state", {"Host": own}) == 200
         assert _http(page.port, "POST", "/ack", {**post, "Host": own, "Origin": f"http://{own}"}, ack) == 200
-        assert c.tables["t1"].alerts[0]["acked"]["by"] == "mallory"
+        assert c.tables["t1"].alerts[0]["acked"]["by"] == "fay"
     finally:
         page.close()
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from argon2 import PasswordHasher
 from browser import chromium, expect
 from floor_help import ROOM
 from paths import EXAMPLES
@@ -25,6 +26,7 @@ from shoe_ctl.floor.broker import FLOOR_USER, Mosquitto
 from shoe_ctl.floor.consumer import FloorConsumer, open_floor_journal
 from shoe_ctl.floor.page import FloorPage
 from shoe_ctl.phh import read_phh
+from shoe_ctl.users import Authenticator, Role, User, UserStore
 
 
 @pytest.fixture
@@ -38,7 +40,9 @@ def test_floor_page_shows_tables_and_acknowledges_alerts(mosquitto: Mosquitto, t
     journal = open_floor_journal(tmp_path / "floor.sqlite3", ROOM)
     consumer = FloorConsumer(host=mosquitto.host, port=mosquitto.port, room=ROOM,
                              credentials=mosquitto.users[FLOOR_USER], journal=journal).start()
-    page_srv = FloorPage(consumer, port=0).start()
+    users = UserStore(tmp_path / "users.toml", hasher=PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1))
+    users.save([User("pat", Role.FLOOR, users.hash_pin("246810")), User("dee", Role.DEALER, users.hash_pin("135791"))])
+    page_srv = FloorPage(consumer, port=0, authenticator=Authenticator(users)).start()
     files = sorted(EXAMPLES.glob("*.phh"))
     scripts = [script_from_record(read_phh(f), seed=i, path=f) for i, f in enumerate(files)]
     table = VirtualTable("t1", tmp_path / "tables", scripts, room=ROOM, host=mosquitto.host, port=mosquitto.port,
@@ -74,14 +78,16 @@ def test_floor_page_shows_tables_and_acknowledges_alerts(mosquitto: Mosquitto, t
         n_open = len(snap["alerts"])
         expect(page.locator(f"#n-{first['severity']}")).to_have_text(str(snap["counts"][first["severity"]]))
 
-        page.fill("#who", "Pat Floor")
+        page.fill("#ack-user", "pat")
+        page.fill("#ack-pin", "246810")
         row.locator(f"button[data-ack='t1:{first['id']}']").click()
         acked = row.locator(f"[data-acked='t1:{first['id']}']")
-        expect(acked).to_contain_text("acknowledged by Pat Floor at 20", timeout=5000)
+        expect(acked).to_contain_text("acknowledged by pat at 20", timeout=5000)
+        assert page.input_value("#ack-pin") == ""  # the PIN is not kept on the page
         expect(row.locator("[data-alert]")).to_have_count(n_open - 1)
         records = [r for r in journal.records() if r.kind == "floor-ack"]
         assert len(records) == 1
-        assert records[0].data["who"] == "Pat Floor" and records[0].data["alert"] == first["id"]
+        assert records[0].data["who"] == "pat" and records[0].data["alert"] == first["id"]
         assert records[0].data["table"] == "t1" and records[0].data["code"] == first["code"]
 
         # no name, no acknowledgement; an unknown alert is 404
@@ -93,8 +99,11 @@ def test_floor_page_shows_tables_and_acknowledges_alerts(mosquitto: Mosquitto, t
             except urllib.error.HTTPError as exc:
                 return exc.code
 
-        assert post({"table": "t1", "id": snap["alerts"][-1]["id"], "who": " "}) == 400
-        assert post({"table": "t1", "id": 999999, "who": "Pat"}) == 404
+        last = snap["alerts"][-1]["id"]
+        assert post({"table": "t1", "id": last, "who": "Pat"}) == 400  # a free-text name is no credential
+        assert post({"table": "t1", "id": last, "user": "pat", "pin": "000000"}) == 401
+        assert post({"table": "t1", "id": last, "user": "dee", "pin": "135791"}) == 403  # a dealer
+        assert post({"table": "t1", "id": 999999, "user": "pat", "pin": "246810"}) == 404
         state = json.loads(page.evaluate("fetch('/state').then(r => r.text())"))
         assert '"down":' not in json.dumps(state)
 

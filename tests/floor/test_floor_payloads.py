@@ -130,3 +130,15 @@ def test_credentials_file_mode_and_doctor(tmp_path: Path, capsys: pytest.Capture
     assert doctor_floor(cfg)[0] == "fail"
     cfg.write_text("")
     assert doctor_floor(cfg)[0] == "skip"
+
+
+def test_a_published_recall_is_kept_within_bounds() -> None:
+    from shoe_ctl.floor.consumer import _bounded_recall
+
+    assert _bounded_recall("x") == [] and _bounded_recall([1, {"entries": 3}]) == []
+    huge = [{"hand": i, "started": "x" * 500, "entries": [{"kind": "card", "card": "??", "nested": {"a": 1}}] * 5000}
+            for i in range(50)]
+    kept = _bounded_recall(huge)
+    assert [h["hand"] for h in kept] == list(range(40, 50))
+    assert all(len(h["entries"]) == 600 and len(h["started"]) == 40 for h in kept)
+    assert kept[0]["entries"][0] == {"kind": "card", "card": "??"}  # nothing nested kept

@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from drivers import protocol as p
 from drivers.link_window import SequenceWindow
 from drivers.shoe import ShoeLink
 from hil.deck import Deck
@@ -32,14 +31,13 @@ def test_a_60_card_burst_gets_at_most_one_ack_per_20_ms(monkeypatch: pytest.Monk
         # on the class, before the link is made: its timer table holds the bound method
         monkeypatch.setattr(SequenceWindow, "send_ack", record)
         link = ShoeLink(shoe.url, events, auto_ack=True)
-        on_host = shoe.device._on_host
+        on_ack = shoe.device._on_ack
 
-        def arrived(msg: p.Message, now: float) -> None:
-            if isinstance(msg, p.Ack):
-                arrived_at.append(now)
-            on_host(msg, now)
+        def arrived(acked: int, want: int, resend: bool, now: float) -> None:
+            arrived_at.append(now)
+            on_ack(acked, want, resend, now)
 
-        shoe.device._on_host = arrived  # type: ignore[method-assign]
+        shoe.device._on_ack = arrived  # type: ignore[method-assign]
         with link:
             link.wait_connected(5.0)
             time.sleep(0.3)

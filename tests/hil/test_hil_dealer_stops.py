@@ -332,11 +332,10 @@ def test_events_stalled_behind_a_malformed_one_stop_the_dealer_until_the_shoe_re
     shoe = t.device
     with shoe._lock:
         seq = shoe.device.next_seq
-        shoe.device.next_seq += 1
         data = bytes([p.T_CARD]) + seq.to_bytes(4, "big") + bytes([5, 1, 0, 0, 0, 0])
         frame = b"\x00" + cobs.encode(data + p.crc32(data).to_bytes(4, "big")) + b"\x00"
-        shoe.device._unacked[seq] = frame
-        shoe.line.tx(frame)
+        shoe.device.raw_event(frame, time.monotonic())  # held and sent under the next number
+        shoe.line.flush()
     ins = dealer.next_card()
     dealer.pull(ins)  # card 5: its read waits behind the broken event
     degraded = screen.wait(lambda i: i.signal is Signal.DEGRADED, 20)

@@ -314,6 +314,13 @@ function renderSide(s) {
   document.getElementById("shoe-detail").textContent = s.shoe && s.shoe.detail ? s.shoe.detail : "";
   // shoe link authentication (docs/security.md, "The shoe link"): an unauthenticated bench link is shown
   document.getElementById("shoe-auth").hidden = !(s.shoe && s.shoe.auth === "off");
+  // about: the software identity (docs/compliance.md, "Verification on demand")
+  const sw = s.software;
+  document.getElementById("software").textContent = !sw ? "–"
+    : "shoe-ctl " + sw.version + ", manifest " + (sw.manifest ? sw.manifest.slice(0, 16) : "none")
+      + ", verified " + sw.verified + (sw.shoe_serial ? "; shoe " + sw.shoe_serial + " firmware " + sw.shoe_firmware : "");
+  document.getElementById("software").dataset.verified = sw ? sw.verified : "";
+  document.getElementById("unverified").hidden = !(sw && sw.verified === "off");
   // the floor broker takes this table's publications and drops them (docs/floor.md): said here
   const fp = document.getElementById("floor-problem");
   fp.hidden = !s.floor_problem;
@@ -488,6 +495,31 @@ function renderReply() {
 
 document.getElementById("refused").addEventListener("click", (ev) => { ev.currentTarget.hidden = true; });
 
+// A decision only some roles may make (a latched alert, a misdeal, the floor's override) asks
+// for a named user and PIN (docs/compliance.md, "People and roles"); the PIN is sent once with
+// that input and kept nowhere.
+function askCredential(need, why) {
+  const dlg = document.getElementById("cred");
+  document.getElementById("cred-why").textContent = why + " (" + need.join(" or ") + ")";
+  const user = document.getElementById("cred-user");
+  const pin = document.getElementById("cred-pin");
+  pin.value = "";
+  dlg.hidden = false;
+  (user.value ? pin : user).focus();
+  return new Promise((resolve) => {
+    const done = (ok) => {
+      dlg.hidden = true;
+      document.getElementById("cred-ok").onclick = null;
+      document.getElementById("cred-cancel").onclick = null;
+      const out = ok ? { user: user.value.trim(), pin: pin.value } : null;
+      pin.value = "";
+      resolve(out);
+    };
+    document.getElementById("cred-ok").onclick = () => done(true);
+    document.getElementById("cred-cancel").onclick = () => done(false);
+  });
+}
+
 async function send(path, body) {
   const headers = { "Content-Type": "application/json" };
   const token = localStorage.getItem("shoeToken");
@@ -495,6 +527,10 @@ async function send(path, body) {
   try {
     const r = await fetch(path, { method: "POST", headers, body: JSON.stringify(body) });
     const j = await r.json().catch(() => ({}));
+    if (r.status === 401 && Array.isArray(j.need) && j.need.length) {
+      const cred = await askCredential(j.need, j.error || "a named user decides");
+      if (cred) return send(path, Object.assign({}, body, { credential: cred }));
+    }
     if (!r.ok) {
       showRefused("NOT SENT \u2014 " + (j.error || ("refused: " + r.status)) + "  (tap to close)");
       toast(j.error || ("refused: " + r.status), true);
@@ -647,6 +683,66 @@ function openSheet(name, action, seat) {
 }
 
 document.getElementById("sheet-cancel").addEventListener("click", closeSheet);
+
+// ------------------------------------------------------------------ recall (docs/compliance.md, "Recall")
+// The last 10 hands from the journal, card by card with times; usable in a STOP and a tilt. The
+// downcards come only with a floor supervisor's or surveillance credential, and that view is journaled.
+function recallEntry(e) {
+  const row = el("div", "recall-entry k-" + e.kind);
+  row.appendChild(el("span", "t", e.t));
+  if (e.kind === "card") {
+    const where = e.role === "up" || e.role === "down" ? "seat " + e.seat + " " + e.role : e.role;
+    row.appendChild(el("span", "what", (e.street || "") + " " + where));
+    row.appendChild(cardEl(e.card));
+  } else if (e.kind === "input") {
+    row.appendChild(el("span", "what", e.action + (e.seat ? " seat " + e.seat : "") + (e.by ? "  (" + e.by + ")" : "")));
+  } else {
+    row.appendChild(el("span", "what", (e.latched ? "STOP " : "") + e.code + ": " + e.message));
+  }
+  return row;
+}
+
+function renderRecall(data) {
+  const body = document.getElementById("recall-body");
+  body.replaceChildren();
+  document.getElementById("recall-mode").textContent = data.hole_cards
+    ? "with hole cards (shown to " + data.by + ", journaled)" : "upcards only";
+  if (!data.hands.length) body.appendChild(el("div", "recall-empty", "no hand in the journal yet"));
+  for (const h of data.hands.slice().reverse()) {
+    const box = el("section", "recall-hand");
+    box.appendChild(el("h3", null, "Hand " + h.hand + " \u2014 " + h.game + ", " + h.rules + ", seats "
+      + h.seats.join(" ") + ", started " + h.started + (h.finished ? "" : " (in progress)")));
+    for (const e of h.entries) box.appendChild(recallEntry(e));
+    if (h.more) box.appendChild(el("div", "recall-empty", h.more + " more entries not shown"));
+    body.appendChild(box);
+  }
+}
+
+async function openRecall(credential) {
+  const headers = { "Content-Type": "application/json" };
+  const token = localStorage.getItem("shoeToken");
+  if (token) headers["X-Shoe-Token"] = token;
+  const r = credential
+    ? await fetch("/recall", { method: "POST", headers, body: JSON.stringify({ credential }) })
+    : await fetch("/recall");
+  const j = await r.json().catch(() => ({}));
+  if (!r.ok) { toast(j.error || ("recall refused: " + r.status), true); return; }
+  renderRecall(j);
+  // the instruction (a STOP, a tilt) stays in sight above the recall
+  const top = document.getElementById("instruction").getBoundingClientRect().bottom;
+  document.getElementById("recall").style.setProperty("--recall-top", Math.round(top) + "px");
+  document.getElementById("recall").hidden = false;
+}
+
+document.getElementById("btn-recall").addEventListener("click", () => openRecall(null));
+document.getElementById("recall-close").addEventListener("click", () => {
+  document.getElementById("recall").hidden = true;
+  document.getElementById("recall-body").replaceChildren();  // hole cards leave the page with it
+});
+document.getElementById("recall-holes").addEventListener("click", async () => {
+  const cred = await askCredential(["floor-supervisor", "surveillance"], "The downcards are shown to");
+  if (cred) openRecall(cred);
+});
 
 for (const b of document.querySelectorAll(".buttons button")) {
   b.addEventListener("click", async () => {

@@ -1,0 +1,213 @@
+"""The shoe's main loop without I/O: the card-out beam, the reader, and the link core joined.
+
+:class:`Firmware` turns what the hardware seams report into the protocol's events on a
+:class:`~.core.ShoeCore`:
+
+- **A pass** is the card-out beam at the shoe's mouth broken, then restored: one card left. The
+  tags the reader saw while the beam was broken are that pass's tags: one tag, a CARD with its
+  card code; two (or more) tags, a double pull (FAULT double-pull, then one CARD per tag in the
+  order they were first seen); none, an unreadable card (CARD 0xFF) and a misread FAULT begun
+  and ended. A tag seen with no pass deals nothing.
+- **A beam broken** for longer than ``jam_s`` is a jam (FAULT jam, with a message naming the
+  beam); when it is restored the jam ends and the pass is reported as above, so no card is lost.
+- **The reader's health** (:class:`~.health.ReaderHealth`): ``check()`` every ``check_s``; a
+  :class:`~.reader.ReaderError` from any call sends FAULT reader-error (detail ``rfid``) at
+  once, then ``reset()`` is tried with a backoff from ``backoff[0]`` doubling to ``backoff[1]``
+  seconds until ``reset()`` and ``check()`` pass, then the FAULT's end.
+- **The tag's identity** is ``lookup(uid)``: ``(deck, code)`` or None for a tag of no live deck
+  (:mod:`.deckmap`). The first known card after a RESET_COUNTER names the stub's deck; a tag of
+  no live deck (``foreign card, tag 04a1...``) or of another live deck (``9c of deck D17 in deck
+  D12's stub``) is never reported as a card of the stub: CARD 0xFF and a misread naming it.
+
+The seams: ``reader`` (:mod:`.reader`), ``beam`` (an object whose ``broken()`` is True while
+the beam is interrupted). Every time is an argument; the timers are one table,
+:attr:`Firmware.TIMERS`, read by :meth:`Firmware.step` and :meth:`Firmware.next_deadline`.
+docs/build-a-shoe.md, "Firmware".
+"""
+
+from . import codec as c
+from .deckmap import card_name, uid_hex
+from .health import ReaderHealth
+from .reader import ReaderError
+
+try:
+    from typing import TYPE_CHECKING
+except ImportError:  # CircuitPython: no typing module
+    TYPE_CHECKING = False  # type: ignore[misc]
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    from .core import ShoeCore
+
+
+class Firmware:
+    """One shoe's loop: ``core`` (a :class:`~.core.ShoeCore`), ``reader``, ``beam``, ``lookup``.
+
+    :param scan_s: seconds between reader scans.
+    :param check_s: seconds between health polls.
+    :param jam_s: seconds a beam may stay broken before it is a jam.
+    :param backoff: (first, longest) seconds between reset attempts of a failed reader.
+    :param max_tags: distinct tags kept per pass (more are still a double pull).
+    :param on_card: called with ``(uid, deck, code)`` for each card reported (a log; may be None).
+    """
+
+    TIMERS = ("scan", "check", "reset", "jam")
+    """The timers, in the order :meth:`step` runs them: ``_<name>_due()`` and ``_<name>(now)``."""
+    READER_DETAIL = "rfid"
+
+    def __init__(self, core: "ShoeCore", reader: "Any", beam: "Any",
+                 lookup: "Callable[[bytes], tuple[str, int] | None]", scan_s: float = 0.02, check_s: float = 1.0,
+                 jam_s: float = 2.0, backoff: tuple[float, float] = (0.1, 5.0), max_tags: int = 4,
+                 on_card: "Callable[[bytes, str, int], None] | None" = None, now: float = 0.0) -> None:
+        self.core = core
+        self.reader = reader
+        self.beam = beam
+        self.lookup = lookup
+        self.scan_s = scan_s
+        self.jam_s = jam_s
+        self.max_tags = max_tags
+        self.on_card = on_card
+        self.broken = False
+        self.broken_at = 0.0
+        self.jammed = False
+        self.tags = []  # type: list[bytes]
+        self.health = ReaderHealth(reader, self._reader_report, check_s, backoff, now)
+        self._next_scan = now
+        self.passes = 0
+        self.refused = 0
+        self.deck = ""
+        """The deck id of the stub being dealt: the deck of its first known card since the last
+        RESET_COUNTER (a new deck or stub), "" before it."""
+        self._deck_epoch = core.epoch
+
+    # ---------------------------------------------------------------- the loop
+
+    def start(self, now: float) -> None:
+        """Initialise the reader; a reader that does not answer is a reader error at once."""
+        self.health.start(now)
+
+    def step(self, now: float) -> None:
+        """Read the beam, then run every timer due at ``now``, then the link core's."""
+        broken = bool(self.beam.broken())
+        if broken != self.broken:
+            if broken:
+                self._pass_begins(now)
+            else:
+                self._pass_ends(now)
+        for name in self.TIMERS:
+            due = getattr(self, "_" + name + "_due")()
+            if due is not None and now >= due:
+                getattr(self, "_" + name)(now)
+        if now >= self.core.next_deadline():
+            self.core.tick(now)
+
+    def next_deadline(self) -> float:
+        """The clock value at which :meth:`step` next has a timer to run (the beam itself is
+        polled at the caller's pace)."""
+        best = self.core.next_deadline()  # type: float
+        for name in self.TIMERS:
+            due = getattr(self, "_" + name + "_due")()
+            if due is not None and due < best:
+                best = due
+        return best
+
+    # ---------------------------------------------------------------- passes
+
+    def _pass_begins(self, now: float) -> None:
+        self.broken = True
+        self.broken_at = now
+        self.tags = []
+        self._scan(now)  # what is in the field as the card breaks the beam
+
+    def _pass_ends(self, now: float) -> None:
+        self._scan(now)
+        self.broken = False
+        self.passes += 1
+        if self.jammed:
+            self.jammed = False
+            self.core.fault(c.FAULT_JAM, True, "", now)
+        tags, self.tags = self.tags, []
+        if not tags:
+            self.core.card(c.UNREADABLE, c.READER_NONE, now)
+            detail = "no tag read" if self.health.ok else "reader error"
+            self.core.fault(c.FAULT_MISREAD, False, detail, now)
+            self.core.fault(c.FAULT_MISREAD, True, "", now)
+            return
+        if len(tags) > 1:
+            self.core.fault(c.FAULT_DOUBLE_PULL, False, str(len(tags)) + " tags in one pass", now)
+        for uid in tags:
+            self._report(uid, now)
+
+    def _report(self, uid: bytes, now: float) -> None:
+        if self.core.epoch != self._deck_epoch:  # a new deck or stub was loaded (RESET_COUNTER)
+            self._deck_epoch = self.core.epoch
+            self.deck = ""
+        found = self.lookup(uid)
+        if found is None:
+            self._refuse("foreign card, tag " + uid_hex(uid), now)
+            deck, code = "", -1
+        else:
+            deck, code = found
+            if not self.deck:
+                self.deck = deck  # the first known card of a stub names its deck
+            if deck != self.deck:
+                self._refuse(card_name(code) + " of deck " + deck + " in deck " + self.deck + "'s stub", now)
+            else:
+                self.core.card(code, c.READER_RFID, now)
+        if self.on_card is not None:
+            self.on_card(uid, deck, code)
+
+    def _refuse(self, detail: str, now: float) -> None:
+        """A card that is not one of the stub's: counted as unreadable, never as a card of the
+        stub, with a misread that names it (docs/build-a-shoe.md, "Passes")."""
+        self.refused += 1
+        self.core.card(c.UNREADABLE, c.READER_NONE, now)
+        self.core.fault(c.FAULT_MISREAD, False, detail, now)
+        self.core.fault(c.FAULT_MISREAD, True, "", now)
+
+    # ---------------------------------------------------------------- timers
+
+    def _scan_due(self) -> float | None:
+        return self._next_scan if self.health.ok else None
+
+    def _scan(self, now: float) -> None:
+        self._next_scan = now + self.scan_s
+        if not self.health.ok:
+            return
+        try:
+            uids = self.reader.scan()
+        except ReaderError as exc:
+            self.health.failed(str(exc), now)
+            return
+        if not self.broken:
+            return  # a tag near the mouth with no pass deals nothing
+        for uid in uids:
+            uid = bytes(uid)
+            if uid not in self.tags and len(self.tags) < self.max_tags:
+                self.tags.append(uid)
+
+    def _check_due(self) -> float | None:
+        return self.health.check_due()
+
+    def _check(self, now: float) -> None:
+        self.health.check(now)
+
+    def _reset_due(self) -> float | None:
+        return self.health.reset_due()
+
+    def _reset(self, now: float) -> None:
+        if self.health.reset(now):
+            self._next_scan = now
+
+    def _jam_due(self) -> float | None:
+        if self.broken and not self.jammed:
+            return self.broken_at + self.jam_s
+        return None
+
+    def _jam(self, now: float) -> None:
+        self.jammed = True
+        self.core.fault(c.FAULT_JAM, False, "card-out beam blocked", now)
+
+    def _reader_report(self, cleared: bool, now: float) -> None:
+        self.core.fault(c.FAULT_READER_ERROR, cleared, self.READER_DETAIL, now)

@@ -1,0 +1,219 @@
+"""The shoe on an RP2040 board under CircuitPython: the hardware behind the firmware's seams.
+
+- the host link: the USB CDC **data** port (``usb_cdc.data``; ``boot.py`` enables it, the
+  console stays on the other port);
+- the reader: a PN532 on a UART (``shoe_fw.readers.pn532``) with its reset line;
+- the card-out beam: an IR break-beam receiver on a GPIO (:class:`DigitalBeam`);
+- the kept state: ``microcontroller.nvm`` (:class:`NvmStore`, layout below).
+
+**NVM layout** (offsets in bytes; all integers big-endian; a 4-byte CRC-32/ISO-HDLC of the bytes
+before it ends each record, so a torn write is detected and the record ignored):
+
+=======  ====  =================================================================
+offset   size  content
+=======  ====  =================================================================
+0        32    state slot A: ``"SHF1"``, generation u32, next_seq u32,
+               boot_count u32, card_total u32, epoch u16, dispense u16,
+               reserved u32 (0), crc u32
+32       32    state slot B: the same
+64       40    the pairing secret: ``"SHK1"``, secret 32 bytes, crc u32
+=======  ====  =================================================================
+
+A save writes the slot that does not hold the newest generation, with generation + 1; a load
+takes the valid slot with the highest generation. A power loss in the middle of a save leaves
+the other slot whole: the state before that save, whose ``next_seq`` was never used by an event
+that went out (the frame is written only after the save returns). A board with no valid slot
+starts as a new shoe (next_seq 1).
+
+:func:`main` builds the parts and runs :func:`.loop.turn` for ever; every part can be passed in,
+which is how the tests run it under CPython with fakes of the CircuitPython modules.
+docs/build-a-shoe.md, "Flashing the RP2040".
+"""
+
+import struct
+
+from .codec import crc32
+from .core import ShoeCore
+from .deckmap import uid_hex
+from .firmware import Firmware
+from .loop import TicksClock, turn
+
+SLOT = 32
+SECRET_AT = 64
+_STATE = ">4sIIIIHHI"
+_MAGIC = b"SHF1"
+_KEY_MAGIC = b"SHK1"
+
+
+class NvmStore:
+    """The kept state in a byte array that survives power loss (``microcontroller.nvm``).
+
+    :param nvm: at least 104 bytes, slice-assignable.
+    """
+
+    def __init__(self, nvm: "bytearray") -> None:
+        if len(nvm) < SECRET_AT + 40:
+            raise ValueError("non-volatile memory of " + str(len(nvm)) + " bytes: 104 needed")
+        self.nvm = nvm
+        self.generation = 0
+        self.torn = 0
+
+    def _slot(self, i: int) -> "tuple | None":  # type: ignore[type-arg]
+        raw = bytes(self.nvm[i * SLOT:(i + 1) * SLOT])
+        if raw[:4] != _MAGIC or crc32(raw[:-4]) != struct.unpack(">I", raw[-4:])[0]:
+            return None
+        return struct.unpack(_STATE, raw[:-4])
+
+    def load(self) -> "tuple[int, int, int, int, int] | None":
+        """``(next_seq, boot_count, card_total, epoch, dispense)`` of the newest whole slot, or
+        None for a new board. A slot that is not whole (a torn write) is counted in
+        :attr:`torn`."""
+        best = None
+        for i in (0, 1):
+            got = self._slot(i)
+            if got is None:
+                if bytes(self.nvm[i * SLOT:i * SLOT + 4]) == _MAGIC:
+                    self.torn += 1
+                continue
+            if best is None or got[1] > best[1]:
+                best = got
+        if best is None:
+            return None
+        self.generation = best[1]
+        return (best[2], best[3], best[4], best[5], best[6])
+
+    def save(self, kept: "tuple[int, int, int, int, int]", held: "object" = None) -> None:
+        """Write ``kept`` (as :meth:`~.core.ShoeCore.kept`) into the older slot. ``held`` is
+        ignored: this board keeps no buffer across a power loss."""
+        self.generation += 1
+        next_seq, boot_count, card_total, epoch, dispense = kept
+        raw = struct.pack(_STATE, _MAGIC, self.generation, next_seq, boot_count, card_total & 0xFFFFFFFF,
+                          epoch, dispense, 0)
+        raw += struct.pack(">I", crc32(raw))
+        at = (self.generation % 2) * SLOT
+        self.nvm[at:at + SLOT] = raw
+
+    def load_secret(self) -> "bytes | None":
+        """The pairing secret kept, or None (never paired, or the record is not whole)."""
+        raw = bytes(self.nvm[SECRET_AT:SECRET_AT + 40])
+        if raw[:4] != _KEY_MAGIC or crc32(raw[:-4]) != struct.unpack(">I", raw[-4:])[0]:
+            return None
+        return raw[4:36]
+
+    def save_secret(self, secret: bytes) -> None:
+        """Keep the pairing secret (32 bytes)."""
+        raw = _KEY_MAGIC + bytes(secret)
+        self.nvm[SECRET_AT:SECRET_AT + 40] = raw + struct.pack(">I", crc32(raw))
+
+
+class DigitalBeam:
+    """The card-out beam on a digital input: ``pin`` has a ``value`` (``digitalio.DigitalInOut``
+    set as input with a pull-up; an IR break-beam receiver pulls it low while the beam is
+    broken). ``broken_level``: the level that means broken."""
+
+    def __init__(self, pin: "object", broken_level: bool = False) -> None:
+        self.pin = pin
+        self.broken_level = broken_level
+
+    def broken(self) -> bool:
+        """True while the beam is interrupted."""
+        return bool(self.pin.value) == self.broken_level  # type: ignore[attr-defined]
+
+
+class _KeptShoe(ShoeCore):
+    """The link core whose new secrets go to the store."""
+
+    store = None  # type: NvmStore | None
+
+    def on_secret(self, secret: bytes) -> None:
+        if self.store is not None:
+            self.store.save_secret(secret)
+
+
+def build(nvm: "bytearray", serial: str, reader: "object", beam: "object", lookup: "object",
+          random_bytes: "object", now: float, pairing: bool = False) -> "tuple[Firmware, NvmStore]":
+    """The firmware over ``nvm``: the kept state and secret restored (a new shoe when there is
+    none), the reader started. Returns ``(firmware, store)``."""
+    store = NvmStore(nvm)
+    kept = store.load()
+    core = _KeptShoe(serial, firmware="shoe_fw-rp2040-1.0", random_bytes=random_bytes,  # type: ignore[arg-type]
+                     pairing=pairing, now=now)
+    core.store = store
+    secret = store.load_secret()
+    if secret is not None:
+        core.set_secret(secret)
+    if kept is not None:
+        core.restore(kept, (), now)
+    else:
+        core.boot_count = 1
+    fw = Firmware(core, reader, beam, lookup, now=now)  # type: ignore[arg-type]
+    store.save(core.kept())
+    core.dirty = False
+    fw.start(now)
+    core.say_hello()
+    return fw, store
+
+
+def main(port: "object" = None, nvm: "object" = None, reader: "object" = None, beam: "object" = None,
+         lookup: "object" = None, clock: "object" = None, turns: "int | None" = None) -> "Firmware":
+    """Run the shoe: each part left None is the board's (the USB CDC data port, the NVM, a
+    PN532 on UART GP0/GP1 with its reset on GP2, the beam on GP3, the live decks in
+    ``/decks`` sealed under the kept secret, ``supervisor.ticks_ms``). ``turns``: stop after
+    that many turns (tests); None: for ever. Returns the firmware (when it stops)."""
+    import os
+
+    import microcontroller
+
+    if port is None:
+        import usb_cdc
+        port = usb_cdc.data
+        if port is None:
+            raise RuntimeError("the USB CDC data port is off: copy boot.py to CIRCUITPY and reset the board")
+        port.timeout = 0  # type: ignore[attr-defined]
+    if nvm is None:
+        nvm = microcontroller.nvm
+    if clock is None:
+        import supervisor
+        clock = TicksClock(supervisor.ticks_ms)
+    if beam is None or reader is None:
+        import board
+        import busio
+        import digitalio
+        if beam is None:
+            pin = digitalio.DigitalInOut(board.GP3)
+            pin.switch_to_input(pull=digitalio.Pull.UP)
+            beam = DigitalBeam(pin)
+        if reader is None:
+            from .readers.pn532 import PN532Reader
+            reset = digitalio.DigitalInOut(board.GP2)
+            reset.switch_to_output(value=True)
+            uart = busio.UART(board.GP0, board.GP1, baudrate=115200, timeout=0.05)
+            reader = PN532Reader(uart, reset)
+    serial = "FW-" + uid_hex(bytes(microcontroller.cpu.uid[:6]))
+    now = clock()  # type: ignore[operator]
+    store = NvmStore(nvm)  # type: ignore[arg-type]
+    if lookup is None:
+        lookup = _decks(store.load_secret(), os)
+    fw, store = build(nvm, serial, reader, beam, lookup, os.urandom, now)  # type: ignore[arg-type]
+    n = 0
+    while turns is None or n < turns:
+        turn(fw, port, store, clock())  # type: ignore[operator]
+        n += 1
+    return fw
+
+
+def _decks(secret: "bytes | None", os: "object") -> "object":
+    """The live decks' lookup from ``/decks`` on the board (none without a secret)."""
+    from .deckmap import DeckBook, load_folder, seal_key
+
+    if secret is None:
+        return DeckBook().lookup
+
+    def read(path: str) -> bytes:
+        with open(path, "rb") as fh:
+            return fh.read()
+
+    book, errors = load_folder("/decks", seal_key(secret), os.listdir, read)  # type: ignore[attr-defined]
+    for line in errors:
+        print("decks:", line)
+    return book.lookup
