@@ -170,6 +170,8 @@ class PtyPort:
             tmp.unlink()
         os.symlink(self.name, tmp)
         os.replace(tmp, self.link)
+        os.close(self._slave)  # held open, the host would see another holder of its port (port-shared)
+        self._slave = -1
         self.dropped = 0
 
     @property
