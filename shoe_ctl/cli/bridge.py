@@ -41,6 +41,18 @@ def _say(text: str) -> None:
     print(f"shoe-ctl bridge: {text}", file=sys.stderr, flush=True)
 
 
+def beam_input(device_class: Any, pin: int, broken: str, **kwargs: Any) -> Any:
+    """The card-out beam on ``pin``: ``broken`` ``"low"`` (a receiver with a pull-up, turned on
+    here, reads low while broken) or ``"high"`` (pulled down). gpiozero's ``value`` is 1 while
+    the input is *active*, and with a pull-up active means low, so the beam is broken while the
+    value is 1 either way.
+
+    :param device_class: ``gpiozero.DigitalInputDevice``; ``kwargs`` go to it (``pin_factory``).
+    """
+    device = device_class(pin, pull_up=broken == "low", **kwargs)
+    return sb.GpioBeam(device, broken_level=1)
+
+
 def run(args: argparse.Namespace) -> int:
     """Run until SIGTERM or SIGINT; 2 for a configuration error (a bad state or secret file, a
     reader that cannot be opened, a beam pin that cannot be used)."""
@@ -67,11 +79,10 @@ def run(args: argparse.Namespace) -> int:
         from gpiozero.exc import GPIOZeroError
 
         try:
-            device = DigitalInputDevice(args.beam_pin, pull_up=args.beam_broken == "low")
+            beam = beam_input(DigitalInputDevice, args.beam_pin, args.beam_broken)
         except (GPIOZeroError, OSError, ValueError) as exc:
             _say(f"beam on GPIO {args.beam_pin}: {exc}")
             return 2
-        beam = sb.GpioBeam(device, broken_level=0 if args.beam_broken == "low" else 1)
         stop = threading.Event()
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, lambda *_: stop.set())
@@ -84,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
         with bridge:
             print(f"shoe {args.serial} on {args.link}", flush=True)
             stop.wait()
-        device.close()
+        beam.device.close()
     finally:
         opened.close()
     return 0
