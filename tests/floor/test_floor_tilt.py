@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
 import urllib.request
@@ -18,7 +17,7 @@ from typing import Any
 from floor_help import ROOM, Tap
 from paths import EXAMPLES
 from release_help import install_copy
-from waiting import wait_for
+from waiting import interrupt, wait_for
 
 from shoe_ctl.floor.broker import FLOOR_USER, Mosquitto
 from shoe_ctl.service.journal import Journal
@@ -90,12 +89,7 @@ def test_one_changed_byte_tilts_display_leds_floor_and_journal(mosquitto: Mosqui
         state = _get(f"{base}/state")
         assert state["hand"] is None and any(a["code"] == "software-mismatch" for a in state["alerts"])
     finally:
-        proc.send_signal(signal.SIGINT)
-        try:  # a slow stop of the service after SIGINT is a known defect, not what this test checks
-            proc.wait(60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        interrupt(proc)
         tap.close()
     with Journal(journal, table=None, profile=None, readonly=True) as j:
         bodies = [json.loads(r.body) for r in j.records() if r.kind == "Alert" and r.body]

@@ -12,7 +12,6 @@ import json
 import os
 import re
 import secrets
-import signal
 import subprocess
 import sys
 import urllib.request
@@ -22,7 +21,7 @@ from typing import Any
 from floor_help import ROOM, Tap
 from paths import EXAMPLES
 from release_help import install_copy
-from waiting import wait_for
+from waiting import interrupt, wait_for
 
 from shoe_ctl.floor.broker import FLOOR_USER, Mosquitto
 from shoe_ctl.service.journal import Journal
@@ -76,12 +75,7 @@ def test_a_seeded_answer_matches_the_offline_computation(mosquitto: Mosquitto, t
         assert cards and all(e["card"] == "??" for e in cards if e["role"] in ("down", "burn", "stray"))
         assert any(e["card"] != "??" for e in cards if e["role"] == "up")
     finally:
-        proc.send_signal(signal.SIGINT)
-        try:  # a slow stop of the service after SIGINT is a known defect, not what this test checks
-            proc.wait(60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        interrupt(proc)
         tap.close()
     offline = subprocess.run([sys.executable, "-m", "shoe_ctl.cli", "verify", "--seed", seed, "--manifest",
                               str(inst.manifest), "--config", str(inst.config), "--serial", answer["shoe_serial"],
