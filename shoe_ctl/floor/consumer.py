@@ -30,6 +30,7 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
 from shoe_ctl.floor.config import Credentials
+from shoe_ctl.floor.netloop import NetLoop
 from shoe_ctl.floor.topics import SEVERITIES, Topics, check_name, dumps
 from shoe_ctl.service.journal import Journal
 
@@ -191,13 +192,16 @@ class FloorConsumer:
     :param journal: where acknowledgements are appended (``append_record``), or ``None``.
     :param keep_seqs: keep every applied sequence per table (tests, ``hil floor``).
     :param on_event: called ``(table, payload, received_at)`` for each event applied, in order
-        (in paho's thread: must be quick).
+        (in the network loop's thread: must be quick).
+    :param loop: the :class:`~shoe_ctl.floor.netloop.NetLoop` to run on (default: one of its own,
+        thread ``floor-net-<room>``, stopped at :meth:`close`).
     """
 
     def __init__(self, *, host: str, port: int, room: str, credentials: Credentials | None = None,
                  tls: bool = False, ca_file: str | None = None, client_id: str | None = None,
                  journal: Any = None, keep_seqs: bool = False, keepalive: int = 15,
-                 on_event: Callable[[str, dict[str, Any], float], None] | None = None) -> None:
+                 on_event: Callable[[str, dict[str, Any], float], None] | None = None,
+                 loop: NetLoop | None = None) -> None:
         self.room = check_name("room", room)
         self.host, self.port, self.keepalive = host, port, keepalive
         self.journal = journal
@@ -218,7 +222,9 @@ class FloorConsumer:
         if tls:
             self.client.tls_set(ca_certs=ca_file, cert_reqs=ssl.CERT_REQUIRED)
         self.client.max_inflight_messages_set(100)
-        self.client.reconnect_delay_set(1, 5)
+        self._own_net = loop is None
+        self.net = loop if loop is not None else NetLoop(f"floor-net-{self.room}")
+        """The network loop driving the consumer's client (its own thread unless one was given)."""
         self.client.on_connect = self._on_connect
         self.client.on_disconnect = self._on_disconnect
         self.client.on_message = self._on_message
@@ -228,7 +234,7 @@ class FloorConsumer:
     def start(self) -> FloorConsumer:
         """Connect in the background (retrying) and start the gap watcher."""
         self.client.connect_async(self.host, self.port, keepalive=self.keepalive)
-        self.client.loop_start()
+        self.net.add(self.client, min_delay=1.0, max_delay=5.0)
         self._thread = threading.Thread(target=self._watch, name="floor-gaps", daemon=True)
         self._thread.start()
         return self
@@ -238,8 +244,9 @@ class FloorConsumer:
         if self._stop.is_set():
             return
         self._stop.set()
-        self.client.disconnect()
-        self.client.loop_stop()
+        self.net.disconnect(self.client)
+        if self._own_net:
+            self.net.stop()
         if self._thread is not None:
             self._thread.join(2)
 

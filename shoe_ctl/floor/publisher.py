@@ -23,6 +23,7 @@ from paho.mqtt.enums import CallbackAPIVersion
 
 from shoe_ctl.events import Command, DisplayUpdate
 from shoe_ctl.floor.config import Credentials, FloorConfig, load_credentials
+from shoe_ctl.floor.netloop import NetLoop, shared_loop
 from shoe_ctl.floor.topics import Topics, dumps, event_payload, floor_state, redact
 
 log = logging.getLogger(__name__)
@@ -44,6 +45,10 @@ RECALL_EVERY_S = 2.0
 
 SAVE_EVERY_S = 0.5
 """The outbox file is rewritten at most this often (and at close)."""
+
+FIRST_CONNECT_WAIT_S = 1.0
+"""At a stop before the first connection is made, the longest wait for a connection on its way
+(a broker that refuses or cannot be reached is not waited for)."""
 
 
 class FloorPublisher:
@@ -76,8 +81,10 @@ class FloorPublisher:
                  credentials: Credentials | None = None, tls: bool = False, ca_file: str | None = None,
                  keepalive: int = 15, outbox: str | os.PathLike[str] | None = None, window: int = 200,
                  state_interval: float = 0.05, reconnect_max_s: int = 5, readback_s: float = 10.0,
-                 identity: Any = None, report: Any = None, recall: Any = None) -> None:
+                 identity: Any = None, report: Any = None, recall: Any = None, loop: NetLoop | None = None) -> None:
         self.journal = journal
+        self._net = loop
+        self.reconnect_max_s = reconnect_max_s
         self.identity = identity
         self.report = report
         self.recall = recall
@@ -129,7 +136,6 @@ class FloorPublisher:
         if tls:
             self.client.tls_set(ca_certs=ca_file, cert_reqs=ssl.CERT_REQUIRED)
         self.client.max_inflight_messages_set(self.window)
-        self.client.reconnect_delay_set(1, reconnect_max_s)
         self.client.on_connect = self._on_connect
         self.client.on_disconnect = self._on_disconnect
         self.client.on_publish = self._on_publish
@@ -156,6 +162,11 @@ class FloorPublisher:
             # closed with the controller's sinks: the last shoe events may still wait in the
             # journal's writer for company (a lingering group); they are this session's to send
             flush(timeout)
+        # stopped just after the start: the first connection, if on its way, carries the records
+        first = min(deadline, time.monotonic() + FIRST_CONNECT_WAIT_S)
+        while (not self.connected and self.published == 0 and self._net is not None and self._net.trying(self.client)
+               and time.monotonic() < first):
+            time.sleep(0.01)
         while self.connected and (self._inflight or self._next <= self._last_seq()) and time.monotonic() < deadline:
             self._wake.set()
             time.sleep(0.02)
@@ -173,16 +184,19 @@ class FloorPublisher:
             except (RuntimeError, ValueError):
                 pass
         self._save_outbox(force=True)
-        self.client.disconnect()
-        self.client.loop_stop()
+        if self._net is not None:
+            self._net.disconnect(self.client)
 
     # ------------------------------------------------------------------ lifecycle
 
     def start(self) -> FloorPublisher:
-        """Start paho's network thread (connecting in the background, retrying while the broker
-        is away) and the publisher's thread."""
+        """Connect in the background on the network loop (the process's own unless one was given:
+        :mod:`shoe_ctl.floor.netloop`), retrying while the broker is away, and start the
+        publisher's thread."""
         self.client.connect_async(self.host, self.port, keepalive=self.keepalive)
-        self.client.loop_start()
+        if self._net is None:
+            self._net = shared_loop()
+        self._net.add(self.client, min_delay=1.0, max_delay=float(self.reconnect_max_s))
         self._thread = threading.Thread(target=self._run, name=f"floor-pub-{self.table}", daemon=True)
         self._thread.start()
         return self
@@ -193,14 +207,8 @@ class FloorPublisher:
         self._killed = True
         self._stop.set()
         self._wake.set()
-        sock = self.client.socket()
-        self.client.loop_stop()
-        if isinstance(sock, socket.socket):
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            sock.close()
+        if self._net is not None:
+            self._net.abort(self.client)
         if self._thread is not None:
             self._thread.join(2)
 
@@ -625,13 +633,15 @@ def probe_broker(cfg: FloorConfig, credentials: Credentials | None, timeout: flo
     client.on_connect = on_connect
     client.on_subscribe = on_subscribe
     client.on_message = lambda _c, _u, _m: kept.set()
+    net = NetLoop("floor-probe")
+    net.add(client, connect=False, reconnect=False)
     try:
         if tls:
             client.tls_set(ca_certs=cfg.ca_file, cert_reqs=ssl.CERT_REQUIRED)
         client.connect(host, port, keepalive=max(5, int(timeout) + 1))
     except (OSError, ValueError) as exc:  # refused, no route, no such host, TLS (ssl.SSLError is an OSError)
+        net.stop()
         return f"{cfg.broker} cannot be reached: {exc}"
-    client.loop_start()
     try:
         if not answered.wait(timeout):
             return f"{cfg.broker} took the connection but did not answer within {timeout:g} s"
@@ -654,5 +664,5 @@ def probe_broker(cfg: FloorConfig, credentials: Credentials | None, timeout: flo
                     "(Mosquitto acknowledges a denied publication and drops it; docs/floor.md gives the ACL)")
         return None
     finally:
-        client.disconnect()
-        client.loop_stop()
+        net.disconnect(client)
+        net.stop()
