@@ -73,16 +73,16 @@ def _alert_key(alert: dict[str, Any]) -> tuple[Any, ...]:
             _READ_PREFIX.sub("", message, count=1) if message.startswith("read ") else message)
 
 
-def _whole(value: Any) -> TypeGuard[int]:
+def _whole(value: object) -> TypeGuard[int]:
     """A sequence or session number: an int (not a bool) 0..2**63-1, as the journal keeps them."""
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**63
 
 
-def _int(value: Any) -> int | None:
+def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and abs(value) < 2**63 else None
 
 
-def _text(value: Any, limit: int = 120) -> str | None:
+def _text(value: object, limit: int = 120) -> str | None:
     """A text the page shows: a short text as sent, a number as its digits, anything else ``None``."""
     if isinstance(value, bool) or value is None:
         return None
@@ -311,7 +311,7 @@ class FloorConsumer:
 
     # ------------------------------------------------------------------ folding (under the lock)
 
-    def _alive(self, view: TableView, session: Any) -> None:
+    def _alive(self, view: TableView, session: object) -> None:
         """An event or state of a newer session than known: the table is back (its birth may come
         later). One of the same session changes nothing: a retained state may arrive after the
         Will of the connection that sent it."""
@@ -565,7 +565,7 @@ def open_floor_journal(path: str | os.PathLike[str], room: str) -> Any:
     return Journal(path, table=f"floor-{room}", profile="floor", retention_days=0)
 
 
-def _bounded_recall(hands: Any) -> list[dict[str, Any]]:
+def _bounded_recall(hands: object) -> list[dict[str, Any]]:
     """A table's published recall, kept within bounds (10 hands of 600 entries, each a flat object):
     a forged or broken message cannot grow the floor's memory."""
     from shoe_ctl.recall import MAX_ENTRIES, RECALL_HANDS

@@ -85,7 +85,7 @@ class Topics:
         return parts[0], parts[2], parts[3]
 
 
-def redact(value: Any, public: frozenset[str] = frozenset()) -> Any:
+def redact(value: object, public: frozenset[str] = frozenset()) -> Any:
     """``value`` with every card written in a string that is not in ``public`` replaced by ``??``."""
     if isinstance(value, str):
         return CARD_TOKEN.sub(lambda m: m.group(0) if m.group(0) in public else REDACTED, value)
