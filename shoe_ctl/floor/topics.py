@@ -16,6 +16,7 @@ from typing import Any
 
 from shoe_ctl.embargo import CARD_TOKEN, REDACTED, public_state
 from shoe_ctl.input_spec import REFUSED_CODES
+from shoe_ctl.service.journal.records import Record
 
 __all__ = [
     "NAME_RE", "SEVERITIES", "Topics", "check_name", "dumps", "event_payload", "floor_state", "redact",
@@ -112,7 +113,7 @@ def _pick(body: Mapping[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
     return {k: redact(body[k]) for k in keys if k in body}
 
 
-def event_payload(record: Any, *, table: str, session: int) -> dict[str, Any]:
+def event_payload(record: Record, *, table: str, session: int) -> dict[str, Any]:
     """The published form of one journal record (``shoe_ctl.service.journal.Record``).
 
     Always: ``v``, ``table``, ``session`` (the publisher's connection number, see
