@@ -43,11 +43,9 @@ Recall = Callable[[], list[dict[str, Any]]]
 __all__ = ["FloorPublisher", "attach_floor"]
 
 IDLE_POLL_S = 0.5
-"""How often the publisher looks at the journal when nothing happens (seconds)."""
-
-BACKOFF_S = (0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2)
-"""Re-reads of the journal after a wake-up: the controller journals a shoe event just after
-handing its commands to the sinks, so the record may come a moment after the wake-up."""
+"""How often the publisher's thread runs when nothing wakes it (state, read-back, recall, outbox),
+and, for a journal that tells no commits (read-only here: written by another process), how often
+it reads the journal for new records (seconds)."""
 
 MAX_SKEW_S = 1.0
 """The most the table's clock may differ from the floor's before a ``clock-skew`` warning (s)."""
@@ -126,6 +124,12 @@ class FloorPublisher:
         self._acks: collections.deque[int] = collections.deque()
         self._signals: collections.deque[tuple[str, Any]] = collections.deque()
         self._wake = threading.Event()
+        self._due = float("inf")  # monotonic time of a step asked for by _run_at
+        self._commits = 0  # commits the journal told of
+        self._read_upto = -1  # the value of _commits when the journal was last read to its end
+        self._notified = False  # the journal tells its commits (else it is read every IDLE_POLL_S)
+        self.journal_reads = 0
+        """Reads of the journal (``Journal.records`` calls) so far."""
         self._stop = threading.Event()
         self._latest: dict[str, Any] | None = None
         self._state_sent: dict[str, Any] | None = None
@@ -206,6 +210,8 @@ class FloorPublisher:
         """Connect in the background on the network loop (the process's own unless one was given:
         :mod:`shoe_ctl.floor.netloop`), retrying while the broker is away, and start the
         publisher's thread."""
+        listen = getattr(self.journal, "add_commit_listener", None)
+        self._notified = bool(listen(self._committed)) if listen is not None else False
         self.client.connect_async(self.host, self.port, keepalive=self.keepalive)
         if self._net is None:
             self._net = shared_loop()
@@ -323,33 +329,44 @@ class FloorPublisher:
 
     # ------------------------------------------------------------------ the publisher thread
 
+    def _committed(self, _last_seq: int) -> None:
+        """The journal committed records (its writer thread): wake the publisher."""
+        self._commits += 1
+        self._wake.set()
+
+    def _records(self, since: int | None) -> Any:
+        """The journal's records after ``since`` (every read of the journal goes through here)."""
+        self.journal_reads += 1
+        return self.journal.records(since)
+
+    def _run_at(self, when: float) -> None:
+        """Run the publisher's step again at monotonic time ``when`` (a state or recall held back
+        by its interval) without a wake-up before then (in the publisher's thread)."""
+        self._due = min(self._due, when)
+
     def _run(self) -> None:
-        backoff = 0
         while not self._stop.is_set():
-            woke = self._wake.wait(BACKOFF_S[backoff] if backoff < len(BACKOFF_S) else IDLE_POLL_S)
+            self._wake.wait(max(0.0, min(IDLE_POLL_S, self._due - time.monotonic())))
             self._wake.clear()
+            self._due = float("inf")
             if self._stop.is_set():
                 break
             try:
-                sent = self._step()
+                self._step()
             except Exception:  # noqa: BLE001 - the publisher never takes the table down
                 log.exception("floor publisher of table %s", self.table)
-                sent = 0
-            if woke or sent:
-                backoff = 0
-            elif backoff < len(BACKOFF_S):
-                backoff += 1
 
     def _check_outbox(self) -> None:
         """At the first step: an outbox ahead of the journal (no record at or after its acknowledged
         sequence: the journal file was replaced) restarts the publication from the journal's start."""
         self._outbox_checked = True
-        if self.acked > 0 and next(iter(self.journal.records(self.acked - 1)), None) is None:
+        if self.acked > 0 and next(iter(self._records(self.acked - 1)), None) is None:
             log.warning("floor outbox %s is ahead of the journal (a new journal?): publishing it from the start",
                         self.outbox)
             self.acked = self._high = 0
             self._next = 1
             self._pending.clear()
+            self._read_upto = -1
 
     _outbox_checked = False
     _born_as: dict[str, Any] | None = None  # the software identity of the last birth message
@@ -372,6 +389,7 @@ class FloorPublisher:
                 birth = True  # tell the floor the journal's first record again
                 if value < self._next and value not in self._inflight.values():  # in flight: paho delivers it
                     self._next = max(value, 1)
+                    self._read_upto = -1
         sent = 0
         if self.connected and self.identity is not None and self.identity.public() != self._born_as:
             birth = True  # the shoe's serial and firmware came with its hello: the birth says them
@@ -416,7 +434,7 @@ class FloorPublisher:
         if not self._recall_due or self.recall is None:
             return
         if now - self._recall_at < RECALL_EVERY_S:
-            self._wake.set()
+            self._run_at(self._recall_at + RECALL_EVERY_S)
             return
         from shoe_ctl.recall import HIDDEN_ROLES, public
 
@@ -466,12 +484,17 @@ class FloorPublisher:
         room = self.window - len(self._inflight)
         if room <= 0:
             return 0
+        commits = self._commits
+        if self._notified and commits == self._read_upto:
+            return 0  # no commit since the journal was last read to its end
         sent = 0
-        for rec in self.journal.records(self._next - 1):
+        full = False
+        for rec in self._records(self._next - 1):
             payload = event_payload(rec, table=self.table, session=self.session)
             data = dumps(payload)
             info = self.client.publish(self.topics.events, data, qos=1)
             if info.rc == mqtt.MQTT_ERR_QUEUE_SIZE:
+                full = True
                 break
             self._inflight[info.mid] = rec.seq
             if rec.seq > self._high:
@@ -489,7 +512,10 @@ class FloorPublisher:
             self._next = rec.seq + 1
             sent += 1
             if sent >= room:
+                full = True
                 break
+        # read to its end: nothing more to read until the next commit (a full window: read again)
+        self._read_upto = -1 if full else commits
         self._drain_acks()
         return sent
 
@@ -498,7 +524,7 @@ class FloorPublisher:
         now = time.monotonic()
         if raw is None or raw is self._state_sent or now - self._state_at < self.state_interval:
             if raw is not None and raw is not self._state_sent:
-                self._wake.set()  # publish it once the interval is over
+                self._run_at(self._state_at + self.state_interval)  # publish it once the interval is over
             return
         time_us = int(time.time() * 1e6)
         payload: dict[str, Any] = {"v": 1, "table": self.table, "session": self.session, "seq": self._high,
@@ -518,7 +544,7 @@ class FloorPublisher:
         if online:
             if self.identity is not None:
                 out["software"] = self._born_as = self.identity.public()
-            first = next(iter(self.journal.records(None)), None)
+            first = next(iter(self._records(None)), None)
             out.update(first=first.seq if first is not None else 1, last=self._last_seq(),
                        time_us=int(time.time() * 1e6))
         if clean:
@@ -528,7 +554,7 @@ class FloorPublisher:
     def _last_seq(self) -> int:
         last = self._high
         try:
-            for rec in self.journal.records(self._high):
+            for rec in self._records(self._high):
                 last = rec.seq
         except Exception:  # noqa: BLE001 - a journal closed first at shutdown
             pass
