@@ -23,8 +23,9 @@ from aiohttp import web
 
 from shoe_ctl.floor.consumer import FloorConsumer
 from shoe_ctl.floor.page_html import PAGE_HTML
-from shoe_ctl.floor.room import Pit, floor_words, layout_json, tile_status, tiles
-from shoe_ctl.users import FLOOR_ROLES, AuthError, UserFileError, parse_credential
+from shoe_ctl.floor.room import Pit, floor_words, layout_json, tile, tile_status
+from shoe_ctl.floor.severity import SEVERITIES
+from shoe_ctl.users import FLOOR_ROLES, Authenticator, AuthError, User, UserFileError, parse_credential
 from shoe_ctl.web_guard import (
     Admission,
     Limits,
@@ -36,7 +37,7 @@ from shoe_ctl.web_guard import (
     quiet_accept_errors,
 )
 
-__all__ = ["PAGE_HTML", "FloorPage", "SignIns"]
+__all__ = ["PAGE_HTML", "FloorPage", "SignIns", "tiles"]
 
 
 TOKEN_MIN_LEN = 16
@@ -96,6 +97,26 @@ class SignIns:
             self._by_id.pop(sid, None)
 
 
+def tiles(consumer: FloorConsumer, since: int = 0) -> dict[str, Any]:
+    """The page's update: the tiles of the tables changed after consumer version ``since`` (every
+    table for 0), the room's open alerts by severity, the version to ask from next, and
+    ``now_us``, the floor's clock (the page ages alerts from it). The page counts the tiles by
+    status itself, from the tiles it holds."""
+    now = time.time()
+    with consumer.lock:
+        version = consumer.version
+        changed = [view.public(now) for view in consumer.tables.values() if view.version > since]
+        totals = dict.fromkeys(SEVERITIES, 0)
+        for view in consumer.tables.values():
+            for a in view.alerts:
+                if a.get("acked") is None and a.get("severity") in totals:
+                    totals[a["severity"]] += 1
+        count = len(consumer.tables)
+    return {"room": consumer.room, "version": version, "since": since, "now_us": int(now * 1e6),
+            "connected": consumer.connected.is_set(), "alerts": totals, "tables": count,
+            "tiles": [tile(r) for r in changed]}
+
+
 def _loopback(host: str) -> bool:
     if host == "localhost":
         return True
@@ -118,7 +139,8 @@ class FloorPage:
 
     def __init__(self, consumer: FloorConsumer, *, host: str = "127.0.0.1", port: int = 8090,
                  token: str | None = None, allowed_hosts: tuple[str, ...] = (),
-                 limits: Limits = LIMITS, authenticator: Any = None, pits: tuple[Pit, ...] = ()) -> None:
+                 limits: Limits = LIMITS, authenticator: Authenticator | None = None,
+                 pits: tuple[Pit, ...] = ()) -> None:
         if not _loopback(host) and not token:
             raise ValueError(f"floor page on {host}: an address other than loopback needs a token")
         if token and len(token) < TOKEN_MIN_LEN:  # as the dealer display's (docs/security.md)
@@ -243,7 +265,7 @@ class FloorPage:
             return web.json_response({"error": "Content-Type must be application/json"}, status=415)
         return None
 
-    async def _supervisor(self, req: web.Request, name: Any, pin: Any) -> tuple[Any, web.Response | None]:
+    async def _supervisor(self, req: web.Request, name: str, pin: str) -> tuple[User | None, web.Response | None]:
         """The floor supervisor ``name`` with ``pin``, or the refusal (401/429 wrong or locked out,
         403 another role or no users file, 503 an unreadable users file)."""
         if self.authenticator is None:
@@ -276,8 +298,8 @@ class FloorPage:
         except (ValueError, KeyError, TypeError, RecursionError, AttributeError):
             return web.json_response({"error": "expected {\"user\": text, \"pin\": digits}"}, status=400)
         user, refusal = await self._supervisor(req, name, pin)
-        if refusal is not None:
-            return refusal
+        if refusal is not None or user is None:
+            return refusal or web.json_response({"error": "refused"}, status=403)
         session = self.sessions.open(user.name)
         return web.json_response({"user": user.name, "role": user.role.value, "session": session,
                                   "idle_s": SIGNIN_IDLE_S})
@@ -314,8 +336,8 @@ class FloorPage:
                                           "sign in again"}, status=401)
         else:
             user, refusal = await self._supervisor(req, *credential)
-            if refusal is not None:
-                return refusal
+            if refusal is not None or user is None:
+                return refusal or web.json_response({"error": "refused"}, status=403)
             who = user.name
         source = f"floor-page:{req.remote or '?'}"
         loop = asyncio.get_running_loop()

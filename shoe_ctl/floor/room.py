@@ -2,14 +2,13 @@
 
 :func:`floor_words` says a table's machine state as the floor says it (``Dealing 5th``,
 never ``hand_fifth_deal``); :func:`tile_status` is the tile's colour (dealing, betting, showdown,
-between hands, STOP, tilt, silent, offline); :func:`tiles` the tiles of the tables changed since a
-version of the floor consumer, for the page's updates; :func:`parse_pits` reads the room's layout
+between hands, STOP, tilt, silent, offline); :func:`tile` a table's tile (``shoe_ctl.floor.page.tiles``: those changed since a version, for
+the page's updates); :func:`parse_pits` reads the room's layout
 (``[[floor.pits]]``) with errors naming the file and the place. ``docs/floor.md``, "The room map".
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -20,7 +19,7 @@ from shoe_ctl.floor.topics import NAME_RE
 from shoe_ctl.machine.layout import street_of, sub_of
 from shoe_ctl.release import TILT_CODE
 
-__all__ = ["STATUSES", "Pit", "floor_words", "layout_json", "parse_pits", "tile", "tile_status", "tiles"]
+__all__ = ["STATUSES", "Pit", "floor_words", "layout_json", "parse_pits", "tile", "tile_status"]
 
 STATUSES = ("offline", "silent", "tilt", "stop", "dealing", "betting", "showdown", "idle")
 """A tile's colours, the first that applies wins (:func:`tile_status`)."""
@@ -59,7 +58,7 @@ MAX_PIT_SIDE = 60
 MAX_PIT_NAME = 40
 
 
-def floor_words(state: Any) -> str:
+def floor_words(state: object) -> str:
     """A machine state in the floor's words (``"hand_fifth_deal"`` -> ``"Dealing 5th"``);
     ``""`` for no state, ``"In a hand"`` / ``"Unknown state"`` for a state this floor's chart does
     not have (a table on other software)."""
@@ -130,26 +129,6 @@ def tile(row: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def tiles(consumer: Any, since: int = 0) -> dict[str, Any]:
-    """The page's update: the tiles of the tables changed after consumer version ``since`` (every
-    table for 0), the room's open alerts by severity, the version to ask from next, and
-    ``now_us``, the floor's clock (the page ages alerts from it). The page counts the tiles by
-    status itself, from the tiles it holds."""
-    now = time.time()
-    with consumer.lock:
-        version = consumer.version
-        changed = [view.public(now) for view in consumer.tables.values() if view.version > since]
-        totals = dict.fromkeys(SEVERITIES, 0)
-        for view in consumer.tables.values():
-            for a in view.alerts:
-                if a.get("acked") is None and a.get("severity") in totals:
-                    totals[a["severity"]] += 1
-        count = len(consumer.tables)
-    return {"room": consumer.room, "version": version, "since": since, "now_us": int(now * 1e6),
-            "connected": consumer.connected.is_set(), "alerts": totals, "tables": count,
-            "tiles": [tile(r) for r in changed]}
-
-
 @dataclass(frozen=True, slots=True)
 class Pit:
     """A pit of the room: its ``name`` and its tables' places, row by row (``None``: an empty place)."""
@@ -165,7 +144,7 @@ class Pit:
                     yield name, r, c
 
 
-def parse_pits(src: str, data: Any) -> tuple[Pit, ...]:
+def parse_pits(src: str, data: object) -> tuple[Pit, ...]:
     """``[[floor.pits]]`` (``data``: a list of tables ``{name, rows}``; ``rows`` a list of rows, each
     a list of table names, ``""`` for an empty place) from file ``src``, checked.
 
@@ -223,7 +202,7 @@ def parse_pits(src: str, data: Any) -> tuple[Pit, ...]:
     return tuple(pits)
 
 
-def _short(value: Any) -> str:
+def _short(value: object) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 

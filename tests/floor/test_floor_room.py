@@ -14,8 +14,8 @@ import pytest
 from shoe_ctl.config import ConfigError
 from shoe_ctl.floor.config import load_floor_config
 from shoe_ctl.floor.consumer import SILENT_KEEPALIVES, FloorConsumer
-from shoe_ctl.floor.page import SignIns
-from shoe_ctl.floor.room import STATUSES, floor_words, layout_json, parse_pits, tile, tile_status, tiles
+from shoe_ctl.floor.page import SignIns, tiles
+from shoe_ctl.floor.room import STATUSES, floor_words, layout_json, parse_pits, tile, tile_status
 from shoe_ctl.machine.layout import leaves
 
 
