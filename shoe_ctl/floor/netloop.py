@@ -52,7 +52,7 @@ class _Conn:
         self.delay = min_delay
         self.sock: Any = None  # the socket registered on the selector, or None
         self.leaving = False  # disconnect or abort asked: never reconnected
-        self.trying = False  # a connection is being made or is open (not failed, not closed)
+        self.trying = False  # a connection is due now, being made or open (not failed, not closed)
         self.gone = threading.Event()  # out of the loop for good
 
 
@@ -113,6 +113,7 @@ class NetLoop:
             self._conns[id(client)] = conn
         self.start()
         if connect:
+            conn.trying = True  # the first try is due now
             self._schedule(conn, 0.0)
 
     def disconnect(self, client: mqtt.Client, timeout: float = 2.0) -> None:
@@ -167,7 +168,8 @@ class NetLoop:
                 t.join(2)
 
     def trying(self, client: mqtt.Client) -> bool:
-        """A connection of ``client`` is being made or open (not failed and not closed since)."""
+        """A connection of ``client`` is due now (the first), being made or open (not failed and
+        not closed since)."""
         conn = self._conns.get(id(client))
         return conn is not None and conn.trying
 
