@@ -43,7 +43,8 @@ and an unregister of paho's racing between two threads), and writes them."""
 class _Conn:
     """What the loop keeps of one client."""
 
-    __slots__ = ("client", "delay", "gone", "leaving", "max_delay", "min_delay", "reconnect", "sock", "trying")
+    __slots__ = ("client", "delay", "events", "gone", "leaving", "max_delay", "min_delay", "reconnect", "sock",
+                 "trying")
 
     def __init__(self, client: mqtt.Client, min_delay: float, max_delay: float, reconnect: bool) -> None:
         self.client = client
@@ -51,6 +52,7 @@ class _Conn:
         self.min_delay, self.max_delay = min_delay, max_delay
         self.delay = min_delay
         self.sock: Any = None  # the socket registered on the selector, or None
+        self.events = 0  # what it is registered for
         self.leaving = False  # disconnect or abort asked: never reconnected
         self.trying = False  # a connection is due now, being made or open (not failed, not closed)
         self.gone = threading.Event()  # out of the loop for good
@@ -74,6 +76,7 @@ class NetLoop:
         self._wake_w.setblocking(False)
         self._sel.register(self._wake_r, selectors.EVENT_READ, None)
         self._calls: deque[Callable[[], None]] = deque()
+        self._flush: dict[int, _Conn] = {}  # clients with packets queued, written at the end of the turn
         self._woken = False
         self._conns: dict[int, _Conn] = {}  # id(client) -> its record
         self._lock = threading.Lock()  # _conns and the connector's heap
@@ -213,19 +216,42 @@ class NetLoop:
             self._sel.unregister(stale.fileobj)
         self._unregister(conn)
         self._sel.register(sock, selectors.EVENT_READ, conn)
-        conn.sock = sock
+        conn.sock, conn.events = sock, selectors.EVENT_READ
         if conn.client.want_write():
-            self._want_write(conn, sock, True)
+            self._flush[id(conn)] = conn
 
     def _want_write(self, conn: _Conn, sock: Any, on: bool) -> None:
-        if conn.sock is not sock or sock.fileno() < 0:
+        """paho has packets to write (``on``; written at the end of this turn, the socket watched
+        for writing only if they do not all fit), or has none left."""
+        if conn.sock is not sock:
             return
-        events = selectors.EVENT_READ | (selectors.EVENT_WRITE if on else 0)
-        if self._sel.get_key(sock).events != events:
-            self._sel.modify(sock, events, conn)
+        if on:
+            self._flush[id(conn)] = conn
+        elif conn.events & selectors.EVENT_WRITE:
+            self._watch(conn, selectors.EVENT_READ)
+
+    def _watch(self, conn: _Conn, events: int) -> None:
+        if conn.events != events and conn.sock is not None:
+            with contextlib.suppress(KeyError, ValueError, OSError):
+                self._sel.modify(conn.sock, events, conn)
+                conn.events = events
+
+    def _write_queued(self) -> None:
+        """Write what each client queued this turn (a PUBACK per message read, a publication):
+        one ``send`` each, no change of the selector's interest unless the socket is full."""
+        while self._flush:
+            flush, self._flush = self._flush, {}
+            for conn in flush.values():
+                client = conn.client
+                if conn.sock is None or not client.want_write():
+                    continue
+                self._guard(client.loop_write)
+                if conn.sock is not None and client.want_write():
+                    self._watch(conn, selectors.EVENT_READ | selectors.EVENT_WRITE)
+                    self._flush.pop(id(conn), None)  # the selector says when it can take more
 
     def _unregister(self, conn: _Conn) -> None:
-        sock, conn.sock = conn.sock, None
+        sock, conn.sock, conn.events = conn.sock, None, 0
         if sock is not None:
             with contextlib.suppress(KeyError, ValueError, OSError):
                 self._sel.unregister(sock)
@@ -265,6 +291,7 @@ class NetLoop:
                     self._calls.popleft()()
                 except Exception:  # noqa: BLE001 - one client's trouble never stops the others
                     log.exception("floor network loop (%s)", self.name)
+            self._write_queued()
             if self._stop:
                 return
             now = time.monotonic()
@@ -272,12 +299,14 @@ class NetLoop:
                 next_sweep = now + SWEEP_EVERY_S
                 for conn in list(self._conns.values()):
                     if conn.sock is not None and conn.client.want_write():
-                        self._guard(conn.client.loop_write)
+                        self._flush[id(conn)] = conn
+                self._write_queued()
             if now >= next_misc:
                 next_misc = now + MISC_EVERY_S
                 for conn in list(self._conns.values()):
                     if conn.sock is not None:
                         self._guard(conn.client.loop_misc)
+                self._write_queued()
 
     def _serve(self, conn: _Conn, sock: Any, mask: int) -> None:
         client = conn.client
@@ -286,7 +315,7 @@ class NetLoop:
             # TLS: a record already decrypted waits in the SSL object, not on the socket
             while conn.sock is sock and isinstance(sock, ssl.SSLSocket) and sock.pending():
                 self._guard(client.loop_read)
-        if conn.sock is sock and (mask & selectors.EVENT_WRITE or client.want_write()):
+        if conn.sock is sock and mask & selectors.EVENT_WRITE:
             self._guard(client.loop_write)
 
     def _guard(self, fn: Callable[[], Any]) -> None:
