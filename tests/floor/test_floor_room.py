@@ -107,6 +107,8 @@ def test_updates_carry_only_the_tables_that_changed() -> None:
     c.acknowledge("t3", 1, "pat")
     acked = tiles(c, later["version"])
     assert [t["table"] for t in acked["tiles"]] == ["t3"] and acked["alerts"]["warning"] == 0
+    restarted = tiles(c, acked["version"] + 1000)  # the page followed an earlier run of the floor
+    assert len(restarted["tiles"]) == 3 and restarted["since"] == 0
 
 
 PITS = """
@@ -158,9 +160,14 @@ def test_a_broken_pit_is_an_error_naming_the_file_and_the_place(tmp_path: Path, 
     assert str(path) in text and key in text and says in text, text
 
 
-def test_too_many_pits() -> None:
+def test_too_many_pits_or_tables() -> None:
     with pytest.raises(ConfigError, match="at most 400"):
         parse_pits("f.toml", [{"name": f"p{i}", "rows": [[f"t{i}"]]} for i in range(401)])
+    with pytest.raises(ConfigError, match="at most 10000"):
+        parse_pits("f.toml", [{"name": f"p{p}", "rows": [[f"t{p}-{r}-{c}" for c in range(60)] for r in range(60)]}
+                              for p in range(3)])
+    one = parse_pits("f.toml", [{"name": "p", "rows": [[f"t{r}-{c}" for c in range(60)] for r in range(60)]}])
+    assert len(list(one[0].places())) == 3600
 
 
 def test_signed_in_supervisors_expire_and_are_bounded() -> None:
