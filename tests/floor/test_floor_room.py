@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from shoe_ctl.config import ConfigError
 from shoe_ctl.floor.config import load_floor_config
@@ -206,3 +208,21 @@ def test_a_silent_table_is_a_critical_alert_cleared_when_it_speaks() -> None:
     cleared = row["acknowledged"][-1]
     assert cleared["code"] == "table-silent" and cleared["acked"]["by"] is None and cleared["acked"]["cleared"]
     assert c.snapshot()["alerts"]["critical"] == 0
+
+
+_VALUES = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8)
+                       | st.sampled_from(["t1", "t2", "", "Pit 1"]),
+                       lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
+                           st.sampled_from(["name", "rows", "x"]), inner, max_size=3), max_leaves=20)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_VALUES)
+def test_any_layout_is_pits_or_an_error_naming_the_file(data: object) -> None:
+    """Whatever ``[[floor.pits]]`` holds: pits, or a ConfigError naming the file; never a traceback."""
+    try:
+        pits = parse_pits("floor.toml", data)
+    except ConfigError as exc:
+        assert "floor.toml" in str(exc) and "floor.pits" in str(exc)
+    else:
+        assert all(isinstance(name, str) for p in pits for name, _r, _c in p.places())
