@@ -16,8 +16,13 @@ import threading
 from typing import Any
 
 from shoe_ctl.config import ConfigError
-from shoe_ctl.floor.config import FloorConfig, load_credentials, load_floor_config, parse_broker
-from shoe_ctl.floor.consumer import FloorConsumer, open_floor_journal
+from shoe_ctl.floor.config import (
+    FloorConfig,
+    load_credentials,
+    load_floor_config,
+    parse_broker_list,
+)
+from shoe_ctl.floor.consumer import open_consumer, open_floor_journal
 from shoe_ctl.floor.page import FloorPage
 from shoe_ctl.users import Authenticator, UserStore, users_file_setting
 
@@ -32,7 +37,9 @@ def register(subparsers: Any) -> None:
                               "acknowledge alerts).")
     p.add_argument("--config", default=None, metavar="PATH",
                    help="a table.toml whose [floor] gives broker, room and ca_file (flags override)")
-    p.add_argument("--broker", default=None, metavar="URL", help="mqtt://host:port or mqtts://host:port")
+    p.add_argument("--broker", action="append", default=None, metavar="URL",
+                   help="mqtt://host:port or mqtts://host:port; repeat for each broker of the room (the floor "
+                   "follows every one and says it is online on each: docs/floor.md, \"Two brokers\")")
     p.add_argument("--room", default=None, metavar="ROOM")
     p.add_argument("--credentials", default=None, metavar="FILE",
                    help="the floor user's credentials file (TOML username/password, mode 0600)")
@@ -66,14 +73,16 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
         cfg = load_floor_config(args.config) if args.config else FloorConfig()
-        host, port, tls = parse_broker(args.broker or cfg.broker)
+        urls = list(args.broker or cfg.broker_urls)
+        if len(urls) > 1:  # the same checks as a table's [floor] brokers
+            urls = list(parse_broker_list("--broker", {"brokers": urls}))
         room = args.room or cfg.room
         creds = load_credentials(args.credentials) if args.credentials else None
         listen_host, listen_port = parse_listen(args.listen)
         token = os.environ.get("SHOE_CTL_FLOOR_TOKEN") or args.token
         journal = open_floor_journal(args.journal, room) if args.journal else None
-        consumer = FloorConsumer(host=host, port=port, room=room, credentials=creds, tls=tls,
-                                 ca_file=args.ca_file or cfg.ca_file, journal=journal)
+        consumer = open_consumer(urls, room=room, credentials=creds, ca_file=args.ca_file or cfg.ca_file,
+                                 journal=journal)
         users = args.users or (users_file_setting(args.config) if args.config else None)
         auth = None
         if users:
