@@ -18,6 +18,13 @@ Measured side by side (``docs/performance.md`` explains each figure and records 
   (median of interleaved runs); beside it ``ratio_engine_vs_pokerkit`` (the machine handed recorded
   events against pokerkit's states of parsed histories) and ``ratio_analyze_vs_pokerkit``
   (``shoe-ctl analyze``'s work per file against pokerkit's replay), one run each.
+- ``ratio_replay_process_vs_pokerkit``: ``shoe-ctl replay --direct --json`` against pokerkit
+  (``bench/pokerkit_replay.py``) on the hands pokerkit accepts, each a whole process from start to
+  exit, run alternately (:data:`PROCESS_PAIRS` pairs after a warm-up, the bytecode compiled as the
+  install compiles it): the median over the pairs of pokerkit's time over ours, wall and CPU.
+- ``calibration``: the fixed Python loop of :mod:`bench.calibration`, timed at the start and the
+  end of the run, with the Pi 4's estimated time; ``load_avg_by_part`` the load average after each
+  part.
 - ``soak_cards_per_s``: random 8-seat hands dealt by the simulated dealer through the virtual shoe,
   the pty, ``ShoeLink``, the controller and the machine.
 - ``rss_mb`` and ``ready_s``: a real ``shoe-ctl run`` child process (built-in virtual shoe, display
@@ -56,6 +63,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from bench.calibration import calibrate, describe
 from bench.machine import machine_info
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -64,7 +72,8 @@ BITS_PER_BYTE = 10  # start bit, 8 data bits, stop bit
 
 TARGETS = {
     "latency": "p99 <= wire + 1 ms",
-    "direct": "direct replay >= 2x pokerkit",
+    "direct": "direct replay >= 3x pokerkit (in one process)",
+    "process": "shoe-ctl replay --direct >= 2.5x pokerkit (whole processes)",
     "soak": "full stack >= 2,000 cards/s",
     "rss": "RSS <= 60 MB",
     "ready": "ready <= 1 s",
@@ -523,6 +532,88 @@ def bench_replays(files: Sequence[Path], reps: int) -> dict[str, Any]:
     }
 
 
+# ---------------------------------------------------------------------------------- whole processes
+
+
+def run_process(argv: Sequence[str], env: dict[str, str] | None = None, cwd: Path = ROOT) -> tuple[float, float]:
+    """Run ``argv`` to its end (output discarded): (wall seconds, CPU seconds of the process, user
+    and system, every thread). Its exit status must be 0.
+
+    :raises RuntimeError: the process failed (its last lines of stderr said why).
+    """
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(list(argv), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=cwd, env=env)
+    assert proc.stderr is not None
+    err = proc.stderr.read()
+    _pid, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    proc.stderr.close()
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv[:3])}... exited {proc.returncode}: {err[-400:].decode(errors='replace')}")
+    return wall, usage.ru_utime + usage.ru_stime
+
+
+def alternate(cmds: dict[str, Sequence[str]], pairs: int) -> dict[str, Any]:
+    """Each command run as a whole process, alternately, ``pairs`` times (after one warm-up run of
+    each; the order within a pair swaps from one pair to the next so neither always runs first).
+    Per command the median wall and CPU seconds; for the first command against each other, the
+    median over the pairs of (other's time / first's time), wall and CPU."""
+    names = list(cmds)
+    for name in names:
+        run_process(cmds[name])
+    runs: dict[str, list[tuple[float, float]]] = {n: [] for n in names}
+    for k in range(pairs):
+        for name in (names if k % 2 == 0 else names[::-1]):
+            runs[name].append(run_process(cmds[name]))
+    first = names[0]
+    out: dict[str, Any] = {n: {"wall_s": round(statistics.median(w for w, _ in r), 4),
+                               "cpu_s": round(statistics.median(c for _, c in r), 4),
+                               "runs_wall_s": [round(w, 3) for w, _ in r]} for n, r in runs.items()}
+    for other in names[1:]:
+        out[f"{other}_over_{first}"] = round(statistics.median(
+            o[0] / f[0] for f, o in zip(runs[first], runs[other], strict=True)), 2)
+        out[f"{other}_over_{first}_cpu"] = round(statistics.median(
+            o[1] / f[1] for f, o in zip(runs[first], runs[other], strict=True)), 2)
+    return out
+
+
+def compile_bytecode() -> bool:
+    """Compile the project's code to bytecode as ``scripts/setup.sh`` does at install, so the
+    processes timed here import ``.pyc`` files as an installed service does (the libraries' were
+    compiled by pip). True when every file compiled."""
+    import compileall
+
+    return all(compileall.compile_dir(str(ROOT / d), quiet=1) for d in ("shoe_ctl", "drivers", "hil"))
+
+
+PROCESS_PAIRS = 7
+"""Alternated pairs of whole processes for ``replay_process``."""
+
+
+def bench_replay_process(files: Sequence[Path], pairs: int = PROCESS_PAIRS) -> dict[str, Any]:
+    """``shoe-ctl replay --direct --json`` and pokerkit (``bench/pokerkit_replay.py``) on the same
+    files, each a whole process from its start to its exit, alternately (:func:`alternate`)."""
+    try:
+        accepted, _ = pokerkit_accepts(files)
+    except ImportError:
+        return {"replay_process_skipped": POKERKIT_MISSING}
+    if not accepted:
+        return {"replay_process_skipped": "pokerkit accepted none of the hands: whole-process comparison skipped"}
+    compiled = compile_bytecode()
+    paths = [str(f) for f in accepted]
+    t = alternate({"shoe_ctl": [*_shoe_ctl(), "replay", "--direct", "--json", *paths],
+                   "pokerkit": [sys.executable, str(ROOT / "bench" / "pokerkit_replay.py"), *paths]}, pairs)
+    return {
+        "replay_process_hands": len(paths),
+        "replay_process_pairs": pairs,
+        "replay_process_bytecode_compiled": compiled,
+        "replay_process_s": {"shoe_ctl": t["shoe_ctl"], "pokerkit": t["pokerkit"]},
+        "ratio_replay_process_vs_pokerkit": t["pokerkit_over_shoe_ctl"],
+        "ratio_replay_process_vs_pokerkit_cpu": t["pokerkit_over_shoe_ctl_cpu"],
+    }
+
+
 # ---------------------------------------------------------------------------------- soak
 
 
@@ -705,7 +796,12 @@ def verdicts(r: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]:
          f"<= {r.get('wire_us')} + 1000", ok(lambda: lat["p99"] <= r["wire_us"] + 1000)),
         ("direct replay / pokerkit", r["pokerkit_skipped"], "-", None) if r.get("pokerkit_skipped") else
         ("direct replay / pokerkit", f"{r.get('replay_direct_common_hands_per_s')} / {r.get('pokerkit_hands_per_s')} "
-         f"hands/s = {r.get('ratio_direct_vs_pokerkit')}x", ">= 2x", ok(lambda: r["ratio_direct_vs_pokerkit"] >= 2)),
+         f"hands/s = {r.get('ratio_direct_vs_pokerkit')}x", ">= 3x", ok(lambda: r["ratio_direct_vs_pokerkit"] >= 3)),
+        ("replay process / pokerkit", r["replay_process_skipped"], "-", None) if r.get("replay_process_skipped") else
+        ("replay process / pokerkit", f"{(r.get('replay_process_s') or {}).get('shoe_ctl', {}).get('wall_s')} / "
+         f"{(r.get('replay_process_s') or {}).get('pokerkit', {}).get('wall_s')} s = "
+         f"{r.get('ratio_replay_process_vs_pokerkit')}x (CPU {r.get('ratio_replay_process_vs_pokerkit_cpu')}x)",
+         ">= 2.5x", ok(lambda: r["ratio_replay_process_vs_pokerkit"] >= 2.5)),
         ("full replay (hands/s)", str(r.get("replay_full_hands_per_s")), "-", None),
         ("soak (cards/s)", str(r.get("soak_cards_per_s")), ">= 2000", ok(lambda: r["soak_cards_per_s"] >= 2000)),
         ("loaded full stack (cards/s)", str(r.get("latency_loaded_cards_per_s")), ">= 2000",
@@ -749,6 +845,15 @@ def table(r: dict[str, Any]) -> str:
         from bench.bench_scale import summary as scale_summary
 
         lines.append(scale_summary(r["scale"]))
+    cal = r.get("calibration") or {}
+    if cal:
+        ends = [cal[k] for k in ("start", "end") if k in cal]
+        lines.append(f"calibration ({cal['iterations']} iterations of the Python loop, thread CPU): "
+                     + " / ".join(f"{c['cpu_s']} s (load {c['load_avg'][0]})" for c in ends)
+                     + f" at the start / end; a Pi 4 core: ~{cal['pi4_cpu_s_estimate']} s (estimate)")
+    if r.get("load_avg_by_part"):
+        lines.append("load average after each part: " + ", ".join(
+            f"{k} {'/'.join(str(x) for x in v)}" for k, v in r["load_avg_by_part"].items()))
     lines.append(f"total {r.get('bench_seconds')} s")
     return "\n".join(lines)
 
@@ -776,24 +881,36 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.setswitchinterval(args.switch_ms / 1000)
     t0 = time.perf_counter()
     result: dict[str, Any] = {"quick": quick, "machine": machine_info()}
-    if "latency" in only:
-        result.update(bench_latency(args.cards or (300 if quick else 5_000), pace_s=args.pace_ms / 1000))
-        result.update(bench_loaded(100 if quick else 3000, runs=1 if quick else LOADED_RUNS))
-    if "replay" in only:
-        result.update(bench_replays(phh_files(24 if quick else None), reps=1 if quick else 5))
-    if "soak" in only:
-        result.update(bench_soak(6 if quick else 250))
-    if "service" in only:
-        result.update(bench_service(1 if quick else 10))
-    if "scale" in only:  # not in the default run: it has its own command, python -m bench.bench_scale
+    calibration = {**describe(), "start": calibrate()}
+    result["calibration"] = calibration
+    loads: dict[str, list[float]] = {}
+    result["load_avg_by_part"] = loads
+
+    def _large() -> dict[str, Any]:
+        large = bench_service(1, journal_hands=1500 if quick else 15_000)
+        return {"ready_large_journal_s": large["ready_s"], "ready_large_journal_hands": 1500 if quick else 15_000,
+                "ready_large_journal_file": large.get("journal_built")}
+
+    def _scale() -> dict[str, Any]:  # not in the default run: it has its own command, python -m bench.bench_scale
         from bench.bench_scale import measure as measure_scale
 
-        result["scale"] = measure_scale(quick)
-    if "large" in only:
-        large = bench_service(1, journal_hands=1500 if quick else 15_000)
-        result["ready_large_journal_s"] = large["ready_s"]
-        result["ready_large_journal_hands"] = 1500 if quick else 15_000
-        result["ready_large_journal_file"] = large.get("journal_built")
+        return {"scale": measure_scale(quick)}
+
+    parts: dict[str, Callable[[], dict[str, Any]]] = {
+        "latency": lambda: {**bench_latency(args.cards or (300 if quick else 5_000), pace_s=args.pace_ms / 1000),
+                            **bench_loaded(100 if quick else 3000, runs=1 if quick else LOADED_RUNS)},
+        "replay": lambda: {**bench_replays(phh_files(24 if quick else None), reps=1 if quick else 5),
+                           **bench_replay_process(phh_files(24 if quick else None), pairs=1 if quick else PROCESS_PAIRS)},
+        "soak": lambda: bench_soak(6 if quick else 250),
+        "service": lambda: bench_service(1 if quick else 10),
+        "scale": _scale,
+        "large": _large,
+    }
+    for name, part in parts.items():
+        if name in only:
+            result.update(part())
+            loads[name] = [round(x, 2) for x in os.getloadavg()]
+    calibration["end"] = calibrate()
     result["bench_seconds"] = round(time.perf_counter() - t0, 1)
     result["machine"]["load_avg_end"] = [round(x, 2) for x in os.getloadavg()]
     result["targets"] = {what: met for what, _, _, met in verdicts(result) if met is not None}

@@ -10,13 +10,15 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, TextIO
+from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from drivers.buttons import DealerButtons
 from drivers.leds import ConsoleLedSink, GpioLedSink, MockLedSink, ShoeLedSink
 from shoe_ctl.config import TableConfig
-from shoe_ctl.display.server import DisplaySink, start_display
 from shoe_ctl.events import Command, DisplayUpdate, Signal
+
+if TYPE_CHECKING:
+    from shoe_ctl.display.server import DisplaySink
 
 TOKEN_ENV = "SHOE_CTL_DISPLAY_TOKEN"
 
@@ -160,6 +162,10 @@ def start_dealer_io(cfg: TableConfig, post: Callable[[Any], Any], *,
         if display == "config":
             display = (cfg.display.host, cfg.display.port) if cfg.display.enabled else None
         if display is not None:
+            # imported here: the display server brings aiohttp (a fifth of a second to import),
+            # which a table without a display (the direct replay, the bench's rigs) never needs
+            from shoe_ctl.display.server import start_display
+
             io.display = start_display(display[0], display[1], post, token=display_token(cfg, env),
                                        table_seats=cfg.seats)
         wanted = {cfg.leds.backend} | ({"console"} if console else set()) | ({"shoe"} if send_leds else set())

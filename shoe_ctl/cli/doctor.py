@@ -44,7 +44,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from shoe_ctl.cli.args import add_table_shoe, seconds
+from shoe_ctl.cli.args import Subparsers, add_table_shoe, seconds
 from shoe_ctl.cli.status import use_color
 from shoe_ctl.config import TableConfig, load_table_config
 from shoe_ctl.rules.profiles import ProfileError
@@ -449,7 +449,7 @@ def doctor(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subparsers) -> None:
     """Add ``doctor`` to the CLI."""
     p = subparsers.add_parser("doctor", help="check the port, shoe handshake, GPIO, config and journal",
                               description="Check a table's installation and say what to fix: the "

@@ -13,8 +13,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from shoe_ctl.cli.args import Subparsers
 
-def register(subparsers: Any) -> None:
+
+def register(subparsers: Subparsers) -> None:
     """Add ``leds`` to the CLI."""
     from shoe_ctl.cli.args import default_config_path
 

@@ -15,8 +15,10 @@ import getpass
 import sys
 from typing import Any
 
+from shoe_ctl.cli.args import Subparsers
 
-def register(subparsers: Any) -> None:
+
+def register(subparsers: Subparsers) -> None:
     """Add ``users`` to the CLI."""
     from shoe_ctl.cli.args import default_config_path
     from shoe_ctl.users import Role

@@ -13,7 +13,6 @@ import os
 import signal
 import sys
 import threading
-from typing import Any
 
 from shoe_ctl.config import ConfigError
 from shoe_ctl.floor.config import (
@@ -29,7 +28,7 @@ from shoe_ctl.users import Authenticator, UserStore, users_file_setting
 __all__ = ["parse_listen", "register", "run"]
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``floor`` subcommand."""
     p = subparsers.add_parser("floor", help="the floor page: every table's state and alerts from the broker",
                               description="Follow every table of a room on the floor's MQTT broker and serve "

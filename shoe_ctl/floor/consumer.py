@@ -28,6 +28,8 @@ from typing import Any, TypeGuard
 
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
+from paho.mqtt.properties import Properties
+from paho.mqtt.reasoncodes import ReasonCode
 
 from shoe_ctl.floor.config import Credentials, parse_broker
 from shoe_ctl.floor.failover import host_state, host_topic
@@ -74,16 +76,16 @@ def _alert_key(alert: dict[str, Any]) -> tuple[Any, ...]:
             _READ_PREFIX.sub("", message, count=1) if message.startswith("read ") else message)
 
 
-def _whole(value: Any) -> TypeGuard[int]:
+def _whole(value: object) -> TypeGuard[int]:
     """A sequence or session number: an int (not a bool) 0..2**63-1, as the journal keeps them."""
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**63
 
 
-def _int(value: Any) -> int | None:
+def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and abs(value) < 2**63 else None
 
 
-def _text(value: Any, limit: int = 120) -> str | None:
+def _text(value: object, limit: int = 120) -> str | None:
     """A text the page shows: a short text as sent, a number as its digits, anything else ``None``."""
     if isinstance(value, bool) or value is None:
         return None
@@ -202,7 +204,7 @@ class FloorConsumer:
 
     def __init__(self, *, host: str, port: int, room: str, credentials: Credentials | None = None,
                  tls: bool = False, ca_file: str | None = None, client_id: str | None = None,
-                 journal: Any = None, keep_seqs: bool = False, keepalive: int = 15,
+                 journal: Journal | None = None, keep_seqs: bool = False, keepalive: int = 15,
                  on_event: Callable[[str, dict[str, Any], float], None] | None = None,
                  on_resent: Callable[[str, dict[str, Any], float], None] | None = None,
                  host_id: str | None = None) -> None:
@@ -276,7 +278,8 @@ class FloorConsumer:
 
     # ------------------------------------------------------------------ paho callbacks
 
-    def _on_connect(self, client: mqtt.Client, _ud: Any, _flags: Any, reason: Any, _props: Any) -> None:
+    def _on_connect(self, client: mqtt.Client, _ud: object, _flags: mqtt.ConnectFlags, reason: ReasonCode,
+                    _props: Properties | None) -> None:
         if getattr(reason, "is_failure", False):
             log.warning("floor broker refused the floor consumer: %s", reason)
             return
@@ -285,7 +288,7 @@ class FloorConsumer:
         client.publish(self.host_topic, host_state(True, self._host_stamp), qos=1, retain=True)
         self.connected.set()
 
-    def _on_disconnect(self, *_args: Any) -> None:
+    def _on_disconnect(self, *_args: object) -> None:
         self.connected.clear()
 
     CLOCK_EVERY_S = 60.0
@@ -314,7 +317,7 @@ class FloorConsumer:
         other.client.on_message = self._on_message
         self.peers.append(other)
 
-    def _on_message(self, _client: mqtt.Client, _ud: Any, msg: mqtt.MQTTMessage) -> None:
+    def _on_message(self, _client: mqtt.Client, _ud: object, msg: mqtt.MQTTMessage) -> None:
         parsed = Topics.parse(msg.topic)
         if parsed is None or parsed[0] != self.room:
             return
@@ -351,7 +354,7 @@ class FloorConsumer:
 
     # ------------------------------------------------------------------ folding (under the lock)
 
-    def _alive(self, view: TableView, session: Any) -> None:
+    def _alive(self, view: TableView, session: object) -> None:
         """An event or state of a newer session than known: the table is back (its birth may come
         later). One of the same session changes nothing: a retained state may arrive after the
         Will of the connection that sent it."""
@@ -622,13 +625,13 @@ def open_consumer(urls: list[str], *, room: str, credentials: Credentials | None
     return consumers[0]
 
 
-def open_floor_journal(path: str | os.PathLike[str], room: str) -> Any:
+def open_floor_journal(path: str | os.PathLike[str], room: str) -> Journal:
     """The floor's journal (acknowledgements), a :class:`~shoe_ctl.service.journal.Journal` of
     table ``floor-<room>`` and profile ``floor``."""
     return Journal(path, table=f"floor-{room}", profile="floor", retention_days=0)
 
 
-def _bounded_recall(hands: Any) -> list[dict[str, Any]]:
+def _bounded_recall(hands: object) -> list[dict[str, Any]]:
     """A table's published recall, kept within bounds (10 hands of 600 entries, each a flat object):
     a forged or broken message cannot grow the floor's memory."""
     from shoe_ctl.recall import MAX_ENTRIES, RECALL_HANDS

@@ -15,12 +15,11 @@ import asyncio
 import ipaddress
 import threading
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 from aiohttp import web
 
 from shoe_ctl.floor.consumer import FloorConsumer
-from shoe_ctl.users import FLOOR_ROLES, AuthError, UserFileError, parse_credential
+from shoe_ctl.users import FLOOR_ROLES, Authenticator, AuthError, UserFileError, parse_credential
 from shoe_ctl.web_guard import (
     Admission,
     Limits,
@@ -67,7 +66,7 @@ class FloorPage:
 
     def __init__(self, consumer: FloorConsumer, *, host: str = "127.0.0.1", port: int = 8090,
                  token: str | None = None, allowed_hosts: tuple[str, ...] = (),
-                 limits: Limits = LIMITS, authenticator: Any = None) -> None:
+                 limits: Limits = LIMITS, authenticator: Authenticator | None = None) -> None:
         if not _loopback(host) and not token:
             raise ValueError(f"floor page on {host}: an address other than loopback needs a token")
         if token and len(token) < TOKEN_MIN_LEN:  # as the dealer display's (docs/security.md)

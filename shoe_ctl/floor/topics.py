@@ -16,6 +16,7 @@ from typing import Any
 
 from shoe_ctl.embargo import CARD_TOKEN, REDACTED, public_state
 from shoe_ctl.input_spec import REFUSED_CODES
+from shoe_ctl.service.journal.records import Record
 
 __all__ = [
     "NAME_RE", "SEVERITIES", "Topics", "check_name", "dumps", "event_payload", "floor_state", "redact",
@@ -85,7 +86,7 @@ class Topics:
         return parts[0], parts[2], parts[3]
 
 
-def redact(value: Any, public: frozenset[str] = frozenset()) -> Any:
+def redact(value: object, public: frozenset[str] = frozenset()) -> Any:
     """``value`` with every card written in a string that is not in ``public`` replaced by ``??``."""
     if isinstance(value, str):
         return CARD_TOKEN.sub(lambda m: m.group(0) if m.group(0) in public else REDACTED, value)
@@ -112,7 +113,7 @@ def _pick(body: Mapping[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
     return {k: redact(body[k]) for k in keys if k in body}
 
 
-def event_payload(record: Any, *, table: str, session: int) -> dict[str, Any]:
+def event_payload(record: Record, *, table: str, session: int) -> dict[str, Any]:
     """The published form of one journal record (``shoe_ctl.service.journal.Record``).
 
     Always: ``v``, ``table``, ``session`` (the publisher's connection number, see
