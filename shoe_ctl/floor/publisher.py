@@ -236,6 +236,7 @@ class FloorPublisher:
         if getattr(reason, "is_failure", False):
             log.warning("floor broker refused table %s: %s", self.table, reason)
             return
+        self._birth_due = True  # before `connected`: a step that sees the connection sends the birth first
         self.connected = True
         self._connected_at = time.monotonic()
         client.subscribe([(self.topics.replay, 1), (self.topics.state, 1)])
@@ -374,12 +375,13 @@ class FloorPublisher:
 
     _outbox_checked = False
     _born_as: dict[str, Any] | None = None  # the software identity of the last birth message
+    _birth_due = False  # connected and no birth sent on this connection yet
 
     def _step(self) -> int:
         if not self._outbox_checked:
             self._check_outbox()
         self._drain_acks()
-        birth = False
+        birth = self._birth_due
         while self._signals:
             kind, value = self._signals.popleft()
             if kind == "connected":
@@ -404,6 +406,7 @@ class FloorPublisher:
             birth = True  # the shoe's serial and firmware came with its hello: the birth says them
         if self.connected:
             if birth:
+                self._birth_due = False
                 self.client.publish(self.topics.status, dumps(self._status(True)), qos=1, retain=True)
                 self._state_sent = None
             sent = self._publish_events()
