@@ -8,13 +8,16 @@
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import signal
 import sys
 import threading
+import time
 
 from shoe_ctl.config import ConfigError
+from shoe_ctl.floor.central import KEEP_DAYS, Replicator, central_view, check_nats_url
 from shoe_ctl.floor.config import (
     FloorConfig,
     load_credentials,
@@ -23,6 +26,7 @@ from shoe_ctl.floor.config import (
 )
 from shoe_ctl.floor.consumer import open_consumer, open_floor_journal
 from shoe_ctl.floor.page import FloorPage
+from shoe_ctl.floor.topics import check_name
 from shoe_ctl.users import Authenticator, UserStore, users_file_setting
 
 __all__ = ["parse_listen", "register", "run"]
@@ -53,7 +57,20 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--users", default=None, metavar="FILE",
                    help="the floor's users file (shoe-ctl users): alerts are acknowledged by a named floor "
                    "supervisor with a PIN (default: [users] file of --config; without one none is taken)")
+    p.add_argument("--central", default=None, metavar="URL",
+                   help="replicate this room's floor to the central NATS JetStream at URL (nats://host:4222; "
+                   "docs/floor.md, \"Many properties\"); needs --property")
+    p.add_argument("--property", default=None, metavar="NAME", help="this property's name in the central store")
+    p.add_argument("--keep-days", type=float, default=KEEP_DAYS, metavar="DAYS",
+                   help=f"how long the central store keeps events (default {KEEP_DAYS})")
     p.set_defaults(func=run)
+    sub = p.add_subparsers(dest="floor_command", metavar="{central}")
+    c = sub.add_parser("central", help="every property, room, table and open alert in the central store",
+                       description="List what the central NATS JetStream holds: each property's rooms and tables "
+                       "(events stored, the newest, online, state, hand) and their open alerts.")
+    c.add_argument("--nats", required=True, metavar="URL", help="the central NATS server (nats://host:4222)")
+    c.add_argument("--json", action="store_true", help="print the view as JSON")
+    c.set_defaults(func=run_central)
 
 
 def parse_listen(value: str) -> tuple[str, int]:
@@ -80,8 +97,18 @@ def run(args: argparse.Namespace) -> int:
         listen_host, listen_port = parse_listen(args.listen)
         token = os.environ.get("SHOE_CTL_FLOOR_TOKEN") or args.token
         journal = open_floor_journal(args.journal, room) if args.journal else None
+        replicator = None
+        if args.central:
+            if not args.property:
+                raise ValueError("--central needs --property NAME (this property's name in the central store)")
+            replicator = Replicator(check_nats_url(args.central), prop=check_name("--property", args.property),
+                                    room=room, keep_days=args.keep_days)
+        hook = replicator.offer if replicator is not None else None
         consumer = open_consumer(urls, room=room, credentials=creds, ca_file=args.ca_file or cfg.ca_file,
-                                 journal=journal)
+                                 journal=journal, on_event=hook, on_resent=hook)
+        if replicator is not None:
+            replicator.ask_replay = consumer.ask_replay
+            replicator.rows = lambda: consumer.snapshot()["tables"]
         users = args.users or (users_file_setting(args.config) if args.config else None)
         auth = None
         if users:
@@ -97,6 +124,8 @@ def run(args: argparse.Namespace) -> int:
     stop = threading.Event()
     old = signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
+        if replicator is not None:
+            replicator.start()
         consumer.start()
         page.start()
         print(f"floor page: {page.url}", file=sys.stderr, flush=True)
@@ -111,6 +140,38 @@ def run(args: argparse.Namespace) -> int:
         signal.signal(signal.SIGTERM, old)
         page.close()
         consumer.close()
+        if replicator is not None:
+            replicator.close()
         if journal is not None:
             journal.close()
+    return 0
+
+
+def run_central(args: argparse.Namespace) -> int:
+    """``shoe-ctl floor central``: print the central store's view. Exit 2 on a bad URL or a server
+    that cannot be reached."""
+    try:
+        view = central_view(check_nats_url(args.nats))
+    except Exception as exc:  # noqa: BLE001 - a bad URL, OSError, nats-py's errors: one line, exit 2
+        print(f"shoe-ctl floor central: {args.nats}: {exc or type(exc).__name__}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(view, indent=1, sort_keys=True))
+        return 0
+    props = view["properties"]
+    if not props:
+        print(f"{args.nats}: the central store holds no floor yet")
+    for prop in sorted(props):
+        for room in sorted(props[prop]):
+            print(f"{prop} {room}")
+            for name, t in sorted(props[prop][room].items()):
+                when = (time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(t["time_us"] / 1e6))
+                        if isinstance(t["time_us"], int) else "-")
+                online = {True: "online", False: "OFFLINE"}.get(t["online"], "-")
+                print(f"  {room}/{name}: {online}, {t['state'] or '-'}, hand {t['hand'] or '-'}, "
+                      f"{t['stored']} events stored, newest #{t['seq']} at {when} UTC, {len(t['alerts'])} open alerts")
+                for a in t["alerts"]:
+                    count = a.get("count") if isinstance(a.get("count"), int) else 1
+                    print(f"    {a.get('severity', '?')}: {a.get('code')} (hand {a.get('hand') or '-'}"
+                          f"{f', x{count}' if count > 1 else ''}): {a.get('message') or ''}")
     return 0
