@@ -18,6 +18,8 @@ from shoe_ctl.config import TableConfig
 from shoe_ctl.events import Command, DisplayUpdate, Signal
 
 if TYPE_CHECKING:
+    from gpiozero import Factory  # a gpiozero pin factory (MockFactory in tests)
+
     from shoe_ctl.display.server import DisplaySink
 
 TOKEN_ENV = "SHOE_CTL_DISPLAY_TOKEN"
@@ -96,7 +98,7 @@ class LedContext:
 
     send_leds: Callable[[dict[str, Any]], Any] | None = None
     stream: TextIO | None = None
-    pin_factory: Any = None
+    pin_factory: Factory | None = None
 
 
 LedSink = GpioLedSink | ConsoleLedSink | ShoeLedSink | MockLedSink
@@ -140,7 +142,7 @@ def display_token(cfg: TableConfig, env: Mapping[str, str] | None = None) -> str
 def start_dealer_io(cfg: TableConfig, post: Callable[[Any], Any], *,
                     display: tuple[str, int] | None | Literal["config"] = "config",
                     send_leds: Callable[[dict[str, Any]], Any] | None = None,
-                    console: bool = False, stream: TextIO | None = None, pin_factory: Any = None,
+                    console: bool = False, stream: TextIO | None = None, pin_factory: Factory | None = None,
                     env: Mapping[str, str] | None = None) -> DealerIO:
     """Build and start the dealer's LEDs, display and buttons from ``cfg``.
 
