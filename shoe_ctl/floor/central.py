@@ -281,7 +281,7 @@ class Replicator:
             table = row.get("table")
             if not isinstance(table, str):
                 continue
-            kept = {k: v for k, v in row.items() if k not in ("seen_ago_s",)}
+            kept = {k: v for k, v in row.items() if k not in ("seen_ago_s", "last_seen")}  # the events tell time
             body = dumps(redact({**kept, "property": self.prop, "room": self.room}))
             if self._rows_sent.get(table) == body:
                 continue
