@@ -34,12 +34,13 @@ __all__ = ["parse_listen", "register", "run"]
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``floor`` subcommand."""
-    p = subparsers.add_parser("floor", help="the floor page: every table's state and alerts from the broker",
+    p = subparsers.add_parser("floor", help="the floor page: a map of the room's tables and their alerts",
                               description="Follow every table of a room on the floor's MQTT broker and serve "
-                              "the floor page (state, street, stub, alerts by severity, shoe health, last seen; "
-                              "acknowledge alerts).")
+                              "the floor page: a map of the tables by pit in floor words, coloured by what "
+                              "matters, alerts by severity; a signed-in floor supervisor acknowledges.")
     p.add_argument("--config", default=None, metavar="PATH",
-                   help="a table.toml whose [floor] gives broker, room and ca_file (flags override)")
+                   help="a table.toml whose [floor] gives broker(s), room, ca_file and the room's "
+                   "[[floor.pits]] (flags override)")
     p.add_argument("--broker", action="append", default=None, metavar="URL",
                    help="mqtt://host:port or mqtts://host:port; repeat for each broker of the room (the floor "
                    "follows every one and says it is online on each: docs/floor.md, \"Two brokers\")")

@@ -33,7 +33,7 @@ header h1{font-size:1.15em;margin:0;white-space:nowrap}
 #signin input{width:7em}
 button{font:inherit;cursor:pointer}
 main{padding:.6em .8em 3em}
-.pit{display:inline-block;vertical-align:top;margin:0 1.2em 1em 0}
+.pit{display:inline-block;vertical-align:top;margin:0 1.2em 1em 0;content-visibility:auto}
 .pit h2{font-size:.95em;margin:.2em 0 .3em;color:#aab}
 .grid{display:grid;gap:.3em;grid-auto-columns:var(--tw);grid-auto-rows:var(--th)}
 .grid.free{grid-template-columns:repeat(auto-fill,var(--tw))}
@@ -43,7 +43,7 @@ main{padding:.6em .8em 3em}
 .hn{flex:none;color:#c8cbd6;font-size:.9em}
 .tile:focus{outline:2px solid #fff}
 .tn{flex:1 1 auto;min-width:0;font-weight:bold;white-space:nowrap;overflow:hidden;text-overflow:ellipsis;font-size:1.1em}
-.short{color:#ff8a8a;font-weight:bold}
+.th.short{color:#ff8a8a;font-weight:bold}
 .tw,.th,.tr{white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
 .th,.tr{color:#ccd;font-size:.92em}
 .tr{color:#9ab}
@@ -188,7 +188,11 @@ async function loadLayout() {
       x.el.style.gridRow = row; x.el.style.gridColumn = col;
       grid.append(x.el);
     }
-    map.append(el("section", {class: "pit", "data-pit": pit.name}, el("h2", {}, pit.name), grid));
+    const sec = el("section", {class: "pit", "data-pit": pit.name}, el("h2", {}, pit.name), grid);
+    const em = parseFloat(getComputedStyle(document.body).fontSize) || 14;  // a pit off screen is not drawn:
+    sec.style.containIntrinsicSize = "auto " + Math.round(pit.columns * 9.9 * em) + "px auto "  // its size meanwhile
+      + Math.round(pit.rows * 7.2 * em + 2.2 * em) + "px";
+    map.append(sec);
   }
   layoutDone = true;
 }
