@@ -11,9 +11,7 @@ import argparse
 import json
 import logging
 import os
-import signal
 import sys
-import threading
 import time
 
 from shoe_ctl.config import ConfigError
@@ -27,6 +25,7 @@ from shoe_ctl.floor.config import (
 from shoe_ctl.floor.consumer import open_consumer, open_floor_journal
 from shoe_ctl.floor.page import FloorPage
 from shoe_ctl.floor.topics import check_name
+from shoe_ctl.lifecycle import StopSignals
 from shoe_ctl.users import Authenticator, UserStore, users_file_setting
 
 __all__ = ["parse_listen", "register", "run"]
@@ -122,29 +121,30 @@ def run(args: argparse.Namespace) -> int:
     except (ConfigError, ValueError, OSError) as exc:
         print(f"shoe-ctl floor: {exc}", file=sys.stderr)
         return 2
-    stop = threading.Event()
-    old = signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signals = StopSignals(whole_process=bool(getattr(args, "whole_process", False)))
     try:
-        if replicator is not None:
-            replicator.start()
-        consumer.start()
-        page.start()
-        print(f"floor page: {page.url}", file=sys.stderr, flush=True)
-        while not stop.wait(0.5):
-            pass
+        with signals:
+            try:
+                if replicator is not None:
+                    replicator.start()
+                consumer.start()
+                page.start()
+                print(f"floor page: {page.url}", file=sys.stderr, flush=True)
+                while not signals.stop.wait(0.5):
+                    pass
+            finally:
+                signals.stopping()
+                page.close()
+                consumer.close()
+                if replicator is not None:
+                    replicator.close()
+                if journal is not None:
+                    journal.close()
     except KeyboardInterrupt:
         pass
     except OSError as exc:
         print(f"shoe-ctl floor: {exc}", file=sys.stderr)
         return 2
-    finally:
-        signal.signal(signal.SIGTERM, old)
-        page.close()
-        consumer.close()
-        if replicator is not None:
-            replicator.close()
-        if journal is not None:
-            journal.close()
     return 0
 
 
