@@ -114,7 +114,7 @@ def _run(args: argparse.Namespace, signals: StopSignals) -> int:
         shoe_url = args.shoe or cfg.shoe.url
         display: Any = "config"
         if args.display is not None:
-            from shoe_ctl.display.server import parse_display
+            from shoe_ctl.display.address import parse_display  # not the server: aiohttp loads after READY
 
             display = parse_display(args.display)
         simulated = shoes.is_simulated(shoe_url)
