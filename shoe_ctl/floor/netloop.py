@@ -258,7 +258,7 @@ class NetLoop:
 
     def _closed(self, conn: _Conn, sock: Any) -> None:
         """paho closes ``sock`` (any thread; the socket is closed right after this returns)."""
-        was_up = conn.client.is_connected()
+        was_up = conn.sock is sock or conn.client.is_connected()  # a connection made (not a try refused)
         conn.trying = False
         if threading.current_thread() is self._thread:
             if conn.sock is sock:
@@ -348,6 +348,12 @@ class NetLoop:
         except (OSError, ValueError) as exc:  # refused, unreachable, a TLS handshake refused
             conn.trying = False
             log.debug("floor network loop: connecting failed: %s", exc)
+            failed = conn.client.on_connect_fail  # as paho's own loop tells it (the next broker, with two)
+            if failed is not None:
+                try:
+                    failed(conn.client, conn.client.user_data_get())
+                except Exception:  # noqa: BLE001
+                    log.exception("floor network loop (%s): on_connect_fail", self.name)
             self._schedule(conn, conn.delay)
             conn.delay = min(conn.max_delay, conn.delay * 2)
 
