@@ -43,12 +43,13 @@ and an unregister of paho's racing between two threads), and writes them."""
 class _Conn:
     """What the loop keeps of one client."""
 
-    __slots__ = ("client", "delay", "events", "gone", "leaving", "max_delay", "min_delay", "reconnect", "sock",
-                 "trying")
+    __slots__ = ("before", "client", "delay", "events", "gone", "leaving", "max_delay", "min_delay", "reconnect",
+                 "sock", "trying")
 
     def __init__(self, client: mqtt.Client, min_delay: float, max_delay: float, reconnect: bool) -> None:
         self.client = client
         self.reconnect = reconnect
+        self.before: Callable[[], None] | None = None
         self.min_delay, self.max_delay = min_delay, max_delay
         self.delay = min_delay
         self.sock: Any = None  # the socket registered on the selector, or None
@@ -101,12 +102,16 @@ class NetLoop:
         return self
 
     def add(self, client: mqtt.Client, *, min_delay: float = 1.0, max_delay: float = 5.0,
-            connect: bool = True, reconnect: bool = True) -> None:
+            connect: bool = True, reconnect: bool = True, before_connect: Callable[[], None] | None = None) -> None:
         """Drive ``client``. ``connect``: it had ``connect_async``: connect now, and after a
         failed try again after ``min_delay`` seconds, doubling up to ``max_delay``; else the
         caller connects it (``client.connect``, blocking) after this call. ``reconnect``: a lost
-        connection is made again (after ``min_delay``, doubling); else the client leaves the loop."""
+        connection is made again (after ``min_delay``, doubling); else the client leaves the loop.
+        ``before_connect()`` runs before each try, outside paho's callbacks: the place to change the
+        broker's address (``client.connect_async``; inside a callback it would deadlock paho,
+        whose socket-close callback takes the lock its other callbacks hold)."""
         conn = _Conn(client, min_delay, max_delay, reconnect)
+        conn.before = before_connect
         client.on_socket_open = lambda _c, _u, sock: self._call(lambda: self._open(conn, sock))
         client.on_socket_close = lambda _c, _u, sock: self._closed(conn, sock)
         client.on_socket_register_write = lambda _c, _u, sock: self._call(lambda: self._want_write(conn, sock, True))
@@ -344,6 +349,8 @@ class NetLoop:
     def _try_connect(self, conn: _Conn) -> None:
         conn.trying = True
         try:
+            if conn.before is not None:
+                conn.before()
             conn.client.reconnect()
         except (OSError, ValueError) as exc:  # refused, unreachable, a TLS handshake refused
             conn.trying = False

@@ -224,7 +224,7 @@ class FloorPublisher:
         self.client.connect_async(self.host, self.port, keepalive=self.keepalive)
         if self._net is None:
             self._net = shared_loop()
-        self._net.add(self.client, min_delay=1.0, max_delay=float(self.reconnect_max_s))
+        self._net.add(self.client, min_delay=1.0, max_delay=float(self.reconnect_max_s), before_connect=self._to_broker)
         self._thread = threading.Thread(target=self._run, name=f"floor-pub-{self.table}", daemon=True)
         self._thread.start()
         return self
@@ -281,12 +281,20 @@ class FloorPublisher:
         self._next_broker("connection failed")
 
     def _next_broker(self, why: str) -> None:
-        """With several brokers: the next reconnection goes to the next broker of the list (the
-        connection is closed here, so paho takes the new address)."""
+        """With several brokers: the next connection try goes to the next broker of the list
+        (:meth:`_to_broker` gives paho the address before the try, outside its callbacks)."""
         if self.choice is None or self._stop.is_set():
             return
-        host, port = self.choice.lost(time.monotonic(), why)
-        self.client.connect_async(host, port, keepalive=self.keepalive)
+        self._goto = self.choice.lost(time.monotonic(), why)  # taken by the next try (_to_broker)
+
+    _goto: tuple[str, int] | None = None
+
+    def _to_broker(self) -> None:
+        """Before each connection try (the network loop's connecting thread): the broker chosen
+        since the last one, if another."""
+        goto, self._goto = self._goto, None
+        if goto is not None:
+            self.client.connect_async(goto[0], goto[1], keepalive=self.keepalive)
 
     def _on_publish(self, _client: mqtt.Client, _ud: object, mid: int, _reason: ReasonCode, _props: Properties) -> None:
         self._acks.append(mid)
