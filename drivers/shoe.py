@@ -34,6 +34,7 @@ from serial import SerialBase
 
 from drivers import protocol as p
 from drivers.exc import LinkClosedError, ShoeTimeoutError, ShoeUrlError, VersionError
+from drivers.leds import pattern_for
 from drivers.link_stats import LinkStats
 from drivers.session import LinkSession
 from shoe_ctl.events import LinkChanged, LinkStatus, ShoeInfo
@@ -370,8 +371,6 @@ class ShoeLink(Closeable):
         :raises LinkClosedError: after :meth:`close`.
         """
         if isinstance(pattern, str):
-            from drivers.leds import pattern_for
-
             pattern = pattern_for(pattern).as_dict()
         spec = LinkSession.led_spec(pattern)  # validate now, in the caller's thread
         with self._lock:

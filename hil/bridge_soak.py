@@ -36,9 +36,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from drivers.shoe_fw import codec as fwc
-from hil.crash import CrashRun, _seat_cards, read_journal
+from hil.crash import CrashRun, _seat_cards, _workdir, read_journal
 from hil.dealer import random_hands
 from hil.reader_shoe import ReaderShoe
+from shoe_ctl.service.journal import Journal
 
 __all__ = ["main", "run_bridge_soak"]
 
@@ -59,8 +60,6 @@ def _plan(rng: random.Random, cards: int, reader_faults: int, restarts: int) -> 
 
 def _alerts(journal: Path) -> Counter[str]:
     """The journal's alerts by code, and its shoe restarts (``(shoe restarted)``)."""
-    from shoe_ctl.service.journal import Journal
-
     out: Counter[str] = Counter()
     with Journal(journal, table=None, profile=None, readonly=True) as j:
         for rec in j.records():
@@ -100,7 +99,6 @@ def run_bridge_soak(cards: int, seed: int, *, kills: int = 0, reader_faults: int
         return rig
 
     own = workdir is None
-    from hil.crash import _workdir
 
     tmp = Path(tempfile.mkdtemp(prefix="shoe-ctl-bridge-soak-")) if workdir is None else _workdir(workdir)
     try:

@@ -66,11 +66,16 @@ from typing import Any, TextIO
 
 from drivers import protocol as p
 from hil.dealer import HandScript, SimulatedDealer, TablePicture, random_hands
+from hil.replay import HandRecorder
 from hil.virtual_shoe import VirtualShoe
+from shoe_ctl.config import load_profile
 from shoe_ctl.events import CardRead, DealerInput, Instruction, Signal
+from shoe_ctl.machine import Dealing
 from shoe_ctl.rules.cards import Card, card_text
 from shoe_ctl.service import codec
 from shoe_ctl.service.dealer_port import INPUTS_BURST, INPUTS_PER_S
+from shoe_ctl.service.journal import Journal
+from shoe_ctl.service.shoe_secrets import SecretStore, new_secret
 
 __all__ = ["CrashRun", "main", "run_crash"]
 
@@ -356,7 +361,6 @@ class CrashRun:
         journal = self.workdir / f"{self.name}.journal"
         log = self.workdir / f"{self.name}.log"
         sock = self.workdir / f"{self.name}.sock"
-        from shoe_ctl.service.shoe_secrets import SecretStore, new_secret
 
         secret = new_secret()  # the service takes a real shoe only when paired with it (docs/security.md)
         SecretStore(self.workdir / "shoes").save("VS-0001", secret)
@@ -538,11 +542,6 @@ def read_journal(path: Path, rules: str) -> JournalHands:
         replay), the live service's journaled alerts (code, street, seat, latched) and its
         ``hand-end`` body; the shoe sequences of all journaled card reads (with their count).
     """
-    from hil.replay import HandRecorder
-    from shoe_ctl.config import load_profile
-    from shoe_ctl.machine import Dealing
-    from shoe_ctl.service.journal import Journal
-
     profiles = {"tda": load_profile("tda"), "house": load_profile("house")}
     machine = Dealing(profiles, default_rules=rules, display=False)
     recorder = HandRecorder(machine)

@@ -184,6 +184,7 @@ def main(port: "object" = None, nvm: "object" = None, reader: "object" = None, b
             pin.switch_to_input(pull=digitalio.Pull.UP)
             beam = DigitalBeam(pin)
         if reader is None:
+            # lazy: the board's RAM holds only the reader it has
             from .readers.pn532 import PN532Reader
             reset = digitalio.DigitalInOut(board.GP2)
             reset.switch_to_output(value=True)
@@ -204,6 +205,7 @@ def main(port: "object" = None, nvm: "object" = None, reader: "object" = None, b
 
 def _decks(secret: "bytes | None", os: "object") -> "object":
     """The live decks' lookup from ``/decks`` on the board (none without a secret)."""
+    # lazy: the board's RAM holds the deck map only with a secret
     from .deckmap import DeckBook, load_folder, seal_key
 
     if secret is None:

@@ -87,6 +87,7 @@ def register(subparsers: Subparsers) -> None:
                        "temporary folder, removed)")
     bsoak.set_defaults(func=_dispatch("hil.bridge_soak"))
 
+    # lazy within this module's top: hil.floor brings paho and the broker rig
     from hil.floor import register_hil as register_floor  # shoe-ctl hil floor
 
     register_floor(sub)

@@ -26,6 +26,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from hil.replay import run_direct, run_full, script_from_record
 from shoe_ctl.analyze import HandReport, analyze_hand, iter_phh_files
 from shoe_ctl.cli.analyze import ReportTable, display_names
 from shoe_ctl.cli.args import Subparsers, add_phh_inputs
@@ -67,8 +68,6 @@ def replay_reports(paths: list[Path], rules: str, *, direct: bool, seed: int = 0
     :raises shoe_ctl.rules.profiles.ProfileError: an unknown profile.
     :raises TimeoutError: (full path) the hands did not finish in ``timeout`` seconds.
     """
-    from hil.replay import run_direct, run_full, script_from_record
-
     profiles = {"tda": load_profile("tda"), "house": load_profile("house")}
     if rules not in profiles:
         profiles[rules] = load_profile(rules)
