@@ -1,33 +1,7 @@
-"""``shoe-ctl doctor``: checks a table's installation and says what to fix.
-
-Checks, in order (each ``ok``, ``FAIL`` with a fix, or ``skip`` with the reason):
-
-1. ``config`` — the table configuration reads (``shoe_ctl.config.load_table_config``); it is not
-   writable by others; with a display token in it, not readable by others.
-2. ``port`` — no other process holds the shoe's device (its ``/proc/*/fd`` links: another holder
-   can read every card, hole cards included), and the port opens exclusively
-   (``serial.serial_for_url(url, exclusive=True)``).
-3. ``handshake`` — the shoe answers the host's hello (``drivers.shoe.ShoeLink``) within the time
-   limit; reports protocol, firmware and serial number. With ``[shoe] auth = "hmac"`` (the
-   default) the table's shoe must be named (``[shoe] serial``) and paired (its secret stored by
-   ``shoe-ctl pair``, mode 0600), and the handshake is the authenticated one (docs/security.md). Nothing is acknowledged, so a shoe keeps
-   every event it holds for the service.
-4. ``gpio`` — the configured LED pins and buttons can be claimed (gpiozero), when any are set.
-5. ``journal`` — the journal's folder is writable; the path is a journal (not a folder, a device
-   or a foreign file); the journal file (and its ``-wal``/``-shm``) is mode 0600 and owned by the user running the check (run it as the service user).
-   With ``[shoe] auth = "off"`` a shoe that answers is a warning, not ``ok``: an unauthenticated
-   link is for a bench.
-6. ``unit`` — the installed systemd unit (``/etc/systemd/system/shoe-ctl.service``) names a
-   ``User=``, ``Group=`` and ``SupplementaryGroups=`` that exist here: systemd refuses to start a
-   unit naming a missing group (status 216/GROUP; the ``gpio`` group is Raspberry Pi OS's own).
-7. ``floor`` — with ``[floor]`` enabled, its credentials file is set, mode 0600 and owned by the
-   user running the check (``shoe_ctl.floor.config.doctor_floor``, ``docs/floor.md``), and the
-   broker answers and accepts the table's user (``shoe_ctl.floor.publisher.probe_broker``).
-
-Exit status 0 when nothing failed, 1 when something needs fixing; "all well" only with no
-failure and no warning. Run it with the service
-stopped (``systemctl stop shoe-ctl``): the running service holds the port.
-"""
+"""``shoe-ctl doctor``: checks a table's installation (the configuration, the shoe's port and
+handshake, GPIO, the journal, the systemd unit, the floor, the release, the users file) and says
+what to fix; each check is ``ok``, ``FAIL`` with a fix, ``WARN``, or ``skip`` with the reason.
+What each check looks at and the exit status: docs/install-pi.md, "5. Check everything"."""
 
 from __future__ import annotations
 
