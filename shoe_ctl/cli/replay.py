@@ -128,7 +128,7 @@ def record_departures(record: Any, summary: dict[str, Any], profile: RuleProfile
                             f"community card (procedure {procedure})"),
             })
     try:
-        views = {v.street: v for v in analyze_hand(record, profile).streets if v.betting}
+        views = {v.street: v for v in analyze_hand(record, profile, firsts_only=True).streets if v.betting}
     except ValueError:  # HandError: more cards than a deck; the replay said so itself
         views = {}
     for street, first in (summary.get("first_to_act") or {}).items():

@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
             auth = Authenticator(store, lambda code, message: logging.getLogger("shoe_ctl.floor").warning(
                 "%s: %s", code, message))
         page = FloorPage(consumer, host=listen_host, port=listen_port, token=token,
-                         allowed_hosts=tuple(args.allow_host), authenticator=auth)
+                         allowed_hosts=tuple(args.allow_host), authenticator=auth, pits=cfg.pits)
     except (ConfigError, ValueError, OSError) as exc:
         print(f"shoe-ctl floor: {exc}", file=sys.stderr)
         return 2

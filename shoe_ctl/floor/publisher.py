@@ -489,8 +489,11 @@ class FloorPublisher:
     def _publish_state(self) -> None:
         raw = self._latest
         now = time.monotonic()
-        if raw is None or raw is self._state_sent or now - self._state_at < self.state_interval:
-            if raw is not None and raw is not self._state_sent:
+        if raw is None:
+            return
+        beat = raw is self._state_sent and now - self._state_at >= self.keepalive  # the floor hears it is alive
+        if not beat and (raw is self._state_sent or now - self._state_at < self.state_interval):
+            if raw is not self._state_sent:
                 self._wake.set()  # publish it once the interval is over
             return
         time_us = int(time.time() * 1e6)
@@ -513,7 +516,7 @@ class FloorPublisher:
                 out["software"] = self._born_as = self.identity.public()
             first = next(iter(self.journal.records(None)), None)
             out.update(first=first.seq if first is not None else 1, last=self._last_seq(),
-                       time_us=int(time.time() * 1e6))
+                       time_us=int(time.time() * 1e6), keepalive=self.keepalive)
         if clean:
             out["clean"] = True
         return out

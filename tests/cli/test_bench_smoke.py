@@ -35,14 +35,18 @@ def test_bench_quick_json_emits_every_key() -> None:
     lat = r["latency_us"]
     assert 0 < lat["p50"] <= lat["p99"] <= lat["max"]
     assert r["latency_cards"] >= 300 and r["journal_sync"] == "FULL"
-    assert r["wire_us"] == pytest.approx(r["card_frame_bytes"] * 10 / 115200 * 1e6, abs=0.1)
+    # the wire is the frames the link wrote: an authenticated card frame out and an LED frame back
+    assert r["link_auth"] == "hmac" and r["card_frame_bytes"] > 18 and r["led_frame_bytes"] > 0
+    assert r["wire_us"] == pytest.approx((r["card_frame_bytes"] + r["led_frame_bytes"]) * 10 / 115200 * 1e6, abs=0.1)
+    led = r["latency_led_us"]
+    assert 0 < r["latency_led_cards"] <= r["latency_led_signal_changes"] and 0 < led["p50"] <= led["p99"]
     assert r["pokerkit_hands"] > 0 and r["replay_full_hands_per_s"] > 0 and r["soak_cards_per_s"] > 0
     assert r["ratio_direct_vs_pokerkit"] == pytest.approx(
         r["replay_direct_common_hands_per_s"] / r["pokerkit_hands_per_s"], rel=0.02)
     assert r["rss_mb"] > 10 and r["ready_s"] > 0
     assert {"python", "cpu_count", "versions"} <= r["machine"].keys()
     assert r["machine"]["versions"]["transitions"] and r["machine"]["versions"]["pyserial"]
-    assert set(r["targets"]) == {"latency p99 (us)", "direct replay / pokerkit", "replay process / pokerkit",
+    assert set(r["targets"]) == {"card -> shoe LEDs p99 (us)", "direct replay / pokerkit", "replay process / pokerkit",
                                  "soak (cards/s)",
                                  "service RSS (MiB)", "service ready (s)", "loaded full stack (cards/s)",
                                  "ready on a large journal (s)"}
@@ -106,3 +110,30 @@ def test_loaded_figure_is_the_median_run(monkeypatch: pytest.MonkeyPatch) -> Non
     assert r["latency_loaded_cards_per_s"] == 1500.0
     assert r["latency_loaded_dealing_cards_per_s"] == 3000.0
     assert r["latency_loaded_us"] == {"p50": 2.0} and r["latency_loaded_parts_us"] == {"link": 2.0}
+
+
+def test_frame_sizes_are_the_encoders_bytes() -> None:
+    """The wire counts the frames as the link's encoders write them: a version-2 card frame is
+    its COBS body between delimiters, counter, MAC and CRC included."""
+    from bench.__main__ import FrameSizes
+    from drivers import protocol as p
+    from shoe_ctl.rules.cards import parse_card
+
+    card = p.CardMsg(5, parse_card("Ah"), "rfid", 5, 1)
+    sealed = p.seal(card, b"k" * 32, 7)
+    sizes = FrameSizes()
+    written: list[bytes] = []
+
+    class Port:
+        def write(self, frame: bytes) -> None:
+            written.append(frame)
+
+    port = Port()
+    sizes.watch(port, "write")
+    port.write(sealed)
+    port.write(p.encode(card))
+    port.write(b"\x00\x00")  # no frame: ignored
+    assert written[:2] == [sealed, p.encode(card)]
+    assert sizes.typical(p.T_CARD)[1] == sorted([len(sealed), len(p.encode(card))])
+    assert len(sealed) == len(p.encode(card)) + p.AUTH_TRAILER  # the counter and the MAC
+    assert sizes.typical(p.T_LED) == (0, [])
