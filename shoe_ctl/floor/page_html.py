@@ -33,17 +33,19 @@ header h1{font-size:1.15em;margin:0;white-space:nowrap}
 #signin input{width:7em}
 button{font:inherit;cursor:pointer}
 main{padding:.6em .8em 3em}
-.pit{display:inline-block;vertical-align:top;margin:0 1.2em 1em 0}
+.pit{display:inline-block;vertical-align:top;margin:0 1.2em 1em 0;content-visibility:auto}
 .pit h2{font-size:.95em;margin:.2em 0 .3em;color:#aab}
 .grid{display:grid;gap:.3em;grid-auto-columns:var(--tw);grid-auto-rows:var(--th)}
-.grid.free{grid-template-columns:repeat(auto-fill,var(--tw))}
+.grid.free{grid-template-columns:repeat(auto-fill,var(--tw));margin-bottom:.3em;content-visibility:auto;
+  contain-intrinsic-block-size:auto 36em}
+#free h2{font-size:.95em;margin:.2em 0 .3em;color:#aab}
 .tile{position:relative;overflow:hidden;border-radius:.35em;padding:.2em .4em;border:2px solid transparent;
   cursor:pointer;line-height:1.22;font-size:.82em;background:#26282e;color:#eee}
 .t1{display:flex;gap:.3em;align-items:baseline}
 .hn{flex:none;color:#c8cbd6;font-size:.9em}
 .tile:focus{outline:2px solid #fff}
 .tn{flex:1 1 auto;min-width:0;font-weight:bold;white-space:nowrap;overflow:hidden;text-overflow:ellipsis;font-size:1.1em}
-.short{color:#ff8a8a;font-weight:bold}
+.th.short{color:#ff8a8a;font-weight:bold}
 .tw,.th,.tr{white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
 .th,.tr{color:#ccd;font-size:.92em}
 .tr{color:#9ab}
@@ -136,16 +138,23 @@ function newTile(name) {
   tiles.set(name, x);
   return x;
 }
-function placeFree(x) {
+const byName = new Intl.Collator("en", {numeric: true});  // table-2 before table-10
+const FREE_BLOCK = 60;  // tiles per block: a block off screen is neither laid out nor painted
+function placeFree(els) {
   let sec = document.getElementById("free");
   if (!sec) {
-    sec = el("section", {class: "pit", id: "free"}, el("h2", {}, "Tables in no pit"), el("div", {class: "grid free"}));
+    sec = el("section", {id: "free"}, el("h2", {}, "Tables in no pit"));
     document.getElementById("room-map").append(sec);
   }
-  const grid = sec.lastChild, name = x.el.dataset.table;
-  let before = null;
-  for (const c of grid.children) if (c.dataset.table > name) { before = c; break; }
-  grid.insertBefore(x.el, before);
+  // the new tables among the others, by name, in one change of the page
+  const all = [...sec.querySelectorAll(".tile"), ...els].sort((a, b) => byName.compare(a.dataset.table, b.dataset.table));
+  const blocks = [];
+  for (let i = 0; i < all.length; i += FREE_BLOCK) {
+    const grid = el("div", {class: "grid free"});
+    grid.append(...all.slice(i, i + FREE_BLOCK));
+    blocks.push(grid);
+  }
+  sec.replaceChildren(sec.firstChild, ...blocks);
 }
 function alertLine(a) {
   const n = a.count > 1 ? " \\u00d7" + a.count : "";
@@ -188,7 +197,11 @@ async function loadLayout() {
       x.el.style.gridRow = row; x.el.style.gridColumn = col;
       grid.append(x.el);
     }
-    map.append(el("section", {class: "pit", "data-pit": pit.name}, el("h2", {}, pit.name), grid));
+    const sec = el("section", {class: "pit", "data-pit": pit.name}, el("h2", {}, pit.name), grid);
+    const em = parseFloat(getComputedStyle(document.body).fontSize) || 14;  // a pit off screen is not drawn:
+    sec.style.containIntrinsicSize = "auto " + Math.round(pit.columns * 9.9 * em) + "px auto "  // its size meanwhile
+      + Math.round(pit.rows * 7.2 * em + 2.2 * em) + "px";
+    map.append(sec);
   }
   layoutDone = true;
 }
@@ -201,11 +214,13 @@ function update(u) {
   const crit = document.getElementById("crit");
   crit.textContent = u.alerts.critical; crit.className = "badge" + (u.alerts.critical > 0 ? " on" : "");
   document.getElementById("warn").textContent = u.alerts.warning;
+  const fresh = [];
   for (const t of u.tiles) {
     let x = tiles.get(t.table);
-    if (!x) { x = newTile(t.table); placeFree(x); }
+    if (!x) { x = newTile(t.table); fresh.push(x.el); }
     apply(x, t);
   }
+  if (fresh.length) placeFree(fresh);
   reage();
   if (u.tiles.length) legend();
   version = u.version;
