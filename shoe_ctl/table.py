@@ -20,7 +20,6 @@ from shoe_ctl.dealer_io import DealerIO, start_dealer_io
 from shoe_ctl.events import Alert, Command, Event, LinkChanged
 from shoe_ctl.export import default_machine_factory
 from shoe_ctl.floor.config import FloorConfig
-from shoe_ctl.floor.publisher import attach_floor
 from shoe_ctl.hostaddr import bind_problem, display_urls
 from shoe_ctl.machine import Dealing
 from shoe_ctl.recall import recall_hands
@@ -101,10 +100,9 @@ class Table:
     simulated dealer; e.g. the benchmark's shoe that stamps each card it sends).
 
     Start order: the simulated shoe's device (a ``vshoe://`` URL), the shoe link (not yet
-    reading), the dealer's LEDs, display and buttons (:func:`shoe_ctl.dealer_io.start_dealer_io`),
+    reading), (under systemd) ``READY=1``, the dealer's LEDs, display and buttons (:func:`shoe_ctl.dealer_io.start_dealer_io`),
     the sinks in delivery order (LEDs, extra sinks, display; then :class:`ShoeCommandSink`, the
-    dealer port, the simulated dealer), then (under systemd) ``READY=1`` and the link-status
-    hook, the link's reader, the controller thread (the first instruction goes out), the
+    dealer port, the simulated dealer), then the link-status hook, the link's reader, the controller thread (the first instruction goes out), the
     controller watchdog (:mod:`shoe_ctl.service.watchdog`), the systemd watchdog pings, the dealer
     port's listener, the simulated dealer. Build it with :meth:`from_config`.
     """
@@ -269,6 +267,11 @@ class Table:
         self.link = link = ShoeLink(self.url, controller.queue, baudrate=self.cfg.shoe.baudrate,
                                     resume_seq=self.resume_seq, secret=secret, serial=serial)
         controller.link = link
+        if self._notifier is not None and self._notifier.enabled:
+            # READY=1 at once: without its shoe the table is a running service that says so; and
+            # before the dealer display and the floor client, which load aiohttp and paho
+            # (docs/performance.md, "Ready")
+            self._notifier.ready(f"waiting for the shoe at {self.url}")
         display: DisplaySink | None = None
         if self._dealer_io:
             self.io = self._start_dealer_io(link)
@@ -299,6 +302,9 @@ class Table:
                 controller.add_sink(extra)
         controller.add_sink(ShoeCommandSink(link))
         if self._floor is not None and self._floor.enabled:
+            # imported here: the floor client (paho) is loaded when a floor is configured
+            from shoe_ctl.floor.publisher import attach_floor
+
             # closed with the controller's sinks; it commits the journal's queue first and sends it
             publisher = attach_floor(controller, self.journal, self._floor, table=self.cfg.table,
                                      journal_path=self.journal.path if isinstance(self.journal, Journal) else None,
@@ -317,8 +323,6 @@ class Table:
             self.dealer = self._dealer_factory(self.device, controller.post)
             controller.add_sink(self.dealer)
         if self._notifier is not None and self._notifier.enabled:
-            # READY=1 at once: without its shoe the table is a running service that says so
-            self._notifier.ready(f"waiting for the shoe at {self.url}")
             controller.add_hook(_status_hook(self._notifier))  # before the link's first event
         link.start()
         self._parts.append(link)

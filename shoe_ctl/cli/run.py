@@ -36,6 +36,7 @@ from shoe_ctl.cli.args import (
 from shoe_ctl.cli.doctor import port_problem
 from shoe_ctl.cli.status import StatusLine
 from shoe_ctl.config import load_table_config
+from shoe_ctl.display.address import parse_display  # not the server: aiohttp loads after READY
 from shoe_ctl.events import Instruction
 from shoe_ctl.floor.config import load_floor_config
 from shoe_ctl.lifecycle import StopSignals
@@ -121,9 +122,6 @@ def _run(args: argparse.Namespace, signals: StopSignals) -> int:
         shoe_url = args.shoe or cfg.shoe.url
         display: Any = "config"
         if args.display is not None:
-            # lazy: aiohttp, loaded only with --display
-            from shoe_ctl.display.server import parse_display
-
             display = parse_display(args.display)
         simulated = shoes.is_simulated(shoe_url)
         if not simulated:

@@ -26,12 +26,12 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("shoe_ctl/cli/doctor.py", "shoe_ctl.floor.publisher"): "paho, loaded only with [floor] enabled",
     ("shoe_ctl/cli/export.py", "shoe_ctl.release"): CRYPTOGRAPHY,
     ("shoe_ctl/cli/hil.py", "hil.floor"): "paho and the broker rig, loaded only for shoe-ctl hil floor",
-    ("shoe_ctl/cli/run.py", "shoe_ctl.display.server"): "aiohttp, loaded only with --display",
     ("shoe_ctl/cli/run.py", "hil.dealer"): SIMULATION,
     ("shoe_ctl/cli/run.py", "hil.replay"): SIMULATION,
     ("shoe_ctl/dealer_io.py", "shoe_ctl.display.server"): "aiohttp, loaded only when a display is served",
     ("shoe_ctl/floor/publisher.py", "shoe_ctl.release"): CRYPTOGRAPHY,
     ("shoe_ctl/table.py", "shoe_ctl.release"): CRYPTOGRAPHY,
+    ("shoe_ctl/table.py", "shoe_ctl.floor.publisher"): "paho, loaded only with [floor] enabled",
     ("drivers/shoe_fw/rp2040.py", ".readers.pn532"): FIRMWARE,
     ("drivers/shoe_fw/rp2040.py", ".deckmap"): FIRMWARE,
     ("hil/replay.py", "shoe_ctl.config"): "the whole table, which the direct replay (shoe-ctl replay --direct) "
