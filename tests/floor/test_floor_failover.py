@@ -14,7 +14,9 @@ from waiting import wait_for
 
 from hil.dealer import random_hands
 from hil.floor_rig import VirtualTable
+from shoe_ctl.cli import doctor as doc
 from shoe_ctl.config import ConfigError
+from shoe_ctl.events import DisplayUpdate
 from shoe_ctl.floor.broker import FLOOR_USER, MONITOR_USER, Mosquitto, find_mosquitto
 from shoe_ctl.floor.config import parse_floor
 from shoe_ctl.floor.consumer import FloorConsumer, open_consumer
@@ -163,3 +165,29 @@ def test_brokers_config_is_checked() -> None:
         with pytest.raises(ConfigError, match=key) as err:
             parse_floor("table.toml", bad)
         assert why in str(err.value), (bad, str(err.value))
+
+
+def test_doctor_asks_every_broker(brokers: tuple[Mosquitto, Mosquitto], tmp_path: Path) -> None:
+    a, b = brokers
+    cfg = tmp_path / "table.toml"
+    cfg.write_text(f'table = "t1"\n[shoe]\nurl = "sim"\n[floor]\nenabled = true\nbrokers = ["{a.url}", "{b.url}"]\n'
+                   f'room = "{ROOM}"\ncredentials = "{a.credentials_file("t1")}"\n')
+    cfg.chmod(0o640)
+    fresh = doc.check_floor(cfg, 3.0)
+    assert fresh.status == "warn" and "keeps no state of table t1" in fresh.detail, fresh
+    # the table publishes its state on broker B only
+    t = VirtualTable("t1", tmp_path / "tables", [], room=ROOM, host=b.host, port=b.port, credentials=b.users["t1"])
+    tap = Tap(b.host, b.port, MONITOR_USER, b.users[MONITOR_USER].password, f"{ROOM}/tables/t1/state")
+    t.publisher.handle(DisplayUpdate(t.machine.public_state()))
+    t.publisher.start()
+    try:
+        assert wait_for(lambda: tap.snapshot(), 10)
+    finally:
+        tap.close()
+        t.publisher.close()
+        t.journal.close()
+    both = doc.check_floor(cfg, 3.0)
+    assert both.status == "ok" and "all 2 brokers accepted" in both.detail, "the state is kept on one of them"
+    b.stop()
+    down = doc.check_floor(cfg, 3.0)
+    assert down.status == "fail" and b.url in down.detail and "cannot be reached" in down.detail, down
