@@ -64,6 +64,9 @@ from the count; one table's flood keeps its row, ``/state`` and each event's cos
 KEEP_NOTICES = 5
 """Routine alerts (``info``: shown, never queued for acknowledgement) kept per table for its tile."""
 
+MAX_NOTES = 1000
+"""Records of the floor's own alerts waiting for the floor journal (appended once a second)."""
+
 SILENT_KEEPALIVES = 3
 """A table that announced a keepalive and says nothing for this many of them is ``table-silent``."""
 
@@ -243,6 +246,8 @@ class FloorConsumer:
         self.connected = threading.Event()
         self.version = 0
         self._lost_ids = 0  # the floor's own alerts (table-lost) count down from -1: never a table's seq
+        self._notes: deque[tuple[str, dict[str, Any]]] = deque(maxlen=MAX_NOTES)
+        self.notes_dropped = 0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=client_id or f"floor-{room}",
@@ -534,12 +539,14 @@ class FloorConsumer:
             if msg.get("clean") is not True and view.lost_said != session:
                 view.lost_said = session  # the Last Will: killed, crashed, hung or cut off
                 self._lost_ids -= 1
-                view.alerts.append({
+                lost = {
                     "id": self._lost_ids, "code": "table-lost", "severity": "critical", "latched": True,
                     "message": f"table {view.table} went offline without a clean stop (killed, crashed, hung, "
                                "or its power or network gone): go to the table; its last state is shown",
                     "seat": None, "street": _text(view.state.get("street")), "hand": _int(view.state.get("hand")),
-                    "time_us": int(time.time() * 1e6), "acked": None})
+                    "time_us": int(time.time() * 1e6), "acked": None, "count": 1}
+                self._add_alert(view, lost)  # counted among the open ones, as any other
+                self._note("floor-alert", view, lost)
         else:
             view.stale_wills += 1  # a Will of an older connection, overtaken by the rebirth
 
@@ -551,6 +558,10 @@ class FloorConsumer:
             if time.monotonic() - silent_at >= 1.0:  # a keepalive is seconds: once a second is enough
                 silent_at = time.monotonic()
                 self.check_silent(time.time())
+                try:
+                    self.flush_notes()
+                except Exception:  # noqa: BLE001 - a journal that fails must not stop the gap watcher
+                    log.exception("floor journal: a record of the floor's own alert could not be appended")
             for table, seq in self.check_gaps(time.monotonic()):
                 self.ask_replay(table, seq)
 
@@ -601,6 +612,7 @@ class FloorConsumer:
                          "seat": None, "street": _text(view.state.get("street")), "hand": _int(view.state.get("hand")),
                          "time_us": int(now * 1e6), "acked": None, "count": 1}
                 self._add_alert(view, alert)
+                self._note("floor-alert", view, alert)
                 view.silent = alert
                 self.version += 1
                 view.version = self.version
@@ -615,6 +627,34 @@ class FloorConsumer:
             alert["acked"] = {"by": None, "cleared": "the table spoke again", "at": now,
                               "at_text": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(now)) + " UTC"}
             self._close(view, alert)
+            self._note("floor-clear", view, alert)
+
+    def _note(self, kind: str, view: TableView, alert: dict[str, Any]) -> None:
+        """Queue a record of an alert the floor raised (``floor-alert``) or cleared itself
+        (``floor-clear``) for the floor journal (under the lock; :meth:`flush_notes` appends them
+        outside it). At most :data:`MAX_NOTES` wait; beyond, the oldest are dropped and counted."""
+        if self.journal is None:
+            return
+        if len(self._notes) == self._notes.maxlen:
+            self.notes_dropped += 1
+        record = {"table": view.table, "alert": alert["id"], "code": alert["code"], "hand": alert.get("hand"),
+                  "at_us": int(time.time() * 1e6)}
+        if kind == "floor-alert":
+            record.update(severity=alert["severity"], message=alert["message"])
+        else:
+            record["why"] = alert["acked"]["cleared"]
+        self._notes.append((kind, record))
+
+    def flush_notes(self) -> int:
+        """Append the queued ``floor-alert`` / ``floor-clear`` records to the floor journal (the
+        gap watcher's thread, once a second); returns how many."""
+        journal, done = self.journal, 0
+        while self._notes and journal is not None:
+            kind, record = self._notes[0]
+            journal.append_record(kind, record)  # raises: the record stays first in line
+            self._notes.popleft()
+            done += 1
+        return done
 
     # ------------------------------------------------------------------ the page's side
 
