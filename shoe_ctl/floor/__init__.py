@@ -6,6 +6,8 @@
 - :mod:`shoe_ctl.floor.consumer` — the floor's view, each event once and in order;
 - :mod:`shoe_ctl.floor.page` — the floor page (aiohttp);
 - :mod:`shoe_ctl.floor.topics` — topics and payloads under the hole-card embargo;
+- :mod:`shoe_ctl.floor.failover` — two brokers: the floor's online state, a table's choice of broker;
+- :mod:`shoe_ctl.floor.central` — each property's floor replicated to a central NATS JetStream;
 - :mod:`shoe_ctl.floor.config` — ``[floor]`` and the credentials file;
 - :mod:`shoe_ctl.floor.cli` — ``register`` (``shoe-ctl floor``);
 - :mod:`shoe_ctl.floor.broker`, :mod:`~hil.floor_rig`, :mod:`~hil.floor` — a Mosquitto,
