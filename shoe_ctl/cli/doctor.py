@@ -22,7 +22,8 @@ Checks, in order (each ``ok``, ``FAIL`` with a fix, or ``skip`` with the reason)
    unit naming a missing group (status 216/GROUP; the ``gpio`` group is Raspberry Pi OS's own).
 7. ``floor`` — with ``[floor]`` enabled, its credentials file is set, mode 0600 and owned by the
    user running the check (``shoe_ctl.floor.config.doctor_floor``, ``docs/floor.md``), and the
-   broker answers and accepts the table's user (``shoe_ctl.floor.publisher.probe_broker``).
+   broker answers and accepts the table's user (``shoe_ctl.floor.publisher.probe_broker``); with
+   ``brokers``, every one of them.
 
 Exit status 0 when nothing failed, 1 when something needs fixing; "all well" only with no
 failure and no warning. Run it with the service
@@ -40,7 +41,7 @@ import sqlite3
 import stat
 import sys
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -401,16 +402,20 @@ def check_floor(config: Path, timeout: float = 3.0, probe: Callable[..., str | N
         from shoe_ctl.floor.publisher import probe_broker
 
         probe = probe_broker
-    problem = probe(cfg, creds, timeout, table=table)
     from shoe_ctl.floor.publisher import ProbeWarning
 
+    # every broker of the list must take the table; its state need be kept on one only (the one it is on)
+    found = [probe(replace(cfg, broker=url, brokers=()), creds, timeout, table=table) for url in cfg.broker_urls]
+    failed = [p for p in found if p is not None and not isinstance(p, ProbeWarning)]
+    problem = failed[0] if failed else (found[0] if all(isinstance(p, ProbeWarning) for p in found) else None)
     if isinstance(problem, ProbeWarning):
         return Check("floor", "warn", problem, "if the table has published (it has dealt since the broker was "
                      "set up), give the broker the ACL of docs/floor.md and restart it")
     if problem is not None:
         return Check("floor", "fail", problem, "start the broker or check [floor] broker, the network and the "
                      "table's broker user (docs/floor.md); the table queues its events meanwhile")
-    return Check("floor", "ok", f"{detail}; the broker accepted the table's user")
+    return Check("floor", "ok", f"{detail}; the broker accepted the table's user" if len(found) == 1
+                 else f"{detail}; all {len(found)} brokers accepted the table's user")
 
 
 # --------------------------------------------------------------------------- CLI

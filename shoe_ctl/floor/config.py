@@ -268,4 +268,4 @@ def doctor_floor(path: str | os.PathLike[str]) -> tuple[str, str, str]:
         creds = load_credentials(cfg.credentials)
     except ConfigError as exc:
         return "fail", str(exc), f"write username and password into {cfg.credentials} (docs/floor.md)"
-    return "ok", f"{cfg.broker} room {cfg.room} as {creds.username}; {cfg.credentials} mode 0600", ""
+    return "ok", f"{', '.join(cfg.broker_urls)} room {cfg.room} as {creds.username}; {cfg.credentials} mode 0600", ""

@@ -365,6 +365,26 @@ class Store(Closeable):
                     continue
                 yield Record(*row[:6])
 
+    def newest(self, kind: str) -> Iterator[Record]:
+        """The records of ``kind``, newest first, each verified as it is read (a damaged one goes
+        to ``on_damaged`` and is skipped); SQLite walks the table from its end, so the last one
+        is found without reading the records after it in Python."""
+        sql = f"SELECT {COLS} FROM records WHERE kind = ? AND seq < ? ORDER BY seq DESC LIMIT 100"
+        before = 2**63 - 1
+        while True:
+            with self.lock:
+                rows = self.db().execute(sql, (kind, before)).fetchall()
+            if not rows:
+                return
+            for row in rows:
+                before = row[0]
+                why = verify_row(row)
+                if why:
+                    with self.lock:
+                        self._on_damaged(row, why)
+                    continue
+                yield Record(*row[:6])
+
     def identity(self) -> tuple[str | None, str | None]:
         """The (table, profile) the journal file belongs to, from its meta table."""
         with self.lock:
