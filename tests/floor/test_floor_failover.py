@@ -5,6 +5,7 @@ the gap, the floor drops what both brokers brought)."""
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,7 +15,9 @@ from waiting import wait_for
 
 from hil.dealer import random_hands
 from hil.floor_rig import VirtualTable
+from shoe_ctl.cli import doctor as doc
 from shoe_ctl.config import ConfigError
+from shoe_ctl.events import DisplayUpdate
 from shoe_ctl.floor.broker import FLOOR_USER, MONITOR_USER, Mosquitto, find_mosquitto
 from shoe_ctl.floor.config import parse_floor
 from shoe_ctl.floor.consumer import FloorConsumer, open_consumer
@@ -90,7 +93,19 @@ def test_broker_killed_mid_deal_tables_move_to_the_other(brokers: tuple[Mosquitt
         floor.close()
 
 
-def test_floor_offline_on_its_broker_tables_move(brokers: tuple[Mosquitto, Mosquitto], tmp_path: Path) -> None:
+def _drop(consumer: FloorConsumer) -> None:
+    """The consumer's process dies: its network loop stops and its connection drops without a
+    DISCONNECT, so the broker sends its Last Will."""
+    sock = consumer.client.socket()
+    consumer.client.loop_stop()
+    assert isinstance(sock, socket.socket)
+    sock.shutdown(socket.SHUT_RDWR)
+    sock.close()
+
+
+@pytest.mark.parametrize("how", ["clean stop", "killed"])
+def test_floor_offline_on_its_broker_tables_move(brokers: tuple[Mosquitto, Mosquitto], tmp_path: Path,
+                                                 how: str) -> None:
     a, b = brokers
     # the floor's consumer keeps the view on B and follows A
     floor = open_consumer([b.url, a.url], room=ROOM, credentials=a.users[FLOOR_USER], keep_seqs=True)
@@ -105,13 +120,16 @@ def test_floor_offline_on_its_broker_tables_move(brokers: tuple[Mosquitto, Mosqu
         assert wait_for(lambda: all(_on(t, 0) for t in tables), 15)
         assert wait_for(lambda: all(len(floor.seqs(t.name)) > 30 for t in tables), 20)
 
-        on_a.close()                                       # the floor leaves broker A (A stays up)
+        if how == "clean stop":
+            on_a.close()                                   # the floor leaves broker A (A stays up)
+        else:
+            _drop(on_a)                                    # the floor's link to A dies: its Will
         assert not any(t.done for t in tables)
         assert wait_for(lambda: all(_on(t, 1) for t in tables), 2 * KEEPALIVE), \
             [t.publisher.choice.log if t.publisher.choice else None for t in tables]
         states = [parse_host_state(raw) for topic, raw, _ in tap.snapshot() if topic == f"{ROOM}/hosts/{FLOOR_USER}"]
         assert states and states[0] is not None and states[0][0] is True and states[-1] == (False, states[0][1]), \
-            "online, then offline with the birth's timestamp"
+            f"online, then offline with the birth's timestamp ({how})"
         _every_event_once_in_order(floor, tables)
         assert all(t.publisher.choice is not None and t.publisher.choice.index == 1 for t in tables), \
             "the tables stay where the floor is"
@@ -163,3 +181,29 @@ def test_brokers_config_is_checked() -> None:
         with pytest.raises(ConfigError, match=key) as err:
             parse_floor("table.toml", bad)
         assert why in str(err.value), (bad, str(err.value))
+
+
+def test_doctor_asks_every_broker(brokers: tuple[Mosquitto, Mosquitto], tmp_path: Path) -> None:
+    a, b = brokers
+    cfg = tmp_path / "table.toml"
+    cfg.write_text(f'table = "t1"\n[shoe]\nurl = "sim"\n[floor]\nenabled = true\nbrokers = ["{a.url}", "{b.url}"]\n'
+                   f'room = "{ROOM}"\ncredentials = "{a.credentials_file("t1")}"\n')
+    cfg.chmod(0o640)
+    fresh = doc.check_floor(cfg, 3.0)
+    assert fresh.status == "warn" and "keeps no state of table t1" in fresh.detail, fresh
+    # the table publishes its state on broker B only
+    t = VirtualTable("t1", tmp_path / "tables", [], room=ROOM, host=b.host, port=b.port, credentials=b.users["t1"])
+    tap = Tap(b.host, b.port, MONITOR_USER, b.users[MONITOR_USER].password, f"{ROOM}/tables/t1/state")
+    t.publisher.handle(DisplayUpdate(t.machine.public_state()))
+    t.publisher.start()
+    try:
+        assert wait_for(lambda: tap.snapshot(), 10)
+    finally:
+        tap.close()
+        t.publisher.close()
+        t.journal.close()
+    both = doc.check_floor(cfg, 3.0)
+    assert both.status == "ok" and "all 2 brokers accepted" in both.detail, "the state is kept on one of them"
+    b.stop()
+    down = doc.check_floor(cfg, 3.0)
+    assert down.status == "fail" and b.url in down.detail and "cannot be reached" in down.detail, down
