@@ -349,35 +349,27 @@ class Store(Closeable):
         if hand is not None:
             sql += " AND hand = ?"
         sql += " ORDER BY seq LIMIT 1000"
-        last = since or 0
-        while True:
-            args: list[Any] = [last] if hand is None else [last, hand]
-            with self.lock:
-                rows = self.db().execute(sql, args).fetchall()
-            if not rows:
-                return
-            for row in rows:
-                last = row[0]
-                why = verify_row(row)
-                if why:
-                    with self.lock:
-                        self._on_damaged(row, why)
-                    continue
-                yield Record(*row[:6])
+        return self._verified(sql, lambda last: [(since or 0) if last is None else last]
+                              + ([] if hand is None else [hand]))
 
     def newest(self, kind: str) -> Iterator[Record]:
         """The records of ``kind``, newest first, each verified as it is read (a damaged one goes
         to ``on_damaged`` and is skipped); SQLite walks the table from its end, so the last one
         is found without reading the records after it in Python."""
         sql = f"SELECT {COLS} FROM records WHERE kind = ? AND seq < ? ORDER BY seq DESC LIMIT 100"
-        before = 2**63 - 1
+        return self._verified(sql, lambda last: [kind, 2**63 - 1 if last is None else last])
+
+    def _verified(self, sql: str, args: Callable[[int | None], list[Any]]) -> Iterator[Record]:
+        """The rows of ``sql`` read in batches (``args(last seq read, None at first)`` gives each
+        batch's parameters), each verified: a damaged one goes to ``on_damaged`` and is skipped."""
+        last: int | None = None
         while True:
             with self.lock:
-                rows = self.db().execute(sql, (kind, before)).fetchall()
+                rows = self.db().execute(sql, args(last)).fetchall()
             if not rows:
                 return
             for row in rows:
-                before = row[0]
+                last = row[0]
                 why = verify_row(row)
                 if why:
                     with self.lock:
