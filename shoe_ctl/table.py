@@ -17,10 +17,12 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TextIO, runtime_checka
 from drivers.shoe import ShoeLink
 from shoe_ctl.config import TableConfig
 from shoe_ctl.dealer_io import DealerIO, start_dealer_io
-from shoe_ctl.events import Command, Event, LinkChanged
+from shoe_ctl.events import Alert, Command, Event, LinkChanged
+from shoe_ctl.export import default_machine_factory
 from shoe_ctl.floor.config import FloorConfig
 from shoe_ctl.hostaddr import bind_problem, display_urls
 from shoe_ctl.machine import Dealing
+from shoe_ctl.recall import recall_hands
 from shoe_ctl.rules.games import Game
 from shoe_ctl.rules.profiles import RuleProfile
 from shoe_ctl.service import shoes
@@ -32,12 +34,12 @@ from shoe_ctl.service.recovery import HandMarks, recover
 from shoe_ctl.service.shoe_commands import ShoeCommandSink
 from shoe_ctl.service.shoe_secrets import SecretError, SecretStore, new_secret
 from shoe_ctl.service.watchdog import ControllerWatchdog, ServiceOutput
+from shoe_ctl.users import Authenticator, UserFileError, UserStore
 
 if TYPE_CHECKING:
     from shoe_ctl.display.server import DisplaySink
     from shoe_ctl.release import ReleaseConfig, SoftwareIdentity, Verdict
     from shoe_ctl.service.host import HostLife
-    from shoe_ctl.users import Authenticator
 
 log = logging.getLogger(__name__)
 
@@ -348,6 +350,7 @@ class Table:
         display's band (docs/compliance.md, "Software identity and the tilt")."""
         if self._release is None:
             return
+        # lazy: cryptography, loaded only with [release] configured
         from shoe_ctl.release import TILT_CODE, SoftwareIdentity, check
 
         self.verdict = verdict = check(self._release)
@@ -384,9 +387,6 @@ class Table:
 
     def _recall(self) -> list[dict[str, Any]]:
         """The last hands from the journal, full (:func:`shoe_ctl.recall.recall_hands`); any thread."""
-        from shoe_ctl.export import default_machine_factory
-        from shoe_ctl.recall import recall_hands
-
         journal = self.journal
         if not isinstance(journal, Journal):
             return []
@@ -407,7 +407,6 @@ class Table:
         """
         if self._users is None:
             return
-        from shoe_ctl.users import Authenticator, UserFileError, UserStore
 
         store = UserStore(self._users)
         try:
@@ -415,8 +414,6 @@ class Table:
         except UserFileError as exc:
             append = getattr(self.journal, "append", None)
             if append is not None:  # the refusal is in the record, though the table does not start
-                from shoe_ctl.events import Alert
-
                 try:
                     append(Alert("users-file-refused", f"{exc}: the table does not start", latched=True))
                 except Exception:  # noqa: BLE001 - a failing journal: the message still goes to the user

@@ -1,24 +1,8 @@
-"""The ``[floor]`` table of ``config/table.toml`` and the broker credentials file.
-
-``[floor]`` (off by default; ``docs/floor.md``)::
-
-    [floor]
-    enabled = false
-    broker = "mqtt://floor-server:1883"   # mqtts://...:8883 for TLS
-    # brokers = ["mqtt://floor-a:1883", "mqtt://floor-b:1883"]  # instead of broker: failover
-    # primary_host = "floor"                # the floor's host id (its broker user) read on each
-    room = "room-1"
-    credentials = "/etc/shoe-ctl/floor.credentials"   # TOML: username, password; mode 0600
-    ca_file = "/etc/shoe-ctl/floor-ca.pem"            # TLS only: the broker's CA (default: system CAs)
-    keepalive = 15                                    # seconds, 5..300
-    # outbox = "/var/lib/shoe-ctl/journal.sqlite3.floor"  # default: beside the journal
-
-    [[floor.pits]]                                    # the floor server's room map (a table ignores it)
-    name = "Pit 1"
-    rows = [["t1", "t2", "t3"], ["t6", "", "t4"]]     # each table's place, "" an empty one
-
+"""The ``[floor]`` table of ``config/table.toml`` (the broker, or two brokers with failover and the
+primary host, the room, the credentials, TLS, the outbox, and on the floor server the room map
+``[[floor.pits]]``) and the broker credentials file.
 Errors are :class:`shoe_ctl.config.ConfigError` naming the file, the key and the allowed values.
-"""
+The keys and their defaults: docs/floor.md."""
 
 from __future__ import annotations
 

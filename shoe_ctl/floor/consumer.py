@@ -37,6 +37,7 @@ from shoe_ctl.floor.config import Credentials, parse_broker
 from shoe_ctl.floor.failover import host_state, host_topic
 from shoe_ctl.floor.severity import SEVERITIES, classify, needs_floor
 from shoe_ctl.floor.topics import Topics, check_name, dumps
+from shoe_ctl.recall import MAX_ENTRIES, RECALL_HANDS
 from shoe_ctl.service.journal import Journal
 
 log = logging.getLogger(__name__)
@@ -764,8 +765,6 @@ def open_floor_journal(path: str | os.PathLike[str], room: str) -> Journal:
 def _bounded_recall(hands: object) -> list[dict[str, Any]]:
     """A table's published recall, kept within bounds (10 hands of 600 entries, each a flat object):
     a forged or broken message cannot grow the floor's memory."""
-    from shoe_ctl.recall import MAX_ENTRIES, RECALL_HANDS
-
     out: list[dict[str, Any]] = []
     if not isinstance(hands, list):
         return out

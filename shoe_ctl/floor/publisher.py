@@ -28,6 +28,7 @@ from shoe_ctl.events import Command, DisplayUpdate
 from shoe_ctl.floor.config import Credentials, FloorConfig, load_credentials, parse_broker
 from shoe_ctl.floor.failover import BrokerChoice, host_topic
 from shoe_ctl.floor.topics import Topics, dumps, event_payload, floor_state, redact
+from shoe_ctl.recall import HIDDEN_ROLES, public
 from shoe_ctl.service.controller import Controller
 
 if TYPE_CHECKING:
@@ -448,7 +449,6 @@ class FloorPublisher:
         if now - self._recall_at < RECALL_EVERY_S:
             self._wake.set()
             return
-        from shoe_ctl.recall import HIDDEN_ROLES, public
 
         self._recall_due = False
         self._recall_at = now
@@ -461,6 +461,7 @@ class FloorPublisher:
     def _answer_seed(self, identity: SoftwareIdentity, raw: bytes) -> None:
         """Answer a seeded verification request ``{"seed": HEX}`` on ``verified`` (docs/compliance.md,
         "Verification on demand"); a bad request gets ``{"error"}`` there and is journaled."""
+        # lazy: cryptography, loaded only when a seed is answered
         from shoe_ctl.release import ReleaseError
 
         seed: object = None

@@ -235,3 +235,14 @@ def test_any_layout_is_pits_or_an_error_naming_the_file(data: object) -> None:
         assert "floor.toml" in str(exc) and "floor.pits" in str(exc)
     else:
         assert all(isinstance(name, str) for p in pits for name, _r, _c in p.places())
+
+
+def test_the_header_says_connected_while_any_broker_is() -> None:
+    """With two brokers (``FloorConsumer.follow``) the page's header says the broker is connected
+    while the floor is on either of them, as ``/state`` does."""
+    c = FloorConsumer(host="127.0.0.1", port=1, room="r")
+    other = FloorConsumer(host="127.0.0.1", port=2, room="r")
+    c.follow(other)
+    assert tiles(c)["connected"] is False
+    other.connected.set()
+    assert tiles(c)["connected"] is True and c.snapshot()["connected"] is True
