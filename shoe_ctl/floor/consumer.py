@@ -220,6 +220,8 @@ class FloorConsumer:
         (in paho's thread: must be quick).
     :param on_resent: called the same way for an event dropped as already applied (a replay, a
         second broker), e.g. for a replicator that is behind the floor.
+    :param on_reset: called ``(table)`` when a table's birth tells a new journal file (its
+        sequences start again), before any event of it is applied.
     :param host_id: the floor's host id (default: its broker user, else ``floor``): its online
         state is published retained on ``<room>/hosts/<host_id>`` at each connection, with a Last
         Will saying offline (tables with two brokers read it: docs/floor.md, "Two brokers").
@@ -230,9 +232,11 @@ class FloorConsumer:
                  journal: Journal | None = None, keep_seqs: bool = False, keepalive: int = 15,
                  on_event: Callable[[str, dict[str, Any], float], None] | None = None,
                  on_resent: Callable[[str, dict[str, Any], float], None] | None = None,
+                 on_reset: Callable[[str], None] | None = None,
                  host_id: str | None = None) -> None:
         self.room = check_name("room", room)
         self.on_resent = on_resent
+        self.on_reset = on_reset
         self.peers: list[FloorConsumer] = []
         """Consumers of the same floor on the other brokers (:meth:`follow`)."""
         self.host_topic = host_topic(room, host_id or (credentials.username if credentials is not None else "floor"))
@@ -520,6 +524,8 @@ class FloorConsumer:
                 # replay asked for the hole brings them again.
                 view.expected, view.known_last, view.held = first, last, {}
                 view.journal_resets += 1
+                if self.on_reset is not None:
+                    self.on_reset(view.table)
             view.born = max(view.born, session)
             if session >= view.session:
                 view.session, view.online = session, True
@@ -717,6 +723,13 @@ class FloorConsumer:
                     record["source"] = source
                 self.journal.append_record("floor-ack", record)
         return [dict(a) for a in alerts]
+
+    def known_last(self, table: str) -> int | None:
+        """The newest journal sequence ``table`` is known to have (its events, state and birth), or
+        ``None`` for a table not seen."""
+        with self.lock:
+            view = self.tables.get(table)
+            return view.known_last if view is not None else None
 
     def seqs(self, table: str) -> list[int]:
         """The sequences applied for ``table``, in order (``keep_seqs`` only)."""

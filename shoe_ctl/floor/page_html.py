@@ -15,7 +15,7 @@ PAGE_HTML = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Floor</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <style>
-:root{--tw:9.6em;--th:6.9em}
+:root{--tw:9.6em;--th:6.3em}
 *{box-sizing:border-box}
 body{font-family:system-ui,sans-serif;margin:0;background:#0e0f12;color:#eee;font-size:14px}
 header{position:sticky;top:0;z-index:20;display:flex;flex-wrap:wrap;gap:.4em 1.2em;align-items:center;
@@ -200,7 +200,7 @@ async function loadLayout() {
     const sec = el("section", {class: "pit", "data-pit": pit.name}, el("h2", {}, pit.name), grid);
     const em = parseFloat(getComputedStyle(document.body).fontSize) || 14;  // a pit off screen is not drawn:
     sec.style.containIntrinsicSize = "auto " + Math.round(pit.columns * 9.9 * em) + "px auto "  // its size meanwhile
-      + Math.round(pit.rows * 7.2 * em + 2.2 * em) + "px";
+      + Math.round(pit.rows * 6.6 * em + 2.2 * em) + "px";
     map.append(sec);
   }
   layoutDone = true;
