@@ -300,7 +300,11 @@ class LinkSession:
             if msg.TYPE & 0x80:
                 self._host_type()
             return  # nothing else counts before this connection's hello
-        if isinstance(msg, p.CardMsg | p.FaultMsg | p.ButtonMsg):
+        if isinstance(msg, p.CardMsg | p.FaultMsg | p.ForeignMsg | p.ButtonMsg):
+            if isinstance(msg, p.ForeignMsg) and not window.names_foreign:
+                conn.reject(self.stats, now, "FG-UNOFFERED", f"FOREIGN {msg.seq} from a shoe whose HELLO did not "
+                            "offer names-foreign", self.name)
+                return
             if isinstance(msg, p.CardMsg):
                 if msg.reader != "none" and msg.reader not in hello.readers:
                     conn.reject(self.stats, now, "C-READER-DECLARED", f"CARD {msg.seq} names the {msg.reader} reader, "
@@ -348,6 +352,7 @@ class LinkSession:
         admission.accepted(hello)
         prev = self._last_hello
         window = self._window
+        window.names_foreign = "names-foreign" in (hello.caps or ())
         notes, gap_from, seq_reset, restarted = window.on_hello(hello, prev)
         first = self._hello is None
         self._hello = self._last_hello = hello

@@ -460,7 +460,7 @@ def _stub_at_start(hand: Any, plan: Any) -> int:
 
 
 def _is_event(item: object) -> bool:
-    return isinstance(item, events.CardRead | events.ShoeFault | events.ShoeButton | events.LinkChanged
+    return isinstance(item, events.CardRead | events.ShoeFault | events.ForeignCard | events.ShoeButton | events.LinkChanged
                       | events.SequenceGap | events.DealerInput | events.TimerFired)
 
 

@@ -33,6 +33,7 @@ TYPES: dict[str, type[Any]] = {
         events.ShoeInfo,
         events.CardRead,
         events.ShoeFault,
+        events.ForeignCard,
         events.ShoeButton,
         events.LinkChanged,
         events.SequenceGap,

@@ -17,6 +17,7 @@ from shoe_ctl.service.journal import Damage, Journal
 EVENT_TYPES = (
     events.CardRead,
     events.ShoeFault,
+    events.ForeignCard,
     events.ShoeButton,
     events.LinkChanged,
     events.SequenceGap,
