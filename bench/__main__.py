@@ -10,7 +10,10 @@ Measured side by side (``docs/performance.md`` explains each figure and records 
   sinks, and the simulated dealer pulling the next card ``--pace-ms`` after each instruction.
   ``latency_parts_us`` splits it: link (shoe write to the controller taking the event), journal
   (the durable append), machine (ack and ``Dealing.handle``), sinks (until the LED sinks have it).
-- ``wire_us``: the card frame's time on a 115200-baud line (10 bits per byte) for comparison.
+- ``wire_us``: the card frame out and the LED frame back on a 115200-baud line (10 bits per byte),
+  both sizes counted from the frames the link wrote in the run (:class:`FrameSizes`);
+  ``latency_led_us`` from a card frame's write until the virtual shoe shows the LED pattern its
+  instruction brought (:class:`LedShows`), the figure held against ``wire_us`` + 1 ms.
 - ``replay_direct_hands_per_s`` (PHH text -> rules core + state machine, no wire),
   ``replay_full_hands_per_s`` (through the pty, ``ShoeLink`` and the controller thread) and
   ``pokerkit_hands_per_s`` (``pokerkit.HandHistory.loads`` and every state of the hand) on the real
@@ -18,6 +21,13 @@ Measured side by side (``docs/performance.md`` explains each figure and records 
   (median of interleaved runs); beside it ``ratio_engine_vs_pokerkit`` (the machine handed recorded
   events against pokerkit's states of parsed histories) and ``ratio_analyze_vs_pokerkit``
   (``shoe-ctl analyze``'s work per file against pokerkit's replay), one run each.
+- ``ratio_replay_process_vs_pokerkit``: ``shoe-ctl replay --direct --json`` against pokerkit
+  (``bench/pokerkit_replay.py``) on the hands pokerkit accepts, each a whole process from start to
+  exit, run alternately (:data:`PROCESS_PAIRS` pairs after a warm-up, the bytecode compiled as the
+  install compiles it): the median over the pairs of pokerkit's time over ours, wall and CPU.
+- ``calibration``: the fixed Python loop of :mod:`bench.calibration`, timed at the start and the
+  end of the run, with the Pi 4's estimated time; ``load_avg_by_part`` the load average after each
+  part.
 - ``soak_cards_per_s``: random 8-seat hands dealt by the simulated dealer through the virtual shoe,
   the pty, ``ShoeLink``, the controller and the machine.
 - ``rss_mb`` and ``ready_s``: a real ``shoe-ctl run`` child process (built-in virtual shoe, display
@@ -41,6 +51,7 @@ Nothing here is asserted: the targets are printed with met/missed.
 from __future__ import annotations
 
 import argparse
+import collections
 import json
 import os
 import socket
@@ -56,6 +67,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from bench.calibration import calibrate, describe
 from bench.machine import machine_info
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -63,8 +75,9 @@ BAUD = 115200
 BITS_PER_BYTE = 10  # start bit, 8 data bits, stop bit
 
 TARGETS = {
-    "latency": "p99 <= wire + 1 ms",
-    "direct": "direct replay >= 2x pokerkit",
+    "latency": "card -> shoe LEDs p99 <= wire (card frame + LED frame) + 1 ms",
+    "direct": "direct replay >= 3x pokerkit (in one process)",
+    "process": "shoe-ctl replay --direct >= 2.5x pokerkit (whole processes)",
     "soak": "full stack >= 2,000 cards/s",
     "rss": "RSS <= 60 MB",
     "ready": "ready <= 1 s",
@@ -186,10 +199,103 @@ class _IdleShoe:
         self.shoe.reload(cards)
 
 
+def wire_us(frame_bytes: int) -> float:
+    """Time (µs) of ``frame_bytes`` on the shoe's line: 115200 baud, 10 bits a byte."""
+    return round(frame_bytes * BITS_PER_BYTE / BAUD * 1e6, 1)
+
+
+class FrameSizes:
+    """The size of every frame a side of the link writes, by message type, as written (the
+    encoder's bytes: delimiters, COBS, the header, the payload, version 2's counter and MAC, the
+    CRC): :meth:`watch` wraps the method that writes one frame."""
+
+    def __init__(self) -> None:
+        self.sizes: dict[int, collections.Counter[int]] = {}
+
+    def watch(self, obj: Any, method: str) -> None:
+        write = getattr(obj, method)
+
+        def counted(frame: bytes, *args: Any, **kw: Any) -> Any:
+            self.note(frame)
+            return write(frame, *args, **kw)
+
+        setattr(obj, method, counted)
+
+    def note(self, frame: bytes) -> None:
+        import cobs.cobs
+
+        try:
+            mtype = cobs.cobs.decode(frame.strip(b"\x00"))[0]
+        except (cobs.cobs.DecodeError, IndexError):
+            return
+        self.sizes.setdefault(mtype, collections.Counter())[len(frame)] += 1
+
+    def typical(self, mtype: int) -> tuple[int, list[int]]:
+        """The most frequent size of the frames of ``mtype`` and the [smallest, largest]; (0, [])
+        when none was written."""
+        sizes = self.sizes.get(mtype)
+        if not sizes:
+            return 0, []
+        return sizes.most_common(1)[0][0], [min(sizes), max(sizes)]
+
+
+class LedShows:
+    """A card's way to the shoe's own LEDs: when the shoe's LED sink hands each pattern to the
+    link (:meth:`watch_sink`) and when the virtual shoe shows it (its firmware's ``Lights.show``,
+    called as it takes the LED frame). The link gives every pattern handed to it a new token and
+    the shoe shows them in order; a frame sent again (same token) counts once."""
+
+    def __init__(self, lights: Any) -> None:
+        from drivers import protocol as p
+
+        self.sent: list[tuple[int, str]] = []  # (ns, signal) the sink handed to the link
+        self.shown: list[tuple[int, int, str]] = []  # (ns, token, signal) the shoe showed
+        show = lights.show
+
+        def timed(led: Any) -> None:
+            show(led)
+            if not self.shown or self.shown[-1][1] != led[0]:
+                self.shown.append((time.perf_counter_ns(), led[0], p.LED_SIGNALS[led[1]]))
+
+        lights.show = timed
+
+    def watch_sink(self, sink: Any) -> None:
+        """Note each pattern the shoe's LED sink (:class:`drivers.leds.ShoeLedSink`) hands over."""
+        send = sink._send
+
+        def timed(pattern: Any) -> Any:
+            self.sent.append((time.perf_counter_ns(), str(pattern.get("name") or pattern.get("signal"))))
+            return send(pattern)
+
+        sink._send = timed
+
+    def after(self, changes: Sequence[tuple[int, int, str, int | None]]) -> list[int]:
+        """``changes``: every instruction that changed the signal, in order: (ns it reached the
+        sinks, ns it ends: the next change's, signal, ns its card frame was written or None for a
+        dealer input's). For each card's change, ns from the card frame's write until the shoe
+        showed the pattern the sink handed over for it (the first handed over while it was the
+        newest signal); a change superseded before the sink sent it is left out."""
+        # the patterns shown before the first one watched being handed over were handed earlier
+        skip = sum(1 for t, _, _ in self.shown if self.sent and t < self.sent[0][0])
+        shown = self.shown[skip:]
+        n = min(len(self.sent), len(shown))
+        out: list[int] = []
+        k = 0
+        for t_in, t_end, signal, t0 in changes:
+            while k < n and self.sent[k][0] < t_in:
+                k += 1
+            if t0 is None or k >= n or self.sent[k][0] >= t_end or self.sent[k][1] != signal \
+                    or shown[k][2] != signal:
+                continue
+            out.append(shown[k][0] - t0)
+        return out
+
+
 def bench_latency(cards: int, *, pace_s: float, seed: int = 7, sync: str = "FULL",
                   timeout: float = 150.0) -> dict[str, Any]:
     """Shoe write -> LED command, over ``cards`` card reads through the production stack."""
     from drivers import protocol as p
+    from drivers.leds import ShoeLedSink
     from hil.dealer import SimulatedDealer, random_hands
     from hil.deck import Deck
     from hil.virtual_shoe import VirtualShoe
@@ -201,16 +307,15 @@ def bench_latency(cards: int, *, pace_s: float, seed: int = 7, sync: str = "FULL
     from shoe_ctl.table import Table, freeze_startup_heap
 
     sent: dict[int, int] = {}
-    msgs: list[Any] = []
 
     def on_event(msg: Any) -> None:  # called by the shoe just before it writes the frame
         if isinstance(msg, p.CardMsg):
             sent[msg.seq] = time.perf_counter_ns()
-            msgs.append(msg)
             if not first_card:
                 first_card.append(time.perf_counter())
 
     first_card: list[float] = []
+    changed: list[tuple[int, int, str, int | None]] = []  # the signal changes (LedShows.after)
     reads = [0]
     lat: list[int] = []
     parts: dict[str, list[int]] = {"link": [], "journal": [], "machine": [], "sinks": []}
@@ -223,6 +328,9 @@ def bench_latency(cards: int, *, pace_s: float, seed: int = 7, sync: str = "FULL
         marks.after(machine)
         stamp = _Stamp()
         shoe = VirtualShoe(Deck.seeded(seed), transport="pty", seed=seed, record=False, on_event=on_event)
+        frames = FrameSizes()
+        frames.watch(shoe.line, "tx")  # every frame the shoe writes, as written
+        shows = LedShows(shoe.device.lights)
         shoe.start()
         devnull = open(os.devnull, "w")  # noqa: SIM115 - closed below
         machine_at = [0, 0]
@@ -239,6 +347,10 @@ def bench_latency(cards: int, *, pace_s: float, seed: int = 7, sync: str = "FULL
 
         def on_handled(ev: Any, cmds: Any) -> None:
             marks.after(machine)
+            if stamp.last is not None and any(c is stamp.last for c in cmds) and \
+                    str(stamp.last.signal) != (changed[-1][2] if changed else ""):  # a new LED pattern
+                card_t0 = sent.get(ev.seq) if isinstance(ev, CardRead) else None
+                changed.append((stamp.last_ns, 0, str(stamp.last.signal), card_t0))
             if isinstance(ev, CardRead):
                 reads[0] += 1
                 t0 = sent.pop(ev.seq, None)
@@ -270,6 +382,11 @@ def bench_latency(cards: int, *, pace_s: float, seed: int = 7, sync: str = "FULL
         t_start = time.perf_counter()
         try:
             with table:
+                assert table.link is not None
+                frames.watch(table.link, "_write")  # every frame the host writes (the LED frames)
+                assert table.io is not None
+                shows.watch_sink(next(k for k in table.io.sinks if isinstance(k, ShoeLedSink)))
+                link_auth = table.link.auth
                 freeze_startup_heap()  # as shoe-ctl run does once the table has started
                 ok = done.wait(timeout)
                 t_end = time.perf_counter()
@@ -280,9 +397,10 @@ def bench_latency(cards: int, *, pace_s: float, seed: int = 7, sync: str = "FULL
             shoe.close()
             journal.close()
             devnull.close()
-    lengths = sorted({len(p.encode(m)) for m in msgs})
-    typical = max(set(len(p.encode(m)) for m in msgs[:1000]), key=[len(p.encode(m)) for m in msgs[:1000]].count) \
-        if msgs else 0
+    card_bytes, card_range = frames.typical(p.T_CARD)
+    led_bytes, led_range = frames.typical(p.T_LED)
+    ends = [c[0] for c in changed[1:]] + [time.perf_counter_ns()]
+    led_lat = shows.after([(t, end, signal, t0) for (t, _, signal, t0), end in zip(changed, ends, strict=True)])
     return {
         "latency_us": summary_us(lat),
         "latency_parts_us": {k: summary_us(v) for k, v in parts.items()},
@@ -294,9 +412,15 @@ def bench_latency(cards: int, *, pace_s: float, seed: int = 7, sync: str = "FULL
         "latency_reads": dealt,
         "journal_sync": sync,
         "journal_before_led": in_path[1] > in_path[0],
-        "card_frame_bytes": typical,
-        "card_frame_bytes_range": [lengths[0], lengths[-1]] if lengths else [],
-        "wire_us": round(typical * BITS_PER_BYTE / BAUD * 1e6, 1),
+        "link_auth": link_auth,
+        "card_frame_bytes": card_bytes,
+        "card_frame_bytes_range": card_range,
+        "led_frame_bytes": led_bytes,
+        "led_frame_bytes_range": led_range,
+        "wire_us": wire_us(card_bytes + led_bytes),
+        "latency_led_us": summary_us(led_lat),
+        "latency_led_cards": len(led_lat),
+        "latency_led_signal_changes": len(changed),
     }
 
 
@@ -523,6 +647,88 @@ def bench_replays(files: Sequence[Path], reps: int) -> dict[str, Any]:
     }
 
 
+# ---------------------------------------------------------------------------------- whole processes
+
+
+def run_process(argv: Sequence[str], env: dict[str, str] | None = None, cwd: Path = ROOT) -> tuple[float, float]:
+    """Run ``argv`` to its end (output discarded): (wall seconds, CPU seconds of the process, user
+    and system, every thread). Its exit status must be 0.
+
+    :raises RuntimeError: the process failed (its last lines of stderr said why).
+    """
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(list(argv), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=cwd, env=env)
+    assert proc.stderr is not None
+    err = proc.stderr.read()
+    _pid, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    proc.stderr.close()
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv[:3])}... exited {proc.returncode}: {err[-400:].decode(errors='replace')}")
+    return wall, usage.ru_utime + usage.ru_stime
+
+
+def alternate(cmds: dict[str, Sequence[str]], pairs: int) -> dict[str, Any]:
+    """Each command run as a whole process, alternately, ``pairs`` times (after one warm-up run of
+    each; the order within a pair swaps from one pair to the next so neither always runs first).
+    Per command the median wall and CPU seconds; for the first command against each other, the
+    median over the pairs of (other's time / first's time), wall and CPU."""
+    names = list(cmds)
+    for name in names:
+        run_process(cmds[name])
+    runs: dict[str, list[tuple[float, float]]] = {n: [] for n in names}
+    for k in range(pairs):
+        for name in (names if k % 2 == 0 else names[::-1]):
+            runs[name].append(run_process(cmds[name]))
+    first = names[0]
+    out: dict[str, Any] = {n: {"wall_s": round(statistics.median(w for w, _ in r), 4),
+                               "cpu_s": round(statistics.median(c for _, c in r), 4),
+                               "runs_wall_s": [round(w, 3) for w, _ in r]} for n, r in runs.items()}
+    for other in names[1:]:
+        out[f"{other}_over_{first}"] = round(statistics.median(
+            o[0] / f[0] for f, o in zip(runs[first], runs[other], strict=True)), 2)
+        out[f"{other}_over_{first}_cpu"] = round(statistics.median(
+            o[1] / f[1] for f, o in zip(runs[first], runs[other], strict=True)), 2)
+    return out
+
+
+def compile_bytecode() -> bool:
+    """Compile the project's code to bytecode as ``scripts/setup.sh`` does at install, so the
+    processes timed here import ``.pyc`` files as an installed service does (the libraries' were
+    compiled by pip). True when every file compiled."""
+    import compileall
+
+    return all(compileall.compile_dir(str(ROOT / d), quiet=1) for d in ("shoe_ctl", "drivers", "hil"))
+
+
+PROCESS_PAIRS = 7
+"""Alternated pairs of whole processes for ``replay_process``."""
+
+
+def bench_replay_process(files: Sequence[Path], pairs: int = PROCESS_PAIRS) -> dict[str, Any]:
+    """``shoe-ctl replay --direct --json`` and pokerkit (``bench/pokerkit_replay.py``) on the same
+    files, each a whole process from its start to its exit, alternately (:func:`alternate`)."""
+    try:
+        accepted, _ = pokerkit_accepts(files)
+    except ImportError:
+        return {"replay_process_skipped": POKERKIT_MISSING}
+    if not accepted:
+        return {"replay_process_skipped": "pokerkit accepted none of the hands: whole-process comparison skipped"}
+    compiled = compile_bytecode()
+    paths = [str(f) for f in accepted]
+    t = alternate({"shoe_ctl": [*_shoe_ctl(), "replay", "--direct", "--json", *paths],
+                   "pokerkit": [sys.executable, str(ROOT / "bench" / "pokerkit_replay.py"), *paths]}, pairs)
+    return {
+        "replay_process_hands": len(paths),
+        "replay_process_pairs": pairs,
+        "replay_process_bytecode_compiled": compiled,
+        "replay_process_s": {"shoe_ctl": t["shoe_ctl"], "pokerkit": t["pokerkit"]},
+        "ratio_replay_process_vs_pokerkit": t["pokerkit_over_shoe_ctl"],
+        "ratio_replay_process_vs_pokerkit_cpu": t["pokerkit_over_shoe_ctl_cpu"],
+    }
+
+
 # ---------------------------------------------------------------------------------- soak
 
 
@@ -700,12 +906,20 @@ def verdicts(r: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]:
             return None
 
     lat = r.get("latency_us", {})
+    led = r.get("latency_led_us", {})
     return [
-        ("latency p99 (us)", f"{lat.get('p99')} (p50 {lat.get('p50')}, max {lat.get('max')})",
-         f"<= {r.get('wire_us')} + 1000", ok(lambda: lat["p99"] <= r["wire_us"] + 1000)),
+        ("card -> shoe LEDs p99 (us)", f"{led.get('p99')} (p50 {led.get('p50')}, max {led.get('max')}; "
+         f"{r.get('latency_led_cards')} cards)", f"<= wire {r.get('wire_us')} + 1000",
+         ok(lambda: led["p99"] <= r["wire_us"] + 1000)),
+        ("card -> LED sinks p99 (us)", f"{lat.get('p99')} (p50 {lat.get('p50')}, max {lat.get('max')})", "-", None),
         ("direct replay / pokerkit", r["pokerkit_skipped"], "-", None) if r.get("pokerkit_skipped") else
         ("direct replay / pokerkit", f"{r.get('replay_direct_common_hands_per_s')} / {r.get('pokerkit_hands_per_s')} "
-         f"hands/s = {r.get('ratio_direct_vs_pokerkit')}x", ">= 2x", ok(lambda: r["ratio_direct_vs_pokerkit"] >= 2)),
+         f"hands/s = {r.get('ratio_direct_vs_pokerkit')}x", ">= 3x", ok(lambda: r["ratio_direct_vs_pokerkit"] >= 3)),
+        ("replay process / pokerkit", r["replay_process_skipped"], "-", None) if r.get("replay_process_skipped") else
+        ("replay process / pokerkit", f"{(r.get('replay_process_s') or {}).get('shoe_ctl', {}).get('wall_s')} / "
+         f"{(r.get('replay_process_s') or {}).get('pokerkit', {}).get('wall_s')} s = "
+         f"{r.get('ratio_replay_process_vs_pokerkit')}x (CPU {r.get('ratio_replay_process_vs_pokerkit_cpu')}x)",
+         ">= 2.5x", ok(lambda: r["ratio_replay_process_vs_pokerkit"] >= 2.5)),
         ("full replay (hands/s)", str(r.get("replay_full_hands_per_s")), "-", None),
         ("soak (cards/s)", str(r.get("soak_cards_per_s")), ">= 2000", ok(lambda: r["soak_cards_per_s"] >= 2000)),
         ("loaded full stack (cards/s)", str(r.get("latency_loaded_cards_per_s")), ">= 2000",
@@ -732,7 +946,9 @@ def table(r: dict[str, Any]) -> str:
         lines.append(f"latency with the dealer pulling at once (loaded, {r.get('latency_loaded_cards_per_s')} cards/s, "
                      f"the median of {r.get('latency_loaded_runs_cards_per_s')}): "
                      f"p50 {ll['p50']}, p99 {ll['p99']}, max {ll['max']} us")
-    lines.append(f"journal synchronous={r.get('journal_sync')}; card frame {r.get('card_frame_bytes')} bytes; "
+    lines.append(f"journal synchronous={r.get('journal_sync')}; link {r.get('link_auth')}; card frame "
+                 f"{r.get('card_frame_bytes')} bytes out, LED frame {r.get('led_frame_bytes')} bytes back "
+                 f"(wire {r.get('wire_us')} us at {BAUD} baud); "
                  f"{r.get('latency_cards')} cards at pace {r.get('latency_pace_ms')} ms")
     lines.append(f"direct replay {r.get('replay_direct_hands_per_s')} hands/s on {r.get('replay_hands')} hands "
                  f"(parse {r.get('replay_direct_parse_ms_per_hand')} ms + deal {r.get('replay_direct_deal_ms_per_hand')} "
@@ -749,6 +965,15 @@ def table(r: dict[str, Any]) -> str:
         from bench.bench_scale import summary as scale_summary
 
         lines.append(scale_summary(r["scale"]))
+    cal = r.get("calibration") or {}
+    if cal:
+        ends = [cal[k] for k in ("start", "end") if k in cal]
+        lines.append(f"calibration ({cal['iterations']} iterations of the Python loop, thread CPU): "
+                     + " / ".join(f"{c['cpu_s']} s (load {c['load_avg'][0]})" for c in ends)
+                     + f" at the start / end; a Pi 4 core: ~{cal['pi4_cpu_s_estimate']} s (estimate)")
+    if r.get("load_avg_by_part"):
+        lines.append("load average after each part: " + ", ".join(
+            f"{k} {'/'.join(str(x) for x in v)}" for k, v in r["load_avg_by_part"].items()))
     lines.append(f"total {r.get('bench_seconds')} s")
     return "\n".join(lines)
 
@@ -776,24 +1001,36 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.setswitchinterval(args.switch_ms / 1000)
     t0 = time.perf_counter()
     result: dict[str, Any] = {"quick": quick, "machine": machine_info()}
-    if "latency" in only:
-        result.update(bench_latency(args.cards or (300 if quick else 5_000), pace_s=args.pace_ms / 1000))
-        result.update(bench_loaded(100 if quick else 3000, runs=1 if quick else LOADED_RUNS))
-    if "replay" in only:
-        result.update(bench_replays(phh_files(24 if quick else None), reps=1 if quick else 5))
-    if "soak" in only:
-        result.update(bench_soak(6 if quick else 250))
-    if "service" in only:
-        result.update(bench_service(1 if quick else 10))
-    if "scale" in only:  # not in the default run: it has its own command, python -m bench.bench_scale
+    calibration = {**describe(), "start": calibrate()}
+    result["calibration"] = calibration
+    loads: dict[str, list[float]] = {}
+    result["load_avg_by_part"] = loads
+
+    def _large() -> dict[str, Any]:
+        large = bench_service(1, journal_hands=1500 if quick else 15_000)
+        return {"ready_large_journal_s": large["ready_s"], "ready_large_journal_hands": 1500 if quick else 15_000,
+                "ready_large_journal_file": large.get("journal_built")}
+
+    def _scale() -> dict[str, Any]:  # not in the default run: it has its own command, python -m bench.bench_scale
         from bench.bench_scale import measure as measure_scale
 
-        result["scale"] = measure_scale(quick)
-    if "large" in only:
-        large = bench_service(1, journal_hands=1500 if quick else 15_000)
-        result["ready_large_journal_s"] = large["ready_s"]
-        result["ready_large_journal_hands"] = 1500 if quick else 15_000
-        result["ready_large_journal_file"] = large.get("journal_built")
+        return {"scale": measure_scale(quick)}
+
+    parts: dict[str, Callable[[], dict[str, Any]]] = {
+        "latency": lambda: {**bench_latency(args.cards or (300 if quick else 5_000), pace_s=args.pace_ms / 1000),
+                            **bench_loaded(100 if quick else 3000, runs=1 if quick else LOADED_RUNS)},
+        "replay": lambda: {**bench_replays(phh_files(24 if quick else None), reps=1 if quick else 5),
+                           **bench_replay_process(phh_files(24 if quick else None), pairs=1 if quick else PROCESS_PAIRS)},
+        "soak": lambda: bench_soak(6 if quick else 250),
+        "service": lambda: bench_service(1 if quick else 10),
+        "scale": _scale,
+        "large": _large,
+    }
+    for name, part in parts.items():
+        if name in only:
+            result.update(part())
+            loads[name] = [round(x, 2) for x in os.getloadavg()]
+    calibration["end"] = calibrate()
     result["bench_seconds"] = round(time.perf_counter() - t0, 1)
     result["machine"]["load_avg_end"] = [round(x, 2) for x in os.getloadavg()]
     result["targets"] = {what: met for what, _, _, met in verdicts(result) if met is not None}

@@ -11,10 +11,13 @@ the input journaled names them).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shoe_ctl.events import DealerAction, DealerInput
 from shoe_ctl.lifecycle import Closeable
+
+if TYPE_CHECKING:
+    from gpiozero import Factory  # a gpiozero pin factory (MockFactory in tests)
 
 BUTTON_ACTIONS: Mapping[str, DealerAction] = {
     a.value: a for a in (DealerAction.BETTING_COMPLETE, DealerAction.ACK_ALERT, DealerAction.UNDO,
@@ -41,7 +44,7 @@ class DealerButtons(Closeable):
     """
 
     def __init__(self, pins: Mapping[str, int | str], post: Callable[[Any], Any], *,
-                 bounce_s: float | None = 0.05, pull_up: bool = True, pin_factory: Any = None,
+                 bounce_s: float | None = 0.05, pull_up: bool = True, pin_factory: Factory | None = None,
                  new_hand_args: Callable[[], dict[str, Any]] | None = None) -> None:
         from drivers.gpio_env import named_failure, prepare_gpio, quiet_fallbacks
 

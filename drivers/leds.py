@@ -19,11 +19,14 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Mapping
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from shoe_ctl.events import Command, Instruction, Signal
 from shoe_ctl.lifecycle import BatchWorker, Closeable
 from shoe_ctl.signals import LED_NAMES, PATTERNS, LedPattern, pattern_dict, pattern_for
+
+if TYPE_CHECKING:
+    from gpiozero import Factory  # a gpiozero pin factory (MockFactory in tests)
 
 __all__ = ["LED_NAMES", "PATTERNS", "ConsoleLedSink", "GpioLedSink", "LedPattern", "MockLedSink", "ShoeLedSink",
            "pattern_for"]
@@ -49,7 +52,7 @@ class GpioLedSink(Closeable):
     """
 
     def __init__(self, pins: Mapping[str, int | str], *, pwm: bool = False, active_high: bool = True,
-                 pin_factory: Any = None, patterns: Mapping[Signal, LedPattern] | None = None) -> None:
+                 pin_factory: Factory | None = None, patterns: Mapping[Signal, LedPattern] | None = None) -> None:
         from drivers.gpio_env import named_failure, prepare_gpio, quiet_fallbacks
 
         if pin_factory is None:

@@ -12,8 +12,11 @@ docs/build-a-shoe.md, "Wiring".
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
+
+if TYPE_CHECKING:
+    from gpiozero import Factory  # a gpiozero pin factory (MockFactory in tests)
 
 FAMILIES = ("pn532", "pepper")
 BAUDRATE = 115200
@@ -95,7 +98,7 @@ class OpenReader:
         self.close()
 
 
-def open_reader(spec: ReaderSpec | str, *, reset_pin: Any = None, pin_factory: Any = None,
+def open_reader(spec: ReaderSpec | str, *, reset_pin: Any = None, pin_factory: Factory | None = None,
                 timeout: float | None = None) -> OpenReader:
     """Open the port (and the reset GPIO) of ``spec``; the reader is not started.
 

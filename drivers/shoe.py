@@ -30,6 +30,7 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 import serial
+from serial import SerialBase
 
 from drivers import protocol as p
 from drivers.exc import LinkClosedError, ShoeTimeoutError, ShoeUrlError, VersionError
@@ -75,7 +76,7 @@ def is_socket_url(url: str) -> bool:
     return url.lower().startswith("socket://")
 
 
-def read_some(ser: Any, socket_port: bool) -> bytes:
+def read_some(ser: SerialBase, socket_port: bool) -> bytes:
     """One turn of a reader: at least one byte (waiting up to the port's timeout; ``b""`` when
     none came), then everything the port holds already. On a device the first byte is read on
     its own (pyserial's ``read(1)``: a ``select`` that waits and a ``read``) and the rest with one
@@ -127,7 +128,7 @@ def check_url(url: str) -> None:
                        "(e.g. socket://HOST:PORT)")
 
 
-def claim_exclusive(ser: Any) -> bool:
+def claim_exclusive(ser: SerialBase) -> bool:
     """Set ``TIOCEXCL`` on an open tty port: from now on the kernel refuses every other
     ``open()`` of the device with EBUSY (a process with CAP_SYS_ADMIN excepted) until the port
     is closed. pyserial's ``exclusive=True`` is only an advisory ``flock`` that another program
@@ -257,7 +258,7 @@ class ShoeLink(Closeable):
         self._stop = threading.Event()
         self._connected_evt = threading.Event()
         self._thread: threading.Thread | None = None
-        self._ser: Any = None
+        self._ser: SerialBase | None = None
         self._holders_said: tuple[int, ...] = ()
 
     # ------------------------------------------------------------------ public API
@@ -553,7 +554,7 @@ class ShoeLink(Closeable):
         (log.debug if text == last else log.warning)("%s (retrying)", text)
         return text
 
-    def _connection(self, ser: Any) -> None:
+    def _connection(self, ser: SerialBase) -> None:
         """One open port until it fails or the link stops: bytes in go to the session, its
         timers are run when their deadline has come, its frames go out."""
         session = self._session

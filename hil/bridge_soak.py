@@ -33,7 +33,7 @@ import tempfile
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from drivers.shoe_fw import codec as fwc
 from hil.crash import CrashRun, _seat_cards, read_journal
@@ -73,7 +73,7 @@ def _alerts(journal: Path) -> Counter[str]:
 
 def run_bridge_soak(cards: int, seed: int, *, kills: int = 0, reader_faults: int = 0, restarts: int = 0,
                     workdir: str | Path | None = None, timeout: float | None = None,
-                    progress: Any = None) -> dict[str, Any]:
+                    progress: TextIO | None = None) -> dict[str, Any]:
     """Deal at least ``cards`` cards through the whole path with the given faults.
 
     :returns: the result dict: ``cards`` (pulled), ``hands``, ``kills``, ``reader_faults``,

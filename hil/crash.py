@@ -62,7 +62,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from drivers import protocol as p
 from hil.dealer import HandScript, SimulatedDealer, TablePicture, random_hands
@@ -345,7 +345,7 @@ class CrashRun:
     kill_plans: list[tuple[float, list[float]]] = field(default_factory=list)
     timeout: float = 600.0
     config: str | None = None
-    progress: Any = None
+    progress: TextIO | None = None
     shoe_factory: Callable[[Path, int, str, bytes], Any] | None = None
     """Builds and starts the shoe from (folder, seed, serial, secret): it has ``url``, ``pull``,
     ``reload``, ``unacked_count``, ``wait_acked``, ``close``, and ``card_events()`` or ``events``
@@ -609,7 +609,7 @@ def _recovery_mismatches(log: Path) -> list[str]:
 
 
 def run_crash(hands: int, kills: int, seed: int, *, workdir: str | Path | None = None, rules: str = "tda",
-              game: str = "stud", timeout: float | None = None, progress: Any = None) -> dict[str, Any]:
+              game: str = "stud", timeout: float | None = None, progress: TextIO | None = None) -> dict[str, Any]:
     """Deal ``hands`` random hands uninterrupted, then again with ``kills`` SIGKILLs, and compare.
 
     :returns: the result dict: ``hands``, ``kills`` (done), ``mismatches``, ``lost_cards``,

@@ -212,7 +212,7 @@ def main(args: argparse.Namespace) -> int:
     return 0 if report["ok"] else 1
 
 
-def register_hil(sub: Any) -> None:
+def register_hil(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``floor`` to the ``hil`` subcommand's subparsers ``sub``."""
     p = sub.add_parser("floor", help="N virtual tables against a real Mosquitto and the floor consumer",
                        description="Run N virtual tables (one process) against a real Mosquitto and the floor "

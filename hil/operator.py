@@ -44,7 +44,7 @@ class OperatorHook(Protocol):
     :raises OperatorError: the request could not be made or was refused.
     """
 
-    def ask(self, action: str, **details: Any) -> None: ...
+    def ask(self, action: str, **details: object) -> None: ...
 
 
 def request_text(action: str, details: dict[str, Any]) -> str:
@@ -75,7 +75,7 @@ class CommandHook:
             raise ValueError("operator command: empty")
         self.timeout = timeout
 
-    def ask(self, action: str, **details: Any) -> None:
+    def ask(self, action: str, **details: object) -> None:
         """Run the command for one request; :raises OperatorError: it cannot run, times out or
         exits non-zero (its stderr's last line named)."""
         env = dict(os.environ, SHOE_CTL_OP_ACTION=action)
@@ -103,7 +103,7 @@ class PromptHook:
         self.out = out if out is not None else sys.stderr
         self.inp = inp if inp is not None else sys.stdin
 
-    def ask(self, action: str, **details: Any) -> None:
+    def ask(self, action: str, **details: object) -> None:
         """Say the request; for a confirmed action wait for Enter. :raises OperatorError: the
         input closed before the confirmation."""
         text = request_text(action, details)

@@ -26,14 +26,11 @@ from typing import Any
 
 from hil.dealer import DirectShoe, HandScript, SimulatedDealer
 from hil.deck import Deck
-from shoe_ctl.config import TableConfig
 from shoe_ctl.events import Alert, Command, Instruction, Signal
 from shoe_ctl.machine import Dealing
 from shoe_ctl.phh import TABLE_SEATS, RecordedHand
 from shoe_ctl.rules.cards import Card, card_text, full_deck
 from shoe_ctl.rules.profiles import RuleProfile
-from shoe_ctl.service import shoes
-from shoe_ctl.table import Table
 
 log = logging.getLogger(__name__)
 
@@ -254,6 +251,12 @@ def run_full(scripts: Iterable[HandScript], profiles: Mapping[str, RuleProfile],
     :raises TimeoutError: when the hands are not done within ``timeout`` seconds (the dealer's
         ``stalled`` text says why, if it knows).
     """
+    # imported here: the whole table (serial link, journal, floor client) is what the direct
+    # replay, the path of ``shoe-ctl replay --direct``, leaves out, its imports included
+    from shoe_ctl.config import TableConfig
+    from shoe_ctl.service import shoes
+    from shoe_ctl.table import Table
+
     if machine is None:
         machine = Dealing(profiles, default_rules=rules)
     recorder = HandRecorder(machine)

@@ -19,11 +19,12 @@ import threading
 import time
 from array import array
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TextIO
 
 from drivers import protocol as p
 from drivers.shoe import ShoeLink
 from hil.deck import Deck
+from hil.operator import OperatorError, OperatorHook
 from hil.virtual_shoe import Faults, VirtualShoe
 from shoe_ctl.events import (
     CardRead,
@@ -58,7 +59,7 @@ class _Record:
                 self.dispense[i] = msg.dispense
 
 
-def _consumer(events: queue.Queue[Any], done: threading.Event, check: Callable[[Any], None]) -> threading.Thread:
+def _consumer(events: queue.Queue[Any], done: threading.Event, check: Callable[[object], None]) -> threading.Thread:
     """A daemon thread (not started) that hands every event in ``events`` to ``check`` until
     ``done`` is set and the queue is empty."""
 
@@ -74,7 +75,7 @@ def _consumer(events: queue.Queue[Any], done: threading.Event, check: Callable[[
 
 
 def run_soak(cards: int, faults: Faults | str | None = None, seed: int = 0, *, transport: str = "pty",
-             window: int = 256, stall_s: float = 60.0, progress: Any = None) -> dict[str, Any]:
+             window: int = 256, stall_s: float = 60.0, progress: TextIO | None = None) -> dict[str, Any]:
     """Pull ``cards`` cards through the full serial stack and check every delivered event.
 
     :param cards: pulls (a double pull makes two card events of one pull).
@@ -102,7 +103,7 @@ def run_soak(cards: int, faults: Faults | str | None = None, seed: int = 0, *, t
     last_link = [""]
     done = threading.Event()
 
-    def check(ev: Any) -> None:
+    def check(ev: object) -> None:
         if isinstance(ev, CardRead | ShoeFault | ShoeButton):
             seq = ev.seq
             if seq < last_seq[0]:
@@ -225,8 +226,8 @@ def run_soak(cards: int, faults: Faults | str | None = None, seed: int = 0, *, t
     }
 
 
-def run_soak_real(url: str, cards: int, hook: Any, *, batch: int = 10, deck_size: int = 52, baudrate: int = 115200,
-                  stall_s: float = 60.0, connect_s: float = 10.0, progress: Any = None) -> dict[str, Any]:
+def run_soak_real(url: str, cards: int, hook: OperatorHook, *, batch: int = 10, deck_size: int = 52, baudrate: int = 115200,
+                  stall_s: float = 60.0, connect_s: float = 10.0, progress: TextIO | None = None) -> dict[str, Any]:
     """Soak on a real shoe (or any shoe the run cannot pull itself): the operator hook
     (:mod:`hil.operator`) is asked to pull ``cards`` cards, ``batch`` at a time, and to reload a
     fresh deck every ``deck_size`` cards; every event the link delivers is checked.
@@ -242,8 +243,6 @@ def run_soak_real(url: str, cards: int, hook: Any, *, batch: int = 10, deck_size
     :returns: the result dict (docs/service.md, *Rehearsing a real shoe by hand*); ``error`` when the shoe
         did not connect, the operator could not be asked, or a batch stalled.
     """
-    from hil.operator import OperatorError
-
     events: queue.Queue[Any] = queue.Queue()
     counts = {"delivered": 0, "duplicated": 0, "out_of_order": 0, "repeated_in_deck": 0, "unread": 0,
               "faults": 0, "buttons": 0, "disconnects": 0, "gap_reported": 0}
@@ -253,7 +252,7 @@ def run_soak_real(url: str, cards: int, hook: Any, *, batch: int = 10, deck_size
     done = threading.Event()
     arrived = threading.Condition()
 
-    def check(ev: Any) -> None:
+    def check(ev: object) -> None:
         if isinstance(ev, CardRead | ShoeFault | ShoeButton):
             if ev.seq in seen:
                 counts["duplicated"] += 1

@@ -148,5 +148,8 @@ else
         rm -f .venv/.shoe-ctl-"$want"-*
         touch "$stamp"
     fi
+    # the code compiled to bytecode once here rather than at every start (docs/performance.md,
+    # "Start-up"): the service and every command import .pyc files instead of compiling sources
+    .venv/bin/python -m compileall -q -j 0 shoe_ctl drivers hil >/dev/null
     say "ready: $(.venv/bin/python scripts/installed_code.py "$here")"
 fi

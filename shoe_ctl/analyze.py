@@ -144,9 +144,13 @@ def _board_text(cards: Iterable[Card | None]) -> str:
     return " ".join(card_text(c) for c in cards)
 
 
-def analyze_hand(hand: RecordedHand, profile: RuleProfile) -> HandReport:
+def analyze_hand(hand: RecordedHand, profile: RuleProfile, *, firsts_only: bool = False) -> HandReport:
     """Apply the rules core to one recorded hand under ``profile``.
 
+    :param firsts_only: decide the bring-in and who acts first on each street (``streets``:
+        ``first``, ``recorded``; ``first_to_act`` and its alerts) and nothing else: no live deal (no
+        7th-street stub check, ``seventh`` stays ``None``) and no ``why`` texts. What ``shoe-ctl
+        replay`` needs beside the decisions the state machine made itself.
     :raises HandError: when the record cannot be dealt live (more cards than a 52-card deck).
     """
     n = hand.n
@@ -167,7 +171,7 @@ def analyze_hand(hand: RecordedHand, profile: RuleProfile) -> HandReport:
     folded = [False] * n
     committed: list[int | float] = [0] * n  # starting stacks may be inf (unknown)
     views: dict[str, StreetView] = {}
-    live = _LiveDeal(hand, profile)
+    live = None if firsts_only else _LiveDeal(hand, profile)
     street = ""
     for action in hand.actions:
         if action.street != street and action.kind in ("dh", "db"):
@@ -180,7 +184,8 @@ def analyze_hand(hand: RecordedHand, profile: RuleProfile) -> HandReport:
                     in_hand[p - 1] = can_act[p - 1] = False
             view = StreetView(street, in_hand, can_act, betting=sum(can_act) >= 2)
             views[street] = view
-            live.street_start(street, in_hand, can_act, report)
+            if live is not None:
+                live.street_start(street, in_hand, can_act, report)
         if action.kind not in BETTING or action.player is None:
             continue
         i = action.player
@@ -203,7 +208,8 @@ def analyze_hand(hand: RecordedHand, profile: RuleProfile) -> HandReport:
             pay = min(max(max(committed) - committed[i], 0), stacks[i])
             committed[i] += pay
             stacks[i] -= pay
-    live.finish([not f for f in folded], report)
+    if live is not None:
+        live.finish([not f for f in folded], report)
 
     for st in STREETS:
         if st not in views:
@@ -214,7 +220,9 @@ def analyze_hand(hand: RecordedHand, profile: RuleProfile) -> HandReport:
             continue
         if st == "3rd":
             view.first = first_to_act_third(game, doors, view.can_act, counts)
-            if b is None:
+            if firsts_only:
+                pass
+            elif b is None:
                 view.why = "the bring-in card is not known"
             else:
                 view.why = f"P{b + 1} {card_text(doors[b])} brings in"
@@ -236,12 +244,14 @@ def analyze_hand(hand: RecordedHand, profile: RuleProfile) -> HandReport:
                     game, boards, view.in_hand, view.can_act, profile.tie, community, community_unknown=unread
                 )
                 rule = "house-16.20" if on_board else ""
-            if rule == "RP-10-H-D":
+            if firsts_only:
+                pass
+            elif rule == "RP-10-H-D":
                 view.why = _why(hand, boards, view, None, "", profile)
                 view.why += f"; community card {card_text(community)}: the 6th-street order stands (RP-10-H-D)"
             else:
                 view.why = _why(hand, boards, view, community, rule, profile)
-            if st == "4th" and game is not Game.RAZZ:
+            if st == "4th" and game is not Game.RAZZ and not firsts_only:
                 pairs = [f"P{i + 1}" for i in range(n) if view.in_hand[i] and open_pair(boards[i])]
                 if pairs:
                     if not profile.open_pair_bet:

@@ -307,7 +307,7 @@ class _Problems:
         return True
 
 
-def _show(value: Any, limit: int = 60) -> str:
+def _show(value: object, limit: int = 60) -> str:
     """``repr(value)``, cut to ``limit`` characters (a huge number or text stays readable)."""
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**12:
         return f"{str(value)[:6]}... ({len(str(abs(value)))} digits)"

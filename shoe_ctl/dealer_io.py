@@ -10,13 +10,17 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, TextIO
+from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from drivers.buttons import DealerButtons
 from drivers.leds import ConsoleLedSink, GpioLedSink, MockLedSink, ShoeLedSink
 from shoe_ctl.config import TableConfig
-from shoe_ctl.display.server import DisplaySink, start_display
 from shoe_ctl.events import Command, DisplayUpdate, Signal
+
+if TYPE_CHECKING:
+    from gpiozero import Factory  # a gpiozero pin factory (MockFactory in tests)
+
+    from shoe_ctl.display.server import DisplaySink
 
 TOKEN_ENV = "SHOE_CTL_DISPLAY_TOKEN"
 
@@ -94,7 +98,7 @@ class LedContext:
 
     send_leds: Callable[[dict[str, Any]], Any] | None = None
     stream: TextIO | None = None
-    pin_factory: Any = None
+    pin_factory: Factory | None = None
 
 
 LedSink = GpioLedSink | ConsoleLedSink | ShoeLedSink | MockLedSink
@@ -138,7 +142,7 @@ def display_token(cfg: TableConfig, env: Mapping[str, str] | None = None) -> str
 def start_dealer_io(cfg: TableConfig, post: Callable[[Any], Any], *,
                     display: tuple[str, int] | None | Literal["config"] = "config",
                     send_leds: Callable[[dict[str, Any]], Any] | None = None,
-                    console: bool = False, stream: TextIO | None = None, pin_factory: Any = None,
+                    console: bool = False, stream: TextIO | None = None, pin_factory: Factory | None = None,
                     env: Mapping[str, str] | None = None) -> DealerIO:
     """Build and start the dealer's LEDs, display and buttons from ``cfg``.
 
@@ -160,6 +164,10 @@ def start_dealer_io(cfg: TableConfig, post: Callable[[Any], Any], *,
         if display == "config":
             display = (cfg.display.host, cfg.display.port) if cfg.display.enabled else None
         if display is not None:
+            # imported here: the display server brings aiohttp (a fifth of a second to import),
+            # which a table without a display (the direct replay, the bench's rigs) never needs
+            from shoe_ctl.display.server import start_display
+
             io.display = start_display(display[0], display[1], post, token=display_token(cfg, env),
                                        table_seats=cfg.seats)
         wanted = {cfg.leds.backend} | ({"console"} if console else set()) | ({"shoe"} if send_leds else set())

@@ -38,7 +38,7 @@ _HIDDEN_KEY_CACHE: dict[Any, bool] = {}
 """Whether a key is hidden (:data:`HIDDEN_KEYS`, any case), for the keys seen so far (bounded)."""
 
 
-def _hidden(key: Any) -> bool:
+def _hidden(key: object) -> bool:
     hidden = _HIDDEN_KEY_CACHE.get(key)
     if hidden is None:
         hidden = str(key).lower() in HIDDEN_KEYS
@@ -123,13 +123,13 @@ def _leaf(value: Any, kind: type, keep: _Keep) -> Any:
     return value
 
 
-def _mucked(status: Any) -> bool:
+def _mucked(status: object) -> bool:
     """True for a mucked hand's status (:data:`MUCKED_STATUSES`) and for any status that is not
     text: such a seat's downcards are never shown."""
     return not isinstance(status, str) or status in MUCKED_STATUSES
 
 
-def card_strings(values: Any) -> list[str]:
+def card_strings(values: object) -> list[str]:
     return [v for v in values if isinstance(v, str)] if isinstance(values, list | tuple) else []
 
 
@@ -198,7 +198,7 @@ def public_parts(state: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def downcards_in(snapshot: Any) -> Iterable[str]:
+def downcards_in(snapshot: object) -> Iterable[str]:
     """Every card string found under a ``down``-like key anywhere in ``snapshot`` (tests, checks)."""
     if isinstance(snapshot, Mapping):
         for k, v in snapshot.items():

@@ -305,7 +305,7 @@ class ExportedHand:
         return "\n".join(lines) + "\n"
 
 
-def _toml(value: Any) -> str:
+def _toml(value: object) -> str:
     """A TOML value: strings as basic strings (JSON escapes are valid TOML), lists inline,
     ``math.inf`` as ``inf``."""
     if isinstance(value, str):

@@ -28,7 +28,7 @@ MAX_INT = 2**53
 """Integers are within +-2**53: what the page's JavaScript can hold exactly and SQLite can store."""
 
 
-def check_input_shape(seat: Any, args: Any) -> None:
+def check_input_shape(seat: object, args: object) -> dict[str, Any]:
     """Check a dealer input's ``seat`` and ``args`` are of the shape inputs have.
 
     ``seat``: ``None`` or an integer 1..:data:`MAX_SEAT`. ``args``: an object of at most
@@ -36,6 +36,7 @@ def check_input_shape(seat: Any, args: Any) -> None:
     integer within +-:data:`MAX_INT`, a finite number, a text of at most :data:`MAX_TEXT`
     characters, or a list of at most :data:`MAX_ITEMS` of those (no list in a list, no object).
 
+    :returns: ``args``, checked.
     :raises ValueError: naming the field (``seat``, ``args``, ``args.NAME``, ``args.NAME[i]``) and
         what it should be.
     """
@@ -55,9 +56,10 @@ def check_input_shape(seat: Any, args: Any) -> None:
                 _scalar(f"args.{name}[{i}]", item)
         else:
             _scalar(f"args.{name}", value)
+    return args
 
 
-def _scalar(where: str, value: Any) -> None:
+def _scalar(where: str, value: object) -> None:
     if value is None or isinstance(value, bool):
         return
     if isinstance(value, int):
@@ -78,7 +80,7 @@ def _scalar(where: str, value: Any) -> None:
                      f"null or a list of those")
 
 
-def _shown(value: Any, limit: int = 40) -> str:
+def _shown(value: object, limit: int = 40) -> str:
     """``repr(value)`` cut to ``limit`` characters (a hostile value may be huge)."""
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 10**30:
         return f"an integer of {value.bit_length()} bits"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeGuard
 
 from shoe_ctl.input_shape import MAX_SEAT, check_input_shape
 
@@ -96,11 +96,11 @@ class SeatRule(StrEnum):
     """A seat may be named (an acknowledged alert's seat) but the input is not about one."""
 
 
-def _int(value: Any) -> bool:
+def _int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _seat(value: Any) -> bool:
+def _seat(value: object) -> bool:
     return _int(value) and 1 <= value <= MAX_SEAT
 
 
@@ -128,7 +128,7 @@ def _flag(name: str, what: str = "true or false", *, required: bool = False) -> 
 
 
 def _one_of(name: str, values: tuple[Any, ...], what: str, *, required: bool = False) -> Arg:
-    def test(v: Any) -> bool:
+    def test(v: object) -> bool:
         return not isinstance(v, bool) and v in values
     return Arg(name, what, test, required, values)
 
@@ -141,7 +141,7 @@ def _seats(name: str, what: str) -> Arg:
     return Arg(name, what, lambda v: isinstance(v, list) and all(_seat(s) for s in v))
 
 
-def _piles(v: Any) -> bool:
+def _piles(v: object) -> bool:
     return isinstance(v, list) and bool(v) and all(p in ("muck", "burns", "set-aside") for p in v)
 
 
@@ -178,7 +178,7 @@ class InputSpec:
     role: str | None = None
     rules: str = ""
 
-    def check(self, seat: Any, args: dict[str, Any]) -> None:
+    def check(self, seat: object, args: dict[str, Any]) -> None:
         """Check ``seat`` and ``args`` against this input's rules (after
         :func:`~shoe_ctl.input_shape.check_input_shape`).
 
@@ -202,7 +202,7 @@ class InputSpec:
                          for a in (*COMMON, *self.args)}}
 
 
-def _shown(value: Any) -> str:
+def _shown(value: object) -> str:
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
 
@@ -268,14 +268,13 @@ SPECS: dict[DealerAction, InputSpec] = _specs()
 """Every dealer input's specification, by action (one row each)."""
 
 
-def check_input(action: DealerAction, seat: Any, args: Any) -> None:
+def check_input(action: DealerAction, seat: object, args: object) -> None:
     """Check a dealer input from outside the process (display, dealer port) before it is posted:
     its shape (:func:`~shoe_ctl.input_shape.check_input_shape`), then its :data:`SPECS` row.
 
     :raises ValueError: naming the field and what it should be.
     """
-    check_input_shape(seat, args)
-    SPECS[action].check(seat, args)
+    SPECS[action].check(seat, check_input_shape(seat, args))
 
 
 REFUSED_CODES = frozenset({"input-wrong-time", "input-invalid", "undo-refused"})

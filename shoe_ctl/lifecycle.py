@@ -122,7 +122,7 @@ class BatchWorker(Closeable):
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
 
-    def put(self, item: Any) -> None:
+    def put(self, item: object) -> None:
         """Queue ``item`` (any thread; returns at once; ignored after ``close()``)."""
         with self._cond:
             if self._closed:

@@ -63,11 +63,17 @@ MAX_MESSAGE = 300
 """The longest error message (characters); a longer one (a huge value quoted) is cut."""
 
 
+WHOLE_FILE = "whole file"
+"""The place named by an error about the file as a whole (not a regular file, too large, unreadable)."""
+
+
 class PhhError(ValueError):
     """A PHH file that cannot be read as a stud hand.
 
     :ivar path: the file.
-    :ivar where: ``"line N"``, optionally with the field or action (``"line 7, actions[12]"``).
+    :ivar where: ``"line N"``, optionally with the field or action (``"line 7, actions[12]"``);
+        ``"top level"`` for TOML with neither ``variant`` nor ``actions``; ``"whole file"`` for a
+        file refused unread. Never empty.
     """
 
     def __init__(self, path: str, where: str, message: str) -> None:
@@ -75,7 +81,7 @@ class PhhError(ValueError):
         self.where = where
         if len(message) > MAX_MESSAGE:
             message = message[: MAX_MESSAGE - 3] + "..."
-        super().__init__(f"{path}: {where}: {message}" if where else f"{path}: {message}")
+        super().__init__(f"{path}: {where}: {message}")
 
 
 class Action(NamedTuple):
@@ -199,9 +205,9 @@ def read_phh(path: str | Path) -> RecordedHand:
         with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as fh:
             st = os.fstat(fh.fileno())
             if not stat.S_ISREG(st.st_mode):  # a pipe or a device would block or never end
-                raise PhhError(name, "", "not a regular file")
+                raise PhhError(name, WHOLE_FILE, "not a regular file")
             if st.st_size > MAX_PHH_BYTES:
-                raise PhhError(name, "", f"{st.st_size} bytes: too large for one hand record "
+                raise PhhError(name, WHOLE_FILE, f"{st.st_size} bytes: too large for one hand record "
                                f"(at most {MAX_PHH_BYTES})")
             # at most MAX_PHH_BYTES + 1 bytes, as one read of that size would give, but asking
             # for the size found first: a read of n bytes allocates n up front (1 MiB per file)
@@ -210,9 +216,9 @@ def read_phh(path: str | Path) -> RecordedHand:
             if len(raw) == want and want <= MAX_PHH_BYTES:  # it grew since: read on to the limit
                 raw += fh.read(MAX_PHH_BYTES + 1 - want)
     except OSError as exc:
-        raise PhhError(name, "", f"cannot read: {exc.strerror or exc}") from None
+        raise PhhError(name, WHOLE_FILE, f"cannot read: {exc.strerror or exc}") from None
     except ValueError as exc:  # a path with a NUL character
-        raise PhhError(name, "", f"cannot read: {exc}") from None
+        raise PhhError(name, WHOLE_FILE, f"cannot read: {exc}") from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -324,7 +330,7 @@ class _Parser:
     def hand(self) -> RecordedHand:
         variant = self.data.get("variant")
         if "variant" not in self.data and "actions" not in self.data:
-            raise PhhError(self.source, "", "not a PHH hand record (TOML, but no variant or actions key)")
+            raise PhhError(self.source, "top level", "not a PHH hand record (TOML, but no variant or actions key)")
         if not isinstance(variant, str):
             raise self.field_error("variant", "missing or not a string")
         try:

@@ -413,7 +413,7 @@ class SoftwareIdentity:
         out["manifest"] = self.digest
         return out
 
-    def answer(self, seed_text: Any) -> dict[str, Any]:
+    def answer(self, seed_text: object) -> dict[str, Any]:
         """The answer to a floor's or a lab's seed: ``seed``, ``answer`` (:func:`seeded_answer`
         hex) and :meth:`public`.
 
@@ -425,7 +425,7 @@ class SoftwareIdentity:
                                                            ident["shoe_firmware"]), **ident}
 
 
-def parse_seed(text: Any) -> bytes:
+def parse_seed(text: object) -> bytes:
     """A verification seed written in hex, :data:`MIN_SEED_HEX`..:data:`MAX_SEED_HEX` digits.
 
     :raises ReleaseError: not hex, odd, too short or too long.

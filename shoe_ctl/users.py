@@ -151,7 +151,7 @@ def role_of_source(source: str | None) -> Role | None:
         return None
 
 
-def parse_credential(value: Any) -> tuple[str, str]:
+def parse_credential(value: object) -> tuple[str, str]:
     """``(user, pin)`` of a credential ``{"user": NAME, "pin": DIGITS}`` sent with an input.
 
     :raises ValueError: not such an object (the message never holds the PIN).
@@ -329,7 +329,7 @@ class Authenticator:
             self._stamp = stamp
         return self._users
 
-    def authenticate(self, name: Any, pin: Any, source: str) -> User:
+    def authenticate(self, name: object, pin: object, source: str) -> User:
         """The user ``name`` when ``pin`` is theirs.
 
         :raises AuthError: a wrong or missing name or PIN, a locked user or source.

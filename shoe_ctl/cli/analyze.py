@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from shoe_ctl.analyze import HandReport, analyze_file, iter_phh_files
-from shoe_ctl.cli.args import add_phh_inputs, printable
+from shoe_ctl.cli.args import Subparsers, add_phh_inputs, printable
 from shoe_ctl.config import load_profile
 from shoe_ctl.phh import STREETS
 from shoe_ctl.rules.profiles import ProfileError, RuleProfile
@@ -22,7 +22,7 @@ from shoe_ctl.rules.profiles import ProfileError, RuleProfile
 DETAIL_UP_TO = 10
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subparsers) -> None:
     """Add the ``analyze`` subcommand."""
     p = subparsers.add_parser(
         "analyze",

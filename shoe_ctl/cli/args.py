@@ -6,7 +6,9 @@ import argparse
 import logging
 import math
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeAlias
 
 from shoe_ctl.config import CONFIG_DIR, load_profile
 from shoe_ctl.rules.profiles import RuleProfile
@@ -131,3 +133,15 @@ class PrintableFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         return printable(super().format(record))
+
+
+Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+"""What ``register(subparsers)`` of each subcommand module is given: ``add_parser`` makes its parser."""
+
+
+def help_only(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
+    """The ``func`` of a subcommand given without its sub-subcommand: print its help, exit status 2."""
+    def show(_args: argparse.Namespace) -> int:
+        parser.print_help()
+        return 2
+    return show

@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from drivers import shoe_bridge as sb
+from shoe_ctl.cli.args import Subparsers
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subparsers) -> None:
     """Add ``bridge`` to the CLI."""
     p = subparsers.add_parser(
         "bridge", help="run the shoe firmware on the Pi (reader + card-out beam) as a shoe on a pty",

@@ -17,8 +17,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from shoe_ctl.cli.args import Subparsers
 
-def register(subparsers: Any) -> None:
+
+def register(subparsers: Subparsers) -> None:
     """Add the ``conform`` subcommand."""
     cmd = subparsers.add_parser("conform", help="run the shoe conformance kit against a shoe",
                                 description="Test a shoe against docs/protocol.md: handshake, heartbeats, LED and "

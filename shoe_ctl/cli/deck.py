@@ -20,19 +20,19 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from shoe_ctl.cli.args import default_config_path, finite
+from shoe_ctl.cli.args import Subparsers, default_config_path, finite, help_only
 
 ENROL_TIMEOUT_S = 0.5
 """Seconds the reader module waits for each answer during an enrolment (nothing else waits on it)."""
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subparsers) -> None:
     """Add ``deck`` with ``enrol``, ``list`` and ``retire``."""
     deck = subparsers.add_parser("deck", help="enrol, list and retire the table's tagged decks",
                                  description="Enrol a tagged deck through the shoe's reader (which tag UID is "
                                  "which card), list the live decks, retire one.")
     sub = deck.add_subparsers(dest="deck_command", metavar="DECK_COMMAND")
-    deck.set_defaults(func=lambda args: (deck.print_help(), 2)[1])
+    deck.set_defaults(func=help_only(deck))
 
     def common(p: argparse.ArgumentParser) -> None:
         p.add_argument("--config", default=str(default_config_path()),

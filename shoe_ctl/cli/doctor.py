@@ -42,13 +42,16 @@ import sys
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from shoe_ctl.cli.args import add_table_shoe, seconds
+from shoe_ctl.cli.args import Subparsers, add_table_shoe, seconds
 from shoe_ctl.cli.status import use_color
 from shoe_ctl.config import TableConfig, load_table_config
 from shoe_ctl.rules.profiles import ProfileError
 from shoe_ctl.service import shoes
+
+if TYPE_CHECKING:
+    from gpiozero import Factory  # a gpiozero pin factory (MockFactory in tests)
 
 SERVICE_USER = "shoe-ctl"
 
@@ -188,7 +191,7 @@ def check_handshake(cfg: TableConfig, port_ok: bool, timeout: float = 3.0,
     return Check("handshake", "ok", found)
 
 
-def check_gpio(cfg: TableConfig, pin_factory: Any = None) -> Check:
+def check_gpio(cfg: TableConfig, pin_factory: Factory | None = None) -> Check:
     """Claim the configured LED pins and buttons, switch the LEDs off, release them."""
     led_pins = dict(cfg.leds.pins) if cfg.leds.backend == "gpio" else {}
     button_pins = dict(cfg.buttons.pins)
@@ -318,7 +321,7 @@ def check_unit(unit: Path = UNIT) -> Check:
 
 def run_checks(config: Path, *, port: str | None = None, journal: Path | None = None, timeout: float = 3.0,
                opener: Opener | None = None, link_factory: LinkFactory | None = None,
-               pin_factory: Any = None, uid: int | None = None, unit: Path = UNIT) -> Iterator[Check]:
+               pin_factory: Factory | None = None, uid: int | None = None, unit: Path = UNIT) -> Iterator[Check]:
     """Run every check in order, yielding each outcome as it is known."""
     cfg_check, cfg = check_config(config)
     yield cfg_check
@@ -449,7 +452,7 @@ def doctor(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subparsers) -> None:
     """Add ``doctor`` to the CLI."""
     p = subparsers.add_parser("doctor", help="check the port, shoe handshake, GPIO, config and journal",
                               description="Check a table's installation and say what to fix: the "

@@ -16,11 +16,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from shoe_ctl.cli.args import Subparsers
 from shoe_ctl.cli.journal import open_readonly
 from shoe_ctl.export import export_hands
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subparsers) -> None:
     """Add the ``export`` subcommand."""
     p = subparsers.add_parser(
         "export",

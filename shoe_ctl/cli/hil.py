@@ -21,15 +21,15 @@ import argparse
 import importlib
 from typing import Any
 
-from shoe_ctl.cli.args import finite
+from shoe_ctl.cli.args import Subparsers, finite, help_only
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subparsers) -> None:
     """Add the ``hil`` subcommand with its ``soak`` and ``crash`` sub-subcommands."""
     hil = subparsers.add_parser("hil", help="hardware-in-the-loop proofs on the virtual shoe",
                                 description="Hardware-in-the-loop proofs on the virtual shoe.")
     sub = hil.add_subparsers(dest="hil_command", metavar="HIL_COMMAND")
-    hil.set_defaults(func=lambda args: (hil.print_help(), 2)[1])
+    hil.set_defaults(func=help_only(hil))
 
     soak = sub.add_parser("soak", help="pull many cards through the serial stack with injected faults",
                           description="Pull N cards through the virtual shoe, the line and the shoe link, with "

@@ -16,16 +16,15 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
-from shoe_ctl.cli.args import default_config_path, finite
+from shoe_ctl.cli.args import Subparsers, default_config_path, finite
 from shoe_ctl.config import load_table_config
 from shoe_ctl.service.journal import Journal, JournalError
 from shoe_ctl.service.journal.files import refuse_foreign
 from shoe_ctl.service.journal.repair import check_file
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subparsers) -> None:
     """Add the ``journal`` subcommand (``journal check``)."""
     p = subparsers.add_parser("journal", help="check a journal file",
                               description="Tools for a table's journal file.")

@@ -11,10 +11,15 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+from shoe_ctl.cli.args import Subparsers
+
+if TYPE_CHECKING:
+    from gpiozero import Factory  # a gpiozero pin factory (MockFactory in tests)
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subparsers) -> None:
     """Add ``leds`` to the CLI."""
     from shoe_ctl.cli.args import default_config_path
 
@@ -26,7 +31,7 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=leds)
 
 
-def switch_off(config: Path, pin_factory: Any = None) -> str:
+def switch_off(config: Path, pin_factory: Factory | None = None) -> str:
     """Every configured GPIO LED off, the pins released; returns what was done.
 
     :raises shoe_ctl.rules.profiles.ProfileError: an unreadable configuration.

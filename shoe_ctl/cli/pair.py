@@ -15,12 +15,11 @@ import argparse
 import queue
 import sys
 from pathlib import Path
-from typing import Any
 
-from shoe_ctl.cli.args import seconds
+from shoe_ctl.cli.args import Subparsers, seconds
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subparsers) -> None:
     """Add ``pair`` to the CLI."""
     from shoe_ctl.cli.args import add_table_shoe
 

@@ -15,10 +15,11 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any
+
+from shoe_ctl.cli.args import Subparsers
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subparsers) -> None:
     """Add ``release`` to the CLI."""
     from shoe_ctl.cli.args import default_config_path
 

@@ -28,7 +28,7 @@ from typing import Any, TextIO
 
 from shoe_ctl.analyze import HandReport, analyze_hand, iter_phh_files
 from shoe_ctl.cli.analyze import ReportTable, display_names
-from shoe_ctl.cli.args import add_phh_inputs
+from shoe_ctl.cli.args import Subparsers, add_phh_inputs
 from shoe_ctl.config import load_profile
 from shoe_ctl.phh import PhhError, read_phh
 from shoe_ctl.rules.profiles import ProfileError, RuleProfile
@@ -40,7 +40,7 @@ REPLAY_SOURCE = (
 )
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subparsers) -> None:
     """Add the ``replay`` subcommand."""
     p = subparsers.add_parser(
         "replay",
@@ -144,7 +144,7 @@ def record_departures(record: Any, summary: dict[str, Any], profile: RuleProfile
                             f"community card (procedure {procedure})"),
             })
     try:
-        views = {v.street: v for v in analyze_hand(record, profile).streets if v.betting}
+        views = {v.street: v for v in analyze_hand(record, profile, firsts_only=True).streets if v.betting}
     except ValueError:  # HandError: more cards than a deck; the replay said so itself
         views = {}
     for street, first in (summary.get("first_to_act") or {}).items():

@@ -25,6 +25,7 @@ from typing import Any
 from shoe_ctl.cli.args import (
     DEFAULT_CONFIG,
     PrintableFormatter,
+    Subparsers,
     count,
     load_profiles,
     pace,
@@ -48,7 +49,7 @@ def journal_path(option: str | None, configured: str | None) -> str | None:
     return configured
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subparsers) -> None:
     """Add the ``run`` subcommand."""
     p = subparsers.add_parser(
         "run",

@@ -17,10 +17,11 @@ import os
 import signal
 import sys
 import threading
-from typing import Any
+
+from shoe_ctl.cli.args import Subparsers
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subparsers) -> None:
     """Add the ``sim`` subcommand."""
     p = subparsers.add_parser("sim", help="run a virtual shoe and print the URL to connect to",
                               description="Run a virtual shoe (pty or TCP) until Ctrl-C; prints its URL first.")

@@ -13,10 +13,16 @@ from __future__ import annotations
 import argparse
 import getpass
 import sys
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from shoe_ctl.cli.args import Subparsers
+
+if TYPE_CHECKING:
+    from shoe_ctl.users import UserStore
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subparsers) -> None:
     """Add ``users`` to the CLI."""
     from shoe_ctl.cli.args import default_config_path
     from shoe_ctl.users import Role
@@ -45,7 +51,7 @@ def _say(text: str) -> None:
     print(f"shoe-ctl users: {text}", file=sys.stderr, flush=True)
 
 
-def _store(args: argparse.Namespace) -> Any:
+def _store(args: argparse.Namespace) -> UserStore:
     from shoe_ctl.users import UserStore, users_file_setting
 
     path = args.file or users_file_setting(args.config)
@@ -67,7 +73,7 @@ def _pin(args: argparse.Namespace) -> str:
     return pin
 
 
-def _run(args: argparse.Namespace, action: Any) -> int:
+def _run(args: argparse.Namespace, action: Callable[[UserStore], int]) -> int:
     from shoe_ctl.rules.profiles import ProfileError
     from shoe_ctl.users import UserFileError
 
@@ -83,7 +89,7 @@ def add(args: argparse.Namespace) -> int:
     """Add a user; 1 for a name taken or a bad PIN."""
     from shoe_ctl.users import NAME_RE, Role, User
 
-    def go(store: Any) -> int:
+    def go(store: UserStore) -> int:
         users = store.load(missing_ok=True)
         if not NAME_RE.fullmatch(args.name):
             raise ValueError(f"name {args.name[:40]!r} is not 1..32 of a-z 0-9 . _ -")
@@ -99,7 +105,7 @@ def add(args: argparse.Namespace) -> int:
 
 def list_users(args: argparse.Namespace) -> int:
     """Print ``NAME ROLE`` per user."""
-    def go(store: Any) -> int:
+    def go(store: UserStore) -> int:
         for u in store.load():
             print(f"{u.name}\t{u.role.value}")
         return 0
@@ -109,7 +115,7 @@ def list_users(args: argparse.Namespace) -> int:
 
 def remove(args: argparse.Namespace) -> int:
     """Remove a user; 1 when there is none of that name."""
-    def go(store: Any) -> int:
+    def go(store: UserStore) -> int:
         users = store.load()
         kept = [u for u in users if u.name != args.name]
         if len(kept) == len(users):
@@ -125,7 +131,7 @@ def passwd(args: argparse.Namespace) -> int:
     """Give a user a new PIN; 1 when there is none of that name or the PIN is bad."""
     from dataclasses import replace
 
-    def go(store: Any) -> int:
+    def go(store: UserStore) -> int:
         users = store.load()
         if not any(u.name == args.name for u in users):
             raise ValueError(f"no user {args.name[:40]!r}")

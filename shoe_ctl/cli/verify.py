@@ -12,10 +12,11 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+
+from shoe_ctl.cli.args import Subparsers
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subparsers) -> None:
     """Add ``verify`` to the CLI."""
     p = subparsers.add_parser("verify", help="the expected answer to a seeded verification, computed offline",
                               description="Compute HMAC-SHA256(seed, manifest | config | shoe serial | shoe "

@@ -58,7 +58,7 @@ _TOKENS: set[str] = set()
 _ABSENT = object()
 
 
-def _numbers(ins: Any, state: Mapping[str, Any]) -> bool:
+def _numbers(ins: object, state: Mapping[str, Any]) -> bool:
     """True when an update of ``state`` with instruction ``ins`` gives the shown instruction its
     ``stub_no`` (a card signal, the stub's ``drawn`` a number): see :class:`DisplayModel`."""
     stub = state.get("stub")

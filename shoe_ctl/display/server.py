@@ -31,6 +31,7 @@ from shoe_ctl.users import (
     Authenticator,
     AuthError,
     Role,
+    User,
     UserFileError,
     parse_credential,
     required_role,
@@ -510,7 +511,7 @@ class DisplaySink(Closeable):
             return web.json_response({"error": "body must be a JSON object"}, status=400)
         return body
 
-    async def _authorize(self, event: DealerInput, credential: Any,
+    async def _authorize(self, event: DealerInput, credential: object,
                          roles: frozenset[Role] | None) -> DealerInput | web.Response:
         """``event`` signed with the user a ``credential`` (``{"user", "pin"}``) names, or the
         response refusing it: 401 when ``roles`` (:func:`required_role`) need a credential and
@@ -575,7 +576,7 @@ class DisplaySink(Closeable):
         journaled with who and when (docs/compliance.md, "Recall")."""
         provider = self.recall
         full = request.method == "POST"
-        who: Any = None
+        who: User | None = None
         if full:
             body = await self._body(request)
             if isinstance(body, web.Response):
@@ -655,7 +656,7 @@ class DisplaySink(Closeable):
         return web.json_response({"posted": {"action": str(event.action), "seat": event.seat,
                                              "args": event.args}}, status=202)
 
-    def _ack_band(self, ids: Any, source: str | None = None) -> web.Response:
+    def _ack_band(self, ids: object, source: str | None = None) -> web.Response:
         """Acknowledge one merged alert band: every listed alert still shown, in one step of the
         event loop (no machine update in between), and one ``ACK_ALERT`` per code to the machine
         (which clears every alert of that code). Ids no longer shown (the machine already cleared

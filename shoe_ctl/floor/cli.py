@@ -13,7 +13,6 @@ import os
 import signal
 import sys
 import threading
-from typing import Any
 
 from shoe_ctl.config import ConfigError
 from shoe_ctl.floor.config import FloorConfig, load_credentials, load_floor_config, parse_broker
@@ -24,7 +23,7 @@ from shoe_ctl.users import Authenticator, UserStore, users_file_setting
 __all__ = ["parse_listen", "register", "run"]
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``floor`` subcommand."""
     p = subparsers.add_parser("floor", help="the floor page: every table's state and alerts from the broker",
                               description="Follow every table of a room on the floor's MQTT broker and serve "
@@ -82,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
             auth = Authenticator(store, lambda code, message: logging.getLogger("shoe_ctl.floor").warning(
                 "%s: %s", code, message))
         page = FloorPage(consumer, host=listen_host, port=listen_port, token=token,
-                         allowed_hosts=tuple(args.allow_host), authenticator=auth)
+                         allowed_hosts=tuple(args.allow_host), authenticator=auth, pits=cfg.pits)
     except (ConfigError, ValueError, OSError) as exc:
         print(f"shoe-ctl floor: {exc}", file=sys.stderr)
         return 2

@@ -11,6 +11,10 @@
     keepalive = 15                                    # seconds, 5..300
     # outbox = "/var/lib/shoe-ctl/journal.sqlite3.floor"  # default: beside the journal
 
+    [[floor.pits]]                                    # the floor server's room map (a table ignores it)
+    name = "Pit 1"
+    rows = [["t1", "t2", "t3"], ["t6", "", "t4"]]     # each table's place, "" an empty one
+
 Errors are :class:`shoe_ctl.config.ConfigError` naming the file, the key and the allowed values.
 """
 
@@ -25,12 +29,13 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from shoe_ctl.config import ConfigError, read_toml
+from shoe_ctl.floor.room import Pit, parse_pits
 from shoe_ctl.floor.topics import NAME_RE
 
 __all__ = ["Credentials", "FloorConfig", "check_credentials_file", "load_credentials", "load_floor_config",
            "parse_broker", "parse_floor"]
 
-_KEYS = ("enabled", "broker", "room", "credentials", "ca_file", "keepalive", "outbox")
+_KEYS = ("enabled", "broker", "room", "credentials", "ca_file", "keepalive", "outbox", "pits")
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,7 +44,9 @@ class FloorConfig:
     TLS); ``room`` (the first topic level); ``credentials`` (path of the credentials file, or
     ``None`` for a broker without them); ``ca_file`` (TLS: the CA that signed the broker's
     certificate; ``None``: the system's CAs); ``keepalive`` seconds; ``outbox`` (the file keeping
-    the publisher's acknowledged journal sequence and session; ``None``: ``<journal>.floor``)."""
+    the publisher's acknowledged journal sequence and session; ``None``: ``<journal>.floor``);
+    ``pits`` the room map's pits with each table's place (``shoe-ctl floor`` only;
+    :func:`shoe_ctl.floor.room.parse_pits`)."""
 
     enabled: bool = False
     broker: str = "mqtt://127.0.0.1:1883"
@@ -48,6 +55,7 @@ class FloorConfig:
     ca_file: str | None = None
     keepalive: int = 15
     outbox: str | None = None
+    pits: tuple[Pit, ...] = ()
 
     @property
     def host_port_tls(self) -> tuple[str, int, bool]:
@@ -107,6 +115,7 @@ def parse_floor(src: str, data: Mapping[str, Any]) -> FloorConfig:
         ca_file=get("ca_file", str, None, "a file path") or None,
         keepalive=get("keepalive", int, 15, "5..300"),
         outbox=get("outbox", str, None, "a file path") or None,
+        pits=parse_pits(src, data["pits"]) if "pits" in data else (),
     )
     try:
         parse_broker(cfg.broker)

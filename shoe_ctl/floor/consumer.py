@@ -22,15 +22,20 @@ import re
 import ssl
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any, TypeGuard
 
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
+from paho.mqtt.properties import Properties
+from paho.mqtt.reasoncodes import ReasonCode
 
 from shoe_ctl.floor.config import Credentials
-from shoe_ctl.floor.topics import SEVERITIES, Topics, check_name, dumps
+from shoe_ctl.floor.severity import SEVERITIES, classify, needs_floor
+from shoe_ctl.floor.topics import Topics, check_name, dumps
 from shoe_ctl.service.journal import Journal
 
 log = logging.getLogger(__name__)
@@ -55,6 +60,12 @@ words but for the read it names) is merged into it with a ``count``; beyond this
 alert joins the newest open one of its code, or the table's ``more-alerts`` entry. None is lost
 from the count; one table's flood keeps its row, ``/state`` and each event's cost bounded."""
 
+KEEP_NOTICES = 5
+"""Routine alerts (``info``: shown, never queued for acknowledgement) kept per table for its tile."""
+
+SILENT_KEEPALIVES = 3
+"""A table that announced a keepalive and says nothing for this many of them is ``table-silent``."""
+
 _READ_PREFIX = re.compile(r"read \d+: ")
 
 HOLD_MAX = 5000
@@ -73,16 +84,16 @@ def _alert_key(alert: dict[str, Any]) -> tuple[Any, ...]:
             _READ_PREFIX.sub("", message, count=1) if message.startswith("read ") else message)
 
 
-def _whole(value: Any) -> TypeGuard[int]:
+def _whole(value: object) -> TypeGuard[int]:
     """A sequence or session number: an int (not a bool) 0..2**63-1, as the journal keeps them."""
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**63
 
 
-def _int(value: Any) -> int | None:
+def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and abs(value) < 2**63 else None
 
 
-def _text(value: Any, limit: int = 120) -> str | None:
+def _text(value: object, limit: int = 120) -> str | None:
     """A text the page shows: a short text as sent, a number as its digits, anything else ``None``."""
     if isinstance(value, bool) or value is None:
         return None
@@ -151,6 +162,14 @@ class TableView:
     clock_sent: float = 0.0
     recall: list[dict[str, Any]] = field(default_factory=list)
     """The table's last hands as it published them (``recall`` topic; downcards hidden)."""
+    notices: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=KEEP_NOTICES))
+    """The newest routine alerts (severity ``info``): shown, not queued for acknowledgement."""
+    version: int = 0
+    """The consumer's version at this table's last change (the page asks for what changed since)."""
+    keepalive: int | None = None
+    """The keepalive the table announced in its birth (it then says something at least that often)."""
+    silent: dict[str, Any] | None = None
+    """The open ``table-silent`` alert, while the table says nothing."""
 
     def public(self, now: float) -> dict[str, Any]:
         """The page's row: state, street, stub against the required number, alerts by severity
@@ -171,9 +190,11 @@ class TableView:
                      else {"status": "unknown", "detail": "the table is offline: its last word is not its shoe now"}),
             "alerts": open_alerts,
             "acknowledged": [a for a in self.alerts if a.get("acked") is not None][-10:],
+            "notices": list(self.notices),
             "counts": {s: sum(1 for a in open_alerts if a.get("severity") == s) for s in SEVERITIES},
             "seq": self.expected - 1,
             "chain": dict(self.chain) or None,
+            "version": self.version,
         }
 
 
@@ -196,7 +217,7 @@ class FloorConsumer:
 
     def __init__(self, *, host: str, port: int, room: str, credentials: Credentials | None = None,
                  tls: bool = False, ca_file: str | None = None, client_id: str | None = None,
-                 journal: Any = None, keep_seqs: bool = False, keepalive: int = 15,
+                 journal: Journal | None = None, keep_seqs: bool = False, keepalive: int = 15,
                  on_event: Callable[[str, dict[str, Any], float], None] | None = None) -> None:
         self.room = check_name("room", room)
         self.host, self.port, self.keepalive = host, port, keepalive
@@ -251,7 +272,8 @@ class FloorConsumer:
 
     # ------------------------------------------------------------------ paho callbacks
 
-    def _on_connect(self, client: mqtt.Client, _ud: Any, _flags: Any, reason: Any, _props: Any) -> None:
+    def _on_connect(self, client: mqtt.Client, _ud: object, _flags: mqtt.ConnectFlags, reason: ReasonCode,
+                    _props: Properties | None) -> None:
         if getattr(reason, "is_failure", False):
             log.warning("floor broker refused the floor consumer: %s", reason)
             return
@@ -259,7 +281,7 @@ class FloorConsumer:
         client.subscribe([(base + leaf, 1) for leaf in ("events", "state", "status", "recall")])
         self.connected.set()
 
-    def _on_disconnect(self, *_args: Any) -> None:
+    def _on_disconnect(self, *_args: object) -> None:
         self.connected.clear()
 
     CLOCK_EVERY_S = 60.0
@@ -274,7 +296,12 @@ class FloorConsumer:
         view.clock_sent = now
         self.client.publish(f"{self.room}/tables/{view.table}/clock", json.dumps({"time_us": int(now * 1e6)}), qos=1)
 
-    def _on_message(self, _client: mqtt.Client, _ud: Any, msg: mqtt.MQTTMessage) -> None:
+    def receive(self, topic: str, payload: bytes) -> None:
+        """Fold one message as if the broker had delivered it (a room simulated without a broker:
+        ``hil/floor_room.py``, the page's screenshots and its benchmark)."""
+        self._on_message(self.client, None, SimpleNamespace(topic=topic, payload=payload))  # type: ignore[arg-type]
+
+    def _on_message(self, _client: mqtt.Client, _ud: object, msg: mqtt.MQTTMessage) -> None:
         parsed = Topics.parse(msg.topic)
         if parsed is None or parsed[0] != self.room:
             return
@@ -295,6 +322,8 @@ class FloorConsumer:
                 if view is None:
                     view = self.tables[table] = TableView(table, seqs=[] if self.keep_seqs else None)
                 view.last_seen = now
+                if view.silent is not None:
+                    self._spoke(view, now)
                 if leaf == "events":
                     self._event(view, payload, now)
                 elif leaf == "state":
@@ -306,12 +335,13 @@ class FloorConsumer:
                 elif leaf == "recall":
                     view.recall = _bounded_recall(payload.get("hands"))
                 self.version += 1
+                view.version = self.version
         except Exception:  # noqa: BLE001 - an exception here would end paho's network thread: the floor deaf
             log.exception("floor: a message on %s could not be applied; dropped", msg.topic)
 
     # ------------------------------------------------------------------ folding (under the lock)
 
-    def _alive(self, view: TableView, session: Any) -> None:
+    def _alive(self, view: TableView, session: object) -> None:
         """An event or state of a newer session than known: the table is back (its birth may come
         later). One of the same session changes nothing: a retained state may arrive after the
         Will of the connection that sent it."""
@@ -344,12 +374,15 @@ class FloorConsumer:
             view.seqs.append(seq)
         kind = ev.get("kind")
         if kind == "Alert":
-            severity = ev.get("severity", "warning")
-            self._add_alert(view, {"id": seq, "code": _text(ev.get("code")), "message": _text(ev.get("message"), 1000),
-                                   "severity": severity if severity in SEVERITIES else "warning",
-                                   "seat": _int(ev.get("seat")), "street": _text(ev.get("street")),
-                                   "latched": ev.get("latched") is True, "hand": _int(ev.get("hand")),
-                                   "time_us": _int(ev.get("time_us")), "acked": None, "count": 1})
+            code, latched = _text(ev.get("code")), ev.get("latched") is True
+            severity = classify(code, latched, ev.get("severity"))  # the floor's table, not the sender's word
+            alert = {"id": seq, "code": code, "message": _text(ev.get("message"), 1000), "severity": severity,
+                     "seat": _int(ev.get("seat")), "street": _text(ev.get("street")), "latched": latched,
+                     "hand": _int(ev.get("hand")), "time_us": _int(ev.get("time_us")), "acked": None, "count": 1}
+            if needs_floor(severity):
+                self._add_alert(view, alert)
+            else:
+                view.notices.append(alert)  # routine: shown on the tile, never queued
         elif kind == "ShoeFault":
             fault = _text(ev.get("fault"))
             view.shoe = {"status": "fault" if not ev.get("cleared") else "connected", "detail": fault}
@@ -450,6 +483,9 @@ class FloorConsumer:
                     self._apply(view, view.held.pop(view.expected), time.time())
             if isinstance(last, int):
                 view.known_last = max(view.known_last, last)
+            keepalive = msg.get("keepalive")
+            if _whole(keepalive) and 1 <= keepalive <= 3600:
+                view.keepalive = keepalive
         elif session >= view.session:
             view.session = session
             view.online = False
@@ -469,6 +505,7 @@ class FloorConsumer:
 
     def _watch(self) -> None:
         while not self._stop.wait(0.1):
+            self.check_silent(time.time())
             for table, seq in self.check_gaps(time.monotonic()):
                 if self.connected.is_set():
                     self.client.publish(Topics(self.room, table).replay, dumps({"from": seq}), qos=1)
@@ -492,6 +529,44 @@ class FloorConsumer:
                     view.replays_asked += 1
                     asks.append((view.table, view.expected))
         return asks
+
+    def check_silent(self, now: float) -> list[str]:
+        """Raise ``table-silent`` (critical) for each online table that announced a keepalive
+        (:attr:`TableView.keepalive`: it then says something at least that often) and has said
+        nothing for :data:`SILENT_KEEPALIVES` of them at time ``now`` (``time.time()``): its Last
+        Will can be lost (a broker restarted meanwhile, a publisher hung while its network thread
+        still answers the broker's pings). Cleared when the table speaks again. Returns the tables
+        found silent now."""
+        found: list[str] = []
+        with self.lock:
+            for view in self.tables.values():
+                if view.silent is not None or not view.online or view.keepalive is None or not view.last_seen:
+                    continue
+                quiet = now - view.last_seen
+                if quiet <= SILENT_KEEPALIVES * view.keepalive:
+                    continue
+                self._lost_ids -= 1
+                alert = {"id": self._lost_ids, "code": "table-silent", "severity": "critical", "latched": False,
+                         "message": f"table {view.table} has said nothing for {quiet:.0f} s ({SILENT_KEEPALIVES} "
+                                    f"keepalives of {view.keepalive} s) and its Last Will did not come: go to the "
+                                    "table; its last state is shown",
+                         "seat": None, "street": _text(view.state.get("street")), "hand": _int(view.state.get("hand")),
+                         "time_us": int(now * 1e6), "acked": None, "count": 1}
+                self._add_alert(view, alert)
+                view.silent = alert
+                self.version += 1
+                view.version = self.version
+                found.append(view.table)
+        return found
+
+    def _spoke(self, view: TableView, now: float) -> None:
+        """A silent table said something: its ``table-silent`` alert is cleared (kept among the
+        acknowledged ones, ``by`` None)."""
+        alert, view.silent = view.silent, None
+        if alert is not None and alert.get("acked") is None:
+            alert["acked"] = {"by": None, "cleared": "the table spoke again", "at": now,
+                              "at_text": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(now)) + " UTC"}
+            self._close(view, alert)
 
     # ------------------------------------------------------------------ the page's side
 
@@ -543,6 +618,8 @@ class FloorConsumer:
                 self._close(view, alert)
             if alerts:
                 self.version += 1
+                assert view is not None
+                view.version = self.version
         if self.journal is not None:
             for alert in alerts:
                 record = {"table": table, "alert": alert["id"], "code": alert.get("code"), "who": who[:80],
@@ -559,13 +636,13 @@ class FloorConsumer:
             return list(view.seqs or []) if view is not None else []
 
 
-def open_floor_journal(path: str | os.PathLike[str], room: str) -> Any:
+def open_floor_journal(path: str | os.PathLike[str], room: str) -> Journal:
     """The floor's journal (acknowledgements), a :class:`~shoe_ctl.service.journal.Journal` of
     table ``floor-<room>`` and profile ``floor``."""
     return Journal(path, table=f"floor-{room}", profile="floor", retention_days=0)
 
 
-def _bounded_recall(hands: Any) -> list[dict[str, Any]]:
+def _bounded_recall(hands: object) -> list[dict[str, Any]]:
     """A table's published recall, kept within bounds (10 hands of 600 entries, each a flat object):
     a forged or broken message cannot grow the floor's memory."""
     from shoe_ctl.recall import MAX_ENTRIES, RECALL_HANDS

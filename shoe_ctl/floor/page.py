@@ -1,26 +1,31 @@
-"""The floor page: every table of a room on one screen (aiohttp, its own thread and loop).
+"""The floor page: the room map (aiohttp, its own thread and loop; the page is ``page_html.py``).
 
-``GET /`` the page; ``GET /state`` the consumer's snapshot (:meth:`FloorConsumer.snapshot`);
-``POST /ack`` ``{"table", "id" or "all": true, "user", "pin"}`` acknowledges an alert as a named
-floor supervisor (400 without a user and PIN, 401/429 for a wrong one or a lockout, 403 for
-another role, 404 when no such open alert); ``GET /recall?table=NAME`` the table's last hands. A request whose ``Host`` does not name this machine, or whose ``Origin`` is
-another site, is refused (403). Connections are capped by address and must send a request head
-within a deadline (:data:`LIMITS`). Off loopback a token is required, sent as ``X-Floor-Token`` on POSTs (the
-page keeps one given as ``#token=...``). ``docs/floor.md`` describes the page.
+``GET /`` the page; ``/layout`` the pits; ``/tiles?since=V`` the tiles changed after a version;
+``/table?name=NAME`` one table's detail; ``/recall?table=NAME`` its last hands; ``/state`` the
+whole snapshot (:meth:`FloorConsumer.snapshot`). ``POST /signin`` ``{"user", "pin"}`` signs a floor
+supervisor in (a session id for ``X-Floor-Session``), ``/signout`` out; ``POST /ack`` ``{"table",
+"id" or "all": true}`` acknowledges under that session (or with ``"user", "pin"``). ``Host`` and
+``Origin`` are checked, connections capped (:data:`LIMITS`), a token required off loopback
+(``X-Floor-Token``). ``docs/floor.md``, "The floor page".
 """
 
 from __future__ import annotations
 
 import asyncio
 import ipaddress
+import secrets
 import threading
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from aiohttp import web
 
-from shoe_ctl.floor.consumer import FloorConsumer
-from shoe_ctl.users import FLOOR_ROLES, AuthError, UserFileError, parse_credential
+from shoe_ctl.floor.consumer import FloorConsumer, TableView
+from shoe_ctl.floor.page_html import PAGE_HTML
+from shoe_ctl.floor.room import Pit, floor_words, layout_json, tile, tile_status
+from shoe_ctl.floor.severity import SEVERITIES
+from shoe_ctl.users import FLOOR_ROLES, Authenticator, AuthError, User, UserFileError, parse_credential
 from shoe_ctl.web_guard import (
     Admission,
     Limits,
@@ -32,7 +37,7 @@ from shoe_ctl.web_guard import (
     quiet_accept_errors,
 )
 
-__all__ = ["FloorPage", "PAGE_HTML"]
+__all__ = ["PAGE_HTML", "FloorPage", "SignIns", "tiles"]
 
 
 TOKEN_MIN_LEN = 16
@@ -43,6 +48,88 @@ LIMITS = Limits(max_connections=128, reserved_connections=16, per_address_connec
 open at once, 16 kept for a browser on the floor PC itself, 16 for any other address; a request
 head must arrive within 10 s of opening and of each answer. Far below the descriptor limit
 (``LimitNOFILE``), so the consumer always has descriptors to reconnect to the broker."""
+
+
+SIGNIN_IDLE_S = 900.0
+"""A supervisor signed in on the page is signed out after this long without an acknowledgement (s)."""
+
+MAX_SIGNINS = 64
+"""Sessions kept at once; the least recently used goes first."""
+
+
+class SignIns:
+    """The page's signed-in supervisors: a random session id -> (user name, last use), at most
+    :data:`MAX_SIGNINS`, each ending after :data:`SIGNIN_IDLE_S` idle. Only the name is kept (never
+    the PIN); an acknowledgement under a session is recorded with that name."""
+
+    def __init__(self, idle_s: float = SIGNIN_IDLE_S, limit: int = MAX_SIGNINS,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.idle_s, self.limit, self.clock = idle_s, limit, clock
+        self._by_id: dict[str, tuple[str, float]] = {}
+        self._lock = threading.Lock()
+
+    def open(self, name: str) -> str:
+        """A new session for ``name``; its id (URL-safe text)."""
+        sid = secrets.token_urlsafe(24)
+        with self._lock:
+            while len(self._by_id) >= self.limit:
+                oldest = min(self._by_id, key=lambda k: self._by_id[k][1])
+                del self._by_id[oldest]
+            self._by_id[sid] = (name, self.clock())
+        return sid
+
+    def user(self, sid: str) -> str | None:
+        """The name signed in under ``sid`` (its idle time starts again), or ``None``: unknown,
+        signed out or idle too long."""
+        now = self.clock()
+        with self._lock:
+            found = self._by_id.get(sid)
+            if found is None:
+                return None
+            if now - found[1] > self.idle_s:
+                del self._by_id[sid]
+                return None
+            self._by_id[sid] = (found[0], now)
+            return found[0]
+
+    def close(self, sid: str) -> None:
+        with self._lock:
+            self._by_id.pop(sid, None)
+
+
+_RANK = {s: i for i, s in enumerate(SEVERITIES)}
+
+
+def _tile_row(view: TableView) -> dict[str, Any]:
+    """What :func:`~shoe_ctl.floor.room.tile` reads of a table (under the consumer's lock): the
+    row of ``TableView.public`` without the parts a tile does not show, so a burst of 1,700
+    tables holds the lock briefly."""
+    st = view.state
+    open_alerts = [a for a in view.alerts if a.get("acked") is None]
+    if len(open_alerts) > 1:
+        open_alerts.sort(key=lambda a: (_RANK.get(a.get("severity", "info"), 9), -int(a["id"])))
+    return {"table": view.table, "online": view.online, "state": st.get("state"), "hand": st.get("hand"),
+            "street": st.get("street"), "stub": st.get("stub"), "alerts": open_alerts,
+            "notices": list(view.notices)[-1:], "version": view.version}
+
+
+def tiles(consumer: FloorConsumer, since: int = 0) -> dict[str, Any]:
+    """The page's update: the tiles of the tables changed after consumer version ``since`` (every
+    table for 0), the room's open alerts by severity, the version to ask from next, and
+    ``now_us``, the floor's clock (the page ages alerts from it). The page counts the tiles by
+    status itself, from the tiles it holds."""
+    now = time.time()
+    with consumer.lock:
+        version = consumer.version
+        out = [tile(_tile_row(view)) for view in consumer.tables.values() if view.version > since]
+        totals = dict.fromkeys(SEVERITIES, 0)
+        for view in consumer.tables.values():
+            for a in view.alerts:
+                if a.get("acked") is None and a.get("severity") in totals:
+                    totals[a["severity"]] += 1
+        count = len(consumer.tables)
+    return {"room": consumer.room, "version": version, "since": since, "now_us": int(now * 1e6),
+            "connected": consumer.connected.is_set(), "alerts": totals, "tables": count, "tiles": out}
 
 
 def _loopback(host: str) -> bool:
@@ -67,7 +154,8 @@ class FloorPage:
 
     def __init__(self, consumer: FloorConsumer, *, host: str = "127.0.0.1", port: int = 8090,
                  token: str | None = None, allowed_hosts: tuple[str, ...] = (),
-                 limits: Limits = LIMITS, authenticator: Any = None) -> None:
+                 limits: Limits = LIMITS, authenticator: Authenticator | None = None,
+                 pits: tuple[Pit, ...] = ()) -> None:
         if not _loopback(host) and not token:
             raise ValueError(f"floor page on {host}: an address other than loopback needs a token")
         if token and len(token) < TOKEN_MIN_LEN:  # as the dealer display's (docs/security.md)
@@ -75,11 +163,13 @@ class FloorPage:
                              f"{TOKEN_MIN_LEN} are needed (python3 -c 'import secrets; "
                              "print(secrets.token_urlsafe(24))')")
         self.consumer = consumer
+        self.layout = layout_json(pits)
         self.host, self.port, self.token = host, port, token
         self._names = known_names((host, *allowed_hosts))
         self.authenticator = authenticator
         """The floor's named users (:class:`shoe_ctl.users.Authenticator`); None: no acknowledgement
         is taken (the page acknowledges only as a named floor supervisor)."""
+        self.sessions = SignIns()
         self._gate = TokenGate(token, failures=5, lockout_s=60.0)  # as the dealer display's (docs/security.md)
         self.limits = limits
         self.admission = Admission("floor page", limits.max_connections, limits.reserved_connections,
@@ -120,7 +210,12 @@ class FloorPage:
         app.router.add_get("/", self._index)
         app.router.add_get("/state", self._state)
         app.router.add_post("/ack", self._ack)
+        app.router.add_post("/signin", self._signin)
+        app.router.add_post("/signout", self._signout)
         app.router.add_get("/recall", self._recall)
+        app.router.add_get("/layout", self._layout)
+        app.router.add_get("/tiles", self._tiles)
+        app.router.add_get("/table", self._table)
         app.router.add_get("/favicon.ico", no_icon)
         self._runner = web.AppRunner(app, access_log=None, keepalive_timeout=self.limits.request_timeout_s)
         await self._runner.setup()
@@ -141,6 +236,28 @@ class FloorPage:
     async def _state(self, _req: web.Request) -> web.Response:
         return web.json_response(self.consumer.snapshot(), headers={"Cache-Control": "no-store"})
 
+    async def _layout(self, _req: web.Request) -> web.Response:
+        """``GET /layout``: the room's pits and each table's place (:func:`~shoe_ctl.floor.room.layout_json`)."""
+        return web.json_response(self.layout, headers={"Cache-Control": "no-store"})
+
+    async def _tiles(self, req: web.Request) -> web.Response:
+        """``GET /tiles?since=V``: the tiles changed after version V (:func:`~shoe_ctl.floor.room.tiles`)."""
+        raw = req.query.get("since", "0")
+        since = int(raw) if raw.isascii() and raw.isdigit() and len(raw) < 19 else 0
+        return web.json_response(tiles(self.consumer, since), headers={"Cache-Control": "no-store"})
+
+    async def _table(self, req: web.Request) -> web.Response:
+        """``GET /table?name=NAME``: one table's row (``TableView.public``) with its floor words
+        and status, for the detail."""
+        name = req.query.get("name", "")
+        with self.consumer.lock:
+            view = self.consumer.tables.get(name)
+            row = view.public(time.time()) if view is not None else None
+        if row is None:
+            return web.json_response({"error": f"no table {name[:64]!r}"}, status=404)
+        row["words"], row["status"] = floor_words(row.get("state")), tile_status(row)
+        return web.json_response(row, headers={"Cache-Control": "no-store"})
+
     async def _recall(self, req: web.Request) -> web.Response:
         """``GET /recall?table=NAME``: the table's last hands as it published them (downcards
         hidden: they never leave the table)."""
@@ -152,7 +269,7 @@ class FloorPage:
             return web.json_response({"error": f"no table {name[:64]!r}"}, status=404)
         return web.json_response({"table": name, "hands": hands}, headers={"Cache-Control": "no-store"})
 
-    async def _ack(self, req: web.Request) -> web.Response:
+    def _token_refused(self, req: web.Request) -> web.Response | None:
         verdict = self._gate.check(req.remote or "?", req.headers.get("X-Floor-Token", ""))
         if verdict == "locked":
             return web.json_response({"error": "too many wrong tokens from this client; try again later"},
@@ -161,32 +278,84 @@ class FloorPage:
             return web.json_response({"error": "token"}, status=401)
         if req.content_type != "application/json":
             return web.json_response({"error": "Content-Type must be application/json"}, status=415)
-        try:
-            body = await req.json()
-            table = body["table"]
-            every = body.get("all") is True
-            alert_id = 0 if every else body["id"]
-            name, pin = parse_credential({"user": body["user"], "pin": body["pin"]})
-            if not isinstance(table, str) or not isinstance(alert_id, int) or isinstance(alert_id, bool):
-                raise TypeError
-        except (ValueError, KeyError, TypeError, RecursionError, AttributeError):
-            return web.json_response({"error": "expected {\"table\": text, \"id\": int or \"all\": true, "
-                                               "\"user\": text, \"pin\": digits}"}, status=400)
+        return None
+
+    async def _supervisor(self, req: web.Request, name: str, pin: str) -> tuple[User | None, web.Response | None]:
+        """The floor supervisor ``name`` with ``pin``, or the refusal (401/429 wrong or locked out,
+        403 another role or no users file, 503 an unreadable users file)."""
         if self.authenticator is None:
-            return web.json_response({"error": "this floor page has no users file (shoe-ctl floor --users FILE): "
-                                      "alerts are acknowledged only by a named floor supervisor"}, status=403)
+            return None, web.json_response({"error": "this floor page has no users file (shoe-ctl floor --users "
+                                            "FILE): alerts are acknowledged only by a named floor supervisor"},
+                                           status=403)
         source = f"floor-page:{req.remote or '?'}"
         loop = asyncio.get_running_loop()
         try:
             user = await loop.run_in_executor(None, self.authenticator.authenticate, name, pin, source)
         except AuthError as exc:
-            return web.json_response({"error": str(exc)}, status=429 if exc.status == "locked" else 401)
+            return None, web.json_response({"error": str(exc)}, status=429 if exc.status == "locked" else 401)
         except UserFileError as exc:
-            return web.json_response({"error": str(exc)}, status=503)
+            return None, web.json_response({"error": str(exc)}, status=503)
         if user.role not in FLOOR_ROLES:
-            return web.json_response({"error": f"{user.name} is a {user.role.value}: a floor supervisor "
-                                      "acknowledges"}, status=403)
-        who = user.name
+            return None, web.json_response({"error": f"{user.name} is a {user.role.value}: a floor supervisor "
+                                            "acknowledges"}, status=403)
+        return user, None
+
+    async def _signin(self, req: web.Request) -> web.Response:
+        """``POST /signin`` ``{"user", "pin"}``: a floor supervisor signs in on this page; the answer's
+        ``session`` goes with each acknowledgement (``X-Floor-Session``) until signed out or idle
+        for :data:`SIGNIN_IDLE_S`."""
+        refused = self._token_refused(req)
+        if refused is not None:
+            return refused
+        try:
+            body = await req.json()
+            name, pin = parse_credential({"user": body["user"], "pin": body["pin"]})
+        except (ValueError, KeyError, TypeError, RecursionError, AttributeError):
+            return web.json_response({"error": "expected {\"user\": text, \"pin\": digits}"}, status=400)
+        user, refusal = await self._supervisor(req, name, pin)
+        if refusal is not None or user is None:
+            return refusal or web.json_response({"error": "refused"}, status=403)
+        session = self.sessions.open(user.name)
+        return web.json_response({"user": user.name, "role": user.role.value, "session": session,
+                                  "idle_s": SIGNIN_IDLE_S})
+
+    async def _signout(self, req: web.Request) -> web.Response:
+        """``POST /signout``: the session of ``X-Floor-Session`` ends (no session: nothing to do)."""
+        refused = self._token_refused(req)
+        if refused is not None:
+            return refused
+        self.sessions.close(req.headers.get("X-Floor-Session", ""))
+        return web.json_response({"signed_out": True})
+
+    async def _ack(self, req: web.Request) -> web.Response:
+        refused = self._token_refused(req)
+        if refused is not None:
+            return refused
+        session = req.headers.get("X-Floor-Session", "")
+        try:
+            body = await req.json()
+            table = body["table"]
+            every = body.get("all") is True
+            alert_id = 0 if every else body["id"]
+            credential = None if session else parse_credential({"user": body["user"], "pin": body["pin"]})
+            if not isinstance(table, str) or not isinstance(alert_id, int) or isinstance(alert_id, bool):
+                raise TypeError
+        except (ValueError, KeyError, TypeError, RecursionError, AttributeError):
+            return web.json_response({"error": "expected {\"table\": text, \"id\": int or \"all\": true} "
+                                               "from a signed-in supervisor (X-Floor-Session), or with "
+                                               "\"user\": text, \"pin\": digits"}, status=400)
+        if credential is None:
+            who = self.sessions.user(session)
+            if who is None:
+                return web.json_response({"error": "signed out (idle too long, or signed out elsewhere): "
+                                          "sign in again"}, status=401)
+        else:
+            user, refusal = await self._supervisor(req, *credential)
+            if refusal is not None or user is None:
+                return refusal or web.json_response({"error": "refused"}, status=403)
+            who = user.name
+        source = f"floor-page:{req.remote or '?'}"
+        loop = asyncio.get_running_loop()
         if every:
             acked = await loop.run_in_executor(None, self.consumer.acknowledge_all, table, who, source)
             if not acked:
@@ -210,126 +379,3 @@ class FloorPage:
         self._thread.join(5)
         if not self._thread.is_alive():
             self._loop.close()  # else the loop is closed at interpreter exit: a traceback on every stop
-
-
-PAGE_HTML = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Floor</title>
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<style>
-body{font-family:system-ui,sans-serif;margin:0;background:#111;color:#eee}
-header{display:flex;gap:1.5em;align-items:center;padding:.6em 1em;background:#222}
-header h1{font-size:1.2em;margin:0}
-.sev{padding:.1em .5em;border-radius:.3em;font-weight:bold}
-.critical{background:#b00020;color:#fff}.warning{background:#e0a000;color:#000}.info{background:#446;color:#fff}
-table{border-collapse:collapse;width:100%}
-th,td{padding:.35em .6em;border-bottom:1px solid #333;text-align:left;vertical-align:top}
-tr.offline td{color:#888}
-.short{color:#ff6060;font-weight:bold}
-.alert{margin:.15em 0}
-button{font-size:1em}
-#conn.down{color:#ff6060}
-#recall{position:fixed;inset:2em;background:#181820;border:2px solid #fb0;overflow:auto;padding:1em}
-#recall[hidden]{display:none}
-.rc{font-family:monospace}
-</style></head>
-<body>
-<header><h1>Floor <span id="room"></span></h1>
-<span id="conn">connecting...</span>
-<span>open alerts: <span class="sev critical" id="n-critical">0</span>
-<span class="sev warning" id="n-warning">0</span> <span class="sev info" id="n-info">0</span></span>
-<label>User <input id="ack-user" autocomplete="username" autocapitalize="off"></label>
-<label>PIN <input id="ack-pin" type="password" inputmode="numeric" autocomplete="off"></label></header>
-<table><thead><tr><th>Table</th><th>Online</th><th>State</th><th>Street</th><th>Stub / required</th>
-<th>Shoe</th><th>Last seen</th><th>Alerts</th></tr></thead><tbody id="rows"></tbody></table>
-<div id="recall" hidden><button id="recall-close">Close</button> <b id="recall-title"></b><div id="recall-body"></div></div>
-<script>
-"use strict";
-const token = (location.hash.match(/token=([^&]+)/) || [])[1];
-if (token) { sessionStorage.setItem("floorToken", token); history.replaceState(null, "", location.pathname); }
-function el(tag, attrs, ...kids) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
-  for (const k of kids) e.append(k && k.nodeType ? k : document.createTextNode(k == null ? "" : String(k)));
-  return e;
-}
-async function ack(table, id) {
-  const user = document.getElementById("ack-user").value.trim();
-  const pinBox = document.getElementById("ack-pin");
-  if (!user || !pinBox.value) { (user ? pinBox : document.getElementById("ack-user")).focus(); alert("User and PIN first"); return; }
-  const headers = {"Content-Type": "application/json"};
-  const t = sessionStorage.getItem("floorToken"); if (t) headers["X-Floor-Token"] = t;
-  const pin = pinBox.value;
-  pinBox.value = "";
-  const body = id === "all" ? {table, all: true, user, pin} : {table, id, user, pin};
-  const r = await fetch("/ack", {method: "POST", headers, body: JSON.stringify(body)});
-  if (!r.ok) { const j = await r.json().catch(() => ({})); alert(j.error || ("refused: " + r.status)); }
-  refresh();
-}
-function row(t) {
-  const stub = t.stub || {};
-  const short = stub.count != null && stub.required != null && stub.count < stub.required;
-  const alerts = el("td", {});
-  if (t.alerts.length > 1) {
-    const all = el("button", {"data-ack-all": t.table}, "Acknowledge all " + t.alerts.length);
-    all.onclick = () => ack(t.table, "all");
-    alerts.append(all);
-  }
-  for (const a of t.alerts) {
-    const b = el("button", {"data-ack": t.table + ":" + a.id}, "Acknowledge");
-    b.onclick = () => ack(t.table, a.id);
-    alerts.append(el("div", {class: "alert", "data-alert": t.table + ":" + a.id},
-      el("span", {class: "sev " + a.severity}, a.severity), " ", a.code, ": ", a.message || "",
-      a.count > 1 ? " \u00d7" + a.count : "", " ", b));
-  }
-  for (const a of t.acknowledged) {
-    alerts.append(el("div", {class: "alert acked", "data-acked": t.table + ":" + a.id},
-      "\\u2713 ", a.code, " acknowledged by ", a.acked.by, " at ", a.acked.at_text));
-  }
-  const rb = el("button", {"data-recall": t.table}, "Recall");
-  rb.onclick = () => recall(t.table);
-  alerts.append(rb);
-  const shoe = t.shoe ? (t.shoe.status || "") : "";
-  return el("tr", {class: t.online ? "online" : "offline", "data-table": t.table},
-    el("td", {}, t.table), el("td", {class: "online-cell"}, t.online ? "online" : "OFFLINE"),
-    el("td", {class: "state-cell"}, t.state || ""), el("td", {class: "street-cell"}, t.street || ""),
-    el("td", {class: "stub-cell" + (short ? " short" : "")},
-       stub.count == null ? "" : stub.count + " / " + stub.required + (stub.forecast ? " (short on " + stub.forecast + ")" : "")),
-    el("td", {class: "shoe-cell"}, shoe),
-    el("td", {class: "seen-cell"}, t.seen_ago_s == null ? "never" : t.seen_ago_s + " s ago",
-       t.chain ? el("div", {class: "chain-cell"}, "record #" + t.chain.seq + " " + t.chain.tag) : ""), alerts);
-}
-async function recall(table) {
-  const r = await fetch("/recall?table=" + encodeURIComponent(table), {cache: "no-store"});
-  const j = await r.json().catch(() => ({hands: []}));
-  const body = document.getElementById("recall-body");
-  body.replaceChildren();
-  document.getElementById("recall-title").textContent = "Recall " + table + ": the last " + (j.hands || []).length
-    + " hands (downcards stay at the table)";
-  for (const h of (j.hands || []).slice().reverse()) {
-    body.append(el("h3", {}, "Hand " + h.hand + ", started " + h.started + (h.finished ? "" : " (in progress)")));
-    for (const e of h.entries) {
-      const what = e.kind === "card" ? (e.street || "") + " " + (e.seat ? "seat " + e.seat + " " : "") + e.role + " " + e.card
-        : e.kind === "input" ? e.action + (e.seat ? " seat " + e.seat : "") + (e.by ? " (" + e.by + ")" : "")
-        : (e.latched ? "STOP " : "") + e.code + ": " + e.message;
-      body.append(el("div", {class: "rc"}, e.t + "  " + what));
-    }
-  }
-  document.getElementById("recall").hidden = false;
-}
-document.getElementById("recall-close").onclick = () => { document.getElementById("recall").hidden = true; };
-let shown = -1;
-async function refresh() {
-  let s;
-  try { s = await (await fetch("/state", {cache: "no-store"})).json(); }
-  catch (e) { document.getElementById("conn").textContent = "page offline"; return; }
-  document.getElementById("room").textContent = s.room;
-  const c = document.getElementById("conn");
-  c.textContent = s.connected ? "broker connected" : "broker DISCONNECTED"; c.className = s.connected ? "" : "down";
-  for (const k of ["critical", "warning", "info"]) document.getElementById("n-" + k).textContent = s.alerts[k];
-  const rows = document.getElementById("rows");
-  rows.replaceChildren(...s.tables.map(row));
-  shown = s.version;
-}
-refresh(); setInterval(refresh, 1000);
-</script></body></html>
-"""

@@ -15,17 +15,29 @@ import ssl
 import stat
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
+from paho.mqtt.properties import Properties
+from paho.mqtt.reasoncodes import ReasonCode
 
 from shoe_ctl.events import Command, DisplayUpdate
 from shoe_ctl.floor.config import Credentials, FloorConfig, load_credentials
 from shoe_ctl.floor.topics import Topics, dumps, event_payload, floor_state, redact
+from shoe_ctl.service.controller import Controller
+
+if TYPE_CHECKING:
+    from shoe_ctl.release import SoftwareIdentity  # cryptography: loaded only where a seed is answered
 
 log = logging.getLogger(__name__)
+
+Report = Callable[[str, str], object]
+"""``report(code, message)``: raise (and journal) an information alert at the table."""
+Recall = Callable[[], list[dict[str, Any]]]
+"""The last hands, full (the publisher shows their public part on the ``recall`` topic)."""
 
 __all__ = ["FloorPublisher", "attach_floor"]
 
@@ -76,7 +88,8 @@ class FloorPublisher:
                  credentials: Credentials | None = None, tls: bool = False, ca_file: str | None = None,
                  keepalive: int = 15, outbox: str | os.PathLike[str] | None = None, window: int = 200,
                  state_interval: float = 0.05, reconnect_max_s: int = 5, readback_s: float = 10.0,
-                 identity: Any = None, report: Any = None, recall: Any = None) -> None:
+                 identity: SoftwareIdentity | None = None, report: Report | None = None,
+                 recall: Recall | None = None) -> None:
         self.journal = journal
         self.identity = identity
         self.report = report
@@ -209,7 +222,8 @@ class FloorPublisher:
     def _set_will(self) -> None:
         self.client.will_set(self.topics.status, dumps(self._status(False)), qos=1, retain=True)
 
-    def _on_connect(self, client: mqtt.Client, _ud: Any, _flags: Any, reason: Any, _props: Any) -> None:
+    def _on_connect(self, client: mqtt.Client, _ud: object, _flags: mqtt.ConnectFlags, reason: ReasonCode,
+                    _props: Properties | None) -> None:
         if getattr(reason, "is_failure", False):
             log.warning("floor broker refused table %s: %s", self.table, reason)
             return
@@ -223,7 +237,8 @@ class FloorPublisher:
         self._signals.append(("connected", None))
         self._wake.set()
 
-    def _on_disconnect(self, _client: mqtt.Client, _ud: Any, _flags: Any, reason: Any, _props: Any) -> None:
+    def _on_disconnect(self, _client: mqtt.Client, _ud: object, _flags: mqtt.DisconnectFlags, reason: ReasonCode,
+                       _props: Properties | None) -> None:
         was = self.connected
         self.connected = False
         if self._state_token is not None:
@@ -234,7 +249,7 @@ class FloorPublisher:
             log.warning("floor broker connection lost (%s); table %s reconnects", reason, self.table)
         self._wake.set()
 
-    def _on_publish(self, _client: mqtt.Client, _ud: Any, mid: int, _reason: Any, _props: Any) -> None:
+    def _on_publish(self, _client: mqtt.Client, _ud: object, mid: int, _reason: ReasonCode, _props: Properties) -> None:
         self._acks.append(mid)
         self._wake.set()
 
@@ -266,14 +281,15 @@ class FloorPublisher:
                             "floor may see nothing of this table")
             log.warning("floor: %s", self.problem)
 
-    def _on_subscribe(self, _client: mqtt.Client, _ud: Any, _mid: int, reasons: Any, _props: Any) -> None:
+    def _on_subscribe(self, _client: mqtt.Client, _ud: object, _mid: int, reasons: list[ReasonCode],
+                      _props: Properties | None) -> None:
         codes = list(reasons) if isinstance(reasons, list | tuple) else [reasons]
         if len(codes) > 1 and getattr(codes[1], "is_failure", False):
             self.problem = (f"the floor broker refuses table {self.table} reading its own state: its ACL is not "
                             "the one docs/floor.md gives (the broker user must be the table's name)")
             log.warning("floor: %s", self.problem)
 
-    def _on_message(self, _client: mqtt.Client, _ud: Any, msg: mqtt.MQTTMessage) -> None:
+    def _on_message(self, _client: mqtt.Client, _ud: object, msg: mqtt.MQTTMessage) -> None:
         if msg.topic == self.topics.state:
             self._state_back(msg.payload)
             return
@@ -341,8 +357,8 @@ class FloorPublisher:
                 birth = True
             elif kind == "clock":
                 self._compare_clock(*value)
-            elif kind == "verify" and self.connected:
-                self._answer_seed(value)
+            elif kind == "verify" and self.connected and self.identity is not None:  # subscribed only then
+                self._answer_seed(self.identity, value)
             elif kind == "replay" and isinstance(value, int):
                 self.replay_requests += 1
                 birth = True  # tell the floor the journal's first record again
@@ -404,16 +420,16 @@ class FloorPublisher:
         payload = {"v": 1, "table": self.table, "time_us": int(time.time() * 1e6), "hands": redact(hands, shown)}
         self.client.publish(self.topics.recall, dumps(payload), qos=1, retain=True)
 
-    def _answer_seed(self, raw: bytes) -> None:
+    def _answer_seed(self, identity: SoftwareIdentity, raw: bytes) -> None:
         """Answer a seeded verification request ``{"seed": HEX}`` on ``verified`` (docs/compliance.md,
         "Verification on demand"); a bad request gets ``{"error"}`` there and is journaled."""
         from shoe_ctl.release import ReleaseError
 
-        seed: Any = None
+        seed: object = None
         try:
             data = json.loads(raw)
             seed = data.get("seed") if isinstance(data, dict) else None
-            out: dict[str, Any] = self.identity.answer(seed)
+            out: dict[str, Any] = identity.answer(seed)
             self.verifications += 1
         except (ValueError, RecursionError, ReleaseError) as exc:
             why = str(exc) if isinstance(exc, ReleaseError) else 'not JSON {"seed": HEX}'
@@ -472,8 +488,11 @@ class FloorPublisher:
     def _publish_state(self) -> None:
         raw = self._latest
         now = time.monotonic()
-        if raw is None or raw is self._state_sent or now - self._state_at < self.state_interval:
-            if raw is not None and raw is not self._state_sent:
+        if raw is None:
+            return
+        beat = raw is self._state_sent and now - self._state_at >= self.keepalive  # the floor hears it is alive
+        if not beat and (raw is self._state_sent or now - self._state_at < self.state_interval):
+            if raw is not self._state_sent:
                 self._wake.set()  # publish it once the interval is over
             return
         time_us = int(time.time() * 1e6)
@@ -496,7 +515,7 @@ class FloorPublisher:
                 out["software"] = self._born_as = self.identity.public()
             first = next(iter(self.journal.records(None)), None)
             out.update(first=first.seq if first is not None else 1, last=self._last_seq(),
-                       time_us=int(time.time() * 1e6))
+                       time_us=int(time.time() * 1e6), keepalive=self.keepalive)
         if clean:
             out["clean"] = True
         return out
@@ -553,9 +572,9 @@ class FloorPublisher:
         self._saved, self._saved_at = state, now
 
 
-def attach_floor(controller: Any, journal: Any, cfg: FloorConfig, *, table: str,
-                 journal_path: str | os.PathLike[str] | None = None, identity: Any = None,
-                 report: Any = None, recall: Any = None) -> FloorPublisher | None:
+def attach_floor(controller: Controller, journal: Any, cfg: FloorConfig, *, table: str,
+                 journal_path: str | os.PathLike[str] | None = None, identity: SoftwareIdentity | None = None,
+                 report: Report | None = None, recall: Recall | None = None) -> FloorPublisher | None:
     """Wire the floor publisher into a table's service (the composition root calls this).
 
     :param controller: the :class:`~shoe_ctl.service.controller.Controller` (``add_sink``).
@@ -613,11 +632,12 @@ def probe_broker(cfg: FloorConfig, credentials: Credentials | None, timeout: flo
     if credentials is not None:
         client.username_pw_set(credentials.username, credentials.password)
 
-    def on_connect(_c: Any, _u: Any, _f: Any, reason: Any, _p: Any) -> None:
+    def on_connect(_c: mqtt.Client, _u: object, _f: mqtt.ConnectFlags, reason: ReasonCode,
+                   _p: Properties | None) -> None:
         reasons.append(reason)
         answered.set()
 
-    def on_subscribe(_c: Any, _u: Any, _m: int, codes: Any, _p: Any) -> None:
+    def on_subscribe(_c: mqtt.Client, _u: object, _m: int, codes: list[ReasonCode], _p: Properties | None) -> None:
         granted.extend(codes if isinstance(codes, list | tuple) else [codes])
         subscribed.set()
 

@@ -15,7 +15,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from shoe_ctl.embargo import CARD_TOKEN, REDACTED, public_state
-from shoe_ctl.input_spec import REFUSED_CODES
+from shoe_ctl.floor.severity import SEVERITIES, classify
+from shoe_ctl.service.journal.records import Record
 
 __all__ = [
     "NAME_RE", "SEVERITIES", "Topics", "check_name", "dumps", "event_payload", "floor_state", "redact",
@@ -27,13 +28,6 @@ PAYLOAD_VERSION = 1
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 """A room or table name usable as one MQTT topic level and a broker user name."""
 
-SEVERITIES = ("critical", "warning", "info")
-"""Alert severities, most urgent first (see :func:`severity`)."""
-
-CRITICAL_CODES = frozenset({
-    "shoe-fault", "shoe-disconnected", "shoe-sequence-reset", "sequence-gap", "journal-write-failed",
-    "duplicate-card", "dispense-gap",
-})
 
 
 def check_name(what: str, name: str) -> str:
@@ -89,7 +83,7 @@ TAG_TOKEN = re.compile(r"\btag [0-9a-fA-F]{8,20}\b")
 """A card's tag UID in a text (``tag 04a1b2c3``): a tag names a card to whoever holds the deck map."""
 
 
-def redact(value: Any, public: frozenset[str] = frozenset()) -> Any:
+def redact(value: object, public: frozenset[str] = frozenset()) -> Any:
     """``value`` with every card written in a string that is not in ``public``, and every tag
     UID, replaced by ``??``."""
     if isinstance(value, str):
@@ -103,22 +97,16 @@ def redact(value: Any, public: frozenset[str] = frozenset()) -> Any:
 
 
 def severity(code: str, latched: bool) -> str:
-    """An alert's severity on the floor: ``critical`` for a latched alert (the dealer must stop)
-    and for shoe and journal faults, ``info`` for a refused dealer input (nothing changed),
-    ``warning`` for every other alert (a ruling, a short stub coming, a community card)."""
-    if latched or code in CRITICAL_CODES or code.startswith("shoe-"):
-        return "critical"
-    if code in REFUSED_CODES:
-        return "info"
-    return "warning"
-
+    """An alert's severity on the floor (:func:`shoe_ctl.floor.severity.classify`: the one table
+    of alert code to severity; ``critical`` when latched)."""
+    return classify(code, latched)
 
 
 def _pick(body: Mapping[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
     return {k: redact(body[k]) for k in keys if k in body}
 
 
-def event_payload(record: Any, *, table: str, session: int) -> dict[str, Any]:
+def event_payload(record: Record, *, table: str, session: int) -> dict[str, Any]:
     """The published form of one journal record (``shoe_ctl.service.journal.Record``).
 
     Always: ``v``, ``table``, ``session`` (the publisher's connection number, see

@@ -13,6 +13,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
+from transitions.core import EventData
+
 from shoe_ctl.events import (
     Alert,
     CardRead,
@@ -35,6 +37,7 @@ from shoe_ctl.machine.reads import Read
 from shoe_ctl.machine.undo import Undo
 from shoe_ctl.rules.cards import Card
 from shoe_ctl.rules.games import Game, bring_in
+from shoe_ctl.rules.hand import HandState
 from shoe_ctl.rules.profiles import RuleProfile
 
 log = logging.getLogger(__name__)
@@ -365,7 +368,7 @@ class Dealing:
             else:
                 raise MachineFault(f"unknown operation {op!r}")
 
-    def _begin_hand(self, profile: RuleProfile, game: Game, hand: Any, all_in: list[int]) -> None:
+    def _begin_hand(self, profile: RuleProfile, game: Game, hand: HandState, all_in: list[int]) -> None:
         """Start a new hand (``new-hand`` accepted): ``all_in`` seats are all in from the start."""
         self.p.begin(profile, game, hand)
         self.link.gap = None  # (the undo point is the new-hand input's: nothing to undo)
@@ -433,17 +436,17 @@ class Dealing:
         self.alert("sequence-gap-closed", f"sequence gap closed: {cards} card(s) that left unread are counted "
                    f"{where}; the hand goes on")
 
-    def _entered(self, _event: Any) -> None:
+    def _entered(self, _event: EventData) -> None:
         """``after_state_change``: one more state entry (a timer armed before it is stale)."""
         self.entries += 1
 
     # ================================================================== structure (callbacks)
 
-    def two_can_act(self, _event: Any) -> bool:
+    def two_can_act(self, _event: EventData) -> bool:
         """Condition of ``street_dealt``: two or more players in the hand can still bet."""
         return self.p.two_can_act()
 
-    def _begin_street(self, _event: Any) -> None:
+    def _begin_street(self, _event: EventData | None) -> None:
         """``after`` callback of the transitions into a street's ``deal``: ask the rules core for
         the street's plan (house 16.16: the cards taken aside first)."""
         p = self.p
@@ -455,32 +458,32 @@ class Dealing:
             return
         self._plan_now(None)
 
-    def _plan_now(self, _event: Any) -> None:
+    def _plan_now(self, _event: EventData | None) -> None:
         """Plan the street in progress (at its start, or once the house 16.16 cards are aside)."""
         short = self.p.plan_street()
         if short is not None:
             self.alert(*short, street=self.p.street)
 
-    def _replan(self, _event: Any) -> None:
+    def _replan(self, _event: EventData | None) -> None:
         """``after`` callback of ``redeal`` (and a ruling in ``deal``): plan what is left of the
         street in progress after a ruling changed the record."""
         self.p.replan()
 
-    def _begin_betting(self, _event: Any) -> None:
+    def _begin_betting(self, _event: EventData) -> None:
         """``after`` callback of ``deal -> betting``: who brings in / acts first (rules core)."""
         self.p.begin_betting()
 
-    def _begin_confirm(self, _event: Any) -> None:
+    def _begin_confirm(self, _event: EventData) -> None:
         """``after`` callback of ``deal -> betting`` when no betting round can follow."""
         self.p.begin_confirm()
 
-    def _begin_showdown(self, _event: Any) -> None:
+    def _begin_showdown(self, _event: EventData) -> None:
         self.p.street = self.p.plan = None
         out = self._outcome()
         irregular.count_at_showdown(self.p, out)
         self.apply(out)
 
-    def _end_hand(self, _event: Any) -> None:
+    def _end_hand(self, _event: EventData) -> None:
         self.p.street = self.p.plan = None
 
     def _settle(self) -> None:
@@ -511,7 +514,7 @@ class Dealing:
 
     # ================================================================== faults
 
-    def _on_exception(self, event: Any) -> None:
+    def _on_exception(self, event: EventData) -> None:
         """The one ``on_exception`` handler: record the fault; :meth:`handle` moves to
         ``attention`` once the trigger has returned (no transition from inside the handler)."""
         self._pending_fault = event.error

@@ -33,6 +33,7 @@ from transitions.core import State
 from transitions.extensions import HierarchicalMachine
 from transitions.extensions.nesting import (
     NestedEvent,
+    NestedEventData,
     NestedState,
     NestedTransition,
     _build_state_list,
@@ -68,7 +69,7 @@ class LeanNestedTransition(NestedTransition):
         super().__init__(*args, **kwargs)
         self._resolved: dict[tuple[str, tuple[str, ...]], Any] = {}
 
-    def _recipe(self, event_data: Any, current: str) -> Any:
+    def _recipe(self, event_data: NestedEventData, current: str) -> Any:
         """What a change of state from ``current`` (in the machine's present scope) does: the
         library's exit and enter calls (bound method, its arguments after the event data), the
         model's new state (value and ``State``), the event data's ``scope`` if the library sets
@@ -101,7 +102,7 @@ class LeanNestedTransition(NestedTransition):
             self._resolved[key] = recipe
         return recipe
 
-    def _change_state(self, event_data: Any) -> None:
+    def _change_state(self, event_data: NestedEventData) -> None:  # type: ignore[override]  # as the library's own stub
         machine = event_data.machine
         current = getattr(event_data.model, machine.model_attribute)
         if type(current) is not str or machine._has_final:
@@ -109,7 +110,7 @@ class LeanNestedTransition(NestedTransition):
             return
         exits, model_states, enters, scope, _value, _state, _plain = self._recipe(event_data, current)
         if scope is not _UNSET:
-            event_data.scope = list(scope)
+            event_data.scope = list(scope)  # type: ignore[attr-defined]
         for func, rest in exits:
             func(event_data, *rest)
         with machine():
@@ -118,7 +119,7 @@ class LeanNestedTransition(NestedTransition):
         for func, rest in enters:
             func(event_data, *rest)
 
-    def execute_silent(self, event_data: Any) -> bool:
+    def execute_silent(self, event_data: NestedEventData) -> bool:
         """``Transition.execute`` for a machine whose library loggers drop every record (the
         caller checked): the same callbacks in the same order (``prepare``, the conditions,
         the machine's ``before_state_change`` then ``before``, the exits, the model's new state,
@@ -145,7 +146,7 @@ class LeanNestedTransition(NestedTransition):
                 self._change_state(event_data)
             else:
                 if scope is not _UNSET:
-                    event_data.scope = list(scope)
+                    event_data.scope = list(scope)  # type: ignore[attr-defined]
                 _scoped_callbacks(plain[0], "on_exit", callback, event_data)
                 setattr(model, machine.model_attribute, value)
                 event_data.state = new_state
@@ -157,7 +158,7 @@ class LeanNestedTransition(NestedTransition):
         return True
 
 
-def _scoped_callbacks(steps: Any, which: str, callback: Any, event_data: Any) -> None:
+def _scoped_callbacks(steps: Any, which: str, callback: Any, event_data: NestedEventData) -> None:
     """Run each state's ``which`` callbacks (``on_exit`` or ``on_enter``) with the state's scope
     set while they run, as the library's ``NestedState.exit``/``enter`` do; a state without any
     is skipped (nothing could see the scope set for it)."""
@@ -268,7 +269,7 @@ class LeanHierarchicalMachine(HierarchicalMachine):
                         self.__exit__(None, None, None)
         return levels
 
-    def _trigger_event(self, event_data: Any, trigger: str) -> Any:
+    def _trigger_event(self, event_data: NestedEventData, trigger: str) -> Any:
         """The library's ``_trigger_event`` (the trigger run from the machine's queue: the event
         in the machine's root scope, the result checked, ``on_exception`` and
         ``finalize_event``); while the library's loggers would drop every record, without its
@@ -289,7 +290,7 @@ class LeanHierarchicalMachine(HierarchicalMachine):
                 self.scoped, self.states, self.events, self.prefix_path = stack.pop()
             event_data.result = self._check_event_result(res, event_data.model, trigger)
         except BaseException as err:  # handed to on_exception, as the library does
-            event_data.error = err
+            event_data.error = err  # type: ignore[assignment]
             if self.on_exception:
                 for func in self.on_exception:
                     callback(func, event_data)
@@ -304,7 +305,7 @@ class LeanHierarchicalMachine(HierarchicalMachine):
                                    self.name, type(err).__name__, str(err))
         return event_data.result
 
-    def _trigger_event_nested(self, event_data: Any, trigger: str, _state_tree: Any, *, silent: bool = False) -> Any:
+    def _trigger_event_nested(self, event_data: NestedEventData, trigger: str, _state_tree: Any, *, silent: bool = False) -> Any:
         current = getattr(event_data.model, self.model_attribute)
         if _state_tree is not None or type(current) is not str:
             return super()._trigger_event_nested(event_data, trigger, _state_tree)  # type: ignore[misc]
@@ -340,15 +341,15 @@ class LeanHierarchicalMachine(HierarchicalMachine):
                 res = tmp
         return None if res is None else bool(res)
 
-    def _process_silent(self, event: Any, event_data: Any) -> None:
+    def _process_silent(self, event: NestedEvent, event_data: NestedEventData) -> None:
         """``NestedEvent._process`` with no log call (the library's loggers drop every record):
         the machine's ``prepare_event`` callbacks, then the source state's transitions for the
         event in order until one is taken."""
         callback = self.callback
         for func in self.prepare_event:
             callback(func, event_data)
-        for trans in event.transitions[event_data.source_name]:
-            event_data.transition = trans
+        for trans in event.transitions[event_data.source_name]:  # type: ignore[index]
+            event_data.transition = trans  # type: ignore[assignment]
             if isinstance(trans, LeanNestedTransition):
                 event_data.result = trans.execute_silent(event_data)
             else:

@@ -36,7 +36,7 @@ SHOE_REFUSED = frozenset(f"shoe-{code}" for code in ("unpaired", "unknown-shoe",
 """The latched alerts of a shoe the link refused (``LinkChanged.refused``): no hand starts under one."""
 
 
-def _seat_number(value: Any, what: str) -> int:
+def _seat_number(value: object, what: str) -> int:
     """A table seat number from a dealer input: an int 1..8 (not a bool, a float or a text).
 
     :raises ValueError: naming ``what`` and the value."""
@@ -45,7 +45,7 @@ def _seat_number(value: Any, what: str) -> int:
     return value
 
 
-def _seat_list(value: Any, what: str) -> list[Any]:
+def _seat_list(value: object, what: str) -> list[Any]:
     """A list of seat numbers from a dealer input (a list or tuple, not a text).
 
     :raises ValueError: naming ``what`` and the value."""

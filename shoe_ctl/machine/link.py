@@ -6,8 +6,7 @@ raise. Not part of a hand's progress (an undo never puts it back). Described in
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from shoe_ctl.events import (
     CardRead,
@@ -34,8 +33,10 @@ FAULT_TEXT: dict[FaultKind, str] = {
 }
 """What the dealer does about a shoe fault, by kind."""
 
-AlertFn = Callable[..., None]
-"""Raises an alert: ``(code, message, *, latched=False)``, as :meth:`~shoe_ctl.machine.outcome.Outcome.alert`."""
+class AlertFn(Protocol):
+    """Raises an alert, as :meth:`~shoe_ctl.machine.outcome.Outcome.alert`."""
+
+    def __call__(self, code: str, message: str, *, latched: bool = False) -> None: ...
 
 
 class LinkState:

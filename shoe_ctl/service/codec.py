@@ -79,7 +79,7 @@ def _field_names(cls: type[Any]) -> tuple[str, ...]:
     return names
 
 
-def _enc_value(value: Any) -> Any:
+def _enc_value(value: object) -> Any:
     if type(value) in _PLAIN_TYPES:
         return value
     if value is None or isinstance(value, bool | int | str | float):
@@ -203,7 +203,7 @@ def _dec_fields(cls: type[Any], data: Mapping[str, Any], path: str) -> Any:
         raise CodecError(f"{path}: {exc}") from None
 
 
-def decode(data: Any, where: str = "") -> Encodable:
+def decode(data: object, where: str = "") -> Encodable:
     """The event or command that :func:`encode` turned into ``data``.
 
     :param data: the decoded JSON object.

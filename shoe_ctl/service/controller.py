@@ -34,7 +34,8 @@ from shoe_ctl.events import (
 )
 from shoe_ctl.lifecycle import Closeable
 from shoe_ctl.machine import Dealing
-from shoe_ctl.service.codec import CodecError
+from shoe_ctl.service.codec import CodecError, Encodable
+from shoe_ctl.service.journal.writer import Entry
 from shoe_ctl.users import TILT_ROLES, required_role, role_of_source, user_of_source, what_needs
 
 log = logging.getLogger(__name__)
@@ -59,7 +60,7 @@ class JournalLike(Protocol):
     """What the controller needs of any journal: ``append`` one event or command, durable when it
     returns (a test's list, :class:`NullJournal`)."""
 
-    def append(self, item: Any) -> int: ...
+    def append(self, item: Encodable) -> int: ...
 
 
 @runtime_checkable
@@ -69,12 +70,12 @@ class WriterJournal(JournalLike, Protocol):
     :meth:`wait_written`, and hears when writes fail and succeed again (docs/journal.md, *The
     writer*). A journal with only ``append`` is written by the controller thread itself."""
 
-    def append_many(self, items: Iterable[Any]) -> list[int]: ...
+    def append_many(self, items: Iterable[Encodable]) -> list[int]: ...
 
-    def submit(self, items: Iterable[Any], *, on_durable: Callable[[list[int]], None] | None = None,
-               linger: bool = False) -> Any: ...
+    def submit(self, items: Iterable[Encodable], *, on_durable: Callable[[list[int]], None] | None = None,
+               linger: bool = False) -> Entry: ...
 
-    def wait_written(self, entry: Any, timeout: float | None) -> bool: ...
+    def wait_written(self, entry: Entry, timeout: float | None) -> bool: ...
 
     def add_state_listener(self, fn: Callable[[BaseException | None], None]) -> None: ...
 
@@ -88,7 +89,7 @@ class LinkLike(Protocol):
 class NullJournal:
     """A journal that keeps nothing (tests, ``--direct`` replays, a service run without one)."""
 
-    def append(self, item: Any) -> int:
+    def append(self, item: Encodable) -> int:
         return 0
 
 
@@ -146,7 +147,7 @@ class EventQueue:
         """No event waits."""
         return self.qsize() == 0
 
-    def put(self, item: Any) -> None:
+    def put(self, item: object) -> None:
         """File ``item`` in its lane (never blocks)."""
         with self.mutex:
             self._posted += 1
@@ -218,7 +219,7 @@ class EventQueue:
         with self.mutex:
             self._held = max(0, self._held - 1)
 
-    def put_urgent(self, item: Any) -> None:
+    def put_urgent(self, item: object) -> None:
         """Put ``item`` ahead of every event waiting, in either lane (the controller's urgent
         calls: a journal that cannot write is told to the dealer at once)."""
         with self.mutex:
@@ -587,14 +588,14 @@ class Controller(Closeable):
                     self._ahead.append((more, self._submit_other(more) or _UNJOURNALED))
         return entry
 
-    def _wait_other(self, ev: Any, entry: Any) -> None:
+    def _wait_other(self, ev: object, entry: Entry | _Unencodable | None) -> None:
         """Wait (bounded) until ``entry``, the record of ``ev``, is written."""
         if entry is None or isinstance(entry, _Unencodable) or self.writer is None:
             return
         if not self.writer.wait_written(entry, self.INPUT_WAIT_S):
             log.warning("a %s acted on before its journal record was written (journal failing)", type(ev).__name__)
 
-    def _submit_other(self, ev: Any) -> Any:
+    def _submit_other(self, ev: Any) -> Entry | _Unencodable | None:
         """Queue ``ev``'s record for the writer; its entry, or None when that failed (logged, the
         dealer told)."""
         assert self._submit is not None
@@ -624,7 +625,7 @@ class Controller(Closeable):
         self._deliver(cmds)
         return cmds
 
-    def _journal(self, ev: Any, alerts: list[Alert]) -> bool:
+    def _journal(self, ev: Event | None, alerts: list[Alert]) -> bool:
         """Append ``ev`` (unless None) and then ``alerts``; True when ``ev`` was journaled.
         With a journal that has ``submit``, the alerts are queued (kept in order)."""
         if self._submit is not None and ev is None:

@@ -26,7 +26,7 @@ from shoe_ctl.input_spec import check_input
 from shoe_ctl.lifecycle import Closeable
 from shoe_ctl.service import codec
 from shoe_ctl.service.ratelimit import RateLimiter
-from shoe_ctl.users import AuthError, UserFileError, parse_credential, signed
+from shoe_ctl.users import Authenticator, AuthError, UserFileError, parse_credential, signed
 
 log = logging.getLogger(__name__)
 
@@ -133,7 +133,7 @@ class DealerPort(Closeable):
     def __init__(self, path: str | os.PathLike[str], post: Callable[[Any], Any]) -> None:
         self.path = Path(path)
         self.post = post
-        self.authenticator: Any = None
+        self.authenticator: Authenticator | None = None
         """Set by the table with a users file: a line's ``"credential"`` (``{"user", "pin"}``) is
         checked and the input signed with that user (:class:`shoe_ctl.users.Authenticator`)."""
         self.inputs = 0

@@ -15,7 +15,10 @@ import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from shoe_ctl.service.journal import Journal
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +55,7 @@ class HostLife:
                  clock: Callable[[], tuple[bool | None, str]] = clock_sync) -> None:
         self.boot_id_path = boot_id_path
         self.clock = clock
-        self.journal: Any = None
+        self.journal: Journal | None = None
 
     def boot_id(self) -> str:
         try:
@@ -60,7 +63,7 @@ class HostLife:
         except OSError:
             return ""
 
-    def start(self, journal: Any) -> list[tuple[str, str]]:
+    def start(self, journal: Journal) -> list[tuple[str, str]]:
         """Append the start's ``host`` record (``power-on`` when the boot id is new, else
         ``start``) and return the warnings ``(code, message)`` to show: ``host-unclean-stop`` when
         the journal's last host record is a start with no clean stop after it, ``clock-unsynced``

@@ -30,7 +30,7 @@ EVENT_TYPES = (
 class Machine(Protocol):
     """What :func:`recover` needs of a machine."""
 
-    def handle(self, event: Any) -> list[events.Command]: ...
+    def handle(self, event: events.Event) -> list[events.Command]: ...
 
 
 @dataclass
@@ -149,7 +149,7 @@ class HandMarks:
     :meth:`after` returns once each mark is written (or the journal is failing).
     """
 
-    def __init__(self, journal: Journal, machine: Any, *, replayed_hands: int | None = None,
+    def __init__(self, journal: Journal, machine: object, *, replayed_hands: int | None = None,
                  wait: bool = True) -> None:
         self.journal = journal
         self.machine = machine
@@ -158,12 +158,12 @@ class HandMarks:
         if replayed_hands is None and journal.current_hand is None and getattr(machine, "state", "idle") != "idle":
             self.seen -= 1  # the machine is in a hand the journal has not marked yet
 
-    def after_event(self, _event: Any, _commands: Any) -> None:
+    def after_event(self, _event: object, _commands: list[events.Command]) -> None:
         """The controller's after-event hook (``Controller.add_hook``): :meth:`after` with the
         machine this was built for."""
         self.after(self.machine)
 
-    def after(self, machine: Any) -> None:
+    def after(self, machine: object) -> None:
         """Append the hand marks the machine's state calls for (none most of the time)."""
         no = getattr(machine, "hand_no", 0)
         state = getattr(machine, "state", "idle")

@@ -6,9 +6,9 @@ The card path and where each sink sits: docs/service.md.
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from drivers.exc import NotConnectedError
+from drivers.shoe import ShoeLink
 from shoe_ctl.events import Command, ShoeCommand
 
 log = logging.getLogger(__name__)
@@ -23,7 +23,7 @@ class ShoeCommandSink:
     and sends it when the shoe is back (e.g. a restarted service whose dealer starts a hand before
     the shoe's handshake)."""
 
-    def __init__(self, link: Any) -> None:
+    def __init__(self, link: ShoeLink) -> None:
         self.link = link
 
     def handle(self, command: Command) -> None:

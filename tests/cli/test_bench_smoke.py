@@ -16,7 +16,7 @@ KEYS = {
     "replay_direct_hands_per_s", "replay_full_hands_per_s", "pokerkit_hands_per_s", "pokerkit_hands",
     "ratio_direct_vs_pokerkit", "ratio_direct_vs_pokerkit_cpu", "ratio_engine_vs_pokerkit", "engine_hands_per_s",
     "pokerkit_engine_hands_per_s", "ratio_analyze_vs_pokerkit", "analyze_hands_per_s", "soak_cards_per_s", "rss_mb", "ready_s", "machine", "targets",
-    "latency_loaded_cards_per_s", "latency_loaded_runs_cards_per_s",
+    "latency_loaded_cards_per_s", "latency_loaded_runs_cards_per_s", "calibration", "load_avg_by_part",
 }
 
 
@@ -35,14 +35,19 @@ def test_bench_quick_json_emits_every_key() -> None:
     lat = r["latency_us"]
     assert 0 < lat["p50"] <= lat["p99"] <= lat["max"]
     assert r["latency_cards"] >= 300 and r["journal_sync"] == "FULL"
-    assert r["wire_us"] == pytest.approx(r["card_frame_bytes"] * 10 / 115200 * 1e6, abs=0.1)
+    # the wire is the frames the link wrote: an authenticated card frame out and an LED frame back
+    assert r["link_auth"] == "hmac" and r["card_frame_bytes"] > 18 and r["led_frame_bytes"] > 0
+    assert r["wire_us"] == pytest.approx((r["card_frame_bytes"] + r["led_frame_bytes"]) * 10 / 115200 * 1e6, abs=0.1)
+    led = r["latency_led_us"]
+    assert 0 < r["latency_led_cards"] <= r["latency_led_signal_changes"] and 0 < led["p50"] <= led["p99"]
     assert r["pokerkit_hands"] > 0 and r["replay_full_hands_per_s"] > 0 and r["soak_cards_per_s"] > 0
     assert r["ratio_direct_vs_pokerkit"] == pytest.approx(
         r["replay_direct_common_hands_per_s"] / r["pokerkit_hands_per_s"], rel=0.02)
     assert r["rss_mb"] > 10 and r["ready_s"] > 0
     assert {"python", "cpu_count", "versions"} <= r["machine"].keys()
     assert r["machine"]["versions"]["transitions"] and r["machine"]["versions"]["pyserial"]
-    assert set(r["targets"]) == {"latency p99 (us)", "direct replay / pokerkit", "soak (cards/s)",
+    assert set(r["targets"]) == {"card -> shoe LEDs p99 (us)", "direct replay / pokerkit", "replay process / pokerkit",
+                                 "soak (cards/s)",
                                  "service RSS (MiB)", "service ready (s)", "loaded full stack (cards/s)",
                                  "ready on a large journal (s)"}
     assert r["ready_large_journal_s"] > 0 and r["ready_large_journal_file"]["records"] > 0
@@ -50,6 +55,28 @@ def test_bench_quick_json_emits_every_key() -> None:
         r["engine_hands_per_s"] / r["pokerkit_engine_hands_per_s"], rel=0.02)
     assert r["analyze_hands_per_s"] > 0 and r["ratio_analyze_vs_pokerkit"] > 0
     assert r["latency_loaded_runs_cards_per_s"] == [r["latency_loaded_cards_per_s"]]  # one run when quick
+    assert r["replay_process_bytecode_compiled"] and r["replay_process_hands"] == r["pokerkit_hands"]
+    assert r["ratio_replay_process_vs_pokerkit"] > 0 and r["replay_process_s"]["shoe_ctl"]["cpu_s"] > 0
+    cal = r["calibration"]
+    assert cal["start"]["cpu_s"] > 0 and cal["end"]["cpu_s"] > 0 and cal["pi4_cpu_s_estimate"] > 0
+    assert set(r["load_avg_by_part"]) == {"latency", "replay", "soak", "service", "large"}
+
+
+def test_calibration_runs_the_loop_and_scales_to_a_pi() -> None:
+    """The calibration is the fixed loop's CPU time (median of its runs); the Pi 4 share of a
+    per-card cost scales by the Pi's estimated calibration over this run's."""
+    from bench.calibration import ITERATIONS, PI4_CALIBRATION_S, calibrate, describe, pi4_percent
+
+    cal = calibrate(runs=3)
+    assert len(cal["runs_cpu_s"]) == 3 and sorted(cal["runs_cpu_s"])[1] == pytest.approx(cal["cpu_s"], abs=1e-4)
+    assert cal["cpu_s"] > 0 and cal["wall_s"] > 0 and len(cal["load_avg"]) == 3
+    about = describe()
+    assert about["iterations"] == ITERATIONS and about["pi4_cpu_s_estimate"] == PI4_CALIBRATION_S
+    assert "estimate" in about["pi4_how"]
+    # 100 us a card here, on a machine whose loop takes as long as the Pi's: 2 cards/s is 0.02 %
+    assert pi4_percent(100.0, PI4_CALIBRATION_S) == pytest.approx(0.02)
+    # a machine twice as fast as the Pi: the same card costs the Pi twice the share
+    assert pi4_percent(100.0, PI4_CALIBRATION_S / 2) == pytest.approx(0.04)
 
 
 @pytest.mark.shared
@@ -83,3 +110,30 @@ def test_loaded_figure_is_the_median_run(monkeypatch: pytest.MonkeyPatch) -> Non
     assert r["latency_loaded_cards_per_s"] == 1500.0
     assert r["latency_loaded_dealing_cards_per_s"] == 3000.0
     assert r["latency_loaded_us"] == {"p50": 2.0} and r["latency_loaded_parts_us"] == {"link": 2.0}
+
+
+def test_frame_sizes_are_the_encoders_bytes() -> None:
+    """The wire counts the frames as the link's encoders write them: a version-2 card frame is
+    its COBS body between delimiters, counter, MAC and CRC included."""
+    from bench.__main__ import FrameSizes
+    from drivers import protocol as p
+    from shoe_ctl.rules.cards import parse_card
+
+    card = p.CardMsg(5, parse_card("Ah"), "rfid", 5, 1)
+    sealed = p.seal(card, b"k" * 32, 7)
+    sizes = FrameSizes()
+    written: list[bytes] = []
+
+    class Port:
+        def write(self, frame: bytes) -> None:
+            written.append(frame)
+
+    port = Port()
+    sizes.watch(port, "write")
+    port.write(sealed)
+    port.write(p.encode(card))
+    port.write(b"\x00\x00")  # no frame: ignored
+    assert written[:2] == [sealed, p.encode(card)]
+    assert sizes.typical(p.T_CARD)[1] == sorted([len(sealed), len(p.encode(card))])
+    assert len(sealed) == len(p.encode(card)) + p.AUTH_TRAILER  # the counter and the MAC
+    assert sizes.typical(p.T_LED) == (0, [])

@@ -59,5 +59,5 @@ def test_a_non_phh_file_is_named_as_such_with_its_place(tmp_path: Path) -> None:
 
     errors = [json.loads(line)["error"] for line in proc.stdout.splitlines()]
     assert errors[0].startswith(f"{text}: line 1, column 8: not a PHH hand record (not TOML: ")
-    assert errors[1] == f"{toml}: not a PHH hand record (TOML, but no variant or actions key)"
+    assert errors[1] == f"{toml}: top level: not a PHH hand record (TOML, but no variant or actions key)"
     assert not any("not valid TOML" in e for e in errors)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import re
 
-from shoe_ctl.cli import build_parser
+from shoe_ctl.cli import build_parser, load_all
 
 MARKUP = re.compile(r"``|:(mod|func|class|meth|attr|data|exc):`|\*\*")
 
@@ -20,7 +20,7 @@ def _parsers(parser: argparse.ArgumentParser, name: str = "shoe-ctl") -> list[tu
 
 
 def test_every_help_text_is_free_of_rest_markup() -> None:
-    parsers = _parsers(build_parser())
+    parsers = _parsers(load_all(build_parser()))
     names = {n for n, _ in parsers}
     # the whole tree is walked, sub-subcommands included
     assert {"shoe-ctl doctor", "shoe-ctl hil soak", "shoe-ctl hil crash", "shoe-ctl export"} <= names
@@ -29,7 +29,7 @@ def test_every_help_text_is_free_of_rest_markup() -> None:
 
 
 def test_doctor_help_names_the_command_plainly() -> None:
-    doctor = dict(_parsers(build_parser()))["shoe-ctl doctor"]
+    doctor = dict(_parsers(load_all(build_parser())))["shoe-ctl doctor"]
     text = doctor.format_help()
     assert "installation" in text
     assert "``" not in text

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from drivers.leds import ConsoleLedSink
-from shoe_ctl.cli import build_parser
+from shoe_ctl.cli import build_parser, load_all
 from shoe_ctl.cli.status import StatusLine, last_read, use_color
 from shoe_ctl.events import DisplayUpdate, Instruction, Signal
 from shoe_ctl.hostaddr import bind_problem, display_urls, interface_addresses
@@ -189,7 +189,7 @@ def test_run_honours_no_color_on_a_terminal() -> None:
 
 
 def test_version_on_every_subcommand() -> None:
-    parser = build_parser()
+    parser = load_all(build_parser())
     import argparse
 
     def walk(p: argparse.ArgumentParser, path: list[str]) -> list[list[str]]:

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 from shoe_ctl.display.model import MAX_LISTED_ALERTS, DisplayModel, list_alerts, merge_alerts
@@ -59,18 +58,16 @@ def test_machine_alerts_are_merged_capped_and_acknowledged_as_one() -> None:
 
 
 def test_an_update_at_3000_alerts_sends_what_one_at_10_does() -> None:
-    def update(n: int) -> tuple[float, int]:
+    def update(n: int) -> int:
         m = DisplayModel()
         state = {"hand": 1, "state": "idle", "alerts": [machine_alert(i) for i in range(n)]}
-        start = time.perf_counter()
         for _ in range(10):
             m.apply(DisplayUpdate(state))
             size = len(json.dumps(m.snapshot()))
-        return (time.perf_counter() - start) / 10, size
+        return size
 
-    (_, small), (took, large) = update(10), update(3000)
+    small, large = update(10), update(3000)
     assert large < small + 10  # the same one merged alert (its count has more digits)
-    assert took < 0.03, f"{took * 1000:.1f} ms per update at 3,000 alerts"  # was ~50 ms here, 165 ms on a Pi
 
 
 def test_merge_and_list_helpers() -> None:

@@ -34,8 +34,8 @@ def test_once_and_in_order() -> None:
     view = c.tables["t1"]
     assert c.seqs("t1") == [1, 2, 3, 4, 5, 6, 7]
     assert view.duplicates == 3 and view.held == {}
-    feed(c, "events", ev(8, "Alert", code="RP-10-H-C", message="community card", severity="warning"))
-    assert c.snapshot()["tables"][0]["alerts"][0]["code"] == "RP-10-H-C"
+    feed(c, "events", ev(8, "Alert", code="house-16.2", message="dead hand", severity="warning"))
+    assert c.snapshot()["tables"][0]["alerts"][0]["code"] == "house-16.2"
     assert c.snapshot()["alerts"] == {"critical": 0, "warning": 1, "info": 0}
     feed(c, "events", {"seq": "x"})  # malformed: ignored
     feed(c, "weird", ev(9))
@@ -126,3 +126,18 @@ def test_a_new_journal_is_told_even_when_its_events_come_before_its_birth() -> N
     feed(c, "events", ev(1, session=2))
     feed(c, "events", ev(2, session=2))
     assert c.seqs("t1") == [1, 2, 3, 4, 5, 1, 2]
+
+
+def test_routine_procedures_are_shown_not_queued() -> None:
+    """A short-stub procedure (RP-10-H-C) is a notice on the table's tile: no open alert, nothing to
+    acknowledge, the header's counts unchanged; the newest few are kept. A latched one is a STOP."""
+    c = FloorConsumer(host="127.0.0.1", port=1, room="r")
+    for seq in range(1, 9):
+        feed(c, "events", ev(seq, "Alert", code="RP-10-H-C", message=f"community card {seq}", severity="critical"))
+    row = c.snapshot()["tables"][0]
+    assert row["alerts"] == [] and c.snapshot()["alerts"] == {"critical": 0, "warning": 0, "info": 0}
+    assert [n["message"] for n in row["notices"]] == [f"community card {s}" for s in range(4, 9)]
+    assert all(n["severity"] == "info" and n["hand"] == 1 for n in row["notices"])
+    assert c.acknowledge_all("t1", "pat") == []
+    feed(c, "events", ev(9, "Alert", code="RP-10-H-C", message="stop", latched=True))
+    assert [a["severity"] for a in c.snapshot()["tables"][0]["alerts"]] == ["critical"]

@@ -81,7 +81,8 @@ def test_severity_and_topics() -> None:
     assert severity("anything", True) == "critical"
     assert severity("shoe-jam", False) == "critical"
     assert severity("input-wrong-time", False) == "info"
-    assert severity("RP-10-H-C", False) == "warning"
+    assert severity("RP-10-H-C", False) == "info"  # routine: shown on the floor, not queued
+    assert severity("house-16.2", False) == "warning"
     t = Topics("room-1", "t7")
     assert (t.state, t.events, t.replay) == ("room-1/tables/t7/state", "room-1/tables/t7/events",
                                              "room-1/tables/t7/replay")

@@ -4,8 +4,6 @@ docs/irregularities.md *Sequence gap*, docs/display.md *Alerts*)."""
 
 from __future__ import annotations
 
-import time
-
 from shoe_ctl.config import load_profile
 from shoe_ctl.events import (
     Alert,
@@ -176,14 +174,11 @@ def test_refused_inputs_are_merged_and_information_alerts_capped() -> None:
     t.connect()
     t.new_hand()
     t.m.display = True
-    start = time.perf_counter()
     for _ in range(3000):
         t.send(DealerInput(A.BETTING_COMPLETE))
-    per_input = (time.perf_counter() - start) / 3000
     refused = [a for a in t.m.alerts if a["code"] == "input-wrong-time"]
     assert len(refused) == 1 and refused[0]["count"] == 3000
     assert sum(1 for c in t.out if isinstance(c, Alert) and c.code == "input-wrong-time") == 3000  # each journaled
-    assert per_input < 0.01
     for seat in range(1, 9):
         for action in (A.FOLD, A.ALL_IN, A.SHOW):
             t.send(DealerInput(action, seat))

@@ -1,15 +1,17 @@
 """`shoe-ctl analyze` on the shipped example hands and on broken files."""
 
+import dataclasses
 import io
 import json
 from pathlib import Path
 
 import pytest
-from paths import EXAMPLES
+from paths import EXAMPLES, HAVE_SHARED, SHARED
 
-from shoe_ctl.analyze import analyze_file
+from shoe_ctl.analyze import analyze_file, analyze_hand
 from shoe_ctl.cli import main
 from shoe_ctl.config import load_profile
+from shoe_ctl.phh import read_phh
 
 KEYS = {"file", "game", "rules", "players", "bring_in", "first_to_act", "seventh", "community_card", "alerts", "error"}
 
@@ -257,3 +259,38 @@ def test_malformed_deal_is_an_error_naming_file_player_and_street(tmp_path, caps
     street = {"p1": "3rd street", "p2": "4th street", "p3": "6th street"}[where[-2:]]
     assert street in bad["error"] and "malformed deal" in bad["error"], bad["error"]
     assert good["error"] is None and good["players"] == 3
+
+
+def _decisions(report):
+    return ([(v.street, v.first, v.recorded, v.betting) for v in report.streets], report.bring_in,
+            report.first_to_act, [a for a in report.alerts if a["code"] == "first-to-act"])
+
+
+def _example_and_real_hands():
+    files = sorted(EXAMPLES.glob("*.phh"))
+    if HAVE_SHARED:
+        files += sorted((SHARED / "data" / "stud" / "phh").rglob("*.phh"))
+    return files
+
+
+def test_firsts_only_decides_as_the_whole_analysis(tda, house):
+    """``analyze_hand(..., firsts_only=True)`` (what ``shoe-ctl replay`` asks beside the machine's
+    decisions) names the same bring-in, first to act per street, recorded first actor and
+    first-to-act alerts as the whole analysis, without the live deal's 7th-street check or texts;
+    on the examples, a record acting out of turn, and the real hands where ``../shared`` is."""
+    hands = [read_phh(f) for f in _example_and_real_hands()]
+    # a record in which P1 acts first on 4th where the rules name P3 (eight-players example)
+    record = read_phh(EXAMPLES / "eight-players-community-card.phh")
+    actions = list(record.actions)
+    k = next(k for k, a in enumerate(actions) if a.street == "4th" and a.kind in ("cbr", "cc", "f"))
+    actions[k] = actions[k]._replace(player=(actions[k].player + 1) % record.n)
+    hands.append(dataclasses.replace(record, actions=tuple(actions)))
+    alerts = 0
+    for hand in hands:
+        for profile in (tda, house):
+            whole = analyze_hand(hand, profile)
+            firsts = analyze_hand(hand, profile, firsts_only=True)
+            assert _decisions(firsts) == _decisions(whole), hand.path
+            assert firsts.seventh is None and all(v.why == "" for v in firsts.streets)
+            alerts += len(_decisions(whole)[3])
+    assert alerts > 0  # the out-of-turn record is one

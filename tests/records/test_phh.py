@@ -107,12 +107,21 @@ def test_missing_field():
 
 
 def test_unreadable_and_non_utf8_files(tmp_path):
-    with pytest.raises(PhhError, match="cannot read"):
+    with pytest.raises(PhhError, match=r"absent.phh: whole file: cannot read") as got:
         read_phh(tmp_path / "absent.phh")
+    assert got.value.where == "whole file"
     p = tmp_path / "latin.phh"
     p.write_bytes(b'variant = "F7S"\n# caf\xe9\n')
     with pytest.raises(PhhError, match=r"latin.phh: line 2: not UTF-8"):
         read_phh(p)
+
+
+def test_toml_without_variant_or_actions_names_the_top_level(tmp_path):
+    p = tmp_path / "other.phh"
+    p.write_text('seats = [1, 2]\n')
+    with pytest.raises(PhhError, match=r"other.phh: top level: not a PHH hand record") as got:
+        read_phh(p)
+    assert got.value.where == "top level"
 
 
 def test_inf_is_an_unknown_stack_that_never_runs_out(tmp_path):

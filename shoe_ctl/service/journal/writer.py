@@ -9,7 +9,6 @@ import logging
 import threading
 from collections import deque
 from collections.abc import Callable
-from typing import Any
 
 from shoe_ctl.service.journal.store import Store
 
@@ -232,7 +231,7 @@ class GroupWriter:
                 log.exception("journal state listener failed")
 
 
-def describe(exc: Any) -> str:
+def describe(exc: object) -> str:
     """A failing journal's error in a few words for an alert or ``STATUS=``."""
     text = str(exc) or type(exc).__name__
     return text if len(text) < 120 else text[:117] + "..."

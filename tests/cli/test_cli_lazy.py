@@ -1,0 +1,124 @@
+"""The command line loads one subcommand: building the parser imports no subcommand's module,
+``shoe-ctl --help`` still lists them all, and each one still parses, prints its help and runs."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import io
+import json
+import pkgutil
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+from paths import EXAMPLES, ROOT
+
+import shoe_ctl.cli
+from shoe_ctl.cli import SUBCOMMANDS, build_parser, main
+
+
+def _imported_after(code: str) -> set[str]:
+    """The project's modules a fresh interpreter has imported after running ``code``."""
+    probe = (f"import sys\n{code}\n"
+             "print('\\n'.join(m for m in sys.modules if m.startswith(('shoe_ctl', 'hil', 'drivers', 'aiohttp'))))")
+    out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return set(out.stdout.split())
+
+
+def test_building_the_parser_imports_no_subcommand_module() -> None:
+    loaded = _imported_after("from shoe_ctl.cli import build_parser\nbuild_parser()")
+    assert {f"shoe_ctl.cli.{name}" for name in SUBCOMMANDS} & loaded == set()
+    assert "shoe_ctl.cli.args" not in loaded
+
+
+def test_one_subcommand_imports_its_own_module_only() -> None:
+    loaded = _imported_after("from shoe_ctl.cli import build_parser\n"
+                             "build_parser().parse_args(['verify', '--seed', '00', '--manifest', 'm.json'])")
+    assert "shoe_ctl.cli.verify" in loaded
+    assert {f"shoe_ctl.cli.{name}" for name in SUBCOMMANDS if name != "verify"} & loaded == set()
+
+
+def test_the_direct_replay_imports_no_table_display_or_web_server() -> None:
+    """``shoe-ctl replay --direct`` needs the machine and the simulated dealer, not the service's
+    table (serial link, journal, floor client) nor the display's aiohttp."""
+    loaded = _imported_after("import shoe_ctl.cli.replay, hil.replay")
+    assert {"shoe_ctl.table", "shoe_ctl.display.server", "aiohttp", "drivers.shoe"} & loaded == set()
+
+
+def _modules_with_register() -> set[str]:
+    found = set()
+    for info in pkgutil.iter_modules(shoe_ctl.cli.__path__):
+        if info.name == "__main__":  # runs the command line when imported
+            continue
+        module = importlib.import_module(f"shoe_ctl.cli.{info.name}")
+        if callable(getattr(module, "register", None)):
+            found.add(info.name)
+    return found
+
+
+def test_every_subcommand_module_is_listed() -> None:
+    assert _modules_with_register() == set(SUBCOMMANDS)
+
+
+def test_help_lists_every_subcommand_with_its_modules_help() -> None:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), pytest.raises(SystemExit) as stop:
+        main(["--help"])
+    assert stop.value.code == 0
+    text = " ".join(out.getvalue().split())
+    for name, help_text in SUBCOMMANDS.items():
+        assert f"{name} {' '.join(help_text.split())}" in text, name
+
+
+class _Recorder:
+    """Stands for the subparsers: keeps the help a module's ``register`` gives its command."""
+
+    def __init__(self) -> None:
+        self.helps: dict[str, Any] = {}
+
+    def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser:
+        self.helps[name] = kwargs.get("help")
+        return argparse.ArgumentParser(prog=name)
+
+
+@pytest.mark.parametrize("name", list(SUBCOMMANDS))
+def test_listed_help_is_the_one_the_module_registers(name: str) -> None:
+    rec = _Recorder()
+    importlib.import_module(f"shoe_ctl.cli.{name}").register(rec)
+    assert rec.helps == {name: SUBCOMMANDS[name]}
+
+
+@pytest.mark.parametrize("name", list(SUBCOMMANDS))
+def test_every_subcommand_parses_and_prints_its_help(name: str) -> None:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), pytest.raises(SystemExit) as stop:
+        main([name, "--help"])
+    assert stop.value.code == 0
+    assert out.getvalue().startswith(f"usage: shoe-ctl {name}")
+    assert "--version" in out.getvalue()
+
+
+def test_a_subcommand_runs_from_the_lazy_parser() -> None:
+    """``replay --direct --json`` on an example hand: parsed, loaded and run through ``main``."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        status = main(["replay", "--direct", "--json", str(EXAMPLES / "razz-suit-tie.phh")])
+    assert status == 0
+    report = json.loads(out.getvalue())
+    assert report["game"] == "razz" and report["error"] is None and report["bring_in"] is not None
+
+
+def test_a_sub_subcommand_is_reached_through_the_lazy_parser() -> None:
+    args = build_parser().parse_args(["journal", "check", "x.journal"])
+    assert args.command == "journal" and callable(args.func)
+
+
+def test_an_unknown_subcommand_is_refused_by_name(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stop:
+        main(["no-such-command"])
+    assert stop.value.code == 2
+    assert "invalid choice: 'no-such-command'" in capsys.readouterr().err
