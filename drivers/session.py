@@ -29,7 +29,7 @@ from drivers.link_line import Line
 from drivers.link_stats import LinkStats
 from drivers.link_timers import DeadlineTable, Timer
 from drivers.link_window import SequenceWindow
-from shoe_ctl.events import LinkStatus, ShoeInfo
+from shoe_ctl.events import LinkStatus, ShoeInfo, StubDeck
 
 __all__ = ["MAX_CHALLENGES", "REFUSALS", "LinkSession", "LinkStats"]
 
@@ -72,6 +72,8 @@ class LinkSession:
         self.stats = LinkStats()
         self._out: list[bytes] = []
         self._events: list[Any] = []
+        self._stub: tuple[int, str] | None = None
+        """The last stub deck delivered (``StubDeck``: only a change is)."""
         self._admission = Admission(name, self._out, self.stats, self._refused_event, secret=secret, serial=serial)
         self._window = SequenceWindow(self._events, self.stats, self._admission, resume_seq=resume_seq,
                                       auto_ack=auto_ack, window=window)
@@ -316,6 +318,8 @@ class LinkSession:
                 if msg.seq >= commands.reset_floor:
                     commands.note_epoch(msg.epoch, current=False)
             window.on_event(msg, now)
+        elif isinstance(msg, p.StubMsg):
+            self._on_stub(msg, conn, now)
         elif isinstance(msg, p.Heartbeat):
             self._heartbeat = msg
             self._commands.on_heartbeat(msg)
@@ -323,6 +327,15 @@ class LinkSession:
                 window.request_resend(now)
         else:
             self._host_type()
+
+    def _on_stub(self, msg: p.StubMsg, conn: Line, now: float) -> None:
+        """The stub's deck (docs/protocol.md section 16): a ``StubDeck`` when it changed."""
+        if not self._window.names_foreign:
+            conn.reject(self.stats, now, "FG-UNOFFERED", "STUB from a shoe whose HELLO did not offer names-foreign",
+                        self.name)
+        elif (msg.epoch, msg.deck) != self._stub:
+            self._stub = (msg.epoch, msg.deck)
+            self._events.append(StubDeck(msg.epoch, msg.deck))
 
     def _host_type(self) -> None:
         """A type only the host sends came to the host (row ``M-DIRECTION``): an echo of its own

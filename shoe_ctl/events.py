@@ -115,6 +115,16 @@ class ForeignCard:
 
 
 @dataclass(frozen=True, slots=True)
+class StubDeck:
+    """The shoe says which enrolled deck the stub counted under ``epoch`` is (docs/protocol.md
+    section 16, STUB): the deck of its first known card since that counter reset. A deck id is
+    public (it names no card); delivered when it changes, not sequenced."""
+
+    epoch: int
+    deck: str
+
+
+@dataclass(frozen=True, slots=True)
 class ShoeButton:
     """A button on the shoe was pressed (``button`` is the shoe's button number, from 1)."""
 
@@ -238,7 +248,8 @@ class ShoeRestarted:
                 "otherwise the floor rules the hand (misdeal or the cards placed) and the dealer acknowledges")
 
 
-ShoeEvent = CardRead | ShoeFault | ForeignCard | ShoeButton | LinkChanged | SequenceGap | CounterReset | ShoeRestarted
+ShoeEvent = (CardRead | ShoeFault | ForeignCard | ShoeButton | LinkChanged | SequenceGap | CounterReset | ShoeRestarted
+             | StubDeck)
 SHOE_NUMBERED = (CardRead, ShoeFault, ForeignCard, ShoeButton)
 """The shoe's events with a sequence number: journaled, then acked (docs/protocol.md section 5)."""
 

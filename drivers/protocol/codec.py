@@ -46,6 +46,7 @@ from drivers.protocol.messages import (
     T_HOST_HELLO,
     T_LED,
     T_RESET,
+    T_STUB,
     TYPE_NAMES,
     Ack,
     ButtonMsg,
@@ -58,6 +59,7 @@ from drivers.protocol.messages import (
     Led,
     Message,
     ResetCounter,
+    StubMsg,
 )
 from shoe_ctl.events import FaultKind, ForeignWhat
 from shoe_ctl.rules.cards import Card
@@ -94,6 +96,7 @@ _ACK = struct.Struct(">IIB")
 _LED = struct.Struct(">BBBBHH")
 _RESET = struct.Struct(">H")
 _FOREIGN = struct.Struct(">BBB")
+_STUB = struct.Struct(">H")
 TAG_SIZES = range(4, 11)
 """A FOREIGN tag's UID length in bytes (ISO/IEC 14443 A: 4, 7, 10; ISO 15693: 8)."""
 _EXT = struct.Struct(">BB")
@@ -245,6 +248,9 @@ def _payload(msg: Message) -> bytes:
             _check(not (msg.cleared and FaultKind(msg.kind) == FaultKind.DOUBLE_PULL),
                    "double pull is an instant: never cleared", "FT-INSTANT")
             return _FAULT.pack(FAULT_CODES[FaultKind(msg.kind)], int(msg.cleared)) + _text(msg.detail, "detail")
+        if isinstance(msg, StubMsg):
+            _check(msg.deck != "", "STUB names a deck", "ST-DECK")
+            return _STUB.pack(msg.epoch) + _text(msg.deck, "deck")
         if isinstance(msg, ForeignMsg):
             _check(len(msg.tag) in TAG_SIZES, f"FOREIGN tag of {len(msg.tag)} bytes, 4..10", "FG-TAG")
             unknown = ForeignWhat(msg.what) is ForeignWhat.UNKNOWN
@@ -283,7 +289,7 @@ def encode_body(msg: Message) -> bytes:
     """
     if not 0 <= msg.seq <= SEQ_MAX:
         raise MessageError(f"seq {msg.seq} outside 0..{SEQ_MAX}")
-    if msg.seq == 0 and isinstance(msg, CardMsg | FaultMsg | ForeignMsg | ButtonMsg | Heartbeat | Hello):
+    if msg.seq == 0 and isinstance(msg, CardMsg | FaultMsg | ForeignMsg | ButtonMsg | Heartbeat | StubMsg | Hello):
         raise MessageError(f"{type(msg).__name__} with seq 0: shoe sequence numbers start at 1", "M-SEQ0")
     data = HEADER.pack(msg.TYPE, msg.seq) + _payload(msg)
     body = data + CRC.pack(crc32(data))
@@ -294,7 +300,7 @@ def encode_body(msg: Message) -> bytes:
 
 _CARD_OF: tuple[Card, ...] = tuple(Card(code) for code in range(52))
 """The card of each code 0..51 (a card is a frozen value: one instance per code serves every frame)."""
-_SHOE_NUMBERED = frozenset({T_CARD, T_FAULT, T_FOREIGN, T_BUTTON, T_HEARTBEAT})
+_SHOE_NUMBERED = frozenset({T_CARD, T_FAULT, T_FOREIGN, T_BUTTON, T_HEARTBEAT, T_STUB})
 
 
 def _decode_payload(mtype: int, seq: int, p: bytes) -> Message:
@@ -362,6 +368,13 @@ def _decode_payload(mtype: int, seq: int, p: bytes) -> Message:
         return FaultMsg(seq, FAULT_KINDS[kind], bool(cleared), detail)
     if mtype == T_FOREIGN:
         return _decode_foreign(seq, p)
+    if mtype == T_STUB:
+        _check(len(p) >= _STUB.size + 1, f"STUB payload is {len(p)} bytes, at least {_STUB.size + 1}", "M-LENGTH")
+        (epoch,) = _STUB.unpack_from(p)
+        deck, pos = _read_text(p, _STUB.size, "deck")
+        _check(pos == len(p), f"STUB has {len(p) - pos} bytes after its last field", "M-LENGTH")
+        _check(deck != "", "STUB names a deck", "ST-DECK")
+        return StubMsg(seq, epoch, deck)
     if mtype == T_BUTTON:
         _check(len(p) == _BUTTON.size, f"BUTTON payload is {len(p)} bytes, expected {_BUTTON.size}", "M-LENGTH")
         _check(p[0] >= 1, "button number is 1..255", "B-NUMBER")

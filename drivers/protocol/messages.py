@@ -23,6 +23,8 @@ SEQ_MAX = 0xFFFFFFFF
 # message types ------------------------------------------------------------------------------
 T_HELLO = 0x01
 T_HEARTBEAT = 0x02
+T_STUB = 0x03
+"""Shoe -> host, not an event, only to a host that took ``names-foreign`` (docs/protocol.md section 16)."""
 T_CARD = 0x10
 T_FAULT = 0x11
 T_BUTTON = 0x12
@@ -158,6 +160,18 @@ class Heartbeat:
     reader_error: bool = False
     unacked: int = 0
     TYPE: ClassVar[int] = T_HEARTBEAT
+
+
+@dataclass(frozen=True, slots=True)
+class StubMsg:
+    """Shoe -> host, type 0x03, not an event (docs/protocol.md section 16): the stub counted under
+    ``epoch`` is deck ``deck`` (1..32 bytes). ``seq``: the shoe's next_seq, as in HEARTBEAT.
+    Sent after each HEARTBEAT to a host that took ``names-foreign``, once the deck is known."""
+
+    seq: int
+    epoch: int
+    deck: str
+    TYPE: ClassVar[int] = T_STUB
 
 
 @dataclass(frozen=True, slots=True)
@@ -299,7 +313,8 @@ class Pair:
 
 
 
-Message = Hello | Heartbeat | CardMsg | FaultMsg | ForeignMsg | ButtonMsg | HostHello | Ack | Led | ResetCounter
+Message = (Hello | Heartbeat | StubMsg | CardMsg | FaultMsg | ForeignMsg | ButtonMsg | HostHello | Ack | Led
+           | ResetCounter)
 EventMsg = CardMsg | FaultMsg | ForeignMsg | ButtonMsg
 EVENT_TYPES: tuple[type, ...] = (CardMsg, FaultMsg, ForeignMsg, ButtonMsg)
 
@@ -369,7 +384,7 @@ def message_from_json(data: Mapping[str, Any]) -> Message:
 
 
 TYPES_BY_NAME: Mapping[str, Any] = {
-    "HELLO": Hello, "HEARTBEAT": Heartbeat, "CARD": CardMsg, "FAULT": FaultMsg, "FOREIGN": ForeignMsg, "BUTTON": ButtonMsg,
+    "HELLO": Hello, "HEARTBEAT": Heartbeat, "STUB": StubMsg, "CARD": CardMsg, "FAULT": FaultMsg, "FOREIGN": ForeignMsg, "BUTTON": ButtonMsg,
     "HOST_HELLO": HostHello, "ACK": Ack, "LED": Led, "RESET_COUNTER": ResetCounter,
 }
 TYPE_NAMES: Mapping[int, str] = {cls.TYPE: name for name, cls in TYPES_BY_NAME.items()}

@@ -14,6 +14,7 @@ from .crypto import HmacKey, same
 # message types (section 4)
 T_HELLO = 0x01
 T_HEARTBEAT = 0x02
+T_STUB = 0x03
 T_CARD = 0x10
 T_FAULT = 0x11
 T_BUTTON = 0x12
@@ -226,6 +227,11 @@ def foreign_payload(what: int, code: int, uid: bytes, deck: str, stub: str) -> b
     (0xFF for a tag of no deck), the tag's ``uid`` (4..10 bytes), its ``deck`` ("" when none) and
     the ``stub``'s deck ("" before its first known card)."""
     return struct.pack(">BBB", what, code, len(uid)) + bytes(uid) + _str(deck) + _str(stub)
+
+
+def stub_payload(epoch: int, deck: str) -> bytes:
+    """STUB's payload (section 16): the deck id of the stub counted under ``epoch``."""
+    return struct.pack(">H", epoch) + _str(deck)
 
 
 def foreign_fields(payload: bytes) -> "tuple[int, int, bytes, str, str]":

@@ -507,6 +507,7 @@ class ShoeCore:
         payload = c.heartbeat_payload(self.dispense, self.epoch, self.lights.token(), self.lights.flags(),
                                       len(self.ring))
         self._emit(self.auth.frame(c.T_HEARTBEAT, self.next_seq, payload))
+        self.naming.after_heartbeat(self.auth, self.next_seq, self.epoch, self._emit)
 
     def _resend_from(self, want: int, now: float, limit: int) -> None:
         self.stats.resent += self.naming.send(self.ring.from_want(want, limit, now), self.auth, self._emit)

@@ -147,6 +147,7 @@ class Firmware:
         if self.core.epoch != self._deck_epoch:  # a new deck or stub was loaded (RESET_COUNTER)
             self._deck_epoch = self.core.epoch
             self.deck = ""
+            self.core.naming.stub = None
         found = self.lookup(uid)
         if found is None:
             retired = self.retired(uid) if self.retired is not None else None
@@ -159,7 +160,8 @@ class Firmware:
         else:
             deck, code = found
             if not self.deck:
-                self.deck = deck  # the first known card of a stub names its deck
+                self.deck = deck  # the first known card of a stub names its deck (STUB: section 16)
+                self.core.naming.stub = (self.core.epoch, deck)
             if deck != self.deck:
                 self._refuse(c.FOREIGN_OTHER_DECK, code, uid, deck, now)
             else:

@@ -47,6 +47,9 @@ class ForeignNaming:
         """The host takes FOREIGN: None until its first ACK, then that ACK's flag bit 1."""
         self.withheld = False
         """A FOREIGN was held back while the answer was not known."""
+        self.stub = None  # type: tuple[int, str] | None
+        """The stub's deck, ``(epoch, deck id)``, once its first known card was read (the
+        firmware sets it); None before."""
 
     def forget(self) -> None:
         """A new host (HOST_HELLO), connection or power-up: its first ACK answers again."""
@@ -79,6 +82,13 @@ class ForeignNaming:
                 emit(auth.frame(form[0], seq, form[1]))
             sent += 1
         return sent
+
+    def after_heartbeat(self, auth: "ShoeAuth", seq: int, epoch: int, emit: "Callable[[bytes], None]") -> None:
+        """A STUB after each HEARTBEAT (``seq``: its number) to a host that took names-foreign,
+        while the deck of the stub counted under ``epoch`` (the shoe's now) is known: repeated,
+        so a lost one is said again within a second."""
+        if self.ok and self.stub is not None and self.stub[0] == epoch:
+            emit(auth.frame(c.T_STUB, seq, c.stub_payload(self.stub[0], self.stub[1])))
 
     def ack(self, names_foreign: bool) -> bool:
         """An ACK came (``names_foreign``: its flag bit 1). True when it is the connection's first

@@ -117,6 +117,7 @@ def event_payload(record: Record, *, table: str, session: int) -> dict[str, Any]
     - ``CardRead``: ``dispense``, ``epoch``, ``reader``, ``readable`` (never the card);
     - ``ShoeFault``: ``fault``, ``cleared``; ``ShoeButton``: ``button``;
     - ``ForeignCard``: ``what``, ``deck``, ``stub`` (deck ids; never its tag or card);
+    - ``StubDeck``: ``epoch``, ``deck``;
     - ``LinkChanged``: ``status``, ``detail``, ``sequence_reset``;
     - ``DealerInput``: ``action``, ``seat``; ``TimerFired``: ``name``;
     - ``Alert``: ``code``, ``message``, ``street``, ``seat``, ``latched``, ``moves``, ``severity``;
@@ -141,6 +142,8 @@ def event_payload(record: Record, *, table: str, session: int) -> dict[str, Any]
         out["cleared"] = bool(body.get("cleared", False))
     elif kind == "ForeignCard":
         out.update(_pick(body, ("what", "deck", "stub")))  # deck ids are public; never the tag or the card
+    elif kind == "StubDeck":
+        out.update(_pick(body, ("epoch", "deck")))
     elif kind == "ShoeButton":
         out.update(_pick(body, ("button",)))
     elif kind == "LinkChanged":

@@ -34,6 +34,7 @@ TYPES: dict[str, type[Any]] = {
         events.CardRead,
         events.ShoeFault,
         events.ForeignCard,
+        events.StubDeck,
         events.ShoeButton,
         events.LinkChanged,
         events.SequenceGap,

@@ -18,6 +18,7 @@ EVENT_TYPES = (
     events.CardRead,
     events.ShoeFault,
     events.ForeignCard,
+    events.StubDeck,
     events.ShoeButton,
     events.LinkChanged,
     events.SequenceGap,

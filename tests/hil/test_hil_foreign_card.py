@@ -1,7 +1,8 @@
 """A foreign card through the whole path: a tag of no deck passes the mouth of the shoe bridge
 (virtual PN532, mock beam) -> protocol v2, paired, names-foreign taken -> ``shoe-ctl run`` (a
 child process) stops the deal at once with the latched ``foreign-card-floor`` naming it, journals
-the ``ForeignCard`` and acks it (docs/protocol.md section 16)."""
+the ``ForeignCard`` and acks it, and journals the deck the hand is dealt from (``StubDeck``;
+docs/protocol.md section 16)."""
 
 from __future__ import annotations
 
@@ -64,6 +65,7 @@ def test_a_foreign_card_through_the_bridge_stops_shoe_ctl_run_at_its_first_read(
         while rig.unacked_count() and time.monotonic() < end:
             time.sleep(0.05)
         assert rig.unacked_count() == 0  # journaled, then acked: the ForeignCard and the misread's end too
+        time.sleep(1.5)  # a STUB follows each heartbeat (0.5 s apart)
     finally:
         dealer.down()
         proc.stop()
@@ -74,3 +76,5 @@ def test_a_foreign_card_through_the_bridge_stops_shoe_ctl_run_at_its_first_read(
     assert len(named) == 1 and named[0].what is ForeignWhat.UNKNOWN and named[0].stub == rig.deck_id
     assert isinstance(named[0], ForeignCard) and named[0].tag == FOREIGN_TAG.uid.hex()
     assert not [r for r in recs if r.kind == "ShoeFault" and not r.item.cleared]  # no misread begun
+    decks = [(r.hand, r.item.deck) for r in recs if r.kind == "StubDeck"]
+    assert decks == [(1, rig.deck_id)]  # which deck hand 1 is dealt from, once

@@ -48,6 +48,8 @@ def shoe_payload(m: dict[str, Any]) -> bytes:
         return c.card_payload(code, READERS[m["reader"]], m["dispense"], m["epoch"])
     if t == "FAULT":
         return c.fault_payload(FAULTS[m["kind"]], m["cleared"], m["detail"])
+    if t == "STUB":
+        return c.stub_payload(m["epoch"], m["deck"])
     if t == "FOREIGN":
         code = c.UNREADABLE if m["card"] is None else Card.parse(m["card"]).code
         what = (c.FOREIGN_UNKNOWN, c.FOREIGN_OTHER_DECK, c.FOREIGN_RETIRED)[("unknown", "other-deck", "retired").index(m["what"])]
@@ -57,7 +59,7 @@ def shoe_payload(m: dict[str, Any]) -> bytes:
 
 
 TYPES = {"HELLO": c.T_HELLO, "HEARTBEAT": c.T_HEARTBEAT, "CARD": c.T_CARD, "FAULT": c.T_FAULT, "BUTTON": c.T_BUTTON,
-         "FOREIGN": c.T_FOREIGN}
+         "FOREIGN": c.T_FOREIGN, "STUB": c.T_STUB}
 
 
 @pytest.mark.parametrize("vec", [v for v in V1 if v["direction"] == "shoe->host"], ids=lambda v: v["name"])

@@ -15,7 +15,7 @@ from drivers.shoe_fw import codec as c
 from drivers.shoe_fw.core import ShoeCore
 from drivers.shoe_fw.firmware import Firmware
 from drivers.shoe_fw.reader import ScriptedReader
-from shoe_ctl.events import CardRead, FaultKind, ForeignCard, ForeignWhat, ShoeFault
+from shoe_ctl.events import CardRead, FaultKind, ForeignCard, ForeignWhat, ShoeFault, StubDeck
 
 AS = bytes.fromhex("04a10033")
 NINE_C_D17 = bytes.fromhex("04b20001")
@@ -180,3 +180,34 @@ def test_the_shoes_foreign_payload_is_the_hosts_byte_for_byte() -> None:
         msg = p.decode_body(body)
         assert isinstance(msg, p.ForeignMsg) and msg.tag == uid and msg.stub == "D12" and msg.deck == deck
         assert p.encode_body(msg) == body
+
+
+def test_a_host_that_took_names_foreign_is_told_the_stubs_deck_once_its_first_card_is_read() -> None:
+    shoe = Shoe()
+    pump = Pump(LinkSession(name="fw", auto_ack=True), shoe.core)
+    pump.run(1.0)
+    assert not [e for e in pump.events if isinstance(e, StubDeck)]  # no card read yet: no deck
+    shoe.pull(pump, AS)
+    pump.run(1.2)  # a STUB follows each HEARTBEAT: told within a second, delivered once
+    assert [e for e in pump.events if isinstance(e, StubDeck)] == [StubDeck(0, "D12")]
+    shoe.core.receive_data(p.encode(p.ResetCounter(1, 4)), pump.now)  # a new stub: its deck unknown again
+    pump.run(1.0)
+    shoe.pull(pump, NINE_C_D17)
+    pump.run(1.2)
+    assert [e for e in pump.events if isinstance(e, StubDeck)] == [StubDeck(0, "D12"), StubDeck(4, "D17")]
+
+
+def test_a_host_that_did_not_take_it_is_never_sent_a_stub() -> None:
+    shoe = Shoe()
+    pump = Pump(OldHost(name="old", auto_ack=True), shoe.core)
+    pump.run(0.2)
+    shoe.pull(pump, AS)
+    pump.run(1.5)
+    assert not [e for e in pump.events if isinstance(e, StubDeck)]
+    assert pump.session.stats.rejected.get("FG-UNOFFERED") is None and pump.session.stats.unknown_frames == 0
+
+
+def test_the_shoes_stub_payload_is_the_hosts_byte_for_byte() -> None:
+    body = c.body_v1(c.T_STUB, 12, c.stub_payload(4, "D17"))
+    msg = p.decode_body(body)
+    assert msg == p.StubMsg(12, 4, "D17") and p.encode_body(msg) == body
