@@ -170,6 +170,12 @@ class SequenceWindow:
         :class:`~shoe_ctl.events.SequenceGap`."""
         self._events.append(SequenceGap(gap_from, hello.first_seq))
 
+    def resume_span(self, before: p.Hello) -> None:
+        """The shoe as it was before the host started (``before``: its boot, counts unknown):
+        the first HELLO's restart is counted from it."""
+        if self._span is None:
+            self._span = _Span(before)
+
     def note_span(self, hello: p.Hello, restarted: bool) -> None:
         """A HELLO: when the shoe restarted, post :class:`ShoeRestarted` at once (after the
         connected event and any gap, before every event that follows); the counting of cards

@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from drivers import link_timers as timers
@@ -50,6 +51,9 @@ class LinkSession:
         version 1, unauthenticated (benches; ``auth`` says ``off`` in every status event).
     :param serial: the table's shoe (its serial number); a HELLO from any other is refused.
         None: the first shoe accepted is pinned for the life of the session.
+    :param resume_boot: ``(serial, boot id)`` of the shoe as the host knew it before a restart
+        (the journal's): a first HELLO of that shoe with another boot id is a shoe restart
+        (``ShoeRestarted``, its counts unknown), as one seen while the host ran would be.
     :raises ValueError: ``resume_seq`` below 0, a secret that is not 32 bytes.
     """
 
@@ -64,7 +68,7 @@ class LinkSession:
 
     def __init__(self, *, name: str = "shoe", resume_seq: int | None = None, auto_ack: bool = False,
                  silence_s: float = 3.0, window: int = 1024, secret: bytes | None = None,
-                 serial: str | None = None) -> None:
+                 serial: str | None = None, resume_boot: tuple[str, int] | None = None) -> None:
         if resume_seq is not None and resume_seq < 0:
             raise ValueError(f"resume_seq must be >= 0, not {resume_seq}")
         self.name = name
@@ -73,6 +77,7 @@ class LinkSession:
         self._out: list[bytes] = []
         self._events: list[Any] = []
         self._stub: tuple[int, str] | None = None
+        self._resume_boot = resume_boot
         """The last stub deck delivered (``StubDeck``: only a change is)."""
         self._admission = Admission(name, self._out, self.stats, self._refused_event, secret=secret, serial=serial)
         self._window = SequenceWindow(self._events, self.stats, self._admission, resume_seq=resume_seq,
@@ -365,6 +370,11 @@ class LinkSession:
         admission.accepted(hello)
         prev = self._last_hello
         window = self._window
+        boot = self._resume_boot
+        if prev is None and boot is not None and boot[0] == hello.serial:
+            # the shoe as the journal knew it: a restart while the host was down is still a restart
+            prev = replace(hello, boot_id=boot[1], boot_count=None, card_total=None, dispense=None)
+            window.resume_span(prev)
         window.names_foreign = "names-foreign" in (hello.caps or ())
         notes, gap_from, seq_reset, restarted = window.on_hello(hello, prev)
         first = self._hello is None

@@ -153,14 +153,22 @@ def test_shoe_ctl_restarted_and_the_bridge_restarted_lose_no_card_and_double_non
     assert wait_for(lambda: bridge.core.unacked_count() == 0, 5)
     link.close()  # both go down with a card unacked in the bridge
     rig.pull(14)
+    known_boot = bridge.core.boot_id  # the boot the table's journal last knew
     bridge.close()
     kept = StateFile(rig.state).load()
     assert kept is not None and [e[0] for e in kept[1]] == [5]
     bridge = rig.start()
     link = ShoeLink(str(rig.link), events := queue.Queue(), resume_seq=journal[-1].seq, secret=SECRET,
-                    serial=SERIAL).start()
+                    serial=SERIAL, resume_boot=(SERIAL, known_boot)).start()
     link.wait_connected(10)
-    for r in take_reads(events, 1):
+    seen: list[Any] = []
+    while not any(isinstance(e, CardRead) for e in seen):
+        seen.append(events.get(timeout=10))
+    # restarted while shoe-ctl was down: still a shoe restart, from the boot the journal knew
+    [restart] = [e for e in seen if isinstance(e, ShoeRestarted)]
+    assert (restart.boot_before, restart.boot_after) == (known_boot, bridge.core.boot_id)
+    assert restart.cards_counted is None  # the counts before are not in the journal
+    for r in [e for e in seen if isinstance(e, CardRead)]:
         journal.append(r)
         link.ack(r.seq)
     assert wait_for(lambda: bridge.core.unacked_count() == 0, 5)
