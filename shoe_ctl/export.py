@@ -519,6 +519,7 @@ def export_hands(
     make_machine: MachineFactory = default_machine_factory,
     undecodable: list[str] | None = None,
     software: dict[str, Any] | None = None,
+    repeated: list[str] | None = None,
 ) -> list[Path]:
     """Write each finished hand (or only ``hands``) as ``<out_dir>/<table>-hand-<n>.phh``, mode
     0600 (a hand history holds every hole card, as the journal does). ``undecodable``: see
@@ -526,17 +527,31 @@ def export_hands(
     ``_software`` (JSON: version, manifest digest, verified, shoe serial and firmware;
     docs/compliance.md).
 
+    A hand number met again (a journal written before hand numbers ran on across restarts) is
+    never written over the first one's file: the later hand is written as
+    ``<table>-hand-<n>-at-<seq>.phh`` (``seq``: the journal record its hand starts at) and
+    ``"hand N at record S (also at record F): written as NAME"`` is appended to ``repeated``
+    (when given).
+
     :returns: the files written, in hand order.
     """
     wanted = set(hands) if hands is not None else None
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
+    first_at: dict[int, int] = {}
     for h in replay_hands(journal, make_machine, undecodable=undecodable):
         if not h.finished or (wanted is not None and h.number not in wanted):
             continue
         if software:
             h.software = dict(software)
         name = f"{h.table or 'table'}-hand-{h.number}.phh".replace("/", "_")
+        if h.number in first_at:
+            name = f"{h.table or 'table'}-hand-{h.number}-at-{h.first_seq}.phh".replace("/", "_")
+            if repeated is not None:
+                repeated.append(f"hand {h.number} at record {h.first_seq} (also at record {first_at[h.number]}): "
+                                f"written as {name}")
+        else:
+            first_at[h.number] = h.first_seq
         path = out_dir / name
         # mode 0600 like the journal: a hand history holds every hole card
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)

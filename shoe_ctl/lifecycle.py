@@ -1,18 +1,24 @@
-"""The idempotent close shared by the service's parts that own a thread, a port or a file.
+"""The idempotent close shared by the service's parts that own a thread, a port or a file, and
+the stop signals of a long-running command.
 
 :class:`Closeable` runs a part's release once, however many threads call ``close()``;
 :func:`join_thread` joins a worker unless it is the caller itself; :class:`BatchWorker` is the
-thread of a sink whose output may stall (the terminal's lines). Imports nothing of the project,
-so the drivers and the HIL harnesses may use it too. Shutdown order: ``docs/service.md``.
+thread of a sink whose output may stall (the terminal's lines); :class:`StopSignals` turns SIGINT
+and SIGTERM into a stop request with a bounded stop. Imports nothing of the project, so the
+drivers and the HIL harnesses may use it too. Shutdown order and stopping: ``docs/service.md``.
 """
 
 from __future__ import annotations
 
+import faulthandler
 import logging
+import signal
+import sys
 import threading
 from collections import deque
 from collections.abc import Callable
 from contextlib import AbstractContextManager
+from types import FrameType
 from typing import Any, Self
 
 log = logging.getLogger(__name__)
@@ -162,3 +168,77 @@ class BatchWorker(Closeable):
 
     def _close(self) -> None:
         join_thread(self._thread, self._join_s)
+
+
+STOP_DEADLINE_S = 10.0
+"""Seconds a whole process has, from the first stop signal (or the end of its run), to be gone:
+below systemd's ``TimeoutStopSec`` (15 s, ``deploy/shoe-ctl.service``), so the stacks of a stuck
+stop reach the system journal before systemd kills the process."""
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class StopSignals:
+    """SIGINT and SIGTERM as a request to stop a long-running command (``shoe-ctl run``,
+    ``shoe-ctl floor``), with a bounded stop (docs/service.md, *Stopping*).
+
+    Used as a context manager in the main thread. On entry it installs its own handler for both
+    signals, whatever the process inherited: a background job of a non-interactive shell starts
+    with SIGINT ignored, and Python then never raises ``KeyboardInterrupt``. The first signal
+    sets :attr:`stop`, records :attr:`signum` and gives both signals back their previous handlers
+    (a whole process: their default action), so a second one ends the process at once, whatever
+    its main thread is blocked in.
+
+    With ``whole_process`` (the command is this process's own, not a call inside a test):
+    :meth:`stopping` (called by the first signal, and by the command when its run ends) arms a
+    deadline: a process still there ``deadline_s`` seconds later writes every thread's stack on
+    stderr (``faulthandler``, which needs no Python thread to run) and exits with status 1. It
+    stays armed after the block, over the interpreter's exit. SIGUSR1 writes every thread's
+    stack on stderr at any time (the process goes on). Without ``whole_process`` the deadline is
+    never armed and the previous handlers come back on exit.
+
+    :param stop: the event the first signal sets (default: a new one).
+    :param deadline_s: seconds, see :data:`STOP_DEADLINE_S`.
+    """
+
+    def __init__(self, stop: threading.Event | None = None, *, whole_process: bool = False,
+                 deadline_s: float = STOP_DEADLINE_S) -> None:
+        self.stop = stop if stop is not None else threading.Event()
+        self.whole_process = whole_process
+        self.deadline_s = deadline_s
+        self.signum: int | None = None
+        """The first stop signal received, or None."""
+        self._old: dict[int, Any] = {}
+        self._armed = False
+
+    def __enter__(self) -> Self:
+        for sig in STOP_SIGNALS:
+            self._old[sig] = signal.signal(sig, self._on_signal)
+        if self.whole_process:
+            faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True, chain=False)
+        return self
+
+    def _on_signal(self, signum: int, _frame: FrameType | None) -> None:
+        self.signum = signum
+        self.stop.set()
+        self._restore()  # a second signal: the default action (or the handler there before)
+        self.stopping()
+
+    def stopping(self) -> None:
+        """The command is stopping: with ``whole_process``, arm the deadline (once)."""
+        if self.whole_process and not self._armed:
+            self._armed = True
+            faulthandler.dump_traceback_later(self.deadline_s, exit=True, file=sys.stderr)
+
+    def _restore(self) -> None:
+        old, self._old = self._old, {}
+        for sig, handler in old.items():
+            if self.whole_process or handler is None:
+                handler = signal.SIG_DFL
+            signal.signal(sig, handler)
+
+    def __exit__(self, *exc: object) -> None:
+        self._restore()
+        if not self.whole_process:
+            return
+        self.stopping()  # the interpreter's exit is bounded too

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import signal
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -139,14 +140,25 @@ def _add_version(parser: argparse.ArgumentParser, version: str) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``shoe-ctl`` console script; returns the process exit status."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    func = getattr(args, "func", None)
-    if func is None:
-        parser.print_help()
-        return 2
+    """Entry point of the ``shoe-ctl`` console script; returns the process exit status.
+
+    ``argv`` None: the process's own command line (``sys.argv``); the command then owns the
+    process (``args.whole_process``: ``run`` bounds its stop, docs/service.md *Stopping*), and
+    SIGINT stops it even when it was started ignored (a background job of a non-interactive
+    shell), from before the subcommands are loaded. A list: a call inside another program (the
+    tests), whose signals are left as they are.
+    """
+    whole_process = argv is None
+    if whole_process and signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        args.whole_process = whole_process
+        func = getattr(args, "func", None)
+        if func is None:
+            parser.print_help()
+            return 2
         return int(func(args) or 0)
     except KeyboardInterrupt:
         return 130

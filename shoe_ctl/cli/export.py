@@ -4,13 +4,15 @@ Without ``--out`` the files go into ``./export-<table>-<YYYY-MM-DD>/`` (the jour
 UTC date of the export), named on stderr; every file written is printed on stdout.
 
 Exit status: 0 when the hands were written, 1 when a requested hand is not in the journal (or not
-finished) or the journal holds no finished hand at all (said on stderr; nothing is written and no
-folder is made), 2 when the journal cannot be read.
+finished), the journal holds no finished hand at all (said on stderr; nothing is written and no
+folder is made), or a hand number repeats in the journal (every hand is still written, each
+repeat named on stderr with its file), 2 when the journal cannot be read.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 from pathlib import Path
@@ -83,8 +85,9 @@ def run(args: argparse.Namespace) -> int:
         existed = Path(out).exists()
         try:
             undecodable: list[str] = []
+            repeated: list[str] = []
             written = export_hands(journal, Path(out), hands=args.hand, undecodable=undecodable,
-                                   software=_software(journal))
+                                   software=_software(journal), repeated=repeated)
         except OSError as exc:
             print(f"shoe-ctl export: --out {out}: cannot write there: {exc.strerror or exc}", file=sys.stderr)
             return 2
@@ -92,6 +95,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"shoe-ctl export: {args.journal}: skipped damaged {d}", file=sys.stderr)
     for path in written:
         print(path)
+    for line in repeated:
+        print(f"shoe-ctl export: {args.journal}: hand number repeated: {line}", file=sys.stderr)
     if not written and not existed:
         try:
             Path(out).rmdir()  # made for nothing
@@ -101,9 +106,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"shoe-ctl export: {args.journal}: no finished hand to export", file=sys.stderr)
         return 1
     if args.hand:
-        got = {int(p.stem.rsplit("-", 1)[1]) for p in written}
+        got = {int(m.group(1)) for p in written if (m := re.search(r"-hand-(\d+)(-at-\d+)?$", p.stem))}
         missing = sorted(set(args.hand) - got)
         if missing:
             print(f"shoe-ctl export: {args.journal}: no finished hand {', '.join(map(str, missing))}", file=sys.stderr)
             return 1
-    return 0
+    return 1 if repeated else 0

@@ -4,8 +4,9 @@
                  [--hands PATH] [--pace SECONDS] [--exit-when-done] [--display HOST:PORT|off]
                  [--config PATH] [--seed N] [--count N] [--journal PATH|off] [--dealer-socket PATH]
 
-Options, systemd notifications and what each does: docs/service.md. Exit status: 0 after a clean
-stop, 1 when the simulated dealer stalled (``--exit-when-done``), 2 for a bad option or
+Options, systemd notifications, stopping and what each does: docs/service.md. Exit status: 0 after
+a clean stop, 1 when the simulated dealer stalled (``--exit-when-done``) or a stop passed its
+deadline (:class:`shoe_ctl.lifecycle.StopSignals`), 2 for a bad option or
 configuration (every problem of the file named, with its key; a shoe port held by another
 program; GPIO pins that cannot be had; no readable ``--hands`` file), 3 after an otherwise clean
 stop when some ``--hands`` files were unreadable (each named on stderr; the readable ones are
@@ -16,9 +17,7 @@ from __future__ import annotations
 
 import argparse
 import logging
-import signal
 import sys
-import threading
 import time
 from typing import Any
 
@@ -34,6 +33,7 @@ from shoe_ctl.cli.args import (
 )
 from shoe_ctl.cli.status import StatusLine
 from shoe_ctl.events import Instruction
+from shoe_ctl.lifecycle import StopSignals
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +85,14 @@ def register(subparsers: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the service until Ctrl-C / SIGTERM (or the last hand with ``--exit-when-done``)."""
+    """Run the service until Ctrl-C / SIGTERM (or the last hand with ``--exit-when-done``). The
+    signals' handler is installed first: a signal while the table is built or started stops it
+    once it is up (docs/service.md, *Stopping*)."""
+    with StopSignals(whole_process=bool(getattr(args, "whole_process", False))) as signals:
+        return _run(args, signals)
+
+
+def _run(args: argparse.Namespace, signals: StopSignals) -> int:
     from shoe_ctl.config import load_table_config
     from shoe_ctl.rules.games import Game
     from shoe_ctl.rules.profiles import ProfileError
@@ -135,32 +142,31 @@ def run(args: argparse.Namespace) -> int:
 
     if status_line is not None:
         status_line.note_from("display", lambda: table.display_problem and f"NOT SERVED: {table.display_problem}")
-    stop = threading.Event()
+    stop = signals.stop
     status = 0
-
-    def _signal(_signum: int, _frame: Any) -> None:
-        stop.set()
-
-    old = signal.signal(signal.SIGTERM, _signal)
     try:
         with table:
-            freeze_startup_heap()
-            dealer = table.dealer
-            quiet_s = STALL_S + 10 * (WATCHABLE_PACE if args.pace is None else args.pace)
-            while not stop.is_set():
-                if dealer is not None and (dealer.done.is_set() or dealer.stalled) and args.exit_when_done:
-                    table.controller.wait_idle(5)
-                    status = 1 if dealer.stalled else 0
-                    break
-                if dealer is not None and args.exit_when_done and progress.quiet_for() > quiet_s:
-                    # the dealer waits for a signal the machine will not give (a record it cannot
-                    # follow: a fold refused for a player all-in, ...): a stall, not a run forever
-                    print(printable(f"shoe-ctl run: nothing happened for {quiet_s:g} s; the simulated dealer "
-                                    f"stalled at: {progress.last_text or 'no instruction'}"), file=sys.stderr)
-                    status = 1
-                    break
-                stop.wait(0.1)
-    except KeyboardInterrupt:
+            try:
+                freeze_startup_heap()
+                dealer = table.dealer
+                quiet_s = STALL_S + 10 * (WATCHABLE_PACE if args.pace is None else args.pace)
+                while not stop.is_set():
+                    if dealer is not None and (dealer.done.is_set() or dealer.stalled) and args.exit_when_done:
+                        table.controller.wait_idle(5)
+                        status = 1 if dealer.stalled else 0
+                        break
+                    if dealer is not None and args.exit_when_done and progress.quiet_for() > quiet_s:
+                        # the dealer waits for a signal the machine will not give (a record it cannot
+                        # follow: a fold refused for a player all-in, ...): a stall, not a run forever
+                        print(printable(f"shoe-ctl run: nothing happened for {quiet_s:g} s; the simulated "
+                                        f"dealer stalled at: {progress.last_text or 'no instruction'}"),
+                              file=sys.stderr)
+                        status = 1
+                        break
+                    stop.wait(0.1)
+            finally:
+                signals.stopping()  # the table's close below is bounded (a whole process)
+    except KeyboardInterrupt:  # a call inside a program: its own SIGINT handler is back after the first
         pass
     except Exception as exc:  # noqa: BLE001 - GPIO failures, OSError and ValueError named; the rest propagate
         message = _gpio_problem(exc, args.config, cfg)
@@ -172,7 +178,6 @@ def run(args: argparse.Namespace) -> int:
         status = 2
     finally:
         stop.set()
-        signal.signal(signal.SIGTERM, old)
     if status == 0 and unreadable:
         print(f"shoe-ctl run: {unreadable} --hands file{'' if unreadable == 1 else 's'} could not be read "
               "(named above)", file=sys.stderr)

@@ -10,14 +10,13 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import signal
 import sys
-import threading
 
 from shoe_ctl.config import ConfigError
 from shoe_ctl.floor.config import FloorConfig, load_credentials, load_floor_config, parse_broker
 from shoe_ctl.floor.consumer import FloorConsumer, open_floor_journal
 from shoe_ctl.floor.page import FloorPage
+from shoe_ctl.lifecycle import StopSignals
 from shoe_ctl.users import Authenticator, UserStore, users_file_setting
 
 __all__ = ["parse_listen", "register", "run"]
@@ -25,12 +24,13 @@ __all__ = ["parse_listen", "register", "run"]
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``floor`` subcommand."""
-    p = subparsers.add_parser("floor", help="the floor page: every table's state and alerts from the broker",
+    p = subparsers.add_parser("floor", help="the floor page: a map of the room's tables and their alerts",
                               description="Follow every table of a room on the floor's MQTT broker and serve "
-                              "the floor page (state, street, stub, alerts by severity, shoe health, last seen; "
-                              "acknowledge alerts).")
+                              "the floor page: a map of the tables by pit in floor words, coloured by what "
+                              "matters, alerts by severity; a signed-in floor supervisor acknowledges.")
     p.add_argument("--config", default=None, metavar="PATH",
-                   help="a table.toml whose [floor] gives broker, room and ca_file (flags override)")
+                   help="a table.toml whose [floor] gives broker, room, ca_file and the room's "
+                   "[[floor.pits]] (flags override)")
     p.add_argument("--broker", default=None, metavar="URL", help="mqtt://host:port or mqtts://host:port")
     p.add_argument("--room", default=None, metavar="ROOM")
     p.add_argument("--credentials", default=None, metavar="FILE",
@@ -85,23 +85,24 @@ def run(args: argparse.Namespace) -> int:
     except (ConfigError, ValueError, OSError) as exc:
         print(f"shoe-ctl floor: {exc}", file=sys.stderr)
         return 2
-    stop = threading.Event()
-    old = signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signals = StopSignals(whole_process=bool(getattr(args, "whole_process", False)))
     try:
-        consumer.start()
-        page.start()
-        print(f"floor page: {page.url}", file=sys.stderr, flush=True)
-        while not stop.wait(0.5):
-            pass
+        with signals:
+            try:
+                consumer.start()
+                page.start()
+                print(f"floor page: {page.url}", file=sys.stderr, flush=True)
+                while not signals.stop.wait(0.5):
+                    pass
+            finally:
+                signals.stopping()
+                page.close()
+                consumer.close()
+                if journal is not None:
+                    journal.close()
     except KeyboardInterrupt:
         pass
     except OSError as exc:
         print(f"shoe-ctl floor: {exc}", file=sys.stderr)
         return 2
-    finally:
-        signal.signal(signal.SIGTERM, old)
-        page.close()
-        consumer.close()
-        if journal is not None:
-            journal.close()
     return 0

@@ -504,8 +504,11 @@ class FloorConsumer:
     # ------------------------------------------------------------------ gaps
 
     def _watch(self) -> None:
+        silent_at = 0.0
         while not self._stop.wait(0.1):
-            self.check_silent(time.time())
+            if time.monotonic() - silent_at >= 1.0:  # a keepalive is seconds: once a second is enough
+                silent_at = time.monotonic()
+                self.check_silent(time.time())
             for table, seq in self.check_gaps(time.monotonic()):
                 if self.connected.is_set():
                     self.client.publish(Topics(self.room, table).replay, dumps({"from": seq}), qos=1)

@@ -121,6 +121,8 @@ def tiles(consumer: FloorConsumer, since: int = 0) -> dict[str, Any]:
     now = time.time()
     with consumer.lock:
         version = consumer.version
+        if since > version:
+            since = 0  # a page that followed an earlier run of the floor: everything again
         out = [tile(_tile_row(view)) for view in consumer.tables.values() if view.version > since]
         totals = dict.fromkeys(SEVERITIES, 0)
         for view in consumer.tables.values():

@@ -56,6 +56,8 @@ MAX_TILE_ALERTS = 1
 MAX_PITS = 400
 MAX_PIT_SIDE = 60
 MAX_PIT_NAME = 40
+MAX_PLACED = 10_000
+"""Tables placed in the whole room at most (the largest rooms have 1,700)."""
 
 
 def floor_words(state: object) -> str:
@@ -151,7 +153,7 @@ def parse_pits(src: str, data: object) -> tuple[Pit, ...]:
     :raises ConfigError: naming ``src`` and the place (``floor.pits[2].rows[0][3]``): not a list, a
         pit without a name or with one used twice, a row of another shape, a name that cannot be a
         table's (``NAME_RE``), a table placed twice (both places named), more than :data:`MAX_PITS`
-        pits or :data:`MAX_PIT_SIDE` rows or places in a row.
+        pits, :data:`MAX_PIT_SIDE` rows or places in a row, or :data:`MAX_PLACED` tables.
     """
     if not isinstance(data, list):
         raise ConfigError(src, "floor.pits", f"{_short(data)} is not a list of pits", "[[floor.pits]] tables")
@@ -195,6 +197,8 @@ def parse_pits(src: str, data: object) -> tuple[Pit, ...]:
                 if table in placed:
                     raise ConfigError(src, where, f"table {table!r} is placed twice (also at {placed[table]})",
                                       "each table in one place")
+                if len(placed) >= MAX_PLACED:
+                    raise ConfigError(src, where, f"more than {MAX_PLACED} tables placed", f"at most {MAX_PLACED}")
                 placed[table] = where
                 places.append(table)
             out_rows.append(tuple(places))

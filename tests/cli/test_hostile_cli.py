@@ -303,3 +303,18 @@ def test_waiting_times_must_be_finite(argv: list[str], named: str, capsys: pytes
         main(argv)
     assert info.value.code == 2
     assert named in capsys.readouterr().err
+
+
+def test_hands_run_on_across_restarts_and_export_writes_every_one(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """Two runs of the simulated shoe on one journal: the second run's hands are numbered after
+    the first's, and export writes all four with no repeat and status 0."""
+    journal = tmp_path / "j.sqlite3"
+    for _ in range(2):
+        assert main(["run", "--journal", str(journal), "--count", "2", "--pace", "0", "--exit-when-done",
+                     "--display", "off", "--no-status"]) == 0
+    capsys.readouterr()
+    assert main(["export", str(journal), "--out", str(tmp_path / "out")]) == 0
+    out, err = capsys.readouterr()
+    assert sorted(Path(line).name for line in out.split()) == [f"table-1-hand-{n}.phh" for n in (1, 2, 3, 4)]
+    assert "repeated" not in err

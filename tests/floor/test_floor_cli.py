@@ -45,6 +45,34 @@ def test_floor_command_serves_the_page(mosquitto: Mosquitto, tmp_path: Path) -> 
         assert proc.wait(10) == 0
 
 
+def test_floor_command_serves_the_pits_of_its_config(mosquitto: Mosquitto, tmp_path: Path) -> None:
+    config = tmp_path / "floor.toml"
+    config.write_text(f'[floor]\nroom = "{ROOM}"\n\n[[floor.pits]]\nname = "Pit 1"\nrows = [["t1", "", "t2"]]\n')
+    proc = subprocess.Popen([sys.executable, "-m", "shoe_ctl.cli", "floor", "--config", str(config), "--broker",
+                             mosquitto.url, "--credentials", str(mosquitto.credentials_file(FLOOR_USER)),
+                             "--listen", "127.0.0.1:0"], stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stderr is not None
+        match = re.search(r"floor page: (http://127\.0\.0\.1:\d+/)", proc.stderr.readline())
+        assert match
+        layout = json.loads(urllib.request.urlopen(match.group(1) + "layout", timeout=5).read())
+        assert layout["pits"] == [{"name": "Pit 1", "rows": 1, "columns": 3, "places": {"t1": [1, 1], "t2": [1, 3]}}]
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(10) == 0
+
+
+def test_floor_command_refuses_a_broken_layout(tmp_path: Path) -> None:
+    config = tmp_path / "floor.toml"
+    config.write_text('[floor]\n[[floor.pits]]\nname = "A"\nrows = [["t1"]]\n[[floor.pits]]\nname = "B"\n'
+                      'rows = [["t2", "t1"]]\n')
+    out = subprocess.run([sys.executable, "-m", "shoe_ctl.cli", "floor", "--config", str(config)],
+                         capture_output=True, text=True, timeout=30)
+    assert out.returncode == 2, out.stderr
+    assert str(config) in out.stderr and "floor.pits[1].rows[0][1]" in out.stderr and "placed twice" in out.stderr
+    assert "Traceback" not in out.stderr
+
+
 def test_floor_command_refuses_an_open_credentials_file(tmp_path: Path, mosquitto: Mosquitto) -> None:
     creds = mosquitto.credentials_file(FLOOR_USER)
     os.chmod(creds, 0o644)

@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from shoe_ctl.config import ConfigError
 from shoe_ctl.floor.config import load_floor_config
@@ -107,6 +109,8 @@ def test_updates_carry_only_the_tables_that_changed() -> None:
     c.acknowledge("t3", 1, "pat")
     acked = tiles(c, later["version"])
     assert [t["table"] for t in acked["tiles"]] == ["t3"] and acked["alerts"]["warning"] == 0
+    restarted = tiles(c, acked["version"] + 1000)  # the page followed an earlier run of the floor
+    assert len(restarted["tiles"]) == 3 and restarted["since"] == 0
 
 
 PITS = """
@@ -158,9 +162,14 @@ def test_a_broken_pit_is_an_error_naming_the_file_and_the_place(tmp_path: Path, 
     assert str(path) in text and key in text and says in text, text
 
 
-def test_too_many_pits() -> None:
+def test_too_many_pits_or_tables() -> None:
     with pytest.raises(ConfigError, match="at most 400"):
         parse_pits("f.toml", [{"name": f"p{i}", "rows": [[f"t{i}"]]} for i in range(401)])
+    with pytest.raises(ConfigError, match="at most 10000"):
+        parse_pits("f.toml", [{"name": f"p{p}", "rows": [[f"t{p}-{r}-{c}" for c in range(60)] for r in range(60)]}
+                              for p in range(3)])
+    one = parse_pits("f.toml", [{"name": "p", "rows": [[f"t{r}-{c}" for c in range(60)] for r in range(60)]}])
+    assert len(list(one[0].places())) == 3600
 
 
 def test_signed_in_supervisors_expire_and_are_bounded() -> None:
@@ -199,3 +208,21 @@ def test_a_silent_table_is_a_critical_alert_cleared_when_it_speaks() -> None:
     cleared = row["acknowledged"][-1]
     assert cleared["code"] == "table-silent" and cleared["acked"]["by"] is None and cleared["acked"]["cleared"]
     assert c.snapshot()["alerts"]["critical"] == 0
+
+
+_VALUES = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8)
+                       | st.sampled_from(["t1", "t2", "", "Pit 1"]),
+                       lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
+                           st.sampled_from(["name", "rows", "x"]), inner, max_size=3), max_leaves=20)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_VALUES)
+def test_any_layout_is_pits_or_an_error_naming_the_file(data: object) -> None:
+    """Whatever ``[[floor.pits]]`` holds: pits, or a ConfigError naming the file; never a traceback."""
+    try:
+        pits = parse_pits("floor.toml", data)
+    except ConfigError as exc:
+        assert "floor.toml" in str(exc) and "floor.pits" in str(exc)
+    else:
+        assert all(isinstance(name, str) for p in pits for name, _r, _c in p.places())

@@ -89,8 +89,11 @@ def test_one_changed_byte_tilts_display_leds_floor_and_journal(mosquitto: Mosqui
         state = _get(f"{base}/state")
         assert state["hand"] is None and any(a["code"] == "software-mismatch" for a in state["alerts"])
     finally:
-        interrupt(proc)
-        tap.close()
+        try:
+            status = interrupt(proc, stderr=err)  # a tilted table stops cleanly, the floor on
+        finally:
+            tap.close()
+    assert status == 0, err.read_text()
     with Journal(journal, table=None, profile=None, readonly=True) as j:
         bodies = [json.loads(r.body) for r in j.records() if r.kind == "Alert" and r.body]
     assert any(b.get("code") == "software-mismatch" and CHANGED in b.get("message", "") for b in bodies)

@@ -75,8 +75,11 @@ def test_a_seeded_answer_matches_the_offline_computation(mosquitto: Mosquitto, t
         assert cards and all(e["card"] == "??" for e in cards if e["role"] in ("down", "burn", "stray"))
         assert any(e["card"] != "??" for e in cards if e["role"] == "up")
     finally:
-        interrupt(proc)
-        tap.close()
+        try:
+            status = interrupt(proc, stderr=err)  # a tilted table stops cleanly, the floor on
+        finally:
+            tap.close()
+    assert status == 0, err.read_text()
     offline = subprocess.run([sys.executable, "-m", "shoe_ctl.cli", "verify", "--seed", seed, "--manifest",
                               str(inst.manifest), "--config", str(inst.config), "--serial", answer["shoe_serial"],
                               "--firmware", answer["shoe_firmware"]], capture_output=True, text=True, timeout=60)

@@ -439,3 +439,44 @@ def test_a_stop_on_seventh_street_holds_betting_complete_until_acknowledged(tabl
     dealer.post(DealerAction.BETTING_COMPLETE)
     dealer.wait(lambda i: i.signal is Signal.SHOWDOWN)
     assert t.machine.state == "hand_showdown"
+
+
+@pytest.mark.parametrize("counts_unpowered", [True, False], ids=["counts-unpowered", "no-counts"])
+def test_a_card_pulled_while_the_shoe_was_off_is_placed_by_the_documented_procedure(
+        table: Any, counts_unpowered: bool) -> None:
+    """The shoe loses power inside a hand and the dealer pulls the next card while it is off;
+    with counts-unpowered the shoe counted it (and says so), without it nothing recorded it. The
+    dealer follows the procedure (docs/protocol.md section 12): count the felt against the
+    screen's card count, the floor's ruling entered as *Cards found…*, acknowledge. The screen
+    then asks for the next place, never again for the card pulled while off, and the hand ends
+    with the record equal to the felt."""
+    t, screen, leds, journal = table
+    t.device.device.counts_unpowered = counts_unpowered
+    screen.wait(lambda i: i.signal is Signal.IDLE and i.text.startswith("Waiting"))
+    dealer = Dealer(t, screen, t.device)
+    dealer.post(DealerAction.NEW_HAND, seats=SEATS)
+    dealer.deal(5)
+    assert t.device.wait_acked(5)
+    ins = dealer.next_card()  # card 6's place
+    (off,) = t.device.reboot(lose_unacked=True, away_s=0.3, pulls_while_off=1)
+    dealer.felt[place(ins)].append(off)  # the dealer, not told yet, put it where the screen said
+    dealer.pulled += 1
+    stop = screen.wait(lambda i: _restart_stop(i) == "shoe-restarted")
+    alert = next(a for a in screen.alerts if a.code == "shoe-restarted")
+    assert alert.latched
+    assert ("1 card(s) left the shoe" in alert.message) if counts_unpowered else ("cannot" in alert.message)
+    found = dealer.pulled - (stop.card_no - 1)  # the felt's count against the screen's
+    assert found == 1
+    dealer.post(DealerAction.GAP_CARDS, cards=found)
+    dealer.post(DealerAction.ACK_ALERT, code="shoe-restarted")
+    nxt = dealer.next_card()
+    assert nxt.card_no == 7 and place(nxt) != place(ins)
+    dealer.deal(12)  # the rest of 3rd street
+    dealer.wait(lambda i: i.signal is Signal.BETTING)
+    assert t.controller.wait_idle(5)
+    record_equals_felt(t.machine, dealer.felt, {place(ins)})
+    assert t.machine.hand is not None and t.machine.hand.stub_count() == 52 - 12 == t.device.remaining()
+    codes = [a.code for a in screen.alerts]
+    assert codes.count("shoe-restarted") == 1
+    assert not {"dispense-gap", "card-not-expected", "duplicate-card", "sequence-gap"} & set(codes), codes
+    reads_kept(journal, t.device)

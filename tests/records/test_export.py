@@ -131,3 +131,41 @@ def test_the_deck_each_hand_is_dealt_from_is_exported(tmp_path: Path, journal_ta
     first, second = export_hands(t.journal, tmp_path)
     assert tomllib.loads(first.read_text())["_decks"] == ["red-1"]
     assert "_decks" not in tomllib.loads(second.read_text())
+
+
+def test_a_hand_number_met_again_is_written_beside_the_first_and_named(
+        tmp_path: Path, journal_table: Callable[..., Table], capsys: pytest.CaptureFixture[str]) -> None:
+    """A journal written before hand numbers ran on across restarts (each run numbered its hands
+    from 1): no hand is written over another's file, and each repeat is named."""
+    t = journal_table(marks=True)
+    play_hand(t)
+    play_hand(t)
+    t.journal.store.top_hand = 0  # the older numbering: the next run starts again at hand 1
+    play_hand(t)
+    replayed = list(replay_hands(t.journal, default_machine_factory))
+    assert [h.number for h in replayed] == [1, 2, 1]
+    again = replayed[2]
+    repeated: list[str] = []
+    files = export_hands(t.journal, tmp_path / "out", repeated=repeated)
+    assert [f.name for f in files] == ["t9-hand-1.phh", "t9-hand-2.phh", f"t9-hand-1-at-{again.first_seq}.phh"]
+    assert len({f.read_text() for f in files}) == 3
+    assert repeated == [f"hand 1 at record {again.first_seq} (also at record 1): written as {files[2].name}"]
+    path = t.journal.path
+    t.journal.close()
+    capsys.readouterr()
+    assert main(["export", str(path), "--out", str(tmp_path / "cli")]) == 1
+    out, err = capsys.readouterr()
+    assert len(out.splitlines()) == 3 and f"hand number repeated: hand 1 at record {again.first_seq}" in err
+    assert main(["export", str(path), "--out", str(tmp_path / "one"), "--hand", "1"]) == 1
+    assert sorted(p.name for p in (tmp_path / "one").iterdir()) == sorted([files[0].name, files[2].name])
+
+
+def test_the_journal_refuses_a_hand_number_that_is_not_above_its_last(
+        journal_table: Callable[..., Table]) -> None:
+    from shoe_ctl.service.journal import JournalError
+
+    t = journal_table(marks=True)
+    play_hand(t)
+    with pytest.raises(JournalError, match="hand 1 is not above the journal's last hand 1"):
+        t.journal.begin_hand(hand=1)
+    assert t.journal.begin_hand() == 2

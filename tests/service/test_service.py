@@ -145,12 +145,8 @@ def test_run_without_hands_deals_until_stopped_and_stops_cleanly(sig: str) -> No
     """The main job: random hands on the virtual shoe until Ctrl-C (or SIGTERM), then a clean stop."""
     import signal
 
-    def default_signals() -> None:
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-
     proc = subprocess.Popen([sys.executable, "-m", "shoe_ctl.cli", "run", "--pace", "0.005", "--display", "off"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
-                            preexec_fn=default_signals)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
     try:
         assert proc.stdout is not None
         lines = [proc.stdout.readline() for _ in range(60)]

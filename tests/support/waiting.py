@@ -7,6 +7,7 @@ import signal
 import subprocess
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 
@@ -21,12 +22,25 @@ def wait_for(cond: Callable[[], object], timeout: float = 5.0, poll: float = 0.0
     return bool(cond())
 
 
-def interrupt(proc: subprocess.Popen[Any], wait_s: float = 60.0) -> None:
-    """Stop a service process as Ctrl-C does; one that has not stopped after ``wait_s`` seconds is
-    killed (a slow stop after SIGINT is a known defect, not what the calling tests check)."""
+def interrupt(proc: subprocess.Popen[Any], wait_s: float = 60.0, *, stderr: Path | None = None) -> int:
+    """Stop a service process as Ctrl-C does (SIGINT) and return its exit status.
+
+    A process still running after ``wait_s`` seconds fails the test: it is asked for its threads'
+    stacks (SIGUSR1: ``shoe-ctl run`` writes them on stderr), killed, and the AssertionError
+    carries the end of its stderr, read from ``stderr`` (the file it was given) or its pipe.
+    """
     proc.send_signal(signal.SIGINT)
     try:
-        proc.wait(wait_s)
+        return proc.wait(wait_s)
     except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+        pass
+    proc.send_signal(signal.SIGUSR1)
+    time.sleep(1.0)  # the stacks are written by the process itself
+    proc.kill()
+    proc.wait()
+    text = stderr.read_text(errors="replace") if stderr is not None else ""
+    if stderr is None and proc.stderr is not None:
+        text = proc.stderr.read()
+        text = text.decode(errors="replace") if isinstance(text, bytes) else text
+    raise AssertionError(f"the service did not exit within {wait_s:g} s of SIGINT; the end of its stderr "
+                         f"(the threads' stacks last):\n{text[-20000:]}")

@@ -228,11 +228,16 @@ class Store(Closeable):
         an open hand first and writes the row (in order, through the writer).
 
         :returns: (the hand number, the row).
+        :raises JournalError: ``hand`` is not above the highest number known: hand numbers never
+            repeat in a journal.
         """
         with self.lock:
             if hand is None:
                 hand = self.top_hand + 1
-            self.top_hand = max(self.top_hand, hand)
+            elif hand <= self.top_hand:
+                raise JournalError(f"hand {hand} is not above the journal's last hand {self.top_hand}: "
+                                   "hand numbers never repeat in a journal")
+            self.top_hand = hand
             body = dict(info or {})
             body["hand"] = hand
             self._current_hand = hand
