@@ -50,6 +50,16 @@ class Shoe:
         self.fw = Firmware(self.core, self.reader, self.beam, LIVE.get, retired=RETIRED.get)
         self.fw.start(0.0)
 
+    def pass_alone(self, uid: bytes, at: float) -> list[Any]:
+        """A pass at ``at`` with no host pumping: the messages it made, heartbeats left out."""
+        self.reader.present = [uid]
+        self.beam.state = True
+        self.fw.step(at)
+        self.beam.state = False
+        self.fw.step(at + 0.05)
+        frames = b"".join(self.core.frames_to_send())
+        return [m for m in p.FrameDecoder().feed(frames) if not isinstance(m, p.Heartbeat)]
+
     def pull(self, pump: Pump, uid: bytes) -> None:
         self.reader.present = [uid]
         self.beam.state = True
@@ -108,12 +118,7 @@ def test_a_version_1_host_on_the_wire_gets_no_foreign_frame_and_no_ack_flag_it_c
     hello = [m for m in p.FrameDecoder().feed(b"".join(core.frames_to_send())) if isinstance(m, p.Hello)][-1]
     assert "names-foreign" in (hello.caps or ())
     core.receive_data(p.encode(p.Ack(2, 0, hello.seq)), 0.01)  # the old host: flag bit 1 clear
-    shoe.reader.present = [STRANGER]
-    shoe.beam.state = True
-    shoe.fw.step(0.02)
-    shoe.beam.state = False
-    shoe.fw.step(0.05)
-    sent = [m for m in p.FrameDecoder().feed(b"".join(core.frames_to_send())) if not isinstance(m, p.Heartbeat)]
+    sent = shoe.pass_alone(STRANGER, 0.02)
     assert [type(m).__name__ for m in sent] == ["CardMsg", "FaultMsg", "FaultMsg"]
     assert sent[1].detail == "foreign card, tag 04ffee0001" and core.naming.ok is False
 
@@ -123,12 +128,7 @@ def test_it_waits_for_the_hosts_first_ack_and_a_changed_host_gets_its_own_form_a
     host, an old one, gets the same event number as a misread: neither lost nor doubled."""
     core = ShoeCore("FW-1", names_foreign=True)
     shoe = Shoe(core)
-    shoe.reader.present = [STRANGER]
-    shoe.beam.state = True
-    shoe.fw.step(0.0)
-    shoe.beam.state = False
-    shoe.fw.step(0.05)
-    made = [m for m in p.FrameDecoder().feed(b"".join(core.frames_to_send())) if not isinstance(m, p.Heartbeat)]
+    made = shoe.pass_alone(STRANGER, 0.0)
     assert [type(m).__name__ for m in made] == ["CardMsg", "FaultMsg"]  # seq 2 waits: no host has said yet
     assert [m.seq for m in made] == [1, 3] and core.unacked() == [1, 2, 3]
     new = Pump(LinkSession(name="new"), core, now=1.0)  # never acks: its journal died
