@@ -2,7 +2,8 @@
 room of 1,700 tables in headless Chromium (``docs/floor.md``, "The page at 1,700 tables").
 
 A simulated room (``hil/floor_room.py``: no broker; messages as tables publish them, handed to the
-floor consumer) of ``--tables`` tables in pits of 20, served by the real page (``FloorPage``) to
+floor consumer) of ``--tables`` tables, once in pits of 20 and once without a layout (every table
+among the tables in no pit), one after the other in one run, served by the real page (``FloorPage``) to
 Chromium at 1920x1080 (Playwright; ``$SHOE_CTL_CHROMIUM`` or ``/usr/bin/chromium``). Measured:
 
 - ``first_apply_ms``: the page's first update, every tile drawn from one ``/tiles`` answer
@@ -58,13 +59,13 @@ def _wait(tab: Any, expr: str, timeout_s: float = 60.0) -> Any:
         time.sleep(0.02)
 
 
-def run(count: int = 1700, bursts: int = 10) -> dict[str, Any]:
+def run(count: int = 1700, bursts: int = 10, pits: bool = True) -> dict[str, Any]:
     calib_start = calibrate()
     consumer = FloorConsumer(host="127.0.0.1", port=1, room="room-1")  # never started: no broker
     consumer.connected.set()
     room = Room(consumer, count)
     room.fill()
-    page = FloorPage(consumer, port=0, pits=room_pits(count)).start()
+    page = FloorPage(consumer, port=0, pits=room_pits(count) if pits else ()).start()
     applies: list[float] = []
     frames: list[float] = []
     server: list[float] = []
@@ -80,7 +81,8 @@ def run(count: int = 1700, bursts: int = 10) -> dict[str, Any]:
                 for _ in range(bursts):
                     before = tab.evaluate("window.floorStats.applies")
                     since = consumer.version
-                    room.burst()
+                    with consumer.lock:  # the whole burst in one answer of /tiles
+                        room.burst()
                     t0 = time.perf_counter()
                     answer = tiles(consumer, since)
                     server.append((time.perf_counter() - t0) * 1000)
@@ -88,7 +90,8 @@ def run(count: int = 1700, bursts: int = 10) -> dict[str, Any]:
                     _wait(tab, f"window.floorStats.applies > {before} && window.floorStats.lastCount >= {count}")
                     applies.append(tab.evaluate("window.floorStats.lastMs"))
                     since = consumer.version
-                    room.burst()  # a second burst, applied here and drawn
+                    with consumer.lock:
+                        room.burst()  # a second burst, applied here and drawn
                     ms, n = tab.evaluate(FRAME_JS, since)
                     if n >= count:
                         frames.append(ms)
@@ -100,7 +103,7 @@ def run(count: int = 1700, bursts: int = 10) -> dict[str, Any]:
     def pm(xs: list[float]) -> dict[str, float]:
         return {"p50": round(statistics.median(xs), 1), "max": round(max(xs), 1)} if xs else {}
 
-    return {"tables": count, "bursts": bursts, "viewport": "1920x1080", "first_apply_ms": round(first, 1),
+    return {"tables": count, "bursts": bursts, "pits": count // 20 if pits else 0, "viewport": "1920x1080", "first_apply_ms": round(first, 1),
             "burst_apply_ms": pm(applies), "burst_frame_ms": pm(frames), "tiles_server_ms": pm(server),
             "tiles_kb": round(statistics.median(sizes) / 1024, 1) if sizes else None,
             "calibration": {"start": calib_start, "end": calibrate()}}
@@ -112,7 +115,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--bursts", type=int, default=10)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
-    res = run(args.tables, args.bursts)
+    res = {"with_pits": run(args.tables, args.bursts, pits=True),
+           "without_pits": run(args.tables, args.bursts, pits=False)}
     if args.json:
         print(json.dumps(res))
     else:

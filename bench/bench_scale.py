@@ -309,6 +309,14 @@ class ThreadCpu:
         while not self._stop.wait(self.period_s):
             self._sample()
 
+    def snapshot(self) -> dict[str, float]:
+        """CPU seconds by thread name now (threads of one name summed), sampling once more."""
+        self._sample()
+        out: dict[str, float] = {}
+        for (name, _tid), sec in dict(self.seconds).items():
+            out[name] = out.get(name, 0.0) + sec
+        return out
+
     def stop(self) -> dict[str, float]:
         """Stop sampling; CPU seconds by thread name (threads of one name summed)."""
         self._sample()

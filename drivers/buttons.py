@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from drivers.gpio_env import named_failure, prepare_gpio, quiet_fallbacks
 from shoe_ctl.events import DealerAction, DealerInput
 from shoe_ctl.lifecycle import Closeable
 
@@ -46,8 +47,6 @@ class DealerButtons(Closeable):
     def __init__(self, pins: Mapping[str, int | str], post: Callable[[Any], Any], *,
                  bounce_s: float | None = 0.05, pull_up: bool = True, pin_factory: Factory | None = None,
                  new_hand_args: Callable[[], dict[str, Any]] | None = None) -> None:
-        from drivers.gpio_env import named_failure, prepare_gpio, quiet_fallbacks
-
         if pin_factory is None:
             prepare_gpio()  # lgpio's FIFO in a folder of its own, whatever the working folder
         from gpiozero import Button

@@ -1,23 +1,8 @@
-"""The errors of the shoe drivers, in one module.
-
-Each error is also the matching builtin, so callers may catch the narrow type or the builtin one:
-
-- :class:`ShoeError` — the base of everything below.
-- :class:`FrameError` (``ValueError``) — bytes on the line that are not a valid frame (COBS,
-  length or CRC); :attr:`FrameError.reason` names which check failed.
-- :class:`MessageError` (``ValueError``) — a frame with a valid CRC whose message is not valid
-  protocol v1 (wrong length, a value out of range); :class:`UnknownMessageError` for a message type
-  this version does not define.
-- :class:`VersionError` (``ValueError``) — the shoe and the host share no protocol version.
-- :class:`LinkClosedError` (``ConnectionError``) — an operation on a closed link.
-- :class:`NotConnectedError` (``ConnectionError``) — a command for the shoe while it is away.
-- :class:`ShoeTimeoutError` (``TimeoutError``) — a wait for the shoe ran out.
-- :class:`FaultSpecError` (``ValueError``) — a fault-injection spec that cannot be parsed.
-- :class:`ShoeUrlError` (``ValueError``) — a shoe URL whose scheme pyserial does not know.
-
-Transport errors (``serial.SerialException``, ``OSError``) are translated at the driver's edge
-with ``raise ... from``; they never escape the link's reader thread.
-"""
+"""The errors of the shoe drivers, in one module: :class:`ShoeError` and below it one class per
+kind of failure, each also the matching builtin (``ValueError``, ``ConnectionError``,
+``TimeoutError``) so a caller may catch either. Transport errors (``serial.SerialException``,
+``OSError``) are translated at the driver's edge and never escape the link's reader thread
+(docs/protocol.md, section 7)."""
 
 from __future__ import annotations
 

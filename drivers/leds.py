@@ -21,6 +21,7 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TextIO
 
+from drivers.gpio_env import named_failure, prepare_gpio, quiet_fallbacks
 from shoe_ctl.events import Command, Instruction, Signal
 from shoe_ctl.lifecycle import BatchWorker, Closeable
 from shoe_ctl.signals import LED_NAMES, PATTERNS, LedPattern, pattern_dict, pattern_for
@@ -53,8 +54,6 @@ class GpioLedSink(Closeable):
 
     def __init__(self, pins: Mapping[str, int | str], *, pwm: bool = False, active_high: bool = True,
                  pin_factory: Factory | None = None, patterns: Mapping[Signal, LedPattern] | None = None) -> None:
-        from drivers.gpio_env import named_failure, prepare_gpio, quiet_fallbacks
-
         if pin_factory is None:
             prepare_gpio()  # lgpio's FIFO in a folder of its own, whatever the working folder
         from gpiozero import LEDBoard

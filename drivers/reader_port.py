@@ -15,6 +15,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
+from drivers.shoe_fw.readers.pepper_c1 import PepperC1Reader
+from drivers.shoe_fw.readers.pins import OutputPin
+from drivers.shoe_fw.readers.pn532 import PN532Reader
+
 if TYPE_CHECKING:
     from gpiozero import Factory  # a gpiozero pin factory (MockFactory in tests)
 
@@ -117,8 +121,6 @@ def open_reader(spec: ReaderSpec | str, *, reset_pin: Any = None, pin_factory: F
         spec = parse_spec(spec)
     closers: list[Any] = []
     if spec.family == "pepper":
-        from drivers.shoe_fw.readers.pepper_c1 import PepperC1Reader
-
         pepper = PepperC1Reader(spec.port) if timeout is None else PepperC1Reader(spec.port, timeout=timeout)
         return OpenReader(pepper, str(spec), closers)
     try:
@@ -129,11 +131,8 @@ def open_reader(spec: ReaderSpec | str, *, reset_pin: Any = None, pin_factory: F
     if reset_pin is None and spec.reset is not None:
         from gpiozero import DigitalOutputDevice
 
-        from drivers.shoe_fw.readers.pins import OutputPin
-
         reset_pin = OutputPin(DigitalOutputDevice(spec.reset, initial_value=True, pin_factory=pin_factory))
         closers.append(reset_pin)
-    from drivers.shoe_fw.readers.pn532 import PN532Reader
 
     pn532 = PN532Reader(port, reset_pin=reset_pin) if timeout is None else PN532Reader(port, reset_pin=reset_pin,
                                                                                         timeout=timeout)

@@ -1,22 +1,9 @@
-"""The host side of the shoe link: :class:`ShoeLink`, the transport over pyserial, protocol v1.
-
-One reader thread owns the port: it opens ``serial.serial_for_url(url, exclusive=True)`` (an
-advisory ``flock``) and then sets ``TIOCEXCL`` on a tty, so the kernel refuses any further open
-of the device (:func:`claim_exclusive`); another process that already holds it is found in
-``/proc/*/fd`` (:func:`port_holders`) and reported as a refusal (``port-shared``). It moves
-bytes between the port and a :class:`drivers.session.LinkSession` (the protocol, without I/O:
-delivery in order, acks, resend requests, command retries, the link status), writes the frames
-the session asks for and puts its events on one queue (anything with ``put``) as :mod:`shoe_ctl.events`
-values. A lost port (``SerialException`` or any ``OSError``: an unplugged USB adapter raises
-EIO) ends the connection; the thread reopens with exponential backoff. The thread never dies
-silently (an unexpected error becomes a ``disconnected`` event and a retry). The link never
-calls into the state machine.
-
-The durability point: the consumer calls :meth:`ShoeLink.ack` with an event's ``seq`` *after*
-that event is durably recorded (the journal); only then does the shoe forget it. With
-``auto_ack=True`` the link acks on delivery (soak runs and tests without a journal).
-See ``docs/protocol.md`` for the protocol, the link's state chart and this structure.
-"""
+"""The host side of the shoe link: :class:`ShoeLink`, whose one reader thread owns the port (opened
+exclusively, :func:`claim_exclusive`; other holders found by :func:`port_holders`), moves bytes
+between it and a :class:`drivers.session.LinkSession` (the protocol without I/O) and puts the
+shoe's events on one queue; it never calls into the state machine. The transport, its reconnects
+and the durability rule (ack only what is recorded): docs/protocol.md, section 7; the exclusive
+open: docs/security.md."""
 
 from __future__ import annotations
 
@@ -34,6 +21,7 @@ from serial import SerialBase
 
 from drivers import protocol as p
 from drivers.exc import LinkClosedError, ShoeTimeoutError, ShoeUrlError, VersionError
+from drivers.leds import pattern_for
 from drivers.link_stats import LinkStats
 from drivers.session import LinkSession
 from shoe_ctl.events import LinkChanged, LinkStatus, ShoeInfo
@@ -370,8 +358,6 @@ class ShoeLink(Closeable):
         :raises LinkClosedError: after :meth:`close`.
         """
         if isinstance(pattern, str):
-            from drivers.leds import pattern_for
-
             pattern = pattern_for(pattern).as_dict()
         spec = LinkSession.led_spec(pattern)  # validate now, in the caller's thread
         with self._lock:

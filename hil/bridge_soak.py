@@ -1,26 +1,7 @@
-"""``shoe-ctl hil bridge-soak``: the whole path of a reader-backed shoe, soaked with faults.
-
-A virtual PN532 (:mod:`hil.virtual_pn532`) and a mock card-out beam feed the shoe bridge
-(:class:`hil.reader_shoe.ReaderShoe`: the PN532 module through Adafruit's driver, the firmware's
-loop, the state file, the shoe's pty); ``shoe-ctl run`` is a child process on that pty, paired
-(protocol version 2), journaling; the simulated dealer deals seeded random hands through the
-service's dealer port, each card it pulls a pass of its tag across the mouth. During the run:
-
-- **reader faults** before chosen pulls: the PN532 stops answering (``hang``), loses a command
-  (``no-ack``), answers with a bad checksum (``bad-checksum``) or, after its reset, with a stale
-  answer (``stale``); the pull waits until the firmware has reset it;
-- **bridge restarts** before chosen pulls: the bridge stopped and started again from its state
-  file (a shoe that lost power between two cards);
-- **shoe-ctl kills**: SIGKILL of the service after chosen dealer actions, restarted at once
-  (the harness of ``shoe-ctl hil crash``, :mod:`hil.crash`).
-
-Checked from the journal afterwards: every CARD the shoe made journaled exactly once; every card
-the dealer put on a seat is there in the service's record and nothing else (0 lost, 0 doubled);
-every reader-error FAULT the shoe sent is an alert the dealer saw (``shoe-reader-error``); every
-bridge restart a shoe restart the service journaled (inside a hand also a latched stop,
-``shoe-restarted``, counted); every hand finished. Figures from one
-run are in docs/build-a-shoe.md, "Soak".
-"""
+"""``shoe-ctl hil bridge-soak``: the whole path of a reader-backed shoe (a virtual PN532 and a mock
+beam feeding the shoe bridge, ``shoe-ctl run`` paired on its pty, the simulated dealer) soaked
+with reader faults, bridge restarts and kills of the service, then checked from the journal.
+The faults, the checks and one run's figures: docs/build-a-shoe.md, "Soak"."""
 
 from __future__ import annotations
 
@@ -36,9 +17,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from drivers.shoe_fw import codec as fwc
-from hil.crash import CrashRun, _seat_cards, read_journal
+from hil.crash import CrashRun, _seat_cards, _workdir, read_journal
 from hil.dealer import random_hands
 from hil.reader_shoe import ReaderShoe
+from shoe_ctl.service.journal import Journal
 
 __all__ = ["main", "run_bridge_soak"]
 
@@ -59,8 +41,6 @@ def _plan(rng: random.Random, cards: int, reader_faults: int, restarts: int) -> 
 
 def _alerts(journal: Path) -> Counter[str]:
     """The journal's alerts by code, and its shoe restarts (``(shoe restarted)``)."""
-    from shoe_ctl.service.journal import Journal
-
     out: Counter[str] = Counter()
     with Journal(journal, table=None, profile=None, readonly=True) as j:
         for rec in j.records():
@@ -100,7 +80,6 @@ def run_bridge_soak(cards: int, seed: int, *, kills: int = 0, reader_faults: int
         return rig
 
     own = workdir is None
-    from hil.crash import _workdir
 
     tmp = Path(tempfile.mkdtemp(prefix="shoe-ctl-bridge-soak-")) if workdir is None else _workdir(workdir)
     try:

@@ -28,6 +28,10 @@ from cobs import cobs
 
 from drivers import protocol as p
 from drivers.shoe import is_socket_url, read_some
+from hil.deck import Deck
+from hil.reader_shoe import temporary_reader_shoe
+from hil.urlhandler.protocol_vshoe import device_for_url
+from hil.virtual_shoe import VirtualShoe
 
 KIT_VERSION = "1.0"
 
@@ -788,7 +792,6 @@ def run_kit(url: str, *, operator_command: str | None = None, operator: Operator
     shoe = None
     own: Any = None
     if url == "bridge-virtual":  # the shoe bridge on a virtual PN532 and a mock beam
-        from hil.reader_shoe import temporary_reader_shoe
 
         if protocol == p.AUTH_VERSION and secret is None:
             secret = os.urandom(32)  # the kit pairs the bridge it starts
@@ -796,16 +799,11 @@ def run_kit(url: str, *, operator_command: str | None = None, operator: Operator
         url = own.url
         operator = operator or CallableOperator(own.bench_actions())
     elif url == "virtual":
-        from hil.deck import Deck
-        from hil.virtual_shoe import VirtualShoe
-
         if protocol == p.AUTH_VERSION and secret is None:
             secret = os.urandom(32)  # the kit pairs its own virtual shoe
         own = shoe = VirtualShoe(Deck.seeded(0), secret=secret if protocol == p.AUTH_VERSION else None).start()
         url = shoe.url
     elif url.lower().startswith("vshoe://"):
-        from hil.urlhandler.protocol_vshoe import device_for_url
-
         shoe = device_for_url(url)
         if protocol == p.AUTH_VERSION and secret is None:
             secret = shoe.secret

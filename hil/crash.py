@@ -1,48 +1,7 @@
-"""``shoe-ctl hil crash``: the service killed with SIGKILL mid-hand, restarted, and compared.
-
-The service runs as a real child process, exactly as on a table:
-``shoe-ctl run --shoe socket://127.0.0.1:PORT --journal J --dealer-socket S --display off``.
-Everything a table has outside that process lives in this (the harness) process and survives
-every kill:
-
-- the virtual shoe (:class:`hil.virtual_shoe.VirtualShoe`, TCP transport, one port for the whole
-  run): it keeps every event the service has not acked and resends it when the restarted
-  service connects again;
-- the simulated dealer (:class:`hil.dealer.SimulatedDealer`): it reads the service's command
-  stream and posts its dealer inputs through the service's dealer port (a Unix socket,
-  :mod:`shoe_ctl.service.dealer_port`). While the service is down, what the dealer reports is
-  lost (as a touch on a dead display would be); after the restart the service shows the table
-  and the signal again and the dealer answers it (``SimulatedDealer.resync``) without pulling a
-  card twice or refolding a seat the display shows folded.
-
-A run deals N seeded random hands (:func:`hil.dealer.random_hands`) twice, each time with a fresh
-journal: once uninterrupted (the reference), once with K kills. A kill point is one of the
-dealer's actions (a card pulled or an input reported), drawn at random (seeded) among the
-reference run's actions; the SIGKILL follows that action after a random 0-20 ms, so it lands
-anywhere in the service's handling of it (before or after the journal append, the ack to the
-shoe, the machine, the hand marks). The service is restarted at once; it recovers from the
-journal (:mod:`shoe_ctl.service.recovery`) and reconnects to the same port. About one kill in
-seven (:data:`AT_START`) instead hits the restarting service 50-350 ms after its start, while it
-opens, checks and replays the journal.
-
-Compared per finished hand, killed run against reference, all from the journal: every seat's
-down- and upcards and status, the burns, the stub left and the machine's decisions
-(procedures, community card, bring-in, first to act) by replaying the journal into a fresh
-machine; the alerts the live service journaled; the ``hand-end`` summary the live service wrote.
-A hand that differs, or is missing, is a mismatch. Also a mismatch: a restarted service whose
-recovery report disagrees with its journal, and a signal sequence (signal, seat, face, street,
-card number; consecutive repeats of a signal shown again after a restart removed, and idle inside a
-hand, the wait for the shoe's counter reset, left out) that differs
-from the reference's. Signals shown again right after a restart are allowed: the controller shows
-the signal that follows a card read before the journal's writer has committed that read (the ack
-follows the commit; the writer commits what waits in groups, so under load several reads can be
-shown and not yet committed), so a kill in between brings back the signal before each card the shoe
-still held unacked, until the shoe sends them again (``signal_rewinds`` counts these); after a
-restart the signal list goes on with the first signal not among the last 3 + (events the shoe held
-at the kill) shown. Lost cards: card events the shoe sent that the journal never got, and
-cards the dealer put on a seat that the service does not have there; duplicated cards: a shoe
-event journaled twice, and cards the service has on a seat that the dealer never put there.
-"""
+"""``shoe-ctl hil crash``: the service, a real child process on the virtual shoe, killed with
+SIGKILL mid-hand and restarted, and each finished hand compared with an uninterrupted reference
+run from the journal (cards, burns, stub, decisions, alerts, signals). How the kills are chosen,
+what is compared and what counts as lost or duplicated: docs/recovery.md."""
 
 from __future__ import annotations
 
@@ -66,11 +25,16 @@ from typing import Any, TextIO
 
 from drivers import protocol as p
 from hil.dealer import HandScript, SimulatedDealer, TablePicture, random_hands
+from hil.replay import HandRecorder
 from hil.virtual_shoe import VirtualShoe
+from shoe_ctl.config import load_profile
 from shoe_ctl.events import CardRead, DealerInput, Instruction, Signal
+from shoe_ctl.machine import Dealing
 from shoe_ctl.rules.cards import Card, card_text
 from shoe_ctl.service import codec
 from shoe_ctl.service.dealer_port import INPUTS_BURST, INPUTS_PER_S
+from shoe_ctl.service.journal import Journal
+from shoe_ctl.service.shoe_secrets import SecretStore, new_secret
 
 __all__ = ["CrashRun", "main", "run_crash"]
 
@@ -356,7 +320,6 @@ class CrashRun:
         journal = self.workdir / f"{self.name}.journal"
         log = self.workdir / f"{self.name}.log"
         sock = self.workdir / f"{self.name}.sock"
-        from shoe_ctl.service.shoe_secrets import SecretStore, new_secret
 
         secret = new_secret()  # the service takes a real shoe only when paired with it (docs/security.md)
         SecretStore(self.workdir / "shoes").save("VS-0001", secret)
@@ -538,11 +501,6 @@ def read_journal(path: Path, rules: str) -> JournalHands:
         replay), the live service's journaled alerts (code, street, seat, latched) and its
         ``hand-end`` body; the shoe sequences of all journaled card reads (with their count).
     """
-    from hil.replay import HandRecorder
-    from shoe_ctl.config import load_profile
-    from shoe_ctl.machine import Dealing
-    from shoe_ctl.service.journal import Journal
-
     profiles = {"tda": load_profile("tda"), "house": load_profile("house")}
     machine = Dealing(profiles, default_rules=rules, display=False)
     recorder = HandRecorder(machine)

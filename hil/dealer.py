@@ -1,28 +1,8 @@
 """The simulated dealer: follows the controller's command stream the way a person at the table
-would, and nothing else.
-
-It reads only :class:`~shoe_ctl.events.Instruction` (and ignores display updates and alerts
-except to count them): ``deal``/``burn``/``community`` — pull one card from the shoe and put it
-where the instruction says; ``scramble`` — take the stub out of the shoe and gather it with the
-named piles (``burn 4th``, ``set-aside``), scramble; ``cut`` — cut the new stub and load it into
-the shoe; ``betting`` — report the script's folds and all-ins for that street, then betting
-complete; ``showdown`` — report each hand still in as shown or (the script's mucks) mucked,
-then hand complete; ``idle`` — load a new
-deck and start the next hand of the script; ``stop`` — acknowledge the alerts (when
-``auto_ack``) or wait. It imports nothing of the state machine: if the signals were not complete
-enough for a human dealer, a HIL run with this dealer would stall or deal wrong.
-
-A hand is a :class:`HandScript` (seats, game, rules, the deck order, folds and all-ins by street,
-mucks, and the irregularities the dealer commits or reports: :class:`Irregularity`);
-:func:`random_hands` makes seeded random ones. An irregularity is acted out physically (a card
-dealt face up, a premature card, two burns ...) and reported as a person would, once the command
-stream shows that the machine has read every card pulled (``Instruction.card_no``); the dealer
-then waits for the instruction answering its report (``Instruction.ref``). Alerts that list card
-moves (``Alert.moves``) are carried out on the dealer's picture of the table; a latched alert is
-acknowledged when the script says the floor has decided (``HandScript.acks``) or with ``auto_ack``. The dealer keeps its own physical picture
-of the table (what it put on each seat, each street's burn pile, the set-aside cards, the
-community card, the stub in the shoe), which tests compare with the controller's.
-"""
+would, and nothing else (it imports nothing of the state machine), keeping its own physical
+picture of the table for tests to compare with the machine's. What it does for each instruction,
+its scripts (:class:`HandScript`, :func:`random_hands`) and its irregularities: docs/service.md,
+"The simulated dealer"."""
 
 from __future__ import annotations
 

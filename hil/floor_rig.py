@@ -44,12 +44,15 @@ class VirtualTable:
     :param pace: the simulated dealer's pause before each action (seconds).
     :param record: keep a :class:`hil.replay.HandRecorder` (every hand's cards, for tests).
     :param synchronous: the journal's ``synchronous`` (``"NORMAL"`` spares the disk with many tables).
+    :param others: further brokers ``(host, port)`` the publisher moves to (docs/floor.md, "Two brokers").
     """
 
     def __init__(self, name: str, folder: str | Path, scripts: Iterable[Any], *, room: str, host: str, port: int,
                  credentials: Credentials | None, pace: float = 0.0, seed: int = 0, record: bool = False,
-                 synchronous: str = "NORMAL", window: int = 200) -> None:
+                 synchronous: str = "NORMAL", window: int = 200, others: Iterable[tuple[str, int]] = (),
+                 keepalive: int = 5) -> None:
         self.name, self.room, self.host, self.port = name, room, host, port
+        self.others, self.keepalive = list(others), keepalive
         self.credentials = credentials
         self.window = window
         folder = Path(folder)
@@ -91,7 +94,7 @@ class VirtualTable:
     def _publisher(self) -> FloorPublisher:
         return FloorPublisher(self.journal, table=self.name, room=self.room, host=self.host, port=self.port,
                               credentials=self.credentials, outbox=self.outbox, window=self.window,
-                              keepalive=5, reconnect_max_s=2)
+                              keepalive=self.keepalive, reconnect_max_s=2, others=self.others)
 
     def start(self) -> VirtualTable:
         self.publisher.start()

@@ -1,21 +1,7 @@
-"""The operator hook: how a bench run against a real shoe asks a person or a robot to act.
-
-A run on the virtual shoe pulls cards itself; on a real shoe it cannot, so it asks the operator
-through an :class:`OperatorHook`: ``ask(action, **details)``, e.g. ``ask("pull", count=10,
-first=1, last=10, total=100)``. ``ask`` returns once the request was handed over (the run then
-watches the shoe for the effect: the cards arriving); actions in :data:`CONFIRMED` (``reload``: a
-new deck in the shoe) return only when the operator confirms. Two hooks:
-
-- ``command:CMD`` (:class:`CommandHook`): runs ``CMD ACTION key=value ...`` for each request,
-  with the request also as one JSON object on its stdin and as ``SHOE_CTL_OP_*`` environment
-  variables; a bench robot's driver or a script. It must exit 0 (anything else is an
-  :class:`OperatorError`); it may return at once or when done.
-- ``prompt`` (:class:`PromptHook`): prints the request on the terminal, for a person at the bench;
-  a confirmed action waits for Enter.
-
-:func:`hook_from_spec` builds one from ``--operator``. Used by ``shoe-ctl hil soak --shoe URL``
-(:mod:`hil.soak`); see docs/service.md, *Rehearsing a real shoe by hand*.
-"""
+"""The operator hook (:class:`OperatorHook`): how a bench run against a real shoe asks a person
+(``prompt``, :class:`PromptHook`) or a robot (``command:CMD``, :class:`CommandHook`) to pull
+cards or load a deck; :func:`hook_from_spec` builds one from ``--operator``. The requests and the
+command's contract: docs/service.md, "Rehearsing a real shoe by hand"."""
 
 from __future__ import annotations
 

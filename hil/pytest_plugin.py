@@ -1,23 +1,7 @@
-"""pytest plugin: one contract suite against the virtual shoe or a real shoe on a bench.
-
-Options:
-
-- ``--shoe-url URL``: the shoe to test (``/dev/serial/by-id/...``, ``socket://host:port``). The
-  default, ``virtual``, starts a fresh :class:`~hil.virtual_shoe.VirtualShoe` on a pty per test.
-- ``--shoe-transport pty|tcp``: the virtual shoe's line (default ``pty``).
-
-Fixtures: ``shoe_target`` (a :class:`ShoeTarget`: ``url``, ``virtual`` (the VirtualShoe or None),
-``pull()``), ``shoe_events`` (a fresh ``queue.Queue``), ``shoe_link`` (a started
-:class:`~drivers.shoe.ShoeLink` on the target, auto-acking, closed after the test).
-
-Tests marked ``faults`` need fault injection (unplug, reboot, noise) and are skipped on a real
-shoe; a test that pulls cards on a real shoe runs the operator command (``--shoe-operator CMD``,
-run as ``CMD pull-card``, the conformance kit's hook: no prompt, so no ``-s``) or is skipped. On a
-real shoe every test starts and ends with the shoe resynchronised (the kit's
-:meth:`hil.conform.Kit.resync`: every held event taken and acked), so nothing a test leaves
-unacked reaches the next one. The conformance kit itself is ``shoe-ctl conform``
-(docs/conformance.md).
-"""
+"""pytest plugin: one contract suite against the virtual shoe or a real shoe on a bench
+(``--shoe-url``, ``--shoe-transport``, ``--shoe-operator``), with the fixtures ``shoe_target``,
+``shoe_events`` and ``shoe_link``. The options, the isolation between tests and the
+conformance kit: docs/conformance.md."""
 
 from __future__ import annotations
 

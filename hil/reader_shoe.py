@@ -23,8 +23,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from drivers.shoe_bridge import Bridge, GpioBeam, SecretFile
 from drivers.shoe_fw import codec as fwc
 from drivers.shoe_fw import deckmap
+from drivers.shoe_fw.readers.pn532 import PN532Reader
 from hil.virtual_pn532 import Tag, VirtualReader
 from shoe_ctl.rules.cards import Card, card_text, full_deck
 from shoe_ctl.service.decks import NEW_DECK_ORDER, DeckFolder
@@ -71,9 +73,6 @@ class ReaderShoe:
         from gpiozero import DigitalInputDevice
         from gpiozero.pins.mock import MockFactory
 
-        from drivers.shoe_bridge import SecretFile
-        from drivers.shoe_fw.readers.pn532 import PN532Reader
-
         self.workdir = Path(workdir)
         self.serial = serial
         self.scans = scans
@@ -113,8 +112,6 @@ class ReaderShoe:
     # ---------------------------------------------------------------- the bridge
 
     def _start_bridge(self) -> None:
-        from drivers.shoe_bridge import Bridge, GpioBeam
-
         bridge = Bridge(state=self.state, link=self.link, serial=self.serial, reader=self.reader,
                         beam=GpioBeam(self.beam_device), decks=self.decks, firmware=self.firmware)
         made = bridge.core.made

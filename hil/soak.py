@@ -24,7 +24,7 @@ from typing import Any, TextIO
 from drivers import protocol as p
 from drivers.shoe import ShoeLink
 from hil.deck import Deck
-from hil.operator import OperatorError, OperatorHook
+from hil.operator import OperatorError, OperatorHook, hook_from_spec
 from hil.virtual_shoe import Faults, VirtualShoe
 from shoe_ctl.events import (
     CardRead,
@@ -429,8 +429,6 @@ def _report(result: dict[str, Any], ok: bool, as_json: bool) -> int:
 
 def _main_real(args: argparse.Namespace, stall_s: float) -> int:
     """``hil soak --shoe URL``: the operator hook pulls the cards (:func:`run_soak_real`)."""
-    from hil.operator import hook_from_spec
-
     if args.faults:
         print("shoe-ctl hil soak: --faults: injected by the virtual shoe only, not with --shoe", file=sys.stderr)
         return 2

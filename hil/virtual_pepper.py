@@ -1,20 +1,7 @@
-"""A virtual Eccel Pepper C1 reader on a pty, at the level of its serial frames, for the second
-reader module's tests.
-
-The framing is the one Eccel's ``pepper_c1`` driver writes and parses (its ``protocol`` module
-documents it): ``F5 LEN_L LEN_H LEN_L^FF LEN_H^FF payload CRC_L CRC_H``, LEN = payload + 2,
-CRC-16/CCITT (polynomial 0x1021, initial 0xFFFF, here ``binascii.crc_hqx``) over the payload,
-little-endian. A command's payload is ``cmd data``; the answer ``00 cmd data`` (ACK) or
-``FF cmd code_l code_h`` (error). Commands modelled: GET_TAG_COUNT (``02``), GET_UID (``03
-index`` -> ``type param uid``), REBOOT (``0A``), GET_VERSION (``0B`` -> ASCII text). Tag types
-as the driver's tool names them: ``0x24`` ICODE SLIX (ISO 15693, 8-byte UID), ``0x03`` MIFARE
-Classic, ``0x02`` MIFARE Ultralight.
-
-Faults (:meth:`VirtualPepper.fault`): ``no-answer`` (the next command is lost), ``bad-crc`` (the
-next answer's CRC is wrong: the driver drops it), ``stale`` (the next command gets the previous
-answer), ``hang`` (silent until :meth:`VirtualPepper.power_cycle`, i.e. unplugged).
-docs/build-a-shoe.md, "Testing without hardware".
-"""
+"""A virtual Eccel Pepper C1 reader on a pty, at the level of its serial frames (the framing
+Eccel's ``pepper_c1`` driver writes and parses), with faults (:meth:`VirtualPepper.fault`), for
+the second reader module's tests. The frames, the commands modelled and the faults:
+docs/build-a-shoe.md, "Testing without hardware"."""
 
 from __future__ import annotations
 

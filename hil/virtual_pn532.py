@@ -1,27 +1,7 @@
-"""A virtual PN532 NFC controller speaking the chip's HSU (UART) frames, for tests without hardware.
-
-The frame protocol is NXP's (PN532 User Manual UM0701-02, section 6.2): a normal information
-frame is ``00 00 FF LEN LCS TFI PD0..PDn DCS 00`` with ``LEN + LCS = 0`` and
-``TFI + sum(PD) + DCS = 0`` (mod 256), TFI ``D4`` host to chip and ``D5`` chip to host; the chip
-answers each good command frame with the ACK frame ``00 00 FF 00 FF 00`` and then its response;
-a NACK ``00 00 FF FF 00 00`` from the host asks for the last response again; the syntax-error
-frame is ``00 00 FF 01 FF 7F 81 00``. After a reset the chip sleeps until the HSU wake-up (a
-``0x55`` byte, then the preamble zeros) and must be configured by SAMConfiguration before it
-lists targets. Commands: GetFirmwareVersion (``0x02`` -> IC ``0x32``, Ver 1, Rev 6, Support 7),
-SAMConfiguration (``0x14``), RFConfiguration (``0x32``, item 5: MxRtyPassiveActivation; with the
-power-on default ``0xFF`` an empty field gets no answer at all) and InListPassiveTarget (``0x4A``,
-106 kbps type A, MaxTg 1 or 2; 4- and 7-byte UIDs).
-
-:class:`VirtualPN532` is the sans-I/O chip; :class:`Tag` a tag; :class:`DeckScript` which tags
-are in the field during each card's pass; :class:`ResetLine` the chip's RSTPDN pin (a
-``digitalio.DigitalInOut``-shaped object); :func:`serve` puts a chip on a pty
-(:class:`hil.pty_device.PtyDevice`), where the real ``adafruit_pn532`` driver talks to it.
-
-Faults (:meth:`VirtualPN532.fault`): ``no-ack`` (the next command is lost: no ACK, no answer),
-``bad-checksum`` (the next response's DCS is wrong), ``hang`` (silent until the reset line is
-pulsed), ``stale`` (after the next reset, the first command gets the response sent before the
-reset). Two tags in the field are two targets. See docs/build-a-shoe.md, "Testing without hardware".
-"""
+"""A virtual PN532 NFC controller speaking the chip's HSU (UART) frames (PN532 User Manual
+UM0701-02), with tags, a reset line and faults, served on a pty (:func:`serve`) where the real
+``adafruit_pn532`` driver talks to it. The frames, the commands modelled and the faults:
+docs/build-a-shoe.md, "Testing without hardware"."""
 
 from __future__ import annotations
 

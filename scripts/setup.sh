@@ -27,6 +27,7 @@ test systemd        command -v systemd-analyze
 test rsync          command -v rsync
 test mosquitto      test -x /usr/sbin/mosquitto
 test mosquitto-clients command -v mosquitto_pub
+test nats-server    test -x /usr/sbin/nats-server
 pi   python3-lgpio  /usr/bin/python3 -c 'import lgpio'
 pi   rsync          command -v rsync
 EOF

@@ -1,27 +1,7 @@
-"""Reading recorded stud hands in PHH (the Poker Hand History format, a TOML subset).
-
-A PHH file names the ``variant`` (``F7S`` stud, ``F7S/8`` stud-8, ``FR`` razz), the ``antes``,
-``bring_in``, ``small_bet``, ``big_bet``, ``starting_stacks`` (before the ante), the ``players`` in
-order clockwise from the dealer's left, and ``actions``: deal lines ``d dh pN <cards>`` (3rd
-street three cards: down, down, door card; 4th-6th one upcard; 7th one downcard), ``d db <card>``
-(a community card), and player actions ``pN pb`` (posts the bring-in), ``pN cbr X`` (completes,
-bets or raises to a street total of X), ``pN cc`` (checks or calls), ``pN f`` (folds), ``pN sm
-[cards]`` (shows, or mucks without cards). ``??`` is a card the record lacks (``None``). The
-table seat of each player, where known, is PHH's ``seats`` or the user field ``_seats``.
-
-A starting stack written ``inf`` is an unknown stack (``phh-std``), read as ``math.inf``; TOML
-has no ``null``, and the error says to write ``inf``. The TOML itself is read by
-:mod:`shoe_ctl.phh_toml` (``tomllib``'s rules; the common shape read faster).
-
-:func:`read_phh` turns one file into a :class:`RecordedHand`; any problem raises
-:class:`PhhError` naming the file, the line and the field or action -- never another exception,
-also for text that is not TOML, an integer of thousands of digits, values nested thousands deep
-or a non-ASCII digit in an amount (``tests/records/test_phh_fuzz.py``; ``docs/security.md``). A malformed deal is such a
-problem, named with the player and the street: a card of a street dealt before the previous
-street is dealt to every player still in (a 4th card on 3rd street), or a player still in (not
-folded) without the card of a street when its betting starts or when the record ends; a
-community card (``d db``) is every player's card of its street.
-"""
+"""Reading recorded stud hands in PHH (the Poker Hand History format, a TOML subset):
+:func:`read_phh` turns one file into a :class:`RecordedHand`, and any problem is a
+:class:`PhhError` naming the file and the place, never another exception. What the reader takes
+and refuses: docs/rules.md, "``shoe-ctl analyze``"; the bad files it withstands: docs/security.md."""
 
 from __future__ import annotations
 

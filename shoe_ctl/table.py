@@ -17,11 +17,12 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TextIO, runtime_checka
 from drivers.shoe import ShoeLink
 from shoe_ctl.config import TableConfig
 from shoe_ctl.dealer_io import DealerIO, start_dealer_io
-from shoe_ctl.events import Command, Event, LinkChanged
+from shoe_ctl.events import Alert, Command, Event, LinkChanged
+from shoe_ctl.export import default_machine_factory
 from shoe_ctl.floor.config import FloorConfig
-from shoe_ctl.floor.publisher import attach_floor
 from shoe_ctl.hostaddr import bind_problem, display_urls
 from shoe_ctl.machine import Dealing
+from shoe_ctl.recall import recall_hands
 from shoe_ctl.rules.games import Game
 from shoe_ctl.rules.profiles import RuleProfile
 from shoe_ctl.service import shoes
@@ -33,12 +34,12 @@ from shoe_ctl.service.recovery import HandMarks, recover
 from shoe_ctl.service.shoe_commands import ShoeCommandSink
 from shoe_ctl.service.shoe_secrets import SecretError, SecretStore, new_secret
 from shoe_ctl.service.watchdog import ControllerWatchdog, ServiceOutput
+from shoe_ctl.users import Authenticator, UserFileError, UserStore
 
 if TYPE_CHECKING:
     from shoe_ctl.display.server import DisplaySink
     from shoe_ctl.release import ReleaseConfig, SoftwareIdentity, Verdict
     from shoe_ctl.service.host import HostLife
-    from shoe_ctl.users import Authenticator
 
 log = logging.getLogger(__name__)
 
@@ -99,10 +100,9 @@ class Table:
     simulated dealer; e.g. the benchmark's shoe that stamps each card it sends).
 
     Start order: the simulated shoe's device (a ``vshoe://`` URL), the shoe link (not yet
-    reading), the dealer's LEDs, display and buttons (:func:`shoe_ctl.dealer_io.start_dealer_io`),
+    reading), (under systemd) ``READY=1``, the dealer's LEDs, display and buttons (:func:`shoe_ctl.dealer_io.start_dealer_io`),
     the sinks in delivery order (LEDs, extra sinks, display; then :class:`ShoeCommandSink`, the
-    dealer port, the simulated dealer), then (under systemd) ``READY=1`` and the link-status
-    hook, the link's reader, the controller thread (the first instruction goes out), the
+    dealer port, the simulated dealer), then the link-status hook, the link's reader, the controller thread (the first instruction goes out), the
     controller watchdog (:mod:`shoe_ctl.service.watchdog`), the systemd watchdog pings, the dealer
     port's listener, the simulated dealer. Build it with :meth:`from_config`.
     """
@@ -267,6 +267,11 @@ class Table:
         self.link = link = ShoeLink(self.url, controller.queue, baudrate=self.cfg.shoe.baudrate,
                                     resume_seq=self.resume_seq, secret=secret, serial=serial)
         controller.link = link
+        if self._notifier is not None and self._notifier.enabled:
+            # READY=1 at once: without its shoe the table is a running service that says so; and
+            # before the dealer display and the floor client, which load aiohttp and paho
+            # (docs/performance.md, "Ready")
+            self._notifier.ready(f"waiting for the shoe at {self.url}")
         display: DisplaySink | None = None
         if self._dealer_io:
             self.io = self._start_dealer_io(link)
@@ -297,6 +302,9 @@ class Table:
                 controller.add_sink(extra)
         controller.add_sink(ShoeCommandSink(link))
         if self._floor is not None and self._floor.enabled:
+            # imported here: the floor client (paho) is loaded when a floor is configured
+            from shoe_ctl.floor.publisher import attach_floor
+
             # closed with the controller's sinks; it commits the journal's queue first and sends it
             publisher = attach_floor(controller, self.journal, self._floor, table=self.cfg.table,
                                      journal_path=self.journal.path if isinstance(self.journal, Journal) else None,
@@ -315,8 +323,6 @@ class Table:
             self.dealer = self._dealer_factory(self.device, controller.post)
             controller.add_sink(self.dealer)
         if self._notifier is not None and self._notifier.enabled:
-            # READY=1 at once: without its shoe the table is a running service that says so
-            self._notifier.ready(f"waiting for the shoe at {self.url}")
             controller.add_hook(_status_hook(self._notifier))  # before the link's first event
         link.start()
         self._parts.append(link)
@@ -344,6 +350,7 @@ class Table:
         display's band (docs/compliance.md, "Software identity and the tilt")."""
         if self._release is None:
             return
+        # lazy: cryptography, loaded only with [release] configured
         from shoe_ctl.release import TILT_CODE, SoftwareIdentity, check
 
         self.verdict = verdict = check(self._release)
@@ -380,9 +387,6 @@ class Table:
 
     def _recall(self) -> list[dict[str, Any]]:
         """The last hands from the journal, full (:func:`shoe_ctl.recall.recall_hands`); any thread."""
-        from shoe_ctl.export import default_machine_factory
-        from shoe_ctl.recall import recall_hands
-
         journal = self.journal
         if not isinstance(journal, Journal):
             return []
@@ -403,7 +407,6 @@ class Table:
         """
         if self._users is None:
             return
-        from shoe_ctl.users import Authenticator, UserFileError, UserStore
 
         store = UserStore(self._users)
         try:
@@ -411,8 +414,6 @@ class Table:
         except UserFileError as exc:
             append = getattr(self.journal, "append", None)
             if append is not None:  # the refusal is in the record, though the table does not start
-                from shoe_ctl.events import Alert
-
                 try:
                     append(Alert("users-file-refused", f"{exc}: the table does not start", latched=True))
                 except Exception:  # noqa: BLE001 - a failing journal: the message still goes to the user

@@ -25,8 +25,10 @@ from typing import Any
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
 
+from shoe_ctl.config import read_toml
 from shoe_ctl.events import DealerAction, DealerInput
 from shoe_ctl.input_spec import SPECS
+from shoe_ctl.rules.profiles import ProfileError
 
 __all__ = [
     "AuthError", "Authenticator", "Role", "User", "UserFileError", "UserStore", "check_pin", "required_role",
@@ -178,9 +180,6 @@ def users_file_setting(config: str | os.PathLike[str]) -> str | None:
 
     :raises ProfileError: an unknown key or a value that is not a path.
     """
-    from shoe_ctl.config import read_toml
-    from shoe_ctl.rules.profiles import ProfileError
-
     sect = read_toml(Path(config)).get("users", {})
     if not isinstance(sect, Mapping):
         raise ProfileError(str(config), "users", "is not a table", "a [users] table")

@@ -1,20 +1,9 @@
-"""The shoe's side of the link without I/O: sequence numbers, the unacked buffer, delivery,
-heartbeats, LED and counter commands, and version-2 sessions (docs/protocol.md sections 3-6,
-12-15).
-
-:class:`ShoeCore` is fed the host's bytes (:meth:`~ShoeCore.receive_data`) and the clock
-(:meth:`~ShoeCore.tick`; :meth:`~ShoeCore.next_deadline`), makes events on request
-(:meth:`~ShoeCore.card`, :meth:`~ShoeCore.fault`, :meth:`~ShoeCore.button`) and queues the frames
-to write (:meth:`~ShoeCore.frames_to_send`). No thread, no port, no clock of its own: every time
-is an argument (seconds, any monotonic origin). Its parts: :class:`~.ring.EventRing` (the unacked
-events, a fixed ring: when it is full no event is made, no number taken, the card still counted,
-the HEARTBEAT says reader error and the LEDs show the stop pattern, section 5),
-:class:`~.auth.ShoeAuth` (pairing and sessions), :class:`Lights` (the pattern shown) and
-:class:`ShoeStats`. Its timers are one table, :attr:`ShoeCore.TIMERS`, read by both ``tick``
-and ``next_deadline``. What survives a power cycle is :meth:`~ShoeCore.kept` /
-:meth:`~ShoeCore.restore`; the caller writes it to non-volatile memory when
-:attr:`~ShoeCore.dirty` says so, before it writes the frames (section 3). Runs on CircuitPython.
-"""
+"""The shoe's side of the link without I/O (:class:`ShoeCore`): sequence numbers, the unacked events
+(:class:`~.ring.EventRing`), delivery, heartbeats, LED and counter commands and version-2
+sessions (:class:`~.auth.ShoeAuth`). It is fed the host's bytes and the clock, queues the frames to
+write and says (:attr:`~ShoeCore.dirty`) when its kept state must be saved before them; no thread,
+no port, no clock of its own; runs on CircuitPython. The protocol: docs/protocol.md, sections 3-6
+and 12-15; its parts and timers: docs/build-a-shoe.md, "Firmware"."""
 
 from . import codec as c
 from .auth import ShoeAuth

@@ -1,29 +1,7 @@
-"""The shoe's main loop without I/O: the card-out beam, the reader, and the link core joined.
-
-:class:`Firmware` turns what the hardware seams report into the protocol's events on a
-:class:`~.core.ShoeCore`:
-
-- **A pass** is the card-out beam at the shoe's mouth broken, then restored: one card left. The
-  tags the reader saw while the beam was broken are that pass's tags: one tag, a CARD with its
-  card code; two (or more) tags, a double pull (FAULT double-pull, then one CARD per tag in the
-  order they were first seen); none, an unreadable card (CARD 0xFF) and a misread FAULT begun
-  and ended. A tag seen with no pass deals nothing.
-- **A beam broken** for longer than ``jam_s`` is a jam (FAULT jam, with a message naming the
-  beam); when it is restored the jam ends and the pass is reported as above, so no card is lost.
-- **The reader's health** (:class:`~.health.ReaderHealth`): ``check()`` every ``check_s``; a
-  :class:`~.reader.ReaderError` from any call sends FAULT reader-error (detail ``rfid``) at
-  once, then ``reset()`` is tried with a backoff from ``backoff[0]`` doubling to ``backoff[1]``
-  seconds until ``reset()`` and ``check()`` pass, then the FAULT's end.
-- **The tag's identity** is ``lookup(uid)``: ``(deck, code)`` or None for a tag of no live deck
-  (:mod:`.deckmap`). The first known card after a RESET_COUNTER names the stub's deck; a tag of
-  no live deck (``foreign card, tag 04a1...``) or of another live deck (``9c of deck D17 in deck
-  D12's stub``) is never reported as a card of the stub: CARD 0xFF and a misread naming it.
-
-The seams: ``reader`` (:mod:`.reader`), ``beam`` (an object whose ``broken()`` is True while
-the beam is interrupted). Every time is an argument; the timers are one table,
-:attr:`Firmware.TIMERS`, read by :meth:`Firmware.step` and :meth:`Firmware.next_deadline`.
-docs/build-a-shoe.md, "Firmware".
-"""
+"""The shoe's main loop without I/O (:class:`Firmware`): the card-out beam's passes, the reader and
+its health, and the deck maps, joined to the link core (:class:`~.core.ShoeCore`); every time is
+an argument and the timers are one table, :attr:`Firmware.TIMERS`. What a pass, a jam, a tag of
+no live deck and a failing reader send: docs/build-a-shoe.md, "Firmware"."""
 
 from . import codec as c
 from .deckmap import card_name, uid_hex

@@ -1,23 +1,8 @@
-"""The reader seam: what the firmware asks of an RFID reader module, and a scripted fake.
-
-A reader module is any object with these members (duck-typed: CircuitPython has no ``typing``
-at run time; the PN532 module and the second family live in ``shoe_fw/readers/``):
-
-- ``name`` (str): the module's name for people and logs, e.g. ``"pn532"``.
-- ``start()``: initialise the chip (wake-up, SAM configuration, ...). Raises :class:`ReaderError`
-  when the chip does not answer or answers wrongly.
-- ``scan()`` -> list of UIDs (``bytes``, 4..10 bytes each) of the tags in the field now: 0, 1 or
-  2 of them (a reader that can tell two tags apart reports both). Raises :class:`ReaderError`
-  when the chip does not answer or answers wrongly. A scan takes at most a few tens of ms.
-- ``check()``: a health poll (e.g. GetFirmwareVersion); an answer that is not the expected one
-  (a stale answer to an earlier command after a reset) is an error. Raises :class:`ReaderError`.
-- ``reset()``: pulse the chip's reset line and initialise it again, within a bounded time
-  (a second or two). Raises :class:`ReaderError` when it stays dead.
-
-The firmware calls these from one loop, never at the same time; a module keeps no thread. What
-the firmware does with a :class:`ReaderError` (FAULT reader-error, resets with a bounded
-backoff, the FAULT's end once ``check()`` passes): docs/build-a-shoe.md, "Firmware".
-"""
+"""The reader seam: what the firmware asks of an RFID reader module (``name``, ``start()``,
+``scan()``, ``check()``, ``reset()``, each raising :class:`ReaderError` when the chip does not
+answer or answers wrongly; duck-typed, as CircuitPython has no ``typing`` at run time), and a
+scripted fake. The seam and the firmware's handling of a failing reader: docs/build-a-shoe.md,
+"Reader modules" and "Firmware"."""
 
 
 class ReaderError(Exception):

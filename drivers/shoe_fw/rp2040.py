@@ -1,34 +1,7 @@
-"""The shoe on an RP2040 board under CircuitPython: the hardware behind the firmware's seams.
-
-- the host link: the USB CDC **data** port (``usb_cdc.data``; ``boot.py`` enables it, the
-  console stays on the other port);
-- the reader: a PN532 on a UART (``shoe_fw.readers.pn532``) with its reset line;
-- the card-out beam: an IR break-beam receiver on a GPIO (:class:`DigitalBeam`);
-- the kept state: ``microcontroller.nvm`` (:class:`NvmStore`, layout below).
-
-**NVM layout** (offsets in bytes; all integers big-endian; a 4-byte CRC-32/ISO-HDLC of the bytes
-before it ends each record, so a torn write is detected and the record ignored):
-
-=======  ====  =================================================================
-offset   size  content
-=======  ====  =================================================================
-0        32    state slot A: ``"SHF1"``, generation u32, next_seq u32,
-               boot_count u32, card_total u32, epoch u16, dispense u16,
-               reserved u32 (0), crc u32
-32       32    state slot B: the same
-64       40    the pairing secret: ``"SHK1"``, secret 32 bytes, crc u32
-=======  ====  =================================================================
-
-A save writes the slot that does not hold the newest generation, with generation + 1; a load
-takes the valid slot with the highest generation. A power loss in the middle of a save leaves
-the other slot whole: the state before that save, whose ``next_seq`` was never used by an event
-that went out (the frame is written only after the save returns). A board with no valid slot
-starts as a new shoe (next_seq 1).
-
-:func:`main` builds the parts and runs :func:`.loop.turn` for ever; every part can be passed in,
-which is how the tests run it under CPython with fakes of the CircuitPython modules.
-docs/build-a-shoe.md, "Flashing the RP2040".
-"""
+"""The shoe on an RP2040 board under CircuitPython: the hardware behind the firmware's seams (the
+USB CDC data port, a PN532 on a UART, the card-out beam on a GPIO, the kept state in
+``microcontroller.nvm``, :class:`NvmStore`); :func:`main` builds the parts and runs the loop.
+The wiring, the NVM layout and the flashing: docs/build-a-shoe.md, "Flashing the RP2040"."""
 
 import struct
 
@@ -184,6 +157,7 @@ def main(port: "object" = None, nvm: "object" = None, reader: "object" = None, b
             pin.switch_to_input(pull=digitalio.Pull.UP)
             beam = DigitalBeam(pin)
         if reader is None:
+            # lazy: the board's RAM holds only the reader it has
             from .readers.pn532 import PN532Reader
             reset = digitalio.DigitalInOut(board.GP2)
             reset.switch_to_output(value=True)
@@ -204,6 +178,7 @@ def main(port: "object" = None, nvm: "object" = None, reader: "object" = None, b
 
 def _decks(secret: "bytes | None", os: "object") -> "object":
     """The live decks' lookup from ``/decks`` on the board (none without a secret)."""
+    # lazy: the board's RAM holds the deck map only with a secret
     from .deckmap import DeckBook, load_folder, seal_key
 
     if secret is None:

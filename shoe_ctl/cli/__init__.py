@@ -29,7 +29,7 @@ SUBCOMMANDS: dict[str, str] = {
     "export": "write finished hands from a journal as PHH files",
     "hil": "hardware-in-the-loop proofs on the virtual shoe",
     "doctor": "check the port, shoe handshake, GPIO, config and journal",
-    "floor": "the floor page: every table's state and alerts from the broker",
+    "floor": "the floor page: a map of the room's tables and their alerts",
     "pair": "pair the table's shoe (or rotate its secret)",
     "journal": "check a journal file",
     "conform": "run the shoe conformance kit against a shoe",

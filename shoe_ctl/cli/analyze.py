@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from shoe_ctl.analyze import HandReport, analyze_file, iter_phh_files
+from shoe_ctl.analyze import CLAUSES, HandReport, analyze_file, iter_phh_files
 from shoe_ctl.cli.args import Subparsers, add_phh_inputs, printable
 from shoe_ctl.config import load_profile
 from shoe_ctl.phh import STREETS
@@ -180,8 +180,6 @@ class ReportTable:
 def clause_of(seventh: dict[str, Any]) -> str:
     """The 7th-street cell's clause: ``seventh["clause"]``, or from its procedure (``normal``,
     ``RP-10-H-A`` ..., ``house-16.18`` ...)."""
-    from shoe_ctl.analyze import CLAUSES
-
     if seventh.get("procedure") == "normal":
         return "normal"
     return str(seventh.get("clause") or CLAUSES.get(str(seventh.get("procedure")), seventh.get("procedure")))

@@ -65,6 +65,7 @@ def run(args: argparse.Namespace) -> int:
     except sb.BridgeError as exc:
         _say(str(exc))
         return 2
+    # guarded: a missing reader module is said, not a traceback
     try:
         from drivers.reader_port import open_reader
     except ImportError as exc:  # the reader modules are not installed

@@ -20,7 +20,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from shoe_ctl.cli.args import Subparsers, default_config_path, finite, help_only
+from drivers.reader_port import ReaderSpecError, open_reader, parse_spec
+from drivers.shoe_fw.deckmap import DECK_SIZE, UID_MAX, UID_MIN, card_name, valid_deck_id
+from shoe_ctl.cli.args import Subparsers, default_config_path, finite, help_only, printable
+from shoe_ctl.config import load_table_config
+from shoe_ctl.rules.profiles import ProfileError
+from shoe_ctl.service import decks
+from shoe_ctl.service.decks import DeckFolder, EnrolError, is_random_id, utc_now
+from shoe_ctl.service.journal import Journal, JournalError
+from shoe_ctl.service.shoe_secrets import SecretError, SecretStore
 
 ENROL_TIMEOUT_S = 0.5
 """Seconds the reader module waits for each answer during an enrolment (nothing else waits on it)."""
@@ -76,8 +84,6 @@ def register(subparsers: Subparsers) -> None:
 
 
 def _say(text: str) -> None:
-    from shoe_ctl.cli.args import printable
-
     print(f"shoe-ctl deck: {printable(text)}", file=sys.stderr, flush=True)
 
 
@@ -91,11 +97,6 @@ class _Setup:
 
 
 def _setup(args: argparse.Namespace, *, need_journal: bool) -> _Setup | None:
-    from shoe_ctl.config import load_table_config
-    from shoe_ctl.rules.profiles import ProfileError
-    from shoe_ctl.service.decks import DeckFolder
-    from shoe_ctl.service.shoe_secrets import SecretError, SecretStore
-
     try:
         cfg = load_table_config(Path(args.config))
     except ProfileError as exc:
@@ -129,8 +130,6 @@ def _journal(setup: _Setup, kind: str, body: dict[str, Any]) -> str | None:
     """Append one record; None when kept, else why not."""
     import sqlite3
 
-    from shoe_ctl.service.journal import Journal, JournalError
-
     assert setup.journal is not None
     try:
         with Journal(setup.journal, table=setup.cfg.table, profile=setup.cfg.rules,
@@ -142,9 +141,6 @@ def _journal(setup: _Setup, kind: str, body: dict[str, Any]) -> str | None:
 
 
 def _read_uids(path: Path) -> list[bytes]:
-    from drivers.shoe_fw.deckmap import UID_MAX, UID_MIN
-    from shoe_ctl.service.decks import EnrolError
-
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -171,9 +167,6 @@ def _read_uids(path: Path) -> list[bytes]:
 
 
 def _check_listed(uids: list[bytes], order: tuple[str, ...], book: Any, where: Path) -> None:
-    from drivers.shoe_fw.deckmap import DECK_SIZE, card_name
-    from shoe_ctl.service.decks import EnrolError, is_random_id
-
     if len(uids) != DECK_SIZE:
         raise EnrolError(f"{where}: {len(uids)} tags, a deck is {DECK_SIZE}")
     first: dict[bytes, int] = {}
@@ -193,10 +186,6 @@ def _check_listed(uids: list[bytes], order: tuple[str, ...], book: Any, where: P
 def run_enrol(args: argparse.Namespace) -> int:
     """Enrol one deck: 0 when its map is stored and journaled, 1 when the reading or the file
     failed (nothing is stored), 2 for a configuration error."""
-    from drivers.reader_port import ReaderSpecError, open_reader, parse_spec
-    from drivers.shoe_fw.deckmap import valid_deck_id
-    from shoe_ctl.service import decks
-
     if not valid_deck_id(args.deck):
         _say(f"deck id {args.deck!r}: 1..32 characters of A-Z a-z 0-9 . _ -")
         return 2
@@ -284,8 +273,6 @@ def run_list(args: argparse.Namespace) -> int:
 def run_retire(args: argparse.Namespace) -> int:
     """Retire one deck: 0 when moved and journaled, 1 when it cannot be, 2 for a configuration error."""
     import os
-
-    from shoe_ctl.service.decks import EnrolError, utc_now
 
     setup = _setup(args, need_journal=True)
     if setup is None:

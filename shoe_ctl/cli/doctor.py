@@ -1,33 +1,7 @@
-"""``shoe-ctl doctor``: checks a table's installation and says what to fix.
-
-Checks, in order (each ``ok``, ``FAIL`` with a fix, or ``skip`` with the reason):
-
-1. ``config`` — the table configuration reads (``shoe_ctl.config.load_table_config``); it is not
-   writable by others; with a display token in it, not readable by others.
-2. ``port`` — no other process holds the shoe's device (its ``/proc/*/fd`` links: another holder
-   can read every card, hole cards included), and the port opens exclusively
-   (``serial.serial_for_url(url, exclusive=True)``).
-3. ``handshake`` — the shoe answers the host's hello (``drivers.shoe.ShoeLink``) within the time
-   limit; reports protocol, firmware and serial number. With ``[shoe] auth = "hmac"`` (the
-   default) the table's shoe must be named (``[shoe] serial``) and paired (its secret stored by
-   ``shoe-ctl pair``, mode 0600), and the handshake is the authenticated one (docs/security.md). Nothing is acknowledged, so a shoe keeps
-   every event it holds for the service.
-4. ``gpio`` — the configured LED pins and buttons can be claimed (gpiozero), when any are set.
-5. ``journal`` — the journal's folder is writable; the path is a journal (not a folder, a device
-   or a foreign file); the journal file (and its ``-wal``/``-shm``) is mode 0600 and owned by the user running the check (run it as the service user).
-   With ``[shoe] auth = "off"`` a shoe that answers is a warning, not ``ok``: an unauthenticated
-   link is for a bench.
-6. ``unit`` — the installed systemd unit (``/etc/systemd/system/shoe-ctl.service``) names a
-   ``User=``, ``Group=`` and ``SupplementaryGroups=`` that exist here: systemd refuses to start a
-   unit naming a missing group (status 216/GROUP; the ``gpio`` group is Raspberry Pi OS's own).
-7. ``floor`` — with ``[floor]`` enabled, its credentials file is set, mode 0600 and owned by the
-   user running the check (``shoe_ctl.floor.config.doctor_floor``, ``docs/floor.md``), and the
-   broker answers and accepts the table's user (``shoe_ctl.floor.publisher.probe_broker``).
-
-Exit status 0 when nothing failed, 1 when something needs fixing; "all well" only with no
-failure and no warning. Run it with the service
-stopped (``systemctl stop shoe-ctl``): the running service holds the port.
-"""
+"""``shoe-ctl doctor``: checks a table's installation (the configuration, the shoe's port and
+handshake, GPIO, the journal, the systemd unit, the floor, the release, the users file) and says
+what to fix; each check is ``ok``, ``FAIL`` with a fix, ``WARN``, or ``skip`` with the reason.
+What each check looks at and the exit status: docs/install-pi.md, "5. Check everything"."""
 
 from __future__ import annotations
 
@@ -40,15 +14,21 @@ import sqlite3
 import stat
 import sys
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from drivers.gpio_env import describe_gpio_failure
+from drivers.shoe import port_holders
 from shoe_ctl.cli.args import Subparsers, add_table_shoe, seconds
 from shoe_ctl.cli.status import use_color
 from shoe_ctl.config import TableConfig, load_table_config
+from shoe_ctl.floor.config import doctor_floor, load_credentials, load_floor_config
 from shoe_ctl.rules.profiles import ProfileError
 from shoe_ctl.service import shoes
+from shoe_ctl.service.journal import Journal, JournalError, refuse_foreign
+from shoe_ctl.service.shoe_secrets import SecretError, SecretStore
+from shoe_ctl.users import UserFileError, UserStore, users_file_setting
 
 if TYPE_CHECKING:
     from gpiozero import Factory  # a gpiozero pin factory (MockFactory in tests)
@@ -117,7 +97,6 @@ def check_port(cfg: TableConfig, opener: Opener | None = None) -> Check:
     url = cfg.shoe.url
     if shoes.is_simulated(url):
         return Check("port", "skip", f"[shoe] url = \"{url}\": the built-in virtual shoe")
-    from drivers.shoe import port_holders
 
     holders = port_holders(url)
     if holders:
@@ -149,6 +128,7 @@ def check_handshake(cfg: TableConfig, port_ok: bool, timeout: float = 3.0,
     if not port_ok:
         return Check("handshake", "skip", "the port did not open")
     if link_factory is None:
+        # guarded: without the link the check is skipped, not failed
         try:
             from drivers.shoe import ShoeLink
         except ImportError as exc:
@@ -157,8 +137,6 @@ def check_handshake(cfg: TableConfig, port_ok: bool, timeout: float = 3.0,
     secret: bytes | None = None
     bench = cfg.shoe.auth != "hmac"
     if cfg.shoe.auth == "hmac":
-        from shoe_ctl.service.shoe_secrets import SecretError, SecretStore
-
         if not cfg.shoe.serial:
             return Check("handshake", "fail", "[shoe] serial is not set: a real shoe is only taken when it is the "
                          "table's own", "set [shoe] serial to the shoe's serial number, then run shoe-ctl pair "
@@ -198,8 +176,8 @@ def check_gpio(cfg: TableConfig, pin_factory: Factory | None = None) -> Check:
     if not led_pins and not button_pins:
         return Check("gpio", "skip", "no GPIO LEDs or buttons configured")
     parts: list[Any] = []
-    from drivers.gpio_env import describe_gpio_failure
 
+    # in the check's try: a GPIO library that fails to load is the check's finding
     try:
         from drivers.buttons import DealerButtons
         from drivers.leds import GpioLedSink
@@ -234,7 +212,6 @@ def check_journal(cfg: TableConfig, path: Path | None = None, uid: int | None = 
     if not os.access(folder, os.W_OK | os.X_OK):
         return Check("journal", "fail", f"folder {folder} is not writable by this user (uid {uid})",
                      f"chown {SERVICE_USER}: {folder} && chmod 0700 {folder}")
-    from shoe_ctl.service.journal import JournalError, refuse_foreign
 
     try:
         refuse_foreign(journal)
@@ -269,7 +246,6 @@ def _chain_head(journal: Path, retention_days: float) -> tuple[str, list[str]]:
     cannot be read."""
     if not journal.exists():
         return "", []
-    from shoe_ctl.service.journal import Journal, JournalError
 
     try:
         with Journal(journal, table=None, profile=None, readonly=True) as j:
@@ -349,8 +325,6 @@ def check_users(config: Path) -> Check:
     "People and roles"); ``skip`` without one (no role is enforced: said in the detail)."""
     from collections import Counter
 
-    from shoe_ctl.users import UserFileError, UserStore, users_file_setting
-
     try:
         path = users_file_setting(config)
         if path is None:
@@ -365,6 +339,7 @@ def check_users(config: Path) -> Check:
 def check_release(config: Path) -> Check:
     """The installed code against the signed release manifest, as the service checks it at start
     (docs/compliance.md, "Software identity and the tilt"); ``warn`` when ``[release] verify = "off"``."""
+    # lazy: cryptography, loaded only by this check
     from shoe_ctl.release import check, load_release_config
 
     try:
@@ -383,8 +358,6 @@ def check_release(config: Path) -> Check:
 def check_floor(config: Path, timeout: float = 3.0, probe: Callable[..., str | None] | None = None) -> Check:
     """``[floor]``'s configuration and credentials file (``doctor_floor``), then the broker itself:
     it must answer and accept the table's user (``shoe_ctl.floor.publisher.probe_broker``)."""
-    from shoe_ctl.floor.config import doctor_floor, load_credentials, load_floor_config
-
     status, detail, fix = doctor_floor(config)
     if status != "ok":
         return Check("floor", status, detail, fix)  # type: ignore[arg-type]
@@ -398,19 +371,24 @@ def check_floor(config: Path, timeout: float = 3.0, probe: Callable[..., str | N
                      "the broker acknowledges and drops every publication of this table (docs/floor.md)",
                      f"name the table {creds.username!r}, or give it a broker user {table!r}")
     if probe is None:
+        # lazy: paho, loaded only with [floor] enabled
         from shoe_ctl.floor.publisher import probe_broker
 
         probe = probe_broker
-    problem = probe(cfg, creds, timeout, table=table)
     from shoe_ctl.floor.publisher import ProbeWarning
 
+    # every broker of the list must take the table; its state need be kept on one only (the one it is on)
+    found = [probe(replace(cfg, broker=url, brokers=()), creds, timeout, table=table) for url in cfg.broker_urls]
+    failed = [p for p in found if p is not None and not isinstance(p, ProbeWarning)]
+    problem = failed[0] if failed else (found[0] if all(isinstance(p, ProbeWarning) for p in found) else None)
     if isinstance(problem, ProbeWarning):
         return Check("floor", "warn", problem, "if the table has published (it has dealt since the broker was "
                      "set up), give the broker the ACL of docs/floor.md and restart it")
     if problem is not None:
         return Check("floor", "fail", problem, "start the broker or check [floor] broker, the network and the "
                      "table's broker user (docs/floor.md); the table queues its events meanwhile")
-    return Check("floor", "ok", f"{detail}; the broker accepted the table's user")
+    return Check("floor", "ok", f"{detail}; the broker accepted the table's user" if len(found) == 1
+                 else f"{detail}; all {len(found)} brokers accepted the table's user")
 
 
 # --------------------------------------------------------------------------- CLI

@@ -18,9 +18,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from shoe_ctl.cli.args import Subparsers
+from shoe_ctl.cli.args import Subparsers, default_config_path
 from shoe_ctl.cli.journal import open_readonly
 from shoe_ctl.export import export_hands
+from shoe_ctl.rules.profiles import ProfileError
 
 
 def register(subparsers: Subparsers) -> None:
@@ -53,9 +54,8 @@ def _software(journal: Any) -> dict[str, Any]:
     check, docs/compliance.md) and the shoe of the journal's last hello."""
     import json
 
-    from shoe_ctl.cli.args import default_config_path
+    # lazy: cryptography, loaded only when the export names the software
     from shoe_ctl.release import ReleaseConfig, check, load_release_config, software_identity
-    from shoe_ctl.rules.profiles import ProfileError
 
     try:
         cfg = load_release_config(default_config_path())

@@ -1,19 +1,7 @@
-"""``shoe-ctl hil soak|crash``: hardware-in-the-loop proofs on the virtual shoe.
-
-- ``soak --cards N --faults SPEC --seed S [--json] [--transport pty|tcp]``: N cards through the
-  virtual shoe, the line (pty or TCP) and the shoe link with the faults in SPEC; every delivered
-  event is checked against what the shoe sent (:mod:`hil.soak`). Exit 0 only when nothing was
-  lost, duplicated, out of order or changed. ``soak --shoe URL [--operator prompt|command:CMD]
-  [--batch N]``: the same on a real shoe, the operator asked to pull the cards
-  (:mod:`hil.operator`).
-- ``crash --hands N --kills K --seed S [--json]``: the service killed and restarted mid-hand
-  (:mod:`hil.crash`).
-- ``bridge-soak --cards N --kills K --reader-faults F --bridge-restarts R``: the whole path of a
-  reader-backed shoe (virtual PN532, mock beam, bridge, protocol v2, the service) with faults
-  (:mod:`hil.bridge_soak`).
-
-Each subcommand's module is imported only when it runs.
-"""
+"""``shoe-ctl hil soak|crash|bridge-soak|floor``: hardware-in-the-loop proofs on the virtual shoe
+(:mod:`hil.soak`, :mod:`hil.crash`, :mod:`hil.bridge_soak`, :mod:`hil.floor`); each
+subcommand's module is imported only when it runs. The options and what each proves:
+docs/service.md, docs/recovery.md, docs/build-a-shoe.md and docs/floor.md."""
 
 from __future__ import annotations
 
@@ -87,6 +75,7 @@ def register(subparsers: Subparsers) -> None:
                        "temporary folder, removed)")
     bsoak.set_defaults(func=_dispatch("hil.bridge_soak"))
 
+    # imported here: hil.floor brings paho and the broker rig, needed by shoe-ctl hil floor alone
     from hil.floor import register_hil as register_floor  # shoe-ctl hil floor
 
     register_floor(sub)

@@ -13,7 +13,11 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from shoe_ctl.cli.args import Subparsers
+from drivers.gpio_env import describe_gpio_failure
+from drivers.leds import GpioLedSink
+from shoe_ctl.cli.args import Subparsers, default_config_path
+from shoe_ctl.config import load_table_config
+from shoe_ctl.rules.profiles import ProfileError
 
 if TYPE_CHECKING:
     from gpiozero import Factory  # a gpiozero pin factory (MockFactory in tests)
@@ -21,8 +25,6 @@ if TYPE_CHECKING:
 
 def register(subparsers: Subparsers) -> None:
     """Add ``leds`` to the CLI."""
-    from shoe_ctl.cli.args import default_config_path
-
     p = subparsers.add_parser("leds", help="switch the table's GPIO LEDs off (after the service ended)",
                               description="Switch the GPIO LEDs of [leds] pins off and release the pins; "
                               "the unit runs it after the service's process ended.")
@@ -38,13 +40,10 @@ def switch_off(config: Path, pin_factory: Factory | None = None) -> str:
     :raises Exception: gpiozero's or lgpio's own error when the pins cannot be had (named by
         :func:`drivers.gpio_env.describe_gpio_failure`).
     """
-    from shoe_ctl.config import load_table_config
-
     cfg = load_table_config(config)
     pins = dict(cfg.leds.pins)
     if cfg.leds.backend != "gpio" or not pins:
         return f"no GPIO LEDs configured ([leds] backend = \"{cfg.leds.backend}\"): nothing to switch off"
-    from drivers.leds import GpioLedSink
 
     GpioLedSink(pins, pwm=cfg.leds.pwm, active_high=cfg.leds.active_high, pin_factory=pin_factory).close()
     return f"LEDs off: {', '.join(f'{name} (pin {pin})' for name, pin in pins.items())}"
@@ -53,9 +52,6 @@ def switch_off(config: Path, pin_factory: Factory | None = None) -> str:
 def leds(args: argparse.Namespace) -> int:
     """0 when the LEDs are off (or none are configured), 1 when the pins could not be had, 2 for
     an unreadable configuration."""
-    from drivers.gpio_env import describe_gpio_failure
-    from shoe_ctl.rules.profiles import ProfileError
-
     try:
         print(switch_off(Path(args.config)), flush=True)
     except ProfileError as exc:

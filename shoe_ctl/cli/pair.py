@@ -16,13 +16,25 @@ import queue
 import sys
 from pathlib import Path
 
-from shoe_ctl.cli.args import Subparsers, seconds
+from drivers.exc import ShoeError
+from drivers.shoe import ShoeLink
+from shoe_ctl.cli.args import Subparsers, add_table_shoe, seconds
+from shoe_ctl.config import load_table_config
+from shoe_ctl.rules.profiles import ProfileError
+from shoe_ctl.service import shoes
+from shoe_ctl.service.shoe_secrets import SecretError, SecretStore, new_secret
+from shoe_ctl.users import (
+    TILT_ROLES,
+    Authenticator,
+    AuthError,
+    UserFileError,
+    UserStore,
+    users_file_setting,
+)
 
 
 def register(subparsers: Subparsers) -> None:
     """Add ``pair`` to the CLI."""
-    from shoe_ctl.cli.args import add_table_shoe
-
     p = subparsers.add_parser("pair", help="pair the table's shoe (or rotate its secret)",
                               description="Give the table's shoe a new pairing secret and store it (0600). "
                               "A first pairing needs the shoe in its pairing mode; with a secret stored, the "
@@ -42,15 +54,6 @@ def _technician(args: argparse.Namespace) -> str | None:
     :raises PermissionError: no ``--user``, a wrong PIN, a lockout or another role.
     """
     import getpass
-
-    from shoe_ctl.users import (
-        TILT_ROLES,
-        Authenticator,
-        AuthError,
-        UserFileError,
-        UserStore,
-        users_file_setting,
-    )
 
     path = users_file_setting(args.config)
     if path is None:
@@ -75,13 +78,6 @@ def pair(args: argparse.Namespace) -> int:
     """Pair or rotate; 0 when the shoe answers under its new secret and the secret is stored,
     1 when the shoe does not (the stored secret is then unchanged), 2 for a configuration error
     or a secret folder this user cannot write (checked before anything is sent to the shoe)."""
-    from drivers.exc import ShoeError
-    from drivers.shoe import ShoeLink
-    from shoe_ctl.config import load_table_config
-    from shoe_ctl.rules.profiles import ProfileError
-    from shoe_ctl.service import shoes
-    from shoe_ctl.service.shoe_secrets import SecretError, SecretStore, new_secret
-
     try:
         cfg = load_table_config(Path(args.config))
         who = _technician(args)

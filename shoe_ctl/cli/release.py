@@ -16,13 +16,25 @@ import os
 import sys
 from pathlib import Path
 
-from shoe_ctl.cli.args import Subparsers
+from shoe_ctl.cli.args import Subparsers, default_config_path
+from shoe_ctl.release import (
+    ReleaseError,
+    build_manifest,
+    check,
+    key_id,
+    load_private_key,
+    load_release_config,
+    manifest_bytes,
+    new_private_key,
+    private_key_pem,
+    public_key_text,
+    sign_manifest,
+)
+from shoe_ctl.rules.profiles import ProfileError
 
 
 def register(subparsers: Subparsers) -> None:
     """Add ``release`` to the CLI."""
-    from shoe_ctl.cli.args import default_config_path
-
     p = subparsers.add_parser("release", help="make, sign and verify the signed release manifest",
                               description="The signed release manifest: SHA-256 of every installed file, the "
                               "dependency versions and the configuration schema, signed with Ed25519.")
@@ -46,8 +58,6 @@ def _say(text: str) -> None:
 
 def keygen(args: argparse.Namespace) -> int:
     """Write a new key; 0, or 2 when the file exists or cannot be written."""
-    from shoe_ctl.release import new_private_key, private_key_pem, public_key_text
-
     key = new_private_key()
     try:
         fd = os.open(args.out, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -62,15 +72,6 @@ def keygen(args: argparse.Namespace) -> int:
 
 def sign(args: argparse.Namespace) -> int:
     """Sign the running code's manifest; 0, or 2 for an unusable key or folder."""
-    from shoe_ctl.release import (
-        ReleaseError,
-        build_manifest,
-        key_id,
-        load_private_key,
-        manifest_bytes,
-        sign_manifest,
-    )
-
     try:
         key = load_private_key(args.key)
     except ReleaseError as exc:
@@ -94,9 +95,6 @@ def sign(args: argparse.Namespace) -> int:
 def verify(args: argparse.Namespace) -> int:
     """Check as the service does at start; 0 when the code matches the signed manifest."""
     from dataclasses import replace
-
-    from shoe_ctl.release import check, load_release_config
-    from shoe_ctl.rules.profiles import ProfileError
 
     try:
         cfg = load_release_config(args.config)

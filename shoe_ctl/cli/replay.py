@@ -1,22 +1,7 @@
-"""``shoe-ctl replay PATH... [--rules tda|house] [--json] [--direct] [--seed N]``: recorded PHH
-hands through the whole service.
-
-Each hand is dealt by the simulated dealer following the controller's signals, with the hand's
-recorded folds, all-ins and betting rounds as dealer inputs, from a virtual shoe stacked with the
-hand's known cards (unknown cards seeded random) — over a real pty and ``ShoeLink`` by default,
-or straight into the state machine with ``--direct``. Replays run unpaced. The JSON lines have
-the keys of ``shoe-ctl analyze`` (``file``, ``game``, ``rules``, ``players``, ``bring_in``,
-``first_to_act``, ``seventh``, ``community_card``, ``alerts``, ``error``, ``seats``), computed by
-the state machine as it dealt. ``alerts`` are counted as ``analyze`` counts them — where the record
-departs from what was decided (:func:`record_departures`: a player who acted first out of turn, a
-7th street dealt otherwise than the procedure) — so the two commands give the same alerts for a
-hand whenever their decisions agree (the machine's own notices to the dealer, such as the
-short-stub procedure it announced, are in ``seventh``, not counted as alerts). Each player is dealt at the record's table seat where it has them
-and they fit seats 1..8 (else at 1..n); ``seats`` is the record's, as analyze reports it. A scrambled stub yields its own community card (not the record's).
-
-Exit status: 0 when every hand replayed, 1 when some hand gave an error, 2 for a bad profile or
-no file found.
-"""
+"""``shoe-ctl replay PATH... [--rules tda|house] [--json] [--direct] [--seed N]``: recorded PHH hands
+dealt through the whole service (or straight into the state machine with ``--direct``), the
+report in ``shoe-ctl analyze``'s keys with the alerts counted as ``analyze`` counts them
+(:func:`record_departures`). The replay, its seats and its alerts: docs/service.md, "Running"."""
 
 from __future__ import annotations
 
@@ -26,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from hil.replay import run_direct, run_full, script_from_record
 from shoe_ctl.analyze import HandReport, analyze_hand, iter_phh_files
 from shoe_ctl.cli.analyze import ReportTable, display_names
 from shoe_ctl.cli.args import Subparsers, add_phh_inputs
@@ -67,8 +53,6 @@ def replay_reports(paths: list[Path], rules: str, *, direct: bool, seed: int = 0
     :raises shoe_ctl.rules.profiles.ProfileError: an unknown profile.
     :raises TimeoutError: (full path) the hands did not finish in ``timeout`` seconds.
     """
-    from hil.replay import run_direct, run_full, script_from_record
-
     profiles = {"tda": load_profile("tda"), "house": load_profile("house")}
     if rules not in profiles:
         profiles[rules] = load_profile(rules)

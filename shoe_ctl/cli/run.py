@@ -21,6 +21,8 @@ import sys
 import time
 from typing import Any
 
+from drivers.gpio_env import GpioSetupError, describe_gpio_failure
+from shoe_ctl.analyze import iter_phh_files
 from shoe_ctl.cli.args import (
     DEFAULT_CONFIG,
     PrintableFormatter,
@@ -31,9 +33,21 @@ from shoe_ctl.cli.args import (
     parse_seats,
     printable,
 )
+from shoe_ctl.cli.doctor import port_problem
 from shoe_ctl.cli.status import StatusLine
+from shoe_ctl.config import load_table_config
+from shoe_ctl.display.address import parse_display  # not the server: aiohttp loads after READY
 from shoe_ctl.events import Instruction
+from shoe_ctl.floor.config import load_floor_config
 from shoe_ctl.lifecycle import StopSignals
+from shoe_ctl.phh import TABLE_SEATS, read_phh
+from shoe_ctl.release import load_release_config
+from shoe_ctl.rules.games import Game
+from shoe_ctl.rules.profiles import ProfileError
+from shoe_ctl.service import notify, shoes
+from shoe_ctl.service.host import HostLife
+from shoe_ctl.table import Table, TableError, freeze_startup_heap
+from shoe_ctl.users import users_file_setting
 
 log = logging.getLogger(__name__)
 
@@ -93,12 +107,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, signals: StopSignals) -> int:
-    from shoe_ctl.config import load_table_config
-    from shoe_ctl.rules.games import Game
-    from shoe_ctl.rules.profiles import ProfileError
-    from shoe_ctl.service import notify, shoes
-    from shoe_ctl.table import Table, TableError, freeze_startup_heap
-
     status_line = None if args.no_status else StatusLine()
     progress = Progress()
     log_out = logging.StreamHandler(status_line.errors if status_line is not None else None)
@@ -114,19 +122,12 @@ def _run(args: argparse.Namespace, signals: StopSignals) -> int:
         shoe_url = args.shoe or cfg.shoe.url
         display: Any = "config"
         if args.display is not None:
-            from shoe_ctl.display.server import parse_display
-
             display = parse_display(args.display)
         simulated = shoes.is_simulated(shoe_url)
         if not simulated:
             _check_port_free(shoe_url, cfg.shoe.baudrate)
         scripts, unreadable = _scripts(args, seats, game.value, rules) if simulated else (None, 0)
         journal_file = journal_path(args.journal, cfg.journal.path)
-        from shoe_ctl.floor.config import load_floor_config
-        from shoe_ctl.release import load_release_config
-        from shoe_ctl.service.host import HostLife
-        from shoe_ctl.users import users_file_setting
-
         table = Table.from_config(cfg, profiles=profiles, rules=rules, game=game.value, shoe_url=shoe_url,
                                   seed=args.seed, journal=journal_file, display=display,
                                   display_required=args.display, console=True, dealer_socket=args.dealer_socket,
@@ -227,8 +228,6 @@ def _check_port_free(url: str, baudrate: int) -> None:
         return
     import serial
 
-    from shoe_ctl.cli.doctor import port_problem
-
     try:
         port = serial.serial_for_url(url, baudrate=baudrate, exclusive=True, timeout=0.1)
     except (OSError, ValueError) as exc:  # serial.SerialException is an OSError
@@ -255,8 +254,6 @@ def _name_busy_port(record: logging.LogRecord) -> bool:
 def _gpio_problem(exc: BaseException, config: str, cfg: Any) -> str | None:
     """A GPIO failure at start named with the configuration file and key (``leds.backend`` for
     GPIO LEDs, else ``buttons.pins``), what was found and the fix; None for any other error."""
-    from drivers.gpio_env import GpioSetupError, describe_gpio_failure
-
     module = type(exc).__module__ or ""
     if not (isinstance(exc, GpioSetupError) or module.startswith("gpiozero") or module.startswith("lgpio")):
         return None
@@ -269,6 +266,7 @@ def _dealer(args: argparse.Namespace, scripts: Any) -> Any:
     """The simulated dealer's factory for the table (None without scripts: a real shoe)."""
     if scripts is None:
         return None
+    # lazy: the simulation tools, loaded only for a simulated shoe
     from hil.dealer import SimulatedDealer
 
     dealer_pace = WATCHABLE_PACE if args.pace is None else max(args.pace, 0.0)
@@ -285,13 +283,12 @@ def _scripts(args: argparse.Namespace, seats: list[int], game: str, rules: str) 
 
     :raises ValueError: no .phh file found, or none of them readable.
     """
+    # lazy: the simulation tools, loaded only for a simulated shoe
     from hil.dealer import random_hands
 
     if args.hands is None:
         return random_hands(args.seed, seats=seats, game=game, rules=rules, count=args.count), 0
     from hil.replay import script_from_record
-    from shoe_ctl.analyze import iter_phh_files
-    from shoe_ctl.phh import TABLE_SEATS, read_phh
 
     files = list(iter_phh_files([args.hands]))
     if not files:

@@ -18,7 +18,10 @@ import signal
 import sys
 import threading
 
+from hil.deck import Deck
+from hil.virtual_shoe import VirtualShoe
 from shoe_ctl.cli.args import Subparsers
+from shoe_ctl.cli.sim_keys import KeyPad
 
 
 def register(subparsers: Subparsers) -> None:
@@ -49,8 +52,6 @@ def run(args: argparse.Namespace) -> int:
         print("shoe-ctl sim: --keys and --pace: choose one (the keyboard or the timer pulls the cards)",
               file=sys.stderr)
         return 2
-    from hil.deck import Deck
-    from hil.virtual_shoe import VirtualShoe
 
     if args.link is not None and os.path.lexists(args.link) and not os.path.islink(args.link):
         # the pty's link replaces what is at the path and is removed at the end: only a symlink
@@ -79,8 +80,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"virtual shoe {shoe.serial} on {shoe.url} ({args.transport}); Ctrl-C to stop",
               file=sys.stderr, flush=True)
         if args.keys:
-            from shoe_ctl.cli.sim_keys import KeyPad
-
             KeyPad(shoe, seed=args.seed, out=sys.stderr).run(sys.stdin, stop)
             return 0
         decks = 0

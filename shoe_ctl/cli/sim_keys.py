@@ -16,6 +16,9 @@ import sys
 import threading
 from typing import Any, TextIO
 
+from hil.deck import Deck
+from shoe_ctl.rules.cards import Card
+
 __all__ = ["KEYS", "KeyPad"]
 
 KEYS: dict[str, str] = {
@@ -139,9 +142,6 @@ class KeyPad:
         ``card N out``, or card names such as ``Kd``), shuffled (seeded), as the new stub: what the
         dealer does for a scramble (docs/service.md). A token naming no card pulled from this deck
         is said and nothing is loaded."""
-        from hil.deck import Deck
-        from shoe_ctl.rules.cards import Card
-
         left = self.shoe.device.deck.cards()
         pulled = {c.code: c for c in self.shoe.device.deck.dealt()}
         chosen: dict[int, Any] = {}
@@ -164,8 +164,6 @@ class KeyPad:
                  f"{self.shoe.remaining()} cards")
 
     def new_deck(self) -> None:
-        from hil.deck import Deck
-
         self.decks += 1
         self.shoe.reload(Deck.seeded(self.seed + self.decks))
         self.say(f"new deck loaded (deck {self.decks + 1}, {self.shoe.remaining()} cards)")

@@ -16,7 +16,9 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from shoe_ctl.cli.args import Subparsers
+from shoe_ctl.cli.args import Subparsers, default_config_path
+from shoe_ctl.rules.profiles import ProfileError
+from shoe_ctl.users import NAME_RE, Role, User, UserFileError, UserStore, check_pin, users_file_setting
 
 if TYPE_CHECKING:
     from shoe_ctl.users import UserStore
@@ -24,9 +26,6 @@ if TYPE_CHECKING:
 
 def register(subparsers: Subparsers) -> None:
     """Add ``users`` to the CLI."""
-    from shoe_ctl.cli.args import default_config_path
-    from shoe_ctl.users import Role
-
     p = subparsers.add_parser("users", help="the table's named users, their roles and PINs",
                               description="Keep the users file: named users with a role and an Argon2-hashed PIN.")
     p.add_argument("--config", default=str(default_config_path()), help="table configuration ([users] file)")
@@ -52,8 +51,6 @@ def _say(text: str) -> None:
 
 
 def _store(args: argparse.Namespace) -> UserStore:
-    from shoe_ctl.users import UserStore, users_file_setting
-
     path = args.file or users_file_setting(args.config)
     if not path:
         raise ValueError(f"{args.config}: no [users] file set (or give --file)")
@@ -61,8 +58,6 @@ def _store(args: argparse.Namespace) -> UserStore:
 
 
 def _pin(args: argparse.Namespace) -> str:
-    from shoe_ctl.users import check_pin
-
     if args.pin_stdin:
         pin = sys.stdin.readline().rstrip("\n")
     else:
@@ -74,9 +69,6 @@ def _pin(args: argparse.Namespace) -> str:
 
 
 def _run(args: argparse.Namespace, action: Callable[[UserStore], int]) -> int:
-    from shoe_ctl.rules.profiles import ProfileError
-    from shoe_ctl.users import UserFileError
-
     try:
         store = _store(args)
         return int(action(store))
@@ -87,8 +79,6 @@ def _run(args: argparse.Namespace, action: Callable[[UserStore], int]) -> int:
 
 def add(args: argparse.Namespace) -> int:
     """Add a user; 1 for a name taken or a bad PIN."""
-    from shoe_ctl.users import NAME_RE, Role, User
-
     def go(store: UserStore) -> int:
         users = store.load(missing_ok=True)
         if not NAME_RE.fullmatch(args.name):

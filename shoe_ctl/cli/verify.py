@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from shoe_ctl.cli.args import Subparsers
+from shoe_ctl.release import ReleaseError, parse_seed, seeded_answer
 
 
 def register(subparsers: Subparsers) -> None:
@@ -31,8 +32,6 @@ def register(subparsers: Subparsers) -> None:
 
 def verify(args: argparse.Namespace) -> int:
     """Print the expected answer; 2 for a bad seed or an unreadable file."""
-    from shoe_ctl.release import ReleaseError, parse_seed, seeded_answer
-
     try:
         seed = parse_seed(args.seed)
         manifest = Path(args.manifest).read_bytes()

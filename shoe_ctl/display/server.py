@@ -20,6 +20,7 @@ from typing import Any
 
 from aiohttp import web
 
+from shoe_ctl.display.address import DisplayError, parse_display  # noqa: F401 - parse_display: its old home
 from shoe_ctl.display.model import DisplayModel
 from shoe_ctl.events import Command, DealerAction, DealerInput
 from shoe_ctl.input_spec import SPECS, check_input
@@ -66,10 +67,6 @@ INPUTS_JSON = {action.value: spec.public() for action, spec in SPECS.items()}
 """``GET /inputs``: the dealer inputs' specifications as the page reads them."""
 
 
-class DisplayError(ValueError):
-    """The display cannot start as configured (address, port or token)."""
-
-
 def is_loopback(host: str) -> bool:
     """True for ``localhost`` and loopback addresses (``127.0.0.0/8``, ``::1``)."""
     if host == "localhost":
@@ -78,19 +75,6 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
-
-
-def parse_display(value: str) -> tuple[str, int] | None:
-    """Parse ``--display HOST:PORT`` (``off`` -> None; ``[::1]:8080`` for IPv6).
-
-    :raises DisplayError: for a missing or bad port.
-    """
-    if value.strip().lower() in ("off", "none", "no", ""):
-        return None
-    host, sep, port = value.strip().rpartition(":")
-    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
-        raise DisplayError(f"--display {value!r}: expected HOST:PORT (e.g. 127.0.0.1:8080) or 'off'")
-    return host.strip("[]"), int(port)
 
 
 class DisplaySink(Closeable):

@@ -54,14 +54,16 @@ def acl_text(room: str, floors: Iterable[str] = (FLOOR_USER,)) -> str:
     """The Mosquitto ACL for one room: each table (user name = table name, ``%u``) writes its own
     state, events, alerts, status, verification answers and recall and reads its own replay,
     state (the state read back tells it the broker keeps what it publishes), verify and clock
-    topics; each floor user (``floors``) reads the room and writes replay and verification requests
-    and its clock; the monitor user reads everything."""
+    topics and the floor's online state (``<room>/hosts/+``, docs/floor.md "Two brokers"); each
+    floor user (``floors``) reads the room and writes replay and verification requests, its clock
+    and its own online state; the monitor user reads everything."""
     check_name("room", room)
     base = f"{room}/tables"
     return "\n".join([
         *(line for user in floors
           for line in (f"user {check_name('user', user)}", f"topic read {room}/#", f"topic write {base}/+/replay",
-                       f"topic write {base}/+/verify", f"topic write {base}/+/clock", "")),
+                       f"topic write {base}/+/verify", f"topic write {base}/+/clock",
+                       f"topic write {room}/hosts/{user}", "")),
         f"user {MONITOR_USER}",
         "topic read #",
         "",
@@ -71,6 +73,7 @@ def acl_text(room: str, floors: Iterable[str] = (FLOOR_USER,)) -> str:
         f"pattern read {base}/%u/state",
         f"pattern read {base}/%u/verify",
         f"pattern read {base}/%u/clock",
+        f"pattern read {room}/hosts/+",
         "",
     ])
 
@@ -93,13 +96,16 @@ class Mosquitto:
     :param floors: the floor consumers' users (each its own: a user has one connection, the
         broker takes the user name for the client id).
     :param port: TCP port (0: a free one).
+    :param users: the users and passwords to use instead of new random ones (a second broker of
+        the same room: every table and the floor log in to both with the same credentials).
     :param tls: serve TLS only, with a server certificate for 127.0.0.1 signed by a CA made here
         (``openssl``); clients verify it with :attr:`ca_file`.
     :raises RuntimeError: no mosquitto installed, or it did not start.
     """
 
     def __init__(self, root: str | os.PathLike[str], *, room: str, tables: Iterable[str], port: int = 0,
-                 tls: bool = False, floors: Iterable[str] = (FLOOR_USER,)) -> None:
+                 tls: bool = False, floors: Iterable[str] = (FLOOR_USER,),
+                 users: dict[str, Credentials] | None = None) -> None:
         binaries = find_mosquitto()
         if binaries is None:
             raise RuntimeError("mosquitto is not installed (apt-get install mosquitto mosquitto-clients)")
@@ -113,7 +119,7 @@ class Mosquitto:
         self.floors = tuple(floors)
         for name in [*self.floors, MONITOR_USER, *tables]:
             check_name("user", name)
-            self.users[name] = Credentials(name, secrets.token_urlsafe(16))
+            self.users[name] = (users or {}).get(name) or Credentials(name, secrets.token_urlsafe(16))
         self.tls = tls
         self.ca_file: Path | None = self._make_certificates() if tls else None
         self.proc: subprocess.Popen[bytes] | None = None

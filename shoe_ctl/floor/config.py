@@ -1,22 +1,8 @@
-"""The ``[floor]`` table of ``config/table.toml`` and the broker credentials file.
-
-``[floor]`` (off by default; ``docs/floor.md``)::
-
-    [floor]
-    enabled = false
-    broker = "mqtt://floor-server:1883"   # mqtts://...:8883 for TLS
-    room = "room-1"
-    credentials = "/etc/shoe-ctl/floor.credentials"   # TOML: username, password; mode 0600
-    ca_file = "/etc/shoe-ctl/floor-ca.pem"            # TLS only: the broker's CA (default: system CAs)
-    keepalive = 15                                    # seconds, 5..300
-    # outbox = "/var/lib/shoe-ctl/journal.sqlite3.floor"  # default: beside the journal
-
-    [[floor.pits]]                                    # the floor server's room map (a table ignores it)
-    name = "Pit 1"
-    rows = [["t1", "t2", "t3"], ["t6", "", "t4"]]     # each table's place, "" an empty one
-
+"""The ``[floor]`` table of ``config/table.toml`` (the broker, or two brokers with failover and the
+primary host, the room, the credentials, TLS, the outbox, and on the floor server the room map
+``[[floor.pits]]``) and the broker credentials file.
 Errors are :class:`shoe_ctl.config.ConfigError` naming the file, the key and the allowed values.
-"""
+The keys and their defaults: docs/floor.md."""
 
 from __future__ import annotations
 
@@ -33,9 +19,13 @@ from shoe_ctl.floor.room import Pit, parse_pits
 from shoe_ctl.floor.topics import NAME_RE
 
 __all__ = ["Credentials", "FloorConfig", "check_credentials_file", "load_credentials", "load_floor_config",
-           "parse_broker", "parse_floor"]
+           "parse_broker", "parse_broker_list", "parse_floor"]
 
-_KEYS = ("enabled", "broker", "room", "credentials", "ca_file", "keepalive", "outbox", "pits")
+_KEYS = ("enabled", "broker", "brokers", "primary_host", "room", "credentials", "ca_file", "keepalive", "outbox",
+         "pits")
+
+MAX_BROKERS = 8
+"""The most brokers a ``brokers`` list may name."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +35,9 @@ class FloorConfig:
     ``None`` for a broker without them); ``ca_file`` (TLS: the CA that signed the broker's
     certificate; ``None``: the system's CAs); ``keepalive`` seconds; ``outbox`` (the file keeping
     the publisher's acknowledged journal sequence and session; ``None``: ``<journal>.floor``);
+    ``brokers``: two or more broker URLs instead of ``broker`` (the first is :attr:`broker`),
+    the table moving to the next when the floor is not online on its own (``primary_host``: the
+    floor's host id, read as ``<room>/hosts/<primary_host>``; docs/floor.md "Two brokers");
     ``pits`` the room map's pits with each table's place (``shoe-ctl floor`` only;
     :func:`shoe_ctl.floor.room.parse_pits`)."""
 
@@ -56,6 +49,13 @@ class FloorConfig:
     keepalive: int = 15
     outbox: str | None = None
     pits: tuple[Pit, ...] = ()
+    brokers: tuple[str, ...] = ()
+    primary_host: str = "floor"
+
+    @property
+    def broker_urls(self) -> tuple[str, ...]:
+        """Every broker, in order of preference: ``brokers``, or ``(broker,)``."""
+        return self.brokers or (self.broker,)
 
     @property
     def host_port_tls(self) -> tuple[str, int, bool]:
@@ -107,9 +107,12 @@ def parse_floor(src: str, data: Mapping[str, Any]) -> FloorConfig:
             raise ConfigError(src, f"floor.{key}", f"{value!r} is not a {kind.__name__}", allowed)
         return value
 
+    urls = parse_broker_list(src, data)
     cfg = FloorConfig(
         enabled=get("enabled", bool, False, "true, false"),
-        broker=get("broker", str, "mqtt://127.0.0.1:1883", "mqtt://host:port or mqtts://host:port"),
+        broker=urls[0] if urls else get("broker", str, "mqtt://127.0.0.1:1883", "mqtt://host:port or mqtts://host:port"),
+        brokers=urls,
+        primary_host=get("primary_host", str, "floor", "the floor's broker user: letters, digits, '_', '.', '-'"),
         room=get("room", str, "room-1", "letters, digits, '_', '.', '-'"),
         credentials=get("credentials", str, None, "a file path") or None,
         ca_file=get("ca_file", str, None, "a file path") or None,
@@ -121,11 +124,48 @@ def parse_floor(src: str, data: Mapping[str, Any]) -> FloorConfig:
         parse_broker(cfg.broker)
     except ValueError as exc:
         raise ConfigError(src, "floor.broker", str(exc), "mqtt://host:port or mqtts://host:port") from None
+    if not NAME_RE.match(cfg.primary_host):
+        raise ConfigError(src, "floor.primary_host", f"{cfg.primary_host!r} is not a topic level",
+                          "the floor's broker user: letters, digits, '_', '.', '-'")
     if not NAME_RE.match(cfg.room):
         raise ConfigError(src, "floor.room", f"{cfg.room!r} is not a topic level", "letters, digits, '_', '.', '-'")
     if not 5 <= cfg.keepalive <= 300:
         raise ConfigError(src, "floor.keepalive", f"{cfg.keepalive} is out of range", "5..300")
     return cfg
+
+
+def parse_broker_list(src: str, data: Mapping[str, Any]) -> tuple[str, ...]:
+    """``floor.brokers`` of ``data`` checked: ``()`` when absent, else 2..:data:`MAX_BROKERS`
+    distinct URLs of one scheme (all ``mqtt://`` or all ``mqtts://``: the table has one TLS setting).
+
+    :raises ConfigError: naming ``src``, ``floor.brokers`` (and the entry) and what is allowed.
+    """
+    if "brokers" not in data:
+        return ()
+    allowed = f"a list of 2..{MAX_BROKERS} mqtt://host:port (or all mqtts://) URLs, each once"
+    urls = data["brokers"]
+    if "broker" in data:
+        raise ConfigError(src, "floor.brokers", "given with floor.broker", "one of broker (one) or brokers (a list)")
+    if not isinstance(urls, list) or not 2 <= len(urls) <= MAX_BROKERS:
+        raise ConfigError(src, "floor.brokers", f"{str(urls)[:120]} is not a list of 2..{MAX_BROKERS}", allowed)
+    seen: dict[tuple[str, int], int] = {}
+    schemes = set()
+    for i, url in enumerate(urls):
+        key = f"floor.brokers[{i}]"
+        if not isinstance(url, str):
+            raise ConfigError(src, key, f"{url!r} is not a text", allowed)
+        try:
+            host, port, tls = parse_broker(url)
+        except ValueError as exc:
+            raise ConfigError(src, key, str(exc), allowed) from None
+        if (host, port) in seen:
+            raise ConfigError(src, key, f"{url!r} names the same broker as floor.brokers[{seen[host, port]}]",
+                              allowed)
+        seen[host, port] = i
+        schemes.add(tls)
+    if len(schemes) > 1:
+        raise ConfigError(src, "floor.brokers", "mixes mqtt:// and mqtts://", allowed)
+    return tuple(urls)
 
 
 def load_floor_config(path: str | os.PathLike[str]) -> FloorConfig:
@@ -212,4 +252,4 @@ def doctor_floor(path: str | os.PathLike[str]) -> tuple[str, str, str]:
         creds = load_credentials(cfg.credentials)
     except ConfigError as exc:
         return "fail", str(exc), f"write username and password into {cfg.credentials} (docs/floor.md)"
-    return "ok", f"{cfg.broker} room {cfg.room} as {creds.username}; {cfg.credentials} mode 0600", ""
+    return "ok", f"{', '.join(cfg.broker_urls)} room {cfg.room} as {creds.username}; {cfg.credentials} mode 0600", ""

@@ -33,14 +33,16 @@ from paho.mqtt.enums import CallbackAPIVersion
 from paho.mqtt.properties import Properties
 from paho.mqtt.reasoncodes import ReasonCode
 
-from shoe_ctl.floor.config import Credentials
+from shoe_ctl.floor.config import Credentials, parse_broker
+from shoe_ctl.floor.failover import host_state, host_topic
 from shoe_ctl.floor.severity import SEVERITIES, classify, needs_floor
 from shoe_ctl.floor.topics import Topics, check_name, dumps
+from shoe_ctl.recall import MAX_ENTRIES, RECALL_HANDS
 from shoe_ctl.service.journal import Journal
 
 log = logging.getLogger(__name__)
 
-__all__ = ["FloorConsumer", "TableView"]
+__all__ = ["FloorConsumer", "TableView", "open_consumer", "open_floor_journal"]
 
 GAP_GRACE_S = 0.5
 """A table with a hole (a later event held back) and no progress this long (seconds) is asked to
@@ -62,6 +64,9 @@ from the count; one table's flood keeps its row, ``/state`` and each event's cos
 
 KEEP_NOTICES = 5
 """Routine alerts (``info``: shown, never queued for acknowledgement) kept per table for its tile."""
+
+MAX_NOTES = 1000
+"""Records of the floor's own alerts waiting for the floor journal (appended once a second)."""
 
 SILENT_KEEPALIVES = 3
 """A table that announced a keepalive and says nothing for this many of them is ``table-silent``."""
@@ -213,13 +218,25 @@ class FloorConsumer:
     :param keep_seqs: keep every applied sequence per table (tests, ``hil floor``).
     :param on_event: called ``(table, payload, received_at)`` for each event applied, in order
         (in paho's thread: must be quick).
+    :param on_resent: called the same way for an event dropped as already applied (a replay, a
+        second broker), e.g. for a replicator that is behind the floor.
+    :param host_id: the floor's host id (default: its broker user, else ``floor``): its online
+        state is published retained on ``<room>/hosts/<host_id>`` at each connection, with a Last
+        Will saying offline (tables with two brokers read it: docs/floor.md, "Two brokers").
     """
 
     def __init__(self, *, host: str, port: int, room: str, credentials: Credentials | None = None,
                  tls: bool = False, ca_file: str | None = None, client_id: str | None = None,
                  journal: Journal | None = None, keep_seqs: bool = False, keepalive: int = 15,
-                 on_event: Callable[[str, dict[str, Any], float], None] | None = None) -> None:
+                 on_event: Callable[[str, dict[str, Any], float], None] | None = None,
+                 on_resent: Callable[[str, dict[str, Any], float], None] | None = None,
+                 host_id: str | None = None) -> None:
         self.room = check_name("room", room)
+        self.on_resent = on_resent
+        self.peers: list[FloorConsumer] = []
+        """Consumers of the same floor on the other brokers (:meth:`follow`)."""
+        self.host_topic = host_topic(room, host_id or (credentials.username if credentials is not None else "floor"))
+        self._host_stamp = int(time.time() * 1000)
         self.host, self.port, self.keepalive = host, port, keepalive
         self.journal = journal
         self.keep_seqs = keep_seqs
@@ -230,6 +247,8 @@ class FloorConsumer:
         self.connected = threading.Event()
         self.version = 0
         self._lost_ids = 0  # the floor's own alerts (table-lost) count down from -1: never a table's seq
+        self._notes: deque[tuple[str, dict[str, Any]]] = deque(maxlen=MAX_NOTES)
+        self.notes_dropped = 0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=client_id or f"floor-{room}",
@@ -243,11 +262,15 @@ class FloorConsumer:
         self.client.on_connect = self._on_connect
         self.client.on_disconnect = self._on_disconnect
         self.client.on_message = self._on_message
+        self.client.will_set(self.host_topic, host_state(False, self._host_stamp), qos=1, retain=True)
 
     # ------------------------------------------------------------------ lifecycle
 
     def start(self) -> FloorConsumer:
-        """Connect in the background (retrying) and start the gap watcher."""
+        """Connect in the background (retrying) and start the gap watcher; the same for every
+        :attr:`peers` (their gap watchers have nothing to watch: their messages fold in here)."""
+        for peer in self.peers:
+            peer.start()
         self.client.connect_async(self.host, self.port, keepalive=self.keepalive)
         self.client.loop_start()
         self._thread = threading.Thread(target=self._watch, name="floor-gaps", daemon=True)
@@ -259,10 +282,18 @@ class FloorConsumer:
         if self._stop.is_set():
             return
         self._stop.set()
+        if self.client.is_connected():  # the floor leaves this broker: tables move on (no Will after a clean stop)
+            info = self.client.publish(self.host_topic, host_state(False, self._host_stamp), qos=1, retain=True)
+            try:
+                info.wait_for_publish(1.0)
+            except (RuntimeError, ValueError):
+                pass
         self.client.disconnect()
         self.client.loop_stop()
         if self._thread is not None:
             self._thread.join(2)
+        for peer in self.peers:
+            peer.close()
 
     def __enter__(self) -> FloorConsumer:
         return self.start()
@@ -279,6 +310,7 @@ class FloorConsumer:
             return
         base = f"{self.room}/tables/+/"
         client.subscribe([(base + leaf, 1) for leaf in ("events", "state", "status", "recall")])
+        client.publish(self.host_topic, host_state(True, self._host_stamp), qos=1, retain=True)
         self.connected.set()
 
     def _on_disconnect(self, *_args: object) -> None:
@@ -294,7 +326,21 @@ class FloorConsumer:
         if not force and now - view.clock_sent < self.CLOCK_EVERY_S:
             return
         view.clock_sent = now
-        self.client.publish(f"{self.room}/tables/{view.table}/clock", json.dumps({"time_us": int(now * 1e6)}), qos=1)
+        self.publish(f"{self.room}/tables/{view.table}/clock", dumps({"time_us": int(now * 1e6)}))
+
+    def publish(self, topic: str, payload: bytes) -> None:
+        """Publish (QoS 1) on this broker and on every :attr:`peers`' broker: a replay request or
+        the clock reaches a table on whichever broker it is."""
+        for consumer in (self, *self.peers):
+            if consumer.connected.is_set():
+                consumer.client.publish(topic, payload, qos=1)
+
+    def follow(self, other: FloorConsumer) -> None:
+        """Fold ``other``'s messages (the same room on another broker) into this consumer's view:
+        each event still once and in order, whichever broker brings it first. Call before
+        ``other.start()``."""
+        other.client.on_message = self._on_message
+        self.peers.append(other)
 
     def receive(self, topic: str, payload: bytes) -> None:
         """Fold one message as if the broker had delivered it (a room simulated without a broker:
@@ -357,6 +403,8 @@ class FloorConsumer:
         view.known_last = max(view.known_last, seq)
         if seq < view.expected or seq in view.held:
             view.duplicates += 1
+            if self.on_resent is not None and seq < view.expected:
+                self.on_resent(view.table, ev, now)
             return
         if seq > view.expected:
             if len(view.held) < HOLD_MAX:
@@ -492,12 +540,14 @@ class FloorConsumer:
             if msg.get("clean") is not True and view.lost_said != session:
                 view.lost_said = session  # the Last Will: killed, crashed, hung or cut off
                 self._lost_ids -= 1
-                view.alerts.append({
+                lost = {
                     "id": self._lost_ids, "code": "table-lost", "severity": "critical", "latched": True,
                     "message": f"table {view.table} went offline without a clean stop (killed, crashed, hung, "
                                "or its power or network gone): go to the table; its last state is shown",
                     "seat": None, "street": _text(view.state.get("street")), "hand": _int(view.state.get("hand")),
-                    "time_us": int(time.time() * 1e6), "acked": None})
+                    "time_us": int(time.time() * 1e6), "acked": None, "count": 1}
+                self._add_alert(view, lost)  # counted among the open ones, as any other
+                self._note("floor-alert", view, lost)
         else:
             view.stale_wills += 1  # a Will of an older connection, overtaken by the rebirth
 
@@ -509,9 +559,16 @@ class FloorConsumer:
             if time.monotonic() - silent_at >= 1.0:  # a keepalive is seconds: once a second is enough
                 silent_at = time.monotonic()
                 self.check_silent(time.time())
+                try:
+                    self.flush_notes()
+                except Exception:  # noqa: BLE001 - a journal that fails must not stop the gap watcher
+                    log.exception("floor journal: a record of the floor's own alert could not be appended")
             for table, seq in self.check_gaps(time.monotonic()):
-                if self.connected.is_set():
-                    self.client.publish(Topics(self.room, table).replay, dumps({"from": seq}), qos=1)
+                self.ask_replay(table, seq)
+
+    def ask_replay(self, table: str, seq: int) -> None:
+        """Ask ``table`` to publish its journal again from ``seq`` (on every broker)."""
+        self.publish(Topics(self.room, table).replay, dumps({"from": seq}))
 
     def check_gaps(self, now: float) -> list[tuple[str, int]]:
         """The replay requests due at monotonic time ``now``: ``(table, from_seq)`` for each table
@@ -556,6 +613,7 @@ class FloorConsumer:
                          "seat": None, "street": _text(view.state.get("street")), "hand": _int(view.state.get("hand")),
                          "time_us": int(now * 1e6), "acked": None, "count": 1}
                 self._add_alert(view, alert)
+                self._note("floor-alert", view, alert)
                 view.silent = alert
                 self.version += 1
                 view.version = self.version
@@ -570,6 +628,34 @@ class FloorConsumer:
             alert["acked"] = {"by": None, "cleared": "the table spoke again", "at": now,
                               "at_text": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(now)) + " UTC"}
             self._close(view, alert)
+            self._note("floor-clear", view, alert)
+
+    def _note(self, kind: str, view: TableView, alert: dict[str, Any]) -> None:
+        """Queue a record of an alert the floor raised (``floor-alert``) or cleared itself
+        (``floor-clear``) for the floor journal (under the lock; :meth:`flush_notes` appends them
+        outside it). At most :data:`MAX_NOTES` wait; beyond, the oldest are dropped and counted."""
+        if self.journal is None:
+            return
+        if len(self._notes) == self._notes.maxlen:
+            self.notes_dropped += 1
+        record = {"table": view.table, "alert": alert["id"], "code": alert["code"], "hand": alert.get("hand"),
+                  "at_us": int(time.time() * 1e6)}
+        if kind == "floor-alert":
+            record.update(severity=alert["severity"], message=alert["message"])
+        else:
+            record["why"] = alert["acked"]["cleared"]
+        self._notes.append((kind, record))
+
+    def flush_notes(self) -> int:
+        """Append the queued ``floor-alert`` / ``floor-clear`` records to the floor journal (the
+        gap watcher's thread, once a second); returns how many."""
+        journal, done = self.journal, 0
+        while self._notes and journal is not None:
+            kind, record = self._notes[0]
+            journal.append_record(kind, record)  # raises: the record stays first in line
+            self._notes.popleft()
+            done += 1
+        return done
 
     # ------------------------------------------------------------------ the page's side
 
@@ -582,7 +668,7 @@ class FloorConsumer:
             version = self.version
         totals = {s: sum(r["counts"][s] for r in rows) for s in SEVERITIES}
         return {"room": self.room, "version": version, "tables": rows, "alerts": totals,
-                "connected": self.connected.is_set()}
+                "connected": any(c.connected.is_set() for c in (self, *self.peers))}
 
     def acknowledge(self, table: str, alert_id: int, who: str, source: str | None = None) -> dict[str, Any] | None:
         """Floor staff ``who`` acknowledges alert ``alert_id`` of ``table``: kept with the time and
@@ -639,6 +725,24 @@ class FloorConsumer:
             return list(view.seqs or []) if view is not None else []
 
 
+def open_consumer(urls: list[str], *, room: str, credentials: Credentials | None, ca_file: str | None = None,
+                  keepalive: int = 15, **kwargs: Any) -> FloorConsumer:
+    """The floor's consumer of the first broker of ``urls``, following the others
+    (:meth:`FloorConsumer.follow`): one view of the room, whichever broker each table is on.
+    ``kwargs`` (``journal``, ``keep_seqs``, ``on_event``, ...) go to the first, which keeps the view.
+
+    :raises ValueError: a bad URL.
+    """
+    consumers: list[FloorConsumer] = []
+    for url in urls:
+        host, port, tls = parse_broker(url)
+        consumers.append(FloorConsumer(host=host, port=port, room=room, credentials=credentials, tls=tls,
+                                       ca_file=ca_file, keepalive=keepalive, **(kwargs if not consumers else {})))
+    for other in consumers[1:]:
+        consumers[0].follow(other)
+    return consumers[0]
+
+
 def open_floor_journal(path: str | os.PathLike[str], room: str) -> Journal:
     """The floor's journal (acknowledgements), a :class:`~shoe_ctl.service.journal.Journal` of
     table ``floor-<room>`` and profile ``floor``."""
@@ -648,8 +752,6 @@ def open_floor_journal(path: str | os.PathLike[str], room: str) -> Journal:
 def _bounded_recall(hands: object) -> list[dict[str, Any]]:
     """A table's published recall, kept within bounds (10 hands of 600 entries, each a flat object):
     a forged or broken message cannot grow the floor's memory."""
-    from shoe_ctl.recall import MAX_ENTRIES, RECALL_HANDS
-
     out: list[dict[str, Any]] = []
     if not isinstance(hands, list):
         return out

@@ -131,7 +131,8 @@ def tiles(consumer: FloorConsumer, since: int = 0) -> dict[str, Any]:
                     totals[a["severity"]] += 1
         count = len(consumer.tables)
     return {"room": consumer.room, "version": version, "since": since, "now_us": int(now * 1e6),
-            "connected": consumer.connected.is_set(), "alerts": totals, "tables": count, "tiles": out}
+            "connected": any(c.connected.is_set() for c in (consumer, *consumer.peers)),  # on any broker
+            "alerts": totals, "tables": count, "tiles": out}
 
 
 def _loopback(host: str) -> bool:

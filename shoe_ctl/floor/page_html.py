@@ -15,7 +15,7 @@ PAGE_HTML = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Floor</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <style>
-:root{--tw:9.6em;--th:6.9em}
+:root{--tw:9.6em;--th:6.3em}
 *{box-sizing:border-box}
 body{font-family:system-ui,sans-serif;margin:0;background:#0e0f12;color:#eee;font-size:14px}
 header{position:sticky;top:0;z-index:20;display:flex;flex-wrap:wrap;gap:.4em 1.2em;align-items:center;
@@ -36,7 +36,9 @@ main{padding:.6em .8em 3em}
 .pit{display:inline-block;vertical-align:top;margin:0 1.2em 1em 0;content-visibility:auto}
 .pit h2{font-size:.95em;margin:.2em 0 .3em;color:#aab}
 .grid{display:grid;gap:.3em;grid-auto-columns:var(--tw);grid-auto-rows:var(--th)}
-.grid.free{grid-template-columns:repeat(auto-fill,var(--tw))}
+.grid.free{grid-template-columns:repeat(auto-fill,var(--tw));margin-bottom:.3em;content-visibility:auto;
+  contain-intrinsic-block-size:auto 36em}
+#free h2{font-size:.95em;margin:.2em 0 .3em;color:#aab}
 .tile{position:relative;overflow:hidden;border-radius:.35em;padding:.2em .4em;border:2px solid transparent;
   cursor:pointer;line-height:1.22;font-size:.82em;background:#26282e;color:#eee}
 .t1{display:flex;gap:.3em;align-items:baseline}
@@ -136,16 +138,23 @@ function newTile(name) {
   tiles.set(name, x);
   return x;
 }
-function placeFree(x) {
+const byName = new Intl.Collator("en", {numeric: true});  // table-2 before table-10
+const FREE_BLOCK = 60;  // tiles per block: a block off screen is neither laid out nor painted
+function placeFree(els) {
   let sec = document.getElementById("free");
   if (!sec) {
-    sec = el("section", {class: "pit", id: "free"}, el("h2", {}, "Tables in no pit"), el("div", {class: "grid free"}));
+    sec = el("section", {id: "free"}, el("h2", {}, "Tables in no pit"));
     document.getElementById("room-map").append(sec);
   }
-  const grid = sec.lastChild, name = x.el.dataset.table;
-  let before = null;
-  for (const c of grid.children) if (c.dataset.table > name) { before = c; break; }
-  grid.insertBefore(x.el, before);
+  // the new tables among the others, by name, in one change of the page
+  const all = [...sec.querySelectorAll(".tile"), ...els].sort((a, b) => byName.compare(a.dataset.table, b.dataset.table));
+  const blocks = [];
+  for (let i = 0; i < all.length; i += FREE_BLOCK) {
+    const grid = el("div", {class: "grid free"});
+    grid.append(...all.slice(i, i + FREE_BLOCK));
+    blocks.push(grid);
+  }
+  sec.replaceChildren(sec.firstChild, ...blocks);
 }
 function alertLine(a) {
   const n = a.count > 1 ? " \\u00d7" + a.count : "";
@@ -191,7 +200,7 @@ async function loadLayout() {
     const sec = el("section", {class: "pit", "data-pit": pit.name}, el("h2", {}, pit.name), grid);
     const em = parseFloat(getComputedStyle(document.body).fontSize) || 14;  // a pit off screen is not drawn:
     sec.style.containIntrinsicSize = "auto " + Math.round(pit.columns * 9.9 * em) + "px auto "  // its size meanwhile
-      + Math.round(pit.rows * 7.2 * em + 2.2 * em) + "px";
+      + Math.round(pit.rows * 6.6 * em + 2.2 * em) + "px";
     map.append(sec);
   }
   layoutDone = true;
@@ -205,11 +214,13 @@ function update(u) {
   const crit = document.getElementById("crit");
   crit.textContent = u.alerts.critical; crit.className = "badge" + (u.alerts.critical > 0 ? " on" : "");
   document.getElementById("warn").textContent = u.alerts.warning;
+  const fresh = [];
   for (const t of u.tiles) {
     let x = tiles.get(t.table);
-    if (!x) { x = newTile(t.table); placeFree(x); }
+    if (!x) { x = newTile(t.table); fresh.push(x.el); }
     apply(x, t);
   }
+  if (fresh.length) placeFree(fresh);
   reage();
   if (u.tiles.length) legend();
   version = u.version;

@@ -15,7 +15,7 @@ import ssl
 import stat
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,8 +25,10 @@ from paho.mqtt.properties import Properties
 from paho.mqtt.reasoncodes import ReasonCode
 
 from shoe_ctl.events import Command, DisplayUpdate
-from shoe_ctl.floor.config import Credentials, FloorConfig, load_credentials
+from shoe_ctl.floor.config import Credentials, FloorConfig, load_credentials, parse_broker
+from shoe_ctl.floor.failover import BrokerChoice, host_topic
 from shoe_ctl.floor.topics import Topics, dumps, event_payload, floor_state, redact
+from shoe_ctl.recall import HIDDEN_ROLES, public
 from shoe_ctl.service.controller import Controller
 
 if TYPE_CHECKING:
@@ -77,6 +79,9 @@ class FloorPublisher:
         table's publications (Mosquitto acknowledges a publication its ACL denies and drops it).
     :param recall: returns the last hands (:func:`shoe_ctl.recall.recall_hands`), published with
         the downcards hidden on the retained ``recall`` topic.
+    :param others: ``(host, port)`` of further brokers: the table moves to the next one when the
+        floor is not online on its broker (``docs/floor.md``, "Two brokers"); ``primary_host``:
+        the floor's host id whose online state it reads there (the floor's broker user).
     :param identity: the table's software identity (``public()`` in the birth message,
         ``answer(seed)`` for a seed on the ``verify`` topic); ``report(code, message)`` is told a
         refused seed (journaled by the table).
@@ -89,8 +94,12 @@ class FloorPublisher:
                  keepalive: int = 15, outbox: str | os.PathLike[str] | None = None, window: int = 200,
                  state_interval: float = 0.05, reconnect_max_s: int = 5, readback_s: float = 10.0,
                  identity: SoftwareIdentity | None = None, report: Report | None = None,
-                 recall: Recall | None = None) -> None:
+                 recall: Recall | None = None, others: Sequence[tuple[str, int]] = (),
+                 primary_host: str = "floor") -> None:
         self.journal = journal
+        self.choice = BrokerChoice([(host, port), *others]) if others else None
+        """The broker in use and when to move (``None``: one broker)."""
+        self.host_topic = host_topic(room, primary_host)
         self.identity = identity
         self.report = report
         self.recall = recall
@@ -148,6 +157,7 @@ class FloorPublisher:
         self.client.on_publish = self._on_publish
         self.client.on_message = self._on_message
         self.client.on_subscribe = self._on_subscribe
+        self.client.on_connect_fail = self._on_connect_fail
         self._set_will()
 
     # ------------------------------------------------------------------ sink (controller thread)
@@ -227,9 +237,13 @@ class FloorPublisher:
         if getattr(reason, "is_failure", False):
             log.warning("floor broker refused table %s: %s", self.table, reason)
             return
+        self._birth_due = True  # before `connected`: a step that sees the connection sends the birth first
         self.connected = True
         self._connected_at = time.monotonic()
         client.subscribe([(self.topics.replay, 1), (self.topics.state, 1)])
+        if self.choice is not None:
+            self.choice.connected(self._connected_at)
+            client.subscribe(self.host_topic, qos=1)
         if self.identity is not None:
             client.subscribe(self.topics.verify, qos=1)
         if self.report is not None:
@@ -247,7 +261,19 @@ class FloorPublisher:
             self.session += 1  # the next connection is a new session; its Will says so
             self._set_will()
             log.warning("floor broker connection lost (%s); table %s reconnects", reason, self.table)
+        self._next_broker(f"lost: {reason}")
         self._wake.set()
+
+    def _on_connect_fail(self, _client: mqtt.Client, _ud: object) -> None:
+        self._next_broker("connection failed")
+
+    def _next_broker(self, why: str) -> None:
+        """With several brokers: the next reconnection goes to the next broker of the list (the
+        connection is closed here, so paho takes the new address)."""
+        if self.choice is None or self._stop.is_set():
+            return
+        host, port = self.choice.lost(time.monotonic(), why)
+        self.client.connect_async(host, port, keepalive=self.keepalive)
 
     def _on_publish(self, _client: mqtt.Client, _ud: object, mid: int, _reason: ReasonCode, _props: Properties) -> None:
         self._acks.append(mid)
@@ -290,6 +316,11 @@ class FloorPublisher:
             log.warning("floor: %s", self.problem)
 
     def _on_message(self, _client: mqtt.Client, _ud: object, msg: mqtt.MQTTMessage) -> None:
+        if msg.topic == self.host_topic:
+            if self.choice is not None and self.choice.take_state(msg.payload):
+                self._signals.append(("connected", None))  # the floor is (back) here: the birth again
+            self._wake.set()
+            return
         if msg.topic == self.topics.state:
             self._state_back(msg.payload)
             return
@@ -345,12 +376,13 @@ class FloorPublisher:
 
     _outbox_checked = False
     _born_as: dict[str, Any] | None = None  # the software identity of the last birth message
+    _birth_due = False  # connected and no birth sent on this connection yet
 
     def _step(self) -> int:
         if not self._outbox_checked:
             self._check_outbox()
         self._drain_acks()
-        birth = False
+        birth = self._birth_due
         while self._signals:
             kind, value = self._signals.popleft()
             if kind == "connected":
@@ -365,10 +397,17 @@ class FloorPublisher:
                 if value < self._next and value not in self._inflight.values():  # in flight: paho delivers it
                     self._next = max(value, 1)
         sent = 0
+        leave = self.choice.due(time.monotonic()) if self.choice is not None and self.connected else None
+        if leave is not None:
+            host, port = self.choice.current if self.choice is not None else ("", 0)
+            log.warning("floor: table %s leaves broker %s:%d: %s", self.table, host, port, leave)
+            self.client.disconnect()  # no Will; paho reconnects to the next broker (_on_disconnect)
+            return 0
         if self.connected and self.identity is not None and self.identity.public() != self._born_as:
             birth = True  # the shoe's serial and firmware came with its hello: the birth says them
         if self.connected:
             if birth:
+                self._birth_due = False
                 self.client.publish(self.topics.status, dumps(self._status(True)), qos=1, retain=True)
                 self._state_sent = None
             sent = self._publish_events()
@@ -410,7 +449,6 @@ class FloorPublisher:
         if now - self._recall_at < RECALL_EVERY_S:
             self._wake.set()
             return
-        from shoe_ctl.recall import HIDDEN_ROLES, public
 
         self._recall_due = False
         self._recall_at = now
@@ -423,6 +461,7 @@ class FloorPublisher:
     def _answer_seed(self, identity: SoftwareIdentity, raw: bytes) -> None:
         """Answer a seeded verification request ``{"seed": HEX}`` on ``verified`` (docs/compliance.md,
         "Verification on demand"); a bad request gets ``{"error"}`` there and is journaled."""
+        # lazy: cryptography, loaded only when a seed is answered
         from shoe_ctl.release import ReleaseError
 
         seed: object = None
@@ -595,6 +634,7 @@ def attach_floor(controller: Controller, journal: Any, cfg: FloorConfig, *, tabl
     if journal is None:
         raise ValueError("[floor] is enabled but the table has no journal: the journal is the floor's outbox")
     host, port, tls = cfg.host_port_tls
+    others = [parse_broker(url)[:2] for url in cfg.broker_urls[1:]]
     creds = load_credentials(cfg.credentials) if cfg.credentials else None
     outbox = cfg.outbox or (f"{os.fspath(journal_path)}.floor" if journal_path is not None else None)
     if outbox is not None and journal_path is not None:
@@ -604,7 +644,7 @@ def attach_floor(controller: Controller, journal: Any, cfg: FloorConfig, *, tabl
                              f"(default: {os.fspath(journal_path)}.floor) or name a file of its own")
     pub = FloorPublisher(journal, table=table, room=cfg.room, host=host, port=port, credentials=creds, tls=tls,
                          ca_file=cfg.ca_file, keepalive=cfg.keepalive, outbox=outbox, identity=identity,
-                         report=report, recall=recall).start()
+                         report=report, recall=recall, others=others, primary_host=cfg.primary_host).start()
     controller.add_sink(pub)
     return pub
 

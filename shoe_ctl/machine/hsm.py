@@ -1,27 +1,8 @@
-"""The ``transitions`` ``HierarchicalMachine`` the dealing machine runs on, with its lookups and
-its trigger resolution memoised.
-
-A trigger of a ``HierarchicalMachine`` looks states up by name several times (the source, the
-destination, every state on the path, the model's new state), each lookup walking the nesting
-levels through the machine's scope context, then finds which scopes hold the event and which of
-the current state's ancestors have transitions for it, and for the transition taken works out the
-states to exit and enter. On the dealing machine's three levels that walk was most of a trigger's
-cost (``docs/performance.md``, "Replay at 2x"). The states and transitions are all added when the
-machine is built, so every one of those answers depends only on the model's state (and the
-scope): :class:`LeanHierarchicalMachine` works each out once, with the library's own code, and
-keeps it; adding states or transitions clears what was kept. The transitions then run as the
-library runs them: conditions, ``prepare``/``before``/``after`` callbacks, the states' exit and
-enter callbacks in the library's order, the model's state set by the library's ``set_state``,
-queueing and ``on_exception``. While the library's loggers would drop every record (the usual
-case: ``transitions`` logs each state entered or left and each callback at DEBUG/INFO), an event
-runs the same callbacks in the same order without the log calls, whose arguments (the states'
-scoped names) cost more than the rest of the walk, enters its scopes directly and sets the
-model's state to the value ``set_state`` would set (kept with the recipe); with either logger
-enabled, or in a subclass that changes how events, transitions, scopes, callbacks or
-``set_state`` run, it runs the library's methods and logs as they do. A model whose state is not a plain name (parallel states,
-enums) and a machine with final states take the library's own path. ``tests/machine/test_hsm.py``
-compares it with the plain class on random trigger sequences, log records included.
-"""
+"""The ``transitions`` ``HierarchicalMachine`` the dealing machine runs on
+(:class:`LeanHierarchicalMachine`): its state lookups and each trigger's resolution worked out
+once per state and kept, the transitions run as the library runs them, without its log calls
+while its loggers would drop every record. Why, and what takes the library's own path:
+docs/performance.md, "Replay at 2x: the trigger path"."""
 
 from __future__ import annotations
 

@@ -1,27 +1,6 @@
-"""The shape of the dealing state machine: its states and transitions, as data.
-
-Kept apart from :mod:`shoe_ctl.machine.dealing` so that the diagram (``docs/state-machine.md``)
-and the machine are built from one definition. State names contain no underscore (``_`` is the
-``transitions`` nesting separator): ``hand_fourth_deal`` is the ``deal`` sub-state of the
-``fourth`` street of a ``hand``.
-
-A street is ``deal`` (card reads walk the rules core's :class:`~shoe_ctl.rules.stub.StreetPlan`
-step by step inside the state's own handler; no trigger per card) then ``betting``. A street whose
-plan scrambles a short stub passes through ``scramble`` (gather and scramble the named cards),
-``cut`` (cut the new stub) and ``reload`` (the new stub goes into the shoe: left when the dealer
-confirms it, or by the first card read from it) and back to ``deal``. TDA (RP-10-H)
-scrambles only on 7th street; the house rules (16.18-16.20) on any street from 4th.
-
-Irregularities (``docs/irregularities.md``): cards read during a betting round on 3rd to 6th
-street stop the dealer (not expected); when the dealer reports them as premature cards of the next
-street (*premature done*) they stay in ``betting`` (house 16.16: set aside) or go through
-``reshuffle`` (RP-5-D: back into the stub, reshuffled, reloaded) back to ``betting``. After house
-16.16 the next street starts in ``aside`` (one card per active player taken aside) before its
-``deal``.
-A ruling that owes a seat a card of a street whose betting has begun (RP-10-B replacement) goes
-``betting`` -> ``deal`` (``redeal``). A misdeal ends the hand from any of its states
-(``misdeal`` -> ``idle``).
-"""
+"""The shape of the dealing state machine, as data: its states, transitions and tags, from which
+both the machine (:mod:`shoe_ctl.machine.dealing`) and its diagram are built. The states, the
+streets, the scramble's and the irregularities' detours: docs/state-machine.md."""
 
 from __future__ import annotations
 

@@ -70,13 +70,13 @@ class HostLife:
         when the clock is not synchronised (hands may start; the record says so)."""
         self.journal = journal
         last: dict[str, Any] | None = None
-        for rec in journal.records():
-            if rec.kind == KIND:
-                try:
-                    data = rec.data
-                except ValueError:
-                    continue
-                last = data if isinstance(data, dict) else None
+        for rec in journal.newest(KIND):  # the last host record that reads
+            try:
+                data = rec.data
+            except ValueError:
+                continue
+            last = data if isinstance(data, dict) else None
+            break
         boot = self.boot_id()
         event = "power-on" if last is None or last.get("boot") != boot else "start"
         synced, detail = self.clock()

@@ -5,6 +5,7 @@ on a shared machine mean nothing); only the shape and the internal consistency o
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -17,6 +18,7 @@ KEYS = {
     "ratio_direct_vs_pokerkit", "ratio_direct_vs_pokerkit_cpu", "ratio_engine_vs_pokerkit", "engine_hands_per_s",
     "pokerkit_engine_hands_per_s", "ratio_analyze_vs_pokerkit", "analyze_hands_per_s", "soak_cards_per_s", "rss_mb", "ready_s", "machine", "targets",
     "latency_loaded_cards_per_s", "latency_loaded_runs_cards_per_s", "calibration", "load_avg_by_part",
+    "cpu_us_per_card", "cpu_idle_ms_per_s", "cpu_pi4_percent_at_2_cards_s", "cpu_threads_dealing_s", "line_cards_per_s",
 }
 
 
@@ -47,9 +49,10 @@ def test_bench_quick_json_emits_every_key() -> None:
     assert {"python", "cpu_count", "versions"} <= r["machine"].keys()
     assert r["machine"]["versions"]["transitions"] and r["machine"]["versions"]["pyserial"]
     assert set(r["targets"]) == {"card -> shoe LEDs p99 (us)", "direct replay / pokerkit", "replay process / pokerkit",
-                                 "soak (cards/s)",
-                                 "service RSS (MiB)", "service ready (s)", "loaded full stack (cards/s)",
-                                 "ready on a large journal (s)"}
+                                 "service RSS (MiB)", "service ready, one core (s)",
+                                 "ready on a large journal, one core (s)"}
+    assert r["ready_cpus"] == [min(os.sched_getaffinity(0))] and r["ready_bytecode_compiled"]
+    assert r["ready_all_cores_s"] > 0
     assert r["ready_large_journal_s"] > 0 and r["ready_large_journal_file"]["records"] > 0
     assert r["ratio_engine_vs_pokerkit"] == pytest.approx(
         r["engine_hands_per_s"] / r["pokerkit_engine_hands_per_s"], rel=0.02)
@@ -59,7 +62,13 @@ def test_bench_quick_json_emits_every_key() -> None:
     assert r["ratio_replay_process_vs_pokerkit"] > 0 and r["replay_process_s"]["shoe_ctl"]["cpu_s"] > 0
     cal = r["calibration"]
     assert cal["start"]["cpu_s"] > 0 and cal["end"]["cpu_s"] > 0 and cal["pi4_cpu_s_estimate"] > 0
-    assert set(r["load_avg_by_part"]) == {"latency", "replay", "soak", "service", "large"}
+    assert set(r["load_avg_by_part"]) == {"latency", "replay", "cpu", "soak", "service", "large"}
+    # CPU per card: the service's threads only (the simulated dealer and shoe left out), with a Pi share
+    assert r["cpu_cards"] >= 50 and r["cpu_gross_us_per_card"] >= r["cpu_us_per_card"] >= 0
+    assert "shoe-ctl-controller" in r["cpu_threads_dealing_s"]
+    assert not any(k.startswith(("sim-dealer", "virtual-shoe")) for k in r["cpu_threads_dealing_s"])
+    assert r["cpu_pi4_percent_at_2_cards_s"] >= r["cpu_pi4_percent_of_it_idle"] >= 0
+    assert r["line_cards_per_s"] == pytest.approx(115200 / 10 / r["card_frame_bytes"], abs=0.1)
 
 
 def test_calibration_runs_the_loop_and_scales_to_a_pi() -> None:

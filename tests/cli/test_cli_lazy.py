@@ -8,6 +8,7 @@ import contextlib
 import importlib
 import io
 import json
+import os
 import pkgutil
 import subprocess
 import sys
@@ -122,3 +123,28 @@ def test_an_unknown_subcommand_is_refused_by_name(capsys: pytest.CaptureFixture[
         main(["no-such-command"])
     assert stop.value.code == 2
     assert "invalid choice: 'no-such-command'" in capsys.readouterr().err
+
+
+def test_the_service_is_ready_before_the_display_server_and_floor_client_load(tmp_path: Any) -> None:
+    """``shoe-ctl run`` tells systemd ``READY=1`` before it loads aiohttp (the display server)
+    and paho (the floor client); the display still comes up after it."""
+    probe = (
+        "import sys\n"
+        "import shoe_ctl.service.notify as notify\n"
+        "seen = []\n"
+        "ready = notify.Notifier.ready\n"
+        "def note(self, status=''):\n"
+        "    seen.append(sorted(m for m in ('aiohttp', 'paho', 'shoe_ctl.display.server') if m in sys.modules))\n"
+        "    return ready(self, status)\n"
+        "notify.Notifier.ready = note\n"
+        "from shoe_ctl.cli import main\n"
+        "status = main(['run', '--shoe', 'sim', '--pace', '0', '--count', '1', '--exit-when-done',\n"
+        "               '--display', '127.0.0.1:0', '--journal', 'off'])\n"
+        "print(seen, 'aiohttp' in sys.modules, status)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("WATCHDOG_USEC", "WATCHDOG_PID")}
+    env["NOTIFY_SOCKET"] = str(tmp_path / "notify")  # nobody listens: the datagram is dropped
+    out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                         env=env)
+    last = out.stdout.strip().splitlines()[-1]
+    assert last == "[[]] True 0", (last, out.stderr[-2000:])

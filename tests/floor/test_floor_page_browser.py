@@ -101,6 +101,14 @@ def test_floor_page_shows_tables_and_acknowledges_alerts(mosquitto: Mosquitto, t
         expect(page.locator("#crit")).to_have_text("0")
         expect(page.locator("[data-count='betting']")).to_contain_text("betting 0")
 
+        # tables in no pit follow the pits, by name as a person counts (2 before 10)
+        page.evaluate("""(u) => window.floorApply(u)""", {
+            "room": ROOM, "version": 0, "now_us": 0, "connected": True, "alerts": {"critical": 0, "warning": 0},
+            "tiles": [{"table": n, "status": "idle", "words": "Between hands", "hand": None, "online": True,
+                       "stub": None, "alerts": [], "open": {"critical": 0, "warning": 0, "info": 0}, "notice": None}
+                      for n in ("zz-10", "zz-9")]})
+        assert page.locator("#free .tile").evaluate_all("es => es.map(e => e.dataset.table)") == ["zz-9", "zz-10"]
+
         tile.click()  # the detail: signed out, nothing to acknowledge with
         detail = page.locator("#detail")
         expect(detail.locator(f"[data-detail-alert='t1:{first['id']}']")).to_contain_text("sign in to acknowledge")

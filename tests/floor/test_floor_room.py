@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from shoe_ctl.config import ConfigError
 from shoe_ctl.floor.config import load_floor_config
-from shoe_ctl.floor.consumer import SILENT_KEEPALIVES, FloorConsumer
+from shoe_ctl.floor.consumer import SILENT_KEEPALIVES, FloorConsumer, open_floor_journal
 from shoe_ctl.floor.page import SignIns, tiles
 from shoe_ctl.floor.room import STATUSES, floor_words, layout_json, parse_pits, tile, tile_status
 from shoe_ctl.machine.layout import leaves
@@ -187,8 +187,9 @@ def test_signed_in_supervisors_expire_and_are_bounded() -> None:
     assert s.user(ids[1]) is None
 
 
-def test_a_silent_table_is_a_critical_alert_cleared_when_it_speaks() -> None:
-    c = FloorConsumer(host="127.0.0.1", port=1, room="r")
+def test_a_silent_table_is_a_critical_alert_cleared_when_it_speaks(tmp_path: Path) -> None:
+    journal = open_floor_journal(tmp_path / "floor.sqlite3", "r")
+    c = FloorConsumer(host="127.0.0.1", port=1, room="r", journal=journal)
     born(c, "t1", keepalive=5)
     born(c, "old", keepalive=None)  # a table that announced no keepalive sends no heartbeat: never silent
     born(c, "gone", keepalive=5)
@@ -208,6 +209,14 @@ def test_a_silent_table_is_a_critical_alert_cleared_when_it_speaks() -> None:
     cleared = row["acknowledged"][-1]
     assert cleared["code"] == "table-silent" and cleared["acked"]["by"] is None and cleared["acked"]["cleared"]
     assert c.snapshot()["alerts"]["critical"] == 0
+    # the floor journal keeps the floor's own alert and its clearing (no person cleared it)
+    assert c.flush_notes() == 2 and c.flush_notes() == 0
+    records = [(r.kind, r.data) for r in journal.records() if r.kind in ("floor-alert", "floor-clear")]
+    journal.close()
+    assert [k for k, _ in records] == ["floor-alert", "floor-clear"]
+    assert records[0][1]["code"] == "table-silent" and records[0][1]["table"] == "t1"
+    assert records[0][1]["severity"] == "critical" and records[1][1]["why"] == "the table spoke again"
+    assert records[0][1]["alert"] == records[1][1]["alert"] == cleared["id"]
 
 
 _VALUES = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8)
@@ -226,3 +235,14 @@ def test_any_layout_is_pits_or_an_error_naming_the_file(data: object) -> None:
         assert "floor.toml" in str(exc) and "floor.pits" in str(exc)
     else:
         assert all(isinstance(name, str) for p in pits for name, _r, _c in p.places())
+
+
+def test_the_header_says_connected_while_any_broker_is() -> None:
+    """With two brokers (``FloorConsumer.follow``) the page's header says the broker is connected
+    while the floor is on either of them, as ``/state`` does."""
+    c = FloorConsumer(host="127.0.0.1", port=1, room="r")
+    other = FloorConsumer(host="127.0.0.1", port=2, room="r")
+    c.follow(other)
+    assert tiles(c)["connected"] is False
+    other.connected.set()
+    assert tiles(c)["connected"] is True and c.snapshot()["connected"] is True

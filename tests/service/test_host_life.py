@@ -98,3 +98,25 @@ def test_the_floors_clock_against_the_tables() -> None:
     pub._compare_clock(now, b"not json")
     pub._compare_clock(now, json.dumps({"time_us": int(now * 1e6)}).encode())
     assert [c for c, _ in said] == ["clock-skew", "clock-agrees"]
+
+
+def test_the_start_reads_the_last_host_record_among_many(tmp_path: Path) -> None:
+    """The start finds the newest host record from the journal's end (``Journal.newest``), past
+    hundreds of later records and more than one batch of host records: an unclean stop before
+    them is still told, and a clean one is not."""
+    boot = tmp_path / "boot_id"
+    boot.write_text("bbbb\n")
+    life = HostLife(boot, clock=lambda: (True, "seam: yes"))
+    with Journal(tmp_path / "j.sqlite3", table="t", profile="tda") as j:
+        for k in range(150):  # more host records than one read of newest() takes
+            j.append_record("host", {"event": "clean-stop", "boot": "bbbb", "k": k}, sync=False)
+        assert life.start(j) == []  # the newest is a clean stop
+        for k in range(700):
+            j.append_record("note", {"k": k}, sync=False)
+        warnings = dict(life.start(j))  # the newest host record is the start just made: unclean
+        assert "host-unclean-stop" in warnings
+        kinds = [r.kind for r in j.newest("host")]
+        assert len(kinds) == 152 and set(kinds) == {"host"}
+        seqs = [r.seq for r in j.newest("host")]
+        assert seqs == sorted(seqs, reverse=True)
+        assert [r.data.get("k") for r in j.newest("host")][-3:] == [2, 1, 0]

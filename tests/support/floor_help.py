@@ -9,6 +9,7 @@ from typing import Any
 
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
+from waiting import wait_for
 
 ROOM = "room-9"
 """The room of the floor tests' broker (``tests/floor/conftest.py``)."""
@@ -59,3 +60,13 @@ class Tap:
     def close(self) -> None:
         self.client.disconnect()
         self.client.loop_stop()
+
+
+def dealt(tables: Any, timeout: float = 60.0) -> dict[str, int]:
+    """Wait until every virtual table (``hil.floor_rig.VirtualTable``) dealt all its hands without
+    a stall and its controller is idle; the newest journal sequence of each, by name."""
+    assert wait_for(lambda: all(t.done for t in tables), timeout), [t.dealer.stalled for t in tables]
+    assert all(t.dealer.stalled is None for t in tables)
+    for t in tables:
+        t.controller.wait_idle(5)
+    return {t.name: t.last_seq() for t in tables}

@@ -386,6 +386,11 @@ class Journal:
         """
         return self.store.records(since, hand=hand)
 
+    def newest(self, kind: str) -> Iterator[Record]:
+        """The records of ``kind``, newest first, verified as :meth:`records` verifies them: the
+        last of a kind without reading the whole journal (the host's start on a month of hands)."""
+        return self.store.newest(kind)
+
     def identity(self) -> tuple[str | None, str | None]:
         """The (table, profile) the journal file belongs to, from its meta table."""
         return self.store.identity()

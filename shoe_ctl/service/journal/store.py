@@ -349,11 +349,23 @@ class Store(Closeable):
         if hand is not None:
             sql += " AND hand = ?"
         sql += " ORDER BY seq LIMIT 1000"
-        last = since or 0
+        return self._verified(sql, lambda last: [(since or 0) if last is None else last]
+                              + ([] if hand is None else [hand]))
+
+    def newest(self, kind: str) -> Iterator[Record]:
+        """The records of ``kind``, newest first, each verified as it is read (a damaged one goes
+        to ``on_damaged`` and is skipped); SQLite walks the table from its end, so the last one
+        is found without reading the records after it in Python."""
+        sql = f"SELECT {COLS} FROM records WHERE kind = ? AND seq < ? ORDER BY seq DESC LIMIT 100"
+        return self._verified(sql, lambda last: [kind, 2**63 - 1 if last is None else last])
+
+    def _verified(self, sql: str, args: Callable[[int | None], list[Any]]) -> Iterator[Record]:
+        """The rows of ``sql`` read in batches (``args(last seq read, None at first)`` gives each
+        batch's parameters), each verified: a damaged one goes to ``on_damaged`` and is skipped."""
+        last: int | None = None
         while True:
-            args: list[Any] = [last] if hand is None else [last, hand]
             with self.lock:
-                rows = self.db().execute(sql, args).fetchall()
+                rows = self.db().execute(sql, args(last)).fetchall()
             if not rows:
                 return
             for row in rows:
