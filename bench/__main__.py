@@ -52,6 +52,8 @@ from __future__ import annotations
 
 import argparse
 import collections
+import contextlib
+import http.client
 import json
 import os
 import socket
@@ -171,6 +173,32 @@ class _TimedJournal:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.journal, name)
+
+
+class _Kiosk:
+    """The dealer display's browser: one ``/events`` stream read to its end on its own thread
+    (``kiosk``), so the display serialises and pushes every snapshot as it does on a table."""
+
+    def __init__(self, port: int) -> None:
+        self.received = 0
+        self._resp: Any = None
+        self._thread = threading.Thread(target=self._read, args=(port,), name="kiosk", daemon=True)
+        self._thread.start()
+
+    def _read(self, port: int) -> None:
+        try:
+            self._resp = urllib.request.urlopen(f"http://127.0.0.1:{port}/events", timeout=60)
+            while chunk := self._resp.read1(65536):
+                self.received += len(chunk)
+        except (OSError, ValueError, AttributeError, http.client.HTTPException):
+            return  # closed by close() or the server's end
+
+    def close(self) -> None:
+        resp = self._resp
+        if resp is not None:
+            with contextlib.suppress(OSError, AttributeError):
+                resp.fp.raw._sock.shutdown(socket.SHUT_RDWR)
+        self._thread.join(5)
 
 
 class _IdleShoe:
@@ -328,6 +356,7 @@ def bench_latency(cards: int, *, pace_s: float, seed: int = 7, sync: str = "FULL
     first_card: list[float] = []
     changed: list[tuple[int, int, str, int | None]] = []  # the signal changes (LedShows.after)
     cpu: list[Any] = [None, None, None]  # (threads' CPU, process CPU, wall, card reads) at 3 moments
+    cpu_extra: dict[str, Any] = {}
     reads = [0]
     lat: list[int] = []
     parts: dict[str, list[int]] = {"link": [], "journal": [], "machine": [], "sinks": []}
@@ -408,6 +437,9 @@ def bench_latency(cards: int, *, pace_s: float, seed: int = 7, sync: str = "FULL
                 if idle_s > 0:
                     from bench.bench_scale import ThreadCpu
 
+                    assert table.io is not None and table.io.display is not None
+                    kiosk = _Kiosk(table.io.display.port)  # the dealer display's browser, as on a table
+
                     threads = ThreadCpu()
                     threads.before = set()  # every thread, the ones started with the table included
                     cpu[0] = threads.snapshot(), time.process_time(), time.perf_counter(), reads[0]
@@ -423,6 +455,8 @@ def bench_latency(cards: int, *, pace_s: float, seed: int = 7, sync: str = "FULL
                     time.sleep(idle_s)
                     cpu[2] = threads.snapshot(), time.process_time(), time.perf_counter(), reads[0]
                     threads.stop()
+                    kiosk.close()
+                    cpu_extra["kiosk_bytes"] = kiosk.received
                     idle_shoe[0].hold.clear()
         finally:
             shoe.close()
@@ -430,7 +464,7 @@ def bench_latency(cards: int, *, pace_s: float, seed: int = 7, sync: str = "FULL
             devnull.close()
     card_bytes, card_range = frames.typical(p.T_CARD)
     led_bytes, led_range = frames.typical(p.T_LED)
-    cpu_out = {} if cpu[2] is None else {"cpu_moments": cpu}
+    cpu_out = {} if cpu[2] is None else {"cpu_moments": cpu, **cpu_extra}
     ends = [c[0] for c in changed[1:]] + [time.perf_counter_ns()]
     led_lat = shows.after([(t, end, signal, t0) for (t, _, signal, t0), end in zip(changed, ends, strict=True)])
     return {
@@ -504,7 +538,7 @@ def bench_cpu(cards: int = CPU_CARDS, idle_s: float = CPU_IDLE_S, calibration_s:
             if broker is not None:
                 broker.stop()
     moments = r["cpu_moments"]
-    skip = (*SIMULATION_THREADS, "thread-cpu-sampler", "MainThread")
+    skip = (*SIMULATION_THREADS, "thread-cpu-sampler", "MainThread", "kiosk")
 
     def service(a: dict[str, float], b: dict[str, float]) -> tuple[float, dict[str, float]]:
         per = {k: round(b[k] - a.get(k, 0.0), 3) for k in b if not k.startswith(skip)}
@@ -527,6 +561,7 @@ def bench_cpu(cards: int = CPU_CARDS, idle_s: float = CPU_IDLE_S, calibration_s:
         "cpu_threads_dealing_s": dict(sorted(dealt_by.items(), key=lambda kv: -kv[1])),
         "cpu_threads_idle_s": dict(sorted(idle_by.items(), key=lambda kv: -kv[1])),
         "cpu_cards_per_s": round(n / (w1 - w0), 1),
+        "cpu_kiosk_bytes": r.get("kiosk_bytes"),
         "cpu_latency_led_us": r["latency_led_us"],
     }
     if calibration_s:

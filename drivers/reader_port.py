@@ -12,7 +12,7 @@ docs/build-a-shoe.md, "Wiring".
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import parse_qs
 
 from drivers.shoe_fw.readers.pepper_c1 import PepperC1Reader
@@ -75,6 +75,26 @@ def parse_spec(text: str) -> ReaderSpec:
     return ReaderSpec(family, port, reset)
 
 
+class ReaderModule(Protocol):
+    """A reader module as the firmware's reader seam (:mod:`drivers.shoe_fw.reader`, duck-typed
+    there for CircuitPython) defines it: each call raises ``ReaderError`` when the chip does not
+    answer or answers wrongly."""
+
+    name: str
+
+    def start(self) -> None: ...
+
+    def scan(self) -> list[bytes]: ...
+
+    def check(self) -> None: ...
+
+    def reset(self) -> None: ...
+
+
+class _Closes(Protocol):
+    def close(self) -> None: ...
+
+
 class OpenReader:
     """A reader module with its port and pins, closed together.
 
@@ -82,7 +102,7 @@ class OpenReader:
     names the spec for messages.
     """
 
-    def __init__(self, reader: Any, where: str, closers: list[Any]) -> None:
+    def __init__(self, reader: ReaderModule, where: str, closers: list[_Closes]) -> None:
         self.reader = reader
         self.where = where
         self._closers = closers
@@ -119,7 +139,7 @@ def open_reader(spec: ReaderSpec | str, *, reset_pin: Any = None, pin_factory: F
 
     if isinstance(spec, str):
         spec = parse_spec(spec)
-    closers: list[Any] = []
+    closers: list[_Closes] = []
     if spec.family == "pepper":
         pepper = PepperC1Reader(spec.port) if timeout is None else PepperC1Reader(spec.port, timeout=timeout)
         return OpenReader(pepper, str(spec), closers)

@@ -26,8 +26,9 @@ import time
 import tty
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
+from drivers.reader_port import ReaderModule
 from drivers.shoe_fw import deckmap
 from drivers.shoe_fw.core import ShoeCore
 from drivers.shoe_fw.firmware import Firmware
@@ -208,6 +209,14 @@ class PtyPort:
                 pass
 
 
+class Beam(Protocol):
+    """The card-out beam as the firmware reads it."""
+
+    def broken(self) -> bool:
+        """True while the beam is interrupted (a card in the mouth)."""
+        ...
+
+
 class GpioBeam:
     """The card-out beam on a gpiozero input device (``DigitalInputDevice``; ``MockFactory`` in
     tests): broken while its value is ``broken_level`` (an IR break-beam receiver with a pull-up
@@ -259,8 +268,8 @@ class Bridge(Closeable):
 
     DECKS_EVERY_S = 2.0
 
-    def __init__(self, *, state: Path = DEFAULT_STATE, link: Path = DEFAULT_LINK, serial: str, reader: Any,
-                 beam: Any, decks: Path = DEFAULT_DECKS, pairing: bool = False,
+    def __init__(self, *, state: Path = DEFAULT_STATE, link: Path = DEFAULT_LINK, serial: str, reader: ReaderModule,
+                 beam: Beam, decks: Path = DEFAULT_DECKS, pairing: bool = False,
                  clock: Callable[[], float] = time.monotonic, poll_s: float = 0.005,
                  firmware: dict[str, Any] | None = None) -> None:
         super().__init__()

@@ -28,7 +28,7 @@ from hil.dealer import HandScript, SimulatedDealer, TablePicture, random_hands
 from hil.replay import HandRecorder
 from hil.virtual_shoe import VirtualShoe
 from shoe_ctl.config import load_profile
-from shoe_ctl.events import CardRead, DealerInput, Instruction, Signal
+from shoe_ctl.events import CardRead, Command, DealerInput, Instruction, Signal
 from shoe_ctl.machine import Dealing
 from shoe_ctl.rules.cards import Card, card_text
 from shoe_ctl.service import codec
@@ -355,7 +355,7 @@ class CrashRun:
         first_after_restart = threading.Event()
         trace: list[list[Any]] = []  # what happened when, kept with --workdir for diagnosis
 
-        def on_command(cmd: Any) -> None:
+        def on_command(cmd: Command) -> None:
             nonlocal rewinds
             if isinstance(cmd, Instruction):
                 key = (cmd.signal.value, cmd.seat, cmd.face, cmd.street, cmd.card_no)

@@ -499,7 +499,7 @@ class SimulatedDealer(Closeable):
                 self.stalled = ins.text
         # SHOE_FAULT, DEGRADED: wait for the next instruction.
 
-    def _input(self, action: DealerAction, seat: int | None = None, **args: Any) -> None:
+    def _input(self, action: DealerAction, seat: int | None = None, **args: object) -> None:
         self.post(DealerInput(action, seat, dict(args)))
 
     def _next_hand(self) -> None:
@@ -577,7 +577,7 @@ class SimulatedDealer(Closeable):
         self.post(DealerInput(inp.action, inp.seat, {**inp.args, "ref": self._ref}))
         self._await_ref = self._ref
 
-    def _later(self, action: DealerAction, seat: int | None = None, **args: Any) -> None:
+    def _later(self, action: DealerAction, seat: int | None = None, **args: object) -> None:
         """Report once the machine has read every card pulled so far."""
         self._pending.append((self.table.total + 1, DealerInput(action, seat, dict(args))))
 

@@ -139,7 +139,7 @@ class ShoeDevice(fw.ShoeCore):
         def get(self: ShoeDevice) -> Any:
             return getattr(self.cfg, name)
 
-        def put(self: ShoeDevice, value: Any) -> None:
+        def put(self: ShoeDevice, value: object) -> None:
             setattr(self.cfg, name, value)
 
         return property(get, put, doc=f"The firmware's ``cfg.{name}``.")
@@ -148,7 +148,7 @@ class ShoeDevice(fw.ShoeCore):
         def get(self: ShoeDevice) -> Any:
             return getattr(getattr(self, part), name)
 
-        def put(self: ShoeDevice, value: Any) -> None:
+        def put(self: ShoeDevice, value: object) -> None:
             setattr(getattr(self, part), name, value)
 
         return property(get, put, doc=f"The firmware's ``{part}.{name}``.")

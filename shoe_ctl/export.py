@@ -19,6 +19,8 @@ from shoe_ctl.config import load_profile
 from shoe_ctl.events import Alert, DealerAction, DealerInput
 from shoe_ctl.machine import Dealing, layout
 from shoe_ctl.rules.cards import card_text
+from shoe_ctl.rules.hand import HandState
+from shoe_ctl.rules.stub import StreetPlan
 from shoe_ctl.service.codec import CodecError
 from shoe_ctl.service.journal import Journal
 
@@ -191,7 +193,7 @@ class ExportedHand:
             self.actions.extend(f"p{i + 1} f" for i in self.out_pending)
             self.out_pending = []
 
-    def settle(self, hand: Any) -> None:
+    def settle(self, hand: HandState) -> None:
         """At the hand's end: write every deal line with the cards the hand record finally holds
         on that street (rulings move cards after they were read: an exposed hole card becomes the
         door card, a replaced 7th card, cards moved back to their normal positions, a premature
@@ -447,7 +449,7 @@ def replay_hands(journal: Journal, make_machine: MachineFactory, *, table: str |
         yield current
 
 
-def _stub_at_start(hand: Any, plan: Any) -> int:
+def _stub_at_start(hand: HandState, plan: StreetPlan) -> int:
     """``_stubs``: the stub as ``plan``'s street starts, counting back in the cards of the street
     already out before its plan (a burn taken early, RP-5-D; a premature final downcard that
     stands, house 16.17), which ``analyze`` deals as part of the street; on 7th street the stub
@@ -464,14 +466,14 @@ def _is_event(item: object) -> bool:
                       | events.SequenceGap | events.DealerInput | events.TimerFired)
 
 
-def _all_in(machine: Any) -> set[int]:
+def _all_in(machine: Dealing) -> set[int]:
     hand = machine.hand
     if hand is None:
         return set()
     return {i for i, s in enumerate(hand.seats) if s.all_in}
 
 
-def _open_betting(current: ExportedHand, machine: Any, item: DealerInput) -> None:
+def _open_betting(current: ExportedHand, machine: Dealing, item: DealerInput) -> None:
     """Before the first dealer input of a betting round: write who opened it (the machine's
     bring-in and first to act), once per street."""
     state = str(machine.state)
@@ -489,7 +491,7 @@ def _open_betting(current: ExportedHand, machine: Any, item: DealerInput) -> Non
     current.write_out_pending()
 
 
-def _folded(machine: Any) -> set[int]:
+def _folded(machine: Dealing) -> set[int]:
     """Players out of the hand: folded, mucked, killed or dead."""
     hand = machine.hand
     if hand is None:

@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from drivers.reader_port import ReaderSpecError, open_reader, parse_spec
-from drivers.shoe_fw.deckmap import DECK_SIZE, UID_MAX, UID_MIN, card_name, valid_deck_id
+from drivers.shoe_fw.deckmap import DECK_SIZE, UID_MAX, UID_MIN, DeckBook, card_name, valid_deck_id
 from shoe_ctl.cli.args import Subparsers, default_config_path, finite, help_only, printable
-from shoe_ctl.config import load_table_config
+from shoe_ctl.config import TableConfig, load_table_config
 from shoe_ctl.rules.profiles import ProfileError
 from shoe_ctl.service import decks
 from shoe_ctl.service.decks import DeckFolder, EnrolError, is_random_id, utc_now
@@ -90,7 +90,7 @@ def _say(text: str) -> None:
 class _Setup:
     """The configuration, the table key and the live-deck folder of one ``deck`` command."""
 
-    def __init__(self, cfg: Any, folder: Any, journal: Path | None) -> None:
+    def __init__(self, cfg: TableConfig, folder: DeckFolder, journal: Path | None) -> None:
         self.cfg = cfg
         self.folder = folder
         self.journal = journal
@@ -166,7 +166,7 @@ def _read_uids(path: Path) -> list[bytes]:
     return uids
 
 
-def _check_listed(uids: list[bytes], order: tuple[str, ...], book: Any, where: Path) -> None:
+def _check_listed(uids: list[bytes], order: tuple[str, ...], book: DeckBook, where: Path) -> None:
     if len(uids) != DECK_SIZE:
         raise EnrolError(f"{where}: {len(uids)} tags, a deck is {DECK_SIZE}")
     first: dict[bytes, int] = {}

@@ -22,6 +22,7 @@ from shoe_ctl.cli.args import Subparsers, default_config_path
 from shoe_ctl.cli.journal import open_readonly
 from shoe_ctl.export import export_hands
 from shoe_ctl.rules.profiles import ProfileError
+from shoe_ctl.service.journal import Journal
 
 
 def register(subparsers: Subparsers) -> None:
@@ -49,7 +50,7 @@ def default_out(table: str | None, now: float | None = None) -> str:
     return f"export-{table or 'table'}-{day}".replace("/", "_")
 
 
-def _software(journal: Any) -> dict[str, Any]:
+def _software(journal: Journal) -> dict[str, Any]:
     """The software identity written into every exported file: this installation's (its release
     check, docs/compliance.md) and the shoe of the journal's last hello."""
     import json

@@ -35,9 +35,9 @@ from shoe_ctl.cli.args import (
 )
 from shoe_ctl.cli.doctor import port_problem
 from shoe_ctl.cli.status import StatusLine
-from shoe_ctl.config import load_table_config
+from shoe_ctl.config import TableConfig, load_table_config
 from shoe_ctl.display.address import parse_display  # not the server: aiohttp loads after READY
-from shoe_ctl.events import Instruction
+from shoe_ctl.events import Command, Instruction
 from shoe_ctl.floor.config import load_floor_config
 from shoe_ctl.lifecycle import StopSignals
 from shoe_ctl.phh import TABLE_SEATS, read_phh
@@ -198,7 +198,7 @@ class Progress:
         self.last = time.monotonic()
         self.last_text = ""
 
-    def handle(self, command: Any) -> None:
+    def handle(self, command: Command) -> None:
         self.last = time.monotonic()
         if isinstance(command, Instruction):
             self.last_text = command.text
@@ -251,7 +251,7 @@ def _name_busy_port(record: logging.LogRecord) -> bool:
     return True
 
 
-def _gpio_problem(exc: BaseException, config: str, cfg: Any) -> str | None:
+def _gpio_problem(exc: BaseException, config: str, cfg: TableConfig) -> str | None:
     """A GPIO failure at start named with the configuration file and key (``leds.backend`` for
     GPIO LEDs, else ``buttons.pins``), what was found and the fix; None for any other error."""
     module = type(exc).__module__ or ""

@@ -22,7 +22,7 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any, TextIO
 
-from shoe_ctl.events import DisplayUpdate
+from shoe_ctl.events import Command, DisplayUpdate
 from shoe_ctl.lifecycle import BatchWorker
 
 __all__ = ["ConsoleStream", "StatusLine", "use_color"]
@@ -31,7 +31,7 @@ _CLEAR = "\r\x1b[2K"
 _REDRAW = object()  # queued by note(): draw the line again with nothing new in the state
 
 
-def use_color(stream: Any, env: Mapping[str, str] | None = None) -> bool:
+def use_color(stream: object, env: Mapping[str, str] | None = None) -> bool:
     """Colour for ``stream``: a terminal, ``NO_COLOR`` unset or empty, and ``TERM`` not ``dumb``."""
     env = os.environ if env is None else env
     isatty = getattr(stream, "isatty", None)
@@ -110,7 +110,7 @@ class StatusLine:
 
     # ------------------------------------------------------------------ the sink
 
-    def handle(self, command: Any) -> None:
+    def handle(self, command: Command) -> None:
         """Queue a ``DisplayUpdate``'s state for the drawing thread (other commands are ignored);
         returns at once."""
         if isinstance(command, DisplayUpdate):

@@ -60,6 +60,9 @@ MAX_ASKS = 5
 """After this many replays asked in vain the hole is taken as the table's (its journal no longer
 holds those records): logged and counted in :attr:`Replicator.holes`, and the stream goes on."""
 
+_RESET = "\x00new-journal"
+"""The queue's marker of a new journal file (no event has this key)."""
+
 ROWS_EVERY_S = 2.0
 """The floor's rows are sent at most this often (only the rows that changed)."""
 
@@ -103,9 +106,10 @@ def view_subject(prop: str, room: str, table: str) -> str:
     return "floorview." + event_subject(prop, room, table).split(".", 1)[1]
 
 
-def msg_id(prop: str, room: str, table: str, seq: int) -> str:
-    """The ``Nats-Msg-Id`` of one event: ``<property>:<room>:<table>:<seq>``."""
-    return f"{prop}:{room}:{table}:{seq}"
+def msg_id(prop: str, room: str, table: str, seq: int, journal: int = 0) -> str:
+    """The ``Nats-Msg-Id`` of one event: ``<property>:<room>:<table>:<seq>``, and for the table's
+    ``journal``-th replaced journal file ``<property>:<room>:<table>:<journal>.<seq>``."""
+    return f"{prop}:{room}:{table}:{seq}" if journal == 0 else f"{prop}:{room}:{table}:{journal}.{seq}"
 
 
 async def ensure_streams(js: Any, *, duplicate_window_s: float = DUPLICATE_WINDOW_S,
@@ -133,6 +137,8 @@ class Replicator:
     :param ask_replay: ``(table, seq)``: asks a table to publish again from ``seq``
         (:meth:`shoe_ctl.floor.consumer.FloorConsumer.ask_replay`), or ``None``.
     :param rows: returns the floor's rows (``FloorConsumer.snapshot()["tables"]``), or ``None``.
+    :param known_last: ``(table)``: the newest sequence the floor knows the table's journal has
+        (its birth's ``last``), or ``None``: a stream ahead of it holds an earlier journal file.
     :param duplicate_window_s, keep_days: the streams' limits (:func:`ensure_streams`).
 
     :meth:`offer` is the floor consumer's ``on_event`` and ``on_resent``: it never blocks.
@@ -143,12 +149,16 @@ class Replicator:
 
     def __init__(self, url: str, *, prop: str, room: str, ask_replay: Callable[[str, int], None] | None = None,
                  rows: Callable[[], list[dict[str, Any]]] | None = None,
+                 known_last: Callable[[str], int | None] | None = None,
                  duplicate_window_s: float = DUPLICATE_WINDOW_S, keep_days: float = KEEP_DAYS,
                  queue_max: int = QUEUE_MAX) -> None:
         self.url = url
         self.prop, self.room = check_name("property", prop), check_name("room", room)
         self.ask_replay = ask_replay
         self.rows = rows
+        self.known_last = known_last
+        self.journals: dict[str, int] = {}
+        """Each table's journal file number in the stream (0: the first; one more at each new file)."""
         self.duplicate_window_s, self.keep_days = duplicate_window_s, keep_days
         self.queue_max = queue_max
         self.positions: dict[str, int] = {}
@@ -167,6 +177,11 @@ class Replicator:
         self._thread: threading.Thread | None = None
 
     # ------------------------------------------------------------------ any thread
+
+    def new_journal(self, table: str) -> None:
+        """``table``'s journal file was replaced (the floor consumer's ``on_reset``): what follows
+        is stored as its next journal, from its first sequence. Never blocks."""
+        self._queue.append((table, {_RESET: True}))  # in order with the events; not counted against the bound
 
     def offer(self, table: str, event: dict[str, Any], _received: float = 0.0) -> None:
         """Queue one event of ``table`` (a floor consumer's payload); never blocks."""
@@ -229,25 +244,45 @@ class Replicator:
             await self._ship(js, table, event)  # raises: the event stays at the head, sent again
             self._queue.popleft()
 
-    async def _position(self, js: Any, table: str) -> int:
-        """The newest sequence the stream holds for ``table`` (0: none)."""
+    async def _position(self, js: Any, table: str) -> tuple[int, int]:
+        """The newest sequence the stream holds for ``table`` and its journal file number
+        (``(0, 0)``: none)."""
         try:
             msg = await js.get_last_msg(STREAM, event_subject(self.prop, self.room, table))
         except nats.js.errors.NotFoundError:
-            return 0
+            return 0, 0
         try:
-            seq = json.loads(msg.data)["seq"]
+            data = json.loads(msg.data or b"{}")
+            seq, journal = data["seq"], data.get("journal", 0)
         except (ValueError, KeyError, TypeError):
-            return 0
-        return seq if isinstance(seq, int) and not isinstance(seq, bool) and seq >= 0 else 0
+            return 0, 0
+        if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in (seq, journal)):
+            return 0, 0
+        return seq, journal
+
+    async def _learn(self, js: Any, table: str, check: bool) -> int:
+        """``table``'s position, from the stream the first time; with ``check``, a floor that knows
+        the table's journal ends before it means a newer journal file."""
+        pos, journal = await self._position(js, table)
+        last = self.known_last(table) if self.known_last is not None and check else None
+        if isinstance(last, int) and last < pos:
+            pos, journal = 0, journal + 1
+        self.positions[table] = self.resumed_from[table] = pos
+        self.journals[table] = journal
+        return pos
 
     async def _ship(self, js: Any, table: str, event: dict[str, Any]) -> None:
+        pos = self.positions.get(table)
+        if pos is None:
+            pos = await self._learn(js, table, check=not event.get(_RESET))
+        if event.get(_RESET):
+            self.positions[table] = 0
+            self.journals[table] += 1
+            self._asks.pop(table, None)
+            return
         seq = event.get("seq")
         if not isinstance(seq, int) or isinstance(seq, bool) or seq < 1:
             return
-        pos = self.positions.get(table)
-        if pos is None:
-            pos = self.positions[table] = self.resumed_from[table] = await self._position(js, table)
         if seq <= pos:
             self.skipped += 1
             return
@@ -264,9 +299,10 @@ class Replicator:
             log.warning("central store: table %s's records %d..%d never came (no longer in its journal?); "
                         "going on from %d", table, pos + 1, seq - 1, seq)
         self._asks.pop(table, None)
-        body = redact(event)
+        journal = self.journals[table]
+        body = {**redact(event), "journal": journal}
         ack = await js.publish(event_subject(self.prop, self.room, table), dumps(body), stream=STREAM,
-                               headers={"Nats-Msg-Id": msg_id(self.prop, self.room, table, seq)})
+                               headers={"Nats-Msg-Id": msg_id(self.prop, self.room, table, seq, journal)})
         if ack.duplicate:
             self.duplicates += 1
         else:

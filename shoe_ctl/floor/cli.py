@@ -105,10 +105,12 @@ def run(args: argparse.Namespace) -> int:
                                     room=room, keep_days=args.keep_days)
         hook = replicator.offer if replicator is not None else None
         consumer = open_consumer(urls, room=room, credentials=creds, ca_file=args.ca_file or cfg.ca_file,
-                                 journal=journal, on_event=hook, on_resent=hook)
+                                 journal=journal, on_event=hook, on_resent=hook,
+                                 on_reset=replicator.new_journal if replicator is not None else None)
         if replicator is not None:
             replicator.ask_replay = consumer.ask_replay
             replicator.rows = lambda: consumer.snapshot()["tables"]
+            replicator.known_last = lambda table: consumer.known_last(table)
         users = args.users or (users_file_setting(args.config) if args.config else None)
         auth = None
         if users:

@@ -35,6 +35,7 @@ from paho.mqtt.reasoncodes import ReasonCode
 
 from shoe_ctl.floor.config import Credentials, parse_broker
 from shoe_ctl.floor.failover import host_state, host_topic
+from shoe_ctl.floor.netloop import NetLoop
 from shoe_ctl.floor.severity import SEVERITIES, classify, needs_floor
 from shoe_ctl.floor.topics import Topics, check_name, dumps
 from shoe_ctl.recall import MAX_ENTRIES, RECALL_HANDS
@@ -217,12 +218,16 @@ class FloorConsumer:
     :param journal: where acknowledgements are appended (``append_record``), or ``None``.
     :param keep_seqs: keep every applied sequence per table (tests, ``hil floor``).
     :param on_event: called ``(table, payload, received_at)`` for each event applied, in order
-        (in paho's thread: must be quick).
+        (in the network loop's thread: must be quick).
     :param on_resent: called the same way for an event dropped as already applied (a replay, a
         second broker), e.g. for a replicator that is behind the floor.
+    :param on_reset: called ``(table)`` when a table's birth tells a new journal file (its
+        sequences start again), before any event of it is applied.
     :param host_id: the floor's host id (default: its broker user, else ``floor``): its online
         state is published retained on ``<room>/hosts/<host_id>`` at each connection, with a Last
         Will saying offline (tables with two brokers read it: docs/floor.md, "Two brokers").
+    :param loop: the :class:`~shoe_ctl.floor.netloop.NetLoop` to run on (default: one of its own,
+        thread ``floor-net-<room>``, stopped at :meth:`close`).
     """
 
     def __init__(self, *, host: str, port: int, room: str, credentials: Credentials | None = None,
@@ -230,9 +235,11 @@ class FloorConsumer:
                  journal: Journal | None = None, keep_seqs: bool = False, keepalive: int = 15,
                  on_event: Callable[[str, dict[str, Any], float], None] | None = None,
                  on_resent: Callable[[str, dict[str, Any], float], None] | None = None,
-                 host_id: str | None = None) -> None:
+                 on_reset: Callable[[str], None] | None = None,
+                 host_id: str | None = None, loop: NetLoop | None = None) -> None:
         self.room = check_name("room", room)
         self.on_resent = on_resent
+        self.on_reset = on_reset
         self.peers: list[FloorConsumer] = []
         """Consumers of the same floor on the other brokers (:meth:`follow`)."""
         self.host_topic = host_topic(room, host_id or (credentials.username if credentials is not None else "floor"))
@@ -258,7 +265,9 @@ class FloorConsumer:
         if tls:
             self.client.tls_set(ca_certs=ca_file, cert_reqs=ssl.CERT_REQUIRED)
         self.client.max_inflight_messages_set(100)
-        self.client.reconnect_delay_set(1, 5)
+        self._own_net = loop is None
+        self.net = loop if loop is not None else NetLoop(f"floor-net-{self.room}")
+        """The network loop driving the consumer's client (its own thread unless one was given)."""
         self.client.on_connect = self._on_connect
         self.client.on_disconnect = self._on_disconnect
         self.client.on_message = self._on_message
@@ -272,7 +281,7 @@ class FloorConsumer:
         for peer in self.peers:
             peer.start()
         self.client.connect_async(self.host, self.port, keepalive=self.keepalive)
-        self.client.loop_start()
+        self.net.add(self.client, min_delay=1.0, max_delay=5.0)
         self._thread = threading.Thread(target=self._watch, name="floor-gaps", daemon=True)
         self._thread.start()
         return self
@@ -288,8 +297,9 @@ class FloorConsumer:
                 info.wait_for_publish(1.0)
             except (RuntimeError, ValueError):
                 pass
-        self.client.disconnect()
-        self.client.loop_stop()
+        self.net.disconnect(self.client)
+        if self._own_net:
+            self.net.stop()
         if self._thread is not None:
             self._thread.join(2)
         for peer in self.peers:
@@ -520,6 +530,8 @@ class FloorConsumer:
                 # replay asked for the hole brings them again.
                 view.expected, view.known_last, view.held = first, last, {}
                 view.journal_resets += 1
+                if self.on_reset is not None:
+                    self.on_reset(view.table)
             view.born = max(view.born, session)
             if session >= view.session:
                 view.session, view.online = session, True
@@ -717,6 +729,13 @@ class FloorConsumer:
                     record["source"] = source
                 self.journal.append_record("floor-ack", record)
         return [dict(a) for a in alerts]
+
+    def known_last(self, table: str) -> int | None:
+        """The newest journal sequence ``table`` is known to have (its events, state and birth), or
+        ``None`` for a table not seen."""
+        with self.lock:
+            view = self.tables.get(table)
+            return view.known_last if view is not None else None
 
     def seqs(self, table: str) -> list[int]:
         """The sequences applied for ``table``, in order (``keep_seqs`` only)."""

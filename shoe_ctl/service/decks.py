@@ -19,10 +19,13 @@ import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from drivers.shoe_fw import deckmap
 from drivers.shoe_fw.reader import ReaderError
+
+if TYPE_CHECKING:
+    from drivers.reader_port import ReaderModule
 
 RANKS_UP = "A23456789TJQK"
 NEW_DECK_ORDER: tuple[str, ...] = (
@@ -78,7 +81,7 @@ class DeckReading:
         self.resets = 0
 
 
-def read_deck(reader: Any, order: Sequence[str], *, known: deckmap.DeckBook | None = None,
+def read_deck(reader: ReaderModule, order: Sequence[str], *, known: deckmap.DeckBook | None = None,
               min_reads: int = 2, interval_s: float = 0.02, idle_s: float = 30.0, settle_s: float = 1.5,
               clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep,
               on_card: Callable[[int, str, bytes], None] | None = None,
@@ -178,7 +181,7 @@ def read_deck(reader: Any, order: Sequence[str], *, known: deckmap.DeckBook | No
         sleep(interval_s)
 
 
-def _scan(reader: Any, got: DeckReading, where: str) -> list[bytes]:
+def _scan(reader: ReaderModule, got: DeckReading, where: str) -> list[bytes]:
     got.scans += 1
     try:
         return list(reader.scan())
@@ -191,7 +194,7 @@ def _scan(reader: Any, got: DeckReading, where: str) -> list[bytes]:
             raise EnrolError(f"reader {where}: {first}; after a reset: {exc}") from None
 
 
-def start_reader(reader: Any, where: str) -> None:
+def start_reader(reader: ReaderModule, where: str) -> None:
     """Start a reader module, naming it when it does not answer.
 
     :raises EnrolError: the reader does not answer or answers wrongly.

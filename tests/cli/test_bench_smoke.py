@@ -65,7 +65,8 @@ def test_bench_quick_json_emits_every_key() -> None:
     assert set(r["load_avg_by_part"]) == {"latency", "replay", "cpu", "soak", "service", "large"}
     # CPU per card: the service's threads only (the simulated dealer and shoe left out), with a Pi share
     assert r["cpu_cards"] >= 50 and r["cpu_gross_us_per_card"] >= r["cpu_us_per_card"] >= 0
-    assert "shoe-ctl-controller" in r["cpu_threads_dealing_s"]
+    assert "shoe-ctl-controller" in r["cpu_threads_dealing_s"] and "kiosk" not in r["cpu_threads_dealing_s"]
+    assert r["cpu_kiosk_bytes"] > 0  # the display pushed its snapshots to a browser
     assert not any(k.startswith(("sim-dealer", "virtual-shoe")) for k in r["cpu_threads_dealing_s"])
     assert r["cpu_pi4_percent_at_2_cards_s"] >= r["cpu_pi4_percent_of_it_idle"] >= 0
     assert r["line_cards_per_s"] == pytest.approx(115200 / 10 / r["card_frame_bytes"], abs=0.1)

@@ -215,3 +215,61 @@ def test_names_cannot_escape_their_subject() -> None:
     for bad in ("a b", "a*", "a>", "", "x/y"):
         with pytest.raises(ValueError):
             event_subject("p", "room", bad)
+
+
+def test_a_new_journal_file_is_stored_as_the_tables_next_journal(central: NatsServer, tmp_path: Path) -> None:
+    """A table whose journal file is replaced starts at sequence 1 again: the floor tells the
+    replicator, which stores the new file's events after the old ones (journal 1) instead of taking
+    them as already held; a replicator started afterwards resumes in the new file."""
+    if find_mosquitto() is None:
+        pytest.skip("mosquitto is not installed (scripts/setup.sh test installs it)")
+    broker = Mosquitto(tmp_path / "broker", room=ROOM, tables=TABLES, floors=FLOORS).start()
+    reps: list[Replicator] = []
+
+    def replicator() -> Replicator:
+        reps.append(Replicator(central.url, prop="casino-c", room=ROOM, ask_replay=floor.ask_replay,
+                               known_last=floor.known_last).start())
+        return reps[-1]
+
+    floor = open_consumer([broker.url], room=ROOM, credentials=broker.users[FLOOR_USER], keep_seqs=True,
+                          on_event=lambda t, e, n: reps[-1].offer(t, e, n),
+                          on_resent=lambda t, e, n: reps[-1].offer(t, e, n),
+                          on_reset=lambda t: reps[-1].new_journal(t))
+    folder = tmp_path / "tables"
+
+    def deal(hands: int) -> int:
+        t = VirtualTable("t1", folder, random_hands(hands, count=hands), room=ROOM, host=broker.host,
+                         port=broker.port, credentials=broker.users["t1"]).start()
+        try:
+            return dealt([t], 60)["t1"]
+        finally:
+            t.close()
+
+    try:
+        rep = replicator()
+        floor.start()
+        assert floor.connected.wait(10) and rep.ready.wait(10)
+        first = deal(3)
+        assert wait_for(lambda: rep.positions.get("t1") == first, 30)
+        for f in folder.glob("t1.sqlite3*"):
+            if not f.name.endswith(".floor"):
+                f.unlink()  # a new journal file; the outbox stays
+        second = deal(1)
+        assert second < first
+        assert wait_for(lambda: rep.journals.get("t1") == 1 and rep.positions.get("t1") == second, 30), \
+            (rep.journals, rep.positions, floor.tables["t1"].journal_resets)
+        stored = asyncio.run(_stored(central.url))[event_subject("casino-c", ROOM, "t1")]
+        assert [(m["journal"], m["seq"]) for m in stored] == \
+            [*((0, s) for s in range(1, first + 1)), *((1, s) for s in range(1, second + 1))]
+
+        rep.close()
+        again = replicator()                                # resumes in the new file: nothing sent twice
+        assert again.ready.wait(10)
+        again.offer("t1", {"seq": second, "kind": "hand-end", "table": "t1"})
+        assert wait_for(lambda: again.skipped == 1, 10)
+        assert again.journals["t1"] == 1 and again.published == 0
+    finally:
+        for r in reps:
+            r.close()
+        floor.close()
+        broker.stop()
