@@ -58,38 +58,40 @@ MAX_SIGNINS = 64
 
 
 class SignIns:
-    """The page's signed-in supervisors: a random session id -> (user name, last use), at most
-    :data:`MAX_SIGNINS`, each ending after :data:`SIGNIN_IDLE_S` idle. Only the name is kept (never
-    the PIN); an acknowledgement under a session is recorded with that name."""
+    """The page's signed-in supervisors: a random session id -> (user name, client address, last
+    use), at most :data:`MAX_SIGNINS`, each ending after :data:`SIGNIN_IDLE_S` idle. A session is
+    good only from the address it was opened from. Only the name is kept (never the PIN); an
+    acknowledgement under a session is recorded with that name."""
 
     def __init__(self, idle_s: float = SIGNIN_IDLE_S, limit: int = MAX_SIGNINS,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.idle_s, self.limit, self.clock = idle_s, limit, clock
-        self._by_id: dict[str, tuple[str, float]] = {}
+        self._by_id: dict[str, tuple[str, str, float]] = {}
         self._lock = threading.Lock()
 
-    def open(self, name: str) -> str:
-        """A new session for ``name``; its id (URL-safe text)."""
+    def open(self, name: str, client: str = "") -> str:
+        """A new session for ``name`` signed in from address ``client``; its id (URL-safe text)."""
         sid = secrets.token_urlsafe(24)
         with self._lock:
             while len(self._by_id) >= self.limit:
-                oldest = min(self._by_id, key=lambda k: self._by_id[k][1])
+                oldest = min(self._by_id, key=lambda k: self._by_id[k][2])
                 del self._by_id[oldest]
-            self._by_id[sid] = (name, self.clock())
+            self._by_id[sid] = (name, client, self.clock())
         return sid
 
-    def user(self, sid: str) -> str | None:
+    def user(self, sid: str, client: str = "") -> str | None:
         """The name signed in under ``sid`` (its idle time starts again), or ``None``: unknown,
-        signed out or idle too long."""
+        signed out, idle too long, or asked from another address than ``client`` it was opened
+        from (a session id carried elsewhere)."""
         now = self.clock()
         with self._lock:
             found = self._by_id.get(sid)
-            if found is None:
+            if found is None or found[1] != client:
                 return None
-            if now - found[1] > self.idle_s:
+            if now - found[2] > self.idle_s:
                 del self._by_id[sid]
                 return None
-            self._by_id[sid] = (found[0], now)
+            self._by_id[sid] = (found[0], found[1], now)
             return found[0]
 
     def close(self, sid: str) -> None:
@@ -318,7 +320,7 @@ class FloorPage:
         user, refusal = await self._supervisor(req, name, pin)
         if refusal is not None or user is None:
             return refusal or web.json_response({"error": "refused"}, status=403)
-        session = self.sessions.open(user.name)
+        session = self.sessions.open(user.name, req.remote or "?")
         return web.json_response({"user": user.name, "role": user.role.value, "session": session,
                                   "idle_s": SIGNIN_IDLE_S})
 
@@ -348,7 +350,7 @@ class FloorPage:
                                                "from a signed-in supervisor (X-Floor-Session), or with "
                                                "\"user\": text, \"pin\": digits"}, status=400)
         if credential is None:
-            who = self.sessions.user(session)
+            who = self.sessions.user(session, req.remote or "?")
             if who is None:
                 return web.json_response({"error": "signed out (idle too long, or signed out elsewhere): "
                                           "sign in again"}, status=401)

@@ -185,6 +185,8 @@ def test_signed_in_supervisors_expire_and_are_bounded() -> None:
     assert s.user(ids[0]) is None and [s.user(i) for i in ids[1:]] == ["u1", "u2", "u3"]
     s.close(ids[1])
     assert s.user(ids[1]) is None
+    here = s.open("pat", "10.0.0.5")
+    assert s.user(here, "10.0.0.9") is None and s.user(here, "10.0.0.5") == "pat"  # carried elsewhere: refused
 
 
 def test_a_silent_table_is_a_critical_alert_cleared_when_it_speaks(tmp_path: Path) -> None:
