@@ -117,7 +117,7 @@ def run_floor(tables: int, *, seconds: float = 30.0, pace: float = 0.5, seed: in
             time.sleep(0.1)
         catch_up = time.monotonic() - caught
         cpu1 = resource.getrusage(resource.RUSAGE_SELF)
-        floor_cpu = _thread_cpu_s("paho-mqtt-client-floor-")  # the consumer's network thread: parse + fold
+        floor_cpu = _thread_cpu_s("floor-net-")  # the consumer's network thread: parse + fold
         broker.stop()  # counts its CPU time
         lost = dup = disorder = 0
         per_table_bad: list[str] = []

@@ -23,6 +23,7 @@ from hil.replay import HandRecorder
 from shoe_ctl.config import TableConfig, load_profile
 from shoe_ctl.events import DisplayUpdate, Event
 from shoe_ctl.floor.config import Credentials
+from shoe_ctl.floor.netloop import NetLoop
 from shoe_ctl.floor.publisher import FloorPublisher
 from shoe_ctl.machine import Dealing
 from shoe_ctl.service import shoes
@@ -45,14 +46,16 @@ class VirtualTable:
     :param record: keep a :class:`hil.replay.HandRecorder` (every hand's cards, for tests).
     :param synchronous: the journal's ``synchronous`` (``"NORMAL"`` spares the disk with many tables).
     :param others: further brokers ``(host, port)`` the publisher moves to (docs/floor.md, "Two brokers").
+    :param loop: the publisher's network loop (default: the process's, ``shared_loop``).
     """
 
     def __init__(self, name: str, folder: str | Path, scripts: Iterable[Any], *, room: str, host: str, port: int,
                  credentials: Credentials | None, pace: float = 0.0, seed: int = 0, record: bool = False,
                  synchronous: str = "NORMAL", window: int = 200, others: Iterable[tuple[str, int]] = (),
-                 keepalive: int = 5) -> None:
+                 keepalive: int = 5, loop: NetLoop | None = None) -> None:
         self.name, self.room, self.host, self.port = name, room, host, port
         self.others, self.keepalive = list(others), keepalive
+        self.loop = loop
         self.credentials = credentials
         self.window = window
         folder = Path(folder)
@@ -94,7 +97,7 @@ class VirtualTable:
     def _publisher(self) -> FloorPublisher:
         return FloorPublisher(self.journal, table=self.name, room=self.room, host=self.host, port=self.port,
                               credentials=self.credentials, outbox=self.outbox, window=self.window,
-                              keepalive=self.keepalive, reconnect_max_s=2, others=self.others)
+                              keepalive=self.keepalive, reconnect_max_s=2, others=self.others, loop=self.loop)
 
     def start(self) -> VirtualTable:
         self.publisher.start()

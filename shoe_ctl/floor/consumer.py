@@ -35,6 +35,7 @@ from paho.mqtt.reasoncodes import ReasonCode
 
 from shoe_ctl.floor.config import Credentials, parse_broker
 from shoe_ctl.floor.failover import host_state, host_topic
+from shoe_ctl.floor.netloop import NetLoop
 from shoe_ctl.floor.severity import SEVERITIES, classify, needs_floor
 from shoe_ctl.floor.topics import Topics, check_name, dumps
 from shoe_ctl.recall import MAX_ENTRIES, RECALL_HANDS
@@ -217,7 +218,7 @@ class FloorConsumer:
     :param journal: where acknowledgements are appended (``append_record``), or ``None``.
     :param keep_seqs: keep every applied sequence per table (tests, ``hil floor``).
     :param on_event: called ``(table, payload, received_at)`` for each event applied, in order
-        (in paho's thread: must be quick).
+        (in the network loop's thread: must be quick).
     :param on_resent: called the same way for an event dropped as already applied (a replay, a
         second broker), e.g. for a replicator that is behind the floor.
     :param on_reset: called ``(table)`` when a table's birth tells a new journal file (its
@@ -225,6 +226,8 @@ class FloorConsumer:
     :param host_id: the floor's host id (default: its broker user, else ``floor``): its online
         state is published retained on ``<room>/hosts/<host_id>`` at each connection, with a Last
         Will saying offline (tables with two brokers read it: docs/floor.md, "Two brokers").
+    :param loop: the :class:`~shoe_ctl.floor.netloop.NetLoop` to run on (default: one of its own,
+        thread ``floor-net-<room>``, stopped at :meth:`close`).
     """
 
     def __init__(self, *, host: str, port: int, room: str, credentials: Credentials | None = None,
@@ -233,7 +236,7 @@ class FloorConsumer:
                  on_event: Callable[[str, dict[str, Any], float], None] | None = None,
                  on_resent: Callable[[str, dict[str, Any], float], None] | None = None,
                  on_reset: Callable[[str], None] | None = None,
-                 host_id: str | None = None) -> None:
+                 host_id: str | None = None, loop: NetLoop | None = None) -> None:
         self.room = check_name("room", room)
         self.on_resent = on_resent
         self.on_reset = on_reset
@@ -262,7 +265,9 @@ class FloorConsumer:
         if tls:
             self.client.tls_set(ca_certs=ca_file, cert_reqs=ssl.CERT_REQUIRED)
         self.client.max_inflight_messages_set(100)
-        self.client.reconnect_delay_set(1, 5)
+        self._own_net = loop is None
+        self.net = loop if loop is not None else NetLoop(f"floor-net-{self.room}")
+        """The network loop driving the consumer's client (its own thread unless one was given)."""
         self.client.on_connect = self._on_connect
         self.client.on_disconnect = self._on_disconnect
         self.client.on_message = self._on_message
@@ -276,7 +281,7 @@ class FloorConsumer:
         for peer in self.peers:
             peer.start()
         self.client.connect_async(self.host, self.port, keepalive=self.keepalive)
-        self.client.loop_start()
+        self.net.add(self.client, min_delay=1.0, max_delay=5.0)
         self._thread = threading.Thread(target=self._watch, name="floor-gaps", daemon=True)
         self._thread.start()
         return self
@@ -292,8 +297,9 @@ class FloorConsumer:
                 info.wait_for_publish(1.0)
             except (RuntimeError, ValueError):
                 pass
-        self.client.disconnect()
-        self.client.loop_stop()
+        self.net.disconnect(self.client)
+        if self._own_net:
+            self.net.stop()
         if self._thread is not None:
             self._thread.join(2)
         for peer in self.peers:

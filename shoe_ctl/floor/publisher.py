@@ -27,6 +27,7 @@ from paho.mqtt.reasoncodes import ReasonCode
 from shoe_ctl.events import Command, DisplayUpdate
 from shoe_ctl.floor.config import Credentials, FloorConfig, load_credentials, parse_broker
 from shoe_ctl.floor.failover import BrokerChoice, host_topic
+from shoe_ctl.floor.netloop import NetLoop, shared_loop
 from shoe_ctl.floor.topics import Topics, dumps, event_payload, floor_state, redact
 from shoe_ctl.recall import HIDDEN_ROLES, public
 from shoe_ctl.service.controller import Controller
@@ -44,11 +45,9 @@ Recall = Callable[[], list[dict[str, Any]]]
 __all__ = ["FloorPublisher", "attach_floor"]
 
 IDLE_POLL_S = 0.5
-"""How often the publisher looks at the journal when nothing happens (seconds)."""
-
-BACKOFF_S = (0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2)
-"""Re-reads of the journal after a wake-up: the controller journals a shoe event just after
-handing its commands to the sinks, so the record may come a moment after the wake-up."""
+"""How often the publisher's thread runs when nothing wakes it (state, read-back, recall, outbox),
+and, for a journal that tells no commits (read-only here: written by another process), how often
+it reads the journal for new records (seconds)."""
 
 MAX_SKEW_S = 1.0
 """The most the table's clock may differ from the floor's before a ``clock-skew`` warning (s)."""
@@ -58,6 +57,10 @@ RECALL_EVERY_S = 2.0
 
 SAVE_EVERY_S = 0.5
 """The outbox file is rewritten at most this often (and at close)."""
+
+FIRST_CONNECT_WAIT_S = 1.0
+"""At a stop before the first connection is made, the longest wait for a connection on its way
+(a broker that refuses or cannot be reached is not waited for)."""
 
 
 class FloorPublisher:
@@ -95,8 +98,10 @@ class FloorPublisher:
                  state_interval: float = 0.05, reconnect_max_s: int = 5, readback_s: float = 10.0,
                  identity: SoftwareIdentity | None = None, report: Report | None = None,
                  recall: Recall | None = None, others: Sequence[tuple[str, int]] = (),
-                 primary_host: str = "floor") -> None:
+                 primary_host: str = "floor", loop: NetLoop | None = None) -> None:
         self.journal = journal
+        self._net = loop
+        self.reconnect_max_s = reconnect_max_s
         self.choice = BrokerChoice([(host, port), *others]) if others else None
         """The broker in use and when to move (``None``: one broker)."""
         self.host_topic = host_topic(room, primary_host)
@@ -128,6 +133,12 @@ class FloorPublisher:
         self._acks: collections.deque[int] = collections.deque()
         self._signals: collections.deque[tuple[str, Any]] = collections.deque()
         self._wake = threading.Event()
+        self._due = float("inf")  # monotonic time of a step asked for by _run_at
+        self._commits = 0  # commits the journal told of
+        self._read_upto = -1  # the value of _commits when the journal was last read to its end
+        self._notified = False  # the journal tells its commits (else it is read every IDLE_POLL_S)
+        self.journal_reads = 0
+        """Reads of the journal (``Journal.records`` calls) so far."""
         self._stop = threading.Event()
         self._latest: dict[str, Any] | None = None
         self._state_sent: dict[str, Any] | None = None
@@ -151,7 +162,6 @@ class FloorPublisher:
         if tls:
             self.client.tls_set(ca_certs=ca_file, cert_reqs=ssl.CERT_REQUIRED)
         self.client.max_inflight_messages_set(self.window)
-        self.client.reconnect_delay_set(1, reconnect_max_s)
         self.client.on_connect = self._on_connect
         self.client.on_disconnect = self._on_disconnect
         self.client.on_publish = self._on_publish
@@ -179,6 +189,11 @@ class FloorPublisher:
             # closed with the controller's sinks: the last shoe events may still wait in the
             # journal's writer for company (a lingering group); they are this session's to send
             flush(timeout)
+        # stopped just after the start: the first connection, if on its way, carries the records
+        first = min(deadline, time.monotonic() + FIRST_CONNECT_WAIT_S)
+        while (not self.connected and self.published == 0 and self._net is not None and self._net.trying(self.client)
+               and time.monotonic() < first):
+            time.sleep(0.01)
         while self.connected and (self._inflight or self._next <= self._last_seq()) and time.monotonic() < deadline:
             self._wake.set()
             time.sleep(0.02)
@@ -196,16 +211,21 @@ class FloorPublisher:
             except (RuntimeError, ValueError):
                 pass
         self._save_outbox(force=True)
-        self.client.disconnect()
-        self.client.loop_stop()
+        if self._net is not None:
+            self._net.disconnect(self.client)
 
     # ------------------------------------------------------------------ lifecycle
 
     def start(self) -> FloorPublisher:
-        """Start paho's network thread (connecting in the background, retrying while the broker
-        is away) and the publisher's thread."""
+        """Connect in the background on the network loop (the process's own unless one was given:
+        :mod:`shoe_ctl.floor.netloop`), retrying while the broker is away, and start the
+        publisher's thread."""
+        listen = getattr(self.journal, "add_commit_listener", None)
+        self._notified = bool(listen(self._committed)) if listen is not None else False
         self.client.connect_async(self.host, self.port, keepalive=self.keepalive)
-        self.client.loop_start()
+        if self._net is None:
+            self._net = shared_loop()
+        self._net.add(self.client, min_delay=1.0, max_delay=float(self.reconnect_max_s), before_connect=self._to_broker)
         self._thread = threading.Thread(target=self._run, name=f"floor-pub-{self.table}", daemon=True)
         self._thread.start()
         return self
@@ -216,14 +236,8 @@ class FloorPublisher:
         self._killed = True
         self._stop.set()
         self._wake.set()
-        sock = self.client.socket()
-        self.client.loop_stop()
-        if isinstance(sock, socket.socket):
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            sock.close()
+        if self._net is not None:
+            self._net.abort(self.client)
         if self._thread is not None:
             self._thread.join(2)
 
@@ -268,12 +282,20 @@ class FloorPublisher:
         self._next_broker("connection failed")
 
     def _next_broker(self, why: str) -> None:
-        """With several brokers: the next reconnection goes to the next broker of the list (the
-        connection is closed here, so paho takes the new address)."""
+        """With several brokers: the next connection try goes to the next broker of the list
+        (:meth:`_to_broker` gives paho the address before the try, outside its callbacks)."""
         if self.choice is None or self._stop.is_set():
             return
-        host, port = self.choice.lost(time.monotonic(), why)
-        self.client.connect_async(host, port, keepalive=self.keepalive)
+        self._goto = self.choice.lost(time.monotonic(), why)  # taken by the next try (_to_broker)
+
+    _goto: tuple[str, int] | None = None
+
+    def _to_broker(self) -> None:
+        """Before each connection try (the network loop's connecting thread): the broker chosen
+        since the last one, if another."""
+        goto, self._goto = self._goto, None
+        if goto is not None:
+            self.client.connect_async(goto[0], goto[1], keepalive=self.keepalive)
 
     def _on_publish(self, _client: mqtt.Client, _ud: object, mid: int, _reason: ReasonCode, _props: Properties) -> None:
         self._acks.append(mid)
@@ -346,33 +368,44 @@ class FloorPublisher:
 
     # ------------------------------------------------------------------ the publisher thread
 
+    def _committed(self, _last_seq: int) -> None:
+        """The journal committed records (its writer thread): wake the publisher."""
+        self._commits += 1
+        self._wake.set()
+
+    def _records(self, since: int | None) -> Any:
+        """The journal's records after ``since`` (every read of the journal goes through here)."""
+        self.journal_reads += 1
+        return self.journal.records(since)
+
+    def _run_at(self, when: float) -> None:
+        """Run the publisher's step again at monotonic time ``when`` (a state or recall held back
+        by its interval) without a wake-up before then (in the publisher's thread)."""
+        self._due = min(self._due, when)
+
     def _run(self) -> None:
-        backoff = 0
         while not self._stop.is_set():
-            woke = self._wake.wait(BACKOFF_S[backoff] if backoff < len(BACKOFF_S) else IDLE_POLL_S)
+            self._wake.wait(max(0.0, min(IDLE_POLL_S, self._due - time.monotonic())))
             self._wake.clear()
+            self._due = float("inf")
             if self._stop.is_set():
                 break
             try:
-                sent = self._step()
+                self._step()
             except Exception:  # noqa: BLE001 - the publisher never takes the table down
                 log.exception("floor publisher of table %s", self.table)
-                sent = 0
-            if woke or sent:
-                backoff = 0
-            elif backoff < len(BACKOFF_S):
-                backoff += 1
 
     def _check_outbox(self) -> None:
         """At the first step: an outbox ahead of the journal (no record at or after its acknowledged
         sequence: the journal file was replaced) restarts the publication from the journal's start."""
         self._outbox_checked = True
-        if self.acked > 0 and next(iter(self.journal.records(self.acked - 1)), None) is None:
+        if self.acked > 0 and next(iter(self._records(self.acked - 1)), None) is None:
             log.warning("floor outbox %s is ahead of the journal (a new journal?): publishing it from the start",
                         self.outbox)
             self.acked = self._high = 0
             self._next = 1
             self._pending.clear()
+            self._read_upto = -1
 
     _outbox_checked = False
     _born_as: dict[str, Any] | None = None  # the software identity of the last birth message
@@ -396,6 +429,7 @@ class FloorPublisher:
                 birth = True  # tell the floor the journal's first record again
                 if value < self._next and value not in self._inflight.values():  # in flight: paho delivers it
                     self._next = max(value, 1)
+                    self._read_upto = -1
         sent = 0
         leave = self.choice.due(time.monotonic()) if self.choice is not None and self.connected else None
         if leave is not None:
@@ -447,7 +481,7 @@ class FloorPublisher:
         if not self._recall_due or self.recall is None:
             return
         if now - self._recall_at < RECALL_EVERY_S:
-            self._wake.set()
+            self._run_at(self._recall_at + RECALL_EVERY_S)
             return
 
         self._recall_due = False
@@ -497,12 +531,17 @@ class FloorPublisher:
         room = self.window - len(self._inflight)
         if room <= 0:
             return 0
+        commits = self._commits
+        if self._notified and commits == self._read_upto:
+            return 0  # no commit since the journal was last read to its end
         sent = 0
-        for rec in self.journal.records(self._next - 1):
+        full = False
+        for rec in self._records(self._next - 1):
             payload = event_payload(rec, table=self.table, session=self.session)
             data = dumps(payload)
             info = self.client.publish(self.topics.events, data, qos=1)
             if info.rc == mqtt.MQTT_ERR_QUEUE_SIZE:
+                full = True
                 break
             self._inflight[info.mid] = rec.seq
             if rec.seq > self._high:
@@ -520,7 +559,10 @@ class FloorPublisher:
             self._next = rec.seq + 1
             sent += 1
             if sent >= room:
+                full = True
                 break
+        # read to its end: nothing more to read until the next commit (a full window: read again)
+        self._read_upto = -1 if full else commits
         self._drain_acks()
         return sent
 
@@ -532,7 +574,7 @@ class FloorPublisher:
         beat = raw is self._state_sent and now - self._state_at >= self.keepalive  # the floor hears it is alive
         if not beat and (raw is self._state_sent or now - self._state_at < self.state_interval):
             if raw is not self._state_sent:
-                self._wake.set()  # publish it once the interval is over
+                self._run_at(self._state_at + self.state_interval)  # publish it once the interval is over
             return
         time_us = int(time.time() * 1e6)
         payload: dict[str, Any] = {"v": 1, "table": self.table, "session": self.session, "seq": self._high,
@@ -552,7 +594,7 @@ class FloorPublisher:
         if online:
             if self.identity is not None:
                 out["software"] = self._born_as = self.identity.public()
-            first = next(iter(self.journal.records(None)), None)
+            first = next(iter(self._records(None)), None)
             out.update(first=first.seq if first is not None else 1, last=self._last_seq(),
                        time_us=int(time.time() * 1e6), keepalive=self.keepalive)
         if clean:
@@ -562,7 +604,7 @@ class FloorPublisher:
     def _last_seq(self) -> int:
         last = self._high
         try:
-            for rec in self.journal.records(self._high):
+            for rec in self._records(self._high):
                 last = rec.seq
         except Exception:  # noqa: BLE001 - a journal closed first at shutdown
             pass
@@ -685,13 +727,15 @@ def probe_broker(cfg: FloorConfig, credentials: Credentials | None, timeout: flo
     client.on_connect = on_connect
     client.on_subscribe = on_subscribe
     client.on_message = lambda _c, _u, _m: kept.set()
+    net = NetLoop("floor-probe")
+    net.add(client, connect=False, reconnect=False)
     try:
         if tls:
             client.tls_set(ca_certs=cfg.ca_file, cert_reqs=ssl.CERT_REQUIRED)
         client.connect(host, port, keepalive=max(5, int(timeout) + 1))
     except (OSError, ValueError) as exc:  # refused, no route, no such host, TLS (ssl.SSLError is an OSError)
+        net.stop()
         return f"{cfg.broker} cannot be reached: {exc}"
-    client.loop_start()
     try:
         if not answered.wait(timeout):
             return f"{cfg.broker} took the connection but did not answer within {timeout:g} s"
@@ -714,5 +758,5 @@ def probe_broker(cfg: FloorConfig, credentials: Credentials | None, timeout: flo
                     "(Mosquitto acknowledges a denied publication and drops it; docs/floor.md gives the ACL)")
         return None
     finally:
-        client.disconnect()
-        client.loop_stop()
+        net.disconnect(client)
+        net.stop()

@@ -307,6 +307,18 @@ class Journal:
         if self._writer is not None:
             self._writer.add_listener(fn)
 
+    def add_commit_listener(self, fn: Callable[[int], None]) -> bool:
+        """``fn(last_seq)`` after each commit of this journal's writer, with the newest sequence
+        it wrote (from the writer thread; must not block): a reader in this process (the floor
+        publisher) learns of new records without polling the file.
+
+        :returns: False for a read-only journal (no writer here: whoever writes it is elsewhere).
+        """
+        if self._writer is None:
+            return False
+        self._writer.add_commit_listener(fn)
+        return True
+
     def append_record(self, kind: str, body: Mapping[str, Any], *, sync: bool = True) -> int:
         """Append a record that is not an event or command, e.g. kind ``"decision"`` with the
         controller's procedure or card assignment (``docs/journal.md``). ``body`` must be JSON-safe.

@@ -67,6 +67,7 @@ class GroupWriter:
         self._cond = threading.Condition()
         self._stop = False
         self._listeners: list[Callable[[BaseException | None], None]] = []
+        self._committed: list[Callable[[int], None]] = []
         self.failing: BaseException | None = None
         """The error of the last failed commit while it is not followed by a successful one."""
         self.groups = 0
@@ -81,6 +82,11 @@ class GroupWriter:
         """Call ``fn(error)`` when the journal starts failing (the error) and ``fn(None)`` when it
         writes again; from the writer thread, must not block."""
         self._listeners.append(fn)
+
+    def add_commit_listener(self, fn: Callable[[int], None]) -> None:
+        """Call ``fn(last_seq)`` after each commit, with the newest journal sequence it wrote;
+        from the writer thread, after the commit's ``on_durable`` callbacks: must not block."""
+        self._committed.append(fn)
 
     def submit(self, rows: Batch, hand: int | None, *, keep: bool, sync: bool = True,
                on_durable: Callable[[list[int]], None] | None = None, linger: bool = False) -> Entry:
@@ -202,6 +208,13 @@ class GroupWriter:
                     entry.on_durable(entry.seqs)
                 except Exception:  # noqa: BLE001
                     log.exception("journal: a callback after a commit failed")
+        last = max((s[-1] for s in seqs if s), default=None)
+        if last is not None:
+            for fn in list(self._committed):
+                try:
+                    fn(last)
+                except Exception:  # noqa: BLE001
+                    log.exception("journal: a commit listener failed")
         if recovered:
             log.warning("journal %s: writes again", self.store.path)
             self._tell(None)
