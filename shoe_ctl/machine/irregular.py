@@ -22,13 +22,14 @@ from shoe_ctl.machine.outcome import Outcome
 from shoe_ctl.machine.progress import Progress
 from shoe_ctl.machine.reads import Read
 from shoe_ctl.rules import irregular as rul
+from shoe_ctl.rules.cards import Card
 from shoe_ctl.rules.hand import STREETS, HandError, HandState
 from shoe_ctl.rules.stub import Step, StubError, plan_street
 
 __all__ = ["absent_at_deal_end", "aside_card", "count_at_showdown", "drop_out_of_hand", "start_aside"]
 
 
-def _take_from_set_aside(hand: HandState, card: Any) -> None:
+def _take_from_set_aside(hand: HandState, card: Card | None) -> None:
     """Remove the last copy of ``card`` from the cards held aside (a read booked elsewhere now)."""
     for k in range(len(hand.set_aside) - 1, -1, -1):
         if hand.set_aside[k] == card:
