@@ -61,6 +61,22 @@ def test_the_kit_passes_a_shoe_written_from_the_document_alone() -> None:
     assert report["shoe"]["caps"] == ["keeps-buffer"] and report["shoe"]["boot_count"] is None
 
 
+def test_the_kit_passes_a_shoe_written_from_the_document_alone_on_version_2() -> None:
+    """The document's shoe, paired: every test of the kit passes in authenticated frames (its
+    HMAC, keys and sessions written from docs/protocol.md section 14 alone)."""
+    secret = bytes(range(100, 132))
+    shoe = DocShoe(secret=secret)
+    try:
+        report = Kit(shoe.url, doc_bench(shoe), time_scale=SCALE, secret=secret).run()
+    finally:
+        shoe.close()
+    failed = [(r["name"], r["message"]) for r in report["results"] if r["status"] != "passed"]
+    assert failed == []
+    assert report["summary"] == {"passed": ALL, "failed": 0, "skipped": 0}
+    assert report["protocol"] == 2 and report["shoe"]["version_range"] == [2, 2]
+    assert report["shoe"]["serial"] == "DOC-7" and report["shoe"]["caps"] == ["keeps-buffer"]
+
+
 def test_without_an_operator_the_tests_that_need_one_are_skipped_and_said() -> None:
     shoe = DocShoe()
     try:
