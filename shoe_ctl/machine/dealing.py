@@ -60,7 +60,7 @@ class _FromProgress:
     def __get__(self, obj: Dealing | None, owner: type) -> Any:
         return self if obj is None else getattr(obj.p, self.name)
 
-    def __set__(self, obj: Dealing, value: Any) -> None:
+    def __set__(self, obj: Dealing, value: object) -> None:
         setattr(obj.p, self.name, value)
 
 
