@@ -110,7 +110,7 @@ def build(nvm: "bytearray", serial: str, reader: "object", beam: "object", looku
     store = NvmStore(nvm)
     kept = store.load()
     core = _KeptShoe(serial, firmware="shoe_fw-rp2040-1.0", random_bytes=random_bytes,  # type: ignore[arg-type]
-                     pairing=pairing, now=now)
+                     pairing=pairing, names_foreign=True, now=now)
     core.store = store
     secret = store.load_secret()
     if secret is not None:

@@ -27,7 +27,7 @@ from shoe_ctl.events import (
     ShoeCommand,
     TimerFired,
 )
-from shoe_ctl.machine import inputs, irregular, layout, views, wording
+from shoe_ctl.machine import foreign, inputs, irregular, layout, views, wording
 from shoe_ctl.machine.hsm import LeanHierarchicalMachine
 from shoe_ctl.machine.layout import ASIDE, ATTENTION, BETTING, DEAL, IDLE, IN_HAND, OVER, RELOAD
 from shoe_ctl.machine.link import LinkState
@@ -185,7 +185,9 @@ class Dealing:
             self._rev += 1  # any dealer input may change the public state
             self.apply(inputs.handle(self.p, self.undo, event, out))
             return
-        elif link.handle(event, out.alert, self.p.hand if in_hand else None, self.p.hand_no):
+        # a card of another deck than the stub's (its STOP), or the link's own event
+        elif (foreign.take(self.p, event, self.state in DEAL, self.alert)
+              or link.handle(event, out.alert, self.p.hand if in_hand else None, self.p.hand_no)):
             if link.heard:  # the shoe is back: its disconnection's information alerts go
                 self.p.drop_alerts("shoe-disconnected", "shoe-link-degraded")
         elif isinstance(event, TimerFired):
