@@ -273,8 +273,8 @@ class Dealing:
             return
         if p.hand is not None:
             p.hand.put_aside(card)
-            if state in BETTING:
-                p.betting_strays.append(read)
+            if state in BETTING and self._do(lambda p, out: irregular.stray_in_betting(p, out, read)):
+                return
         if state == IDLE:
             self.alert("card-not-expected", f"read {seq}: a card left the shoe with no hand running: put it "
                        "back with the deck before the next hand, then start a new hand", latched=True, repeat=True)
@@ -341,6 +341,13 @@ class Dealing:
 
     def _outcome(self, refusal: str = "") -> Outcome:
         return Outcome(self.state, self.link, self.profiles, refusal)
+
+    def _do(self, handler: Callable[[Progress, Outcome], object]) -> bool:
+        """Run a handler of the hand's progress and apply its outcome; what it returned, as a bool."""
+        out = self._outcome()
+        done = handler(self.p, out)
+        self.apply(out)
+        return bool(done)
 
     def apply(self, out: Outcome) -> None:
         """Do what a handler asked for, in its order (:class:`~shoe_ctl.machine.outcome.Outcome`)."""
@@ -479,9 +486,7 @@ class Dealing:
 
     def _begin_showdown(self, _event: EventData) -> None:
         self.p.street = self.p.plan = None
-        out = self._outcome()
-        irregular.count_at_showdown(self.p, out)
-        self.apply(out)
+        self._do(irregular.count_at_showdown)
 
     def _end_hand(self, _event: EventData) -> None:
         self.p.street = self.p.plan = None
@@ -500,9 +505,7 @@ class Dealing:
                 if p.street == "3rd":
                     p.bring_in_idx = bring_in(p.game, p.hand.upcards("3rd"), p.hand.bring_in_counts())
                     if p.absent:
-                        out = self._outcome()
-                        irregular.absent_at_deal_end(p, out)
-                        self.apply(out)
+                        self._do(irregular.absent_at_deal_end)
                         if p.hand.live_count() <= 1:
                             self.trigger("all_folded")
                             return
