@@ -178,7 +178,7 @@ class Dealing:
     def _dispatch(self, event: object) -> None:
         link = self.link
         in_hand = self.p.hand is not None and self.state != IDLE
-        out = self._outcome()
+        out = Outcome(self.state, self.link, self.profiles)
         if isinstance(event, CardRead):
             self._on_card(event)
         elif isinstance(event, DealerInput):
@@ -339,12 +339,9 @@ class Dealing:
 
     # ================================================================== applying an outcome
 
-    def _outcome(self, refusal: str = "") -> Outcome:
-        return Outcome(self.state, self.link, self.profiles, refusal)
-
     def _do(self, handler: Callable[[Progress, Outcome], object]) -> bool:
         """Run a handler of the hand's progress and apply its outcome; what it returned, as a bool."""
-        out = self._outcome()
+        out = Outcome(self.state, self.link, self.profiles)
         done = handler(self.p, out)
         self.apply(out)
         return bool(done)
