@@ -16,7 +16,7 @@ from shoe_ctl.analyze import HandReport, analyze_hand, iter_phh_files
 from shoe_ctl.cli.analyze import ReportTable, display_names
 from shoe_ctl.cli.args import Subparsers, add_phh_inputs
 from shoe_ctl.config import load_profile
-from shoe_ctl.phh import PhhError, read_phh
+from shoe_ctl.phh import PhhError, RecordedHand, read_phh
 from shoe_ctl.rules.profiles import ProfileError, RuleProfile
 from shoe_ctl.rules.stub import Procedure
 
@@ -96,7 +96,7 @@ def replay_reports(paths: list[Path], rules: str, *, direct: bool, seed: int = 0
     return reports
 
 
-def record_departures(record: Any, summary: dict[str, Any], profile: RuleProfile) -> list[dict[str, Any]]:
+def record_departures(record: RecordedHand, summary: dict[str, Any], profile: RuleProfile) -> list[dict[str, Any]]:
     """The alerts of ``analyze`` for ``record``, against the machine's decisions (``summary``, in
     the keys of :meth:`shoe_ctl.machine.Dealing.summary`) instead of the rules core's, in
     ``analyze``'s shapes and order: a 7th street dealt otherwise than the machine's short-stub

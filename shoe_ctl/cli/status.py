@@ -38,28 +38,13 @@ def use_color(stream: object, env: Mapping[str, str] | None = None) -> bool:
     return bool(isatty and isatty()) and not env.get("NO_COLOR") and env.get("TERM") != "dumb"
 
 
-def last_read(before: Mapping[str, Any] | None, after: Mapping[str, Any]) -> str | None:
-    """The card read between two public states, as a place: ``seat 3 down``, ``seat 5 up Qh``
-    (an upcard is public), ``community 5d``, ``burn`` (the stub drew a card no seat got), or None
-    when nothing was read. A downcard is named by its seat only."""
-    if before is None or before.get("hand") != after.get("hand"):
-        before = {"seats": [], "community": None, "stub": {"drawn": 0}}
-    old = {e.get("seat"): e for e in before.get("seats") or [] if isinstance(e, Mapping)}
-    for entry in after.get("seats") or []:
-        if not isinstance(entry, Mapping):
-            continue
-        prev = old.get(entry.get("seat"), {})
-        if int(entry.get("down_count") or 0) > int(prev.get("down_count") or 0):
-            return f"seat {entry.get('seat')} down"
-        up, prev_up = list(entry.get("up") or []), list(prev.get("up") or [])
-        if len(up) > len(prev_up):
-            return f"seat {entry.get('seat')} up {up[-1]}"
-    if after.get("community") and not before.get("community"):
-        return f"community {after['community']}"
-    drawn = (after.get("stub") or {}).get("drawn") or 0
-    if drawn > ((before.get("stub") or {}).get("drawn") or 0):
-        return "burn"
-    return None
+def last_read(state: Mapping[str, Any]) -> str | None:
+    """The last card read of the hand as a place, from the public state's ``last_read`` (the
+    machine's own word for where that read lies now: ``seat 3 down``, ``seat 5 up Qh``, ``seat 2
+    extra``, ``community 5d``, ``burn``, ``held aside``, ``set aside``; docs/display.md), or None
+    with no hand or no card read yet. A downcard is named by its seat only."""
+    place = state.get("last_read")
+    return place if isinstance(place, str) and place else None
 
 
 class ConsoleStream:
@@ -169,11 +154,7 @@ class StatusLine:
             for state in items:
                 if state is _REDRAW:
                     continue
-                read = last_read(self._state, state)
-                if read is not None:
-                    self._last = read
-                elif self._state is not None and state.get("hand") != self._state.get("hand"):
-                    self._last = None
+                self._last = last_read(state)
                 self._state = state
                 if not self.tty:
                     lines.extend(self._plain_line())

@@ -22,13 +22,14 @@ from shoe_ctl.machine.outcome import Outcome
 from shoe_ctl.machine.progress import Progress
 from shoe_ctl.machine.reads import Read
 from shoe_ctl.rules import irregular as rul
+from shoe_ctl.rules.cards import Card
 from shoe_ctl.rules.hand import STREETS, HandError, HandState
 from shoe_ctl.rules.stub import Step, StubError, plan_street
 
 __all__ = ["absent_at_deal_end", "aside_card", "count_at_showdown", "drop_out_of_hand", "start_aside"]
 
 
-def _take_from_set_aside(hand: HandState, card: Any) -> None:
+def _take_from_set_aside(hand: HandState, card: Card | None) -> None:
     """Remove the last copy of ``card`` from the cards held aside (a read booked elsewhere now)."""
     for k in range(len(hand.set_aside) - 1, -1, -1):
         if hand.set_aside[k] == card:
@@ -432,6 +433,16 @@ def reads_after(p: Progress, out: Outcome, i: int) -> list[Read]:
     on_street = [r for r in p.reads if r.street == p.street and r.role in ("up", "down") and r.seat is not None]
     k = next((n for n in range(len(on_street) - 1, -1, -1) if on_street[n].seat == seat), None)
     return on_street[k + 1:] if k is not None else on_street
+
+
+def stray_in_betting(p: Progress, out: Outcome, read: Read) -> bool:
+    """A card read in a betting round while none is expected is held aside for the round
+    (``p.betting_strays``). When a dealer's count did not add up before it (the count came while
+    this card was still on its way), the street is tried again from the counts
+    (:func:`rederive`); True when that booked the street (the count's stop is lifted, nothing more
+    to ask). docs/irregularities.md, *A count that disagrees with the record*."""
+    p.betting_strays.append(read)
+    return bool(p.counted) and rederive(p, out)
 
 
 def in_doubt(p: Progress, out: Outcome, i: int) -> bool:

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from shoe_ctl.machine.link import LinkState
     from shoe_ctl.machine.progress import Progress
 
-__all__ = ["SeatCache", "masked_upcards", "open_pair_words", "public_state", "summary"]
+__all__ = ["SeatCache", "last_read_place", "masked_upcards", "open_pair_words", "public_state", "summary"]
 
 
 class SeatCache:
@@ -49,6 +49,7 @@ def public_state(p: Progress, link: LinkState, state: str, ins: Instruction, cac
     stub: dict[str, Any] = {"count": 52, "required": 0, "forecast": None, "drawn": 0}
     community = None
     pair: dict[str, Any] | None = None
+    masked: frozenset[Card] = frozenset()
     idle = state == IDLE
     if hand is not None and idle:
         seats = [{"seat": s.seat} for s in hand.seats]
@@ -103,6 +104,7 @@ def public_state(p: Progress, link: LinkState, state: str, ins: Instruction, cac
         if hand.community_street is not None:
             community = card_text(None if hand.community in masked else hand.community)
     alerts = p.alerts
+    last = last_read_place(p.reads[-1], masked) if hand is not None and not idle and p.reads else None
     return {
         "hand": p.hand_no if hand is not None and not idle else None,
         "last_hand": p.hand_no if hand is not None and idle else None,
@@ -118,7 +120,28 @@ def public_state(p: Progress, link: LinkState, state: str, ins: Instruction, cac
         "alerts": [dict(a) for a in alerts] if alerts else [],
         "shoe": {"status": link.status, "detail": link.detail, "auth": link.auth},
         "first_to_act_unknown": p.first_unknown(state in BETTING),
+        "last_read": last,
     }
+
+
+_PLACES = {"burn": "burn", "stray": "held aside", "aside": "set aside"}
+
+
+def last_read_place(read: Read, masked: frozenset[Card]) -> str:
+    """Where the hand's last card read lies now, as the status line names it (docs/display.md):
+    ``seat 3 down`` (a downcard by its seat only), ``seat 5 up Qh``, ``seat 2 extra`` (a card too
+    many: house 16.25), ``community 5d``, ``burn``, ``held aside`` (a card not expected),
+    ``set aside`` (house 16.16). A correction that books the read again (a count, an undo)
+    moves its place with it. An upcard showing a hole card's identity is ``??`` as on the
+    display (:func:`masked_upcards`)."""
+    role = read.role
+    if role == "down" or role == "extra":
+        return f"seat {read.seat} {role}"
+    if role == "up":
+        return f"seat {read.seat} up {card_text(None if read.card in masked else read.card)}"
+    if role == "community":
+        return f"community {card_text(None if read.card in masked else read.card)}"
+    return _PLACES.get(role, role)
 
 
 def open_pair_words(p: Progress, hand: HandState, seats: list[int]) -> dict[str, Any]:

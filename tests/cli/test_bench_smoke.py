@@ -147,3 +147,52 @@ def test_frame_sizes_are_the_encoders_bytes() -> None:
     assert sizes.typical(p.T_CARD)[1] == sorted([len(sealed), len(p.encode(card))])
     assert len(sealed) == len(p.encode(card)) + p.AUTH_TRAILER  # the counter and the MAC
     assert sizes.typical(p.T_LED) == (0, [])
+
+
+def test_led_shows_pair_each_card_with_the_pattern_the_shoe_showed_for_it() -> None:
+    """Card -> shoe LEDs: each card's signal change is timed to the shoe showing the pattern the
+    sink handed over for it; a change the sink superseded before sending it, and a dealer input's
+    change, are left out; a frame sent again under the same token counts once; patterns shown
+    before the first one watched are skipped."""
+    from bench.__main__ import LedShows
+    from drivers import protocol as p
+
+    class Lights:
+        def __init__(self) -> None:
+            self.led = None
+
+        def show(self, led: tuple[int, ...]) -> None:
+            self.led = led
+
+    class Sink:
+        def __init__(self) -> None:
+            self.handed: list[dict[str, str]] = []
+
+        def _send(self, pattern: dict[str, str]) -> None:
+            self.handed.append(pattern)
+
+    idx = {name: k for k, name in enumerate(p.LED_SIGNALS)}
+    lights, sink = Lights(), Sink()
+    shows = LedShows(lights)
+    lights.show((1, idx["idle"], 0, 0, 0, 0))  # before the sink is watched: skipped
+    shows.watch_sink(sink)
+    # fake clocks: (ns handed over, ns shown)
+    shows.sent.clear()
+    shows.shown.clear()
+    shows.shown.append((5, 1, "idle"))
+    shows.sent += [(100, "deal"), (300, "betting"), (700, "deal")]
+    shows.shown += [(150, 2, "deal"), (350, 3, "betting"), (760, 4, "deal")]
+    # (reached the sinks, ends, signal, card frame written or None)
+    changes = [(90, 200, "deal", 40),            # card 1: handed at 100, shown at 150 -> 110 ns
+               (200, 250, "burn", 180),          # card 2: superseded before the sink sent it
+               (250, 600, "betting", None),      # a dealer input's change: not a card's
+               (600, 690, "idle", 560),          # superseded
+               (690, 10_000, "deal", 650)]       # card 5: handed at 700, shown at 760 -> 110 ns
+    assert shows.after(changes) == [110, 110]
+    # the wrapped show and sink still pass everything on
+    lights.show((9, idx["stop"], 0, 0, 0, 0))
+    lights.show((9, idx["stop"], 0, 0, 0, 0))  # sent again under its token: once
+    assert lights.led == (9, idx["stop"], 0, 0, 0, 0) and shows.shown[-1][1:] == (9, "stop")
+    assert [t for _, t, _ in shows.shown].count(9) == 1
+    sink._send({"name": "deal"})
+    assert sink.handed == [{"name": "deal"}] and shows.sent[-1][1] == "deal"

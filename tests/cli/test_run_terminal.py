@@ -16,12 +16,14 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from drivers.leds import ConsoleLedSink
 from shoe_ctl.cli import build_parser, load_all
 from shoe_ctl.cli.status import StatusLine, last_read, use_color
+from shoe_ctl.config import load_profile
 from shoe_ctl.events import DisplayUpdate, Instruction, Signal
 from shoe_ctl.hostaddr import bind_problem, display_urls, interface_addresses
 
@@ -66,24 +68,74 @@ def state(hand: int | None, seats: list[dict], **extra: object) -> DisplayUpdate
 # --------------------------------------------------------------------------- the status line
 
 
-def test_last_read_names_a_downcard_by_its_seat_only() -> None:
-    before = state(1, [{"seat": 3, "up": [], "down_count": 1}]).state
-    after = state(1, [{"seat": 3, "up": [], "down_count": 2}]).state
-    assert last_read(before, after) == "seat 3 down"
-    up = state(1, [{"seat": 3, "up": ["Qh"], "down_count": 2}]).state
-    assert last_read(after, up) == "seat 3 up Qh"
-    burn = state(1, [{"seat": 3, "up": ["Qh"], "down_count": 2}], stub={"count": 39, "required": 10, "drawn": 13})
-    assert last_read(up, burn.state) == "burn"
-    assert last_read(burn.state, burn.state) is None
+def _places(events: list[Any]) -> list[tuple[int, str | None, str | None]]:
+    """Each card read's place on the status line: (seq, the status line's words after it, the
+    machine's private place of that read), through a real machine's public states."""
+    from shoe_ctl.events import CardRead
+    from shoe_ctl.machine import Dealing
+
+    m = Dealing({"tda": load_profile("tda"), "house": load_profile("house")}, default_rules="tda")
+    m.start()
+    out = []
+    for ev in events:
+        states = [c.state for c in m.handle(ev) if isinstance(c, DisplayUpdate)]
+        if isinstance(ev, CardRead):
+            read = next(r for r in m.reads if r.seq == ev.seq)
+            out.append((ev.seq, last_read(states[-1]), read.where()))
+    return out
+
+
+def test_last_read_names_where_the_machine_put_the_card() -> None:
+    """The status line's last card is the machine's own place for the read (never a downcard's
+    identity), also for a card held aside as not expected (it was named a burn: the stub drew
+    a card no seat got) and for a card too many a count gives to a seat."""
+    from shoe_ctl.events import CardRead, DealerAction, DealerInput
+    from shoe_ctl.rules.cards import parse_cards
+
+    deck = parse_cards("AsKd2c7h8h9sQsJd3cTc4d5d6d7c8c9cTdJcQcKcAc")
+    reads = iter(CardRead(k + 1, c, "rfid", k + 1) for k, c in enumerate(deck))
+    new = DealerInput(DealerAction.NEW_HAND, args={"seats": [1, 2, 3]})
+    places = _places([new, *(next(reads) for _ in range(9)), next(reads)])
+    assert [p for _, p, _ in places] == [
+        "seat 1 down", "seat 2 down", "seat 3 down", "seat 1 down", "seat 2 down", "seat 3 down",
+        "seat 1 up Qs", "seat 2 up Jd", "seat 3 up 3c", "held aside"]
+    assert not any(str(c) in (p or "") for c, (_, p, where) in zip(deck, places, strict=False) if "down" in where)
+
+
+def test_last_read_follows_a_read_the_counts_book_again() -> None:
+    """Seat 2 gets two 4th-street cards (the second booked to seat 3, the plan's next seat): the
+    last card read is first named where the plan put it, and after the counts (seat 3 has its
+    3rd-street cards only, seat 2 one card too many) where it lies."""
+    from shoe_ctl.events import CardRead, DealerAction, DealerInput
+    from shoe_ctl.machine import Dealing
+    from shoe_ctl.rules.cards import parse_cards
+
+    deck = parse_cards("AsKd2c7h8h9sQsJd3cTc4d5d6d7c8c9cTdJcQcKcAc")
+    m = Dealing({"tda": load_profile("tda"), "house": load_profile("house")}, default_rules="tda")
+    m.start()
+    m.handle(DealerInput(DealerAction.NEW_HAND, args={"seats": [1, 2, 3]}))
+    for k in range(9):
+        m.handle(CardRead(k + 1, deck[k], "rfid", k + 1))
+    m.handle(DealerInput(DealerAction.BETTING_COMPLETE))
+    states = []
+    for k in range(9, 13):  # the burn, then seat 1, seat 2, seat 2 again (the plan says seat 3)
+        states = [c.state for c in m.handle(CardRead(k + 1, deck[k], "rfid", k + 1)) if isinstance(c, DisplayUpdate)]
+    assert last_read(states[-1]) == f"seat 3 up {deck[12]}"  # where the plan put it
+    m.handle(DealerInput(DealerAction.CARD_COUNT, 3, {"cards": 3}))
+    states = [c.state for c in m.handle(DealerInput(DealerAction.CARD_COUNT, 2, {"cards": 5}))
+              if isinstance(c, DisplayUpdate)]
+    assert last_read(states[-1]) == "seat 2 extra"
 
 
 def test_plain_status_lines_when_not_a_terminal() -> None:
     out = io.StringIO()
     line = StatusLine(out)
-    line.handle(state(4, [{"seat": 2, "up": [], "down_count": 1}]))
-    line.handle(state(4, [{"seat": 2, "up": [], "down_count": 2}], alerts=[{"id": 1}]))
-    line.handle(state(4, [{"seat": 2, "up": [], "down_count": 2}], alerts=[{"id": 1}]))  # unchanged: no line
-    line.handle(state(4, [{"seat": 2, "up": ["Kc"], "down_count": 2}], alerts=[{"id": 1}]))  # a card: no line
+    line.handle(state(4, [{"seat": 2, "up": [], "down_count": 1}], last_read="seat 2 down"))
+    line.handle(state(4, [{"seat": 2, "up": [], "down_count": 2}], alerts=[{"id": 1}], last_read="seat 2 down"))
+    line.handle(state(4, [{"seat": 2, "up": [], "down_count": 2}], alerts=[{"id": 1}],
+                      last_read="seat 2 down"))  # unchanged: no line
+    line.handle(state(4, [{"seat": 2, "up": ["Kc"], "down_count": 2}], alerts=[{"id": 1}],
+                      last_read="seat 2 up Kc"))  # a card: no line
     assert line.flush()
     line.close()
     lines = out.getvalue().splitlines()
@@ -94,10 +146,10 @@ def test_plain_status_lines_when_not_a_terminal() -> None:
 def test_terminal_line_is_redrawn_in_place_and_kept_below_led_lines() -> None:
     out = io.StringIO()
     line = StatusLine(out, tty=True, color=False, width=200)
-    line.handle(state(1, [{"seat": 5, "up": [], "down_count": 1}]))
+    line.handle(state(1, [{"seat": 5, "up": [], "down_count": 1}], last_read="seat 5 down"))
     assert line.flush()
     line.console.write("DEAL seat 5 down\n")
-    line.handle(state(1, [{"seat": 5, "up": ["Qh"], "down_count": 1}]))
+    line.handle(state(1, [{"seat": 5, "up": ["Qh"], "down_count": 1}], last_read="seat 5 up Qh"))
     assert line.flush()
     text = out.getvalue()
     assert "\n" not in text.replace("DEAL seat 5 down\n", "")  # the status itself never scrolls
