@@ -152,6 +152,8 @@ class TableView:
     stale_wills: int = 0
     lost_said: int = -1
     """The session whose unclean end was alerted (a retained Will delivered again says nothing new)."""
+    journal: int | None = None
+    """The journal file the table's births name (its ``created_us``), once one named it."""
     journal_resets: int = 0
     replays_asked: int = 0
     held: dict[int, dict[str, Any]] = field(default_factory=dict)
@@ -522,7 +524,14 @@ class FloorConsumer:
         if msg.get("online"):
             first = msg["first"] if _whole(msg.get("first")) else None
             last = msg["last"] if _whole(msg.get("last")) else None
-            if (session > view.born and isinstance(last, int) and isinstance(first, int)
+            journal = msg["journal"] if _whole(msg.get("journal")) else None
+            # a birth naming its journal file is a new journal only if the file differs from the one
+            # named before (a birth delivered after events that followed it is not one); a birth
+            # naming none (an older table) is judged by its last sequence alone
+            other_file = journal is None or (view.journal is not None and journal != view.journal)
+            if journal is not None and (view.journal is None or session > view.born):
+                view.journal = journal
+            if (session > view.born and other_file and isinstance(last, int) and isinstance(first, int)
                     and last < view.expected - 1):
                 # a new connection whose journal is behind what was applied: a new journal file
                 # (a retained birth delivered again has the session already born and is not

@@ -595,6 +595,10 @@ class FloorPublisher:
             if self.identity is not None:
                 out["software"] = self._born_as = self.identity.public()
             first = next(iter(self._records(None)), None)
+            created = getattr(self.journal, "created_us", None)
+            journal_id = created() if created is not None else None
+            if isinstance(journal_id, int):
+                out["journal"] = journal_id  # names the journal file: the floor tells a new one by it
             out.update(first=first.seq if first is not None else 1, last=self._last_seq(),
                        time_us=int(time.time() * 1e6), keepalive=self.keepalive)
         if clean:

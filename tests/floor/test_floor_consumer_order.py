@@ -141,3 +141,24 @@ def test_routine_procedures_are_shown_not_queued() -> None:
     assert c.acknowledge_all("t1", "pat") == []
     feed(c, "events", ev(9, "Alert", code="RP-10-H-C", message="stop", latched=True))
     assert [a["severity"] for a in c.snapshot()["tables"][0]["alerts"]] == ["critical"]
+
+
+def test_a_late_birth_of_the_same_journal_file_is_no_new_journal() -> None:
+    """A birth that reaches the floor after events published behind it (a broker restart, a
+    subscription made again) says a `last` behind what was applied; naming the same journal file,
+    it is no new journal: nothing is counted twice. A birth naming another file is one."""
+    c = FloorConsumer(host="127.0.0.1", port=1, room="r", keep_seqs=True)
+    feed(c, "status", {"online": True, "session": 2, "first": 1, "last": 0, "journal": 111})
+    for seq in range(1, 21):
+        feed(c, "events", ev(seq, session=3))
+    feed(c, "status", {"online": True, "session": 3, "first": 1, "last": 12, "journal": 111})  # late
+    view = c.tables["t1"]
+    assert view.journal_resets == 0 and view.expected == 21
+    for seq in range(13, 21):
+        feed(c, "events", ev(seq, session=3))  # the replay of what followed the birth
+    assert c.seqs("t1") == list(range(1, 21)) and view.duplicates == 8
+    feed(c, "status", {"online": True, "session": 4, "first": 1, "last": 3, "journal": 222})  # a new file
+    assert view.journal_resets == 1 and view.expected == 1 and view.journal == 222
+    for seq in range(1, 4):
+        feed(c, "events", ev(seq, session=4))
+    assert c.seqs("t1") == [*range(1, 21), 1, 2, 3]

@@ -407,6 +407,11 @@ class Journal:
         """The (table, profile) the journal file belongs to, from its meta table."""
         return self.store.identity()
 
+    def created_us(self) -> int | None:
+        """When the journal file was made (µs since the epoch): it names the file (a new journal
+        has another), ``None`` for a file without it."""
+        return self.store.created_us()
+
     def last_shoe_seq(self) -> int | None:
         """The shoe sequence of the most recent journaled CardRead/ShoeFault/ShoeButton, for
         ``ShoeLink(resume_seq=...)`` (kept through pruning); ``None`` when there is none."""

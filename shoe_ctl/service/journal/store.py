@@ -385,6 +385,15 @@ class Store(Closeable):
             meta = read_meta(self.db())
         return meta.get("table"), meta.get("profile")
 
+    def created_us(self) -> int | None:
+        """When the journal file was made (µs since the epoch, its meta ``created_us``): it names
+        the file; ``None`` for a file without it."""
+        with self.lock:
+            if not self.has_meta():
+                return None
+            value = read_meta(self.db()).get("created_us")
+        return int(value) if value is not None and value.isdigit() else None
+
     def last_shoe_seq(self) -> int | None:
         """The shoe sequence of the most recent CardRead/ShoeFault/ShoeButton (kept in ``meta``
         through pruning); ``None`` when there is none."""
