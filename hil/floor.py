@@ -185,14 +185,14 @@ def run_floor(tables: int, *, seconds: float = 30.0, pace: float = 0.5, seed: in
     root = Path(workdir or (own.name if own else "."))
     latencies: list[float] = []
     steady: list[float] = []
-    steady_until = [float("inf")]
+    steady_from, steady_until = [float("inf")], [float("inf")]
     lat_lock = threading.Lock()
 
     def on_event(_table: str, ev: dict[str, Any], received: float) -> None:
         lat = received - ev["time_us"] / 1e6
         with lat_lock:
             latencies.append(lat)
-            if ev["time_us"] / 1e6 < steady_until[0]:
+            if steady_from[0] <= ev["time_us"] / 1e6 < steady_until[0]:
                 steady.append(lat)
 
     def say(text: str) -> None:
@@ -221,6 +221,12 @@ def run_floor(tables: int, *, seconds: float = 30.0, pace: float = 0.5, seed: in
         steady_until[0] = time.time() + (0.25 * seconds if faults else seconds)
         for w in workers:
             w.send({"do": "start"})
+        # the steady state: from every table's first connection (their births) to the first fault
+        while time.time() < steady_until[0] and not all(
+                consumer.tables.get(n) is not None and consumer.tables[n].online for n in names):
+            time.sleep(0.05)
+        steady_from[0] = time.time()
+        say("every table online")
         plan = [(0.25, "broker-restart"), (0.5, "publisher-kill"), (0.75, "network-cut")] if faults else []
         for at, what in plan:
             delay = start + at * seconds - time.monotonic()

@@ -13,13 +13,16 @@ second thread, each try in a short thread of its own (``connect`` blocks up to t
 
 from __future__ import annotations
 
+import array
 import contextlib
+import fcntl
 import heapq
 import itertools
 import logging
 import selectors
 import socket
 import ssl
+import termios
 import threading
 import time
 from collections import deque
@@ -38,6 +41,22 @@ MISC_EVERY_S = 1.0
 SWEEP_EVERY_S = 0.1
 """How often the loop looks for a client with packets queued and no write interest (a register
 and an unregister of paho's racing between two threads), and writes them."""
+
+
+READS_PER_TURN = 64
+"""The most packets read from one client in one turn of the loop (the others wait their turn)."""
+
+
+def _readable(sock: Any) -> bool:
+    """Bytes wait to be read on ``sock`` (received, or decrypted and held by TLS)."""
+    if isinstance(sock, ssl.SSLSocket) and sock.pending():
+        return True
+    try:
+        buf = array.array("i", [0])
+        fcntl.ioctl(sock.fileno(), termios.FIONREAD, buf)
+        return buf[0] > 0
+    except (OSError, ValueError):
+        return False
 
 
 class _Conn:
@@ -323,8 +342,12 @@ class NetLoop:
         client = conn.client
         if mask & selectors.EVENT_READ:
             self._guard(client.loop_read)
-            # TLS: a record already decrypted waits in the SSL object, not on the socket
-            while conn.sock is sock and isinstance(sock, ssl.SSLSocket) and sock.pending():
+            # paho reads one packet a call: the others already received are read now, not after
+            # another turn of the selector each (at most READS_PER_TURN; TLS: a record already
+            # decrypted waits in the SSL object, not on the socket)
+            for _ in range(READS_PER_TURN):
+                if conn.sock is not sock or not _readable(sock):
+                    break
                 self._guard(client.loop_read)
         if conn.sock is sock and mask & selectors.EVENT_WRITE:
             self._guard(client.loop_write)
