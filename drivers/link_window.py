@@ -68,6 +68,9 @@ class SequenceWindow:
         self._ack_resend = False
         self._resend_want: int | None = None
         self._resend_at = 0.0
+        self.names_foreign = False
+        """The shoe's HELLO offered ``names-foreign``: every ACK says the host takes FOREIGN
+        (flag bit 1; docs/protocol.md section 16)."""
 
     def connection_made(self) -> None:
         """A new port connection: its ACK and resend state starts afresh."""
@@ -167,6 +170,12 @@ class SequenceWindow:
         :class:`~shoe_ctl.events.SequenceGap`."""
         self._events.append(SequenceGap(gap_from, hello.first_seq))
 
+    def resume_span(self, before: p.Hello) -> None:
+        """The shoe as it was before the host started (``before``: its boot, counts unknown):
+        the first HELLO's restart is counted from it."""
+        if self._span is None:
+            self._span = _Span(before)
+
     def note_span(self, hello: p.Hello, restarted: bool) -> None:
         """A HELLO: when the shoe restarted, post :class:`ShoeRestarted` at once (after the
         connected event and any gap, before every event that follows); the counting of cards
@@ -232,7 +241,7 @@ class SequenceWindow:
             self._stats.resends += 1
         acked = min(self.acked, expected - 1)
         sender = self._sender
-        sender.send(p.Ack(sender.next_seq(), acked, expected, resend))
+        sender.send(p.Ack(sender.next_seq(), acked, expected, resend, self.names_foreign))
         self._stats.acks += 1
         self._sent_acked = acked
         self._sent_want = expected

@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from drivers import link_timers as timers
@@ -29,7 +30,7 @@ from drivers.link_line import Line
 from drivers.link_stats import LinkStats
 from drivers.link_timers import DeadlineTable, Timer
 from drivers.link_window import SequenceWindow
-from shoe_ctl.events import LinkStatus, ShoeInfo
+from shoe_ctl.events import LinkStatus, ShoeInfo, StubDeck
 
 __all__ = ["MAX_CHALLENGES", "REFUSALS", "LinkSession", "LinkStats"]
 
@@ -50,6 +51,9 @@ class LinkSession:
         version 1, unauthenticated (benches; ``auth`` says ``off`` in every status event).
     :param serial: the table's shoe (its serial number); a HELLO from any other is refused.
         None: the first shoe accepted is pinned for the life of the session.
+    :param resume_boot: ``(serial, boot id)`` of the shoe as the host knew it before a restart
+        (the journal's): a first HELLO of that shoe with another boot id is a shoe restart
+        (``ShoeRestarted``, its counts unknown), as one seen while the host ran would be.
     :raises ValueError: ``resume_seq`` below 0, a secret that is not 32 bytes.
     """
 
@@ -64,7 +68,7 @@ class LinkSession:
 
     def __init__(self, *, name: str = "shoe", resume_seq: int | None = None, auto_ack: bool = False,
                  silence_s: float = 3.0, window: int = 1024, secret: bytes | None = None,
-                 serial: str | None = None) -> None:
+                 serial: str | None = None, resume_boot: tuple[str, int] | None = None) -> None:
         if resume_seq is not None and resume_seq < 0:
             raise ValueError(f"resume_seq must be >= 0, not {resume_seq}")
         self.name = name
@@ -72,6 +76,9 @@ class LinkSession:
         self.stats = LinkStats()
         self._out: list[bytes] = []
         self._events: list[Any] = []
+        self._stub: tuple[int, str] | None = None
+        self._resume_boot = resume_boot
+        """The last stub deck delivered (``StubDeck``: only a change is)."""
         self._admission = Admission(name, self._out, self.stats, self._refused_event, secret=secret, serial=serial)
         self._window = SequenceWindow(self._events, self.stats, self._admission, resume_seq=resume_seq,
                                       auto_ack=auto_ack, window=window)
@@ -300,7 +307,11 @@ class LinkSession:
             if msg.TYPE & 0x80:
                 self._host_type()
             return  # nothing else counts before this connection's hello
-        if isinstance(msg, p.CardMsg | p.FaultMsg | p.ButtonMsg):
+        if isinstance(msg, p.CardMsg | p.FaultMsg | p.ForeignMsg | p.ButtonMsg):
+            if isinstance(msg, p.ForeignMsg) and not window.names_foreign:
+                conn.reject(self.stats, now, "FG-UNOFFERED", f"FOREIGN {msg.seq} from a shoe whose HELLO did not "
+                            "offer names-foreign", self.name)
+                return
             if isinstance(msg, p.CardMsg):
                 if msg.reader != "none" and msg.reader not in hello.readers:
                     conn.reject(self.stats, now, "C-READER-DECLARED", f"CARD {msg.seq} names the {msg.reader} reader, "
@@ -312,6 +323,8 @@ class LinkSession:
                 if msg.seq >= commands.reset_floor:
                     commands.note_epoch(msg.epoch, current=False)
             window.on_event(msg, now)
+        elif isinstance(msg, p.StubMsg):
+            self._on_stub(msg, conn, now)
         elif isinstance(msg, p.Heartbeat):
             self._heartbeat = msg
             self._commands.on_heartbeat(msg)
@@ -319,6 +332,15 @@ class LinkSession:
                 window.request_resend(now)
         else:
             self._host_type()
+
+    def _on_stub(self, msg: p.StubMsg, conn: Line, now: float) -> None:
+        """The stub's deck (docs/protocol.md section 16): a ``StubDeck`` when it changed."""
+        if not self._window.names_foreign:
+            conn.reject(self.stats, now, "FG-UNOFFERED", "STUB from a shoe whose HELLO did not offer names-foreign",
+                        self.name)
+        elif (msg.epoch, msg.deck) != self._stub:
+            self._stub = (msg.epoch, msg.deck)
+            self._events.append(StubDeck(msg.epoch, msg.deck))
 
     def _host_type(self) -> None:
         """A type only the host sends came to the host (row ``M-DIRECTION``): an echo of its own
@@ -348,6 +370,12 @@ class LinkSession:
         admission.accepted(hello)
         prev = self._last_hello
         window = self._window
+        boot = self._resume_boot
+        if prev is None and boot is not None and boot[0] == hello.serial:
+            # the shoe as the journal knew it: a restart while the host was down is still a restart
+            prev = replace(hello, boot_id=boot[1], boot_count=None, card_total=None, dispense=None)
+            window.resume_span(prev)
+        window.names_foreign = "names-foreign" in (hello.caps or ())
         notes, gap_from, seq_reset, restarted = window.on_hello(hello, prev)
         first = self._hello is None
         self._hello = self._last_hello = hello

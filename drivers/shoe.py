@@ -221,6 +221,8 @@ class ShoeLink(Closeable):
         authenticated; None: version 1, unauthenticated (a bench).
     :param serial: the table's shoe; a HELLO from another serial is refused
         (:class:`drivers.session.LinkSession`).
+    :param resume_boot: ``(serial, boot id)`` the journal last knew the shoe by: a shoe that
+        restarted while the host was down is reported as restarted (``ShoeRestarted``).
     :raises ValueError: ``resume_seq`` below 0, a secret that is not 32 bytes.
     """
 
@@ -230,9 +232,11 @@ class ShoeLink(Closeable):
     def __init__(self, url: str, events: EventQueueLike, *, baudrate: int = 115200,
                  resume_seq: int | None = None, auto_ack: bool = False,
                  backoff: tuple[float, float] = (0.02, 2.0), silence_s: float = 3.0,
-                 window: int = 1024, secret: bytes | None = None, serial: str | None = None) -> None:
+                 window: int = 1024, secret: bytes | None = None, serial: str | None = None,
+                 resume_boot: tuple[str, int] | None = None) -> None:
         self._session = LinkSession(name=url, resume_seq=resume_seq, auto_ack=auto_ack,
-                                    silence_s=silence_s, window=window, secret=secret, serial=serial)
+                                    silence_s=silence_s, window=window, secret=secret, serial=serial,
+                                    resume_boot=resume_boot)
         check_url(url)
         self.url = url
         self.baudrate = baudrate

@@ -282,7 +282,7 @@ class Bridge(Closeable):
         kept = self.state.load()
         secret = self.secrets.load()
         now = clock()
-        core = _BridgeCore(serial, firmware=FIRMWARE, pairing=pairing, keeps_buffer=True, now=now)
+        core = _BridgeCore(serial, firmware=FIRMWARE, pairing=pairing, keeps_buffer=True, names_foreign=True, now=now)
         if secret is not None:
             core.set_secret(secret)
         core.secrets = self.secrets
@@ -293,7 +293,8 @@ class Bridge(Closeable):
         self.deck_errors: list[str] = []
         self._decks_seen: tuple[bytes, tuple[tuple[str, float], ...]] | None = None
         self._decks_at = 0.0
-        self.fw = Firmware(core, reader, beam, self.lookup, now=now, **(firmware or {}))
+        self.retired_tags: dict[str, tuple[str, int]] = {}
+        self.fw = Firmware(core, reader, beam, self.lookup, now=now, retired=self.lookup_retired, **(firmware or {}))
         self.state.save(core.kept(), core.ring.held())
         core.dirty = False
         self.port: PtyPort | None = None
@@ -307,13 +308,17 @@ class Bridge(Closeable):
         """``(deck, card code)`` of a tag in the live decks, or None."""
         return self.book.lookup(uid)
 
+    def lookup_retired(self, uid: bytes) -> tuple[str, int] | None:
+        """``(deck, card code)`` of a tag in a retired deck (``decks/retired/``), or None."""
+        return self.retired_tags.get(deckmap.uid_hex(uid))
+
     def load_decks(self, now: float) -> None:
         """Read the live decks again when the folder changed (each bad file logged by name)."""
         self._decks_at = now
         secret = self.core.auth.secret
         try:
             seen = tuple(sorted((e.name, e.stat().st_mtime) for e in os.scandir(self.decks)
-                                if e.name.endswith(".json")))
+                                if e.name.endswith(".json") or e.name == "retired"))
         except OSError:
             seen = ()
         key = (secret or b"", seen)
@@ -321,11 +326,13 @@ class Bridge(Closeable):
             return
         self._decks_seen = key
         if secret is None:
-            self.book, self.deck_errors = deckmap.DeckBook(), []
+            self.book, self.deck_errors, self.retired_tags = deckmap.DeckBook(), [], {}
             return
-        book, errors = deckmap.load_folder(str(self.decks), deckmap.seal_key(secret), os.listdir,
-                                           lambda path: Path(path).read_bytes())
-        self.book, self.deck_errors = book, errors
+        seal = deckmap.seal_key(secret)
+        book, errors = deckmap.load_folder(str(self.decks), seal, os.listdir, lambda path: Path(path).read_bytes())
+        retired, retired_errors = deckmap.load_retired(str(self.decks / "retired"), seal, os.listdir,
+                                                       lambda path: Path(path).read_bytes())
+        self.book, self.deck_errors, self.retired_tags = book, errors + retired_errors, retired
         log.info("live decks: %s", ", ".join(sorted(book.decks)) or "none")
         for line in errors:
             log.warning("deck map refused: %s", line)

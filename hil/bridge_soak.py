@@ -121,7 +121,7 @@ def run_bridge_soak(cards: int, seed: int, *, kills: int = 0, reader_faults: int
         if res["reader_error_alerts"] < sent_reader:
             details.append(f"{sent_reader} reader-error faults sent, {res['reader_error_alerts']} alerts journaled")
         if res["restarts_seen"] < done_restarts and not rec.kills:  # a service started after a
-            # bridge restart knows only the new boot: it sees a connection, not a restart
+            # bridge restart compares with the boot its journal last knew, which may already be the new one
             details.append(f"{done_restarts} bridge restarts, {res['restarts_seen']} shoe restarts journaled")
         if rig.passes < cards and not rec.error:
             details.append(f"only {rig.passes} of {cards} cards pulled")

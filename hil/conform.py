@@ -75,8 +75,8 @@ class Answer:
 
 
 class Operator:
-    """Does what only a person or a robot can: ``pull-card``, ``power-cycle``, ``unplug``,
-    ``replug``. The base class can do nothing (each such test is skipped)."""
+    """Does what only a person or a robot can: ``pull-card``, ``pull-foreign`` (a card of no
+    enrolled deck across the mouth), ``power-cycle``, ``unplug``, ``replug``. The base class can do nothing (each such test is skipped)."""
 
     def request(self, action: str) -> Answer:
         """Ask for ``action``; returns when it is done (or refused)."""
@@ -324,12 +324,22 @@ def malformed_host_frames(token: int, epoch: int) -> list[tuple[str, bytes]]:
         ("HH-RANGE", _raw(p.T_HOST_HELLO, 1, b"\x00\x01")),
         ("HH-RANGE", _raw(p.T_HOST_HELLO, 1, b"\x02\x01")),
         ("A-ORDER", _raw(p.T_ACK, 1, struct.pack(">IIB", 5, 5, 1))),
-        ("A-FLAGS", _raw(p.T_ACK, 1, struct.pack(">IIB", 0, 1, 2))),
+        ("A-FLAGS", _raw(p.T_ACK, 1, struct.pack(">IIB", 0, 1, 4))),
         ("F-TYPE", _raw(0x9F, 1, b"\x01")),
     ]
 
 
 # ----------------------------------------------------------------------------- the kit
+
+
+def _event_at(seq: int, *types: type) -> Callable[[p.Message], bool]:
+    """A test for :meth:`RawHost.wait_for`: a message of one of ``types`` numbered ``seq``."""
+    return lambda m: isinstance(m, types) and getattr(m, "seq", None) == seq
+
+
+def card_at(host: RawHost, seq: int) -> float:
+    """When the event ``seq`` was first received (monotonic seconds)."""
+    return min(s.at for s in host.inbox if getattr(s.msg, "seq", None) == seq and isinstance(s.msg, p.CardMsg))
 
 
 def _case(name: str, doc: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
@@ -445,7 +455,7 @@ class Kit:
                          self.t_led_applied, self.t_counter_reset, self.t_malformed_host_frames,
                          self.t_card_delivery, self.t_dropped_ack_resent_on_timeout, self.t_duplicated_acks,
                          self.t_resend_request, self.t_ack_beyond_next_seq, self.t_host_restart,
-                         self.t_no_host_pattern, self.t_power_cycle, self.t_unplug):
+                         self.t_no_host_pattern, self.t_power_cycle, self.t_unplug, self.t_foreign_card):
                 if only is None or test.__name__[2:] in only:
                     self._run(test)
         finally:
@@ -703,6 +713,49 @@ class Kit:
         r.measured["first_seq_after"] = after.first_seq
         check(after.boot_id == hello.boot_id, "the boot id changed on an unplug")
         check(after.first_seq <= card.msg.seq, "the held CARD was lost on the unplug")
+
+    @_case("foreign-card", "a card of no enrolled deck: CARD 0xFF, then FOREIGN naming its tag to a host whose "
+                           "first ACK took names-foreign, the misread FAULT to one whose ACK did not; then the "
+                           "misread's end (section 16)")
+    def t_foreign_card(self, r: Result) -> None:
+        hello = self.hello
+        assert hello is not None
+        if "names-foreign" not in (hello.caps or ()):
+            raise Skip("the shoe does not offer names-foreign (section 16)")
+        for takes in (True, False):
+            again, _ = self.host.hello(1.0 * self.k)  # a new connection: its first ACK decides
+            self.host.send(p.Ack(self.host.seq(), again.seq - 1, again.seq, False, takes))
+            self.host.poll(0.05 * self.k)
+            asked = time.monotonic()
+            if not self.operator.request("pull-foreign").done:
+                raise Skip("needs an operator who pulls a card of no enrolled deck (pull-foreign)")
+            card = self._card(asked).msg
+            assert isinstance(card, p.CardMsg)
+            check(card.card is None and card.reader == "none", f"CARD {card.seq} of a foreign card is not unreadable")
+            seq = card.seq
+            named = self.host.wait_for(_event_at(seq + 1, p.ForeignMsg, p.FaultMsg), 1.0 * self.k, after=asked)
+            end = self.host.wait_for(_event_at(seq + 2, p.FaultMsg), 1.0 * self.k, after=asked)
+            check(named is not None and end is not None, f"no event {seq + 1} and {seq + 2} after the foreign CARD")
+            assert named is not None and end is not None
+            form = "FOREIGN" if takes else "FAULT misread"
+            if takes:
+                msg = named.msg
+                check(isinstance(msg, p.ForeignMsg) and msg.what == "unknown" and msg.card is None,
+                      f"event {seq + 1} is {msg}, expected FOREIGN unknown for a host that took it")
+                assert isinstance(msg, p.ForeignMsg)
+                r.measured["tag"] = msg.tag.hex()
+            else:
+                msg = named.msg
+                check(isinstance(msg, p.FaultMsg) and msg.kind == "misread" and not msg.cleared and msg.detail != "",
+                      f"event {seq + 1} is {msg}, expected a misread naming the card for a host that did not take it")
+                check(not any(isinstance(s.msg, p.ForeignMsg) for s in self.host.since(asked)),
+                      "a FOREIGN reached a host whose ACK did not take it")
+            check(isinstance(end.msg, p.FaultMsg) and end.msg.kind == "misread" and end.msg.cleared,
+                  f"event {seq + 2} is {end.msg}, expected the misread's end after the {form}")
+            r.measured["named_after_card_s" if takes else "misread_after_card_s"] = round(named.at - card_at(
+                self.host, seq), 4)
+            self.host.ack_all(seq + 3)
+            self.host.poll(0.05 * self.k)
 
     def _reopen(self) -> p.Hello:
         """Open the port again (retried for 5 s: the device node comes back after a power cycle

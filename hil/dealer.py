@@ -82,7 +82,10 @@ class Irregularity:
           ``args`` ``report`` = ``"check"`` the dealer goes on dealing as the display says and
           counts every seat that looks wrong when the street's betting (or confirmation) comes;
           ``"round"``: the same, but after the second card the dealer goes on round the table,
-          one card to each later seat, the display not looked at (the last is a card too many).
+          one card to each later seat, the display not looked at (the last is a card too many);
+          ``"round-early"``: as ``"round"``, but the dealer counts the seat before pulling the
+          last seat's card (the count reaches the machine before that card's read, as when the
+          read is still on the wire).
         - ``"skip-seat"`` (4th to 7th): at the DEAL of ``seat``'s card the dealer gives it to the
           next seat and goes on round the table, one card a seat; when the display asks for the
           last seat's card, the dealer counts the last seat and the seat skipped (``card-count``).
@@ -495,6 +498,8 @@ class SimulatedDealer(Closeable):
                 self.post(DealerInput(DealerAction.ACK_ALERT))
             elif named in self._acked:
                 pass  # the stop names an alert already acknowledged: the acknowledgement is on its way
+            elif ins.card_no is not None and ins.card_no <= self.table.total:
+                pass  # cards pulled are not all read yet: the stop may be answered by their reads
             else:
                 self.stalled = ins.text
         # SHOE_FAULT, DEGRADED: wait for the next instruction.
@@ -640,6 +645,16 @@ class SimulatedDealer(Closeable):
                     self._pull(Instruction(Signal.DEAL, "", seat=ins.seat, face=ins.face, street=street))
                     if h.args.get("report") == "round":  # and on round the table, one card a seat
                         self._deal_on(ins, street)
+                    if h.args.get("report") == "round-early":  # the count before the last seat's card
+                        order = self._live_order()
+                        later = order[order.index(ins.seat) + 1:] if ins.seat in order else []
+                        for seat in later[:-1]:
+                            self._pull(Instruction(Signal.DEAL, "", seat=seat, face=ins.face, street=street))
+                        self._input(DealerAction.CARD_COUNT, ins.seat,
+                                    cards=len(self.table.seats.get(ins.seat, ())))
+                        for seat in later[-1:]:
+                            self._pull(Instruction(Signal.DEAL, "", seat=seat, face=ins.face, street=street))
+                        return True
                     self._check_street = street
                 return True
             h = self._hook(("skip-seat",), street, ins.seat)

@@ -33,6 +33,8 @@ from shoe_ctl.service.decks import NEW_DECK_ORDER, DeckFolder
 
 BEAM_PIN = 17
 """The beam's BCM GPIO (the mock pin's number; docs/build-a-shoe.md, "Wiring")."""
+FOREIGN_TAG = Tag(bytes.fromhex("05f0e1d2c3b4a5"))
+"""A tag in no deck this shoe enrols (its decks' UIDs all start 04): a foreign card."""
 
 
 def seeded_uids(seed: int, count: int = deckmap.DECK_SIZE) -> list[bytes]:
@@ -229,7 +231,8 @@ class ReaderShoe:
     def bench_actions(self) -> dict[str, Any]:
         """What the conformance kit's operator (``hil.conform.CallableOperator``) can do on this
         shoe, by action: ``pull-card`` passes the
-        next card's tag across the mouth (its time: the beam restored), ``power-cycle`` restarts
+        next card's tag across the mouth (its time: the beam restored), ``pull-foreign`` a tag of no
+        enrolled deck (:data:`FOREIGN_TAG`), ``power-cycle`` restarts
         the bridge, ``unplug`` and ``replug`` take the shoe's pty away and give it back while the
         bridge runs on."""
         deck = list(self.tags.values())
@@ -237,6 +240,9 @@ class ReaderShoe:
         def pull() -> float:
             tag = deck[self.passes % len(deck)]
             return self.pass_tags([tag])
+
+        def pull_foreign() -> float:
+            return self.pass_tags([FOREIGN_TAG])
 
         def power_cycle() -> None:
             self.restart_bridge()
@@ -249,7 +255,8 @@ class ReaderShoe:
             with self._lock:
                 self.bridge.replug()
 
-        return {"pull-card": pull, "power-cycle": power_cycle, "unplug": unplug, "replug": replug}
+        return {"pull-card": pull, "pull-foreign": pull_foreign, "power-cycle": power_cycle, "unplug": unplug,
+                "replug": replug}
 
     # ---------------------------------------------------------------- what the harness checks
 

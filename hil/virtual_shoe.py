@@ -35,12 +35,12 @@ class _OnDevice:
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
 
-    def __get__(self, shoe: Any, owner: type | None = None) -> Any:
+    def __get__(self, shoe: VirtualShoe | None, owner: type | None = None) -> Any:
         if shoe is None:
             return self
         return getattr(shoe.device, self.name)
 
-    def __set__(self, shoe: Any, value: Any) -> None:
+    def __set__(self, shoe: VirtualShoe, value: object) -> None:
         setattr(shoe.device, self.name, value)
 
 

@@ -99,8 +99,8 @@ def rejects() -> list[dict]:
          + b"\x00", ""),
         ("F-CRC", "crc", "host", "the card vector with its last CRC byte changed", card_ok[:-2]
          + bytes([card_ok[-2] ^ 0x01]) + b"\x00", ""),
-        ("F-TYPE", "unknown-type", "host", "type 0x13, not defined in v1 (counted apart, no error)",
-         _raw(0x13, 9, b"\x01"), ""),
+        ("F-TYPE", "unknown-type", "host", "type 0x14, not defined (counted apart, no error)",
+         _raw(0x14, 9, b"\x01"), ""),
         ("M-LENGTH", "card-5-bytes", "host", "a CARD payload of 5 bytes", _raw(p.T_CARD, 40, bytes(5)), ""),
         ("M-LENGTH", "heartbeat-7-bytes", "host", "a HEARTBEAT payload of 7 bytes", _raw(p.T_HEARTBEAT, 40, bytes(7)),
          ""),
@@ -162,6 +162,20 @@ def rejects() -> list[dict]:
         ("FT-INSTANT", "double-pull-cleared", "host", "a double pull \"cleared\" (an instant never clears)",
          _raw(p.T_FAULT, 40, b"\x03\x01\x00"), ""),
         ("B-NUMBER", "button-0", "host", "BUTTON 0", _raw(p.T_BUTTON, 40, b"\x00"), ""),
+        ("FG-WHAT", "foreign-what-4", "host", "FOREIGN what 4", _raw(p.T_FOREIGN, 41, FOREIGN_TAIL(4, 0xFF)), ""),
+        ("FG-TAG", "foreign-tag-3-bytes", "host", "FOREIGN with a tag of 3 bytes",
+         _raw(p.T_FOREIGN, 41, bytes([1, 0xFF, 3, 4, 0xA1, 0xB2, 0, 0])), ""),
+        ("FG-CARD", "foreign-unknown-with-card", "host", "FOREIGN of a tag of no deck naming card 28",
+         _raw(p.T_FOREIGN, 41, FOREIGN_TAIL(1, 28)), ""),
+        ("FG-CARD", "foreign-other-deck-unread", "host", "FOREIGN of another deck's card with code 0xFF",
+         _raw(p.T_FOREIGN, 41, FOREIGN_TAIL(2, 0xFF, b"D12")), ""),
+        ("ST-DECK", "stub-empty-deck", "host", "a STUB with an empty deck id", _raw(p.T_STUB, 42, b"\x00\x03\x00"), ""),
+        ("FG-UNOFFERED", "stub-unoffered", "host",
+         "a STUB from a shoe whose HELLO (vector hello) did not offer names-foreign",
+         _raw(p.T_STUB, 42, b"\x00\x03\x05red-1"), "hello"),
+        ("FG-UNOFFERED", "foreign-unoffered", "host",
+         "a FOREIGN from a shoe whose HELLO (vector hello) did not offer names-foreign",
+         _raw(p.T_FOREIGN, 41, FOREIGN_TAIL(1, 0xFF)), "hello"),
         ("M-DIRECTION", "ack-to-the-host", "host",
          "an ACK (a type only the host sends) coming to a host after the shoe's HELLO (vector hello)",
          p.encode(p.Ack(2, 1, 2)), "hello"),
@@ -170,7 +184,7 @@ def rejects() -> list[dict]:
         ("A-ORDER", "ack-want-0", "shoe", "ACK want 0", _raw(p.T_ACK, 2, struct.pack(">IIB", 0, 0, 0)), ""),
         ("A-ORDER", "ack-acked-eq-want", "shoe", "ACK acked 42 = want 42", _raw(p.T_ACK, 2, struct.pack(">IIB", 42, 42, 0)),
          ""),
-        ("A-FLAGS", "ack-flag-bit-1", "shoe", "ACK flags bit 1", _raw(p.T_ACK, 2, struct.pack(">IIB", 39, 42, 2)), ""),
+        ("A-FLAGS", "ack-flag-bit-2", "shoe", "ACK flags bit 2", _raw(p.T_ACK, 2, struct.pack(">IIB", 39, 42, 4)), ""),
         ("A-BEYOND", "ack-beyond-next-seq", "shoe",
          "ACK acked 42 to a shoe whose next event is 42 (vector hello): acks what was never sent",
          p.encode(p.Ack(2, 42, 43)), "hello"),
@@ -182,6 +196,11 @@ def rejects() -> list[dict]:
     ]
     return [{"rule": rule, "name": name, "receiver": receiver, "context": context, "description": text,
              "frame": hexbytes(frame)} for rule, name, receiver, text, frame, context in rows]
+
+
+def FOREIGN_TAIL(what: int, code: int, deck: bytes = b"") -> bytes:  # noqa: N802 - reads as a constant
+    """A FOREIGN payload (section 16) for tag 04a1b2c3, stub D17."""
+    return bytes([what, code, 4]) + bytes.fromhex("04a1b2c3") + bytes([len(deck)]) + deck + b"\x03D17"
 
 
 def main(argv: list[str] | None = None) -> int:

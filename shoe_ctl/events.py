@@ -72,6 +72,58 @@ class ShoeFault:
     detail: str = ""
 
 
+class ForeignWhat(StrEnum):
+    """What a card that is not one of the stub's is (``ForeignCard.what``)."""
+
+    UNKNOWN = "unknown"
+    """Its tag is in no deck the shoe knows (a card from outside every enrolled deck)."""
+    OTHER_DECK = "other-deck"
+    """A card of another live (enrolled) deck than the stub's."""
+    RETIRED = "retired"
+    """A card of a retired deck (its tag is in no live deck)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ForeignCard:
+    """The card that just left the shoe (the unreadable ``CardRead`` right before it) is not one
+    of the stub's deck (docs/protocol.md section 16, FOREIGN).
+
+    :param seq: the shoe's sequence number (an event, delivered once and in order).
+    :param what: :class:`ForeignWhat`.
+    :param tag: the tag's UID, lowercase hex (never published to the floor).
+    :param card: the card it is in its own deck (other-deck, retired), else None (never published).
+    :param deck: the deck it belongs to ("" when none); a deck id is public.
+    :param stub: the deck of the stub being dealt ("" before its first known card).
+    """
+
+    seq: int
+    what: ForeignWhat
+    tag: str
+    card: Card | None = None
+    deck: str = ""
+    stub: str = ""
+
+    def describe(self) -> str:
+        """The card in words for the dealer: ``foreign card: tag 04a1..., not in deck D17`` or
+        ``card of deck D12 in deck D17's shoe: the 9c``."""
+        stub = f"deck {self.stub}" if self.stub else "this stub's deck"
+        if self.what is ForeignWhat.OTHER_DECK:
+            return f"card of deck {self.deck} in {stub}'s shoe: the {self.card} (tag {self.tag})"
+        if self.what is ForeignWhat.RETIRED:
+            return f"card of retired deck {self.deck} in {stub}'s shoe: the {self.card} (tag {self.tag})"
+        return f"foreign card: tag {self.tag}, not in {stub} nor in any enrolled deck"
+
+
+@dataclass(frozen=True, slots=True)
+class StubDeck:
+    """The shoe says which enrolled deck the stub counted under ``epoch`` is (docs/protocol.md
+    section 16, STUB): the deck of its first known card since that counter reset. A deck id is
+    public (it names no card); delivered when it changes, not sequenced."""
+
+    epoch: int
+    deck: str
+
+
 @dataclass(frozen=True, slots=True)
 class ShoeButton:
     """A button on the shoe was pressed (``button`` is the shoe's button number, from 1)."""
@@ -196,7 +248,10 @@ class ShoeRestarted:
                 "otherwise the floor rules the hand (misdeal or the cards placed) and the dealer acknowledges")
 
 
-ShoeEvent = CardRead | ShoeFault | ShoeButton | LinkChanged | SequenceGap | CounterReset | ShoeRestarted
+ShoeEvent = (CardRead | ShoeFault | ForeignCard | ShoeButton | LinkChanged | SequenceGap | CounterReset | ShoeRestarted
+             | StubDeck)
+SHOE_NUMBERED = (CardRead, ShoeFault, ForeignCard, ShoeButton)
+"""The shoe's events with a sequence number: journaled, then acked (docs/protocol.md section 5)."""
 
 # --------------------------------------------------------------------------- dealer -> controller
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from shoe_ctl import events
 from shoe_ctl.config import load_profile
-from shoe_ctl.events import Alert, DealerAction, DealerInput
+from shoe_ctl.events import Alert, DealerAction, DealerInput, StubDeck
 from shoe_ctl.machine import Dealing, layout
 from shoe_ctl.rules.cards import card_text
 from shoe_ctl.rules.hand import HandState
@@ -69,6 +69,7 @@ class ExportedHand:
     killed: list[str] = field(default_factory=list)
     out_pending: list[int] = field(default_factory=list)
     software: dict[str, Any] = field(default_factory=dict)
+    decks: list[str] = field(default_factory=list)
     _pending: dict[tuple[str, int], list[str]] = field(default_factory=dict)
     _lines: dict[tuple[str, int], int] = field(default_factory=dict)
 
@@ -300,6 +301,8 @@ class ExportedHand:
             lines.append(f"_killed = {_toml(self.killed)}")
         if self.stubs:
             lines.append(f"_stubs = {_toml([f'{k} {v}' for k, v in self.stubs.items()])}")
+        if self.decks:
+            lines.append(f"_decks = {_toml(self.decks)}")
         for name, values in (("_burns", self.burns), ("_set_aside", self.set_aside), ("_extra", self.extra),
                              ("_inputs", self.inputs), ("_alerts", self.alerts)):
             if values:
@@ -389,6 +392,8 @@ def replay_hands(journal: Journal, make_machine: MachineFactory, *, table: str |
         if current is None:
             continue
         current.last_seq = rec.seq
+        if isinstance(item, StubDeck) and item.deck not in current.decks:
+            current.decks.append(item.deck)  # the enrolled deck the shoe said the stub is
         if before_state != "idle" or machine.hand_no != before_no:  # an alert raised between hands is no hand's
             for cmd in cmds:
                 if isinstance(cmd, Alert):
@@ -462,7 +467,8 @@ def _stub_at_start(hand: HandState, plan: StreetPlan) -> int:
 
 
 def _is_event(item: object) -> bool:
-    return isinstance(item, events.CardRead | events.ShoeFault | events.ShoeButton | events.LinkChanged
+    return isinstance(item, events.CardRead | events.ShoeFault | events.ForeignCard | events.StubDeck | events.ShoeButton
+                      | events.LinkChanged
                       | events.SequenceGap | events.DealerInput | events.TimerFired)
 
 

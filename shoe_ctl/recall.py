@@ -29,7 +29,7 @@ MAX_ENTRIES = 600
 """Entries kept per hand (a hand of eight players has about 120); later ones are counted only."""
 HIDDEN_ROLES = frozenset({"down", "burn", "stray"})
 """Reads whose card the public recall does not name (face down on the table)."""
-_EVENT_KINDS = frozenset({"CardRead", "DealerInput", "ShoeFault", "LinkChanged", "TimerFired", "SequenceGap",
+_EVENT_KINDS = frozenset({"CardRead", "DealerInput", "ShoeFault", "ForeignCard", "StubDeck", "LinkChanged", "TimerFired", "SequenceGap",
                           "CounterReset", "ShoeRestarted"})
 
 

@@ -25,7 +25,7 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict, cast
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
@@ -230,7 +230,22 @@ def dependency_versions() -> dict[str, str]:
     return dict(sorted(out.items()))
 
 
-def build_manifest(root: Path | None = None) -> dict[str, Any]:
+class Manifest(TypedDict):
+    """The release manifest (``release.json``), as :func:`build_manifest` makes it and
+    :func:`read_manifest` reads it back: ``v``, ``files`` and ``dependencies`` are checked there;
+    the others are read with ``get``."""
+
+    v: int
+    files: dict[str, str]
+    """Relative path -> SHA-256 hex of the file."""
+    dependencies: dict[str, str]
+    """Distribution name -> version."""
+    name: NotRequired[str]
+    version: NotRequired[str]
+    config_schema: NotRequired[int]
+
+
+def build_manifest(root: Path | None = None) -> Manifest:
     """The manifest of the code under ``root`` (default :func:`code_root`): ``v``, ``name``,
     ``version``, ``config_schema``, ``dependencies`` (name -> version) and ``files`` (relative
     path -> SHA-256 hex)."""
@@ -269,7 +284,7 @@ def _read_small(path: Path, what: str) -> bytes:
     return data
 
 
-def read_manifest(path: str | os.PathLike[str]) -> tuple[bytes, dict[str, Any]]:
+def read_manifest(path: str | os.PathLike[str]) -> tuple[bytes, Manifest]:
     """The manifest file's bytes and its parsed form.
 
     :raises ReleaseError: absent, unreadable, too large, or not a manifest.
@@ -283,7 +298,7 @@ def read_manifest(path: str | os.PathLike[str]) -> tuple[bytes, dict[str, Any]]:
             or not isinstance(parsed.get("dependencies"), dict):
         raise ReleaseError(f"release manifest {path}: not a version-{MANIFEST_VERSION} manifest "
                            "(v, files, dependencies)")
-    return data, parsed
+    return data, cast(Manifest, parsed)  # its v, files and dependencies checked just above
 
 
 def verify_signature(data: bytes, sig_path: Path, public_key: str | None) -> str:
@@ -331,7 +346,7 @@ class Verdict:
     off: bool = False
 
 
-def _first_difference(manifest: Mapping[str, Any], root: Path) -> tuple[str | None, str]:
+def _first_difference(manifest: Manifest, root: Path) -> tuple[str | None, str]:
     """The first file (sorted by path) or dependency that differs from ``manifest``, and why."""
     listed = manifest["files"]
     found = packaged_files(root)

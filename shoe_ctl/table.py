@@ -264,8 +264,10 @@ class Table:
         self._check_release()  # before the shoe is opened
         self._load_users()
         secret, serial = self._link_auth()
+        journal = self.journal
+        boot = journal.last_shoe_boot() if isinstance(journal, Journal) and self.resume_seq is not None else None
         self.link = link = ShoeLink(self.url, controller.queue, baudrate=self.cfg.shoe.baudrate,
-                                    resume_seq=self.resume_seq, secret=secret, serial=serial)
+                                    resume_seq=self.resume_seq, secret=secret, serial=serial, resume_boot=boot)
         controller.link = link
         if self._notifier is not None and self._notifier.enabled:
             # READY=1 at once: without its shoe the table is a running service that says so; and

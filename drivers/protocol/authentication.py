@@ -42,9 +42,11 @@ from drivers.protocol.messages import (
     ButtonMsg,
     CardMsg,
     FaultMsg,
+    ForeignMsg,
     Heartbeat,
     Hello,
     Pair,
+    StubMsg,
 )
 
 AUTH_VERSION = 2
@@ -190,7 +192,7 @@ def seal_body(msg: Any, key: bytes | MacKey, ctr: int, *, challenge: bytes = b""
     """
     if not 0 <= msg.seq <= SEQ_MAX or not 0 <= ctr <= SEQ_MAX:
         raise MessageError(f"seq {msg.seq} or counter {ctr} outside 0..{SEQ_MAX}")
-    if msg.seq == 0 and isinstance(msg, CardMsg | FaultMsg | ButtonMsg | Heartbeat | Hello):
+    if msg.seq == 0 and isinstance(msg, CardMsg | FaultMsg | ForeignMsg | ButtonMsg | Heartbeat | StubMsg | Hello):
         raise MessageError(f"{type(msg).__name__} with seq 0: shoe sequence numbers start at 1", "M-SEQ0")
     extra = challenge + nonce
     if len(extra) != _auth_fields(msg.TYPE) or (nonce and len(challenge) != NONCE_SIZE):

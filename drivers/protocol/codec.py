@@ -17,11 +17,14 @@ from typing import Any
 
 from drivers.exc import FrameError, MessageError, UnknownMessageError
 from drivers.protocol.messages import (
+    ACK_NAMES_FOREIGN,
+    ACK_RESEND,
     CAPS,
     EXT_CAPS,
     EXT_COUNTERS,
     FAULT_CODES,
     FAULT_KINDS,
+    FOREIGN_WHAT,
     HB_COVER_OPEN,
     HB_FLAGS,
     HB_JAMMED,
@@ -37,24 +40,28 @@ from drivers.protocol.messages import (
     T_BUTTON,
     T_CARD,
     T_FAULT,
+    T_FOREIGN,
     T_HEARTBEAT,
     T_HELLO,
     T_HOST_HELLO,
     T_LED,
     T_RESET,
+    T_STUB,
     TYPE_NAMES,
     Ack,
     ButtonMsg,
     CardMsg,
     FaultMsg,
+    ForeignMsg,
     Heartbeat,
     Hello,
     HostHello,
     Led,
     Message,
     ResetCounter,
+    StubMsg,
 )
-from shoe_ctl.events import FaultKind
+from shoe_ctl.events import FaultKind, ForeignWhat
 from shoe_ctl.rules.cards import Card
 
 MAX_BODY = 254
@@ -88,6 +95,10 @@ _HOST_HELLO = struct.Struct(">BB")
 _ACK = struct.Struct(">IIB")
 _LED = struct.Struct(">BBBBHH")
 _RESET = struct.Struct(">H")
+_FOREIGN = struct.Struct(">BBB")
+_STUB = struct.Struct(">H")
+TAG_SIZES = range(4, 11)
+"""A FOREIGN tag's UID length in bytes (ISO/IEC 14443 A: 4, 7, 10; ISO 15693: 8)."""
 _EXT = struct.Struct(">BB")
 _CAPS = struct.Struct(">I")
 _COUNTERS = struct.Struct(">IIH")
@@ -216,7 +227,7 @@ def _payload(msg: Message) -> bytes:
             return _CARD.pack(code, reader, msg.dispense, msg.epoch)
         if isinstance(msg, Ack):
             _check(msg.want >= 1 and msg.acked < msg.want, "ACK needs acked < want and want >= 1", "A-ORDER")
-            return _ACK.pack(msg.acked, msg.want, int(msg.resend))
+            return _ACK.pack(msg.acked, msg.want, ACK_RESEND * msg.resend | ACK_NAMES_FOREIGN * msg.names_foreign)
         if isinstance(msg, Heartbeat):
             flags = (HB_COVER_OPEN * msg.cover_open) | (HB_JAMMED * msg.jammed) | (HB_READER_ERROR * msg.reader_error)
             return _HEARTBEAT.pack(msg.dispense, msg.epoch, msg.led_token, flags, msg.unacked)
@@ -237,6 +248,17 @@ def _payload(msg: Message) -> bytes:
             _check(not (msg.cleared and FaultKind(msg.kind) == FaultKind.DOUBLE_PULL),
                    "double pull is an instant: never cleared", "FT-INSTANT")
             return _FAULT.pack(FAULT_CODES[FaultKind(msg.kind)], int(msg.cleared)) + _text(msg.detail, "detail")
+        if isinstance(msg, StubMsg):
+            _check(msg.deck != "", "STUB names a deck", "ST-DECK")
+            return _STUB.pack(msg.epoch) + _text(msg.deck, "deck")
+        if isinstance(msg, ForeignMsg):
+            _check(len(msg.tag) in TAG_SIZES, f"FOREIGN tag of {len(msg.tag)} bytes, 4..10", "FG-TAG")
+            unknown = ForeignWhat(msg.what) is ForeignWhat.UNKNOWN
+            _check(unknown == (msg.card is None), "FOREIGN names a card exactly when its tag is of a deck",
+                   "FG-CARD")
+            code = UNREADABLE if msg.card is None else msg.card.code
+            return (_FOREIGN.pack(FOREIGN_WHAT.index(ForeignWhat(msg.what)) + 1, code, len(msg.tag)) + msg.tag
+                    + _text(msg.deck, "deck") + _text(msg.stub, "stub"))
         if isinstance(msg, ButtonMsg):
             _check(1 <= msg.button <= 255, "button number is 1..255", "B-NUMBER")
             return _BUTTON.pack(msg.button)
@@ -267,7 +289,7 @@ def encode_body(msg: Message) -> bytes:
     """
     if not 0 <= msg.seq <= SEQ_MAX:
         raise MessageError(f"seq {msg.seq} outside 0..{SEQ_MAX}")
-    if msg.seq == 0 and isinstance(msg, CardMsg | FaultMsg | ButtonMsg | Heartbeat | Hello):
+    if msg.seq == 0 and isinstance(msg, CardMsg | FaultMsg | ForeignMsg | ButtonMsg | Heartbeat | StubMsg | Hello):
         raise MessageError(f"{type(msg).__name__} with seq 0: shoe sequence numbers start at 1", "M-SEQ0")
     data = HEADER.pack(msg.TYPE, msg.seq) + _payload(msg)
     body = data + CRC.pack(crc32(data))
@@ -278,7 +300,7 @@ def encode_body(msg: Message) -> bytes:
 
 _CARD_OF: tuple[Card, ...] = tuple(Card(code) for code in range(52))
 """The card of each code 0..51 (a card is a frozen value: one instance per code serves every frame)."""
-_SHOE_NUMBERED = frozenset({T_CARD, T_FAULT, T_BUTTON, T_HEARTBEAT})
+_SHOE_NUMBERED = frozenset({T_CARD, T_FAULT, T_FOREIGN, T_BUTTON, T_HEARTBEAT, T_STUB})
 
 
 def _decode_payload(mtype: int, seq: int, p: bytes) -> Message:
@@ -307,9 +329,9 @@ def _decode_payload(mtype: int, seq: int, p: bytes) -> Message:
         acked, want, flags = _ACK.unpack(p)
         if not (want >= 1 and acked < want):
             raise MessageError("ACK needs acked < want and want >= 1", "A-ORDER")
-        if flags not in (0, 1):
+        if flags & ~(ACK_RESEND | ACK_NAMES_FOREIGN):
             raise MessageError(f"ACK flags 0x{flags:02x} has unknown bits", "A-FLAGS")
-        return Ack(seq, acked, want, bool(flags))
+        return Ack(seq, acked, want, bool(flags & ACK_RESEND), bool(flags & ACK_NAMES_FOREIGN))
     if mtype == T_HEARTBEAT:
         if len(p) != _HEARTBEAT.size:
             raise MessageError(f"HEARTBEAT payload is {len(p)} bytes, expected {_HEARTBEAT.size}", "M-LENGTH")
@@ -344,6 +366,15 @@ def _decode_payload(mtype: int, seq: int, p: bytes) -> Message:
         detail, pos = _read_text(p, _FAULT.size, "detail")
         _check(pos == len(p), f"FAULT has {len(p) - pos} bytes after its last field", "M-LENGTH")
         return FaultMsg(seq, FAULT_KINDS[kind], bool(cleared), detail)
+    if mtype == T_FOREIGN:
+        return _decode_foreign(seq, p)
+    if mtype == T_STUB:
+        _check(len(p) >= _STUB.size + 1, f"STUB payload is {len(p)} bytes, at least {_STUB.size + 1}", "M-LENGTH")
+        (epoch,) = _STUB.unpack_from(p)
+        deck, pos = _read_text(p, _STUB.size, "deck")
+        _check(pos == len(p), f"STUB has {len(p) - pos} bytes after its last field", "M-LENGTH")
+        _check(deck != "", "STUB names a deck", "ST-DECK")
+        return StubMsg(seq, epoch, deck)
     if mtype == T_BUTTON:
         _check(len(p) == _BUTTON.size, f"BUTTON payload is {len(p)} bytes, expected {_BUTTON.size}", "M-LENGTH")
         _check(p[0] >= 1, "button number is 1..255", "B-NUMBER")
@@ -372,6 +403,27 @@ def _decode_payload(mtype: int, seq: int, p: bytes) -> Message:
         _check(epoch >= 1, "epoch is 1..65535", "R-EPOCH")
         return ResetCounter(seq, epoch)
     raise UnknownMessageError(mtype)
+
+
+def _decode_foreign(seq: int, p: bytes) -> ForeignMsg:
+    """FOREIGN's payload ``what:u8 card:u8 tag_len:u8 tag deck:str stub:str`` (section 16)."""
+    _check(len(p) >= _FOREIGN.size, f"FOREIGN payload is {len(p)} bytes, at least 9", "M-LENGTH")
+    what, code, size = _FOREIGN.unpack_from(p)
+    _check(1 <= what <= len(FOREIGN_WHAT), f"FOREIGN what {what} unknown", "FG-WHAT")
+    _check(size in TAG_SIZES, f"FOREIGN tag of {size} bytes, 4..10", "FG-TAG")
+    _check(_FOREIGN.size + size <= len(p), "FOREIGN tag runs past the payload", "M-LENGTH")
+    tag = bytes(p[_FOREIGN.size : _FOREIGN.size + size])
+    deck, pos = _read_text(p, _FOREIGN.size + size, "deck")
+    stub, pos = _read_text(p, pos, "stub")
+    _check(pos == len(p), f"FOREIGN has {len(p) - pos} bytes after its last field", "M-LENGTH")
+    kind = FOREIGN_WHAT[what - 1]
+    if kind is ForeignWhat.UNKNOWN:
+        _check(code == UNREADABLE and deck == "", "FOREIGN of a tag of no deck names no card and no deck", "FG-CARD")
+        card = None
+    else:
+        _check(code < 52 and deck != "", f"FOREIGN {kind} needs a card code 0..51 and its deck", "FG-CARD")
+        card = _CARD_OF[code]
+    return ForeignMsg(seq, kind, card, tag, deck, stub)
 
 
 def decode_body(body: bytes) -> Message:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
 from drivers.exc import MessageError
-from shoe_ctl.events import CardRead, FaultKind, ShoeButton, ShoeFault, ShoeInfo
+from shoe_ctl.events import CardRead, FaultKind, ForeignCard, ForeignWhat, ShoeButton, ShoeFault, ShoeInfo
 from shoe_ctl.rules.cards import Card
 
 PROTOCOL_VERSION = 1
@@ -23,9 +23,13 @@ SEQ_MAX = 0xFFFFFFFF
 # message types ------------------------------------------------------------------------------
 T_HELLO = 0x01
 T_HEARTBEAT = 0x02
+T_STUB = 0x03
+"""Shoe -> host, not an event, only to a host that took ``names-foreign`` (docs/protocol.md section 16)."""
 T_CARD = 0x10
 T_FAULT = 0x11
 T_BUTTON = 0x12
+T_FOREIGN = 0x13
+"""Shoe -> host, an event, only to a host that took ``names-foreign`` (docs/protocol.md section 16)."""
 T_HOST_HELLO = 0x81
 T_ACK = 0x82
 T_LED = 0x83
@@ -56,7 +60,7 @@ LED_SIGNALS: tuple[str, ...] = (
 )
 """Signal names by LED ``signal`` code (0 = none/unnamed pattern)."""
 
-CAPS: tuple[str, ...] = ("persistent-counters", "counts-unpowered", "keeps-buffer")
+CAPS: tuple[str, ...] = ("persistent-counters", "counts-unpowered", "keeps-buffer", "names-foreign")
 """Capability flags of the HELLO ``caps`` record by bit (bit 0 = persistent-counters ...);
 docs/protocol.md section 12. A receiver ignores bits it does not know (a later revision's)."""
 EXT_CAPS = 0x01
@@ -67,6 +71,12 @@ EXT_SECURITY = range(0x40, 0x80)
 """HELLO extension tags kept for link security; none is defined: version 2 carries its challenge and
 nonce as frame fields (:func:`seal_body`), and its HELLO holds the records above in its payload as
 version 1 does (docs/protocol.md section 13, "Versioning"). A receiver skips these tags."""
+
+FOREIGN_WHAT: tuple[ForeignWhat, ...] = (ForeignWhat.UNKNOWN, ForeignWhat.OTHER_DECK, ForeignWhat.RETIRED)
+"""FOREIGN ``what`` codes 1, 2, 3 (docs/protocol.md section 16)."""
+ACK_RESEND = 0x01
+ACK_NAMES_FOREIGN = 0x02
+"""ACK flag bit 1: the host takes FOREIGN events; only to a shoe whose HELLO offered ``names-foreign``."""
 
 HB_COVER_OPEN = 0x01
 HB_JAMMED = 0x02
@@ -153,6 +163,18 @@ class Heartbeat:
 
 
 @dataclass(frozen=True, slots=True)
+class StubMsg:
+    """Shoe -> host, type 0x03, not an event (docs/protocol.md section 16): the stub counted under
+    ``epoch`` is deck ``deck`` (1..32 bytes). ``seq``: the shoe's next_seq, as in HEARTBEAT.
+    Sent after each HEARTBEAT to a host that took ``names-foreign``, once the deck is known."""
+
+    seq: int
+    epoch: int
+    deck: str
+    TYPE: ClassVar[int] = T_STUB
+
+
+@dataclass(frozen=True, slots=True)
 class CardMsg:
     """Shoe -> host, type 0x10, an event: one card left the shoe.
 
@@ -179,6 +201,27 @@ class FaultMsg:
     cleared: bool = False
     detail: str = ""
     TYPE: ClassVar[int] = T_FAULT
+
+
+@dataclass(frozen=True, slots=True)
+class ForeignMsg:
+    """Shoe -> host, type 0x13, an event (docs/protocol.md section 16): the card of the CARD
+    0xFF before it is not one of the stub's deck. It stands in the place of that card's misread
+    FAULT, and only a host whose ACKs took ``names-foreign`` receives it.
+
+    :param what: :data:`FOREIGN_WHAT`.
+    :param card: its card in its own deck (None for a tag of no deck).
+    :param tag: the tag's UID, 4..10 bytes.
+    :param deck: the deck it belongs to ("" for none), ``stub``: the stub's deck ("" not known).
+    """
+
+    seq: int
+    what: ForeignWhat
+    card: Card | None
+    tag: bytes
+    deck: str = ""
+    stub: str = ""
+    TYPE: ClassVar[int] = T_FOREIGN
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,6 +260,8 @@ class Ack:
     acked: int
     want: int
     resend: bool = False
+    names_foreign: bool = False
+    """Flag bit 1: the host takes FOREIGN events (section 16); sent only to a shoe that offered it."""
     TYPE: ClassVar[int] = T_ACK
 
 
@@ -268,17 +313,20 @@ class Pair:
 
 
 
-Message = Hello | Heartbeat | CardMsg | FaultMsg | ButtonMsg | HostHello | Ack | Led | ResetCounter
-EventMsg = CardMsg | FaultMsg | ButtonMsg
-EVENT_TYPES: tuple[type, ...] = (CardMsg, FaultMsg, ButtonMsg)
+Message = (Hello | Heartbeat | StubMsg | CardMsg | FaultMsg | ForeignMsg | ButtonMsg | HostHello | Ack | Led
+           | ResetCounter)
+EventMsg = CardMsg | FaultMsg | ForeignMsg | ButtonMsg
+EVENT_TYPES: tuple[type, ...] = (CardMsg, FaultMsg, ForeignMsg, ButtonMsg)
 
 
-def to_event(msg: EventMsg) -> CardRead | ShoeFault | ShoeButton:
+def to_event(msg: EventMsg) -> CardRead | ShoeFault | ForeignCard | ShoeButton:
     """The :mod:`shoe_ctl.events` value of a shoe event message."""
     if isinstance(msg, CardMsg):
         return CardRead(msg.seq, msg.card, msg.reader, msg.dispense, msg.epoch)
     if isinstance(msg, FaultMsg):
         return ShoeFault(msg.seq, msg.kind, msg.cleared, msg.detail)
+    if isinstance(msg, ForeignMsg):
+        return ForeignCard(msg.seq, msg.what, msg.tag.hex(), msg.card, msg.deck, msg.stub)
     return ShoeButton(msg.seq, msg.button)
 
 
@@ -293,12 +341,16 @@ def message_to_json(msg: Message) -> dict[str, Any]:
         value = getattr(msg, f.name)
         if value is None and f.name in _OPTIONAL_FIELDS:
             continue  # a HELLO extension record that is not there
+        if f.name == "names_foreign" and not value:
+            continue  # an ACK without flag bit 1, as before it was defined
         if isinstance(value, Card):
             value = str(value)
         elif isinstance(value, tuple):
             value = list(value)
-        elif isinstance(value, FaultKind):
+        elif isinstance(value, FaultKind | ForeignWhat):
             value = str(value)
+        elif isinstance(value, bytes):
+            value = value.hex()
         out[f.name] = value
     return out
 
@@ -317,6 +369,10 @@ def message_from_json(data: Mapping[str, Any]) -> Message:
         values["card"] = None if values["card"] is None else Card.parse(values["card"])
     if "kind" in values:
         values["kind"] = FaultKind(values["kind"])
+    if "what" in values:
+        values["what"] = ForeignWhat(values["what"])
+    if isinstance(values.get("tag"), str):
+        values["tag"] = bytes.fromhex(values["tag"])
     for key in ("readers", "leds", "caps"):
         if values.get(key) is not None:
             values[key] = tuple(values[key])
@@ -328,7 +384,7 @@ def message_from_json(data: Mapping[str, Any]) -> Message:
 
 
 TYPES_BY_NAME: Mapping[str, Any] = {
-    "HELLO": Hello, "HEARTBEAT": Heartbeat, "CARD": CardMsg, "FAULT": FaultMsg, "BUTTON": ButtonMsg,
+    "HELLO": Hello, "HEARTBEAT": Heartbeat, "STUB": StubMsg, "CARD": CardMsg, "FAULT": FaultMsg, "FOREIGN": ForeignMsg, "BUTTON": ButtonMsg,
     "HOST_HELLO": HostHello, "ACK": Ack, "LED": Led, "RESET_COUNTER": ResetCounter,
 }
 TYPE_NAMES: Mapping[int, str] = {cls.TYPE: name for name, cls in TYPES_BY_NAME.items()}

@@ -14,9 +14,11 @@ from .crypto import HmacKey, same
 # message types (section 4)
 T_HELLO = 0x01
 T_HEARTBEAT = 0x02
+T_STUB = 0x03
 T_CARD = 0x10
 T_FAULT = 0x11
 T_BUTTON = 0x12
+T_FOREIGN = 0x13
 T_HOST_HELLO = 0x81
 T_ACK = 0x82
 T_LED = 0x83
@@ -31,7 +33,10 @@ UNREADABLE = 0xFF
 READER_NONE, READER_RFID, READER_OPTICAL = 0, 1, 2
 FAULT_MISREAD, FAULT_JAM, FAULT_DOUBLE_PULL, FAULT_COVER_OPEN, FAULT_READER_ERROR = 1, 2, 3, 4, 5
 HB_COVER_OPEN, HB_JAMMED, HB_READER_ERROR = 0x01, 0x02, 0x04
-CAP_PERSISTENT, CAP_UNPOWERED, CAP_KEEPS_BUFFER = 0x01, 0x02, 0x04
+CAP_PERSISTENT, CAP_UNPOWERED, CAP_KEEPS_BUFFER, CAP_NAMES_FOREIGN = 0x01, 0x02, 0x04, 0x08
+ACK_RESEND, ACK_NAMES_FOREIGN = 0x01, 0x02
+FOREIGN_UNKNOWN, FOREIGN_OTHER_DECK, FOREIGN_RETIRED = 1, 2, 3
+"""FOREIGN ``what``: a tag of no deck, a card of another live deck, a card of a retired deck."""
 EXT_CAPS, EXT_COUNTERS = 0x01, 0x02
 
 V1, V2 = 1, 2
@@ -217,6 +222,29 @@ def fault_payload(kind: int, cleared: bool, detail: str = "") -> bytes:
     return struct.pack(">BB", kind, 1 if cleared else 0) + _str(detail)
 
 
+def foreign_payload(what: int, code: int, uid: bytes, deck: str, stub: str) -> bytes:
+    """FOREIGN's payload (section 16): ``what`` (:data:`FOREIGN_UNKNOWN` ...), the card ``code``
+    (0xFF for a tag of no deck), the tag's ``uid`` (4..10 bytes), its ``deck`` ("" when none) and
+    the ``stub``'s deck ("" before its first known card)."""
+    return struct.pack(">BBB", what, code, len(uid)) + bytes(uid) + _str(deck) + _str(stub)
+
+
+def stub_payload(epoch: int, deck: str) -> bytes:
+    """STUB's payload (section 16): the deck id of the stub counted under ``epoch``."""
+    return struct.pack(">H", epoch) + _str(deck)
+
+
+def foreign_fields(payload: bytes) -> "tuple[int, int, bytes, str, str]":
+    """``(what, code, uid, deck, stub)`` of a FOREIGN payload this shoe made."""
+    what, code, size = payload[0], payload[1], payload[2]
+    uid = bytes(payload[3:3 + size])
+    pos = 3 + size
+    deck = str(payload[pos + 1:pos + 1 + payload[pos]], "utf-8")
+    pos += 1 + payload[pos]
+    stub = str(payload[pos + 1:pos + 1 + payload[pos]], "utf-8")
+    return (what, code, uid, deck, stub)
+
+
 def button_payload(button: int) -> bytes:
     """BUTTON's payload."""
     return struct.pack(">B", button)
@@ -297,7 +325,7 @@ class Sealed:
 def parse_host(mtype: int, payload: bytes) -> tuple:  # type: ignore[type-arg]
     """The fields of a host message, checked by the rows of section 11 a shoe applies.
 
-    :returns: HOST_HELLO ``(vmin, vmax)``; ACK ``(acked, want, resend)``; LED
+    :returns: HOST_HELLO ``(vmin, vmax)``; ACK ``(acked, want, resend, names_foreign)``; LED
         ``(token, signal, leds, mode, on_ms, off_ms)``; RESET_COUNTER ``(epoch,)``; PAIR
         ``(secret,)``.
     :raises DropFrame: the row broken (M-LENGTH, HH-RANGE, A-ORDER, A-FLAGS, L-TOKEN, L-SIGNAL,
@@ -317,9 +345,9 @@ def parse_host(mtype: int, payload: bytes) -> tuple:  # type: ignore[type-arg]
         acked, want, flags = struct.unpack(">IIB", payload)
         if want == 0 or acked >= want:
             raise DropFrame("A-ORDER")
-        if flags & 0xFE:
+        if flags & ~(ACK_RESEND | ACK_NAMES_FOREIGN):
             raise DropFrame("A-FLAGS")
-        return (acked, want, bool(flags & 1))
+        return (acked, want, bool(flags & ACK_RESEND), bool(flags & ACK_NAMES_FOREIGN))
     if mtype == T_LED:
         if n != 8:
             raise DropFrame("M-LENGTH")

@@ -1,12 +1,14 @@
 """The shoe's side of the link without I/O (:class:`ShoeCore`): sequence numbers, the unacked events
-(:class:`~.ring.EventRing`), delivery, heartbeats, LED and counter commands and version-2
-sessions (:class:`~.auth.ShoeAuth`). It is fed the host's bytes and the clock, queues the frames to
+(:class:`~.ring.EventRing`), delivery, heartbeats, LED and counter commands, version-2
+sessions (:class:`~.auth.ShoeAuth`) and the form of a FOREIGN for this host
+(:class:`~.naming.ForeignNaming`). It is fed the host's bytes and the clock, queues the frames to
 write and says (:attr:`~ShoeCore.dirty`) when its kept state must be saved before them; no thread,
 no port, no clock of its own; runs on CircuitPython. The protocol: docs/protocol.md, sections 3-6
 and 12-15; its parts and timers: docs/build-a-shoe.md, "Firmware"."""
 
 from . import codec as c
 from .auth import ShoeAuth
+from .naming import RAW, ForeignNaming
 from .ring import EventRing
 
 try:
@@ -27,9 +29,6 @@ reported as token 0 (``(token, signal, leds, mode, on_ms, off_ms)``)."""
 STOP_LED = (0, 9, 0x10, 1, 250, 250)
 """The shoe's own pattern while its event buffer is full: red blinking 250/250 ms, token 0."""
 _HB_FLAG = {c.FAULT_COVER_OPEN: c.HB_COVER_OPEN, c.FAULT_JAM: c.HB_JAMMED, c.FAULT_READER_ERROR: c.HB_READER_ERROR}
-RAW = 0
-"""An entry type of the buffer whose payload is a whole frame, sent as it is (a simulation's
-broken event)."""
 
 
 class ShoeConfig:
@@ -172,6 +171,8 @@ def _hello_payload(core: "ShoeCore", version: int) -> bytes:
         counters = (core.boot_count, core.card_total, core.dispense)
     if cfg.keeps_buffer:
         caps = (caps or 0) | c.CAP_KEEPS_BUFFER
+    if core.naming.offered:
+        caps = (caps or 0) | c.CAP_NAMES_FOREIGN
     return c.hello_payload(version, vmin, vmax, core.boot_id, core.ring.oldest(core.next_seq), core.epoch,
                            core.lights.token(), cfg.readers, cfg.firmware, cfg.serial, caps, counters)
 
@@ -193,6 +194,8 @@ class ShoeCore:
         (the caller keeps :meth:`kept`); HELLO carries the caps and counters records.
     :param counts_unpowered: the sensor counts while the shoe is off (capability bit 1).
     :param keeps_buffer: the unacked buffer survives a power loss (capability bit 2).
+    :param names_foreign: the shoe names a card of another deck by FOREIGN events (capability
+        bit 3; section 16, :class:`~.naming.ForeignNaming`).
     :param now: the clock at power-up.
     :raises ValueError: a serial number that is empty or over 32 bytes, a secret of another size.
     """
@@ -215,7 +218,7 @@ class ShoeCore:
                  pairing: bool = False, heartbeat_s: float = 0.5, resend_s: float = 0.3,
                  host_silence_s: float = 3.0, capacity: int = 256, version_range: tuple[int, int] | None = None,
                  persistent_counters: bool = True, counts_unpowered: bool = False, keeps_buffer: bool = False,
-                 now: float = 0.0) -> None:
+                 names_foreign: bool = False, now: float = 0.0) -> None:
         if random_bytes is None:
             import os
             random_bytes = os.urandom
@@ -237,6 +240,8 @@ class ShoeCore:
         self.dispense = 0
         self.epoch = 0
         self.dirty = True
+        self.naming = ForeignNaming(names_foreign)
+        """The form of FOREIGN events for this connection's host (section 16)."""
         # timers
         self._host_rx_at = now
         self._next_hb = now
@@ -300,6 +305,7 @@ class ShoeCore:
     def _power_up(self, now: float | None) -> None:
         self.lights.power_up()
         self.auth.session = None
+        self.naming.forget()
         self.ring.want = self.next_seq
         if now is not None:
             self._host_rx_at = now
@@ -336,6 +342,7 @@ class ShoeCore:
         """Another host connection on the same line: forget a partial frame and the session."""
         self._splitter.reset()
         self.auth.session = None
+        self.naming.forget()
 
     def receive_data(self, data: bytes, now: float) -> None:
         """Bytes from the host at ``now`` (frames may be split anywhere); what is dropped or
@@ -406,7 +413,7 @@ class ShoeCore:
         self.dispense = min(self.dispense + 1, 0xFFFF)
         self.card_total = (self.card_total + 1) & 0xFFFFFFFF
         self.dirty = True
-        seq = self._event(c.T_CARD, c.card_payload(code, reader, self.dispense, self.epoch), now)
+        seq = self.event(c.T_CARD, c.card_payload(code, reader, self.dispense, self.epoch), now)
         if not seq:
             self.stats.counted_while_full += 1
         return seq
@@ -424,14 +431,14 @@ class ShoeCore:
         when space frees is reported then)."""
         flag = _HB_FLAG.get(kind, 0)
         self.lights.condition(flag, cleared)
-        seq = self._event(c.T_FAULT, c.fault_payload(kind, cleared, detail), now)
+        seq = self.event(c.T_FAULT, c.fault_payload(kind, cleared, detail), now)
         if not seq and flag:
             self.lights.pending |= flag
         return seq
 
     def button(self, number: int, now: float) -> int:
         """Shoe button ``number`` (1..255) pressed; its sequence number, or 0 with a full buffer."""
-        return self._event(c.T_BUTTON, c.button_payload(number), now)
+        return self.event(c.T_BUTTON, c.button_payload(number), now)
 
     def raw_event(self, frame: bytes, now: float) -> int:
         """Hold and send a prepared ``frame`` under the next number, as an event (a simulation's
@@ -442,7 +449,10 @@ class ShoeCore:
         self._emit(frame)
         return seq
 
-    def _event(self, mtype: int, payload: bytes, now: float) -> int:
+    def event(self, mtype: int, payload: bytes, now: float) -> int:
+        """Make an event of type ``mtype`` (CARD, FAULT, FOREIGN, BUTTON) with ``payload``: its
+        number taken, held, sent in the form this host takes. Returns its number, 0 with a full
+        buffer (no number taken). :meth:`card`, :meth:`fault` and :meth:`button` build it."""
         if self.ring.full():
             self._set_full(True)
             return 0
@@ -451,7 +461,7 @@ class ShoeCore:
         self.dirty = True
         self.ring.hold((seq, mtype, payload), now)
         self.made(seq, mtype, payload)
-        self._emit(self.auth.frame(mtype, seq, payload))
+        self.naming.send([(seq, mtype, payload)], self.auth, self._emit)
         if self.ring.full():
             self._set_full(True)
         return seq
@@ -487,16 +497,15 @@ class ShoeCore:
         payload = c.heartbeat_payload(self.dispense, self.epoch, self.lights.token(), self.lights.flags(),
                                       len(self.ring))
         self._emit(self.auth.frame(c.T_HEARTBEAT, self.next_seq, payload))
+        self.naming.after_heartbeat(self.auth, self.next_seq, self.epoch, self._emit)
 
     def _resend_from(self, want: int, now: float, limit: int) -> None:
-        again = self.ring.from_want(want, limit, now)
-        for seq, mtype, payload in again:
-            self._emit(payload if mtype == RAW else self.auth.frame(mtype, seq, payload))
-        self.stats.resent += len(again)
+        self.stats.resent += self.naming.send(self.ring.from_want(want, limit, now), self.auth, self._emit)
 
     def _on_host(self, mtype: int, fields: tuple, now: float) -> None:  # type: ignore[type-arg]
         if mtype == c.T_ACK:
-            self._on_ack(fields[0], fields[1], fields[2], now)
+            # a FOREIGN that waited for the host's first ACK goes now, as if it asked for a resend
+            self._on_ack(fields[0], fields[1], self.naming.ack(fields[3]) or fields[2], now)
         elif mtype == c.T_HOST_HELLO:
             self._on_host_hello(fields[0], fields[1], now)
         elif mtype == c.T_LED:
@@ -522,6 +531,7 @@ class ShoeCore:
             self._resend_from(want, now, self.RESEND_ON_REQUEST)
 
     def _on_host_hello(self, vmin: int, vmax: int, now: float) -> None:
+        self.naming.forget()  # a new host: its first ACK says whether it takes FOREIGN
         lo = max(vmin, self.version_range[0])
         hi = min(vmax, self.version_range[1])
         self._send_hello(hi if lo <= hi else 0, self.auth.challenge)

@@ -348,3 +348,35 @@ def load_folder(folder: str, key: HmacKey, listdir: "Callable[[str], list[str]]"
         except DeckMapError as exc:
             errors.append(str(exc))
     return book, errors
+
+
+def load_retired(folder: str, key: HmacKey, listdir: "Callable[[str], list[str]]",
+                 read: "Callable[[str], bytes]") -> "tuple[dict[str, tuple[str, int]], list[str]]":
+    """The retired decks in ``folder`` (``decks/retired/``: every ``*.json``, named
+    ``<deck>-<UTC time>.json``), each checked and its seal verified as a live one.
+
+    :returns: ``(tags, errors)``: tag UID (lowercase hex) -> ``(deck id, card code)``, the file
+        retired last winning when a tag was in several; one message per file that cannot be
+        used (each names the file). A folder that does not exist is no retired deck.
+    """
+    tags = {}  # type: dict[str, tuple[str, int]]
+    errors = []  # type: list[str]
+    try:
+        names = sorted(listdir(folder))
+    except OSError:
+        return tags, errors
+    for name in names:  # the UTC time in the name sorts the files in the order they were retired
+        if not name.endswith(".json"):
+            continue
+        path = folder + "/" + name
+        try:
+            dm = parse(read(path), key, path)
+        except OSError as exc:
+            errors.append(path + ": cannot read (" + str(exc) + ")")
+            continue
+        except DeckMapError as exc:
+            errors.append(str(exc))
+            continue
+        for uid in dm.cards:
+            tags[uid] = (dm.deck, dm.cards[uid])
+    return tags, errors

@@ -4,7 +4,6 @@ an argument and the timers are one table, :attr:`Firmware.TIMERS`. What a pass, 
 no live deck and a failing reader send: docs/build-a-shoe.md, "Firmware"."""
 
 from . import codec as c
-from .deckmap import card_name, uid_hex
 from .health import ReaderHealth
 from .reader import ReaderError
 
@@ -28,6 +27,8 @@ class Firmware:
     :param backoff: (first, longest) seconds between reset attempts of a failed reader.
     :param max_tags: distinct tags kept per pass (more are still a double pull).
     :param on_card: called with ``(uid, deck, code)`` for each card reported (a log; may be None).
+    :param retired: ``lookup`` over the retired decks (a tag no live deck has named by the deck it
+        was retired with), or None.
     """
 
     TIMERS = ("scan", "check", "reset", "jam")
@@ -37,11 +38,13 @@ class Firmware:
     def __init__(self, core: "ShoeCore", reader: "Any", beam: "Any",
                  lookup: "Callable[[bytes], tuple[str, int] | None]", scan_s: float = 0.02, check_s: float = 1.0,
                  jam_s: float = 2.0, backoff: tuple[float, float] = (0.1, 5.0), max_tags: int = 4,
-                 on_card: "Callable[[bytes, str, int], None] | None" = None, now: float = 0.0) -> None:
+                 on_card: "Callable[[bytes, str, int], None] | None" = None, now: float = 0.0,
+                 retired: "Callable[[bytes], tuple[str, int] | None] | None" = None) -> None:
         self.core = core
         self.reader = reader
         self.beam = beam
         self.lookup = lookup
+        self.retired = retired
         self.scan_s = scan_s
         self.jam_s = jam_s
         self.max_tags = max_tags
@@ -121,28 +124,36 @@ class Firmware:
         if self.core.epoch != self._deck_epoch:  # a new deck or stub was loaded (RESET_COUNTER)
             self._deck_epoch = self.core.epoch
             self.deck = ""
+            self.core.naming.stub = None
         found = self.lookup(uid)
         if found is None:
-            self._refuse("foreign card, tag " + uid_hex(uid), now)
-            deck, code = "", -1
+            retired = self.retired(uid) if self.retired is not None else None
+            if retired is None:
+                self._refuse(c.FOREIGN_UNKNOWN, c.UNREADABLE, uid, "", now)
+                deck, code = "", -1
+            else:
+                deck, code = retired
+                self._refuse(c.FOREIGN_RETIRED, code, uid, deck, now)
         else:
             deck, code = found
             if not self.deck:
-                self.deck = deck  # the first known card of a stub names its deck
+                self.deck = deck  # the first known card of a stub names its deck (STUB: section 16)
+                self.core.naming.stub = (self.core.epoch, deck)
             if deck != self.deck:
-                self._refuse(card_name(code) + " of deck " + deck + " in deck " + self.deck + "'s stub", now)
+                self._refuse(c.FOREIGN_OTHER_DECK, code, uid, deck, now)
             else:
                 self.core.card(code, c.READER_RFID, now)
         if self.on_card is not None:
             self.on_card(uid, deck, code)
 
-    def _refuse(self, detail: str, now: float) -> None:
+    def _refuse(self, what: int, code: int, uid: bytes, deck: str, now: float) -> None:
         """A card that is not one of the stub's: counted as unreadable, never as a card of the
-        stub, with a misread that names it (docs/build-a-shoe.md, "Passes")."""
+        stub, and named by a FOREIGN event (docs/protocol.md section 16; a misread naming it to a
+        host that does not take FOREIGN: docs/build-a-shoe.md, "Passes")."""
         self.refused += 1
-        self.core.card(c.UNREADABLE, c.READER_NONE, now)
-        self.core.fault(c.FAULT_MISREAD, False, detail, now)
-        self.core.fault(c.FAULT_MISREAD, True, "", now)
+        self.core.card(c.UNREADABLE, c.READER_NONE, now)  # counted as a card that left
+        self.core.event(c.T_FOREIGN, c.foreign_payload(what, code, uid, deck, self.deck), now)
+        self.core.fault(c.FAULT_MISREAD, True, "", now)  # the misread's end, as before
 
     # ---------------------------------------------------------------- timers
 

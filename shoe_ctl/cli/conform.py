@@ -25,12 +25,12 @@ def register(subparsers: Subparsers) -> None:
     cmd = subparsers.add_parser("conform", help="run the shoe conformance kit against a shoe",
                                 description="Test a shoe against docs/protocol.md: handshake, heartbeats, LED and "
                                 "counter commands, malformed host frames, dropped/duplicated ACKs, resend "
-                                "requests, a host restart, no-host pattern, power cycle and unplug, with the "
-                                "timing limits of section 13. Report as JSON and JUnit XML.")
+                                "requests, a host restart, no-host pattern, power cycle, unplug and a "
+                                "foreign card, with the timing limits of section 13. Report as JSON and JUnit XML.")
     cmd.add_argument("--shoe", required=True, metavar="URL",
                      help="the shoe's port (/dev/serial/by-id/..., socket://host:port), or 'virtual' (the virtual shoe), 'bridge-virtual' (the shoe bridge on a virtual PN532 and beam)")
     cmd.add_argument("--operator", default=None, metavar="CMD",
-                     help="command run as 'CMD ACTION' (pull-card, power-cycle, unplug, replug); exit 0 = done; "
+                     help="command run as 'CMD ACTION' (pull-card, pull-foreign, power-cycle, unplug, replug); exit 0 = done; "
                      "may print {\"at\": UNIX_TIME} (when the card passed the sensor)")
     cmd.add_argument("--json", default=None, metavar="FILE", help="write the JSON report here ('-': stdout)")
     cmd.add_argument("--junit", default=None, metavar="FILE", help="write the JUnit XML report here")

@@ -159,7 +159,7 @@ class DisplayModel:
         self._acked: set[int] = set()
         self._next_local = self.LOCAL_ID_BASE
         self._kept_up: dict[int, list[str]] = {}
-        self._hand: Any = None
+        self._hand: object = None
         self._since_instruction: list[Alert] = []
         self._reply: dict[str, Any] | None = None
         self._in_reply: set[tuple[Any, ...]] = set()
@@ -199,7 +199,7 @@ class DisplayModel:
                 changed = self.apply(command) or changed
         return changed
 
-    def _skim(self, raw: Any, nxt: Any, final: Any, told: bool, alerted: bool) -> bool:
+    def _skim(self, raw: object, nxt: object, final: object, told: bool, alerted: bool) -> bool:
         """Fold in an update that a later one in the same batch replaces, reading only each seat's
         upcards and status (a folded seat's kept upcards), when nothing else of it can matter;
         True when done, False for :meth:`_apply_update`'s path. It can: when the hand changes
@@ -254,7 +254,7 @@ class DisplayModel:
         self.skimmed += 1
         return True
 
-    def _keep_up(self, number: int, up: list[str], status: Any) -> list[str] | None:
+    def _keep_up(self, number: int, up: list[str], status: object) -> list[str] | None:
         """A seat's upcards in an update: a folded or mucked seat (``MUCKED_STATUSES``) sent with
         fewer upcards than it showed keeps showing those (returned, a copy); otherwise ``up`` is
         remembered as what the seat shows and None is returned."""

@@ -79,9 +79,15 @@ class Topics:
         return parts[0], parts[2], parts[3]
 
 
+TAG_TOKEN = re.compile(r"\btag [0-9a-fA-F]{8,20}\b")
+"""A card's tag UID in a text (``tag 04a1b2c3``): a tag names a card to whoever holds the deck map."""
+
+
 def redact(value: object, public: frozenset[str] = frozenset()) -> Any:
-    """``value`` with every card written in a string that is not in ``public`` replaced by ``??``."""
+    """``value`` with every card written in a string that is not in ``public``, and every tag
+    UID, replaced by ``??``."""
     if isinstance(value, str):
+        value = TAG_TOKEN.sub("tag " + REDACTED, value)
         return CARD_TOKEN.sub(lambda m: m.group(0) if m.group(0) in public else REDACTED, value)
     if isinstance(value, Mapping):
         return {str(k): redact(v, public) for k, v in value.items()}
@@ -110,6 +116,8 @@ def event_payload(record: Record, *, table: str, session: int) -> dict[str, Any]
 
     - ``CardRead``: ``dispense``, ``epoch``, ``reader``, ``readable`` (never the card);
     - ``ShoeFault``: ``fault``, ``cleared``; ``ShoeButton``: ``button``;
+    - ``ForeignCard``: ``what``, ``deck``, ``stub`` (deck ids; never its tag or card);
+    - ``StubDeck``: ``epoch``, ``deck``;
     - ``LinkChanged``: ``status``, ``detail``, ``sequence_reset``;
     - ``DealerInput``: ``action``, ``seat``; ``TimerFired``: ``name``;
     - ``Alert``: ``code``, ``message``, ``street``, ``seat``, ``latched``, ``moves``, ``severity``;
@@ -132,6 +140,10 @@ def event_payload(record: Record, *, table: str, session: int) -> dict[str, Any]
     elif kind == "ShoeFault":
         out["fault"] = redact(body.get("kind"))
         out["cleared"] = bool(body.get("cleared", False))
+    elif kind == "ForeignCard":
+        out.update(_pick(body, ("what", "deck", "stub")))  # deck ids are public; never the tag or the card
+    elif kind == "StubDeck":
+        out.update(_pick(body, ("epoch", "deck")))
     elif kind == "ShoeButton":
         out.update(_pick(body, ("button",)))
     elif kind == "LinkChanged":

@@ -27,7 +27,7 @@ from shoe_ctl.events import (
     ShoeCommand,
     TimerFired,
 )
-from shoe_ctl.machine import inputs, irregular, layout, views, wording
+from shoe_ctl.machine import foreign, inputs, irregular, layout, views, wording
 from shoe_ctl.machine.hsm import LeanHierarchicalMachine
 from shoe_ctl.machine.layout import ASIDE, ATTENTION, BETTING, DEAL, IDLE, IN_HAND, OVER, RELOAD
 from shoe_ctl.machine.link import LinkState
@@ -60,7 +60,7 @@ class _FromProgress:
     def __get__(self, obj: Dealing | None, owner: type) -> Any:
         return self if obj is None else getattr(obj.p, self.name)
 
-    def __set__(self, obj: Dealing, value: Any) -> None:
+    def __set__(self, obj: Dealing, value: object) -> None:
         setattr(obj.p, self.name, value)
 
 
@@ -178,14 +178,16 @@ class Dealing:
     def _dispatch(self, event: object) -> None:
         link = self.link
         in_hand = self.p.hand is not None and self.state != IDLE
-        out = self._outcome()
+        out = Outcome(self.state, self.link, self.profiles)
         if isinstance(event, CardRead):
             self._on_card(event)
         elif isinstance(event, DealerInput):
             self._rev += 1  # any dealer input may change the public state
             self.apply(inputs.handle(self.p, self.undo, event, out))
             return
-        elif link.handle(event, out.alert, self.p.hand if in_hand else None, self.p.hand_no):
+        # a card of another deck than the stub's (its STOP), or the link's own event
+        elif (foreign.take(self.p, event, self.state in DEAL, self.alert)
+              or link.handle(event, out.alert, self.p.hand if in_hand else None, self.p.hand_no)):
             if link.heard:  # the shoe is back: its disconnection's information alerts go
                 self.p.drop_alerts("shoe-disconnected", "shoe-link-degraded")
         elif isinstance(event, TimerFired):
@@ -271,8 +273,8 @@ class Dealing:
             return
         if p.hand is not None:
             p.hand.put_aside(card)
-            if state in BETTING:
-                p.betting_strays.append(read)
+            if state in BETTING and self._do(lambda p, out: irregular.stray_in_betting(p, out, read)):
+                return
         if state == IDLE:
             self.alert("card-not-expected", f"read {seq}: a card left the shoe with no hand running: put it "
                        "back with the deck before the next hand, then start a new hand", latched=True, repeat=True)
@@ -337,8 +339,12 @@ class Dealing:
 
     # ================================================================== applying an outcome
 
-    def _outcome(self, refusal: str = "") -> Outcome:
-        return Outcome(self.state, self.link, self.profiles, refusal)
+    def _do(self, handler: Callable[[Progress, Outcome], object]) -> bool:
+        """Run a handler of the hand's progress and apply its outcome; what it returned, as a bool."""
+        out = Outcome(self.state, self.link, self.profiles)
+        done = handler(self.p, out)
+        self.apply(out)
+        return bool(done)
 
     def apply(self, out: Outcome) -> None:
         """Do what a handler asked for, in its order (:class:`~shoe_ctl.machine.outcome.Outcome`)."""
@@ -477,9 +483,7 @@ class Dealing:
 
     def _begin_showdown(self, _event: EventData) -> None:
         self.p.street = self.p.plan = None
-        out = self._outcome()
-        irregular.count_at_showdown(self.p, out)
-        self.apply(out)
+        self._do(irregular.count_at_showdown)
 
     def _end_hand(self, _event: EventData) -> None:
         self.p.street = self.p.plan = None
@@ -498,9 +502,7 @@ class Dealing:
                 if p.street == "3rd":
                     p.bring_in_idx = bring_in(p.game, p.hand.upcards("3rd"), p.hand.bring_in_counts())
                     if p.absent:
-                        out = self._outcome()
-                        irregular.absent_at_deal_end(p, out)
-                        self.apply(out)
+                        self._do(irregular.absent_at_deal_end)
                         if p.hand.live_count() <= 1:
                             self.trigger("all_folded")
                             return

@@ -435,6 +435,16 @@ def reads_after(p: Progress, out: Outcome, i: int) -> list[Read]:
     return on_street[k + 1:] if k is not None else on_street
 
 
+def stray_in_betting(p: Progress, out: Outcome, read: Read) -> bool:
+    """A card read in a betting round while none is expected is held aside for the round
+    (``p.betting_strays``). When a dealer's count did not add up before it (the count came while
+    this card was still on its way), the street is tried again from the counts
+    (:func:`rederive`); True when that booked the street (the count's stop is lifted, nothing more
+    to ask). docs/irregularities.md, *A count that disagrees with the record*."""
+    p.betting_strays.append(read)
+    return bool(p.counted) and rederive(p, out)
+
+
 def in_doubt(p: Progress, out: Outcome, i: int) -> bool:
     """``card-count`` found seat index ``i`` one card short of the record in a betting round
     (or a street's confirmation): the card the record booked to it on this street is not there.

@@ -17,6 +17,7 @@ from shoe_ctl.events import (
     SequenceGap,
     ShoeFault,
     ShoeRestarted,
+    StubDeck,
 )
 
 if TYPE_CHECKING:
@@ -50,10 +51,11 @@ class LinkState:
     confirmation); ``gap`` (an open sequence gap inside a hand: ``{"lost", "card_no"}``, else
     ``None``); ``required`` (a machine on a shoe link: no hand starts while it is not heard);
     ``live`` (the machine has started: inputs come from the table now, not from a journal's
-    replay, and no hand starts before the shoe has answered)."""
+    replay, and no hand starts before the shoe has answered); ``deck`` (the enrolled deck the
+    shoe said the stub is, ``StubDeck``; "" when none said)."""
 
-    __slots__ = ("auth", "detail", "epoch", "fault", "gap", "last_dispense", "live", "pending", "prev", "required",
-                 "status", "wait")
+    __slots__ = ("auth", "deck", "detail", "epoch", "fault", "gap", "last_dispense", "live", "pending", "prev",
+                 "required", "status", "wait")
 
     def __init__(self, required: bool) -> None:
         self.required = required
@@ -68,6 +70,7 @@ class LinkState:
         self.wait = False
         self.gap: dict[str, int] | None = None
         self.live = False
+        self.deck = ""
 
     @property
     def heard(self) -> bool:
@@ -128,6 +131,8 @@ class LinkState:
             self.shoe_fault(ev, alert)
         elif isinstance(ev, CounterReset):
             self.counter_reset(ev)
+        elif isinstance(ev, StubDeck):  # docs/protocol.md section 16: the deck id, journaled and published
+            self.deck = ev.deck
         elif isinstance(ev, SequenceGap):
             self.sequence_gap(ev, alert, hand.pulled + 1 if hand is not None else None)
         elif isinstance(ev, ShoeRestarted):  # docs/protocol.md section 12: a stop and the procedure

@@ -33,6 +33,8 @@ TYPES: dict[str, type[Any]] = {
         events.ShoeInfo,
         events.CardRead,
         events.ShoeFault,
+        events.ForeignCard,
+        events.StubDeck,
         events.ShoeButton,
         events.LinkChanged,
         events.SequenceGap,

@@ -20,7 +20,18 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol, runtime_checkable
 
-from shoe_ctl.events import Alert, CardRead, Command, DealerAction, DealerInput, Event, ShoeButton, ShoeFault
+from shoe_ctl.events import (
+    SHOE_NUMBERED,
+    Alert,
+    CardRead,
+    Command,
+    DealerAction,
+    DealerInput,
+    Event,
+    ForeignCard,
+    ShoeButton,
+    ShoeFault,
+)
 from shoe_ctl.lifecycle import Closeable
 from shoe_ctl.machine import Dealing
 from shoe_ctl.service.codec import CodecError, Encodable
@@ -492,7 +503,7 @@ class Controller(Closeable):
         change: nobody would send it again) is queued for the writer before the machine sees it;
         the machine works out its answer while the record's commit runs, and the answer goes to
         the sinks only once the commit is done (waited for up to :data:`INPUT_WAIT_S`)."""
-        if isinstance(ev, (CardRead, ShoeFault, ShoeButton)):
+        if isinstance(ev, SHOE_NUMBERED):
             try:
                 cmds = self.machine.handle(ev)
             except BaseException:
@@ -527,7 +538,7 @@ class Controller(Closeable):
                 log.exception("after-event hook failed on a %s", type(ev).__name__)
         return cmds
 
-    def _journal_shoe(self, ev: CardRead | ShoeFault | ShoeButton, alerts: list[Alert]) -> None:
+    def _journal_shoe(self, ev: CardRead | ShoeFault | ForeignCard | ShoeButton, alerts: list[Alert]) -> None:
         """Journal a shoe event and its alerts; ack it once it is durable."""
         if self._submit is not None:
             link = self.link

@@ -17,6 +17,8 @@ from shoe_ctl.service.journal import Damage, Journal
 EVENT_TYPES = (
     events.CardRead,
     events.ShoeFault,
+    events.ForeignCard,
+    events.StubDeck,
     events.ShoeButton,
     events.LinkChanged,
     events.SequenceGap,

@@ -14,7 +14,7 @@ from paths import ROOT
 
 from shoe_ctl.cli import main
 from shoe_ctl.config import ConfigError, load_table_config
-from shoe_ctl.events import Alert, CardRead, DealerAction, DealerInput
+from shoe_ctl.events import Alert, CardRead, DealerAction, DealerInput, ForeignCard, ForeignWhat, StubDeck
 from shoe_ctl.floor.broker import acl_text
 from shoe_ctl.floor.config import (
     Credentials,
@@ -143,3 +143,18 @@ def test_a_published_recall_is_kept_within_bounds() -> None:
     assert [h["hand"] for h in kept] == list(range(40, 50))
     assert all(len(h["entries"]) == 600 and len(h["started"]) == 40 for h in kept)
     assert kept[0]["entries"][0] == {"kind": "card", "card": "??"}  # nothing nested kept
+
+
+def test_a_foreign_card_publishes_its_decks_never_its_tag_or_card() -> None:
+    """docs/floor.md: a deck id is public; the tag and the card of a foreign card are not, in
+    its own record or in its STOP's text."""
+    ev = ForeignCard(41, ForeignWhat.OTHER_DECK, "04b20001c0ffee", parse_card("9c"), "D12", "D17")
+    p = event_payload(Rec(5, 1_000, "ForeignCard", 2, codec.dumps(ev)), table="t1", session=4)
+    assert {k: p[k] for k in ("what", "deck", "stub")} == {"what": "other-deck", "deck": "D12", "stub": "D17"}
+    assert "04b20001" not in json.dumps(p) and "9c" not in json.dumps(p)
+    alert = Alert("foreign-card-other-deck-floor", f"read 40: {ev.describe()}. STOP", "3rd", None, latched=True)
+    p = event_payload(Rec(6, 2_000, "Alert", 2, codec.dumps(alert)), table="t1", session=4)
+    assert "04b20001" not in p["message"] and "9c" not in p["message"] and "deck D12" in p["message"]
+    assert p["severity"] == "critical"
+    p = event_payload(Rec(7, 3_000, "StubDeck", 2, codec.dumps(StubDeck(3, "D17"))), table="t1", session=4)
+    assert (p["kind"], p["epoch"], p["deck"]) == ("StubDeck", 3, "D17")

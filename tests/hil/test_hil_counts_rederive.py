@@ -95,3 +95,18 @@ def test_through_the_shoe_on_a_pty_wire(kind: str) -> None:
     (e,), _ = run([sc], wire=True)
     assert "street-rederived" in e.codes()
     _matches(e)
+
+
+@pytest.mark.parametrize("street, rules, game, seats, seat", [c for c in CASES if len(c[3]) > 2])
+def test_a_count_that_reaches_the_machine_before_the_last_card_of_the_round(
+        street: str, rules: str, game: str, seats: list[int], seat: int) -> None:
+    """Two cards to a seat, on round the table, and the seat's count reported before the last
+    seat's card is read (it was on the wire): the count does not add up until that read comes;
+    then the street is booked again, with no stop left asking for more counts."""
+    irr = [Irregularity("extra-card", street, seat, args={"report": "round-early"})]
+    sc = HandScript(seats, game, rules, deck([]), {}, irregular=irr, acks=["card-not-expected", "house-16.25"])
+    (e,), _ = run([sc])
+    codes = e.codes()
+    assert codes.index("card-count-over") < codes.index("street-rederived")
+    assert len(e.hand.seats[seats.index(seat)].extra) == 1
+    _matches(e)

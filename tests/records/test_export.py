@@ -116,6 +116,23 @@ def test_hand_numbers_come_from_the_journal(tmp_path: Path, journal_table: Calla
     assert tomllib.loads(files[1].read_text())["hand"] == 42
 
 
+def test_the_deck_each_hand_is_dealt_from_is_exported(tmp_path: Path, journal_table: Callable[..., Table]) -> None:
+    """The shoe's StubDeck (docs/protocol.md section 16), journaled inside the hand, is the
+    exported hand's ``_decks``; a hand the shoe named no deck for has none."""
+    t = journal_table()
+    t.inp(E.DealerAction.NEW_HAND, seats=[2, 5, 7], game="stud", rules="tda")
+    t.cards(1)
+    t.post(E.StubDeck(1, "red-1"))
+    t.cards(8)
+    t.inp(E.DealerAction.FOLD, 5)
+    t.inp(E.DealerAction.FOLD, 7)
+    t.inp(E.DealerAction.HAND_COMPLETE)
+    play_hand(t)
+    first, second = export_hands(t.journal, tmp_path)
+    assert tomllib.loads(first.read_text())["_decks"] == ["red-1"]
+    assert "_decks" not in tomllib.loads(second.read_text())
+
+
 def test_a_hand_number_met_again_is_written_beside_the_first_and_named(
         tmp_path: Path, journal_table: Callable[..., Table], capsys: pytest.CaptureFixture[str]) -> None:
     """A journal written before hand numbers ran on across restarts (each run numbered its hands

@@ -35,6 +35,9 @@ STRATEGIES: dict[type[Any], st.SearchStrategy[Any]] = {
     events.CardRead: st.builds(events.CardRead, small, opt_cards, text, small, st.none() | small),
     events.ShoeFault: st.builds(events.ShoeFault, small, st.sampled_from(events.FaultKind), st.booleans(), text),
     events.ShoeButton: st.builds(events.ShoeButton, small, small),
+    events.ForeignCard: st.builds(events.ForeignCard, small, st.sampled_from(events.ForeignWhat), text, opt_cards,
+                                  text, text),
+    events.StubDeck: st.builds(events.StubDeck, small, text),
     events.LinkChanged: st.builds(
         events.LinkChanged, st.sampled_from(events.LinkStatus), text, st.none() | shoe_info, st.booleans()
     ),

@@ -20,7 +20,7 @@ from drivers.shoe import ShoeLink
 from drivers.shoe_bridge import Bridge, BridgeError, GpioBeam, StateFile
 from drivers.shoe_fw import deckmap
 from drivers.shoe_fw.reader import ScriptedReader
-from shoe_ctl.events import CardRead, ShoeFault, ShoeRestarted
+from shoe_ctl.events import CardRead, ForeignCard, ForeignWhat, ShoeFault, ShoeRestarted
 
 SECRET = bytes(range(32))
 SERIAL = "BR-TEST"
@@ -108,10 +108,11 @@ def test_a_foreign_tag_through_the_bridge_is_named_not_a_silent_unreadable(tmp_p
         link.wait_connected(10)
         rig.pull(bytes.fromhex("04ffee0001"))
         read = take_reads(events, 1)[0]
-        fault = events.get(timeout=10)
-        while not isinstance(fault, ShoeFault):
-            fault = events.get(timeout=10)
-        assert read.card is None and "foreign card, tag 04ffee0001" in fault.detail
+        named = events.get(timeout=10)
+        while not isinstance(named, ForeignCard | ShoeFault):
+            named = events.get(timeout=10)
+        assert read.card is None and isinstance(named, ForeignCard)  # the bridge offers names-foreign
+        assert (named.what, named.tag, named.seq) == (ForeignWhat.UNKNOWN, "04ffee0001", read.seq + 1)
 
 
 def test_shoe_ctl_restarted_and_the_bridge_restarted_lose_no_card_and_double_none(tmp_path: Path,
@@ -152,14 +153,22 @@ def test_shoe_ctl_restarted_and_the_bridge_restarted_lose_no_card_and_double_non
     assert wait_for(lambda: bridge.core.unacked_count() == 0, 5)
     link.close()  # both go down with a card unacked in the bridge
     rig.pull(14)
+    known_boot = bridge.core.boot_id  # the boot the table's journal last knew
     bridge.close()
     kept = StateFile(rig.state).load()
     assert kept is not None and [e[0] for e in kept[1]] == [5]
     bridge = rig.start()
     link = ShoeLink(str(rig.link), events := queue.Queue(), resume_seq=journal[-1].seq, secret=SECRET,
-                    serial=SERIAL).start()
+                    serial=SERIAL, resume_boot=(SERIAL, known_boot)).start()
     link.wait_connected(10)
-    for r in take_reads(events, 1):
+    seen: list[Any] = []
+    while not any(isinstance(e, CardRead) for e in seen):
+        seen.append(events.get(timeout=10))
+    # restarted while shoe-ctl was down: still a shoe restart, from the boot the journal knew
+    [restart] = [e for e in seen if isinstance(e, ShoeRestarted)]
+    assert (restart.boot_before, restart.boot_after) == (known_boot, bridge.core.boot_id)
+    assert restart.cards_counted is None  # the counts before are not in the journal
+    for r in [e for e in seen if isinstance(e, CardRead)]:
         journal.append(r)
         link.ack(r.seq)
     assert wait_for(lambda: bridge.core.unacked_count() == 0, 5)
@@ -244,17 +253,23 @@ def test_the_conformance_kit_passes_the_bridge_unchanged(tmp_path: Path, factory
         shoe[0].close()
         shoe[0] = rig.start()
 
-    operator = CallableOperator({"pull-card": pull, "power-cycle": power_cycle,  # type: ignore[dict-item]
-                                 "unplug": lambda: shoe[0].unplug(), "replug": lambda: shoe[0].replug()})
+    def pull_foreign() -> float:
+        at = time.time()
+        rig.pull(bytes.fromhex("05f0e1d2c3b4a5"))  # a tag of no deck
+        return at
+
+    operator = CallableOperator({"pull-card": pull, "pull-foreign": pull_foreign,  # type: ignore[dict-item]
+                                 "power-cycle": power_cycle, "unplug": lambda: shoe[0].unplug(),
+                                 "replug": lambda: shoe[0].replug()})
     try:
         report = Kit(str(rig.link), operator, time_scale=3.0, secret=SECRET if paired else None).run()
     finally:
         shoe[0].close()
     failed = [(r["name"], r["message"]) for r in report["results"] if r["status"] != "passed"]
     assert failed == []
-    assert report["summary"]["passed"] == 15 and report["shoe"]["serial"] == SERIAL
+    assert report["summary"]["passed"] == 16 and report["shoe"]["serial"] == SERIAL
     assert report["protocol"] == (2 if paired else 1)
-    assert report["shoe"]["caps"] == ["persistent-counters", "keeps-buffer"]
+    assert report["shoe"]["caps"] == ["persistent-counters", "keeps-buffer", "names-foreign"]
 
 
 def test_a_bad_deck_file_is_named_and_the_other_decks_still_load(tmp_path: Path, factory: MockFactory) -> None:

@@ -48,11 +48,18 @@ def shoe_payload(m: dict[str, Any]) -> bytes:
         return c.card_payload(code, READERS[m["reader"]], m["dispense"], m["epoch"])
     if t == "FAULT":
         return c.fault_payload(FAULTS[m["kind"]], m["cleared"], m["detail"])
+    if t == "STUB":
+        return c.stub_payload(m["epoch"], m["deck"])
+    if t == "FOREIGN":
+        code = c.UNREADABLE if m["card"] is None else Card.parse(m["card"]).code
+        what = (c.FOREIGN_UNKNOWN, c.FOREIGN_OTHER_DECK, c.FOREIGN_RETIRED)[("unknown", "other-deck", "retired").index(m["what"])]
+        return c.foreign_payload(what, code, bytes.fromhex(m["tag"]), m["deck"], m["stub"])
     assert t == "BUTTON"
     return c.button_payload(m["button"])
 
 
-TYPES = {"HELLO": c.T_HELLO, "HEARTBEAT": c.T_HEARTBEAT, "CARD": c.T_CARD, "FAULT": c.T_FAULT, "BUTTON": c.T_BUTTON}
+TYPES = {"HELLO": c.T_HELLO, "HEARTBEAT": c.T_HEARTBEAT, "CARD": c.T_CARD, "FAULT": c.T_FAULT, "BUTTON": c.T_BUTTON,
+         "FOREIGN": c.T_FOREIGN, "STUB": c.T_STUB}
 
 
 @pytest.mark.parametrize("vec", [v for v in V1 if v["direction"] == "shoe->host"], ids=lambda v: v["name"])
@@ -68,7 +75,7 @@ def host_fields(m: dict[str, Any]) -> tuple[Any, ...]:
     if t == "HOST_HELLO":
         return (m["version_min"], m["version_max"])
     if t == "ACK":
-        return (m["acked"], m["want"], m["resend"])
+        return (m["acked"], m["want"], m["resend"], m.get("names_foreign", False))
     if t == "LED":
         leds = sum(1 << p.LED_NAMES.index(x) for x in m["leds"])
         return (m["token"], p.LED_SIGNALS.index(m["signal"]), leds, p.LED_MODES.index(m["mode"]), m["on_ms"],

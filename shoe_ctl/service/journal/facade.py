@@ -412,6 +412,21 @@ class Journal:
         ``ShoeLink(resume_seq=...)`` (kept through pruning); ``None`` when there is none."""
         return self.store.last_shoe_seq()
 
+    def last_shoe_boot(self) -> tuple[str, int] | None:
+        """``(serial, boot id)`` of the shoe as the last journaled ``LinkChanged`` that names one
+        knew it, for ``ShoeLink(resume_boot=...)``: a shoe that restarted while the service was
+        down is then a shoe restart (docs/protocol.md section 12); ``None`` when there is none
+        among the last 64 (a record that does not decode is passed over)."""
+        for body in self.store.last_bodies("LinkChanged", 64):
+            try:
+                item = codec.loads(body)
+            except codec.CodecError:
+                continue
+            info = getattr(item, "info", None)
+            if info is not None and info.boot_id and not getattr(item, "refused", ""):
+                return str(info.serial), int(info.boot_id)
+        return None
+
     def chain_head(self) -> tuple[int, str]:
         """The hash chain's head: (journal sequence, SHA-256 link in hex) of the last chained
         record written (``docs/journal.md``, "The hash chain"); shown by ``doctor``, the display's

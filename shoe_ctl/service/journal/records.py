@@ -19,7 +19,7 @@ from shoe_ctl.service import codec
 FORMAT = 1
 """The journal's schema version (meta key ``format``)."""
 
-SHOE_SEQ_TYPES = (events.CardRead, events.ShoeFault, events.ShoeButton)
+SHOE_SEQ_TYPES = events.SHOE_NUMBERED
 """Events that carry the shoe's message sequence (what ``ShoeLink.ack`` acknowledges)."""
 
 SCHEMA = """

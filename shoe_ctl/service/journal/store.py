@@ -398,6 +398,13 @@ class Store(Closeable):
             kept = db.execute("SELECT value FROM meta WHERE key = 'last_shoe_seq'").fetchone()
             return int(kept[0]) if kept else None
 
+    def last_bodies(self, kind: str, limit: int) -> list[str]:
+        """The bodies of the ``limit`` most recent records of ``kind``, newest first."""
+        with self.lock:
+            rows = self.db().execute("SELECT body FROM records WHERE kind = ? ORDER BY seq DESC LIMIT ?",
+                                     (kind, limit)).fetchall()
+            return [str(r[0]) for r in rows]
+
     def replay_start(self) -> int:
         """The journal sequence of the last ``hand-end`` (0 if none)."""
         with self.lock:

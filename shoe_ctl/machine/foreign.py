@@ -1,0 +1,56 @@
+"""A card that is not the stub's deck's (``ForeignCard``, docs/protocol.md section 16): the
+latched STOP that names it, and the card taken off the place it was booked to. Described in
+docs/state-machine.md, *Card checks* (a card from another deck).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+
+from shoe_ctl.events import ForeignCard, ForeignWhat
+from shoe_ctl.machine.link import AlertFn
+from shoe_ctl.machine.progress import Progress
+
+__all__ = ["FOREIGN_CODES", "take"]
+
+FOREIGN_CODES: Mapping[ForeignWhat, str] = {
+    ForeignWhat.UNKNOWN: "foreign-card-floor",
+    ForeignWhat.OTHER_DECK: "foreign-card-other-deck-floor",
+    ForeignWhat.RETIRED: "foreign-card-retired-deck-floor",
+}
+"""The latched alert by what the card is; ``-floor``: neither rule text has a clause for a card
+from another deck (TDA RP-10 and house 16.1-16.27 say nothing of it), so the floor rules."""
+
+
+def take(p: Progress, ev: object, dealing: bool, alert: AlertFn) -> bool:
+    """Take ``ev`` when it is a :class:`~shoe_ctl.events.ForeignCard` (True), else False.
+
+    The card read unreadable just before ``ev`` (read ``ev.seq - 1``) is not the stub's deck's:
+    a latched STOP naming it, under both rule profiles. While its street is still being dealt
+    (``dealing``: the machine is in a deal state) and the card filled the step just before, it is
+    taken off that seat (or burn) onto the set-aside pile and the step is dealt again, so the
+    record stays what the table has once the dealer holds the card aside."""
+    if not isinstance(ev, ForeignCard):
+        return False
+    hand = p.hand
+    moved = ""
+    last = p.reads[-1] if p.reads else None
+    if (hand is not None and last is not None and last.seq == ev.seq - 1 and last.card is None and dealing
+            and p.plan is not None and p.step_i > 0):
+        step = p.plan.steps[p.step_i - 1]
+        i = step.seat_index
+        if step.kind == "deal" and i is not None and last.seat == hand.seats[i].seat and last.role in ("up", "down"):
+            hand.withdraw_to_aside(i, last.role)
+            moved = f"it is off seat {last.seat}'s {last.role}cards; the next card goes there. "
+        elif step.kind == "burn" and last.role == "burn" and last.street is not None:
+            hand.withdraw_to_aside(None, burn_street=last.street)
+            moved = "it is not the burn; the next card is. "
+        if moved:
+            p.step_i -= 1
+            p.reads[-1] = replace(last, role="stray", seat=None)
+    alert(FOREIGN_CODES[ev.what], f"read {ev.seq - 1}: {ev.describe()}. STOP: hold the card aside, face down; "
+          f"{moved}Call the floor: no rule text covers a card from another deck (TDA RP-10 and house "
+          "16.1-16.27 say nothing of it); the floor rules (a misdeal, or the deck changed) and acknowledges",
+          latched=True)
+    return True
