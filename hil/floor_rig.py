@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import random
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -32,7 +33,7 @@ from shoe_ctl.service.journal import Journal
 from shoe_ctl.service.recovery import HandMarks
 from shoe_ctl.table import Table
 
-__all__ = ["CutProxy", "VirtualTable"]
+__all__ = ["BurstDealer", "CutProxy", "VirtualTable"]
 
 
 class VirtualTable:
@@ -47,12 +48,13 @@ class VirtualTable:
     :param synchronous: the journal's ``synchronous`` (``"NORMAL"`` spares the disk with many tables).
     :param others: further brokers ``(host, port)`` the publisher moves to (docs/floor.md, "Two brokers").
     :param loop: the publisher's network loop (default: the process's, ``shared_loop``).
+    :param bursts: the dealer's pauses come in bursts (:class:`BurstDealer`), ``pace`` their mean.
     """
 
     def __init__(self, name: str, folder: str | Path, scripts: Iterable[Any], *, room: str, host: str, port: int,
                  credentials: Credentials | None, pace: float = 0.0, seed: int = 0, record: bool = False,
                  synchronous: str = "NORMAL", window: int = 200, others: Iterable[tuple[str, int]] = (),
-                 keepalive: int = 5, loop: NetLoop | None = None) -> None:
+                 keepalive: int = 5, loop: NetLoop | None = None, bursts: bool = False) -> None:
         self.name, self.room, self.host, self.port = name, room, host, port
         self.others, self.keepalive = list(others), keepalive
         self.loop = loop
@@ -75,7 +77,8 @@ class VirtualTable:
         dealers: list[SimulatedDealer] = []
 
         def dealer(device: Any, post: Callable[[Event], object]) -> SimulatedDealer:  # no device: no wire
-            dealers.append(SimulatedDealer(DirectShoe(post), post, scripts, pace=pace, seed=seed, auto_ack=True))
+            kind = BurstDealer if bursts else SimulatedDealer
+            dealers.append(kind(DirectShoe(post), post, scripts, pace=pace, seed=seed, auto_ack=True))
             return dealers[-1]
 
         if self.recorder is not None:
@@ -135,6 +138,20 @@ class VirtualTable:
             self.dealer.close()
             self.controller.wait_idle(5)
         self.table.close()
+
+
+class BurstDealer(SimulatedDealer):
+    """A simulated dealer at a dealer's pace with bursts: seven pauses in ten short (0.4 × pace: a
+    street dealt card after card, a quick check), three long (2.4 × pace: a player thinking, the
+    betting); their mean is ``pace``. Seeded by ``seed``."""
+
+    def __init__(self, *args: Any, seed: int = 0, **kwargs: Any) -> None:
+        super().__init__(*args, seed=seed, **kwargs)
+        self._burst_rng = random.Random(seed)
+
+    def _pause(self) -> None:
+        if self.pace > 0:
+            self._stop.wait(self.pace * (0.4 if self._burst_rng.random() < 0.7 else 2.4))
 
 
 class CutProxy:

@@ -2,7 +2,8 @@
 
 :func:`turn`: the host's bytes into the link core, the firmware's step, the kept state written
 when it changed (before any frame that depends on it goes out: docs/protocol.md section 3),
-then the frames written. :class:`TicksClock` turns a wrapping millisecond counter into seconds.
+then the frames written. :class:`TicksClock` turns a wrapping millisecond counter into a
+millisecond count that never wraps (the board's clock).
 """
 
 try:
@@ -44,8 +45,12 @@ def turn(fw: "Firmware", port: "Any", store: "Any", now: float) -> int:
 
 
 class TicksClock:
-    """Seconds from a millisecond counter that wraps (CircuitPython's
-    ``supervisor.ticks_ms``, 2**29 ms), counted from the first call.
+    """Milliseconds, an int counted from the first call, from a millisecond counter that wraps
+    (CircuitPython's ``supervisor.ticks_ms``, every 2**29 ms: 6.2 days; read at least once a
+    period). An int stays exact however long the board runs, where seconds in CircuitPython's
+    float (about 22 bits of mantissa) lose the millisecond after about an hour and the 20 ms
+    scan after about a day: the board runs the firmware on this clock, every duration it is
+    given in milliseconds (:data:`~.rp2040.HEARTBEAT_MS` and the rest).
 
     :param ticks_ms: the counter; ``period``: where it wraps.
     """
@@ -56,8 +61,8 @@ class TicksClock:
         self._last = ticks_ms()
         self._ms = 0
 
-    def __call__(self) -> float:
+    def __call__(self) -> int:
         now = self._ticks()
         self._ms += (now - self._last) % self._period
         self._last = now
-        return self._ms / 1000.0
+        return self._ms

@@ -1,6 +1,7 @@
 """The shoe on an RP2040 board under CircuitPython: the hardware behind the firmware's seams (the
 USB CDC data port, a PN532 on a UART, the card-out beam on a GPIO, the kept state in
-``microcontroller.nvm``, :class:`NvmStore`); :func:`main` builds the parts and runs the loop.
+``microcontroller.nvm``, :class:`NvmStore`); :func:`main` builds the parts and runs the loop on
+an int millisecond clock (:class:`~.loop.TicksClock`: no float, its wrap handled).
 The wiring, the NVM layout and the flashing: docs/build-a-shoe.md, "Flashing the RP2040"."""
 
 import struct
@@ -16,6 +17,12 @@ SECRET_AT = 64
 _STATE = ">4sIIIIHHI"
 _MAGIC = b"SHF1"
 _KEY_MAGIC = b"SHK1"
+HEARTBEAT_MS, RESEND_MS, HOST_SILENCE_MS, RESEND_HOLDOFF_MS = 500, 300, 3000, 20
+"""The link core's durations on the board, in milliseconds: the board's clock is an int of
+milliseconds (:class:`~.loop.TicksClock`), so every time and duration the firmware is given there
+is in ms (the parameters keep the names in seconds of the bridge, which runs on ``time.monotonic``)."""
+SCAN_MS, CHECK_MS, JAM_MS, BACKOFF_MS = 20, 1000, 2000, (100, 5000)
+"""The firmware loop's durations on the board, in ms (:class:`~.firmware.Firmware`)."""
 
 
 class NvmStore:
@@ -106,11 +113,14 @@ class _KeptShoe(ShoeCore):
 def build(nvm: "bytearray", serial: str, reader: "object", beam: "object", lookup: "object",
           random_bytes: "object", now: float, pairing: bool = False) -> "tuple[Firmware, NvmStore]":
     """The firmware over ``nvm``: the kept state and secret restored (a new shoe when there is
-    none), the reader started. Returns ``(firmware, store)``."""
+    none), the reader started; ``now``: the board's clock, an int of ms. Returns
+    ``(firmware, store)``."""
     store = NvmStore(nvm)
     kept = store.load()
     core = _KeptShoe(serial, firmware="shoe_fw-rp2040-1.0", random_bytes=random_bytes,  # type: ignore[arg-type]
-                     pairing=pairing, names_foreign=True, now=now)
+                     pairing=pairing, names_foreign=True, heartbeat_s=HEARTBEAT_MS, resend_s=RESEND_MS,
+                     host_silence_s=HOST_SILENCE_MS, now=now)
+    core.RESEND_HOLDOFF = RESEND_HOLDOFF_MS
     core.store = store
     secret = store.load_secret()
     if secret is not None:
@@ -119,7 +129,8 @@ def build(nvm: "bytearray", serial: str, reader: "object", beam: "object", looku
         core.restore(kept, (), now)
     else:
         core.boot_count = 1
-    fw = Firmware(core, reader, beam, lookup, now=now)  # type: ignore[arg-type]
+    fw = Firmware(core, reader, beam, lookup, scan_s=SCAN_MS, check_s=CHECK_MS, jam_s=JAM_MS,  # type: ignore[arg-type]
+                  backoff=BACKOFF_MS, now=now)
     store.save(core.kept())
     core.dirty = False
     fw.start(now)
@@ -178,7 +189,6 @@ def main(port: "object" = None, nvm: "object" = None, reader: "object" = None, b
 
 def _decks(secret: "bytes | None", os: "object") -> "object":
     """The live decks' lookup from ``/decks`` on the board (none without a secret)."""
-    # lazy: the board's RAM holds the deck map only with a secret
     from .deckmap import DeckBook, load_folder, seal_key
 
     if secret is None:

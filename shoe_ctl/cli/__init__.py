@@ -34,7 +34,7 @@ SUBCOMMANDS: dict[str, str] = {
     "journal": "check a journal file",
     "conform": "run the shoe conformance kit against a shoe",
     "leds": "switch the table's GPIO LEDs off (after the service ended)",
-    "deck": "enrol, list and retire the table's tagged decks",
+    "deck": "enrol, list, retire and check the table's tagged decks",
     "release": "make, sign and verify the signed release manifest",
     "users": "the table's named users, their roles and PINs",
     "verify": "the expected answer to a seeded verification, computed offline",

@@ -226,6 +226,12 @@ class Mosquitto:
         if proc.stderr is not None:
             proc.stderr.close()
 
+    def cpu_now(self) -> float:
+        """CPU seconds (user + system) of every broker process so far, the running one included
+        (Linux)."""
+        proc = self.proc
+        return self.cpu_s + (_cpu_s(proc.pid) if proc is not None and proc.poll() is None else 0.0)
+
     def restart(self, *, hard: bool = False, down_s: float = 0.0) -> None:
         """Stop, stay down ``down_s`` seconds, start again on the same port."""
         self.stop(hard=hard)

@@ -182,6 +182,12 @@ class NetLoop:
         return conn is not None and conn.trying
 
     @property
+    def thread_id(self) -> int | None:
+        """The loop thread's ``threading.get_ident()`` (its CPU clock: ``time.pthread_getcpuclockid``),
+        ``None`` before :meth:`start`."""
+        return self._thread.ident
+
+    @property
     def clients(self) -> int:
         """Clients driven now."""
         return len(self._conns)

@@ -96,11 +96,8 @@ def test_broker_killed_mid_deal_tables_move_to_the_other(brokers: tuple[Mosquitt
 def _drop(consumer: FloorConsumer) -> None:
     """The consumer's process dies: its network loop stops and its connection drops without a
     DISCONNECT, so the broker sends its Last Will."""
-    sock = consumer.client.socket()
-    consumer.client.loop_stop()
-    assert isinstance(sock, socket.socket)
-    sock.shutdown(socket.SHUT_RDWR)
-    sock.close()
+    assert isinstance(consumer.client.socket(), socket.socket)
+    consumer.net.abort(consumer.client)  # shuts the socket down and closes it; never reconnected
 
 
 @pytest.mark.parametrize("how", ["clean stop", "killed"])

@@ -261,12 +261,12 @@ def test_the_package_runs_alone_as_the_board_runs_it(tmp_path: Path) -> None:
         fw = rp.main(port=port, nvm=nvm, reader=reader, beam=beam, lookup=lookup, turns=3)
         port.rx += c.frame_of(c.body_v1(c.T_HOST_HELLO, 1, bytes([1, 1])))
         store = rp.NvmStore(nvm)
-        rp.turn(fw, port, store, 1.0)
+        rp.turn(fw, port, store, 1000)  # the board's clock: an int of milliseconds
         reader.present = [uid]
         beam.state = True
-        rp.turn(fw, port, store, 1.05)
+        rp.turn(fw, port, store, 1050)
         beam.state = False
-        rp.turn(fw, port, store, 1.1)
+        rp.turn(fw, port, store, 1100)
         frames = c.FrameSplitter().feed(bytes(port.tx))
         types_ = [c.checked_body(f)[0] for f in frames]
         print("types", sorted(set(types_)))
