@@ -35,6 +35,7 @@ SUBCOMMANDS: dict[str, str] = {
     "conform": "run the shoe conformance kit against a shoe",
     "leds": "switch the table's GPIO LEDs off (after the service ended)",
     "deck": "enrol, list, retire and check the table's tagged decks",
+    "report": "reports from a journal: the day's decks",
     "release": "make, sign and verify the signed release manifest",
     "users": "the table's named users, their roles and PINs",
     "verify": "the expected answer to a seeded verification, computed offline",
