@@ -7,6 +7,8 @@
   (a list shipped with tagged cards).
 - ``list``: the live decks, and every file there that cannot be used, by name.
 - ``retire DECK``: move a deck's map to ``retired/`` (its tags become foreign), journaled.
+- ``check DECK --reader SPEC [--uids FILE]``: a live deck passed over the reader; every card
+  missing, twice, of another deck or of none named (:mod:`shoe_ctl.service.deck_check`), journaled.
 
 Run with the bridge stopped (it owns the reader) and the service stopped (it owns the journal).
 The procedure: docs/build-a-shoe.md, "Enrolment"; the logic: :mod:`shoe_ctl.service.decks`.
@@ -15,17 +17,29 @@ The procedure: docs/build-a-shoe.md, "Enrolment"; the logic: :mod:`shoe_ctl.serv
 from __future__ import annotations
 
 import argparse
+import contextlib
 import getpass
+import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from drivers.reader_port import ReaderSpecError, open_reader, parse_spec
-from drivers.shoe_fw.deckmap import DECK_SIZE, UID_MAX, UID_MIN, DeckBook, card_name, valid_deck_id
+from drivers.shoe_fw.deckmap import (
+    DECK_SIZE,
+    UID_MAX,
+    UID_MIN,
+    DeckBook,
+    card_name,
+    load_retired,
+    valid_deck_id,
+)
 from shoe_ctl.cli.args import Subparsers, default_config_path, finite, help_only, printable
 from shoe_ctl.config import TableConfig, load_table_config
 from shoe_ctl.rules.profiles import ProfileError
 from shoe_ctl.service import decks
+from shoe_ctl.service.deck_check import check_deck, read_passes
 from shoe_ctl.service.decks import DeckFolder, EnrolError, is_random_id, utc_now
 from shoe_ctl.service.journal import Journal, JournalError
 from shoe_ctl.service.shoe_secrets import SecretError, SecretStore
@@ -35,10 +49,10 @@ ENROL_TIMEOUT_S = 0.5
 
 
 def register(subparsers: Subparsers) -> None:
-    """Add ``deck`` with ``enrol``, ``list`` and ``retire``."""
-    deck = subparsers.add_parser("deck", help="enrol, list and retire the table's tagged decks",
+    """Add ``deck`` with ``enrol``, ``list``, ``retire`` and ``check``."""
+    deck = subparsers.add_parser("deck", help="enrol, list, retire and check the table's tagged decks",
                                  description="Enrol a tagged deck through the shoe's reader (which tag UID is "
-                                 "which card), list the live decks, retire one.")
+                                 "which card), list the live decks, retire one, check one before its first hand.")
     sub = deck.add_subparsers(dest="deck_command", metavar="DECK_COMMAND")
     deck.set_defaults(func=help_only(deck))
 
@@ -50,6 +64,10 @@ def register(subparsers: Subparsers) -> None:
                        "secret is the table key)")
         p.add_argument("--decks", default=None, metavar="DIR",
                        help="the live-deck folder (default: decks/ beside [shoe] secrets, /var/lib/shoe-ctl/decks)")
+
+    def journaled(p: argparse.ArgumentParser, who: str) -> None:
+        p.add_argument("--by", default=None, metavar="USER", help=f"who {who} (default: the login name)")
+        p.add_argument("--journal", default=None, metavar="PATH", help="the journal instead of [journal] path")
 
     enrol = sub.add_parser("enrol", help="map a new deck's tags to its cards through the reader",
                            description="Pass the deck's 52 cards over the reader, one at a time, in factory "
@@ -63,8 +81,7 @@ def register(subparsers: Subparsers) -> None:
                        help="take the 52 UIDs from FILE (hex, one per line, in the deck order) instead of a reader")
     enrol.add_argument("--order", default=None, metavar="FILE",
                        help="the deck's order: 52 card names (As Td 2c ...), if not the factory order")
-    enrol.add_argument("--by", default=None, metavar="USER", help="who enrols (default: the login name)")
-    enrol.add_argument("--journal", default=None, metavar="PATH", help="the journal instead of [journal] path")
+    journaled(enrol, "enrols")
     enrol.add_argument("--idle", type=finite, default=30.0, metavar="SECONDS",
                        help="seconds without a card before the enrolment gives up (default 30)")
     enrol.set_defaults(func=run_enrol)
@@ -78,9 +95,22 @@ def register(subparsers: Subparsers) -> None:
                             description="Move a live deck's map to retired/; its cards are foreign from then on.")
     retire.add_argument("deck", metavar="DECK")
     common(retire)
-    retire.add_argument("--by", default=None, metavar="USER", help="who retires it (default: the login name)")
-    retire.add_argument("--journal", default=None, metavar="PATH", help="the journal instead of [journal] path")
+    journaled(retire, "retires it")
     retire.set_defaults(func=run_retire)
+
+    check = sub.add_parser("check", help="pass a live deck over the reader: every card missing, twice or foreign",
+                           description="Before a deck's first hand: pass all its cards over the reader, in any "
+                           "order; every card missing, read twice, of another deck or of no deck is named by "
+                           "card and tag, and the check journaled. Exit 0 only when the deck is whole.")
+    check.add_argument("deck", metavar="DECK", help="the live deck")
+    common(check)
+    check.add_argument("--reader", default=None, metavar="SPEC", help="the reader (as for enrol)")
+    check.add_argument("--uids", default=None, metavar="FILE",
+                       help="the tags read, from FILE (hex, one per line) instead of a reader")
+    journaled(check, "checks")
+    check.add_argument("--idle", type=finite, default=5.0, metavar="SECONDS",
+                       help="seconds the field stays empty after the last card before the check ends (default 5)")
+    check.set_defaults(func=run_check)
 
 
 def _say(text: str) -> None:
@@ -138,6 +168,21 @@ def _journal(setup: _Setup, kind: str, body: dict[str, Any]) -> str | None:
     except (OSError, JournalError, sqlite3.Error) as exc:
         return f"{setup.journal}: {exc}"
     return None
+
+
+@contextlib.contextmanager
+def _started_reader(spec: Any) -> Iterator[Any]:
+    """The reader module of ``spec`` opened and started (closed afterwards).
+
+    :raises EnrolError: the port cannot be opened or the reader does not answer (names it).
+    """
+    try:
+        opened = open_reader(spec, timeout=ENROL_TIMEOUT_S)
+    except OSError as exc:
+        raise decks.EnrolError(str(exc)) from None
+    with opened:
+        decks.start_reader(opened.reader, str(spec))
+        yield opened.reader
 
 
 def _read_uids(path: Path) -> list[bytes]:
@@ -224,19 +269,14 @@ def run_enrol(args: argparse.Namespace) -> int:
             _check_listed(uids, order, book, Path(args.uids))
         else:
             source = f"reader {spec}"
-            try:
-                opened = open_reader(spec, timeout=ENROL_TIMEOUT_S)
-            except OSError as exc:
-                raise decks.EnrolError(str(exc)) from None
-            with opened:
-                decks.start_reader(opened.reader, str(spec))
-                print(f"reader {spec} ready ({opened.reader.name}): pass the {len(order)} cards one at a time, "
+            with _started_reader(spec) as reader:
+                print(f"reader {spec} ready ({reader.name}): pass the {len(order)} cards one at a time, "
                       f"{order[0]} first", flush=True)
 
                 def shown(n: int, card: str, uid: bytes) -> None:
                     print(f"{n:3d} {card}  {uid.hex()}", flush=True)
 
-                reading = decks.read_deck(opened.reader, order, known=book, idle_s=args.idle, on_card=shown,
+                reading = decks.read_deck(reader, order, known=book, idle_s=args.idle, on_card=shown,
                                           where=str(spec))
                 uids = reading.uids
         path, dm = setup.folder.write(args.deck, by, order, uids)
@@ -290,3 +330,51 @@ def run_retire(args: argparse.Namespace) -> int:
         return 1
     print(f"deck {args.deck} retired by {by}: {target}; its cards are foreign from now on")
     return 0
+
+
+def run_check(args: argparse.Namespace) -> int:
+    """Check one live deck: 0 when every card was read once and nothing else, 1 when something is
+    missing, twice or foreign (each named) or the reading failed, 2 for a configuration error."""
+    if (args.reader is None) == (args.uids is None):
+        _say("give --reader SPEC (read the cards) or --uids FILE (the tags read), one of them")
+        return 2
+    try:
+        spec = parse_spec(args.reader) if args.reader is not None else None
+    except ReaderSpecError as exc:
+        _say(str(exc))
+        return 2
+    setup = _setup(args, need_journal=True)
+    if setup is None:
+        return 2
+    book, problems = setup.folder.load()
+    dm = book.decks.get(args.deck)
+    if dm is None:
+        _say(f"deck {args.deck} is not live in {setup.folder.folder}" + (f" ({'; '.join(problems)})" if problems else ""))
+        return 2
+    retired, _ = load_retired(str(setup.folder.folder / "retired"), setup.folder.key, os.listdir,
+                              lambda path: Path(path).read_bytes())
+    try:
+        if spec is None:
+            uids = _read_uids(Path(args.uids))
+            source = f"file {args.uids}"
+        else:
+            source = f"reader {spec}"
+            with _started_reader(spec) as reader:
+                print(f"reader {spec} ready ({reader.name}): pass deck {args.deck}'s cards, any order", flush=True)
+                uids = read_passes(reader, idle_s=args.idle, where=str(spec),
+                                   on_tag=lambda n, uid: print(f"{n:3d} {uid.hex()}", flush=True))
+    except decks.EnrolError as exc:
+        _say(f"deck {args.deck} not checked: {exc}")
+        return 1
+    result = check_deck(dm, uids, book, retired)
+    for line in result.lines():
+        print(line)
+    body = {"deck": args.deck, "by": args.by or getpass.getuser(), "checked": utc_now(), "source": source,
+            "read": result.read, "whole": result.ok, "missing": [t for _c, t in result.missing],
+            "twice": [t for _c, t, _n in result.twice], "other": [t for _d, _c, t in result.other],
+            "foreign": result.foreign}
+    why = _journal(setup, "deck-check", body)
+    if why is not None:
+        _say(f"the check of deck {args.deck} was not journaled: {why}")
+        return 1
+    return 0 if result.ok else 1

@@ -27,7 +27,7 @@ from shoe_ctl.events import (
     ShoeCommand,
     TimerFired,
 )
-from shoe_ctl.machine import foreign, inputs, irregular, layout, views, wording
+from shoe_ctl.machine import deck_order, foreign, inputs, irregular, layout, views, wording
 from shoe_ctl.machine.hsm import LeanHierarchicalMachine
 from shoe_ctl.machine.layout import ASIDE, ATTENTION, BETTING, DEAL, IDLE, IN_HAND, OVER, RELOAD
 from shoe_ctl.machine.link import LinkState
@@ -144,6 +144,7 @@ class Dealing:
         try:
             if isinstance(event, CardRead):  # the common event, without the dispatch's call
                 self._on_card(event)
+                deck_order.take(self.p.reads, event.seq, self.p.orders, self.alert)
             else:
                 self._dispatch(event)
             self._settle()
@@ -179,9 +180,7 @@ class Dealing:
         link = self.link
         in_hand = self.p.hand is not None and self.state != IDLE
         out = Outcome(self.state, self.link, self.profiles)
-        if isinstance(event, CardRead):
-            self._on_card(event)
-        elif isinstance(event, DealerInput):
+        if isinstance(event, DealerInput):
             self._rev += 1  # any dealer input may change the public state
             self.apply(inputs.handle(self.p, self.undo, event, out))
             return

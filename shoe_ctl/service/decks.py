@@ -143,7 +143,7 @@ def read_deck(reader: ReaderModule, order: Sequence[str], *, known: deckmap.Deck
         accept(current, count)
 
     while True:
-        uids = _scan(reader, got, where)
+        uids = scan_once(reader, got, where)
         now = clock()
         if len(uids) > 1:
             n = len(got.uids) + (1 if current is None else 2)
@@ -181,7 +181,12 @@ def read_deck(reader: ReaderModule, order: Sequence[str], *, known: deckmap.Deck
         sleep(interval_s)
 
 
-def _scan(reader: ReaderModule, got: DeckReading, where: str) -> list[bytes]:
+def scan_once(reader: ReaderModule, got: DeckReading, where: str) -> list[bytes]:
+    """One scan of the reader (counted in ``got``); a failing reader is reset once and scanned
+    again.
+
+    :raises EnrolError: the reader fails again after the reset (names ``where``).
+    """
     got.scans += 1
     try:
         return list(reader.scan())

@@ -61,6 +61,17 @@ def test_small_crash_run_loses_nothing(tmp_path: Path) -> None:
     assert "Traceback" not in log and "ERROR" not in log, log
 
 
+def test_a_crash_run_deals_on_a_checkout_with_no_release_manifest(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The harness's own table does not tilt for want of a signed release manifest (a checkout, a
+    test lab's bench): its hands are dealt, not waited for until the run's limit."""
+    monkeypatch.delenv("SHOE_CTL_RELEASE_VERIFY", raising=False)
+    proc = run_harness([*CLI, "hil", "crash", "--hands", "1", "--kills", "0", "--seed", "5", "--json",
+                        "--workdir", str(tmp_path)], tmp_path, timeout=240)
+    res = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert proc.returncode == 0 and res["finished"] == 1, res
+
+
 def test_the_comparison_catches_a_lost_and_a_moved_card(tmp_path: Path) -> None:
     """A journal that misses one card read is reported as a lost card and a mismatched hand."""
     scripts = list(random_hands(5, seats=range(1, 9), count=2))

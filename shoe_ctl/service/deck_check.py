@@ -1,0 +1,109 @@
+"""The deck check: a live deck's cards passed over the reader before its first hand, and every
+card missing, read twice, of another deck or of no deck named, by card and tag. The procedure:
+docs/build-a-shoe.md, "Deck check".
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from drivers.shoe_fw import deckmap
+from shoe_ctl.service.decks import DeckReading, EnrolError, scan_once
+
+if TYPE_CHECKING:
+    from drivers.reader_port import ReaderModule
+
+__all__ = ["MAX_PASSES", "DeckCheck", "check_deck", "read_passes"]
+
+MAX_PASSES = 2 * deckmap.DECK_SIZE
+"""Tags a check reads at most: two decks' worth (more is not one deck: the check stops)."""
+
+
+class DeckCheck:
+    """What :func:`check_deck` found for deck ``deck``: ``read`` tags, ``missing`` (card, tag) of
+    the deck never read, ``twice`` (card, tag, times) read more than once, ``other`` (deck, card,
+    tag) of another live deck or, with ``retired``, a retired one, ``foreign`` tags of no deck."""
+
+    def __init__(self, deck: str) -> None:
+        self.deck = deck
+        self.read = 0
+        self.missing: list[tuple[str, str]] = []
+        self.twice: list[tuple[str, str, int]] = []
+        self.other: list[tuple[str, str, str]] = []
+        self.foreign: list[str] = []
+
+    @property
+    def ok(self) -> bool:
+        """Every card of the deck read once and nothing else."""
+        return not (self.missing or self.twice or self.other or self.foreign)
+
+    def lines(self) -> list[str]:
+        """The result for the dealer, a line per finding, the summary first."""
+        found = self.read - sum(n - 1 for _c, _t, n in self.twice) - len(self.other) - len(self.foreign)
+        head = (f"deck {self.deck}: {found} of {deckmap.DECK_SIZE} cards read"
+                + (", none missing, none twice, no card of another deck" if self.ok else ""))
+        return ([head] + [f"missing: {card} (tag {tag})" for card, tag in self.missing]
+                + [f"twice: {card} read {n} times (tag {tag})" for card, tag, n in self.twice]
+                + [f"of deck {deck}: {card} (tag {tag})" for deck, card, tag in self.other]
+                + [f"foreign: tag {tag} (in no deck)" for tag in self.foreign])
+
+
+def check_deck(dm: deckmap.DeckMap, uids: Sequence[bytes], book: deckmap.DeckBook,
+               retired: Mapping[str, tuple[str, int]] | None = None) -> DeckCheck:
+    """Compare the tags read (``uids``, in the order passed) with deck map ``dm``; ``book``: the
+    live decks, ``retired``: tag -> (deck, card code) of the retired ones (each names a tag of no
+    live deck)."""
+    out = DeckCheck(dm.deck)
+    out.read = len(uids)
+    seen: Counter[str] = Counter()
+    for uid in uids:
+        tag = deckmap.uid_hex(uid)
+        if tag in dm.cards:
+            seen[tag] += 1
+            continue
+        found = book.lookup(uid) or (retired or {}).get(tag)
+        if found is None:
+            out.foreign.append(tag)
+        else:
+            deck = found[0] if book.lookup(uid) is not None else f"{found[0]} (retired)"
+            out.other.append((deck, deckmap.card_name(found[1]), tag))
+    for tag, code in dm.cards.items():
+        if not seen[tag]:
+            out.missing.append((deckmap.card_name(code), tag))
+        elif seen[tag] > 1:
+            out.twice.append((deckmap.card_name(code), tag, seen[tag]))
+    return out
+
+
+def read_passes(reader: ReaderModule, *, interval_s: float = 0.02, idle_s: float = 5.0, first_s: float = 30.0,
+                clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep,
+                on_tag: Callable[[int, bytes], None] | None = None, where: str = "reader") -> list[bytes]:
+    """Every tag that passes the reader, once per time it is in the field (two at once: both),
+    in order, until the field stays empty for ``idle_s`` after the first tag (or ``first_s``
+    with none).
+
+    :param on_tag: called with (number 1.., UID) as each tag leaves the field.
+    :raises EnrolError: the reader fails after a reset, or more than :data:`MAX_PASSES` tags.
+    """
+    got = DeckReading()
+    tags: list[bytes] = []
+    present: set[bytes] = set()
+    last = clock()
+    while True:
+        uids = set(scan_once(reader, got, where))
+        now = clock()
+        if uids:
+            last = now
+        for uid in sorted(present - uids, key=bytes.hex):  # left the field: one pass
+            tags.append(uid)
+            if on_tag is not None:
+                on_tag(len(tags), uid)
+        present = uids
+        if len(tags) > MAX_PASSES:
+            raise EnrolError(f"more than {MAX_PASSES} tags passed: that is not one deck; pass one deck alone")
+        if not present and now - last >= (idle_s if tags else first_s):
+            return tags
+        sleep(interval_s)

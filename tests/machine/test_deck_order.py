@@ -1,0 +1,151 @@
+"""A deck not shuffled (docs/irregularities.md, *A deck not shuffled*): every factory order, cut
+anywhere, is flagged within its first 8 cards; shuffled decks are not; a deck dealt in an earlier
+deck's order is flagged at its 8th card; both are information alerts that name no card. The
+false-alarm rate is measured in bench/bench_deck_order.py, not here."""
+
+from __future__ import annotations
+
+import random
+from itertools import permutations
+
+import pytest
+
+from shoe_ctl.config import load_profile
+from shoe_ctl.events import (
+    Alert,
+    CardRead,
+    CounterReset,
+    DealerAction,
+    DealerInput,
+    LinkChanged,
+    LinkStatus,
+    ShoeInfo,
+)
+from shoe_ctl.floor.severity import severity
+from shoe_ctl.machine import Dealing
+from shoe_ctl.machine.deck_order import (
+    MAX_ORDERS,
+    PREFIX,
+    REPEAT_CODE,
+    RUNS_CODE,
+    WINDOW,
+    DeckOrders,
+    flagged_at,
+    links,
+)
+from shoe_ctl.rules.cards import Card
+
+PROFILES = {"tda": load_profile("tda"), "house": load_profile("house")}
+RANKS = "A23456789TJQK"
+CLUBS, DIAMONDS, HEARTS, SPADES = "cdhs"
+
+
+def suit_run(suit: str, ranks: str) -> list[Card]:
+    return [Card.parse(r + suit) for r in ranks]
+
+
+def factory_orders() -> dict[str, list[Card]]:
+    """The usual factory orders: the new-deck order (spades and diamonds A-K, clubs and hearts K-A),
+    bridge order (clubs, diamonds, hearts, spades, each 2-A), every suit order A-K and K-A."""
+    up, down, bridge = RANKS, RANKS[::-1], RANKS[1:] + "A"
+    orders = {
+        "new-deck": suit_run(SPADES, up) + suit_run(DIAMONDS, up) + suit_run(CLUBS, down) + suit_run(HEARTS, down),
+        "bridge": [c for s in (CLUBS, DIAMONDS, HEARTS, SPADES) for c in suit_run(s, bridge)],
+    }
+    for suits in permutations("cdhs"):
+        for name, ranks in (("A-K", up), ("K-A", down)):
+            orders["".join(suits) + " " + name] = [c for s in suits for c in suit_run(s, ranks)]
+    return orders
+
+
+def codes(cards: list[Card]) -> list[int | None]:
+    return [c.code for c in cards]
+
+
+@pytest.mark.parametrize("cut", range(0, 52, 3))
+def test_every_factory_order_cut_anywhere_is_flagged_within_8_cards(cut: int) -> None:
+    for name, deck in factory_orders().items():
+        assert sorted(c.code for c in deck) == list(range(52)), name
+        dealt = deck[cut:] + deck[:cut]
+        found = flagged_at(codes(dealt))
+        assert found and found[0] <= WINDOW, (name, cut, found)
+        assert len(found) <= 2, (name, cut, found)  # one run, not an alert per card
+
+
+def test_a_factory_order_from_the_bottom_is_flagged_too() -> None:
+    deck = factory_orders()["new-deck"][::-1]
+    assert flagged_at(codes(deck))[0] == WINDOW
+
+
+@pytest.mark.parametrize("seed", [1, 7, 2026, 31337, 99991])
+def test_shuffled_decks_are_not_flagged(seed: int) -> None:
+    deck = list(range(52))
+    random.Random(seed).shuffle(deck)
+    assert flagged_at(list[int | None](deck)) == []
+
+
+def test_links_count_one_suit_next_ranks_with_the_ace_at_both_ends() -> None:
+    cards = [Card.parse(t) for t in ("Ks", "As", "2s", "2h", "3h", "5h")]
+    assert links(codes(cards)) == 3  # Ks-As, As-2s, 2h-3h; 2s-2h is two suits, 3h-5h not next
+    assert links([Card.parse("Ks").code, None, Card.parse("As").code]) == 0  # an unreadable card breaks it
+
+
+def test_orders_remember_a_keyed_hash_and_forget_the_oldest_beyond_their_bound() -> None:
+    orders = DeckOrders(b"k" * 32)
+    first = list(range(PREFIX))
+    assert orders.seen(first) is None and orders.seen(first[::-1]) is None
+    assert orders.seen(first) == 2  # dealt two decks ago
+    for i in range(MAX_ORDERS + 5):
+        orders.seen([i % 52, (i // 52) % 52, (i // 2704) % 52, 51, 48, 49, 47, 46])
+    assert len(orders) == MAX_ORDERS
+    assert orders.seen(first) is None  # forgotten: the bound holds
+
+
+def table() -> Dealing:
+    m = Dealing(PROFILES, await_counter_reset=True)
+    m.start()
+    m.handle(LinkChanged(LinkStatus.CONNECTED, "shoe S1", ShoeInfo(2, "fw", "S1", ("rfid",))))
+    return m
+
+
+def deal(m: Dealing, deck: list[Card], seq: int, cards: int) -> tuple[list[Alert], int]:
+    """A new 4-seat hand; its first ``cards`` cards of ``deck`` read. Its alerts and the next seq."""
+    m.handle(DealerInput(DealerAction.NEW_HAND, args={"seats": [1, 2, 3, 4], "rules": "tda", "game": "stud"}))
+    m.handle(CounterReset(1))
+    alerts: list[Alert] = []
+    for i, card in enumerate(deck[:cards], start=1):
+        alerts += [c for c in m.handle(CardRead(seq, card, "rfid", i, 1)) if isinstance(c, Alert)]
+        seq += 1
+    return alerts, seq
+
+
+def hand_over(m: Dealing) -> None:
+    for seat in (2, 3, 4):
+        m.handle(DealerInput(DealerAction.FOLD, seat=seat))
+    m.handle(DealerInput(DealerAction.HAND_COMPLETE))
+    assert m.state == "idle", m.state
+
+
+def test_a_factory_order_deck_dealt_is_flagged_by_its_8th_card_and_the_deal_goes_on() -> None:
+    m = table()
+    deck = factory_orders()["new-deck"]
+    alerts, _ = deal(m, deck, 1, WINDOW)
+    [runs] = [a for a in alerts if a.code == RUNS_CODE]
+    assert not runs.latched and m.state != "attention"
+    assert runs.message.startswith(f"read {WINDOW}: ") and "floor" in runs.message
+    assert not any(str(c) in runs.message or c.pretty in runs.message for c in deck[:WINDOW])
+    assert severity(RUNS_CODE, False) == severity(REPEAT_CODE, False) == "warning"
+
+
+def test_a_deck_dealt_in_an_earlier_decks_order_is_flagged_at_its_8th_card() -> None:
+    m = table()
+    deck = [Card(i) for i in range(52)]
+    random.Random(5).shuffle(deck)
+    first, seq = deal(m, deck, 1, 12)
+    assert not any(a.code in (RUNS_CODE, REPEAT_CODE) for a in first)
+    hand_over(m)
+    second, _ = deal(m, deck, seq, 12)
+    [repeat] = [a for a in second if a.code == REPEAT_CODE]
+    assert repeat.message.startswith(f"read {seq + PREFIX - 1}: ") and "1 deck(s) ago" in repeat.message
+    assert not repeat.latched
+    assert not any(str(c) in repeat.message or c.pretty in repeat.message for c in deck[:PREFIX])
