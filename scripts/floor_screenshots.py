@@ -1,6 +1,6 @@
 """Screenshots of the floor page in headless Chromium (Playwright), for ``docs/floor.md``.
 
-``.venv/bin/python scripts/floor_screenshots.py [--out docs/img] [--tables 120]`` serves the page
+``.venv/bin/python scripts/floor_screenshots.py [--out docs/images] [--tables 120]`` serves the page
 over a simulated room (``hil/floor_room.py``: tables dealing, betting, stopped, one tilted, some
 offline or silent; no broker) and writes ``floor-1280x800.png``, ``floor-1920x1080.png`` (the map)
 and ``floor-detail-1280x800.png`` (a stopped table's detail, a supervisor signed in). Chromium:
@@ -42,7 +42,7 @@ def wait_tiles(tab: Any, count: int, timeout_s: float = 30.0) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default="docs/img", help="folder of the PNG files (default docs/img)")
+    ap.add_argument("--out", default="docs/images", help="folder of the PNG files (default docs/images)")
     ap.add_argument("--tables", type=int, default=120, help="tables in the room (default 120)")
     ap.add_argument("--seed", type=int, default=7)
     args = ap.parse_args(argv)

@@ -3,7 +3,7 @@ alert is up the only prominent action is the one it asks for (its *Acknowledge*,
 for a sequence gap); the next-step buttons (*Betting complete*, *Hand complete*, *New hand…*) lose
 their glow, and those the machine would refuse are disabled (docs/display.md, *STOP*).
 
-With ``SHOE_CTL_SHOTS=DIR`` the screenshots are kept in ``DIR`` (docs/screens/ holds the
+With ``SHOE_CTL_SHOTS=DIR`` the screenshots are kept in ``DIR`` (docs/images/ holds the
 published ones)."""
 
 from __future__ import annotations
