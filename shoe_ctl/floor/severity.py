@@ -47,7 +47,7 @@ _WARNING = (
     "shoe-link-degraded", "shoe-restarted", "host-unclean-stop", "clock-unsynced", "clock-skew",
     "unknown-event",
     # a deck dealt in runs of one suit, or in an earlier deck's order: the floor decides on the deck
-    "deck-order-runs-floor", "deck-order-repeated-floor",
+    "deck-order-runs-floor",
     # people: a credential or a role refused, a tilt's clearing, a look at the downcards
     "role-refused", "auth-locked", "tilt-refused", "tilt-cleared", "recall-hole-cards", "verify-refused",
     # the floor's entry for one table's alerts beyond its list (raised to the most severe it holds)

@@ -144,7 +144,7 @@ class Dealing:
         try:
             if isinstance(event, CardRead):  # the common event, without the dispatch's call
                 self._on_card(event)
-                deck_order.take(self.p.reads, event.seq, self.p.orders, self.alert)
+                deck_order.take(self.p.reads, event.seq, self.alert)
             else:
                 self._dispatch(event)
             self._settle()

@@ -12,7 +12,6 @@ import re
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
-from shoe_ctl.machine.deck_order import DeckOrders
 from shoe_ctl.machine.reads import Read
 from shoe_ctl.rules.cards import Card
 from shoe_ctl.rules.games import Game, first_to_act, first_to_act_third
@@ -78,9 +77,7 @@ class Progress:
     ``counted``: the dealer's counts of the street in progress that disagreed with the record, by
     seat index (cards held), until the street is booked again from them; ``carried``: cards pulled
     after the hand's last card, before *hand complete* (the next deck's), which the next hand
-    counts out of the shoe; ``orders``: the keyed hashes of the decks' dealt orders
-    (:class:`~shoe_ctl.machine.deck_order.DeckOrders`), kept from hand to hand and never undone
-    (a card dealt is not undone).
+    counts out of the shoe.
     """
 
     profile: RuleProfile = field(metadata=_VALUE)
@@ -116,13 +113,11 @@ class Progress:
     idle_strays: set[int] = field(default_factory=set, metadata=_CONTAINER)
     counted: dict[int, int] = field(default_factory=dict, metadata=_CONTAINER)
     carried: list[Read] = field(default_factory=list, metadata=_CONTAINER)
-    orders: DeckOrders = field(default_factory=DeckOrders, metadata=_VALUE)
 
     def begin(self, profile: RuleProfile, game: Game, hand: HandState) -> None:
         """A new hand: its rules, game and record; everything else of the last hand forgotten
         but the latched alerts (they stay until acknowledged)."""
-        alerts, strays, carried, orders = ([a for a in self.alerts if a["latched"]], self.idle_strays, self.carried,
-                                           self.orders)
+        alerts, strays, carried = [a for a in self.alerts if a["latched"]], self.idle_strays, self.carried
         hand_no = self.hand_no + 1
         for f in fields(self):
             if f.default_factory is not MISSING:
@@ -130,7 +125,7 @@ class Progress:
             elif f.default is not MISSING:
                 setattr(self, f.name, f.default)
         self.profile, self.game, self.hand, self.hand_no, self.alerts = profile, game, hand, hand_no, alerts
-        self.idle_strays, self.orders = strays, orders
+        self.idle_strays = strays
         for kept in carried:  # pulled from this hand's deck before it started: held aside, counted
             hand.put_aside(kept.card)
             read = Read(kept.seq, kept.card, "aside", None, None)

@@ -1,7 +1,6 @@
 """A deck not shuffled, dealt by the simulated dealer through the virtual shoe on a pty and
 ``ShoeLink`` (docs/irregularities.md, *A deck not shuffled*): a factory-order deck is flagged by
-its 8th card, a deck loaded in an earlier hand's order at its 8th card, a shuffled deck not at all;
-the deal goes on and the record equals the table."""
+its 8th card, a shuffled deck not at all; the deal goes on and the record equals the table."""
 
 from __future__ import annotations
 
@@ -10,26 +9,23 @@ import random
 from irregular_help import assert_table_matches, run
 
 from hil.dealer import HandScript
-from shoe_ctl.machine.deck_order import PREFIX, REPEAT_CODE, RUNS_CODE, WINDOW
+from shoe_ctl.machine.deck_order import RUNS_CODE, WINDOW
 from shoe_ctl.rules.cards import Card
 
 NEW_DECK = [Card.parse(r + s) for s, ranks in (("s", "A23456789TJQK"), ("d", "A23456789TJQK"),
                                                 ("c", "KQJT98765432A"), ("h", "KQJT98765432A")) for r in ranks]
 
 
-def test_a_factory_deck_and_a_repeated_order_are_flagged_and_the_deal_goes_on_through_the_wire() -> None:
+def test_a_factory_deck_is_flagged_a_shuffled_one_not_and_the_deal_goes_on_through_the_wire() -> None:
     shuffled = [Card(i) for i in range(52)]
     random.Random(8).shuffle(shuffled)
     scripts = [HandScript(seats=[1, 2, 3, 4], deck=list(d), name=n)
-               for n, d in (("factory", NEW_DECK), ("shuffled", shuffled), ("again", shuffled))]
+               for n, d in (("factory", NEW_DECK), ("shuffled", shuffled))]
     hands, _ = run(scripts, wire=True)
-    assert len(hands) == 3
-    factory, fresh, again = hands
+    assert len(hands) == 2
+    factory, fresh = hands
     [runs] = [a for a in factory.alerts if a.code == RUNS_CODE]
     assert runs.message.startswith(f"read {WINDOW}: ") and not runs.latched
-    assert not {RUNS_CODE, REPEAT_CODE} & set(fresh.codes())
-    [repeat] = [a for a in again.alerts if a.code == REPEAT_CODE]
-    assert f": the first {PREFIX} cards came out in the same order" in repeat.message and not repeat.latched
-    assert RUNS_CODE not in again.codes()
+    assert RUNS_CODE not in fresh.codes()
     for e in hands:
         assert_table_matches(e)

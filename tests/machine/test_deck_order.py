@@ -24,12 +24,8 @@ from shoe_ctl.events import (
 from shoe_ctl.floor.severity import severity
 from shoe_ctl.machine import Dealing
 from shoe_ctl.machine.deck_order import (
-    MAX_ORDERS,
-    PREFIX,
-    REPEAT_CODE,
     RUNS_CODE,
     WINDOW,
-    DeckOrders,
     flagged_at,
     links,
 )
@@ -90,17 +86,6 @@ def test_links_count_one_suit_next_ranks_with_the_ace_at_both_ends() -> None:
     assert links([Card.parse("Ks").code, None, Card.parse("As").code]) == 0  # an unreadable card breaks it
 
 
-def test_orders_remember_a_keyed_hash_and_forget_the_oldest_beyond_their_bound() -> None:
-    orders = DeckOrders(b"k" * 32)
-    first = list(range(PREFIX))
-    assert orders.seen(first) is None and orders.seen(first[::-1]) is None
-    assert orders.seen(first) == 2  # dealt two decks ago
-    for i in range(MAX_ORDERS + 5):
-        orders.seen([i % 52, (i // 52) % 52, (i // 2704) % 52, 51, 48, 49, 47, 46])
-    assert len(orders) == MAX_ORDERS
-    assert orders.seen(first) is None  # forgotten: the bound holds
-
-
 def table() -> Dealing:
     m = Dealing(PROFILES, await_counter_reset=True)
     m.start()
@@ -119,13 +104,6 @@ def deal(m: Dealing, deck: list[Card], seq: int, cards: int) -> tuple[list[Alert
     return alerts, seq
 
 
-def hand_over(m: Dealing) -> None:
-    for seat in (2, 3, 4):
-        m.handle(DealerInput(DealerAction.FOLD, seat=seat))
-    m.handle(DealerInput(DealerAction.HAND_COMPLETE))
-    assert m.state == "idle", m.state
-
-
 def test_a_factory_order_deck_dealt_is_flagged_by_its_8th_card_and_the_deal_goes_on() -> None:
     m = table()
     deck = factory_orders()["new-deck"]
@@ -134,18 +112,6 @@ def test_a_factory_order_deck_dealt_is_flagged_by_its_8th_card_and_the_deal_goes
     assert not runs.latched and m.state != "attention"
     assert runs.message.startswith(f"read {WINDOW}: ") and "floor" in runs.message
     assert not any(str(c) in runs.message or c.pretty in runs.message for c in deck[:WINDOW])
-    assert severity(RUNS_CODE, False) == severity(REPEAT_CODE, False) == "warning"
+    assert severity(RUNS_CODE, False) == "warning"
 
 
-def test_a_deck_dealt_in_an_earlier_decks_order_is_flagged_at_its_8th_card() -> None:
-    m = table()
-    deck = [Card(i) for i in range(52)]
-    random.Random(5).shuffle(deck)
-    first, seq = deal(m, deck, 1, 12)
-    assert not any(a.code in (RUNS_CODE, REPEAT_CODE) for a in first)
-    hand_over(m)
-    second, _ = deal(m, deck, seq, 12)
-    [repeat] = [a for a in second if a.code == REPEAT_CODE]
-    assert repeat.message.startswith(f"read {seq + PREFIX - 1}: ") and "1 deck(s) ago" in repeat.message
-    assert not repeat.latched
-    assert not any(str(c) in repeat.message or c.pretty in repeat.message for c in deck[:PREFIX])
