@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from rule_profiles import PROFILES
+from waiting import wait_for
 
 from shoe_ctl.config import LedConfig, TableConfig
 from shoe_ctl.events import DealerAction, DealerInput
@@ -75,9 +76,11 @@ def test_an_unsynchronised_clock_warns_and_hands_still_start(tmp_path: Path) -> 
         c = table.controller
         assert c.wait_idle(10)
         assert any(a["code"] == "clock-unsynced" and not a["latched"] for a in c.machine.alerts)
+        # the shoe heard (a loaded machine can find it not yet, or not just now): only the clock warns
+        assert wait_for(lambda: c.machine.link.status == "connected" and not c.machine.link.pending, 10)
         c.post(DealerInput(DealerAction.NEW_HAND, args={"seats": [1, 2, 3]}))
         assert c.wait_idle(10)
-        assert c.machine.hand is not None  # a warning, not a stop
+        assert c.machine.hand is not None, c.machine.alerts  # a warning, not a stop
     records = host_records(path)
     assert [r["event"] for r in records] == ["power-on", "clean-stop"] and records[0]["clock_synced"] is False
     with Journal(path, table=None, profile=None, readonly=True) as j:
