@@ -30,13 +30,20 @@ def open_linked_pty(link_path: Path) -> tuple[int, int]:
     tty.setraw(slave)
     os.set_blocking(master, False)
     tmp = link_path.with_name(link_path.name + ".new")
-    try:
-        tmp.unlink()
-    except FileNotFoundError:
-        pass
+    tmp.unlink(missing_ok=True)
     os.symlink(f"/proc/{os.getpid()}/fd/{slave}", tmp)
     os.replace(tmp, link_path)
     return master, slave
+
+
+def close_fds(*fds: int | None) -> None:
+    """Close every descriptor given (``None`` skipped); one already closed is no error."""
+    for fd in fds:
+        if fd is not None:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
 
 
 class DeviceModel(Protocol):
@@ -95,17 +102,9 @@ class PtyDevice:
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(5.0)
         self._thread = None
-        for fd in (self._master, self._slave):
-            if fd is not None:
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
+        close_fds(self._master, self._slave)
         self._master = self._slave = None
-        try:
-            self.link_path.unlink()
-        except FileNotFoundError:
-            pass
+        self.link_path.unlink(missing_ok=True)
         if self._own_dir is not None:
             try:
                 os.rmdir(self._own_dir)

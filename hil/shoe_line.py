@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from hil.faults import Faults, LineNoise
-from hil.pty_device import open_linked_pty
+from hil.pty_device import close_fds, open_linked_pty
 from hil.shoe_device import ShoeDevice
 
 log = logging.getLogger(__name__)
@@ -123,11 +123,7 @@ class ShoeLine:
             if self._listener is not None:
                 self._listener.close()
                 self._listener = None
-            for fd in (self._wake_r, self._wake_w):
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
+            close_fds(self._wake_r, self._wake_w)
             if self._own_dir is not None:
                 try:
                     os.rmdir(self._own_dir)
@@ -151,16 +147,8 @@ class ShoeLine:
         self.plugged = False
         if self.transport == "pty":
             if self.link_path is not None:
-                try:
-                    self.link_path.unlink()
-                except FileNotFoundError:
-                    pass
-            for fd in (self._master, self._slave):
-                if fd is not None:
-                    try:
-                        os.close(fd)
-                    except OSError:
-                        pass
+                self.link_path.unlink(missing_ok=True)
+            close_fds(self._master, self._slave)
             self._master = self._slave = None
         elif self._conn is not None:
             try:
