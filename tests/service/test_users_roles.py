@@ -178,6 +178,7 @@ def _stop(t: Any) -> int:
     c = t.controller
     c.call_soon(lambda: c.raise_alert("duplicate-card", "a card seen twice: stop, call the floor", latched=True))
     assert c.wait_idle(10)
+    assert wait_for(lambda: any(a["code"] == "duplicate-card" for a in c.machine.alerts), 10), c.machine.alerts
     return next(a["id"] for a in c.machine.alerts if a["code"] == "duplicate-card")
 
 
@@ -192,6 +193,8 @@ def test_a_dealer_cannot_clear_a_latched_alert_and_a_supervisor_can(table: Any, 
     assert table.controller.wait_idle(10)
     assert any(a["id"] == aid for a in table.machine.alerts)  # still up
     assert any(a["id"] == aid for a in _state(url)["alerts"])
+    # the display answers at once and hands the input on: the controller's refusal follows
+    assert wait_for(lambda: any(a["code"] == "role-refused" for a in table.machine.alerts), 10)
     refused = [a for a in table.machine.alerts if a["code"] == "role-refused"]
     assert refused and "dana (dealer) may not decide this" in refused[0]["message"]
     status, _ = _req(url + "ack", {"id": aid, "credential": {"user": "sam", "pin": PINS["sam"]}})
@@ -236,8 +239,7 @@ def test_pin_brute_force_over_the_display_and_the_dealer_port(table: Any, tmp_pa
     assert "wrong user or PIN" in errors[0] and "locked out" in errors[-1]
     assert table.controller.wait_idle(10)
     assert any(a["id"] == aid for a in table.machine.alerts)  # nothing else changed
-    codes_up = [a["code"] for a in table.machine.alerts]
-    assert "auth-refused" in codes_up and "auth-locked" in codes_up
+    assert wait_for(lambda: {"auth-refused", "auth-locked"} <= {a["code"] for a in table.machine.alerts}, 10)
     table.journal.flush(5.0)
     with Journal(tmp_path / "j.sqlite3", table=None, profile=None, readonly=True) as j:
         bodies = [r.body for r in j.records() if r.kind == "Alert"]
