@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -17,12 +17,13 @@ from urllib.parse import urlsplit
 from shoe_ctl.config import ConfigError, read_toml
 from shoe_ctl.floor.room import Pit, parse_pits
 from shoe_ctl.floor.topics import NAME_RE
+from shoe_ctl.service.gaming_day import GamingDay, GamingDayError, parse_gaming_day
 
 __all__ = ["Credentials", "FloorConfig", "check_credentials_file", "load_credentials", "load_floor_config",
            "parse_broker", "parse_broker_list", "parse_floor"]
 
 _KEYS = ("enabled", "broker", "brokers", "primary_host", "room", "credentials", "ca_file", "keepalive", "outbox",
-         "pits", "tag_retries_per_1000", "tag_retries_min_reads")
+         "pits", "tag_retries_per_1000", "tag_retries_min_reads", "gaming_day_start", "time_zone")
 
 MAX_BROKERS = 8
 """The most brokers a ``brokers`` list may name."""
@@ -41,7 +42,9 @@ class FloorConfig:
     ``pits`` the room map's pits with each table's place (``shoe-ctl floor`` only;
     :func:`shoe_ctl.floor.room.parse_pits`); ``tag_retries_per_1000`` and
     ``tag_retries_min_reads``: a card is to be replaced once its tag was read at least that many
-    times with more retries per 1,000 reads than that (docs/floor.md, "Reader and card health")."""
+    times with more retries per 1,000 reads than that (docs/floor.md, "Reader and card health");
+    ``gaming_day``: the room's gaming day, from ``gaming_day_start`` (``HH:MM``) and ``time_zone``
+    (an IANA name) (:mod:`shoe_ctl.service.gaming_day`)."""
 
     enabled: bool = False
     broker: str = "mqtt://127.0.0.1:1883"
@@ -55,6 +58,7 @@ class FloorConfig:
     primary_host: str = "floor"
     tag_retries_per_1000: int = 100
     tag_retries_min_reads: int = 10
+    gaming_day: GamingDay = field(default_factory=GamingDay)
 
     @property
     def broker_urls(self) -> tuple[str, ...]:
@@ -114,7 +118,15 @@ def parse_floor(src: str, data: Mapping[str, Any]) -> FloorConfig:
         return value
 
     urls = parse_broker_list(src, data)
+    start = get("gaming_day_start", str, "00:00", "HH:MM, 00:00..23:59")
+    try:
+        day = parse_gaming_day(start, get("time_zone", str, "UTC", "an IANA time zone name"))
+    except GamingDayError as exc:
+        key = "gaming_day_start" if str(exc).startswith(repr(start)) else "time_zone"
+        raise ConfigError(src, f"floor.{key}", str(exc), "HH:MM" if key == "gaming_day_start"
+                          else "an IANA time zone name (Asia/Macau, America/New_York, UTC)") from None
     cfg = FloorConfig(
+        gaming_day=day,
         enabled=get("enabled", bool, False, "true, false"),
         broker=urls[0] if urls else get("broker", str, "mqtt://127.0.0.1:1883", "mqtt://host:port or mqtts://host:port"),
         brokers=urls,
