@@ -51,6 +51,8 @@ _WARNING = (
     "deck-order-runs-floor",
     # a card whose tag needs a retry too often: the floor has it replaced
     "card-retries-floor",
+    # one tag read at two tables in one gaming day: surveillance looks into it
+    "tag-two-tables-floor",
     # people: a credential or a role refused, a tilt's clearing, a look at the downcards
     "role-refused", "auth-locked", "tilt-refused", "tilt-cleared", "recall-hole-cards", "verify-refused",
     # the floor's entry for one table's alerts beyond its list (raised to the most severe it holds)
