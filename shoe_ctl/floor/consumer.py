@@ -33,6 +33,7 @@ from paho.mqtt.enums import CallbackAPIVersion
 from paho.mqtt.properties import Properties
 from paho.mqtt.reasoncodes import ReasonCode
 
+from shoe_ctl.floor.card_health import MAX_TAGS_SHOWN, RETRIES_CODE
 from shoe_ctl.floor.config import Credentials, parse_broker
 from shoe_ctl.floor.failover import host_state, host_topic
 from shoe_ctl.floor.netloop import NetLoop
@@ -112,6 +113,49 @@ def _text(value: object, limit: int = 120) -> str | None:
 
 _STUB_KEYS = ("count", "required", "forecast")
 
+_HEALTH_COUNTS = ("cards", "unreadable", "foreign", "misreads", "retries")
+_CARD_RE = re.compile(r"[2-9TJQKA][cdhs]")
+
+
+def _per_1000(part: int | None, whole: int | None) -> float | None:
+    return round(part * 1000 / whole, 1) if part is not None and whole else None
+
+
+def _floor_health(raw: object) -> dict[str, Any] | None:
+    """A table's reader and card health as sent with a ``hand-end`` (``shoe_ctl.floor.card_health``),
+    with its rates per 1,000 cards (per 1,000 reads for a tag); a field of another shape is left out,
+    lists are cut to their bound."""
+    if not isinstance(raw, dict):
+        return None
+    out: dict[str, Any] = {k: _int(raw.get(k)) for k in _HEALTH_COUNTS}
+    out["since"] = _int(raw.get("since"))
+    cards = out["cards"]
+    out["per_1000"] = {k: _per_1000(out[k], cards) for k in ("unreadable", "foreign", "misreads", "retries")}
+    readers = raw.get("readers")
+    out["readers"] = ({str(k)[:16]: v for k, v in list(readers.items())[:8] if _int(v) is not None}
+                      if isinstance(readers, dict) else {})
+    tags: list[dict[str, Any]] = []
+    sent = raw.get("tags")
+    for t in sent if isinstance(sent, list) else []:
+        if isinstance(t, dict) and _int(t.get("reads")) is not None and _int(t.get("retries")) is not None:
+            tags.append({"deck": _text(t.get("deck"), 64), "tag": _text(t.get("tag"), 32), "reads": t["reads"],
+                         "retries": t["retries"], "per_1000": _per_1000(t["retries"], t["reads"])})
+        if len(tags) >= MAX_TAGS_SHOWN:
+            break
+    out["tags"] = tags
+    return out
+
+
+def _worn_cards(raw: object) -> list[dict[str, Any]]:
+    """The cards a ``hand-end``'s health names for replacing (deck, card, reads, retries), checked."""
+    replace = raw.get("replace") if isinstance(raw, dict) else None
+    out = []
+    for r in replace[:MAX_TAGS_SHOWN] if isinstance(replace, list) else []:
+        if (isinstance(r, dict) and isinstance(r.get("card"), str) and _CARD_RE.fullmatch(r["card"])
+                and isinstance(r.get("deck"), str) and _int(r.get("reads")) and _int(r.get("retries")) is not None):
+            out.append({"deck": r["deck"][:64], "card": r["card"], "reads": r["reads"], "retries": r["retries"]})
+    return out
+
 
 def _floor_row_state(state: dict[str, Any]) -> dict[str, Any]:
     """The keys of a table's ``state`` payload the floor's row uses (:meth:`TableView.public`),
@@ -178,6 +222,9 @@ class TableView:
     """The keepalive the table announced in its birth (it then says something at least that often)."""
     silent: dict[str, Any] | None = None
     """The open ``table-silent`` alert, while the table says nothing."""
+    health: dict[str, Any] | None = None
+    """The table's reader and card health sent with its newest ``hand-end`` (docs/floor.md,
+    "Reader and card health")."""
 
     def public(self, now: float) -> dict[str, Any]:
         """The page's row: state, street, stub against the required number, alerts by severity
@@ -202,6 +249,7 @@ class TableView:
             "counts": {s: sum(1 for a in open_alerts if a.get("severity") == s) for s in SEVERITIES},
             "seq": self.expected - 1,
             "chain": dict(self.chain) or None,
+            "health": self.health,
             "version": self.version,
         }
 
@@ -453,11 +501,26 @@ class FloorConsumer:
                                        "time_us": _int(ev.get("time_us")), "acked": None, "count": 1})
         elif kind == "LinkChanged":
             view.shoe = {"status": _text(ev.get("status")), "detail": _text(ev.get("detail"), 1000)}
+        elif kind == "hand-end" and "health" in ev:
+            self._health(view, ev, seq)
         if self.on_event is not None:
             try:
                 self.on_event(view.table, ev, now)
             except Exception:  # noqa: BLE001
                 log.exception("floor on_event hook")
+
+    def _health(self, view: TableView, ev: dict[str, Any], seq: int) -> None:
+        """A ``hand-end``'s reader and card health: kept for the table's row; each card it names
+        for replacing is a ``card-retries-floor`` alert (the hand is over: the card may be named)."""
+        view.health = _floor_health(ev.get("health")) or view.health
+        for worn in _worn_cards(ev.get("health")):
+            rate = worn["retries"] * 1000 // worn["reads"]
+            self._add_alert(view, {
+                "id": seq, "code": RETRIES_CODE, "severity": classify(RETRIES_CODE, False), "seat": None,
+                "street": None, "latched": False, "hand": _int(ev.get("hand")), "time_us": _int(ev.get("time_us")),
+                "acked": None, "count": 1,
+                "message": (f"replace the {worn['card']} of deck {worn['deck']}: {worn['retries']} of its "
+                            f"{worn['reads']} reads needed a retry ({rate} per 1,000)")})
 
     def _add_alert(self, view: TableView, alert: dict[str, Any]) -> None:
         """Add an open alert: merged into an open repeat, or past :data:`MAX_OPEN` entries into the

@@ -48,6 +48,8 @@ _WARNING = (
     "unknown-event",
     # a deck dealt in runs of one suit, or in an earlier deck's order: the floor decides on the deck
     "deck-order-runs-floor",
+    # a card whose tag needs a retry too often: the floor has it replaced
+    "card-retries-floor",
     # people: a credential or a role refused, a tilt's clearing, a look at the downcards
     "role-refused", "auth-locked", "tilt-refused", "tilt-cleared", "recall-hole-cards", "verify-refused",
     # the floor's entry for one table's alerts beyond its list (raised to the most severe it holds)
