@@ -19,7 +19,7 @@ from shoe_ctl.rules.hand import HandState, SeatState
 from shoe_ctl.rules.profiles import RuleProfile
 from shoe_ctl.rules.stub import Step, StreetPlan, forecast_short, plan_street
 
-__all__ = ["COPY", "MAX_INFO_ALERTS", "MAX_LATCHED_ALERTS", "MachineFault", "PlanMismatch", "Progress"]
+__all__ = ["COPY", "PLACEMENT", "street_pulls", "MAX_INFO_ALERTS", "MAX_LATCHED_ALERTS", "MachineFault", "PlanMismatch", "Progress"]
 
 log = logging.getLogger("shoe_ctl.machine.dealing")
 
@@ -45,6 +45,10 @@ MAX_LATCHED_ALERTS = 32
 """At most this many latched entries are kept apart; beyond, a latched alert is merged into the
 newest open one of its code (a code never seen yet still gets its own entry: the codes are few),
 so a flood of latched alerts keeps the list, and each event's cost, bounded."""
+
+PLACEMENT = "card-placement"
+"""The latched alert (a STOP) that asks the dealer to place each card of the street in progress
+(docs/irregularities.md, *Placing a street's cards*)."""
 
 _READ_PREFIX = re.compile(r"read \d+: ")
 
@@ -425,3 +429,13 @@ def copy_seats(hand: HandState, kept: list[SeatState] | None) -> list[SeatState]
     if kept is not None and len(kept) == len(live):
         return [c if s.__dict__ == c.__dict__ else s.copy() for s, c in zip(live, kept, strict=True)]
     return [s.copy() for s in live]
+
+
+def street_pulls(p: Progress, street: str) -> list[Read]:
+    """The reads of ``street`` the dealer places, in the order of the pulls: those booked to a
+    seat (a card too many included), its burns, its community card and the cards held aside since
+    its deal (read while none was expected)."""
+    strays = {id(r) for r in p.betting_strays}
+    return [r for r in p.reads if r.street == street
+            and ((r.seat is not None and r.role in ("up", "down", "extra")) or r.role in ("burn", "community")
+                 or (r.role == "stray" and id(r) in strays))]
