@@ -340,7 +340,11 @@ class Alert:
     (e.g. ``RP-10-H-B``, ``house-16.20``, ``duplicate-card``); ``latched`` alerts stay until a
     person acknowledges them. ``moves``: the cards already on the table the dealer must move for a
     ruling, in order, each ``"<from> -> <to>"`` (places: ``seat N up``, ``seat N down``,
-    ``burn <street>``, ``set-aside``, ``out`` (out of play), ``muck``); never names a card."""
+    ``burn <street>``, ``set-aside``, ``out`` (out of play), ``muck``); never names a card.
+    ``service``: raised by the service around the machine (a tilt, a refused PIN or input, a start
+    warning; ``Controller.raise_alert``), not by the dealing machine from its events: a replay of
+    the journal does not raise it again (docs/journal.md, "Records"). Journaled only when true and
+    left out of ``repr``, so the machine's own alerts read and encode as they always did."""
 
     code: str
     message: str
@@ -348,6 +352,7 @@ class Alert:
     seat: int | None = None
     latched: bool = False
     moves: tuple[str, ...] = ()
+    service: bool = field(default=False, repr=False, metadata={"codec": "omit-default"})
 
 
 @dataclass(frozen=True, slots=True)

@@ -363,6 +363,10 @@ def replay_hands(journal: Journal, make_machine: MachineFactory, *, table: str |
             if undecodable is not None:
                 undecodable.append(f"record {rec.seq}: {exc}")
             continue
+        if isinstance(item, Alert) and item.service:
+            if current is not None and machine.state != "idle":  # raised in the hand: the hand's
+                current.alerts.append(f"{item.code}: {item.message}")
+            continue  # the machine's own alerts come again from the replay below
         if item is None or isinstance(item, Alert) or not _is_event(item):
             continue
         if current is not None and isinstance(item, DealerInput):

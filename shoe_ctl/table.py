@@ -417,7 +417,8 @@ class Table:
             append = getattr(self.journal, "append", None)
             if append is not None:  # the refusal is in the record, though the table does not start
                 try:
-                    append(Alert("users-file-refused", f"{exc}: the table does not start", latched=True))
+                    append(Alert("users-file-refused", f"{exc}: the table does not start", latched=True,
+                                 service=True))
                 except Exception:  # noqa: BLE001 - a failing journal: the message still goes to the user
                     log.exception("the users file's refusal could not be journaled")
             raise TableError(str(exc)) from None

@@ -3,7 +3,7 @@ each deck received, in play and retired with who signed, and the balance issued 
 play (docs/build-a-shoe.md, "Deck custody").
 
 Exit status: 0 when the day balances, 1 when it does not (the records at fault named), 2 when the
-journal cannot be read or the day is not a date.
+journal or the configuration (its gaming day) cannot be read or the day is not a date.
 """
 
 from __future__ import annotations
@@ -12,7 +12,9 @@ import argparse
 import sys
 from datetime import date
 
-from shoe_ctl.cli.args import Subparsers
+from shoe_ctl.cli.args import Subparsers, default_config_path
+from shoe_ctl.config import ConfigError
+from shoe_ctl.floor.config import load_floor_config
 from shoe_ctl.service.deck_custody import custody
 from shoe_ctl.service.journal import Journal, JournalError
 
@@ -24,8 +26,12 @@ def register(subparsers: Subparsers) -> None:
     sub = p.add_subparsers(dest="report_command", metavar="REPORT", required=True)
     d = sub.add_parser("decks", help="each deck received, in play and retired on a day, and its balance",
                        description="Each deck received (enrolled), in play (a hand dealt from it) and retired on "
-                       "one UTC day, with who signed, and the balance issued = retired + in play.")
-    d.add_argument("--day", required=True, metavar="YYYY-MM-DD", help="the day (UTC)")
+                       "one gaming day, with who signed, and the balance issued = retired + in play.")
+    d.add_argument("--day", required=True, metavar="YYYY-MM-DD",
+                   help="the gaming day, named by the date it begins on ([floor] gaming_day_start, time_zone)")
+    d.add_argument("--config", default=None, metavar="PATH",
+                   help="table configuration whose [floor] gives the gaming day (default: $SHOE_CTL_TABLE, "
+                   "/etc/shoe-ctl/table.toml or config/table.toml)")
     d.add_argument("journal", metavar="JOURNAL", help="the journal file")
     d.set_defaults(func=run_decks)
 
@@ -38,12 +44,19 @@ def run_decks(args: argparse.Namespace) -> int:
         print(f"shoe-ctl report decks: --day {args.day!r} is not a date (YYYY-MM-DD)", file=sys.stderr)
         return 2
     try:
+        gaming_day = load_floor_config(args.config or default_config_path()).gaming_day
+    except ConfigError as exc:
+        print(f"shoe-ctl report decks: {exc}", file=sys.stderr)
+        return 2
+    try:
         with Journal(args.journal, table=None, profile=None, readonly=True) as journal:
-            c = custody(journal.records(), day)
+            c = custody(journal.records(), day, gaming_day)
     except (OSError, JournalError) as exc:
         print(f"shoe-ctl report decks: {args.journal}: {exc}", file=sys.stderr)
         return 2
-    print(f"decks on {day.isoformat()} (UTC)")
+    begin, end = gaming_day.window(day)
+    print(f"decks on gaming day {day.isoformat()} (from {gaming_day.describe()}: "
+          f"{begin:%Y-%m-%dT%H:%MZ} to {end:%Y-%m-%dT%H:%MZ})")
     for d in c.decks.values():
         hands = f"hands {d.hands[0]}-{d.hands[-1]} ({len(d.hands)})" if d.hands else "no hand"
         enrolled = f"enrolled {d.enrolled} by {d.enrolled_by}" if d.enrolled else "enrolled before the journal"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -17,12 +17,13 @@ from urllib.parse import urlsplit
 from shoe_ctl.config import ConfigError, read_toml
 from shoe_ctl.floor.room import Pit, parse_pits
 from shoe_ctl.floor.topics import NAME_RE
+from shoe_ctl.service.gaming_day import GamingDay, GamingDayError, parse_gaming_day
 
 __all__ = ["Credentials", "FloorConfig", "check_credentials_file", "load_credentials", "load_floor_config",
            "parse_broker", "parse_broker_list", "parse_floor"]
 
 _KEYS = ("enabled", "broker", "brokers", "primary_host", "room", "credentials", "ca_file", "keepalive", "outbox",
-         "display", "pits")
+         "display", "pits", "tag_retries_per_1000", "tag_retries_min_reads", "gaming_day_start", "time_zone")
 
 MAX_BROKERS = 8
 """The most brokers a ``brokers`` list may name."""
@@ -41,7 +42,11 @@ class FloorConfig:
     ``display``: also publish the whole public state on the retained ``display`` topic (for
     surveillance or a bridge; the broker's ACL must let the table write it: docs/floor.md);
     ``pits`` the room map's pits with each table's place (``shoe-ctl floor`` only;
-    :func:`shoe_ctl.floor.room.parse_pits`)."""
+    :func:`shoe_ctl.floor.room.parse_pits`); ``tag_retries_per_1000`` and
+    ``tag_retries_min_reads``: a card is to be replaced once its tag was read at least that many
+    times with more retries per 1,000 reads than that (docs/floor.md, "Reader and card health");
+    ``gaming_day``: the room's gaming day, from ``gaming_day_start`` (``HH:MM``) and ``time_zone``
+    (an IANA name) (:mod:`shoe_ctl.service.gaming_day`)."""
 
     enabled: bool = False
     broker: str = "mqtt://127.0.0.1:1883"
@@ -54,6 +59,9 @@ class FloorConfig:
     brokers: tuple[str, ...] = ()
     primary_host: str = "floor"
     display: bool = False
+    tag_retries_per_1000: int = 100
+    tag_retries_min_reads: int = 10
+    gaming_day: GamingDay = field(default_factory=GamingDay)
 
     @property
     def broker_urls(self) -> tuple[str, ...]:
@@ -68,12 +76,14 @@ class FloorConfig:
 
 @dataclass(frozen=True, slots=True)
 class Credentials:
-    """A broker user name and password (read from a credentials file)."""
+    """A broker user name and password (read from a credentials file), and the room key: the
+    room's secret for the keyed hashes of tags on the floor (``None`` when the file has none)."""
 
     username: str
     password: str
+    room_key: bytes | None = None
 
-    def __repr__(self) -> str:  # never print the password
+    def __repr__(self) -> str:  # never print the password or the key
         return f"Credentials(username={self.username!r}, password=***)"
 
 
@@ -111,7 +121,15 @@ def parse_floor(src: str, data: Mapping[str, Any]) -> FloorConfig:
         return value
 
     urls = parse_broker_list(src, data)
+    start = get("gaming_day_start", str, "00:00", "HH:MM, 00:00..23:59")
+    try:
+        day = parse_gaming_day(start, get("time_zone", str, "UTC", "an IANA time zone name"))
+    except GamingDayError as exc:
+        key = "gaming_day_start" if str(exc).startswith(repr(start)) else "time_zone"
+        raise ConfigError(src, f"floor.{key}", str(exc), "HH:MM" if key == "gaming_day_start"
+                          else "an IANA time zone name (Asia/Macau, America/New_York, UTC)") from None
     cfg = FloorConfig(
+        gaming_day=day,
         enabled=get("enabled", bool, False, "true, false"),
         broker=urls[0] if urls else get("broker", str, "mqtt://127.0.0.1:1883", "mqtt://host:port or mqtts://host:port"),
         brokers=urls,
@@ -122,6 +140,8 @@ def parse_floor(src: str, data: Mapping[str, Any]) -> FloorConfig:
         keepalive=get("keepalive", int, 15, "5..300"),
         outbox=get("outbox", str, None, "a file path") or None,
         display=get("display", bool, False, "true, false"),
+        tag_retries_per_1000=get("tag_retries_per_1000", int, 100, "1..1000"),
+        tag_retries_min_reads=get("tag_retries_min_reads", int, 10, "1..100000"),
         pits=parse_pits(src, data["pits"]) if "pits" in data else (),
     )
     try:
@@ -135,6 +155,11 @@ def parse_floor(src: str, data: Mapping[str, Any]) -> FloorConfig:
         raise ConfigError(src, "floor.room", f"{cfg.room!r} is not a topic level", "letters, digits, '_', '.', '-'")
     if not 5 <= cfg.keepalive <= 300:
         raise ConfigError(src, "floor.keepalive", f"{cfg.keepalive} is out of range", "5..300")
+    if not 1 <= cfg.tag_retries_per_1000 <= 1000:
+        raise ConfigError(src, "floor.tag_retries_per_1000", f"{cfg.tag_retries_per_1000} is out of range", "1..1000")
+    if not 1 <= cfg.tag_retries_min_reads <= 100_000:
+        raise ConfigError(src, "floor.tag_retries_min_reads", f"{cfg.tag_retries_min_reads} is out of range",
+                          "1..100000")
     return cfg
 
 
@@ -209,8 +234,13 @@ def check_credentials_file(path: str | os.PathLike[str]) -> str | None:
     return None
 
 
+ROOM_KEY_HEX = (32, 128)
+"""A room key's length in hex digits (16 to 64 bytes)."""
+
+
 def load_credentials(path: str | os.PathLike[str]) -> Credentials:
-    """Read a credentials file (TOML with ``username`` and ``password``), refusing a file that
+    """Read a credentials file (TOML with ``username`` and ``password``, and optionally
+    ``room_key``: 32-128 hex digits, the same at every table of the room), refusing a file that
     others can read (:func:`check_credentials_file`).
 
     :raises ConfigError: naming the file and what is wrong.
@@ -222,7 +252,17 @@ def load_credentials(path: str | os.PathLike[str]) -> Credentials:
     user, password = data.get("username"), data.get("password")
     if not isinstance(user, str) or not user or not isinstance(password, str) or not password:
         raise ConfigError(str(path), "username/password", "missing or empty", "two non-empty texts")
-    return Credentials(user, password)
+    key = data.get("room_key")
+    if key is None:
+        return Credentials(user, password)
+    low, high = ROOM_KEY_HEX
+    allowed = f"{low}..{high} hex digits (openssl rand -hex 32), the same at every table of the room"
+    if not isinstance(key, str) or not low <= len(key) <= high or len(key) % 2:
+        raise ConfigError(str(path), "room_key", "not a key of the right length", allowed)
+    try:
+        return Credentials(user, password, bytes.fromhex(key))
+    except ValueError:
+        raise ConfigError(str(path), "room_key", "not hex", allowed) from None
 
 
 def write_credentials(path: str | os.PathLike[str], creds: Credentials) -> Path:

@@ -33,12 +33,15 @@ from paho.mqtt.enums import CallbackAPIVersion
 from paho.mqtt.properties import Properties
 from paho.mqtt.reasoncodes import ReasonCode
 
+from shoe_ctl.floor.card_health import MAX_TAGS_SHOWN, RETRIES_CODE
 from shoe_ctl.floor.config import Credentials, parse_broker
 from shoe_ctl.floor.failover import host_state, host_topic
 from shoe_ctl.floor.netloop import NetLoop
 from shoe_ctl.floor.severity import SEVERITIES, classify, needs_floor
+from shoe_ctl.floor.sightings import TWO_TABLES_CODE, TagSightings
 from shoe_ctl.floor.topics import Topics, check_name, dumps
 from shoe_ctl.recall import MAX_ENTRIES, RECALL_HANDS
+from shoe_ctl.service.gaming_day import GamingDay
 from shoe_ctl.service.journal import Journal
 
 log = logging.getLogger(__name__)
@@ -112,6 +115,49 @@ def _text(value: object, limit: int = 120) -> str | None:
 
 _STUB_KEYS = ("count", "required", "forecast")
 
+_HEALTH_COUNTS = ("cards", "unreadable", "foreign", "misreads", "retries")
+_CARD_RE = re.compile(r"[2-9TJQKA][cdhs]")
+
+
+def _per_1000(part: int | None, whole: int | None) -> float | None:
+    return round(part * 1000 / whole, 1) if part is not None and whole else None
+
+
+def _floor_health(raw: object) -> dict[str, Any] | None:
+    """A table's reader and card health as sent with a ``hand-end`` (``shoe_ctl.floor.card_health``),
+    with its rates per 1,000 cards (per 1,000 reads for a tag); a field of another shape is left out,
+    lists are cut to their bound."""
+    if not isinstance(raw, dict):
+        return None
+    out: dict[str, Any] = {k: _int(raw.get(k)) for k in _HEALTH_COUNTS}
+    out["since"] = _int(raw.get("since"))
+    cards = out["cards"]
+    out["per_1000"] = {k: _per_1000(out[k], cards) for k in ("unreadable", "foreign", "misreads", "retries")}
+    readers = raw.get("readers")
+    out["readers"] = ({str(k)[:16]: v for k, v in list(readers.items())[:8] if _int(v) is not None}
+                      if isinstance(readers, dict) else {})
+    tags: list[dict[str, Any]] = []
+    sent = raw.get("tags")
+    for t in sent if isinstance(sent, list) else []:
+        if isinstance(t, dict) and _int(t.get("reads")) is not None and _int(t.get("retries")) is not None:
+            tags.append({"deck": _text(t.get("deck"), 64), "tag": _text(t.get("tag"), 32), "reads": t["reads"],
+                         "retries": t["retries"], "per_1000": _per_1000(t["retries"], t["reads"])})
+        if len(tags) >= MAX_TAGS_SHOWN:
+            break
+    out["tags"] = tags
+    return out
+
+
+def _worn_cards(raw: object) -> list[dict[str, Any]]:
+    """The cards a ``hand-end``'s health names for replacing (deck, card, reads, retries), checked."""
+    replace = raw.get("replace") if isinstance(raw, dict) else None
+    out = []
+    for r in replace[:MAX_TAGS_SHOWN] if isinstance(replace, list) else []:
+        if (isinstance(r, dict) and isinstance(r.get("card"), str) and _CARD_RE.fullmatch(r["card"])
+                and isinstance(r.get("deck"), str) and _int(r.get("reads")) and _int(r.get("retries")) is not None):
+            out.append({"deck": r["deck"][:64], "card": r["card"], "reads": r["reads"], "retries": r["retries"]})
+    return out
+
 
 def _floor_row_state(state: dict[str, Any]) -> dict[str, Any]:
     """The keys of a table's ``state`` payload the floor's row uses (:meth:`TableView.public`),
@@ -178,6 +224,9 @@ class TableView:
     """The keepalive the table announced in its birth (it then says something at least that often)."""
     silent: dict[str, Any] | None = None
     """The open ``table-silent`` alert, while the table says nothing."""
+    health: dict[str, Any] | None = None
+    """The table's reader and card health sent with its newest ``hand-end`` (docs/floor.md,
+    "Reader and card health")."""
 
     def public(self, now: float) -> dict[str, Any]:
         """The page's row: state, street, stub against the required number, alerts by severity
@@ -202,6 +251,7 @@ class TableView:
             "counts": {s: sum(1 for a in open_alerts if a.get("severity") == s) for s in SEVERITIES},
             "seq": self.expected - 1,
             "chain": dict(self.chain) or None,
+            "health": self.health,
             "version": self.version,
         }
 
@@ -230,6 +280,8 @@ class FloorConsumer:
         Will saying offline (tables with two brokers read it: docs/floor.md, "Two brokers").
     :param loop: the :class:`~shoe_ctl.floor.netloop.NetLoop` to run on (default: one of its own,
         thread ``floor-net-<room>``, stopped at :meth:`close`).
+    :param gaming_day: the room's gaming day, for the tags seen at two tables in one
+        (:class:`~shoe_ctl.floor.sightings.TagSightings`); default midnight UTC.
     """
 
     def __init__(self, *, host: str, port: int, room: str, credentials: Credentials | None = None,
@@ -238,8 +290,10 @@ class FloorConsumer:
                  on_event: Callable[[str, dict[str, Any], float], None] | None = None,
                  on_resent: Callable[[str, dict[str, Any], float], None] | None = None,
                  on_reset: Callable[[str], None] | None = None,
-                 host_id: str | None = None, loop: NetLoop | None = None) -> None:
+                 host_id: str | None = None, loop: NetLoop | None = None,
+                 gaming_day: GamingDay | None = None) -> None:
         self.room = check_name("room", room)
+        self.sightings = TagSightings(gaming_day)
         self.on_resent = on_resent
         self.on_reset = on_reset
         self.peers: list[FloorConsumer] = []
@@ -453,11 +507,39 @@ class FloorConsumer:
                                        "time_us": _int(ev.get("time_us")), "acked": None, "count": 1})
         elif kind == "LinkChanged":
             view.shoe = {"status": _text(ev.get("status")), "detail": _text(ev.get("detail"), 1000)}
+        elif kind == "hand-end" and "health" in ev:
+            self._health(view, ev, seq)
         if self.on_event is not None:
             try:
                 self.on_event(view.table, ev, now)
             except Exception:  # noqa: BLE001
                 log.exception("floor on_event hook")
+
+    def _health(self, view: TableView, ev: dict[str, Any], seq: int) -> None:
+        """A ``hand-end``'s reader and card health: kept for the table's row; each card it names
+        for replacing is a ``card-retries-floor`` alert (the hand is over: the card may be named)."""
+        view.health = _floor_health(ev.get("health")) or view.health
+        for worn in _worn_cards(ev.get("health")):
+            rate = worn["retries"] * 1000 // worn["reads"]
+            self._add_alert(view, {
+                "id": seq, "code": RETRIES_CODE, "severity": classify(RETRIES_CODE, False), "seat": None,
+                "street": None, "latched": False, "hand": _int(ev.get("hand")), "time_us": _int(ev.get("time_us")),
+                "acked": None, "count": 1,
+                "message": (f"replace the {worn['card']} of deck {worn['deck']}: {worn['retries']} of its "
+                            f"{worn['reads']} reads needed a retry ({rate} per 1,000)")})
+        seen = ev["health"].get("seen") if isinstance(ev.get("health"), dict) else None
+        when = _int(ev.get("time_us"))
+        if not isinstance(seen, list) or when is None:
+            return
+        for s in self.sightings.seen(view.table, when / 1e6, seen[:MAX_TAGS_SHOWN]):
+            here = f"deck {s.deck}" if s.deck else "a card of no deck it knows"
+            there = f"deck {s.other_deck}" if s.other_deck else "a card of no deck it knows"
+            self._add_alert(view, {
+                "id": seq, "code": TWO_TABLES_CODE, "severity": classify(TWO_TABLES_CODE, False), "seat": None,
+                "street": None, "latched": False, "hand": _int(ev.get("hand")), "time_us": when, "acked": None,
+                "count": 1,
+                "message": (f"{s.tags} tag(s) at two tables on gaming day {s.day.isoformat()}: read here as {here}, "
+                            f"at table {s.other} earlier as {there}")})
 
     def _add_alert(self, view: TableView, alert: dict[str, Any]) -> None:
         """Add an open alert: merged into an open repeat, or past :data:`MAX_OPEN` entries into the

@@ -25,6 +25,7 @@ from paho.mqtt.properties import Properties
 from paho.mqtt.reasoncodes import ReasonCode
 
 from shoe_ctl.events import Command, DisplayUpdate
+from shoe_ctl.floor.card_health import CardHealth, HealthLimits, JournalDeckTags
 from shoe_ctl.floor.config import Credentials, FloorConfig, load_credentials, parse_broker
 from shoe_ctl.floor.failover import BrokerChoice, host_topic
 from shoe_ctl.floor.netloop import NetLoop, shared_loop
@@ -69,6 +70,10 @@ DISPLAY_EVERY_S = 2.0
 count, the upcards, the instruction or the machine's state within a street change; a new hand,
 street or alert sends it at the next step."""
 
+HEALTH_SEED_RECORDS = 20_000
+"""At a start, the reader and card health counts are taken again from at most this many journal
+records before the first one to publish (``docs/floor.md``, "Reader and card health")."""
+
 FIRST_CONNECT_WAIT_S = 1.0
 """At a stop before the first connection is made, the longest wait for a connection on its way
 (a broker that refuses or cannot be reached is not waited for)."""
@@ -103,6 +108,8 @@ class FloorPublisher:
     :param identity: the table's software identity (``public()`` in the birth message,
         ``answer(seed)`` for a seed on the ``verify`` topic); ``report(code, message)`` is told a
         refused seed (journaled by the table).
+    :param health: the reader and card health counts published with each ``hand-end``
+        (default: counted without a room key, so no tag is listed by index).
 
     Call :meth:`start`, then give it to ``Controller.add_sink``; :meth:`close` at shutdown.
     """
@@ -113,9 +120,11 @@ class FloorPublisher:
                  state_interval: float = 0.05, reconnect_max_s: int = 5, readback_s: float = 10.0,
                  identity: SoftwareIdentity | None = None, report: Report | None = None,
                  recall: Recall | None = None, others: Sequence[tuple[str, int]] = (),
-                 primary_host: str = "floor", loop: NetLoop | None = None, display: bool = False) -> None:
+                 primary_host: str = "floor", loop: NetLoop | None = None,
+                 health: CardHealth | None = None, display: bool = False) -> None:
         self.journal = journal
         self.display = display
+        self.health = health if health is not None else CardHealth()
         self._net = loop
         self.reconnect_max_s = reconnect_max_s
         self.choice = BrokerChoice([(host, port), *others]) if others else None
@@ -436,6 +445,8 @@ class FloorPublisher:
             self._next = 1
             self._pending.clear()
             self._read_upto = -1
+        if self._next > 1:  # what was published before this start: counted again, not published
+            self.health.seed(self._records(max(0, self._next - 1 - HEALTH_SEED_RECORDS)), self._next - 1)
 
     _outbox_checked = False
     _born_as: dict[str, Any] | None = None  # the software identity of the last birth message
@@ -568,6 +579,9 @@ class FloorPublisher:
         full = False
         for rec in self._records(self._next - 1):
             payload = event_payload(rec, table=self.table, session=self.session)
+            figures = self.health.feed(rec)
+            if figures is not None:
+                payload["health"] = figures
             data = dumps(payload)
             info = self.client.publish(self.topics.events, data, qos=1)
             if info.rc == mqtt.MQTT_ERR_QUEUE_SIZE:
@@ -754,7 +768,10 @@ def attach_floor(controller: Controller, journal: Any, cfg: FloorConfig, *, tabl
     pub = FloorPublisher(journal, table=table, room=cfg.room, host=host, port=port, credentials=creds, tls=tls,
                          ca_file=cfg.ca_file, keepalive=cfg.keepalive, outbox=outbox, identity=identity,
                          report=report, recall=recall, others=others, primary_host=cfg.primary_host,
-                         display=cfg.display).start()
+                         display=cfg.display,
+                         health=CardHealth(creds.room_key if creds is not None else None,
+                                           HealthLimits(cfg.tag_retries_per_1000, cfg.tag_retries_min_reads),
+                                           JournalDeckTags(journal))).start()
     controller.add_sink(pub)
     return pub
 

@@ -125,7 +125,8 @@ def event_payload(record: Record, *, table: str, session: int) -> dict[str, Any]
     - ``LinkChanged``: ``status``, ``detail``, ``sequence_reset``;
     - ``DealerInput``: ``action``, ``seat``; ``TimerFired``: ``name``;
     - ``Alert``: ``code``, ``message``, ``street``, ``seat``, ``latched``, ``moves``, ``severity``;
-    - ``hand-start``: ``game``, ``rules``, ``seats``; ``hand-end``: ``abandoned``;
+    - ``hand-start``: ``game``, ``rules``, ``seats``; ``hand-end``: ``abandoned`` (the publisher
+      adds the reader and card health: ``shoe_ctl.floor.card_health``);
     - ``host``: ``event`` (power-on, start, clean-stop), ``clock_synced``, ``unclean_before``;
     - anything else: no body.
     """

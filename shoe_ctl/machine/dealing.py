@@ -168,11 +168,12 @@ class Dealing:
 
     def service_alert(self, code: str, message: str, *, latched: bool = False) -> list[Command]:
         """An alert about the service around the machine (e.g. ``journal-write-failed``), shown
-        and acknowledged like the machine's own; changes nothing else. Returns its commands. Call
-        it from the thread that owns the machine (the controller's)."""
+        and acknowledged like the machine's own; changes nothing else. Its ``Alert`` is marked
+        ``service``: recovery does not expect it from a replay (docs/journal.md, "Recovery").
+        Returns its commands. Call it from the thread that owns the machine (the controller's)."""
         self.out = []
         before = self._snapshot_key()
-        self.alert(code, message, latched=latched)
+        self.alert(code, message, latched=latched, service=True)
         self._publish(before)
         return self.out
 
@@ -539,14 +540,16 @@ class Dealing:
     # ================================================================== outputs
 
     def alert(self, code: str, message: str, *, latched: bool = False, seat: int | None = None,
-              street: str | None = None, moves: tuple[str, ...] = (), repeat: bool = False) -> None:
+              street: str | None = None, moves: tuple[str, ...] = (), repeat: bool = False,
+              service: bool = False) -> None:
         """Raise an alert: an ``Alert`` command (journaled, each one) and an entry in the shown
         alerts until acknowledged (:meth:`~shoe_ctl.machine.progress.Progress.show_alert`: a repeat
         of an alert still shown is merged into it, with ``repeat`` also one naming another read;
-        docs/display.md, *Alerts*)."""
+        docs/display.md, *Alerts*). ``service``: an alert of the service around the machine
+        (:meth:`service_alert`), marked so in its command and the journal."""
         p = self.p
         st = street or p.street
-        self.out.append(Alert(code, message, st, seat, latched, moves))
+        self.out.append(Alert(code, message, st, seat, latched, moves, service))
         if not self.quiet:
             (log.warning if latched else log.info)("alert %s: %s", code, message)
         if p.show_alert(self._alert_id + 1, code, message, st, seat, latched, moves, repeat=repeat):

@@ -70,13 +70,20 @@ def _where(where: str) -> str:
 
 
 _PLAIN_TYPES = frozenset({type(None), bool, int, str, float})
-_FIELD_NAMES: dict[type[Any], tuple[str, ...]] = {}
+_FIELD_NAMES: dict[type[Any], tuple[tuple[str, ...], tuple[tuple[str, Any], ...]]] = {}
 
 
-def _field_names(cls: type[Any]) -> tuple[str, ...]:
+def _field_names(cls: type[Any]) -> tuple[tuple[str, ...], tuple[tuple[str, Any], ...]]:
+    """``cls``'s fields always written, and those written only when not their default (field
+    metadata ``{"codec": "omit-default"}``: a marker added to the format later, so the records
+    without it keep their bytes), each with its default."""
     names = _FIELD_NAMES.get(cls)
     if names is None:
-        names = _FIELD_NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls))
+        fields = dataclasses.fields(cls)
+        names = _FIELD_NAMES[cls] = (
+            tuple(f.name for f in fields if f.metadata.get("codec") != "omit-default"),
+            tuple((f.name, f.default) for f in fields if f.metadata.get("codec") == "omit-default"),
+        )
     return names
 
 
@@ -108,11 +115,16 @@ def encode(obj: Encodable) -> dict[str, Any]:
     if TYPES.get(name) is not type(obj):
         raise CodecError(f"cannot encode {name}: not an event or command type of shoe_ctl.events")
     out: dict[str, Any] = {"v": VERSION, "type": name}
-    for field in _field_names(type(obj)):
+    always, optional = _field_names(type(obj))
+    for field in always:
         try:
             out[field] = _enc_value(getattr(obj, field))
         except CodecError as exc:
             raise CodecError(f"{name}.{field}: {exc}") from None
+    for field, default in optional:
+        value = getattr(obj, field)
+        if value != default:
+            out[field] = _enc_value(value)
     return out
 
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime
 
+from shoe_ctl.service.gaming_day import GamingDay
 from shoe_ctl.service.journal.records import Record
 
 __all__ = ["Custody", "DeckDay", "custody"]
@@ -67,14 +68,13 @@ def _when(text: object, rec: Record) -> datetime:
     return datetime.fromtimestamp(rec.time, UTC)
 
 
-def custody(records: Iterable[Record], day: date) -> Custody:
-    """The custody of every deck on ``day`` (a UTC calendar day) from a journal's ``records`` in
-    order; enrolment and retirement at the times their records give (else when journaled), a
+def custody(records: Iterable[Record], day: date, gaming_day: GamingDay | None = None) -> Custody:
+    """The custody of every deck on gaming day ``day`` (``gaming_day``'s window: by default the
+    UTC calendar day) from a journal's ``records`` in order; enrolment and retirement at the times their records give (else when journaled), a
     hand's deck at the time its ``StubDeck`` was journaled. A retirement of a deck not live, an
     enrolment of a deck already live, or a hand dealt from a deck not live is a problem named by
     its record, and the day does not balance."""
-    start = datetime(day.year, day.month, day.day, tzinfo=UTC)
-    end = start + timedelta(days=1)
+    start, end = (gaming_day or GamingDay()).window(day)
     live: dict[str, DeckDay] = {}
     seen: dict[str, DeckDay] = {}
     opening: list[str] = []

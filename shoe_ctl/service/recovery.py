@@ -41,8 +41,9 @@ class RecoveryReport:
     ``replayed``: events handed to the machine; ``from_seq``: the journal sequence after which the
     replay started; ``hand``: the journal's open hand (``None`` between hands); ``instruction`` and
     ``display``: the last Instruction / DisplayUpdate the replay produced (what the dealer must see
-    again); ``mismatches``: journaled alerts the replay did not produce the same way (the machine
-    is not deterministic, or its code changed since the journal was written); ``damage``: what the
+    again); ``mismatches``: journaled alerts of the machine the replay did not produce the same
+    way (the machine is not deterministic, or its code changed since the journal was written; the
+    service's alerts, ``Alert.service``, are not compared); ``damage``: what the
     journal found at open; ``undecodable``: records skipped because they do not decode;
     ``completed_alerts``: alerts of the last event that the stop kept out of the journal, appended
     by the recovery.
@@ -116,6 +117,8 @@ def recover(journal: Journal, make_machine: Callable[[], Any]) -> tuple[Any, int
                 elif isinstance(c, events.DisplayUpdate):
                     report.display = c
         elif isinstance(item, events.Alert):
+            if item.service:
+                continue  # the service's, not the machine's: no replay raises it again
             if expected and expected[0] == item:
                 expected.pop(0)
             else:

@@ -11,8 +11,11 @@ from pathlib import Path
 import pytest
 
 from shoe_ctl.cli import main
+from shoe_ctl.config import ConfigError
 from shoe_ctl.events import StubDeck
+from shoe_ctl.floor.config import parse_floor
 from shoe_ctl.service.deck_custody import custody
+from shoe_ctl.service.gaming_day import GamingDay, GamingDayError, parse_gaming_day
 from shoe_ctl.service.journal import Journal
 
 DAY = date(2026, 3, 14)
@@ -103,3 +106,53 @@ def test_a_bad_day_or_journal_is_refused(tmp_path: Path, capsys: pytest.CaptureF
     assert "is not a date" in capsys.readouterr().err
     assert main(["report", "decks", "--day", DAY.isoformat(), str(tmp_path / "none.journal")]) == 2
     assert "none.journal" in capsys.readouterr().err
+
+
+def test_the_gaming_day_starts_at_the_rooms_hour_in_its_zone(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """New York, 06:00: the day of 2026-03-14 runs 10:00Z to 10:00Z (daylight time). D01 was
+    retired and D02-D04 received before it began; D03's retirement at 02:00Z the next morning is
+    still on it."""
+    simulated_day(tmp_path / "t.journal").close()
+    gaming_day = parse_gaming_day("06:00", "America/New_York")
+    with Journal(tmp_path / "t.journal", table=None, profile=None, readonly=True) as j:
+        c = custody(j.records(), DAY, gaming_day)
+    assert (c.opening, c.received, c.retired, c.in_play) == (["D02", "D03", "D04"], [], ["D02", "D03"], ["D04"])
+    assert c.balanced and c.decks["D02"].hands == [3, 4, 5] and "D01" not in c.decks
+    config = tmp_path / "table.toml"
+    config.write_text('[floor]\ngaming_day_start = "06:00"\ntime_zone = "America/New_York"\n')
+    assert main(["report", "decks", "--day", DAY.isoformat(), "--config", str(config), str(tmp_path / "t.journal")]) == 0
+    out = capsys.readouterr().out
+    assert "gaming day 2026-03-14 (from 06:00 America/New_York: 2026-03-14T10:00Z to 2026-03-15T10:00Z)" in out
+    assert "issued 3 (live at the start 3 + received 0) = retired 2 + in play 1: balanced" in out
+    config.write_text('[floor]\ntime_zone = "Mars/Olympus"\n')
+    assert main(["report", "decks", "--day", DAY.isoformat(), "--config", str(config), str(tmp_path / "t.journal")]) == 2
+    assert "floor.time_zone" in capsys.readouterr().err
+
+
+def test_a_gaming_day_across_a_clock_change_and_the_day_of_an_instant() -> None:
+    ny = parse_gaming_day("06:00", "America/New_York")
+    begin, end = ny.window(date(2026, 3, 7))  # clocks go forward at 02:00 on the 8th
+    assert (begin, end - begin) == (datetime(2026, 3, 7, 11, tzinfo=UTC), timedelta(hours=23))
+    begin, end = ny.window(date(2026, 10, 31))  # clocks go back on November 1st
+    assert (begin, end - begin) == (datetime(2026, 10, 31, 10, tzinfo=UTC), timedelta(hours=25))
+    twice = parse_gaming_day("01:30", "America/New_York").window(date(2026, 11, 1))[0]
+    assert twice == datetime(2026, 11, 1, 5, 30, tzinfo=UTC), "a start that happens twice: its first time"
+    skipped = parse_gaming_day("02:30", "America/New_York").window(date(2026, 3, 8))[0]
+    assert skipped == datetime(2026, 3, 8, 7, 30, tzinfo=UTC), "a skipped start: the offset before the change"
+    assert ny.day_of(datetime(2026, 3, 14, 9, 59, tzinfo=UTC)) == date(2026, 3, 13)
+    assert ny.day_of(datetime(2026, 3, 14, 10, 0, tzinfo=UTC).timestamp()) == date(2026, 3, 14)
+    assert GamingDay().day_of(datetime(2026, 3, 14, 23, 59, tzinfo=UTC)) == date(2026, 3, 14)
+    macau = parse_gaming_day("06:00", "Asia/Macau")
+    assert macau.window(date(2026, 3, 14))[0] == datetime(2026, 3, 13, 22, tzinfo=UTC)
+    for start, zone in (("6:00", "UTC"), ("24:00", "UTC"), ("06:00", "Nowhere/Else"), ("06:00", "")):
+        with pytest.raises(GamingDayError):
+            parse_gaming_day(start, zone)
+
+
+def test_a_bad_gaming_day_in_the_floor_config_names_its_key() -> None:
+    assert parse_floor("t.toml", {"gaming_day_start": "06:00", "time_zone": "Asia/Macau"}).gaming_day \
+        == parse_gaming_day("06:00", "Asia/Macau")
+    with pytest.raises(ConfigError, match="floor.gaming_day_start"):
+        parse_floor("t.toml", {"gaming_day_start": "6 am"})
+    with pytest.raises(ConfigError, match="floor.time_zone"):
+        parse_floor("t.toml", {"time_zone": "Asia/Atlantis"})

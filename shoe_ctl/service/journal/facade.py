@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import hmac
+import itertools
 import logging
 import os
 import sqlite3
@@ -504,9 +505,14 @@ class Journal:
         """Every hand in the journal, oldest first (``finished_only``: finished or abandoned ones)."""
         return self.store.hands(finished_only=finished_only)
 
-    def hand_records(self, hand: int) -> list[Record]:
-        """All records of one hand, in order (verified as :meth:`records`)."""
-        return list(self.records(hand=hand))
+    def hand_records(self, hand: int | HandSummary) -> list[Record]:
+        """The records of one hand, in order (verified as :meth:`records`): of the hand a
+        :class:`HandSummary` from :meth:`hands` names, or every record numbered ``hand`` (all the
+        hands of a number that repeats)."""
+        if isinstance(hand, int):
+            return list(self.records(hand=hand))
+        return list(itertools.takewhile(lambda r: r.seq <= hand.last_seq,
+                                        self.records(hand.first_seq - 1, hand=hand.hand)))
 
     # ------------------------------------------------------------------ retention
 

@@ -420,7 +420,12 @@ class Store(Closeable):
             return replay_start(self.db())
 
     def hands(self, *, finished_only: bool = False) -> list[HandSummary]:
-        """Every hand in the journal, oldest first (``finished_only``: finished or abandoned ones)."""
+        """Every hand in the journal, oldest first (``finished_only``: finished or abandoned ones).
+
+        A hand is a run of records with one hand number: a number that repeats (a journal written
+        before numbers ran on across restarts) is one hand per ``hand-start`` mark, each listed.
+        Records of a number before its first mark (the mark lost to damage) are a hand of their own.
+        """
         with self.lock:
             db = self.db()
             spans = db.execute(
@@ -428,25 +433,38 @@ class Store(Closeable):
                 "WHERE hand IS NOT NULL GROUP BY hand ORDER BY min(seq)"
             ).fetchall()
             marks = db.execute(
-                "SELECT kind, hand, body, time_us FROM records WHERE kind IN ('hand-start', 'hand-end') ORDER BY seq"
+                "SELECT seq, kind, hand, body, time_us FROM records WHERE kind IN ('hand-start', 'hand-end') ORDER BY seq"
             ).fetchall()
-        infos: dict[int, dict[str, Any]] = {}
-        ended: dict[int, float] = {}
-        for kind, hand, body, t in marks:
-            if kind == "hand-start":
-                infos[hand] = json.loads(body)
-            else:
-                ended[hand] = t / 1e6
+            starts: dict[int, list[int]] = {}
+            for seq, kind, hand, _body, _t in marks:
+                if kind == "hand-start" and hand is not None:
+                    starts.setdefault(hand, []).append(seq)
+            runs: list[tuple[int, int, int, int, int]] = []
+            for hand, first, last, t0, t1 in spans:
+                cuts = [seq for seq in starts.get(hand, ()) if seq > first]
+                if not cuts:  # the common case: the number is one hand
+                    runs.append((hand, first, last, t0, t1))
+                    continue
+                for lo, hi in zip([first, *cuts], [*cuts, last + 1], strict=True):
+                    row = db.execute("SELECT min(seq), max(seq), min(time_us), max(time_us) FROM records "
+                                     "WHERE hand = ? AND seq >= ? AND seq < ?", (hand, lo, hi)).fetchone()
+                    if row[0] is not None:
+                        runs.append((hand, *row))
+        runs.sort(key=lambda run: run[1])
+        found: dict[int, list[tuple[int, str, str, int]]] = {}  # hand: its marks (seq, kind, body, time)
+        for seq, kind, hand, body, t in marks:
+            found.setdefault(hand, []).append((seq, kind, body, t))
         out = []
-        for i, (hand, first, last, t0, t1) in enumerate(spans):
-            later = i + 1 < len(spans)
-            finished = hand in ended or later
+        for i, (hand, first, last, t0, t1) in enumerate(runs):
+            own = [m for m in found.get(hand, ()) if first <= m[0] <= last]
+            info: dict[str, Any] = next((json.loads(body) for _seq, kind, body, _t in own if kind == "hand-start"), {})
+            ended = [t / 1e6 for _seq, kind, _body, t in own if kind == "hand-end"]
+            later = i + 1 < len(runs)
+            finished = bool(ended) or later
             if finished_only and not finished:
                 continue
-            out.append(
-                HandSummary(hand, first, last, t0 / 1e6, ended.get(hand, t1 / 1e6 if later else None), finished,
-                            infos.get(hand, {}))
-            )
+            out.append(HandSummary(hand, first, last, t0 / 1e6, ended[-1] if ended else (t1 / 1e6 if later else None),
+                                   finished, info))
         return out
 
 
