@@ -1,7 +1,8 @@
 """Reader and card health from the table's journal: reads, unreadable cards, misreads and retries
 of the shoe's reader, and reads and retries per tag of each enrolled deck; the figures published
-with each ``hand-end`` and the card to replace once its tag retries too often. Fed by the floor
-publisher in journal order; described in docs/floor.md, "Reader and card health".
+with each ``hand-end``, the card to replace once its tag retries too often, and the keyed hashes
+of the tags at the table. Fed by the floor publisher in journal order; described in docs/floor.md,
+"Reader and card health" and "One tag at two tables".
 """
 
 from __future__ import annotations
@@ -10,13 +11,18 @@ import hashlib
 import hmac
 import json
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from drivers.shoe_fw import deckmap
 from shoe_ctl.service.journal.records import Record
 
-__all__ = ["RETRIES_CODE", "CardHealth", "HealthLimits", "tag_index"]
+__all__ = ["RETRIES_CODE", "CardHealth", "DeckTags", "HealthLimits", "JournalDeckTags", "tag_hash", "tag_index"]
+
+DeckTags = Callable[[str], Sequence[bytes] | None]
+"""The tag UIDs of an enrolled deck by its id, ``None`` when not known."""
 
 RETRIES_CODE = "card-retries-floor"
 """The floor's alert that a card's tag retries too often. ``-floor``: neither rule text speaks of
@@ -53,6 +59,37 @@ def tag_index(key: bytes, deck: str, code: int) -> str:
     return hmac.new(key, f"{deck}/{code}".encode(), hashlib.sha256).hexdigest()[:12]
 
 
+def tag_hash(key: bytes, uid: bytes) -> str:
+    """The keyed hash of tag ``uid`` the tables of a room send to the floor: the first 16 hex
+    digits of HMAC-SHA256 under the room ``key`` of ``tag/`` and the UID; the same tag gives the
+    same hash at every table, and nobody without the key can tell which tag or card it is."""
+    return hmac.new(key, b"tag/" + uid, hashlib.sha256).hexdigest()[:16]
+
+
+class JournalDeckTags:
+    """:data:`DeckTags` from a table's journal: the deck map file its newest ``deck-enrol``
+    record of that deck names (``shoe-ctl deck enrol``), read without its seal (only the UIDs are
+    taken). At most ``scan`` enrolment records are looked at per deck."""
+
+    def __init__(self, journal: Any, scan: int = 1000) -> None:
+        self.journal = journal
+        self.scan = scan
+
+    def __call__(self, deck: str) -> Sequence[bytes] | None:
+        for n, rec in enumerate(self.journal.newest("deck-enrol")):
+            if n >= self.scan:
+                return None
+            body = _body(rec)
+            if body.get("deck") != deck:
+                continue
+            try:
+                dm = deckmap.parse(Path(str(body.get("file"))).read_bytes()[:1 << 16], None, str(body.get("file")))
+            except (OSError, deckmap.DeckMapError):
+                return None
+            return [bytes.fromhex(uid) for uid in sorted(dm.cards)] if dm.deck == deck else None
+        return None
+
+
 def _body(rec: Record) -> dict[str, Any]:
     try:
         body = json.loads(rec.body) if rec.body else {}
@@ -84,12 +121,19 @@ class CardHealth:
     (CARDs by the reader that identified them). Per tag (a card of an enrolled deck, named by
     the shoe's ``StubDeck``): reads and retries since the deck's enrolment or since counted.
 
-    :param key: the room key for :func:`tag_index`; ``None``: no tag is listed by index.
+    :param key: the room key for :func:`tag_index` and :func:`tag_hash`; ``None``: no tag is
+        listed by index, none is sent by hash.
     :param limits: when a card is to be replaced.
+    :param deck_tags: an enrolled deck's tag UIDs (:class:`JournalDeckTags`), for the hashes of
+        the tags at the table; ``None``: only the foreign cards' tags are sent.
     """
 
-    def __init__(self, key: bytes | None = None, limits: HealthLimits | None = None) -> None:
+    def __init__(self, key: bytes | None = None, limits: HealthLimits | None = None,
+                 deck_tags: DeckTags | None = None) -> None:
         self.key = key
+        self.deck_tags = deck_tags
+        self._uids: OrderedDict[str, Sequence[bytes] | None] = OrderedDict()
+        self._foreign: list[tuple[str, str]] = []  # (deck, tag hash) of the hand's foreign cards
         self.limits = limits or HealthLimits()
         self.upto = 0
         """The last journal sequence counted."""
@@ -135,6 +179,7 @@ class CardHealth:
                 self._misread()
             self._last = None
         elif kind == "ForeignCard":
+            self._foreign_tag(_body(rec))
             if self._unreadable_last:
                 self.reader["unreadable"] -= 1
                 self.reader["foreign"] += 1
@@ -175,6 +220,16 @@ class CardHealth:
             self._waiting.append(entry)
             del self._waiting[:-MAX_WAITING]
             self._last = entry
+
+    def _foreign_tag(self, body: dict[str, Any]) -> None:
+        tag = body.get("tag")
+        if self.key is None or not isinstance(tag, str) or len(self._foreign) >= MAX_TAGS_SHOWN:
+            return
+        try:
+            uid = bytes.fromhex(tag)
+        except ValueError:
+            return
+        self._foreign.append((str(body.get("deck") or "")[:64], tag_hash(self.key, uid)))
 
     def _misread(self) -> None:
         self.reader["misreads"] += 1
@@ -222,6 +277,7 @@ class CardHealth:
         """A deck enrolled or retired: its tags' counts start again (another deck of that id has
         other tags)."""
         self.tags.pop(deck, None)
+        self._uids.pop(deck, None)
         self.flagged = {f for f in self.flagged if f[0] != deck}
 
     # ------------------------------------------------------------------ figures
@@ -249,5 +305,27 @@ class CardHealth:
         tags.sort(key=lambda t: (-t["retries"] / max(1, t["reads"]), t["deck"], t["tag"]))
         out["tags"] = tags[:MAX_TAGS_SHOWN]
         out["replace"] = replace
+        if self.key is not None:
+            out["seen"] = self._seen(self.key)
         self._hand_decks = set()
         return out
+
+    def _seen(self, key: bytes) -> list[dict[str, Any]]:
+        """The tags at the table in the hand, by :func:`tag_hash`: every tag of each deck dealt
+        (from its map: the same 52 hashes whatever was dealt), then the foreign cards' tags."""
+        seen: list[dict[str, Any]] = []
+        for deck in sorted(self._hand_decks):
+            if deck not in self._uids:
+                self._uids[deck] = self.deck_tags(deck) if self.deck_tags is not None else None
+                while len(self._uids) > MAX_DECKS:
+                    self._uids.popitem(last=False)
+            uids = self._uids[deck]
+            if uids:
+                seen.append({"deck": deck, "tags": sorted(tag_hash(key, u) for u in uids)})
+        if self._foreign:
+            by_deck: dict[str, list[str]] = {}
+            for deck, h in self._foreign:
+                by_deck.setdefault(deck, []).append(h)
+            seen.extend({"deck": deck, "foreign": True, "tags": sorted(set(hs))} for deck, hs in sorted(by_deck.items()))
+            self._foreign = []
+        return seen

@@ -106,7 +106,8 @@ def run(args: argparse.Namespace) -> int:
         hook = replicator.offer if replicator is not None else None
         consumer = open_consumer(urls, room=room, credentials=creds, ca_file=args.ca_file or cfg.ca_file,
                                  journal=journal, on_event=hook, on_resent=hook,
-                                 on_reset=replicator.new_journal if replicator is not None else None)
+                                 on_reset=replicator.new_journal if replicator is not None else None,
+                                 gaming_day=cfg.gaming_day)
         if replicator is not None:
             replicator.ask_replay = consumer.ask_replay
             replicator.rows = lambda: consumer.snapshot()["tables"]

@@ -38,8 +38,10 @@ from shoe_ctl.floor.config import Credentials, parse_broker
 from shoe_ctl.floor.failover import host_state, host_topic
 from shoe_ctl.floor.netloop import NetLoop
 from shoe_ctl.floor.severity import SEVERITIES, classify, needs_floor
+from shoe_ctl.floor.sightings import TWO_TABLES_CODE, TagSightings
 from shoe_ctl.floor.topics import Topics, check_name, dumps
 from shoe_ctl.recall import MAX_ENTRIES, RECALL_HANDS
+from shoe_ctl.service.gaming_day import GamingDay
 from shoe_ctl.service.journal import Journal
 
 log = logging.getLogger(__name__)
@@ -278,6 +280,8 @@ class FloorConsumer:
         Will saying offline (tables with two brokers read it: docs/floor.md, "Two brokers").
     :param loop: the :class:`~shoe_ctl.floor.netloop.NetLoop` to run on (default: one of its own,
         thread ``floor-net-<room>``, stopped at :meth:`close`).
+    :param gaming_day: the room's gaming day, for the tags seen at two tables in one
+        (:class:`~shoe_ctl.floor.sightings.TagSightings`); default midnight UTC.
     """
 
     def __init__(self, *, host: str, port: int, room: str, credentials: Credentials | None = None,
@@ -286,8 +290,10 @@ class FloorConsumer:
                  on_event: Callable[[str, dict[str, Any], float], None] | None = None,
                  on_resent: Callable[[str, dict[str, Any], float], None] | None = None,
                  on_reset: Callable[[str], None] | None = None,
-                 host_id: str | None = None, loop: NetLoop | None = None) -> None:
+                 host_id: str | None = None, loop: NetLoop | None = None,
+                 gaming_day: GamingDay | None = None) -> None:
         self.room = check_name("room", room)
+        self.sightings = TagSightings(gaming_day)
         self.on_resent = on_resent
         self.on_reset = on_reset
         self.peers: list[FloorConsumer] = []
@@ -521,6 +527,19 @@ class FloorConsumer:
                 "acked": None, "count": 1,
                 "message": (f"replace the {worn['card']} of deck {worn['deck']}: {worn['retries']} of its "
                             f"{worn['reads']} reads needed a retry ({rate} per 1,000)")})
+        seen = ev["health"].get("seen") if isinstance(ev.get("health"), dict) else None
+        when = _int(ev.get("time_us"))
+        if not isinstance(seen, list) or when is None:
+            return
+        for s in self.sightings.seen(view.table, when / 1e6, seen[:MAX_TAGS_SHOWN]):
+            here = f"deck {s.deck}" if s.deck else "a card of no deck it knows"
+            there = f"deck {s.other_deck}" if s.other_deck else "a card of no deck it knows"
+            self._add_alert(view, {
+                "id": seq, "code": TWO_TABLES_CODE, "severity": classify(TWO_TABLES_CODE, False), "seat": None,
+                "street": None, "latched": False, "hand": _int(ev.get("hand")), "time_us": when, "acked": None,
+                "count": 1,
+                "message": (f"{s.tags} tag(s) at two tables on gaming day {s.day.isoformat()}: read here as {here}, "
+                            f"at table {s.other} earlier as {there}")})
 
     def _add_alert(self, view: TableView, alert: dict[str, Any]) -> None:
         """Add an open alert: merged into an open repeat, or past :data:`MAX_OPEN` entries into the

@@ -25,7 +25,7 @@ from paho.mqtt.properties import Properties
 from paho.mqtt.reasoncodes import ReasonCode
 
 from shoe_ctl.events import Command, DisplayUpdate
-from shoe_ctl.floor.card_health import CardHealth, HealthLimits
+from shoe_ctl.floor.card_health import CardHealth, HealthLimits, JournalDeckTags
 from shoe_ctl.floor.config import Credentials, FloorConfig, load_credentials, parse_broker
 from shoe_ctl.floor.failover import BrokerChoice, host_topic
 from shoe_ctl.floor.netloop import NetLoop, shared_loop
@@ -706,7 +706,8 @@ def attach_floor(controller: Controller, journal: Any, cfg: FloorConfig, *, tabl
                          ca_file=cfg.ca_file, keepalive=cfg.keepalive, outbox=outbox, identity=identity,
                          report=report, recall=recall, others=others, primary_host=cfg.primary_host,
                          health=CardHealth(creds.room_key if creds is not None else None,
-                                           HealthLimits(cfg.tag_retries_per_1000, cfg.tag_retries_min_reads))).start()
+                                           HealthLimits(cfg.tag_retries_per_1000, cfg.tag_retries_min_reads),
+                                           JournalDeckTags(journal))).start()
     controller.add_sink(pub)
     return pub
 

@@ -54,6 +54,13 @@ def take(reads: Sequence[Read], seq: int, alert: AlertFn) -> None:
     hand's reads alone, so a recovery's replay raises it again the same way."""
     if not reads or reads[-1].seq != seq:
         return
+    n = len(reads)
+    if n > WINDOW:
+        # a window becomes flagged only by its newest pair: unless that pair is linked, the new
+        # window holds no more linked pairs than the one before it (every card pays this check)
+        last, before = reads[-1].card, reads[-2].card
+        if last is None or before is None or not _linked(before.code, last.code):
+            return
     codes = [r.card.code if r.card is not None else None for r in reads[-WINDOW - 1:]]
     if _window_flags(codes, len(codes)) and not _window_flags(codes, len(codes) - 1):
         alert(RUNS_CODE, f"read {seq}: {links(codes[-WINDOW:])} of the last {WINDOW - 1} neighbour cards are of one "

@@ -127,6 +127,11 @@ class EventQueue:
     :class:`queue.SimpleQueue` that gets one token per event put (a C-level wake-up, cheaper than
     a ``Condition`` on every event). An event taken by :meth:`take_inputs` leaves its token
     behind: a later ``get`` that finds the lanes empty takes such a token and waits again.
+
+    Every event put (by any producer: :meth:`Controller.post`, the shoe link putting straight
+    here, an urgent call; not the stop mark) counts as unfinished until its consumer calls
+    :meth:`task_done`; :meth:`wait_done` waits for none to be left, so an event put without going
+    through the controller is waited for too and never makes an earlier one look handled.
     """
 
     def __init__(self) -> None:
@@ -137,6 +142,8 @@ class EventQueue:
         self._posted = 0
         self._held = 0  # dealer inputs taken by take_inputs and not yet handled
         self._waited = 0  # of those, the ones the shoe lane's first event waits behind
+        self._unfinished = 0  # events put (not the stop mark) and not yet marked task_done
+        self._done = threading.Condition(self.mutex)
 
     def qsize(self) -> int:
         """Events waiting in both lanes."""
@@ -151,6 +158,8 @@ class EventQueue:
         """File ``item`` in its lane (never blocks)."""
         with self.mutex:
             self._posted += 1
+            if item is not _STOP:
+                self._unfinished += 1
             if isinstance(item, DealerInput) or item is _STOP:
                 self._dealer.append((self._posted, item))
             else:
@@ -223,8 +232,21 @@ class EventQueue:
         """Put ``item`` ahead of every event waiting, in either lane (the controller's urgent
         calls: a journal that cannot write is told to the dealer at once)."""
         with self.mutex:
+            self._unfinished += 1
             self._shoe.appendleft((-1, item))
         self._bell.put(None)
+
+    def task_done(self) -> None:
+        """The consumer has finished with one event it took (``get``, :meth:`take_inputs`)."""
+        with self.mutex:
+            self._unfinished = max(self._unfinished - 1, 0)
+            if self._unfinished == 0:
+                self._done.notify_all()
+
+    def wait_done(self, timeout: float | None = None) -> bool:
+        """Wait until every event put has been marked :meth:`task_done`; False on timeout (s)."""
+        with self.mutex:
+            return self._done.wait_for(lambda: self._unfinished == 0, timeout)
 
     def dealer_waiting(self) -> int:
         """Dealer inputs (and the stop mark) waiting now."""
@@ -276,8 +298,6 @@ class Controller(Closeable):
         self.errors = 0
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
-        self._idle = threading.Condition()
-        self._busy = 0
         self.hooks: list[Callable[[Any, list[Command]], None]] = []
         self._ahead: deque[tuple[Any, Any]] = deque()  # dealer inputs queued for the journal ahead
         self._ahead_entry: Any = None  # the journal entry of the input being handled, if queued ahead
@@ -309,8 +329,6 @@ class Controller(Closeable):
         every other event is always queued (True)."""
         if isinstance(event, DealerInput) and not self._room_for_input():
             return False
-        with self._idle:
-            self._busy += 1
         self.queue.put(event)
         return True
 
@@ -437,9 +455,9 @@ class Controller(Closeable):
         return self
 
     def wait_idle(self, timeout: float | None = None) -> bool:
-        """Block until every posted event has been handled; False on timeout."""
-        with self._idle:
-            return self._idle.wait_for(lambda: self._busy == 0, timeout)
+        """Block until every event queued so far (posted here, put on :attr:`queue` by the shoe
+        link, an urgent call) has been handled; False on timeout (s)."""
+        return self.queue.wait_done(timeout)
 
     def close(self, timeout: float = 5.0) -> None:
         """Stop the thread (after the events already queued), close the sinks. Idempotent."""
@@ -484,10 +502,7 @@ class Controller(Closeable):
                         self.errors += 1
                         log.exception("handling a %s failed", type(ev).__name__)  # no repr: it may hold a card
             finally:
-                with self._idle:
-                    self._busy = max(self._busy - 1, 0)
-                    if self._busy == 0:
-                        self._idle.notify_all()
+                self.queue.task_done()
 
     def step(self, ev: Event | _Call) -> list[Command]:
         """Journal, ack, handle and deliver one event (the controller thread's body; also usable
@@ -686,8 +701,6 @@ class Controller(Closeable):
         self._journal_failing = latest is not None
 
     def _urgent(self, fn: Callable[[], Any]) -> None:
-        with self._idle:
-            self._busy += 1
         self.queue.put_urgent(_Call(fn))  # ahead of the events waiting: the dealer is told at once
 
     def _journal_failed(self, exc: BaseException) -> None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import queue
 import socket
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -48,9 +47,10 @@ def test_a_client_holding_every_slot_does_not_lock_the_kiosk_out(held: list[sock
             held.append(s)
         for i in range(200):
             held.append(_from(f"127.0.2.{i % 60 + 1}", port))
-        assert wait_for(lambda: sink._open + sink._conn_refused == len(held), 10)
-        streams = sink._streams.used
-        assert streams == lim.max_events - lim.reserved_events  # the others got every stream they may
+        assert wait_for(lambda: sink._open + sink._conn_refused == len(held), 30)
+        # a connection is counted at accept, its stream once its request is read: wait for those
+        streams = lim.max_events - lim.reserved_events
+        assert wait_for(lambda: sink._streams.used == streams, 30)  # the others got every stream they may
         assert sink._open == lim.max_connections - lim.reserved_connections
         # the kiosk: 8 fresh loads of the page and its state, and its event stream
         loads = [request(port, "GET", path)[0] for _ in range(8) for path in ("/", "/state")]
@@ -59,11 +59,12 @@ def test_a_client_holding_every_slot_does_not_lock_the_kiosk_out(held: list[sock
         held.append(kiosk)
         kiosk.sendall(f"GET /events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
         assert kiosk.recv(64).startswith(b"HTTP/1.1 200")
-        assert wait_for(lambda: sink._streams.used == streams + 1, 5)
+        assert wait_for(lambda: sink._streams.used == streams + 1, 30)
         # one other address holds at most its own share
+        refused = sink._conn_refused
         one = [_from("127.0.3.1", port) for _ in range(20)]
         held.extend(one)
-        time.sleep(0.3)
+        assert wait_for(lambda: sink._conn_refused == refused + len(one), 30)  # each one answered at accept
         assert sink._conns.by_address.get("127.0.3.1", 0) == 0  # the others' share is used up already
 
 

@@ -8,6 +8,10 @@ from drivers.reader_port import ReaderSpec, ReaderSpecError, open_reader, parse_
 from hil.virtual_pepper import VirtualPepperReader
 from hil.virtual_pn532 import Tag, VirtualReader
 
+ANSWER_S = 10.0
+"""How long these tests let a virtual reader take to answer: its thread shares a loaded machine
+with the test (the modules' defaults, 0.1 s and 0.3 s, are a real module's answer times)."""
+
 
 def test_parse_specs() -> None:
     assert parse_spec("pn532:/dev/serial0?reset=25") == ReaderSpec("pn532", "/dev/serial0", 25)
@@ -29,7 +33,7 @@ def test_open_a_pn532_with_its_reset_on_a_mock_gpio() -> None:
     from gpiozero.pins.mock import MockFactory
 
     factory = MockFactory()
-    with VirtualReader() as vr, open_reader(f"pn532:{vr.url}?reset=25", pin_factory=factory) as opened:
+    with VirtualReader() as vr, open_reader(f"pn532:{vr.url}?reset=25", pin_factory=factory, timeout=ANSWER_S) as opened:
         opened.reader.start()
         levels = [s.state for s in factory.pin(25).states]
         assert levels[-2:] == [False, True] and factory.pin(25).state is True  # pulsed low, released
@@ -38,7 +42,7 @@ def test_open_a_pn532_with_its_reset_on_a_mock_gpio() -> None:
 
 
 def test_open_a_pepper_and_a_port_that_is_missing(tmp_path) -> None:
-    with VirtualPepperReader() as vp, open_reader(f"pepper:{vp.url}") as opened:
+    with VirtualPepperReader() as vp, open_reader(f"pepper:{vp.url}", timeout=ANSWER_S) as opened:
         opened.reader.start()
         assert opened.reader.name == "pepper-c1"
         opened.reader._close()

@@ -9,6 +9,8 @@ import random
 from itertools import permutations
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from shoe_ctl.config import load_profile
 from shoe_ctl.events import (
@@ -28,7 +30,9 @@ from shoe_ctl.machine.deck_order import (
     WINDOW,
     flagged_at,
     links,
+    take,
 )
+from shoe_ctl.machine.reads import Read
 from shoe_ctl.rules.cards import Card
 
 PROFILES = {"tda": load_profile("tda"), "house": load_profile("house")}
@@ -115,3 +119,25 @@ def test_a_factory_order_deck_dealt_is_flagged_by_its_8th_card_and_the_deal_goes
     assert severity(RUNS_CODE, False) == "warning"
 
 
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["next", "next", "next", "other", "unreadable"]), st.integers(0, 51)),
+                max_size=40))
+@example([("other", 0)] + [("next", 0)] * 6 + [("other", 40)])  # flagged at the 8th card, its own pair apart
+def test_take_read_by_read_alerts_where_flagged_at_does(dealt: list[tuple[str, int]]) -> None:
+    """``take``, called after each read as the machine calls it (and passing over most reads on
+    their newest pair alone), raises the runs alert exactly at the counts ``flagged_at`` names.
+    Each card is the last one's next rank of its suit (runs, the likely case drawn), any card, or
+    unreadable."""
+    codes_: list[int | None] = []
+    for how, code in dealt:
+        prev = codes_[-1] if codes_ else None
+        codes_.append(None if how == "unreadable" else (prev + 4) % 52 if how == "next" and prev is not None
+                      else code)
+    reads: list[Read] = []
+    raised: list[int] = []
+    for k, card in enumerate(codes_, start=1):
+        reads.append(Read(k, None if card is None else Card(card), "down", "3rd", None))
+        take(reads, k, lambda code, message, seq=k, **_: raised.append(seq))
+    assert raised == flagged_at(codes_)

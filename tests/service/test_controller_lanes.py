@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
+from waiting import wait_for
 
 from shoe_ctl.events import CardRead, DealerAction, DealerInput, LinkChanged, LinkStatus
 from shoe_ctl.rules.cards import Card
@@ -354,3 +355,23 @@ def test_urgent_call_is_taken_before_waiting_events_and_wakes_a_waiting_get() ->
     q.put(inp(1))
     q.put_urgent("urgent-2")
     assert drain(q) == ["urgent-2", card(1), inp(1)]
+
+
+def test_wait_idle_waits_for_events_the_shoe_link_puts_straight_on_the_queue() -> None:
+    """The shoe link puts its events on the controller's queue itself (not through ``post``): each
+    still counts until handled, so handling one never makes ``wait_idle`` see an event posted
+    after it as done (a call queued behind a link event was once taken for handled)."""
+    m = SlowMachine(input_s=0.0)
+    first, second = threading.Event(), threading.Event()
+    ran: list[str] = []
+    with Controller(m) as c:  # type: ignore[arg-type]
+        c.call_soon(lambda: first.wait(10))
+        c.queue.put(LinkChanged(LinkStatus.CONNECTED, "the link's own put"))  # as ShoeLink does
+        c.call_soon(lambda: (second.wait(10), ran.append("second")))
+        first.set()
+        assert wait_for(lambda: len(m.seen) == 1, 10)  # the link event is handled
+        assert [type(e) for e, _ in m.seen] == [LinkChanged]
+        assert not c.wait_idle(0.2) and ran == []  # the second call is held: not idle
+        second.set()
+        assert c.wait_idle(10)
+        assert ran == ["second"]
