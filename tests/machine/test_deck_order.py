@@ -1,7 +1,7 @@
 """A deck not shuffled (docs/irregularities.md, *A deck not shuffled*): every factory order, cut
-anywhere, is flagged within its first 8 cards; shuffled decks are not; a deck dealt in an earlier
-deck's order is flagged at its 8th card; both are information alerts that name no card. The
-false-alarm rate is measured in bench/bench_deck_order.py, not here."""
+anywhere, is flagged within its first 8 cards; a deck sorted by rank, cut anywhere, within its
+first 9; shuffled decks are not; both are information alerts that name no card. The false-alarm
+rate is measured in bench/bench_deck_order.py, not here."""
 
 from __future__ import annotations
 
@@ -24,10 +24,14 @@ from shoe_ctl.events import (
 from shoe_ctl.floor.severity import severity
 from shoe_ctl.machine import Dealing
 from shoe_ctl.machine.deck_order import (
+    RANK_WINDOW,
+    RANKS_CODE,
     RUNS_CODE,
     WINDOW,
     flagged_at,
     links,
+    rank_flagged_at,
+    rank_pairs,
 )
 from shoe_ctl.rules.cards import Card
 
@@ -115,3 +119,52 @@ def test_a_factory_order_deck_dealt_is_flagged_by_its_8th_card_and_the_deal_goes
     assert severity(RUNS_CODE, False) == "warning"
 
 
+
+
+def rank_sorted(seed: int, descending: bool = False) -> list[Card]:
+    """A deck sorted by rank (A A A A 2 2 2 2 ... K K K K, or K to A), the suits of each rank in an
+    order of their own."""
+    rng = random.Random(seed)
+    deck: list[Card] = []
+    for r in (RANKS[::-1] if descending else RANKS):
+        suits = list("cdhs")
+        rng.shuffle(suits)
+        deck += [Card.parse(r + s) for s in suits]
+    return deck
+
+
+@pytest.mark.parametrize("cut", range(0, 52, 5))
+def test_a_deck_sorted_by_rank_cut_anywhere_is_flagged_within_9_cards(cut: int) -> None:
+    for seed, descending in ((1, False), (2, True), (3, False)):
+        deck = rank_sorted(seed, descending)
+        dealt = deck[cut:] + deck[:cut]
+        found = rank_flagged_at(codes(dealt))
+        assert found and found[0] <= RANK_WINDOW, (seed, descending, cut, found)
+        assert len(found) <= 2, found  # one alert for the sorted run, one more after the cut's seam at most
+
+
+@pytest.mark.parametrize("seed", [1, 7, 2026, 31337, 99991])
+def test_shuffled_decks_are_not_flagged_by_rank(seed: int) -> None:
+    deck = list(range(52))
+    random.Random(seed).shuffle(deck)
+    assert rank_flagged_at(list[int | None](deck)) == []
+
+
+def test_rank_pairs_count_one_rank_and_next_ranks_whatever_the_suit() -> None:
+    cards = [Card.parse(t) for t in ("Kc", "Kd", "Ah", "2s", "2c", "4c")]
+    assert rank_pairs(codes(cards)) == (2, 4)  # Kc-Kd, 2s-2c one rank; Kd-Ah, Ah-2s next; 2c-4c neither
+    assert rank_pairs([Card.parse("Kc").code, None, Card.parse("Kd").code]) == (0, 0)
+    sorted_by_suit = factory_orders()["new-deck"]
+    assert rank_flagged_at(codes(sorted_by_suit)) == [], "a suit run is the runs check's, not this one's"
+
+
+def test_a_deck_sorted_by_rank_dealt_is_flagged_by_its_9th_card_and_the_deal_goes_on() -> None:
+    m = table()
+    deck = rank_sorted(5)
+    alerts, _ = deal(m, deck, 1, RANK_WINDOW)
+    [ranks] = [a for a in alerts if a.code == RANKS_CODE]
+    assert RUNS_CODE not in {a.code for a in alerts}
+    assert not ranks.latched and m.state != "attention"
+    assert ranks.message.startswith(f"read {RANK_WINDOW}: ") and "floor" in ranks.message
+    assert not any(str(c) in ranks.message or c.pretty in ranks.message for c in deck[:RANK_WINDOW])
+    assert severity(RANKS_CODE, False) == "warning"
