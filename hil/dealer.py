@@ -86,9 +86,12 @@ class Irregularity:
           ``"round-early"``: as ``"round"``, but the dealer counts the seat before pulling the
           last seat's card (the count reaches the machine before that card's read, as when the
           read is still on the wire).
-        - ``"skip-seat"`` (4th to 7th): at the DEAL of ``seat``'s card the dealer gives it to the
+        - ``"skip-seat"``: at the DEAL of ``seat``'s card the dealer gives it to the
           next seat and goes on round the table, one card a seat; when the display asks for the
           last seat's card, the dealer counts the last seat and the seat skipped (``card-count``).
+        - ``"community-to-seat"``: at the COMMUNITY card of ``street`` the dealer deals it face
+          down to ``seat``, puts the next card in the centre and counts the seat (``card-count``);
+          asked to place the street's cards, the dealer places each where it lies.
         - ``"stub-mixed"``: at the SCRAMBLE of ``street`` the dealer gathers the muck (every card
           of the folded hands) into the new stub too, then reports ``stub-mixed`` (TDA RP-4).
         - ``"undo"``: at the BETTING of ``street``, a fold of ``seat`` reported by mistake and
@@ -144,7 +147,10 @@ class TablePicture:
     """What the dealer physically did in the current hand (cards by identity as pulled);
     ``pulled`` counts the cards taken from the stub now in the shoe, ``total`` over the hand
     (cards out of the shoe). ``aside``: the set-aside pile (house 16.16); ``out``: cards out of
-    play (RP-10-B); ``muck``: cards mucked by a ruling; ``misdeal``: the hand ended in a misdeal."""
+    play (RP-10-B); ``muck``: cards mucked by a ruling; ``misdeal``: the hand ended in a misdeal;
+    ``log``: each card pulled as ``(street, place)``, in the order of the pulls, where the dealer
+    put it (``seat N up``, ``burn``, ``centre``, ``muck``): what the dealer remembers when asked to
+    place a street's cards."""
 
     seats: dict[int, list[tuple[str, Card | None]]] = field(default_factory=dict)
     burns: dict[str, list[Card | None]] = field(default_factory=dict)
@@ -153,6 +159,7 @@ class TablePicture:
     out: list[Card | None] = field(default_factory=list)
     muck: list[Card | None] = field(default_factory=list)
     misdeal: bool = False
+    log: list[tuple[str | None, str]] = field(default_factory=list)
     loaded: list[Card] = field(default_factory=list)
     pulled: int = 0
     scrambles: int = 0
@@ -480,6 +487,8 @@ class SimulatedDealer(Closeable):
             # the screen had next, since this dealer follows the screen)
             if self._once(("gap", ins.card_no)):
                 self._input(DealerAction.GAP_CARDS, cards=max(0, self.table.total - (ins.card_no - 1)))
+        elif sig is _STOP and ins.text.startswith("Stop: card-placement"):
+            self._place(ins.street)
         elif sig is _STOP:
             acks = [*(self.script.acks if self.script is not None else ()),
                     *(self._last_script.acks if self._last_script is not None else ())]
@@ -565,14 +574,20 @@ class SimulatedDealer(Closeable):
 
     def _pull(self, ins: Instruction, face: str | None = None) -> None:
         card = self._take_card()
+        table = self.table
         if ins.signal is _DEAL and ins.seat is not None:
-            self.table.seats.setdefault(ins.seat, []).append((face or ins.face or "down", card))
+            face = face or ins.face or "down"
+            table.seats.setdefault(ins.seat, []).append((face, card))
+            table.log.append((ins.street, f"seat {ins.seat} {face}"))
         elif ins.signal is _BURN and "set-aside" in ins.cards:
-            self.table.aside.append(card)
+            table.aside.append(card)
+            table.log.append((None, "set-aside"))  # a house 16.16 card: no street's read
         elif ins.signal is _BURN:
-            self.table.burns.setdefault(ins.street or "", []).append(card)
+            table.burns.setdefault(ins.street or "", []).append(card)
+            table.log.append((ins.street, "burn"))
         else:
-            self.table.community.append(card)
+            table.community.append(card)
+            table.log.append((ins.street, "centre"))
 
     # ------------------------------------------------------------------ scripted irregularities
 
@@ -658,7 +673,7 @@ class SimulatedDealer(Closeable):
                     self._check_street = street
                 return True
             h = self._hook(("skip-seat",), street, ins.seat)
-            if h is not None and street != "3rd":
+            if h is not None:
                 # the seat's card to the next seat and on round the table; when the display asks
                 # for the last seat's card, the dealer sees it there and the seat skipped bare,
                 # counts both (card-count) and then deals as the display says
@@ -707,6 +722,16 @@ class SimulatedDealer(Closeable):
                         self._pull(Instruction(Signal.DEAL, "", seat=seat, face=face, street=street))
                     self._later(DealerAction.BURN_ERROR, burns=0, **args)
                 return True
+        if sig is Signal.COMMUNITY and ins.card_no is not None and ins.card_no > self.table.total:
+            h = self._hook(("community-to-seat",), street)
+            if h is not None and h.seat is not None:
+                # the community card dealt down to a seat; the next card to the centre; the seat counted
+                self._hooks.remove(h)
+                self._pause()
+                self._pull(Instruction(Signal.DEAL, "", seat=h.seat, face="down", street=street))
+                self._pull(ins)
+                self._later(DealerAction.CARD_COUNT, h.seat, cards=len(self.table.seats.get(h.seat, ())))
+                return True
         if sig is Signal.BETTING and street is not None:
             h = self._hook(("premature",), street)
             if h is not None:
@@ -714,6 +739,21 @@ class SimulatedDealer(Closeable):
                 self._premature_deal(h, street)
                 return True
         return False
+
+    def _place(self, street: str | None) -> None:
+        """docs/irregularities.md, *Placing a street's cards*: the dealer counts every seat whose
+        cards on the felt differ from the display's, then places each card of the street, in the
+        order pulled, where it lies (once per street and pull)."""
+        log = [place for st, place in self.table.log if st == street]
+        if not self._once(("placement", street, len(log))):
+            return
+        shown = {int(e["seat"]): int(e.get("down_count", 0)) + len(e.get("up", ())) + int(e.get("extra", 0))
+                 for e in (self.last_state or {}).get("seats", []) if "seat" in e}
+        for seat, n in shown.items():
+            held = len(self.table.seats.get(seat, ()))
+            if held != n:
+                self._input(DealerAction.CARD_COUNT, seat, cards=held)
+        self._input(DealerAction.PLACE_CARDS, places=log)
 
     def _premature_deal(self, h: Irregularity, street: str) -> None:
         """Deal ``h.count`` cards of the next street during the betting: its burn, then one per

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, TypeGuard
 
-from shoe_ctl.input_shape import MAX_SEAT, check_input_shape
+from shoe_ctl.input_shape import MAX_ITEMS, MAX_SEAT, check_input_shape
 
 __all__ = ["REFUSED_CODES", "SPECS", "STOP_REFUSAL", "STREET_NAMES", "Arg", "DealerAction", "InputSpec", "SeatRule", "check_input", "stop_refusal"]
 
@@ -54,6 +54,10 @@ class DealerAction(StrEnum):
       out of play instead (docs/irregularities.md, *Sequence gap*). Also after a shoe restart
       (``shoe-restarted``) with no gap: the cards pulled while the shoe was off, by the floor's
       count (docs/protocol.md section 12).
+    - ``place-cards``: where each read of the street in progress lies, ``places`` (a list, one per
+      read in the order of the pulls: ``"seat N up"``, ``"seat N down"``, ``"burn"``, ``"muck"``,
+      ``"off"`` or ``"centre"``), asked for by a ``card-placement`` STOP on 3rd street or a street
+      with a community card (docs/irregularities.md, *Placing a street's cards*).
     - ``new-hand`` ``override`` (bool): the floor starts a hand over a latched STOP alert (the
       alerts are cleared, a ``floor-override`` alert is journaled).
     - ``undo``: take back the dealer's last input, while no card has left the shoe since it.
@@ -81,6 +85,7 @@ class DealerAction(StrEnum):
     MISDEAL = "misdeal"            # the dealer declares a misdeal
     STUB_MIXED = "stub-mixed"      # the stub was mixed with the muck or the burns; args: piles, cards
     GAP_CARDS = "gap-cards"        # args: cards (found on the felt after a sequence gap), burned
+    PLACE_CARDS = "place-cards"    # args: places (one per read of the street, in the order of the pulls)
 
 
 STREET_NAMES = ("3rd", "4th", "5th", "6th", "7th")
@@ -139,6 +144,10 @@ def _count(name: str, what: str, *, required: bool = False) -> Arg:
 
 def _seats(name: str, what: str) -> Arg:
     return Arg(name, what, lambda v: isinstance(v, list) and all(_seat(s) for s in v))
+
+
+def _places(v: object) -> bool:
+    return isinstance(v, list) and 0 < len(v) <= MAX_ITEMS and all(isinstance(p, str) and len(p) <= 12 for p in v)
 
 
 def _piles(v: object) -> bool:
@@ -260,6 +269,11 @@ def _specs() -> dict[DealerAction, InputSpec]:
                                      _flag("burned", "true or false (the floor: out of play)")),
                   undo="the floor's count closed the sequence gap", progress=True,
                   asked_by=frozenset({"sequence-gap", "shoe-restarted"})),
+        # neither rule text says who places a street's cards: the placement lifts a latched STOP,
+        # which only the floor may clear (docs/compliance.md), so the floor confirms it
+        InputSpec(A.PLACE_CARDS, args=(Arg("places", "a list of places, one per read of the street", _places,
+                                           required=True),),
+                  asked_by=frozenset({"card-placement"}), role="floor-supervisor"),
     )
     return {r.action: r for r in rows}
 

@@ -32,7 +32,7 @@ _CRITICAL = (
     "machine-fault", "journal-write-failed", "software-mismatch", "users-file-refused",
     "duplicate-card", "card-not-in-stub", "dispense-gap", "card-beyond-stub", "card-not-expected",
     "sequence-gap", "shoe-sequence-reset", "shoe-disconnected", "shoe-double-pull",
-    "card-count-over", "card-count-street", "RP-4",
+    "card-count-over", "card-count-street", "card-placement", "RP-4",
     # the floor's own: a table gone without a clean stop, or silent
     "table-lost", "table-silent",
 )
@@ -42,7 +42,8 @@ _WARNING = (
     "house-16.1", "house-16.2", "house-16.6", "house-16.9", "house-16.10", "house-16.11", "house-16.13",
     "house-16.15", "house-16.16", "house-16.17", "house-16.21", "house-16.22", "house-16.23", "house-16.24",
     "house-16.25", "house-16.26",
-    "card-count-mismatch", "card-in-doubt", "extra-card", "street-rederived", "unreadable-card",
+    "card-count-mismatch", "card-in-doubt", "extra-card", "street-rederived", "street-placed",
+    "unreadable-card",
     # the shoe and the host, when they do not stop the deal
     "shoe-link-degraded", "shoe-restarted", "host-unclean-stop", "clock-unsynced", "clock-skew",
     "unknown-event",

@@ -2,17 +2,60 @@
 (:class:`LeanHierarchicalMachine`): its state lookups and each trigger's resolution worked out
 once per state and kept, the transitions run as the library runs them, without its log calls
 while its loggers would drop every record. Why, and what takes the library's own path:
-docs/performance.md, "Replay at 2x: the trigger path"."""
+docs/performance.md, "Replay at 2x: the trigger path". The library's ``nesting`` module is
+loaded without ``transitions.extensions``' ``__init__`` (:func:`package_on_demand`)."""
 
 from __future__ import annotations
 
+import importlib.util
 import logging
+import sys
 from functools import reduce
 from typing import Any
 
-from transitions.core import State
-from transitions.extensions import HierarchicalMachine
-from transitions.extensions.nesting import (
+__all__ = ["LeanHierarchicalMachine", "package_on_demand"]
+
+
+def package_on_demand(name: str) -> bool:
+    """Let the submodules of the package ``name`` load without running the package's
+    ``__init__`` until one of its own names is first read.
+
+    ``transitions.extensions`` imports every extension of the library in its ``__init__`` (the
+    asyncio machines bring ``asyncio``, ``ssl`` and ``socket``; the diagrams, the locking
+    machines): a third of what a short command such as ``shoe-ctl replay`` spends on imports,
+    for a machine that needs ``nesting`` and ``states`` alone. This puts in ``sys.modules`` a
+    module for the package with the package's own spec and path, so its submodules import as
+    usual, and a module ``__getattr__`` that runs the package's ``__init__`` in it the first time
+    a name the package defines is read (``from transitions.extensions import GraphMachine``):
+    the package is then whole, as if imported at once. Nothing is done when the package is
+    loaded already or cannot be found (the usual import then raises). True when the module was
+    put in place. docs/performance.md, "The replay a user runs"."""
+    if name in sys.modules:
+        return False
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.loader is None or spec.submodule_search_locations is None:
+        return False
+    module = importlib.util.module_from_spec(spec)
+    loader = spec.loader
+
+    def complete(attr: str) -> Any:
+        del module.__dict__["__getattr__"]  # once: the package's own names from now on
+        loader.exec_module(module)
+        return getattr(module, attr)
+
+    module.__dict__["__getattr__"] = complete
+    sys.modules[name] = module
+    parent, _, child = name.rpartition(".")
+    if parent and parent in sys.modules:
+        setattr(sys.modules[parent], child, module)
+    return True
+
+
+package_on_demand("transitions.extensions")
+
+from transitions.core import State  # noqa: E402  (the package's stand-in first)
+from transitions.extensions.nesting import (  # noqa: E402
+    HierarchicalMachine,
     NestedEvent,
     NestedEventData,
     NestedState,
@@ -20,8 +63,6 @@ from transitions.extensions.nesting import (
     _build_state_list,
     resolve_order,
 )
-
-__all__ = ["LeanHierarchicalMachine"]
 
 _UNSET = object()
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from shoe_ctl.events import DealerAction, DealerInput
 from shoe_ctl.input_spec import stop_refusal
-from shoe_ctl.machine import irregular, layout
+from shoe_ctl.machine import irregular, irregular_place, layout
 from shoe_ctl.machine.layout import ATTENTION, SHOWDOWN, STREETS
 from shoe_ctl.machine.link import LinkState
 from shoe_ctl.machine.outcome import Outcome
@@ -325,11 +325,14 @@ def _rows() -> dict[DealerAction, Row]:
             "a burn error is reported on 4th to 7th street while it is dealt or bet"),
         Row(A.WRONG_BRING_IN, ((frozenset({layout.betting_state("3rd")}), irr.wrong_bring_in),),
             "a wrong bring-in is reported in the 3rd-street betting"),
-        Row(A.CARD_COUNT, ((None, irr.card_count),), ""),
+        Row(A.CARD_COUNT, ((None, irregular_place.card_count),), ""),
         Row(A.MISDEAL, ((None, irr.declared_misdeal),), ""),
         Row(A.STUB_MIXED, ((None, irr.stub_mixed),), ""),
         # A sequence gap (docs/irregularities.md, *Sequence gap*): accepted while one is open.
         Row(A.GAP_CARDS, ((None, gap_cards),), "no sequence gap or shoe restart is open"),
+        # A street's cards placed by the dealer (docs/irregularities.md, *Placing a street's cards*).
+        Row(A.PLACE_CARDS, ((None, irregular_place.place_cards),),
+            "no card-placement STOP is open: the street's cards are placed when the counts cannot place them"),
     )
     return {r.action: r for r in rows}
 

@@ -698,7 +698,7 @@ def _deal_order(p: Progress, pulls: list[Read]) -> list[int]:
             if hand.seats[k % n].in_hand or hand.seats[k % n].seat in booked]
 
 
-def _unbook(hand: HandState, read: Read) -> None:
+def unbook(hand: HandState, read: Read) -> None:
     """Take ``read``'s card off the place the record gives it (the last copy there)."""
     if read.role == "stray":
         _take_from_set_aside(hand, read.card)
@@ -740,7 +740,7 @@ def rederive(p: Progress, out: Outcome) -> bool:
     moves: list[str] = []
     extras: list[tuple[int, int]] = []
     for read in pulls:
-        _unbook(hand, read)
+        unbook(hand, read)
     held: set[int] = set()
     for read, was, i in zip(pulls, booked, derived, strict=True):
         seat = hand.seats[i]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
-from transitions.extensions import HierarchicalMachine
+from transitions.extensions.nesting import HierarchicalMachine
 from transitions.extensions.states import Tags, add_state_features
 
 STREETS: tuple[str, ...] = ("3rd", "4th", "5th", "6th", "7th")

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import copy
 import logging
-import operator
 import re
+from collections.abc import Callable
 from dataclasses import MISSING, dataclass, field, fields
-from typing import Any
+from typing import Any, cast
 
 from shoe_ctl.machine.reads import Read
 from shoe_ctl.rules.cards import Card
@@ -19,7 +19,7 @@ from shoe_ctl.rules.hand import HandState, SeatState
 from shoe_ctl.rules.profiles import RuleProfile
 from shoe_ctl.rules.stub import Step, StreetPlan, forecast_short, plan_street
 
-__all__ = ["COPY", "MAX_INFO_ALERTS", "MAX_LATCHED_ALERTS", "MachineFault", "PlanMismatch", "Progress"]
+__all__ = ["COPY", "PLACEMENT", "street_pulls", "MAX_INFO_ALERTS", "MAX_LATCHED_ALERTS", "MachineFault", "PlanMismatch", "Progress"]
 
 log = logging.getLogger("shoe_ctl.machine.dealing")
 
@@ -45,6 +45,10 @@ MAX_LATCHED_ALERTS = 32
 """At most this many latched entries are kept apart; beyond, a latched alert is merged into the
 newest open one of its code (a code never seen yet still gets its own entry: the codes are few),
 so a flood of latched alerts keeps the list, and each event's cost, bounded."""
+
+PLACEMENT = "card-placement"
+"""The latched alert (a STOP) that asks the dealer to place each card of the street in progress
+(docs/irregularities.md, *Placing a street's cards*)."""
 
 _READ_PREFIX = re.compile(r"read \d+: ")
 
@@ -139,15 +143,7 @@ class Progress:
         """A copy for the undo point: every field by its ``copy`` kind (:data:`COPY`), the hand
         record replaced by ``hand`` (a copy made by the caller, see
         :meth:`~shoe_ctl.machine.undo.Undo.take`)."""
-        new = object.__new__(Progress)
-        for name, value in zip(_VALUES, _get_values(self), strict=True):
-            object.__setattr__(new, name, value)
-        for name, value in zip(_CONTAINERS, _get_containers(self), strict=True):
-            object.__setattr__(new, name, value.copy())
-        for name in _DEEP_COPIED:
-            object.__setattr__(new, name, copy.deepcopy(getattr(self, name)))
-        new.hand = hand
-        return new
+        return _copy_progress(self, hand)
 
     # ================================================================== questions on the value
 
@@ -402,11 +398,27 @@ COPY: dict[str, str] = {f.name: f.metadata["copy"] for f in fields(Progress)}
 """How the undo point copies each field of :class:`Progress` ("value", "container", "deep",
 "hand"): every field has its kind, so a field added without one fails at import."""
 
-_VALUES = tuple(n for n, k in COPY.items() if k == "value")
-_CONTAINERS = tuple(n for n, k in COPY.items() if k == "container")
-_DEEP_COPIED = tuple(n for n, k in COPY.items() if k == "deep")
-_get_values = operator.attrgetter(*_VALUES)
-_get_containers = operator.attrgetter(*_CONTAINERS)
+
+
+def _copier() -> Callable[[Progress, HandState | None], Progress]:
+    """:meth:`Progress.copy` as straight-line code, one statement per field written out from
+    :data:`COPY` and compiled once here: a ``value`` field shared, a ``container`` copied
+    shallowly (``.copy()``), a ``deep`` one by ``copy.deepcopy`` (unless ``None``), the ``hand`` field the copy the
+    caller made. The undo point copies the progress at every fold, all-in, betting round
+    complete and show; a loop over the fields setting each with ``object.__setattr__`` took
+    about a tenth of a direct replay (docs/performance.md, "The replay a user runs")."""
+    body = ["def copy(self, hand):", "    new = _new(Progress)"]
+    for name, kind in COPY.items():  # (a dataclass field's name is an identifier)
+        value = {"value": f"self.{name}", "container": f"self.{name}.copy()",
+                 "deep": f"None if self.{name} is None else _deepcopy(self.{name})", "hand": "hand"}[kind]
+        body.append(f"    new.{name} = {value}")
+    body.append("    return new")
+    space: dict[str, Any] = {"_new": object.__new__, "Progress": Progress, "_deepcopy": copy.deepcopy}
+    exec(compile("\n".join(body), f"<{__name__}.Progress.copy>", "exec"), space)
+    return cast(Callable[[Progress, HandState | None], Progress], space["copy"])
+
+
+_copy_progress = _copier()
 
 
 def copy_seats(hand: HandState, kept: list[SeatState] | None) -> list[SeatState]:
@@ -417,3 +429,13 @@ def copy_seats(hand: HandState, kept: list[SeatState] | None) -> list[SeatState]
     if kept is not None and len(kept) == len(live):
         return [c if s.__dict__ == c.__dict__ else s.copy() for s, c in zip(live, kept, strict=True)]
     return [s.copy() for s in live]
+
+
+def street_pulls(p: Progress, street: str) -> list[Read]:
+    """The reads of ``street`` the dealer places, in the order of the pulls: those booked to a
+    seat (a card too many included), its burns, its community card and the cards held aside since
+    its deal (read while none was expected)."""
+    strays = {id(r) for r in p.betting_strays}
+    return [r for r in p.reads if r.street == street
+            and ((r.seat is not None and r.role in ("up", "down", "extra")) or r.role in ("burn", "community")
+                 or (r.role == "stray" and id(r) in strays))]

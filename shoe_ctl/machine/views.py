@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from shoe_ctl.events import Instruction
-from shoe_ctl.machine.layout import BETTING, IDLE, SHOWDOWN
+from shoe_ctl.machine.layout import BETTING, IDLE, IN_HAND, SHOWDOWN
+from shoe_ctl.machine.progress import PLACEMENT, street_pulls
 from shoe_ctl.machine.reads import Read
 from shoe_ctl.rules.cards import Card, card_text
 from shoe_ctl.rules.games import Game, open_pair
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     from shoe_ctl.machine.link import LinkState
     from shoe_ctl.machine.progress import Progress
 
-__all__ = ["SeatCache", "last_read_place", "masked_upcards", "open_pair_words", "public_state", "summary"]
+__all__ = ["SeatCache", "last_read_place", "masked_upcards", "open_pair_words", "public_state", "summary", "sheet"]
 
 
 class SeatCache:
@@ -105,7 +106,7 @@ def public_state(p: Progress, link: LinkState, state: str, ins: Instruction, cac
             community = card_text(None if hand.community in masked else hand.community)
     alerts = p.alerts
     last = last_read_place(p.reads[-1], masked) if hand is not None and not idle and p.reads else None
-    return {
+    out: dict[str, Any] = {
         "hand": p.hand_no if hand is not None and not idle else None,
         "last_hand": p.hand_no if hand is not None and idle else None,
         "game": p.game.value,
@@ -122,16 +123,22 @@ def public_state(p: Progress, link: LinkState, state: str, ins: Instruction, cac
         "first_to_act_unknown": p.first_unknown(state in BETTING),
         "last_read": last,
     }
+    if p.alerts and hand is not None:
+        placing = sheet(p, state, masked)
+        if placing is not None:  # only while the dealer is asked to place a street's cards
+            out["placement"] = placing
+    return out
 
 
-_PLACES = {"burn": "burn", "stray": "held aside", "aside": "set aside"}
+_PLACES = {"burn": "burn", "stray": "held aside", "aside": "set aside", "out": "out of play"}
 
 
 def last_read_place(read: Read, masked: frozenset[Card]) -> str:
     """Where the hand's last card read lies now, as the status line names it (docs/display.md):
     ``seat 3 down`` (a downcard by its seat only), ``seat 5 up Qh``, ``seat 2 extra`` (a card too
     many: house 16.25), ``community 5d``, ``burn``, ``held aside`` (a card not expected),
-    ``set aside`` (house 16.16). A correction that books the read again (a count, an undo)
+    ``set aside`` (house 16.16), ``out of play`` (placed in the muck or off the table by the dealer).
+    A correction that books the read again (a count, an undo)
     moves its place with it. An upcard showing a hole card's identity is ``??`` as on the
     display (:func:`masked_upcards`)."""
     role = read.role
@@ -204,3 +211,25 @@ def summary(p: Progress) -> dict[str, Any]:
     return {"game": p.game.value, "rules": p.profile.name, "players": players, "bring_in": bi,
             "first_to_act": first, "seventh": p.seventh, "community_card": community,
             "procedures": dict(p.procedures)}
+
+
+def sheet(p: Progress, state: str, masked: frozenset[Card]) -> dict[str, Any] | None:
+    """The placement sheet for the display while ``card-placement`` is open, else ``None``:
+    ``street``, ``community`` (bool), ``reads`` (one per read in the order of the pulls: ``seq``,
+    ``n`` its number on the street from 1, ``face`` ``"up"`` for a card seen face up, else
+    ``"down"``, ``card`` the card's text for a card seen face up only — never a downcard's, a
+    burn's or a card held aside unseen: the hole-card embargo), ``seats`` (the seats in the hand),
+    ``counted`` (seat number: cards, the dealer's counts so far)."""
+    hand, street = p.hand, p.street
+    if hand is None or street is None or state not in IN_HAND or not any(
+            a["code"] == PLACEMENT for a in p.alerts):
+        return None
+    reads = []
+    for k, r in enumerate(street_pulls(p, street), 1):
+        up = r.public
+        reads.append({"seq": r.seq, "n": k, "face": "up" if up else "down",
+                      "card": card_text(None if r.card in masked else r.card) if up else None,
+                      "was": r.role if r.role in ("burn", "community", "stray") else "seat"})
+    return {"street": street, "community": hand.community_street == street, "reads": reads,
+            "seats": [s.seat for s in hand.seats if s.in_hand],
+            "counted": {str(hand.seats[k].seat): c for k, c in sorted(p.counted.items())}}

@@ -88,9 +88,14 @@ def _instruction(p: Progress, link: LinkState, state: str) -> Instruction:
                                "was next). Count the cards on the felt and report the cards found, or the "
                                "floor declares them burned or the hand dead", street=street, cards=places,
                                card_no=link.gap["card_no"])
-        for a in p.alerts:
-            if a["latched"]:
-                return Instruction(Signal.STOP, f"Stop: {a['code']} — check and acknowledge", street=street)
+        open_stops = [a for a in p.alerts if a["latched"]]
+        if any(a["code"] == "card-placement" for a in open_stops):
+            # irregular_place.CODE: the placement answers it and the cards it names (a card not
+            # expected among them): the one action asked for
+            return Instruction(Signal.STOP, "Stop: card-placement — count every seat that looks wrong, then "
+                               "place each card of the street (place-cards)", street=street)
+        if open_stops:
+            return Instruction(Signal.STOP, f"Stop: {open_stops[0]['code']} — check and acknowledge", street=street)
         if link.wait:
             # One round trip to the shoe; the signal stays idle, so the LEDs do not change.
             return Instruction(Signal.IDLE, f"Hand {p.hand_no}: waiting for the shoe to confirm its "

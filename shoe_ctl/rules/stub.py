@@ -124,7 +124,7 @@ _NORMAL = Procedure.NORMAL  # looked up once: every street's plan compares with 
 _NORMAL_PLANS: dict[tuple[Any, ...], StreetPlan] = {}
 _NORMAL_PLANS_MAX = 4096
 """Normal street plans already made, by what decides them: the street, the players owed a card
-(3rd: with the cards each holds and whether a hole card was exposed; 4th-7th: with the face a
+(3rd: with the cards each holds and its hole cards; 4th-7th: with the face a
 ruling set for their next card) and whether the burn is taken, the stub, the required number and
 the players in the hand. A plan is immutable: the same value is handed out again (a table plans
 the same few hundred normal streets hand after hand)."""
@@ -196,18 +196,24 @@ def plan_street(profile: RuleProfile, hand: HandState, street: str) -> StreetPla
 
     if street == "3rd":
         seats = hand.seats
-        held = tuple([(i, seats[i].dealt_count, seats[i].exposed_hole) for i in players])
+        held = tuple([(i, seats[i].dealt_count, len(seats[i].down)) for i in players])
         key: tuple[Any, ...] = (street, held, stub, required, live)
         done = _NORMAL_PLANS.get(key)
         if done is not None:
             return done
         steps: list[Step] = []
+        holes = {i: down for i, _dealt, down in held}
         for r in range(3):
-            for i, dealt, exposed in held:
-                # Rounds 0 and 1 are downcards, round 2 the upcard; a hole card exposed on the
-                # initial deal stands as the upcard and the third card goes down (RP-10-A, house 16.1).
+            for i, dealt, _down in held:
+                # Rounds 0 and 1 are downcards, round 2 the upcard: a seat's card is a downcard
+                # while it holds fewer than two. So a hole card exposed on the initial deal, which
+                # stands as the upcard, has the third card go down (RP-10-A, house 16.1), and a seat
+                # that holds its upcard before its second hole card (its cards placed by the
+                # dealer, docs/irregularities.md) is owed a downcard.
                 if dealt <= r:
-                    steps.append(_step("deal", i, "up" if r == 2 and not exposed else "down", street))
+                    face = "down" if holes[i] < 2 else "up"
+                    holes[i] += face == "down"
+                    steps.append(_step("deal", i, face, street))
         if len(steps) + 1 > stub:
             raise StubError(f"3rd street needs {len(steps)} cards and the stub holds {stub}")
         return _keep_normal(key, plan(_NORMAL, steps))

@@ -9,22 +9,11 @@ virtual shoe on a pty."""
 from __future__ import annotations
 
 import pytest
-from irregular_help import Ended, deck, physical, run
+from irregular_help import assert_matches_with_extras, deck, physical, run
 
 from hil.dealer import HandScript, Irregularity
-from shoe_ctl.rules.cards import card_text
 
-
-def _matches(e: Ended) -> None:
-    """Every seat's cards in the order dealt (any card too many apart) equal the dealer's."""
-    assert e.picture is not None
-    for s in e.hand.seats:
-        phys = physical(e.picture, s.seat)
-        extra = {card_text(c) for c in s.extra}
-        for face in ("down", "up"):
-            assert [card_text(c) for c in getattr(s, face)] == [c for c in phys[face] if c not in extra], s.seat
-        assert sorted(card_text(c) for c in s.down + s.up + s.extra) == sorted(phys["down"] + phys["up"]), s.seat
-    assert e.hand.stub_count() == len(e.picture.stub())
+_matches = assert_matches_with_extras
 
 
 # (street, rules, game, seats, the seat concerned): every street from 4th, both profiles, the

@@ -9,6 +9,8 @@ import random
 from itertools import permutations
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from shoe_ctl.config import load_profile
 from shoe_ctl.events import (
@@ -32,7 +34,9 @@ from shoe_ctl.machine.deck_order import (
     links,
     rank_flagged_at,
     rank_pairs,
+    take,
 )
+from shoe_ctl.machine.reads import Read
 from shoe_ctl.rules.cards import Card
 
 PROFILES = {"tda": load_profile("tda"), "house": load_profile("house")}
@@ -168,3 +172,34 @@ def test_a_deck_sorted_by_rank_dealt_is_flagged_by_its_9th_card_and_the_deal_goe
     assert ranks.message.startswith(f"read {RANK_WINDOW}: ") and "floor" in ranks.message
     assert not any(str(c) in ranks.message or c.pretty in ranks.message for c in deck[:RANK_WINDOW])
     assert severity(RANKS_CODE, False) == "warning"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["next", "next", "next", "rank", "rank", "other", "unreadable"]),
+                          st.integers(0, 51)), max_size=40))
+@example([("other", 0)] + [("next", 0)] * 6 + [("other", 40)])  # flagged at the 8th card, its own pair apart
+@example([("other", 0)] + [("rank", 0)] * 3 + [("next", 0)] + [("rank", 0)] * 3 + [("other", 0), ("other", 30)])
+def test_take_read_by_read_alerts_where_flagged_at_does(dealt: list[tuple[str, int]]) -> None:
+    """``take``, called after each read as the machine calls it (and passing over most reads on
+    their newest pair alone), raises the runs alert exactly at the counts ``flagged_at`` names and
+    the ranks alert at those ``rank_flagged_at`` names. Each card is the last one's next rank of its
+    suit (runs), another card of its rank (a rank run; cards may repeat here, which the counting
+    does not mind), any card, or unreadable."""
+    codes_: list[int | None] = []
+    for how, code in dealt:
+        prev = codes_[-1] if codes_ else None
+        if how == "unreadable":
+            codes_.append(None)
+        elif how == "next" and prev is not None:
+            codes_.append((prev + 4) % 52)
+        elif how == "rank" and prev is not None:
+            codes_.append(prev - prev % 4 + (prev + 1 + code % 3) % 4)
+        else:
+            codes_.append(code)
+    reads: list[Read] = []
+    raised: dict[str, list[int]] = {RUNS_CODE: [], RANKS_CODE: []}
+    for k, card in enumerate(codes_, start=1):
+        reads.append(Read(k, None if card is None else Card(card), "down", "3rd", None))
+        take(reads, k, lambda code, message, seq=k, **_: raised[code].append(seq))
+    assert raised[RUNS_CODE] == flagged_at(codes_)
+    assert raised[RANKS_CODE] == rank_flagged_at(codes_)

@@ -5,16 +5,19 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import subprocess
+import sys
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from paths import ROOT
 from transitions.extensions import HierarchicalMachine
 
 from shoe_ctl.machine import layout
-from shoe_ctl.machine.hsm import LeanHierarchicalMachine
+from shoe_ctl.machine.hsm import LeanHierarchicalMachine, package_on_demand
 
 
 class _Model:
@@ -274,3 +277,40 @@ def test_a_subclass_that_sets_the_state_its_own_way_keeps_it() -> None:
     calls.clear()
     assert model.trigger("new_hand") is True
     assert model.state == "hand_third_deal" and calls == ["hand_third_deal"]
+
+
+def _fresh(code: str) -> list[str]:
+    """The lines ``code`` prints in a fresh interpreter (the project's root as its directory)."""
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return out.stdout.split()
+
+
+def test_the_machine_loads_the_library_without_its_asyncio_extensions() -> None:
+    """Importing the machine (and dealing a hand) loads the library's nesting module without the
+    package ``__init__`` that imports every extension (asyncio and its ssl and sockets)."""
+    lines = _fresh("import sys\nfrom shoe_ctl.config import load_profile\nfrom shoe_ctl.machine import Dealing\n"
+                   "m = Dealing({'tda': load_profile('tda')})\nm.start()\n"
+                   "print(*(x in sys.modules for x in ('asyncio', 'ssl', 'socket', 'transitions.extensions.asyncio',"
+                   " 'transitions.extensions.diagrams', 'transitions.extensions.nesting')))")
+    assert lines == ["False"] * 5 + ["True"]
+
+
+def test_the_library_package_is_whole_once_one_of_its_names_is_read() -> None:
+    """After the machine loaded its part of ``transitions.extensions``, the package's own names
+    import as before: the same classes, its submodules as attributes, the diagram's machine."""
+    lines = _fresh("import sys\nimport shoe_ctl.machine\n"
+                   "import transitions.extensions.nesting as nesting\n"
+                   "from transitions.extensions import HierarchicalMachine, LockedMachine, HierarchicalGraphMachine\n"
+                   "import transitions.extensions as ext\n"
+                   "print(HierarchicalMachine is nesting.HierarchicalMachine, ext.nesting is nesting,"
+                   " ext.HierarchicalAsyncMachine.__name__, 'asyncio' in sys.modules,"
+                   " sys.modules['transitions.extensions'] is ext, '__getattr__' in vars(ext))\n"
+                   "from shoe_ctl.machine.diagram import mermaid\nprint(bool(mermaid()))")
+    assert lines == ["True", "True", "HierarchicalAsyncMachine", "True", "True", "False", "True"]
+
+
+def test_package_on_demand_leaves_a_loaded_or_unknown_package_alone() -> None:
+    assert package_on_demand("transitions.extensions") is False  # loaded by this process already
+    assert package_on_demand("no_such_package_here") is False
+    assert "no_such_package_here" not in sys.modules

@@ -46,7 +46,7 @@ def bad_inputs() -> list[tuple[DealerAction, int | None, dict[str, Any], str]]:
 
 
 def _good(name: str) -> Any:
-    return {"cards": 7, "burns": 2, "confirm": True}[name]
+    return {"cards": 7, "burns": 2, "confirm": True, "places": ["seat 1 down"]}[name]
 
 
 BAD = bad_inputs()

@@ -127,6 +127,19 @@ def assert_table_matches(e: Ended, *, unknown: bool = False) -> None:
     assert e.hand.stub_count() == len(e.picture.stub())
 
 
+def assert_matches_with_extras(e: Ended) -> None:
+    """Every seat's cards, by face and in the order dealt (any card too many apart), equal the
+    dealer's, the cards too many included; the stub too."""
+    assert e.picture is not None
+    for s in e.hand.seats:
+        phys = physical(e.picture, s.seat)
+        extra = {card_text(c) for c in s.extra}
+        for face in ("down", "up"):
+            assert [card_text(c) for c in getattr(s, face)] == [c for c in phys[face] if c not in extra], s.seat
+        assert sorted(card_text(c) for c in s.down + s.up + s.extra) == sorted(phys["down"] + phys["up"]), s.seat
+    assert e.hand.stub_count() == len(e.picture.stub())
+
+
 def deck(prefix: list[str | None], seed: int = 11) -> list[Card]:
     """A deck whose first cards are ``prefix`` (``None``: any), the rest seeded."""
     return Deck.with_prefix([None if t is None else Card.parse(t) for t in prefix], seed=seed).cards()
