@@ -150,7 +150,7 @@ def event_payload(record: Record, *, table: str, session: int) -> dict[str, Any]
     elif kind == "LinkChanged":
         out.update(_pick(body, ("status", "detail", "sequence_reset")))
     elif kind == "DealerInput":
-        out.update(_pick(body, ("action", "seat")))
+        out.update(_pick(body, ("action", "seat", "gate")))
     elif kind == "TimerFired":
         out.update(_pick(body, ("name",)))
     elif kind == "Alert":
