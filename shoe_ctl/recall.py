@@ -54,7 +54,8 @@ def recall_hands(records: Callable[[int | None], Iterable[Any]], make_machine: C
     ``alert`` — ``code``, ``message``, ``latched`` (every journaled alert: the machine's, the
     rulings and refusals, a tilt).
 
-    :param make_machine: builds a machine for a rule profile name (``export.default_machine_factory``).
+    :param make_machine: builds a machine for a rule profile name (``export.default_machine_factory``);
+        its ``display`` is set False: the replay builds no public view nobody reads.
     """
     replay = _Replay(make_machine(profile), last)
     for rec in records(replay.begin(records)):
@@ -70,7 +71,7 @@ class Recall:
     call it); each call returns its own copy of the hands.
 
     :param records: ``Journal.records``.
-    :param make_machine: builds a machine for a rule profile name.
+    :param make_machine: builds a machine for a rule profile name (``display`` set False).
     :param profile: the journal's rule profile name, read at the first call.
     """
 
@@ -112,6 +113,7 @@ class _Replay:
 
     def __init__(self, machine: Any, last: int) -> None:
         self.machine = machine
+        machine.display = False  # the recall reads the reads and the hand, never the public view
         self.wanted = max(1, last)
         self.hands: deque[dict[str, Any]] = deque(maxlen=self.wanted)
         self.current: dict[str, Any] | None = None
