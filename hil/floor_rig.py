@@ -49,15 +49,17 @@ class VirtualTable:
     :param others: further brokers ``(host, port)`` the publisher moves to (docs/floor.md, "Two brokers").
     :param loop: the publisher's network loop (default: the process's, ``shared_loop``).
     :param bursts: the dealer's pauses come in bursts (:class:`BurstDealer`), ``pace`` their mean.
+    :param display: the publisher also sends the whole public state (``display`` topic).
     """
 
     def __init__(self, name: str, folder: str | Path, scripts: Iterable[Any], *, room: str, host: str, port: int,
                  credentials: Credentials | None, pace: float = 0.0, seed: int = 0, record: bool = False,
                  synchronous: str = "NORMAL", window: int = 200, others: Iterable[tuple[str, int]] = (),
-                 keepalive: int = 5, loop: NetLoop | None = None, bursts: bool = False) -> None:
+                 keepalive: int = 5, loop: NetLoop | None = None, bursts: bool = False, display: bool = False) -> None:
         self.name, self.room, self.host, self.port = name, room, host, port
         self.others, self.keepalive = list(others), keepalive
         self.loop = loop
+        self.display = display
         self.credentials = credentials
         self.window = window
         folder = Path(folder)
@@ -100,7 +102,8 @@ class VirtualTable:
     def _publisher(self) -> FloorPublisher:
         return FloorPublisher(self.journal, table=self.name, room=self.room, host=self.host, port=self.port,
                               credentials=self.credentials, outbox=self.outbox, window=self.window,
-                              keepalive=self.keepalive, reconnect_max_s=2, others=self.others, loop=self.loop)
+                              keepalive=self.keepalive, reconnect_max_s=2, others=self.others, loop=self.loop,
+                              display=self.display)
 
     def start(self) -> VirtualTable:
         self.publisher.start()

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 __all__ = ["CARD_TOKEN", "HIDDEN_KEYS", "MUCKED_STATUSES", "REDACTED", "SCALARS", "card_strings", "downcards_in",
-           "is_plain", "is_showdown", "public_parts", "public_state"]
+           "is_plain", "is_showdown", "public_parts", "public_state", "public_with"]
 
 HIDDEN_KEYS = frozenset({
     "down", "downcards", "down_cards", "hole", "hole_cards", "burns", "burned", "burn_cards",
@@ -174,6 +174,27 @@ def public_state(state: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = dict(_filtered(state, keep))
     for i, down in shown_down.items():
         out["seats"][i]["down"] = _filtered(down, keep)
+    return out
+
+
+def public_with(state: Mapping[str, Any], fresh: Iterable[str]) -> dict[str, Any]:
+    """:func:`public_state` of ``state`` when every value but those under the keys ``fresh`` is
+    the filter's output already, under public cards that ``state``'s own seats and community card
+    still name (the dealer display's shown state, filtered as each update was folded in; its
+    kept upcards only add public cards): only the values under ``fresh`` go through the filter,
+    with the public cards of ``state``; the others are returned as they are (shared, not copied).
+    The filter is idempotent, so on such a state the result equals :func:`public_state`'s.
+
+    :param state: a public state whose values outside ``fresh`` came out of :func:`public_state`.
+    :param fresh: the keys whose values have not been filtered (e.g. an instruction, alerts).
+    :returns: a new dict; ``state`` is not changed.
+    """
+    keep, _ = _keeper(state)
+    out = dict(state)
+    for k in fresh:
+        if k in out:
+            v = out[k]
+            out[k] = v if type(v) in SCALARS else _filtered(v, keep)
     return out
 
 

@@ -22,13 +22,16 @@ from shoe_ctl.rules.cards import Card
 @dataclass(frozen=True, slots=True)
 class ShoeInfo:
     """What the shoe said in its hello: protocol version, firmware, serial number, reader kinds,
-    and ``boot_id`` (random per power-up of the shoe; 0 when unknown)."""
+    ``boot_id`` (random per power-up of the shoe; 0 when unknown), and ``names_foreign``: it
+    offered *names-foreign*, so the host takes its FOREIGN events and an unreadable card is followed
+    by the event that says what it was (docs/protocol.md section 16; journaled only when true)."""
 
     protocol: int
     firmware: str
     serial: str
     readers: tuple[str, ...]
     boot_id: int = 0
+    names_foreign: bool = field(default=False, metadata={"codec": "omit-default"})
 
 
 @dataclass(frozen=True, slots=True)

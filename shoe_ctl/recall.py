@@ -12,6 +12,7 @@ anyone at the table may see. Reading only: the journal is not changed.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
@@ -21,7 +22,7 @@ from shoe_ctl.events import Alert, DealerInput
 from shoe_ctl.rules.cards import card_text
 from shoe_ctl.users import user_of_source
 
-__all__ = ["HIDDEN_ROLES", "MAX_ENTRIES", "RECALL_HANDS", "public", "recall_hands"]
+__all__ = ["HIDDEN_ROLES", "MAX_ENTRIES", "RECALL_HANDS", "Recall", "public", "recall_hands"]
 
 RECALL_HANDS = 10
 """Hands a recall shows (the last ones, the hand in progress included)."""
@@ -51,19 +52,82 @@ def recall_hands(records: Callable[[int | None], Iterable[Any]], make_machine: C
     ``alert`` — ``code``, ``message``, ``latched`` (every journaled alert: the machine's, the
     rulings and refusals, a tilt).
 
-    :param make_machine: builds a machine for a rule profile name (``export.default_machine_factory``).
+    :param make_machine: builds a machine for a rule profile name (``export.default_machine_factory``);
+        its ``display`` is set False: the replay builds no public view nobody reads.
     """
-    wanted = max(1, last)
-    starts: deque[int] = deque(maxlen=wanted + 3)  # a margin for new hands that were refused
-    for r in records(None):
-        if r.kind == "DealerInput" and '"new-hand"' in r.body:
-            starts.append(r.seq)
-    begin = starts[0] - 1 if len(starts) == starts.maxlen else None
-    machine = make_machine(profile)
-    hands: deque[dict[str, Any]] = deque(maxlen=wanted)
-    current: dict[str, Any] | None = None
+    replay = _Replay(make_machine(profile), last)
+    for rec in records(replay.begin(records)):
+        replay.feed(rec)
+    return replay.hands_now()
 
-    def add(entry: dict[str, Any]) -> None:
+
+class Recall:
+    """:func:`recall_hands` of one journal kept up to date: the first call replays the last hands
+    as :func:`recall_hands` does, each later one only the records appended since the call before
+    (the same machine goes on), so a recall at every hand's start and end costs the new records,
+    not the last ten hands again. Thread-safe (the floor publisher and the display's recall both
+    call it); each call returns its own copy of the hands.
+
+    :param records: ``Journal.records``.
+    :param make_machine: builds a machine for a rule profile name (``display`` set False).
+    :param profile: the journal's rule profile name, read at the first call.
+    """
+
+    def __init__(self, records: Callable[[int | None], Iterable[Any]], make_machine: Callable[[str], Any],
+                 profile: Callable[[], str], last: int = RECALL_HANDS) -> None:
+        self._records = records
+        self._make_machine = make_machine
+        self._profile = profile
+        self._last = last
+        self._lock = threading.Lock()
+        self._replay: _Replay | None = None
+        self._seq: int | None = None  # the last record fed to the replay
+        self.replayed = 0
+        """Records fed to the replay so far (every call's new ones)."""
+
+    def __call__(self) -> list[dict[str, Any]]:
+        """The last hands, as :func:`recall_hands` gives them.
+
+        :raises Exception: what reading the journal or the replay raises; the next call starts
+            the replay again from the journal.
+        """
+        with self._lock:
+            replay = self._replay
+            since = self._seq
+            if replay is None:
+                replay = _Replay(self._make_machine(self._profile()), self._last)
+                since = replay.begin(self._records)
+            self._replay = None  # kept again only once every new record went in
+            for rec in self._records(since):
+                replay.feed(rec)
+                since = rec.seq
+                self.replayed += 1
+            self._replay, self._seq = replay, since
+            return replay.hands_now()
+
+
+class _Replay:
+    """A machine fed the journal's records in order, and the hands it has seen (at most ``last``)."""
+
+    def __init__(self, machine: Any, last: int) -> None:
+        self.machine = machine
+        machine.display = False  # the recall reads the reads and the hand, never the public view
+        self.wanted = max(1, last)
+        self.hands: deque[dict[str, Any]] = deque(maxlen=self.wanted)
+        self.current: dict[str, Any] | None = None
+        self.numbered = True
+
+    def begin(self, records: Callable[[int | None], Iterable[Any]]) -> int | None:
+        """Where the replay starts: before the first of the last hands (a first pass over every
+        record finds where the hands start), None for the journal's start."""
+        starts: deque[int] = deque(maxlen=self.wanted + 3)  # a margin for new hands that were refused
+        for r in records(None):
+            if r.kind == "DealerInput" and '"new-hand"' in r.body:
+                starts.append(r.seq)
+        return starts[0] - 1 if len(starts) == starts.maxlen else None
+
+    def add(self, entry: dict[str, Any]) -> None:
+        current = self.current
         if current is None:
             return
         if len(current["entries"]) < MAX_ENTRIES:
@@ -71,43 +135,46 @@ def recall_hands(records: Callable[[int | None], Iterable[Any]], make_machine: C
         else:
             current["more"] += 1
 
-    numbered = True
-    for rec in records(begin):
-        if rec.kind == "hand-start" and current is not None and not numbered and rec.hand is not None:
+    def hands_now(self) -> list[dict[str, Any]]:
+        """The hands, each a copy (its entries are never changed once added)."""
+        return [{**h, "entries": list(h["entries"])} for h in self.hands]
+
+    def feed(self, rec: Any) -> None:
+        """Take one journal record: the hand-start mark's number, an alert, or an event for the machine."""
+        machine, current = self.machine, self.current
+        if rec.kind == "hand-start" and current is not None and not self.numbered and rec.hand is not None:
             current["hand"] = rec.hand  # the journal's number (the mark follows the new-hand input)
-            numbered = True
-            continue
+            self.numbered = True
+            return
         if rec.kind not in _EVENT_KINDS and rec.kind != "Alert":
-            continue
+            return
         try:
             item = rec.item
         except Exception:  # noqa: BLE001 - a damaged record is skipped, as the export does
-            continue
+            return
         t = _utc(rec.time_us)
         if isinstance(item, Alert):  # the record's alerts: the machine's and the service's (rulings, tilt)
-            add({"t": t, "kind": "alert", "code": item.code, "message": item.message, "latched": item.latched})
-            continue
+            self.add({"t": t, "kind": "alert", "code": item.code, "message": item.message, "latched": item.latched})
+            return
         if item is None:
-            continue
+            return
         before_no, before_reads = machine.hand_no, len(machine.reads)
-        cmds = machine.handle(item)
+        machine.handle(item)
         if machine.hand_no != before_no and machine.hand is not None:
-            numbered = False
-            current = {"hand": machine.hand_no, "game": machine.p.game.value,
-                       "rules": machine.p.profile.name, "seats": [s.seat for s in machine.hand.seats],
-                       "started": t, "finished": False, "entries": [], "more": 0}
-            hands.append(current)
+            self.numbered = False
+            current = self.current = {"hand": machine.hand_no, "game": machine.p.game.value,
+                                      "rules": machine.p.profile.name, "seats": [s.seat for s in machine.hand.seats],
+                                      "started": t, "finished": False, "entries": [], "more": 0}
+            self.hands.append(current)
             before_reads = 0
         if isinstance(item, DealerInput):
-            add({"t": t, "kind": "input", "action": item.action.value, "seat": item.seat,
-                 "by": user_of_source(item.source) or item.source or ""})
+            self.add({"t": t, "kind": "input", "action": item.action.value, "seat": item.seat,
+                      "by": user_of_source(item.source) or item.source or ""})
             if current is not None and machine.state == "idle" and current["entries"]:
                 current["finished"] = True
         for read in machine.reads[before_reads:]:
-            add({"t": t, "kind": "card", "street": read.street, "role": read.role, "seat": read.seat,
-                 "card": card_text(read.card)})
-        del cmds
-    return list(hands)
+            self.add({"t": t, "kind": "card", "street": read.street, "role": read.role, "seat": read.seat,
+                      "card": card_text(read.card)})
 
 
 def public(hands: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -22,7 +22,7 @@ from shoe_ctl.export import default_machine_factory
 from shoe_ctl.floor.config import FloorConfig
 from shoe_ctl.hostaddr import bind_problem, display_urls
 from shoe_ctl.machine import Dealing
-from shoe_ctl.recall import recall_hands
+from shoe_ctl.recall import Recall
 from shoe_ctl.rules.games import Game
 from shoe_ctl.rules.profiles import RuleProfile
 from shoe_ctl.service import shoes
@@ -387,12 +387,19 @@ class Table:
         controller = self.controller
         controller.call_soon(lambda: controller.raise_alert(code, message))
 
+    _recaller: tuple[Journal, Recall] | None = None
+
     def _recall(self) -> list[dict[str, Any]]:
-        """The last hands from the journal, full (:func:`shoe_ctl.recall.recall_hands`); any thread."""
+        """The last hands from the journal, full (:func:`shoe_ctl.recall.recall_hands`), kept up
+        to date from one call to the next (:class:`shoe_ctl.recall.Recall`); any thread."""
         journal = self.journal
         if not isinstance(journal, Journal):
             return []
-        return recall_hands(journal.records, default_machine_factory, journal.identity()[1] or "tda")
+        kept = self._recaller
+        if kept is None or kept[0] is not journal:
+            kept = self._recaller = (journal, Recall(journal.records, default_machine_factory,
+                                                     lambda: journal.identity()[1] or "tda"))
+        return kept[1]()
 
     def _shoe_identity(self) -> tuple[str, str]:
         """The shoe's serial number and firmware from its hello (``("", "")`` before one)."""

@@ -134,7 +134,8 @@ class Hello:
 
     def info(self) -> ShoeInfo:
         """The :class:`~shoe_ctl.events.ShoeInfo` of this hello."""
-        return ShoeInfo(self.version, self.firmware, self.serial, self.readers, self.boot_id)
+        return ShoeInfo(self.version, self.firmware, self.serial, self.readers, self.boot_id,
+                        "names-foreign" in (self.caps or ()))
 
 
 @dataclass(frozen=True, slots=True)

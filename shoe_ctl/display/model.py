@@ -19,6 +19,7 @@ from shoe_ctl.embargo import (
     is_plain,
     public_parts,
     public_state,
+    public_with,
 )
 from shoe_ctl.events import Alert, Command, DisplayUpdate, Instruction
 from shoe_ctl.input_spec import REFUSED_CODES
@@ -52,6 +53,9 @@ EMPTY_STATE: dict[str, Any] = {
     "community": None, "stub": None, "instruction": None, "alerts": [], "shoe": None,
 }
 
+
+_FRESH = ("instruction", "alerts", "reply")
+"""The snapshot's parts that are not the shown state's (already filtered when folded in)."""
 
 _TOKENS: set[str] = set()
 """Texts seen to be exactly one card token (``CARD_TOKEN.fullmatch``): at most the 56 spellings."""
@@ -392,7 +396,10 @@ class DisplayModel:
         """The public table state as shown (schema of ``DisplayUpdate.state``) plus ``"version"``,
         ``"reply"`` and ``"table_seats"`` (seats at the table, for the *New hand* sheet), with the
         next instruction (plus ``led``, ``card_no``, ``ref``) and the unacknowledged alerts;
-        filtered once more on the way out."""
+        filtered once more on the way out: the shown state went through the filter as it was
+        folded in (:meth:`_apply_update`), so only what was added since (the instruction, the
+        alerts, the reply) goes through it again, under the same public cards
+        (:func:`~shoe_ctl.embargo.public_with`)."""
         out = dict(self._state)
         out["table_seats"] = self.table_seats
         out["instruction"] = self._instruction
@@ -400,4 +407,4 @@ class DisplayModel:
         out["alerts_more"] = more + self._machine_more + self._local_more
         out["reply"] = self._reply
         out["version"] = self.version
-        return public_state(out)
+        return public_with(out, _FRESH)

@@ -120,7 +120,7 @@ class DisplaySink(Closeable):
         self._drained_at = 0.0  # time.monotonic() of the last _drain
         self.published = 0
         """Snapshots pushed to the ``/events`` clients so far (one per wake-up that changed the
-        model, besides the one each client gets at connect)."""
+        model while a client was connected, besides the one each client gets at connect)."""
         self._ready = threading.Event()
         self._error: BaseException | None = None
         self._lock = threading.Lock()
@@ -351,6 +351,10 @@ class DisplaySink(Closeable):
         return snap
 
     def _publish(self) -> None:
+        """Push the snapshot to every ``/events`` client; with none connected nothing is built
+        (a client that connects gets the snapshot of that moment, :meth:`_stream`)."""
+        if not self._subscribers:
+            return
         self.published += 1
         snap = self.snapshot()
         data = f"id: {snap['version']}\nevent: state\ndata: {json.dumps(snap, separators=(',', ':'))}\n\n"
@@ -437,7 +441,8 @@ class DisplaySink(Closeable):
         try:
             while True:
                 try:
-                    item = await asyncio.wait_for(q.get(), BEAT_S)
+                    async with asyncio.timeout(BEAT_S):  # no task per event, as wait_for makes
+                        item = await q.get()
                 except TimeoutError:
                     item = self._beat()
                 if item is None:
@@ -454,7 +459,8 @@ class DisplaySink(Closeable):
         """Write one event; a client that does not take it within ``events_write_timeout_s`` is
         disconnected (False), so a stalled stream holds at most its socket buffers."""
         try:
-            await asyncio.wait_for(resp.write(item), self.limits.events_write_timeout_s)
+            async with asyncio.timeout(self.limits.events_write_timeout_s):
+                await resp.write(item)
         except TimeoutError:
             log.warning("display: an event stream to %s took no data for %g s; closed",
                         request.remote, self.limits.events_write_timeout_s)

@@ -23,7 +23,7 @@ __all__ = ["Credentials", "FloorConfig", "check_credentials_file", "load_credent
            "parse_broker", "parse_broker_list", "parse_floor"]
 
 _KEYS = ("enabled", "broker", "brokers", "primary_host", "room", "credentials", "ca_file", "keepalive", "outbox",
-         "pits", "tag_retries_per_1000", "tag_retries_min_reads", "gaming_day_start", "time_zone")
+         "display", "pits", "tag_retries_per_1000", "tag_retries_min_reads", "gaming_day_start", "time_zone")
 
 MAX_BROKERS = 8
 """The most brokers a ``brokers`` list may name."""
@@ -39,6 +39,8 @@ class FloorConfig:
     ``brokers``: two or more broker URLs instead of ``broker`` (the first is :attr:`broker`),
     the table moving to the next when the floor is not online on its own (``primary_host``: the
     floor's host id, read as ``<room>/hosts/<primary_host>``; docs/floor.md "Two brokers");
+    ``display``: also publish the whole public state on the retained ``display`` topic (for
+    surveillance or a bridge; the broker's ACL must let the table write it: docs/floor.md);
     ``pits`` the room map's pits with each table's place (``shoe-ctl floor`` only;
     :func:`shoe_ctl.floor.room.parse_pits`); ``tag_retries_per_1000`` and
     ``tag_retries_min_reads``: a card is to be replaced once its tag was read at least that many
@@ -56,6 +58,7 @@ class FloorConfig:
     pits: tuple[Pit, ...] = ()
     brokers: tuple[str, ...] = ()
     primary_host: str = "floor"
+    display: bool = False
     tag_retries_per_1000: int = 100
     tag_retries_min_reads: int = 10
     gaming_day: GamingDay = field(default_factory=GamingDay)
@@ -136,6 +139,7 @@ def parse_floor(src: str, data: Mapping[str, Any]) -> FloorConfig:
         ca_file=get("ca_file", str, None, "a file path") or None,
         keepalive=get("keepalive", int, 15, "5..300"),
         outbox=get("outbox", str, None, "a file path") or None,
+        display=get("display", bool, False, "true, false"),
         tag_retries_per_1000=get("tag_retries_per_1000", int, 100, "1..1000"),
         tag_retries_min_reads=get("tag_retries_min_reads", int, 10, "1..100000"),
         pits=parse_pits(src, data["pits"]) if "pits" in data else (),

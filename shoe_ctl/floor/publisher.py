@@ -29,7 +29,7 @@ from shoe_ctl.floor.card_health import CardHealth, HealthLimits, JournalDeckTags
 from shoe_ctl.floor.config import Credentials, FloorConfig, load_credentials, parse_broker
 from shoe_ctl.floor.failover import BrokerChoice, host_topic
 from shoe_ctl.floor.netloop import NetLoop, shared_loop
-from shoe_ctl.floor.topics import Topics, dumps, event_payload, floor_state, redact
+from shoe_ctl.floor.topics import Topics, dumps, event_payload, floor_state, floor_tile, redact
 from shoe_ctl.recall import HIDDEN_ROLES, public
 from shoe_ctl.service.controller import Controller
 
@@ -46,9 +46,14 @@ Recall = Callable[[], list[dict[str, Any]]]
 __all__ = ["FloorPublisher", "attach_floor"]
 
 IDLE_POLL_S = 0.5
-"""How often the publisher's thread runs when nothing wakes it (state, read-back, recall, outbox),
-and, for a journal that tells no commits (read-only here: written by another process), how often
-it reads the journal for new records (seconds)."""
+"""For a journal that tells no commits (read-only here: written by another process), and with
+several brokers (the floor's state on each is timed), how often the publisher's thread runs when
+nothing wakes it: it reads the journal for new records then (seconds)."""
+
+IDLE_WAIT_S = 2.0
+"""Otherwise the longest the publisher's thread sleeps when nothing wakes it: a commit, a new
+state, a message from the broker, a full window's acknowledgement and each timed step (the
+heartbeat, the read-back's deadline, the outbox's save, a held-back state or recall) wake it."""
 
 MAX_SKEW_S = 1.0
 """The most the table's clock may differ from the floor's before a ``clock-skew`` warning (s)."""
@@ -56,8 +61,14 @@ MAX_SKEW_S = 1.0
 RECALL_EVERY_S = 2.0
 """The recall is published at most this often (seconds)."""
 
-SAVE_EVERY_S = 0.5
-"""The outbox file is rewritten at most this often (and at close)."""
+SAVE_EVERY_S = 5.0
+"""The outbox file is rewritten at most this often (and at close): after a crash the records of
+the last seconds are published again and the floor drops those it has."""
+
+DISPLAY_EVERY_S = 2.0
+"""The whole public state (``display`` topic) is sent at most this often while only the stub's
+count, the upcards, the instruction or the machine's state within a street change; a new hand,
+street or alert sends it at the next step."""
 
 HEALTH_SEED_RECORDS = 20_000
 """At a start, the reader and card health counts are taken again from at most this many journal
@@ -81,7 +92,11 @@ class FloorPublisher:
     :param outbox: the outbox file (acknowledged sequence and session, JSON); ``None`` keeps them
         in memory only (a restart then publishes the whole journal again).
     :param window: most events published and not yet acknowledged.
-    :param state_interval: least seconds between two state publications (the newest is kept).
+    :param state_interval: least seconds between two state publications (the newest is kept); the
+        ``state`` topic carries the tile's fields and is sent when they change.
+    :param display: also publish the whole public state on the retained ``display`` topic, at
+        most every :data:`DISPLAY_EVERY_S` but at once on a new hand, street or alert
+        (``docs/floor.md``; the broker's ACL must let the table write it).
     :param readback_s: a state the broker acknowledged must come back on the table's own
         subscription within this many seconds, else :attr:`problem` says the broker drops the
         table's publications (Mosquitto acknowledges a publication its ACL denies and drops it).
@@ -106,8 +121,9 @@ class FloorPublisher:
                  identity: SoftwareIdentity | None = None, report: Report | None = None,
                  recall: Recall | None = None, others: Sequence[tuple[str, int]] = (),
                  primary_host: str = "floor", loop: NetLoop | None = None,
-                 health: CardHealth | None = None) -> None:
+                 health: CardHealth | None = None, display: bool = False) -> None:
         self.journal = journal
+        self.display = display
         self.health = health if health is not None else CardHealth()
         self._net = loop
         self.reconnect_max_s = reconnect_max_s
@@ -150,8 +166,14 @@ class FloorPublisher:
         """Reads of the journal (``Journal.records`` calls) so far."""
         self._stop = threading.Event()
         self._latest: dict[str, Any] | None = None
-        self._state_sent: dict[str, Any] | None = None
+        self._state_sent: dict[str, Any] | None = None  # the DisplayUpdate state last taken
         self._state_at = 0.0
+        self._tile_sent: dict[str, Any] | None = None  # the tile last published on ``state``
+        self._tile_at = 0.0
+        self._display_key: tuple[Any, ...] | None = None  # hand, street, state, alerts of the last display sent
+        self._display_sent: dict[str, Any] | None = None  # the DisplayUpdate state last sent on ``display``
+        self._display_at = 0.0
+        self._readback_done = False  # this connection's state came back: no more read-backs on it
         self._saved = (self.acked, self.session - 1)
         self._saved_at = 0.0
         self._thread: threading.Thread | None = None
@@ -212,8 +234,8 @@ class FloorPublisher:
             self._thread.join(timeout)
         self._drain_acks()
         if self.connected:
-            self._state_at = 0.0
-            self._publish_state()  # the last state, if the interval held it back
+            self._state_at = self._display_at = float("-inf")
+            self._publish_state()  # the last state, if an interval held it back
             info = self.client.publish(self.topics.status, dumps(self._status(False, clean=True)), qos=1, retain=True)
             try:
                 info.wait_for_publish(1.0)
@@ -261,6 +283,7 @@ class FloorPublisher:
             log.warning("floor broker refused table %s: %s", self.table, reason)
             return
         self._birth_due = True  # before `connected`: a step that sees the connection sends the birth first
+        self._readback_done = False
         self.connected = True
         self._connected_at = time.monotonic()
         client.subscribe([(self.topics.replay, 1), (self.topics.state, 1)])
@@ -308,7 +331,8 @@ class FloorPublisher:
 
     def _on_publish(self, _client: mqtt.Client, _ud: object, mid: int, _reason: ReasonCode, _props: Properties) -> None:
         self._acks.append(mid)
-        self._wake.set()
+        if len(self._inflight) >= self.window:  # else folded in at the next step: no wake-up per message
+            self._wake.set()
 
     def _state_back(self, payload: bytes | bytearray) -> None:
         """Our own state delivered back by the broker: it keeps what this table publishes."""
@@ -321,6 +345,9 @@ class FloorPublisher:
         if token is not None and isinstance(back, int) and back >= token and data.get("table") == self.table:
             self._state_token = None
             self._lost_awaiting = 0
+            # the broker keeps what this connection publishes: its later states need not come back
+            self._readback_done = True
+            self.client.unsubscribe(self.topics.state)
             if self.problem is not None:
                 log.warning("floor: table %s's publications reach the broker again", self.table)
             self.problem = None
@@ -330,6 +357,8 @@ class FloorPublisher:
         over three connections in a row (Mosquitto closes one after a denied publication): the
         broker dropped it (an ACL that does not let this user write the table's topics)."""
         since = time.monotonic() - max(self._state_pub_at, self._connected_at)
+        if self._state_token is not None and self.problem is None:
+            self._run_at(time.monotonic() - since + self.readback_s + 0.01)
         if self._state_token is not None and self.problem is None and (
                 self._lost_awaiting >= 3 or (self.connected and since > self.readback_s)):
             self.problem = (f"the floor broker acknowledges table {self.table}'s publications but drops them: "
@@ -394,7 +423,8 @@ class FloorPublisher:
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            self._wake.wait(max(0.0, min(IDLE_POLL_S, self._due - time.monotonic())))
+            idle = IDLE_WAIT_S if self._notified and self.choice is None else IDLE_POLL_S
+            self._wake.wait(max(0.0, min(idle, self._due - time.monotonic())))
             self._wake.clear()
             self._due = float("inf")
             if self._stop.is_set():
@@ -454,7 +484,7 @@ class FloorPublisher:
             if birth:
                 self._birth_due = False
                 self.client.publish(self.topics.status, dumps(self._status(True)), qos=1, retain=True)
-                self._state_sent = None
+                self._state_sent = self._tile_sent = self._display_sent = self._display_key = None
             sent = self._publish_events()
             self._publish_state()
             self._check_readback()
@@ -581,27 +611,57 @@ class FloorPublisher:
         return sent
 
     def _publish_state(self) -> None:
+        """The newest public state, if new: its tile on ``state`` when the tile changed (at most every
+        ``state_interval``), the whole on ``display`` (:data:`DISPLAY_EVERY_S`); the tile again,
+        unchanged, when nothing was sent on ``state`` for ``keepalive`` seconds (the heartbeat)."""
         raw = self._latest
         now = time.monotonic()
         if raw is None:
             return
-        beat = raw is self._state_sent and now - self._state_at >= self.keepalive  # the floor hears it is alive
-        if not beat and (raw is self._state_sent or now - self._state_at < self.state_interval):
-            if raw is not self._state_sent:
+        if raw is not self._state_sent:
+            if now - self._state_at < self.state_interval:
                 self._run_at(self._state_at + self.state_interval)  # publish it once the interval is over
-            return
+            else:
+                self._state_sent, self._state_at = raw, now
+                tile = floor_tile(raw)
+                if tile != self._tile_sent:
+                    self._send_tile(tile, now)
+        if self._tile_sent is not None and now - self._tile_at >= self.keepalive:
+            self._send_tile(self._tile_sent, now)  # the floor hears the table is alive
+        if self._tile_sent is not None:
+            self._run_at(self._tile_at + self.keepalive)
+        self._publish_display(now)
+
+    def _send_tile(self, tile: dict[str, Any], now: float) -> None:
         time_us = int(time.time() * 1e6)
         payload: dict[str, Any] = {"v": 1, "table": self.table, "session": self.session, "seq": self._high,
-                                   "time_us": time_us, "state": floor_state(raw)}
+                                   "time_us": time_us, "state": tile}
         chain_public = getattr(self.journal, "chain_public", None)
         if chain_public is not None:  # the journal's head, as its display tag: the floor's copy
             head = chain_public()
             payload["chain"] = {"seq": head["seq"], "tag": head["head"]}
-        if self._state_token is None:  # awaited from before the publication: the read-back may be quick
+        if self._state_token is None and not self._readback_done:  # awaited from before the publication
             self._state_token, self._state_pub_at = time_us, now
-        self.client.publish(self.topics.state, dumps(payload), qos=1, retain=True)
-        self._state_sent = raw
-        self._state_at = now
+        self.client.publish(self.topics.state, dumps(payload), qos=0, retain=True)
+        self._tile_sent, self._tile_at = tile, now
+
+    def _publish_display(self, now: float) -> None:
+        """The whole public state on ``display`` when a new one was taken: at once for a new hand,
+        street or alert list, else at most every :data:`DISPLAY_EVERY_S`."""
+        raw = self._state_sent
+        if not self.display or raw is None or raw is self._display_sent:
+            return
+        alerts = raw.get("alerts")
+        key = (raw.get("hand"), raw.get("street"),
+               tuple((a.get("code"), a.get("seat")) for a in alerts if isinstance(a, dict))
+               if isinstance(alerts, list) else None)
+        if key == self._display_key and now - self._display_at < DISPLAY_EVERY_S:
+            self._run_at(self._display_at + DISPLAY_EVERY_S)
+            return
+        payload = {"v": 1, "table": self.table, "session": self.session, "seq": self._high,
+                   "time_us": int(time.time() * 1e6), "state": floor_state(raw)}
+        self.client.publish(self.topics.display, dumps(payload), qos=0, retain=True)
+        self._display_sent, self._display_key, self._display_at = raw, key, now
 
     def _status(self, online: bool, *, clean: bool = False) -> dict[str, Any]:
         out: dict[str, Any] = {"v": 1, "table": self.table, "online": online, "session": self.session}
@@ -658,7 +718,10 @@ class FloorPublisher:
             return
         now = time.monotonic()
         state = (self.acked, self.session)
-        if state == self._saved or (not force and now - self._saved_at < SAVE_EVERY_S):
+        if state == self._saved:
+            return
+        if not force and now - self._saved_at < SAVE_EVERY_S:
+            self._run_at(self._saved_at + SAVE_EVERY_S)
             return
         tmp = self.outbox.with_name(self.outbox.name + ".tmp")
         try:
@@ -705,6 +768,7 @@ def attach_floor(controller: Controller, journal: Any, cfg: FloorConfig, *, tabl
     pub = FloorPublisher(journal, table=table, room=cfg.room, host=host, port=port, credentials=creds, tls=tls,
                          ca_file=cfg.ca_file, keepalive=cfg.keepalive, outbox=outbox, identity=identity,
                          report=report, recall=recall, others=others, primary_host=cfg.primary_host,
+                         display=cfg.display,
                          health=CardHealth(creds.room_key if creds is not None else None,
                                            HealthLimits(cfg.tag_retries_per_1000, cfg.tag_retries_min_reads),
                                            JournalDeckTags(journal))).start()

@@ -19,8 +19,8 @@ from shoe_ctl.floor.severity import SEVERITIES, classify
 from shoe_ctl.service.journal.records import Record
 
 __all__ = [
-    "NAME_RE", "SEVERITIES", "Topics", "check_name", "dumps", "event_payload", "floor_state", "redact",
-    "severity",
+    "NAME_RE", "SEVERITIES", "Topics", "check_name", "dumps", "event_payload", "floor_state", "floor_tile",
+    "redact", "severity",
 ]
 
 PAYLOAD_VERSION = 1
@@ -43,7 +43,10 @@ def check_name(what: str, name: str) -> str:
 class Topics:
     """The topics of one table in one room (``<room>/tables/<table>/<leaf>``):
 
-    - ``state`` (retained): the latest public state;
+    - ``state`` (retained): what the floor's tile of the table shows (:func:`floor_tile`), sent
+      when it changes;
+    - ``display`` (retained): the whole public state, seats and upcards (:func:`floor_state`),
+      sent less often;
     - ``events``: every journal record, in journal order (QoS 1);
     - ``alerts``: the alert records again, for subscribers that want only those;
     - ``status`` (retained): online with the session, or the Last Will's offline;
@@ -54,13 +57,14 @@ class Topics:
     - ``clock``: the floor's time (the table compares its own: docs/compliance.md, "The host's life").
     """
 
-    LEAVES = ("state", "events", "alerts", "status")
+    LEAVES = ("state", "display", "events", "alerts", "status")
 
     def __init__(self, room: str, table: str) -> None:
         self.room = check_name("room", room)
         self.table = check_name("table", table)
         base = f"{room}/tables/{table}"
         self.state = f"{base}/state"
+        self.display = f"{base}/display"
         self.events = f"{base}/events"
         self.alerts = f"{base}/alerts"
         self.status = f"{base}/status"
@@ -195,6 +199,24 @@ def floor_state(raw: Mapping[str, Any]) -> dict[str, Any]:
     out["alerts"] = [{"code": a.get("code"), "seat": a.get("seat"), "latched": bool(a.get("latched"))}
                      for a in pub.get("alerts") or [] if isinstance(a, Mapping)]
     return dict(redact(out, frozenset(upcards)))
+
+
+_TILE_KEYS = ("hand", "game", "state", "street")
+
+
+def floor_tile(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """What the floor's tile of a table shows, from a ``DisplayUpdate.state``: ``hand``, ``game``,
+    ``state``, ``street``, the stub's ``count``, ``required`` and ``forecast`` and the shoe's
+    ``status`` and ``detail`` (the keys present), every card written in a text ``??`` (no card is
+    public here: the tile names none) and every tag UID redacted. A few small fields: built and
+    compared per update at a fraction of :func:`floor_state`'s cost."""
+    part: dict[str, Any] = {k: raw[k] for k in _TILE_KEYS if k in raw}
+    stub, shoe = raw.get("stub"), raw.get("shoe")
+    if isinstance(stub, Mapping):
+        part["stub"] = {k: stub[k] for k in ("count", "required", "forecast") if k in stub}
+    if isinstance(shoe, Mapping):
+        part["shoe"] = {k: shoe[k] for k in ("status", "detail") if k in shoe}
+    return dict(redact(public_state(part)))
 
 
 def dumps(payload: Mapping[str, Any]) -> bytes:

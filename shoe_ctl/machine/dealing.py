@@ -142,6 +142,8 @@ class Dealing:
         if isinstance(event, DealerInput) and isinstance(event.args.get("ref"), int):
             self._reply_ref = event.args["ref"]
         try:
+            if self.link.unread is not None:  # an unreadable card's notice waits for the shoe's next event
+                foreign.settle(self.link, event, self.alert)
             if isinstance(event, CardRead):  # the common event, without the dispatch's call
                 self._on_card(event)
                 deck_order.take(self.p.reads, event.seq, self.alert)
@@ -237,8 +239,7 @@ class Dealing:
                 elif hand is not None and hand.stub_count() > 0:
                     hand.put_aside(None)
         if ev.card is None:
-            self.alert("unreadable-card", f"read {ev.seq}: a card left the shoe unreadable; it is counted, "
-                       "its identity unknown")
+            foreign.unreadable(self.link, ev.seq, self.alert)
         if dealing:
             steps = p.plan.steps  # type: ignore[union-attr]  # dealing: a plan is set
             if p.step_i < len(steps) and steps[p.step_i].kind in _CARD_STEPS:  # p.card_step(), written out
@@ -295,8 +296,7 @@ class Dealing:
         if gap:
             self._gap_alert(gap, ev.seq)
         if ev.card is None:
-            self.alert("unreadable-card", f"read {ev.seq}: a card left the shoe unreadable; it is counted, "
-                       "its identity unknown")
+            foreign.unreadable(self.link, ev.seq, self.alert)
         for card in [None] * gap + [ev.card]:
             if self.state in ASIDE:
                 read = Read(ev.seq, card, "aside", self.p.street, None)

@@ -1,6 +1,7 @@
 """A card that is not the stub's deck's (``ForeignCard``, docs/protocol.md section 16): the
-latched STOP that names it, and the card taken off the place it was booked to. Described in
-docs/state-machine.md, *Card checks* (a card from another deck).
+latched STOP that names it, the card taken off the place it was booked to, and the unreadable
+card's notice held back until the shoe's next event says whether it was such a card. Described
+in docs/state-machine.md, *Card checks* (a card from another deck).
 """
 
 from __future__ import annotations
@@ -9,10 +10,10 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from shoe_ctl.events import ForeignCard, ForeignWhat
-from shoe_ctl.machine.link import AlertFn
+from shoe_ctl.machine.link import AlertFn, LinkState
 from shoe_ctl.machine.progress import Progress
 
-__all__ = ["FOREIGN_CODES", "take"]
+__all__ = ["FOREIGN_CODES", "settle", "take", "unreadable"]
 
 FOREIGN_CODES: Mapping[ForeignWhat, str] = {
     ForeignWhat.UNKNOWN: "foreign-card-floor",
@@ -54,3 +55,30 @@ def take(p: Progress, ev: object, dealing: bool, alert: AlertFn) -> bool:
           "16.1-16.27 say nothing of it); the floor rules (a misdeal, or the deck changed) and acknowledges",
           latched=True)
     return True
+
+
+def unreadable(link: LinkState, seq: int, alert: AlertFn) -> None:
+    """The notice of read ``seq``, a card that left the shoe unreadable (``unreadable-card``).
+
+    A shoe that names foreign cards (``link.names_foreign``) sends a card of no live deck or of
+    another deck as an unreadable card followed by its FOREIGN (docs/protocol.md section 16), in
+    the same pass: the notice then waits for the shoe's next event (:func:`settle`), so that the
+    dealer sees one STOP naming such a card and no notice before it. Any other shoe: at once."""
+    if link.names_foreign:
+        link.unread = seq
+        return
+    _notice(seq, alert)
+
+
+def settle(link: LinkState, ev: object, alert: AlertFn) -> None:
+    """The event after an unreadable card whose notice waits (``link.unread``): no notice when it
+    is that card's :class:`~shoe_ctl.events.ForeignCard` (its STOP names the card), else the
+    notice now, before ``ev`` is handled."""
+    seq, link.unread = link.unread, None
+    if seq is None or (isinstance(ev, ForeignCard) and ev.seq == seq + 1):
+        return
+    _notice(seq, alert)
+
+
+def _notice(seq: int, alert: AlertFn) -> None:
+    alert("unreadable-card", f"read {seq}: a card left the shoe unreadable; it is counted, its identity unknown")

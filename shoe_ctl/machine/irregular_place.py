@@ -194,7 +194,7 @@ def ask(p: Progress, out: Outcome, i: int, n: int) -> None:
            else "a seat counted over holds a card dealt instead of the community card")
     out.alert("card-placement", f"{street} street: the dealer counts {counts}, the record disagrees, and counts alone "
               f"cannot place the street's cards ({why}): count every seat that looks wrong (card-count), then "
-              "place each card of the street (place-cards); the floor confirms", seat=hand.seats[i].seat,
+              "place each card of the street (Place cards…); the floor confirms", seat=hand.seats[i].seat,
               latched=True, street=street)
 
 

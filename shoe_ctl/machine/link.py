@@ -52,10 +52,13 @@ class LinkState:
     ``None``); ``required`` (a machine on a shoe link: no hand starts while it is not heard);
     ``live`` (the machine has started: inputs come from the table now, not from a journal's
     replay, and no hand starts before the shoe has answered); ``deck`` (the enrolled deck the
-    shoe said the stub is, ``StubDeck``; "" when none said)."""
+    shoe said the stub is, ``StubDeck``; "" when none said); ``names_foreign`` (the shoe's hello
+    offered *names-foreign*, ``ShoeInfo``) and ``unread`` (the read number of an unreadable card
+    from such a shoe whose notice waits for the shoe's next event, else ``None``:
+    :func:`shoe_ctl.machine.foreign.unreadable`)."""
 
-    __slots__ = ("auth", "deck", "detail", "epoch", "fault", "gap", "last_dispense", "live", "pending", "prev",
-                 "required", "status", "wait")
+    __slots__ = ("auth", "deck", "detail", "epoch", "fault", "gap", "last_dispense", "live", "names_foreign",
+                 "pending", "prev", "required", "status", "unread", "wait")
 
     def __init__(self, required: bool) -> None:
         self.required = required
@@ -71,6 +74,8 @@ class LinkState:
         self.gap: dict[str, int] | None = None
         self.live = False
         self.deck = ""
+        self.names_foreign = False
+        self.unread: int | None = None
 
     @property
     def heard(self) -> bool:
@@ -148,6 +153,8 @@ class LinkState:
         self.status = ev.status.value
         self.detail = ev.detail
         self.auth = ev.auth or self.auth
+        if ev.info is not None:
+            self.names_foreign = ev.info.names_foreign
         if ev.refused:  # docs/security.md, "The shoe link": nothing of it was delivered
             alert(f"shoe-{ev.refused}", f"shoe link refused: {ev.detail}; stop dealing and call the floor",
                   latched=True)

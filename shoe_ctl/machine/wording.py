@@ -93,7 +93,7 @@ def _instruction(p: Progress, link: LinkState, state: str) -> Instruction:
             # irregular_place.CODE: the placement answers it and the cards it names (a card not
             # expected among them): the one action asked for
             return Instruction(Signal.STOP, "Stop: card-placement — count every seat that looks wrong, then "
-                               "place each card of the street (place-cards)", street=street)
+                               "place each card of the street (Place cards…)", street=street)
         if open_stops:
             return Instruction(Signal.STOP, f"Stop: {open_stops[0]['code']} — check and acknowledge", street=street)
         if link.wait:

@@ -20,7 +20,8 @@ from sinks import Collect
 
 from hil.replay import run_direct, script_from_record
 from shoe_ctl.display import DisplayModel
-from shoe_ctl.embargo import public_parts, public_state
+from shoe_ctl.display import model as display_model
+from shoe_ctl.embargo import public_parts, public_state, public_with
 from shoe_ctl.events import Alert, DisplayUpdate, Instruction, Signal
 from shoe_ctl.phh import read_phh
 
@@ -78,6 +79,44 @@ def test_the_parts_are_what_the_whole_filter_gives(commands: list[Any]) -> None:
             else:
                 assert value == whole[key]
         assert set(parts) == {k for k in ("state", "hand", "instruction", "stub", "alerts", "seats") if k in whole}
+
+
+def test_the_snapshot_filters_only_its_new_parts_and_gives_what_the_whole_filter_gives(
+        commands: list[Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The snapshot sends only the instruction, the alerts and the reply through the filter again
+    (the shown state was filtered as it was folded in): after every command of the real hands,
+    with alerts and instructions naming random cards (public or not) among them, it is exactly
+    what the whole filter over the assembled snapshot gives."""
+    rng = random.Random(11)
+    cards = [f"{r}{s}" for r in "23456789TJQKA" for s in "cdhs"]
+    mixed: list[Any] = []
+    for c in commands:
+        mixed.append(c)
+        if rng.random() < 0.05:
+            mixed.append(Alert("RP-10-H-C", f"seat {rng.randint(1, 8)} shows {rng.choice(cards)}"))
+        if rng.random() < 0.03:
+            mixed.append(Instruction(Signal.DEAL, f"Deal {rng.choice(cards)} to seat 2", seat=2))
+    ours, whole = DisplayModel(), DisplayModel()
+    redacted = 0
+    for c in mixed:
+        ours.apply(c)
+        whole.apply(c)
+        with monkeypatch.context() as m:
+            m.setattr(display_model, "public_with", lambda state, _fresh: public_state(state))
+            expected = whole.snapshot()
+        got = ours.snapshot()
+        assert got == expected
+        redacted += "??" in str(got["alerts"]) or "??" in str(got["instruction"])
+    assert redacted > 50  # the texts named cards that were not public, and the filter caught them
+
+
+def test_public_with_filters_the_fresh_parts_as_the_whole_filter(commands: list[Any]) -> None:
+    for c in commands:
+        if not isinstance(c, DisplayUpdate):
+            continue
+        state = {**public_state(c.state), "instruction": c.state.get("instruction"),
+                 "alerts": [*(c.state.get("alerts") or []), {"code": "x", "message": "Kd and As", "down": ["2c"]}]}
+        assert public_with(state, ("instruction", "alerts", "reply")) == public_state(state)
 
 
 def test_a_folded_seat_keeps_its_upcards_when_the_fold_comes_in_a_batch() -> None:

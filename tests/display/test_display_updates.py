@@ -86,3 +86,20 @@ def test_sync_folds_in_a_command_waiting_for_its_turn(slow: DisplaySink) -> None
     slow.sync(5.0)  # returns once it is folded in, not 5 s later
     assert slow.model.version == 2
     assert slow.snapshot()["instruction"]["text"] == "Deal card 2"
+
+
+def test_no_snapshot_is_built_while_no_page_reads_and_a_page_gets_the_latest_at_connect(usual: DisplaySink) -> None:
+    for n in range(5):
+        usual.handle(_ins(n))
+        usual.sync(5.0)
+    assert usual.model.version == 5 and usual.published == 0  # folded in, nothing pushed to nobody
+    reader = SseReader(usual.url)
+    try:
+        first = reader.until(lambda e: True)
+        assert first["version"] == 5 and first["instruction"]["text"] == "Deal card 4"
+        usual.handle(_ins(5))
+        shown = reader.until(lambda e: e["version"] >= 6, timeout=4.0)
+        assert shown["instruction"]["text"] == "Deal card 5"
+        assert usual.published >= 1
+    finally:
+        reader.close()

@@ -1,6 +1,6 @@
 """The hole-card embargo on the floor's broker: recorded hands with every card known are dealt by
 a table publishing to a real Mosquitto while a monitor subscribes to ``#``; no downcard of a hand
-appears in any message of that hand, on any topic (state, events, alerts, status), not even the
+appears in any message of that hand, on any topic (state, display, events, alerts, status), not even the
 downcards tabled at showdown. Upcards do appear: the search would see a card."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from shoe_ctl.phh import read_phh
 
 
 def message_hand(topic: str, data: Any) -> Any:
-    if topic.endswith("/state"):
+    if topic.endswith(("/state", "/display")):
         return (data.get("state") or {}).get("hand")
     return data.get("hand")
 
@@ -35,7 +35,7 @@ def test_no_downcard_on_any_topic(mosquitto: Mosquitto, tmp_path: Path) -> None:
     # paced: the publisher sends the table's state at most every 50 ms, and an unpaced deal ends a
     # hand in a few of those (the states in between, upcards and all, are then never published)
     table = VirtualTable("t1", tmp_path / "tables", scripts, room=ROOM, host=mosquitto.host, port=mosquitto.port,
-                         credentials=mosquitto.users["t1"], record=True, pace=0.005)
+                         credentials=mosquitto.users["t1"], record=True, pace=0.005, display=True)
     try:
         assert tap.subscribed.wait(10)
         table.start()
@@ -54,7 +54,7 @@ def test_no_downcard_on_any_topic(mosquitto: Mosquitto, tmp_path: Path) -> None:
     assert all(len(d) >= 4 for d in downs.values())
     messages = tap.snapshot()
     topics = {t.rsplit("/", 1)[-1] for t, _r, _d in messages}
-    assert {"state", "events", "alerts", "status"} <= topics, topics
+    assert {"state", "display", "events", "alerts", "status"} <= topics, topics
     leaks: list[str] = []
     seen_cards: set[str] = set()
     current: Any = None

@@ -13,10 +13,13 @@ from shoe_ctl.events import (
     CounterReset,
     DealerAction,
     DealerInput,
+    DisplayUpdate,
+    FaultKind,
     ForeignCard,
     ForeignWhat,
     LinkChanged,
     LinkStatus,
+    ShoeFault,
     ShoeInfo,
     Signal,
 )
@@ -74,3 +77,55 @@ def test_a_foreign_card_with_no_hand_running_is_still_a_stop() -> None:
     m.handle(LinkChanged(LinkStatus.CONNECTED, "shoe S1", ShoeInfo(2, "fw", "S1", ("rfid",))))
     cmds = m.handle(CASES[ForeignWhat.UNKNOWN])
     assert [(c.code, c.latched) for c in cmds if isinstance(c, Alert)] == [("foreign-card-floor", True)]
+
+
+def _names_foreign(rules: str = "tda") -> tuple[Dealing, list[Card]]:
+    """A table on a shoe whose hello offered names-foreign (docs/protocol.md section 16)."""
+    m = Dealing(PROFILES, await_counter_reset=True)
+    m.start()
+    m.handle(LinkChanged(LinkStatus.CONNECTED, "shoe S1", ShoeInfo(2, "fw", "S1", ("rfid",), 7, names_foreign=True)))
+    m.handle(DealerInput(A.NEW_HAND, args={"seats": [1, 2, 3, 4], "rules": rules, "game": "stud"}))
+    m.handle(CounterReset(1))
+    return m, full_deck()
+
+
+def _shown(cmds: list[object]) -> list[str]:
+    """The codes of the alerts raised and of those the display lists after ``cmds``."""
+    raised = [c.code for c in cmds if isinstance(c, Alert)]
+    listed = [a["code"] for c in cmds if isinstance(c, DisplayUpdate) for a in c.state.get("alerts", ())]
+    return raised + listed
+
+
+@pytest.mark.parametrize("rules", ["tda", "house"])
+@pytest.mark.parametrize("what", list(CASES))
+def test_a_foreign_card_from_a_shoe_that_names_it_is_one_stop_with_no_notice_before_it(rules: str,
+                                                                                        what: ForeignWhat) -> None:
+    m, deck = _names_foreign(rules)
+    m.handle(CardRead(1, deck.pop(), "rfid", 1, 1))
+    before = m.handle(CardRead(2, None, "none", 2, 1))  # the foreign card, unreadable as a card of the stub
+    assert "unreadable-card" not in _shown(before)
+    ev = CASES[what]
+    cmds = m.handle(ForeignCard(3, ev.what, ev.tag, ev.card, ev.deck, ev.stub))
+    assert [(c.code, c.latched) for c in cmds if isinstance(c, Alert)] == [(FOREIGN_CODES[what], True)]
+    assert [a["code"] for a in m.alerts] == [FOREIGN_CODES[what]] and m.instruction().signal is Signal.STOP
+    cmds = m.handle(ShoeFault(4, FaultKind.MISREAD, True))  # the misread's end that follows it
+    assert "unreadable-card" not in _shown(cmds)
+
+
+def test_an_unreadable_card_from_a_shoe_that_names_foreign_cards_is_told_at_its_next_event() -> None:
+    m, deck = _names_foreign()
+    assert not [c for c in m.handle(CardRead(1, None, "none", 1, 1)) if isinstance(c, Alert)]
+    cmds = m.handle(ShoeFault(2, FaultKind.MISREAD, False, "no tag read"))  # what the shoe sends next
+    codes = [c.code for c in cmds if isinstance(c, Alert)]
+    assert codes == ["unreadable-card", "shoe-misread"]
+    assert next(c.message for c in cmds if isinstance(c, Alert)).startswith("read 1: a card left the shoe unreadable")
+    assert m.hand is not None and m.hand.seats[0].down == [None]  # booked as before: counted, identity unknown
+    m.handle(CardRead(3, None, "none", 2, 1))
+    cmds = m.handle(CardRead(4, deck.pop(), "rfid", 3, 1))  # another card next: the notice comes first
+    assert [c.code for c in cmds if isinstance(c, Alert)] == ["unreadable-card"]
+
+
+def test_a_shoe_that_does_not_name_foreign_cards_tells_an_unreadable_card_at_once() -> None:
+    m, _deck = table("tda")
+    cmds = m.handle(CardRead(1, None, "none", 1, 1))
+    assert [c.code for c in cmds if isinstance(c, Alert)] == ["unreadable-card"]

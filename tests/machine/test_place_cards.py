@@ -17,6 +17,7 @@ from shoe_ctl.events import Alert, CardRead, DealerAction, DealerInput, DisplayU
 from shoe_ctl.machine import Dealing
 from shoe_ctl.machine.irregular_place import PlacementError, SeatCount, check_placement, parse_place
 from shoe_ctl.rules.cards import Card, card_text, full_deck
+from shoe_ctl.users import FLOOR_ROLES, required_role
 
 # ------------------------------------------------------------------ the check on plain values
 
@@ -195,3 +196,8 @@ def test_the_sheet_shows_upcards_only_and_the_placement_is_undone_and_rebuilt() 
     assert again.hand is not None and t.m.hand is not None
     assert [(s.down, s.up, s.extra) for s in again.hand.seats] == [(s.down, s.up, s.extra) for s in t.m.hand.seats]
     assert again.instruction() == t.m.instruction()
+
+
+def test_the_placement_is_the_floors() -> None:
+    """It lifts a latched STOP, which only the floor may clear: a floor supervisor's credential."""
+    assert required_role(DealerAction.PLACE_CARDS, {"places": ["seat 1 down"]}, []) == FLOOR_ROLES

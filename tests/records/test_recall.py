@@ -5,6 +5,7 @@ public view hides every downcard and burn and nothing else."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from paths import EXAMPLES
 from rule_profiles import PROFILES
@@ -12,7 +13,7 @@ from rule_profiles import PROFILES
 from hil.replay import run_full, script_from_record
 from shoe_ctl.export import default_machine_factory, export_hands
 from shoe_ctl.phh import read_phh
-from shoe_ctl.recall import HIDDEN_ROLES, public, recall_hands
+from shoe_ctl.recall import HIDDEN_ROLES, RECALL_HANDS, Recall, public, recall_hands
 from shoe_ctl.service.journal import Journal
 
 
@@ -42,5 +43,43 @@ def test_the_last_ten_of_fifteen_hands(tmp_path: Path) -> None:
                 hidden = a["kind"] == "card" and a["role"] in HIDDEN_ROLES
                 assert b == ({**a, "card": "??"} if hidden else a)
         assert len(recorder.hands) == 15
+    finally:
+        journal.close()
+
+
+def test_the_kept_recall_replays_each_record_once_and_gives_what_a_new_replay_gives(tmp_path: Path) -> None:
+    """:class:`Recall` at every step of a growing journal: the same hands as :func:`recall_hands`
+    of the journal so far, while each record is replayed once over all the calls."""
+    files = sorted(EXAMPLES.glob("*.phh")) * 4
+    journal = Journal(tmp_path / "t.journal", table="t1", profile="tda")
+    try:
+        run_full([script_from_record(read_phh(f), seed=i) for i, f in enumerate(files)], PROFILES, journal=journal)
+        every = list(journal.records(None))
+        upto = [0]
+
+        def records(since: int | None) -> list[Any]:
+            return [r for r in every if (since is None or r.seq > since) and r.seq <= upto[0]]
+
+        made: list[Any] = []
+
+        def machine(profile: str) -> Any:
+            made.append(default_machine_factory(profile))
+            return made[-1]
+
+        kept = Recall(records, machine, lambda: "tda")
+        compared = 0
+        for upto[0] in range(every[0].seq, every[-1].seq + 1, 23):
+            got, fresh = kept(), recall_hands(records, default_machine_factory, "tda")
+            started = sum(1 for r in records(None) if r.kind == "DealerInput" and '"new-hand"' in r.body)
+            if started < RECALL_HANDS + 3:  # a new replay starts at the journal's start too: the same numbers
+                assert got == fresh
+            else:  # it starts a few hands back and numbers the hands from there (this journal has no marks)
+                assert [{**h, "hand": 0} for h in got] == [{**h, "hand": 0} for h in fresh]
+            compared += 1
+        upto[0] = every[-1].seq
+        assert kept() == kept()  # nothing new: the same hands again, each call its own copy
+        assert kept.replayed == len(every)  # each record replayed once, over every call
+        assert compared > 20 and len(kept()) == RECALL_HANDS
+        assert len(made) == 1 and made[0].display is False  # one machine, building no public view
     finally:
         journal.close()

@@ -83,7 +83,8 @@ function headline(ins) {
     case "cut": return "CUT \u2192 new stub";
     case "betting": return "BETTING" + (seat !== null ? " \u2192 seat " + seat + " first" : "");
     case "showdown": return seat !== null ? "SEAT " + seat + " WINS" : "SHOWDOWN";
-    case "stop": return text.startsWith("Sequence gap") ? "STOP \u2014 count the cards" : "STOP \u2014 read the alert";
+    case "stop": return text.startsWith("Sequence gap") ? "STOP \u2014 count the cards"
+      : text.startsWith("Stop: card-placement") ? "STOP \u2014 count, then place the cards" : "STOP \u2014 read the alert";
     case "shoe-fault": return text.startsWith("Shoe not connected") ? "SHOE NOT CONNECTED \u2014 check the cable"
       : "SHOE FAULT \u2014 pull no card";
     case "degraded": return "SHOE NOT HEARD \u2014 pull no card";
@@ -346,6 +347,7 @@ function when(cond) {
     case "over": return name.includes("showdown") || name.includes("uncontested");
     case "idle": return name === "idle";
     case "gap": return signal === "stop" && (state.instruction.text || "").startsWith("Sequence gap");
+    case "placing": return !!state.placement;
     default: return true;
   }
 }
@@ -749,6 +751,7 @@ for (const b of document.querySelectorAll(".buttons button")) {
     const action = b.dataset.action;
     if (!live) { toast("not connected: nothing sent", true); return; }
     if (action === "new-hand") { openNewHandSheet(); return; }
+    if (action === "place-cards") { openPlaceSheet(); return; }
     let seat = null;
     const args = {};
     if (needsSeat(action)) {
@@ -834,6 +837,81 @@ function openNewHandSheet() {
     warn.appendChild(ov);
   }
   row("deal").appendChild(deal);
+  refresh();
+  sheet.hidden = false;
+}
+
+// ------------------------------------------------------------------ placing a street's cards
+// docs/irregularities.md, *Placing a street's cards*: one line per read of the street, in the
+// order pulled (an upcard by name, a downcard by its number only); the dealer taps where each
+// lies and its face; "Place" posts place-cards once every line has a place.
+function openPlaceSheet() {
+  const pl = state && state.placement;
+  if (!pl) return;
+  const sheet = document.getElementById("sheet");
+  sheet.dataset.sheet = "place";
+  const counted = Object.entries(pl.counted || {}).map(([s, n]) => "seat " + s + ": " + n).join(", ");
+  document.getElementById("sheet-title").textContent = "Place each card of " + pl.street + " street, in the order "
+    + "pulled: tap where it lies" + (counted ? " (counted " + counted + ")" : "");
+  const box = document.getElementById("sheet-options");
+  box.replaceChildren();
+  const where = pl.reads.map(() => null);
+  const faces = pl.reads.map((r) => r.face);
+  const go = el("button", "option go", "");
+  go.dataset.option = "place";
+  const spots = ["burn", "muck", "off"].concat(pl.community ? ["centre"] : []);
+  const words = { burn: "Burn", muck: "Muck", off: "Off table", centre: "Centre" };
+  const refresh = () => {
+    pl.reads.forEach((r, k) => {
+      const row = box.querySelector('[data-read="' + k + '"]');
+      for (const b of row.querySelectorAll("button[data-to]")) b.classList.toggle("on", b.dataset.to === where[k]);
+      const f = row.querySelector("button[data-face]");
+      f.textContent = faces[k] === "up" ? "Face up" : "Face down";
+      f.classList.toggle("on", faces[k] === "up");
+      f.disabled = !(where[k] || "").startsWith("seat");
+    });
+    const left = where.filter((w) => w === null).length;
+    go.textContent = left ? left + " card(s) still to place" : "Place the " + where.length + " cards";
+    go.disabled = left > 0;
+  };
+  pl.reads.forEach((r, k) => {
+    const row = el("div", "sheet-row place-row");
+    row.dataset.read = k;
+    const label = el("div", "place-label");
+    label.appendChild(el("span", null, "#" + r.n + " "));
+    if (r.card) label.appendChild(cardEl(r.card)); else label.appendChild(el("span", "place-face", "down"));
+    row.appendChild(label);
+    const pick = (to) => { where[k] = to; refresh(); };
+    for (const seat of pl.seats) {
+      const b = el("button", "option small", String(seat));
+      b.dataset.to = "seat " + seat;
+      b.dataset.option = "read-" + k + "-seat-" + seat;
+      b.addEventListener("click", () => pick("seat " + seat));
+      row.appendChild(b);
+    }
+    for (const spot of spots) {
+      const b = el("button", "option small spot", words[spot]);
+      b.dataset.to = spot;
+      b.dataset.option = "read-" + k + "-" + spot;
+      b.addEventListener("click", () => pick(spot));
+      row.appendChild(b);
+    }
+    const f = el("button", "option small face", "");
+    f.dataset.face = "yes";
+    f.dataset.option = "read-" + k + "-face";
+    f.addEventListener("click", () => { faces[k] = faces[k] === "up" ? "down" : "up"; refresh(); });
+    row.appendChild(f);
+    box.appendChild(row);
+  });
+  go.addEventListener("click", async () => {
+    if (where.some((w) => w === null)) return;
+    const places = where.map((w, k) => (w.startsWith("seat") ? w + " " + faces[k] : w));
+    closeSheet();
+    await sendInput("place-cards", null, { places });
+  });
+  const foot = el("div", "sheet-row");
+  foot.appendChild(go);
+  box.appendChild(foot);
   refresh();
   sheet.hidden = false;
 }

@@ -1,0 +1,106 @@
+"""What a table sends per event (real Mosquitto): each journal record once on ``events``, the
+tile's fields on ``state`` only when they change (small, no seat), the whole public state on
+``display`` far less often and only when configured, and its own state read back once per
+connection, not per message. The floor's view still shows the table's last state (docs/floor.md,
+"Topics")."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from floor_help import ROOM, Tap, dealt
+from waiting import wait_for
+
+from hil.dealer import random_hands
+from hil.floor_rig import VirtualTable
+from shoe_ctl.config import ConfigError
+from shoe_ctl.events import DisplayUpdate
+from shoe_ctl.floor.broker import FLOOR_USER, MONITOR_USER, Mosquitto
+from shoe_ctl.floor.config import parse_floor
+from shoe_ctl.floor.consumer import FloorConsumer
+from shoe_ctl.floor.topics import floor_state, floor_tile
+
+
+def _leaf(topic: str) -> str:
+    return topic.rsplit("/", 1)[-1]
+
+
+def test_a_dealing_table_sends_small_states_on_change_and_the_whole_state_less_often(
+        mosquitto: Mosquitto, tmp_path: Path) -> None:
+    monitor = mosquitto.users[MONITOR_USER]
+    tap = Tap(mosquitto.host, mosquitto.port, monitor.username, monitor.password, f"{ROOM}/tables/#")
+    floor = FloorConsumer(host=mosquitto.host, port=mosquitto.port, room=ROOM,
+                          credentials=mosquitto.users[FLOOR_USER], keep_seqs=True).start()
+    t = VirtualTable("t1", tmp_path / "tables", random_hands(5, count=3), room=ROOM, host=mosquitto.host,
+                     port=mosquitto.port, credentials=mosquitto.users["t1"], pace=0.06, display=True)
+    plain = VirtualTable("t2", tmp_path / "tables", random_hands(6, count=1), room=ROOM, host=mosquitto.host,
+                         port=mosquitto.port, credentials=mosquitto.users["t2"], pace=0.02)
+    updates: list[dict[str, object]] = []
+    t.controller.add_sink(type("Keep", (), {"handle": lambda _s, c: updates.append(c.state)
+                                            if isinstance(c, DisplayUpdate) else None})())
+    try:
+        assert tap.subscribed.wait(10) and floor.connected.wait(10)
+        t.start()
+        plain.start()
+        last = dealt([t, plain])["t1"]
+        assert wait_for(lambda: floor.seqs("t1") == list(range(1, last + 1)), 30)
+        final = updates[-1]
+        # the floor's view ends on the table's last state (the last tile is sent when the interval ends)
+        assert wait_for(lambda: floor.tables["t1"].state.get("hand") == final["hand"]
+                        and floor.tables["t1"].state.get("state") == final["state"]
+                        and (floor.tables["t1"].state.get("stub") or {}).get("count")
+                        == final["stub"]["count"], 10), (floor.tables["t1"].state, final["state"])  # type: ignore[index]
+        pub = t.publisher
+        messages = tap.snapshot()
+    finally:
+        t.close()
+        plain.close()
+        tap.close()
+        floor.close()
+    by_leaf: dict[str, list[dict[str, object]]] = {}
+    sizes: dict[str, list[int]] = {}
+    # a table not configured for it sends no whole state: its tiles only
+    assert {_leaf(topic) for topic, _r, _d in messages if "/t2/" in topic} >= {"state", "events", "status"}
+    assert not [topic for topic, _r, _d in messages if topic.endswith("/t2/display")]
+    messages = [m for m in messages if "/t1/" in m[0]]
+    for topic, raw, data in messages:
+        by_leaf.setdefault(_leaf(topic), []).append(data)
+        sizes.setdefault(_leaf(topic), []).append(len(raw))
+    events = [d["seq"] for d in by_leaf["events"]]
+    assert events == list(range(1, last + 1)), "every record once and in order"
+    states, displays = by_leaf["state"], by_leaf["display"]
+    tiles = [s["state"] for s in states]
+    # the state carries the tile only, and a tile only when it changed (a heartbeat repeats one)
+    assert all(set(tile) <= {"hand", "game", "state", "street", "stub", "shoe"} for tile in tiles)  # type: ignore[arg-type]
+    changes = sum(1 for a, b in zip(tiles, tiles[1:], strict=False) if a != b)
+    assert changes >= len(tiles) - 3, "a state is sent when the tile changed"
+    assert len(states) <= len(events)
+    assert max(sizes["state"]) < 2 * min(sizes["display"]), "the tile is a fraction of the whole state"
+    assert 0 < len(displays) < len(states) / 2, (len(displays), len(states))
+    assert all("seats" in d["state"] for d in displays)  # type: ignore[operator]
+    # what was published is what the embargo functions give for some state the table had
+    assert tiles[-1] == floor_tile(final)
+    assert displays[-1]["state"] == floor_state(final)
+    # read back once for the connection, then unsubscribed: no state per message comes back
+    assert pub.problem is None and pub._readback_done
+
+
+def test_the_tile_names_no_card() -> None:
+    raw = {"hand": 7, "game": "stud", "state": "hand_fifth_deal", "street": "5th",
+           "seats": [{"seat": 1, "status": "live", "up": ["Ah"], "down": ["Kd", "Qc"]}],
+           "stub": {"count": 20, "required": 10, "forecast": "short after Kd", "drawn": 4},
+           "shoe": {"status": "fault", "detail": "jam at Ah, tag 04a1b2c3d4", "auth": "x"},
+           "instruction": {"text": "Deal Kd"}}
+    tile = floor_tile(raw)
+    assert tile == {"hand": 7, "game": "stud", "state": "hand_fifth_deal", "street": "5th",
+                    "stub": {"count": 20, "required": 10, "forecast": "short after ??"},
+                    "shoe": {"status": "fault", "detail": "jam at ??, tag ??"}}
+    assert floor_tile({"state": "idle"}) == {"state": "idle"}
+
+
+def test_the_whole_state_is_configured() -> None:
+    assert parse_floor("table.toml", {}).display is False
+    assert parse_floor("table.toml", {"display": True}).display is True
+    with pytest.raises(ConfigError, match="floor.display"):
+        parse_floor("table.toml", {"display": "yes"})
