@@ -373,6 +373,8 @@ def replay_hands(journal: Journal, make_machine: MachineFactory, *, table: str |
             continue  # the machine's own alerts come again from the replay below
         if item is None or isinstance(item, Alert) or not _is_event(item):
             continue
+        if isinstance(item, DealerInput) and item.gate:
+            continue  # refused (or taken) by the controller's gate: the machine never saw it
         if current is not None and isinstance(item, DealerInput):
             _open_betting(current, machine, item)
         before_no = machine.hand_no

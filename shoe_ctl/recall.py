@@ -48,7 +48,9 @@ def recall_hands(records: Callable[[int | None], Iterable[Any]], make_machine: C
     ``finished`` (bool), ``entries`` and ``more`` (entries beyond :data:`MAX_ENTRIES`). An entry:
     ``t`` (UTC time of day, ms), ``kind`` and, by kind: ``card`` — ``street``, ``role``
     (``up``/``down``/``burn``/``community``/``stray``), ``seat``, ``card`` (``??`` unreadable);
-    ``input`` — ``action``, ``seat``, ``by`` (the user who signed it, else the source);
+    ``input`` — ``action``, ``seat``, ``by`` (the user who signed it, else the source), ``gate``
+    when the controller's gate refused it (``role-refused``, ``tilt-refused``) or took it
+    (``tilt-recheck``): the machine never saw it;
     ``alert`` — ``code``, ``message``, ``latched`` (every journaled alert: the machine's, the
     rulings and refusals, a tilt).
 
@@ -168,8 +170,11 @@ class _Replay:
             self.hands.append(current)
             before_reads = 0
         if isinstance(item, DealerInput):
-            self.add({"t": t, "kind": "input", "action": item.action.value, "seat": item.seat,
-                      "by": user_of_source(item.source) or item.source or ""})
+            entry = {"t": t, "kind": "input", "action": item.action.value, "seat": item.seat,
+                     "by": user_of_source(item.source) or item.source or ""}
+            if item.gate:  # refused (or taken) by the controller's gate, before the machine
+                entry["gate"] = item.gate
+            self.add(entry)
             if current is not None and machine.state == "idle" and current["entries"]:
                 current["finished"] = True
         for read in machine.reads[before_reads:]:
