@@ -215,6 +215,15 @@ def ticks_ms():
     ticks[0] += 10
     return ticks[0] % (1 << 29)
 sys.modules["supervisor"] = types.SimpleNamespace(ticks_ms=ticks_ms)
+class Pin:  # digitalio.DigitalInOut: the pairing button, not held (pulled up)
+    def __init__(self, name):
+        self.value = True
+    def switch_to_input(self, pull=None):
+        pass
+    def deinit(self):
+        pass
+sys.modules["board"] = types.SimpleNamespace(GP4="GP4")
+sys.modules["digitalio"] = types.SimpleNamespace(DigitalInOut=Pin, Pull=types.SimpleNamespace(UP=1))
 '''
 
 
