@@ -219,3 +219,48 @@ def test_a_seat_folded_before_the_count_keeps_its_cards_as_placed() -> None:
     assert (len(one.down), len(one.up), len(one.extra)) == (2, 1, 1)
     assert (len(two.down), len(two.up), len(three.down), len(three.up)) == (2, 1, 1, 1)
     assert three.folded and t.m.instruction().signal is not Signal.STOP
+
+
+PLACES = st.sampled_from(["seat 1 down", "seat 1 up", "seat 2 down", "seat 2 up", "seat 3 down", "seat 3 up",
+                          "burn", "muck", "off", "centre"])
+
+
+@st.composite
+def _counted_shape(draw: st.DrawFn) -> tuple[int, list[str]]:
+    """A placement that gives seat 1 ``count`` cards and seats 2 and 3 three each (two downcards
+    and an upcard, a card swapped for the other face now and then; the rest off the seats), in
+    any order: the counts agree, the faces mostly."""
+    count = draw(st.integers(0, 3))
+    places = []
+    for seat, n in ((1, count), (2, 3), (3, 3)):
+        faces = list(draw(st.permutations(["down", "down", "up"])))[:n]
+        if faces and draw(st.integers(0, 5)) == 0:
+            faces[0] = "up" if faces[0] == "down" else "down"
+        places += [f"seat {seat} {f}" for f in faces]
+    places += [draw(st.sampled_from(["burn", "muck", "off"])) for _ in range(9 - len(places))]
+    return count, draw(st.permutations(places))
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.one_of(st.tuples(st.integers(0, 9), st.lists(PLACES, min_size=9, max_size=9)), _counted_shape()))
+def test_any_placement_is_refused_with_nothing_changed_or_booked_as_counted(case: tuple[int, list[str]]) -> None:
+    """Whatever the dealer taps: a placement is refused with its reason and changes nothing, or
+    it is booked and every seat holds what it was counted (or what the record gave it); never an
+    internal fault."""
+    count, places = case
+    t = Table(seats=(1, 2, 3))
+    for _ in range(9):
+        t.card()
+    t.send(DealerInput(DealerAction.CARD_COUNT, 1, {"cards": count}))
+    hand = t.m.hand
+    assert hand is not None
+    before = [(list(s.down), list(s.up), list(s.extra)) for s in hand.seats]
+    codes = t.send(DealerInput(DealerAction.PLACE_CARDS, args={"places": places}))
+    assert "machine-fault" not in codes and t.m.state != "attention"
+    if "input-invalid" in codes or count == 3:  # a count that agrees raises no placement STOP
+        assert [(s.down, s.up, s.extra) for s in hand.seats] == before
+        assert "street-placed" not in codes
+    else:
+        assert "street-placed" in codes
+        assert [s.card_count for s in hand.seats] == [count, 3, 3]
+        assert hand.stub_count() == 52 - 9
