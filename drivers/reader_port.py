@@ -11,6 +11,8 @@ docs/build-a-shoe.md, "Wiring".
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import parse_qs
@@ -32,6 +34,48 @@ such read waits this long (seconds)."""
 
 class ReaderSpecError(ValueError):
     """A reader spec that cannot be used; the message quotes it and says what is expected."""
+
+
+PN532_LIBRARY = ("adafruit_pn532.uart", "adafruit-circuitpython-pn532")
+PEPPER_LIBRARY = ("pepper_c1", "pepper-c1")
+GPIO_LIBRARY = ("gpiozero", "gpiozero")
+"""The reader and pin libraries as (module imported, package installed): pyproject.toml's ``pi``
+extra, which ``bash scripts/setup.sh pi`` (a table's Pi) and ``test`` (a development checkout)
+install and the plain ``bash scripts/setup.sh`` does not."""
+
+
+class ReaderLibraryError(OSError):
+    """A Python package that a reader, its reset line or the card-out beam needs is not installed;
+    the message names the packages and the command that installs them."""
+
+
+def require_libraries(what: str, libraries: Iterable[tuple[str, str]]) -> None:
+    """Import each library's module, before any port is opened.
+
+    :param what: what needs them, for the message (``reader pn532:/dev/serial0``).
+    :param libraries: (module, package) pairs, e.g. :data:`PN532_LIBRARY`.
+    :raises ReaderLibraryError: one or more cannot be imported; all of those are named.
+    """
+    missing = []
+    for module, package in libraries:
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            missing.append(package)
+    if missing:
+        them = "it" if len(missing) == 1 else "them"
+        raise ReaderLibraryError(f"{what}: the Python package{'s' if len(missing) > 1 else ''} "
+                                 f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} not installed: "
+                                 f"bash scripts/setup.sh pi (or test, in a development checkout) installs {them}")
+
+
+def spec_libraries(spec: ReaderSpec, *, reset_pin: bool = False) -> list[tuple[str, str]]:
+    """The libraries the reader of ``spec`` needs: its family's driver, and gpiozero for a
+    ``reset`` GPIO unless a reset pin is passed in (``reset_pin``)."""
+    needs = [PN532_LIBRARY if spec.family == "pn532" else PEPPER_LIBRARY]
+    if spec.reset is not None and not reset_pin:
+        needs.append(GPIO_LIBRARY)
+    return needs
 
 
 @dataclass(frozen=True)
@@ -132,6 +176,8 @@ def open_reader(spec: ReaderSpec | str, *, reset_pin: Any = None, pin_factory: F
     :param timeout: seconds the module waits for each answer (None: the module's default, short
         enough for the firmware's loop; a tool that is not in a hurry may wait longer).
     :raises ReaderSpecError: a bad spec.
+    :raises ReaderLibraryError: the reader's driver (or gpiozero for its reset GPIO) is not
+        installed; checked before the port is opened.
     :raises OSError: the port cannot be opened (``serial.SerialException`` is one); the message
         names it.
     """
@@ -139,6 +185,7 @@ def open_reader(spec: ReaderSpec | str, *, reset_pin: Any = None, pin_factory: F
 
     if isinstance(spec, str):
         spec = parse_spec(spec)
+    require_libraries(f"reader {spec}", spec_libraries(spec, reset_pin=reset_pin is not None))
     closers: list[_Closes] = []
     if spec.family == "pepper":
         pepper = PepperC1Reader(spec.port) if timeout is None else PepperC1Reader(spec.port, timeout=timeout)

@@ -16,6 +16,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, TextIO
 
+from drivers.reader_port import ReaderLibraryError
 from drivers.shoe_fw import codec as fwc
 from hil.crash import CrashRun, _seat_cards, _workdir, read_journal
 from hil.dealer import random_hands
@@ -144,7 +145,7 @@ def main(args: argparse.Namespace) -> int:
     try:
         res = run_bridge_soak(args.cards, args.seed, kills=args.kills, reader_faults=args.reader_faults,
                               restarts=args.bridge_restarts, workdir=args.workdir, progress=progress)
-    except ValueError as exc:
+    except (ValueError, ReaderLibraryError) as exc:
         print(f"shoe-ctl hil bridge-soak: {exc}", file=sys.stderr)
         return 2
     if args.json:

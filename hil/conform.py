@@ -363,11 +363,16 @@ class Kit:
     :param operator_budget: seconds the operator's sensor time (``at``) may be off, either way
         (a person pressing Enter: about 0.3; a robot timestamping the sensor: a few ms). The card
         limit is the shoe's 50 ms plus this budget; the report states it.
+    :param timed: False: the timing limits are measured and each one missed is listed in the
+        test's ``measured["over_limit"]``, but no test fails for one (a simulated shoe sharing a
+        loaded machine with the kit, whose own reads can stall past any limit); waits stay
+        bounded by ``time_scale``. The report states it. A shoe is certified only timed.
     """
 
     def __init__(self, url: str, operator: Operator | None = None, *, time_scale: float = 1.0,
-                 operator_budget: float = 0.0, secret: bytes | None = None) -> None:
+                 operator_budget: float = 0.0, secret: bytes | None = None, timed: bool = True) -> None:
         self.url = url
+        self.timed = timed
         self.protocol = p.PROTOCOL_VERSION if secret is None else p.AUTH_VERSION
         self.operator = operator or Operator()
         self.k = time_scale
@@ -404,6 +409,14 @@ class Kit:
         if self._token == avoid:
             self._token = self._token % 255 + 1
         return self._token
+
+    def _within(self, r: Result, cond: bool, text: str) -> None:
+        """A timing limit: fail the test with ``text`` unless ``cond``; untimed (:class:`Kit`'s
+        ``timed``), a missed limit is listed in ``r.measured["over_limit"]`` instead."""
+        if self.timed:
+            check(cond, text)
+        elif not cond:
+            r.measured.setdefault("over_limit", []).append(text)
 
     def _heartbeat_after(self, t: float, pred: Callable[[p.Heartbeat], bool], timeout: float) -> Seen | None:
         return self.host.wait_for(lambda m: isinstance(m, p.Heartbeat) and pred(m), timeout, after=t)
@@ -464,10 +477,10 @@ class Kit:
 
     @_case("handshake", "HELLO answers HOST_HELLO within 100 ms, valid, version 1 (sections 4, 13)")
     def t_handshake(self, r: Result) -> None:
-        hello, dt = self.host.hello(1.0)
+        hello, dt = self.host.hello(1.0 * self.k)
         r.measured["hello_answer_s"] = round(dt, 4)
         check(hello.version == self.protocol, f"HELLO version {hello.version}, expected {self.protocol}")
-        check(dt <= HELLO_ANSWER_S * self.k, f"HELLO came {dt * 1000:.1f} ms after HOST_HELLO (limit "
+        self._within(r, dt <= HELLO_ANSWER_S * self.k, f"HELLO came {dt * 1000:.1f} ms after HOST_HELLO (limit "
               f"{HELLO_ANSWER_S * self.k * 1000:.0f} ms)")
         check(self.host.decoder.stats.bad_frames == 0, "bad frames from the shoe on a clean line: "
               f"{self.host.decoder.stats.reasons} {self.host.decoder.stats.last_malformed}")
@@ -492,8 +505,8 @@ class Kit:
         gaps = [b.at - a.at for a, b in zip(beats, beats[1:], strict=False)]
         r.measured["heartbeat_max_gap_s"] = round(max(gaps), 4)
         r.measured["heartbeat_min_gap_s"] = round(min(gaps), 4)
-        check(max(gaps) <= HEARTBEAT_MAX_S + 0.05 * self.k, f"heartbeats {max(gaps):.3f} s apart (limit 1 s)")
-        check(min(gaps) >= HEARTBEAT_MIN_S / self.k, f"heartbeats {min(gaps) * 1000:.1f} ms apart with no "
+        self._within(r, max(gaps) <= HEARTBEAT_MAX_S + 0.05 * self.k, f"heartbeats {max(gaps):.3f} s apart (limit 1 s)")
+        self._within(r, min(gaps) >= HEARTBEAT_MIN_S / self.k, f"heartbeats {min(gaps) * 1000:.1f} ms apart with no "
               "command between (at least 50 ms)")
         seqs = {b.msg.seq for b in beats}
         check(self.hello is not None and seqs == {self.hello.seq},
@@ -511,7 +524,7 @@ class Kit:
         check(seen is not None, f"no HEARTBEAT with LED token {token} within 1 s")
         assert seen is not None
         r.measured["led_applied_s"] = round(seen.at - t0, 4)
-        check(seen.at - t0 <= COMMAND_APPLIED_S * self.k, f"LED reported after {seen.at - t0:.3f} s (limit "
+        self._within(r, seen.at - t0 <= COMMAND_APPLIED_S * self.k, f"LED reported after {seen.at - t0:.3f} s (limit "
               "0.1 s)")
         t1 = self.host.send(led)
         again = self._heartbeat_after(t1, lambda h: True, 1.2 * self.k)
@@ -530,7 +543,7 @@ class Kit:
         assert seen is not None and isinstance(seen.msg, p.Heartbeat)
         r.measured["reset_applied_s"] = round(seen.at - t0, 4)
         check(seen.msg.dispense == 0, f"dispense {seen.msg.dispense} after the reset")
-        check(seen.at - t0 <= COMMAND_APPLIED_S * self.k, f"reset reported after {seen.at - t0:.3f} s")
+        self._within(r, seen.at - t0 <= COMMAND_APPLIED_S * self.k, f"reset reported after {seen.at - t0:.3f} s")
         after, _ = self.host.hello(1.0 * self.k)
         check(after.epoch == epoch, f"HELLO epoch {after.epoch} after the reset to {epoch}")
 
@@ -572,7 +585,7 @@ class Kit:
                 r.measured["operator_budget_s"] = self.budget
             check(lag >= -self.budget, f"the operator's sensor time is {-lag * 1000:.1f} ms after the CARD arrived: "
                   f"its clock or its time of the pull is off by more than its budget ({self.budget * 1000:g} ms)")
-            check(lag <= CARD_AFTER_SENSOR_S * self.k + self.budget,
+            self._within(r, lag <= CARD_AFTER_SENSOR_S * self.k + self.budget,
                   f"CARD {lag * 1000:.1f} ms after the operator's sensor time (limit 50 ms"
                   + (f" + the operator's budget {self.budget * 1000:g} ms)" if self.budget else ")"))
         after, _ = self.host.hello(1.0 * self.k)
@@ -594,7 +607,7 @@ class Kit:
         check(again is not None, "the unacked CARD was not resent within 2 s")
         assert again is not None
         r.measured["resend_on_timeout_s"] = round(again.at - first.at, 4)
-        check(again.at - first.at <= RESEND_ON_TIMEOUT_S * self.k,
+        self._within(r, again.at - first.at <= RESEND_ON_TIMEOUT_S * self.k,
               f"resent after {again.at - first.at:.3f} s (limit 0.4 s)")
         check(again.msg == first.msg, "the resent CARD differs from the first")
 
@@ -631,7 +644,7 @@ class Kit:
         check(seen is not None, "no resend after a resend request")
         assert seen is not None
         r.measured["resend_on_request_s"] = round(seen.at - t0, 4)
-        check(seen.at - t0 <= RESEND_ON_REQUEST_S * self.k, f"resend after {seen.at - t0:.3f} s (limit 0.1 s)")
+        self._within(r, seen.at - t0 <= RESEND_ON_REQUEST_S * self.k, f"resend after {seen.at - t0:.3f} s (limit 0.1 s)")
 
     @_case("ack-beyond", "an ACK of events never sent is ignored: the held event stays (section 4, ACK; row "
                          "A-BEYOND)")
@@ -674,7 +687,7 @@ class Kit:
         check(seen is not None, "the host's pattern stayed on with no host")
         assert seen is not None
         r.measured["no_host_after_s"] = round(seen.at - t0, 4)
-        check(seen.at - t0 <= NO_HOST_S * self.k + 1.0, f"dropped after {seen.at - t0:.2f} s (limit 3.1 s plus "
+        self._within(r, seen.at - t0 <= NO_HOST_S * self.k + 1.0, f"dropped after {seen.at - t0:.2f} s (limit 3.1 s plus "
               "one heartbeat)")
         check(seen.at - t0 >= 3.0 - 0.05, f"dropped after {seen.at - t0:.2f} s, before the 3 s")
 
@@ -785,7 +798,7 @@ class Kit:
             "protocol": h.version, "version_range": [h.version_min, h.version_max], "readers": list(h.readers),
             "caps": None if h.caps is None else list(h.caps), "boot_count": h.boot_count}
         counts = {s: sum(r.status == s for r in self.results) for s in ("passed", "failed", "skipped")}
-        return {"kit": KIT_VERSION, "protocol": self.protocol, "time_scale": self.k,
+        return {"kit": KIT_VERSION, "protocol": self.protocol, "time_scale": self.k, "timed": self.timed,
                 "operator_budget_s": self.budget, "shoe": shoe,
                 "started": round(getattr(self, "started", time.time()), 3), "summary": counts,
                 "results": [asdict(r) for r in self.results]}
@@ -800,7 +813,7 @@ def junit_xml(report: dict[str, Any]) -> str:
                        time=f"{sum(r['seconds'] for r in report['results']):.3f}")
     props = ET.SubElement(suite, "properties")
     for key, value in [("kit", report["kit"]), ("protocol", report["protocol"]), ("time_scale", report["time_scale"]),
-                       *(("shoe." + k, v) for k, v in (report["shoe"] or {}).items())]:
+                       ("timed", report["timed"]), *(("shoe." + k, v) for k, v in (report["shoe"] or {}).items())]:
         ET.SubElement(props, "property", name=str(key), value=json.dumps(value) if not isinstance(value, str)
                       else value)
     for r in report["results"]:
@@ -835,7 +848,7 @@ def virtual_bench(shoe: Any) -> CallableOperator:
 
 def run_kit(url: str, *, operator_command: str | None = None, operator: Operator | None = None,
             time_scale: float = 1.0, operator_budget: float = 0.0, protocol: int = 1,
-            secret: bytes | None = None) -> dict[str, Any]:
+            secret: bytes | None = None, timed: bool = True) -> dict[str, Any]:
     """Run the kit against ``url`` and return the report. ``url`` ``virtual`` starts a virtual
     shoe on a pty (closed afterwards), a ``vshoe://`` URL uses that virtual shoe; both come with
     their bench (:func:`virtual_bench`). ``bridge-virtual`` starts the shoe bridge on a virtual
@@ -867,7 +880,7 @@ def run_kit(url: str, *, operator_command: str | None = None, operator: Operator
         if protocol == p.AUTH_VERSION and secret is None:
             raise ValueError("protocol 2 needs the shoe's pairing secret")
         return Kit(url, operator, time_scale=time_scale, operator_budget=operator_budget,
-                   secret=secret if protocol == p.AUTH_VERSION else None).run()
+                   secret=secret if protocol == p.AUTH_VERSION else None, timed=timed).run()
     finally:
         if own is not None:
             own.close()

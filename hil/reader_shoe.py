@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from drivers.reader_port import GPIO_LIBRARY, PN532_LIBRARY, require_libraries
 from drivers.shoe_bridge import Bridge, GpioBeam, SecretFile
 from drivers.shoe_fw import codec as fwc
 from drivers.shoe_fw import deckmap
@@ -72,6 +73,8 @@ class ReaderShoe:
                  firmware: dict[str, Any] | None = None, plan: dict[int, str] | None = None,
                  paired: bool = True) -> None:
         import serial as pyserial
+
+        require_libraries("the simulated reader shoe", [GPIO_LIBRARY, PN532_LIBRARY])
         from gpiozero import DigitalInputDevice
         from gpiozero.pins.mock import MockFactory
 
@@ -290,9 +293,13 @@ class _OwnedReaderShoe(ReaderShoe):
 def temporary_reader_shoe(seed: int = 0, secret: bytes | None = None) -> ReaderShoe:
     """A started :class:`ReaderShoe` in a new temporary folder (removed when it is closed),
     paired with ``secret`` (protocol version 2) or unpaired (None: version 1): what ``shoe-ctl
-    conform --shoe bridge-virtual`` runs the kit against."""
+    conform --shoe bridge-virtual`` runs the kit against.
+
+    :raises ReaderLibraryError: gpiozero or the PN532 driver is not installed.
+    """
     import tempfile
 
+    require_libraries("the simulated reader shoe", [GPIO_LIBRARY, PN532_LIBRARY])
     folder = Path(tempfile.mkdtemp(prefix="shoe-ctl-bridge-"))
     return _OwnedReaderShoe(folder, serial="BR-0001", secret=secret or bytes(32), seed=seed,
                             paired=secret is not None).start()

@@ -266,12 +266,17 @@ class DealerInput:
     the input path and journaled with it (``docs/security.md``, "Tamper-evident record"):
     ``button:<name>``, ``display:<client address>``, ``dealer-port:uid=<uid>,pid=<pid>``;
     ``None`` when not known (older records, tests, the simulation). It is provenance, not part of
-    the input: two inputs that differ only in ``source`` compare equal."""
+    the input: two inputs that differ only in ``source`` compare equal. ``gate``: what the
+    controller's gate did with it instead of handing it to the machine (docs/compliance.md):
+    ``role-refused``, ``tilt-refused``, or ``tilt-recheck`` (a technician's acknowledgement of the
+    tilt, which the controller handles); "" for an input the machine took. Set only in the record
+    (journaled only when set): a replay of the journal hands such an input to no machine's rules."""
 
     action: DealerAction
     seat: int | None = None
     args: dict[str, Any] = field(default_factory=dict)
     source: str | None = field(default=None, compare=False)
+    gate: str = field(default="", compare=False, metadata={"codec": "omit-default"})
 
 
 @dataclass(frozen=True, slots=True)

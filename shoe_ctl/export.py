@@ -206,8 +206,12 @@ class ExportedHand:
         self.write_out_pending()
         self.extra = [f"p{i + 1} {''.join(card_text(c) for c in seat.extra)}"
                       for i, seat in enumerate(hand.seats) if seat.extra]
-        # read before the count as a card none was expected for, then given to the seat
+        # read before the count as a card none was expected for, then given to the seat (or, placed
+        # by the dealer, made the community card: docs/irregularities.md, *Placing a street's cards*)
         mine = {card_text(c) for seat in hand.seats for c in seat.extra}
+        if hand.community_street is not None:
+            mine.add(card_text(hand.community))
+            self.actions = [f"d db {card_text(hand.community)}" if a.startswith("d db ") else a for a in self.actions]
         self.set_aside = [x for x in self.set_aside if x.split(" ", 1)[1] not in mine]
         final: dict[tuple[str, int], list[str]] = {}
         for i, seat in enumerate(hand.seats):
@@ -369,6 +373,8 @@ def replay_hands(journal: Journal, make_machine: MachineFactory, *, table: str |
             continue  # the machine's own alerts come again from the replay below
         if item is None or isinstance(item, Alert) or not _is_event(item):
             continue
+        if isinstance(item, DealerInput) and item.gate:
+            continue  # refused (or taken) by the controller's gate: the machine never saw it
         if current is not None and isinstance(item, DealerInput):
             _open_betting(current, machine, item)
         before_no = machine.hand_no

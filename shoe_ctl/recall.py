@@ -48,11 +48,14 @@ def recall_hands(records: Callable[[int | None], Iterable[Any]], make_machine: C
     ``finished`` (bool), ``entries`` and ``more`` (entries beyond :data:`MAX_ENTRIES`). An entry:
     ``t`` (UTC time of day, ms), ``kind`` and, by kind: ``card`` — ``street``, ``role``
     (``up``/``down``/``burn``/``community``/``stray``), ``seat``, ``card`` (``??`` unreadable);
-    ``input`` — ``action``, ``seat``, ``by`` (the user who signed it, else the source);
+    ``input`` — ``action``, ``seat``, ``by`` (the user who signed it, else the source), ``gate``
+    when the controller's gate refused it (``role-refused``, ``tilt-refused``) or took it
+    (``tilt-recheck``): the machine never saw it;
     ``alert`` — ``code``, ``message``, ``latched`` (every journaled alert: the machine's, the
     rulings and refusals, a tilt).
 
-    :param make_machine: builds a machine for a rule profile name (``export.default_machine_factory``).
+    :param make_machine: builds a machine for a rule profile name (``export.default_machine_factory``);
+        its ``display`` is set False: the replay builds no public view nobody reads.
     """
     replay = _Replay(make_machine(profile), last)
     for rec in records(replay.begin(records)):
@@ -68,7 +71,7 @@ class Recall:
     call it); each call returns its own copy of the hands.
 
     :param records: ``Journal.records``.
-    :param make_machine: builds a machine for a rule profile name.
+    :param make_machine: builds a machine for a rule profile name (``display`` set False).
     :param profile: the journal's rule profile name, read at the first call.
     """
 
@@ -110,6 +113,7 @@ class _Replay:
 
     def __init__(self, machine: Any, last: int) -> None:
         self.machine = machine
+        machine.display = False  # the recall reads the reads and the hand, never the public view
         self.wanted = max(1, last)
         self.hands: deque[dict[str, Any]] = deque(maxlen=self.wanted)
         self.current: dict[str, Any] | None = None
@@ -166,8 +170,11 @@ class _Replay:
             self.hands.append(current)
             before_reads = 0
         if isinstance(item, DealerInput):
-            self.add({"t": t, "kind": "input", "action": item.action.value, "seat": item.seat,
-                      "by": user_of_source(item.source) or item.source or ""})
+            entry = {"t": t, "kind": "input", "action": item.action.value, "seat": item.seat,
+                     "by": user_of_source(item.source) or item.source or ""}
+            if item.gate:  # refused (or taken) by the controller's gate, before the machine
+                entry["gate"] = item.gate
+            self.add(entry)
             if current is not None and machine.state == "idle" and current["entries"]:
                 current["finished"] = True
         for read in machine.reads[before_reads:]:

@@ -23,6 +23,9 @@ milliseconds (:class:`~.loop.TicksClock`), so every time and duration the firmwa
 is in ms (the parameters keep the names in seconds of the bridge, which runs on ``time.monotonic``)."""
 SCAN_MS, CHECK_MS, JAM_MS, BACKOFF_MS = 20, 1000, 2000, (100, 5000)
 """The firmware loop's durations on the board, in ms (:class:`~.firmware.Firmware`)."""
+PAIR_PIN = "GP4"
+"""The pairing button's pin (``board.GP4``): a push button to GND, held while the board starts,
+puts the shoe in pairing mode (docs/protocol.md section 15)."""
 
 
 class NvmStore:
@@ -138,12 +141,25 @@ def build(nvm: "bytearray", serial: str, reader: "object", beam: "object", looku
     return fw, store
 
 
+def pairing_held(pin: "object", pull_up: "object") -> bool:
+    """Whether the pairing button is held: ``pin`` (a ``digitalio.DigitalInOut``) is read once
+    with the internal pull-up ``pull_up`` on; a button to GND held reads low. The pin is released
+    (``deinit``) either way."""
+    pin.switch_to_input(pull=pull_up)  # type: ignore[attr-defined]
+    try:
+        return not pin.value  # type: ignore[attr-defined]
+    finally:
+        pin.deinit()  # type: ignore[attr-defined]
+
+
 def main(port: "object" = None, nvm: "object" = None, reader: "object" = None, beam: "object" = None,
-         lookup: "object" = None, clock: "object" = None, turns: "int | None" = None) -> "Firmware":
+         lookup: "object" = None, clock: "object" = None, turns: "int | None" = None,
+         pairing: "bool | None" = None) -> "Firmware":
     """Run the shoe: each part left None is the board's (the USB CDC data port, the NVM, a
     PN532 on UART GP0/GP1 with its reset on GP2, the beam on GP3, the live decks in
-    ``/decks`` sealed under the kept secret, ``supervisor.ticks_ms``). ``turns``: stop after
-    that many turns (tests); None: for ever. Returns the firmware (when it stops)."""
+    ``/decks`` sealed under the kept secret, ``supervisor.ticks_ms``, pairing mode while the
+    button on :data:`PAIR_PIN` is held at start). ``turns``: stop after that many turns (tests);
+    None: for ever. Returns the firmware (when it stops)."""
     import os
 
     import microcontroller
@@ -174,12 +190,19 @@ def main(port: "object" = None, nvm: "object" = None, reader: "object" = None, b
             reset.switch_to_output(value=True)
             uart = busio.UART(board.GP0, board.GP1, baudrate=115200, timeout=0.05)
             reader = PN532Reader(uart, reset)
+    if pairing is None:
+        import board
+        import digitalio
+        pairing = pairing_held(digitalio.DigitalInOut(getattr(board, PAIR_PIN)), digitalio.Pull.UP)
     serial = "FW-" + uid_hex(bytes(microcontroller.cpu.uid[:6]))
+    if pairing:
+        print("shoe", serial, "in pairing mode: run shoe-ctl pair")
     now = clock()  # type: ignore[operator]
     store = NvmStore(nvm)  # type: ignore[arg-type]
     if lookup is None:
         lookup = _decks(store.load_secret(), os)
-    fw, store = build(nvm, serial, reader, beam, lookup, os.urandom, now)  # type: ignore[arg-type]
+    fw, store = build(nvm, serial, reader, beam, lookup, os.urandom, now,  # type: ignore[arg-type]
+                      pairing=pairing)
     n = 0
     while turns is None or n < turns:
         turn(fw, port, store, clock())  # type: ignore[operator]

@@ -67,11 +67,12 @@ def run(args: argparse.Namespace) -> int:
         return 2
     # guarded: a missing reader module is said, not a traceback
     try:
-        from drivers.reader_port import open_reader
+        from drivers.reader_port import GPIO_LIBRARY, open_reader, require_libraries
     except ImportError as exc:  # the reader modules are not installed
         _say(f"the reader modules are missing ({exc})")
         return 2
     try:
+        require_libraries(f"card-out beam on GPIO {args.beam_pin}", [GPIO_LIBRARY])
         opened = open_reader(args.reader)
     except (ValueError, OSError) as exc:
         _say(str(exc))

@@ -1,7 +1,7 @@
 """Reader and card health from the table's journal: reads, unreadable cards, misreads and retries
 of the shoe's reader, and reads and retries per tag of each enrolled deck; the figures published
-with each ``hand-end``, the card to replace once its tag retries too often, and the keyed hashes
-of the tags at the table. Fed by the floor publisher in journal order; described in docs/floor.md,
+with each ``hand-end``, the card to replace once its tag retries too often, the keyed hashes
+of the tags at the table and the fingerprint of the hand's dealt order. Fed by the floor publisher in journal order; described in docs/floor.md,
 "Reader and card health" and "One tag at two tables".
 """
 
@@ -19,7 +19,8 @@ from typing import Any
 from drivers.shoe_fw import deckmap
 from shoe_ctl.service.journal.records import Record
 
-__all__ = ["RETRIES_CODE", "CardHealth", "DeckTags", "HealthLimits", "JournalDeckTags", "tag_hash", "tag_index"]
+__all__ = ["ORDER_CARDS", "RETRIES_CODE", "CardHealth", "DeckTags", "HealthLimits", "JournalDeckTags", "order_hash",
+           "tag_hash", "tag_index"]
 
 DeckTags = Callable[[str], Sequence[bytes] | None]
 """The tag UIDs of an enrolled deck by its id, ``None`` when not known."""
@@ -37,6 +38,10 @@ card); the oldest are dropped beyond (a shoe that never names its decks)."""
 
 MAX_TAGS_SHOWN = 52
 """Tags listed in one ``hand-end``'s figures, the highest retry rate first."""
+
+ORDER_CARDS = 12
+"""The cards of a hand's deal its order fingerprint covers (:func:`order_hash`): two shuffled
+decks share their first 12 cards in order once in about 4e20."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +69,12 @@ def tag_hash(key: bytes, uid: bytes) -> str:
     digits of HMAC-SHA256 under the room ``key`` of ``tag/`` and the UID; the same tag gives the
     same hash at every table, and nobody without the key can tell which tag or card it is."""
     return hmac.new(key, b"tag/" + uid, hashlib.sha256).hexdigest()[:16]
+
+
+def order_hash(key: bytes, codes: Sequence[int]) -> str:
+    """The fingerprint of a hand's first :data:`ORDER_CARDS` cards in dealt order (card codes,
+    255 for an unreadable card): the first 16 hex digits of HMAC-SHA256 under the room ``key``."""
+    return hmac.new(key, b"order/" + bytes(codes), hashlib.sha256).hexdigest()[:16]
 
 
 class JournalDeckTags:
@@ -150,6 +161,7 @@ class CardHealth:
         self._unreadable_last = False
         self._hand_decks: set[str] = set()
         self._figures: tuple[int, dict[str, Any]] | None = None
+        self._order: list[int] = []  # the hand's first cards in dealt order (255: unreadable)
 
     # ------------------------------------------------------------------ counting
 
@@ -192,6 +204,7 @@ class CardHealth:
             self._forget(str(_body(rec).get("deck") or ""))
         elif kind == "hand-start":
             self._hand_decks = set()
+            self._order = []
         elif kind == "hand-end":
             self._figures = (rec.seq, self.figures())
             return self._figures[1]
@@ -202,6 +215,8 @@ class CardHealth:
     def _card(self, body: dict[str, Any]) -> None:
         self.reader["cards"] += 1
         code = _code(body.get("card"))
+        if len(self._order) < ORDER_CARDS:
+            self._order.append(255 if code is None else code)
         self._unreadable_last = code is None
         if code is None:
             self.reader["unreadable"] += 1
@@ -307,7 +322,10 @@ class CardHealth:
         out["replace"] = replace
         if self.key is not None:
             out["seen"] = self._seen(self.key)
+            if len(self._order) == ORDER_CARDS:
+                out["order"] = order_hash(self.key, self._order)
         self._hand_decks = set()
+        self._order = []
         return out
 
     def _seen(self, key: bytes) -> list[dict[str, Any]]:

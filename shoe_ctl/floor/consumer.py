@@ -33,12 +33,12 @@ from paho.mqtt.enums import CallbackAPIVersion
 from paho.mqtt.properties import Properties
 from paho.mqtt.reasoncodes import ReasonCode
 
-from shoe_ctl.floor.card_health import MAX_TAGS_SHOWN, RETRIES_CODE
+from shoe_ctl.floor.card_health import MAX_TAGS_SHOWN, ORDER_CARDS, RETRIES_CODE
 from shoe_ctl.floor.config import Credentials, parse_broker
 from shoe_ctl.floor.failover import host_state, host_topic
 from shoe_ctl.floor.netloop import NetLoop
 from shoe_ctl.floor.severity import SEVERITIES, classify, needs_floor
-from shoe_ctl.floor.sightings import TWO_TABLES_CODE, TagSightings
+from shoe_ctl.floor.sightings import REPEATED_ORDER_CODE, TWO_TABLES_CODE, OrderSightings, TagSightings
 from shoe_ctl.floor.topics import Topics, check_name, dumps
 from shoe_ctl.recall import MAX_ENTRIES, RECALL_HANDS
 from shoe_ctl.service.gaming_day import GamingDay
@@ -294,6 +294,7 @@ class FloorConsumer:
                  gaming_day: GamingDay | None = None) -> None:
         self.room = check_name("room", room)
         self.sightings = TagSightings(gaming_day)
+        self.orders = OrderSightings(gaming_day)
         self.on_resent = on_resent
         self.on_reset = on_reset
         self.peers: list[FloorConsumer] = []
@@ -527,9 +528,20 @@ class FloorConsumer:
                 "acked": None, "count": 1,
                 "message": (f"replace the {worn['card']} of deck {worn['deck']}: {worn['retries']} of its "
                             f"{worn['reads']} reads needed a retry ({rate} per 1,000)")})
-        seen = ev["health"].get("seen") if isinstance(ev.get("health"), dict) else None
-        when = _int(ev.get("time_us"))
-        if not isinstance(seen, list) or when is None:
+        health = ev["health"] if isinstance(ev.get("health"), dict) else {}
+        seen, when, hand = health.get("seen"), _int(ev.get("time_us")), _int(ev.get("hand"))
+        if when is None:
+            return
+        earlier = self.orders.seen(view.table, hand, when / 1e6, health.get("order"))
+        if earlier is not None:
+            where = "at this table" if earlier[0] == view.table else f"at table {earlier[0]}"
+            self._add_alert(view, {
+                "id": seq, "code": REPEATED_ORDER_CODE, "severity": classify(REPEATED_ORDER_CODE, False),
+                "seat": None, "street": None, "latched": False, "hand": hand, "time_us": when, "acked": None,
+                "count": 1,
+                "message": (f"hand {hand} was dealt in the same order as hand {earlier[1]} {where} (its first "
+                            f"{ORDER_CARDS} cards): the deck was not shuffled, or was stacked")})
+        if not isinstance(seen, list):
             return
         for s in self.sightings.seen(view.table, when / 1e6, seen[:MAX_TAGS_SHOWN]):
             here = f"deck {s.deck}" if s.deck else "a card of no deck it knows"

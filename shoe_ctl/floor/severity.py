@@ -48,7 +48,7 @@ _WARNING = (
     "shoe-link-degraded", "shoe-restarted", "host-unclean-stop", "clock-unsynced", "clock-skew",
     "unknown-event",
     # a deck dealt in runs of one suit, or in an earlier deck's order: the floor decides on the deck
-    "deck-order-runs-floor",
+    "deck-order-runs-floor", "deck-order-ranks-floor", "deck-order-repeated-floor",
     # a card whose tag needs a retry too often: the floor has it replaced
     "card-retries-floor",
     # one tag read at two tables in one gaming day: surveillance looks into it

@@ -1,6 +1,7 @@
-"""One tag at two tables in one gaming day: the floor's record of the keyed tag hashes each table
-sends with its hands' ends, and the pairs of tables that sent the same one. Described in
-docs/floor.md, "One tag at two tables".
+"""One tag at two tables in one gaming day, and a hand dealt in an earlier hand's order: the
+floor's record of the keyed tag hashes and order fingerprints the tables send with their hands'
+ends. Described in docs/floor.md, "One tag at two tables" and "A deck dealt again in the same
+order".
 """
 
 from __future__ import annotations
@@ -13,7 +14,16 @@ from datetime import date
 
 from shoe_ctl.service.gaming_day import GamingDay
 
-__all__ = ["MAX_TAGS_PER_DAY", "TWO_TABLES_CODE", "Sighting", "TagSightings"]
+__all__ = ["MAX_ORDERS_PER_DAY", "MAX_TAGS_PER_DAY", "REPEATED_ORDER_CODE", "TWO_TABLES_CODE", "OrderSightings",
+           "Sighting", "TagSightings"]
+
+REPEATED_ORDER_CODE = "deck-order-repeated-floor"
+"""The floor's alert that a hand was dealt in the same order as an earlier one (its first cards):
+the deck was not shuffled, or was stacked to an order known before. ``-floor`` as the table's
+deck-order alerts."""
+
+MAX_ORDERS_PER_DAY = 1_000_000
+"""Order fingerprints remembered per gaming day; beyond, new ones are counted and not compared."""
 
 TWO_TABLES_CODE = "tag-two-tables-floor"
 """The floor's alert that one tag was at two tables in one gaming day. ``-floor``: no rule text
@@ -88,3 +98,35 @@ class TagSightings:
             self.pairs.add((day, a, b))
             found.append(Sighting(day, table, deck, other, other_deck, count))
         return found
+
+
+class OrderSightings:
+    """Which table and hand first sent each order fingerprint, per gaming day (the current and
+    the one before)."""
+
+    def __init__(self, gaming_day: GamingDay | None = None) -> None:
+        self.gaming_day = gaming_day or GamingDay()
+        self.days: OrderedDict[date, dict[str, tuple[str, int | None]]] = OrderedDict()
+        self.dropped = 0
+
+    def seen(self, table: str, hand: int | None, when: float, order: object) -> tuple[str, int | None] | None:
+        """Take a ``hand-end``'s ``order`` fingerprint sent at ``when``; the ``(table, hand)`` that
+        sent it first this gaming day or the one before, else ``None``."""
+        if not isinstance(order, str) or not _HASH_RE.fullmatch(order):
+            return None
+        day = self.gaming_day.day_of(when)
+        for old in [d for d in self.days if (day - d).days >= DAYS_KEPT]:
+            del self.days[old]
+        for known in self.days.values():
+            first = known.get(order)
+            if first is not None and first != (table, hand):
+                return first
+        orders = self.days.setdefault(day, {})
+        while len(self.days) > DAYS_KEPT + 1:  # days out of order (a wrong clock): the oldest taken go
+            self.days.popitem(last=False)
+        if order not in orders:
+            if len(orders) >= MAX_ORDERS_PER_DAY:
+                self.dropped += 1
+            else:
+                orders[order] = (table, hand)
+        return None

@@ -123,7 +123,7 @@ def event_payload(record: Record, *, table: str, session: int) -> dict[str, Any]
     - ``ForeignCard``: ``what``, ``deck``, ``stub`` (deck ids; never its tag or card);
     - ``StubDeck``: ``epoch``, ``deck``;
     - ``LinkChanged``: ``status``, ``detail``, ``sequence_reset``;
-    - ``DealerInput``: ``action``, ``seat``; ``TimerFired``: ``name``;
+    - ``DealerInput``: ``action``, ``seat``, ``gate`` (when the controller's gate took it); ``TimerFired``: ``name``;
     - ``Alert``: ``code``, ``message``, ``street``, ``seat``, ``latched``, ``moves``, ``severity``;
     - ``hand-start``: ``game``, ``rules``, ``seats``; ``hand-end``: ``abandoned`` (the publisher
       adds the reader and card health: ``shoe_ctl.floor.card_health``);
@@ -154,7 +154,7 @@ def event_payload(record: Record, *, table: str, session: int) -> dict[str, Any]
     elif kind == "LinkChanged":
         out.update(_pick(body, ("status", "detail", "sequence_reset")))
     elif kind == "DealerInput":
-        out.update(_pick(body, ("action", "seat")))
+        out.update(_pick(body, ("action", "seat", "gate")))
     elif kind == "TimerFired":
         out.update(_pick(body, ("name",)))
     elif kind == "Alert":

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
-from shoe_ctl.events import ForeignCard, ForeignWhat
+from shoe_ctl.events import CounterReset, ForeignCard, ForeignWhat, LinkChanged, StubDeck, TimerFired
 from shoe_ctl.machine.link import AlertFn, LinkState
 from shoe_ctl.machine.progress import Progress
 
@@ -22,6 +22,8 @@ FOREIGN_CODES: Mapping[ForeignWhat, str] = {
 }
 """The latched alert by what the card is; ``-floor``: neither rule text has a clause for a card
 from another deck (TDA RP-10 and house 16.1-16.27 say nothing of it), so the floor rules."""
+_NOT_THE_PASS = (LinkChanged, StubDeck, CounterReset, TimerFired)
+"""Events that are not the shoe's next word on a card: an unreadable card's notice waits past them."""
 
 
 def take(p: Progress, ev: object, dealing: bool, alert: AlertFn) -> bool:
@@ -73,7 +75,11 @@ def unreadable(link: LinkState, seq: int, alert: AlertFn) -> None:
 def settle(link: LinkState, ev: object, alert: AlertFn) -> None:
     """The event after an unreadable card whose notice waits (``link.unread``): no notice when it
     is that card's :class:`~shoe_ctl.events.ForeignCard` (its STOP names the card), else the
-    notice now, before ``ev`` is handled."""
+    notice now, before ``ev`` is handled. The link's own news (a status change, such as the
+    reconnection after a restart of the service, the stub's deck, a counter reset) and a timer
+    say nothing about the card: the notice waits on."""
+    if isinstance(ev, _NOT_THE_PASS):
+        return
     seq, link.unread = link.unread, None
     if seq is None or (isinstance(ev, ForeignCard) and ev.seq == seq + 1):
         return

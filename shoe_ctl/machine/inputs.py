@@ -345,7 +345,10 @@ while the last input can be undone), by action."""
 def handle(p: Progress, undo: Undo, ev: DealerInput, out: Outcome) -> Outcome:
     """Apply one dealer input (``ack-alert`` in any state; nothing else while stopped on a
     fault) to the progress ``p``; returns ``out`` with what the machine then does. Keeps the undo
-    point: the progress before an accepted, undoable input."""
+    point: the progress before an accepted, undoable input. An input the controller's gate took
+    (``ev.gate``, read back from the journal) changes nothing: the machine never saw it."""
+    if ev.gate:
+        return out
     action = ev.action
     if action is _ACK_ALERT:
         if ack(p, out, ev):

@@ -49,7 +49,7 @@ class SeatCount:
     :param before: the cards it held before the street (extra cards included).
     :param booked: the street's reads the record books to it now.
     :param counted: the dealer's count of its cards (``None``: not counted; the record stands).
-    :param in_hand: still in the hand (a card dealt to a seat out of it lies in the muck).
+    :param in_hand: still in the hand (else no count applies: it keeps what is placed on it).
     """
 
     seat: int
@@ -96,9 +96,10 @@ def check_placement(street: str, community: bool, seats: Sequence[SeatCount], pl
     """Check the dealer's placement of a street's ``pulls`` reads (``places``, one per read in the
     order of the pulls) against the seats and the dealer's counts, and say where each read goes.
 
-    The rules (docs/irregularities.md, *Placing a street's cards*): every read is placed once; a
-    seat holds a card only while in the hand; every seat ends with the cards the dealer counted
-    (a seat not counted, with the reads the record gives it); on a street with a community card
+    The rules (docs/irregularities.md, *Placing a street's cards*): every read is placed once on a
+    seat dealt in or off every seat; every seat in the hand ends with the cards the dealer counted
+    (a seat not counted, with the reads the record gives it), while a seat out of the hand (folded,
+    killed, dead) keeps what is placed on it, face as placed, and gets no more; on a street with a community card
     exactly one read lies in the centre and no seat gets a card of its own (a card placed on a seat
     is a card too many there), on another street none lies in the centre; on 3rd street a seat's
     street cards are two downcards and one upcard, in any order, and a card beyond them is a card
@@ -131,10 +132,10 @@ def check_placement(street: str, community: bool, seats: Sequence[SeatCount], pl
         s = by_seat.get(seat)
         if s is None:
             raise PlacementError(f"seat {seat} is not dealt in this hand")
-        if not s.in_hand:
-            raise PlacementError(f"seat {seat} is out of the hand: a card dealt to it lies in the muck (muck)")
         placed.setdefault(seat, []).append(face)
     for s in seats:
+        if not s.in_hand:
+            continue  # folded, killed or dead: its cards stay as placed, it gets no more
         n = len(placed.get(s.seat, ()))
         if s.counted is not None and s.before + n != s.counted:
             raise PlacementError(f"seat {s.seat}: the placement gives it {s.before + n} card(s), the dealer "
@@ -144,6 +145,9 @@ def check_placement(street: str, community: bool, seats: Sequence[SeatCount], pl
                                  f"{s.before + s.booked}: count the seat (card-count) if it holds them")
     roles: dict[int, list[str]] = {}
     for seat, faces in placed.items():
+        if not by_seat[seat].in_hand:
+            roles[seat] = list(faces)
+            continue
         held = {"down": 0, "up": 0}
         out: list[str] = []
         for face in faces:

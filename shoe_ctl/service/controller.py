@@ -18,6 +18,7 @@ import queue
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from typing import Any, Protocol, runtime_checkable
 
 from shoe_ctl.events import (
@@ -424,8 +425,9 @@ class Controller(Closeable):
 
     def _recheck_tilt(self, ev: DealerInput, who: str) -> list[Command]:
         """A technician acknowledges the tilt: the release is checked again; cleared when it
-        verifies, else refused with the problem found."""
-        entry = self._journal_other(ev)
+        verifies, else refused with the problem found. Journaled marked ``tilt-recheck``: the
+        machine never sees it, and no replay hands it to one."""
+        entry = self._journal_other(replace(ev, gate="tilt-recheck"))
         self._wait_other(ev, entry)
         self.handled += 1
         problem = self.tilt_recheck() if self.tilt_recheck is not None else "the release cannot be checked again"
@@ -436,8 +438,9 @@ class Controller(Closeable):
         return []
 
     def _refuse(self, ev: DealerInput, code: str, message: str) -> list[Command]:
-        """Journal ``ev`` and refuse it with a ``code`` alert; nothing else changes."""
-        entry = self._journal_other(ev)
+        """Journal ``ev`` marked refused (``gate=code``: no replay hands it to the machine) and
+        refuse it with a ``code`` alert; nothing else changes."""
+        entry = self._journal_other(replace(ev, gate=code))
         self._wait_other(ev, entry)
         self.handled += 1
         self.raise_alert(code, message)
@@ -585,7 +588,9 @@ class Controller(Closeable):
         (:meth:`EventQueue.take_inputs`, at most :data:`MAX_INPUTS_AHEAD`) and queues their
         records for the writer too, each as its own append in handling order: a burst of inputs
         (folds, then *betting complete*) shares one commit instead of one fsync each. Each of them
-        is still answered (its commands handed to the sinks) only once its own record is written."""
+        is still answered (its commands handed to the sinks) only once its own record is written.
+        Not while the roles are enforced or a tilt is in force: the gate decides each input at its
+        turn, and its record says what the gate did (``DealerInput.gate``)."""
         if self._submit is None:
             self._journal(ev, [])
             return None
@@ -598,7 +603,9 @@ class Controller(Closeable):
             entry = self._submit_other(ev)
             if entry is None or isinstance(entry, _Unencodable):
                 return entry
-            if isinstance(ev, DealerInput) and threading.current_thread() is self._thread:
+            if (isinstance(ev, DealerInput) and threading.current_thread() is self._thread
+                    and not self.roles_enforced and self.tilted is None):  # (a gated input's record says
+                # what the gate did, known only at its turn)
                 for more in self.queue.take_inputs(MAX_INPUTS_AHEAD):
                     self._ahead.append((more, self._submit_other(more) or _UNJOURNALED))
         return entry

@@ -3,6 +3,8 @@ wirings (gpiozero's MockFactory pins)."""
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 from gpiozero import DigitalInputDevice
 from gpiozero.pins.mock import MockFactory
@@ -23,3 +25,17 @@ def test_the_beam_is_broken_while_the_receiver_is_at_its_broken_level(broken: st
     whole()
     assert beam.broken() is False
     beam.device.close()
+
+
+def test_the_bridge_without_gpiozero_names_it(tmp_path, monkeypatch: pytest.MonkeyPatch,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """Without gpiozero the beam cannot be read: exit 2, the package named, no traceback."""
+    from shoe_ctl.cli import main
+
+    monkeypatch.setitem(sys.modules, "gpiozero", None)
+    code = main(["bridge", "--serial", "BR-1", "--reader", f"pn532:{tmp_path / 'ttyUSB9'}",
+                 "--state", str(tmp_path / "state"), "--link", str(tmp_path / "shoe"),
+                 "--decks", str(tmp_path / "decks")])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "card-out beam on GPIO 17: the Python package gpiozero is not installed" in err

@@ -4,6 +4,7 @@ against a shoe writes the JSON and JUnit reports, and a shoe that answers nothin
 from __future__ import annotations
 
 import json
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -26,3 +27,14 @@ def test_a_port_where_no_shoe_answers_fails_every_test(tmp_path: Path) -> None:
     assert report["summary"]["failed"] == len(report["results"]) > 10
     assert all("HELLO" in r["message"] for r in report["results"])
     assert ET.fromstring(xml.read_text()).get("failures") == str(report["summary"]["failed"])
+
+
+def test_the_bridge_shoe_without_the_reader_packages_names_them(monkeypatch: pytest.MonkeyPatch,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """A checkout set up for running only (no ``pi`` extra): exit 2 and the packages named, no
+    traceback."""
+    monkeypatch.setitem(sys.modules, "gpiozero", None)
+    assert main(["conform", "--shoe", "bridge-virtual"]) == 2
+    err = capsys.readouterr().err
+    assert "--shoe bridge-virtual" in err and "gpiozero is not installed" in err
+    assert "bash scripts/setup.sh pi" in err

@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
-from drivers.reader_port import ReaderSpec, ReaderSpecError, open_reader, parse_spec
+from drivers.reader_port import (
+    ReaderLibraryError,
+    ReaderSpec,
+    ReaderSpecError,
+    open_reader,
+    parse_spec,
+    require_libraries,
+)
 from hil.virtual_pepper import VirtualPepperReader
 from hil.virtual_pn532 import Tag, VirtualReader
 
@@ -48,3 +57,27 @@ def test_open_a_pepper_and_a_port_that_is_missing(tmp_path) -> None:
         opened.reader._close()
     with pytest.raises(OSError, match=r"reader pn532:.*ttyUSB9: cannot open"):
         open_reader(f"pn532:{tmp_path / 'ttyUSB9'}")
+
+
+@pytest.mark.parametrize("spec, masked, package", [
+    ("pn532:{port}", "adafruit_pn532.uart", "adafruit-circuitpython-pn532"),
+    ("pn532:{port}?reset=25", "gpiozero", "gpiozero"),
+    ("pepper:{port}", "pepper_c1", "pepper-c1"),
+])
+def test_a_missing_reader_library_is_named_with_its_install_before_the_port_is_opened(
+        tmp_path, monkeypatch: pytest.MonkeyPatch, spec: str, masked: str, package: str) -> None:
+    """A machine set up without the ``pi`` extra: the package and its install command are named,
+    and the port (which does not exist here) is never tried."""
+    monkeypatch.setitem(sys.modules, masked, None)  # None in sys.modules: the import fails
+    with pytest.raises(ReaderLibraryError) as caught:
+        open_reader(spec.format(port=tmp_path / "ttyUSB9"))
+    text = str(caught.value)
+    assert f"the Python package {package} is not installed" in text
+    assert "bash scripts/setup.sh pi" in text and "cannot open" not in text
+
+
+def test_every_missing_library_is_named_once() -> None:
+    with pytest.raises(ReaderLibraryError, match=r"packages no-such-a, no-such-b are not installed"):
+        require_libraries("beam", [("shoe_ctl_no_such_a", "no-such-a"), ("gpiozero", "gpiozero"),
+                                   ("shoe_ctl_no_such_b", "no-such-b")])
+    require_libraries("beam", [("gpiozero", "gpiozero")])  # installed: nothing raised

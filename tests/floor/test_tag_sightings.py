@@ -1,4 +1,5 @@
-"""One tag at two tables in one gaming day (docs/floor.md, "One tag at two tables"): the tables
+"""One tag at two tables in one gaming day (docs/floor.md, "One tag at two tables"), and a hand
+dealt in an earlier hand's order ("A deck dealt again in the same order"): the tables
 send keyed hashes of their decks' tags and of foreign cards' tags with each hand's end
 (``shoe_ctl.floor.card_health``), the floor pairs the tables that sent one hash on one gaming day
 (``shoe_ctl.floor.sightings``), once per pair and day; the room's day, not the UTC one. With a
@@ -20,10 +21,11 @@ from waiting import wait_for
 from shoe_ctl.events import CardRead, FaultKind, ForeignCard, ForeignWhat, ShoeFault
 from shoe_ctl.floor import sightings as sightings_mod
 from shoe_ctl.floor.broker import FLOOR_USER, MONITOR_USER, Mosquitto
-from shoe_ctl.floor.card_health import CardHealth, JournalDeckTags, tag_hash
+from shoe_ctl.floor.card_health import CardHealth, JournalDeckTags, order_hash, tag_hash
 from shoe_ctl.floor.consumer import FloorConsumer
 from shoe_ctl.floor.publisher import FloorPublisher
-from shoe_ctl.floor.sightings import TWO_TABLES_CODE, TagSightings
+from shoe_ctl.floor.sightings import REPEATED_ORDER_CODE, TWO_TABLES_CODE, OrderSightings, TagSightings
+from shoe_ctl.rules.cards import Card
 from shoe_ctl.service.decks import NEW_DECK_ORDER, DeckFolder
 from shoe_ctl.service.gaming_day import parse_gaming_day
 from shoe_ctl.service.journal import Journal
@@ -90,7 +92,9 @@ def test_a_deck_map_that_cannot_be_read_sends_no_deck_tags(journals: dict[str, J
     j.append_record("deck-enrol", {"deck": "D17", "by": "ana", "file": str(tmp_path / "gone.json")})
     assert JournalDeckTags(j)("D17") is None and JournalDeckTags(j)("D99") is None
     Shoe(j).hand(HAND)
-    (fig,) = [f for f in (CardHealth(KEY, deck_tags=JournalDeckTags(j)).feed(r) for r in j.records()) if f]
+    health = CardHealth(KEY, deck_tags=JournalDeckTags(j))
+    (fig,) = [f for f in (health.feed(r) for r in j.records()) if f]
+    assert fig["cards"] == len(HAND)
     assert fig["seen"] == []
 
 
@@ -168,3 +172,57 @@ def test_a_card_of_one_tables_deck_at_another_is_flagged_on_the_floor(mosquitto:
                                 "knows, at table t1 earlier as deck D17")
     for _topic, raw, _data in tap.snapshot():
         assert not any(u.hex() in raw.decode() for u in d17), "no tag UID on the broker"
+
+
+DEAL = ["9c", "Ah", "Kd", "2s", "7h", "Tc", "3d", "Qs", "4c", "Jh", "8d", "5s", "6h"]
+
+
+def test_a_hand_sends_the_fingerprint_of_its_first_12_cards_in_order(journals: dict[str, Journal]) -> None:
+    j = journals["t1"]
+    shoe = Shoe(j)
+    shoe.hand(DEAL)
+    shoe.hand(DEAL[:12] + ["As"])  # the same first 12: the same fingerprint
+    shoe.hand(DEAL[1::-1] + DEAL[2:])  # two cards swapped
+    shoe.hand(DEAL[:11])  # fewer than 12 cards: none
+    shoe.hand([None] + DEAL[1:])
+    health = CardHealth(KEY)
+    figures = [f for f in (health.feed(r) for r in j.records()) if f is not None]
+    orders = [f.get("order") for f in figures]
+    assert orders[0] == orders[1] == order_hash(KEY, [Card.parse(c).code for c in DEAL[:12]])
+    assert orders[2] not in (None, orders[0]) and orders[3] is None and orders[4] not in (None, orders[0])
+    keyless = CardHealth(None)
+    assert all("order" not in f for f in (keyless.feed(r) for r in j.records()) if f is not None)
+
+
+def test_the_floor_finds_a_hand_dealt_in_an_earlier_hands_order() -> None:
+    s = OrderSightings(parse_gaming_day("06:00", "UTC"))
+    first, other = "0123456789abcdef", "fedcba9876543210"
+    assert s.seen("t1", 4, at(7), first) is None
+    assert s.seen("t1", 4, at(7), first) is None, "the same hand again is no repeat"
+    assert s.seen("t1", 5, at(8), other) is None
+    assert s.seen("t1", 9, at(9), first) == ("t1", 4)
+    assert s.seen("t2", 1, at(5, 15), first) == ("t1", 4), "the day before is still remembered"
+    assert s.seen("t2", 2, at(7, 16), first) is None, "two gaming days later it is forgotten"
+    assert s.seen("t3", 1, at(7, 16), "not a hash") is None and s.seen("t3", 1, at(7, 16), 5) is None
+
+
+def test_a_repeated_order_is_flagged_on_the_floor(mosquitto: Mosquitto, journals: dict[str, Journal]) -> None:
+    floor = FloorConsumer(host=mosquitto.host, port=mosquitto.port, room=ROOM,
+                          credentials=mosquitto.users[FLOOR_USER], keep_seqs=True).start()
+    j = journals["t1"]
+    pub = FloorPublisher(j, table="t1", room=ROOM, host=mosquitto.host, port=mosquitto.port,
+                         credentials=mosquitto.users["t1"], health=CardHealth(KEY)).start()
+    try:
+        assert floor.connected.wait(10)
+        shoe = Shoe(j)
+        for deal in (DEAL, DEAL[::-1], DEAL):
+            shoe.hand(deal)
+        last = max(r.seq for r in j.records())
+        assert wait_for(lambda: floor.seqs("t1") == list(range(1, last + 1)), 20)
+        (row,) = floor.snapshot()["tables"]
+    finally:
+        pub.close()
+        floor.close()
+    (alert,) = [a for a in row["alerts"] if a["code"] == REPEATED_ORDER_CODE]
+    assert alert["hand"] == 3 and alert["severity"] == "warning"
+    assert alert["message"].startswith("hand 3 was dealt in the same order as hand 1 at this table (its first 12 cards)")

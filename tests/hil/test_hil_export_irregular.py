@@ -31,7 +31,7 @@ def _sc(rules: str, irr: list[Irregularity], *, seats: list[int] = FOUR, game: s
 
 
 # Every scenario of tests/hil/test_hil_irregular.py, test_hil_burn_errors.py,
-# test_hil_action_moves.py and test_hil_no_betting_streets.py that ends in a dealt hand (a misdeal
+# test_hil_action_moves.py, test_hil_no_betting_streets.py and test_hil_place_cards.py that ends in a dealt hand (a misdeal
 # exports nothing).
 SCENARIOS: dict[str, HandScript] = {
     "RP-10-A": _sc("tda", [Irregularity("expose", "3rd", 3, 0)], actions={"3rd": [("fold", 1), ("fold", 2)]}),
@@ -70,6 +70,12 @@ SCENARIOS: dict[str, HandScript] = {
                                 actions={"5th": [("all-in", 1), ("all-in", 2), ("all-in", 3)]}),
     "extra card 7th tda": _sc("tda", [Irregularity("extra-card", "7th", 4)], acks=("house-16.25",),
                               actions={"6th": [("all-in", 1), ("all-in", 2), ("all-in", 3)]}),
+    "placed 3rd two at once": _sc("tda", [Irregularity("extra-card", "3rd", 2)]),
+    "placed 3rd round house razz": _sc("house", [Irregularity("extra-card", "3rd", 2, args={"report": "round"})],
+                                       game="razz", acks=("house-16.25",)),
+    "placed 3rd seat skipped stud8": _sc("tda", [Irregularity("skip-seat", "3rd", 1)], game="stud8"),
+    "placed community card": HandScript(list(EIGHT), "stud", "tda", deck([]), {}, acks=["house-16.25"],
+                                        irregular=[Irregularity("community-to-seat", "7th", 3)]),
     "undo": _sc("tda", [Irregularity("undo", "4th", 2, args={"at": "betting"}), Irregularity("undo", "5th", args={"at": "deal"})]),
     "mixed house": _sc("house", [Irregularity("premature", "4th", count=3), Irregularity("burn-two", "6th")]),
     "mixed tda": _sc("tda", [Irregularity("premature", "3rd", count=2), Irregularity("expose", "7th", 1)]),

@@ -7,12 +7,18 @@ through the virtual shoe on a pty."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
-from irregular_help import assert_matches_with_extras, deck, physical, run
+from irregular_help import PROFILES, assert_matches_with_extras, deck, physical, run
 
 from hil.dealer import HandScript, Irregularity
+from shoe_ctl.events import DealerAction, DealerInput
+from shoe_ctl.machine import Dealing
 from shoe_ctl.rules.cards import Card, card_text, parse_card
 from shoe_ctl.rules.games import Game, bring_in
+from shoe_ctl.service.journal import Journal
+from shoe_ctl.service.recovery import recover
 
 _matches = assert_matches_with_extras
 
@@ -113,3 +119,28 @@ def test_through_the_shoe_on_a_pty_wire(kind: str, street: str, seats: list[int]
     (e,), _ = run([sc], wire=True)
     assert "street-placed" in e.codes()
     _matches(e)
+
+
+@pytest.mark.parametrize("at", ["stop", "placed"])
+def test_recovery_from_the_journal_during_and_after_the_placement(tmp_path: Path, at: str) -> None:
+    """Every event journaled; the service stops while the placement STOP is up (or just after the
+    placement): recovery from the journal rebuilds the same state, the same sheet or record of
+    every seat and the same instruction."""
+    irr = [Irregularity("extra-card", "3rd", 2, args={"report": "round"})]
+    sc = HandScript([1, 2, 3, 4], "razz", "tda", deck([]), {}, irregular=irr, acks=["house-16.25"])
+    log: list[object] = []
+    run([sc], log=log)
+    placed = next(k for k, ev in enumerate(log) if isinstance(ev, DealerInput) and ev.action is DealerAction.PLACE_CARDS)
+    stop = placed if at == "stop" else placed + 1
+    live = Dealing(PROFILES)
+    live.start()
+    with Journal(tmp_path / "j.sqlite3", table="t", profile="tda") as journal:
+        for ev in log[:stop]:
+            journal.append(ev)
+            live.handle(ev)
+        machine, _last, _report = recover(journal, lambda: Dealing(PROFILES))
+    assert machine.state == live.state
+    assert machine.public_state() == live.public_state() and machine.instruction() == live.instruction()
+    assert ("placement" in live.public_state()) == (at == "stop")
+    assert machine.hand is not None and live.hand is not None
+    assert [(s.down, s.up, s.extra) for s in machine.hand.seats] == [(s.down, s.up, s.extra) for s in live.hand.seats]

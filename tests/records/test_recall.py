@@ -60,7 +60,13 @@ def test_the_kept_recall_replays_each_record_once_and_gives_what_a_new_replay_gi
         def records(since: int | None) -> list[Any]:
             return [r for r in every if (since is None or r.seq > since) and r.seq <= upto[0]]
 
-        kept = Recall(records, default_machine_factory, lambda: "tda")
+        made: list[Any] = []
+
+        def machine(profile: str) -> Any:
+            made.append(default_machine_factory(profile))
+            return made[-1]
+
+        kept = Recall(records, machine, lambda: "tda")
         compared = 0
         for upto[0] in range(every[0].seq, every[-1].seq + 1, 23):
             got, fresh = kept(), recall_hands(records, default_machine_factory, "tda")
@@ -74,5 +80,6 @@ def test_the_kept_recall_replays_each_record_once_and_gives_what_a_new_replay_gi
         assert kept() == kept()  # nothing new: the same hands again, each call its own copy
         assert kept.replayed == len(every)  # each record replayed once, over every call
         assert compared > 20 and len(kept()) == RECALL_HANDS
+        assert len(made) == 1 and made[0].display is False  # one machine, building no public view
     finally:
         journal.close()

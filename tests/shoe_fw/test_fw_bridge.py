@@ -233,8 +233,8 @@ def test_shoe_ctl_bridge_stops_on_a_broken_state_file_naming_it(tmp_path: Path,
 def test_the_conformance_kit_passes_the_bridge_unchanged(tmp_path: Path, factory: MockFactory, paired: bool) -> None:
     """``shoe-ctl conform`` against the bridge's pty, an operator driving the beam and the
     reader: every test of the kit passes, unpaired (version 1) and paired (version 2, the kit
-    given the secret); timing limits scaled as for the other simulated shoes on this loaded
-    machine."""
+    given the secret); untimed, as for the other simulated shoes on this loaded machine (the
+    bridge's thread and the kit's reads can stall past any limit; tests/contract)."""
     import time
 
     from hil.conform import CallableOperator, Kit
@@ -262,7 +262,7 @@ def test_the_conformance_kit_passes_the_bridge_unchanged(tmp_path: Path, factory
                                  "power-cycle": power_cycle, "unplug": lambda: shoe[0].unplug(),
                                  "replug": lambda: shoe[0].replug()})
     try:
-        report = Kit(str(rig.link), operator, time_scale=3.0, secret=SECRET if paired else None).run()
+        report = Kit(str(rig.link), operator, time_scale=3.0, secret=SECRET if paired else None, timed=False).run()
     finally:
         shoe[0].close()
     failed = [(r["name"], r["message"]) for r in report["results"] if r["status"] != "passed"]
