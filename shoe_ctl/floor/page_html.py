@@ -337,6 +337,7 @@ async function recall(table, body) {
     for (const e of h.entries) {
       const what = e.kind === "card" ? (e.street || "") + " " + (e.seat ? "seat " + e.seat + " " : "") + e.role + " " + e.card
         : e.kind === "input" ? e.action + (e.seat ? " seat " + e.seat : "") + (e.by ? " (" + e.by + ")" : "")
+          + (e.gate ? " [" + e.gate + "]" : "")
         : (e.latched ? "STOP " : "") + e.code + ": " + e.message;
       body.append(el("div", {class: "rc"}, e.t + "  " + what));
     }

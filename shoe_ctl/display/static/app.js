@@ -697,7 +697,8 @@ function recallEntry(e) {
     row.appendChild(el("span", "what", (e.street || "") + " " + where));
     row.appendChild(cardEl(e.card));
   } else if (e.kind === "input") {
-    row.appendChild(el("span", "what", e.action + (e.seat ? " seat " + e.seat : "") + (e.by ? "  (" + e.by + ")" : "")));
+    row.appendChild(el("span", "what", e.action + (e.seat ? " seat " + e.seat : "") + (e.by ? "  (" + e.by + ")" : "")
+                                       + (e.gate ? "  [" + e.gate + "]" : "")));
   } else {
     row.appendChild(el("span", "what", (e.latched ? "STOP " : "") + e.code + ": " + e.message));
   }
