@@ -372,7 +372,7 @@ def run_check(args: argparse.Namespace) -> int:
     body = {"deck": args.deck, "by": args.by or getpass.getuser(), "checked": utc_now(), "source": source,
             "read": result.read, "whole": result.ok, "missing": [t for _c, t in result.missing],
             "twice": [t for _c, t, _n in result.twice], "other": [t for _d, _c, t in result.other],
-            "foreign": result.foreign}
+            "foreign": result.foreign, "lines": result.lines()}
     why = _journal(setup, "deck-check", body)
     if why is not None:
         _say(f"the check of deck {args.deck} was not journaled: {why}")

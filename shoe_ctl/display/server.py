@@ -129,6 +129,9 @@ class DisplaySink(Closeable):
         self.alive = True  # False while the controller is stuck (ControllerWatchdog)
         self.journal_chain: Callable[[], dict[str, Any] | None] | None = None
         """Set by the table to the journal's ``chain_public``: the snapshot's ``journal_chain``."""
+        self.deck_check: Callable[[], dict[str, Any] | None] | None = None
+        """Set by the table with a journal: the newest deck check before a hand
+        (:class:`shoe_ctl.service.deck_check.DeckCheckShown`), the snapshot's ``deck_check``."""
         self.software: Callable[[], dict[str, Any]] | None = None
         """Set by the table: the software identity (the snapshot's ``software``, the about panel)."""
         self.recall: Callable[[], list[dict[str, Any]]] | None = None
@@ -340,7 +343,9 @@ class DisplaySink(Closeable):
         """The model's snapshot plus ``journal_chain``: ``{"seq", "head"}``, the journal's hash-chain
         head (docs/journal.md, "The hash chain"), or ``None`` without a journal; ``software``: the
         software identity (:meth:`shoe_ctl.release.SoftwareIdentity.public`) or ``None``; and
-        ``floor_problem``: a text when the floor broker drops this table's publications, else ``None``."""
+        ``floor_problem``: a text when the floor broker drops this table's publications, else ``None``;
+        ``deck_check``: the newest deck check while no hand has started since (docs/build-a-shoe.md,
+        "Deck check"), else ``None``."""
         snap = self.model.snapshot()
         provider = self.journal_chain
         snap["journal_chain"] = provider() if provider is not None else None
@@ -348,6 +353,8 @@ class DisplaySink(Closeable):
         snap["software"] = software() if software is not None else None
         floor = self.floor_problem
         snap["floor_problem"] = floor() if floor is not None else None
+        check = self.deck_check
+        snap["deck_check"] = check() if check is not None else None
         return snap
 
     def _publish(self) -> None:
