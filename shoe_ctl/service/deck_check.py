@@ -110,16 +110,24 @@ def read_passes(reader: ReaderModule, *, interval_s: float = 0.02, idle_s: float
         sleep(interval_s)
 
 
+SCAN_LIMIT = 5000
+"""Records after the newest hand's start looked through for a deck check (the display asks every
+2 s; a check comes between hands, among few records)."""
+
+
 def latest_check(journal: Any) -> dict[str, Any] | None:
     """The newest ``deck-check`` record of ``journal`` as the dealer display shows it, while no
     hand has started since it (the check is of a deck before its first hand): ``{"deck",
     "checked", "by", "whole", "lines"}`` (:meth:`DeckCheck.lines`, as journaled; a record without
     them names its findings by tag), else ``None``."""
-    check = next(iter(journal.newest("deck-check")), None)
+    hand = next(iter(journal.newest("hand-start")), None)  # indexed: found at once
+    check = None
+    for n, rec in enumerate(journal.records(hand.seq if hand is not None else None)):
+        if n >= SCAN_LIMIT:
+            break
+        if rec.kind == "deck-check":
+            check = rec
     if check is None:
-        return None
-    hand = next(iter(journal.newest("hand-start")), None)
-    if hand is not None and hand.seq > check.seq:
         return None
     try:
         body = json.loads(check.body)

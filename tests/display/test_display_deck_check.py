@@ -5,11 +5,11 @@ tag; null without a check or a journal."""
 
 from __future__ import annotations
 
-import json
 import queue
-import urllib.request
 from pathlib import Path
 from typing import Any
+
+from display_feed import display_state
 
 from shoe_ctl.display.server import start_display
 from shoe_ctl.service.deck_check import DeckCheckShown, latest_check
@@ -18,29 +18,24 @@ from shoe_ctl.service.journal import Journal
 LINES = ["deck D17: 51 of 52 cards read", "missing: 9c (tag 04a1b2c3d4e5f6)", "foreign: tag 05f0e1d2 (in no deck)"]
 
 
-def _state(url: str) -> dict[str, Any]:
-    with urllib.request.urlopen(url + "state", timeout=5) as r:
-        return dict(json.loads(r.read()))
-
-
 def test_the_display_shows_the_newest_deck_check_until_a_hand_starts(tmp_path: Path) -> None:
     posted: queue.Queue[Any] = queue.Queue()
     with Journal(tmp_path / "t.journal", table="t", profile="tda") as j:
         sink = start_display("127.0.0.1", 0, posted.put)
         try:
-            assert _state(sink.url)["deck_check"] is None  # nothing attached
+            assert display_state(sink.url)["deck_check"] is None  # nothing attached
             clock = [0.0]
             sink.deck_check = DeckCheckShown(j, every_s=2.0, clock=lambda: clock[0])
-            assert _state(sink.url)["deck_check"] is None  # no check journaled
+            assert display_state(sink.url)["deck_check"] is None  # no check journaled
             j.append_record("deck-check", {"deck": "D17", "by": "bob", "checked": "2026-03-14T09:00:00Z",
                                            "read": 52, "whole": False, "missing": ["04a1b2c3d4e5f6"],
                                            "foreign": ["05f0e1d2"], "lines": LINES})
-            assert _state(sink.url)["deck_check"] is None, "read again only every 2 s"
+            assert display_state(sink.url)["deck_check"] is None, "read again only every 2 s"
             clock[0] = 2.0
-            shown = _state(sink.url)["deck_check"]
+            shown = display_state(sink.url)["deck_check"]
             j.begin_hand({"game": "stud"})
             clock[0] = 4.0
-            after = _state(sink.url)["deck_check"]
+            after = display_state(sink.url)["deck_check"]
         finally:
             sink.close()
     assert shown == {"deck": "D17", "checked": "2026-03-14T09:00:00Z", "by": "bob", "whole": False, "lines": LINES}
