@@ -1,0 +1,116 @@
+"""The shoe link reader's wait while its session has nothing due soon (``drivers.shoe.IdleWait``):
+it waits for the port's bytes or a wake-up instead of waking every read timeout; another thread
+that brings a timer nearer (an ack held for the next ACK frame) wakes it, bytes end the wait, and
+a port that is not a device is read as before. No timing is asserted: the waits are made far
+longer than any bound a test waits for."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+import serial
+
+from drivers import shoe
+from drivers.shoe import IdleWait, device_fd
+
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="a pty: POSIX only")
+
+
+@pytest.fixture
+def pty() -> Iterator[tuple[int, serial.Serial]]:
+    master, slave = os.openpty()
+    port = serial.Serial(os.ttyname(slave), timeout=0.02)
+    os.close(slave)
+    try:
+        yield master, port
+    finally:
+        port.close()
+        os.close(master)
+
+
+def _reader(idle: IdleWait, port: serial.Serial, lock: threading.RLock, deadline: float,
+            out: list[bytes]) -> threading.Thread:
+    stop = threading.Event()
+
+    def run() -> None:
+        out.append(idle.read(port, False, lock, lambda: deadline, stop))
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    return t
+
+
+def _waiting(idle: IdleWait) -> None:
+    for _ in range(2000):
+        if idle.until:
+            return
+        time.sleep(0.005)
+    raise AssertionError("the reader never began its wait")
+
+
+def test_a_wake_up_ends_the_wait(pty: tuple[int, serial.Serial], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(shoe, "IDLE_WAIT_MAX", 120.0)
+    _master, port = pty
+    lock = threading.RLock()
+    idle = IdleWait(0.02)
+    out: list[bytes] = []
+    with idle.reading(device_fd(port), lock):
+        t = _reader(idle, port, lock, time.monotonic() + 600.0, out)
+        _waiting(idle)
+        with lock:
+            idle.nearer(lambda: time.monotonic() + 700.0)  # later than its wake-up: it sleeps on
+        assert t.is_alive() and idle.until
+        with lock:
+            idle.nearer(lambda: time.monotonic() + 0.01)  # an ack held for the next ACK frame
+        t.join(10.0)
+    assert not t.is_alive() and out == [b""] and idle.until == 0.0
+
+
+def test_bytes_end_the_wait_and_are_read(pty: tuple[int, serial.Serial], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(shoe, "IDLE_WAIT_MAX", 120.0)
+    master, port = pty
+    lock = threading.RLock()
+    idle = IdleWait(0.02)
+    out: list[bytes] = []
+    with idle.reading(device_fd(port), lock):
+        t = _reader(idle, port, lock, time.monotonic() + 600.0, out)
+        _waiting(idle)
+        os.write(master, b"\x00card\x00")
+        t.join(10.0)
+    assert not t.is_alive() and out == [b"\x00card\x00"]
+
+
+def test_a_timer_due_soon_or_a_port_that_is_not_a_device_reads_as_before(pty: tuple[int, serial.Serial]) -> None:
+    master, port = pty
+    lock = threading.RLock()
+    idle = IdleWait(0.02)
+    stop = threading.Event()
+    with idle.reading(device_fd(port), lock):
+        assert idle.read(port, False, lock, lambda: time.monotonic() + 0.01, stop) == b""  # pyserial's 20 ms read
+        os.write(master, b"ab")
+        assert idle.read(port, False, lock, lambda: time.monotonic() + 0.01, stop) == b"ab"
+    loop = serial.serial_for_url("loop://", timeout=0.02)
+    try:
+        assert device_fd(loop) is None
+        with idle.reading(device_fd(loop), lock):
+            loop.write(b"xy")
+            assert idle.read(loop, False, lock, lambda: time.monotonic() + 600.0, stop) == b"xy"
+    finally:
+        loop.close()
+
+
+def test_the_pipe_lives_while_the_port_is_read(pty: tuple[int, serial.Serial]) -> None:
+    _master, port = pty
+    lock = threading.RLock()
+    idle = IdleWait(0.02)
+    with idle.reading(device_fd(port), lock):
+        assert idle._pipe is not None
+        pipe = idle._pipe
+    assert idle._pipe is None
+    with pytest.raises(OSError):
+        os.fstat(pipe[0])
+    idle.wake(lock)  # after the port: nothing to wake, nothing written
