@@ -159,11 +159,31 @@ class PtyPort:
         termios.tcsetattr(self._slave, termios.TCSANOW, attrs)
         os.set_blocking(self.master, False)
         self.name = os.ttyname(self._slave)
+        try:
+            self._place_link()
+        except (BridgeError, OSError) as exc:
+            os.close(self.master)
+            os.close(self._slave)
+            if isinstance(exc, BridgeError):
+                raise
+            raise BridgeError(f"--link {self.link}: cannot put the shoe's symlink there ({exc.strerror or exc}"
+                              f"{': ' + str(exc.filename) if exc.filename else ''}); the service user must be "
+                              f"able to write {self.link.parent} (the unit's RuntimeDirectory makes "
+                              "/run/shoe-ctl)") from None
+        os.close(self._slave)  # held open, the host would see another holder of its port (port-shared)
+        self._slave = -1
+        self.dropped = 0
+
+    def _place_link(self) -> None:
+        """Point :attr:`link` at the pty (its folder made if missing), replacing an old symlink
+        atomically.
+
+        :raises BridgeError: the path is taken by something that is not a symlink.
+        :raises OSError: the folder cannot be made or written.
+        """
         self.link.parent.mkdir(parents=True, exist_ok=True)
         if self.link.is_symlink() or self.link.exists():
             if not self.link.is_symlink():
-                os.close(self.master)
-                os.close(self._slave)
                 raise BridgeError(f"{self.link} exists and is not a symlink: choose another --link")
             self.link.unlink()
         tmp = self.link.with_name(self.link.name + ".new")
@@ -171,9 +191,6 @@ class PtyPort:
             tmp.unlink()
         os.symlink(self.name, tmp)
         os.replace(tmp, self.link)
-        os.close(self._slave)  # held open, the host would see another holder of its port (port-shared)
-        self._slave = -1
-        self.dropped = 0
 
     @property
     def in_waiting(self) -> int:

@@ -27,6 +27,7 @@ from typing import IO, Any
 
 from hil.dealer import random_hands
 from hil.floor_rig import CutProxy, VirtualTable
+from shoe_ctl.floor import publisher, topics
 from shoe_ctl.floor.broker import FLOOR_USER, Mosquitto
 from shoe_ctl.floor.config import Credentials
 from shoe_ctl.floor.consumer import FloorConsumer
@@ -35,6 +36,15 @@ __all__ = ["main", "run_floor"]
 
 PER_PROCESS = 100
 """The most tables one worker process runs."""
+
+TABLES_NICE = 10
+"""The worker processes' niceness: on a floor each table is a Pi of its own and the floor server
+runs only the broker and the consumer; here they share the machine's cores, and the simulated
+tables (their machines, journals, dealers, publishers and relays) yield the CPU to the floor's
+parts rather than delay them."""
+
+TRACE_MAX = 500_000
+"""The most first publications a worker notes (table, sequence, commit time, publication time)."""
 
 ROOM = "hil"
 
@@ -67,6 +77,23 @@ def thread_cpu_by_name() -> dict[str, float]:
 # ---------------------------------------------------------------------------------- the worker
 
 
+def _trace_publications(sent: dict[tuple[str, int], tuple[int, float]]) -> None:
+    """Note in ``sent`` when each record is first handed to paho for publication, by ``(table,
+    seq)``: ``(its commit time_us, time.time())`` (the publisher builds its payload just before;
+    at most :data:`TRACE_MAX`). The table's side of the latency, apart from the broker's and the
+    floor's."""
+    build = topics.event_payload
+
+    def traced(record: Any, *, table: str, session: int) -> dict[str, Any]:
+        out = build(record, table=table, session=session)
+        key = (table, out["seq"])
+        if key not in sent and len(sent) < TRACE_MAX:
+            sent[key] = (out["time_us"], time.time())
+        return out
+
+    publisher.__dict__["event_payload"] = traced  # the name the publisher calls
+
+
 def _worker(stdin: IO[str], stdout: IO[str]) -> int:
     """One worker process: reads its orders as JSON lines on ``stdin`` and answers on ``stdout``
     (``ready``, then ``report`` after ``stop``)."""
@@ -74,6 +101,10 @@ def _worker(stdin: IO[str], stdout: IO[str]) -> int:
 
     logging.basicConfig(level=logging.ERROR, format="%(levelname)s %(name)s: %(message)s")
     cfg = json.loads(stdin.readline())
+    if cfg.get("nice"):
+        os.nice(int(cfg["nice"]))  # the tables yield the CPU to the floor server's broker and consumer
+    sent: dict[tuple[str, int], tuple[int, float]] = {}
+    _trace_publications(sent)
 
     def say(obj: dict[str, Any]) -> None:
         stdout.write(json.dumps(obj) + "\n")
@@ -103,13 +134,14 @@ def _worker(stdin: IO[str], stdout: IO[str]) -> int:
                     r.controller.wait_idle(10)
                 threads = thread_cpu_by_name()
                 usage = os.times()
+                published = [[t, q, at] for (t, q), (_us, at) in list(sent.items())]
                 say({"lasts": {r.name: r.last_seq() for r in rigs},
                      "publishers": sum(r.publishers for r in rigs),
                      "journal_reads": sum(r.publisher.journal_reads for r in rigs),
                      "stalled": [r.name for r in rigs if r.dealer.stalled],
                      "process_cpu_s": usage.user + usage.system,
                      "publisher_cpu_s": sum(s for n, s in threads.items() if n.startswith("floor-pub")),
-                     "proxy_cpu_s": threads.get("cut-proxy", 0.0)})
+                     "proxy_cpu_s": threads.get("cut-proxy", 0.0), "published": published})
             elif what == "exit":
                 break
     finally:
@@ -124,14 +156,14 @@ class _Worker:
     """The parent's handle on one worker process."""
 
     def __init__(self, tables: list[tuple[str, str, int]], *, host: str, port: int, folder: Path, pace: float,
-                 bursts: bool) -> None:
+                 bursts: bool, nice: int = TABLES_NICE) -> None:
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[1]),
                                                                          os.environ.get("PYTHONPATH")])))
         self.proc = subprocess.Popen([sys.executable, "-m", "hil.floor", "--worker"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, text=True, env=env)
         self.names = [t[0] for t in tables]
         self.send({"tables": tables, "host": host, "port": port, "room": ROOM, "folder": str(folder), "pace": pace,
-                   "bursts": bursts})
+                   "bursts": bursts, "nice": nice})
 
     def send(self, obj: dict[str, Any]) -> None:
         assert self.proc.stdin is not None
@@ -185,6 +217,7 @@ def run_floor(tables: int, *, seconds: float = 30.0, pace: float = 0.5, seed: in
     root = Path(workdir or (own.name if own else "."))
     latencies: list[float] = []
     steady: list[float] = []
+    applied_at: dict[tuple[str, int], tuple[float, float, bool]] = {}  # (commit, applied, steady) by event
     steady_from, steady_until = [float("inf")], [float("inf")]
     lat_lock = threading.Lock()
 
@@ -192,8 +225,10 @@ def run_floor(tables: int, *, seconds: float = 30.0, pace: float = 0.5, seed: in
         lat = received - ev["time_us"] / 1e6
         with lat_lock:
             latencies.append(lat)
-            if steady_from[0] <= ev["time_us"] / 1e6 < steady_until[0]:
+            is_steady = steady_from[0] <= ev["time_us"] / 1e6 < steady_until[0]
+            if is_steady:
                 steady.append(lat)
+            applied_at[(_table, ev["seq"])] = (ev["time_us"] / 1e6, received, is_steady)
 
     def say(text: str) -> None:
         if progress:
@@ -260,7 +295,10 @@ def run_floor(tables: int, *, seconds: float = 30.0, pace: float = 0.5, seed: in
         floor_cpu = _thread_cpu(floor_thread) - cpu0["floor"]
         gaps_cpu = _thread_cpu(gaps_thread) - cpu0["gaps"]
         broker_cpu = broker.cpu_now() - cpu0["broker"]
-        return _report(tables, names, consumer, lasts, reports, latencies, steady, dealt_s=dealt_s, pace=pace,
+        published = [p for r in reports for p in r.pop("published")]
+        split = {"before_faults": _split(applied_at, published, steady=True),
+                 "whole_run": _split(applied_at, published, steady=False)}
+        return _report(tables, names, consumer, lasts, reports, latencies, steady, split, dealt_s=dealt_s, pace=pace,
                        bursts=bursts, processes=len(workers), faults=list(events_at_fault),
                        broker_starts=broker.starts, catch_up=catch_up, floor_cpu=floor_cpu + gaps_cpu,
                        broker_cpu=broker_cpu)
@@ -283,8 +321,27 @@ def _thread_cpu(ident: int | None) -> float:
         return 0.0
 
 
+def _split(applied_at: dict[tuple[str, int], tuple[float, float, bool]], published: list[list[Any]], *,
+           steady: bool) -> dict[str, Any]:
+    """The latency in two parts, over the events both noted (``steady``: those committed before
+    the faults only): at the table (commit → the publisher hands it to paho: the table's
+    threads, its process's interpreter lock and CPU) and after (→ applied to the floor's view: the
+    table's network loop, the broker, the consumer; an outage falls here)."""
+    table_side: list[float] = []
+    floor_side: list[float] = []
+    for table, seq, at in published:
+        got = applied_at.get((table, seq))
+        if got is not None and (got[2] or not steady):
+            table_side.append(at - got[0])
+            floor_side.append(got[1] - at)
+    return {"events": len(table_side),
+            "table": {"p50": _ms(_pct(table_side, 0.5)), "p99": _ms(_pct(table_side, 0.99))},
+            "publish_to_floor": {"p50": _ms(_pct(floor_side, 0.5)), "p99": _ms(_pct(floor_side, 0.99))}}
+
+
 def _report(tables: int, names: list[str], consumer: FloorConsumer, lasts: dict[str, int],
-            reports: list[dict[str, Any]], latencies: list[float], steady: list[float], *, dealt_s: float,
+            reports: list[dict[str, Any]], latencies: list[float], steady: list[float], split: dict[str, Any], *,
+            dealt_s: float,
             pace: float, bursts: bool, processes: int, faults: list[str], broker_starts: int, catch_up: float,
             floor_cpu: float, broker_cpu: float) -> dict[str, Any]:
     lost = dup = disorder = 0
@@ -316,11 +373,12 @@ def _report(tables: int, names: list[str], consumer: FloorConsumer, lasts: dict[
                        "max": _ms(max(latencies) if latencies else None)},
         "latency_ms_before_faults": {"p50": _ms(_pct(steady, 0.5)), "p99": _ms(_pct(steady, 0.99)),
                                      "events": len(steady)},
+        "latency_ms_split": split,
         "lost": lost, "duplicated": dup, "out_of_order": disorder, "bad_tables": per_table_bad[:10],
         "broker_duplicates_dropped": sum(v.duplicates for v in views),
         "replays_asked": sum(v.replays_asked for v in views),
         "stale_wills_ignored": sum(v.stale_wills for v in views),
-        "faults": faults, "broker_starts": broker_starts,
+        "faults": faults, "broker_starts": broker_starts, "tables_nice": TABLES_NICE,
         "network_cuts": 1 if "network-cut" in faults else 0,
         "publishers_started": sum(r["publishers"] for r in reports),
         "journal_reads_per_event": round(sum(r["journal_reads"] for r in reports) / total, 2) if total else None,

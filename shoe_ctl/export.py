@@ -213,6 +213,7 @@ class ExportedHand:
             mine.add(card_text(hand.community))
             self.actions = [f"d db {card_text(hand.community)}" if a.startswith("d db ") else a for a in self.actions]
         self.set_aside = [x for x in self.set_aside if x.split(" ", 1)[1] not in mine]
+        self.burns = [f"{street} {card_text(c)}" for street in STREET_ORDER for c in hand.burns.get(street, ())]
         final: dict[tuple[str, int], list[str]] = {}
         for i, seat in enumerate(hand.seats):
             cards = [card_text(c) for c in [*seat.down[:2], *seat.up, *seat.down[2:]]]

@@ -28,6 +28,7 @@ from shoe_ctl.rules.profiles import RuleProfile
 from shoe_ctl.service import shoes
 from shoe_ctl.service.controller import Controller, JournalLike, Sink
 from shoe_ctl.service.dealer_port import DealerPort
+from shoe_ctl.service.deck_check import DeckCheckShown
 from shoe_ctl.service.journal import Journal, JournalError
 from shoe_ctl.service.notify import Notifier, link_status
 from shoe_ctl.service.recovery import HandMarks, recover
@@ -299,6 +300,7 @@ class Table:
                     display.recall = self._recall
             if display is not None and isinstance(self.journal, Journal):
                 display.journal_chain = self.journal.chain_public  # the chain head on the status line
+                display.deck_check = DeckCheckShown(self.journal)  # a deck check's findings before a hand
         else:
             for extra in self._sinks:
                 controller.add_sink(extra)

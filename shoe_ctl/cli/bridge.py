@@ -95,6 +95,13 @@ def run(args: argparse.Namespace) -> int:
         except sb.BridgeError as exc:
             _say(str(exc))
             return 2
+        try:
+            bridge.start()
+        except sb.BridgeError as exc:  # the pty's symlink cannot be placed
+            bridge.close()
+            beam.device.close()
+            _say(str(exc))
+            return 2
         with bridge:
             print(f"shoe {args.serial} on {args.link}", flush=True)
             stop.wait()

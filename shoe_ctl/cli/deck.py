@@ -134,7 +134,8 @@ def _setup(args: argparse.Namespace, *, need_journal: bool) -> _Setup | None:
         return None
     serial = args.serial or cfg.shoe.serial
     if not serial:
-        _say("no serial number: set [shoe] serial (or give --serial); the shoe's pairing secret seals the deck maps")
+        _say(f"{args.config}: no serial number: set [shoe] serial there (or give --serial, or --config another "
+             "table configuration); the shoe's pairing secret seals the deck maps")
         return None
     try:
         secret = SecretStore(cfg.shoe.secrets).load(serial)
@@ -142,15 +143,16 @@ def _setup(args: argparse.Namespace, *, need_journal: bool) -> _Setup | None:
         _say(str(exc))
         return None
     if secret is None:
-        _say(f"shoe {serial} is not paired here (no secret in {cfg.shoe.secrets}): run shoe-ctl pair first; "
-             "its secret is the key the deck maps are sealed under")
+        _say(f"shoe {serial} is not paired here (no secret in {cfg.shoe.secrets}, [shoe] secrets of {args.config}): "
+             "run shoe-ctl pair first; its secret is the key the deck maps are sealed under")
         return None
     folder = Path(args.decks) if args.decks else Path(cfg.shoe.secrets).parent / "decks"
     journal = None
     if need_journal:
         text = getattr(args, "journal", None) or cfg.journal.path
         if not text:
-            _say("no journal: set [journal] path (or give --journal); every enrolment and retirement is journaled")
+            _say(f"{args.config}: no journal: set [journal] path there (or give --journal); every enrolment and "
+                 "retirement is journaled")
             return None
         journal = Path(text)
     return _Setup(cfg, DeckFolder(folder, secret), journal)
@@ -372,7 +374,7 @@ def run_check(args: argparse.Namespace) -> int:
     body = {"deck": args.deck, "by": args.by or getpass.getuser(), "checked": utc_now(), "source": source,
             "read": result.read, "whole": result.ok, "missing": [t for _c, t in result.missing],
             "twice": [t for _c, t, _n in result.twice], "other": [t for _d, _c, t in result.other],
-            "foreign": result.foreign}
+            "foreign": result.foreign, "lines": result.lines()}
     why = _journal(setup, "deck-check", body)
     if why is not None:
         _say(f"the check of deck {args.deck} was not journaled: {why}")

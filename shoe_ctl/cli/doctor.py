@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from drivers.gpio_env import describe_gpio_failure
 from drivers.shoe import port_holders
-from shoe_ctl.cli.args import Subparsers, add_table_shoe, seconds
+from shoe_ctl.cli.args import Subparsers, add_table_shoe, printable, seconds
 from shoe_ctl.cli.status import use_color
 from shoe_ctl.config import TableConfig, load_table_config
 from shoe_ctl.floor.config import doctor_floor, load_credentials, load_floor_config
@@ -120,6 +120,22 @@ def check_port(cfg: TableConfig, opener: Opener | None = None) -> Check:
     return Check("port", "ok", f"{url} opens ({cfg.shoe.baudrate} baud)")
 
 
+def _unpaired_serial(cfg: TableConfig, timeout: float, link_factory: LinkFactory) -> str | None:
+    """The serial number an unpaired shoe on ``[shoe] url`` gives in its version-1 hello (nothing
+    acknowledged), for a table whose ``[shoe] serial`` is not set yet; None when no hello comes (a
+    paired shoe speaks version 2 only)."""
+    link = link_factory(cfg.shoe.url, queue.Queue(), baudrate=cfg.shoe.baudrate, auto_ack=False, secret=None,
+                        serial=None)
+    try:
+        link.start()
+        info = link.wait_connected(timeout)
+    except (TimeoutError, OSError, ValueError):
+        return None
+    finally:
+        link.close()
+    return printable(info.serial) if info.serial else None
+
+
 def check_handshake(cfg: TableConfig, port_ok: bool, timeout: float = 3.0,
                     link_factory: LinkFactory | None = None) -> Check:
     """Start a shoe link, wait for the shoe's hello, close the link."""
@@ -138,9 +154,12 @@ def check_handshake(cfg: TableConfig, port_ok: bool, timeout: float = 3.0,
     bench = cfg.shoe.auth != "hmac"
     if cfg.shoe.auth == "hmac":
         if not cfg.shoe.serial:
+            said = _unpaired_serial(cfg, timeout, link_factory)
             return Check("handshake", "fail", "[shoe] serial is not set: a real shoe is only taken when it is the "
-                         "table's own", "set [shoe] serial to the shoe's serial number, then run shoe-ctl pair "
-                         "(or [shoe] auth = \"off\" for an unauthenticated bench)")
+                         "table's own" + (f"; the shoe on {cfg.shoe.url} says it is {said}" if said else ""),
+                         (f"set [shoe] serial = \"{said}\"" if said else "set [shoe] serial to the shoe's serial "
+                          "number") + ", then run shoe-ctl pair (or [shoe] auth = \"off\" for an unauthenticated "
+                         "bench)")
         try:
             secret = SecretStore(cfg.shoe.secrets).load(cfg.shoe.serial)
         except SecretError as exc:

@@ -83,7 +83,8 @@ def register(subparsers: Subparsers) -> None:
     p.add_argument("--exit-when-done", action="store_true", help="stop after the last hand of --hands")
     p.add_argument("--display", default=None, metavar="HOST:PORT|off",
                    help="serve the dealer display (default: config, 127.0.0.1:8080); 'off' for none")
-    p.add_argument("--config", default=str(DEFAULT_CONFIG), metavar="PATH", help="table configuration TOML")
+    p.add_argument("--config", default=str(DEFAULT_CONFIG), metavar="PATH", help="table configuration TOML (default: the program's config/table.toml; "
+                   "run does not read $SHOE_CTL_TABLE or /etc/shoe-ctl/table.toml: the unit passes --config)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random hands, scrambles and cuts")
     p.add_argument("--count", type=count, default=None, metavar="N", help="deal N random hands (default: no end)")
     p.add_argument("--journal", default=None, metavar="PATH|off",

@@ -77,6 +77,10 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+DECK_CHECK_EVERY_S = 2.0
+"""How often the display looks for a new deck check to push (``DisplaySink.deck_check``)."""
+
+
 class DisplaySink(Closeable):
     """The display as a controller sink: ``handle(command)`` never blocks.
 
@@ -129,6 +133,10 @@ class DisplaySink(Closeable):
         self.alive = True  # False while the controller is stuck (ControllerWatchdog)
         self.journal_chain: Callable[[], dict[str, Any] | None] | None = None
         """Set by the table to the journal's ``chain_public``: the snapshot's ``journal_chain``."""
+        self._deck_check_sent: dict[str, Any] | None = None
+        self.deck_check: Callable[[], dict[str, Any] | None] | None = None
+        """Set by the table with a journal: the newest deck check before a hand
+        (:class:`shoe_ctl.service.deck_check.DeckCheckShown`), the snapshot's ``deck_check``."""
         self.software: Callable[[], dict[str, Any]] | None = None
         """Set by the table: the software identity (the snapshot's ``software``, the about panel)."""
         self.recall: Callable[[], list[dict[str, Any]]] | None = None
@@ -222,6 +230,7 @@ class DisplaySink(Closeable):
             loop.close()
             return
         self._ready.set()
+        loop.call_soon(self._watch_deck_check)
         try:
             loop.run_forever()
         finally:
@@ -340,7 +349,9 @@ class DisplaySink(Closeable):
         """The model's snapshot plus ``journal_chain``: ``{"seq", "head"}``, the journal's hash-chain
         head (docs/journal.md, "The hash chain"), or ``None`` without a journal; ``software``: the
         software identity (:meth:`shoe_ctl.release.SoftwareIdentity.public`) or ``None``; and
-        ``floor_problem``: a text when the floor broker drops this table's publications, else ``None``."""
+        ``floor_problem``: a text when the floor broker drops this table's publications, else ``None``;
+        ``deck_check``: the newest deck check while no hand has started since (docs/build-a-shoe.md,
+        "Deck check"), else ``None``."""
         snap = self.model.snapshot()
         provider = self.journal_chain
         snap["journal_chain"] = provider() if provider is not None else None
@@ -348,7 +359,20 @@ class DisplaySink(Closeable):
         snap["software"] = software() if software is not None else None
         floor = self.floor_problem
         snap["floor_problem"] = floor() if floor is not None else None
+        check = self.deck_check
+        snap["deck_check"] = self._deck_check_sent = check() if check is not None else None
         return snap
+
+    def _watch_deck_check(self) -> None:
+        """In the loop, every :data:`DECK_CHECK_EVERY_S`: a deck check shown or gone since the last
+        snapshot is pushed to the clients (it comes from the journal, not from a command)."""
+        loop = self._loop
+        if self._closed or loop is None:
+            return
+        provider = self.deck_check
+        if provider is not None and provider() != self._deck_check_sent:
+            self._publish()
+        loop.call_later(DECK_CHECK_EVERY_S, self._watch_deck_check)
 
     def _publish(self) -> None:
         """Push the snapshot to every ``/events`` client; with none connected nothing is built

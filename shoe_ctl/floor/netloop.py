@@ -59,6 +59,15 @@ def _readable(sock: Any) -> bool:
         return False
 
 
+def _no_delay(sock: Any) -> None:
+    """Send each packet at once (``TCP_NODELAY``): paho leaves Nagle's algorithm on, which holds a
+    small PUBLISH or PUBACK until the peer acknowledges the one before, and a peer that answers
+    nothing (QoS 0) acknowledges only after its delayed-ACK timer (40 ms on Linux)."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        if sock.family in (socket.AF_INET, socket.AF_INET6):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+
 class _Conn:
     """What the loop keeps of one client."""
 
@@ -245,6 +254,7 @@ class NetLoop:
         if stale is not None:  # a socket closed behind the selector's back left its number
             self._sel.unregister(stale.fileobj)
         self._unregister(conn)
+        _no_delay(sock)
         self._sel.register(sock, selectors.EVENT_READ, conn)
         conn.sock, conn.events = sock, selectors.EVENT_READ
         if conn.client.want_write():

@@ -318,6 +318,17 @@ async function openDetail(name, quiet) {
       + (a.hand != null ? " (hand " + a.hand + ")" : "")
       + (a.acked.by ? " acknowledged by " + a.acked.by : " cleared: " + (a.acked.cleared || "")) + " at " + a.acked.at_text));
   }
+  const h = t.health;  // reader and card health, from the table's newest hand's end (docs/floor.md)
+  if (h && h.cards) {
+    const pk = h.per_1000 || {};
+    kids.push(el("h3", {}, "Reader and cards"));
+    kids.push(el("div", {"data-health": name}, h.cards + " cards read; per 1,000: unreadable " + (pk.unreadable ?? 0)
+      + ", misreads " + (pk.misreads ?? 0) + ", retries " + (pk.retries ?? 0) + ", foreign " + (pk.foreign ?? 0)));
+    for (const tg of (h.tags || []).slice(0, 5)) {
+      kids.push(el("div", {class: "muted"}, "deck " + tg.deck + " tag " + tg.tag + ": " + tg.retries + " retries in "
+        + tg.reads + " reads (" + tg.per_1000 + " per 1,000)"));
+    }
+  }
   const rb = el("button", {"data-recall": name}, "Last hands");
   if (!recallBox || recallBox.dataset.table !== name) recallBox = el("div", {id: "recall-body", "data-table": name});
   const rec = recallBox;  // kept while the detail is redrawn for the table's news
@@ -337,6 +348,7 @@ async function recall(table, body) {
     for (const e of h.entries) {
       const what = e.kind === "card" ? (e.street || "") + " " + (e.seat ? "seat " + e.seat + " " : "") + e.role + " " + e.card
         : e.kind === "input" ? e.action + (e.seat ? " seat " + e.seat : "") + (e.by ? " (" + e.by + ")" : "")
+          + (e.gate ? " [" + e.gate + "]" : "")
         : (e.latched ? "STOP " : "") + e.code + ": " + e.message;
       body.append(el("div", {class: "rc"}, e.t + "  " + what));
     }

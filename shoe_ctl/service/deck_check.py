@@ -5,10 +5,11 @@ docs/build-a-shoe.md, "Deck check".
 
 from __future__ import annotations
 
+import json
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from drivers.shoe_fw import deckmap
 from shoe_ctl.service.decks import DeckReading, EnrolError, scan_once
@@ -16,7 +17,7 @@ from shoe_ctl.service.decks import DeckReading, EnrolError, scan_once
 if TYPE_CHECKING:
     from drivers.reader_port import ReaderModule
 
-__all__ = ["MAX_PASSES", "DeckCheck", "check_deck", "read_passes"]
+__all__ = ["MAX_PASSES", "DeckCheck", "DeckCheckShown", "check_deck", "latest_check", "read_passes"]
 
 MAX_PASSES = 2 * deckmap.DECK_SIZE
 """Tags a check reads at most: two decks' worth (more is not one deck: the check stops)."""
@@ -107,3 +108,57 @@ def read_passes(reader: ReaderModule, *, interval_s: float = 0.02, idle_s: float
         if not present and now - last >= (idle_s if tags else first_s):
             return tags
         sleep(interval_s)
+
+
+SCAN_LIMIT = 5000
+"""Records after the newest hand's start looked through for a deck check (the display asks every
+2 s; a check comes between hands, among few records)."""
+
+
+def latest_check(journal: Any) -> dict[str, Any] | None:
+    """The newest ``deck-check`` record of ``journal`` as the dealer display shows it, while no
+    hand has started since it (the check is of a deck before its first hand): ``{"deck",
+    "checked", "by", "whole", "lines"}`` (:meth:`DeckCheck.lines`, as journaled; a record without
+    them names its findings by tag), else ``None``."""
+    hand = next(iter(journal.newest("hand-start")), None)  # indexed: found at once
+    check = None
+    for n, rec in enumerate(journal.records(hand.seq if hand is not None else None)):
+        if n >= SCAN_LIMIT:
+            break
+        if rec.kind == "deck-check":
+            check = rec
+    if check is None:
+        return None
+    try:
+        body = json.loads(check.body)
+    except ValueError:
+        return None
+    if not isinstance(body, dict):
+        return None
+    lines = body.get("lines")
+    if not isinstance(lines, list):
+        lines = [f"deck {body.get('deck')}: {body.get('read')} tags read"]
+        for what in ("missing", "twice", "other", "foreign"):
+            tags = body.get(what)
+            lines += [f"{what}: tag {tag}" for tag in (tags if isinstance(tags, list) else [])]
+    return {"deck": str(body.get("deck", "")), "checked": body.get("checked"), "by": body.get("by"),
+            "whole": body.get("whole") is True, "lines": [str(line)[:200] for line in lines[:MAX_PASSES + 1]]}
+
+
+class DeckCheckShown:
+    """:func:`latest_check` of ``journal``, read again at most every ``every_s`` seconds (the
+    display asks at each state it sends)."""
+
+    def __init__(self, journal: Any, every_s: float = 2.0, clock: Callable[[], float] = time.monotonic) -> None:
+        self.journal = journal
+        self.every_s = every_s
+        self.clock = clock
+        self._at: float | None = None
+        self._shown: dict[str, Any] | None = None
+
+    def __call__(self) -> dict[str, Any] | None:
+        now = self.clock()
+        if self._at is None or now - self._at >= self.every_s:
+            self._at = now
+            self._shown = latest_check(self.journal)
+        return self._shown

@@ -39,3 +39,33 @@ def test_the_bridge_without_gpiozero_names_it(tmp_path, monkeypatch: pytest.Monk
     assert code == 2
     err = capsys.readouterr().err
     assert "card-out beam on GPIO 17: the Python package gpiozero is not installed" in err
+
+
+def test_a_link_whose_folder_cannot_be_made_is_named_not_a_traceback(tmp_path, monkeypatch: pytest.MonkeyPatch,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """The service user running the bridge by hand before the unit ever made /run/shoe-ctl: the
+    link, the folder and the way out are said, exit 2, and the pty is not left open."""
+    import os
+
+    from gpiozero import Device
+
+    from drivers.shoe_bridge import BridgeError, PtyPort
+    from hil.virtual_pn532 import VirtualReader
+    from shoe_ctl.cli import main
+
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    link = blocked / "shoe"  # its folder is a file: it can never be made
+    open_fds = len(os.listdir("/proc/self/fd"))
+    with pytest.raises(BridgeError, match=rf"--link {link}: cannot put the shoe's symlink there"):
+        PtyPort(link)
+    assert len(os.listdir("/proc/self/fd")) == open_fds
+
+    monkeypatch.setattr(Device, "pin_factory", MockFactory())
+    with VirtualReader() as vr:
+        code = main(["bridge", "--serial", "BR-1", "--reader", f"pn532:{vr.url}", "--state", str(tmp_path / "st"),
+                     "--link", str(link), "--decks", str(tmp_path / "decks")])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert f"--link {link}: cannot put the shoe's symlink there" in err
+    assert f"must be able to write {blocked}" in err and "Traceback" not in err

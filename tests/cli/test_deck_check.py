@@ -13,7 +13,7 @@ import pytest
 from drivers.shoe_fw import deckmap
 from hil.virtual_pn532 import Tag, VirtualReader
 from shoe_ctl.cli import main
-from shoe_ctl.service.deck_check import MAX_PASSES, check_deck, read_passes
+from shoe_ctl.service.deck_check import MAX_PASSES, check_deck, latest_check, read_passes
 from shoe_ctl.service.decks import NEW_DECK_ORDER, DeckFolder, EnrolError
 from shoe_ctl.service.journal import Journal
 from shoe_ctl.service.shoe_secrets import SecretStore
@@ -64,9 +64,13 @@ def test_a_deck_passed_over_the_reader_names_what_is_missing_twice_or_foreign(ta
     assert f"foreign: tag {stranger.hex()} (in no deck)" in out
     with Journal(tmp_path / "journal.db", table=None, profile=None, readonly=True) as j:
         [rec] = [r for r in j.records() if r.kind == "deck-check"]
+        shown = latest_check(j)  # what the dealer display shows until a hand starts
     body = rec.data
     assert body["deck"] == "A" and body["by"] == "bob" and body["read"] == 54 and body["whole"] is False
     assert body["missing"] == [uid(7).hex(), uid(40).hex()] and body["foreign"] == [stranger.hex()]
+    assert shown is not None and shown["deck"] == "A" and shown["whole"] is False and shown["by"] == "bob"
+    assert body["lines"] == shown["lines"] and "\n".join(shown["lines"]) in out
+    assert f"missing: {order[7]} (tag {uid(7).hex()})" in shown["lines"]
 
 
 def test_a_whole_deck_passes_and_a_deck_that_is_not_live_is_a_configuration_error(

@@ -135,10 +135,15 @@ def test_an_unpaired_shoe_or_no_journal_is_a_configuration_error(tmp_path: Path,
     cfg.write_text(f'[shoe]\nserial = "SH-9"\nsecrets = "{tmp_path / "shoes"}"\n')
     path = uids_file(tmp_path, [uid(n) for n in range(52)])
     assert main(["deck", "enrol", "N", "--config", str(cfg), "--uids", str(path)]) == 2
-    assert "not paired here" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "not paired here" in err and f"[shoe] secrets of {cfg}" in err  # which configuration was read
     SecretStore(tmp_path / "shoes").save("SH-9", SECRET)
     assert main(["deck", "enrol", "N", "--config", str(cfg), "--uids", str(path)]) == 2
-    assert "no journal" in capsys.readouterr().err
+    assert f"{cfg}: no journal: set [journal] path there" in capsys.readouterr().err
+    bare = tmp_path / "bare.toml"
+    bare.write_text('table = "t"\n')
+    assert main(["deck", "list", "--config", str(bare)]) == 2
+    assert f"{bare}: no serial number: set [shoe] serial there" in capsys.readouterr().err
     assert main(["deck", "enrol", "bad id!", "--config", str(cfg), "--uids", str(path)]) == 2
     assert main(["deck", "enrol", "N", "--config", str(cfg), "--reader", "nfc:/dev/x"]) == 2
     assert "FAMILY:PORT" in capsys.readouterr().err

@@ -223,8 +223,16 @@ def test_handshake_of_a_paired_table_uses_the_stored_secret_and_the_pinned_seria
     assert doc.check_handshake(cfg, True, 0.1, link).status == "ok"
     assert link.kwargs["secret"].hex() + "\n" == secret and link.kwargs["serial"] == "SN42"
     nameless = load_table_config(write_cfg(tmp_path, '[shoe]\nurl = "/dev/shoe"\n'))
-    c = doc.check_handshake(nameless, True, 0.1, FakeLink(INFO))
-    assert c.status == "fail" and "[shoe] serial" in c.detail
+    probe = FakeLink(INFO)
+    c = doc.check_handshake(nameless, True, 0.1, probe)
+    # a new user does not know the serial: the unpaired shoe's hello says it, unauthenticated
+    assert c.status == "fail" and "[shoe] serial" in c.detail and "/dev/shoe says it is SN42" in c.detail
+    assert 'set [shoe] serial = "SN42"' in c.fix and "shoe-ctl pair" in c.fix
+    assert probe.kwargs["secret"] is None and probe.kwargs["auto_ack"] is False and probe.closed
+    c = doc.check_handshake(nameless, True, 0.1, FakeLink(None))  # a paired shoe: no version-1 hello
+    assert c.status == "fail" and "says it is" not in c.detail and "the shoe's serial number" in c.fix
+    odd = FakeLink(ShoeInfo(1, "fw", "SN\x1b]0;x\x07", ("rfid",)))
+    assert "SN\\x1b]0;x\\x07" in doc.check_handshake(nameless, True, 0.1, odd).detail  # printed escaped
 
 
 def test_unit_check_names_a_group_the_unit_needs_and_this_system_lacks(tmp_path: Path) -> None:

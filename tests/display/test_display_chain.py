@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import json
 import queue
-import urllib.request
 from pathlib import Path
 from typing import Any
+
+from display_feed import display_state
 
 from shoe_ctl import events
 from shoe_ctl.display.server import start_display
@@ -16,23 +17,18 @@ from shoe_ctl.rules.cards import Card
 from shoe_ctl.service.journal import Journal
 
 
-def _state(url: str) -> dict[str, Any]:
-    with urllib.request.urlopen(url + "state", timeout=5) as r:
-        return dict(json.loads(r.read()))
-
-
 def test_the_snapshot_carries_the_chain_head(tmp_path: Path) -> None:
     posted: queue.Queue[Any] = queue.Queue()
     with Journal(tmp_path / "t.journal", table="t", profile="tda") as j:
         sink = start_display("127.0.0.1", 0, posted.put)
         try:
-            assert _state(sink.url)["journal_chain"] is None  # no journal attached
+            assert display_state(sink.url)["journal_chain"] is None  # no journal attached
             sink.journal_chain = j.chain_public
             j.begin_hand({"game": "stud"})
             j.append(events.CardRead(seq=1, card=Card.parse("As"), reader="rfid", dispense=1))
-            first = _state(sink.url)["journal_chain"]
+            first = display_state(sink.url)["journal_chain"]
             j.append(events.CardRead(seq=2, card=Card.parse("Kd"), reader="rfid", dispense=2))
-            second = _state(sink.url)["journal_chain"]
+            second = display_state(sink.url)["journal_chain"]
         finally:
             sink.close()
         seq, head = j.chain_head()

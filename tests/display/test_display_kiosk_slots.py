@@ -21,7 +21,9 @@ from shoe_ctl.web_guard import Limits, Slots
 
 def _from(address: str, port: int) -> socket.socket:
     s = socket.socket()
-    s.settimeout(5)
+    # the display listens with a backlog of 32: hundreds of connections at once, the server's
+    # thread slow on a loaded machine, a dropped SYN is sent again 1 s, then 3 s later
+    s.settimeout(30)
     s.bind((address, 0))
     s.connect(("127.0.0.1", port))
     return s

@@ -23,6 +23,7 @@ from waiting import wait_for
 from hil.dealer import SimulatedDealer
 from hil.replay import script_from_record
 from shoe_ctl.config import LedConfig, TableConfig
+from shoe_ctl.events import DealerAction, DealerInput
 from shoe_ctl.phh import read_phh
 from shoe_ctl.release import ReleaseConfig, SoftwareIdentity, check
 from shoe_ctl.service.journal import Journal
@@ -56,6 +57,8 @@ def test_recall_in_a_stop(browser: Any, tmp_path: Path) -> None:
         assert wait_for(lambda: dealers[0].done.is_set(), 60) and dealers[0].stalled is None
         c = table.controller
         c.call_soon(lambda: c.raise_alert("duplicate-card", "a card seen twice: stop, call the floor", latched=True))
+        # a decision the dealer may not make: refused before the machine, listed with its gate
+        c.post(DealerInput(DealerAction.MISDEAL, args={"confirm": True}, source="display:t user=dana role=dealer"))
         assert c.wait_idle(10)
         url = table.io.display.url
         with urllib.request.urlopen(url + "recall", timeout=30) as r:
@@ -66,6 +69,8 @@ def test_recall_in_a_stop(browser: Any, tmp_path: Path) -> None:
         assert cards and all(e["card"] == "??" for e in cards if e["role"] in ("down", "burn"))
         assert any(e["card"] != "??" for e in cards if e["role"] == "up")
         assert all(e["t"].endswith("Z") for h in hands for e in h["entries"])
+        inputs = [e for h in hands for e in h["entries"] if e["kind"] == "input"]
+        assert "misdeal" in [e["action"] for e in inputs if e.get("gate") == "role-refused"]
 
         with live_page(browser, url, (1280, 800)) as page:
             expect(page.locator("#instruction")).to_have_attribute("data-signal", "stop")
@@ -74,6 +79,10 @@ def test_recall_in_a_stop(browser: Any, tmp_path: Path) -> None:
             expect(page.locator("#recall-mode")).to_have_text("upcards only")
             expect(page.locator(".recall-hand")).to_have_count(len(files))
             assert page.locator(".recall-entry.k-card .card.back").count() > 0
+            refused = page.locator(".recall-entry.k-input").filter(has_text="misdeal")
+            expect(refused).to_have_count(1)
+            expect(refused).to_contain_text("(dana")
+            expect(refused).to_contain_text("[role-refused]")
             shots = Path(os.environ.get("SHOE_CTL_SHOTS") or tmp_path)
             page.screenshot(path=str(shots / "recall-stop.png"))
             # a dealer's credential: no downcards

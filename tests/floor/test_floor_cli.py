@@ -95,5 +95,10 @@ def test_hil_floor_json() -> None:
     assert report["broker_starts"] == 2 and report["network_cuts"] == 1 and report["publishers_started"] == 4
     assert report["events"] > 100
     assert report["latency_ms"]["p50"] is not None and report["latency_ms"]["p99"] >= report["latency_ms"]["p50"]
+    # the latency in two parts, over every event the floor applied and a table noted handing to paho
+    whole = report["latency_ms_split"]["whole_run"]
+    assert 100 < whole["events"] <= report["events"]
+    assert whole["table"]["p99"] >= whole["table"]["p50"] >= 0
+    assert whole["publish_to_floor"]["p99"] >= whole["publish_to_floor"]["p50"]
     assert set(report["cpu_us_per_event"]) == {"tables", "publishers", "broker", "floor_consumer"}
     assert all(v is not None and v >= 0 for v in report["cpu_us_per_event"].values())

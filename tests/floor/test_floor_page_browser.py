@@ -114,6 +114,9 @@ def test_floor_page_shows_tables_and_acknowledges_alerts(mosquitto: Mosquitto, t
         expect(detail.locator(f"[data-detail-alert='t1:{first['id']}']")).to_contain_text("sign in to acknowledge")
         expect(detail.locator("button[data-ack]")).to_have_count(0)
         expect(detail).to_contain_text("RP-10-H-C")  # routine, listed apart, no button
+        health = consumer.snapshot()["tables"][0]["health"]  # reader and card health, from the last hand's end
+        expect(detail.locator("[data-health='t1']")).to_have_text(
+            f"{health['cards']} cards read; per 1,000: unreadable 0, misreads 0, retries 0, foreign 0")
 
         page.fill("#signin-user", "dee")  # a dealer does not sign in on the floor page
         page.fill("#signin-pin", "135791")

@@ -6,6 +6,7 @@ connection, not per message. The floor's view still shows the table's last state
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
 import pytest
@@ -53,6 +54,10 @@ def test_a_dealing_table_sends_small_states_on_change_and_the_whole_state_less_o
                         == final["stub"]["count"], 10), (floor.tables["t1"].state, final["state"])  # type: ignore[index]
         pub = t.publisher
         messages = tap.snapshot()
+        # each packet sent at once: Nagle's algorithm would hold a PUBLISH behind the peer's delayed ACK
+        for client in (pub.client, floor.client):
+            sock = client.socket()
+            assert sock is not None and sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
     finally:
         t.close()
         plain.close()

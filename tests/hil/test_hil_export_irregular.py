@@ -129,3 +129,21 @@ def _machine(profile: str):  # noqa: ANN202 - the test's machine with the tourna
     from shoe_ctl.machine import Dealing
 
     return Dealing(PROFILES, default_rules=profile if profile in PROFILES else "tda")
+
+
+@pytest.mark.parametrize("name, street, burns", [("RP-5-D", "4th", 1), ("Rule 38 two burns stand 6th", "6th", 2),
+                                                 ("Rule 38 stands 4th", "4th", 1)])
+def test_the_burns_exported_are_the_records(tmp_path: Path, name: str, street: str, burns: int) -> None:
+    """``_burns`` lists the burns as the record finally holds them: a premature burn read as a card
+    not expected (RP-5-D), a second burn that stands, a card read as the burn that stays with a
+    seat (Rule 38) — not as each card was first read."""
+    sc = SCENARIOS[name]
+    log: list = []
+    hands, _ = run([sc], log=log)
+    with Journal(tmp_path / "j.sqlite3", table="t", profile=sc.rules or "tda") as journal:
+        for ev in log:
+            journal.append(ev)
+        (h,) = [x for x in replay_hands(journal, lambda p: _machine(p)) if x.finished]
+    record = hands[0].hand.burns
+    assert len(record.get(street, [])) == burns
+    assert h.burns == [f"{st} {card_text(c)}" for st in ("3rd", "4th", "5th", "6th", "7th") for c in record.get(st, [])]

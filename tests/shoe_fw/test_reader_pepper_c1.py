@@ -14,6 +14,10 @@ from hil.virtual_pepper import VERSION, VirtualPepper, VirtualPepperReader, fram
 
 ICODE = bytes.fromhex("e004010812345678")  # ISO 15693: 8 bytes, E0 first
 NTAG = bytes.fromhex("04a1b2c3d4e5f6")
+ANSWER_S = 2.0
+"""How long the reader waits for each answer here: the virtual C1's thread shares a loaded machine
+with the test (a real C1 answers within the module's 0.3 s); a test of a lost answer waits this
+long once."""
 
 
 def test_the_virtual_framing_is_the_drivers() -> None:
@@ -36,7 +40,7 @@ def test_the_device_answers_and_refuses_bad_frames() -> None:
 @pytest.fixture
 def rig() -> Iterator[tuple[VirtualPepperReader, PepperC1Reader]]:
     with VirtualPepperReader() as vp:
-        reader = PepperC1Reader(vp.url, timeout=0.3)
+        reader = PepperC1Reader(vp.url, timeout=ANSWER_S)
         reader.start()
         yield vp, reader
         reader._close()

@@ -15,12 +15,16 @@ from hil.virtual_pn532 import Tag, VirtualReader
 
 UID7 = bytes.fromhex("04a1b2c3d4e5f6")
 UID4 = bytes.fromhex("5a6b7c8d")
+ANSWER_S = 2.0
+"""How long the reader waits for each ACK and answer here: the virtual PN532's thread shares a
+loaded machine with the test (a real PN532 answers well within the module's 0.1 s); a test of a
+lost answer waits this long once."""
 
 
 @pytest.fixture
 def rig() -> Iterator[tuple[VirtualReader, PN532Reader]]:
     with VirtualReader() as vr, serial.Serial(vr.url, 115200, timeout=0.02) as port:
-        reader = PN532Reader(port, reset_pin=vr.reset_line, timeout=0.3)
+        reader = PN532Reader(port, reset_pin=vr.reset_line, timeout=ANSWER_S)
         reader.start()
         yield vr, reader
 

@@ -4,6 +4,8 @@ with downcards smuggled into the states to prove the embargo."""
 from __future__ import annotations
 
 import copy
+import json
+import urllib.request
 from typing import Any
 
 from shoe_ctl.events import Command, DisplayUpdate, Instruction, Signal
@@ -54,3 +56,9 @@ def feed() -> list[Command]:
 
 def all_downcards() -> set[str]:
     return {c for cards in DOWNCARDS.values() for c in cards}
+
+
+def display_state(url: str) -> dict[str, Any]:
+    """The display's ``/state`` at ``url`` (its base, ending in ``/``), as JSON."""
+    with urllib.request.urlopen(url + "state", timeout=5) as r:
+        return dict(json.loads(r.read()))

@@ -326,6 +326,16 @@ function renderSide(s) {
   const fp = document.getElementById("floor-problem");
   fp.hidden = !s.floor_problem;
   fp.textContent = s.floor_problem ? "FLOOR: " + s.floor_problem : "";
+  // the newest deck check, until a hand starts (docs/build-a-shoe.md, "Deck check"): a line a finding
+  const dc = document.getElementById("deck-check");
+  dc.hidden = !s.deck_check;
+  dc.replaceChildren();
+  if (s.deck_check) {
+    dc.dataset.whole = s.deck_check.whole ? "yes" : "no";
+    dc.appendChild(el("b", null, (s.deck_check.whole ? "Deck check: whole" : "Deck check: NOT WHOLE")
+      + (s.deck_check.by ? " (by " + s.deck_check.by + ")" : "")));
+    for (const line of s.deck_check.lines) dc.appendChild(el("div", null, line));
+  }
 }
 
 // ------------------------------------------------------------------ what the flow needs now
@@ -697,7 +707,8 @@ function recallEntry(e) {
     row.appendChild(el("span", "what", (e.street || "") + " " + where));
     row.appendChild(cardEl(e.card));
   } else if (e.kind === "input") {
-    row.appendChild(el("span", "what", e.action + (e.seat ? " seat " + e.seat : "") + (e.by ? "  (" + e.by + ")" : "")));
+    row.appendChild(el("span", "what", e.action + (e.seat ? " seat " + e.seat : "") + (e.by ? "  (" + e.by + ")" : "")
+                                       + (e.gate ? "  [" + e.gate + "]" : "")));
   } else {
     row.appendChild(el("span", "what", (e.latched ? "STOP " : "") + e.code + ": " + e.message));
   }
