@@ -6,6 +6,7 @@ longer than any bound a test waits for."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
@@ -32,55 +33,42 @@ def pty() -> Iterator[tuple[int, serial.Serial]]:
         os.close(master)
 
 
-def _reader(idle: IdleWait, port: serial.Serial, lock: threading.RLock, deadline: float,
-            out: list[bytes]) -> threading.Thread:
-    stop = threading.Event()
-
-    def run() -> None:
-        out.append(idle.read(port, False, lock, lambda: deadline, stop))
-
-    t = threading.Thread(target=run, daemon=True)
-    t.start()
-    return t
-
-
-def _waiting(idle: IdleWait) -> None:
-    for _ in range(2000):
-        if idle.until:
-            return
-        time.sleep(0.005)
-    raise AssertionError("the reader never began its wait")
+@contextlib.contextmanager
+def _waiting_reader(port: serial.Serial) -> Iterator[tuple[threading.RLock, IdleWait, list[bytes], threading.Thread]]:
+    """A reader thread in :meth:`IdleWait.read` whose next timer is 10 minutes off, waiting."""
+    lock = threading.RLock()
+    idle = IdleWait(0.02)
+    out: list[bytes] = []
+    deadline = time.monotonic() + 600.0
+    with idle.reading(device_fd(port), lock):
+        t = threading.Thread(target=lambda: out.append(idle.read(port, False, lock, lambda: deadline,
+                                                                 threading.Event())), daemon=True)
+        t.start()
+        for _ in range(2000):
+            if idle.until:
+                break
+            time.sleep(0.005)
+        assert idle.until, "the reader never began its wait"
+        yield lock, idle, out, t
+        t.join(10.0)
 
 
 def test_a_wake_up_ends_the_wait(pty: tuple[int, serial.Serial], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(shoe, "IDLE_WAIT_MAX", 120.0)
-    _master, port = pty
-    lock = threading.RLock()
-    idle = IdleWait(0.02)
-    out: list[bytes] = []
-    with idle.reading(device_fd(port), lock):
-        t = _reader(idle, port, lock, time.monotonic() + 600.0, out)
-        _waiting(idle)
+    with _waiting_reader(pty[1]) as (lock, idle, out, t):
         with lock:
             idle.nearer(lambda: time.monotonic() + 700.0)  # later than its wake-up: it sleeps on
         assert t.is_alive() and idle.until
         with lock:
             idle.nearer(lambda: time.monotonic() + 0.01)  # an ack held for the next ACK frame
-        t.join(10.0)
     assert not t.is_alive() and out == [b""] and idle.until == 0.0
 
 
 def test_bytes_end_the_wait_and_are_read(pty: tuple[int, serial.Serial], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(shoe, "IDLE_WAIT_MAX", 120.0)
     master, port = pty
-    lock = threading.RLock()
-    idle = IdleWait(0.02)
-    out: list[bytes] = []
-    with idle.reading(device_fd(port), lock):
-        t = _reader(idle, port, lock, time.monotonic() + 600.0, out)
-        _waiting(idle)
+    with _waiting_reader(port) as (_lock, _idle, out, t):
         os.write(master, b"\x00card\x00")
-        t.join(10.0)
     assert not t.is_alive() and out == [b"\x00card\x00"]
 
 
