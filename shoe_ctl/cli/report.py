@@ -11,11 +11,13 @@ from __future__ import annotations
 import argparse
 import sys
 from datetime import date
+from pathlib import Path
 
 from shoe_ctl.cli.args import Subparsers, default_config_path
 from shoe_ctl.config import ConfigError
 from shoe_ctl.floor.config import load_floor_config
 from shoe_ctl.service.deck_custody import custody
+from shoe_ctl.service.gaming_day import GamingDay
 from shoe_ctl.service.journal import Journal, JournalError
 
 
@@ -31,7 +33,7 @@ def register(subparsers: Subparsers) -> None:
                    help="the gaming day, named by the date it begins on ([floor] gaming_day_start, time_zone)")
     d.add_argument("--config", default=None, metavar="PATH",
                    help="table configuration whose [floor] gives the gaming day (default: $SHOE_CTL_TABLE, "
-                   "/etc/shoe-ctl/table.toml or config/table.toml)")
+                   "/etc/shoe-ctl/table.toml or config/table.toml; none there: midnight UTC)")
     d.add_argument("journal", metavar="JOURNAL", help="the journal file")
     d.set_defaults(func=run_decks)
 
@@ -43,8 +45,11 @@ def run_decks(args: argparse.Namespace) -> int:
     except ValueError:
         print(f"shoe-ctl report decks: --day {args.day!r} is not a date (YYYY-MM-DD)", file=sys.stderr)
         return 2
+    config = args.config or default_config_path()
     try:
-        gaming_day = load_floor_config(args.config or default_config_path()).gaming_day
+        # no --config and no table configuration at the default place: the day from midnight UTC
+        gaming_day = (load_floor_config(config).gaming_day if args.config or Path(config).exists()
+                      else GamingDay())
     except ConfigError as exc:
         print(f"shoe-ctl report decks: {exc}", file=sys.stderr)
         return 2

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import logging
 import sys
+import threading
 from functools import reduce
 from typing import Any
 
@@ -22,7 +23,7 @@ def package_on_demand(name: str) -> bool:
 
     ``transitions.extensions`` imports every extension of the library in its ``__init__`` (the
     asyncio machines bring ``asyncio``, ``ssl`` and ``socket``; the diagrams, the locking
-    machines): a third of what a short command such as ``shoe-ctl replay`` spends on imports,
+    machines): about a fifth of what a short command such as ``shoe-ctl replay`` spends on imports,
     for a machine that needs ``nesting`` and ``states`` alone. This puts in ``sys.modules`` a
     module for the package with the package's own spec and path, so its submodules import as
     usual, and a module ``__getattr__`` that runs the package's ``__init__`` in it the first time
@@ -37,10 +38,23 @@ def package_on_demand(name: str) -> bool:
         return False
     module = importlib.util.module_from_spec(spec)
     loader = spec.loader
+    # threads that read a name first wait while one runs the package's __init__; the package's
+    # own code reading a name it has not set yet gets the AttributeError of a module half made
+    once = threading.RLock()
+    running: list[bool] = []
 
     def complete(attr: str) -> Any:
-        del module.__dict__["__getattr__"]  # once: the package's own names from now on
-        loader.exec_module(module)
+        with once:
+            if running:
+                raise AttributeError(f"partially initialized module {name!r} has no attribute {attr!r}")
+            if module.__dict__.get("__getattr__") is complete:
+                running.append(True)
+                try:
+                    loader.exec_module(module)  # raises as the import would (and is tried again)
+                    if module.__dict__.get("__getattr__") is complete:  # (unless it has its own)
+                        del module.__dict__["__getattr__"]  # the package's own names from now on
+                finally:
+                    running.clear()
         return getattr(module, attr)
 
     module.__dict__["__getattr__"] = complete

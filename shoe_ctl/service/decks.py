@@ -207,8 +207,14 @@ def start_reader(reader: ReaderModule, where: str) -> None:
     try:
         reader.start()
     except ReaderError as exc:
-        raise EnrolError(f"reader {where}: {exc}: is it powered, wired to this port (TX to RX, RX to TX) "
-                         "and in HSU mode?") from None
+        raise EnrolError(f"reader {where}: {exc}: {reader_hint(where)}") from None
+
+
+def reader_hint(where: str) -> str:
+    """What to check on a reader that does not answer, by its family (the spec's ``FAMILY:``)."""
+    if where.startswith("pepper:"):
+        return "is it plugged in and is this its port (ls /dev/ttyACM*)?"
+    return "is it powered, wired to this port (TX to RX, RX to TX) and in HSU mode (I0 = 0, I1 = 0)?"
 
 
 def utc_now() -> str:

@@ -156,3 +156,13 @@ def test_a_bad_gaming_day_in_the_floor_config_names_its_key() -> None:
         parse_floor("t.toml", {"gaming_day_start": "6 am"})
     with pytest.raises(ConfigError, match="floor.time_zone"):
         parse_floor("t.toml", {"time_zone": "Asia/Atlantis"})
+
+
+def test_without_a_table_configuration_the_day_is_the_utc_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    simulated_day(tmp_path / "t.journal").close()
+    monkeypatch.setenv("SHOE_CTL_TABLE", str(tmp_path / "no-such-table.toml"))
+    assert main(["report", "decks", "--day", DAY.isoformat(), str(tmp_path / "t.journal")]) == 0
+    assert "(from 00:00 UTC: 2026-03-14T00:00Z to 2026-03-15T00:00Z)" in capsys.readouterr().out
+    assert main(["report", "decks", "--day", DAY.isoformat(), "--config", str(tmp_path / "no-such-table.toml"),
+                 str(tmp_path / "t.journal")]) == 2, "a configuration named and missing is an error"

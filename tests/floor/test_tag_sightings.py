@@ -22,7 +22,7 @@ from shoe_ctl.events import CardRead, FaultKind, ForeignCard, ForeignWhat, ShoeF
 from shoe_ctl.floor import sightings as sightings_mod
 from shoe_ctl.floor.broker import FLOOR_USER, MONITOR_USER, Mosquitto
 from shoe_ctl.floor.card_health import CardHealth, JournalDeckTags, order_hash, tag_hash
-from shoe_ctl.floor.consumer import FloorConsumer
+from shoe_ctl.floor.consumer import FloorConsumer, TableView
 from shoe_ctl.floor.publisher import FloorPublisher
 from shoe_ctl.floor.sightings import REPEATED_ORDER_CODE, TWO_TABLES_CODE, OrderSightings, TagSightings
 from shoe_ctl.rules.cards import Card
@@ -226,3 +226,26 @@ def test_a_repeated_order_is_flagged_on_the_floor(mosquitto: Mosquitto, journals
     (alert,) = [a for a in row["alerts"] if a["code"] == REPEATED_ORDER_CODE]
     assert alert["hand"] == 3 and alert["severity"] == "warning"
     assert alert["message"].startswith("hand 3 was dealt in the same order as hand 1 at this table (its first 12 cards)")
+
+
+def test_a_forged_hand_end_cannot_grow_the_floor_or_name_a_false_card() -> None:
+    floor = FloorConsumer(host="127.0.0.1", port=1, room=ROOM)  # never started: events applied by hand
+    view = floor.tables["t9"] = TableView("t9")
+    base = {"v": 1, "table": "t9", "session": 1, "kind": "hand-end", "hand": 1, "time_us": int(at(9) * 1e6)}
+    forged = [
+        {"health": "lots"},
+        {"health": {"cards": "x", "tags": "no", "seen": 5, "order": 7, "replace": {"card": "9c"}}},
+        {"health": {"cards": 10, "readers": {f"r{n}": n for n in range(100)},
+                    "tags": [{"deck": "D", "tag": "a" * 12, "reads": 1, "retries": 1}] * 1000,
+                    "seen": [{"deck": "D", "tags": [f"{k * 1000 + n:016x}" for n in range(200)]} for k in range(100)],
+                    "replace": [{"deck": "D", "card": "Zz", "reads": 1, "retries": 1},
+                                {"deck": "D", "card": "9c", "reads": 0, "retries": 5},
+                                {"deck": "D", "card": "9c", "reads": "4", "retries": 5}]}},
+    ]
+    with floor.lock:
+        for seq, extra in enumerate(forged, start=1):
+            floor._event(view, {**base, "seq": seq, **extra}, at(9))
+    assert view.expected == 4 and view.alerts == []
+    assert view.health is not None and len(view.health["tags"]) == 52 and len(view.health["readers"]) == 8
+    assert sum(len(d) for d in floor.sightings.days.values()) == 52 * 104, "52 entries of 104 tags at most"
+    floor.close()

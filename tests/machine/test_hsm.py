@@ -7,7 +7,9 @@ import contextlib
 import logging
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -314,3 +316,39 @@ def test_package_on_demand_leaves_a_loaded_or_unknown_package_alone() -> None:
     assert package_on_demand("transitions.extensions") is False  # loaded by this process already
     assert package_on_demand("no_such_package_here") is False
     assert "no_such_package_here" not in sys.modules
+
+
+def test_package_on_demand_runs_the_init_once_for_threads_and_again_after_a_failure(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a package of its own (``demo_pkg``): a submodule imports without the ``__init__``;
+    the first reads of a name from eight threads at once run it once; an ``__init__`` that
+    raised is run again at the next read, as a failed import is tried again."""
+    (tmp_path / "demo_count.py").write_text("runs = 0\nfail = True\n")
+    pkg = tmp_path / "demo_pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("import time\nimport demo_count\ndemo_count.runs += 1\ntime.sleep(0.05)\n"
+                                     "if demo_count.fail:\n    raise RuntimeError('init failed')\nNAME = 'whole'\n")
+    (pkg / "sub.py").write_text("VALUE = 7\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in ("demo_pkg", "demo_pkg.sub", "demo_count"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    assert package_on_demand("demo_pkg") is True
+    import demo_count  # type: ignore[import-not-found]
+    import demo_pkg.sub  # type: ignore[import-not-found]
+
+    assert demo_pkg.sub.VALUE == 7 and demo_count.runs == 0
+    with pytest.raises(RuntimeError, match="init failed"):
+        _ = sys.modules["demo_pkg"].NAME
+    assert demo_count.runs == 1
+    demo_count.fail = False
+    seen: list[str] = []
+    threads = [threading.Thread(target=lambda: seen.append(sys.modules["demo_pkg"].NAME)) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert seen == ["whole"] * 8 and demo_count.runs == 2
+    with pytest.raises(AttributeError):
+        _ = sys.modules["demo_pkg"].NO_SUCH_NAME
+    for name in ("demo_pkg", "demo_pkg.sub", "demo_count"):
+        sys.modules.pop(name, None)

@@ -9,7 +9,14 @@ import pytest
 
 from drivers.shoe_fw import deckmap
 from drivers.shoe_fw.reader import ReaderError, ScriptedReader
-from shoe_ctl.service.decks import NEW_DECK_ORDER, DeckFolder, EnrolError, parse_order, read_deck
+from shoe_ctl.service.decks import (
+    NEW_DECK_ORDER,
+    DeckFolder,
+    EnrolError,
+    parse_order,
+    read_deck,
+    start_reader,
+)
 
 SECRET = bytes(range(32))
 
@@ -151,3 +158,21 @@ def test_parse_order_names_the_problem() -> None:
         parse_order("As Xs", "order.txt")
     with pytest.raises(EnrolError, match=r"order.txt: card 3: As twice \(also card 1\)"):
         parse_order("As Ks As", "order.txt")
+
+
+@pytest.mark.parametrize("where, words, not_words", [
+    ("pn532:/dev/serial0?reset=25", "in HSU mode", "ttyACM"),
+    ("pepper:/dev/ttyACM0", "plugged in", "HSU"),  # a USB reader has no wires or interface mode
+])
+def test_a_reader_that_does_not_start_gets_its_familys_hint(where: str, words: str, not_words: str) -> None:
+    class Dead:
+        name = where.partition(":")[0]
+
+        def start(self) -> None:
+            raise ReaderError(f"{self.name}: start: no answer")
+
+    with pytest.raises(EnrolError) as caught:
+        start_reader(Dead(), where)  # type: ignore[arg-type]
+    text = str(caught.value)
+    assert text.startswith(f"reader {where}: ") and "no answer" in text
+    assert words in text and not_words not in text
