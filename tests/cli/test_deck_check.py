@@ -12,6 +12,7 @@ import pytest
 
 from drivers.shoe_fw import deckmap
 from hil.virtual_pn532 import Tag, VirtualReader
+from shoe_ctl.cli import deck as deck_cli
 from shoe_ctl.cli import main
 from shoe_ctl.service.deck_check import MAX_PASSES, check_deck, latest_check, read_passes
 from shoe_ctl.service.decks import NEW_DECK_ORDER, DeckFolder, EnrolError
@@ -38,8 +39,10 @@ def table(tmp_path: Path) -> Path:
     return cfg
 
 
-def test_a_deck_passed_over_the_reader_names_what_is_missing_twice_or_foreign(table: Path, tmp_path: Path,
-                                                                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_deck_passed_over_the_reader_names_what_is_missing_twice_or_foreign(
+        table: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    # the virtual PN532's thread shares a loaded machine: 5 s for each answer, not a real chip's 0.5 s
+    monkeypatch.setattr(deck_cli, "ENROL_TIMEOUT_S", 5.0)
     stranger = bytes.fromhex("05f0e1d2c3b4a5")
     passes = [uid(n) for n in range(52) if n not in (7, 40)] + [uid(3), uid(9, 1), uid(12, 2), stranger]
     with VirtualReader() as vr:

@@ -10,6 +10,7 @@ import pytest
 
 from drivers.shoe_fw import deckmap
 from hil.virtual_pn532 import Tag, VirtualReader
+from shoe_ctl.cli import deck as deck_cli
 from shoe_ctl.cli import main
 from shoe_ctl.service.journal import Journal
 from shoe_ctl.service.shoe_secrets import SecretStore
@@ -41,7 +42,10 @@ def journal_records(tmp_path: Path) -> list:
         return [r for r in j.records() if r.kind.startswith("deck-")]
 
 
-def test_enrol_through_the_virtual_pn532_then_list_and_retire(table: Path, tmp_path: Path, capsys) -> None:
+def test_enrol_through_the_virtual_pn532_then_list_and_retire(table: Path, tmp_path: Path, capsys,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    # the virtual PN532's thread shares a loaded machine: 5 s for each answer, not a real chip's 0.5 s
+    monkeypatch.setattr(deck_cli, "ENROL_TIMEOUT_S", 5.0)
     uids = [uid(n) for n in range(52)]
     with VirtualReader() as vr:
         def dealer() -> None:
