@@ -64,8 +64,10 @@ def measure(tables: int, seconds: float, pace: float, per_process: int, faults: 
 def summary(r: dict[str, Any]) -> str:
     room, x = r["room"], r["extrapolation"]
     steady = room["latency_ms_before_faults"]
+    split = room["latency_ms_split"]["before_faults"]
     return (f"room: {room['tables']} tables in {room['processes']} processes, {room['events_per_s']} events/s, "
-            f"commit->floor p50 {steady['p50']} ms p99 {steady['p99']} ms before faults "
+            f"commit->floor p50 {steady['p50']} ms p99 {steady['p99']} ms before faults (at the table p99 "
+            f"{split['table']['p99']} ms, after the publication p99 {split['publish_to_floor']['p99']} ms) "
             f"(whole run p99 {room['latency_ms']['p99']} ms), lost {room['lost']} duplicated {room['duplicated']} "
             f"out of order {room['out_of_order']} across a broker restart; CPU per event: broker "
             f"{room['cpu_us_per_event']['broker']} us, floor consumer {room['cpu_us_per_event']['floor_consumer']} us; "

@@ -7,13 +7,15 @@ open: docs/security.md."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import logging
 import os
 import pkgutil
+import select
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Protocol
 
 import serial
@@ -92,6 +94,97 @@ def read_some(ser: SerialBase, socket_port: bool) -> bytes:
         return data + bytes(ser.read(READ_CHUNK))
     finally:
         ser.timeout = timeout
+
+
+def device_fd(ser: SerialBase) -> int | None:
+    """The file descriptor of a port pyserial reads with ``select`` (a POSIX tty: a real shoe's
+    serial device, a pty), which the reader may wait on itself; None for any other port (a URL
+    handler's, a Windows port)."""
+    if not isinstance(ser, serial.Serial) or os.name != "posix":
+        return None
+    fd = getattr(ser, "fd", None)
+    return fd if isinstance(fd, int) and fd >= 0 else None
+
+
+IDLE_WAIT_MAX = 0.25
+"""Seconds at most the link's reader waits for bytes on a device port while its session's next
+timer is further off than the reader's read timeout (:class:`IdleWait`)."""
+
+
+class IdleWait:
+    """The shoe link reader's wait for bytes on a device port while the session has nothing due
+    within ``min_s`` (the reader's read timeout): instead of waking every ``min_s`` it waits until
+    the next timer (at most :data:`IDLE_WAIT_MAX`), for bytes, or for :meth:`wake` — which another
+    thread's ack or command calls (:meth:`nearer`, from the link's ``_flush``, lock held) when it
+    brings a timer nearer than that. The wake-up pipe lives while the reader reads a port
+    (:meth:`reading`); every method but :meth:`read` and :meth:`reading` runs under the link's lock.
+    """
+
+    __slots__ = ("_fd", "_pipe", "min_s", "until")
+
+    def __init__(self, min_s: float) -> None:
+        self.min_s = min_s
+        self.until = 0.0
+        """While the reader waits: the clock value (``time.monotonic``) it wakes at the latest; else 0."""
+        self._fd: int | None = None
+        self._pipe: tuple[int, int] | None = None
+
+    @contextlib.contextmanager
+    def reading(self, fd: int | None, lock: contextlib.AbstractContextManager[Any]) -> Iterator[None]:
+        """While the reader reads the port whose descriptor is ``fd`` (None: it waits as pyserial does)."""
+        with lock:
+            self._fd = fd
+            if fd is not None:
+                self._pipe = os.pipe()
+                for end in self._pipe:
+                    os.set_blocking(end, False)
+        try:
+            yield
+        finally:
+            with lock:
+                pipe, self._pipe, self._fd = self._pipe, None, None
+                for end in pipe or ():
+                    os.close(end)
+
+    def read(self, ser: SerialBase, socket_port: bool, lock: contextlib.AbstractContextManager[Any],
+             deadline: Callable[[], float], stop: threading.Event) -> bytes:
+        """:func:`read_some`, after waiting for bytes while the next timer (``deadline()``) is
+        further off than ``min_s``; ``b""`` when that wait ended without bytes.
+
+        :raises OSError: the port's descriptor is no longer valid (the port is lost).
+        """
+        fd = self._fd
+        with lock:
+            wait = min(deadline() - time.monotonic(), IDLE_WAIT_MAX)
+            pipe = self._pipe
+            if fd is None or pipe is None or wait <= self.min_s or stop.is_set():
+                pipe = None
+            else:
+                self.until = time.monotonic() + wait
+        if pipe is not None and fd is not None:
+            try:
+                ready = select.select([fd, pipe[0]], [], [], wait)[0]
+            finally:
+                self.until = 0.0
+            if pipe[0] in ready:
+                with contextlib.suppress(BlockingIOError):
+                    os.read(pipe[0], 64)
+            if fd not in ready:
+                return b""
+        return read_some(ser, socket_port)
+
+    def nearer(self, deadline: Callable[[], float]) -> None:
+        """Wake the waiting reader when the next timer (``deadline()``) comes before its wake-up."""
+        if self.until and deadline() < self.until:
+            self.wake()
+
+    def wake(self, lock: contextlib.AbstractContextManager[Any] | None = None) -> None:
+        """End the reader's wait now (``lock``: the link's, when not held already)."""
+        with lock if lock is not None else contextlib.nullcontext():
+            self.until = 0.0
+            if self._pipe is not None:
+                with contextlib.suppress(OSError):  # BlockingIOError: a byte waits already
+                    os.write(self._pipe[1], b"x")
 
 
 def check_url(url: str) -> None:
@@ -252,6 +345,7 @@ class ShoeLink(Closeable):
         self._thread: threading.Thread | None = None
         self._ser: SerialBase | None = None
         self._holders_said: tuple[int, ...] = ()
+        self._idle = IdleWait(self.READ_TIMEOUT)
 
     # ------------------------------------------------------------------ public API
 
@@ -281,6 +375,7 @@ class ShoeLink(Closeable):
                 ser.cancel_read()
             except PORT_ERRORS:
                 pass
+        self._idle.wake(self._lock)
         join_thread(self._thread, 10.0)
         self._close_port()
         with self._lock:
@@ -423,6 +518,7 @@ class ShoeLink(Closeable):
             self._events.put(event)
         if session.connected and not self._connected_evt.is_set():
             self._connected_evt.set()
+        self._idle.nearer(session.next_deadline)  # e.g. an ack held for the next ACK frame: the reader sends it
 
     def _write(self, frame: bytes) -> None:
         """Write one frame; a port error here is left for the reader to find (it sees it too)."""
@@ -552,14 +648,15 @@ class ShoeLink(Closeable):
             session.connection_made(time.monotonic())
             self._flush()
         socket_port = is_socket_url(self.url)
-        while not self._stop.is_set():
-            data = read_some(ser, socket_port)
-            now = time.monotonic()
-            with self._lock:
-                try:
-                    if data:
-                        session.receive_data(data, now)
-                    if now >= session.next_deadline():
-                        session.tick(now)
-                finally:
-                    self._flush()
+        with self._idle.reading(None if socket_port else device_fd(ser), self._lock):
+            while not self._stop.is_set():
+                data = self._idle.read(ser, socket_port, self._lock, session.next_deadline, self._stop)
+                now = time.monotonic()
+                with self._lock:
+                    try:
+                        if data:
+                            session.receive_data(data, now)
+                        if now >= session.next_deadline():
+                            session.tick(now)
+                    finally:
+                        self._flush()

@@ -471,8 +471,8 @@ class Table:
             return bytes(device.secret), str(device.serial)
         if not shoe.serial:
             raise TableError(f"shoe {self.url}: [shoe] serial is not set; a real shoe is only taken when it is "
-                             "the table's own: set [shoe] serial, then run shoe-ctl pair (or [shoe] auth = \"off\" "
-                             "for an unauthenticated bench)")
+                             "the table's own: set [shoe] serial (shoe-ctl doctor names the serial an unpaired shoe "
+                             "gives), then run shoe-ctl pair (or [shoe] auth = \"off\" for an unauthenticated bench)")
         try:
             secret = SecretStore(shoe.secrets).load(shoe.serial)
         except SecretError as exc:

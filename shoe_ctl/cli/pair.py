@@ -92,7 +92,8 @@ def pair(args: argparse.Namespace) -> int:
         _say("[shoe] url = \"sim\": the built-in virtual shoe is paired by the table itself; nothing to do")
         return 0
     if not serial:
-        _say("no serial number: set [shoe] serial to the table's shoe (or give --serial)")
+        _say(f"{args.config}: no serial number: set [shoe] serial there to the table's shoe (or give --serial; "
+             "shoe-ctl doctor names the serial an unpaired shoe gives)")
         return 2
     store = SecretStore(cfg.shoe.secrets)
     try:

@@ -101,3 +101,12 @@ def test_pair_sends_nothing_when_the_secret_could_not_be_stored(tmp_path: Path, 
         assert shoe.secret is not None and SecretStore(tmp_path / "shoes").load("VS-PAIR") == shoe.secret
     finally:
         protocol_vshoe.release(url)
+
+
+def test_no_serial_names_the_configuration_read_and_how_to_learn_the_serial(tmp_path: Path, capsys) -> None:
+    cfg = tmp_path / "table.toml"
+    cfg.write_text(f'[shoe]\nurl = "{tmp_path / "ttyACM9"}"\nsecrets = "{tmp_path / "shoes"}"\n')
+    assert main(["pair", "--config", str(cfg)]) == 2
+    err = capsys.readouterr().err
+    assert f"{cfg}: no serial number: set [shoe] serial there" in err and "shoe-ctl doctor" in err
+    assert not (tmp_path / "shoes").exists()  # nothing written

@@ -15,6 +15,7 @@ from typing import Any
 from browser import chromium, open_page
 from rule_profiles import PROFILES
 
+from shoe_ctl.display.model import DisplayModel
 from shoe_ctl.display.server import start_display
 from shoe_ctl.events import CardRead, DealerAction, DealerInput, DisplayUpdate
 from shoe_ctl.machine import Dealing
@@ -67,13 +68,18 @@ def test_the_place_sheet_shows_no_downcard_and_posts_one_place_per_read(tmp_path
             try:
                 for c in commands:
                     s.handle(c)
-                page.wait_for_function("document.body.dataset.stop === 'yes'", timeout=5000)
+                # the page shows each state as it comes: an earlier one already STOPs (the first
+                # count's), so wait for the version the display reaches with every command
+                final = DisplayModel()
+                final.apply_all(commands)
+                page.wait_for_function(f"Number(document.body.dataset.version) >= {final.version}", timeout=30000)
+                assert page.evaluate("document.body.dataset.stop") == "yes"
                 glowing = page.evaluate("""() => [...document.querySelectorAll('button.hot')]
                   .filter((b) => { const r = b.getBoundingClientRect(); return r.width > 0 && r.height > 0; })
                   .map((b) => b.dataset.action || 'ack')""")
                 assert glowing == ["place-cards"]
                 page.click("#btn-place")
-                page.wait_for_selector(".sheet[data-sheet='place']:not([hidden])", timeout=5000)
+                page.wait_for_selector(".sheet[data-sheet='place']:not([hidden])", timeout=30000)
                 text = page.inner_text("#sheet")
                 for card in pulled[:8]:  # the hole cards: never on the page
                     assert shown(card) not in text, card
@@ -89,7 +95,7 @@ def test_the_place_sheet_shows_no_downcard_and_posts_one_place_per_read(tmp_path
                         page.click(f"[data-option='read-{k}-face']")
                 page.screenshot(path=str(shots / "display-place-cards-1280x800.png"))
                 page.click("[data-option='place']")
-                assert got.wait(5)
+                assert got.wait(30)
             finally:
                 context.close()
     finally:

@@ -1,0 +1,104 @@
+"""The shoe link reader's wait while its session has nothing due soon (``drivers.shoe.IdleWait``):
+it waits for the port's bytes or a wake-up instead of waking every read timeout; another thread
+that brings a timer nearer (an ack held for the next ACK frame) wakes it, bytes end the wait, and
+a port that is not a device is read as before. No timing is asserted: the waits are made far
+longer than any bound a test waits for."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+import serial
+
+from drivers import shoe
+from drivers.shoe import IdleWait, device_fd
+
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="a pty: POSIX only")
+
+
+@pytest.fixture
+def pty() -> Iterator[tuple[int, serial.Serial]]:
+    master, slave = os.openpty()
+    port = serial.Serial(os.ttyname(slave), timeout=0.02)
+    os.close(slave)
+    try:
+        yield master, port
+    finally:
+        port.close()
+        os.close(master)
+
+
+@contextlib.contextmanager
+def _waiting_reader(port: serial.Serial) -> Iterator[tuple[threading.RLock, IdleWait, list[bytes], threading.Thread]]:
+    """A reader thread in :meth:`IdleWait.read` whose next timer is 10 minutes off, waiting."""
+    lock = threading.RLock()
+    idle = IdleWait(0.02)
+    out: list[bytes] = []
+    deadline = time.monotonic() + 600.0
+    with idle.reading(device_fd(port), lock):
+        t = threading.Thread(target=lambda: out.append(idle.read(port, False, lock, lambda: deadline,
+                                                                 threading.Event())), daemon=True)
+        t.start()
+        for _ in range(2000):
+            if idle.until:
+                break
+            time.sleep(0.005)
+        assert idle.until, "the reader never began its wait"
+        yield lock, idle, out, t
+        t.join(10.0)
+
+
+def test_a_wake_up_ends_the_wait(pty: tuple[int, serial.Serial], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(shoe, "IDLE_WAIT_MAX", 120.0)
+    with _waiting_reader(pty[1]) as (lock, idle, out, t):
+        with lock:
+            idle.nearer(lambda: time.monotonic() + 700.0)  # later than its wake-up: it sleeps on
+        assert t.is_alive() and idle.until
+        with lock:
+            idle.nearer(lambda: time.monotonic() + 0.01)  # an ack held for the next ACK frame
+    assert not t.is_alive() and out == [b""] and idle.until == 0.0
+
+
+def test_bytes_end_the_wait_and_are_read(pty: tuple[int, serial.Serial], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(shoe, "IDLE_WAIT_MAX", 120.0)
+    master, port = pty
+    with _waiting_reader(port) as (_lock, _idle, out, t):
+        os.write(master, b"\x00card\x00")
+    assert not t.is_alive() and out == [b"\x00card\x00"]
+
+
+def test_a_timer_due_soon_or_a_port_that_is_not_a_device_reads_as_before(pty: tuple[int, serial.Serial]) -> None:
+    master, port = pty
+    lock = threading.RLock()
+    idle = IdleWait(0.02)
+    stop = threading.Event()
+    with idle.reading(device_fd(port), lock):
+        assert idle.read(port, False, lock, lambda: time.monotonic() + 0.01, stop) == b""  # pyserial's 20 ms read
+        os.write(master, b"ab")
+        assert idle.read(port, False, lock, lambda: time.monotonic() + 0.01, stop) == b"ab"
+    loop = serial.serial_for_url("loop://", timeout=0.02)
+    try:
+        assert device_fd(loop) is None
+        with idle.reading(device_fd(loop), lock):
+            loop.write(b"xy")
+            assert idle.read(loop, False, lock, lambda: time.monotonic() + 600.0, stop) == b"xy"
+    finally:
+        loop.close()
+
+
+def test_the_pipe_lives_while_the_port_is_read(pty: tuple[int, serial.Serial]) -> None:
+    _master, port = pty
+    lock = threading.RLock()
+    idle = IdleWait(0.02)
+    with idle.reading(device_fd(port), lock):
+        assert idle._pipe is not None
+        pipe = idle._pipe
+    assert idle._pipe is None
+    with pytest.raises(OSError):
+        os.fstat(pipe[0])
+    idle.wake(lock)  # after the port: nothing to wake, nothing written
