@@ -21,7 +21,9 @@ from shoe_ctl.floor.publisher import FloorPublisher
 from shoe_ctl.floor.room import tile_status
 from shoe_ctl.service.journal import Journal
 
-KEEPALIVE = 1
+KEEPALIVE = 2
+"""The table's keepalive (s), its heartbeat: 2, not 1, so a busy machine's pause of a second or two
+in the publisher's thread is not a silence of 3 keepalives."""
 
 
 def row(floor: FloorConsumer, table: str) -> dict[str, Any]:
