@@ -85,7 +85,8 @@ class Operator:
 
 class CommandOperator(Operator):
     """Runs ``command ACTION`` for each request (e.g. a bench robot's script, or
-    ``scripts/ask-person`` that prints the request and waits for Enter on the terminal). Exit 0 =
+    a person's script that prints the request and waits for Enter on the terminal: the operator.sh of
+    docs/build-a-shoe.md, "The bridge on the Pi"). Exit 0 =
     done, any other status = cannot. It may print ``{"at": UNIX_TIME}`` on stdout: when the card
     passed the sensor (for the card-to-frame limit).
 

@@ -21,6 +21,7 @@ import contextlib
 import getpass
 import os
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,7 @@ from drivers.shoe_fw.deckmap import (
     load_retired,
     valid_deck_id,
 )
+from drivers.shoe_fw.reader import ReaderError
 from shoe_ctl.cli.args import Subparsers, default_config_path, finite, help_only, printable
 from shoe_ctl.config import TableConfig, load_table_config
 from shoe_ctl.rules.profiles import ProfileError
@@ -49,10 +51,11 @@ ENROL_TIMEOUT_S = 0.5
 
 
 def register(subparsers: Subparsers) -> None:
-    """Add ``deck`` with ``enrol``, ``list``, ``retire`` and ``check``."""
+    """Add ``deck`` with ``enrol``, ``list``, ``retire``, ``check`` and ``scan``."""
     deck = subparsers.add_parser("deck", help="enrol, list, retire and check the table's tagged decks",
                                  description="Enrol a tagged deck through the shoe's reader (which tag UID is "
-                                 "which card), list the live decks, retire one, check one before its first hand.")
+                                 "which card), list the live decks, retire one, check one before its first hand, "
+                                 "scan the reader on the bench.")
     sub = deck.add_subparsers(dest="deck_command", metavar="DECK_COMMAND")
     deck.set_defaults(func=help_only(deck))
 
@@ -111,6 +114,17 @@ def register(subparsers: Subparsers) -> None:
     check.add_argument("--idle", type=finite, default=5.0, metavar="SECONDS",
                        help="seconds the field stays empty after the last card before the check ends (default 5)")
     check.set_defaults(func=run_check)
+
+    scan = sub.add_parser("scan", help="print the tags the reader sees, scan by scan (the bench measurements)",
+                          description="Start the reader and scan it N times, printing each scan's tags (none, one "
+                          "or two) or its error, then how many scans saw each tag: a shoe's read range, one card "
+                          "isolated at the mouth, a stack on the antenna (docs/build-a-shoe.md, 'What to measure "
+                          "on the bench'). No configuration, key or journal is used.")
+    scan.add_argument("--reader", required=True, metavar="SPEC", help="the reader (as for enrol)")
+    scan.add_argument("--scans", type=int, default=100, metavar="N", help="scans to make, 1..100000 (default 100)")
+    scan.add_argument("--interval", type=finite, default=0.05, metavar="SECONDS",
+                      help="pause between scans, 0..60 (default 0.05)")
+    scan.set_defaults(func=run_scan)
 
 
 def _say(text: str) -> None:
@@ -380,3 +394,59 @@ def run_check(args: argparse.Namespace) -> int:
         _say(f"the check of deck {args.deck} was not journaled: {why}")
         return 1
     return 0 if result.ok else 1
+
+
+def run_scan(args: argparse.Namespace) -> int:
+    """Scan the reader ``--scans`` times and print each scan and the counts: 0 when every scan
+    answered, 1 when one failed (each failure is followed by a reset, as the firmware does) or the
+    reader cannot be started, 2 for a bad option.
+
+    Output: ``    7  04a1b2c3d4e5f6`` per scan (``-`` for an empty field, two UIDs for two tags,
+    ``error: ...`` for a :class:`ReaderError`), then ``N scans: no tag A, one tag B, two tags C,
+    errors E`` and one ``  UID: in K of N scans`` line per tag seen.
+    """
+    if not 1 <= args.scans <= 100_000:
+        _say(f"--scans {args.scans}: need 1..100000")
+        return 2
+    if not 0 <= args.interval <= 60:
+        _say(f"--interval {args.interval}: need 0..60 seconds")
+        return 2
+    try:
+        spec = parse_spec(args.reader)
+    except ReaderSpecError as exc:
+        _say(str(exc))
+        return 2
+    by_size = [0, 0, 0]
+    errors = 0
+    seen: dict[str, int] = {}
+    done = 0
+    try:
+        with _started_reader(spec) as reader:
+            print(f"reader {spec} ready ({reader.name}): {args.scans} scans", flush=True)
+            for n in range(1, args.scans + 1):
+                try:
+                    tags = list(reader.scan())
+                except ReaderError as exc:
+                    errors += 1
+                    print(f"{n:5d}  error: {exc}", flush=True)
+                    reader.reset()  # a ReaderError here ends the run: the chip does not come back
+                else:
+                    by_size[min(len(tags), 2)] += 1
+                    for tag in tags:
+                        seen[tag.hex()] = seen.get(tag.hex(), 0) + 1
+                    print(f"{n:5d}  {' '.join(t.hex() for t in tags) or '-'}", flush=True)
+                done = n
+                if args.interval and n < args.scans:
+                    time.sleep(args.interval)
+    except decks.EnrolError as exc:
+        _say(str(exc))
+        return 1
+    except ReaderError as exc:
+        _say(f"reader {spec}: after a failed scan the reset failed too ({exc}); {done} scans made")
+        return 1
+    except KeyboardInterrupt:
+        print("stopped", flush=True)
+    print(f"{done} scans: no tag {by_size[0]}, one tag {by_size[1]}, two tags {by_size[2]}, errors {errors}")
+    for uid, count in sorted(seen.items(), key=lambda kv: (-kv[1], kv[0])):
+        print(f"  {uid}: in {count} of {done} scans")
+    return 1 if errors else 0

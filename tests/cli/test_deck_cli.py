@@ -151,3 +151,39 @@ def test_an_unpaired_shoe_or_no_journal_is_a_configuration_error(tmp_path: Path,
     assert main(["deck", "enrol", "bad id!", "--config", str(cfg), "--uids", str(path)]) == 2
     assert main(["deck", "enrol", "N", "--config", str(cfg), "--reader", "nfc:/dev/x"]) == 2
     assert "FAMILY:PORT" in capsys.readouterr().err
+
+
+def test_scan_prints_each_scan_and_how_often_each_tag_was_seen(capsys) -> None:
+    """The bench measurements (docs/build-a-shoe.md): one tag, two tags, an empty field and a
+    reader fault, through the virtual PN532 and Adafruit's driver; no configuration needed."""
+    a, b = uid(1), uid(2)
+    with VirtualReader() as vr:
+        vr.place(Tag(a))
+        assert main(["deck", "scan", "--reader", f"pn532:{vr.url}", "--scans", "3", "--interval", "0"]) == 0
+        out = capsys.readouterr().out
+        assert out.count(f"  {a.hex()}\n") == 3
+        assert "3 scans: no tag 0, one tag 3, two tags 0, errors 0" in out and f"  {a.hex()}: in 3 of 3 scans" in out
+        vr.place(Tag(a), Tag(b))
+        assert main(["deck", "scan", "--reader", f"pn532:{vr.url}", "--scans", "2", "--interval", "0"]) == 0
+        out = capsys.readouterr().out
+        assert f"    1  {a.hex()} {b.hex()}\n" in out and "two tags 2" in out
+        vr.clear()
+
+        def fault_once_scanning() -> None:
+            vr.wait_listings(1)
+            vr.fault("bad-checksum")  # the next answer's DCS is wrong: one failed scan, then a reset
+
+        faulter = threading.Thread(target=fault_once_scanning, daemon=True)
+        faulter.start()
+        assert main(["deck", "scan", "--reader", f"pn532:{vr.url}", "--scans", "100", "--interval", "0.02"]) == 1
+        faulter.join(10)
+        out = capsys.readouterr().out
+        assert "error: pn532:" in out and "errors 1" in out and "  100  -\n" in out  # scanning went on
+        assert "100 scans: no tag 99, one tag 0, two tags 0, errors 1" in out
+
+
+def test_scan_refuses_bad_options(capsys) -> None:
+    assert main(["deck", "scan", "--reader", "nfc:/dev/x"]) == 2
+    assert "FAMILY:PORT" in capsys.readouterr().err
+    assert main(["deck", "scan", "--reader", "pn532:/dev/x", "--scans", "0"]) == 2
+    assert "--scans 0: need 1..100000" in capsys.readouterr().err

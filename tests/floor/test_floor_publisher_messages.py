@@ -51,8 +51,18 @@ def test_a_dealing_table_sends_small_states_on_change_and_the_whole_state_less_o
         assert wait_for(lambda: floor.tables["t1"].state.get("hand") == final["hand"]
                         and floor.tables["t1"].state.get("state") == final["state"]
                         and (floor.tables["t1"].state.get("stub") or {}).get("count")
-                        == final["stub"]["count"], 10), (floor.tables["t1"].state, final["state"])  # type: ignore[index]
+                        == final["stub"]["count"], 30), (floor.tables["t1"].state, final["state"])  # type: ignore[index]
         pub = t.publisher
+
+        def heard(leaf: str) -> list[object]:  # what the tap, a subscriber of its own, has of t1 so far
+            return [d["state"] if leaf != "events" else d["seq"] for topic, _r, d in tap.snapshot()
+                    if topic == f"{ROOM}/tables/t1/{leaf}"]
+
+        # the tap hears the table on a connection of its own: the floor having it all says nothing of
+        # what the tap has yet, so wait for the last record, tile and whole state to reach the tap too
+        assert wait_for(lambda: heard("events")[-1:] == [last] and heard("state")[-1:] == [floor_tile(final)]
+                        and heard("display")[-1:] == [floor_state(final)], 30), \
+            (heard("events")[-3:], heard("state")[-1:], floor_tile(final))
         messages = tap.snapshot()
         # each packet sent at once: Nagle's algorithm would hold a PUBLISH behind the peer's delayed ACK
         for client in (pub.client, floor.client):
