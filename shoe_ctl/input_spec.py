@@ -175,6 +175,10 @@ class InputSpec:
     :param role: the role a person must hold to give it (``None``: whoever may give dealer
         inputs at this table).
     :param rules: the rule texts it reports under (``house 16.15``), for the documentation.
+    :param needs_hand: it is about the hand running: while none runs (the table idle, before the
+        first hand or between hands) the machine refuses it (``input-wrong-time``, ``no hand is
+        running``; ``undo``: ``undo-refused``, since nothing of a finished hand is undone) and the
+        page offers it disabled. False for the inputs given between hands.
     """
 
     action: DealerAction
@@ -186,6 +190,7 @@ class InputSpec:
     stop_override: str | None = None
     role: str | None = None
     rules: str = ""
+    needs_hand: bool = True
 
     def check(self, seat: object, args: dict[str, Any]) -> None:
         """Check ``seat`` and ``args`` against this input's rules (after
@@ -207,6 +212,7 @@ class InputSpec:
         """The row as JSON for the page (``GET /inputs``)."""
         return {"seat": self.seat.value, "undoable": self.undo is None, "progress": self.progress,
                 "asked_by": sorted(self.asked_by), "stop_override": self.stop_override, "role": self.role,
+                "needs_hand": self.needs_hand,
                 "args": {a.name: {"what": a.what, "required": a.required, "choices": list(a.choices)}
                          for a in (*COMMON, *self.args)}}
 
@@ -231,7 +237,7 @@ def _specs() -> dict[DealerAction, InputSpec]:
             _one_of("game", GAMES, "one of " + ", ".join(GAMES)),
             Arg("rules", "a rule profile's name", lambda v: isinstance(v, str) and bool(v)),
             _flag("override", "true or false (the floor starts the hand over a STOP)")),
-            undo=_NEW_HAND, progress=True, stop_override="override"),
+            undo=_NEW_HAND, progress=True, stop_override="override", needs_hand=False),
         InputSpec(A.FOLD, seat),
         InputSpec(A.ALL_IN, seat),
         InputSpec(A.BETTING_COMPLETE, progress=True),
@@ -243,7 +249,7 @@ def _specs() -> dict[DealerAction, InputSpec]:
         InputSpec(A.SHOW, seat),
         InputSpec(A.ACK_ALERT, args=(Arg("id", "an alert's integer id", _int),
                                      Arg("code", "an alert code", lambda v: isinstance(v, str))),
-                  undo="an acknowledged alert stays acknowledged"),
+                  undo="an acknowledged alert stays acknowledged", needs_hand=False),
         InputSpec(A.UNDO),
         InputSpec(A.EXPOSED_CARD, seat, (
             _one_of("which", (0, 1), "0 (first hole card) or 1 (second)"), _flag("both")),

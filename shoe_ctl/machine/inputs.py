@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from shoe_ctl.events import DealerAction, DealerInput
-from shoe_ctl.input_spec import stop_refusal
+from shoe_ctl.input_spec import SPECS, stop_refusal
 from shoe_ctl.machine import irregular, irregular_place, layout
 from shoe_ctl.machine.layout import ATTENTION, SHOWDOWN, STREETS
 from shoe_ctl.machine.link import LinkState
@@ -276,13 +276,15 @@ class Row:
     :param accepted: ``(states, handler)`` pairs: the leaf states (``None``: every state; the
         handler's ruling decides) and the handler (:data:`Handler`).
     :param refused: the reason in the ``input-wrong-time`` alert in any other state.
-    :param needs_hand: refused with ``no hand is running`` before any hand was dealt.
+
+    While no hand is running (before the first hand and between hands), an input whose
+    specification says so (:attr:`~shoe_ctl.input_spec.InputSpec.needs_hand`) is refused with
+    ``no hand is running`` before its row is read.
     """
 
     action: DealerAction
     accepted: tuple[tuple[frozenset[str] | None, Handler], ...]
     refused: str
-    needs_hand: bool = True
 
     def handler(self, state: str) -> Handler | None:
         """The handler that runs in ``state``, else ``None`` (refused)."""
@@ -300,7 +302,7 @@ def _rows() -> dict[DealerAction, Row]:
     dealt_or_bet = frozenset(s for st in later for s in (layout.deal_state(st), layout.betting_state(st)))
     irr = irregular
     rows = (
-        Row(A.NEW_HAND, ((src("new_hand"), new_hand),), "a hand is running", needs_hand=False),
+        Row(A.NEW_HAND, ((src("new_hand"), new_hand),), "a hand is running"),
         Row(A.FOLD, ((betting, fold), (showdown, muck)),
             "a fold is reported during a betting round (or a muck at showdown)"),
         Row(A.SHOW, ((showdown, show),), "a hand is shown at showdown, naming the seat"),
@@ -367,7 +369,7 @@ def handle(p: Progress, undo: Undo, ev: DealerInput, out: Outcome) -> Outcome:
         return out
     point: Point | None = undo.take(p, out.state) if action not in NOT_UNDOABLE and p.hand is not None else None
     row = ROWS.get(action)
-    if (row is None or row.needs_hand) and p.hand is None:
+    if (row is None or SPECS[action].needs_hand) and (p.hand is None or out.state == layout.IDLE):
         out.refuse(ev, "no hand is running")
     elif row is None:
         out.refuse(ev, f"'{action.value}' is not handled here")

@@ -10,6 +10,7 @@ import pytest
 from rule_profiles import PROFILES
 
 from shoe_ctl.events import Alert, CardRead, DealerAction, DealerInput
+from shoe_ctl.input_spec import SPECS
 from shoe_ctl.machine import Dealing, layout
 from shoe_ctl.machine.inputs import ROWS
 from shoe_ctl.machine.wording import state_words
@@ -72,3 +73,20 @@ def test_before_any_hand_every_input_but_new_hand_is_refused() -> None:
         assert [(c.code, c.message) for c in out if isinstance(c, Alert)] == [
             ("input-wrong-time", f"'{action.value}' refused now (no hand running): no hand is running; nothing changed")]
         assert m.state == "idle" and m.hand is None
+
+
+def test_between_hands_every_input_about_a_hand_is_refused() -> None:
+    """After a hand ends (here in a misdeal) the machine keeps the last hand, yet an input whose
+    specification needs a hand is refused as before the first hand, changing nothing."""
+    for action in ROWS:
+        if not SPECS[action].needs_hand:
+            continue
+        m = _machine(0)
+        m.handle(DealerInput(DealerAction.MISDEAL, args={"confirm": True}))
+        assert m.state == "idle" and m.hand is not None
+        before = _public(m)
+        out = m.handle(DealerInput(action))
+        assert [(c.code, c.message) for c in out if isinstance(c, Alert)] == [
+            ("input-wrong-time", f"'{action.value}' refused now (no hand running): no hand is running; nothing changed")]
+        assert m.state == "idle" and _public(m) == before
+    assert [a for a in DealerAction if not SPECS[a].needs_hand] == [DealerAction.NEW_HAND, DealerAction.ACK_ALERT]

@@ -369,6 +369,13 @@ function openStops() {
   return codes;
 }
 
+// No hand running (the table idle): an input about a hand is refused by the machine
+// (input-wrong-time), so its button is disabled; the specification's needs_hand says which.
+function heldForNoHand(action) {
+  const spec = INPUTS[action];
+  return !!(spec && spec.needs_hand && state && state.state === "idle");
+}
+
 function needsSeat(action) {
   const spec = INPUTS[action];
   return spec ? spec.seat === "required" : false;
@@ -400,7 +407,9 @@ function renderButtons() {
   const stops = openStops();
   document.body.dataset.stop = stops.length ? "yes" : "no";
   for (const b of document.querySelectorAll(".buttons button")) {
-    b.disabled = !live || (needsSeat(b.dataset.action) && selected === null);
+    const idle = heldForNoHand(b.dataset.action);
+    b.disabled = !live || (needsSeat(b.dataset.action) && selected === null) || idle;
+    b.classList.toggle("no-hand", idle);
   }
   for (const b of document.querySelectorAll(".buttons button[data-when]")) b.hidden = !when(b.dataset.when);
   for (const b of document.querySelectorAll(".buttons button[data-hot]")) b.classList.toggle("hot", when(b.dataset.hot));
@@ -413,7 +422,7 @@ function renderButtons() {
       b.title = "STOP is up (" + stops.join(", ") + "): acknowledge it first";
       if (!(INPUTS[b.dataset.action] || {}).stop_override) b.disabled = true;
     } else {
-      b.title = "";
+      b.title = b.classList.contains("no-hand") ? "No hand is running" : "";
     }
   }
   document.getElementById("btn-fold").textContent = state && when("showdown") && state.state ? "Muck" : "Fold";
