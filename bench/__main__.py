@@ -18,9 +18,10 @@ Measured side by side (``docs/performance.md`` explains each figure and records 
   ``replay_full_hands_per_s`` (through the pty, ``ShoeLink`` and the controller thread) and
   ``pokerkit_hands_per_s`` (``pokerkit.HandHistory.loads`` and every state of the hand) on the real
   hands of ``../shared/data/stud/phh``; ``ratio_direct_vs_pokerkit`` on the hands pokerkit accepts
-  (median of interleaved runs); beside it ``ratio_engine_vs_pokerkit`` (the machine handed recorded
-  events against pokerkit's states of parsed histories) and ``ratio_analyze_vs_pokerkit``
-  (``shoe-ctl analyze``'s work per file against pokerkit's replay), one run each.
+  (runs interleaved; the median over the rounds of each round's ratio, :func:`paired_ratio`);
+  beside it ``ratio_engine_vs_pokerkit`` (the machine handed recorded events against pokerkit's
+  states of parsed histories) and ``ratio_analyze_vs_pokerkit`` (``shoe-ctl analyze``'s work per
+  file against pokerkit's replay), one run each.
 - ``ratio_replay_process_vs_pokerkit``: ``shoe-ctl replay --direct --json`` against pokerkit
   (``bench/pokerkit_replay.py``) on the hands pokerkit accepts, each a whole process from start to
   exit, run alternately (:data:`PROCESS_PAIRS` pairs after a warm-up, the bytecode compiled as the
@@ -610,13 +611,33 @@ def _scripts(files: Sequence[Path], seed: int = 0) -> list[Any]:
     return [script_from_record(read_phh(f), seed=seed + k, path=f) for k, f in enumerate(files)]
 
 
-def _interleaved(fns: dict[str, Callable[[], Any]], reps: int) -> dict[str, tuple[float, float]]:
-    """Median wall and CPU (this thread) seconds of each function, the runs interleaved so that a
-    change in the machine's load hits every one alike; one warm-up run each first
-    (:func:`bench.bench_scale.interleaved`)."""
-    from bench.bench_scale import interleaved
+def _interleaved(fns: dict[str, Callable[[], Any]], reps: int) -> dict[str, list[tuple[float, float]]]:
+    """Wall and CPU (this thread) seconds of every run of each function, ``reps`` runs interleaved
+    so that a change in the machine's load hits every one alike, after one warm-up run each
+    (:func:`bench.bench_scale.interleaved_runs`); the k-th runs of all functions share a round."""
+    from bench.bench_scale import interleaved_runs
 
-    return {k: (wall, cpu) for k, (cpu, wall) in interleaved(fns, reps, pick=statistics.median).items()}
+    return {k: [(wall, cpu) for cpu, wall in r] for k, r in interleaved_runs(fns, reps).items()}
+
+
+def _medians(runs: Sequence[tuple[float, float]]) -> tuple[float, float]:
+    """The median wall and the median CPU seconds of ``runs`` ((wall, CPU) pairs)."""
+    return statistics.median(w for w, _ in runs), statistics.median(c for _, c in runs)
+
+
+def paired_ratio(num: Sequence[tuple[float, float]], den: Sequence[tuple[float, float]]) -> tuple[float, float]:
+    """The median over the pairs (``num[k]``, ``den[k]``), runs of the same round, of
+    ``num[k] / den[k]``: (wall ratio, CPU ratio), each run a (wall, CPU) pair of seconds.
+
+    A burst of load that slows one round slows both runs of its pair and leaves its ratio near the
+    others, where a ratio of two medians can pair a fast run of one side with a slow of the other.
+
+    :raises ValueError: no runs, or not as many runs on each side.
+    """
+    if not num or len(num) != len(den):
+        raise ValueError(f"paired ratio needs as many runs on each side, at least one: {len(num)} and {len(den)}")
+    return (statistics.median(n[0] / d[0] for n, d in zip(num, den, strict=True)),
+            statistics.median(n[1] / d[1] for n, d in zip(num, den, strict=True)))
 
 
 def pokerkit_accepts(files: Sequence[Path]) -> tuple[list[Path], list[str]]:
@@ -750,7 +771,7 @@ def bench_replays(files: Sequence[Path], reps: int) -> dict[str, Any]:
     if accepted:
         fns["direct_common"] = lambda: direct_replay(accepted, profs)
         fns["pokerkit"] = lambda: pokerkit_replay(accepted)
-    t = _interleaved(fns, reps)
+    runs = _interleaved(fns, reps)
     other: dict[str, Callable[[], Any]] = {}
     if accepted:  # each pair interleaved, in one run each, after the main ratio
         events, emitted = recorded_events(_scripts(accepted), profs)
@@ -761,13 +782,21 @@ def bench_replays(files: Sequence[Path], reps: int) -> dict[str, Any]:
                  "pokerkit_engine": lambda: pokerkit_engine(histories),
                  "analyze": lambda: analyze_replay(accepted, profs),
                  "pokerkit_again": lambda: pokerkit_replay(accepted)}
-    t.update(_interleaved(other, 1) if other else {})
+    runs.update(_interleaved(other, 1) if other else {})
+    t = {name: _medians(r) for name, r in runs.items()}
     t0 = time.perf_counter()
     recorder, dealer = run_full(_scripts(files), profs, timeout=120.0)
     t_full = time.perf_counter() - t0
     k = len(accepted)
-    if not k:
-        t["pokerkit"] = t["direct_common"] = (float("nan"), float("nan"))
+
+    def ratio(num: str, den: str) -> tuple[float | None, float | None]:
+        if not k:
+            return None, None
+        wall, cpu = paired_ratio(runs[num], runs[den])
+        return round(wall, 2), round(cpu, 2)
+
+    direct, engine, analyze = (ratio("pokerkit", "direct_common"), ratio("pokerkit_engine", "engine"),
+                               ratio("pokerkit_again", "analyze"))
     return {
         "replay_hands": n,
         "replay_direct_hands_per_s": round(n / t["direct"][0], 1),
@@ -781,16 +810,16 @@ def bench_replays(files: Sequence[Path], reps: int) -> dict[str, Any]:
         "pokerkit_rejected": len(rejected),
         "pokerkit_hands_per_s": round(k / t["pokerkit"][0], 1) if k else None,
         "replay_direct_common_hands_per_s": round(k / t["direct_common"][0], 1) if k else None,
-        "ratio_direct_vs_pokerkit": round(t["pokerkit"][0] / t["direct_common"][0], 2) if k else None,
-        "ratio_direct_vs_pokerkit_cpu": round(t["pokerkit"][1] / t["direct_common"][1], 2) if k else None,
+        "ratio_direct_vs_pokerkit": direct[0],
+        "ratio_direct_vs_pokerkit_cpu": direct[1],
         "replay_reps": reps,
         "engine_hands_per_s": round(k / t["engine"][0], 1) if k else None,
         "pokerkit_engine_hands_per_s": round(k / t["pokerkit_engine"][0], 1) if k else None,
-        "ratio_engine_vs_pokerkit": round(t["pokerkit_engine"][0] / t["engine"][0], 2) if k else None,
-        "ratio_engine_vs_pokerkit_cpu": round(t["pokerkit_engine"][1] / t["engine"][1], 2) if k else None,
+        "ratio_engine_vs_pokerkit": engine[0],
+        "ratio_engine_vs_pokerkit_cpu": engine[1],
         "analyze_hands_per_s": round(k / t["analyze"][0], 1) if k else None,
-        "ratio_analyze_vs_pokerkit": round(t["pokerkit_again"][0] / t["analyze"][0], 2) if k else None,
-        "ratio_analyze_vs_pokerkit_cpu": round(t["pokerkit_again"][1] / t["analyze"][1], 2) if k else None,
+        "ratio_analyze_vs_pokerkit": analyze[0],
+        "ratio_analyze_vs_pokerkit_cpu": analyze[1],
     }
 
 
@@ -833,10 +862,9 @@ def alternate(cmds: dict[str, Sequence[str]], pairs: int) -> dict[str, Any]:
                                "cpu_s": round(statistics.median(c for _, c in r), 4),
                                "runs_wall_s": [round(w, 3) for w, _ in r]} for n, r in runs.items()}
     for other in names[1:]:
-        out[f"{other}_over_{first}"] = round(statistics.median(
-            o[0] / f[0] for f, o in zip(runs[first], runs[other], strict=True)), 2)
-        out[f"{other}_over_{first}_cpu"] = round(statistics.median(
-            o[1] / f[1] for f, o in zip(runs[first], runs[other], strict=True)), 2)
+        wall, cpu = paired_ratio(runs[other], runs[first])
+        out[f"{other}_over_{first}"] = round(wall, 2)
+        out[f"{other}_over_{first}_cpu"] = round(cpu, 2)
     return out
 
 

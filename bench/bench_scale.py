@@ -139,22 +139,29 @@ def engine(events: Sequence[Any], profs: dict[str, Any], machine: Any = None) ->
     return n
 
 
-def interleaved(fns: dict[str, Callable[[], Any]], reps: int,
-                pick: Callable[[list[float]], float] = min) -> dict[str, tuple[float, float]]:
-    """(thread CPU, wall) seconds of each function over ``reps`` interleaved runs, after one
-    warm-up run each: by default the least (on a shared machine other work only adds time, so the
-    fastest run is the one it disturbed least), or ``pick`` of them (``statistics.median``)."""
+def interleaved_runs(fns: dict[str, Callable[[], Any]], reps: int) -> dict[str, list[tuple[float, float]]]:
+    """(thread CPU, wall) seconds of every one of ``reps`` interleaved runs of each function, in
+    run order, after one warm-up run each: the k-th run of every function falls in the same round,
+    so a pair of functions can be compared round by round."""
     for fn in fns.values():
         fn()
-    cpu: dict[str, list[float]] = {k: [] for k in fns}
-    wall: dict[str, list[float]] = {k: [] for k in fns}
+    runs: dict[str, list[tuple[float, float]]] = {k: [] for k in fns}
     for _ in range(reps):
         for name, fn in fns.items():
             c0, t0 = time.thread_time(), time.perf_counter()
             fn()
-            wall[name].append(time.perf_counter() - t0)
-            cpu[name].append(time.thread_time() - c0)
-    return {k: (pick(cpu[k]), pick(wall[k])) for k in fns}
+            wall = time.perf_counter() - t0
+            runs[name].append((time.thread_time() - c0, wall))
+    return runs
+
+
+def interleaved(fns: dict[str, Callable[[], Any]], reps: int,
+                pick: Callable[[list[float]], float] = min) -> dict[str, tuple[float, float]]:
+    """(thread CPU, wall) seconds of each function over ``reps`` interleaved runs
+    (:func:`interleaved_runs`): by default the least (on a shared machine other work only adds
+    time, so the fastest run is the one it disturbed least), or ``pick`` of them
+    (``statistics.median``)."""
+    return {k: (pick([c for c, _ in r]), pick([w for _, w in r])) for k, r in interleaved_runs(fns, reps).items()}
 
 
 def deal_point(seats: int, length: str, count: int, reps: int, profs: dict[str, Any], seed: int = 21,

@@ -11,6 +11,7 @@ docs/build-a-shoe.md, "Testing without hardware".
 
 from __future__ import annotations
 
+import logging
 import os
 import select
 import tempfile
@@ -19,6 +20,8 @@ import time
 import tty
 from pathlib import Path
 from typing import Protocol
+
+log = logging.getLogger(__name__)
 
 
 def open_linked_pty(link_path: Path) -> tuple[int, int]:
@@ -58,6 +61,41 @@ class DeviceModel(Protocol):
         ...
 
 
+class _Served:
+    """One :meth:`PtyDevice.start`'s pty and the stop signal of the thread serving it. The
+    descriptors are closed once, by whichever comes last of :meth:`release` and
+    :meth:`thread_ended`: never under a thread still reading them, whose numbers a new pty could
+    otherwise take."""
+
+    def __init__(self, master: int, slave: int) -> None:
+        self.master: int | None = master
+        self.slave: int | None = slave
+        self.stop = threading.Event()
+        self._guard = threading.Lock()
+        self._ended = False
+        self._released = False
+
+    def _close(self) -> None:
+        close_fds(self.master, self.slave)
+        self.master = self.slave = None
+
+    def thread_ended(self) -> None:
+        """Called by the serving thread on its way out: closes the pty if it was released."""
+        with self._guard:
+            self._ended = True
+            if self._released:
+                self._close()
+
+    def release(self) -> bool:
+        """The owner is done with the pty: close it now if its thread has ended (True), or leave
+        it to the thread to close as it ends (False)."""
+        with self._guard:
+            self._released = True
+            if self._ended:
+                self._close()
+            return self._ended
+
+
 class PtyDevice:
     """One device model on a pty.
 
@@ -67,7 +105,11 @@ class PtyDevice:
     """
 
     POLL_S = 0.005
-    """Longest wait for the host's bytes before :meth:`DeviceModel.poll` is called (seconds)."""
+    """Longest wait for the host's bytes before :meth:`DeviceModel.poll` is called (seconds): the
+    thread sees a stop within this time unless a model call holds it."""
+
+    JOIN_S = 5.0
+    """How long :meth:`close` waits for the thread to end (seconds)."""
 
     def __init__(self, model: DeviceModel, *, name: str = "reader", link_path: str | Path | None = None) -> None:
         self.model = model
@@ -77,9 +119,7 @@ class PtyDevice:
             self._own_dir = tempfile.mkdtemp(prefix="virtual-reader-")
             link_path = Path(self._own_dir) / name
         self.link_path = Path(link_path)
-        self._master: int | None = None
-        self._slave: int | None = None
-        self._stop = threading.Event()
+        self._served: _Served | None = None
         self._thread: threading.Thread | None = None
         self.bytes_in = 0
         self.bytes_out = 0
@@ -91,19 +131,28 @@ class PtyDevice:
 
     def start(self) -> PtyDevice:
         """Open the pty, make the link and start the thread; returns ``self``."""
-        self._master, self._slave = open_linked_pty(self.link_path)
-        self._thread = threading.Thread(target=self._run, name=f"virtual-{self.link_path.name}", daemon=True)
+        served = _Served(*open_linked_pty(self.link_path))
+        self._served = served
+        self._thread = threading.Thread(target=self._run, args=(served,), name=f"virtual-{self.link_path.name}",
+                                        daemon=True)
         self._thread.start()
         return self
 
     def close(self) -> None:
-        """Stop the thread, close the pty and remove the link (idempotent)."""
-        self._stop.set()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(5.0)
-        self._thread = None
-        close_fds(self._master, self._slave)
-        self._master = self._slave = None
+        """Stop the thread, close the pty and remove the link (idempotent).
+
+        Waits up to :attr:`JOIN_S` for the thread; one still busy past it (a model call that does
+        not return) keeps its pty open until it ends and closes it then, so no descriptor is
+        closed under a thread that may still read or write it (a warning is logged)."""
+        served, thread = self._served, self._thread
+        self._served = self._thread = None
+        if served is not None:
+            served.stop.set()
+            if thread is not None and thread is not threading.current_thread():
+                thread.join(self.JOIN_S)
+            if not served.release() and thread is not threading.current_thread():
+                log.warning("%s: the device thread is still busy %.1f s after the stop; its pty closes when it "
+                            "ends", self.link_path, self.JOIN_S)
         self.link_path.unlink(missing_ok=True)
         if self._own_dir is not None:
             try:
@@ -118,9 +167,8 @@ class PtyDevice:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _write(self, data: bytes) -> None:
-        master = self._master
-        if not data or master is None:
+    def _write(self, master: int, data: bytes) -> None:
+        if not data:
             return
         view = memoryview(data)
         deadline = time.monotonic() + 1.0
@@ -135,11 +183,17 @@ class PtyDevice:
             self.bytes_out += n
             view = view[n:]
 
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            master = self._master
-            if master is None:
-                return
+    def _run(self, served: _Served) -> None:
+        try:
+            self._serve(served)
+        finally:
+            served.thread_ended()
+
+    def _serve(self, served: _Served) -> None:
+        master = served.master
+        if master is None:
+            return
+        while not served.stop.is_set():
             try:
                 ready, _, _ = select.select([master], [], [], self.POLL_S)
             except (OSError, ValueError):
@@ -157,4 +211,4 @@ class PtyDevice:
                 out = self.model.receive(data, now) if data else b""
                 out += self.model.poll(now)
             self.bytes_in += len(data)
-            self._write(out)
+            self._write(master, out)

@@ -189,7 +189,8 @@ class Dealing:
             return
         # a card of another deck than the stub's (its STOP), or the link's own event
         elif (foreign.take(self.p, event, self.state in DEAL, self.alert)
-              or link.handle(event, out.alert, self.p.hand if in_hand else None, self.p.hand_no)):
+              or link.handle(event, out.alert, self.p.hand if in_hand else None, self.p.hand_no,
+                             self.p.reads[-1] if self.p.reads else None)):
             if link.heard:  # the shoe is back: its disconnection's information alerts go
                 self.p.drop_alerts("shoe-disconnected", "shoe-link-degraded")
         elif isinstance(event, TimerFired):

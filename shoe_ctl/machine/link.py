@@ -21,9 +21,10 @@ from shoe_ctl.events import (
 )
 
 if TYPE_CHECKING:
+    from shoe_ctl.machine.reads import Read
     from shoe_ctl.rules.hand import HandState
 
-__all__ = ["FAULT_TEXT", "AlertFn", "LinkState"]
+__all__ = ["FAULT_TEXT", "RETRY_TEXT", "AlertFn", "LinkState"]
 
 FAULT_TEXT: dict[FaultKind, str] = {
     FaultKind.JAM: "clear the jam without pulling a card by hand; go on when the shoe reports it cleared "
@@ -33,6 +34,11 @@ FAULT_TEXT: dict[FaultKind, str] = {
     FaultKind.READER_ERROR: "the card reader failed: pull no card until it clears or the floor decides",
 }
 """What the dealer does about a shoe fault, by kind."""
+
+RETRY_TEXT = ("the reader's check failed and the shoe identified the card on another read (a retry): it is "
+              "counted with that identity; deal on when the shoe reports the misread's end")
+"""What the dealer is told of a misread after a card the shoe read with its identity
+(docs/protocol.md, FAULT *misread*), in place of ``FAULT_TEXT[FaultKind.MISREAD]``."""
 
 class AlertFn(Protocol):
     """Raises an alert, as :meth:`~shoe_ctl.machine.outcome.Outcome.alert`."""
@@ -58,7 +64,7 @@ class LinkState:
     :func:`shoe_ctl.machine.foreign.unreadable`)."""
 
     __slots__ = ("auth", "deck", "detail", "epoch", "fault", "gap", "last_dispense", "live", "names_foreign",
-                 "pending", "prev", "required", "status", "unread", "wait")
+                 "pending", "prev", "required", "retry", "status", "unread", "wait")
 
     def __init__(self, required: bool) -> None:
         self.required = required
@@ -76,6 +82,7 @@ class LinkState:
         self.deck = ""
         self.names_foreign = False
         self.unread: int | None = None
+        self.retry: int | None = None
 
     @property
     def heard(self) -> bool:
@@ -127,13 +134,16 @@ class LinkState:
 
     # ================================================================== the link's events
 
-    def handle(self, ev: object, alert: AlertFn, hand: HandState | None, hand_no: int) -> bool:
+    def handle(self, ev: object, alert: AlertFn, hand: HandState | None, hand_no: int,
+               last: Read | None = None) -> bool:
         """Take ``ev`` if it is the link's own event (``hand``: the hand in progress, else
-        ``None``); False for any other event."""
+        ``None``; ``last``: the hand's last card read, ``None`` for none); False for any other
+        event."""
         if isinstance(ev, LinkChanged):
             self.changed(ev, alert, hand_no if hand is not None else None)
         elif isinstance(ev, ShoeFault):
-            self.shoe_fault(ev, alert)
+            identified = last.seq if last is not None and last.seq == ev.seq - 1 and last.card is not None else None
+            self.shoe_fault(ev, alert, identified)
         elif isinstance(ev, CounterReset):
             self.counter_reset(ev)
         elif isinstance(ev, StubDeck):  # docs/protocol.md section 16: the deck id, journaled and published
@@ -173,10 +183,16 @@ class LinkState:
                   "its stored counter, so card reads may be lost; check the deal and the stub, and "
                   "have the shoe serviced", latched=True)
 
-    def shoe_fault(self, ev: ShoeFault, alert: AlertFn) -> None:
-        """A fault the shoe reports (or its clearing)."""
+    def shoe_fault(self, ev: ShoeFault, alert: AlertFn, identified: int | None = None) -> None:
+        """A fault the shoe reports (or its clearing). ``identified``: the read number of the card
+        the shoe reported with its identity just before ``ev`` (its previous event), else ``None``.
+
+        A misread follows its card's CARD (docs/protocol.md, FAULT *misread*): after a CARD with
+        an identity it is a retry, the card booked with that identity and the dealer told so;
+        after an unreadable one, the card's identity is unknown."""
         if ev.cleared:
             self.fault = None
+            self.retry = None
             return
         detail = f" ({ev.detail})" if ev.detail else ""
         if ev.kind is FaultKind.DOUBLE_PULL:
@@ -185,6 +201,10 @@ class LinkState:
                   "first where the display said and the second where the next instruction says")
             return
         self.fault = ev.kind.value
+        self.retry = identified if ev.kind is FaultKind.MISREAD else None
+        if self.retry is not None:
+            alert("shoe-misread", f"the shoe reports misread{detail} on read {self.retry}: {RETRY_TEXT}")
+            return
         alert(f"shoe-{ev.kind.value}", f"the shoe reports {ev.kind.value}{detail}: "
                   f"{FAULT_TEXT.get(ev.kind, 'pull no card until it clears')}")
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from shoe_ctl.events import FaultKind, Instruction, Signal
 from shoe_ctl.machine import layout
 from shoe_ctl.machine.layout import ATTENTION, BETTING, DEAL, IDLE, SHOWDOWN, UNCONTESTED
-from shoe_ctl.machine.link import FAULT_TEXT, LinkState
+from shoe_ctl.machine.link import FAULT_TEXT, RETRY_TEXT, LinkState
 from shoe_ctl.machine.views import masked_upcards
 from shoe_ctl.rules.games import Game, open_pair
 from shoe_ctl.rules.hand import HandState
@@ -80,7 +80,8 @@ def _instruction(p: Progress, link: LinkState, state: str) -> Instruction:
             return Instruction(Signal.DEGRADED, "Shoe not heard (link degraded): pull no card until the "
                                "signal comes back", street=street)
         if link.fault is not None:
-            what = FAULT_TEXT.get(FaultKind(link.fault), "pull no card until it clears")
+            what = (RETRY_TEXT if link.retry is not None
+                    else FAULT_TEXT.get(FaultKind(link.fault), "pull no card until it clears"))
             return Instruction(Signal.SHOE_FAULT, f"Shoe fault: {link.fault}: {what}", street=street)
         if link.gap is not None:
             places = p.gap_places(state in DEAL)

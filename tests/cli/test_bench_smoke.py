@@ -122,6 +122,62 @@ def test_loaded_figure_is_the_median_run(monkeypatch: pytest.MonkeyPatch) -> Non
     assert r["latency_loaded_us"] == {"p50": 2.0} and r["latency_loaded_parts_us"] == {"link": 2.0}
 
 
+def test_paired_ratio_is_the_median_of_each_rounds_ratio() -> None:
+    """Made-up timings, (wall, CPU) seconds per round: a burst of load in round 3 slows only the
+    numerator's run. Each round's ratio is 2 but for that one (6), so the median of the rounds'
+    ratios is 2, where the ratio of the two medians would say 6."""
+    from bench.__main__ import paired_ratio
+
+    ours = [(1.0, 0.5), (1.0, 0.5), (1.0, 0.5), (3.0, 1.5), (3.0, 1.5)]
+    theirs = [(2.0, 1.0), (2.0, 1.0), (6.0, 1.5), (6.0, 3.0), (6.0, 3.0)]
+    wall, cpu = paired_ratio(theirs, ours)
+    assert wall == pytest.approx(2.0) and cpu == pytest.approx(2.0)
+    medians = sorted(w for w, _ in theirs)[2] / sorted(w for w, _ in ours)[2]
+    assert medians == pytest.approx(6.0)
+    assert paired_ratio(ours, theirs) == (pytest.approx(0.5), pytest.approx(0.5))
+    with pytest.raises(ValueError, match="as many runs"):
+        paired_ratio(theirs, ours[:4])
+    with pytest.raises(ValueError, match="at least one"):
+        paired_ratio([], [])
+
+
+def test_replay_ratios_pair_the_runs_of_a_round(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``bench_replays`` gives each pokerkit ratio (wall and CPU) as :func:`paired_ratio` of the
+    two sides' runs round by round; the rates stay the median runs'. Timings made up, no replay
+    run (every step it takes is replaced)."""
+    from types import SimpleNamespace
+
+    import bench.__main__ as bench_main
+    import hil.replay
+
+    rounds = {"direct": [(1.0, 1.0)] * 3, "parse": [(0.1, 0.1)] * 3, "deal": [(0.9, 0.9)] * 3,
+              "direct_common": [(1.0, 0.5), (1.0, 0.5), (3.0, 1.5)],
+              "pokerkit": [(3.0, 2.0), (9.0, 2.0), (9.0, 6.0)]}
+    once = {"engine": [(0.5, 0.25)], "pokerkit_engine": [(2.0, 0.5)],
+            "analyze": [(0.25, 0.2)], "pokerkit_again": [(1.0, 1.0)]}
+
+    def fake_interleaved(fns: dict[str, object], reps: int) -> dict[str, list[tuple[float, float]]]:
+        table = rounds if reps == 3 else once
+        assert set(fns) == set(table)
+        return {k: list(table[k]) for k in fns}
+
+    files = [ROOT / "a.phh", ROOT / "b.phh"]
+    monkeypatch.setattr(bench_main, "_interleaved", fake_interleaved)
+    monkeypatch.setattr(bench_main, "profiles", lambda: {})
+    monkeypatch.setattr(bench_main, "pokerkit_accepts", lambda fs: (list(fs), []))
+    monkeypatch.setattr(bench_main, "_scripts", lambda fs, seed=0: [])
+    monkeypatch.setattr(bench_main, "recorded_events", lambda scripts, profs: ([], 0))
+    monkeypatch.setattr(bench_main, "engine_replay", lambda events, profs: 0)
+    monkeypatch.setattr(bench_main, "pokerkit_histories", lambda fs: [])
+    done = (SimpleNamespace(hands=[1, 2]), SimpleNamespace(stalled=None, stats=SimpleNamespace(pulls=40)))
+    monkeypatch.setattr(hil.replay, "run_full", lambda *a, **kw: done)
+    r = bench_main.bench_replays(files, 3)
+    assert (r["ratio_direct_vs_pokerkit"], r["ratio_direct_vs_pokerkit_cpu"]) == (3.0, 4.0)
+    assert (r["ratio_engine_vs_pokerkit"], r["ratio_engine_vs_pokerkit_cpu"]) == (4.0, 2.0)
+    assert (r["ratio_analyze_vs_pokerkit"], r["ratio_analyze_vs_pokerkit_cpu"]) == (4.0, 5.0)
+    assert r["pokerkit_hands_per_s"] == round(2 / 9.0, 1) and r["replay_direct_common_hands_per_s"] == 2.0
+
+
 def test_frame_sizes_are_the_encoders_bytes() -> None:
     """The wire counts the frames as the link's encoders write them: a version-2 card frame is
     its COBS body between delimiters, counter, MAC and CRC included."""
