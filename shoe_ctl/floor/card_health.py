@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from drivers.shoe_fw import deckmap
+from shoe_ctl.rules.cards import Card, CardError
 from shoe_ctl.service.journal.records import Record
 
 __all__ = ["ORDER_CARDS", "RETRIES_CODE", "CardHealth", "DeckTags", "HealthLimits", "JournalDeckTags", "order_hash",
@@ -110,15 +111,14 @@ def _body(rec: Record) -> dict[str, Any]:
 
 
 def _code(card: object) -> int | None:
-    """A card name (``9c``) as its code ``(rank - 2) * 4 + suit``, else ``None``."""
+    """A record's card name (``9c``) as its code (:class:`~shoe_ctl.rules.cards.Card`), else
+    ``None`` (the unknown card, or anything that names none)."""
     if not isinstance(card, str) or len(card) != 2:
         return None
-    rank, suit = "23456789TJQKA".find(card[0]), "cdhs".find(card[1])
-    return None if rank < 0 or suit < 0 else rank * 4 + suit
-
-
-def _name(code: int) -> str:
-    return "23456789TJQKA"[code // 4] + "cdhs"[code % 4]
+    try:
+        return Card.parse(card).code
+    except CardError:
+        return None
 
 
 class CardHealth:
@@ -316,7 +316,7 @@ class CardHealth:
                                  "retries": retries})
                 if (deck, code) not in self.flagged and self.limits.worn(reads, retries):
                     self.flagged.add((deck, code))
-                    replace.append({"deck": deck, "card": _name(code), "reads": reads, "retries": retries})
+                    replace.append({"deck": deck, "card": str(Card(code)), "reads": reads, "retries": retries})
         tags.sort(key=lambda t: (-t["retries"] / max(1, t["reads"]), t["deck"], t["tag"]))
         out["tags"] = tags[:MAX_TAGS_SHOWN]
         out["replace"] = replace
