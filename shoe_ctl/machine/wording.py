@@ -97,6 +97,11 @@ def _instruction(p: Progress, link: LinkState, state: str) -> Instruction:
                                "place each card of the street (Place cards…)", street=street)
         if open_stops:
             return Instruction(Signal.STOP, f"Stop: {open_stops[0]['code']} — check and acknowledge", street=street)
+        if link.unread is not None:
+            # an unreadable card from a shoe that names foreign cards: no "go on" before the
+            # shoe's next word on it, which may be its FOREIGN (foreign.unreadable)
+            return Instruction(Signal.SHOE_FAULT, "Card unreadable: the shoe is checking it; pull no card yet",
+                               street=street)
         if link.wait:
             # One round trip to the shoe; the signal stays idle, so the LEDs do not change.
             return Instruction(Signal.IDLE, f"Hand {p.hand_no}: waiting for the shoe to confirm its "
