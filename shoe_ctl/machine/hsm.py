@@ -381,8 +381,8 @@ class LeanHierarchicalMachine(HierarchicalMachine):
                 res = event_data.result
             finally:
                 self.scoped, self.states, self.events, self.prefix_path = saved
-            event_data.result = self._check_event_result(None if res is None else bool(res), event_data.model,
-                                                         trigger)
+            found: Any = None if res is None else bool(res)  # (None: no transition for it: the check raises)
+            event_data.result = self._check_event_result(found, event_data.model, trigger)
         except BaseException as err:  # handed to on_exception, as the library does
             event_data.error = err  # type: ignore[assignment]
             if self.on_exception:
