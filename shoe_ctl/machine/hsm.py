@@ -11,6 +11,7 @@ import importlib.util
 import logging
 import sys
 import threading
+from collections.abc import Callable
 from functools import partial, reduce
 from typing import Any
 
@@ -366,9 +367,9 @@ class LeanHierarchicalMachine(HierarchicalMachine):
         again) and leaves both; here the root scope's values are set and put back once. The
         source state's transitions, the result check, ``on_exception`` and ``finalize_event``
         as in :meth:`_trigger_event`."""
-        callback = self.callback
-        context, event, name, state_path, state = level
-        try:
+
+        def run() -> Any:
+            context, event, name, state_path, state = level
             saved = self.scoped, self.states, self.events, self.prefix_path
             self.scoped, self.states, self.events, self.prefix_path = context[0], context[1], context[2], list(context[3])
             self._next_scope = None
@@ -381,23 +382,9 @@ class LeanHierarchicalMachine(HierarchicalMachine):
                 res = event_data.result
             finally:
                 self.scoped, self.states, self.events, self.prefix_path = saved
-            found: Any = None if res is None else bool(res)  # (None: no transition for it: the check raises)
-            event_data.result = self._check_event_result(found, event_data.model, trigger)
-        except BaseException as err:  # handed to on_exception, as the library does
-            event_data.error = err  # type: ignore[assignment]
-            if self.on_exception:
-                for func in self.on_exception:
-                    callback(func, event_data)
-            else:
-                raise
-        finally:
-            try:
-                for func in self.finalize_event:
-                    callback(func, event_data)
-            except BaseException as err:  # the library logs it and goes on
-                _NESTING_LOG.error("%sWhile executing finalize callbacks a %s occurred: %s.",
-                                   self.name, type(err).__name__, str(err))
-        return event_data.result
+            return None if res is None else bool(res)  # (None: no transition for it: the check raises)
+
+        return self._checked(event_data, trigger, run)
 
     def _trigger_event(self, event_data: NestedEventData, trigger: str) -> Any:
         """The library's ``_trigger_event`` (the trigger run from the machine's queue: the event
@@ -406,8 +393,8 @@ class LeanHierarchicalMachine(HierarchicalMachine):
         log calls and with the root scope entered directly."""
         if not (self._silent_events and _library_silent()):
             return super()._trigger_event(event_data, trigger)
-        callback = self.callback
-        try:
+
+        def run() -> Any:
             stack = self._stack
             # what ``with self():`` enters: the outermost scope on the stack, else the root
             stack.append((self.scoped, self.states, self.events, self.prefix_path))
@@ -415,10 +402,19 @@ class LeanHierarchicalMachine(HierarchicalMachine):
                 stack[0] if len(stack) > 1 else (self, self.states, self.events, []))
             self._next_scope = None
             try:
-                res = self._trigger_event_nested(event_data, trigger, None, silent=True)
+                return self._trigger_event_nested(event_data, trigger, None, silent=True)
             finally:
                 self.scoped, self.states, self.events, self.prefix_path = stack.pop()
-            event_data.result = self._check_event_result(res, event_data.model, trigger)
+
+        return self._checked(event_data, trigger, run)
+
+    def _checked(self, event_data: NestedEventData, trigger: str, run: Callable[[], Any]) -> Any:
+        """What the library's ``_trigger_event`` does around the walk ``run``: its result checked
+        (an invalid trigger raises), an error handed to ``on_exception`` (raised when there is
+        none), then the ``finalize_event`` callbacks (their error logged); the event's result."""
+        callback = self.callback
+        try:
+            event_data.result = self._check_event_result(run(), event_data.model, trigger)
         except BaseException as err:  # handed to on_exception, as the library does
             event_data.error = err  # type: ignore[assignment]
             if self.on_exception:
