@@ -259,7 +259,8 @@ def ack(p: Progress, out: Outcome, ev: DealerInput) -> bool:
         return False
     p.alerts = keep
     link = out.link
-    if link.fault is not None and not any(a["code"] == f"shoe-{link.fault}" for a in keep):
+    fault = link.fault_code()
+    if fault is not None and not any(a["code"] == fault for a in keep):
         link.fault = None  # the dealer has dealt with a fault the shoe never cleared
     if out.state == ATTENTION and not any(a["code"] == "machine-fault" for a in keep):
         out.do("resume")
