@@ -80,7 +80,8 @@ def _instruction(p: Progress, link: LinkState, state: str) -> Instruction:
     if state == ATTENTION:
         return Instruction(Signal.STOP, "Stop: internal fault — read the alert and acknowledge it")
     if p.hand is not None and state != IDLE and (link.status in _OVERLAID or link.fault is not None
-                                                 or link.gap is not None or link.wait or p.alerts):
+                                                 or link.gap is not None or link.wait or p.alerts
+                                                 or link.unread is not None):
         # (the overlays' conditions, asked at once first: inside a hand none holds at nearly every event)
         if link.status == "disconnected":
             return Instruction(Signal.SHOE_FAULT, "Shoe disconnected: stop pulling cards", street=street)
