@@ -1,5 +1,5 @@
 """The frozen values that write their own ``__init__`` (``shoe_ctl.values.frozen_value``: the
-events and commands, ...) behave as ``@dataclass(frozen=True, slots=True)`` made from the same
+events and commands, the table's settings, the dealer inputs' specifications, a recorded hand) behave as ``@dataclass(frozen=True, slots=True)`` made from the same
 fields does: the constructor's parameters and defaults, equality, hash, ``repr``, frozenness,
 ``replace``, ``copy``, ``pickle``, ``__slots__`` and ``__match_args__``."""
 
@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from shoe_ctl import events
+from shoe_ctl import config, events, input_spec, phh
 from shoe_ctl.values import FrozenValue, frozen_value
 
-MODULES = (events,)
+MODULES = (events, config, input_spec, phh)
 
 
 def _values() -> list[type]:
