@@ -1,4 +1,5 @@
-"""Configuration files: rule profiles and table/hardware settings (TOML, read with ``tomllib``).
+"""Configuration files: rule profiles and table/hardware settings (TOML, read with ``tomllib``;
+a flat file such as a rule profile by :func:`shoe_ctl.phh_toml.loads_fast`, tomllib's values).
 
 - :func:`load_profile` reads ``config/tda.toml`` or ``config/house.toml`` (by name) or any profile
   file (by path) and validates it with :func:`shoe_ctl.rules.profiles.parse_profile`.
@@ -16,12 +17,12 @@ from __future__ import annotations
 import os
 import re
 import stat
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import field
 from pathlib import Path
 from typing import Any
 
+from shoe_ctl.phh_toml import loads_fast
 from shoe_ctl.rules.profiles import PROFILE_NAMES, ProfileError, ProfileErrors, RuleProfile, parse_profile
 from shoe_ctl.values import FACTORY, FrozenValue, frozen_value
 
@@ -64,6 +65,11 @@ def read_toml(path: Path) -> dict[str, Any]:
         the last two name the line.
     """
     text = _read_text(path)
+    flat = loads_fast(text)  # the common flat shape (a rule profile): tomllib's values, read faster
+    if flat is not None:
+        return flat
+    import tomllib  # the rest: only then loaded
+
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
