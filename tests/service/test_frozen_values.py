@@ -1,5 +1,6 @@
 """The frozen values that write their own ``__init__`` (``shoe_ctl.values.frozen_value``: the
-events and commands, the table's settings, the dealer inputs' specifications, a recorded hand) behave as ``@dataclass(frozen=True, slots=True)`` made from the same
+events and commands, the table's settings, the dealer inputs' specifications, a recorded hand, the rules core's rulings, profile, steps and
+street plan, the machine's input table rows and placements) behave as ``@dataclass(frozen=True, slots=True)`` made from the same
 fields does: the constructor's parameters and defaults, equality, hash, ``repr``, frozenness,
 ``replace``, ``copy``, ``pickle``, ``__slots__`` and ``__match_args__``."""
 
@@ -14,9 +15,11 @@ from typing import Any
 import pytest
 
 from shoe_ctl import config, events, input_spec, phh
+from shoe_ctl.machine import inputs, irregular_place
+from shoe_ctl.rules import irregular, profiles, steps, stub
 from shoe_ctl.values import FrozenValue, frozen_value
 
-MODULES = (events, config, input_spec, phh)
+MODULES = (events, config, input_spec, phh, irregular, profiles, steps, stub, inputs, irregular_place)
 
 
 def _values() -> list[type]:
