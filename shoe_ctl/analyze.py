@@ -13,7 +13,7 @@ dealer's left); the rules core works with 0-based indexes. Where the record give
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -158,20 +158,84 @@ def analyze_hand(hand: RecordedHand, profile: RuleProfile, *, firsts_only: bool 
     report = HandReport(file=hand.path, rules=profile.name, game=str(game), players=n, names=hand.players,
                         seats=hand.table_seats())
     doors = hand.door_cards()
-    # A hand ruled out on 3rd street with no door card (house 16.2, a dead hand) takes no part
-    # in the bring-in; a killed hand with its door card still does (Rule 30, house 16.9).
-    counts = [doors[p] is not None or ("3rd", p + 1) not in hand.killed for p in range(n)]
+    counts = _bring_in_counts(hand, doors)
     b = bring_in(game, doors, counts)
     report.bring_in = _one(b)
     report.bring_in_card = card_text(doors[b]) if b is not None else None
     if hand.community_street is not None:
         report.community_card = card_text(hand.community)
 
+    live = None if firsts_only else _LiveDeal(hand, profile)
+    on_street = None if live is None else (lambda st, ih, ca: live.street_start(st, ih, ca, report))
+    views, in_hand_at_end = street_views(hand, on_street)
+    if live is not None:
+        live.finish(in_hand_at_end, report)
+
+    for st in STREETS:
+        if st not in views:
+            continue
+        view = views[st]
+        report.streets.append(view)
+        if not view.betting:
+            continue
+        view.first, boards, community, rule = _decide_first(hand, profile, view, doors, counts)
+        if firsts_only:
+            pass
+        elif st == "3rd":
+            if b is None:
+                view.why = "the bring-in card is not known"
+            else:
+                view.why = f"P{b + 1} {card_text(doors[b])} brings in"
+                if view.first is not None and view.first != b:
+                    view.why += f", all-in for the ante: P{view.first + 1} next to the left (RP-10-E, house 16.4)"
+        else:
+            if rule == "RP-10-H-D":
+                view.why = _why(hand, boards, view, None, "", profile)
+                view.why += f"; community card {card_text(community)}: the 6th-street order stands (RP-10-H-D)"
+            else:
+                view.why = _why(hand, boards, view, community, rule, profile)
+            if st == "4th" and game is not Game.RAZZ:
+                pairs = [f"P{i + 1}" for i in range(n) if view.in_hand[i] and open_pair(boards[i])]
+                if pairs:
+                    if not profile.open_pair_bet:
+                        how = "bets not doubled (RP-10-F)"
+                    elif game is Game.STUD:
+                        how = "small or big bet (house 16.8)"
+                    else:
+                        how = "bets stay small (house 16.8 is for stud high)"
+                    view.why += f"; open pair {', '.join(pairs)}: {how}"
+        report.first_to_act[st] = _one(view.first)
+        if view.first is not None and view.recorded is not None and view.first != view.recorded:
+            report.alerts.append(
+                {
+                    "code": "first-to-act",
+                    "street": st,
+                    "player": view.recorded + 1,
+                    "expected": view.first + 1,
+                    "message": f"P{view.recorded + 1} acted first; the {profile.name} rules give P{view.first + 1}",
+                }
+            )
+    return report
+
+
+def street_views(hand: RecordedHand, on_street: Callable[[str, list[bool], list[bool]], None] | None = None,
+                 ) -> tuple[dict[str, StreetView], list[bool]]:
+    """The record's streets as the rules core sees them at each street's start, by street (every
+    street with a deal line or a betting action; ``first`` and ``why`` not decided yet, see
+    :func:`street_first`), and per player whether still in the hand at the end of the record.
+
+    Walks the actions once: the chips each player has behind (the antes, the bring-in and the
+    street's bets and calls taken from the starting stacks), the folds, the players ruled out on
+    a street (``_killed``), and the first betting action of each street (``recorded``).
+
+    :param on_street: called at each street's first deal line with the street and the players
+        in the hand and able to act then (the lists the view holds).
+    """
+    n = hand.n
     stacks = [max(s - a, 0) for s, a in zip(hand.starting_stacks, hand.antes, strict=True)]
     folded = [False] * n
     committed: list[int | float] = [0] * n  # starting stacks may be inf (unknown)
     views: dict[str, StreetView] = {}
-    live = None if firsts_only else _LiveDeal(hand, profile)
     street = ""
     for action in hand.actions:
         if action.street != street and action.kind in ("dh", "db"):
@@ -184,8 +248,8 @@ def analyze_hand(hand: RecordedHand, profile: RuleProfile, *, firsts_only: bool 
                     in_hand[p - 1] = can_act[p - 1] = False
             view = StreetView(street, in_hand, can_act, betting=sum(can_act) >= 2)
             views[street] = view
-            if live is not None:
-                live.street_start(street, in_hand, can_act, report)
+            if on_street is not None:
+                on_street(street, in_hand, can_act)
         if action.kind not in BETTING or action.player is None:
             continue
         i = action.player
@@ -208,71 +272,48 @@ def analyze_hand(hand: RecordedHand, profile: RuleProfile, *, firsts_only: bool 
             pay = min(max(max(committed) - committed[i], 0), stacks[i])
             committed[i] += pay
             stacks[i] -= pay
-    if live is not None:
-        live.finish([not f for f in folded], report)
+    return views, [not f for f in folded]
 
-    for st in STREETS:
-        if st not in views:
-            continue
-        view = views[st]
-        report.streets.append(view)
-        if not view.betting:
-            continue
-        if st == "3rd":
-            view.first = first_to_act_third(game, doors, view.can_act, counts)
-            if firsts_only:
-                pass
-            elif b is None:
-                view.why = "the bring-in card is not known"
-            else:
-                view.why = f"P{b + 1} {card_text(doors[b])} brings in"
-                if view.first is not None and view.first != b:
-                    view.why += f", all-in for the ante: P{view.first + 1} next to the left (RP-10-E, house 16.4)"
-        else:
-            boards = [hand.upcards(i, st) for i in range(n)]
-            # A community card counts in every board from the street it is dealt on (house 16.20);
-            # ``??`` in the record is a community card whose identity is unknown.
-            on_board = hand.community_street is not None and STREETS.index(hand.community_street) <= STREETS.index(st)
-            community = hand.community if on_board else None
-            unread = on_board and community is None
-            if st == "7th" and hand.community_street == "7th" and not profile.house:
-                # RP-10-H-D: with a community card, the first to act on 6th acts first on 7th.
-                view.first = first_to_act(game, boards, view.in_hand, view.can_act, profile.tie)
-                rule = "RP-10-H-D"
-            else:
-                view.first = first_to_act(
-                    game, boards, view.in_hand, view.can_act, profile.tie, community, community_unknown=unread
-                )
-                rule = "house-16.20" if on_board else ""
-            if firsts_only:
-                pass
-            elif rule == "RP-10-H-D":
-                view.why = _why(hand, boards, view, None, "", profile)
-                view.why += f"; community card {card_text(community)}: the 6th-street order stands (RP-10-H-D)"
-            else:
-                view.why = _why(hand, boards, view, community, rule, profile)
-            if st == "4th" and game is not Game.RAZZ and not firsts_only:
-                pairs = [f"P{i + 1}" for i in range(n) if view.in_hand[i] and open_pair(boards[i])]
-                if pairs:
-                    if not profile.open_pair_bet:
-                        how = "bets not doubled (RP-10-F)"
-                    elif game is Game.STUD:
-                        how = "small or big bet (house 16.8)"
-                    else:
-                        how = "bets stay small (house 16.8 is for stud high)"
-                    view.why += f"; open pair {', '.join(pairs)}: {how}"
-        report.first_to_act[st] = _one(view.first)
-        if view.first is not None and view.recorded is not None and view.first != view.recorded:
-            report.alerts.append(
-                {
-                    "code": "first-to-act",
-                    "street": st,
-                    "player": view.recorded + 1,
-                    "expected": view.first + 1,
-                    "message": f"P{view.recorded + 1} acted first; the {profile.name} rules give P{view.first + 1}",
-                }
-            )
-    return report
+
+def street_first(hand: RecordedHand, profile: RuleProfile, view: StreetView) -> int | None:
+    """The player (0-based) ``profile`` names to act first on ``view``'s street of ``hand`` (a
+    view of :func:`street_views`), ``None`` when unknown cards decide or fewer than two players
+    can act: the bring-in on 3rd street (RP-10-E, house 16.4), the best board on later streets
+    (RP-10-D, the community card counted from its street under house 16.20, the 6th-street order
+    kept on 7th under RP-10-H-D).
+
+    :raises ValueError: the view's lists do not match the hand's players.
+    """
+    doors = hand.door_cards()
+    return _decide_first(hand, profile, view, doors, _bring_in_counts(hand, doors))[0]
+
+
+def _bring_in_counts(hand: RecordedHand, doors: list[Card | None]) -> list[bool]:
+    """Per player, whether the hand takes part in the bring-in: a hand ruled out on 3rd street
+    with no door card (house 16.2, a dead hand) does not; a killed hand with its door card still
+    does (Rule 30, house 16.9)."""
+    return [doors[p] is not None or ("3rd", p + 1) not in hand.killed for p in range(hand.n)]
+
+
+def _decide_first(hand: RecordedHand, profile: RuleProfile, view: StreetView, doors: list[Card | None],
+                  counts: list[bool]) -> tuple[int | None, list[list[Card | None]], Card | None, str]:
+    """:func:`street_first` and what the decision read: the boards (``[]`` on 3rd street), the
+    community card counted, and the rule that placed it (``"house-16.20"``, ``"RP-10-H-D"``, "")."""
+    game = hand.game
+    st = view.street
+    if st == "3rd":
+        return first_to_act_third(game, doors, view.can_act, counts), [], None, ""
+    boards = [hand.upcards(i, st) for i in range(hand.n)]
+    # A community card counts in every board from the street it is dealt on (house 16.20);
+    # ``??`` in the record is a community card whose identity is unknown.
+    on_board = hand.community_street is not None and STREETS.index(hand.community_street) <= STREETS.index(st)
+    community = hand.community if on_board else None
+    if st == "7th" and hand.community_street == "7th" and not profile.house:
+        # RP-10-H-D: with a community card, the first to act on 6th acts first on 7th.
+        return first_to_act(game, boards, view.in_hand, view.can_act, profile.tie), boards, community, "RP-10-H-D"
+    first = first_to_act(game, boards, view.in_hand, view.can_act, profile.tie, community,
+                         community_unknown=on_board and community is None)
+    return first, boards, community, "house-16.20" if on_board else ""
 
 
 def _why(

@@ -104,19 +104,33 @@ def _installed(name: str) -> bool:
     return importlib.util.find_spec(f"shoe_ctl.cli.{name}") is not None
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The argument parser with every subcommand that is installed; no subcommand module is
-    imported until its parser is used (:func:`load_all` imports them all)."""
+    imported until its parser is used (:func:`load_all` imports them all).
+
+    :param command: a subcommand the arguments to parse begin with (:func:`command_named`): the
+        parser then holds that subcommand alone, which parses those arguments as the whole tree
+        would (the top level's usage names ``COMMAND``, not the list; the list is shown only by
+        its help and by an unknown command). ``None``, or a name that is not an installed
+        subcommand: every subcommand.
+    """
     parser = argparse.ArgumentParser(
         prog="shoe-ctl",
         description="Card-shoe controller for Seven Card Stud tables.",
     )
     parser.add_argument("--version", action="version", version=VERSION)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=SubcommandParser)
-    for name, text in SUBCOMMANDS.items():
-        if _installed(name):
-            sub.add_parser(name, help=text, command=name)
+    names = [command] if command in SUBCOMMANDS and _installed(command) else \
+        [name for name in SUBCOMMANDS if _installed(name)]
+    for name in names:
+        sub.add_parser(name, help=SUBCOMMANDS[name], command=name)
     return parser
+
+
+def command_named(argv: Sequence[str]) -> str | None:
+    """The subcommand ``argv`` begins with (``["replay", "--direct", ...]``: ``"replay"``), or
+    ``None`` when its first word is none (an option such as ``--help``, an unknown word, nothing)."""
+    return argv[0] if argv and argv[0] in SUBCOMMANDS else None
 
 
 def load_all(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -153,8 +167,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if whole_process and signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
-        parser = build_parser()
-        args = parser.parse_args(argv)
+        words = sys.argv[1:] if argv is None else argv
+        parser = build_parser(command_named(words))  # one subcommand's parser, when that is all it needs
+        args = parser.parse_args(words)
         args.whole_process = whole_process
         func = getattr(args, "func", None)
         if func is None:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from hil.replay import run_direct, run_full, script_from_record
-from shoe_ctl.analyze import HandReport, analyze_hand, iter_phh_files
+from shoe_ctl.analyze import HandReport, iter_phh_files, street_first, street_views
 from shoe_ctl.cli.analyze import ReportTable, display_names
 from shoe_ctl.cli.args import Subparsers, add_phh_inputs
 from shoe_ctl.config import load_profile
@@ -127,20 +127,26 @@ def record_departures(record: RecordedHand, summary: dict[str, Any], profile: Ru
                             f"the record deals every player a 7th card; the {profile.name} rules prescribe a "
                             f"community card (procedure {procedure})"),
             })
+    # the rules core decides a street only where the machine's first differs from the record's:
+    # where they agree there is no departure, whatever the record's own cards would decide
+    firsts = [(street, first) for street, first in (summary.get("first_to_act") or {}).items() if first is not None]
+    departures: list[dict[str, Any]] = []
     try:
-        views = {v.street: v for v in analyze_hand(record, profile, firsts_only=True).streets if v.betting}
-    except ValueError:  # HandError: more cards than a deck; the replay said so itself
-        views = {}
-    for street, first in (summary.get("first_to_act") or {}).items():
-        view = views.get(street)
-        actor = None if view is None else view.recorded
-        # a street whose deciding upcards the record lacks (analyze: unknown) was decided on the
-        # replay's random cards: not a departure of the record
-        if first is not None and actor is not None and view is not None and view.first is not None \
-                and first != actor + 1:
-            alerts.append({"code": "first-to-act", "street": street, "player": actor + 1, "expected": first,
-                           "message": f"P{actor + 1} acted first; the {profile.name} rules give P{first}"})
-    return alerts
+        views = street_views(record)[0] if firsts else {}
+        for street, first in firsts:
+            view = views.get(street)
+            if view is None or not view.betting or view.recorded is None or first == view.recorded + 1:
+                continue
+            # a street whose deciding upcards the record lacks (analyze: unknown) was decided on
+            # the replay's random cards: not a departure of the record
+            if street_first(record, profile, view) is None:
+                continue
+            actor = view.recorded
+            departures.append({"code": "first-to-act", "street": street, "player": actor + 1, "expected": first,
+                               "message": f"P{actor + 1} acted first; the {profile.name} rules give P{first}"})
+    except ValueError:  # lists that do not match the players (a record not read by read_phh)
+        departures = []
+    return alerts + departures
 
 
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:

@@ -37,7 +37,7 @@ from shoe_ctl.floor.card_health import MAX_TAGS_SHOWN, ORDER_CARDS, RETRIES_CODE
 from shoe_ctl.floor.config import Credentials, parse_broker
 from shoe_ctl.floor.failover import host_state, host_topic
 from shoe_ctl.floor.netloop import NetLoop
-from shoe_ctl.floor.severity import SEVERITIES, classify, needs_floor
+from shoe_ctl.floor.severity import CRITICAL, SEVERITIES, WARNING, classify, needs_floor
 from shoe_ctl.floor.sightings import REPEATED_ORDER_CODE, TWO_TABLES_CODE, OrderSightings, TagSightings
 from shoe_ctl.floor.topics import Topics, check_name, dumps
 from shoe_ctl.recall import MAX_ENTRIES, RECALL_HANDS
@@ -254,6 +254,30 @@ class TableView:
             "health": self.health,
             "version": self.version,
         }
+
+
+def _settle(view: TableView, code: str, note: str) -> None:
+    """The shoe's fault ``code`` ended by itself (the shoe cleared it, or is back): its open
+    ``critical`` alerts that the table did not latch become ``warning`` ones, still queued for a
+    supervisor to sign for, merged into an open one they now repeat."""
+    for alert in [a for a in view.alerts if a["code"] == code and a["acked"] is None
+                  and a["severity"] == CRITICAL and not a["latched"]]:
+        key = _alert_key(alert)
+        if view.open_index.get(key) is alert:
+            del view.open_index[key]
+        alert["severity"] = WARNING
+        alert["message"] = f"{alert['message'] or ''}; {note}"[:1000]
+        key = _alert_key(alert)
+        into = view.open_index.get(key)
+        if into is None:
+            view.open_index[key] = alert
+            continue
+        into["count"] += alert["count"]
+        into["time_us"] = alert["time_us"]
+        view.alerts.remove(alert)
+        for k in [k for k, a in view.open_index.items() if a is alert]:
+            view.open_index[k] = into
+        view.open_count -= 1
 
 
 class FloorConsumer:
@@ -498,16 +522,15 @@ class FloorConsumer:
                 self._add_alert(view, alert)
             else:
                 view.notices.append(alert)  # routine: shown on the tile, never queued
-        elif kind == "ShoeFault":
+        elif kind == "ShoeFault":  # its alert is the table's own (the machine's code: a retry or not)
             fault = _text(ev.get("fault"))
             view.shoe = {"status": "fault" if not ev.get("cleared") else "connected", "detail": fault}
-            if not ev.get("cleared"):
-                self._add_alert(view, {"id": seq, "code": f"shoe-{fault}", "severity": "critical",
-                                       "message": f"the shoe reports {fault}", "seat": None, "street": None,
-                                       "latched": True, "hand": _int(ev.get("hand")),
-                                       "time_us": _int(ev.get("time_us")), "acked": None, "count": 1})
+            if ev.get("cleared"):
+                _settle(view, f"shoe-{fault}", "cleared by the shoe")
         elif kind == "LinkChanged":
             view.shoe = {"status": _text(ev.get("status")), "detail": _text(ev.get("detail"), 1000)}
+            if view.shoe["status"] == "connected":
+                _settle(view, "shoe-disconnected", "the shoe is back")
         elif kind == "hand-end" and "health" in ev:
             self._health(view, ev, seq)
         if self.on_event is not None:

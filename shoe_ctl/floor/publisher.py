@@ -15,7 +15,7 @@ import ssl
 import stat
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +32,7 @@ from shoe_ctl.floor.netloop import NetLoop, shared_loop
 from shoe_ctl.floor.topics import Topics, dumps, event_payload, floor_state, floor_tile, redact
 from shoe_ctl.recall import HIDDEN_ROLES, public
 from shoe_ctl.service.controller import Controller
+from shoe_ctl.service.journal.records import Record
 
 if TYPE_CHECKING:
     from shoe_ctl.release import SoftwareIdentity  # cryptography: loaded only where a seed is answered
@@ -73,6 +74,10 @@ street or alert sends it at the next step."""
 HEALTH_SEED_RECORDS = 20_000
 """At a start, the reader and card health counts are taken again from at most this many journal
 records before the first one to publish (``docs/floor.md``, "Reader and card health")."""
+
+HANDED_MAX = 1000
+"""The most records the journal's writer handed over (after their commit) that the publisher keeps
+for publication; past it the oldest are dropped and read from the journal when their turn comes."""
 
 FIRST_CONNECT_WAIT_S = 1.0
 """At a stop before the first connection is made, the longest wait for a connection on its way
@@ -160,10 +165,13 @@ class FloorPublisher:
         self._wake = threading.Event()
         self._due = float("inf")  # monotonic time of a step asked for by _run_at
         self._commits = 0  # commits the journal told of
+        self._handed: collections.deque[Record] = collections.deque(maxlen=HANDED_MAX)  # committed, handed over
         self._read_upto = -1  # the value of _commits when the journal was last read to its end
         self._notified = False  # the journal tells its commits (else it is read every IDLE_POLL_S)
         self.journal_reads = 0
         """Reads of the journal (``Journal.records`` calls) so far."""
+        self.records_handed = 0
+        """Records taken for publication as the journal's writer handed them over (no read)."""
         self._stop = threading.Event()
         self._latest: dict[str, Any] | None = None
         self._state_sent: dict[str, Any] | None = None  # the DisplayUpdate state last taken
@@ -406,10 +414,26 @@ class FloorPublisher:
 
     # ------------------------------------------------------------------ the publisher thread
 
-    def _committed(self, _last_seq: int) -> None:
-        """The journal committed records (its writer thread): wake the publisher."""
+    def _committed(self, records: Sequence[Record]) -> None:
+        """The journal committed ``records`` (its writer thread): keep them, wake the publisher."""
+        self._handed.extend(records)
         self._commits += 1
         self._wake.set()
+
+    def _after(self, since: int) -> Iterable[Record]:
+        """The records after journal sequence ``since`` to publish: those the writer handed over when
+        they follow ``since`` without a gap (the usual case: nothing is read), else the journal's."""
+        handed = self._handed
+        while handed and handed[0].seq <= since:
+            handed.popleft()  # published (or acknowledged before this start)
+        taken = list(handed)
+        if taken and taken[0].seq == since + 1 and taken[-1].seq == since + len(taken):
+            self.records_handed += len(taken)
+            return taken
+        # a start, a replay asked from further back, records dropped past HANDED_MAX, or none
+        # handed over yet: the journal has them all (and those handed over after them)
+        read: Iterable[Record] = self._records(since)
+        return read
 
     def _records(self, since: int | None) -> Any:
         """The journal's records after ``since`` (every read of the journal goes through here)."""
@@ -577,7 +601,7 @@ class FloorPublisher:
             return 0  # no commit since the journal was last read to its end
         sent = 0
         full = False
-        for rec in self._records(self._next - 1):
+        for rec in self._after(self._next - 1):
             payload = event_payload(rec, table=self.table, session=self.session)
             figures = self.health.feed(rec)
             if figures is not None:

@@ -2,11 +2,12 @@
 "Alerts by severity").
 
 ``critical`` -- the floor must come now (a STOP that calls the floor, a tilt, a foreign or
-duplicate card, the shoe or the journal failing, a table lost or silent); ``warning`` -- a ruling
-or an event a supervisor decides or signs for (a misdeal, a dead or killed hand, an exposed card,
-a wrong bring-in, a refused credential); ``info`` -- routine: a procedure the rules prescribe and
-the dealer carries out (the short-stub procedures RP-10-H-A/B/C and house 16.18-16.20, the
-community card's order, an input refused as wrong at this moment). The floor queues ``critical``
+duplicate card, the shoe or the journal failing, a shoe fault that stops the deal, a table lost or
+silent); ``warning`` -- a ruling or an event a supervisor decides or signs for (a misdeal, a dead
+or killed hand, an exposed card, a wrong bring-in, a refused credential, a shoe fault that does not
+stop the deal or has cleared); ``info`` -- routine: a procedure the rules prescribe and the dealer
+carries out (the short-stub procedures RP-10-H-A/B/C and house 16.18-16.20, the community card's
+order, an input refused as wrong at this moment, a misread the shoe retried at once). The floor queues ``critical``
 and ``warning`` alerts for a signed-in supervisor's acknowledgement; ``info`` ones are shown on the
 table's tile and never queued. A latched alert (the dealer is stopped until someone acknowledges)
 is ``critical`` whatever its code.
@@ -17,7 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-__all__ = ["ALERT_SEVERITY", "FAMILY_SEVERITY", "QUEUED", "SEVERITIES", "classify", "needs_floor", "severity"]
+__all__ = ["ALERT_SEVERITY", "CRITICAL", "FAMILY_SEVERITY", "INFO", "QUEUED", "SEVERITIES", "WARNING", "classify", "needs_floor",
+           "severity"]
 
 CRITICAL, WARNING, INFO = "critical", "warning", "info"
 
@@ -31,7 +33,9 @@ _CRITICAL = (
     # the table cannot go on as it is: a person must come
     "machine-fault", "journal-write-failed", "software-mismatch", "users-file-refused",
     "duplicate-card", "card-not-in-stub", "dispense-gap", "card-beyond-stub", "card-not-expected",
-    "sequence-gap", "shoe-sequence-reset", "shoe-disconnected", "shoe-double-pull",
+    "sequence-gap", "shoe-sequence-reset", "shoe-disconnected",
+    # a shoe fault that stops the deal until the shoe clears it (a warning to sign for once cleared)
+    "shoe-jam", "shoe-cover-open", "shoe-reader-error",
     "card-count-over", "card-count-street", "card-placement", "RP-4",
     # the floor's own: a table gone without a clean stop, or silent
     "table-lost", "table-silent",
@@ -44,8 +48,10 @@ _WARNING = (
     "house-16.25", "house-16.26",
     "card-count-mismatch", "card-in-doubt", "extra-card", "street-rederived", "street-placed",
     "unreadable-card",
-    # the shoe and the host, when they do not stop the deal
+    # the shoe and the host, when they do not stop the deal (a misread that left its card unknown,
+    # two cards out together: both counted)
     "shoe-link-degraded", "shoe-restarted", "host-unclean-stop", "clock-unsynced", "clock-skew",
+    "shoe-misread", "shoe-double-pull",
     "unknown-event",
     # a deck dealt in runs of one suit, or in an earlier deck's order: the floor decides on the deck
     "deck-order-runs-floor", "deck-order-ranks-floor", "deck-order-repeated-floor",
@@ -68,6 +74,9 @@ _INFO = (
     # the dealer's own inputs: refused as wrong at this moment, undone, confirmed, absent reported
     "input-wrong-time", "input-invalid", "undo", "undo-refused", "street-confirmed", "absent-player",
     "floor-override", "sequence-gap-closed", "clock-agrees", "auth-refused",
+    # a misread the shoe retried at once: the card kept the identity the shoe trusted (a tag that
+    # retries too often is card-retries-floor)
+    "shoe-misread-retry",
 )
 
 
@@ -86,7 +95,7 @@ ALERT_SEVERITY: Mapping[str, str] = _table()
 codes found in the source: ``tests/floor/test_floor_severity.py``)."""
 
 FAMILY_SEVERITY: tuple[tuple[str, str], ...] = (
-    ("shoe-", CRITICAL),  # shoe-<fault> (misread, jam, cover-open ...), shoe-<refusal> (forged, unpaired ...)
+    ("shoe-", CRITICAL),  # shoe-<refusal> (forged, unpaired ...), a fault kind this table does not name
     ("timer-", WARNING),  # no progress in a state for a timer's time
 )
 """Code prefix -> severity, for codes made from a value (a fault kind, a link refusal, a timer)."""

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from shoe_ctl.machine.reads import Read
     from shoe_ctl.rules.hand import HandState
 
-__all__ = ["FAULT_TEXT", "RETRY_TEXT", "AlertFn", "LinkState"]
+__all__ = ["FAULT_TEXT", "RETRY_CODE", "RETRY_TEXT", "AlertFn", "LinkState"]
 
 FAULT_TEXT: dict[FaultKind, str] = {
     FaultKind.JAM: "clear the jam without pulling a card by hand; go on when the shoe reports it cleared "
@@ -39,6 +39,11 @@ RETRY_TEXT = ("the reader's check failed and the shoe identified the card on ano
               "counted with that identity; deal on when the shoe reports the misread's end")
 """What the dealer is told of a misread after a card the shoe read with its identity
 (docs/protocol.md, FAULT *misread*), in place of ``FAULT_TEXT[FaultKind.MISREAD]``."""
+
+RETRY_CODE = "shoe-misread-retry"
+"""The alert of a misread the shoe retried (its card booked with the identity the shoe trusted):
+routine on the floor, a notice (docs/floor.md, "Alerts by severity"); a misread that left its card
+unknown is ``shoe-misread``."""
 
 class AlertFn(Protocol):
     """Raises an alert, as :meth:`~shoe_ctl.machine.outcome.Outcome.alert`."""
@@ -203,10 +208,17 @@ class LinkState:
         self.fault = ev.kind.value
         self.retry = identified if ev.kind is FaultKind.MISREAD else None
         if self.retry is not None:
-            alert("shoe-misread", f"the shoe reports misread{detail} on read {self.retry}: {RETRY_TEXT}")
+            alert(RETRY_CODE, f"the shoe reports misread{detail} on read {self.retry}: {RETRY_TEXT}")
             return
         alert(f"shoe-{ev.kind.value}", f"the shoe reports {ev.kind.value}{detail}: "
                   f"{FAULT_TEXT.get(ev.kind, 'pull no card until it clears')}")
+
+    def fault_code(self) -> str | None:
+        """The code of the alert the open fault raised (:data:`RETRY_CODE` for a retry), ``None``
+        without one."""
+        if self.fault is None:
+            return None
+        return RETRY_CODE if self.retry is not None else f"shoe-{self.fault}"
 
     def restarted(self, ev: ShoeRestarted, alert: AlertFn) -> None:
         """The shoe restarted inside a hand (docs/protocol.md section 12): a latched stop with the

@@ -18,7 +18,7 @@ import pytest
 from paths import EXAMPLES, ROOT
 
 import shoe_ctl.cli
-from shoe_ctl.cli import SUBCOMMANDS, build_parser, main
+from shoe_ctl.cli import SUBCOMMANDS, build_parser, command_named, main
 
 
 def _imported_after(code: str) -> set[str]:
@@ -48,6 +48,17 @@ def test_the_direct_replay_imports_no_table_display_or_web_server() -> None:
     table (serial link, journal, floor client) nor the display's aiohttp."""
     loaded = _imported_after("import shoe_ctl.cli.replay, hil.replay")
     assert {"shoe_ctl.table", "shoe_ctl.display.server", "aiohttp", "drivers.shoe"} & loaded == set()
+
+
+def test_the_direct_replay_loads_no_toml_parser_nor_datetime() -> None:
+    """The rule profiles and the hands are flat TOML, read by ``shoe_ctl.phh_toml``'s fast reader:
+    a direct replay loads neither ``tomllib`` nor the ``datetime`` it brings."""
+    probe = ("import sys, io, contextlib\nfrom shoe_ctl.cli import main\n"
+             "with contextlib.redirect_stdout(io.StringIO()):\n"
+             f"    status = main(['replay', '--direct', '--json', {str(EXAMPLES / 'razz-suit-tie.phh')!r}])\n"
+             "print(status, sorted(m for m in ('tomllib', 'datetime') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.stdout.split("\n")[-2] == "0 []", out.stderr[-2000:]
 
 
 def _modules_with_register() -> set[str]:
@@ -111,6 +122,49 @@ def test_a_subcommand_runs_from_the_lazy_parser() -> None:
     assert status == 0
     report = json.loads(out.getvalue())
     assert report["game"] == "razz" and report["error"] is None and report["bring_in"] is not None
+
+
+def _subcommands(parser: argparse.ArgumentParser) -> list[str]:
+    return [name for a in parser._actions if isinstance(a, argparse._SubParsersAction) for name in a.choices]
+
+
+def test_a_command_builds_its_own_subcommand_parser_alone() -> None:
+    """``shoe-ctl replay ...`` makes one subcommand's parser, not eighteen; ``--help``, nothing
+    or an unknown word before any command makes them all (their list is shown then)."""
+    assert _subcommands(build_parser(command_named(["replay", "--direct", "x.phh"]))) == ["replay"]
+    for argv in (["--help"], [], ["no-such-command"], ["--version", "replay"]):
+        assert command_named(argv) is None
+        assert _subcommands(build_parser(command_named(argv))) == list(SUBCOMMANDS)
+    assert _subcommands(build_parser("no-such-command")) == list(SUBCOMMANDS)
+
+
+def _outcome(parser: argparse.ArgumentParser, argv: list[str]) -> tuple[Any, str, str]:
+    """What parsing ``argv`` gives: the namespace (its callable by name) or the exit status, and
+    what was printed."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            args = vars(parser.parse_args(argv))
+            result: Any = {k: getattr(v, "__qualname__", v) for k, v in args.items()}
+        except SystemExit as stop:
+            result = stop.code
+    return result, out.getvalue(), err.getvalue()
+
+
+@pytest.mark.parametrize("name", list(SUBCOMMANDS))
+def test_one_subcommands_parser_parses_as_the_whole_tree(name: str) -> None:
+    """The parser built for one subcommand gives what the whole tree gives for its help, an
+    unknown option, a missing argument and ``--version``."""
+    for tail in (["--help"], ["--no-such-option"], [], ["--version"]):
+        argv = [name, *tail]
+        assert _outcome(build_parser(name), argv) == _outcome(build_parser(), argv), argv
+
+
+def test_one_subcommands_parser_parses_a_command_as_the_whole_tree() -> None:
+    for argv in (["replay", "--direct", "--json", "--seed", "3", "a.phh", "b"],
+                 ["journal", "check", "x.journal"], ["verify", "--seed", "00", "--manifest", "m.json"],
+                 ["replay", "a.phh", "--no-such-option"]):
+        assert _outcome(build_parser(argv[0]), argv) == _outcome(build_parser(), argv), argv
 
 
 def test_a_sub_subcommand_is_reached_through_the_lazy_parser() -> None:

@@ -20,9 +20,10 @@ from shoe_ctl.events import (
     ShoeFault,
     ShoeInfo,
     Signal,
+    TimerFired,
 )
 from shoe_ctl.machine import Dealing
-from shoe_ctl.machine.link import FAULT_TEXT, RETRY_TEXT
+from shoe_ctl.machine.link import FAULT_TEXT, RETRY_CODE, RETRY_TEXT
 from shoe_ctl.rules.cards import Card, full_deck
 
 PROFILES = {"tda": load_profile("tda"), "house": load_profile("house")}
@@ -48,7 +49,7 @@ def test_a_misread_after_an_identified_card_is_a_retry_and_the_card_keeps_its_id
     card = deck.pop()
     m.handle(CardRead(1, card, "rfid", 1, 1))
     [alert] = _alerts(m.handle(ShoeFault(2, FaultKind.MISREAD, False, "crc")))
-    assert alert.code == "shoe-misread" and not alert.latched
+    assert alert.code == RETRY_CODE and not alert.latched  # a notice on the floor, not shoe-misread
     assert "read 1" in alert.message and RETRY_TEXT in alert.message and "unknown" not in alert.message
     assert str(card) not in alert.message  # a downcard: never named before the showdown
     ins = m.instruction()
@@ -80,15 +81,29 @@ def test_a_misread_not_right_after_its_card_is_not_taken_for_a_retry() -> None:
     m.handle(CardRead(1, deck.pop(), "rfid", 1, 1))
     [alert] = _alerts(m.handle(ShoeFault(3, FaultKind.MISREAD, False)))
     assert FAULT_TEXT[FaultKind.MISREAD] in alert.message and m.link.retry is None
+    assert alert.code == "shoe-misread"
 
 
 def test_a_retry_then_an_unknown_misread_each_get_their_own_words() -> None:
     m, deck = _table("tda")
     m.handle(CardRead(1, deck.pop(), "rfid", 1, 1))
-    m.handle(ShoeFault(2, FaultKind.MISREAD, False))
+    assert [a.code for a in _alerts(m.handle(ShoeFault(2, FaultKind.MISREAD, False)))] == [RETRY_CODE]
     m.handle(ShoeFault(3, FaultKind.MISREAD, True))
     m.handle(CardRead(4, None, "none", 2, 1))
     cmds = m.handle(ShoeFault(5, FaultKind.MISREAD, False))
     [misread] = [a for a in _alerts(cmds) if a.code == "shoe-misread"]
     assert FAULT_TEXT[FaultKind.MISREAD] in misread.message and m.link.retry is None
     assert m.hand is not None and m.hand.seats[1].down == [None]
+
+
+def test_acknowledging_another_alert_leaves_a_retry_the_shoe_has_not_ended() -> None:
+    """The dealer's acknowledgement ends a fault only with the alert the fault raised: the retry's
+    own code, not ``shoe-misread``."""
+    m, deck = _table("tda")
+    m.handle(CardRead(1, deck.pop(), "rfid", 1, 1))
+    m.handle(ShoeFault(2, FaultKind.MISREAD, False))
+    m.handle(TimerFired("idle", m.state))  # another alert, acknowledged on its own
+    m.handle(DealerInput(DealerAction.ACK_ALERT, args={"code": "timer-idle"}))
+    assert m.link.fault == "misread" and m.instruction().signal is Signal.SHOE_FAULT
+    m.handle(DealerInput(DealerAction.ACK_ALERT, args={"code": RETRY_CODE}))
+    assert m.link.fault is None

@@ -17,7 +17,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -308,10 +308,11 @@ class Journal:
         if self._writer is not None:
             self._writer.add_listener(fn)
 
-    def add_commit_listener(self, fn: Callable[[int], None]) -> bool:
-        """``fn(last_seq)`` after each commit of this journal's writer, with the newest sequence
-        it wrote (from the writer thread; must not block): a reader in this process (the floor
-        publisher) learns of new records without polling the file.
+    def add_commit_listener(self, fn: Callable[[Sequence[Record]], None]) -> bool:
+        """``fn(records)`` after each commit of this journal's writer, with the records it wrote,
+        in journal order, as :meth:`records` would read them back (from the writer thread; must
+        not block): a reader in this process (the floor publisher) learns of new records, and
+        gets them, without reading the file again.
 
         :returns: False for a read-only journal (no writer here: whoever writes it is elsewhere).
         """

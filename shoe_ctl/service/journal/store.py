@@ -284,11 +284,13 @@ class Store(Closeable):
         return self.write_groups([(batch, hand)], sync=sync)[0]
 
     def write_groups(self, groups: list[tuple[list[tuple[str, str, int | None]], int | None]], *,
-                     sync: bool = True) -> list[list[int]]:
+                     sync: bool = True, written: list[Record] | None = None) -> list[list[int]]:
         """Append several batches of (kind, body, shoe_seq) rows, each to its hand, in one
         transaction (one fsync: the group commit), numbered from :attr:`next_seq` and stamped with
         one clock reading; with ``sync`` false SQLite skips the fsync for this transaction.
 
+        :param written: given, the records written are added to it once they are committed (in
+            journal order, as :meth:`records` would read them back).
         :returns: each batch's journal sequences.
         :raises JournalError: when read-only or closed.
         :raises sqlite3.Error: the write failed (e.g. a full disk, a lock held beyond the busy
@@ -338,6 +340,8 @@ class Store(Closeable):
                 self.chain_head = links[-1]
                 if self._chain_from is None:
                     self._chain_from = links[0][0]
+            if written is not None:
+                written.extend(Record(*row[:6]) for row in rows)
             return out
 
     # ------------------------------------------------------------------ reading

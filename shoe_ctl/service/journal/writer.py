@@ -8,8 +8,9 @@ from __future__ import annotations
 import logging
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
+from shoe_ctl.service.journal.records import Record
 from shoe_ctl.service.journal.store import Store
 
 log = logging.getLogger("shoe_ctl.service.journal")
@@ -67,7 +68,7 @@ class GroupWriter:
         self._cond = threading.Condition()
         self._stop = False
         self._listeners: list[Callable[[BaseException | None], None]] = []
-        self._committed: list[Callable[[int], None]] = []
+        self._committed: list[Callable[[Sequence[Record]], None]] = []
         self.failing: BaseException | None = None
         """The error of the last failed commit while it is not followed by a successful one."""
         self.groups = 0
@@ -83,8 +84,9 @@ class GroupWriter:
         writes again; from the writer thread, must not block."""
         self._listeners.append(fn)
 
-    def add_commit_listener(self, fn: Callable[[int], None]) -> None:
-        """Call ``fn(last_seq)`` after each commit, with the newest journal sequence it wrote;
+    def add_commit_listener(self, fn: Callable[[Sequence[Record]], None]) -> None:
+        """Call ``fn(records)`` after each commit, with the records it wrote in journal order (as
+        ``Store.records`` reads them back; never changed afterwards: a listener may keep them);
         from the writer thread, after the commit's ``on_durable`` callbacks: must not block."""
         self._committed.append(fn)
 
@@ -173,9 +175,10 @@ class GroupWriter:
                     group.append(entry)
                     rows += len(entry.rows)
                 stopping = self._stop
+            written: list[Record] | None = [] if self._committed else None
             try:
                 seqs = self.store.write_groups([(e.rows, e.hand) for e in group],
-                                               sync=any(e.sync for e in group))
+                                               sync=any(e.sync for e in group), written=written)
             except BaseException as exc:  # noqa: BLE001 - every failure keeps order and is reported
                 self._failed(group, exc)
                 if stopping:
@@ -183,13 +186,13 @@ class GroupWriter:
                 with self._cond:
                     self._cond.wait_for(lambda: self._stop, RETRY_S)
                 continue
-            self._written(group, seqs)
+            self._written(group, seqs, written or [])
 
     def _commit_now(self) -> bool:
         """No more lingering (lock held): stopping, enough records, or an append somebody waits for."""
         return self._stop or self._rows_queued >= LINGER_ROWS or not all(e.linger for e in self._queue)
 
-    def _written(self, group: list[Entry], seqs: list[list[int]]) -> None:
+    def _written(self, group: list[Entry], seqs: list[list[int]], records: list[Record]) -> None:
         with self._cond:
             for entry in group:
                 self._queue.popleft()
@@ -208,11 +211,10 @@ class GroupWriter:
                     entry.on_durable(entry.seqs)
                 except Exception:  # noqa: BLE001
                     log.exception("journal: a callback after a commit failed")
-        last = max((s[-1] for s in seqs if s), default=None)
-        if last is not None:
+        if records:
             for fn in list(self._committed):
                 try:
-                    fn(last)
+                    fn(records)
                 except Exception:  # noqa: BLE001
                     log.exception("journal: a commit listener failed")
         if recovered:

@@ -1,0 +1,69 @@
+"""Which records the floor publisher publishes next (``FloorPublisher._after``), without a broker:
+those the journal's writer handed over after their commit when they follow the last one published
+without a gap, else the journal's own, read again: at a start, after a replay asked from further
+back, and once more were committed than the publisher keeps (docs/floor.md, "Nothing lost,
+nothing twice")."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from shoe_ctl.floor.publisher import HANDED_MAX, FloorPublisher
+from shoe_ctl.service.journal.records import Record
+
+
+class _Journal:
+    """Records 1..n as a journal gives them after a sequence."""
+
+    def __init__(self) -> None:
+        self.rows: list[Record] = []
+
+    def commit(self, n: int) -> list[Record]:
+        start = len(self.rows) + 1
+        new = [Record(seq, 1_000 + seq, "note", None, None, f'{{"n": {seq}}}') for seq in range(start, start + n)]
+        self.rows += new
+        return new
+
+    def records(self, since: int | None) -> Any:
+        return iter([r for r in self.rows if r.seq > (since or 0)])
+
+
+def _publisher(journal: _Journal) -> FloorPublisher:
+    return FloorPublisher(journal, table="t1", room="room-1", host="127.0.0.1", port=1)
+
+
+def _seqs(records: Any) -> list[int]:
+    return [r.seq for r in records]
+
+
+def test_handed_records_are_published_without_a_read() -> None:
+    journal = _Journal()
+    pub = _publisher(journal)
+    pub._committed(journal.commit(3))
+    assert _seqs(pub._after(0)) == [1, 2, 3] and pub.journal_reads == 0
+    pub._committed(journal.commit(2))
+    assert _seqs(pub._after(3)) == [4, 5] and pub.journal_reads == 0  # 1-3 published: dropped
+    assert pub.records_handed == 5
+
+
+def test_the_journal_is_read_when_the_handed_records_do_not_follow() -> None:
+    journal = _Journal()
+    journal.commit(4)  # committed before the publisher listened (a restart)
+    pub = _publisher(journal)
+    pub._committed(journal.commit(2))
+    assert _seqs(pub._after(1)) == [2, 3, 4, 5, 6] and pub.journal_reads == 1  # the gap: read
+    assert _seqs(pub._after(6)) == [] and pub.journal_reads == 2
+    # a replay asked from further back than what was handed over
+    pub._committed(journal.commit(1))
+    assert _seqs(pub._after(2)) == [3, 4, 5, 6, 7] and pub.journal_reads == 3
+
+
+def test_more_records_than_kept_are_read_from_the_journal() -> None:
+    journal = _Journal()
+    pub = _publisher(journal)
+    pub._committed(journal.commit(HANDED_MAX + 5))  # a long broker outage: the oldest are dropped
+    assert len(pub._handed) == HANDED_MAX
+    got = _seqs(pub._after(0))
+    assert got == list(range(1, HANDED_MAX + 6)) and pub.journal_reads == 1
+    pub._committed(journal.commit(1))
+    assert _seqs(pub._after(HANDED_MAX + 5)) == [HANDED_MAX + 6] and pub.journal_reads == 1
