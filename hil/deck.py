@@ -8,7 +8,6 @@ elsewhere fills it, so the same seed gives the same deck.
 from __future__ import annotations
 
 import random
-import tomllib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -88,6 +87,8 @@ class Deck:
         """
         path = Path(source) if not str(source).lstrip().startswith(("variant", "[", "#")) else None
         text = path.read_text(encoding="utf-8") if path is not None and path.is_file() else str(source)
+        import tomllib  # here: the replay's decks are stacked by with_prefix, without a PHH text
+
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:

@@ -1,4 +1,5 @@
-"""Configuration files: rule profiles and table/hardware settings (TOML, read with ``tomllib``).
+"""Configuration files: rule profiles and table/hardware settings (TOML, read with ``tomllib``;
+a flat file such as a rule profile by :func:`shoe_ctl.phh_toml.loads_fast`, tomllib's values).
 
 - :func:`load_profile` reads ``config/tda.toml`` or ``config/house.toml`` (by name) or any profile
   file (by path) and validates it with :func:`shoe_ctl.rules.profiles.parse_profile`.
@@ -16,13 +17,16 @@ from __future__ import annotations
 import os
 import re
 import stat
-import tomllib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
+from shoe_ctl.phh_toml import loads_fast
 from shoe_ctl.rules.profiles import PROFILE_NAMES, ProfileError, ProfileErrors, RuleProfile, parse_profile
+from shoe_ctl.values import FACTORY, FrozenValue, frozen_value
+
+_set = object.__setattr__  # the frozen values' __init__ set their fields as a frozen dataclass's does
 
 __all__ = [
     "CONFIG_DIR",
@@ -61,6 +65,11 @@ def read_toml(path: Path) -> dict[str, Any]:
         the last two name the line.
     """
     text = _read_text(path)
+    flat = loads_fast(text)  # the common flat shape (a rule profile): tomllib's values, read faster
+    if flat is not None:
+        return flat
+    import tomllib  # the rest: only then loaded
+
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -131,8 +140,8 @@ def load_profile(name_or_path: str | os.PathLike[str], config_dir: Path | None =
 # --------------------------------------------------------------------------- table settings
 
 
-@dataclass(frozen=True, slots=True)
-class ShoeConfig:
+@frozen_value
+class ShoeConfig(FrozenValue):
     """``[shoe]``: ``url`` (pyserial URL such as ``/dev/serial/by-id/...``, ``socket://host:port``,
     or ``sim`` for the built-in virtual shoe) and ``baudrate`` (bits per second); ``serial``: the
     table's shoe (its serial number; any other is refused); ``auth``: ``"hmac"`` (protocol
@@ -146,9 +155,17 @@ class ShoeConfig:
     auth: str = "hmac"
     secrets: str = "/var/lib/shoe-ctl/shoes"
 
+    def __init__(self, url: str = "sim", baudrate: int = 115200, serial: str | None = None,
+                 auth: str = "hmac", secrets: str = "/var/lib/shoe-ctl/shoes") -> None:
+        _set(self, "url", url)
+        _set(self, "baudrate", baudrate)
+        _set(self, "serial", serial)
+        _set(self, "auth", auth)
+        _set(self, "secrets", secrets)
 
-@dataclass(frozen=True, slots=True)
-class LedConfig:
+
+@frozen_value
+class LedConfig(FrozenValue):
     """``[leds]``: ``backend`` (``console``, ``gpio``, ``shoe`` or ``mock``) and, for ``gpio``, ``pins``: a
     table of LED name (``green``, ``amber``, ``blue``, ``white``, ``red``; see ``drivers.leds``) to
     BCM pin number; ``pwm`` (PWM LEDs: the betting signal fades) and ``active_high`` (false for
@@ -159,9 +176,16 @@ class LedConfig:
     pwm: bool = False
     active_high: bool = True
 
+    def __init__(self, backend: str = "console", pins: Mapping[str, int] = FACTORY, pwm: bool = False,
+                 active_high: bool = True) -> None:
+        _set(self, "backend", backend)
+        _set(self, "pins", dict() if pins is FACTORY else pins)
+        _set(self, "pwm", pwm)
+        _set(self, "active_high", active_high)
 
-@dataclass(frozen=True, slots=True)
-class ButtonConfig:
+
+@frozen_value
+class ButtonConfig(FrozenValue):
     """``[buttons]``: optional physical dealer buttons. ``pins``: a table of dealer input
     (``betting-complete``, ``ack-alert``, ``undo``, ``stub-reloaded``, ``cut-done``,
     ``hand-complete``, ``new-hand``) to BCM pin number; ``bounce_ms`` debounce time; ``pull_up`` (true: the
@@ -171,9 +195,15 @@ class ButtonConfig:
     bounce_ms: int = 50
     pull_up: bool = True
 
+    def __init__(self, pins: Mapping[str, int] = FACTORY, bounce_ms: int = 50,
+                 pull_up: bool = True) -> None:
+        _set(self, "pins", dict() if pins is FACTORY else pins)
+        _set(self, "bounce_ms", bounce_ms)
+        _set(self, "pull_up", pull_up)
 
-@dataclass(frozen=True, slots=True)
-class DisplayConfig:
+
+@frozen_value
+class DisplayConfig(FrozenValue):
     """``[display]``: ``host`` and ``port`` the dealer display is served on; ``enabled``;
     ``token``: the shared secret a touch screen must send with every input (required when
     ``host`` is not loopback; the environment variable ``SHOE_CTL_DISPLAY_TOKEN`` overrides it)."""
@@ -183,18 +213,29 @@ class DisplayConfig:
     port: int = 8080
     token: str | None = None
 
+    def __init__(self, enabled: bool = True, host: str = "127.0.0.1", port: int = 8080,
+                 token: str | None = None) -> None:
+        _set(self, "enabled", enabled)
+        _set(self, "host", host)
+        _set(self, "port", port)
+        _set(self, "token", token)
 
-@dataclass(frozen=True, slots=True)
-class JournalConfig:
+
+@frozen_value
+class JournalConfig(FrozenValue):
     """``[journal]``: ``path`` of the SQLite journal (``None``: no journal unless ``shoe-ctl run
     --journal PATH`` names one) and ``retention_days`` of finished hands."""
 
     path: str | None = None
     retention_days: int = 30
 
+    def __init__(self, path: str | None = None, retention_days: int = 30) -> None:
+        _set(self, "path", path)
+        _set(self, "retention_days", retention_days)
 
-@dataclass(frozen=True, slots=True)
-class TableConfig:
+
+@frozen_value
+class TableConfig(FrozenValue):
     """A table's settings: ``table`` (name), ``seats`` (2..8), ``rules`` (profile name or path),
     ``game`` and the ``[shoe]``, ``[leds]``, ``[display]``, ``[journal]`` tables."""
 
@@ -207,6 +248,19 @@ class TableConfig:
     display: DisplayConfig = field(default_factory=DisplayConfig)
     journal: JournalConfig = field(default_factory=JournalConfig)
     buttons: ButtonConfig = field(default_factory=ButtonConfig)
+
+    def __init__(self, table: str = "table-1", seats: int = 8, rules: str = "tda", game: str = "stud",
+                 shoe: ShoeConfig = FACTORY, leds: LedConfig = FACTORY, display: DisplayConfig = FACTORY,
+                 journal: JournalConfig = FACTORY, buttons: ButtonConfig = FACTORY) -> None:
+        _set(self, "table", table)
+        _set(self, "seats", seats)
+        _set(self, "rules", rules)
+        _set(self, "game", game)
+        _set(self, "shoe", ShoeConfig() if shoe is FACTORY else shoe)
+        _set(self, "leds", LedConfig() if leds is FACTORY else leds)
+        _set(self, "display", DisplayConfig() if display is FACTORY else display)
+        _set(self, "journal", JournalConfig() if journal is FACTORY else journal)
+        _set(self, "buttons", ButtonConfig() if buttons is FACTORY else buttons)
 
 
 CONFIG_SCHEMA = 1

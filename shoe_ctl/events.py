@@ -4,23 +4,28 @@ Everything that happens enters as an *event* on one queue owned by one thread (t
 machine's): card reads and link changes from the shoe link, dealer inputs from buttons, the
 display or a HIL script, and timers. The machine answers only with *commands* (LED signals,
 display updates, alerts, shoe commands) that the service hands to sinks. These are plain frozen
-values: no I/O, no threads, safe to journal and to compare in tests.
+values: no I/O, no threads, safe to journal and to compare in tests. Each is a frozen dataclass
+that writes its own ``__init__`` (:func:`shoe_ctl.values.frozen_value`): the module defines them
+without compiling generated methods at every start.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import StrEnum
 from typing import Any
 
 from shoe_ctl.input_spec import DealerAction as DealerAction  # the dealer inputs are specified there
 from shoe_ctl.rules.cards import Card
+from shoe_ctl.values import FACTORY, FrozenValue, frozen_value
+
+_set = object.__setattr__  # each value's __init__ sets its fields as a frozen dataclass's does
 
 # --------------------------------------------------------------------------- shoe -> controller
 
 
-@dataclass(frozen=True, slots=True)
-class ShoeInfo:
+@frozen_value
+class ShoeInfo(FrozenValue):
     """What the shoe said in its hello: protocol version, firmware, serial number, reader kinds,
     ``boot_id`` (random per power-up of the shoe; 0 when unknown), and ``names_foreign``: it
     offered *names-foreign*, so the host takes its FOREIGN events and an unreadable card is followed
@@ -33,9 +38,18 @@ class ShoeInfo:
     boot_id: int = 0
     names_foreign: bool = field(default=False, metadata={"codec": "omit-default"})
 
+    def __init__(self, protocol: int, firmware: str, serial: str, readers: tuple[str, ...],
+                 boot_id: int = 0, names_foreign: bool = False) -> None:
+        _set(self, "protocol", protocol)
+        _set(self, "firmware", firmware)
+        _set(self, "serial", serial)
+        _set(self, "readers", readers)
+        _set(self, "boot_id", boot_id)
+        _set(self, "names_foreign", names_foreign)
 
-@dataclass(frozen=True, slots=True)
-class CardRead:
+
+@frozen_value
+class CardRead(FrozenValue):
     """One card left the shoe.
 
     :param seq: the shoe's message sequence number (delivered once, in order, by the link).
@@ -54,6 +68,14 @@ class CardRead:
     dispense: int
     epoch: int | None = None
 
+    def __init__(self, seq: int, card: Card | None, reader: str, dispense: int,
+                 epoch: int | None = None) -> None:
+        _set(self, "seq", seq)
+        _set(self, "card", card)
+        _set(self, "reader", reader)
+        _set(self, "dispense", dispense)
+        _set(self, "epoch", epoch)
+
 
 class FaultKind(StrEnum):
     """Faults a shoe reports (protocol v1, message FAULT)."""
@@ -65,14 +87,20 @@ class FaultKind(StrEnum):
     READER_ERROR = "reader-error"
 
 
-@dataclass(frozen=True, slots=True)
-class ShoeFault:
+@frozen_value
+class ShoeFault(FrozenValue):
     """The shoe reported a fault. ``cleared`` is True when the shoe reports the fault gone."""
 
     seq: int
     kind: FaultKind
     cleared: bool = False
     detail: str = ""
+
+    def __init__(self, seq: int, kind: FaultKind, cleared: bool = False, detail: str = "") -> None:
+        _set(self, "seq", seq)
+        _set(self, "kind", kind)
+        _set(self, "cleared", cleared)
+        _set(self, "detail", detail)
 
 
 class ForeignWhat(StrEnum):
@@ -86,8 +114,8 @@ class ForeignWhat(StrEnum):
     """A card of a retired deck (its tag is in no live deck)."""
 
 
-@dataclass(frozen=True, slots=True)
-class ForeignCard:
+@frozen_value
+class ForeignCard(FrozenValue):
     """The card that just left the shoe (the unreadable ``CardRead`` right before it) is not one
     of the stub's deck (docs/protocol.md section 16, FOREIGN).
 
@@ -106,6 +134,15 @@ class ForeignCard:
     deck: str = ""
     stub: str = ""
 
+    def __init__(self, seq: int, what: ForeignWhat, tag: str, card: Card | None = None, deck: str = "",
+                 stub: str = "") -> None:
+        _set(self, "seq", seq)
+        _set(self, "what", what)
+        _set(self, "tag", tag)
+        _set(self, "card", card)
+        _set(self, "deck", deck)
+        _set(self, "stub", stub)
+
     def describe(self) -> str:
         """The card in words for the dealer: ``foreign card: tag 04a1..., not in deck D17`` or
         ``card of deck D12 in deck D17's shoe: the 9c``."""
@@ -117,8 +154,8 @@ class ForeignCard:
         return f"foreign card: tag {self.tag}, not in {stub} nor in any enrolled deck"
 
 
-@dataclass(frozen=True, slots=True)
-class StubDeck:
+@frozen_value
+class StubDeck(FrozenValue):
     """The shoe says which enrolled deck the stub counted under ``epoch`` is (docs/protocol.md
     section 16, STUB): the deck of its first known card since that counter reset. A deck id is
     public (it names no card); delivered when it changes, not sequenced."""
@@ -126,13 +163,21 @@ class StubDeck:
     epoch: int
     deck: str
 
+    def __init__(self, epoch: int, deck: str) -> None:
+        _set(self, "epoch", epoch)
+        _set(self, "deck", deck)
 
-@dataclass(frozen=True, slots=True)
-class ShoeButton:
+
+@frozen_value
+class ShoeButton(FrozenValue):
     """A button on the shoe was pressed (``button`` is the shoe's button number, from 1)."""
 
     seq: int
     button: int
+
+    def __init__(self, seq: int, button: int) -> None:
+        _set(self, "seq", seq)
+        _set(self, "button", button)
 
 
 class LinkStatus(StrEnum):
@@ -143,8 +188,8 @@ class LinkStatus(StrEnum):
     DEGRADED = "degraded"
 
 
-@dataclass(frozen=True, slots=True)
-class LinkChanged:
+@frozen_value
+class LinkChanged(FrozenValue):
     """The link to the shoe changed state; ``info`` is the shoe's hello once connected.
 
     ``sequence_reset`` is True on a ``connected`` event whose hello shows the shoe's sequence
@@ -167,9 +212,18 @@ class LinkChanged:
     refused: str = ""
     auth: str = field(default="", compare=False)
 
+    def __init__(self, status: LinkStatus, detail: str = "", info: ShoeInfo | None = None,
+                 sequence_reset: bool = False, refused: str = "", auth: str = "") -> None:
+        _set(self, "status", status)
+        _set(self, "detail", detail)
+        _set(self, "info", info)
+        _set(self, "sequence_reset", sequence_reset)
+        _set(self, "refused", refused)
+        _set(self, "auth", auth)
 
-@dataclass(frozen=True, slots=True)
-class SequenceGap:
+
+@frozen_value
+class SequenceGap(FrozenValue):
     """The shoe's sequence numbers jumped: events were lost on the shoe's side (e.g. a reboot that
     dropped its unacked buffer). ``expected`` is the next sequence the host waited for, ``got`` the
     one that arrived."""
@@ -177,9 +231,13 @@ class SequenceGap:
     expected: int
     got: int
 
+    def __init__(self, expected: int, got: int) -> None:
+        _set(self, "expected", expected)
+        _set(self, "got", got)
 
-@dataclass(frozen=True, slots=True)
-class CounterReset:
+
+@frozen_value
+class CounterReset(FrozenValue):
     """The shoe confirmed a dispense-counter reset: from now on it counts cards from 0 under
     ``epoch`` (1..65535). The link posts it once per reset the host asked for
     (``ShoeCommand("reset-counter")``), when a HEARTBEAT, HELLO or CARD first shows the new epoch,
@@ -188,9 +246,12 @@ class CounterReset:
 
     epoch: int
 
+    def __init__(self, epoch: int) -> None:
+        _set(self, "epoch", epoch)
 
-@dataclass(frozen=True, slots=True)
-class ShoeRestarted:
+
+@frozen_value
+class ShoeRestarted(FrozenValue):
     """The shoe restarted (a power loss, a watchdog, a firmware update) while the host knew it:
     a HELLO from the same serial number with another ``boot_id`` (``docs/protocol.md`` section 12).
     The link posts it once per restart, at once: after the ``connected`` event and any
@@ -219,6 +280,20 @@ class ShoeRestarted:
     cards_reported: int = 0
     counts_unpowered: bool = False
     in_flight: int = 0
+
+    def __init__(self, serial: str, boot_before: int, boot_after: int,
+                 boot_count_before: int | None = None, boot_count_after: int | None = None,
+                 cards_counted: int | None = None, cards_reported: int = 0, counts_unpowered: bool = False,
+                 in_flight: int = 0) -> None:
+        _set(self, "serial", serial)
+        _set(self, "boot_before", boot_before)
+        _set(self, "boot_after", boot_after)
+        _set(self, "boot_count_before", boot_count_before)
+        _set(self, "boot_count_after", boot_count_after)
+        _set(self, "cards_counted", cards_counted)
+        _set(self, "cards_reported", cards_reported)
+        _set(self, "counts_unpowered", counts_unpowered)
+        _set(self, "in_flight", in_flight)
 
     @property
     def unreported(self) -> int | None:
@@ -259,8 +334,8 @@ SHOE_NUMBERED = (CardRead, ShoeFault, ForeignCard, ShoeButton)
 # --------------------------------------------------------------------------- dealer -> controller
 
 
-@dataclass(frozen=True, slots=True)
-class DealerInput:
+@frozen_value
+class DealerInput(FrozenValue):
     """One dealer input. ``seat`` is the table seat number (1-based) where the action names one;
     ``args`` holds action-specific values (JSON-safe). ``source`` says where it came from, set by
     the input path and journaled with it (``docs/security.md``, "Tamper-evident record"):
@@ -278,9 +353,17 @@ class DealerInput:
     source: str | None = field(default=None, compare=False)
     gate: str = field(default="", compare=False, metadata={"codec": "omit-default"})
 
+    def __init__(self, action: DealerAction, seat: int | None = None, args: dict[str, Any] = FACTORY,
+                 source: str | None = None, gate: str = "") -> None:
+        _set(self, "action", action)
+        _set(self, "seat", seat)
+        _set(self, "args", dict() if args is FACTORY else args)
+        _set(self, "source", source)
+        _set(self, "gate", gate)
 
-@dataclass(frozen=True, slots=True)
-class TimerFired:
+
+@frozen_value
+class TimerFired(FrozenValue):
     """A timer armed in ``state`` fired; ignored when the machine has left that state. ``entry``:
     the machine's state-entry count when it was armed (``Dealing.entries``); a timer armed before
     the state was left and entered again is ignored too (``None``: not known, the state decides)."""
@@ -288,6 +371,11 @@ class TimerFired:
     name: str
     state: str
     entry: int | None = None
+
+    def __init__(self, name: str, state: str, entry: int | None = None) -> None:
+        _set(self, "name", name)
+        _set(self, "state", state)
+        _set(self, "entry", entry)
 
 
 Event = ShoeEvent | DealerInput | TimerFired
@@ -311,8 +399,8 @@ class Signal(StrEnum):
     DEGRADED = "degraded"      # the link is noisy or a reader is failing
 
 
-@dataclass(frozen=True, slots=True)
-class Instruction:
+@frozen_value
+class Instruction(FrozenValue):
     """What the dealer must do next: an LED signal plus the words for the display.
 
     :param signal: the LED signal.
@@ -341,9 +429,21 @@ class Instruction:
     card_no: int | None = None
     ref: int | None = None
 
+    def __init__(self, signal: Signal, text: str, seat: int | None = None, face: str | None = None,
+                 street: str | None = None, cards: tuple[str, ...] = (), card_no: int | None = None,
+                 ref: int | None = None) -> None:
+        _set(self, "signal", signal)
+        _set(self, "text", text)
+        _set(self, "seat", seat)
+        _set(self, "face", face)
+        _set(self, "street", street)
+        _set(self, "cards", cards)
+        _set(self, "card_no", card_no)
+        _set(self, "ref", ref)
 
-@dataclass(frozen=True, slots=True)
-class Alert:
+
+@frozen_value
+class Alert(FrozenValue):
     """An alert for the dealer and the floor. ``code`` names the clause or cause
     (e.g. ``RP-10-H-B``, ``house-16.20``, ``duplicate-card``); ``latched`` alerts stay until a
     person acknowledges them. ``moves``: the cards already on the table the dealer must move for a
@@ -362,21 +462,38 @@ class Alert:
     moves: tuple[str, ...] = ()
     service: bool = field(default=False, repr=False, metadata={"codec": "omit-default"})
 
+    def __init__(self, code: str, message: str, street: str | None = None, seat: int | None = None,
+                 latched: bool = False, moves: tuple[str, ...] = (), service: bool = False) -> None:
+        _set(self, "code", code)
+        _set(self, "message", message)
+        _set(self, "street", street)
+        _set(self, "seat", seat)
+        _set(self, "latched", latched)
+        _set(self, "moves", moves)
+        _set(self, "service", service)
 
-@dataclass(frozen=True, slots=True)
-class DisplayUpdate:
+
+@frozen_value
+class DisplayUpdate(FrozenValue):
     """The public table state (JSON-safe; never a downcard before showdown)."""
 
     state: dict[str, Any]
 
+    def __init__(self, state: dict[str, Any]) -> None:
+        _set(self, "state", state)
 
-@dataclass(frozen=True, slots=True)
-class ShoeCommand:
+
+@frozen_value
+class ShoeCommand(FrozenValue):
     """A command for the shoe itself: ``"reset-counter"`` (the only one the machine sends; the
     shoe's LEDs follow the instructions through ``drivers.leds.ShoeLedSink``)."""
 
     name: str
     args: dict[str, Any] = field(default_factory=dict)
+
+    def __init__(self, name: str, args: dict[str, Any] = FACTORY) -> None:
+        _set(self, "name", name)
+        _set(self, "args", dict() if args is FACTORY else args)
 
 
 Command = Instruction | Alert | DisplayUpdate | ShoeCommand

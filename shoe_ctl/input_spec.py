@@ -8,11 +8,13 @@ it. The display, the dealer port, the page's sheets (``GET /inputs``) and the ma
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, TypeGuard
 
 from shoe_ctl.input_shape import MAX_ITEMS, MAX_SEAT, check_input_shape
+from shoe_ctl.values import FrozenValue, frozen_value
+
+_set = object.__setattr__  # the frozen values' __init__ set their fields as a frozen dataclass's does
 
 __all__ = ["REFUSED_CODES", "SPECS", "STOP_REFUSAL", "STREET_NAMES", "Arg", "DealerAction", "InputSpec", "SeatRule", "check_input", "stop_refusal"]
 
@@ -109,8 +111,8 @@ def _seat(value: object) -> bool:
     return _int(value) and 1 <= value <= MAX_SEAT
 
 
-@dataclass(frozen=True, slots=True)
-class Arg:
+@frozen_value
+class Arg(FrozenValue):
     """One argument of a dealer input.
 
     :param name: its key in ``args``.
@@ -126,6 +128,14 @@ class Arg:
     test: Callable[[Any], bool]
     required: bool = False
     choices: tuple[Any, ...] = ()
+
+    def __init__(self, name: str, what: str, test: Callable[[Any], bool], required: bool = False,
+                 choices: tuple[Any, ...] = ()) -> None:
+        _set(self, "name", name)
+        _set(self, "what", what)
+        _set(self, "test", test)
+        _set(self, "required", required)
+        _set(self, "choices", choices)
 
 
 def _flag(name: str, what: str = "true or false", *, required: bool = False) -> Arg:
@@ -160,8 +170,8 @@ COMMON = (Arg("ref", "an integer", _int),
 after the input, carrying the same ``ref``) and ``street`` (the street the report is about)."""
 
 
-@dataclass(frozen=True, slots=True)
-class InputSpec:
+@frozen_value
+class InputSpec(FrozenValue):
     """What one dealer input is, wherever it comes from.
 
     :param action: the input.
@@ -191,6 +201,21 @@ class InputSpec:
     role: str | None = None
     rules: str = ""
     needs_hand: bool = True
+
+    def __init__(self, action: DealerAction, seat: SeatRule = SeatRule.OPTIONAL, args: tuple[Arg, ...] = (),
+                 undo: str | None = None, progress: bool = False, asked_by: frozenset[str] = frozenset(),
+                 stop_override: str | None = None, role: str | None = None, rules: str = "",
+                 needs_hand: bool = True) -> None:
+        _set(self, "action", action)
+        _set(self, "seat", seat)
+        _set(self, "args", args)
+        _set(self, "undo", undo)
+        _set(self, "progress", progress)
+        _set(self, "asked_by", asked_by)
+        _set(self, "stop_override", stop_override)
+        _set(self, "role", role)
+        _set(self, "rules", rules)
+        _set(self, "needs_hand", needs_hand)
 
     def check(self, seat: object, args: dict[str, Any]) -> None:
         """Check ``seat`` and ``args`` against this input's rules (after

@@ -10,13 +10,15 @@ import os
 import re
 import stat
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from shoe_ctl.phh_toml import TomlError, loads
 from shoe_ctl.rules.cards import Card, CardError, parse_cards
 from shoe_ctl.rules.games import Game
+from shoe_ctl.values import FrozenValue, frozen_value
+
+_set = object.__setattr__  # the frozen values' __init__ set their fields as a frozen dataclass's does
 
 STREETS = ("3rd", "4th", "5th", "6th", "7th")
 
@@ -88,8 +90,8 @@ class Action(NamedTuple):
     cards: tuple[Card | None, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class RecordedHand:
+@frozen_value
+class RecordedHand(FrozenValue):
     """One recorded hand, in player order (index 0 = first clockwise from the dealer).
 
     :ivar cards: per player the cards dealt, in deal order (at most 7): indexes 0-1 downcards,
@@ -126,6 +128,30 @@ class RecordedHand:
     source: str | None = None
     stubs: tuple[tuple[str, int], ...] = ()
     killed: tuple[tuple[str, int], ...] = ()
+
+    def __init__(self, path: str, variant: str, game: Game, players: tuple[str, ...],
+                 antes: tuple[int, ...], bring_in: int | None, small_bet: int | None, big_bet: int | None,
+                 starting_stacks: tuple[int | float, ...], cards: tuple[tuple[Card | None, ...], ...],
+                 community: Card | None, community_street: str | None, actions: tuple[Action, ...],
+                 seats: tuple[int, ...] | None = None, source: str | None = None,
+                 stubs: tuple[tuple[str, int], ...] = (), killed: tuple[tuple[str, int], ...] = ()) -> None:
+        _set(self, "path", path)
+        _set(self, "variant", variant)
+        _set(self, "game", game)
+        _set(self, "players", players)
+        _set(self, "antes", antes)
+        _set(self, "bring_in", bring_in)
+        _set(self, "small_bet", small_bet)
+        _set(self, "big_bet", big_bet)
+        _set(self, "starting_stacks", starting_stacks)
+        _set(self, "cards", cards)
+        _set(self, "community", community)
+        _set(self, "community_street", community_street)
+        _set(self, "actions", actions)
+        _set(self, "seats", seats)
+        _set(self, "source", source)
+        _set(self, "stubs", stubs)
+        _set(self, "killed", killed)
 
     @property
     def n(self) -> int:

@@ -6,7 +6,8 @@ reads text of exactly that shape with a few regular expressions (about a fifth o
 time on a real hand) and hands any other text -- tables, escapes, dotted or quoted keys, floats,
 nested arrays, a repeated key, a ``\\r``, an error -- to ``tomllib`` itself, so what is accepted or
 refused, and the values, are ``tomllib``'s (``tests/records/test_phh_toml.py`` checks that on
-generated and mutated files). Errors become :class:`TomlError` with the line.
+generated and mutated files). Errors become :class:`TomlError` with the line. ``tomllib`` is
+imported only for text the fast reader hands on; the rule profiles are read the same way.
 See ``docs/performance.md`` (the parser) and ``docs/security.md`` (bad files).
 """
 
@@ -14,7 +15,6 @@ from __future__ import annotations
 
 import math
 import re
-import tomllib
 from typing import Any
 
 # TOML's control characters: U+0000-U+001F and U+007F; a tab is allowed in strings and comments.
@@ -115,6 +115,8 @@ def loads(text: str) -> dict[str, Any]:
     fast = loads_fast(text)
     if fast is not None:
         return fast
+    import tomllib  # only for text of another shape: a command that meets none does not load it
+
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

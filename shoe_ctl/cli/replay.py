@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from hil.replay import run_direct, run_full, script_from_record
-from shoe_ctl.analyze import HandReport, iter_phh_files, street_first, street_views
+from shoe_ctl.analyze import BETTING, HandReport, iter_phh_files, street_first, street_views
 from shoe_ctl.cli.analyze import ReportTable, display_names
 from shoe_ctl.cli.args import Subparsers, add_phh_inputs
 from shoe_ctl.config import load_profile
@@ -109,7 +109,13 @@ def record_departures(record: RecordedHand, summary: dict[str, Any], profile: Ru
     """
     alerts: list[dict[str, Any]] = []
     seventh = summary.get("seventh")
-    dealt = {a.street for a in record.actions if a.kind in ("dh", "db")}
+    dealt: set[str] = set()
+    acted: dict[str, int] = {}  # per street the record's first actor (0-based), as street_views finds it
+    for a in record.actions:
+        if a.kind in ("dh", "db"):
+            dealt.add(a.street)
+        elif a.kind in BETTING and a.player is not None and a.street not in acted:
+            acted[a.street] = a.player
     if seventh and "6th" in dealt:
         try:
             procedure = Procedure(seventh.get("procedure"))
@@ -127,15 +133,17 @@ def record_departures(record: RecordedHand, summary: dict[str, Any], profile: Ru
                             f"the record deals every player a 7th card; the {profile.name} rules prescribe a "
                             f"community card (procedure {procedure})"),
             })
-    # the rules core decides a street only where the machine's first differs from the record's:
-    # where they agree there is no departure, whatever the record's own cards would decide
-    firsts = [(street, first) for street, first in (summary.get("first_to_act") or {}).items() if first is not None]
+    # the record is walked and the rules core asked only for a street where the machine's first
+    # differs from the record's: where they agree there is no departure, whatever the record's
+    # own cards would decide
+    firsts = [(street, first) for street, first in (summary.get("first_to_act") or {}).items()
+              if first is not None and street in acted and first != acted[street] + 1]
     departures: list[dict[str, Any]] = []
     try:
         views = street_views(record)[0] if firsts else {}
         for street, first in firsts:
             view = views.get(street)
-            if view is None or not view.betting or view.recorded is None or first == view.recorded + 1:
+            if view is None or not view.betting or view.recorded is None:
                 continue
             # a street whose deciding upcards the record lacks (analyze: unknown) was decided on
             # the replay's random cards: not a departure of the record

@@ -97,6 +97,8 @@ def take(reads: Sequence[Read], seq: int, alert: AlertFn) -> None:
     if not reads or reads[-1].seq != seq:
         return
     n = len(reads)
+    if n < WINDOW:
+        return  # no window yet: neither check can flag fewer cards than its window
     if n > WINDOW:
         # a window becomes flagged only by its newest pair: unless that pair is of one or next ranks
         # (as every linked pair is), the new window is no more flagged than the one before it

@@ -11,7 +11,8 @@ import importlib.util
 import logging
 import sys
 import threading
-from functools import reduce
+from collections.abc import Callable
+from functools import partial, reduce
 from typing import Any
 
 __all__ = ["LeanHierarchicalMachine", "package_on_demand"]
@@ -194,6 +195,19 @@ class LeanNestedTransition(NestedTransition):
         return True
 
 
+def _direct_level(levels: list[Any]) -> Any:
+    """A trigger's kept resolution (:meth:`LeanHierarchicalMachine._plan`) as one level with one
+    source state: (scope context, event, source name, source path, source state); ``None`` for
+    any other (no level: an invalid trigger; more levels or sources: the library's loop)."""
+    if len(levels) != 1:
+        return None
+    context, event, sources = levels[0]
+    if len(sources) != 1:
+        return None
+    name, state_path, state = sources[0]
+    return context, event, name, state_path, state
+
+
 def _scoped_callbacks(steps: Any, which: str, callback: Any, event_data: NestedEventData) -> None:
     """Run each state's ``which`` callbacks (``on_exit`` or ``on_enter``) with the state's scope
     set while they run, as the library's ``NestedState.exit``/``enter`` do; a state without any
@@ -219,6 +233,7 @@ class LeanHierarchicalMachine(HierarchicalMachine):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self._state_memo: dict[tuple[tuple[str, ...], Any], Any] = {}
         self._plans: dict[tuple[str, str], list[Any]] = {}
+        self._direct: dict[tuple[str, str], Any] = {}
         self._has_final = False
         # the events run without the library's log calls when nothing would be logged, unless a
         # subclass changed how an event or a transition runs, how scopes are entered, callbacks
@@ -231,20 +246,27 @@ class LeanHierarchicalMachine(HierarchicalMachine):
                                and cls.__call__ is HierarchicalMachine.__call__
                                and cls.callbacks is HierarchicalMachine.callbacks
                                and cls.set_state is HierarchicalMachine.set_state)
+        # ... and a trigger of one level and one source runs directly unless a subclass changed
+        # how a trigger is queued or its result checked, or the library's scoped trigger
+        self._direct_events = (self._silent_events and cls._process is HierarchicalMachine._process
+                               and cls._trigger_event is LeanHierarchicalMachine._trigger_event
+                               and cls._check_event_result is HierarchicalMachine._check_event_result
+                               and cls._trigger_event_nested is LeanHierarchicalMachine._trigger_event_nested
+                               and cls._process_silent is LeanHierarchicalMachine._process_silent)
         super().__init__(*args, **kwargs)
 
     def add_states(self, *args: Any, **kwargs: Any) -> None:
         self._state_memo = {}
-        self._plans = {}
+        self._plans, self._direct = {}, {}
         super().add_states(*args, **kwargs)
         self._has_final = self._any_final()
 
     def add_transition(self, *args: Any, **kwargs: Any) -> None:
-        self._plans = {}
+        self._plans, self._direct = {}, {}
         super().add_transition(*args, **kwargs)
 
     def remove_transition(self, *args: Any, **kwargs: Any) -> None:
-        self._plans = {}
+        self._plans, self._direct = {}, {}
         super().remove_transition(*args, **kwargs)
 
     def _any_final(self) -> bool:
@@ -305,6 +327,65 @@ class LeanHierarchicalMachine(HierarchicalMachine):
                         self.__exit__(None, None, None)
         return levels
 
+    def trigger_event(self, model: Any, trigger: str, *args: Any, **kwargs: Any) -> Any:
+        """The library's ``trigger_event`` (the event data made, the trigger run through the
+        machine's queue); a trigger that runs at once (the queue empty, no scope entered) from a
+        state whose resolution is kept as one level of the root scope with one source state,
+        while the library's loggers would drop every record, is run by :meth:`_trigger_direct`:
+        the same scope, event data, callbacks, result and errors, without the queue's job call
+        and the scopes' stack. docs/performance.md, "The replay's machine path"."""
+        queue = self._transition_queue
+        current = getattr(model, self.model_attribute)
+        level = (None if queue or self._stack or not self._direct_events or type(current) is not str
+                 else self._direct.get((current, trigger), _UNSET))
+        if level is _UNSET:  # not decided yet: from the kept resolution, once there is one
+            levels = self._plans.get((current, trigger))
+            if levels is not None:
+                level = self._direct[(current, trigger)] = _direct_level(levels)
+        if level is None or level is _UNSET or not _library_silent():
+            return super().trigger_event(model, trigger, *args, **kwargs)
+        event_data = NestedEventData(state=None, event=None, machine=self, model=model, args=args, kwargs=kwargs)
+        event_data.result = None
+        # as ``Machine._process``: the running trigger's job heads the queue, so a trigger fired
+        # by one of its callbacks is queued behind it and run after it
+        queue.append(partial(self._trigger_event, event_data, trigger))
+        try:
+            self._trigger_direct(event_data, trigger, level)
+            queue.popleft()
+            while queue:
+                queue[0]()
+                queue.popleft()
+        except BaseException:
+            queue.clear()
+            raise
+        return True
+
+    def _trigger_direct(self, event_data: NestedEventData, trigger: str, level: Any) -> Any:
+        """:meth:`_trigger_event` for a trigger of one level in the root scope with one source
+        state (:func:`_direct_level`), entered from the root scope with nothing on the scopes'
+        stack: the library enters the root scope and then the event's (the same root scope
+        again) and leaves both; here the root scope's values are set and put back once. The
+        source state's transitions, the result check, ``on_exception`` and ``finalize_event``
+        as in :meth:`_trigger_event`."""
+
+        def run() -> Any:
+            context, event, name, state_path, state = level
+            saved = self.scoped, self.states, self.events, self.prefix_path
+            self.scoped, self.states, self.events, self.prefix_path = context[0], context[1], context[2], list(context[3])
+            self._next_scope = None
+            try:
+                event_data.event = event
+                event_data.state = state
+                event_data.source_name = name
+                event_data.source_path = list(state_path)
+                self._process_silent(event, event_data)
+                res = event_data.result
+            finally:
+                self.scoped, self.states, self.events, self.prefix_path = saved
+            return None if res is None else bool(res)  # (None: no transition for it: the check raises)
+
+        return self._checked(event_data, trigger, run)
+
     def _trigger_event(self, event_data: NestedEventData, trigger: str) -> Any:
         """The library's ``_trigger_event`` (the trigger run from the machine's queue: the event
         in the machine's root scope, the result checked, ``on_exception`` and
@@ -312,8 +393,8 @@ class LeanHierarchicalMachine(HierarchicalMachine):
         log calls and with the root scope entered directly."""
         if not (self._silent_events and _library_silent()):
             return super()._trigger_event(event_data, trigger)
-        callback = self.callback
-        try:
+
+        def run() -> Any:
             stack = self._stack
             # what ``with self():`` enters: the outermost scope on the stack, else the root
             stack.append((self.scoped, self.states, self.events, self.prefix_path))
@@ -321,10 +402,19 @@ class LeanHierarchicalMachine(HierarchicalMachine):
                 stack[0] if len(stack) > 1 else (self, self.states, self.events, []))
             self._next_scope = None
             try:
-                res = self._trigger_event_nested(event_data, trigger, None, silent=True)
+                return self._trigger_event_nested(event_data, trigger, None, silent=True)
             finally:
                 self.scoped, self.states, self.events, self.prefix_path = stack.pop()
-            event_data.result = self._check_event_result(res, event_data.model, trigger)
+
+        return self._checked(event_data, trigger, run)
+
+    def _checked(self, event_data: NestedEventData, trigger: str, run: Callable[[], Any]) -> Any:
+        """What the library's ``_trigger_event`` does around the walk ``run``: its result checked
+        (an invalid trigger raises), an error handed to ``on_exception`` (raised when there is
+        none), then the ``finalize_event`` callbacks (their error logged); the event's result."""
+        callback = self.callback
+        try:
+            event_data.result = self._check_event_result(run(), event_data.model, trigger)
         except BaseException as err:  # handed to on_exception, as the library does
             event_data.error = err  # type: ignore[assignment]
             if self.on_exception:

@@ -123,11 +123,8 @@ class Progress:
         but the latched alerts (they stay until acknowledged)."""
         alerts, strays, carried = [a for a in self.alerts if a["latched"]], self.idle_strays, self.carried
         hand_no = self.hand_no + 1
-        for f in fields(self):
-            if f.default_factory is not MISSING:
-                setattr(self, f.name, f.default_factory())
-            elif f.default is not MISSING:
-                setattr(self, f.name, f.default)
+        for name, factory, default in _RESET:
+            setattr(self, name, default if factory is None else factory())
         self.profile, self.game, self.hand, self.hand_no, self.alerts = profile, game, hand, hand_no, alerts
         self.idle_strays = strays
         for kept in carried:  # pulled from this hand's deck before it started: held aside, counted
@@ -393,6 +390,12 @@ class Progress:
         """The codes of the latched (STOP) alerts shown, each once, oldest first."""
         return list(dict.fromkeys(a["code"] for a in self.alerts if a["latched"]))
 
+
+_RESET: tuple[tuple[str, Callable[[], Any] | None, Any], ...] = tuple(
+    (f.name, None if f.default_factory is MISSING else f.default_factory, f.default)
+    for f in fields(Progress) if f.default_factory is not MISSING or f.default is not MISSING)
+"""Each field a new hand sets back (:meth:`Progress.begin`): its name and its default factory,
+else its default (the fields without either, the rules and the game, are given)."""
 
 COPY: dict[str, str] = {f.name: f.metadata["copy"] for f in fields(Progress)}
 """How the undo point copies each field of :class:`Progress` ("value", "container", "deep",

@@ -34,6 +34,12 @@ _DOING = {"betting": "the betting{street} was open", "scramble": "a scramble{str
 # looked up once (a member looked up on its enum class costs a call each time)
 _BETTING, _RAZZ = Signal.BETTING, Game.RAZZ
 
+_OVERLAID = frozenset({"disconnected", "degraded"})
+"""The link statuses that stop a hand (the shoe-fault and degraded overlays)."""
+
+_SUB = {state: layout.sub_of(state) for state in layout.leaves()}
+"""The innermost name of every state of the chart (:func:`~shoe_ctl.machine.layout.sub_of`)."""
+
 _STREET_NAMES = {"third": "3rd", "fourth": "4th", "fifth": "5th", "sixth": "6th", "seventh": "7th"}
 _SUB_WORDS = {"deal": "dealing", "betting": "betting round", "scramble": "scramble", "cut": "cut",
               "reload": "loading the new stub", "aside": "setting cards aside", "reshuffle": "reshuffle",
@@ -73,7 +79,10 @@ def _instruction(p: Progress, link: LinkState, state: str) -> Instruction:
     street = p.street
     if state == ATTENTION:
         return Instruction(Signal.STOP, "Stop: internal fault — read the alert and acknowledge it")
-    if p.hand is not None and state != IDLE:
+    if p.hand is not None and state != IDLE and (link.status in _OVERLAID or link.fault is not None
+                                                 or link.gap is not None or link.wait or p.alerts
+                                                 or link.unread is not None):
+        # (the overlays' conditions, asked at once first: inside a hand none holds at nearly every event)
         if link.status == "disconnected":
             return Instruction(Signal.SHOE_FAULT, "Shoe disconnected: stop pulling cards", street=street)
         if link.status == "degraded":
@@ -90,13 +99,18 @@ def _instruction(p: Progress, link: LinkState, state: str) -> Instruction:
                                "floor declares them burned or the hand dead", street=street, cards=places,
                                card_no=link.gap["card_no"])
         open_stops = [a for a in p.alerts if a["latched"]]
-        if any(a["code"] == "card-placement" for a in open_stops):
+        if open_stops and any(a["code"] == "card-placement" for a in open_stops):
             # irregular_place.CODE: the placement answers it and the cards it names (a card not
             # expected among them): the one action asked for
             return Instruction(Signal.STOP, "Stop: card-placement — count every seat that looks wrong, then "
                                "place each card of the street (Place cards…)", street=street)
         if open_stops:
             return Instruction(Signal.STOP, f"Stop: {open_stops[0]['code']} — check and acknowledge", street=street)
+        if link.unread is not None:
+            # an unreadable card from a shoe that names foreign cards: no "go on" before the
+            # shoe's next word on it, which may be its FOREIGN (foreign.unreadable)
+            return Instruction(Signal.SHOE_FAULT, "Card unreadable: the shoe is checking it; pull no card yet",
+                               street=street)
         if link.wait:
             # One round trip to the shoe; the signal stays idle, so the LEDs do not change.
             return Instruction(Signal.IDLE, f"Hand {p.hand_no}: waiting for the shoe to confirm its "
@@ -122,10 +136,15 @@ def _instruction(p: Progress, link: LinkState, state: str) -> Instruction:
         if p.misdeal is not None and p.hand is not None:
             return Instruction(Signal.IDLE, f"Misdeal ({p.misdeal}): collect every card; new hand")
         return Instruction(Signal.IDLE, "Waiting for a new hand")
-    sub = layout.sub_of(state)
+    sub = _SUB.get(state) or layout.sub_of(state)
     hand = p.hand
     assert hand is not None
     nxt = hand.pulled + 1
+    plan = p.plan
+    if sub == "deal" and plan is not None and p.step_i < len(plan.steps):  # the common case first
+        ins = step_instruction(hand, plan.steps[p.step_i], street, nxt)
+        if ins is not None:
+            return ins
     if sub == "reshuffle":
         st = (p.premature or {}).get("street")
         return Instruction(Signal.SCRAMBLE, f"Put the premature {st} cards back into the stub, reshuffle it "
@@ -135,15 +154,10 @@ def _instruction(p: Progress, link: LinkState, state: str) -> Instruction:
         k = p.aside_total - p.aside_left + 1
         return Instruction(Signal.BURN, f"Take one card aside face down (house 16.16): {k} of "
                            f"{p.aside_total}", street=street, cards=("set-aside",), card_no=nxt)
-    plan = p.plan
     if sub == "reload" and plan is not None and p.step_i < len(plan.steps):
         ins = step_instruction(hand, plan.steps[p.step_i], street, nxt)
         if ins is not None:
             return replace(ins, text=f"Load the new stub into the shoe, then: {ins.text[0].lower()}{ins.text[1:]}")
-    if sub == "deal" and plan is not None and p.step_i < len(plan.steps):
-        ins = step_instruction(hand, plan.steps[p.step_i], street, nxt)
-        if ins is not None:
-            return ins
     if sub == "scramble" and plan is not None:
         step = plan.steps[p.step_i]
         return Instruction(Signal.SCRAMBLE, f"Scramble: {', '.join(step.gather)} into a new stub "

@@ -222,6 +222,9 @@ def board_key(game: Game, cards: Sequence[Card]) -> tuple[int, ...]:
         return (-cat, *(-r for _, r in groups))
     if len(cards) >= 5:
         return _high_key5plus(cards)
+    ranks = sorted([c.code // 4 + 2 for c in cards], reverse=True)  # Card.rank, written out
+    if len(set(ranks)) == len(ranks):  # no pair: high cards, the ranks from the highest (most boards)
+        return (_HIGH_CARD, *ranks)
     cat, groups = _high_groups(cards)
     return (cat, *(r for _, r in groups))
 

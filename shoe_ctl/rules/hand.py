@@ -30,12 +30,18 @@ class HandError(ValueError):
     """A card or action that the hand record cannot take (wrong seat, wrong step, empty stub)."""
 
 
+_STREET_INDEX = {street: k for k, street in enumerate(STREETS)}
+
+
 def street_index(street: str) -> int:
     """0 for ``"3rd"`` .. 4 for ``"7th"``.
 
     :raises HandError: for any other text.
     """
-    try:
+    k = _STREET_INDEX.get(street) if type(street) is str else None
+    if k is not None:
+        return k
+    try:  # (anything else that equals a street's name)
         return STREETS.index(street)
     except ValueError:
         raise HandError(f"{street!r} is not a street (streets: {', '.join(STREETS)})") from None
@@ -266,12 +272,13 @@ class HandState:
         """True when in-hand player ``i`` has not yet had the card of ``street`` (a community
         card on that street serves every player)."""
         s = self.seats[i]
-        if not s.in_hand or self.community_street == street:
+        community = self.community_street
+        if s.folded or s.killed or s.dead or community == street:  # not s.in_hand, written out
             return False
-        have = s.dealt_count
-        if self.community_street is not None and street_index(self.community_street) < street_index(street):
+        have = len(s.down) + len(s.up)  # s.dealt_count
+        if community is not None and street_index(community) < street_index(street):
             have += 1  # a community card of an earlier street is one of every player's cards
-        return have < self.cards_on_street(street)
+        return have < street_index(street) + 3  # self.cards_on_street(street)
 
     def street_complete(self, street: str) -> bool:
         """Every in-hand player holds the cards of ``street`` (or shares its community card)."""

@@ -14,8 +14,10 @@ once its own record is written (docs/journal.md, "The writer").
 from __future__ import annotations
 
 import logging
+import math
 import queue
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import replace
@@ -32,9 +34,11 @@ from shoe_ctl.events import (
     ForeignCard,
     ShoeButton,
     ShoeFault,
+    TimerFired,
 )
 from shoe_ctl.lifecycle import Closeable
 from shoe_ctl.machine import Dealing
+from shoe_ctl.machine.foreign import UNREAD_TIMER, UNREAD_WAIT_S
 from shoe_ctl.service.codec import CodecError, Encodable
 from shoe_ctl.service.journal.writer import Entry
 from shoe_ctl.users import TILT_ROLES, required_role, role_of_source, user_of_source, what_needs
@@ -302,6 +306,7 @@ class Controller(Closeable):
         self.hooks: list[Callable[[Any, list[Command]], None]] = []
         self._ahead: deque[tuple[Any, Any]] = deque()  # dealer inputs queued for the journal ahead
         self._ahead_entry: Any = None  # the journal entry of the input being handled, if queued ahead
+        self._unread: tuple[int, float] | None = None  # (read, monotonic deadline) of the wait in _next
         self.tilted: tuple[str, str] | None = None
         """The tilt in force, ``(code, message)``, or None (:meth:`tilt`)."""
         self.tilt_recheck: Callable[[], str] | None = None
@@ -489,7 +494,14 @@ class Controller(Closeable):
                 ev, self._ahead_entry = self._ahead.popleft()
                 self.queue.handled_held()
             else:
-                ev = self.queue.get()
+                ev = self._next()
+                if ev is None:  # the shoe said nothing more on an unreadable card: its wait ends
+                    try:
+                        self.step(TimerFired(UNREAD_TIMER, self.machine.state, self.machine.entries))
+                    except Exception:  # noqa: BLE001 - the thread owning the machine never dies
+                        self.errors += 1
+                        log.exception("handling the end of an unreadable card's wait failed")
+                    continue
             if ev is _STOP:
                 return
             try:
@@ -506,6 +518,22 @@ class Controller(Closeable):
                         log.exception("handling a %s failed", type(ev).__name__)  # no repr: it may hold a card
             finally:
                 self.queue.task_done()
+
+    def _next(self) -> Any:
+        """The next event of the queue; ``None`` when, first, the wait for the shoe's next word on an
+        unreadable card (the machine's ``link.unread``, :func:`shoe_ctl.machine.foreign.unreadable`)
+        ends: at most :data:`~shoe_ctl.machine.foreign.UNREAD_WAIT_S` after the card, once per card."""
+        link = getattr(self.machine, "link", None)  # a stand-in machine (tests, bench) may have none
+        waiting = link.unread if link is not None else None
+        if waiting is None:
+            return self.queue.get()
+        if self._unread is None or self._unread[0] != waiting:
+            self._unread = (waiting, time.monotonic() + UNREAD_WAIT_S)
+        try:
+            return self.queue.get(timeout=max(0.0, self._unread[1] - time.monotonic()))
+        except queue.Empty:
+            self._unread = (waiting, math.inf)  # ended once: a failing step must not spin
+            return None
 
     def step(self, ev: Event | _Call) -> list[Command]:
         """Journal, ack, handle and deliver one event (the controller thread's body; also usable

@@ -50,6 +50,17 @@ def test_the_direct_replay_imports_no_table_display_or_web_server() -> None:
     assert {"shoe_ctl.table", "shoe_ctl.display.server", "aiohttp", "drivers.shoe"} & loaded == set()
 
 
+def test_the_direct_replay_loads_no_toml_parser_nor_datetime() -> None:
+    """The rule profiles and the hands are flat TOML, read by ``shoe_ctl.phh_toml``'s fast reader:
+    a direct replay loads neither ``tomllib`` nor the ``datetime`` it brings."""
+    probe = ("import sys, io, contextlib\nfrom shoe_ctl.cli import main\n"
+             "with contextlib.redirect_stdout(io.StringIO()):\n"
+             f"    status = main(['replay', '--direct', '--json', {str(EXAMPLES / 'razz-suit-tie.phh')!r}])\n"
+             "print(status, sorted(m for m in ('tomllib', 'datetime') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.stdout.split("\n")[-2] == "0 []", out.stderr[-2000:]
+
+
 def _modules_with_register() -> set[str]:
     found = set()
     for info in pkgutil.iter_modules(shoe_ctl.cli.__path__):

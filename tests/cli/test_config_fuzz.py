@@ -8,6 +8,7 @@ import json
 import math
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from shoe_ctl.config import CONFIG_DIR, ConfigErrors, load_profile, load_table_config
+from shoe_ctl.config import CONFIG_DIR, ConfigErrors, load_profile, load_table_config, read_toml
 from shoe_ctl.rules.profiles import ProfileError, ProfileErrors
 
 SEEDS = {name: (CONFIG_DIR / f"{name}.toml").read_bytes() for name in ("table", "tda", "house")}
@@ -161,6 +162,24 @@ def test_generated_profiles_load_or_name_every_bad_key(tmp_path: Path, doc: dict
         load_profile(path)
     except ProfileError as exc:
         assert_clear(exc, path)
+
+
+@FUZZ
+@given(doc=st.dictionaries(st.sampled_from(PROFILE_KEYS), values, max_size=11))
+def test_a_file_reads_as_tomllib_reads_it(tmp_path: Path, doc: dict[str, Any]) -> None:
+    """``read_toml`` takes a flat file (a rule profile) by the PHH reader's fast path: the same
+    values as ``tomllib`` gives, of the same types, for generated profiles and config/*.toml."""
+    texts = [toml_text(doc), *(b.decode() for b in SEEDS.values())]
+    for text in texts:
+        path = tmp_path / "p.toml"
+        path.write_text(text, encoding="utf-8")
+        try:
+            want = tomllib.loads(text)
+        except tomllib.TOMLDecodeError:
+            with pytest.raises(ProfileError):
+                read_toml(path)
+            continue
+        assert repr(read_toml(path)) == repr(want)
 
 
 # --------------------------------------------------------------------------- the reported cases

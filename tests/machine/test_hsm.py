@@ -352,3 +352,93 @@ def test_package_on_demand_runs_the_init_once_for_threads_and_again_after_a_fail
         _ = sys.modules["demo_pkg"].NO_SUCH_NAME
     for name in ("demo_pkg", "demo_pkg.sub", "demo_count"):
         sys.modules.pop(name, None)
+
+
+# ------------------------------------------------------------------ the direct path of a trigger
+
+
+class _Chaining(_Recorder):
+    """A recorder whose ``_begin_betting`` fires ``betting_complete`` from inside the transition
+    (the machine queues it behind the running one) and whose ``_begin_street`` fires an unknown
+    trigger (its error reaches ``on_exception`` when the queued job runs)."""
+
+    def __getattr__(self, name: str) -> Any:
+        record = super().__getattr__(name)
+        if name == "_begin_betting":
+            def chained(event: Any) -> None:
+                record(event)
+                self.calls.append(("queued", self.trigger("betting_complete"), self.state))
+            return chained
+        if name == "_begin_showdown":
+            def unknown(event: Any) -> None:
+                record(event)
+                self.calls.append(("queued", self.trigger("nosuchtrigger"), self.state))
+            return unknown
+        return record
+
+
+def _chaining(cls: type[HierarchicalMachine], on_exception: str | None) -> tuple[_Chaining, HierarchicalMachine]:
+    model = _Chaining(frozenset())
+    machine = layout.tagged(cls)(model=model, states=_with_enter_exit(layout.states()),
+                       transitions=_with_transition_callbacks(layout.transitions()), initial=layout.IDLE,
+                       send_event=True, queued=True, auto_transitions=False, on_exception=on_exception,
+                       model_override=False, after_state_change="_m_after_state_change",
+                       finalize_event="_m_finalize_event")
+    return model, machine
+
+
+@pytest.mark.parametrize("on_exception", ["_on_exception", None])
+def test_a_trigger_fired_inside_a_transition_is_queued_as_the_library_does(
+        on_exception: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Triggers fired from a callback of a trigger on the direct path wait in the machine's queue
+    and run after it, as the library runs them; an error of a queued trigger reaches
+    ``on_exception``, or (none set) is raised to the first trigger's caller with the queue
+    emptied. The direct path is taken (counted) for every trigger but the first of each state."""
+    taken: list[str] = []
+    direct = LeanHierarchicalMachine._trigger_direct
+
+    def counting(self: Any, event_data: Any, trigger: str, level: Any) -> Any:
+        taken.append(trigger)
+        return direct(self, event_data, trigger, level)
+
+    monkeypatch.setattr(LeanHierarchicalMachine, "_trigger_direct", counting)
+    (plain, _), (lean, machine) = _chaining(HierarchicalMachine, on_exception), _chaining(LeanHierarchicalMachine, on_exception)
+    script = ["new_hand", "street_dealt", "street_dealt", "street_dealt", "street_dealt", "street_dealt",
+              "hand_complete"] * 2
+    raised = []
+    for trigger in script:
+        results = []
+        for model in (plain, lean):
+            try:
+                results.append(("returned", model.trigger(trigger)))
+            except Exception as exc:  # noqa: BLE001 - compared between the two
+                results.append(("raised", type(exc).__name__, str(exc)))
+        assert results[0] == results[1], trigger
+        assert lean.state == plain.state, trigger
+        assert lean.calls == plain.calls, trigger
+        raised.append(results[0][0] == "raised")
+    assert any(raised) is (on_exception is None)  # the queued unknown trigger's error
+    assert not machine._transition_queue and not machine._stack
+    assert any(c[0] == "queued" for c in lean.calls)
+    assert taken.count("street_dealt") >= 5 and "new_hand" in taken
+
+
+def test_the_direct_path_is_taken_once_a_state_s_trigger_is_resolved(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first trigger from a state takes the library's walk (and keeps its resolution); later
+    ones from that state the direct path, unless a scope is entered or the library logs."""
+    taken: list[str] = []
+    direct = LeanHierarchicalMachine._trigger_direct
+    monkeypatch.setattr(LeanHierarchicalMachine, "_trigger_direct",
+                        lambda self, ed, trigger, level: taken.append(trigger) or direct(self, ed, trigger, level))
+    model, machine = _machine(LeanHierarchicalMachine)
+    for _ in range(2):
+        model.trigger("new_hand")
+        model.trigger("all_folded")
+        model.trigger("hand_complete")
+    assert taken == ["new_hand", "all_folded", "hand_complete"]
+    with machine("hand"):
+        assert model.trigger("new_hand") is True  # from a scope: the library's path
+    with _library_logging(logging.INFO):
+        model.trigger("all_folded")
+    assert taken == ["new_hand", "all_folded", "hand_complete"]
+    assert model.state == layout.UNCONTESTED

@@ -272,3 +272,19 @@ def test_house_16_20_unread_community_card_gives_none_when_it_matters():
     assert first_to_act(Game.STUD, [p3, p2], flags, flags, TieRule.SUIT, None, community_unknown=True) == 0
     with pytest.raises(ValueError):
         first_to_act(Game.STUD, [p3, p2], flags, flags, TieRule.SUIT, c("2d"), community_unknown=True)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 51), min_size=1, max_size=4, unique=True), st.sampled_from([Game.STUD, Game.STUD8]))
+def test_a_board_of_up_to_four_cards_keys_by_its_rank_groups(codes: list[int], game: Game) -> None:
+    """Up to four upcards, high: the category of the rank groups (0 high cards, 1 a pair, 2 two
+    pair, 3 trips, 7 quads), then each group's rank, the larger group and the higher rank first
+    (a board with no pair: its ranks from the highest)."""
+    cards = [Card(c) for c in codes]
+    counts: dict[int, int] = {}
+    for c in cards:
+        counts[c.rank] = counts.get(c.rank, 0) + 1
+    groups = sorted(((k, r) for r, k in counts.items()), reverse=True)
+    sizes = sorted(counts.values(), reverse=True)
+    category = {(1,): 0, (2,): 1, (2, 2): 2, (3,): 3, (4,): 7}[tuple(k for k in sizes if k > 1) or (1,)]
+    assert board_key(game, cards) == (category, *(r for _, r in groups))

@@ -1,0 +1,121 @@
+"""Frozen value classes that cost nothing to define: :func:`frozen_value`, a dataclass with
+``frozen=True, slots=True``'s behaviour whose ``__init__`` is written in the class's source.
+
+A frozen dataclass compiles its ``__init__``, ``__repr__``, ``__eq__``, ``__hash__``,
+``__setattr__`` and ``__delattr__`` from generated source as its class is made, at every start of
+the process: about half a millisecond a class, most of what a module of many such classes costs
+to import. Here the class writes its ``__init__`` (compiled once, into the module's bytecode) and
+the other methods are :class:`FrozenValue`'s, the same for every class, reading the fields the
+dataclass machinery recorded. Why and by how much: docs/performance.md, "The whole process, cut
+by cut"."""
+
+from __future__ import annotations
+
+import reprlib
+from collections.abc import Callable
+from dataclasses import FrozenInstanceError, dataclass, field, fields
+from operator import attrgetter
+from typing import Any, TypeVar, cast, dataclass_transform
+
+__all__ = ["FACTORY", "FrozenValue", "frozen_value"]
+
+T = TypeVar("T", bound=type)
+
+
+class _Factory:
+    """The default of an ``__init__`` parameter whose field has a ``default_factory``: the
+    parameter left out, the field gets a new value from the factory (shown as a dataclass shows
+    it in a signature)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<factory>"
+
+
+FACTORY: Any = _Factory()
+"""The default of a parameter whose field has a ``default_factory`` (``args: dict = FACTORY``,
+then ``dict() if args is FACTORY else args``): a value passed, even ``None``, is kept."""
+
+_set = object.__setattr__
+
+
+def _tuple_of(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
+    """The values of ``names`` as a tuple (a dataclass compares and hashes that tuple), read in C
+    where there are two names or more."""
+    if len(names) >= 2:
+        return attrgetter(*names)
+    if len(names) == 1:
+        one = attrgetter(names[0])
+        return lambda value: (one(value),)
+    return lambda value: ()
+
+
+class FrozenValue:
+    """The methods of a frozen dataclass, shared: comparing, hashing and ``repr`` over the fields
+    as a ``@dataclass(frozen=True, slots=True)`` does (the fields with ``compare``, in order; the
+    fields with ``repr``; the class's qualified name), no assignment or deletion of an attribute
+    (:class:`dataclasses.FrozenInstanceError`), and the state ``copy`` and ``pickle`` use. A class
+    takes them through :func:`frozen_value`, which fills in its field lists."""
+
+    __slots__ = ()
+
+    # set for each class by frozen_value; no annotations here: a dataclass's type hints are read
+    # in its own module's names (the journal's codec), where these would not resolve
+    _fields = cast("tuple[str, ...]", ())  # every field's name, in order
+    _compared = staticmethod(_tuple_of(()))  # the compared fields' values as a tuple
+    _shown = cast("tuple[str, ...]", ())  # the names repr shows
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            return self._compared(self) == self._compared(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._compared(self))
+
+    @reprlib.recursive_repr()
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._shown)
+        return f"{self.__class__.__qualname__}({shown})"
+
+    def __getstate__(self) -> list[Any]:
+        return [getattr(self, name) for name in self._fields]
+
+    def __setstate__(self, state: list[Any]) -> None:
+        for name, value in zip(self._fields, state, strict=False):
+            _set(self, name, value)
+
+
+@dataclass_transform(frozen_default=True, field_specifiers=(field,))
+def frozen_value(cls: T) -> T:
+    """Make ``cls`` (a subclass of :class:`FrozenValue` that writes its ``__init__``) a dataclass
+    that behaves as ``@dataclass(frozen=True, slots=True)`` would make it: the same fields
+    (:func:`dataclasses.fields`, defaults, metadata), ``__slots__``, ``__match_args__``,
+    equality, hash, ``repr``, frozenness, :func:`dataclasses.replace`, ``copy`` and ``pickle``.
+    Only ``__dataclass_params__`` says otherwise (no generated ``__init__``, ``__repr__`` or
+    ``__eq__``, not frozen by the dataclass machinery).
+
+    ``__init__`` sets every field with ``object.__setattr__`` in field order, taking the
+    dataclass's parameters (names, order, defaults; :data:`FACTORY` for a ``default_factory``).
+
+    :raises TypeError: ``cls`` is not a :class:`FrozenValue`, defines no ``__init__`` of its own,
+        or has a field that is hashed and not compared or the other way round.
+    """
+    if not issubclass(cls, FrozenValue) or "__init__" not in cls.__dict__:
+        raise TypeError(f"{cls.__name__}: a frozen value is a FrozenValue that writes its __init__")
+    made: Any = dataclass(init=False, repr=False, eq=False, slots=True)(cls)
+    every = fields(made)
+    made._fields = tuple(f.name for f in every)
+    compared = tuple(f.name for f in every if f.compare)
+    if compared != tuple(f.name for f in every if (f.compare if f.hash is None else f.hash)):
+        raise TypeError(f"{cls.__name__}: a field hashed but not compared, or compared but not hashed")
+    made._compared = staticmethod(_tuple_of(compared))
+    made._shown = tuple(f.name for f in every if f.repr)
+    return made  # type: ignore[no-any-return]
