@@ -19,11 +19,11 @@ import pytest
 from hil import dealer, replay
 from shoe_ctl import analyze, config, events, input_spec, phh
 from shoe_ctl.machine import inputs, irregular_place
-from shoe_ctl.rules import irregular, profiles, steps, stub
+from shoe_ctl.rules import hand, irregular, profiles, steps, stub
 from shoe_ctl.values import FrozenValue, Value, frozen_value, value
 
 MODULES = (events, config, input_spec, phh, irregular, profiles, steps, stub, inputs, irregular_place, analyze,
-           dealer, replay)
+           dealer, replay, hand)
 
 
 def _values(base: type = FrozenValue) -> list[type]:
@@ -113,7 +113,8 @@ def test_a_frozen_value_behaves_as_the_frozen_dataclass(cls: type) -> None:
 @pytest.mark.parametrize("cls", _values(Value), ids=lambda c: c.__name__)
 def test_a_value_behaves_as_the_dataclass(cls: type) -> None:
     """The plain (mutable) values (the simulated dealer's script, table and stats, the replay's
-    hand record, the analysis's street view and report) as ``@dataclass`` makes them."""
+    hand record, the analysis's street view and report, the rules core's hand and seat) as
+    ``@dataclass`` makes them."""
     ref = _reference(cls, frozen=False)
     assert [(p.name, p.kind, repr(p.default)) for p in inspect.signature(cls).parameters.values()] == \
         [(p.name, p.kind, repr(p.default)) for p in inspect.signature(ref).parameters.values()]
