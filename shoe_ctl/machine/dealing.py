@@ -195,7 +195,8 @@ class Dealing:
             if link.heard:  # the shoe is back: its disconnection's information alerts go
                 self.p.drop_alerts("shoe-disconnected", "shoe-link-degraded")
         elif isinstance(event, TimerFired):
-            if event.state == self.state and (event.entry is None or event.entry == self.entries):
+            # the end of the wait for the shoe's word on an unreadable card is foreign.settle's, no alert
+            if event.name != foreign.UNREAD_TIMER and event.state == self.state and event.entry in (None, self.entries):
                 out.alert(f"timer-{event.name}", f"no progress in state {self.state} ({event.name})")
         elif isinstance(event, ShoeButton):
             log.info("shoe button %d pressed", event.button)
@@ -560,7 +561,7 @@ class Dealing:
     def _snapshot_key(self) -> tuple[Any, ...]:
         p, link = self.p, self.link
         return (self.state, p.step_i, len(p.reads), len(p.alerts), self._alert_id, link.status, link.fault,
-                self._rev)
+                link.unread, self._rev)
 
     def instruction(self) -> Instruction:
         """What the dealer must do now (overlays first: shoe fault, a latched alert, a fault).

@@ -13,7 +13,7 @@ from shoe_ctl.events import CounterReset, ForeignCard, ForeignWhat, LinkChanged,
 from shoe_ctl.machine.link import AlertFn, LinkState
 from shoe_ctl.machine.progress import Progress
 
-__all__ = ["FOREIGN_CODES", "settle", "take", "unreadable"]
+__all__ = ["FOREIGN_CODES", "UNREAD_TIMER", "UNREAD_WAIT_S", "settle", "take", "unreadable"]
 
 FOREIGN_CODES: Mapping[ForeignWhat, str] = {
     ForeignWhat.UNKNOWN: "foreign-card-floor",
@@ -24,6 +24,13 @@ FOREIGN_CODES: Mapping[ForeignWhat, str] = {
 from another deck (TDA RP-10 and house 16.1-16.27 say nothing of it), so the floor rules."""
 _NOT_THE_PASS = (LinkChanged, StubDeck, CounterReset, TimerFired)
 """Events that are not the shoe's next word on a card: an unreadable card's notice waits past them."""
+UNREAD_TIMER = "unread-card"
+"""The ``TimerFired`` name of the end of the wait for the shoe's next word on an unreadable card:
+the shoe said nothing more on it, so it is an unreadable card (its notice, and the deal goes on)."""
+UNREAD_WAIT_S = 0.5
+"""Seconds the controller waits for that word before it posts :data:`UNREAD_TIMER`. The shoe sends
+it in the same pass, one frame after the CARD (at 115200 baud under 10 ms); the wait also covers a
+resend of one lost frame (the shoe resends after 0.3 s without progress)."""
 
 
 def take(p: Progress, ev: object, dealing: bool, alert: AlertFn) -> bool:
@@ -65,7 +72,9 @@ def unreadable(link: LinkState, seq: int, alert: AlertFn) -> None:
     A shoe that names foreign cards (``link.names_foreign``) sends a card of no live deck or of
     another deck as an unreadable card followed by its FOREIGN (docs/protocol.md section 16), in
     the same pass: the notice then waits for the shoe's next event (:func:`settle`), so that the
-    dealer sees one STOP naming such a card and no notice before it. Any other shoe: at once."""
+    dealer sees one STOP naming such a card and no notice before it, and the signal holds
+    (``shoe-fault``, :func:`~shoe_ctl.machine.wording.instruction`) so that no "go on" is shown
+    for a card that turns out foreign. Any other shoe: at once."""
     if link.names_foreign:
         link.unread = seq
         return
@@ -77,8 +86,9 @@ def settle(link: LinkState, ev: object, alert: AlertFn) -> None:
     is that card's :class:`~shoe_ctl.events.ForeignCard` (its STOP names the card), else the
     notice now, before ``ev`` is handled. The link's own news (a status change, such as the
     reconnection after a restart of the service, the stub's deck, a counter reset) and a timer
-    say nothing about the card: the notice waits on."""
-    if isinstance(ev, _NOT_THE_PASS):
+    say nothing about the card: the notice waits on; but for the end of the wait
+    (:data:`UNREAD_TIMER`): the shoe said nothing more, the notice now."""
+    if isinstance(ev, _NOT_THE_PASS) and not (isinstance(ev, TimerFired) and ev.name == UNREAD_TIMER):
         return
     seq, link.unread = link.unread, None
     if seq is None or (isinstance(ev, ForeignCard) and ev.seq == seq + 1):

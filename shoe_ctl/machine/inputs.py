@@ -9,7 +9,6 @@ then does. The table is printed in ``docs/state-machine.md`` (section *Dealer in
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from shoe_ctl.events import DealerAction, DealerInput
@@ -22,6 +21,9 @@ from shoe_ctl.machine.progress import Progress
 from shoe_ctl.machine.undo import NOT_UNDOABLE, Point, Undo
 from shoe_ctl.rules.games import Game
 from shoe_ctl.rules.hand import HandState
+from shoe_ctl.values import FrozenValue, frozen_value
+
+_set = object.__setattr__  # the frozen values' __init__ set their fields as a frozen dataclass's does
 
 __all__ = ["ROWS", "SHOE_REFUSED", "Handler", "Row", "handle", "stops"]
 
@@ -270,8 +272,8 @@ def ack(p: Progress, out: Outcome, ev: DealerInput) -> bool:
 # ================================================================== the table
 
 
-@dataclass(frozen=True, slots=True)
-class Row:
+@frozen_value
+class Row(FrozenValue):
     """One dealer input: where it is accepted and what runs there, and why it is refused elsewhere.
 
     :param accepted: ``(states, handler)`` pairs: the leaf states (``None``: every state; the
@@ -286,6 +288,12 @@ class Row:
     action: DealerAction
     accepted: tuple[tuple[frozenset[str] | None, Handler], ...]
     refused: str
+
+    def __init__(self, action: DealerAction, accepted: tuple[tuple[frozenset[str] | None, Handler], ...],
+                 refused: str) -> None:
+        _set(self, "action", action)
+        _set(self, "accepted", accepted)
+        _set(self, "refused", refused)
 
     def handler(self, state: str) -> Handler | None:
         """The handler that runs in ``state``, else ``None`` (refused)."""

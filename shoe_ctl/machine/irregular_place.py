@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from shoe_ctl.events import DealerInput
 from shoe_ctl.input_shape import MAX_ITEMS
@@ -25,6 +24,9 @@ from shoe_ctl.machine.reads import Read
 from shoe_ctl.rules import irregular as rul
 from shoe_ctl.rules.games import bring_in
 from shoe_ctl.rules.hand import HandState
+from shoe_ctl.values import FrozenValue, frozen_value
+
+_set = object.__setattr__  # the frozen values' __init__ set their fields as a frozen dataclass's does
 
 __all__ = ["CODE", "MAX_PULLS", "Booking", "PlacementError", "SeatCount", "ask", "card_count",
            "check_placement", "needs_sheet", "parse_place", "place_cards"]
@@ -41,8 +43,8 @@ class PlacementError(ValueError):
     """A placement the counts or the street's faces contradict; the message says which seat and why."""
 
 
-@dataclass(frozen=True, slots=True)
-class SeatCount:
+@frozen_value
+class SeatCount(FrozenValue):
     """One seat as the placement is checked against it.
 
     :param seat: the table seat number.
@@ -58,9 +60,16 @@ class SeatCount:
     counted: int | None
     in_hand: bool
 
+    def __init__(self, seat: int, before: int, booked: int, counted: int | None, in_hand: bool) -> None:
+        _set(self, "seat", seat)
+        _set(self, "before", before)
+        _set(self, "booked", booked)
+        _set(self, "counted", counted)
+        _set(self, "in_hand", in_hand)
 
-@dataclass(frozen=True, slots=True)
-class Booking:
+
+@frozen_value
+class Booking(FrozenValue):
     """Where one read of the street goes: ``kind`` ``"seat"`` (``seat``, ``role`` ``"down"``,
     ``"up"`` or ``"extra"`` with ``face`` as it lies), ``"burn"``, ``"community"`` or ``"out"``."""
 
@@ -68,6 +77,13 @@ class Booking:
     seat: int | None = None
     role: str | None = None
     face: str | None = None
+
+    def __init__(self, kind: str, seat: int | None = None, role: str | None = None,
+                 face: str | None = None) -> None:
+        _set(self, "kind", kind)
+        _set(self, "seat", seat)
+        _set(self, "role", role)
+        _set(self, "face", face)
 
 
 def parse_place(text: object) -> tuple[str, int | None, str | None]:

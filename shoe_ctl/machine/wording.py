@@ -80,7 +80,8 @@ def _instruction(p: Progress, link: LinkState, state: str) -> Instruction:
     if state == ATTENTION:
         return Instruction(Signal.STOP, "Stop: internal fault — read the alert and acknowledge it")
     if p.hand is not None and state != IDLE and (link.status in _OVERLAID or link.fault is not None
-                                                 or link.gap is not None or link.wait or p.alerts):
+                                                 or link.gap is not None or link.wait or p.alerts
+                                                 or link.unread is not None):
         # (the overlays' conditions, asked at once first: inside a hand none holds at nearly every event)
         if link.status == "disconnected":
             return Instruction(Signal.SHOE_FAULT, "Shoe disconnected: stop pulling cards", street=street)
@@ -105,6 +106,11 @@ def _instruction(p: Progress, link: LinkState, state: str) -> Instruction:
                                "place each card of the street (Place cards…)", street=street)
         if open_stops:
             return Instruction(Signal.STOP, f"Stop: {open_stops[0]['code']} — check and acknowledge", street=street)
+        if link.unread is not None:
+            # an unreadable card from a shoe that names foreign cards: no "go on" before the
+            # shoe's next word on it, which may be its FOREIGN (foreign.unreadable)
+            return Instruction(Signal.SHOE_FAULT, "Card unreadable: the shoe is checking it; pull no card yet",
+                               street=street)
         if link.wait:
             # One round trip to the shoe; the signal stays idle, so the LEDs do not change.
             return Instruction(Signal.IDLE, f"Hand {p.hand_no}: waiting for the shoe to confirm its "

@@ -7,7 +7,7 @@ street again. Every clause and interpretation: docs/rules.md and docs/irregulari
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from enum import StrEnum
 
 from shoe_ctl.rules.cards import Card
@@ -20,6 +20,9 @@ from shoe_ctl.rules.profiles import (
     PrematureRule,
     RuleProfile,
 )
+from shoe_ctl.values import FrozenValue, frozen_value
+
+_set = object.__setattr__  # the frozen values' __init__ set their fields as a frozen dataclass's does
 
 __all__ = [
     "Action",
@@ -58,8 +61,8 @@ class Action(StrEnum):
     NO_CODE = "no-code"  # a clause about conduct or betting; the product does nothing for it
 
 
-@dataclass(frozen=True, slots=True)
-class Effect:
+@frozen_value
+class Effect(FrozenValue):
     """One change to the hand record.
 
     ``op`` is one of:
@@ -92,9 +95,17 @@ class Effect:
     street: str | None = None
     index: int | None = None
 
+    def __init__(self, op: str, seat_index: int | None = None, face: str | None = None,
+                 street: str | None = None, index: int | None = None) -> None:
+        _set(self, "op", op)
+        _set(self, "seat_index", seat_index)
+        _set(self, "face", face)
+        _set(self, "street", street)
+        _set(self, "index", index)
 
-@dataclass(frozen=True, slots=True)
-class Ruling:
+
+@frozen_value
+class Ruling(FrozenValue):
     """A decision: what the dealer does and what it changes.
 
     :param clauses: clause ids applied, alert-code form (``"RP-10-A"``, ``"house-16.2"``).
@@ -132,6 +143,28 @@ class Ruling:
     posts_bring_in: bool = False
     floor: bool = False
     big_bet_option: bool = False
+
+    def __init__(self, clauses: tuple[str, ...], action: Action, instruction: str,
+                 seat_index: int | None = None, card_effect: str = "", stub_delta: int = 0,
+                 effects: tuple[Effect, ...] = (), refund_ante: bool = False, no_burn: bool = False,
+                 aside_per_active: bool = False, all_in_option: bool = False,
+                 first_to_act_rule: str | None = None, posts_bring_in: bool = False, floor: bool = False,
+                 big_bet_option: bool = False) -> None:
+        _set(self, "clauses", clauses)
+        _set(self, "action", action)
+        _set(self, "instruction", instruction)
+        _set(self, "seat_index", seat_index)
+        _set(self, "card_effect", card_effect)
+        _set(self, "stub_delta", stub_delta)
+        _set(self, "effects", effects)
+        _set(self, "refund_ante", refund_ante)
+        _set(self, "no_burn", no_burn)
+        _set(self, "aside_per_active", aside_per_active)
+        _set(self, "all_in_option", all_in_option)
+        _set(self, "first_to_act_rule", first_to_act_rule)
+        _set(self, "posts_bring_in", posts_bring_in)
+        _set(self, "floor", floor)
+        _set(self, "big_bet_option", big_bet_option)
 
     @property
     def code(self) -> str:

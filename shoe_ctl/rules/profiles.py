@@ -7,11 +7,13 @@ the clause each selects: docs/rules.md, *Rule profiles*.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
 from shoe_ctl.rules.games import TieRule
+from shoe_ctl.values import FrozenValue, frozen_value
+
+_set = object.__setattr__  # the frozen values' __init__ set their fields as a frozen dataclass's does
 
 __all__ = [
     "AbsentRule",
@@ -96,8 +98,8 @@ class AbsentRule(StrEnum):
     HOUSE = "house-16.9"
 
 
-@dataclass(frozen=True, slots=True)
-class RuleProfile:
+@frozen_value
+class RuleProfile(FrozenValue):
     """One rule profile: every switch a rule decision reads.
 
     :param name: ``"tda"`` or ``"house"``; also shown on the display (``rules``).
@@ -124,6 +126,21 @@ class RuleProfile:
     exposed_seventh: ExposedSeventhRule
     absent_player: AbsentRule
     open_pair_bet: bool
+
+    def __init__(self, name: str, tie: TieRule, tournament: bool, short_stub: ShortStubRule,
+                 skip_burn: bool, premature: PrematureRule, exposed_downcard: ExposedDowncardRule,
+                 exposed_seventh: ExposedSeventhRule, absent_player: AbsentRule,
+                 open_pair_bet: bool) -> None:
+        _set(self, "name", name)
+        _set(self, "tie", tie)
+        _set(self, "tournament", tournament)
+        _set(self, "short_stub", short_stub)
+        _set(self, "skip_burn", skip_burn)
+        _set(self, "premature", premature)
+        _set(self, "exposed_downcard", exposed_downcard)
+        _set(self, "exposed_seventh", exposed_seventh)
+        _set(self, "absent_player", absent_player)
+        _set(self, "open_pair_bet", open_pair_bet)
 
     @property
     def house(self) -> bool:

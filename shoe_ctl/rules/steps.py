@@ -5,13 +5,15 @@ records each card against the step it filled; docs/rules.md.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from shoe_ctl.values import FrozenValue, frozen_value
+
+_set = object.__setattr__  # the frozen values' __init__ set their fields as a frozen dataclass's does
 
 __all__ = ["Step"]
 
 
-@dataclass(frozen=True, slots=True)
-class Step:
+@frozen_value
+class Step(FrozenValue):
     """One thing the dealer does, in order.
 
     :param kind: ``"burn"``, ``"deal"``, ``"community"``, ``"scramble"`` or ``"cut"``.
@@ -27,6 +29,14 @@ class Step:
     face: str | None = None
     gather: tuple[str, ...] = ()
     street: str | None = None
+
+    def __init__(self, kind: str, seat_index: int | None = None, face: str | None = None,
+                 gather: tuple[str, ...] = (), street: str | None = None) -> None:
+        _set(self, "kind", kind)
+        _set(self, "seat_index", seat_index)
+        _set(self, "face", face)
+        _set(self, "gather", gather)
+        _set(self, "street", street)
 
     @property
     def pulls_card(self) -> bool:

@@ -6,7 +6,6 @@ falls short. Pure: no I/O. docs/rules.md, *Stub accounting and the short-stub pr
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
@@ -14,6 +13,9 @@ from shoe_ctl.rules.cards import Card
 from shoe_ctl.rules.hand import STREETS, HandError, HandState, street_index
 from shoe_ctl.rules.profiles import RuleProfile
 from shoe_ctl.rules.steps import Step
+from shoe_ctl.values import FrozenValue, frozen_value
+
+_set = object.__setattr__  # the frozen values' __init__ set their fields as a frozen dataclass's does
 
 __all__ = [
     "Procedure",
@@ -61,8 +63,8 @@ class Procedure(StrEnum):
         return self in (Procedure.B, Procedure.C, Procedure.H20)
 
 
-@dataclass(frozen=True, slots=True)
-class StreetPlan:
+@frozen_value
+class StreetPlan(FrozenValue):
     """The whole street, decided at its start.
 
     :param street: ``"3rd"`` .. ``"7th"``.
@@ -92,6 +94,20 @@ class StreetPlan:
     new_stub_unknown: int
     first_to_act_rule: str | None
     clause: str
+
+    def __init__(self, street: str, procedure: Procedure, steps: tuple[Step, ...], stub: int,
+                 required: int, live: int, new_stub: frozenset[Card], new_stub_unknown: int,
+                 first_to_act_rule: str | None, clause: str) -> None:
+        _set(self, "street", street)
+        _set(self, "procedure", procedure)
+        _set(self, "steps", steps)
+        _set(self, "stub", stub)
+        _set(self, "required", required)
+        _set(self, "live", live)
+        _set(self, "new_stub", new_stub)
+        _set(self, "new_stub_unknown", new_stub_unknown)
+        _set(self, "first_to_act_rule", first_to_act_rule)
+        _set(self, "clause", clause)
 
     @property
     def cards_pulled(self) -> int:

@@ -14,8 +14,10 @@ once its own record is written (docs/journal.md, "The writer").
 from __future__ import annotations
 
 import logging
+import math
 import queue
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import replace
@@ -32,9 +34,11 @@ from shoe_ctl.events import (
     ForeignCard,
     ShoeButton,
     ShoeFault,
+    TimerFired,
 )
 from shoe_ctl.lifecycle import Closeable
 from shoe_ctl.machine import Dealing
+from shoe_ctl.machine.foreign import UNREAD_TIMER, UNREAD_WAIT_S
 from shoe_ctl.service.codec import CodecError, Encodable
 from shoe_ctl.service.journal.writer import Entry
 from shoe_ctl.users import TILT_ROLES, required_role, role_of_source, user_of_source, what_needs
@@ -295,6 +299,9 @@ class Controller(Closeable):
         self.inputs_refused = 0
         self._refusing = False
         self.sinks: list[Sink] = []
+        self._batch_sinks: dict[int, Callable[[list[Command]], None]] = {}  # id(sink) -> its handle_all
+        self._held: list[Command] = []  # this event's commands for the batch sinks, handed at its end
+        self._stepping = False
         self.handled = 0
         self.errors = 0
         self._thread: threading.Thread | None = None
@@ -302,6 +309,7 @@ class Controller(Closeable):
         self.hooks: list[Callable[[Any, list[Command]], None]] = []
         self._ahead: deque[tuple[Any, Any]] = deque()  # dealer inputs queued for the journal ahead
         self._ahead_entry: Any = None  # the journal entry of the input being handled, if queued ahead
+        self._unread: tuple[int, float] | None = None  # (read, monotonic deadline) of the wait in _next
         self.tilted: tuple[str, str] | None = None
         """The tilt in force, ``(code, message)``, or None (:meth:`tilt`)."""
         self.tilt_recheck: Callable[[], str] | None = None
@@ -314,8 +322,18 @@ class Controller(Closeable):
     # ------------------------------------------------------------------ wiring
 
     def add_sink(self, sink: Sink) -> None:
-        """Add a sink; it receives every command from now on, in order."""
+        """Add a sink; it receives every command from now on, in order.
+
+        A sink with ``handle_all(commands)`` (the dealer display) takes them instead once per
+        event: all of that event's commands in one call, once the controller is done with the
+        event (its record queued for the journal, its hooks run), just before it waits for the
+        next. A sink whose own thread takes the commands so wakes that thread once per event,
+        when the controller no longer needs the interpreter's lock, instead of in the middle of
+        the hand-over to the LEDs and the journal (docs/architecture.md, "The path of one card")."""
         self.sinks.append(sink)
+        take = getattr(sink, "handle_all", None)
+        if take is not None:
+            self._batch_sinks[id(sink)] = take
 
     def add_hook(self, hook: Callable[[Any, list[Command]], None]) -> None:
         """Add ``hook(event, commands)``, called in the controller thread after every event has
@@ -489,7 +507,14 @@ class Controller(Closeable):
                 ev, self._ahead_entry = self._ahead.popleft()
                 self.queue.handled_held()
             else:
-                ev = self.queue.get()
+                ev = self._next()
+                if ev is None:  # the shoe said nothing more on an unreadable card: its wait ends
+                    try:
+                        self.step(TimerFired(UNREAD_TIMER, self.machine.state, self.machine.entries))
+                    except Exception:  # noqa: BLE001 - the thread owning the machine never dies
+                        self.errors += 1
+                        log.exception("handling the end of an unreadable card's wait failed")
+                    continue
             if ev is _STOP:
                 return
             try:
@@ -507,7 +532,34 @@ class Controller(Closeable):
             finally:
                 self.queue.task_done()
 
+    def _next(self) -> Any:
+        """The next event of the queue; ``None`` when, first, the wait for the shoe's next word on an
+        unreadable card (the machine's ``link.unread``, :func:`shoe_ctl.machine.foreign.unreadable`)
+        ends: at most :data:`~shoe_ctl.machine.foreign.UNREAD_WAIT_S` after the card, once per card."""
+        link = getattr(self.machine, "link", None)  # a stand-in machine (tests, bench) may have none
+        waiting = link.unread if link is not None else None
+        if waiting is None:
+            return self.queue.get()
+        if self._unread is None or self._unread[0] != waiting:
+            self._unread = (waiting, time.monotonic() + UNREAD_WAIT_S)
+        try:
+            return self.queue.get(timeout=max(0.0, self._unread[1] - time.monotonic()))
+        except queue.Empty:
+            self._unread = (waiting, math.inf)  # ended once: a failing step must not spin
+            return None
+
     def step(self, ev: Event | _Call) -> list[Command]:
+        """Journal, ack, handle and deliver one event (:meth:`_step`), then hand the batch sinks
+        (:meth:`add_sink`) the event's commands in one call."""
+        self._stepping = True
+        try:
+            return self._step(ev)
+        finally:
+            self._stepping = False
+            if self._held:
+                self._hand_held()
+
+    def _step(self, ev: Event | _Call) -> list[Command]:
         """Journal, ack, handle and deliver one event (the controller thread's body; also usable
         synchronously when no thread is started).
 
@@ -723,10 +775,31 @@ class Controller(Closeable):
                                 "storage, and do not switch the table off", latched=True))
 
     def _deliver(self, cmds: list[Command]) -> None:
+        """Hand ``cmds`` to every sink, in order; the batch sinks' share waits for the end of the
+        event being handled (:meth:`step`), or goes at once outside one."""
+        batched = self._batch_sinks
+        sinks = [k for k in self.sinks if id(k) not in batched] if batched else self.sinks
         for cmd in cmds:
-            for sink in self.sinks:
+            for sink in sinks:
                 try:
                     sink.handle(cmd)
                 except Exception:  # noqa: BLE001
                     self.errors += 1
                     log.exception("sink %r failed on %r", sink, cmd)
+        if batched and cmds:
+            self._held.extend(cmds)
+            if not self._stepping:
+                self._hand_held()
+
+    def _hand_held(self) -> None:
+        """Hand the commands held for the batch sinks to each, in one call."""
+        held, self._held = self._held, []
+        for sink in self.sinks:
+            take = self._batch_sinks.get(id(sink))
+            if take is None:
+                continue
+            try:
+                take(held)
+            except Exception:  # noqa: BLE001
+                self.errors += 1
+                log.exception("sink %r failed on %d commands", sink, len(held))

@@ -1,7 +1,7 @@
 """A foreign card through the whole path: a tag of no deck, or a card of another enrolled deck,
 passes the mouth of the shoe bridge (virtual PN532, mock beam) -> protocol v2, paired,
 names-foreign taken -> ``shoe-ctl run`` (a child process) stops the deal at once with one latched
-STOP naming it (``foreign-card-floor``, ``foreign-card-other-deck-floor``) and no
+STOP naming it, with no signal to go on between the card's CARD and the STOP, (``foreign-card-floor``, ``foreign-card-other-deck-floor``) and no
 ``unreadable-card`` notice before it, on the dealer's stream or on the display's state; journals
 the ``ForeignCard`` and acks it, and journals the deck the hand is dealt from (``StubDeck``;
 docs/protocol.md section 16)."""
@@ -97,6 +97,10 @@ def test_a_foreign_card_through_the_bridge_stops_shoe_ctl_run_at_its_first_read(
         before = len(seen)
         rig.pass_tags([stranger])  # to seat 2 by the plan: a tag of no deck, or the other deck's card
         stop = wait_cmd(cmds, lambda c: isinstance(c, Alert) and c.code == CASES[what])
+        upto = next(i for i, c in enumerate(seen) if c is stop)
+        go_on = [c for c in seen[before:upto] if isinstance(c, Instruction)
+                 and c.signal not in (Signal.SHOE_FAULT, Signal.STOP)]
+        assert go_on == []  # the card's CARD came first, but no "go on" was shown for it
         assert stop.latched and f"tag {stranger.uid.hex()}" in stop.message and f"deck {rig.deck_id}" in stop.message
         if what is ForeignWhat.OTHER_DECK:
             assert f"card of deck {OTHER_DECK}" in stop.message
