@@ -126,16 +126,23 @@ def _undo_puts_back(steps: list[tuple[str, int | None]], taken: dict[int, Any]) 
         assert undone or shared
 
 
-def test_two_folds_then_an_undo_then_a_fold_and_undo_again() -> None:
-    """A fold's undo point keeps the folding seat alone (the others shared with the live hand);
-    an undo puts the seats back as they were, and a later fold's undo point again."""
-    m = Dealing(PROFILES)
+def _third_street_betting(rules: str) -> Dealing:
+    """A machine under ``rules`` whose 4-seat hand has 3rd street dealt (its betting round open)."""
+    m = Dealing(PROFILES, default_rules=rules)
     m.start()
     m.handle(DealerInput(DealerAction.NEW_HAND, args={"seats": list(SEATS)}))
     deck = full_deck()
     for seq in range(1, 13):
         m.handle(CardRead(seq, deck.pop(), "rfid", seq))
-    assert m.state == "hand_third_betting" and m.hand is not None
+    assert m.state == "hand_third_betting"
+    return m
+
+
+def test_two_folds_then_an_undo_then_a_fold_and_undo_again() -> None:
+    """A fold's undo point keeps the folding seat alone (the others shared with the live hand);
+    an undo puts the seats back as they were, and a later fold's undo point again."""
+    m = _third_street_betting("tda")
+    assert m.hand is not None
     m.handle(DealerInput(DealerAction.FOLD, seat=1))
     before = _table(m)
     m.handle(DealerInput(DealerAction.FOLD, seat=2))
@@ -191,13 +198,8 @@ def test_an_input_that_changes_seats_itself_takes_them_whole(monkeypatch: pytest
     up itself before its ruling, so its undo point copies the seats (it is not among the inputs
     that share them) and the undo puts them back; after a fold (which shares them), the same."""
     taken = _keeping_whole_copies(monkeypatch)
-    m = Dealing(PROFILES, default_rules="house")
-    m.start()
-    m.handle(DealerInput(DealerAction.NEW_HAND, args={"seats": list(SEATS)}))
-    deck = full_deck()
-    for seq in range(1, 13):
-        m.handle(CardRead(seq, deck.pop(), "rfid", seq))
-    assert m.state == "hand_third_betting" and m.hand is not None
+    m = _third_street_betting("house")
+    assert m.hand is not None
     m.handle(DealerInput(DealerAction.FOLD, seat=4))
     before = [(list(s.down), list(s.up)) for s in m.hand.seats]
     table = _table(m)
@@ -216,12 +218,7 @@ def test_any_other_event_keeps_the_shared_seats_first(monkeypatch: pytest.Monkey
     outside the rules core (here a shoe button's handling, made to change a seat) leaves the
     point as taken."""
     taken = _keeping_whole_copies(monkeypatch)
-    m = Dealing(PROFILES)
-    m.start()
-    m.handle(DealerInput(DealerAction.NEW_HAND, args={"seats": list(SEATS)}))
-    deck = full_deck()
-    for seq in range(1, 13):
-        m.handle(CardRead(seq, deck.pop(), "rfid", seq))
+    m = _third_street_betting("tda")
     m.handle(DealerInput(DealerAction.FOLD, seat=1))
     point = m.undo.last[1] if m.undo.last is not None else None
     assert point is not None and point.kept is not None and m.undo.sharing
