@@ -6,6 +6,7 @@ report in ``shoe-ctl analyze``'s keys with the alerts counted as ``analyze`` cou
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import sys
 from pathlib import Path
@@ -158,7 +159,14 @@ def record_departures(record: RecordedHand, summary: dict[str, Any], profile: Ru
 
 
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
-    """Run ``replay``; returns the exit status."""
+    """Run ``replay``; returns the exit status.
+
+    When the command owns the process (``args.whole_process``), what the imports made moves to
+    the cycle collector's permanent generation first (``gc.freeze``, as ``shoe-ctl run`` does once
+    its table starts): the collections during the hands then walk only what the hands made.
+    """
+    if getattr(args, "whole_process", False):
+        gc.freeze()  # the modules live as long as the process: never collectable garbage
     stream = out or sys.stdout
     files = list(iter_phh_files(args.paths))
     if not files:
