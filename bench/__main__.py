@@ -54,6 +54,7 @@ from __future__ import annotations
 import argparse
 import collections
 import contextlib
+import dataclasses
 import http.client
 import json
 import os
@@ -208,6 +209,12 @@ class _IdleShoe:
     ``settle_s`` more, as a dealer pulling a card every half second finds it; ``settle_s`` < 0 pulls
     at once (the service loaded). While :attr:`hold` is set a pull waits (the table idle)."""
 
+    ACK_POLL_S = 0.002
+    """Seconds between two looks at the shoe's unacked events while a pull waits for its ack (an
+    ack comes some 20 ms after its card: the protocol spaces them). Looking every 0.1 ms, as this
+    did, woke the dealer's thread ~120 times a card, each time taking the interpreter's lock from
+    the service's threads in the middle of their work: it cost them CPU the bench then counted."""
+
     def __init__(self, shoe: Any, settle_s: float, controller: Any = None) -> None:
         self.shoe = shoe
         self.settle_s = settle_s
@@ -222,7 +229,7 @@ class _IdleShoe:
                 self.controller.wait_idle(5.0)
             end = time.monotonic() + 5.0
             while self.shoe.unacked_count() and time.monotonic() < end:
-                time.sleep(0.0001)
+                time.sleep(self.ACK_POLL_S)
             if self.settle_s:
                 time.sleep(self.settle_s)
         return self.shoe.pull()
@@ -330,9 +337,13 @@ def bench_latency(cards: int, *, pace_s: float, seed: int = 7, sync: str = "FULL
 
     :param floor: a :class:`shoe_ctl.floor.config.FloorConfig` to publish to (the floor on), or None.
     :param console: the console LED sink too (``shoe-ctl run`` in a terminal; a service has none).
-    :param idle_s: > 0: also the CPU of every thread (:class:`bench.bench_scale.ThreadCpu`) while
-        dealing and then for ``idle_s`` seconds with the dealer holding the next card
-        (``cpu_threads_s``, ``cpu_dealing_s``, ``cpu_idle_s``; :func:`cpu_figures` reads them).
+    :param idle_s: > 0: instead of the latencies, the CPU of every thread
+        (:class:`bench.bench_scale.ThreadCpu`) while dealing and then for ``idle_s`` seconds with
+        the dealer holding the next card (``cpu_moments``; :func:`bench_cpu` reads them). The
+        latency's instruments, which would run in the service's threads (the stamps around the
+        machine and the journal, the stamp sink, the frame counter of the host's writes, the LED
+        sink's stamp), are then left out, and the LEDs are a Pi's (``gpio``, on gpiozero's mock
+        pins) instead of the configuration's ``console``; only the card reads are counted.
     """
     from drivers import protocol as p
     from drivers.leds import ShoeLedSink
@@ -362,6 +373,7 @@ def bench_latency(cards: int, *, pace_s: float, seed: int = 7, sync: str = "FULL
     lat: list[int] = []
     parts: dict[str, list[int]] = {"link": [], "journal": [], "machine": [], "sinks": []}
     done = threading.Event()
+    instruments = idle_s <= 0  # the CPU run leaves the latency's instruments out of the service's threads
     with tempfile.TemporaryDirectory(prefix="shoe-bench-") as tmp:
         journal = Journal(Path(tmp) / "bench.journal", table="bench", profile="tda", synchronous=sync)
         timed = _TimedJournal(journal)
@@ -384,8 +396,16 @@ def bench_latency(cards: int, *, pace_s: float, seed: int = 7, sync: str = "FULL
             machine_at[1] = time.perf_counter_ns()
             return out
 
-        machine.handle = handle  # type: ignore[method-assign]
+        if instruments:
+            machine.handle = handle  # type: ignore[method-assign]
         in_path = [0, 0]
+
+        def counted(ev: Any, cmds: Any) -> None:  # the CPU run's only hook besides the table's wiring
+            marks.after(machine)
+            if type(ev) is CardRead:
+                reads[0] += 1
+                if reads[0] >= cards:
+                    done.set()
 
         def on_handled(ev: Any, cmds: Any) -> None:
             marks.after(machine)
@@ -416,33 +436,42 @@ def bench_latency(cards: int, *, pace_s: float, seed: int = 7, sync: str = "FULL
             idle_shoe.append(_IdleShoe(device, pace_s, table.controller))
             return SimulatedDealer(idle_shoe[0], post, random_hands(seed), seed=seed, auto_ack=True)
 
+        cfg = load_table_config(ROOT / "config" / "table.toml")
+        extra: dict[str, Any] = {} if floor is None else {"floor": floor}
+        if not instruments:  # a Pi's LEDs: gpiozero on its mock pins, in the controller's thread
+            from gpiozero.pins.mock import MockFactory
+
+            cfg = dataclasses.replace(cfg, leds=dataclasses.replace(cfg.leds, backend="gpio", pins=PI_LED_PINS))
+            extra["pin_factory"] = MockFactory()
         # the stamp sink sits right after the LED sinks, before the display
-        table = Table.from_config(load_table_config(ROOT / "config" / "table.toml"), profiles=profiles(),
-                                  rules="tda", shoe_url=shoe.url, journal=timed, machine=machine, device=shoe,
+        table = Table.from_config(cfg, profiles=profiles(),
+                                  rules="tda", shoe_url=shoe.url, journal=timed if instruments else journal,
+                                  machine=machine, device=shoe,
                                   display=("127.0.0.1", 0), display_required="127.0.0.1:0", console=console,
-                                  led_stream=devnull, sinks=[stamp],
-                                  dealer=dealer, wait_connected=10.0, say=lambda _line: None,
-                                  **({"floor": floor} if floor is not None else {}))
+                                  led_stream=devnull, sinks=[stamp] if instruments else [],
+                                  dealer=dealer, wait_connected=10.0, say=lambda _line: None, **extra)
         if floor is not None:
             table.journal = journal  # as Table.from_config keeps the journal it opens: the floor's outbox
-        table.controller.add_hook(on_handled)
+        table.controller.add_hook(on_handled if instruments else counted)
         t_start = time.perf_counter()
         try:
             with table:
                 assert table.link is not None
-                frames.watch(table.link, "_write")  # every frame the host writes (the LED frames)
                 assert table.io is not None
-                shows.watch_sink(next(k for k in table.io.sinks if isinstance(k, ShoeLedSink)))
+                if instruments:
+                    frames.watch(table.link, "_write")  # every frame the host writes (the LED frames)
+                    shows.watch_sink(next(k for k in table.io.sinks if isinstance(k, ShoeLedSink)))
                 link_auth = table.link.auth
                 freeze_startup_heap()  # as shoe-ctl run does once the table has started
                 if idle_s > 0:
-                    from bench.bench_scale import ThreadCpu
+                    from bench.bench_scale import ThreadCpu, thread_switches
 
                     assert table.io is not None and table.io.display is not None
                     kiosk = _Kiosk(table.io.display.port)  # the dealer display's browser, as on a table
 
-                    threads = ThreadCpu()
+                    threads = ThreadCpu(period_s=CPU_SAMPLE_S)
                     threads.before = set()  # every thread, the ones started with the table included
+                    switched = thread_switches()
                     cpu[0] = threads.snapshot(), time.process_time(), time.perf_counter(), reads[0]
                 ok = done.wait(timeout)
                 t_end = time.perf_counter()
@@ -453,6 +482,8 @@ def bench_latency(cards: int, *, pace_s: float, seed: int = 7, sync: str = "FULL
                     idle_shoe[0].hold.set()  # the dealer holds the next card: the table idles
                     table.controller.wait_idle(5.0)
                     cpu[1] = threads.snapshot(), time.process_time(), time.perf_counter(), reads[0]
+                    after = thread_switches()
+                    cpu_extra["switches"] = {k: n - switched.get(k, 0) for k, n in after.items()}
                     time.sleep(idle_s)
                     cpu[2] = threads.snapshot(), time.process_time(), time.perf_counter(), reads[0]
                     threads.stop()
@@ -465,8 +496,8 @@ def bench_latency(cards: int, *, pace_s: float, seed: int = 7, sync: str = "FULL
             devnull.close()
     card_bytes, card_range = frames.typical(p.T_CARD)
     led_bytes, led_range = frames.typical(p.T_LED)
-    cpu_out = {} if cpu[2] is None else {"cpu_moments": cpu, **cpu_extra}
-    ends = [c[0] for c in changed[1:]] + [time.perf_counter_ns()]
+    cpu_out = {} if cpu[2] is None else {"cpu_moments": cpu, **{f"cpu_{k}": v for k, v in cpu_extra.items()}}
+    ends = [c[0] for c in changed[1:]] + [time.perf_counter_ns()][:len(changed)]
     led_lat = shows.after([(t, end, signal, t0) for (t, _, signal, t0), end in zip(changed, ends, strict=True)])
     return {
         "latency_us": summary_us(lat),
@@ -495,6 +526,14 @@ def bench_latency(cards: int, *, pace_s: float, seed: int = 7, sync: str = "FULL
 
 CPU_CARDS = 1000
 """Card reads of the CPU-per-card run (a dealer's pace: each card pulled once the service is idle)."""
+
+CPU_SAMPLE_S = 0.5
+"""Seconds between the CPU run's samples of every thread's CPU (only the threads that end before
+the last sample, gpiozero's blink threads, need them): sampling every 20 ms, the sampler's own
+thread took ~0.8 ms of CPU a card and the interpreter's lock from the service's threads."""
+
+PI_LED_PINS = {"green": 17, "amber": 27, "blue": 22, "white": 23, "red": 24}
+"""The CPU run's LED board (``[leds] backend = "gpio"``): the BCM pins ``config/table.toml`` suggests."""
 
 CPU_IDLE_S = 4.0
 """Seconds the CPU-per-card run's table idles after dealing (its CPU per second with no card)."""
@@ -541,11 +580,21 @@ def bench_cpu(cards: int = CPU_CARDS, idle_s: float = CPU_IDLE_S, calibration_s:
     moments = r["cpu_moments"]
     skip = (*SIMULATION_THREADS, "thread-cpu-sampler", "MainThread", "kiosk")
 
+    def by_thread(values: dict[str, float]) -> dict[str, float]:
+        """The service's threads only; gpiozero's blink threads (``Thread-N (_blink_device)``) as one."""
+        per: dict[str, float] = {}
+        for k, v in values.items():
+            if not k.startswith(skip):
+                name = "gpio-blink" if k.endswith("(_blink_device)") else k
+                per[name] = per.get(name, 0.0) + v
+        return per
+
     def service(a: dict[str, float], b: dict[str, float]) -> tuple[float, dict[str, float]]:
-        per = {k: round(b[k] - a.get(k, 0.0), 3) for k in b if not k.startswith(skip)}
+        per = {k: round(v, 3) for k, v in by_thread({k: b[k] - a.get(k, 0.0) for k in b}).items()}
         return sum(per.values()), per
 
     (t0, p0, w0, n0), (t1, p1, w1, n1), (t2, _p2, w2, _n2) = moments
+    switched = by_thread({k: float(v) for k, v in r["cpu_switches"].items()})
     dealt, dealt_by = service(t0, t1)
     idle, idle_by = service(t1, t2)
     n = max(n1 - n0, 1)
@@ -562,8 +611,9 @@ def bench_cpu(cards: int = CPU_CARDS, idle_s: float = CPU_IDLE_S, calibration_s:
         "cpu_threads_dealing_s": dict(sorted(dealt_by.items(), key=lambda kv: -kv[1])),
         "cpu_threads_idle_s": dict(sorted(idle_by.items(), key=lambda kv: -kv[1])),
         "cpu_cards_per_s": round(n / (w1 - w0), 1),
-        "cpu_kiosk_bytes": r.get("kiosk_bytes"),
-        "cpu_latency_led_us": r["latency_led_us"],
+        "cpu_kiosk_bytes": r.get("cpu_kiosk_bytes"),
+        "cpu_switches_per_card": {k: round(v / n, 2) for k, v in sorted(switched.items(), key=lambda kv: -kv[1])},
+        "cpu_leds": "gpio (gpiozero's mock pins) and the shoe's",
     }
     if calibration_s:
         here_s = DEALER_CARDS_PER_S * per_card + idle_rate  # CPU seconds per second of play, here

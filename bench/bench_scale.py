@@ -286,10 +286,26 @@ SIMULATION_THREADS = ("sim-dealer", "virtual-shoe")
 """Name prefixes of the threads that stand in for the dealer and the shoe (not run on a real table)."""
 
 
+def thread_switches() -> dict[str, int]:
+    """Voluntary context switches of every live thread so far, by thread name (threads of one name
+    summed; ``/proc/self/task/TID/status``): each is a wait the thread went to sleep in — for its
+    queue, its socket, a lock, or the interpreter's lock another thread held."""
+    import threading
+
+    out: dict[str, int] = {}
+    for t in threading.enumerate():
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            text = Path(f"/proc/self/task/{t.native_id}/status").read_text()
+            n = int(text.split("\nvoluntary_ctxt_switches:", 1)[1].split()[0])
+            out[t.name] = out.get(t.name, 0) + n
+    return out
+
+
 class ThreadCpu:
-    """CPU seconds of each thread started while it runs, by thread name: ``/proc/self/task/TID/stat``
-    (user + system clock ticks) sampled every ``period_s`` until :meth:`stop`; a thread's last
-    sample is its total (to a clock tick, 10 ms)."""
+    """CPU seconds of each thread started while it runs, by thread name: the time the scheduler
+    ran it (``/proc/self/task/TID/schedstat``, in ns; where the kernel has none, user + system
+    clock ticks of ``/proc/self/task/TID/stat``, to a tick, 10 ms) sampled every ``period_s``
+    until :meth:`stop`; a thread's last sample is its total."""
 
     def __init__(self, period_s: float = 0.02) -> None:
         import threading
@@ -309,8 +325,14 @@ class ThreadCpu:
             if t.native_id in self.before or t is self._thread or t.native_id is None:
                 continue
             with contextlib.suppress(OSError, IndexError, ValueError):
-                fields = Path(f"/proc/self/task/{t.native_id}/stat").read_text().rsplit(")", 1)[1].split()
-                self.seconds[(t.name, t.native_id)] = (int(fields[11]) + int(fields[12])) / self._tick
+                self.seconds[(t.name, t.native_id)] = self._cpu_s(t.native_id)
+
+    def _cpu_s(self, tid: int) -> float:
+        try:
+            return int(Path(f"/proc/self/task/{tid}/schedstat").read_text().split()[0]) / 1e9
+        except (OSError, IndexError, ValueError):
+            fields = Path(f"/proc/self/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / self._tick
 
     def _run(self) -> None:
         while not self._stop.wait(self.period_s):

@@ -76,9 +76,13 @@ class GpioLedSink(Closeable):
                 raise named_failure(exc, tried=tried) from exc
 
     def handle(self, command: Command) -> None:
-        """Show the signal of an :class:`Instruction`; every other command is ignored."""
+        """Show the signal of an :class:`Instruction`; every other command is ignored, and so is
+        the signal already shown (a street of *deal* signals switches the pins once, and a blink
+        keeps its rhythm)."""
         if isinstance(command, Instruction):
-            self.show(self._patterns.get(command.signal, PATTERNS[Signal.STOP]))
+            pattern = self._patterns.get(command.signal, PATTERNS[Signal.STOP])
+            if pattern is not self.current:
+                self.show(pattern)
 
     def show(self, pattern: LedPattern) -> None:
         """Switch the board to ``pattern`` (all other LEDs off)."""

@@ -12,7 +12,7 @@ import random
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Protocol
 
 from shoe_ctl.events import (
@@ -27,6 +27,7 @@ from shoe_ctl.events import (
 from shoe_ctl.input_spec import STOP_REFUSAL
 from shoe_ctl.lifecycle import Closeable, join_thread
 from shoe_ctl.rules.cards import Card, full_deck
+from shoe_ctl.values import FACTORY, Value, value
 
 log = logging.getLogger(__name__)
 
@@ -48,8 +49,8 @@ class ShoeLike(Protocol):
     def reload(self, cards: Sequence[Card]) -> None: ...
 
 
-@dataclass
-class Irregularity:
+@value
+class Irregularity(Value):
     """One irregularity the simulated dealer commits or reports in a hand.
 
     :param kind: what happens, at the first instruction that matches ``street`` (and ``seat``,
@@ -111,9 +112,18 @@ class Irregularity:
     count: int = 0
     args: dict[str, Any] = field(default_factory=dict)
 
+    def __init__(self, kind: str, street: str = "3rd", seat: int | None = None, round: int = 0,
+                 count: int = 0, args: dict[str, Any] = FACTORY) -> None:
+        self.kind = kind
+        self.street = street
+        self.seat = seat
+        self.round = round
+        self.count = count
+        self.args = dict() if args is FACTORY else args
 
-@dataclass
-class HandScript:
+
+@value
+class HandScript(Value):
     """One hand for the simulated dealer.
 
     :param seats: table seat numbers dealt in, in player order (clockwise from the dealer's left).
@@ -141,9 +151,24 @@ class HandScript:
     irregular: list[Irregularity] = field(default_factory=list)
     acks: list[str] = field(default_factory=list)
 
+    def __init__(self, seats: list[int], game: str = "stud", rules: str | None = None,
+                 deck: list[Card] | None = None, actions: dict[str, list[tuple[str, int]]] = FACTORY,
+                 ante_all_in: list[int] = FACTORY, muck: list[int] = FACTORY, name: str = "",
+                 irregular: list[Irregularity] = FACTORY, acks: list[str] = FACTORY) -> None:
+        self.seats = seats
+        self.game = game
+        self.rules = rules
+        self.deck = deck
+        self.actions = dict() if actions is FACTORY else actions
+        self.ante_all_in = list() if ante_all_in is FACTORY else ante_all_in
+        self.muck = list() if muck is FACTORY else muck
+        self.name = name
+        self.irregular = list() if irregular is FACTORY else irregular
+        self.acks = list() if acks is FACTORY else acks
 
-@dataclass
-class TablePicture:
+
+@value
+class TablePicture(Value):
     """What the dealer physically did in the current hand (cards by identity as pulled);
     ``pulled`` counts the cards taken from the stub now in the shoe, ``total`` over the hand
     (cards out of the shoe). ``aside``: the set-aside pile (house 16.16); ``out``: cards out of
@@ -164,6 +189,25 @@ class TablePicture:
     pulled: int = 0
     scrambles: int = 0
     total: int = 0
+
+    def __init__(self, seats: dict[int, list[tuple[str, Card | None]]] = FACTORY,
+                 burns: dict[str, list[Card | None]] = FACTORY, community: list[Card | None] = FACTORY,
+                 aside: list[Card | None] = FACTORY, out: list[Card | None] = FACTORY,
+                 muck: list[Card | None] = FACTORY, misdeal: bool = False,
+                 log: list[tuple[str | None, str]] = FACTORY, loaded: list[Card] = FACTORY,
+                 pulled: int = 0, scrambles: int = 0, total: int = 0) -> None:
+        self.seats = dict() if seats is FACTORY else seats
+        self.burns = dict() if burns is FACTORY else burns
+        self.community = list() if community is FACTORY else community
+        self.aside = list() if aside is FACTORY else aside
+        self.out = list() if out is FACTORY else out
+        self.muck = list() if muck is FACTORY else muck
+        self.misdeal = misdeal
+        self.log = list() if log is FACTORY else log
+        self.loaded = list() if loaded is FACTORY else loaded
+        self.pulled = pulled
+        self.scrambles = scrambles
+        self.total = total
 
     def stub(self) -> list[Card]:
         """The cards still in the shoe, in order."""
@@ -207,8 +251,8 @@ class TablePicture:
         self.put(dst, self.take(src))
 
 
-@dataclass
-class DealerStats:
+@value
+class DealerStats(Value):
     """Counters and the signal log of a run."""
 
     signals: list[str] = field(default_factory=list)
@@ -216,6 +260,14 @@ class DealerStats:
     hands_started: int = 0
     hands_done: int = 0
     pulls: int = 0
+
+    def __init__(self, signals: list[str] = FACTORY, alerts: list[str] = FACTORY, hands_started: int = 0,
+                 hands_done: int = 0, pulls: int = 0) -> None:
+        self.signals = list() if signals is FACTORY else signals
+        self.alerts = list() if alerts is FACTORY else alerts
+        self.hands_started = hands_started
+        self.hands_done = hands_done
+        self.pulls = pulls
 
 
 def random_hands(seed: int, *, seats: Sequence[int] = (1, 2, 3, 4, 5, 6, 7, 8), game: str = "stud",

@@ -20,7 +20,7 @@ import collections
 import logging
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,7 @@ from shoe_ctl.machine import Dealing
 from shoe_ctl.phh import TABLE_SEATS, RecordedHand
 from shoe_ctl.rules.cards import Card, card_text, full_deck
 from shoe_ctl.rules.profiles import RuleProfile
+from shoe_ctl.values import FACTORY, Value, value
 
 log = logging.getLogger(__name__)
 
@@ -116,8 +117,8 @@ def deal_order(rec: RecordedHand) -> list[Card | None]:
     return order
 
 
-@dataclass
-class HandRecord:
+@value
+class HandRecord(Value):
     """What one hand did, as the controller saw it.
 
     :param instructions: every instruction of the hand, in order (new hand .. hand complete).
@@ -136,6 +137,18 @@ class HandRecord:
     cards: dict[int, dict[str, Any]] = field(default_factory=dict)
     burns: dict[str, list[str]] = field(default_factory=dict)
     stub: int = 0
+
+    def __init__(self, instructions: list[Instruction] = FACTORY, summary: dict[str, Any] = FACTORY,
+                 alerts: list[str] = FACTORY, alert_details: list[dict[str, Any]] = FACTORY,
+                 cards: dict[int, dict[str, Any]] = FACTORY, burns: dict[str, list[str]] = FACTORY,
+                 stub: int = 0) -> None:
+        self.instructions = list() if instructions is FACTORY else instructions
+        self.summary = dict() if summary is FACTORY else summary
+        self.alerts = list() if alerts is FACTORY else alerts
+        self.alert_details = list() if alert_details is FACTORY else alert_details
+        self.cards = dict() if cards is FACTORY else cards
+        self.burns = dict() if burns is FACTORY else burns
+        self.stub = stub
 
     def signals(self) -> list[str]:
         """The LED sequence: one word per instruction (``deal:3:down``, ``burn``, ``scramble``, ...)."""

@@ -14,7 +14,7 @@ dealer's left); the rules core works with 0-based indexes. Where the record give
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ from shoe_ctl.rules.games import Game, board_key, bring_in, first_to_act, first_
 from shoe_ctl.rules.hand import HandError, HandState
 from shoe_ctl.rules.profiles import RuleProfile
 from shoe_ctl.rules.stub import PROCEDURE_CLAUSE, plan_street, seventh_check
+from shoe_ctl.values import FACTORY, Value, value
 
 BETTING = frozenset({"pb", "cbr", "cc", "f"})
 
@@ -32,8 +33,8 @@ CLAUSES = {str(k): v for k, v in PROCEDURE_CLAUSE.items()}
 """The clause of each 7th-street procedure by its text (``"C"`` -> ``"RP-10-H-C"``)."""
 
 
-@dataclass
-class StreetView:
+@value
+class StreetView(Value):
     """One street of a recorded hand as the rules core sees it at the street's start.
 
     :ivar in_hand: per player, not folded.
@@ -51,9 +52,19 @@ class StreetView:
     why: str = ""
     betting: bool = False
 
+    def __init__(self, street: str, in_hand: list[bool], can_act: list[bool], first: int | None = None,
+                 recorded: int | None = None, why: str = "", betting: bool = False) -> None:
+        self.street = street
+        self.in_hand = in_hand
+        self.can_act = can_act
+        self.first = first
+        self.recorded = recorded
+        self.why = why
+        self.betting = betting
 
-@dataclass
-class HandReport:
+
+@value
+class HandReport(Value):
     """What ``analyze`` says about one file; :meth:`as_json` gives the documented JSON object."""
 
     file: str
@@ -70,6 +81,27 @@ class HandReport:
     bring_in_card: str | None = None
     names: tuple[str, ...] = ()
     seats: list[int] | None = None
+
+    def __init__(self, file: str, rules: str, game: str | None = None, players: int | None = None,
+                 bring_in: int | None = None, first_to_act: dict[str, int | None] = FACTORY,
+                 seventh: dict[str, Any] | None = None, community_card: str | None = None,
+                 alerts: list[dict[str, Any]] = FACTORY, error: str | None = None,
+                 streets: list[StreetView] = FACTORY, bring_in_card: str | None = None,
+                 names: tuple[str, ...] = (), seats: list[int] | None = None) -> None:
+        self.file = file
+        self.rules = rules
+        self.game = game
+        self.players = players
+        self.bring_in = bring_in
+        self.first_to_act = dict() if first_to_act is FACTORY else first_to_act
+        self.seventh = seventh
+        self.community_card = community_card
+        self.alerts = list() if alerts is FACTORY else alerts
+        self.error = error
+        self.streets = list() if streets is FACTORY else streets
+        self.bring_in_card = bring_in_card
+        self.names = names
+        self.seats = seats
 
     def as_json(self) -> dict[str, Any]:
         """The JSON object of one hand (keys ``file``, ``game``, ``rules``, ``players``,

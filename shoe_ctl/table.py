@@ -38,6 +38,8 @@ from shoe_ctl.service.watchdog import ControllerWatchdog, ServiceOutput
 from shoe_ctl.users import Authenticator, UserFileError, UserStore
 
 if TYPE_CHECKING:
+    from gpiozero import Factory  # a gpiozero pin factory (MockFactory in tests and the bench)
+
     from shoe_ctl.display.server import DisplaySink
     from shoe_ctl.release import ReleaseConfig, SoftwareIdentity, Verdict
     from shoe_ctl.service.host import HostLife
@@ -98,7 +100,9 @@ class Table:
     takes it down, each part in the reverse order of its start.
 
     ``device``: a simulated shoe the caller started and closes itself, at ``url`` (for the
-    simulated dealer; e.g. the benchmark's shoe that stamps each card it sends).
+    simulated dealer; e.g. the benchmark's shoe that stamps each card it sends). ``pin_factory``:
+    the gpiozero pin factory of the ``gpio`` LEDs and the buttons (default gpiozero's own; the
+    mock pins of gpiozero in tests and the bench).
 
     Start order: the simulated shoe's device (a ``vshoe://`` URL), the shoe link (not yet
     reading), (under systemd) ``READY=1``, the dealer's LEDs, display and buttons (:func:`shoe_ctl.dealer_io.start_dealer_io`),
@@ -115,7 +119,7 @@ class Table:
                  dealer: DealerFactory | None = None, sinks: Sequence[Sink] = (), notifier: Notifier | None = None,
                  wait_connected: float | None = None, device: Any = None, floor: FloorConfig | None = None,
                  release: ReleaseConfig | None = None, users: str | None = None, host: HostLife | None = None,
-                 say: Callable[[str], None] = _say) -> None:
+                 pin_factory: Factory | None = None, say: Callable[[str], None] = _say) -> None:
         self.cfg = cfg
         self.controller = controller
         self.url = url
@@ -135,6 +139,7 @@ class Table:
         self._display_required = display_required
         self._console = console
         self._led_stream = led_stream
+        self._pin_factory = pin_factory
         self._dealer_socket = dealer_socket
         self._dealer_factory = dealer
         self._sinks = list(sinks)
@@ -488,7 +493,8 @@ class Table:
         error when it was asked for (``display_required``), else said and left out."""
         try:
             return start_dealer_io(self.cfg, self.controller.post, display=self._display, send_leds=link.send_leds,
-                                   console=self._console, stream=self._led_stream)
+                                   console=self._console, stream=self._led_stream,
+                                   pin_factory=self._pin_factory)
         except OSError as exc:
             problem = bind_problem(exc)
             if self._display_required is not None:
@@ -498,7 +504,8 @@ class Table:
             self._say(f"shoe-ctl run: THE DEALER DISPLAY IS NOT SERVED: {self.display_problem}; set [display] "
                       "port (or pass --display HOST:PORT) and restart; continuing without it")
             return start_dealer_io(self.cfg, self.controller.post, display=None, send_leds=link.send_leds,
-                                   console=self._console, stream=self._led_stream)
+                                   console=self._console, stream=self._led_stream,
+                                   pin_factory=self._pin_factory)
 
     def _await_link(self, timeout: float) -> None:
         """Wait for the link's first ``connected`` (left on the queue for the machine)."""

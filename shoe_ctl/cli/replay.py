@@ -6,13 +6,14 @@ report in ``shoe-ctl analyze``'s keys with the alerts counted as ``analyze`` cou
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import sys
 from pathlib import Path
 from typing import Any, TextIO
 
 from hil.replay import run_direct, run_full, script_from_record
-from shoe_ctl.analyze import HandReport, iter_phh_files, street_first, street_views
+from shoe_ctl.analyze import BETTING, HandReport, iter_phh_files, street_first, street_views
 from shoe_ctl.cli.analyze import ReportTable, display_names
 from shoe_ctl.cli.args import Subparsers, add_phh_inputs
 from shoe_ctl.config import load_profile
@@ -109,7 +110,13 @@ def record_departures(record: RecordedHand, summary: dict[str, Any], profile: Ru
     """
     alerts: list[dict[str, Any]] = []
     seventh = summary.get("seventh")
-    dealt = {a.street for a in record.actions if a.kind in ("dh", "db")}
+    dealt: set[str] = set()
+    acted: dict[str, int] = {}  # per street the record's first actor (0-based), as street_views finds it
+    for a in record.actions:
+        if a.kind in ("dh", "db"):
+            dealt.add(a.street)
+        elif a.kind in BETTING and a.player is not None and a.street not in acted:
+            acted[a.street] = a.player
     if seventh and "6th" in dealt:
         try:
             procedure = Procedure(seventh.get("procedure"))
@@ -127,15 +134,17 @@ def record_departures(record: RecordedHand, summary: dict[str, Any], profile: Ru
                             f"the record deals every player a 7th card; the {profile.name} rules prescribe a "
                             f"community card (procedure {procedure})"),
             })
-    # the rules core decides a street only where the machine's first differs from the record's:
-    # where they agree there is no departure, whatever the record's own cards would decide
-    firsts = [(street, first) for street, first in (summary.get("first_to_act") or {}).items() if first is not None]
+    # the record is walked and the rules core asked only for a street where the machine's first
+    # differs from the record's: where they agree there is no departure, whatever the record's
+    # own cards would decide
+    firsts = [(street, first) for street, first in (summary.get("first_to_act") or {}).items()
+              if first is not None and street in acted and first != acted[street] + 1]
     departures: list[dict[str, Any]] = []
     try:
         views = street_views(record)[0] if firsts else {}
         for street, first in firsts:
             view = views.get(street)
-            if view is None or not view.betting or view.recorded is None or first == view.recorded + 1:
+            if view is None or not view.betting or view.recorded is None:
                 continue
             # a street whose deciding upcards the record lacks (analyze: unknown) was decided on
             # the replay's random cards: not a departure of the record
@@ -150,7 +159,14 @@ def record_departures(record: RecordedHand, summary: dict[str, Any], profile: Ru
 
 
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
-    """Run ``replay``; returns the exit status."""
+    """Run ``replay``; returns the exit status.
+
+    When the command owns the process (``args.whole_process``), what the imports made moves to
+    the cycle collector's permanent generation first (``gc.freeze``, as ``shoe-ctl run`` does once
+    its table starts): the collections during the hands then walk only what the hands made.
+    """
+    if getattr(args, "whole_process", False):
+        gc.freeze()  # the modules live as long as the process: never collectable garbage
     stream = out or sys.stdout
     files = list(iter_phh_files(args.paths))
     if not files:

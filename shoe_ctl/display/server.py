@@ -14,7 +14,7 @@ import socket
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -127,6 +127,8 @@ class DisplaySink(Closeable):
         self._pending: deque[Command] = deque()  # commands handed, not yet folded in (:meth:`_drain`)
         self._wake_set = False  # a _drain is scheduled and has not started
         self._drained_at = 0.0  # time.monotonic() of the last _drain
+        self.wakes = 0
+        """Times the server's loop was woken for commands so far (one per controller event)."""
         self.published = 0
         """Snapshots pushed to the ``/events`` clients so far (one per wake-up that changed the
         model while a client was connected, besides the one each client gets at connect)."""
@@ -285,9 +287,23 @@ class DisplaySink(Closeable):
         if self._closed or loop is None:
             return
         self._pending.append(command)
+        self._wake_loop(loop)
+
+    def handle_all(self, commands: Sequence[Command]) -> None:
+        """Hand the commands of one event to the server loop at once, as :meth:`handle` one by one
+        would, with one wake-up of the loop: the controller's hand-over, once it is done with the
+        event (:meth:`shoe_ctl.service.controller.Controller.add_sink`)."""
+        loop = self._loop
+        if self._closed or loop is None:
+            return
+        self._pending.extend(commands)
+        self._wake_loop(loop)
+
+    def _wake_loop(self, loop: asyncio.AbstractEventLoop) -> None:
         if self._wake_set:
             return
         self._wake_set = True
+        self.wakes += 1
         try:
             loop.call_soon_threadsafe(self._wake)
         except RuntimeError:  # loop already closed

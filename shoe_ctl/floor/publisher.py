@@ -29,8 +29,7 @@ from shoe_ctl.floor.card_health import CardHealth, HealthLimits, JournalDeckTags
 from shoe_ctl.floor.config import Credentials, FloorConfig, load_credentials, parse_broker
 from shoe_ctl.floor.failover import BrokerChoice, host_topic
 from shoe_ctl.floor.netloop import NetLoop, shared_loop
-from shoe_ctl.floor.topics import Topics, dumps, event_payload, floor_state, floor_tile, redact
-from shoe_ctl.recall import HIDDEN_ROLES, public
+from shoe_ctl.floor.topics import Topics, dumps, event_payload, floor_state, floor_tile, recall_hand
 from shoe_ctl.service.controller import Controller
 from shoe_ctl.service.journal.records import Record
 
@@ -140,6 +139,7 @@ class FloorPublisher:
         self.recall = recall
         self._recall_due = recall is not None
         self._recall_at = 0.0
+        self._recall_json: dict[tuple[Any, ...], bytes] = {}  # each hand's published JSON, by what can change in it
         self.verifications = 0
         self.topics = Topics(room, table)
         self.table = table
@@ -551,11 +551,28 @@ class FloorPublisher:
 
         self._recall_due = False
         self._recall_at = now
-        hands = public(self.recall())
-        shown = frozenset(e["card"] for h in hands for e in h["entries"]
-                          if e.get("kind") == "card" and e.get("role") not in HIDDEN_ROLES)
-        payload = {"v": 1, "table": self.table, "time_us": int(time.time() * 1e6), "hands": redact(hands, shown)}
-        self.client.publish(self.topics.recall, dumps(payload), qos=1, retain=True)
+        self.client.publish(self.topics.recall, self._recall_payload(self.recall()), qos=1, retain=True)
+
+    def _recall_payload(self, hands: list[dict[str, Any]]) -> bytes:
+        """The ``recall`` message of ``hands`` (:func:`~shoe_ctl.floor.topics.recall_hand` each, as
+        :func:`~shoe_ctl.floor.topics.dumps` writes them): a hand's JSON is made again only when it
+        changed since the last recall (its entries are only ever added to: their count, its number,
+        ``finished`` and ``more`` tell), so a recall redacts the hand in progress, not ten hands."""
+        parts = []
+        kept: dict[tuple[Any, ...], bytes] = {}
+        for hand in hands:
+            entries = hand.get("entries")
+            key = (hand.get("hand"), hand.get("started"), hand.get("game"), hand.get("rules"),
+                   str(hand.get("seats")), hand.get("finished"), hand.get("more"),
+                   len(entries) if isinstance(entries, list) else None)
+            data = self._recall_json.get(key)
+            if data is None:
+                data = dumps(recall_hand(hand))
+            kept[key] = data
+            parts.append(data)
+        self._recall_json = kept
+        head = dumps({"v": 1, "table": self.table, "time_us": int(time.time() * 1e6)})
+        return head[:-1] + b',"hands":[' + b",".join(parts) + b"]}"
 
     def _answer_seed(self, identity: SoftwareIdentity, raw: bytes) -> None:
         """Answer a seeded verification request ``{"seed": HEX}`` on ``verified`` (docs/compliance.md,

@@ -16,11 +16,12 @@ from typing import Any
 
 from shoe_ctl.embargo import CARD_TOKEN, REDACTED, public_state
 from shoe_ctl.floor.severity import SEVERITIES, classify
+from shoe_ctl.recall import HIDDEN_ROLES, public
 from shoe_ctl.service.journal.records import Record
 
 __all__ = [
     "NAME_RE", "SEVERITIES", "Topics", "check_name", "dumps", "event_payload", "floor_state", "floor_tile",
-    "redact", "severity",
+    "recall_hand", "redact", "severity",
 ]
 
 PAYLOAD_VERSION = 1
@@ -217,6 +218,19 @@ def floor_tile(raw: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(shoe, Mapping):
         part["shoe"] = {k: shoe[k] for k in ("status", "detail") if k in shoe}
     return dict(redact(public_state(part)))
+
+
+def recall_hand(hand: Mapping[str, Any]) -> dict[str, Any]:
+    """One hand of the recall as the floor gets it (the ``recall`` topic; a hand of
+    :func:`shoe_ctl.recall.recall_hands`): every card not face up written ``??``
+    (:func:`shoe_ctl.recall.public`), then, in every text, each card that is not one of this
+    hand's face-up cards (upcards, the community card) and every tag UID redacted. The hand alone
+    decides: a card face up in another hand does not make it public in this one, so a hand that
+    no longer changes is redacted once (the publisher keeps it)."""
+    [shown_hand] = public([hand])
+    shown = frozenset(e["card"] for e in shown_hand["entries"]
+                      if e.get("kind") == "card" and e.get("role") not in HIDDEN_ROLES)
+    return dict(redact(shown_hand, shown))
 
 
 def dumps(payload: Mapping[str, Any]) -> bytes:

@@ -399,7 +399,7 @@ def handle(p: Progress, undo: Undo, ev: DealerInput, out: Outcome) -> Outcome:
             restored, name = back
             out.do("undo", restored.progress, restored.state, name)
         return out
-    point: Point | None = undo.take(p, out.state) if action not in NOT_UNDOABLE and p.hand is not None else None
+    point: Point | None = undo.take(p, out.state, action) if action not in NOT_UNDOABLE and p.hand is not None else None
     row = ROWS.get(action)
     if (row is None or SPECS[action].needs_hand) and (p.hand is None or out.state == layout.IDLE):
         out.refuse(ev, "no hand is running")
@@ -416,4 +416,6 @@ def handle(p: Progress, undo: Undo, ev: DealerInput, out: Outcome) -> Outcome:
             handler(p, out, ev)
     if not out.refused:
         undo.last = (action, point)
+    elif point is not None:
+        undo.refused(point)
     return out

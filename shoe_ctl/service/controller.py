@@ -299,6 +299,9 @@ class Controller(Closeable):
         self.inputs_refused = 0
         self._refusing = False
         self.sinks: list[Sink] = []
+        self._batch_sinks: dict[int, Callable[[list[Command]], None]] = {}  # id(sink) -> its handle_all
+        self._held: list[Command] = []  # this event's commands for the batch sinks, handed at its end
+        self._stepping = False
         self.handled = 0
         self.errors = 0
         self._thread: threading.Thread | None = None
@@ -319,8 +322,18 @@ class Controller(Closeable):
     # ------------------------------------------------------------------ wiring
 
     def add_sink(self, sink: Sink) -> None:
-        """Add a sink; it receives every command from now on, in order."""
+        """Add a sink; it receives every command from now on, in order.
+
+        A sink with ``handle_all(commands)`` (the dealer display) takes them instead once per
+        event: all of that event's commands in one call, once the controller is done with the
+        event (its record queued for the journal, its hooks run), just before it waits for the
+        next. A sink whose own thread takes the commands so wakes that thread once per event,
+        when the controller no longer needs the interpreter's lock, instead of in the middle of
+        the hand-over to the LEDs and the journal (docs/architecture.md, "The path of one card")."""
         self.sinks.append(sink)
+        take = getattr(sink, "handle_all", None)
+        if take is not None:
+            self._batch_sinks[id(sink)] = take
 
     def add_hook(self, hook: Callable[[Any, list[Command]], None]) -> None:
         """Add ``hook(event, commands)``, called in the controller thread after every event has
@@ -536,6 +549,17 @@ class Controller(Closeable):
             return None
 
     def step(self, ev: Event | _Call) -> list[Command]:
+        """Journal, ack, handle and deliver one event (:meth:`_step`), then hand the batch sinks
+        (:meth:`add_sink`) the event's commands in one call."""
+        self._stepping = True
+        try:
+            return self._step(ev)
+        finally:
+            self._stepping = False
+            if self._held:
+                self._hand_held()
+
+    def _step(self, ev: Event | _Call) -> list[Command]:
         """Journal, ack, handle and deliver one event (the controller thread's body; also usable
         synchronously when no thread is started).
 
@@ -751,10 +775,31 @@ class Controller(Closeable):
                                 "storage, and do not switch the table off", latched=True))
 
     def _deliver(self, cmds: list[Command]) -> None:
+        """Hand ``cmds`` to every sink, in order; the batch sinks' share waits for the end of the
+        event being handled (:meth:`step`), or goes at once outside one."""
+        batched = self._batch_sinks
+        sinks = [k for k in self.sinks if id(k) not in batched] if batched else self.sinks
         for cmd in cmds:
-            for sink in self.sinks:
+            for sink in sinks:
                 try:
                     sink.handle(cmd)
                 except Exception:  # noqa: BLE001
                     self.errors += 1
                     log.exception("sink %r failed on %r", sink, cmd)
+        if batched and cmds:
+            self._held.extend(cmds)
+            if not self._stepping:
+                self._hand_held()
+
+    def _hand_held(self) -> None:
+        """Hand the commands held for the batch sinks to each, in one call."""
+        held, self._held = self._held, []
+        for sink in self.sinks:
+            take = self._batch_sinks.get(id(sink))
+            if take is None:
+                continue
+            try:
+                take(held)
+            except Exception:  # noqa: BLE001
+                self.errors += 1
+                log.exception("sink %r failed on %d commands", sink, len(held))

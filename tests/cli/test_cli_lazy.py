@@ -61,6 +61,24 @@ def test_the_direct_replay_loads_no_toml_parser_nor_datetime() -> None:
     assert out.stdout.split("\n")[-2] == "0 []", out.stderr[-2000:]
 
 
+def test_a_replay_owning_the_process_freezes_what_its_imports_made() -> None:
+    """``shoe-ctl replay`` run as the process (``main()`` on ``sys.argv``) moves the start-up heap
+    to the collector's permanent generation; called inside another program it leaves the
+    program's collector as it was."""
+    example = str(EXAMPLES / "razz-suit-tie.phh")
+    probe = ("import gc, io, sys, contextlib\nfrom shoe_ctl.cli import main\n"
+             "before = gc.get_freeze_count()\n"
+             "with contextlib.redirect_stdout(io.StringIO()):\n"
+             f"    inside = main(['replay', '--direct', '--json', {example!r}])\n"
+             "after_call = gc.get_freeze_count()\n"
+             f"sys.argv = ['shoe-ctl', 'replay', '--direct', '--json', {example!r}]\n"
+             "with contextlib.redirect_stdout(io.StringIO()):\n"
+             "    whole = main()\n"
+             "print(inside, whole, before == after_call, gc.get_freeze_count() > after_call)")
+    out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.stdout.split("\n")[-2] == "0 0 True True", out.stderr[-2000:]
+
+
 def _modules_with_register() -> set[str]:
     found = set()
     for info in pkgutil.iter_modules(shoe_ctl.cli.__path__):

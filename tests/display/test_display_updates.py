@@ -11,7 +11,9 @@ import pytest
 from test_display import SseReader, get
 
 from shoe_ctl.display.server import DisplaySink
-from shoe_ctl.events import Instruction, Signal
+from shoe_ctl.events import CardRead, DisplayUpdate, Instruction, Signal
+from shoe_ctl.rules.cards import Card
+from shoe_ctl.service.controller import Controller
 from shoe_ctl.web_guard import Limits
 
 
@@ -101,5 +103,34 @@ def test_no_snapshot_is_built_while_no_page_reads_and_a_page_gets_the_latest_at_
         shown = reader.until(lambda e: e["version"] >= 6, timeout=4.0)
         assert shown["instruction"]["text"] == "Deal card 5"
         assert usual.published >= 1
+    finally:
+        reader.close()
+
+
+def test_the_controller_wakes_the_server_once_per_event(usual: DisplaySink) -> None:
+    """The display takes an event's commands in one hand-over at the event's end
+    (``DisplaySink.handle_all``): one wake-up of the server's loop per event, whatever the number
+    of commands, and the page shows each event's last state."""
+    class Machine:
+        state = "idle"
+
+        def start(self) -> list[object]:
+            return []
+
+        def handle(self, ev: CardRead) -> list[object]:
+            return [_ins(ev.seq), DisplayUpdate({"hand": 1, "state": "hand_third", "seats": []}), _ins(ev.seq + 100)]
+
+    reader = SseReader(usual.url)
+    c = Controller(Machine())  # type: ignore[arg-type]
+    c.add_sink(usual)
+    try:
+        reader.until(lambda e: True)
+        woken = usual.wakes
+        for seq in range(1, 6):
+            c.step(CardRead(seq, Card(seq), "rfid", seq))
+            reader.until(lambda e, seq=seq: e["instruction"] is not None
+                         and e["instruction"]["text"] == f"Deal card {seq + 100}")
+        assert usual.wakes - woken == 5
+        assert usual.model.version == 15  # every command folded in
     finally:
         reader.close()

@@ -140,6 +140,27 @@ def test_other_commands_leave_the_leds_alone(factory: MockFactory) -> None:
     sink.close()  # idempotent
 
 
+def test_the_signal_already_shown_leaves_the_pins_alone(factory: MockFactory) -> None:
+    sink = GpioLedSink(PINS, pin_factory=factory, patterns=FAST)
+    try:
+        sink.handle(Instruction(Signal.DEAL, "Deal seat 1 down", seat=1))
+        for pin in PINS.values():
+            factory.pin(pin).clear_states()
+        sink.handle(Instruction(Signal.DEAL, "Deal seat 2 down", seat=2))  # the same signal: no switching
+        assert all(history(factory, pin) == [False] for name, pin in PINS.items() if name != "green")
+        assert history(factory, PINS["green"]) == [True]
+        sink.handle(Instruction(Signal.BURN, "Burn"))  # a new signal switches as before
+        assert history(factory, PINS["green"]) == [True, False]
+        assert history(factory, PINS["amber"]) == [False, True]
+        sink.service_lost(True)  # stuck: stop shown; running again: the signal before it
+        sink.service_lost(False)
+        assert sink.current is not None and sink.current.signal is Signal.BURN
+        sink.handle(Instruction(Signal.BURN, "Burn"))
+        assert history(factory, PINS["amber"])[-1] is True
+    finally:
+        sink.close()
+
+
 def test_partial_board_and_bad_names(factory: MockFactory) -> None:
     sink = GpioLedSink({"red": 5}, pin_factory=factory, patterns=FAST)
     try:

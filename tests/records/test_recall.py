@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from journal_growth import deal_examples
 from paths import EXAMPLES
 from rule_profiles import PROFILES
 
@@ -50,15 +51,10 @@ def test_the_last_ten_of_fifteen_hands(tmp_path: Path) -> None:
 def test_the_kept_recall_replays_each_record_once_and_gives_what_a_new_replay_gives(tmp_path: Path) -> None:
     """:class:`Recall` at every step of a growing journal: the same hands as :func:`recall_hands`
     of the journal so far, while each record is replayed once over all the calls."""
-    files = sorted(EXAMPLES.glob("*.phh")) * 4
     journal = Journal(tmp_path / "t.journal", table="t1", profile="tda")
     try:
-        run_full([script_from_record(read_phh(f), seed=i) for i, f in enumerate(files)], PROFILES, journal=journal)
-        every = list(journal.records(None))
-        upto = [0]
-
-        def records(since: int | None) -> list[Any]:
-            return [r for r in every if (since is None or r.seq > since) and r.seq <= upto[0]]
+        _recorder, records = deal_examples(journal, 4)
+        every = records.every
 
         made: list[Any] = []
 
@@ -68,7 +64,7 @@ def test_the_kept_recall_replays_each_record_once_and_gives_what_a_new_replay_gi
 
         kept = Recall(records, machine, lambda: "tda")
         compared = 0
-        for upto[0] in range(every[0].seq, every[-1].seq + 1, 23):
+        for records.upto in range(every[0].seq, every[-1].seq + 1, 23):
             got, fresh = kept(), recall_hands(records, default_machine_factory, "tda")
             started = sum(1 for r in records(None) if r.kind == "DealerInput" and '"new-hand"' in r.body)
             if started < RECALL_HANDS + 3:  # a new replay starts at the journal's start too: the same numbers
@@ -76,7 +72,7 @@ def test_the_kept_recall_replays_each_record_once_and_gives_what_a_new_replay_gi
             else:  # it starts a few hands back and numbers the hands from there (this journal has no marks)
                 assert [{**h, "hand": 0} for h in got] == [{**h, "hand": 0} for h in fresh]
             compared += 1
-        upto[0] = every[-1].seq
+        records.upto = every[-1].seq
         assert kept() == kept()  # nothing new: the same hands again, each call its own copy
         assert kept.replayed == len(every)  # each record replayed once, over every call
         assert compared > 20 and len(kept()) == RECALL_HANDS

@@ -1,8 +1,10 @@
-"""The frozen values that write their own ``__init__`` (``shoe_ctl.values.frozen_value``: the
-events and commands, the table's settings, the dealer inputs' specifications, a recorded hand, the rules core's rulings, profile, steps and
-street plan, the machine's input table rows and placements) behave as ``@dataclass(frozen=True, slots=True)`` made from the same
-fields does: the constructor's parameters and defaults, equality, hash, ``repr``, frozenness,
-``replace``, ``copy``, ``pickle``, ``__slots__`` and ``__match_args__``."""
+"""The values that write their own ``__init__`` (``shoe_ctl.values``) behave as the dataclasses
+made from their fields. The frozen ones (``frozen_value``: the events and commands, the table's
+settings, the dealer inputs' specifications, a recorded hand, the rules core's rulings, profile,
+steps and street plan, the machine's input table rows and placements) as
+``@dataclass(frozen=True, slots=True)``: the constructor's parameters and defaults, equality, hash,
+``repr``, frozenness, ``replace``, ``copy``, ``pickle``, ``__slots__`` and ``__match_args__``; the
+plain ones (``value``) as ``@dataclass``."""
 
 from __future__ import annotations
 
@@ -14,22 +16,26 @@ from typing import Any
 
 import pytest
 
-from shoe_ctl import config, events, input_spec, phh
+from hil import dealer, replay
+from shoe_ctl import analyze, config, events, input_spec, phh
 from shoe_ctl.machine import inputs, irregular_place
 from shoe_ctl.rules import irregular, profiles, steps, stub
-from shoe_ctl.values import FrozenValue, frozen_value
+from shoe_ctl.values import FrozenValue, Value, frozen_value, value
 
-MODULES = (events, config, input_spec, phh, irregular, profiles, steps, stub, inputs, irregular_place)
-
-
-def _values() -> list[type]:
-    return [c for m in MODULES for c in vars(m).values()
-            if isinstance(c, type) and issubclass(c, FrozenValue) and c.__module__ == m.__name__]
+MODULES = (events, config, input_spec, phh, irregular, profiles, steps, stub, inputs, irregular_place, analyze,
+           dealer, replay)
 
 
-def _reference(cls: type) -> type:
-    """The class ``@dataclass(frozen=True, slots=True)`` makes from ``cls``'s fields, with its
-    other methods and properties."""
+def _values(base: type = FrozenValue) -> list[type]:
+    found = [c for m in MODULES for c in vars(m).values()
+             if isinstance(c, type) and issubclass(c, base) and c.__module__ == m.__name__]
+    assert found
+    return found
+
+
+def _reference(cls: type, frozen: bool = True) -> type:
+    """The class ``@dataclass(frozen=True, slots=True)`` (``frozen``, else ``@dataclass``) makes
+    from ``cls``'s fields, with its other methods and properties."""
     specs = []
     for f in dataclasses.fields(cls):
         kw: dict[str, Any] = {"init": f.init, "repr": f.repr, "hash": f.hash, "compare": f.compare,
@@ -41,7 +47,7 @@ def _reference(cls: type) -> type:
         specs.append((f.name, f.type, dataclasses.field(**kw)))
     own = {k: v for k, v in vars(cls).items()
            if not k.startswith("__") and not k.startswith("_") and callable(getattr(v, "__get__", None))}
-    return dataclasses.make_dataclass(cls.__name__, specs, namespace=own, frozen=True, slots=True)
+    return dataclasses.make_dataclass(cls.__name__, specs, namespace=own, frozen=frozen, slots=frozen)
 
 
 def _args(cls: type, salt: int) -> dict[str, Any]:
@@ -104,6 +110,37 @@ def test_a_frozen_value_behaves_as_the_frozen_dataclass(cls: type) -> None:
             assert getattr(explicit, f.name) is None  # a value passed, None too, is kept
 
 
+@pytest.mark.parametrize("cls", _values(Value), ids=lambda c: c.__name__)
+def test_a_value_behaves_as_the_dataclass(cls: type) -> None:
+    """The plain (mutable) values (the simulated dealer's script, table and stats, the replay's
+    hand record, the analysis's street view and report) as ``@dataclass`` makes them."""
+    ref = _reference(cls, frozen=False)
+    assert [(p.name, p.kind, repr(p.default)) for p in inspect.signature(cls).parameters.values()] == \
+        [(p.name, p.kind, repr(p.default)) for p in inspect.signature(ref).parameters.values()]
+    assert cls.__match_args__ == ref.__match_args__  # type: ignore[attr-defined]
+    assert cls.__hash__ is None and ref.__hash__ is None
+    a = _args(cls, 1)
+    mine_a, ref_a = cls(**a), ref(**a)
+    assert repr(mine_a) == repr(ref_a)
+    assert mine_a == cls(**a) and mine_a != ref_a
+    for f in dataclasses.fields(cls):
+        other = dict(a, **{f.name: (f.name, 2)})
+        assert (mine_a == cls(**other)) is (ref_a == ref(**other)) is (not f.compare), f.name
+        changed = dataclasses.replace(mine_a, **{f.name: (f.name, 3)})
+        assert getattr(changed, f.name) == (f.name, 3) and type(changed) is cls
+        setattr(changed, f.name, (f.name, 4))  # mutable, as the dataclass
+        assert getattr(changed, f.name) == (f.name, 4)
+    for twin in (copy.copy(mine_a), copy.deepcopy(mine_a)):
+        assert type(twin) is cls and twin == mine_a and twin is not mine_a
+    required = {f.name: (f.name, 1) for f in dataclasses.fields(cls)
+                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}
+    assert repr(cls(**required)) == repr(ref(**required))
+    for f in dataclasses.fields(cls):
+        if f.default_factory is not dataclasses.MISSING:
+            assert getattr(cls(**required), f.name) is not getattr(cls(**required), f.name)
+            assert getattr(cls(**dict(required, **{f.name: None})), f.name) is None
+
+
 def test_a_frozen_value_writes_its_init() -> None:
     with pytest.raises(TypeError, match="writes its __init__"):
         @frozen_value
@@ -115,6 +152,11 @@ def test_a_frozen_value_writes_its_init() -> None:
         class NotAValue:
             def __init__(self) -> None:
                 pass
+
+    with pytest.raises(TypeError, match="writes its __init__"):
+        @value
+        class Plain(Value):
+            x: int
 
 
 def test_a_field_hashed_but_not_compared_is_refused() -> None:
