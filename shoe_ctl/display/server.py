@@ -25,6 +25,7 @@ from shoe_ctl.display.model import DisplayModel
 from shoe_ctl.events import Command, DealerAction, DealerInput
 from shoe_ctl.input_spec import SPECS, check_input
 from shoe_ctl.lifecycle import Closeable
+from shoe_ctl.machine.inputs import ROWS, accepting_states
 from shoe_ctl.recall import public as public_recall
 from shoe_ctl.release import TILT_CODE
 from shoe_ctl.users import (
@@ -63,8 +64,12 @@ PAGE_TIMEOUT_S = 3.0
 """The page's watchdog (``static/app.js`` ``NO_SERVICE_MS``): seconds without an event before it
 turns into "no service — do not deal"."""
 SUBSCRIBER_BACKLOG = 256
-INPUTS_JSON = {action.value: spec.public() for action, spec in SPECS.items()}
-"""``GET /inputs``: the dealer inputs' specifications as the page reads them."""
+INPUTS_JSON = {action.value: {**spec.public(), "states": sorted(accepting_states(action)),
+                              "wrong_time": ROWS[action].refused if action in ROWS else ""}
+               for action, spec in SPECS.items()}
+"""``GET /inputs``: the dealer inputs' specifications as the page reads them, each with the machine
+states that take it and the machine's words for a refusal elsewhere (``states``, ``wrong_time``:
+:func:`shoe_ctl.machine.inputs.accepting_states`)."""
 
 
 def is_loopback(host: str) -> bool:

@@ -25,7 +25,7 @@ from shoe_ctl.values import FrozenValue, frozen_value
 
 _set = object.__setattr__  # the frozen values' __init__ set their fields as a frozen dataclass's does
 
-__all__ = ["ROWS", "SHOE_REFUSED", "Handler", "Row", "handle", "stops"]
+__all__ = ["ROWS", "SHOE_REFUSED", "Handler", "Row", "accepting_states", "handle", "stops"]
 
 A = DealerAction
 _ACK_ALERT, _UNDO = A.ACK_ALERT, A.UNDO  # looked up once: every dealer input compares with them
@@ -351,6 +351,29 @@ def _rows() -> dict[DealerAction, Row]:
 ROWS: dict[DealerAction, Row] = _rows()
 """The dealer inputs other than ``ack-alert`` (accepted in every state) and ``undo`` (accepted
 while the last input can be undone), by action."""
+
+
+def accepting_states(action: DealerAction) -> frozenset[str]:
+    """The leaf states (:func:`~shoe_ctl.machine.layout.leaves`) in which the machine takes
+    ``action`` by this table, as :func:`handle` reads it: every state for ``ack-alert``; for any
+    other input none stopped on a fault (``attention``), none with no hand running when its
+    specification ``needs_hand``, then for ``undo`` every other state, else its row's states (a
+    row whose ruling decides: every state). Outside them the input is refused as wrong at that
+    moment (``input-wrong-time``); inside them a ruling or the STOP rule may still refuse it. The
+    dealer display disables a button outside them (``GET /inputs``, docs/display.md)."""
+    return _ACCEPTING[action]
+
+
+def _accepting(action: DealerAction) -> frozenset[str]:
+    every = layout.leaves()
+    if action is _ACK_ALERT:
+        return frozenset(every)
+    row = ROWS.get(action)
+    return frozenset(s for s in every if s != ATTENTION and not (SPECS[action].needs_hand and s == layout.IDLE)
+                     and (action is _UNDO or (row is not None and row.handler(s) is not None)))
+
+
+_ACCEPTING = {action: _accepting(action) for action in DealerAction}
 
 
 def handle(p: Progress, undo: Undo, ev: DealerInput, out: Outcome) -> Outcome:

@@ -13,11 +13,12 @@ scramble gathering burns and set-aside cards, house 16.18; premature cards, RP-5
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from shoe_ctl.rules.cards import Card, full_deck
 from shoe_ctl.rules.games import Game
 from shoe_ctl.rules.steps import Step
+from shoe_ctl.values import FACTORY, Value, value
 
 __all__ = ["STREETS", "HandError", "HandState", "SeatState", "street_index"]
 
@@ -47,8 +48,8 @@ def street_index(street: str) -> int:
         raise HandError(f"{street!r} is not a street (streets: {', '.join(STREETS)})") from None
 
 
-@dataclass
-class SeatState:
+@value
+class SeatState(Value):
     """One seat of the hand.
 
     :param seat: the table seat number (1..8).
@@ -79,6 +80,22 @@ class SeatState:
     exposed_hole: bool = False
     next_face: str | None = None
     extra: list[Card | None] = field(default_factory=list)
+
+    def __init__(self, seat: int, down: list[Card | None] = FACTORY, up: list[Card | None] = FACTORY,
+                 folded: bool = False, all_in: bool = False, killed: bool = False, dead: bool = False,
+                 no_bet: bool = False, exposed_hole: bool = False, next_face: str | None = None,
+                 extra: list[Card | None] = FACTORY) -> None:
+        self.seat = seat
+        self.down = list() if down is FACTORY else down
+        self.up = list() if up is FACTORY else up
+        self.folded = folded
+        self.all_in = all_in
+        self.killed = killed
+        self.dead = dead
+        self.no_bet = no_bet
+        self.exposed_hole = exposed_hole
+        self.next_face = next_face
+        self.extra = list() if extra is FACTORY else extra
 
     def copy(self) -> SeatState:
         """An independent copy (its own card lists; cards are immutable and shared)."""
@@ -124,8 +141,8 @@ class SeatState:
         return "live"
 
 
-@dataclass
-class HandState:
+@value
+class HandState(Value):
     """One hand: seats, burns by street, community card, set-aside cards, and the stub.
 
     :param game: the game dealt.
@@ -171,6 +188,30 @@ class HandState:
     """While an undo point shares this hand's seats (:meth:`keep_seats`): each seat's copy as it
     was when the point was taken (by the seat's ``id``), made at its first change since; ``None``
     when no point shares them. Not part of the record (not compared, not copied)."""
+
+    def __init__(self, game: Game, seats: list[SeatState], burns: dict[str, list[Card | None]] = FACTORY,
+                 burn_pile: list[tuple[str, Card | None]] = FACTORY, community: Card | None = None,
+                 community_street: str | None = None, set_aside: list[Card | None] = FACTORY,
+                 dead_cards: list[Card | None] = FACTORY, new_stub: frozenset[Card] | None = None,
+                 new_stub_unknown: int = 0, dealt_since_load: int = 0, street: str | None = None,
+                 pulled: int = 0, returned: int = 0, deck_size: int = DECK_SIZE,
+                 scrambles: list[str] = FACTORY) -> None:
+        self.game = game
+        self.seats = seats
+        self.burns = dict() if burns is FACTORY else burns
+        self.burn_pile = list() if burn_pile is FACTORY else burn_pile
+        self.community = community
+        self.community_street = community_street
+        self.set_aside = list() if set_aside is FACTORY else set_aside
+        self.dead_cards = list() if dead_cards is FACTORY else dead_cards
+        self.new_stub = new_stub
+        self.new_stub_unknown = new_stub_unknown
+        self.dealt_since_load = dealt_since_load
+        self.street = street
+        self.pulled = pulled
+        self.returned = returned
+        self.deck_size = deck_size
+        self.scrambles = list() if scrambles is FACTORY else scrambles
 
     # ------------------------------------------------------------------ construction
 
