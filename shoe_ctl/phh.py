@@ -9,7 +9,8 @@ import math
 import os
 import re
 import stat
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -88,6 +89,12 @@ class Action(NamedTuple):
     player: int | None
     amount: int | None = None
     cards: tuple[Card | None, ...] = ()
+
+
+_action: Callable[[tuple[int, str, str, int | None, int | None, tuple[Card | None, ...]]], Action] = \
+    partial(tuple.__new__, Action)
+"""An :class:`Action` of its six values in field order, made by ``tuple.__new__`` in C (the named
+tuple's own ``__new__`` is a Python function, called for every action of every record)."""
 
 
 @frozen_value
@@ -396,7 +403,7 @@ class _Parser:
                     if community is not None:
                         raise self.action_error(index, entry, "a second community card")
                     street = STREETS[min(STREETS.index(street) + 1, len(STREETS) - 1)]
-                    action = Action(index, street, "db", None, None, action.cards)
+                    action = _action((index, street, "db", None, None, action.cards))
                     community, community_street = action.cards[0], street
                 else:
                     prev = _PREVIOUS_STREET.get(action.street)
@@ -527,7 +534,7 @@ class _Parser:
             dealt = self._cards(index, entry, "".join(words[2:]))
             if len(dealt) != 1:
                 raise self.action_error(index, entry, "a community card deal gives exactly one card")
-            return Action(index, "7th", "db", None, None, dealt)
+            return _action((index, "7th", "db", None, None, dealt))
         if len(words) != 4 or words[1] != "dh":
             raise self.action_error(index, entry, "expected 'd dh pN <cards>' or 'd db <card>'")
         player = _PLAYER_INDEX.get(words[2], n)  # _player's look-up, called for its error only
@@ -544,7 +551,7 @@ class _Parser:
         if CARD_STREET[have + len(dealt) - 1] != first_street:
             raise self.action_error(index, entry, "deals cards of two streets in one line")
         cards[player].extend(dealt)
-        return Action(index, first_street, "dh", player, None, dealt)
+        return _action((index, first_street, "dh", player, None, dealt))
 
     def _player_action(self, index: int, entry: str, words: list[str], n: int, street: str) -> Action:
         player = _PLAYER_INDEX.get(words[0], n)  # _player's look-up, called for its error only
@@ -559,13 +566,13 @@ class _Parser:
             if len(words[2]) > MAX_AMOUNT_DIGITS:
                 raise self.action_error(index, entry, f"amount of {len(words[2])} digits: too large "
                                         f"(at most {MAX_AMOUNT_DIGITS})")
-            return Action(index, street, verb, player, int(words[2]))
+            return _action((index, street, verb, player, int(words[2]), ()))
         if verb == "sm":
             shown = self._cards(index, entry, "".join(words[2:])) if len(words) > 2 else ()
-            return Action(index, street, verb, player, None, shown)
+            return _action((index, street, verb, player, None, shown))
         if len(words) != 2:
             raise self.action_error(index, entry, f"{verb} takes no argument")
-        return Action(index, street, verb, player)
+        return _action((index, street, verb, player, None, ()))
 
 
 def _short_player(street: str, cards: list[list[Card | None]], folded: Mapping[int, int],

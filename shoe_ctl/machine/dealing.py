@@ -139,6 +139,7 @@ class Dealing:
             self.link.counter_reset(event)  # nothing the dealer sees changes: nothing to publish
             return self.out
         before = self._snapshot_key()
+        self.undo.before(event)
         if isinstance(event, DealerInput) and isinstance(event.args.get("ref"), int):
             self._reply_ref = event.args["ref"]
         try:
@@ -207,8 +208,6 @@ class Dealing:
     # ================================================================== cards
 
     def _on_card(self, ev: CardRead) -> None:
-        if self.undo.last is not None:
-            self.undo.forget("a card has left the shoe since the last input")
         link, p = self.link, self.p
         epoch = ev.epoch
         if (epoch is None or epoch == link.epoch) and ev.dispense == link.last_dispense + 1:

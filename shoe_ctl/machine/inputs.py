@@ -25,7 +25,7 @@ from shoe_ctl.values import FrozenValue, frozen_value
 
 _set = object.__setattr__  # the frozen values' __init__ set their fields as a frozen dataclass's does
 
-__all__ = ["ROWS", "SHOE_REFUSED", "Handler", "Row", "handle", "stops"]
+__all__ = ["ROWS", "SHOE_REFUSED", "Handler", "Row", "accepting_states", "handle", "stops"]
 
 A = DealerAction
 _ACK_ALERT, _UNDO = A.ACK_ALERT, A.UNDO  # looked up once: every dealer input compares with them
@@ -353,6 +353,29 @@ ROWS: dict[DealerAction, Row] = _rows()
 while the last input can be undone), by action."""
 
 
+def accepting_states(action: DealerAction) -> frozenset[str]:
+    """The leaf states (:func:`~shoe_ctl.machine.layout.leaves`) in which the machine takes
+    ``action`` by this table, as :func:`handle` reads it: every state for ``ack-alert``; for any
+    other input none stopped on a fault (``attention``), none with no hand running when its
+    specification ``needs_hand``, then for ``undo`` every other state, else its row's states (a
+    row whose ruling decides: every state). Outside them the input is refused as wrong at that
+    moment (``input-wrong-time``); inside them a ruling or the STOP rule may still refuse it. The
+    dealer display disables a button outside them (``GET /inputs``, docs/display.md)."""
+    return _ACCEPTING[action]
+
+
+def _accepting(action: DealerAction) -> frozenset[str]:
+    every = layout.leaves()
+    if action is _ACK_ALERT:
+        return frozenset(every)
+    row = ROWS.get(action)
+    return frozenset(s for s in every if s != ATTENTION and not (SPECS[action].needs_hand and s == layout.IDLE)
+                     and (action is _UNDO or (row is not None and row.handler(s) is not None)))
+
+
+_ACCEPTING = {action: _accepting(action) for action in DealerAction}
+
+
 def handle(p: Progress, undo: Undo, ev: DealerInput, out: Outcome) -> Outcome:
     """Apply one dealer input (``ack-alert`` in any state; nothing else while stopped on a
     fault) to the progress ``p``; returns ``out`` with what the machine then does. Keeps the undo
@@ -376,7 +399,7 @@ def handle(p: Progress, undo: Undo, ev: DealerInput, out: Outcome) -> Outcome:
             restored, name = back
             out.do("undo", restored.progress, restored.state, name)
         return out
-    point: Point | None = undo.take(p, out.state) if action not in NOT_UNDOABLE and p.hand is not None else None
+    point: Point | None = undo.take(p, out.state, action) if action not in NOT_UNDOABLE and p.hand is not None else None
     row = ROWS.get(action)
     if (row is None or SPECS[action].needs_hand) and (p.hand is None or out.state == layout.IDLE):
         out.refuse(ev, "no hand is running")
@@ -393,4 +416,6 @@ def handle(p: Progress, undo: Undo, ev: DealerInput, out: Outcome) -> Outcome:
             handler(p, out, ev)
     if not out.refused:
         undo.last = (action, point)
+    elif point is not None:
+        undo.refused(point)
     return out

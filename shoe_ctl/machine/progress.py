@@ -15,7 +15,7 @@ from typing import Any, cast
 from shoe_ctl.machine.reads import Read
 from shoe_ctl.rules.cards import Card
 from shoe_ctl.rules.games import Game, first_to_act, first_to_act_third
-from shoe_ctl.rules.hand import HandState, SeatState
+from shoe_ctl.rules.hand import HandState
 from shoe_ctl.rules.profiles import RuleProfile
 from shoe_ctl.rules.stub import Step, StreetPlan, forecast_short, plan_street
 
@@ -422,16 +422,6 @@ def _copier() -> Callable[[Progress, HandState | None], Progress]:
 
 
 _copy_progress = _copier()
-
-
-def copy_seats(hand: HandState, kept: list[SeatState] | None) -> list[SeatState]:
-    """Copies of ``hand``'s seats for an undo point, sharing the copy in ``kept`` (the last undo
-    point's, never changed while kept) of every seat equal to it (the same flags and cards,
-    compared by identity first): between two dealer inputs most seats do not change."""
-    live = hand.seats
-    if kept is not None and len(kept) == len(live):
-        return [c if s.__dict__ == c.__dict__ else s.copy() for s, c in zip(live, kept, strict=True)]
-    return [s.copy() for s in live]
 
 
 def street_pulls(p: Progress, street: str) -> list[Read]:

@@ -1,6 +1,7 @@
 """The undo of the dealer's last input: the undo point taken before an undoable input (a copy of
 the hand's whole progress, :class:`~shoe_ctl.machine.progress.Progress`), and its restoring.
-Described in ``docs/irregularities.md`` (section *Undo*) and ``docs/state-machine.md``.
+Described in ``docs/irregularities.md`` (section *Undo*) and ``docs/state-machine.md``; how the
+point shares the hand's seats, in ``docs/performance.md`` (*The replay's machine path*).
 """
 
 from __future__ import annotations
@@ -8,16 +9,23 @@ from __future__ import annotations
 import operator
 from typing import Any, NamedTuple
 
-from shoe_ctl.events import DealerAction
+from shoe_ctl.events import CardRead, DealerAction, DealerInput
 from shoe_ctl.input_spec import SPECS
-from shoe_ctl.machine.progress import Progress, copy_seats
+from shoe_ctl.machine.progress import Progress
 from shoe_ctl.machine.reads import Read
 from shoe_ctl.rules.hand import HandState, SeatState
 
-__all__ = ["NOT_UNDOABLE", "Point", "Undo"]
+__all__ = ["NOT_UNDOABLE", "SHARING", "Point", "Undo"]
 
 NOT_UNDOABLE: dict[DealerAction, str] = {a: s.undo for a, s in SPECS.items() if s.undo is not None}
 """Dealer inputs an undo refuses, and why."""
+
+A = DealerAction
+SHARING = frozenset({A.FOLD, A.ALL_IN, A.SHOW, A.BETTING_COMPLETE, A.HAND_COMPLETE, A.NEW_HAND})
+"""The dealer inputs whose handling changes a seat of the hand only through the rules core's
+:meth:`~shoe_ctl.rules.hand.HandState.change_seat` (a fold, a muck, an all-in) or a ruling's
+effects (which keep every seat first): an undo point may share the seats across them. Before any
+other event but a card read (which forgets the point) the point's seats are all kept."""
 
 _READ_FIELDS = operator.attrgetter(*Read.__slots__)
 
@@ -25,11 +33,23 @@ _READ_FIELDS = operator.attrgetter(*Read.__slots__)
 class Point(NamedTuple):
     """An undo point: the progress copied whole, the machine state, and the fields of the reads
     a dealer input may change in place (those held in the betting round: a premature card's
-    role, street and seat; every other read and every alert entry is never changed in place)."""
+    role, street and seat; every other read and every alert entry is never changed in place).
+    The copied hand shares the live hand's seats; ``kept`` holds the copy of each seat that has
+    changed since (:attr:`~shoe_ctl.rules.hand.HandState.kept_seats`), the point's seat in its
+    place (:meth:`progress_back`)."""
 
     progress: Progress
     state: str
     read_fields: list[tuple[Read, Any]]
+    kept: dict[int, SeatState] | None
+
+    def seats(self) -> list[SeatState] | None:
+        """The point's seats as they were when it was taken (``None``: no hand)."""
+        hand = self.progress.hand
+        if hand is None:
+            return None
+        kept = self.kept
+        return hand.seats if kept is None else [kept.get(id(s), s) for s in hand.seats]
 
 
 class Undo:
@@ -41,34 +61,81 @@ class Undo:
     def __init__(self) -> None:
         self.last: tuple[DealerAction, Point | None] | None = None
         self.why = "no dealer input to undo"
-        # the hand of the last undo point and its seat copies (never changed while kept here):
-        # a seat equal to its copy then is not copied again
-        self._kept: tuple[HandState, list[SeatState]] | None = None
+        self._hand: HandState | None = None  # the live hand whose seats the last point shares
 
     def forget(self, why: str) -> None:
         """Nothing can be undone any more, because ``why``."""
         self.last = None
         self.why = why
+        self._release()
 
-    def take(self, p: Progress, state: str) -> Point:
-        """The undo point, taken before every undoable dealer input: the whole progress, copied
-        as shallowly as is safe (this runs at every fold, all-in and betting round complete:
-        docs/performance.md), the hand's seats shared with the last point's copies where the
-        seat has not changed since (:func:`~shoe_ctl.machine.progress.copy_seats`)."""
+    def _release(self) -> None:
+        if self._hand is not None:
+            self._hand.kept_seats = None
+            self._hand = None
+
+    @property
+    def sharing(self) -> bool:
+        """The last point shares seats of the live hand (each kept at its first change)."""
+        return self._hand is not None
+
+    def before(self, event: object) -> None:
+        """Before the machine handles ``event``: a card read forgets the point (a card has left
+        the shoe); any other event but a dealer input of :data:`SHARING` finds the seats the
+        point shares kept (:meth:`keep_all`)."""
+        if isinstance(event, CardRead):
+            if self.last is not None:
+                self.forget("a card has left the shoe since the last input")
+        elif self._hand is not None and not (isinstance(event, DealerInput) and event.action in SHARING):
+            self.keep_all()
+
+    def keep_all(self) -> None:
+        """Before an event whose handling may change a seat other than through the rules core
+        (:data:`SHARING`): every seat the last point still shares is kept as it is now."""
+        if self._hand is not None:
+            self._hand.keep_all_seats()
+            self._hand = None
+
+    def take(self, p: Progress, state: str, action: DealerAction) -> Point:
+        """The undo point, taken before every undoable dealer input ``action``: the whole
+        progress, copied as shallowly as is safe (this runs at every fold, all-in and betting
+        round complete: docs/performance.md). Before an input of :data:`SHARING` the hand's seats
+        are shared with the live hand, each kept as it is at its first change since
+        (:meth:`~shoe_ctl.rules.hand.HandState.keep_seats`); before any other, copied."""
         hand = p.hand
         copied = None
-        if hand is not None:
-            kept = self._kept
-            seats = copy_seats(hand, kept[1] if kept is not None and kept[0] is hand else None)
-            self._kept = (hand, seats)
-            copied = hand.copy(seats)
+        kept = None
+        if hand is not None and action in SHARING:
+            copied = hand.copy(list(hand.seats))
+            kept = hand.keep_seats()  # (the last point's record stays as it is: see refused)
+            self._hand = hand
+        elif hand is not None:
+            self.keep_all()  # the last point's seats kept whole, whatever the input changes
+            copied = hand.copy()
         strays = p.betting_strays
         fields = [(r, _READ_FIELDS(r)) for r in strays] if strays else []
-        return Point(p.copy(copied), state, fields)
+        return Point(p.copy(copied), state, fields, kept)
+
+    def refused(self, point: Point) -> None:
+        """The input ``point`` was taken for was refused: the last point stays the one to undo
+        to. When both share the seats, the seats kept for ``point`` join the last point's (a
+        seat the last point had not kept was unchanged since it was taken: ``point``'s copy is
+        the seat as the last point saw it) and the last point's record is kept up again."""
+        last = self.last[1] if self.last is not None else None
+        hand = self._hand
+        if hand is None or point.kept is None or hand.kept_seats is not point.kept:
+            return
+        if last is None or last.kept is None:
+            self._release()
+            return
+        for key, seat in point.kept.items():
+            last.kept.setdefault(key, seat)
+        hand.kept_seats = last.kept
 
     def restore(self) -> tuple[Point, str] | str:
         """The ``undo`` input: the point before the last input and that input's name (the reads'
-        fields are put back here), or why nothing can be undone. Nothing can be undone after."""
+        fields and the hand's seats as they were are put back here), or why nothing can be
+        undone. Nothing can be undone after."""
         last = self.last
         if last is None:
             return f"'undo' refused: {self.why}; nothing changed"
@@ -79,6 +146,8 @@ class Undo:
         for read, values in point.read_fields:
             for name, value in zip(Read.__slots__, values, strict=True):
                 setattr(read, name, value)
-        self._kept = None  # those seat copies are the hand's own seats now (not compared again)
+        seats = point.seats()
+        if seats is not None and point.progress.hand is not None:
+            point.progress.hand.seats = seats
         self.forget(f"'{action.value}' was undone already")
         return point, action.value

@@ -13,11 +13,12 @@ scramble gathering burns and set-aside cards, house 16.18; premature cards, RP-5
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from shoe_ctl.rules.cards import Card, full_deck
 from shoe_ctl.rules.games import Game
 from shoe_ctl.rules.steps import Step
+from shoe_ctl.values import FACTORY, Value, value
 
 __all__ = ["STREETS", "HandError", "HandState", "SeatState", "street_index"]
 
@@ -47,8 +48,8 @@ def street_index(street: str) -> int:
         raise HandError(f"{street!r} is not a street (streets: {', '.join(STREETS)})") from None
 
 
-@dataclass
-class SeatState:
+@value
+class SeatState(Value):
     """One seat of the hand.
 
     :param seat: the table seat number (1..8).
@@ -79,6 +80,22 @@ class SeatState:
     exposed_hole: bool = False
     next_face: str | None = None
     extra: list[Card | None] = field(default_factory=list)
+
+    def __init__(self, seat: int, down: list[Card | None] = FACTORY, up: list[Card | None] = FACTORY,
+                 folded: bool = False, all_in: bool = False, killed: bool = False, dead: bool = False,
+                 no_bet: bool = False, exposed_hole: bool = False, next_face: str | None = None,
+                 extra: list[Card | None] = FACTORY) -> None:
+        self.seat = seat
+        self.down = list() if down is FACTORY else down
+        self.up = list() if up is FACTORY else up
+        self.folded = folded
+        self.all_in = all_in
+        self.killed = killed
+        self.dead = dead
+        self.no_bet = no_bet
+        self.exposed_hole = exposed_hole
+        self.next_face = next_face
+        self.extra = list() if extra is FACTORY else extra
 
     def copy(self) -> SeatState:
         """An independent copy (its own card lists; cards are immutable and shared)."""
@@ -124,8 +141,8 @@ class SeatState:
         return "live"
 
 
-@dataclass
-class HandState:
+@value
+class HandState(Value):
     """One hand: seats, burns by street, community card, set-aside cards, and the stub.
 
     :param game: the game dealt.
@@ -146,6 +163,9 @@ class HandState:
     :param pulled: cards that left the shoe this hand.
     :param returned: cards put back into the stub this hand.
     :param deck_size: 52.
+
+    A seat is changed in place only by the methods here (:meth:`change_seat`, and before any
+    other change :meth:`keep_all_seats`), so an undo point may share the seats until one changes.
     """
 
     game: Game
@@ -164,6 +184,34 @@ class HandState:
     returned: int = 0
     deck_size: int = DECK_SIZE
     scrambles: list[str] = field(default_factory=list)
+    kept_seats: dict[int, SeatState] | None = field(default=None, init=False, repr=False, compare=False)
+    """While an undo point shares this hand's seats (:meth:`keep_seats`): each seat's copy as it
+    was when the point was taken (by the seat's ``id``), made at its first change since; ``None``
+    when no point shares them. Not part of the record (not compared, not copied)."""
+
+    def __init__(self, game: Game, seats: list[SeatState], burns: dict[str, list[Card | None]] = FACTORY,
+                 burn_pile: list[tuple[str, Card | None]] = FACTORY, community: Card | None = None,
+                 community_street: str | None = None, set_aside: list[Card | None] = FACTORY,
+                 dead_cards: list[Card | None] = FACTORY, new_stub: frozenset[Card] | None = None,
+                 new_stub_unknown: int = 0, dealt_since_load: int = 0, street: str | None = None,
+                 pulled: int = 0, returned: int = 0, deck_size: int = DECK_SIZE,
+                 scrambles: list[str] = FACTORY) -> None:
+        self.game = game
+        self.seats = seats
+        self.burns = dict() if burns is FACTORY else burns
+        self.burn_pile = list() if burn_pile is FACTORY else burn_pile
+        self.community = community
+        self.community_street = community_street
+        self.set_aside = list() if set_aside is FACTORY else set_aside
+        self.dead_cards = list() if dead_cards is FACTORY else dead_cards
+        self.new_stub = new_stub
+        self.new_stub_unknown = new_stub_unknown
+        self.dealt_since_load = dealt_since_load
+        self.street = street
+        self.pulled = pulled
+        self.returned = returned
+        self.deck_size = deck_size
+        self.scrambles = list() if scrambles is FACTORY else scrambles
 
     # ------------------------------------------------------------------ construction
 
@@ -186,8 +234,9 @@ class HandState:
         (which re-runs ``__init__`` with every field): the state machine keeps an undo point at
         every dealer input (``docs/performance.md``).
 
-        :param seats: the copy's seats, already copied by the caller (equal to :attr:`seats`,
-            in the same order, and held by nothing that changes them); ``None``: copied here.
+        :param seats: the copy's seats, equal to :attr:`seats` in the same order: copies made
+            by the caller, or this hand's own seats while it keeps each before its first change
+            (:meth:`keep_seats`, an undo point); ``None``: copied here.
         """
         new = object.__new__(HandState)
         d = self.__dict__.copy()
@@ -197,8 +246,40 @@ class HandState:
         d["set_aside"] = self.set_aside[:]
         d["dead_cards"] = self.dead_cards[:]
         d["scrambles"] = self.scrambles[:]
+        d["kept_seats"] = None
         new.__dict__ = d
         return new
+
+    # ------------------------------------------------------------------ seats shared with an undo point
+
+    def keep_seats(self) -> dict[int, SeatState]:
+        """From now on keep each seat as it is now before its first change (:attr:`kept_seats`,
+        a new record, returned): an undo point taken now may share the seats themselves."""
+        kept: dict[int, SeatState] = {}
+        self.kept_seats = kept
+        return kept
+
+    def keep_all_seats(self) -> None:
+        """Keep every seat not kept yet as it is now, and stop keeping: before a change that does
+        not go through :meth:`change_seat` (a ruling's effects, or code outside the rules core)."""
+        kept = self.kept_seats
+        if kept is not None:
+            for seat in self.seats:
+                if id(seat) not in kept:
+                    kept[id(seat)] = seat.copy()
+            self.kept_seats = None
+
+    def change_seat(self, i: int) -> SeatState:
+        """Player ``i``'s seat, which the caller changes in place next: kept first as it is
+        while an undo point shares the seats (:meth:`keep_seats`).
+
+        :raises IndexError: for no player ``i``.
+        """
+        seat = self.seats[i]
+        kept = self.kept_seats
+        if kept is not None and id(seat) not in kept:
+            kept[id(seat)] = seat.copy()
+        return seat
 
     # ------------------------------------------------------------------ queries
 
@@ -320,6 +401,8 @@ class HandState:
             seat = seats[i]
             if seat.folded or seat.killed or seat.dead:  # not seat.in_hand, written out
                 raise HandError(f"player {i} (seat {seat.seat}) is not in the hand")
+            if self.kept_seats is not None:
+                self.change_seat(i)
             # _pull(step.street), written out: a deal is most of the steps recorded
             if self.deck_size - self.pulled + self.returned <= 0:
                 raise HandError("a card was recorded from an empty stub")
@@ -458,9 +541,11 @@ class HandState:
             if burn_street is None:
                 raise HandError("name a player or a burn street")
             return self.take_burn(burn_street)
-        pile = self.seats[i].up if face == "up" else self.seats[i].down
+        seat = self.seats[i]
+        pile = seat.up if face == "up" else seat.down
         if not pile:
             raise HandError(f"player {i} has no {face} card to take back")
+        self.change_seat(i)
         return pile.pop()
 
     def _seat_in_hand(self, i: int) -> SeatState:
@@ -469,4 +554,4 @@ class HandState:
         s = self.seats[i]
         if not s.in_hand:
             raise HandError(f"player {i} (seat {s.seat}) is not in the hand ({s.status})")
-        return s
+        return self.change_seat(i)

@@ -176,6 +176,8 @@ class Ruling(FrozenValue):
 
         :raises HandError: when the hand has no card where an effect expects one.
         """
+        if self.effects:
+            hand.keep_all_seats()  # the effects change seats in place (HandState.change_seat)
         for e in self.effects:
             _apply(hand, e)
 

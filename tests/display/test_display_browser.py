@@ -208,7 +208,8 @@ def test_exposed_hole_card_reported_from_the_page_and_a_refusal_shown(
     """RP-10-A from the page: seat 3's first hole card is exposed during the initial deal. The
     dealer taps seat 3, *Exposed card*, *1st hole card*; the machine rules, the page shows the
     RP-10-A alert, the exposed card face up in seat 3, and later asks for seat 3's third card
-    face down. Before that, *Betting complete* during the deal is refused and the page says so."""
+    face down. Before that, *All-in* is disabled during the deal (the machine would refuse it), and
+an *Undo* with cards out since the new hand is refused and the page says so."""
     from shoe_ctl.events import CardRead
     from shoe_ctl.rules.cards import parse_card
 
@@ -223,10 +224,12 @@ def test_exposed_hole_card_reported_from_the_page_and_a_refusal_shown(
 
     assert page.locator("button[data-action='betting-complete']").is_hidden()  # no betting round open
     page.locator(".seat[data-seat='1']").tap()
-    page.locator("button[data-action='all-in']").tap()  # an all-in while dealing: refused
+    all_in = page.locator("button[data-action='all-in']")  # an all-in while dealing: the machine refuses it
+    assert all_in.is_disabled() and all_in.get_attribute("title").startswith("Not now: an all-in is reported")
+    page.locator("button[data-action='undo']").tap()  # cards have left since the new hand: refused
     refused = page.locator("#refused")
     refused.wait_for(state="visible", timeout=5000)
-    assert "REFUSED" in refused.inner_text() and "all-in" in refused.inner_text()
+    assert "REFUSED" in refused.inner_text() and "undo" in refused.inner_text().lower()
     assert page.get_attribute("body", "data-reply") == "refused:1"
     refused.tap()
     assert refused.is_hidden()

@@ -257,7 +257,8 @@ def test_refusal_once_in_dealer_words(machine_page: tuple[Any, Any, DisplaySink]
     controller.post(DealerInput(DealerAction.NEW_HAND, None, {"seats": [1, 2, 3, 4], "rules": "tda"}))
     assert controller.wait_idle(5)
     page.locator(".seat[data-seat='1']").tap()
-    page.locator("button[data-action='all-in']").tap()
+    assert page.locator("button[data-action='all-in']").is_disabled()  # the machine refuses it while dealing
+    page.evaluate("() => sendInput('all-in', 1, {})")  # as a tap just before the state changed would post it
     refused = page.locator("#refused")
     refused.wait_for(state="visible", timeout=5000)
     text = refused.inner_text()

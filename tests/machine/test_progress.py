@@ -6,11 +6,13 @@ from __future__ import annotations
 
 from dataclasses import fields
 
+import pytest
 from rule_profiles import PROFILES
 
 from shoe_ctl.events import CardRead, DealerAction, DealerInput
 from shoe_ctl.machine import Dealing
 from shoe_ctl.machine.progress import COPY, Progress
+from shoe_ctl.machine.undo import SHARING
 from shoe_ctl.rules.cards import full_deck
 
 KINDS = {"value", "container", "deep", "hand"}
@@ -33,10 +35,14 @@ def test_every_field_says_how_the_undo_point_copies_it() -> None:
     assert list(COPY.values()).count("hand") == 1
 
 
-def test_the_copy_holds_every_field_and_shares_nothing_changed_in_place() -> None:
+@pytest.mark.parametrize("action", [DealerAction.EXPOSED_CARD, DealerAction.FOLD])
+def test_the_copy_holds_every_field_and_shares_nothing_changed_in_place(action: DealerAction) -> None:
+    """Every field copied by its kind; the hand's seats copied, or (before an input that changes
+    a seat only through the rules core, :data:`~shoe_ctl.machine.undo.SHARING`) shared until one
+    changes."""
     m = _betting()
     p = m.p
-    point = m.undo.take(p, m.state)
+    point = m.undo.take(p, m.state, action)
     copied = point.progress
     for name, kind in COPY.items():
         live, kept = getattr(p, name), getattr(copied, name)  # a field the copy missed raises here
@@ -45,6 +51,8 @@ def test_the_copy_holds_every_field_and_shares_nothing_changed_in_place() -> Non
         elif kind == "hand":
             assert kept is not live and kept.seats is not live.seats, name
             assert [s.__dict__ for s in kept.seats] == [s.__dict__ for s in live.seats]
+            shared = [a is b for a, b in zip(kept.seats, live.seats, strict=True)]
+            assert all(shared) if action in SHARING else not any(shared)
         else:
             assert kept == live and (kept is not live or live is None), name
 

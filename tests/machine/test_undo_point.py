@@ -1,19 +1,28 @@
-"""The undo point shares an unchanged seat's copy with the previous undo point
-(``shoe_ctl/machine/undo.py``, docs/performance.md "Replay at 2x", third round): random dealer
+"""The undo point shares the live hand's seats until one changes (``shoe_ctl/machine/undo.py``,
+``HandState.change_seat``; docs/performance.md "The replay's machine path"): random dealer
 inputs, card reads and undos on a 4-seat hand, each undo checked against the public state before
-the undone input, and no copy in an undo point ever being a seat of the live hand."""
+the undone input; and on the real hands and the irregular ones, before and after every event,
+the point's hand as an undo would put it back equals the hand copied whole when the point was
+taken."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sys
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from paths import ROOT, SHARED_PHH
 from rule_profiles import PROFILES
 
-from shoe_ctl.events import Alert, CardRead, DealerAction, DealerInput
+from hil.replay import run_direct, script_from_record
+from shoe_ctl.events import Alert, CardRead, DealerAction, DealerInput, ShoeButton
 from shoe_ctl.machine import Dealing
+from shoe_ctl.machine.undo import Undo
+from shoe_ctl.phh import read_phh
 from shoe_ctl.rules.cards import full_deck
 
 SEATS = (1, 2, 3, 4)
@@ -37,17 +46,44 @@ def _codes(out: list[Any]) -> list[str]:
     return [c.code for c in out if isinstance(c, Alert)]
 
 
-def _no_live_seat_in_undo_point(m: Dealing) -> None:
+def _as_taken(m: Dealing, taken: dict[int, Any]) -> int:
+    """The last undo point's hand, as an undo would put it back, equals the hand copied whole
+    when the point was taken (``taken``, by the point's id); how many seats it shares with the
+    live hand now."""
     last = m.undo.last
-    if last is None or last[1] is None or last[1].progress.hand is None or m.hand is None:
-        return
-    kept = {id(s) for s in last[1].progress.hand.seats}
-    assert not kept & {id(s) for s in m.hand.seats}
+    if last is None or last[1] is None or last[1].progress.hand is None:
+        return 0
+    point = last[1]
+    seats = point.seats()
+    assert seats is not None
+    assert point.progress.hand.copy(seats) == taken[id(point)][1], "the undo point's hand changed"
+    live = {id(s) for s in m.hand.seats} if m.hand is not None else set()
+    return sum(1 for s in seats if id(s) in live)
+
+
+def _keeping_whole_copies(monkeypatch: pytest.MonkeyPatch) -> dict[int, Any]:
+    """Every undo point taken from now on, by id, with the hand copied whole at that moment."""
+    taken: dict[int, Any] = {}
+    take = Undo.take
+
+    def taking(self: Undo, p: Any, state: str, action: DealerAction) -> Any:
+        whole = p.hand.copy() if p.hand is not None else None
+        point = take(self, p, state, action)
+        taken[id(point)] = (point, whole)  # (the point kept alive: its id names it alone)
+        return point
+
+    monkeypatch.setattr(Undo, "take", taking)
+    return taken
 
 
 @settings(max_examples=60, deadline=None)
 @given(st.lists(_STEP, min_size=1, max_size=40))
 def test_undo_puts_back_the_state_before_the_last_input(steps: list[tuple[str, int | None]]) -> None:
+    with pytest.MonkeyPatch.context() as mp:
+        _undo_puts_back(steps, _keeping_whole_copies(mp))
+
+
+def _undo_puts_back(steps: list[tuple[str, int | None]], taken: dict[int, Any]) -> None:
     m = Dealing(PROFILES)
     m.start()
     m.handle(DealerInput(DealerAction.NEW_HAND, args={"seats": list(SEATS)}))
@@ -58,7 +94,6 @@ def test_undo_puts_back_the_state_before_the_last_input(steps: list[tuple[str, i
     before_last: str | None = None  # the public state before the input the undo point is for
     undone = 0
     shared = 0
-    kept_before = m.undo._kept
     for kind, seat in steps:
         if kind == "card":
             if not deck or m.hand is None:
@@ -86,30 +121,28 @@ def test_undo_puts_back_the_state_before_the_last_input(steps: list[tuple[str, i
                 before_last = now  # accepted and undoable: the undo point taken before it
             elif last is not was:
                 before_last = None
-        _no_live_seat_in_undo_point(m)
-        shared += _shared_with_previous(m, kept_before)
-        kept_before = m.undo._kept
+        shared += _as_taken(m, taken)
     if len(steps) >= 30:  # a long sequence has both: undos taken and seats shared
         assert undone or shared
 
 
-def _shared_with_previous(m: Dealing, kept_before: Any) -> int:
-    kept = m.undo._kept
-    if kept is None or kept_before is None or kept is kept_before:
-        return 0
-    return len({id(s) for s in kept[1]} & {id(s) for s in kept_before[1]})
-
-
-def test_two_folds_then_an_undo_then_a_fold_and_undo_again() -> None:
-    """Seats shared between two undo points stay as they were when a later input changes the
-    live hand, and an undo's seats are copied again at the next undo point."""
-    m = Dealing(PROFILES)
+def _third_street_betting(rules: str) -> Dealing:
+    """A machine under ``rules`` whose 4-seat hand has 3rd street dealt (its betting round open)."""
+    m = Dealing(PROFILES, default_rules=rules)
     m.start()
     m.handle(DealerInput(DealerAction.NEW_HAND, args={"seats": list(SEATS)}))
     deck = full_deck()
     for seq in range(1, 13):
         m.handle(CardRead(seq, deck.pop(), "rfid", seq))
-    assert m.state == "hand_third_betting" and m.hand is not None
+    assert m.state == "hand_third_betting"
+    return m
+
+
+def test_two_folds_then_an_undo_then_a_fold_and_undo_again() -> None:
+    """A fold's undo point keeps the folding seat alone (the others shared with the live hand);
+    an undo puts the seats back as they were, and a later fold's undo point again."""
+    m = _third_street_betting("tda")
+    assert m.hand is not None
     m.handle(DealerInput(DealerAction.FOLD, seat=1))
     before = _table(m)
     m.handle(DealerInput(DealerAction.FOLD, seat=2))
@@ -117,6 +150,86 @@ def test_two_folds_then_an_undo_then_a_fold_and_undo_again() -> None:
     assert _table(m) == before
     assert [s.status for s in m.hand.seats] == ["folded", "live", "live", "live"]
     m.handle(DealerInput(DealerAction.FOLD, seat=3))
-    _no_live_seat_in_undo_point(m)
+    point = m.undo.last[1] if m.undo.last is not None else None
+    assert point is not None and point.kept is not None and len(point.kept) == 1  # seat 3's alone
     assert "undo" in _codes(m.handle(DealerInput(DealerAction.UNDO)))
     assert [s.status for s in m.hand.seats] == ["folded", "live", "live", "live"]
+
+
+def _checked_events(monkeypatch: pytest.MonkeyPatch, taken: dict[int, Any], seen: list[int]) -> None:
+    """Every event the machine handles: before it and after it, the last undo point as taken."""
+    handle = Dealing.handle
+
+    def checking(self: Dealing, event: object) -> Any:
+        seen.append(_as_taken(self, taken))
+        out = handle(self, event)
+        seen.append(_as_taken(self, taken))
+        return out
+
+    monkeypatch.setattr(Dealing, "handle", checking)
+
+
+@pytest.mark.shared
+def test_the_undo_point_is_as_taken_at_every_event_of_real_and_irregular_hands(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The 208 real hands and 100 seeded hands with one or two irregularities each (exposed,
+    off-table and premature cards, burn errors, absent players, a wrong bring-in, a card count,
+    misdeals, undos; TDA and house alternating), as ``scripts/replay_digest.py`` deals them:
+    before and after every event, the last undo point's hand, as an undo would put it back,
+    equals the hand copied whole when it was taken; seats are shared while unchanged, and kept
+    at their first change (the undos themselves: the random sequences above)."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from replay_digest import irregular_hands
+
+    taken = _keeping_whole_copies(monkeypatch)
+    seen: list[int] = []
+    _checked_events(monkeypatch, taken, seen)
+    files = sorted(SHARED_PHH.rglob("*.phh"))
+    run_direct([script_from_record(read_phh(f), seed=i, path=f) for i, f in enumerate(files)], PROFILES)
+    for hand in irregular_hands():
+        with contextlib.suppress(Exception):  # (a stalled or refused script ends its run: it is checked up to there)
+            run_direct([hand], PROFILES, rules=hand.rules)
+    kept = sum(len(point.kept or ()) for point, _ in taken.values())
+    assert len(taken) > 1000 and sum(seen) > 1000 and kept > 100  # points taken, seats shared, seats kept
+
+
+def test_an_input_that_changes_seats_itself_takes_them_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both hole cards exposed (house 16.2): the exposed-card input turns the seat's downcards
+    up itself before its ruling, so its undo point copies the seats (it is not among the inputs
+    that share them) and the undo puts them back; after a fold (which shares them), the same."""
+    taken = _keeping_whole_copies(monkeypatch)
+    m = _third_street_betting("house")
+    assert m.hand is not None
+    m.handle(DealerInput(DealerAction.FOLD, seat=4))
+    before = [(list(s.down), list(s.up)) for s in m.hand.seats]
+    table = _table(m)
+    out = m.handle(DealerInput(DealerAction.EXPOSED_CARD, seat=1, args={"street": "3rd", "both": True}))
+    assert "house-16.2" in _codes(out) and not m.hand.seats[0].down
+    point = m.undo.last[1] if m.undo.last is not None else None
+    assert point is not None and point.kept is None  # copied whole
+    _as_taken(m, taken)
+    assert "undo" in _codes(m.handle(DealerInput(DealerAction.UNDO)))
+    assert [(s.down, s.up) for s in m.hand.seats] == before and _table(m) == table
+
+
+def test_any_other_event_keeps_the_shared_seats_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """After a fold (its undo point shares the seats), an event that is neither a card read nor
+    an input that shares them finds every seat kept before it is handled: even a change made
+    outside the rules core (here a shoe button's handling, made to change a seat) leaves the
+    point as taken."""
+    taken = _keeping_whole_copies(monkeypatch)
+    m = _third_street_betting("tda")
+    m.handle(DealerInput(DealerAction.FOLD, seat=1))
+    point = m.undo.last[1] if m.undo.last is not None else None
+    assert point is not None and point.kept is not None and m.undo.sharing
+    dispatch = Dealing._dispatch
+
+    def meddling(self: Dealing, event: object) -> None:
+        assert self.hand is not None
+        self.hand.seats[2].up.append(None)  # (a change no handler makes: outside the rules core)
+        dispatch(self, event)
+
+    monkeypatch.setattr(Dealing, "_dispatch", meddling)
+    m.handle(ShoeButton(13, 1))
+    assert not m.undo.sharing and len(point.kept) == len(SEATS)
+    _as_taken(m, taken)

@@ -19,11 +19,11 @@ import pytest
 from hil import dealer, replay
 from shoe_ctl import analyze, config, events, input_spec, phh
 from shoe_ctl.machine import inputs, irregular_place
-from shoe_ctl.rules import irregular, profiles, steps, stub
+from shoe_ctl.rules import hand, irregular, profiles, steps, stub
 from shoe_ctl.values import FrozenValue, Value, frozen_value, value
 
 MODULES = (events, config, input_spec, phh, irregular, profiles, steps, stub, inputs, irregular_place, analyze,
-           dealer, replay)
+           dealer, replay, hand)
 
 
 def _values(base: type = FrozenValue) -> list[type]:
@@ -51,8 +51,8 @@ def _reference(cls: type, frozen: bool = True) -> type:
 
 
 def _args(cls: type, salt: int) -> dict[str, Any]:
-    """A value for every field (hashable, told apart by ``salt``)."""
-    return {f.name: (f.name, salt) for f in dataclasses.fields(cls)}
+    """A value for every field ``__init__`` takes (hashable, told apart by ``salt``)."""
+    return {f.name: (f.name, salt) for f in dataclasses.fields(cls) if f.init}
 
 
 def _hash(value: object) -> object:
@@ -74,6 +74,7 @@ def test_a_frozen_value_behaves_as_the_frozen_dataclass(cls: type) -> None:
     a, b = _args(cls, 1), _args(cls, 1)
     mine_a, ref_a = cls(**a), ref(**a)
     assert not hasattr(mine_a, "__dict__")
+    assert mine_a.__getstate__() == ref_a.__getstate__()  # type: ignore[attr-defined]  # every slot set
     assert repr(mine_a) == repr(ref_a)
     assert hash(mine_a) == hash(ref_a)
     assert mine_a == cls(**b) and not (mine_a != cls(**b))
@@ -99,10 +100,10 @@ def test_a_frozen_value_behaves_as_the_frozen_dataclass(cls: type) -> None:
         assert type(twin) is cls and twin == mine_a and repr(twin) == repr(mine_a)
 
     required = {f.name: (f.name, 1) for f in dataclasses.fields(cls)
-                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}
+                if f.init and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}
     mine_d, ref_d = cls(**required), ref(**required)
     assert repr(mine_d) == repr(ref_d) and _hash(mine_d) == _hash(ref_d)  # a dict default: unhashable in both
-    for f in dataclasses.fields(cls):
+    for f in (f for f in dataclasses.fields(cls) if f.init):
         if f.default_factory is not dataclasses.MISSING:  # a new value for each, as the factory's
             assert getattr(mine_d, f.name) is not getattr(cls(**required), f.name)
         if f.default_factory is not dataclasses.MISSING or f.default is not dataclasses.MISSING:
@@ -113,7 +114,8 @@ def test_a_frozen_value_behaves_as_the_frozen_dataclass(cls: type) -> None:
 @pytest.mark.parametrize("cls", _values(Value), ids=lambda c: c.__name__)
 def test_a_value_behaves_as_the_dataclass(cls: type) -> None:
     """The plain (mutable) values (the simulated dealer's script, table and stats, the replay's
-    hand record, the analysis's street view and report) as ``@dataclass`` makes them."""
+    hand record, the analysis's street view and report, the rules core's hand and seat) as
+    ``@dataclass`` makes them."""
     ref = _reference(cls, frozen=False)
     assert [(p.name, p.kind, repr(p.default)) for p in inspect.signature(cls).parameters.values()] == \
         [(p.name, p.kind, repr(p.default)) for p in inspect.signature(ref).parameters.values()]
@@ -123,7 +125,10 @@ def test_a_value_behaves_as_the_dataclass(cls: type) -> None:
     mine_a, ref_a = cls(**a), ref(**a)
     assert repr(mine_a) == repr(ref_a)
     assert mine_a == cls(**a) and mine_a != ref_a
+    assert vars(mine_a) == vars(ref_a)  # every field set, the ones __init__ does not take included
     for f in dataclasses.fields(cls):
+        if not f.init:
+            continue
         other = dict(a, **{f.name: (f.name, 2)})
         assert (mine_a == cls(**other)) is (ref_a == ref(**other)) is (not f.compare), f.name
         changed = dataclasses.replace(mine_a, **{f.name: (f.name, 3)})
@@ -133,9 +138,10 @@ def test_a_value_behaves_as_the_dataclass(cls: type) -> None:
     for twin in (copy.copy(mine_a), copy.deepcopy(mine_a)):
         assert type(twin) is cls and twin == mine_a and twin is not mine_a
     required = {f.name: (f.name, 1) for f in dataclasses.fields(cls)
-                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}
+                if f.init and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}
     assert repr(cls(**required)) == repr(ref(**required))
-    for f in dataclasses.fields(cls):
+    assert vars(cls(**required)) == vars(ref(**required))
+    for f in (f for f in dataclasses.fields(cls) if f.init):
         if f.default_factory is not dataclasses.MISSING:
             assert getattr(cls(**required), f.name) is not getattr(cls(**required), f.name)
             assert getattr(cls(**dict(required, **{f.name: None})), f.name) is None

@@ -376,6 +376,14 @@ function heldForNoHand(action) {
   return !!(spec && spec.needs_hand && state && state.state === "idle");
 }
 
+// An input the machine refuses in its state now (input-wrong-time: Burn error on 3rd street, Fold
+// while a street is dealt): its button is disabled; the specification's states say where it is taken.
+// A state the chart does not name is not judged (ack-alert is taken in every state: its states are the chart's).
+function heldForState(action) {
+  const spec = INPUTS[action], chart = (INPUTS["ack-alert"] || {}).states;
+  return !!(spec && spec.states && chart && state && chart.includes(state.state) && !spec.states.includes(state.state));
+}
+
 function needsSeat(action) {
   const spec = INPUTS[action];
   return spec ? spec.seat === "required" : false;
@@ -408,8 +416,10 @@ function renderButtons() {
   document.body.dataset.stop = stops.length ? "yes" : "no";
   for (const b of document.querySelectorAll(".buttons button")) {
     const idle = heldForNoHand(b.dataset.action);
-    b.disabled = !live || (needsSeat(b.dataset.action) && selected === null) || idle;
+    const wrong = !idle && heldForState(b.dataset.action);
+    b.disabled = !live || (needsSeat(b.dataset.action) && selected === null) || idle || wrong;
     b.classList.toggle("no-hand", idle);
+    b.classList.toggle("wrong-time", wrong);
   }
   for (const b of document.querySelectorAll(".buttons button[data-when]")) b.hidden = !when(b.dataset.when);
   for (const b of document.querySelectorAll(".buttons button[data-hot]")) b.classList.toggle("hot", when(b.dataset.hot));
@@ -422,7 +432,9 @@ function renderButtons() {
       b.title = "STOP is up (" + stops.join(", ") + "): acknowledge it first";
       if (!(INPUTS[b.dataset.action] || {}).stop_override) b.disabled = true;
     } else {
-      b.title = b.classList.contains("no-hand") ? "No hand is running" : "";
+      b.title = b.classList.contains("no-hand") ? "No hand is running"
+        : b.classList.contains("wrong-time") ? "Not now: " + ((INPUTS[b.dataset.action] || {}).wrong_time || "the table refuses it now")
+        : "";
     }
   }
   document.getElementById("btn-fold").textContent = state && when("showdown") && state.state ? "Muck" : "Fold";
