@@ -9,7 +9,8 @@ import math
 import os
 import re
 import stat
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -17,8 +18,6 @@ from shoe_ctl.phh_toml import TomlError, loads
 from shoe_ctl.rules.cards import Card, CardError, parse_cards
 from shoe_ctl.rules.games import Game
 from shoe_ctl.values import FrozenValue, frozen_value
-
-_set = object.__setattr__  # the frozen values' __init__ set their fields as a frozen dataclass's does
 
 STREETS = ("3rd", "4th", "5th", "6th", "7th")
 
@@ -90,6 +89,12 @@ class Action(NamedTuple):
     cards: tuple[Card | None, ...] = ()
 
 
+_action: Callable[[tuple[int, str, str, int | None, int | None, tuple[Card | None, ...]]], Action] = \
+    partial(tuple.__new__, Action)
+"""An :class:`Action` of its six values in field order, made by ``tuple.__new__`` in C (the named
+tuple's own ``__new__`` is a Python function, called for every action of every record)."""
+
+
 @frozen_value
 class RecordedHand(FrozenValue):
     """One recorded hand, in player order (index 0 = first clockwise from the dealer).
@@ -135,23 +140,24 @@ class RecordedHand(FrozenValue):
                  community: Card | None, community_street: str | None, actions: tuple[Action, ...],
                  seats: tuple[int, ...] | None = None, source: str | None = None,
                  stubs: tuple[tuple[str, int], ...] = (), killed: tuple[tuple[str, int], ...] = ()) -> None:
-        _set(self, "path", path)
-        _set(self, "variant", variant)
-        _set(self, "game", game)
-        _set(self, "players", players)
-        _set(self, "antes", antes)
-        _set(self, "bring_in", bring_in)
-        _set(self, "small_bet", small_bet)
-        _set(self, "big_bet", big_bet)
-        _set(self, "starting_stacks", starting_stacks)
-        _set(self, "cards", cards)
-        _set(self, "community", community)
-        _set(self, "community_street", community_street)
-        _set(self, "actions", actions)
-        _set(self, "seats", seats)
-        _set(self, "source", source)
-        _set(self, "stubs", stubs)
-        _set(self, "killed", killed)
+        put = self._put
+        put[0](self, path)
+        put[1](self, variant)
+        put[2](self, game)
+        put[3](self, players)
+        put[4](self, antes)
+        put[5](self, bring_in)
+        put[6](self, small_bet)
+        put[7](self, big_bet)
+        put[8](self, starting_stacks)
+        put[9](self, cards)
+        put[10](self, community)
+        put[11](self, community_street)
+        put[12](self, actions)
+        put[13](self, seats)
+        put[14](self, source)
+        put[15](self, stubs)
+        put[16](self, killed)
 
     @property
     def n(self) -> int:
@@ -396,7 +402,7 @@ class _Parser:
                     if community is not None:
                         raise self.action_error(index, entry, "a second community card")
                     street = STREETS[min(STREETS.index(street) + 1, len(STREETS) - 1)]
-                    action = Action(index, street, "db", None, None, action.cards)
+                    action = _action((index, street, "db", None, None, action.cards))
                     community, community_street = action.cards[0], street
                 else:
                     prev = _PREVIOUS_STREET.get(action.street)
@@ -527,7 +533,7 @@ class _Parser:
             dealt = self._cards(index, entry, "".join(words[2:]))
             if len(dealt) != 1:
                 raise self.action_error(index, entry, "a community card deal gives exactly one card")
-            return Action(index, "7th", "db", None, None, dealt)
+            return _action((index, "7th", "db", None, None, dealt))
         if len(words) != 4 or words[1] != "dh":
             raise self.action_error(index, entry, "expected 'd dh pN <cards>' or 'd db <card>'")
         player = _PLAYER_INDEX.get(words[2], n)  # _player's look-up, called for its error only
@@ -544,7 +550,7 @@ class _Parser:
         if CARD_STREET[have + len(dealt) - 1] != first_street:
             raise self.action_error(index, entry, "deals cards of two streets in one line")
         cards[player].extend(dealt)
-        return Action(index, first_street, "dh", player, None, dealt)
+        return _action((index, first_street, "dh", player, None, dealt))
 
     def _player_action(self, index: int, entry: str, words: list[str], n: int, street: str) -> Action:
         player = _PLAYER_INDEX.get(words[0], n)  # _player's look-up, called for its error only
@@ -559,13 +565,13 @@ class _Parser:
             if len(words[2]) > MAX_AMOUNT_DIGITS:
                 raise self.action_error(index, entry, f"amount of {len(words[2])} digits: too large "
                                         f"(at most {MAX_AMOUNT_DIGITS})")
-            return Action(index, street, verb, player, int(words[2]))
+            return _action((index, street, verb, player, int(words[2]), ()))
         if verb == "sm":
             shown = self._cards(index, entry, "".join(words[2:])) if len(words) > 2 else ()
-            return Action(index, street, verb, player, None, shown)
+            return _action((index, street, verb, player, None, shown))
         if len(words) != 2:
             raise self.action_error(index, entry, f"{verb} takes no argument")
-        return Action(index, street, verb, player)
+        return _action((index, street, verb, player, None, ()))
 
 
 def _short_player(street: str, cards: list[list[Card | None]], folded: Mapping[int, int],

@@ -82,6 +82,41 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+class _Stream:
+    """One ``/events`` client: the queue its coroutine writes from (:meth:`DisplaySink._stream`)
+    and, once that coroutine has sent the response's headers, the connection a snapshot may be
+    written to at once (:meth:`send`)."""
+
+    __slots__ = ("queue", "sent_at", "transport", "writing")
+
+    def __init__(self, backlog: int) -> None:
+        self.queue: asyncio.Queue[bytes | None] = asyncio.Queue(maxsize=backlog)
+        self.transport: asyncio.Transport | None = None  # set once the headers went out, chunked
+        self.writing = False  # the coroutine is writing an item taken from the queue
+        self.sent_at = 0.0  # time.monotonic() of the last write to the client
+
+    def offer(self, item: bytes | None) -> None:
+        """Queue ``item`` for the coroutine; a stalled client skips to the newest."""
+        if self.queue.full():
+            self.queue.get_nowait()
+        self.queue.put_nowait(item)
+
+    def send(self, payload: bytes) -> bool:
+        """Write ``payload`` to the client now, as one chunk of the response, when it keeps up:
+        nothing waits in the queue or is being written, the connection's buffer is empty (the
+        client took everything so far). Otherwise queue it: the coroutine writes it, and closes a
+        client that does not take it within ``events_write_timeout_s``. Either way the events
+        leave in the order they were sent. True when written now."""
+        t = self.transport
+        if (t is not None and not self.writing and self.queue.empty() and not t.is_closing()
+                and t.get_write_buffer_size() == 0):
+            t.write(b"%x\r\n%b\r\n" % (len(payload), payload))
+            self.sent_at = time.monotonic()
+            return True
+        self.offer(payload)
+        return False
+
+
 DECK_CHECK_EVERY_S = 2.0
 """How often the display looks for a new deck check to push (``DisplaySink.deck_check``)."""
 
@@ -123,13 +158,15 @@ class DisplaySink(Closeable):
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._runner: web.AppRunner | None = None
-        self._subscribers: set[asyncio.Queue[bytes | None]] = set()
+        self._subscribers: set[_Stream] = set()
         self._pending: deque[Command] = deque()  # commands handed, not yet folded in (:meth:`_drain`)
         self._wake_set = False  # a _drain is scheduled and has not started
         self._drained_at = 0.0  # time.monotonic() of the last _drain
         self.wakes = 0
         """Times the server's loop was woken for commands so far (one per controller event)."""
         self.published = 0
+        self.sent_direct = 0
+        """Snapshots written straight to a client that kept up, without its stream's coroutine."""
         """Snapshots pushed to the ``/events`` clients so far (one per wake-up that changed the
         model while a client was connected, besides the one each client gets at connect)."""
         self._ready = threading.Event()
@@ -261,11 +298,9 @@ class DisplaySink(Closeable):
         loop = self._loop
         if loop is not None and self._thread is not None and self._thread.is_alive():
             def stop() -> None:
-                for q in list(self._subscribers):
-                    if q.full():
-                        q.get_nowait()
-                    q.put_nowait(b"event: bye\ndata: {}\n\n")  # the page shows "no service" at once
-                    q.put_nowait(None)
+                for stream in list(self._subscribers):
+                    stream.offer(b"event: bye\ndata: {}\n\n")  # the page shows "no service" at once
+                    stream.offer(None)
                 loop.call_later(0.05, loop.stop)
             loop.call_soon_threadsafe(stop)
             self._thread.join(timeout=5.0)
@@ -336,10 +371,8 @@ class DisplaySink(Closeable):
 
     def _send_beat(self) -> None:
         payload = self._beat()
-        for q in list(self._subscribers):
-            if q.full():
-                q.get_nowait()
-            q.put_nowait(payload)
+        for stream in list(self._subscribers):
+            stream.send(payload)
 
     def sync(self, timeout: float = 2.0) -> None:
         """Wait until every command handed so far has been applied (tests, startup)."""
@@ -404,10 +437,8 @@ class DisplaySink(Closeable):
         snap = self.snapshot()
         data = f"id: {snap['version']}\nevent: state\ndata: {json.dumps(snap, separators=(',', ':'))}\n\n"
         payload = data.encode()
-        for q in list(self._subscribers):
-            if q.full():  # a stalled client skips to the newest snapshots
-                q.get_nowait()
-            q.put_nowait(payload)
+        for stream in list(self._subscribers):
+            self.sent_direct += stream.send(payload)  # at once, without the stream's coroutine, when it keeps up
 
     # ------------------------------------------------------------------ web
     def _make_app(self) -> web.Application:
@@ -478,26 +509,36 @@ class DisplaySink(Closeable):
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache",
                                            "X-Accel-Buffering": "no"})
         await resp.prepare(request)
-        q: asyncio.Queue[bytes | None] = asyncio.Queue(maxsize=self.limits.events_backlog)
+        stream = _Stream(self.limits.events_backlog)
         snap = self.snapshot()
-        q.put_nowait(f"retry: 1000\nid: {snap['version']}\nevent: state\ndata: "
+        stream.offer(f"retry: 1000\nid: {snap['version']}\nevent: state\ndata: "
                      f"{json.dumps(snap, separators=(',', ':'))}\n\n".encode())
-        self._subscribers.add(q)
+        self._subscribers.add(stream)
+        chunked = resp.headers.get("Transfer-Encoding") == "chunked"  # HTTP/1.1; 1.0 reads to the close
         try:
             while True:
-                try:
-                    async with asyncio.timeout(BEAT_S):  # no task per event, as wait_for makes
-                        item = await q.get()
+                try:  # a beat BEAT_S after the last write, whichever way it went
+                    async with asyncio.timeout(max(0.0, stream.sent_at + BEAT_S - time.monotonic())):
+                        item = await stream.queue.get()  # no task per event, as wait_for makes
                 except TimeoutError:
+                    if time.monotonic() - stream.sent_at < BEAT_S:
+                        continue  # a snapshot went straight to the client meanwhile
                     item = self._beat()
                 if item is None:
                     break
-                if not await self._write_or_drop(request, resp, item):
+                stream.writing = True
+                written = await self._write_or_drop(request, resp, item)
+                stream.writing = False
+                if not written:
                     break
+                stream.sent_at = time.monotonic()
+                if chunked and stream.transport is None and isinstance(request.transport, asyncio.Transport):
+                    stream.transport = request.transport  # the headers are out: snapshots may go straight
         except (ConnectionResetError, ConnectionError):
             pass
         finally:
-            self._subscribers.discard(q)
+            stream.transport = None
+            self._subscribers.discard(stream)
         return resp
 
     async def _write_or_drop(self, request: web.Request, resp: web.StreamResponse, item: bytes) -> bool:

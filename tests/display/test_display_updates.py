@@ -4,6 +4,8 @@ goes out without waiting, and nothing handed is lost or reordered on the way."""
 
 from __future__ import annotations
 
+import http.client
+import json
 import time
 from collections.abc import Iterator
 
@@ -134,3 +136,41 @@ def test_the_controller_wakes_the_server_once_per_event(usual: DisplaySink) -> N
         assert usual.model.version == 15  # every command folded in
     finally:
         reader.close()
+
+
+def test_snapshots_go_straight_to_a_page_that_keeps_up_in_order_and_framed(usual: DisplaySink) -> None:
+    """A page that takes everything gets each snapshot written at once, without its stream's
+    coroutine (``sent_direct``), as chunks an HTTP client reads like the coroutine's; a beat
+    still follows a quiet second, and the stream ends cleanly with ``bye``."""
+    host, port = "127.0.0.1", usual.port
+    conn = http.client.HTTPConnection(host, port, timeout=10)
+    conn.request("GET", "/events", headers={"Host": f"{host}:{port}"})
+    resp = conn.getresponse()
+    assert resp.getheader("Transfer-Encoding") == "chunked"
+
+    def event() -> tuple[str, dict[str, object]]:
+        kind, data = "", ""
+        while (line := resp.readline().decode()) not in ("\n", ""):
+            if line.startswith("event: "):
+                kind = line[7:].strip()
+            elif line.startswith("data: "):
+                data = line[6:].strip()
+        return kind, json.loads(data or "{}")
+
+    try:
+        assert event()[0] == "state"  # at connect, through the coroutine
+        for n in range(1, 21):
+            usual.handle(_ins(n))
+            time.sleep(0.02)  # over publish_gap_s: each published on its own
+        seen = [event() for _ in range(20)]
+        assert [k for k, _ in seen] == ["state"] * 20
+        assert [e["instruction"]["text"] for _, e in seen] == [f"Deal card {n}" for n in range(1, 21)]  # type: ignore[index]
+        assert usual.sent_direct >= 10
+        started = time.monotonic()
+        kind, body = event()
+        assert kind == "beat" and body == {"alive": True} and time.monotonic() - started < 2.0
+        usual.close()
+        assert event()[0] == "bye"
+        assert resp.read() == b""  # the last chunk: a clean end
+    finally:
+        conn.close()

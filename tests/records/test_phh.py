@@ -10,7 +10,7 @@ import pytest
 from shoe_ctl.analyze import analyze_hand
 from shoe_ctl.cli import main
 from shoe_ctl.config import load_profile
-from shoe_ctl.phh import PhhError, parse_phh, read_phh
+from shoe_ctl.phh import Action, PhhError, parse_phh, read_phh
 from shoe_ctl.rules.cards import Card
 from shoe_ctl.rules.games import Game
 
@@ -49,6 +49,10 @@ def test_reads_fields_cards_and_streets():
     assert kinds[:4] == [("3rd", "pb", 2, None), ("3rd", "cbr", 0, 4), ("3rd", "f", 1, None), ("3rd", "cc", 2, None)]
     shows = [a for a in hand.actions if a.kind == "sm"]
     assert shows[0].street == "7th" and len(shows[0].cards) == 6 and shows[1].cards == ()
+    # every action a whole Action (made in C from its six values): the type, its fields by name
+    assert [a.index for a in hand.actions] == list(range(len(hand.actions)))
+    for a in hand.actions:
+        assert type(a) is Action and len(a) == 6 and a == Action(*a) and a._asdict()["kind"] == a.kind
 
 
 def test_players_default_and_scalar_antes():
