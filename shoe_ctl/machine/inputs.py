@@ -404,7 +404,8 @@ def handle(p: Progress, undo: Undo, ev: DealerInput, out: Outcome) -> Outcome:
         out.refuse(ev, "no hand is running")
     elif row is None:
         out.refuse(ev, f"'{action.value}' is not handled here")
-    elif (why := stop_refusal(action, ev.args, stops(p, out.link, out.state))) is not None:
+    elif ((open_stops := stops(p, out.link, out.state))  # (none open: the STOP rule refuses nothing)
+          and (why := stop_refusal(action, ev.args, open_stops)) is not None):
         out.refuse(ev, why)
     else:
         out.refusal = row.refused
