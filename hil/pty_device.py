@@ -18,6 +18,7 @@ import tempfile
 import threading
 import time
 import tty
+from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
@@ -61,39 +62,56 @@ class DeviceModel(Protocol):
         ...
 
 
-class _Served:
-    """One :meth:`PtyDevice.start`'s pty and the stop signal of the thread serving it. The
-    descriptors are closed once, by whichever comes last of :meth:`release` and
-    :meth:`thread_ended`: never under a thread still reading them, whose numbers a new pty could
-    otherwise take."""
+class ClosedLast:
+    """What a serving thread uses (descriptors), closed once by ``close`` when the last of two
+    comes: the owner's :meth:`release` and the thread's :meth:`thread_ended`. Never under a thread
+    still using them, whose numbers a new pty or pipe could otherwise take.
 
-    def __init__(self, master: int, slave: int) -> None:
-        self.master: int | None = master
-        self.slave: int | None = slave
-        self.stop = threading.Event()
+    :param close: closes them; called at most once.
+    :param running: ``False`` while no thread serves them yet (a release closes at once).
+    """
+
+    def __init__(self, close: Callable[[], None], *, running: bool = True) -> None:
+        self._close_once: Callable[[], None] | None = close
         self._guard = threading.Lock()
-        self._ended = False
+        self._ended = not running
         self._released = False
 
     def _close(self) -> None:
-        close_fds(self.master, self.slave)
-        self.master = self.slave = None
+        close, self._close_once = self._close_once, None
+        if close is not None:
+            close()
 
     def thread_ended(self) -> None:
-        """Called by the serving thread on its way out: closes the pty if it was released."""
+        """Called by the serving thread on its way out: closes them if they were released."""
         with self._guard:
             self._ended = True
             if self._released:
                 self._close()
 
     def release(self) -> bool:
-        """The owner is done with the pty: close it now if its thread has ended (True), or leave
-        it to the thread to close as it ends (False)."""
+        """The owner is done with them: close them now if the thread has ended (True), or leave
+        them to the thread to close as it ends (False)."""
         with self._guard:
             self._released = True
             if self._ended:
                 self._close()
             return self._ended
+
+
+class _Served(ClosedLast):
+    """One :meth:`PtyDevice.start`'s pty and the stop signal of the thread serving it, closed as
+    :class:`ClosedLast` says."""
+
+    def __init__(self, master: int, slave: int) -> None:
+        super().__init__(self._close_pty)
+        self.master: int | None = master
+        self.slave: int | None = slave
+        self.stop = threading.Event()
+
+    def _close_pty(self) -> None:
+        close_fds(self.master, self.slave)
+        self.master = self.slave = None
 
 
 class PtyDevice:

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from hil.faults import Faults, LineNoise
-from hil.pty_device import close_fds, open_linked_pty
+from hil.pty_device import ClosedLast, close_fds, open_linked_pty
 from hil.shoe_device import ShoeDevice
 
 log = logging.getLogger(__name__)
@@ -52,6 +52,9 @@ class ShoeLine:
     POLL_S = 0.02
     """Longest wait for the host's bytes before the device's timers are looked at (seconds)."""
 
+    JOIN_S = 5.0
+    """How long :meth:`stop` waits for the thread to end (seconds)."""
+
     def __init__(self, device: ShoeDevice, lock: threading.RLock, *, transport: str = "pty",
                  link_path: str | Path | None = None, faults: Faults | None = None, seed: int = 0,
                  host: str = "127.0.0.1", port: int = 0) -> None:
@@ -65,8 +68,11 @@ class ShoeLine:
         self.noise_in = LineNoise(faults, random.Random(seed * 7919 + 2))
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._wake_r, self._wake_w = os.pipe()
-        os.set_blocking(self._wake_w, False)
+        wake_r, wake_w = os.pipe()
+        os.set_blocking(wake_w, False)
+        self._wake_r: int | None = wake_r
+        self._wake_w: int | None = wake_w
+        self._closer = ClosedLast(self._close, running=False)
         self._own_dir: str | None = None
         if transport == "pty" and link_path is None:
             self._own_dir = tempfile.mkdtemp(prefix="virtual-shoe-")
@@ -103,6 +109,7 @@ class ShoeLine:
             self._listener.setblocking(False)
             self._port = self._listener.getsockname()[1]
         self.plug()
+        self._closer = ClosedLast(self._close)
         self._thread = threading.Thread(target=self._run, name="virtual-shoe", daemon=True)
         self._thread.start()
 
@@ -112,23 +119,41 @@ class ShoeLine:
         return self._thread is not None
 
     def stop(self) -> None:
-        """Stop the thread and join it (call without the lock), then close everything."""
-        with self.lock:
-            self._stop.set()
-            self.wake()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(5.0)
+        """Stop the thread and join it (call without the lock), then unplug and close everything
+        (idempotent).
+
+        Waits up to :attr:`JOIN_S` for the thread; one still busy past it (a device call that does
+        not return) keeps the line's descriptors (its wake pipe, the pty) until it ends and closes
+        them then, so none is closed under a thread that may still use it, whose number a new pty
+        or pipe could otherwise take (a warning is logged). The link goes at once."""
+        self._stop.set()
+        self.wake()
+        thread = self._thread
+        here = thread is threading.current_thread()
+        if thread is not None and not here:
+            thread.join(self.JOIN_S)
+        if self.transport == "pty" and self.link_path is not None:
+            self.link_path.unlink(missing_ok=True)  # no host opens this shoe again
+        if not self._closer.release() and not here:
+            log.warning("%s: the virtual shoe's thread is still busy %.1f s after the stop; its line closes "
+                        "when it ends", self.url, self.JOIN_S)
+
+    def _close(self) -> None:
+        """Unplug and close the line's descriptors and its folder (once, :class:`ClosedLast`)."""
         with self.lock:
             self.unplug()
             if self._listener is not None:
                 self._listener.close()
                 self._listener = None
-            close_fds(self._wake_r, self._wake_w)
+            wake_r, wake_w = self._wake_r, self._wake_w
+            self._wake_r = self._wake_w = None
+            close_fds(wake_r, wake_w)
             if self._own_dir is not None:
                 try:
                     os.rmdir(self._own_dir)
                 except OSError:
                     pass
+                self._own_dir = None
 
     # ---------------------------------------------------------------- plug (lock held)
 
@@ -167,9 +192,12 @@ class ShoeLine:
             self.wake()
 
     def wake(self) -> None:
-        """Make the thread look at its file descriptors and timers again."""
+        """Make the thread look at its file descriptors and timers again (nothing once closed)."""
+        wake_w = self._wake_w
+        if wake_w is None:
+            return
         try:
-            os.write(self._wake_w, b"x")
+            os.write(wake_w, b"x")
         except OSError:
             pass
 
@@ -206,16 +234,21 @@ class ShoeLine:
     # ---------------------------------------------------------------- the thread
 
     def _run(self) -> None:
-        while not self._stop.is_set():
-            try:
-                self._step()
-            except Exception:  # a bug here must not leave a silent dead shoe
-                log.exception("virtual shoe step failed")
-                self.errors += 1
-                time.sleep(0.01)
+        try:
+            while not self._stop.is_set():
+                try:
+                    self._step()
+                except Exception:  # a bug here must not leave a silent dead shoe
+                    log.exception("virtual shoe step failed")
+                    self.errors += 1
+                    time.sleep(0.01)
+        finally:
+            self._closer.thread_ended()
 
     def _step(self) -> None:
         with self.lock:
+            if self._wake_r is None:
+                return  # closed: the loop sees the stop
             fds: list[Any] = [self._wake_r]
             if self._master is not None:
                 fds.append(self._master)
@@ -248,7 +281,7 @@ class ShoeLine:
     def _read(self, ready: list[Any]) -> bytes:
         data = b""
         for r in ready:
-            if r == self._wake_r:
+            if self._wake_r is not None and r == self._wake_r:
                 try:
                     os.read(self._wake_r, 4096)
                 except OSError:

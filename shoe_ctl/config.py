@@ -26,8 +26,6 @@ from shoe_ctl.phh_toml import loads_fast
 from shoe_ctl.rules.profiles import PROFILE_NAMES, ProfileError, ProfileErrors, RuleProfile, parse_profile
 from shoe_ctl.values import FACTORY, FrozenValue, frozen_value
 
-_set = object.__setattr__  # the frozen values' __init__ set their fields as a frozen dataclass's does
-
 __all__ = [
     "CONFIG_DIR",
     "ConfigError",
@@ -157,11 +155,12 @@ class ShoeConfig(FrozenValue):
 
     def __init__(self, url: str = "sim", baudrate: int = 115200, serial: str | None = None,
                  auth: str = "hmac", secrets: str = "/var/lib/shoe-ctl/shoes") -> None:
-        _set(self, "url", url)
-        _set(self, "baudrate", baudrate)
-        _set(self, "serial", serial)
-        _set(self, "auth", auth)
-        _set(self, "secrets", secrets)
+        put = self._put
+        put[0](self, url)
+        put[1](self, baudrate)
+        put[2](self, serial)
+        put[3](self, auth)
+        put[4](self, secrets)
 
 
 @frozen_value
@@ -178,10 +177,11 @@ class LedConfig(FrozenValue):
 
     def __init__(self, backend: str = "console", pins: Mapping[str, int] = FACTORY, pwm: bool = False,
                  active_high: bool = True) -> None:
-        _set(self, "backend", backend)
-        _set(self, "pins", dict() if pins is FACTORY else pins)
-        _set(self, "pwm", pwm)
-        _set(self, "active_high", active_high)
+        put = self._put
+        put[0](self, backend)
+        put[1](self, dict() if pins is FACTORY else pins)
+        put[2](self, pwm)
+        put[3](self, active_high)
 
 
 @frozen_value
@@ -197,9 +197,10 @@ class ButtonConfig(FrozenValue):
 
     def __init__(self, pins: Mapping[str, int] = FACTORY, bounce_ms: int = 50,
                  pull_up: bool = True) -> None:
-        _set(self, "pins", dict() if pins is FACTORY else pins)
-        _set(self, "bounce_ms", bounce_ms)
-        _set(self, "pull_up", pull_up)
+        put = self._put
+        put[0](self, dict() if pins is FACTORY else pins)
+        put[1](self, bounce_ms)
+        put[2](self, pull_up)
 
 
 @frozen_value
@@ -215,10 +216,11 @@ class DisplayConfig(FrozenValue):
 
     def __init__(self, enabled: bool = True, host: str = "127.0.0.1", port: int = 8080,
                  token: str | None = None) -> None:
-        _set(self, "enabled", enabled)
-        _set(self, "host", host)
-        _set(self, "port", port)
-        _set(self, "token", token)
+        put = self._put
+        put[0](self, enabled)
+        put[1](self, host)
+        put[2](self, port)
+        put[3](self, token)
 
 
 @frozen_value
@@ -230,8 +232,9 @@ class JournalConfig(FrozenValue):
     retention_days: int = 30
 
     def __init__(self, path: str | None = None, retention_days: int = 30) -> None:
-        _set(self, "path", path)
-        _set(self, "retention_days", retention_days)
+        put = self._put
+        put[0](self, path)
+        put[1](self, retention_days)
 
 
 @frozen_value
@@ -252,15 +255,16 @@ class TableConfig(FrozenValue):
     def __init__(self, table: str = "table-1", seats: int = 8, rules: str = "tda", game: str = "stud",
                  shoe: ShoeConfig = FACTORY, leds: LedConfig = FACTORY, display: DisplayConfig = FACTORY,
                  journal: JournalConfig = FACTORY, buttons: ButtonConfig = FACTORY) -> None:
-        _set(self, "table", table)
-        _set(self, "seats", seats)
-        _set(self, "rules", rules)
-        _set(self, "game", game)
-        _set(self, "shoe", ShoeConfig() if shoe is FACTORY else shoe)
-        _set(self, "leds", LedConfig() if leds is FACTORY else leds)
-        _set(self, "display", DisplayConfig() if display is FACTORY else display)
-        _set(self, "journal", JournalConfig() if journal is FACTORY else journal)
-        _set(self, "buttons", ButtonConfig() if buttons is FACTORY else buttons)
+        put = self._put
+        put[0](self, table)
+        put[1](self, seats)
+        put[2](self, rules)
+        put[3](self, game)
+        put[4](self, ShoeConfig() if shoe is FACTORY else shoe)
+        put[5](self, LedConfig() if leds is FACTORY else leds)
+        put[6](self, DisplayConfig() if display is FACTORY else display)
+        put[7](self, JournalConfig() if journal is FACTORY else journal)
+        put[8](self, ButtonConfig() if buttons is FACTORY else buttons)
 
 
 CONFIG_SCHEMA = 1

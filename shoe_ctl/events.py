@@ -19,8 +19,6 @@ from shoe_ctl.input_spec import DealerAction as DealerAction  # the dealer input
 from shoe_ctl.rules.cards import Card
 from shoe_ctl.values import FACTORY, FrozenValue, frozen_value
 
-_set = object.__setattr__  # each value's __init__ sets its fields as a frozen dataclass's does
-
 # --------------------------------------------------------------------------- shoe -> controller
 
 
@@ -40,12 +38,13 @@ class ShoeInfo(FrozenValue):
 
     def __init__(self, protocol: int, firmware: str, serial: str, readers: tuple[str, ...],
                  boot_id: int = 0, names_foreign: bool = False) -> None:
-        _set(self, "protocol", protocol)
-        _set(self, "firmware", firmware)
-        _set(self, "serial", serial)
-        _set(self, "readers", readers)
-        _set(self, "boot_id", boot_id)
-        _set(self, "names_foreign", names_foreign)
+        put = self._put
+        put[0](self, protocol)
+        put[1](self, firmware)
+        put[2](self, serial)
+        put[3](self, readers)
+        put[4](self, boot_id)
+        put[5](self, names_foreign)
 
 
 @frozen_value
@@ -70,11 +69,12 @@ class CardRead(FrozenValue):
 
     def __init__(self, seq: int, card: Card | None, reader: str, dispense: int,
                  epoch: int | None = None) -> None:
-        _set(self, "seq", seq)
-        _set(self, "card", card)
-        _set(self, "reader", reader)
-        _set(self, "dispense", dispense)
-        _set(self, "epoch", epoch)
+        put = self._put
+        put[0](self, seq)
+        put[1](self, card)
+        put[2](self, reader)
+        put[3](self, dispense)
+        put[4](self, epoch)
 
 
 class FaultKind(StrEnum):
@@ -97,10 +97,11 @@ class ShoeFault(FrozenValue):
     detail: str = ""
 
     def __init__(self, seq: int, kind: FaultKind, cleared: bool = False, detail: str = "") -> None:
-        _set(self, "seq", seq)
-        _set(self, "kind", kind)
-        _set(self, "cleared", cleared)
-        _set(self, "detail", detail)
+        put = self._put
+        put[0](self, seq)
+        put[1](self, kind)
+        put[2](self, cleared)
+        put[3](self, detail)
 
 
 class ForeignWhat(StrEnum):
@@ -136,12 +137,13 @@ class ForeignCard(FrozenValue):
 
     def __init__(self, seq: int, what: ForeignWhat, tag: str, card: Card | None = None, deck: str = "",
                  stub: str = "") -> None:
-        _set(self, "seq", seq)
-        _set(self, "what", what)
-        _set(self, "tag", tag)
-        _set(self, "card", card)
-        _set(self, "deck", deck)
-        _set(self, "stub", stub)
+        put = self._put
+        put[0](self, seq)
+        put[1](self, what)
+        put[2](self, tag)
+        put[3](self, card)
+        put[4](self, deck)
+        put[5](self, stub)
 
     def describe(self) -> str:
         """The card in words for the dealer: ``foreign card: tag 04a1..., not in deck D17`` or
@@ -164,8 +166,9 @@ class StubDeck(FrozenValue):
     deck: str
 
     def __init__(self, epoch: int, deck: str) -> None:
-        _set(self, "epoch", epoch)
-        _set(self, "deck", deck)
+        put = self._put
+        put[0](self, epoch)
+        put[1](self, deck)
 
 
 @frozen_value
@@ -176,8 +179,9 @@ class ShoeButton(FrozenValue):
     button: int
 
     def __init__(self, seq: int, button: int) -> None:
-        _set(self, "seq", seq)
-        _set(self, "button", button)
+        put = self._put
+        put[0](self, seq)
+        put[1](self, button)
 
 
 class LinkStatus(StrEnum):
@@ -214,12 +218,13 @@ class LinkChanged(FrozenValue):
 
     def __init__(self, status: LinkStatus, detail: str = "", info: ShoeInfo | None = None,
                  sequence_reset: bool = False, refused: str = "", auth: str = "") -> None:
-        _set(self, "status", status)
-        _set(self, "detail", detail)
-        _set(self, "info", info)
-        _set(self, "sequence_reset", sequence_reset)
-        _set(self, "refused", refused)
-        _set(self, "auth", auth)
+        put = self._put
+        put[0](self, status)
+        put[1](self, detail)
+        put[2](self, info)
+        put[3](self, sequence_reset)
+        put[4](self, refused)
+        put[5](self, auth)
 
 
 @frozen_value
@@ -232,8 +237,9 @@ class SequenceGap(FrozenValue):
     got: int
 
     def __init__(self, expected: int, got: int) -> None:
-        _set(self, "expected", expected)
-        _set(self, "got", got)
+        put = self._put
+        put[0](self, expected)
+        put[1](self, got)
 
 
 @frozen_value
@@ -247,7 +253,8 @@ class CounterReset(FrozenValue):
     epoch: int
 
     def __init__(self, epoch: int) -> None:
-        _set(self, "epoch", epoch)
+        put = self._put
+        put[0](self, epoch)
 
 
 @frozen_value
@@ -285,15 +292,16 @@ class ShoeRestarted(FrozenValue):
                  boot_count_before: int | None = None, boot_count_after: int | None = None,
                  cards_counted: int | None = None, cards_reported: int = 0, counts_unpowered: bool = False,
                  in_flight: int = 0) -> None:
-        _set(self, "serial", serial)
-        _set(self, "boot_before", boot_before)
-        _set(self, "boot_after", boot_after)
-        _set(self, "boot_count_before", boot_count_before)
-        _set(self, "boot_count_after", boot_count_after)
-        _set(self, "cards_counted", cards_counted)
-        _set(self, "cards_reported", cards_reported)
-        _set(self, "counts_unpowered", counts_unpowered)
-        _set(self, "in_flight", in_flight)
+        put = self._put
+        put[0](self, serial)
+        put[1](self, boot_before)
+        put[2](self, boot_after)
+        put[3](self, boot_count_before)
+        put[4](self, boot_count_after)
+        put[5](self, cards_counted)
+        put[6](self, cards_reported)
+        put[7](self, counts_unpowered)
+        put[8](self, in_flight)
 
     @property
     def unreported(self) -> int | None:
@@ -355,11 +363,12 @@ class DealerInput(FrozenValue):
 
     def __init__(self, action: DealerAction, seat: int | None = None, args: dict[str, Any] = FACTORY,
                  source: str | None = None, gate: str = "") -> None:
-        _set(self, "action", action)
-        _set(self, "seat", seat)
-        _set(self, "args", dict() if args is FACTORY else args)
-        _set(self, "source", source)
-        _set(self, "gate", gate)
+        put = self._put
+        put[0](self, action)
+        put[1](self, seat)
+        put[2](self, dict() if args is FACTORY else args)
+        put[3](self, source)
+        put[4](self, gate)
 
 
 @frozen_value
@@ -373,9 +382,10 @@ class TimerFired(FrozenValue):
     entry: int | None = None
 
     def __init__(self, name: str, state: str, entry: int | None = None) -> None:
-        _set(self, "name", name)
-        _set(self, "state", state)
-        _set(self, "entry", entry)
+        put = self._put
+        put[0](self, name)
+        put[1](self, state)
+        put[2](self, entry)
 
 
 Event = ShoeEvent | DealerInput | TimerFired
@@ -432,14 +442,15 @@ class Instruction(FrozenValue):
     def __init__(self, signal: Signal, text: str, seat: int | None = None, face: str | None = None,
                  street: str | None = None, cards: tuple[str, ...] = (), card_no: int | None = None,
                  ref: int | None = None) -> None:
-        _set(self, "signal", signal)
-        _set(self, "text", text)
-        _set(self, "seat", seat)
-        _set(self, "face", face)
-        _set(self, "street", street)
-        _set(self, "cards", cards)
-        _set(self, "card_no", card_no)
-        _set(self, "ref", ref)
+        put = self._put
+        put[0](self, signal)
+        put[1](self, text)
+        put[2](self, seat)
+        put[3](self, face)
+        put[4](self, street)
+        put[5](self, cards)
+        put[6](self, card_no)
+        put[7](self, ref)
 
 
 @frozen_value
@@ -464,13 +475,14 @@ class Alert(FrozenValue):
 
     def __init__(self, code: str, message: str, street: str | None = None, seat: int | None = None,
                  latched: bool = False, moves: tuple[str, ...] = (), service: bool = False) -> None:
-        _set(self, "code", code)
-        _set(self, "message", message)
-        _set(self, "street", street)
-        _set(self, "seat", seat)
-        _set(self, "latched", latched)
-        _set(self, "moves", moves)
-        _set(self, "service", service)
+        put = self._put
+        put[0](self, code)
+        put[1](self, message)
+        put[2](self, street)
+        put[3](self, seat)
+        put[4](self, latched)
+        put[5](self, moves)
+        put[6](self, service)
 
 
 @frozen_value
@@ -480,7 +492,8 @@ class DisplayUpdate(FrozenValue):
     state: dict[str, Any]
 
     def __init__(self, state: dict[str, Any]) -> None:
-        _set(self, "state", state)
+        put = self._put
+        put[0](self, state)
 
 
 @frozen_value
@@ -492,8 +505,9 @@ class ShoeCommand(FrozenValue):
     args: dict[str, Any] = field(default_factory=dict)
 
     def __init__(self, name: str, args: dict[str, Any] = FACTORY) -> None:
-        _set(self, "name", name)
-        _set(self, "args", dict() if args is FACTORY else args)
+        put = self._put
+        put[0](self, name)
+        put[1](self, dict() if args is FACTORY else args)
 
 
 Command = Instruction | Alert | DisplayUpdate | ShoeCommand

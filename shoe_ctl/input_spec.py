@@ -14,8 +14,6 @@ from typing import Any, TypeGuard
 from shoe_ctl.input_shape import MAX_ITEMS, MAX_SEAT, check_input_shape
 from shoe_ctl.values import FrozenValue, frozen_value
 
-_set = object.__setattr__  # the frozen values' __init__ set their fields as a frozen dataclass's does
-
 __all__ = ["REFUSED_CODES", "SPECS", "STOP_REFUSAL", "STREET_NAMES", "Arg", "DealerAction", "InputSpec", "SeatRule", "check_input", "stop_refusal"]
 
 
@@ -131,11 +129,12 @@ class Arg(FrozenValue):
 
     def __init__(self, name: str, what: str, test: Callable[[Any], bool], required: bool = False,
                  choices: tuple[Any, ...] = ()) -> None:
-        _set(self, "name", name)
-        _set(self, "what", what)
-        _set(self, "test", test)
-        _set(self, "required", required)
-        _set(self, "choices", choices)
+        put = self._put
+        put[0](self, name)
+        put[1](self, what)
+        put[2](self, test)
+        put[3](self, required)
+        put[4](self, choices)
 
 
 def _flag(name: str, what: str = "true or false", *, required: bool = False) -> Arg:
@@ -206,16 +205,17 @@ class InputSpec(FrozenValue):
                  undo: str | None = None, progress: bool = False, asked_by: frozenset[str] = frozenset(),
                  stop_override: str | None = None, role: str | None = None, rules: str = "",
                  needs_hand: bool = True) -> None:
-        _set(self, "action", action)
-        _set(self, "seat", seat)
-        _set(self, "args", args)
-        _set(self, "undo", undo)
-        _set(self, "progress", progress)
-        _set(self, "asked_by", asked_by)
-        _set(self, "stop_override", stop_override)
-        _set(self, "role", role)
-        _set(self, "rules", rules)
-        _set(self, "needs_hand", needs_hand)
+        put = self._put
+        put[0](self, action)
+        put[1](self, seat)
+        put[2](self, args)
+        put[3](self, undo)
+        put[4](self, progress)
+        put[5](self, asked_by)
+        put[6](self, stop_override)
+        put[7](self, role)
+        put[8](self, rules)
+        put[9](self, needs_hand)
 
     def check(self, seat: object, args: dict[str, Any]) -> None:
         """Check ``seat`` and ``args`` against this input's rules (after

@@ -19,8 +19,6 @@ from shoe_ctl.rules.cards import Card, CardError, parse_cards
 from shoe_ctl.rules.games import Game
 from shoe_ctl.values import FrozenValue, frozen_value
 
-_set = object.__setattr__  # the frozen values' __init__ set their fields as a frozen dataclass's does
-
 STREETS = ("3rd", "4th", "5th", "6th", "7th")
 
 TABLE_SEATS = 8
@@ -142,23 +140,24 @@ class RecordedHand(FrozenValue):
                  community: Card | None, community_street: str | None, actions: tuple[Action, ...],
                  seats: tuple[int, ...] | None = None, source: str | None = None,
                  stubs: tuple[tuple[str, int], ...] = (), killed: tuple[tuple[str, int], ...] = ()) -> None:
-        _set(self, "path", path)
-        _set(self, "variant", variant)
-        _set(self, "game", game)
-        _set(self, "players", players)
-        _set(self, "antes", antes)
-        _set(self, "bring_in", bring_in)
-        _set(self, "small_bet", small_bet)
-        _set(self, "big_bet", big_bet)
-        _set(self, "starting_stacks", starting_stacks)
-        _set(self, "cards", cards)
-        _set(self, "community", community)
-        _set(self, "community_street", community_street)
-        _set(self, "actions", actions)
-        _set(self, "seats", seats)
-        _set(self, "source", source)
-        _set(self, "stubs", stubs)
-        _set(self, "killed", killed)
+        put = self._put
+        put[0](self, path)
+        put[1](self, variant)
+        put[2](self, game)
+        put[3](self, players)
+        put[4](self, antes)
+        put[5](self, bring_in)
+        put[6](self, small_bet)
+        put[7](self, big_bet)
+        put[8](self, starting_stacks)
+        put[9](self, cards)
+        put[10](self, community)
+        put[11](self, community_street)
+        put[12](self, actions)
+        put[13](self, seats)
+        put[14](self, source)
+        put[15](self, stubs)
+        put[16](self, killed)
 
     @property
     def n(self) -> int:

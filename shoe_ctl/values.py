@@ -79,9 +79,17 @@ class FrozenValue(_Fields):
     """The methods of a frozen dataclass, shared: :class:`_Fields`' equality and ``repr``, the
     hash of the compared fields, no assignment or deletion of an attribute
     (:class:`dataclasses.FrozenInstanceError`), and the state ``copy`` and ``pickle`` use. A class
-    takes them through :func:`frozen_value`, which fills in its field lists."""
+    takes them through :func:`frozen_value`, which fills in its field lists and :attr:`_put`.
+
+    ``_put``: each field's slot setter in field order (the slot's own ``__set__``), what the
+    class's ``__init__`` sets its fields with: ``put = self._put``, then ``put[0](self, first)``
+    and so on. It sets the slot directly, as ``object.__setattr__`` (a frozen dataclass's way)
+    would after finding the slot, in a third of the time: every card read and instruction is
+    one of these values."""
 
     __slots__ = ()
+
+    _put = cast("tuple[Callable[[Any, Any], None], ...]", ())
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise FrozenInstanceError(f"cannot assign to field {name!r}")
@@ -115,12 +123,19 @@ def _made(cls: type, base: type, kind: str, slots: bool) -> Any:
         raise TypeError(f"{cls.__name__}: a {kind} is a {base.__name__} that writes its __init__")
     made: Any = dataclass(init=False, repr=False, eq=False, slots=slots)(cls)
     every = fields(made)
+    code = made.__init__.__code__
+    taken = code.co_varnames[1:code.co_argcount + code.co_kwonlyargcount]
+    if taken != tuple(f.name for f in every if f.init):  # a field added without its parameter
+        raise TypeError(f"{cls.__name__}.__init__ takes {', '.join(taken)}; its fields are "
+                        f"{', '.join(f.name for f in every if f.init)}")
     made._fields = tuple(f.name for f in every)
     compared = tuple(f.name for f in every if f.compare)
     if base is FrozenValue and compared != tuple(f.name for f in every if (f.compare if f.hash is None else f.hash)):
         raise TypeError(f"{cls.__name__}: a field hashed but not compared, or compared but not hashed")
     made._compared = staticmethod(_tuple_of(compared))
     made._shown = tuple(f.name for f in every if f.repr)
+    if base is FrozenValue:
+        made._put = tuple(getattr(made, name).__set__ for name in made._fields)
     return made
 
 
@@ -133,11 +148,12 @@ def frozen_value(cls: T) -> T:
     Only ``__dataclass_params__`` says otherwise (no generated ``__init__``, ``__repr__`` or
     ``__eq__``, not frozen by the dataclass machinery).
 
-    ``__init__`` sets every field with ``object.__setattr__`` in field order, taking the
+    ``__init__`` sets every field through :attr:`FrozenValue._put` in field order, taking the
     dataclass's parameters (names, order, defaults; :data:`FACTORY` for a ``default_factory``).
 
     :raises TypeError: ``cls`` is not a :class:`FrozenValue`, defines no ``__init__`` of its own,
-        or has a field that is hashed and not compared or the other way round.
+        its ``__init__`` does not take its fields' names in field order, or it has a field that
+        is hashed and not compared or the other way round.
     """
     return _made(cls, FrozenValue, "frozen value", slots=True)  # type: ignore[no-any-return]
 
@@ -150,6 +166,7 @@ def value(cls: T) -> T:
     says otherwise. ``__init__`` sets every field (``self.name = name``) in field order, taking
     the dataclass's parameters (:data:`FACTORY` for a ``default_factory``).
 
-    :raises TypeError: ``cls`` is not a :class:`Value` or defines no ``__init__`` of its own.
+    :raises TypeError: ``cls`` is not a :class:`Value`, defines no ``__init__`` of its own, or its
+        ``__init__`` does not take its fields' names in field order.
     """
     return _made(cls, Value, "value", slots=False)  # type: ignore[no-any-return]

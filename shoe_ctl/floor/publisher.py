@@ -212,10 +212,29 @@ class FloorPublisher:
     # ------------------------------------------------------------------ sink (controller thread)
 
     def handle(self, command: Command) -> None:
-        """Take one command: keeps the newest public state; never blocks, never raises."""
-        if isinstance(command, DisplayUpdate):
-            self._latest = command.state
-        self._wake.set()
+        """Take one command (:meth:`handle_all` of it alone)."""
+        self.handle_all([command])
+
+    def handle_all(self, commands: Sequence[Command]) -> None:
+        """Take one event's commands (the controller hands them over at the event's end): keeps the
+        newest public state and wakes the publisher's thread for it, unless a commit of the
+        journal is still to come (the event's record queued: that commit wakes the thread, which
+        then publishes the record and the state in one step). Never blocks, never raises."""
+        latest = None
+        for command in commands:
+            if isinstance(command, DisplayUpdate):
+                latest = command.state
+        if latest is None:
+            return  # nothing here for the floor
+        self._latest = latest  # before the look at the journal: a commit after it sees this state
+        if not self._commit_coming():
+            self._wake.set()
+
+    def _commit_coming(self) -> bool:
+        """The journal tells its commits, holds appends not yet written and is not failing: its
+        writer calls :meth:`_committed` after this (any thread)."""
+        journal = self.journal
+        return self._notified and getattr(journal, "pending", 0) > 0 and getattr(journal, "failing", None) is None
 
     def close(self, timeout: float = 3.0) -> None:
         """Stop: publish what the broker can still take within ``timeout`` seconds, mark the table

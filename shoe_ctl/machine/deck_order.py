@@ -99,15 +99,17 @@ def take(reads: Sequence[Read], seq: int, alert: AlertFn) -> None:
     n = len(reads)
     if n < WINDOW:
         return  # no window yet: neither check can flag fewer cards than its window
+    runs = True
     if n > WINDOW:
         # a window becomes flagged only by its newest pair: unless that pair is of one or next ranks
         # (as every linked pair is), the new window is no more flagged than the one before it
-        # (every card pays this check)
+        # (every card pays this check); the runs window, only by a linked newest pair
         last, before = reads[-1].card, reads[-2].card
         if last is None or before is None or (before.code // 4 - last.code // 4) % 13 not in (0, 1, 12):
             return
+        runs = _linked(before.code, last.code)
     codes = [r.card.code if r.card is not None else None for r in reads[-max(WINDOW, RANK_WINDOW) - 1:]]
-    if _window_flags(codes, len(codes)) and not _window_flags(codes, len(codes) - 1):
+    if runs and _window_flags(codes, len(codes)) and not _window_flags(codes, len(codes) - 1):
         alert(RUNS_CODE, f"read {seq}: {links(codes[-WINDOW:])} of the last {WINDOW - 1} neighbour cards are of one "
               "suit and next in rank: the deck may not have been shuffled (factory order or stacked). Call the "
               "floor: no rule text covers it; the floor decides whether the hand goes on and the deck is changed")

@@ -23,8 +23,6 @@ from shoe_ctl.rules.games import Game
 from shoe_ctl.rules.hand import HandState
 from shoe_ctl.values import FrozenValue, frozen_value
 
-_set = object.__setattr__  # the frozen values' __init__ set their fields as a frozen dataclass's does
-
 __all__ = ["ROWS", "SHOE_REFUSED", "Handler", "Row", "accepting_states", "handle", "stops"]
 
 A = DealerAction
@@ -291,9 +289,10 @@ class Row(FrozenValue):
 
     def __init__(self, action: DealerAction, accepted: tuple[tuple[frozenset[str] | None, Handler], ...],
                  refused: str) -> None:
-        _set(self, "action", action)
-        _set(self, "accepted", accepted)
-        _set(self, "refused", refused)
+        put = self._put
+        put[0](self, action)
+        put[1](self, accepted)
+        put[2](self, refused)
 
     def handler(self, state: str) -> Handler | None:
         """The handler that runs in ``state``, else ``None`` (refused)."""
@@ -405,7 +404,8 @@ def handle(p: Progress, undo: Undo, ev: DealerInput, out: Outcome) -> Outcome:
         out.refuse(ev, "no hand is running")
     elif row is None:
         out.refuse(ev, f"'{action.value}' is not handled here")
-    elif (why := stop_refusal(action, ev.args, stops(p, out.link, out.state))) is not None:
+    elif ((open_stops := stops(p, out.link, out.state))  # (none open: the STOP rule refuses nothing)
+          and (why := stop_refusal(action, ev.args, open_stops)) is not None):
         out.refuse(ev, why)
     else:
         out.refusal = row.refused

@@ -26,8 +26,6 @@ from shoe_ctl.rules.games import bring_in
 from shoe_ctl.rules.hand import HandState
 from shoe_ctl.values import FrozenValue, frozen_value
 
-_set = object.__setattr__  # the frozen values' __init__ set their fields as a frozen dataclass's does
-
 __all__ = ["CODE", "MAX_PULLS", "Booking", "PlacementError", "SeatCount", "ask", "card_count",
            "check_placement", "needs_sheet", "parse_place", "place_cards"]
 
@@ -61,11 +59,12 @@ class SeatCount(FrozenValue):
     in_hand: bool
 
     def __init__(self, seat: int, before: int, booked: int, counted: int | None, in_hand: bool) -> None:
-        _set(self, "seat", seat)
-        _set(self, "before", before)
-        _set(self, "booked", booked)
-        _set(self, "counted", counted)
-        _set(self, "in_hand", in_hand)
+        put = self._put
+        put[0](self, seat)
+        put[1](self, before)
+        put[2](self, booked)
+        put[3](self, counted)
+        put[4](self, in_hand)
 
 
 @frozen_value
@@ -80,10 +79,11 @@ class Booking(FrozenValue):
 
     def __init__(self, kind: str, seat: int | None = None, role: str | None = None,
                  face: str | None = None) -> None:
-        _set(self, "kind", kind)
-        _set(self, "seat", seat)
-        _set(self, "role", role)
-        _set(self, "face", face)
+        put = self._put
+        put[0](self, kind)
+        put[1](self, seat)
+        put[2](self, role)
+        put[3](self, face)
 
 
 def parse_place(text: object) -> tuple[str, int | None, str | None]:

@@ -203,7 +203,20 @@ def _betting(p: Progress, hand: HandState, street: str | None, state: str) -> In
     quiet = [s.seat for s in hand.seats if s.no_bet and s.in_hand]
     if quiet:
         who += f"; seat {', '.join(map(str, quiet))} may not bet or raise (house 16.17)"
-    return Instruction(_BETTING, f"Betting on {street}: {who}", seat=first, street=street, card_no=nxt)
+    key = (who, first, street, nxt)
+    ins = _BETTING_INSTRUCTIONS.get(key)
+    if ins is None:
+        ins = Instruction(_BETTING, f"Betting on {street}: {who}", seat=first, street=street, card_no=nxt)
+        if len(_BETTING_INSTRUCTIONS) < _STEP_INSTRUCTIONS_MAX:
+            _BETTING_INSTRUCTIONS[key] = ins
+    return ins
+
+
+_BETTING_INSTRUCTIONS: dict[tuple[str, int | None, str | None, int], Instruction] = {}
+"""Betting-round instructions already worded, by (who acts, the first seat, street, card
+number): the same value handed out again at every event of the round (a fold, an all-in), so
+the machine finds it unchanged without comparing it field by field; at most
+:data:`_STEP_INSTRUCTIONS_MAX` kept."""
 
 
 

@@ -22,8 +22,6 @@ from shoe_ctl.rules.profiles import (
 )
 from shoe_ctl.values import FrozenValue, frozen_value
 
-_set = object.__setattr__  # the frozen values' __init__ set their fields as a frozen dataclass's does
-
 __all__ = [
     "Action",
     "Effect",
@@ -97,11 +95,12 @@ class Effect(FrozenValue):
 
     def __init__(self, op: str, seat_index: int | None = None, face: str | None = None,
                  street: str | None = None, index: int | None = None) -> None:
-        _set(self, "op", op)
-        _set(self, "seat_index", seat_index)
-        _set(self, "face", face)
-        _set(self, "street", street)
-        _set(self, "index", index)
+        put = self._put
+        put[0](self, op)
+        put[1](self, seat_index)
+        put[2](self, face)
+        put[3](self, street)
+        put[4](self, index)
 
 
 @frozen_value
@@ -150,21 +149,22 @@ class Ruling(FrozenValue):
                  aside_per_active: bool = False, all_in_option: bool = False,
                  first_to_act_rule: str | None = None, posts_bring_in: bool = False, floor: bool = False,
                  big_bet_option: bool = False) -> None:
-        _set(self, "clauses", clauses)
-        _set(self, "action", action)
-        _set(self, "instruction", instruction)
-        _set(self, "seat_index", seat_index)
-        _set(self, "card_effect", card_effect)
-        _set(self, "stub_delta", stub_delta)
-        _set(self, "effects", effects)
-        _set(self, "refund_ante", refund_ante)
-        _set(self, "no_burn", no_burn)
-        _set(self, "aside_per_active", aside_per_active)
-        _set(self, "all_in_option", all_in_option)
-        _set(self, "first_to_act_rule", first_to_act_rule)
-        _set(self, "posts_bring_in", posts_bring_in)
-        _set(self, "floor", floor)
-        _set(self, "big_bet_option", big_bet_option)
+        put = self._put
+        put[0](self, clauses)
+        put[1](self, action)
+        put[2](self, instruction)
+        put[3](self, seat_index)
+        put[4](self, card_effect)
+        put[5](self, stub_delta)
+        put[6](self, effects)
+        put[7](self, refund_ante)
+        put[8](self, no_burn)
+        put[9](self, aside_per_active)
+        put[10](self, all_in_option)
+        put[11](self, first_to_act_rule)
+        put[12](self, posts_bring_in)
+        put[13](self, floor)
+        put[14](self, big_bet_option)
 
     @property
     def code(self) -> str:

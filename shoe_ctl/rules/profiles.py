@@ -13,8 +13,6 @@ from typing import Any
 from shoe_ctl.rules.games import TieRule
 from shoe_ctl.values import FrozenValue, frozen_value
 
-_set = object.__setattr__  # the frozen values' __init__ set their fields as a frozen dataclass's does
-
 __all__ = [
     "AbsentRule",
     "ExposedDowncardRule",
@@ -131,16 +129,17 @@ class RuleProfile(FrozenValue):
                  skip_burn: bool, premature: PrematureRule, exposed_downcard: ExposedDowncardRule,
                  exposed_seventh: ExposedSeventhRule, absent_player: AbsentRule,
                  open_pair_bet: bool) -> None:
-        _set(self, "name", name)
-        _set(self, "tie", tie)
-        _set(self, "tournament", tournament)
-        _set(self, "short_stub", short_stub)
-        _set(self, "skip_burn", skip_burn)
-        _set(self, "premature", premature)
-        _set(self, "exposed_downcard", exposed_downcard)
-        _set(self, "exposed_seventh", exposed_seventh)
-        _set(self, "absent_player", absent_player)
-        _set(self, "open_pair_bet", open_pair_bet)
+        put = self._put
+        put[0](self, name)
+        put[1](self, tie)
+        put[2](self, tournament)
+        put[3](self, short_stub)
+        put[4](self, skip_burn)
+        put[5](self, premature)
+        put[6](self, exposed_downcard)
+        put[7](self, exposed_seventh)
+        put[8](self, absent_player)
+        put[9](self, open_pair_bet)
 
     @property
     def house(self) -> bool:

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from shoe_ctl.values import FrozenValue, frozen_value
 
-_set = object.__setattr__  # the frozen values' __init__ set their fields as a frozen dataclass's does
-
 __all__ = ["Step"]
 
 
@@ -32,11 +30,12 @@ class Step(FrozenValue):
 
     def __init__(self, kind: str, seat_index: int | None = None, face: str | None = None,
                  gather: tuple[str, ...] = (), street: str | None = None) -> None:
-        _set(self, "kind", kind)
-        _set(self, "seat_index", seat_index)
-        _set(self, "face", face)
-        _set(self, "gather", gather)
-        _set(self, "street", street)
+        put = self._put
+        put[0](self, kind)
+        put[1](self, seat_index)
+        put[2](self, face)
+        put[3](self, gather)
+        put[4](self, street)
 
     @property
     def pulls_card(self) -> bool:

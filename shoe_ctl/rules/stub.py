@@ -15,8 +15,6 @@ from shoe_ctl.rules.profiles import RuleProfile
 from shoe_ctl.rules.steps import Step
 from shoe_ctl.values import FrozenValue, frozen_value
 
-_set = object.__setattr__  # the frozen values' __init__ set their fields as a frozen dataclass's does
-
 __all__ = [
     "Procedure",
     "Step",
@@ -98,16 +96,17 @@ class StreetPlan(FrozenValue):
     def __init__(self, street: str, procedure: Procedure, steps: tuple[Step, ...], stub: int,
                  required: int, live: int, new_stub: frozenset[Card], new_stub_unknown: int,
                  first_to_act_rule: str | None, clause: str) -> None:
-        _set(self, "street", street)
-        _set(self, "procedure", procedure)
-        _set(self, "steps", steps)
-        _set(self, "stub", stub)
-        _set(self, "required", required)
-        _set(self, "live", live)
-        _set(self, "new_stub", new_stub)
-        _set(self, "new_stub_unknown", new_stub_unknown)
-        _set(self, "first_to_act_rule", first_to_act_rule)
-        _set(self, "clause", clause)
+        put = self._put
+        put[0](self, street)
+        put[1](self, procedure)
+        put[2](self, steps)
+        put[3](self, stub)
+        put[4](self, required)
+        put[5](self, live)
+        put[6](self, new_stub)
+        put[7](self, new_stub_unknown)
+        put[8](self, first_to_act_rule)
+        put[9](self, clause)
 
     @property
     def cards_pulled(self) -> int:

@@ -1,13 +1,15 @@
-"""Which records the floor publisher publishes next (``FloorPublisher._after``), without a broker:
-those the journal's writer handed over after their commit when they follow the last one published
-without a gap, else the journal's own, read again: at a start, after a replay asked from further
-back, and once more were committed than the publisher keeps (docs/floor.md, "Nothing lost,
-nothing twice")."""
+"""What the journal's writer and the controller hand the floor publisher, without a broker: which
+records it publishes next (``FloorPublisher._after``: those handed over after their commit when
+they follow the last one published without a gap, else the journal's own, read again: at a start,
+after a replay asked from further back, and once more were committed than the publisher keeps),
+and when a new public state wakes its thread (not while the event's commit is still to come: the
+commit wakes it; docs/floor.md, "Nothing lost, nothing twice")."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from shoe_ctl.events import DisplayUpdate, Instruction, Signal
 from shoe_ctl.floor.publisher import HANDED_MAX, FloorPublisher
 from shoe_ctl.service.journal.records import Record
 
@@ -17,6 +19,13 @@ class _Journal:
 
     def __init__(self) -> None:
         self.rows: list[Record] = []
+        self.pending = 0  # appends queued, not yet committed
+        self.failing: BaseException | None = None
+        self.listeners: list[Any] = []
+
+    def add_commit_listener(self, fn: Any) -> bool:
+        self.listeners.append(fn)
+        return True
 
     def commit(self, n: int) -> list[Record]:
         start = len(self.rows) + 1
@@ -67,3 +76,26 @@ def test_more_records_than_kept_are_read_from_the_journal() -> None:
     assert got == list(range(1, HANDED_MAX + 6)) and pub.journal_reads == 1
     pub._committed(journal.commit(1))
     assert _seqs(pub._after(HANDED_MAX + 5)) == [HANDED_MAX + 6] and pub.journal_reads == 1
+
+
+def test_a_new_state_wakes_the_publisher_unless_a_commit_is_coming() -> None:
+    journal = _Journal()
+    pub = _publisher(journal)
+    pub._notified = bool(journal.add_commit_listener(pub._committed))  # as start() listens
+    state = {"hand": 1, "state": "idle"}
+    pub.handle_all([Instruction(Signal.IDLE, "No hand")])
+    assert not pub._wake.is_set() and pub._latest is None  # nothing for the floor: no wake-up
+    journal.pending = 1  # the event's record queued: its commit wakes the thread
+    pub.handle_all([DisplayUpdate(state)])
+    assert pub._latest is state and not pub._wake.is_set()
+    for fn in journal.listeners:
+        fn(journal.commit(1))
+    assert pub._wake.is_set()  # the commit: record and state in one step
+    pub._wake.clear()
+    journal.pending = 0  # nothing queued (a dealer input's record waited for its commit)
+    pub.handle_all([DisplayUpdate(state)])
+    assert pub._wake.is_set()
+    pub._wake.clear()
+    journal.pending, journal.failing = 1, OSError("disk full")  # queued but no commit coming soon
+    pub.handle_all([DisplayUpdate(state)])
+    assert pub._wake.is_set()

@@ -42,23 +42,26 @@ def watch_sockets(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def deal(table: VirtualTable) -> tuple[float, list[float]]:
-    """Deal every hand; (seconds, the seconds of each handle() call, every call having returned)."""
+    """Deal every hand; (seconds, the seconds of each call handing the publisher an event's
+    commands (``handle_all``, the controller's way), every call having returned)."""
     took: list[float] = []
     entered = [0]
     pub = table.publisher
-    inner = pub.handle
+    inner = pub.handle_all
 
-    def timed(cmd: object) -> None:
+    def timed(cmds: object) -> None:
         entered[0] += 1
         t = time.perf_counter()
         _inside.handle = True
         try:
-            inner(cmd)  # type: ignore[arg-type]
+            inner(cmds)  # type: ignore[arg-type]
         finally:
             _inside.handle = False
         took.append(time.perf_counter() - t)
 
-    pub.handle = timed  # type: ignore[method-assign]
+    pub.handle_all = timed  # type: ignore[method-assign]
+    table.controller.sinks.remove(pub)
+    table.controller.add_sink(pub)  # the controller takes the timed handle_all
     t0 = time.monotonic()
     table.start()
     assert wait_for(lambda: table.done, 60)

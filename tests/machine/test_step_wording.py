@@ -6,7 +6,11 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from rule_profiles import PROFILES
+from sinks import Collect
 
+from hil.dealer import random_hands
+from hil.replay import run_direct
 from shoe_ctl.events import Signal
 from shoe_ctl.machine import wording
 from shoe_ctl.rules.games import Game
@@ -50,3 +54,26 @@ def test_the_table_stops_at_its_cap(monkeypatch: pytest.MonkeyPatch) -> None:
         ins = wording.step_instruction(hand, step, "4th", nxt)
         assert ins is not None and ins.card_no == nxt  # beyond the cap: worded each time, right
     assert len(wording._STEP_INSTRUCTIONS) == 10
+
+
+def test_a_kept_betting_instruction_is_the_one_worded_afresh(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Seeded hands (folds, all-ins, showdowns; TDA and house) give the same commands with the
+    betting rounds' instructions worded once and handed out again as worded at every event;
+    handed out again, a betting instruction is the same value."""
+    def commands(rules: str) -> list[object]:
+        tape = Collect()
+        run_direct(list(random_hands(7, count=30, rules=rules)), PROFILES, rules=rules, sinks=[tape])
+        return tape.commands
+
+    most = wording._STEP_INSTRUCTIONS_MAX
+    for rules in ("tda", "house"):
+        monkeypatch.setattr(wording, "_BETTING_INSTRUCTIONS", {})
+        kept, again = commands(rules), commands(rules)
+        assert kept == again
+        betting = [c for c in again if getattr(c, "signal", None) is Signal.BETTING and c.text.startswith("Betting on ")]
+        assert betting and all(wording._BETTING_INSTRUCTIONS.get((c.text.split(": ", 1)[1], c.seat, c.street,
+                                                                  c.card_no)) is c for c in betting if c.ref is None)
+        monkeypatch.setattr(wording, "_STEP_INSTRUCTIONS_MAX", 0)
+        monkeypatch.setattr(wording, "_BETTING_INSTRUCTIONS", {})
+        assert commands(rules) == kept and not wording._BETTING_INSTRUCTIONS
+        monkeypatch.setattr(wording, "_STEP_INSTRUCTIONS_MAX", most)
