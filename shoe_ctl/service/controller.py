@@ -292,6 +292,10 @@ class Controller(Closeable):
         self.writer: WriterJournal | None = self.journal if isinstance(self.journal, WriterJournal) else None
         """The journal when it has a writer thread (records queued), else None (appended here)."""
         self._submit = self.writer.submit if self.writer is not None else None
+        self._hold: Callable[[], None] | None = getattr(self.writer, "hold", None)
+        self._release: Callable[[], None] | None = getattr(self.writer, "release", None)
+        """The journal's hold around each event (records that linger wake its writer once, as the
+        event is done; docs/journal.md, *The writer*), where the journal has one."""
         if self.writer is not None:
             self.writer.add_state_listener(self._journal_state)
         self.link = link
@@ -552,12 +556,19 @@ class Controller(Closeable):
         """Journal, ack, handle and deliver one event (:meth:`_step`), then hand the batch sinks
         (:meth:`add_sink`) the event's commands in one call."""
         self._stepping = True
+        hold, release = self._hold, self._release
+        if hold is not None and release is not None:
+            hold()
         try:
             return self._step(ev)
         finally:
             self._stepping = False
-            if self._held:
-                self._hand_held()
+            try:
+                if self._held:
+                    self._hand_held()
+            finally:
+                if hold is not None and release is not None:
+                    release()
 
     def _step(self, ev: Event | _Call) -> list[Command]:
         """Journal, ack, handle and deliver one event (the controller thread's body; also usable

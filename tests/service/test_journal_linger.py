@@ -109,3 +109,53 @@ def test_a_full_group_and_close_end_the_linger(tmp_path: Path, monkeypatch: pyte
     assert last.done and last.error is None
     with Journal(tmp_path / "t.journal", table="t", profile="tda", readonly=True) as again:
         assert [r.shoe_seq for r in again.records()][-1] == W.LINGER_ROWS + 1
+
+
+def test_a_hold_keeps_lingering_appends_until_it_ends_then_commits_them_at_once(
+        journal: Journal, monkeypatch: pytest.MonkeyPatch) -> None:
+    """During a hold (the controller's, around one event) lingering appends do not wake the writer,
+    even past ``LINGER_S``; its end commits them, in one group, without the linger's timer."""
+    monkeypatch.setattr(W, "LINGER_S", 0.01)
+    acked: list[int] = []
+    writer = journal._writer
+    assert writer is not None and journal.flush(5.0)
+    groups = writer.groups
+    journal.hold()
+    entries = [journal.submit([card(s)], on_durable=lambda _seqs, s=s: acked.append(s), linger=True)
+               for s in range(1, 4)]
+    assert not writer.wait_done(entries[-1], 0.1)  # ten lingers long: still held
+    assert not any(e.done for e in entries)
+    monkeypatch.setattr(W, "LINGER_S", 30.0)  # the hold's end, not the timer, commits them
+    journal.release()
+    assert writer.wait_done(entries[-1], 5.0)
+    assert all(e.done and e.error is None for e in entries)
+    wait_acked(acked, 3)
+    assert acked == [1, 2, 3]
+    assert writer.groups - groups == 1
+    assert [r.shoe_seq for r in journal.records()] == [1, 2, 3]
+
+
+def test_holds_nest_and_what_is_waited_for_is_committed_during_one(journal: Journal,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(W, "LINGER_S", 30.0)
+    writer = journal._writer
+    assert writer is not None
+    journal.hold()
+    journal.hold()
+    first = journal.submit([card(1)], linger=True)
+    waited = journal.submit([E.DealerInput(E.DealerAction.NEW_HAND)])  # a dealer input: somebody waits
+    assert journal.wait_written(waited, 5.0) and first.done  # order kept, the hold notwithstanding
+    second = journal.submit([card(2)], linger=True)
+    journal.release()  # one hold still on
+    assert not writer.wait_done(second, 0.05)
+    assert journal.flush(5.0) and second.done  # a flush waits for it: committed at once
+    third = journal.submit([card(3)], linger=True)
+    journal.release()  # the last hold ends
+    assert writer.wait_done(third, 5.0) and third.error is None
+    journal.release()  # one too many: nothing held, nothing breaks
+    journal.hold()
+    fourth = journal.submit([card(4)], linger=True)
+    assert not writer.wait_done(fourth, 0.05)  # a new hold: it lingers again
+    journal.release()
+    assert writer.wait_done(fourth, 5.0) and fourth.error is None
+    assert [r.shoe_seq for r in journal.records() if r.kind == "CardRead"] == [1, 2, 3, 4]

@@ -283,6 +283,17 @@ class Journal:
         with self._submit_lock:
             return writer.submit(rows, self.store.current_hand, keep=True, on_durable=on_durable, linger=linger)
 
+    def hold(self) -> None:
+        """Begin a hold on lingering appends (``GroupWriter.hold``): queued until :meth:`release`,
+        they wake the writer once, when it ends. Nothing when read-only or closed."""
+        if self._writer is not None:
+            self._writer.hold()
+
+    def release(self) -> None:
+        """End a hold (:meth:`hold`): the writer commits what lingers at once."""
+        if self._writer is not None:
+            self._writer.release()
+
     def wait_written(self, entry: Entry, timeout: float | None) -> bool:
         """Wait until ``entry`` (from :meth:`submit`) is written (True), or the journal is failing
         or ``timeout`` passed (False)."""

@@ -24,7 +24,8 @@ RETRY_S = 0.25
 LINGER_S = 0.004
 """Longest a group made only of appends that nobody waits for (``linger``: the controller's shoe
 events, whose ack follows the commit, and the hand marks) waits for company before its commit.
-An append somebody waits for (a dealer input, a direct ``append``) ends the wait at once."""
+An append somebody waits for (a dealer input, a direct ``append``) ends the wait at once, and so
+does the end of a hold (:meth:`GroupWriter.hold`)."""
 
 LINGER_ROWS = 64
 """A lingering group is committed as soon as it holds this many records."""
@@ -74,6 +75,8 @@ class GroupWriter:
         self.groups = 0
         self.rows_written = 0
         self._rows_queued = 0
+        self._holds = 0
+        self._go = False
         self._thread = threading.Thread(target=self._run, name=f"{name}-writer", daemon=True)
         self._thread.start()
 
@@ -96,7 +99,8 @@ class GroupWriter:
 
         :param linger: nobody waits for this commit (its ``on_durable`` does what follows it): the
             writer may hold a group of such appends up to :data:`LINGER_S` for more to share its
-            fsync (at most :data:`LINGER_ROWS` records).
+            fsync (at most :data:`LINGER_ROWS` records); while a hold is on (:meth:`hold`), until
+            the hold ends instead.
         :raises RuntimeError: the writer is closed.
         """
         entry = Entry(rows, hand, keep, sync, on_durable, linger)
@@ -105,9 +109,28 @@ class GroupWriter:
                 raise RuntimeError("the journal writer is closed")
             self._queue.append(entry)
             self._rows_queued += len(rows)
-            if not linger or len(self._queue) == 1 or self._rows_queued >= LINGER_ROWS:
+            if (not linger or self._rows_queued >= LINGER_ROWS
+                    or (len(self._queue) == 1 and not self._holds)):
                 self._cond.notify_all()  # a lingering writer needs no wake-up for one more of its kind
         return entry
+
+    def hold(self) -> None:
+        """Begin a hold: lingering appends queued until it ends (:meth:`release`) wake the writer
+        only then, in one wake-up, and their group is committed at once; a full group
+        (:data:`LINGER_ROWS`) or an append somebody waits for is committed as without a hold.
+        Holds nest and count; the controller holds around each event it handles, so a card's
+        record, its alerts and the hand mark after it share one commit begun when the controller
+        is done with the card (docs/journal.md, *The writer*)."""
+        with self._cond:
+            self._holds += 1
+
+    def release(self) -> None:
+        """End a hold (:meth:`hold`); the last one ending lets the writer commit what lingers."""
+        with self._cond:
+            self._holds = max(self._holds - 1, 0)
+            if not self._holds and self._queue:
+                self._go = True
+                self._cond.notify_all()
 
     def pending(self) -> int:
         """Appends queued and not yet written."""
@@ -131,8 +154,12 @@ class GroupWriter:
             return entry.done
 
     def flush(self, timeout: float | None = None) -> bool:
-        """Wait until the FIFO is empty; False on timeout (e.g. while the journal is failing)."""
+        """Wait until the FIFO is empty; False on timeout (e.g. while the journal is failing). The
+        caller waits for what lingers: its group is committed at once, a hold or not."""
         with self._cond:
+            if self._queue and not self._go:
+                self._go = True
+                self._cond.notify_all()
             return self._cond.wait_for(lambda: not self._queue, timeout)
 
     def close(self, timeout: float = 5.0) -> int:
@@ -167,6 +194,7 @@ class GroupWriter:
                     return
                 if self.failing is None:
                     self._cond.wait_for(self._commit_now, LINGER_S)
+                self._go = False
                 group: list[Entry] = []
                 rows = 0
                 for entry in self._queue:
@@ -189,14 +217,18 @@ class GroupWriter:
             self._written(group, seqs, written or [])
 
     def _commit_now(self) -> bool:
-        """No more lingering (lock held): stopping, enough records, or an append somebody waits for."""
-        return self._stop or self._rows_queued >= LINGER_ROWS or not all(e.linger for e in self._queue)
+        """No more lingering (lock held): stopping, a hold ended, enough records, or an append somebody
+        waits for."""
+        return (self._stop or self._go or self._rows_queued >= LINGER_ROWS
+                or not all(e.linger for e in self._queue))
 
     def _written(self, group: list[Entry], seqs: list[list[int]], records: list[Record]) -> None:
         with self._cond:
             for entry in group:
                 self._queue.popleft()
                 self._rows_queued -= len(entry.rows)
+            if not self._queue:
+                self._go = False  # the hold that ended is served
             recovered = self.failing is not None
             self.failing = None
             self.groups += 1
