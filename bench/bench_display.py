@@ -9,7 +9,7 @@ display folds them at a dealer's pace). Two figures, with the calibration loop's
 - ``model_us_per_batch``: :class:`shoe_ctl.display.DisplayModel` folding a batch, its snapshot and
   the snapshot's JSON, in this thread (thread CPU, best of five passes);
 - ``thread_us_per_batch``: a running :class:`shoe_ctl.display.server.DisplaySink` handed one
-  batch every ``gap_s`` (more than its ``publish_gap_s``, so each is pushed on its own) with a page
+  batch every ``gap_s`` in one call, as the controller hands over an event's commands (more than its ``publish_gap_s``, so each is pushed on its own) with a page
   reading ``/events`` (``display_page``) and without one (``display_alone``): the display thread's
   CPU a batch (``/proc`` per thread, to a clock tick), its event loop, stream and socket included.
 """
@@ -88,8 +88,7 @@ def thread_us(cut: list[list[Any]], *, page: bool, gap_s: float = GAP_S) -> dict
         time.sleep(0.3)  # the page's stream is open
         before = cpu.snapshot()
         for batch in cut:
-            for command in batch:
-                sink.handle(command)
+            sink.handle_all(batch)  # as the controller hands over one event's commands
             time.sleep(gap_s)
         sink.sync()
         after = cpu.snapshot()

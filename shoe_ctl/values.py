@@ -123,6 +123,11 @@ def _made(cls: type, base: type, kind: str, slots: bool) -> Any:
         raise TypeError(f"{cls.__name__}: a {kind} is a {base.__name__} that writes its __init__")
     made: Any = dataclass(init=False, repr=False, eq=False, slots=slots)(cls)
     every = fields(made)
+    code = made.__init__.__code__
+    taken = code.co_varnames[1:code.co_argcount + code.co_kwonlyargcount]
+    if taken != tuple(f.name for f in every if f.init):  # a field added without its parameter
+        raise TypeError(f"{cls.__name__}.__init__ takes {', '.join(taken)}; its fields are "
+                        f"{', '.join(f.name for f in every if f.init)}")
     made._fields = tuple(f.name for f in every)
     compared = tuple(f.name for f in every if f.compare)
     if base is FrozenValue and compared != tuple(f.name for f in every if (f.compare if f.hash is None else f.hash)):
@@ -147,7 +152,8 @@ def frozen_value(cls: T) -> T:
     dataclass's parameters (names, order, defaults; :data:`FACTORY` for a ``default_factory``).
 
     :raises TypeError: ``cls`` is not a :class:`FrozenValue`, defines no ``__init__`` of its own,
-        or has a field that is hashed and not compared or the other way round.
+        its ``__init__`` does not take its fields' names in field order, or it has a field that
+        is hashed and not compared or the other way round.
     """
     return _made(cls, FrozenValue, "frozen value", slots=True)  # type: ignore[no-any-return]
 
@@ -160,6 +166,7 @@ def value(cls: T) -> T:
     says otherwise. ``__init__`` sets every field (``self.name = name``) in field order, taking
     the dataclass's parameters (:data:`FACTORY` for a ``default_factory``).
 
-    :raises TypeError: ``cls`` is not a :class:`Value` or defines no ``__init__`` of its own.
+    :raises TypeError: ``cls`` is not a :class:`Value`, defines no ``__init__`` of its own, or its
+        ``__init__`` does not take its fields' names in field order.
     """
     return _made(cls, Value, "value", slots=False)  # type: ignore[no-any-return]

@@ -165,6 +165,28 @@ def test_a_frozen_value_writes_its_init() -> None:
             x: int
 
 
+def test_a_field_without_its_init_parameter_is_refused_when_the_class_is_made() -> None:
+    """A field added to a value whose ``__init__`` was not given the parameter (or one out of
+    order) stops the import, naming both lists."""
+    with pytest.raises(TypeError, match=r"Late.__init__ takes x; its fields are x, y"):
+        @frozen_value
+        class Late(FrozenValue):
+            x: int
+            y: int = 0
+
+            def __init__(self, x: int) -> None:
+                self._put[0](self, x)
+
+    with pytest.raises(TypeError, match=r"Swapped.__init__ takes b, a; its fields are a, b"):
+        @value
+        class Swapped(Value):
+            a: int
+            b: int
+
+            def __init__(self, b: int, a: int) -> None:
+                self.a, self.b = a, b
+
+
 def test_a_field_hashed_but_not_compared_is_refused() -> None:
     with pytest.raises(TypeError, match="hashed but not compared"):
         @frozen_value

@@ -88,15 +88,17 @@ def test_a_failing_sink_does_not_stop_the_others() -> None:
 
 
 def test_simulated_dealer_imports_nothing_of_the_state_machine() -> None:
-    """It reads only the command stream (shoe_ctl.events), the inputs' specifications and the cards."""
+    """It reads only the command stream (shoe_ctl.events), the inputs' specifications, the cards and the
+    value classes (shoe_ctl.values, which imports nothing of the product)."""
     tree = ast.parse((ROOT / "hil" / "dealer.py").read_text())
     mods = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
     mods |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-    allowed = {"shoe_ctl.events", "shoe_ctl.input_spec", "shoe_ctl.rules.cards", "shoe_ctl.lifecycle"}
+    allowed = {"shoe_ctl.events", "shoe_ctl.input_spec", "shoe_ctl.rules.cards", "shoe_ctl.lifecycle", "shoe_ctl.values"}
     assert all(m is not None and (m in allowed or not m.startswith("shoe_ctl")) for m in mods), mods
-    lifecycle = ast.parse((ROOT / "shoe_ctl" / "lifecycle.py").read_text())
-    assert not [n for n in ast.walk(lifecycle) if isinstance(n, ast.ImportFrom) and (n.module or "").startswith(
-        ("shoe_ctl", "drivers", "hil"))]
+    for leaf in ("lifecycle.py", "values.py"):
+        tree = ast.parse((ROOT / "shoe_ctl" / leaf).read_text())
+        assert not [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and (n.module or "").startswith(
+            ("shoe_ctl", "drivers", "hil"))], leaf
     code = "import sys, hil.dealer; print(sorted(m for m in sys.modules if m.startswith('shoe_ctl')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert "shoe_ctl.machine" not in out.stdout and "transitions" not in out.stdout
