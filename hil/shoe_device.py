@@ -23,7 +23,7 @@ from drivers.shoe_fw import codec as fc
 from drivers.shoe_fw import core as fw
 from hil.deck import Deck
 from hil.faults import Faults
-from shoe_ctl.events import FaultKind
+from shoe_ctl.events import FaultKind, ForeignWhat
 from shoe_ctl.rules.cards import Card, full_deck
 
 NO_HOST_LED = p.Led(0, 0, "degraded", ("amber",), "blink", 800, 800)
@@ -84,6 +84,10 @@ class ShoeDevice(fw.ShoeCore):
     :param counts_unpowered: the card sensor and the card total work while the shoe is off
         (capability ``counts-unpowered``): :meth:`pull_unpowered` counts the card.
     :param capacity: events the unacked buffer holds (the firmware's ring; full: section 5).
+    :param names_foreign: offer capability ``names-foreign`` (docs/protocol.md section 16): a
+        ``foreign`` pull is then a tag of no deck the shoe knows, sent as the firmware sends it
+        (CARD 0xFF, FOREIGN ``unknown``, FAULT misread cleared; the middle one in the host's own
+        form). Off: a ``foreign`` pull is read as a card that is not the stub's.
     :raises ValueError: a serial number that is empty or over 32 bytes, a secret of another size.
     """
 
@@ -95,7 +99,8 @@ class ShoeDevice(fw.ShoeCore):
                  record: bool = True, on_event: Callable[[p.EventMsg], None] | None = None,
                  host_silence_s: float = 3.0, now: float = 0.0, secret: bytes | None = None,
                  pairing: bool = False, on_secret: Callable[[bytes], None] | None = None,
-                 persistent_counters: bool = True, counts_unpowered: bool = False, capacity: int = 8192) -> None:
+                 persistent_counters: bool = True, counts_unpowered: bool = False, capacity: int = 8192,
+                 names_foreign: bool = False) -> None:
         self._rng = random.Random(seed)
         self._on_secret: Callable[[bytes], None] | None = None
         self.readers = tuple(readers)
@@ -106,7 +111,8 @@ class ShoeDevice(fw.ShoeCore):
         super().__init__(serial, readers=mask, firmware=self.FIRMWARE, random_bytes=os.urandom,
                          pairing=pairing, heartbeat_s=heartbeat_s, resend_s=resend_s,
                          host_silence_s=host_silence_s, capacity=capacity, version_range=version_range,
-                         persistent_counters=persistent_counters, counts_unpowered=counts_unpowered, now=now)
+                         persistent_counters=persistent_counters, counts_unpowered=counts_unpowered,
+                         names_foreign=names_foreign, now=now)
         self._on_secret = on_secret
         if secret is not None:
             self.set_secret(secret)
@@ -214,18 +220,23 @@ class ShoeDevice(fw.ShoeCore):
         def due(action: str, rate: float) -> bool:
             return action in todo or (rate > 0 and rng.random() < rate)
 
+        foreign = False
         if due("duplicate", f.duplicate) and self.dispensed:
             out = [rng.choice(self.dispensed)]
         elif due("foreign", f.foreign):
             strangers = [c for c in full_deck() if c not in self._loaded]
             out = [rng.choice(strangers or self.dispensed or full_deck())]
+            foreign = self.naming.offered
         else:
             out = [self.take()]
         if due("double-pull", f.double_pull) and self.deck.remaining():
             out.append(self.deck.take())
             self.inject_fault(FaultKind.DOUBLE_PULL, detail="2 cards left together", now=now)
         unread = due("unreadable", f.unreadable)
-        for card in out:
+        for i, card in enumerate(out):
+            if foreign and i == 0:
+                self._foreign_tag(now)
+                continue
             if unread:
                 seq = self.card(fc.UNREADABLE, fc.READER_NONE, now)
             else:
@@ -246,6 +257,16 @@ class ShoeDevice(fw.ShoeCore):
         elif "unplug" in todo or (f.unplug_every and n % f.unplug_every == 0):
             after = "unplug"
         return Pull(out[0], tuple(out), after, f.unplug_ms / 1000.0)
+
+    def _foreign_tag(self, now: float) -> None:
+        """A card whose tag is in no deck the shoe knows left: the firmware's three events
+        (``drivers/shoe_fw/firmware.py``, a refused card; docs/protocol.md section 16)."""
+        seq = self.card(fc.UNREADABLE, fc.READER_NONE, now)
+        self._record(p.CardMsg(seq, None, "none", self.dispense, self.epoch))
+        tag = bytes([0x04]) + self._rng.randbytes(6)  # a 7-byte ISO/IEC 14443 A UID
+        seq = self.event(fc.T_FOREIGN, fc.foreign_payload(fc.FOREIGN_UNKNOWN, fc.UNREADABLE, tag, "", ""), now)
+        self._record(p.ForeignMsg(seq, ForeignWhat.UNKNOWN, None, tag))
+        self.inject_fault(FaultKind.MISREAD, cleared=True, now=now)
 
     def _record(self, msg: p.EventMsg) -> None:
         if not msg.seq:

@@ -70,6 +70,9 @@ class VirtualShoe(Closeable):
         reboots and report them in HELLO (default, docs/protocol.md section 12); False: a shoe of
         the first revision.
     :param counts_unpowered: the sensor counts cards pulled while the shoe is off.
+    :param names_foreign: offer capability ``names-foreign``: a ``foreign`` pull is a tag of no
+        deck, named by a FOREIGN event to a host that takes it (docs/protocol.md sections 8 and
+        16); off by default.
     :raises ValueError: an unknown transport, or a serial number that is empty or over 32 bytes.
     """
 
@@ -119,7 +122,7 @@ class VirtualShoe(Closeable):
                  record: bool = True, on_event: Callable[[p.EventMsg], None] | None = None,
                  host_silence_s: float = 3.0, secret: bytes | None = None, pairing: bool = False,
                  on_secret: Callable[[bytes], None] | None = None, persistent_counters: bool = True,
-                 counts_unpowered: bool = False) -> None:
+                 counts_unpowered: bool = False, names_foreign: bool = False) -> None:
         if transport not in ("pty", "tcp"):
             raise ValueError(f"transport must be 'pty' or 'tcp', not {transport!r}")
         faults = faults if isinstance(faults, Faults) else Faults.parse(faults)
@@ -128,7 +131,8 @@ class VirtualShoe(Closeable):
                                  heartbeat_s=heartbeat_s, resend_s=resend_s, version_range=version_range,
                                  record=record, on_event=on_event, host_silence_s=host_silence_s,
                                  now=time.monotonic(), secret=secret, pairing=pairing, on_secret=on_secret,
-                                 persistent_counters=persistent_counters, counts_unpowered=counts_unpowered)
+                                 persistent_counters=persistent_counters, counts_unpowered=counts_unpowered,
+                                 names_foreign=names_foreign)
         self._lock = threading.RLock()
         super().__init__(self._lock)
         self.line = ShoeLine(self.device, self._lock, transport=transport, link_path=link_path, faults=faults,

@@ -15,17 +15,21 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from shoe_ctl.events import Alert, DealerInput
 from shoe_ctl.rules.cards import card_text
+from shoe_ctl.service.journal.records import CommittedTail, Record
 from shoe_ctl.users import user_of_source
 
 __all__ = ["HIDDEN_ROLES", "MAX_ENTRIES", "RECALL_HANDS", "Recall", "public", "recall_hands"]
 
 RECALL_HANDS = 10
 """Hands a recall shows (the last ones, the hand in progress included)."""
+KEEP_COMMITTED = 2000
+"""Records handed over by the journal's writer that a kept recall holds until its next call (more
+than a hand's; past it the oldest are dropped and read from the journal)."""
 MAX_ENTRIES = 600
 """Entries kept per hand (a hand of eight players has about 120); later ones are counted only."""
 HIDDEN_ROLES = frozenset({"down", "burn", "stray"})
@@ -68,7 +72,9 @@ class Recall:
     as :func:`recall_hands` does, each later one only the records appended since the call before
     (the same machine goes on), so a recall at every hand's start and end costs the new records,
     not the last ten hands again. Thread-safe (the floor publisher and the display's recall both
-    call it); each call returns its own copy of the hands.
+    call it); each call returns its own copy of the hands. Given to the journal's commit listeners
+    (``Journal.add_commit_listener(recall.committed)``), it replays the records each commit hands
+    over instead of reading them back from the file while they follow the last one replayed.
 
     :param records: ``Journal.records``.
     :param make_machine: builds a machine for a rule profile name (``display`` set False).
@@ -84,8 +90,15 @@ class Recall:
         self._lock = threading.Lock()
         self._replay: _Replay | None = None
         self._seq: int | None = None  # the last record fed to the replay
+        self._committed = CommittedTail(KEEP_COMMITTED)
         self.replayed = 0
         """Records fed to the replay so far (every call's new ones)."""
+        self.reads = 0
+        """Reads of the journal (``records`` calls) so far."""
+
+    def committed(self, records: Sequence[Record]) -> None:
+        """A commit's records, handed over by the journal's writer (its thread; never blocks)."""
+        self._committed.add(records)
 
     def __call__(self) -> list[dict[str, Any]]:
         """The last hands, as :func:`recall_hands` gives them.
@@ -98,14 +111,19 @@ class Recall:
             since = self._seq
             if replay is None:
                 replay = _Replay(self._make_machine(self._profile()), self._last)
-                since = replay.begin(self._records)
+                since = replay.begin(self._read)
             self._replay = None  # kept again only once every new record went in
-            for rec in self._records(since):
+            fresh = self._committed.after(since) if since is not None else None
+            for rec in fresh if fresh is not None else self._read(since):
                 replay.feed(rec)
                 since = rec.seq
                 self.replayed += 1
             self._replay, self._seq = replay, since
             return replay.hands_now()
+
+    def _read(self, since: int | None) -> Iterable[Any]:
+        self.reads += 1
+        return self._records(since)
 
 
 class _Replay:

@@ -404,8 +404,9 @@ class Table:
             return []
         kept = self._recaller
         if kept is None or kept[0] is not journal:
-            kept = self._recaller = (journal, Recall(journal.records, default_machine_factory,
-                                                     lambda: journal.identity()[1] or "tda"))
+            recall = Recall(journal.records, default_machine_factory, lambda: journal.identity()[1] or "tda")
+            journal.add_commit_listener(recall.committed)  # each commit's records, not read back
+            kept = self._recaller = (journal, recall)
         return kept[1]()
 
     def _shoe_identity(self) -> tuple[str, str]:

@@ -31,7 +31,7 @@ from shoe_ctl.floor.failover import BrokerChoice, host_topic
 from shoe_ctl.floor.netloop import NetLoop, shared_loop
 from shoe_ctl.floor.topics import Topics, dumps, event_payload, floor_state, floor_tile, recall_hand
 from shoe_ctl.service.controller import Controller
-from shoe_ctl.service.journal.records import Record
+from shoe_ctl.service.journal.records import CommittedTail, Record
 
 if TYPE_CHECKING:
     from shoe_ctl.release import SoftwareIdentity  # cryptography: loaded only where a seed is answered
@@ -165,7 +165,7 @@ class FloorPublisher:
         self._wake = threading.Event()
         self._due = float("inf")  # monotonic time of a step asked for by _run_at
         self._commits = 0  # commits the journal told of
-        self._handed: collections.deque[Record] = collections.deque(maxlen=HANDED_MAX)  # committed, handed over
+        self._handed = CommittedTail(HANDED_MAX)  # committed records, handed over by the journal's writer
         self._read_upto = -1  # the value of _commits when the journal was last read to its end
         self._notified = False  # the journal tells its commits (else it is read every IDLE_POLL_S)
         self.journal_reads = 0
@@ -435,18 +435,15 @@ class FloorPublisher:
 
     def _committed(self, records: Sequence[Record]) -> None:
         """The journal committed ``records`` (its writer thread): keep them, wake the publisher."""
-        self._handed.extend(records)
+        self._handed.add(records)
         self._commits += 1
         self._wake.set()
 
     def _after(self, since: int) -> Iterable[Record]:
         """The records after journal sequence ``since`` to publish: those the writer handed over when
         they follow ``since`` without a gap (the usual case: nothing is read), else the journal's."""
-        handed = self._handed
-        while handed and handed[0].seq <= since:
-            handed.popleft()  # published (or acknowledged before this start)
-        taken = list(handed)
-        if taken and taken[0].seq == since + 1 and taken[-1].seq == since + len(taken):
+        taken = self._handed.after(since)
+        if taken is not None:
             self.records_handed += len(taken)
             return taken
         # a start, a replay asked from further back, records dropped past HANDED_MAX, or none

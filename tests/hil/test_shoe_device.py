@@ -17,7 +17,7 @@ from drivers.session import LinkSession
 from hil.deck import Deck
 from hil.faults import Faults, LineNoise
 from hil.shoe_device import NO_HOST_LED, EmptyShoeError, ShoeDevice
-from shoe_ctl.events import CardRead, FaultKind
+from shoe_ctl.events import CardRead, FaultKind, ForeignWhat
 from shoe_ctl.rules.cards import Card, parse_cards
 
 
@@ -217,3 +217,42 @@ def test_a_noisy_line_in_memory_delivers_every_card_once_in_order() -> None:
     assert [r.card for r in reads] == pulled
     assert [r.seq for r in reads] == list(range(1, 301))
     assert dev.unacked_count() == 0 and session.stats.bad_frames > 0 and dev.host_bad_frames > 0
+
+
+@pytest.mark.parametrize("takes", [True, False], ids=["host-takes-foreign", "earlier-host"])
+def test_a_names_foreign_shoe_sends_a_tag_of_no_deck_as_the_firmware_does(takes: bool) -> None:
+    """Capability names-foreign offered (docs/protocol.md section 16): a ``foreign`` pull is CARD
+    0xFF, FOREIGN ``unknown`` (to a host whose ACK took it; the misread FAULT naming the tag to
+    another), FAULT misread cleared; nothing of it goes before the host's first ACK."""
+    dev = ShoeDevice(Deck.seeded(1), names_foreign=True, faults=Faults(schedule={2: ["foreign"]}), now=0.0)
+    dev.say_hello()
+    (hello,) = decode_all(dev.frames_to_send())
+    assert isinstance(hello, p.Hello) and "names-foreign" in (hello.caps or ())
+    dev.receive_data(p.encode(p.HostHello(1, 1, 1)), 0.05)
+    dev.frames_to_send()
+    dev.pull(0.1)
+    dev.pull(0.2)
+    assert 3 not in [m.seq for m in decode_all(dev.frames_to_send())]  # the FOREIGN waits for the answer
+    card, named, cleared = dev.events[1:]
+    assert isinstance(card, p.CardMsg) and card.card is None and card.reader == "none"
+    assert isinstance(named, p.ForeignMsg) and named.what is ForeignWhat.UNKNOWN and named.card is None
+    assert 4 <= len(named.tag) <= 10 and named.deck == ""
+    assert cleared == p.FaultMsg(4, FaultKind.MISREAD, True, "")
+    dev.receive_data(p.encode(p.Ack(2, 2, 3, False, takes)), 0.3)
+    sent = decode_all(dev.frames_to_send())
+    assert [m.seq for m in sent if not isinstance(m, p.Heartbeat)] == [3, 4]
+    if takes:
+        assert sent[0] == named
+    else:
+        assert sent[0] == p.FaultMsg(3, FaultKind.MISREAD, False, f"foreign card, tag {named.tag.hex()}")
+    assert sent[-1] == cleared
+
+
+def test_without_names_foreign_a_foreign_pull_is_read_as_a_card_not_of_the_stub() -> None:
+    dev = ShoeDevice(Deck(parse_cards("As2d3c")), faults=Faults(schedule={1: ["foreign"]}), now=0.0)
+    dev.say_hello()
+    (hello,) = decode_all(dev.frames_to_send())
+    assert "names-foreign" not in (hello.caps or ())
+    done = dev.pull(0.0)
+    assert done.card not in parse_cards("As2d3c")
+    assert dev.events == [p.CardMsg(1, done.card, "rfid", 1, 0)]

@@ -79,3 +79,29 @@ def test_the_kept_recall_replays_each_record_once_and_gives_what_a_new_replay_gi
         assert len(made) == 1 and made[0].display is False  # one machine, building no public view
     finally:
         journal.close()
+
+
+def test_the_kept_recall_replays_the_committed_records_it_is_handed_without_reading_them(tmp_path: Path) -> None:
+    """Given each commit's records (``Recall.committed``, a commit listener), the kept recall
+    replays them instead of reading the journal, and gives what a new replay gives; records not
+    handed over (a commit missed) are read from the journal."""
+    journal = Journal(tmp_path / "t.journal", table="t1", profile="tda")
+    try:
+        _recorder, records = deal_examples(journal, 4)
+        every = records.every
+        kept = Recall(records, default_machine_factory, lambda: "tda")
+        records.upto = every[0].seq + 40
+        kept()  # the first call reads the journal: where the hands start, then the records
+        first_reads = kept.reads
+        compared = 0
+        for upto in range(records.upto + 19, every[-1].seq + 1, 19):
+            if compared != 10:  # the 11th commit is not handed over: the call after it reads
+                kept.committed([r for r in every if records.upto < r.seq <= upto])
+            records.upto = upto
+            got, fresh = kept(), recall_hands(records, default_machine_factory, "tda")
+            assert [{**h, "hand": 0} for h in got] == [{**h, "hand": 0} for h in fresh]
+            assert kept.reads == first_reads + (compared >= 10)
+            compared += 1
+        assert compared > 20 and kept.replayed == records.upto - every[0].seq + 1  # each record once
+    finally:
+        journal.close()

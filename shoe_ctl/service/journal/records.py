@@ -9,6 +9,8 @@ from __future__ import annotations
 import binascii
 import json
 import sqlite3
+from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -188,6 +190,38 @@ class Record:
         if self.kind not in codec.TYPES:
             return None
         return codec.loads(self.body, where=f"journal record {self.seq}")
+
+
+class CommittedTail:
+    """The newest records a journal's writer committed, as its commit listener hands them over
+    (``Journal.add_commit_listener(tail.add)``), kept for one reader in the same process that
+    would otherwise read them back from the file (the floor publisher, the kept recall).
+
+    :param keep: the most records kept; past it the oldest are dropped (the reader reads those).
+    """
+
+    def __init__(self, keep: int) -> None:
+        self._records: deque[Record] = deque(maxlen=max(1, keep))
+
+    def add(self, records: Sequence[Record]) -> None:
+        """Take a commit's records, in journal order (the writer's thread; never blocks)."""
+        self._records.extend(records)
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def after(self, since: int) -> list[Record] | None:
+        """The records after journal sequence ``since`` when those kept follow it without a gap
+        (records up to ``since`` are dropped: the reader has them); ``None`` when they do not, or
+        none is kept: the reader reads the journal (a start, a read from further back, records
+        dropped past ``keep``)."""
+        kept = self._records
+        while kept and kept[0].seq <= since:
+            kept.popleft()
+        taken = list(kept)  # one C call: a commit handed over meanwhile is in it whole or not at all
+        if taken and taken[0].seq == since + 1 and taken[-1].seq == since + len(taken):
+            return taken
+        return None
 
 
 @dataclass(frozen=True, slots=True)
