@@ -15,6 +15,7 @@ from hil.replay import run_full, script_from_record
 from shoe_ctl.export import default_machine_factory, export_hands
 from shoe_ctl.phh import read_phh
 from shoe_ctl.recall import HIDDEN_ROLES, RECALL_HANDS, Recall, public, recall_hands
+from shoe_ctl.service import codec
 from shoe_ctl.service.journal import Journal
 
 
@@ -103,5 +104,36 @@ def test_the_kept_recall_replays_the_committed_records_it_is_handed_without_read
             assert kept.reads == first_reads + (compared >= 10)
             compared += 1
         assert compared > 20 and kept.replayed == records.upto - every[0].seq + 1  # each record once
+    finally:
+        journal.close()
+
+
+def test_the_kept_recall_on_a_dealing_table_replays_the_events_handed_over(tmp_path: Path) -> None:
+    """On a table that deals (the controller journaling every event), the kept recall called now
+    and then from a sink takes each commit's records with their events already decoded
+    (``Record.given``) and, at the end, gives what a new replay of the journal gives."""
+    journal = Journal(tmp_path / "t.journal", table="t1", profile="tda")
+    kept = Recall(journal.records, default_machine_factory, lambda: "tda")
+    handed: list[Any] = []
+    journal.add_commit_listener(kept.committed)
+    journal.add_commit_listener(handed.extend)
+    calls = [0]
+
+    class Recalling:
+        def handle(self, _cmd: Any) -> None:
+            calls[0] += 1
+            if calls[0] % 25 == 0:
+                kept()
+
+    try:
+        files = sorted(EXAMPLES.glob("*.phh")) * 2
+        run_full([script_from_record(read_phh(f), seed=i) for i, f in enumerate(files)], PROFILES,
+                 journal=journal, sinks=[Recalling()])
+        assert journal.flush(5)
+        coded = [r for r in handed if r.kind in codec.TYPES]
+        assert coded and all(r.given is not None and r.given == codec.loads(r.body) for r in coded)
+        got, fresh = kept(), recall_hands(journal.records, default_machine_factory, "tda")
+        assert [{**h, "hand": 0} for h in got] == [{**h, "hand": 0} for h in fresh]
+        assert calls[0] > 100 and kept.reads <= 4, kept.reads  # the first calls read; the rest came handed over
     finally:
         journal.close()

@@ -1,6 +1,7 @@
 """The journal's commit listeners are handed the records each commit wrote (docs/journal.md, "The
 writer"): in journal order, equal to what a read gives back, every append path included (a
-direct append, the controller's lingering submit, a record, the hand marks); and
+direct append, the controller's lingering submit, a record, the hand marks), each event with
+itself (``Record.given``: no decoding for a listener); and
 ``CommittedTail.after`` gives a reader only records that follow what it has without a gap."""
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from pathlib import Path
 
 from shoe_ctl import events as E
 from shoe_ctl.rules.cards import Card
+from shoe_ctl.service import codec
 from shoe_ctl.service.journal import Journal, Record
 from shoe_ctl.service.journal.records import CommittedTail
 
@@ -33,6 +35,9 @@ def test_each_commit_hands_over_what_a_read_gives_back(tmp_path: Path) -> None:
         assert journal.flush(5)
         flat = [r for group in handed for r in group]
         assert flat == list(journal.records(None)) and len(flat) == 11
+        # an event handed over carries itself (no decoding needed); a mark or a record has none
+        assert all((r.given is not None) == (r.kind in codec.TYPES) for r in flat)
+        assert all(r.given == codec.loads(r.body) for r in flat if r.given is not None)
         assert len(handed) < len(flat)  # the lingering appends shared commits, each handed over once
     finally:
         journal.close()

@@ -257,9 +257,10 @@ class Journal:
         :returns: their journal sequences, in order.
         """
         writer = self._writer_or_raise()
+        items = list(items)
         rows = self.store.rows_of(items)
         with self._submit_lock:
-            entry = writer.submit(rows, self.store.current_hand, keep=False, sync=sync)
+            entry = writer.submit(rows, self.store.current_hand, keep=False, sync=sync, items=items)
         return self._wait(writer, entry)
 
     def submit(self, items: Iterable[codec.Encodable], *,
@@ -279,9 +280,11 @@ class Journal:
         :raises JournalError: when closed or read-only.
         """
         writer = self._writer_or_raise()
+        items = list(items)
         rows = self.store.rows_of(items)
         with self._submit_lock:
-            return writer.submit(rows, self.store.current_hand, keep=True, on_durable=on_durable, linger=linger)
+            return writer.submit(rows, self.store.current_hand, keep=True, on_durable=on_durable, linger=linger,
+                                 items=items)
 
     def hold(self) -> None:
         """Begin a hold on lingering appends (``GroupWriter.hold``): queued until :meth:`release`,

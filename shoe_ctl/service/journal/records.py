@@ -170,6 +170,10 @@ class Record:
     hand: int | None
     shoe_seq: int | None
     body: str
+    given: Any = field(default=None, compare=False, repr=False)
+    """The event or command itself, on a record the journal's writer handed over after its commit
+    (its commit listeners): :attr:`item` returns it instead of decoding the body (the codec gives
+    back an equal one: its round trip is exact). ``None`` on a record read from the file."""
 
     @property
     def time(self) -> float:
@@ -189,6 +193,8 @@ class Record:
         """
         if self.kind not in codec.TYPES:
             return None
+        if self.given is not None:
+            return self.given  # type: ignore[no-any-return]
         return codec.loads(self.body, where=f"journal record {self.seq}")
 
 

@@ -41,11 +41,13 @@ class Entry:
     ``done`` is a plain flag the writer sets under its lock and announces on its condition, where
     every waiter waits (:meth:`GroupWriter.wait_done`): no event object per append."""
 
-    __slots__ = ("rows", "hand", "keep", "sync", "linger", "on_durable", "done", "seqs", "error")
+    __slots__ = ("rows", "items", "hand", "keep", "sync", "linger", "on_durable", "done", "seqs", "error")
 
     def __init__(self, rows: Batch, hand: int | None, keep: bool, sync: bool,
-                 on_durable: Callable[[list[int]], None] | None, linger: bool = False) -> None:
+                 on_durable: Callable[[list[int]], None] | None, linger: bool = False,
+                 items: Sequence[object] | None = None) -> None:
         self.rows = rows
+        self.items = items  # the events/commands encoded as ``rows``, one each (handed to commit listeners)
         self.hand = hand
         self.keep = keep
         self.sync = sync
@@ -94,16 +96,19 @@ class GroupWriter:
         self._committed.append(fn)
 
     def submit(self, rows: Batch, hand: int | None, *, keep: bool, sync: bool = True,
-               on_durable: Callable[[list[int]], None] | None = None, linger: bool = False) -> Entry:
+               on_durable: Callable[[list[int]], None] | None = None, linger: bool = False,
+               items: Sequence[object] | None = None) -> Entry:
         """Queue one append (never blocks).
 
+        :param items: the events or commands ``rows`` encode, one a row: the records handed to
+            the commit listeners carry them (``Record.given``), so a listener need not decode them.
         :param linger: nobody waits for this commit (its ``on_durable`` does what follows it): the
             writer may hold a group of such appends up to :data:`LINGER_S` for more to share its
             fsync (at most :data:`LINGER_ROWS` records); while a hold is on (:meth:`hold`), until
             the hold ends instead.
         :raises RuntimeError: the writer is closed.
         """
-        entry = Entry(rows, hand, keep, sync, on_durable, linger)
+        entry = Entry(rows, hand, keep, sync, on_durable, linger, items)
         with self._cond:
             if self._stop:
                 raise RuntimeError("the journal writer is closed")
@@ -214,7 +219,7 @@ class GroupWriter:
                 with self._cond:
                     self._cond.wait_for(lambda: self._stop, RETRY_S)
                 continue
-            self._written(group, seqs, written or [])
+            self._written(group, seqs, _given(group, written) if written else [])
 
     def _commit_now(self) -> bool:
         """No more lingering (lock held): stopping, a hold ended, enough records, or an append somebody
@@ -276,6 +281,24 @@ class GroupWriter:
                 fn(exc)
             except Exception:  # noqa: BLE001
                 log.exception("journal state listener failed")
+
+
+def _given(group: list[Entry], written: list[Record]) -> list[Record]:
+    """``written`` (the group's records, in order) with each entry's events or commands on them."""
+    if all(e.items is None for e in group):
+        return written
+    out: list[Record] = []
+    at = 0
+    for entry in group:
+        n = len(entry.rows)
+        items = entry.items
+        if items is None or len(items) != n:
+            out += written[at:at + n]
+        else:
+            out += [Record(r.seq, r.time_us, r.kind, r.hand, r.shoe_seq, r.body, item)
+                    for r, item in zip(written[at:at + n], items, strict=True)]
+        at += n
+    return out
 
 
 def describe(exc: object) -> str:
