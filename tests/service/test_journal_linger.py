@@ -116,6 +116,7 @@ def test_a_hold_keeps_lingering_appends_until_it_ends_then_commits_them_at_once(
     """During a hold (the controller's, around one event) lingering appends do not wake the writer,
     even past ``LINGER_S``; its end commits them, in one group, without the linger's timer."""
     monkeypatch.setattr(W, "LINGER_S", 0.01)
+    monkeypatch.setattr(W, "BUSY_S", 0.0)  # a dealer's pace: the last commit ended long before
     acked: list[int] = []
     writer = journal._writer
     assert writer is not None and journal.flush(5.0)
@@ -138,6 +139,7 @@ def test_a_hold_keeps_lingering_appends_until_it_ends_then_commits_them_at_once(
 def test_holds_nest_and_what_is_waited_for_is_committed_during_one(journal: Journal,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(W, "LINGER_S", 30.0)
+    monkeypatch.setattr(W, "BUSY_S", 0.0)  # a dealer's pace: each hold's end commits at once
     writer = journal._writer
     assert writer is not None
     journal.hold()
@@ -158,4 +160,36 @@ def test_holds_nest_and_what_is_waited_for_is_committed_during_one(journal: Jour
     assert not writer.wait_done(fourth, 0.05)  # a new hold: it lingers again
     journal.release()
     assert writer.wait_done(fourth, 5.0) and fourth.error is None
+    assert [r.shoe_seq for r in journal.records() if r.kind == "CardRead"] == [1, 2, 3, 4]
+
+
+def test_a_hold_ending_right_after_a_commit_lets_its_group_linger_for_company(
+        journal: Journal, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Events coming faster than ``BUSY_S`` apart (a dealer pulling at once): a hold's end wakes
+    the writer, which then lingers for the next events' appends as without a hold; a hold ending
+    later than ``BUSY_S`` after the last commit commits at once."""
+    monkeypatch.setattr(W, "LINGER_S", 30.0)
+    monkeypatch.setattr(W, "BUSY_S", 30.0)  # every hold after a commit ends "right after" it
+    writer = journal._writer
+    assert writer is not None
+    journal.hold()
+    first = journal.submit([card(1)], linger=True)
+    journal.release()
+    assert writer.wait_done(first, 5.0) and first.error is None  # no commit before it: at once
+    groups = writer.groups
+    journal.hold()
+    second = journal.submit([card(2)], linger=True)
+    journal.release()
+    assert not writer.wait_done(second, 0.1)  # lingering for company, not committed at once
+    journal.hold()
+    third = journal.submit([card(3)], linger=True)
+    journal.release()
+    assert not writer.wait_done(third, 0.05)
+    assert journal.flush(5.0) and second.done and third.done  # a wait ends the linger
+    assert writer.groups - groups == 1  # the two events shared one commit
+    monkeypatch.setattr(W, "BUSY_S", 0.0)  # the last commit now ended long enough ago
+    journal.hold()
+    fourth = journal.submit([card(4)], linger=True)
+    journal.release()
+    assert writer.wait_done(fourth, 5.0) and fourth.error is None  # at once: the linger is 30 s
     assert [r.shoe_seq for r in journal.records() if r.kind == "CardRead"] == [1, 2, 3, 4]

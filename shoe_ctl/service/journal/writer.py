@@ -6,7 +6,9 @@ be kept are tried again until they are. docs/journal.md, *The writer*.
 from __future__ import annotations
 
 import logging
+import math
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Sequence
 
@@ -26,6 +28,11 @@ LINGER_S = 0.004
 events, whose ack follows the commit, and the hand marks) waits for company before its commit.
 An append somebody waits for (a dealer input, a direct ``append``) ends the wait at once, and so
 does the end of a hold (:meth:`GroupWriter.hold`)."""
+
+BUSY_S = 0.004
+"""A hold that ends sooner than this after the last commit ended (events coming faster than any
+dealer deals: the loaded bench, a burst) lets its group linger for company instead of committing
+it at once (:meth:`GroupWriter.release`)."""
 
 LINGER_ROWS = 64
 """A lingering group is committed as soon as it holds this many records."""
@@ -79,6 +86,9 @@ class GroupWriter:
         self._rows_queued = 0
         self._holds = 0
         self._go = False
+        self._lingering = False
+        self._ended = -math.inf
+        """When the last commit ended (``time.monotonic()``); a hold ending sooner lets its group linger."""
         self._thread = threading.Thread(target=self._run, name=f"{name}-writer", daemon=True)
         self._thread.start()
 
@@ -130,12 +140,18 @@ class GroupWriter:
             self._holds += 1
 
     def release(self) -> None:
-        """End a hold (:meth:`hold`); the last one ending lets the writer commit what lingers."""
+        """End a hold (:meth:`hold`); the last one ending lets the writer commit what lingers: at
+        once, unless the last commit ended less than :data:`BUSY_S` ago (events coming faster
+        than that): the group then waits for company as without a hold (:data:`LINGER_S` from the
+        writer's wake-up, or :data:`LINGER_ROWS`), the writer woken once for it."""
         with self._cond:
             self._holds = max(self._holds - 1, 0)
             if not self._holds and self._queue:
-                self._go = True
-                self._cond.notify_all()
+                if time.monotonic() - self._ended >= BUSY_S:
+                    self._go = True
+                    self._cond.notify_all()
+                elif not self._lingering:
+                    self._cond.notify_all()
 
     def pending(self) -> int:
         """Appends queued and not yet written."""
@@ -198,7 +214,9 @@ class GroupWriter:
                 if not self._queue:
                     return
                 if self.failing is None:
+                    self._lingering = True
                     self._cond.wait_for(self._commit_now, LINGER_S)
+                    self._lingering = False
                 self._go = False
                 group: list[Entry] = []
                 rows = 0
@@ -234,6 +252,7 @@ class GroupWriter:
                 self._rows_queued -= len(entry.rows)
             if not self._queue:
                 self._go = False  # the hold that ended is served
+            self._ended = time.monotonic()
             recovered = self.failing is not None
             self.failing = None
             self.groups += 1
