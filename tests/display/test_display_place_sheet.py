@@ -12,7 +12,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from browser import chromium, open_page
+import pytest
+from browser import chromium, layout_faults, open_page
 from rule_profiles import PROFILES
 
 from shoe_ctl.display.model import DisplayModel
@@ -47,7 +48,12 @@ def machine_commands() -> tuple[Dealing, list[object], list[Card]]:
     return m, out, pulled
 
 
-def test_the_place_sheet_shows_no_downcard_and_posts_one_place_per_read(tmp_path: Path) -> None:
+SIZES = [(800, 480), (1024, 600), (1280, 800)]
+
+
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+def test_the_place_sheet_shows_no_downcard_and_posts_one_place_per_read(tmp_path: Path,
+                                                                        size: tuple[int, int]) -> None:
     m, commands, pulled = machine_commands()
     last = [c for c in commands if isinstance(c, DisplayUpdate)][-1]
     reads = last.state["placement"]["reads"]
@@ -64,7 +70,7 @@ def test_the_place_sheet_shows_no_downcard_and_posts_one_place_per_read(tmp_path
     shots = Path(os.environ.get("SHOE_CTL_SHOTS") or tmp_path)
     try:
         with chromium() as browser:
-            context, page = open_page(browser, s.url, (1280, 800))
+            context, page = open_page(browser, s.url, size)
             try:
                 for c in commands:
                     s.handle(c)
@@ -80,6 +86,12 @@ def test_the_place_sheet_shows_no_downcard_and_posts_one_place_per_read(tmp_path
                 assert glowing == ["place-cards"]
                 page.click("#btn-place")
                 page.wait_for_selector(".sheet[data-sheet='place']:not([hidden])", timeout=30000)
+                # the STOP's instruction stays readable above the sheet, the sheet's title below it
+                # at 1280x800 the whole sheet, its Place button too, fits without scrolling
+                read = ["#ins-text", "#ins-detail", "#sheet-title"] + (["[data-option='place']"]
+                                                                       if size == (1280, 800) else [])
+                faults = layout_faults(page, read)
+                assert faults == [], f"{size}: {faults}"
                 text = page.inner_text("#sheet")
                 for card in pulled[:8]:  # the hole cards: never on the page
                     assert shown(card) not in text, card
@@ -93,7 +105,8 @@ def test_the_place_sheet_shows_no_downcard_and_posts_one_place_per_read(tmp_path
                     page.click(f"[data-option='read-{k}-seat-{seat}']")
                     if face == "up" and reads[k]["face"] != "up":
                         page.click(f"[data-option='read-{k}-face']")
-                page.screenshot(path=str(shots / "display-place-cards-1280x800.png"))
+                if size == (1280, 800):
+                    page.screenshot(path=str(shots / "display-place-cards-1280x800.png"))
                 page.click("[data-option='place']")
                 assert got.wait(30)
             finally:

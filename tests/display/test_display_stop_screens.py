@@ -14,13 +14,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser import chromium, open_page
+from browser import chromium, layout_faults, open_page
 from display_feed import seat, state
 
 from shoe_ctl.display.server import start_display
 from shoe_ctl.events import Alert, DisplayUpdate, Instruction, Signal
 
 SIZES = [(800, 480), (1024, 600), (1280, 800)]
+# what a dealer reads or taps on a STOP screen: the instruction, the latched alert and its button,
+# the side panel's lines (the Recall button among them) and every button of the bottom bar
+READ = ["#ins-text", "#ins-detail", ".alert.latched .code", ".alert.latched .msg", ".alert.latched button",
+        ".side > *", ".buttons button", ".buttons .selected"]
 
 
 def table(street: str | None, machine: str, cards: int) -> dict[str, Any]:
@@ -92,6 +96,8 @@ def test_a_stop_screen_points_only_at_what_the_alert_asks(browser: Any, size: tu
                 assert "held" in (b.get_attribute("class") or ""), f"{where}: {action}"
                 # the floor's override stays on the New hand sheet; the others the machine refuses
                 assert b.is_disabled() == (action != "new-hand"), f"{where}: {action}"
+            faults = layout_faults(page, READ)
+            assert faults == [], f"{where}: {faults}"
             box = page.locator(wanted).first.bounding_box()
             assert box is not None and box["y"] + box["height"] <= size[1] and box["x"] + box["width"] <= size[0]
             page.screenshot(path=str(shots / f"display-stop-{name}-{size[0]}x{size[1]}.png"))

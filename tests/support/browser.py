@@ -68,3 +68,67 @@ def live_page(browser: Any, url: str, size: tuple[int, int] = (1024, 600)) -> It
         yield page
     finally:
         context.close()
+
+
+# The boxes a reader needs: each element matched (and shown) must lie inside the viewport and
+# inside every ancestor that clips (overflow other than visible), must not be painted over by
+# another element (the topmost element at points across its box is itself or inside it), and no two
+# of them overlap unless one holds the other.
+_LAYOUT_FAULTS = """(selectors) => {
+  const faults = [];
+  const els = [];
+  for (const sel of selectors) {
+    for (const el of document.querySelectorAll(sel)) {
+      const r = el.getBoundingClientRect();
+      if (r.width > 0 && r.height > 0 && getComputedStyle(el).visibility !== 'hidden') els.push([sel, el, r]);
+    }
+  }
+  const name = (sel, el) => sel + (el.id ? '#' + el.id : '') + ' "' + (el.innerText || '').trim().slice(0, 24) + '"';
+  const vw = document.documentElement.clientWidth, vh = document.documentElement.clientHeight;
+  for (const [sel, el, r] of els) {
+    const n = name(sel, el);
+    if (r.left < -0.5 || r.top < -0.5 || r.right > vw + 0.5 || r.bottom > vh + 0.5) faults.push(n + ' leaves the screen');
+    for (let a = el.parentElement; a && a !== document.body; a = a.parentElement) {
+      const s = getComputedStyle(a);
+      if (s.overflowX === 'visible' && s.overflowY === 'visible') continue;
+      const c = a.getBoundingClientRect();
+      const top = c.top + a.clientTop, left = c.left + a.clientLeft;
+      if (r.top < top - 0.5 || r.left < left - 0.5 || r.bottom > top + a.clientHeight + 0.5
+          || r.right > left + a.clientWidth + 0.5) {
+        faults.push(n + ' is clipped by ' + a.tagName.toLowerCase() + (a.id ? '#' + a.id : '.' + a.className));
+        break;
+      }
+    }
+    for (const fx of [0.1, 0.5, 0.9]) {
+      for (const fy of [0.1, 0.5, 0.9]) {
+        const x = r.left + r.width * fx, y = r.top + r.height * fy;
+        if (x < 0 || y < 0 || x >= vw || y >= vh) continue;
+        const top = document.elementFromPoint(x, y);
+        if (top && top !== el && !el.contains(top) && !top.contains(el)) {
+          faults.push(n + ' is under ' + top.tagName.toLowerCase() + (top.id ? '#' + top.id : '.' + top.className)
+                      + ' at ' + Math.round(x) + ',' + Math.round(y));
+        }
+      }
+    }
+    // text cut inside the element itself (a clamp that hides lines: its content is taller)
+    if (el.scrollHeight > el.clientHeight + 1 && getComputedStyle(el).overflowY !== 'auto'
+        && getComputedStyle(el).overflowY !== 'scroll' && el.clientHeight > 0) faults.push(n + ' cuts its own text');
+  }
+  for (let i = 0; i < els.length; i++) {
+    for (let j = i + 1; j < els.length; j++) {
+      const [si, a, p] = els[i], [sj, b, q] = els[j];
+      if (a.contains(b) || b.contains(a)) continue;
+      const w = Math.min(p.right, q.right) - Math.max(p.left, q.left);
+      const h = Math.min(p.bottom, q.bottom) - Math.max(p.top, q.top);
+      if (w > 0.5 && h > 0.5) faults.push(name(si, a) + ' overlaps ' + name(sj, b));
+    }
+  }
+  return [...new Set(faults)];
+}"""
+
+
+def layout_faults(page: Any, selectors: list[str]) -> list[str]:
+    """What keeps a reader from the elements ``selectors`` match (CSS selectors; hidden and empty
+    elements are skipped): each fault names the element and what leaves it off the screen, clips
+    it, paints over it or overlaps it. Empty when every one can be read where it is."""
+    return list(page.evaluate(_LAYOUT_FAULTS, selectors))
