@@ -22,8 +22,10 @@ from shoe_ctl.table import Table
 def test_the_last_records_reach_the_floor_before_the_stop(mosquitto: Mosquitto, tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     # card reads are committed in groups that may wait for company: make the wait long enough
-    # that the stop surely comes while the last reads wait
+    # that the stop surely comes while the last reads wait, and let every event's end count as
+    # coming fast (within BUSY_S of the last commit), so a group lingers rather than commit at once
     monkeypatch.setattr(writer, "LINGER_S", 0.5)
+    monkeypatch.setattr(writer, "BUSY_S", 3600.0)
     floor = FloorConsumer(host=mosquitto.host, port=mosquitto.port, room=ROOM,
                           credentials=mosquitto.users[FLOOR_USER], keep_seqs=True).start()
     path = tmp_path / "t1.journal"
