@@ -284,13 +284,16 @@ class Store(Closeable):
         return self.write_groups([(batch, hand)], sync=sync)[0]
 
     def write_groups(self, groups: list[tuple[list[tuple[str, str, int | None]], int | None]], *,
-                     sync: bool = True, written: list[Record] | None = None) -> list[list[int]]:
+                     sync: bool = True, written: list[Record] | None = None,
+                     items: Sequence[Sequence[object] | None] | None = None) -> list[list[int]]:
         """Append several batches of (kind, body, shoe_seq) rows, each to its hand, in one
         transaction (one fsync: the group commit), numbered from :attr:`next_seq` and stamped with
         one clock reading; with ``sync`` false SQLite skips the fsync for this transaction.
 
         :param written: given, the records written are added to it once they are committed (in
             journal order, as :meth:`records` would read them back).
+        :param items: for each batch, the events or commands its rows encode (one a row) or
+            ``None``: a record of ``written`` then carries its own (``Record.given``).
         :returns: each batch's journal sequences.
         :raises JournalError: when read-only or closed.
         :raises sqlite3.Error: the write failed (e.g. a full disk, a lock held beyond the busy
@@ -304,9 +307,15 @@ class Store(Closeable):
             rows = []
             links = []
             out: list[list[int]] = []
+            given: list[object] = []  # each row's event or command (None: none handed in)
             seq = self.next_seq
             prev = self.chain_head[1]
-            for batch, hand in groups:
+            for i, (batch, hand) in enumerate(groups):
+                batch_items = items[i] if items is not None else None
+                if batch_items is not None and len(batch_items) == len(batch):
+                    given += batch_items
+                else:
+                    given += [None] * len(batch)
                 seqs = []
                 for kind, body, shoe_seq in batch:
                     text = record_text(seq, now, kind, hand, shoe_seq, body)  # one text for CRC and link
@@ -341,7 +350,7 @@ class Store(Closeable):
                 if self._chain_from is None:
                     self._chain_from = links[0][0]
             if written is not None:
-                written.extend(Record(*row[:6]) for row in rows)
+                written.extend(Record(*row[:6], item) for row, item in zip(rows, given, strict=True))
             return out
 
     # ------------------------------------------------------------------ reading

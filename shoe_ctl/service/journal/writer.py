@@ -229,7 +229,8 @@ class GroupWriter:
             written: list[Record] | None = [] if self._committed else None
             try:
                 seqs = self.store.write_groups([(e.rows, e.hand) for e in group],
-                                               sync=any(e.sync for e in group), written=written)
+                                               sync=any(e.sync for e in group), written=written,
+                                               items=[e.items for e in group] if written is not None else None)
             except BaseException as exc:  # noqa: BLE001 - every failure keeps order and is reported
                 self._failed(group, exc)
                 if stopping:
@@ -237,7 +238,7 @@ class GroupWriter:
                 with self._cond:
                     self._cond.wait_for(lambda: self._stop, RETRY_S)
                 continue
-            self._written(group, seqs, _given(group, written) if written else [])
+            self._written(group, seqs, written or [])
 
     def _commit_now(self) -> bool:
         """No more lingering (lock held): stopping, a hold ended, enough records, or an append somebody
@@ -300,24 +301,6 @@ class GroupWriter:
                 fn(exc)
             except Exception:  # noqa: BLE001
                 log.exception("journal state listener failed")
-
-
-def _given(group: list[Entry], written: list[Record]) -> list[Record]:
-    """``written`` (the group's records, in order) with each entry's events or commands on them."""
-    if all(e.items is None for e in group):
-        return written
-    out: list[Record] = []
-    at = 0
-    for entry in group:
-        n = len(entry.rows)
-        items = entry.items
-        if items is None or len(items) != n:
-            out += written[at:at + n]
-        else:
-            out += [Record(r.seq, r.time_us, r.kind, r.hand, r.shoe_seq, r.body, item)
-                    for r, item in zip(written[at:at + n], items, strict=True)]
-        at += n
-    return out
 
 
 def describe(exc: object) -> str:
