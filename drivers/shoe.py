@@ -443,8 +443,10 @@ class ShoeLink(Closeable):
             try:
                 session.ack(seq, time.monotonic())
             finally:
-                if session.has_output:  # most acks of a commit group wait for the next ACK frame
+                if session.has_output:
                     self._flush()
+                else:  # held for the next ACK frame (20 ms after the last): the reader sends it
+                    self._idle.nearer(session.next_deadline)
 
     def send_leds(self, pattern: Mapping[str, Any] | str) -> None:
         """Show ``pattern`` on the shoe's own LEDs. ``pattern`` is a signal name (``"deal"``)
@@ -566,10 +568,8 @@ class ShoeLink(Closeable):
         with self._lock:
             ser, self._ser = self._ser, None
         if ser is not None:
-            try:
+            with contextlib.suppress(*PORT_ERRORS):
                 ser.close()
-            except PORT_ERRORS:
-                pass
 
     def _link_down(self, detail: str) -> None:
         with self._lock:
