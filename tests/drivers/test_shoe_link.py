@@ -322,8 +322,9 @@ class CountingPort:
 
 
 def test_a_device_turn_reads_the_first_byte_then_the_rest_in_one_read() -> None:
-    """On a device, one reader turn is read(1) (the wait), in_waiting, one read of the rest:
-    a whole frame in a turn, no in_waiting asked before the wait (docs/protocol.md, section 7)."""
+    """A reader turn that waits with pyserial (a port the link's reader does not wait on itself:
+    the conformance kit's host) is read(1) (the wait), in_waiting, one read of the rest: a whole
+    frame in a turn, no in_waiting asked before the wait (docs/protocol.md, section 7)."""
     frame = p.encode(p.CardMsg(1, Card.parse("Qs"), "rfid", 1))
     port = CountingPort(frame)
     assert read_some(port, socket_port=False) == frame
