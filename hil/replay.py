@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from hil.dealer import DirectShoe, HandScript, SimulatedDealer
-from hil.deck import Deck
+from hil.deck import stacked_order
 from shoe_ctl.events import Alert, Command, Instruction, Signal
 from shoe_ctl.machine import Dealing
 from shoe_ctl.phh import TABLE_SEATS, RecordedHand
@@ -58,7 +58,7 @@ def script_from_record(rec: RecordedHand, *, seed: int = 0, rules: str | None = 
     n = rec.n
     recorded = rec.table_seats(TABLE_SEATS) if table_seats else None
     seats = recorded if recorded is not None else list(range(1, n + 1))
-    deck = Deck.with_prefix(deal_order(rec)[:52], seed).cards()
+    deck = stacked_order(deal_order(rec)[:52], seed)
     stacks = [max(s - a, 0) for s, a in zip(rec.starting_stacks, rec.antes, strict=True)]
     ante_all_in = [seats[i] for i in range(n) if stacks[i] == 0]
     actions: dict[str, list[tuple[str, int]]] = {}
@@ -66,33 +66,33 @@ def script_from_record(rec: RecordedHand, *, seed: int = 0, rules: str | None = 
     street = ""
     folded = [False] * n
     shows: dict[int, bool] = {}
-    for a in rec.actions:
-        if a.kind in ("dh", "db"):
-            if a.street != street:
-                street = a.street
+    bring_in = rec.bring_in or 0
+    for _index, a_street, kind, i, amount, shown in rec.actions:  # an Action's fields, unpacked once
+        if kind == "dh" or kind == "db":
+            if a_street != street:
+                street = a_street
                 committed = [0] * n
             continue
-        i = a.player
         if i is None:
             continue
-        if a.kind == "sm":
-            shows[i] = any(c is not None for c in a.cards) or bool(a.cards)
+        if kind == "sm":
+            shows[i] = bool(shown)  # "sm" with cards, known or not: shown; a bare "sm": mucked
             continue
         before = stacks[i]
-        if a.kind == "f":
+        if kind == "f":
             folded[i] = True
-            actions.setdefault(a.street, []).append(("fold", seats[i]))
+            actions.setdefault(a_street, []).append(("fold", seats[i]))
             continue
-        if a.kind == "pb":
-            pay = min(rec.bring_in or 0, stacks[i])
-        elif a.kind == "cbr":
-            pay = min(max((a.amount or 0) - committed[i], 0), stacks[i])
+        if kind == "pb":
+            pay = min(bring_in, stacks[i])
+        elif kind == "cbr":
+            pay = min(max((amount or 0) - committed[i], 0), stacks[i])
         else:  # cc
             pay = min(max(max(committed) - committed[i], 0), stacks[i])
         committed[i] += pay
         stacks[i] -= pay
         if before > 0 and stacks[i] == 0:
-            actions.setdefault(a.street, []).append(("all-in", seats[i]))
+            actions.setdefault(a_street, []).append(("all-in", seats[i]))
     muck = [seats[i] for i, showed in shows.items() if not showed and not folded[i]]
     return HandScript(seats, rec.game.value, rules, deck, actions, ante_all_in, muck, name=str(path or rec.path))
 
