@@ -39,11 +39,18 @@ __all__ = ["HandRecord", "HandRecorder", "run_direct", "run_full", "script_from_
 
 _IDLE = Signal.IDLE  # looked up once: the recorder compares every instruction with it
 _CODE_TEXTS = tuple(card_text(c) for c in full_deck())  # by card code, 0..51
+_UNKNOWN_TEXT = card_text(None)
 
 
 def _card_text(card: Card | None) -> str:
     """:func:`card_text` from a table by card code (the recorder writes out every hand's cards)."""
-    return card_text(None) if card is None else _CODE_TEXTS[card.code]
+    return _UNKNOWN_TEXT if card is None else _CODE_TEXTS[card.code]
+
+
+def _card_texts(cards: Iterable[Card | None]) -> list[str]:
+    """:func:`_card_text` of each card, the table read in the one loop."""
+    texts, unknown = _CODE_TEXTS, _UNKNOWN_TEXT
+    return [unknown if c is None else texts[c.code] for c in cards]
 
 
 def script_from_record(rec: RecordedHand, *, seed: int = 0, rules: str | None = None,
@@ -193,9 +200,8 @@ class HandRecorder:
     def _snapshot(self, rec: HandRecord) -> None:
         hand = self.machine.hand
         assert hand is not None
-        text = _card_text
-        rec.cards = {s.seat: {"down": [text(c) for c in s.down], "up": [text(c) for c in s.up],
-                              "status": s.status} for s in hand.seats}
+        texts = _card_texts
+        rec.cards = {s.seat: {"down": texts(s.down), "up": texts(s.up), "status": s.status} for s in hand.seats}
         burns: dict[str, list[str]] = {}
         for st, c in hand.burn_pile:
             burns.setdefault(st, []).append(_card_text(c))
@@ -209,6 +215,10 @@ class HandRecorder:
 
     def close(self) -> None:
         return None
+
+
+MAX_EVENTS = 10_000_000
+"""A direct replay that hands the machine more events than this is taken for one that does not end."""
 
 
 def run_direct(scripts: Iterable[HandScript], profiles: Mapping[str, RuleProfile], *, rules: str = "tda",
@@ -236,19 +246,22 @@ def run_direct(scripts: Iterable[HandScript], profiles: Mapping[str, RuleProfile
                 s.handle(cmd)
 
     deliver(machine.start())
-    guard = 0
-    handle = machine.handle
-    while events and not dealer.stalled:
-        ev = events.popleft()
+    handle, take = machine.handle, events.popleft
+    # deliver(), inline: every command to every sink, in order (the recorder, the others, the
+    # dealer), each sink's method looked up once
+    record, others, act = recorder.handle, [s.handle for s in sinks], dealer.handle
+    for _ in range(MAX_EVENTS + 1):
+        if not events or dealer.stalled:
+            return recorder, dealer
+        ev = take()
         if log is not None:
             log.append(ev)
-        for cmd in handle(ev):  # deliver(), inline: every command to every sink, in order
-            for s in all_sinks:
-                s.handle(cmd)
-        guard += 1
-        if guard > 10_000_000:
-            raise RuntimeError("direct replay does not end")
-    return recorder, dealer
+        for cmd in handle(ev):
+            record(cmd)
+            for other in others:
+                other(cmd)
+            act(cmd)
+    raise RuntimeError("direct replay does not end")
 
 
 def run_full(scripts: Iterable[HandScript], profiles: Mapping[str, RuleProfile], *, rules: str = "tda",
