@@ -36,13 +36,19 @@ log = logging.getLogger(__name__)
 _IDLE, _DEAL, _BURN, _COMMUNITY, _SCRAMBLE, _CUT, _BETTING, _SHOWDOWN, _STOP = (
     Signal.IDLE, Signal.DEAL, Signal.BURN, Signal.COMMUNITY, Signal.SCRAMBLE, Signal.CUT, Signal.BETTING,
     Signal.SHOWDOWN, Signal.STOP)
+# the dealer actions of every recorded hand, the same way
+_FOLD, _ALL_IN, _SHOW, _BETTING_COMPLETE, _HAND_COMPLETE = (
+    DealerAction.FOLD, DealerAction.ALL_IN, DealerAction.SHOW, DealerAction.BETTING_COMPLETE,
+    DealerAction.HAND_COMPLETE)
 
 __all__ = ["DealerStats", "HandScript", "Irregularity", "ShoeLike", "SimulatedDealer", "TablePicture",
            "random_hands"]
 
 
 class ShoeLike(Protocol):
-    """What the dealer needs of a shoe (``hil.virtual_shoe.VirtualShoe`` or a direct one)."""
+    """What the dealer needs of a shoe (``hil.virtual_shoe.VirtualShoe`` or a direct one). A shoe
+    may also have ``last_dispensed`` (the cards its last pull dispensed: two for a double pull),
+    read after every pull unless it has ``single_pulls`` true."""
 
     def pull(self) -> Card | None: ...
 
@@ -365,6 +371,9 @@ class SimulatedDealer(Closeable):
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.last_state: dict[str, Any] | None = None
+        # a shoe that can dispense two cards at once reports them (``last_dispensed``) after each
+        # pull; one that never does (the direct replay's) says so once, and is not asked per card
+        self._doubles = not getattr(shoe, "single_pulls", False)
 
     # ------------------------------------------------------------------ sink
 
@@ -612,25 +621,28 @@ class SimulatedDealer(Closeable):
         if self._held is not None:
             card, self._held = self._held, None
         else:
-            shoe = self.shoe
-            card = shoe.pull()
+            card = self.shoe.pull()
             self.stats.pulls += 1
-            table = self.table
-            table.pulled += 1
-            both = getattr(shoe, "last_dispensed", ())
-            if both and isinstance(both, tuple) and len(both) == 2:
-                self._held = both[1]  # a double pull: the second card goes where the next instruction says
-                self.table.pulled += 1
+            self.table.pulled += 1
+            if self._doubles:
+                both = getattr(self.shoe, "last_dispensed", ())
+                if both and isinstance(both, tuple) and len(both) == 2:
+                    self._held = both[1]  # a double pull: the second card goes where the next instruction says
+                    self.table.pulled += 1
         self.table.total += 1
         return card
 
     def _pull(self, ins: Instruction, face: str | None = None) -> None:
         card = self._take_card()
         table = self.table
-        if ins.signal is _DEAL and ins.seat is not None:
+        seat = ins.seat
+        if ins.signal is _DEAL and seat is not None:
             face = face or ins.face or "down"
-            table.seats.setdefault(ins.seat, []).append((face, card))
-            table.log.append((ins.street, f"seat {ins.seat} {face}"))
+            held = table.seats.get(seat)
+            if held is None:
+                held = table.seats[seat] = []
+            held.append((face, card))
+            table.log.append((ins.street, f"seat {seat} {face}"))
         elif ins.signal is _BURN and "set-aside" in ins.cards:
             table.aside.append(card)
             table.log.append((None, "set-aside"))  # a house 16.16 card: no street's read
@@ -928,7 +940,8 @@ class SimulatedDealer(Closeable):
         script = self.script
         if script is None:
             return
-        self._pause()
+        if self.pace > 0:
+            self._pause()
         if self._check_street == street:
             # the dealer checks every seat before the betting: a seat with a card too many or too
             # few is counted (card-count); the street is re-dealt where the display says
@@ -942,6 +955,23 @@ class SimulatedDealer(Closeable):
                     self._input(DealerAction.CARD_COUNT, seat, cards=len(self.table.seats.get(seat, ())))
                 self._done.discard(("betting", street))
                 return
+        if self._hooks:  # nothing scripted (every recorded hand): no search
+            self._betting_hooks(street)
+        post, in_hand = self.post, self.in_hand
+        for kind, seat in script.actions.get(street, ()):
+            if seat not in in_hand:
+                continue
+            if kind == "fold":
+                in_hand.remove(seat)
+                post(DealerInput(_FOLD, seat, {}))
+                if len(in_hand) == 1:
+                    return  # the hand is won: no betting complete
+            elif kind == "all-in":
+                post(DealerInput(_ALL_IN, seat, {}))
+        post(DealerInput(_BETTING_COMPLETE, None, {}))
+
+    def _betting_hooks(self, street: str) -> None:
+        """The irregularities scripted for the betting of ``street``, reported before its actions."""
         for h in [x for x in self._hooks if x.street == street and (
                 x.kind in ("wrong-bring-in", "flash") or (x.kind in ("absent", "undo") and x.args.get("at") == "betting"))]:
             self._hooks.remove(h)
@@ -958,48 +988,40 @@ class SimulatedDealer(Closeable):
             else:
                 self._input(DealerAction.FOLD, h.seat)  # by mistake ...
                 self._input(DealerAction.UNDO)          # ... and taken back
-        for kind, seat in script.actions.get(street, []):
-            if seat not in self.in_hand:
-                continue
-            if kind == "fold":
-                self.in_hand.remove(seat)
-                self._input(DealerAction.FOLD, seat)
-                if len(self.in_hand) == 1:
-                    return  # the hand is won: no betting complete
-            elif kind == "all-in":
-                self._input(DealerAction.ALL_IN, seat)
-        self._input(DealerAction.BETTING_COMPLETE)
 
     def _showdown(self, *, contested: bool) -> None:
         script = self.script
         if script is None:
             return
-        self._pause()
-        for h in [x for x in self._hooks if x.kind == "card-count"]:
-            self._hooks.remove(h)
-            self._input(DealerAction.CARD_COUNT, h.seat, **h.args)
-        for h in [x for x in self._hooks if x.kind == "next-deck"]:
-            # the next deck loaded and its first card pulled before hand complete: held aside;
-            # the dealer goes on once the machine has read it (its alert)
-            self._hooks.remove(h)
-            deck = self._shuffled(full_deck())
-            self.shoe.reload(deck)
-            self.stats.pulls += 1
-            self._after_read = contested
-            self._preloaded = (deck, self.shoe.pull())
-            return
+        if self.pace > 0:
+            self._pause()
+        if self._hooks:  # nothing scripted (every recorded hand): no search
+            for h in [x for x in self._hooks if x.kind == "card-count"]:
+                self._hooks.remove(h)
+                self._input(DealerAction.CARD_COUNT, h.seat, **h.args)
+            for h in [x for x in self._hooks if x.kind == "next-deck"]:
+                # the next deck loaded and its first card pulled before hand complete: held aside;
+                # the dealer goes on once the machine has read it (its alert)
+                self._hooks.remove(h)
+                deck = self._shuffled(full_deck())
+                self.shoe.reload(deck)
+                self.stats.pulls += 1
+                self._after_read = contested
+                self._preloaded = (deck, self.shoe.pull())
+                return
         self._finish_showdown(script, contested)
 
     def _finish_showdown(self, script: HandScript, contested: bool) -> None:
         if contested:
+            post, muck = self.post, script.muck
             for seat in self._live_order():
-                self._input(DealerAction.FOLD if seat in script.muck else DealerAction.SHOW, seat)
+                post(DealerInput(_FOLD if seat in muck else _SHOW, seat, {}))
         self.script = None
         self._last_script = script
         self._new_hand_input = None
         self.history.append(self.table)
         self.stats.hands_done += 1
-        self._input(DealerAction.HAND_COMPLETE)
+        self.post(DealerInput(_HAND_COMPLETE, None, {}))
         if self.on_hand_done is not None:
             self.on_hand_done(script)
 
@@ -1019,10 +1041,9 @@ class DirectShoe:
     """A shoe without a wire, for direct replays: each pull posts a ``CardRead`` straight to the
     consumer (sequence and dispense counters as a real shoe keeps them)."""
 
-    last_dispensed: tuple[Card, ...] = ()
-    """The cards the last pull dispensed, as a shoe that can double-pull reports them: never two
-    here; present so that the dealer's look-up per card finds it (a missing attribute costs an
-    exception each time)."""
+    single_pulls = True
+    """Every pull dispenses one card: the dealer does not ask after each pull which cards left
+    (``last_dispensed``, what a shoe that can double-pull reports)."""
 
     def __init__(self, post: Callable[[Any], object]) -> None:
         self._read = CardRead

@@ -18,6 +18,33 @@ class DeckError(ValueError):
     """A deck that cannot be built (a card twice, more than 52 cards, a PHH hand without actions)."""
 
 
+_CODES = frozenset(range(52))
+
+
+def stacked_order(first: Sequence[Card | None], seed: int = 0, *, size: int = 52) -> list[Card]:
+    """The cards of :meth:`Deck.with_prefix`, next to leave first: ``first`` on top, each
+    ``None`` in it a card of the rest; the rest is every card not in ``first``, in code order,
+    shuffled by ``random.Random(seed)``; it fills the open places in order, then follows them;
+    ``size`` cards in all.
+
+    :raises DeckError: a card twice in ``first``, or ``first`` longer than ``size`` or 52.
+    """
+    if len(first) > size or size > 52:
+        raise DeckError(f"{len(first)} cards on top of a deck of {size} (at most 52)")
+    known = [c for c in first if c is not None]
+    taken = {c.code for c in known}  # card codes: an int hashes far faster than the dataclass
+    if len(taken) != len(known):
+        dup = next(c for c in known if known.count(c) > 1)
+        raise DeckError(f"card {dup} appears twice in the stacked cards")
+    deck = full_deck()  # in code order: a card's code is its place
+    rest = [deck[code] for code in sorted(_CODES - taken)]
+    random.Random(seed).shuffle(rest)
+    fill = iter(rest)
+    cards = [c if c is not None else next(fill) for c in first]
+    cards.extend(fill)
+    return cards if size == 52 else cards[:size]
+
+
 class Deck:
     """An ordered stub of cards; :meth:`take` removes the next one.
 
@@ -54,24 +81,12 @@ class Deck:
     @classmethod
     def with_prefix(cls, first: Sequence[Card | None], seed: int = 0, *, size: int = 52) -> Deck:
         """``first`` on top (``None`` = any card: a seeded random one), then the rest of the
-        52-card deck in a seeded random order, ``size`` cards in all.
+        52-card deck in a seeded random order, ``size`` cards in all (:func:`stacked_order`).
 
         :raises DeckError: a card twice in ``first``, or ``first`` longer than ``size`` or 52.
         """
-        if len(first) > size or size > 52:
-            raise DeckError(f"{len(first)} cards on top of a deck of {size} (at most 52)")
-        known = [c for c in first if c is not None]
-        taken = {c.code for c in known}  # card codes: an int hashes far faster than the dataclass
-        if len(taken) != len(known):
-            dup = next(c for c in known if known.count(c) > 1)
-            raise DeckError(f"card {dup} appears twice in the stacked cards")
-        rest = [c for c in full_deck() if c.code not in taken]
-        random.Random(seed).shuffle(rest)
-        fill = iter(rest)
-        cards = [c if c is not None else next(fill) for c in first]
-        cards.extend(fill)
         deck = cls.__new__(cls)  # no repeat by construction: the check of __init__ is not run again
-        deck._cards = cards[:size]
+        deck._cards = stacked_order(first, seed, size=size)
         deck._pos = 0
         return deck
 

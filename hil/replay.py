@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from hil.dealer import DirectShoe, HandScript, SimulatedDealer
-from hil.deck import Deck
+from hil.deck import stacked_order
 from shoe_ctl.events import Alert, Command, Instruction, Signal
 from shoe_ctl.machine import Dealing
 from shoe_ctl.phh import TABLE_SEATS, RecordedHand
@@ -39,11 +39,18 @@ __all__ = ["HandRecord", "HandRecorder", "run_direct", "run_full", "script_from_
 
 _IDLE = Signal.IDLE  # looked up once: the recorder compares every instruction with it
 _CODE_TEXTS = tuple(card_text(c) for c in full_deck())  # by card code, 0..51
+_UNKNOWN_TEXT = card_text(None)
 
 
 def _card_text(card: Card | None) -> str:
     """:func:`card_text` from a table by card code (the recorder writes out every hand's cards)."""
-    return card_text(None) if card is None else _CODE_TEXTS[card.code]
+    return _UNKNOWN_TEXT if card is None else _CODE_TEXTS[card.code]
+
+
+def _card_texts(cards: Iterable[Card | None]) -> list[str]:
+    """:func:`_card_text` of each card, the table read in the one loop."""
+    texts, unknown = _CODE_TEXTS, _UNKNOWN_TEXT
+    return [unknown if c is None else texts[c.code] for c in cards]
 
 
 def script_from_record(rec: RecordedHand, *, seed: int = 0, rules: str | None = None,
@@ -58,7 +65,7 @@ def script_from_record(rec: RecordedHand, *, seed: int = 0, rules: str | None = 
     n = rec.n
     recorded = rec.table_seats(TABLE_SEATS) if table_seats else None
     seats = recorded if recorded is not None else list(range(1, n + 1))
-    deck = Deck.with_prefix(deal_order(rec)[:52], seed).cards()
+    deck = stacked_order(deal_order(rec)[:52], seed)
     stacks = [max(s - a, 0) for s, a in zip(rec.starting_stacks, rec.antes, strict=True)]
     ante_all_in = [seats[i] for i in range(n) if stacks[i] == 0]
     actions: dict[str, list[tuple[str, int]]] = {}
@@ -66,33 +73,33 @@ def script_from_record(rec: RecordedHand, *, seed: int = 0, rules: str | None = 
     street = ""
     folded = [False] * n
     shows: dict[int, bool] = {}
-    for a in rec.actions:
-        if a.kind in ("dh", "db"):
-            if a.street != street:
-                street = a.street
+    bring_in = rec.bring_in or 0
+    for _index, a_street, kind, i, amount, shown in rec.actions:  # an Action's fields, unpacked once
+        if kind == "dh" or kind == "db":
+            if a_street != street:
+                street = a_street
                 committed = [0] * n
             continue
-        i = a.player
         if i is None:
             continue
-        if a.kind == "sm":
-            shows[i] = any(c is not None for c in a.cards) or bool(a.cards)
+        if kind == "sm":
+            shows[i] = bool(shown)  # "sm" with cards, known or not: shown; a bare "sm": mucked
             continue
         before = stacks[i]
-        if a.kind == "f":
+        if kind == "f":
             folded[i] = True
-            actions.setdefault(a.street, []).append(("fold", seats[i]))
+            actions.setdefault(a_street, []).append(("fold", seats[i]))
             continue
-        if a.kind == "pb":
-            pay = min(rec.bring_in or 0, stacks[i])
-        elif a.kind == "cbr":
-            pay = min(max((a.amount or 0) - committed[i], 0), stacks[i])
+        if kind == "pb":
+            pay = min(bring_in, stacks[i])
+        elif kind == "cbr":
+            pay = min(max((amount or 0) - committed[i], 0), stacks[i])
         else:  # cc
             pay = min(max(max(committed) - committed[i], 0), stacks[i])
         committed[i] += pay
         stacks[i] -= pay
         if before > 0 and stacks[i] == 0:
-            actions.setdefault(a.street, []).append(("all-in", seats[i]))
+            actions.setdefault(a_street, []).append(("all-in", seats[i]))
     muck = [seats[i] for i, showed in shows.items() if not showed and not folded[i]]
     return HandScript(seats, rec.game.value, rules, deck, actions, ante_all_in, muck, name=str(path or rec.path))
 
@@ -193,9 +200,8 @@ class HandRecorder:
     def _snapshot(self, rec: HandRecord) -> None:
         hand = self.machine.hand
         assert hand is not None
-        text = _card_text
-        rec.cards = {s.seat: {"down": [text(c) for c in s.down], "up": [text(c) for c in s.up],
-                              "status": s.status} for s in hand.seats}
+        texts = _card_texts
+        rec.cards = {s.seat: {"down": texts(s.down), "up": texts(s.up), "status": s.status} for s in hand.seats}
         burns: dict[str, list[str]] = {}
         for st, c in hand.burn_pile:
             burns.setdefault(st, []).append(_card_text(c))
@@ -209,6 +215,10 @@ class HandRecorder:
 
     def close(self) -> None:
         return None
+
+
+MAX_EVENTS = 10_000_000
+"""A direct replay that hands the machine more events than this is taken for one that does not end."""
 
 
 def run_direct(scripts: Iterable[HandScript], profiles: Mapping[str, RuleProfile], *, rules: str = "tda",
@@ -236,19 +246,22 @@ def run_direct(scripts: Iterable[HandScript], profiles: Mapping[str, RuleProfile
                 s.handle(cmd)
 
     deliver(machine.start())
-    guard = 0
-    handle = machine.handle
-    while events and not dealer.stalled:
-        ev = events.popleft()
+    handle, take = machine.handle, events.popleft
+    # deliver(), inline: every command to every sink, in order (the recorder, the others, the
+    # dealer), each sink's method looked up once
+    record, others, act = recorder.handle, [s.handle for s in sinks], dealer.handle
+    for _ in range(MAX_EVENTS + 1):
+        if not events or dealer.stalled:
+            return recorder, dealer
+        ev = take()
         if log is not None:
             log.append(ev)
-        for cmd in handle(ev):  # deliver(), inline: every command to every sink, in order
-            for s in all_sinks:
-                s.handle(cmd)
-        guard += 1
-        if guard > 10_000_000:
-            raise RuntimeError("direct replay does not end")
-    return recorder, dealer
+        for cmd in handle(ev):
+            record(cmd)
+            for other in others:
+                other(cmd)
+            act(cmd)
+    raise RuntimeError("direct replay does not end")
 
 
 def run_full(scripts: Iterable[HandScript], profiles: Mapping[str, RuleProfile], *, rules: str = "tda",

@@ -30,6 +30,7 @@ CARD_UP = (False, False, True, True, True, True, False)
 
 PLAYER_ACTIONS = frozenset({"pb", "cbr", "cc", "f", "sm"})
 BETTING_ACTIONS = frozenset({"pb", "cbr", "cc", "f"})
+_PLAIN_BETS = frozenset({"pb", "cc", "f"})  # the player actions without an argument
 _PREVIOUS_STREET = dict(zip(STREETS[1:], STREETS, strict=False))  # "4th" -> "3rd" .. "7th" -> "6th"
 _ORDINAL = ("0th", "1st", "2nd", "3rd", "4th", "5th", "6th", "7th")
 
@@ -214,29 +215,46 @@ def read_phh(path: str | Path) -> RecordedHand:
     name = str(path)
     try:
         # O_NONBLOCK: opening a named pipe must not wait for a writer
-        with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as fh:
-            st = os.fstat(fh.fileno())
-            if not stat.S_ISREG(st.st_mode):  # a pipe or a device would block or never end
-                raise PhhError(name, WHOLE_FILE, "not a regular file")
-            if st.st_size > MAX_PHH_BYTES:
-                raise PhhError(name, WHOLE_FILE, f"{st.st_size} bytes: too large for one hand record "
-                               f"(at most {MAX_PHH_BYTES})")
-            # at most MAX_PHH_BYTES + 1 bytes, as one read of that size would give, but asking
-            # for the size found first: a read of n bytes allocates n up front (1 MiB per file)
-            want = st.st_size + 1
-            raw = fh.read(want)
-            if len(raw) == want and want <= MAX_PHH_BYTES:  # it grew since: read on to the limit
-                raw += fh.read(MAX_PHH_BYTES + 1 - want)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as exc:
         raise PhhError(name, WHOLE_FILE, f"cannot read: {exc.strerror or exc}") from None
     except ValueError as exc:  # a path with a NUL character
         raise PhhError(name, WHOLE_FILE, f"cannot read: {exc}") from None
+    try:  # on the descriptor itself: a file object and its buffer cost more than the read
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):  # a pipe or a device would block or never end
+            raise PhhError(name, WHOLE_FILE, "not a regular file")
+        if st.st_size > MAX_PHH_BYTES:
+            raise PhhError(name, WHOLE_FILE, f"{st.st_size} bytes: too large for one hand record "
+                           f"(at most {MAX_PHH_BYTES})")
+        # at most MAX_PHH_BYTES + 1 bytes, as one read of that size would give, but asking for
+        # the size found first: a read of n bytes allocates n up front (1 MiB per file)
+        want = st.st_size + 1
+        raw = _read_upto(fd, want)
+        if len(raw) == want and want <= MAX_PHH_BYTES:  # it grew since: read on to the limit
+            raw += _read_upto(fd, MAX_PHH_BYTES + 1 - want)
+    except OSError as exc:
+        raise PhhError(name, WHOLE_FILE, f"cannot read: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise PhhError(name, f"line {line}", "not UTF-8 text") from None
     return parse_phh(text, name)
+
+
+def _read_upto(fd: int, size: int) -> bytes:
+    """Up to ``size`` bytes of the open file ``fd``, fewer only at its end (a read that returns
+    less before the end is followed by another)."""
+    raw = os.read(fd, size)
+    while raw and len(raw) < size:
+        more = os.read(fd, size - len(raw))
+        if not more:
+            break
+        raw += more
+    return raw
 
 
 def parse_phh(text: str, source: str = "<text>") -> RecordedHand:
@@ -390,29 +408,77 @@ class _Parser:
             ruled = {p - 1: -1 for k, p in killed if STREETS.index(k) <= STREETS.index(st)}
             return {**ruled, **folded}
 
+        # One pass over the actions. A deal to a player (``d dh pN <cards>``, with its errors),
+        # a bet without an amount and a ``cbr`` with one are read here, the tables bound to
+        # locals; a community card, a show and any other line go through the methods below
+        # (docs/performance.md, "The replay's parse and harness").
+        cache = _CARDS_CACHE
+        player_of = _PLAYER_INDEX
+        previous_street = _PREVIOUS_STREET
         for index, entry in enumerate(actions_value):
             if not isinstance(entry, str):
                 raise self.action_error(index, entry, "is not a string")
             words = (entry.split("#", 1)[0] if "#" in entry else entry).split()
             if not words:
                 raise self.action_error(index, entry, "empty action")
-            if words[0] == "d":
-                action = self._deal(index, entry, words, n, cards)
-                if action.kind == "db":
+            first = words[0]
+            if first == "d":
+                if len(words) == 4 and words[1] == "dh":
+                    player = player_of.get(words[2], n)  # _player's look-up, called for its error only
+                    if player >= n:
+                        player = self._player(index, entry, words[2], n)
+                    dealt = cache.get(words[3])  # _cards' table, called on a miss
+                    if dealt is None:
+                        dealt = self._cards(index, entry, words[3])
+                    held = cards[player]
+                    have = len(held)
+                    if not dealt:
+                        raise self.action_error(index, entry, "no cards dealt")
+                    if have + len(dealt) > 7:
+                        raise self.action_error(index, entry, f"gives {words[2]} an {have + len(dealt)}th card")
+                    dealt_street = CARD_STREET[have]
+                    if CARD_STREET[have + len(dealt) - 1] != dealt_street:
+                        raise self.action_error(index, entry, "deals cards of two streets in one line")
+                    held.extend(dealt)
+                    action = _action((index, dealt_street, "dh", player, None, dealt))
+                    prev = previous_street.get(dealt_street)
+                    if prev is not None and prev not in complete:
+                        self._check_deal_order(index, entry, action, cards, out_of_hand(dealt_street),
+                                               community_street, complete)
+                    street = dealt_street
+                else:  # a community card, or a line the method refuses
+                    dealt = self._community(index, entry, words)
                     if community is not None:
                         raise self.action_error(index, entry, "a second community card")
                     street = STREETS[min(STREETS.index(street) + 1, len(STREETS) - 1)]
-                    action = _action((index, street, "db", None, None, action.cards))
-                    community, community_street = action.cards[0], street
-                else:
-                    prev = _PREVIOUS_STREET.get(action.street)
-                    if prev is not None and prev not in complete and action.player is not None:
-                        self._check_deal_order(index, entry, action, cards, out_of_hand(action.street),
-                                               community_street, complete)
-                    street = action.street
-            else:
+                    action = _action((index, street, "db", None, None, dealt))
+                    community, community_street = dealt[0], street
+                    player = None
+                if player is not None and player in folded:
+                    raise self.action_error(index, entry, f"p{player + 1} folded at actions[{folded[player]}]")
+                for card in dealt:
+                    if card is None:
+                        continue
+                    code = card.code
+                    if code in seen:
+                        raise self.action_error(index, entry, f"{card} was already dealt (actions[{seen[code]}])")
+                    seen[code] = index
+                out.append(action)
+                continue
+            player = player_of.get(first, n)  # _player's look-up, called for its error only
+            if player >= n:
+                player = self._player(index, entry, first, n)
+            verb = words[1] if len(words) > 1 else ""
+            if len(words) == 2 and verb in _PLAIN_BETS:
+                action = _action((index, street, verb, player, None, ()))
+            elif verb == "cbr" and len(words) == 3 and words[2].isascii() and words[2].isdigit() \
+                    and len(words[2]) <= MAX_AMOUNT_DIGITS:
+                action = _action((index, street, verb, player, int(words[2]), ()))
+            else:  # a show, or a line the method refuses
                 action = self._player_action(index, entry, words, n, street)
-                if action.kind in BETTING_ACTIONS and street not in complete:
+                verb = action.kind
+            if verb != "sm":
+                if street not in complete:
                     short = _short_player(street, cards, out_of_hand(street), community_street)
                     if short is None:
                         complete.add(street)
@@ -421,18 +487,10 @@ class _Parser:
                         raise self.action_error(index, entry, f"p{q + 1}, still in, has no card of {street} street "
                                                 f"when {street} street betting starts (holds {k} of {need}): "
                                                 "malformed deal")
-            if action.player is not None and action.player in folded and action.kind != "sm":
-                raise self.action_error(index, entry, f"p{action.player + 1} folded at actions[{folded[action.player]}]")
-            if action.kind == "f" and action.player is not None:
-                folded[action.player] = index
-            if action.kind in ("dh", "db"):
-                for card in action.cards:
-                    if card is None:
-                        continue
-                    code = card.code
-                    if code in seen:
-                        raise self.action_error(index, entry, f"{card} was already dealt (actions[{seen[code]}])")
-                    seen[code] = index
+                if player in folded:
+                    raise self.action_error(index, entry, f"p{player + 1} folded at actions[{folded[player]}]")
+                if verb == "f":
+                    folded[player] = index
             out.append(action)
         short = _short_player(street, cards, out_of_hand(street), community_street)
         if short is not None:
@@ -449,7 +507,7 @@ class _Parser:
             small_bet=small_bet,
             big_bet=big_bet,
             starting_stacks=stacks,
-            cards=tuple(tuple(c) for c in cards),
+            cards=tuple(map(tuple, cards)),
             community=community,
             community_street=community_street,
             actions=tuple(out),
@@ -526,31 +584,15 @@ class _Parser:
                 _CARDS_CACHE[text] = cards
         return cards
 
-    def _deal(
-        self, index: int, entry: str, words: list[str], n: int, cards: list[list[Card | None]]
-    ) -> Action:
+    def _community(self, index: int, entry: str, words: list[str]) -> tuple[Card | None, ...]:
+        """The card of a community-card line (``d db <card>``). Any other deal line than that and
+        ``d dh pN <cards>`` (read in :meth:`hand`) raises."""
         if len(words) >= 3 and words[1] == "db":
             dealt = self._cards(index, entry, "".join(words[2:]))
             if len(dealt) != 1:
                 raise self.action_error(index, entry, "a community card deal gives exactly one card")
-            return _action((index, "7th", "db", None, None, dealt))
-        if len(words) != 4 or words[1] != "dh":
-            raise self.action_error(index, entry, "expected 'd dh pN <cards>' or 'd db <card>'")
-        player = _PLAYER_INDEX.get(words[2], n)  # _player's look-up, called for its error only
-        if player >= n:
-            player = self._player(index, entry, words[2], n)
-        cached = _CARDS_CACHE.get(words[3])  # _cards' table, called on a miss
-        dealt = cached if cached is not None else self._cards(index, entry, words[3])
-        have = len(cards[player])
-        if not dealt:
-            raise self.action_error(index, entry, "no cards dealt")
-        if have + len(dealt) > 7:
-            raise self.action_error(index, entry, f"gives {words[2]} an {have + len(dealt)}th card")
-        first_street = CARD_STREET[have]
-        if CARD_STREET[have + len(dealt) - 1] != first_street:
-            raise self.action_error(index, entry, "deals cards of two streets in one line")
-        cards[player].extend(dealt)
-        return _action((index, first_street, "dh", player, None, dealt))
+            return dealt
+        raise self.action_error(index, entry, "expected 'd dh pN <cards>' or 'd db <card>'")
 
     def _player_action(self, index: int, entry: str, words: list[str], n: int, street: str) -> Action:
         player = _PLAYER_INDEX.get(words[0], n)  # _player's look-up, called for its error only

@@ -65,8 +65,12 @@ def _array(array: str) -> list[Any]:
     """The values of ``array``, text :data:`_STATEMENT` matched as an array. An array of strings
     alone and no comment (a PHH file's ``actions``, ``players``) is split at its quotes (a
     string here holds no quote: no escapes), the text between them only brackets, commas and
-    blanks; any other goes through :data:`_ITEMS`."""
+    blanks; one of scalars alone and no comment (``antes``, ``starting_stacks``) at its commas
+    (the array matched, each piece is one scalar between blanks, the last piece blank after a
+    trailing comma); any other goes through :data:`_ITEMS`."""
     if "#" not in array:
+        if '"' not in array:  # scalars alone (the antes, the stacks, the seats): between commas
+            return [_number(item.strip(" \t\n")) for item in array[1:-1].split(",") if item and not item.isspace()]
         parts = array.split('"')
         if not "".join(parts[0::2]).strip("[], \t\n"):
             return parts[1::2]

@@ -68,7 +68,7 @@ def package_on_demand(name: str) -> bool:
 
 package_on_demand("transitions.extensions")
 
-from transitions.core import State  # noqa: E402  (the package's stand-in first)
+from transitions.core import Condition, Machine, State  # noqa: E402  (the package's stand-in first)
 from transitions.extensions.nesting import (  # noqa: E402
     HierarchicalMachine,
     NestedEvent,
@@ -161,7 +161,36 @@ class LeanNestedTransition(NestedTransition):
         caller checked): the same callbacks in the same order (``prepare``, the conditions,
         the machine's ``before_state_change`` then ``before``, the exits, the model's new state,
         the enters, ``after`` then the machine's ``after_state_change``), the same event data,
-        with no log call and the change of state from the kept recipe."""
+        with no log call and the change of state from the kept recipe. A callback named on the
+        model is resolved and called here as ``Machine.callback`` does (:func:`_resolved`) when
+        the machine resolves and calls callbacks the library's way (``_inline_callbacks``)."""
+        machine = event_data.machine
+        model = event_data.model
+        if not machine._inline_callbacks or not machine.send_event:
+            return self._execute_silent_library(event_data)
+        for func in self.prepare:
+            _resolved(func, model, event_data)(event_data)
+        for cond in self.conditions:
+            if type(cond) is Condition:
+                if _resolved(cond.func, model, event_data)(event_data) != cond.target:
+                    return False
+            elif not cond.check(event_data):
+                return False
+        for func in machine.before_state_change:
+            _resolved(func, model, event_data)(event_data)
+        for func in self.before:
+            _resolved(func, model, event_data)(event_data)
+        if self.dest:
+            self._enter_dest(event_data, machine, model, machine.callback)
+        for func in self.after:
+            _resolved(func, model, event_data)(event_data)
+        for func in machine.after_state_change:
+            _resolved(func, model, event_data)(event_data)
+        return True
+
+    def _execute_silent_library(self, event_data: NestedEventData) -> bool:
+        """:meth:`execute_silent` with every callback through the machine's ``callback`` (a
+        machine that resolves or calls them its own way, or sends no event data)."""
         machine = event_data.machine
         callback = machine.callback
         for func in self.prepare:
@@ -174,25 +203,43 @@ class LeanNestedTransition(NestedTransition):
         for func in self.before:
             callback(func, event_data)
         if self.dest:
-            model = event_data.model
-            current = getattr(model, machine.model_attribute)
-            plain = None
-            if type(current) is str and not machine._has_final:
-                _exits, _names, _enters, scope, value, new_state, plain = self._recipe(event_data, current)
-            if plain is None:
-                self._change_state(event_data)
-            else:
-                if scope is not _UNSET:
-                    event_data.scope = list(scope)  # type: ignore[attr-defined]
-                _scoped_callbacks(plain[0], "on_exit", callback, event_data)
-                setattr(model, machine.model_attribute, value)
-                event_data.state = new_state
-                _scoped_callbacks(plain[1], "on_enter", callback, event_data)
+            self._enter_dest(event_data, machine, event_data.model, callback)
         for func in self.after:
             callback(func, event_data)
         for func in machine.after_state_change:
             callback(func, event_data)
         return True
+
+    def _enter_dest(self, event_data: NestedEventData, machine: Any, model: Any, callback: Any) -> None:
+        """The change of state of :meth:`execute_silent`: the exits, the model's new state, the
+        enters, from the kept recipe when every one is a plain state's."""
+        current = getattr(model, machine.model_attribute)
+        plain = None
+        if type(current) is str and not machine._has_final:
+            _exits, _names, _enters, scope, value, new_state, plain = self._recipe(event_data, current)
+        if plain is None:
+            self._change_state(event_data)
+        else:
+            if scope is not _UNSET:
+                event_data.scope = list(scope)  # type: ignore[attr-defined]
+            _scoped_callbacks(plain[0], "on_exit", callback, event_data)
+            setattr(model, machine.model_attribute, value)
+            event_data.state = new_state
+            _scoped_callbacks(plain[1], "on_enter", callback, event_data)
+
+
+def _resolved(func: Any, model: Any, event_data: NestedEventData) -> Callable[..., Any]:
+    """``func`` as ``Machine.resolve_callable`` gives it: a name the model has as a callable
+    attribute, that attribute; any other name through the library's own resolution (a
+    property's value, a dotted path imported, its error); a callable as it is."""
+    if isinstance(func, str):
+        found = getattr(model, func, _UNSET)
+        if found is _UNSET:  # a dotted path, or the library's error
+            return Machine.resolve_callable(func, event_data)
+        if callable(found):
+            return found
+        return lambda *_args, **_kwargs: found  # a property's value, as the library's wrapper
+    return func  # type: ignore[no-any-return]
 
 
 def _direct_level(levels: list[Any]) -> Any:
@@ -246,6 +293,9 @@ class LeanHierarchicalMachine(HierarchicalMachine):
                                and cls.__call__ is HierarchicalMachine.__call__
                                and cls.callbacks is HierarchicalMachine.callbacks
                                and cls.set_state is HierarchicalMachine.set_state)
+        # the transitions resolve and call a callback named on the model themselves unless a
+        # subclass changed how callbacks are resolved or called
+        self._inline_callbacks = cls.callback is Machine.callback and cls.resolve_callable is Machine.resolve_callable
         # ... and a trigger of one level and one source runs directly unless a subclass changed
         # how a trigger is queued or its result checked, or the library's scoped trigger
         self._direct_events = (self._silent_events and cls._process is HierarchicalMachine._process
@@ -365,11 +415,10 @@ class LeanHierarchicalMachine(HierarchicalMachine):
         state (:func:`_direct_level`), entered from the root scope with nothing on the scopes'
         stack: the library enters the root scope and then the event's (the same root scope
         again) and leaves both; here the root scope's values are set and put back once. The
-        source state's transitions, the result check, ``on_exception`` and ``finalize_event``
-        as in :meth:`_trigger_event`."""
-
-        def run() -> Any:
-            context, event, name, state_path, state = level
+        source state's transitions (:meth:`_process_silent`), then the result check,
+        ``on_exception`` and ``finalize_event`` as in :meth:`_checked`, without its closure."""
+        context, event, name, state_path, state = level
+        try:
             saved = self.scoped, self.states, self.events, self.prefix_path
             self.scoped, self.states, self.events, self.prefix_path = context[0], context[1], context[2], list(context[3])
             self._next_scope = None
@@ -379,12 +428,22 @@ class LeanHierarchicalMachine(HierarchicalMachine):
                 event_data.source_name = name
                 event_data.source_path = list(state_path)
                 self._process_silent(event, event_data)
-                res = event_data.result
+                res: Any = event_data.result
             finally:
                 self.scoped, self.states, self.events, self.prefix_path = saved
-            return None if res is None else bool(res)  # (None: no transition for it: the check raises)
-
-        return self._checked(event_data, trigger, run)
+            # (None: no transition for it: the check raises)
+            res = None if res is None else bool(res)
+            event_data.result = self._check_event_result(res, event_data.model, trigger)
+        except BaseException as err:  # handed to on_exception, as the library does
+            event_data.error = err  # type: ignore[assignment]
+            if self.on_exception:
+                for func in self.on_exception:
+                    self.callback(func, event_data)
+            else:
+                raise
+        finally:
+            self._finalize(event_data)
+        return event_data.result
 
     def _trigger_event(self, event_data: NestedEventData, trigger: str) -> Any:
         """The library's ``_trigger_event`` (the trigger run from the machine's queue: the event
@@ -423,13 +482,20 @@ class LeanHierarchicalMachine(HierarchicalMachine):
             else:
                 raise
         finally:
-            try:
-                for func in self.finalize_event:
-                    callback(func, event_data)
-            except BaseException as err:  # the library logs it and goes on
-                _NESTING_LOG.error("%sWhile executing finalize callbacks a %s occurred: %s.",
-                                   self.name, type(err).__name__, str(err))
+            self._finalize(event_data)
         return event_data.result
+
+    def _finalize(self, event_data: NestedEventData) -> None:
+        """The ``finalize_event`` callbacks after a trigger, an error of theirs logged as the
+        library logs it."""
+        if not self.finalize_event:
+            return
+        try:
+            for func in self.finalize_event:
+                self.callback(func, event_data)
+        except BaseException as err:  # the library logs it and goes on
+            _NESTING_LOG.error("%sWhile executing finalize callbacks a %s occurred: %s.",
+                               self.name, type(err).__name__, str(err))
 
     def _trigger_event_nested(self, event_data: NestedEventData, trigger: str, _state_tree: Any, *, silent: bool = False) -> Any:
         current = getattr(event_data.model, self.model_attribute)

@@ -1,15 +1,21 @@
 """Seeded random hands in every game and both profiles, dealt directly into the machine by the
 simulated dealer: every hand ends, every card lands where the dealer put it, the stub count is
-what is physically left, and the only alerts are the short-stub clauses the rules core chose."""
+what is physically left, and the only alerts are the short-stub clauses the rules core chose; the
+dealer asks a shoe which cards a pull dispensed only when the shoe can double-pull."""
 
 from __future__ import annotations
+
+import collections
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 from rule_profiles import PROFILES
 
-from hil.dealer import random_hands
+from hil.dealer import DirectShoe, SimulatedDealer, random_hands
 from hil.replay import run_direct
-from shoe_ctl.rules.cards import card_text
+from shoe_ctl.machine import Dealing
+from shoe_ctl.rules.cards import Card, card_text
 
 CLAUSES = {"RP-10-H-A", "RP-10-H-B", "RP-10-H-C", "house-16.18", "house-16.19", "house-16.20"}
 
@@ -132,3 +138,33 @@ def test_a_new_hand_refused_behind_a_stop_is_posted_again_once_the_stop_is_ackno
     assert "input-wrong-time" in dealer.stats.alerts  # the refusal was said
     assert dealer.stalled is None
     assert machine.hand_no == 2 and len(dealer.history) == 2  # both scripted hands dealt to their end
+
+
+class _CountingShoe(DirectShoe):
+    """A direct shoe that counts how often the dealer asks which cards its last pull dispensed."""
+
+    def __init__(self, post: Callable[[Any], object], single: bool) -> None:
+        super().__init__(post)
+        self.single_pulls = single
+        self.asked = 0
+
+    @property
+    def last_dispensed(self) -> tuple[Card, ...]:
+        self.asked += 1
+        return ()
+
+
+@pytest.mark.parametrize("single", [True, False])
+def test_the_dealer_asks_which_cards_left_only_a_shoe_that_can_double_pull(single: bool) -> None:
+    events: collections.deque[Any] = collections.deque()
+    shoe = _CountingShoe(events.append, single)
+    machine = Dealing(PROFILES, default_rules="tda", display=False)
+    dealer = SimulatedDealer(shoe, events.append, random_hands(3, count=3), threaded=False, auto_ack=True)
+    for cmd in machine.start():
+        dealer.handle(cmd)
+    while events:
+        for cmd in machine.handle(events.popleft()):
+            dealer.handle(cmd)
+    assert dealer.done.is_set() and dealer.stalled is None and dealer.stats.hands_done == 3
+    assert dealer.stats.pulls > 3 * 20
+    assert shoe.asked == (0 if single else dealer.stats.pulls)

@@ -15,7 +15,7 @@ from waiting import wait_for
 from drivers import protocol as p
 from drivers.exc import FaultSpecError
 from drivers.shoe import ShoeLink
-from hil.deck import Deck, DeckError
+from hil.deck import Deck, DeckError, stacked_order
 from hil.virtual_shoe import NO_HOST_LED, EmptyShoeError, Faults, LineNoise, VirtualShoe
 from shoe_ctl.rules.cards import Card, full_deck, parse_cards
 
@@ -57,6 +57,23 @@ def test_decks() -> None:
         Deck.stacked([Card.parse("As"), Card.parse("As")])
     d.take()
     assert d.remaining() == 51 and d.dealt() == [Card.parse("As")]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 7, 186])
+@pytest.mark.parametrize("top", ["", "??", "As??Kd", "??As????Kd??", "2c3c4c5c6c7c8c9cTcJcQcKcAc??2d??", "??" * 52])
+def test_a_stacked_deck_is_its_top_then_the_rest_shuffled_by_the_seed(top: str, seed: int) -> None:
+    first = parse_cards(top)
+    # the order by its definition: every card not on top, in code order, shuffled by the seed,
+    # fills the open places in order and then follows them
+    rest = [c for c in full_deck() if c not in first]
+    random.Random(seed).shuffle(rest)
+    want = [c if c is not None else rest.pop(0) for c in first] + rest
+    got = stacked_order(first, seed)
+    assert got == want and sorted(got) == full_deck()
+    assert Deck.with_prefix(first, seed).cards() == want
+    assert stacked_order(first, seed, size=len(first)) == want[:len(first)]
+    with pytest.raises(DeckError):
+        stacked_order([*first, Card.parse("Ah"), Card.parse("Ah")], seed)
 
 
 @pytest.mark.shared

@@ -442,3 +442,70 @@ def test_the_direct_path_is_taken_once_a_state_s_trigger_is_resolved(monkeypatch
         model.trigger("all_folded")
     assert taken == ["new_hand", "all_folded", "hand_complete"]
     assert model.state == layout.UNCONTESTED
+
+
+_DOTTED: list[str] = []
+
+
+def dotted_callback(event: Any) -> None:
+    """A callback named by its dotted path (``tests.machine.test_hsm.dotted_callback``)."""
+    _DOTTED.append(event.event.name)
+
+
+class _Kinds:
+    """Callbacks of every kind the library resolves: a method, a property (its value is the
+    condition's answer), a plain callable, a dotted path, and a name the model lacks."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+        self.open = True
+
+    @property
+    def is_open(self) -> bool:
+        self.calls.append("is_open read")
+        return self.open
+
+    def _after(self, event: Any) -> None:
+        self.calls.append(f"after {event.event.name} {self.state}")
+
+
+def _kinds(cls: type[HierarchicalMachine], missing: bool) -> _Kinds:
+    model = _Kinds()
+    plain_callable = lambda event: model.calls.append(f"callable {event.transition.dest}")  # noqa: E731
+    after: list[Any] = ["_after", plain_callable, f"{__name__}.dotted_callback"]
+    if missing:
+        after.append("_no_such_callback")
+    cls(model=model, states=["a", {"name": "b", "children": ["x", "y"], "initial": "x"}],
+        transitions=[{"trigger": "go", "source": "a", "dest": "b", "conditions": "is_open", "after": after},
+                     {"trigger": "back", "source": "b_x", "dest": "a", "unless": ["is_open"], "after": after},
+                     {"trigger": "back", "source": "b_x", "dest": "b_y"},
+                     {"trigger": "back", "source": "b_y", "dest": "a", "after": after}],
+        initial="a", send_event=True, queued=True, auto_transitions=False, model_override=False)
+    return model
+
+
+@pytest.mark.parametrize("missing", [False, True])
+def test_callbacks_of_every_kind_resolve_as_the_library_resolves_them(missing: bool) -> None:
+    """A property as a condition (read once per check, its value compared), a plain callable, a
+    dotted path and a method as ``after`` callbacks, and a name the model lacks (the library's
+    error), on the direct path (from the second trigger of a state on) as on the library's."""
+    runs = []
+    for cls in (HierarchicalMachine, LeanHierarchicalMachine):
+        _DOTTED.clear()
+        model = _kinds(cls, missing)
+        seen: list[Any] = []
+        for trigger, is_open in [("go", False), ("go", True), ("back", False), ("go", True), ("back", True),
+                                 ("back", True), ("go", False), ("go", True), ("back", False), ("go", True)]:
+            model.open = is_open
+            try:
+                seen.append((trigger, model.trigger(trigger), model.state))
+            except Exception as exc:  # noqa: BLE001 - compared between the two
+                seen.append((trigger, type(exc).__name__, str(exc), model.state))
+        runs.append((seen, model.calls, list(_DOTTED)))
+    assert runs[0] == runs[1]
+    assert any("is_open read" in c for c in runs[1][1]) and runs[1][2]
+    assert any(c.startswith("callable") for c in runs[1][1])
+    errors = [step[1] for step in runs[1][0] if len(step) == 4]
+    assert errors == (["AttributeError"] * 7 if missing else [])
+    if not missing:
+        assert [step[2] for step in runs[1][0]] == ["a", "b_x", "a", "b_x", "b_y", "a", "a", "b_x", "a", "b_x"]
