@@ -9,8 +9,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["CARD_TOKEN", "HIDDEN_KEYS", "MUCKED_STATUSES", "REDACTED", "SCALARS", "card_strings", "downcards_in",
-           "is_plain", "is_showdown", "public_parts", "public_state", "public_with"]
+__all__ = ["CARD_TOKEN", "HIDDEN_KEYS", "MUCKED_STATUSES", "REDACTED", "SCALARS", "Public", "StateFilter",
+           "card_strings", "downcards_in", "is_plain", "is_showdown", "public_parts", "public_state", "public_with"]
 
 HIDDEN_KEYS = frozenset({
     "down", "downcards", "down_cards", "hole", "hole_cards", "burns", "burned", "burn_cards",
@@ -68,6 +68,21 @@ class _Keep:
     def __call__(self, match: re.Match[str]) -> str:
         card = match.group(0)
         return card if card in self.public else REDACTED
+
+    def adding(self, cards: Iterable[str]) -> _Keep:
+        """This redaction with ``cards`` public too (the same as one read from a state naming them)."""
+        added = set(cards) - self.public
+        if not added:
+            return self
+        out = _Keep.__new__(_Keep)
+        out.public = self.public | added
+        out.known = self.known | {c for c in added if CARD_TOKEN.fullmatch(c)}
+        return out
+
+
+Public = _Keep
+"""The public cards of one state as the filter reads them (:meth:`StateFilter.public_state` keeps
+the last one's: :attr:`StateFilter.public`)."""
 
 
 def is_plain(value: Any) -> bool:
@@ -177,7 +192,7 @@ def public_state(state: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def public_with(state: Mapping[str, Any], fresh: Iterable[str]) -> dict[str, Any]:
+def public_with(state: Mapping[str, Any], fresh: Iterable[str], public: Public | None = None) -> dict[str, Any]:
     """:func:`public_state` of ``state`` when every value but those under the keys ``fresh`` is
     the filter's output already, under public cards that ``state``'s own seats and community card
     still name (the dealer display's shown state, filtered as each update was folded in; its
@@ -187,15 +202,88 @@ def public_with(state: Mapping[str, Any], fresh: Iterable[str]) -> dict[str, Any
 
     :param state: a public state whose values outside ``fresh`` came out of :func:`public_state`.
     :param fresh: the keys whose values have not been filtered (e.g. an instruction, alerts).
+    :param public: ``state``'s public cards when the caller has them already (as
+        :class:`StateFilter` read them from the state ``state`` was filtered from, plus the cards
+        added to it since: :meth:`Public.adding`); read from ``state`` when None.
     :returns: a new dict; ``state`` is not changed.
     """
-    keep, _ = _keeper(state)
+    keep = _keeper(state)[0] if public is None else public
     out = dict(state)
     for k in fresh:
         if k in out:
             v = out[k]
             out[k] = v if type(v) in SCALARS else _filtered(v, keep)
     return out
+
+
+class StateFilter:
+    """:func:`public_state` for one source of successive states, such as the machine's updates to
+    the dealer display, where most seats are unchanged from one state to the next.
+
+    :meth:`public_state` gives exactly what :func:`public_state` gives. A seat that is the very
+    object of the last state's seat at its place (the machine reuses an unchanged seat's entry),
+    still equal to what the filter made of it then, is not filtered again when that filtering
+    changed nothing and could not have changed anything under other public cards: the seat has
+    no hidden key and its only texts naming a card are its own upcards, each one card token
+    (public in every state that holds the seat). Any other seat goes through the filter.
+    :attr:`public` keeps the public cards of the last state filtered, so that the snapshot built
+    on it need not read them again (:func:`public_with`)."""
+
+    __slots__ = ("_seats", "public")
+
+    def __init__(self) -> None:
+        self._seats: dict[int, tuple[object, dict[str, Any]]] = {}
+        self.public: Public | None = None
+        """The public cards of the last state given to :meth:`public_state`."""
+
+    def public_state(self, state: Mapping[str, Any]) -> dict[str, Any]:
+        """:func:`public_state` of ``state``."""
+        keep, shown_down = _keeper(state)
+        self.public = keep
+        seats = state.get("seats")
+        if type(state) is not dict or type(seats) is not list:
+            out: dict[str, Any] = dict(_filtered(state, keep))
+        else:
+            out = {}
+            for k, v in state.items():
+                if _hidden(k):
+                    continue
+                out[k if type(k) is str else str(k)] = (
+                    self._filter_seats(v, keep) if k == "seats" else v if type(v) in SCALARS else _filtered(v, keep))
+        for i, down in shown_down.items():
+            out["seats"][i]["down"] = _filtered(down, keep)
+        return out
+
+    def _filter_seats(self, seats: list[Any], keep: _Keep) -> list[Any]:
+        memo = self._seats
+        out: list[Any] = []
+        for i, seat in enumerate(seats):
+            hit = memo.get(i)
+            if hit is not None and hit[0] is seat and seat == hit[1]:
+                out.append(dict(hit[1]))  # a copy: the caller may set its keys (a shown downcard, kept upcards)
+                continue
+            done = seat if type(seat) in SCALARS else _filtered(seat, keep)
+            if type(seat) is dict and done == seat and _self_contained(seat):
+                memo[i] = (seat, done)
+                done = dict(done)
+            else:
+                memo.pop(i, None)
+            out.append(done)
+        for i in [i for i in memo if i >= len(seats)]:
+            del memo[i]
+        return out
+
+
+def _self_contained(seat: dict[Any, Any]) -> bool:
+    """True when the filter's output of ``seat`` is the same whatever the other public cards: no
+    key is hidden, every key is a ``str``, and every text naming a card is one of the seat's own
+    upcards written as one card token."""
+    up = seat.get("up", [])
+    if type(up) is not list:
+        return False
+    own = {c for c in card_strings(up) if CARD_TOKEN.fullmatch(c)}
+    return (all((type(v) is str and v in own) or is_plain(v) for v in up)
+            and all(type(k) is str and not _hidden(k) and (k == "up" or is_plain(v)) for k, v in seat.items()))
 
 
 _SEAT_PARTS = ("seat", "up", "status")

@@ -15,10 +15,11 @@ from shoe_ctl.embargo import (
     CARD_TOKEN,
     MUCKED_STATUSES,
     SCALARS,
+    Public,
+    StateFilter,
     card_strings,
     is_plain,
     public_parts,
-    public_state,
     public_with,
 )
 from shoe_ctl.events import Alert, Command, DisplayUpdate, Instruction
@@ -115,7 +116,7 @@ def list_alerts(alerts: list[dict[str, Any]], cap: int = MAX_LISTED_ALERTS) -> t
 class DisplayModel:
     """The display's snapshot, built from the controller's commands.
 
-    - ``DisplayUpdate``: its state (through :func:`public_state`) replaces the table. Within one
+    - ``DisplayUpdate``: its state (through :func:`~shoe_ctl.embargo.public_state`) replaces the table. Within one
       hand (same ``"hand"`` value) a folded, killed or dead seat keeps the upcards it showed,
       even if an update lists fewer (the dealer needs them for the high hand and the stub).
     - ``Instruction``: the next instruction, with its LED pattern (``instruction["led"]``).
@@ -156,6 +157,8 @@ class DisplayModel:
         self.table_seats = table_seats
         self.version = 0
         self._state: dict[str, Any] = copy.deepcopy(EMPTY_STATE)
+        self._filter = StateFilter()  # the updates' embargo filter, unchanged seats not filtered again
+        self._public: Public | None = None  # the public cards of _state, as the filter read them
         self._state_name = ""  # the "state" of the last update folded in (shown or replaced)
         self._instruction: dict[str, Any] | None = None
         self._machine_alerts: list[dict[str, Any]] | None = None
@@ -330,7 +333,7 @@ class DisplayModel:
                 a for a in raw["alerts"] if not isinstance(a, Mapping) or a.get("id") not in self._acked)
             listed, self._machine_more = list_alerts(merged)
             raw = {**raw, "alerts": listed}
-        state = public_state(raw) if whole else public_parts(raw)
+        state = self._filter.public_state(raw) if whole else public_parts(raw)
         was = self._state_name
         if state.get("state") == "idle" and was.startswith("hand"):
             # the hand is over: its information alerts, seen during the hand, leave the NO HAND
@@ -345,12 +348,14 @@ class DisplayModel:
             self._local_more = 0
             self._acked = {a for a in self._acked if a >= self.LOCAL_ID_BASE}
             self._in_reply.clear()
+        kept: list[str] = []
         for seat in state.get("seats") or []:
             if not isinstance(seat, dict) or not isinstance(seat.get("seat"), int):
                 continue
             kept_up = self._keep_up(seat["seat"], card_strings(seat.get("up")), seat.get("status"))
             if kept_up is not None:
                 seat["up"] = kept_up
+                kept += kept_up
         ins = state.get("instruction")
         if isinstance(ins, Mapping):
             current = self._instruction or {}
@@ -368,6 +373,8 @@ class DisplayModel:
         self._state_name = str(state.get("state") or "")
         if whole:
             self._state = state
+            public = self._filter.public
+            self._public = public.adding(kept) if public is not None else None
 
     @staticmethod
     def _same(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
@@ -399,7 +406,8 @@ class DisplayModel:
         filtered once more on the way out: the shown state went through the filter as it was
         folded in (:meth:`_apply_update`), so only what was added since (the instruction, the
         alerts, the reply) goes through it again, under the same public cards
-        (:func:`~shoe_ctl.embargo.public_with`)."""
+        (:func:`~shoe_ctl.embargo.public_with`): those the filter read from the update, plus the
+        upcards a folded seat keeps showing, as a new reading of the shown state would find them."""
         out = dict(self._state)
         out["table_seats"] = self.table_seats
         out["instruction"] = self._instruction
@@ -407,4 +415,4 @@ class DisplayModel:
         out["alerts_more"] = more + self._machine_more + self._local_more
         out["reply"] = self._reply
         out["version"] = self.version
-        return public_with(out, _FRESH)
+        return public_with(out, _FRESH, self._public)

@@ -7,8 +7,10 @@ paho's own loop (``loop_start``) calls ``select()``, which cannot watch a descri
 register-write callbacks, as aiomqtt does on asyncio), on a :class:`selectors.DefaultSelector`,
 which has no such limit. Connections (and reconnections, with a doubling delay) are made by a
 second thread, each try in a short thread of its own (``connect`` blocks up to the client's
-``connect_timeout``). docs/floor.md,
-"The network loop".
+``connect_timeout``). Work of a client's owner may run in the loop's thread too
+(:meth:`NetLoop.call_soon`, :meth:`NetLoop.call_at`): the table's publisher does all its work
+there, so its publications are written in the turn that makes them. docs/floor.md, "The network
+loop".
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ import paho.mqtt.client as mqtt
 
 log = logging.getLogger(__name__)
 
-__all__ = ["NetLoop", "shared_loop"]
+__all__ = ["NetLoop", "Timer", "shared_loop"]
 
 MISC_EVERY_S = 1.0
 """How often each open client's ``loop_misc`` runs (keepalive PINGREQ, an unanswered ping)."""
@@ -66,6 +68,23 @@ def _no_delay(sock: Any) -> None:
     with contextlib.suppress(OSError, ValueError, AttributeError):
         if sock.family in (socket.AF_INET, socket.AF_INET6):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+
+class Timer:
+    """A call due at a monotonic time in a loop's thread (:meth:`NetLoop.call_at`)."""
+
+    __slots__ = ("cancelled", "fn", "order", "when")
+
+    def __init__(self, when: float, order: int, fn: Callable[[], None]) -> None:
+        self.when, self.order, self.fn = when, order, fn
+        self.cancelled = False
+
+    def __lt__(self, other: Timer) -> bool:
+        return (self.when, self.order) < (other.when, other.order)
+
+    def cancel(self) -> None:
+        """It will not run (its place in the loop is let go at the loop's next turn)."""
+        self.cancelled = True
 
 
 class _Conn:
@@ -110,6 +129,7 @@ class NetLoop:
         self._conns: dict[int, _Conn] = {}  # id(client) -> its record
         self._lock = threading.Lock()  # _conns and the connector's heap
         self._due: list[tuple[float, int, _Conn]] = []
+        self._timers: list[Timer] = []  # the loop thread's own
         self._order = itertools.count()
         self._connect_cond = threading.Condition(self._lock)
         self._stop = False
@@ -233,6 +253,27 @@ class NetLoop:
             with contextlib.suppress(BlockingIOError, OSError):
                 self._wake_w.send(b"\0")
 
+    def call_soon(self, fn: Callable[[], None]) -> None:
+        """Run ``fn()`` in the loop's thread at its next turn (any thread; from the loop's own thread,
+        in the turn under way, after the events it serves and before it writes). An exception it
+        raises is logged."""
+        self._calls.append(fn)
+        if not self._woken and threading.current_thread() is not self._thread:
+            self._woken = True
+            with contextlib.suppress(BlockingIOError, OSError):
+                self._wake_w.send(b"\0")
+
+    def call_at(self, when: float, fn: Callable[[], None]) -> Timer:
+        """Run ``fn()`` in the loop's thread at ``time.monotonic()`` ``when`` or just after (the loop's
+        thread only: from a callback or a :meth:`call_soon` function). :returns: its :class:`Timer`."""
+        timer = Timer(when, next(self._order), fn)
+        heapq.heappush(self._timers, timer)
+        return timer
+
+    def in_loop(self) -> bool:
+        """The caller runs in the loop's thread."""
+        return threading.current_thread() is self._thread
+
     def _schedule(self, conn: _Conn, delay: float) -> None:
         with self._lock:
             if conn.leaving or self._stop:
@@ -317,8 +358,14 @@ class NetLoop:
     def _run(self) -> None:
         next_misc = time.monotonic() + MISC_EVERY_S
         next_sweep = time.monotonic() + SWEEP_EVERY_S
+        timers = self._timers
         while True:
-            for key, mask in self._sel.select(max(0.0, min(next_misc, next_sweep) - time.monotonic())):
+            while timers and timers[0].cancelled:
+                heapq.heappop(timers)
+            wake_at = min(next_misc, next_sweep, timers[0].when) if timers else min(next_misc, next_sweep)
+            if self._calls:  # asked for by the turn's last steps (paho's keepalive, a write)
+                wake_at = 0.0
+            for key, mask in self._sel.select(max(0.0, wake_at - time.monotonic())):
                 conn = key.data
                 if conn is None:
                     self._woken = False
@@ -326,15 +373,17 @@ class NetLoop:
                         self._wake_r.recv(4096)
                     continue
                 self._serve(conn, key.fileobj, mask)
-            while self._calls:
-                try:
-                    self._calls.popleft()()
-                except Exception:  # noqa: BLE001 - one client's trouble never stops the others
-                    log.exception("floor network loop (%s)", self.name)
+            self._run_calls()
+            now = time.monotonic()
+            if timers and timers[0].when <= now:
+                while timers and timers[0].when <= now:
+                    timer = heapq.heappop(timers)
+                    if not timer.cancelled:
+                        self._calls.append(timer.fn)
+                self._run_calls()
             self._write_queued()
             if self._stop:
                 return
-            now = time.monotonic()
             if now >= next_sweep:
                 next_sweep = now + SWEEP_EVERY_S
                 for conn in list(self._conns.values()):
@@ -347,6 +396,14 @@ class NetLoop:
                     if conn.sock is not None:
                         self._guard(conn.client.loop_misc)
                 self._write_queued()
+
+    def _run_calls(self) -> None:
+        calls = self._calls
+        while calls:
+            try:
+                calls.popleft()()
+            except Exception:  # noqa: BLE001 - one client's trouble never stops the others
+                log.exception("floor network loop (%s)", self.name)
 
     def _serve(self, conn: _Conn, sock: Any, mask: int) -> None:
         client = conn.client

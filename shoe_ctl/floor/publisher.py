@@ -1,7 +1,8 @@
-"""The table's floor publisher: a controller sink whose own thread publishes the journal's
-committed records and the public state on the floor's MQTT broker (paho-mqtt 2.x, QoS 1), the
-journal being its outbox; dealing never waits for the broker. Topics, sessions, the outbox file
-and the replay of a gap: docs/floor.md.
+"""The table's floor publisher: a controller sink that publishes the journal's committed records
+and the public state on the floor's MQTT broker (paho-mqtt 2.x, QoS 1), the journal being its
+outbox; its work runs in its network loop's thread (:mod:`shoe_ctl.floor.netloop`), so a record's
+publication is written in the turn that makes it; dealing never waits for the broker. Topics,
+sessions, the outbox file and the replay of a gap: docs/floor.md.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from shoe_ctl.events import Command, DisplayUpdate
 from shoe_ctl.floor.card_health import CardHealth, HealthLimits, JournalDeckTags
 from shoe_ctl.floor.config import Credentials, FloorConfig, load_credentials, parse_broker
 from shoe_ctl.floor.failover import BrokerChoice, host_topic
-from shoe_ctl.floor.netloop import NetLoop, shared_loop
+from shoe_ctl.floor.netloop import NetLoop, Timer, shared_loop
 from shoe_ctl.floor.topics import Topics, dumps, event_payload, floor_state, floor_tile, recall_hand
 from shoe_ctl.service.controller import Controller
 from shoe_ctl.service.journal.records import CommittedTail, Record
@@ -47,13 +48,16 @@ __all__ = ["FloorPublisher", "attach_floor"]
 
 IDLE_POLL_S = 0.5
 """For a journal that tells no commits (read-only here: written by another process), and with
-several brokers (the floor's state on each is timed), how often the publisher's thread runs when
-nothing wakes it: it reads the journal for new records then (seconds)."""
+several brokers (the floor's state on each is timed), how often the publisher steps when nothing
+asks it to: it reads the journal for new records then (seconds)."""
 
 IDLE_WAIT_S = 2.0
-"""Otherwise the longest the publisher's thread sleeps when nothing wakes it: a commit, a new
-state, a message from the broker, a full window's acknowledgement and each timed step (the
-heartbeat, the read-back's deadline, the outbox's save, a held-back state or recall) wake it."""
+"""Otherwise the longest the publisher goes without a step when nothing asks for one: a commit, a
+new state, a message from the broker, a full window's acknowledgement and each timed step (the
+heartbeat, the read-back's deadline, the outbox's save, a held-back state or recall) ask for it."""
+
+TIMER_SLACK_S = 0.002
+"""A timed step already set for within this many seconds of the time now wanted is kept."""
 
 MAX_SKEW_S = 1.0
 """The most the table's clock may differ from the floor's before a ``clock-skew`` warning (s)."""
@@ -162,8 +166,9 @@ class FloorPublisher:
         self._inflight: dict[int, int] = {}
         self._acks: collections.deque[int] = collections.deque()
         self._signals: collections.deque[tuple[str, Any]] = collections.deque()
-        self._wake = threading.Event()
+        self._poked = False  # a step is asked for and has not begun (any thread sets it)
         self._due = float("inf")  # monotonic time of a step asked for by _run_at
+        self._timer: Timer | None = None  # the next timed step, on the loop
         self._commits = 0  # commits the journal told of
         self._handed = CommittedTail(HANDED_MAX)  # committed records, handed over by the journal's writer
         self._read_upto = -1  # the value of _commits when the journal was last read to its end
@@ -184,7 +189,7 @@ class FloorPublisher:
         self._readback_done = False  # this connection's state came back: no more read-backs on it
         self._saved = (self.acked, self.session - 1)
         self._saved_at = 0.0
-        self._thread: threading.Thread | None = None
+        self._started = False
         self._killed = False
         self.readback_s = readback_s
         self.problem: str | None = None
@@ -217,9 +222,9 @@ class FloorPublisher:
 
     def handle_all(self, commands: Sequence[Command]) -> None:
         """Take one event's commands (the controller hands them over at the event's end): keeps the
-        newest public state and wakes the publisher's thread for it, unless a commit of the
-        journal is still to come (the event's record queued: that commit wakes the thread, which
-        then publishes the record and the state in one step). Never blocks, never raises."""
+        newest public state and asks for a step for it, unless a commit of the journal is still to
+        come (the event's record queued: that commit asks for the step, which then publishes the
+        record and the state at once). Never blocks, never raises."""
         latest = None
         for command in commands:
             if isinstance(command, DisplayUpdate):
@@ -228,7 +233,7 @@ class FloorPublisher:
             return  # nothing here for the floor
         self._latest = latest  # before the look at the journal: a commit after it sees this state
         if not self._commit_coming():
-            self._wake.set()
+            self._poke()
 
     def _commit_coming(self) -> bool:
         """The journal tells its commits, holds appends not yet written and is not failing: its
@@ -253,17 +258,12 @@ class FloorPublisher:
                and time.monotonic() < first):
             time.sleep(0.01)
         while self.connected and (self._inflight or self._next <= self._last_seq()) and time.monotonic() < deadline:
-            self._wake.set()
+            self._poke()
             time.sleep(0.02)
         self._stop.set()
-        self._wake.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
-        self._drain_acks()
-        if self.connected:
-            self._state_at = self._display_at = float("-inf")
-            self._publish_state()  # the last state, if an interval held it back
-            info = self.client.publish(self.topics.status, dumps(self._status(False, clean=True)), qos=1, retain=True)
+        last: list[mqtt.MQTTMessageInfo] = []
+        self._in_loop(lambda: last.extend(self._last_words()), max(0.5, deadline - time.monotonic()))
+        for info in last:
             try:
                 info.wait_for_publish(1.0)
             except (RuntimeError, ValueError):
@@ -272,20 +272,53 @@ class FloorPublisher:
         if self._net is not None:
             self._net.disconnect(self.client)
 
+    def _last_words(self) -> list[mqtt.MQTTMessageInfo]:
+        """At a clean stop (the loop's thread): the last state, if an interval held it back, and the
+        offline status marked clean."""
+        self._drain_acks()
+        if self._timer is not None:
+            self._timer.cancel()
+        if not self.connected:
+            return []
+        self._state_at = self._display_at = float("-inf")
+        self._publish_state()
+        return [self.client.publish(self.topics.status, dumps(self._status(False, clean=True)), qos=1, retain=True)]
+
+    def _in_loop(self, fn: Callable[[], None], timeout: float) -> None:
+        """Run ``fn`` in the loop's thread, where every step runs, and wait for it up to ``timeout``
+        seconds; with no loop running, here."""
+        net = self._net
+        if net is None or not self._started or net.in_loop():
+            fn()
+            return
+        done = threading.Event()
+
+        def run() -> None:
+            try:
+                fn()
+            finally:
+                done.set()
+
+        net.call_soon(run)
+        if not done.wait(timeout):
+            log.warning("floor publisher of table %s: its network loop did not answer within %.1f s at the stop",
+                        self.table, timeout)
+
     # ------------------------------------------------------------------ lifecycle
 
     def start(self) -> FloorPublisher:
         """Connect in the background on the network loop (the process's own unless one was given:
-        :mod:`shoe_ctl.floor.netloop`), retrying while the broker is away, and start the
-        publisher's thread."""
+        :mod:`shoe_ctl.floor.netloop`), retrying while the broker is away; the publisher's steps
+        run in the loop's thread from now on."""
         listen = getattr(self.journal, "add_commit_listener", None)
         self._notified = bool(listen(self._committed)) if listen is not None else False
         self.client.connect_async(self.host, self.port, keepalive=self.keepalive)
         if self._net is None:
             self._net = shared_loop()
         self._net.add(self.client, min_delay=1.0, max_delay=float(self.reconnect_max_s), before_connect=self._to_broker)
-        self._thread = threading.Thread(target=self._run, name=f"floor-pub-{self.table}", daemon=True)
-        self._thread.start()
+        self._started = True
+        self._poked = False  # a state or commit taken before the start is in the first step
+        self._poke()
         return self
 
     def kill(self) -> None:
@@ -293,11 +326,8 @@ class FloorPublisher:
         connection dropped without DISCONNECT (the broker sends the Will)."""
         self._killed = True
         self._stop.set()
-        self._wake.set()
         if self._net is not None:
             self._net.abort(self.client)
-        if self._thread is not None:
-            self._thread.join(2)
 
     # ------------------------------------------------------------------ paho callbacks (network thread)
 
@@ -322,7 +352,7 @@ class FloorPublisher:
         if self.report is not None:
             client.subscribe(self.topics.clock, qos=1)
         self._signals.append(("connected", None))
-        self._wake.set()
+        self._poke()
 
     def _on_disconnect(self, _client: mqtt.Client, _ud: object, _flags: mqtt.DisconnectFlags, reason: ReasonCode,
                        _props: Properties | None) -> None:
@@ -335,7 +365,7 @@ class FloorPublisher:
             self._set_will()
             log.warning("floor broker connection lost (%s); table %s reconnects", reason, self.table)
         self._next_broker(f"lost: {reason}")
-        self._wake.set()
+        self._poke()
 
     def _on_connect_fail(self, _client: mqtt.Client, _ud: object) -> None:
         self._next_broker("connection failed")
@@ -359,7 +389,7 @@ class FloorPublisher:
     def _on_publish(self, _client: mqtt.Client, _ud: object, mid: int, _reason: ReasonCode, _props: Properties) -> None:
         self._acks.append(mid)
         if len(self._inflight) >= self.window:  # else folded in at the next step: no wake-up per message
-            self._wake.set()
+            self._poke()
 
     def _state_back(self, payload: bytes | bytearray) -> None:
         """Our own state delivered back by the broker: it keeps what this table publishes."""
@@ -406,19 +436,19 @@ class FloorPublisher:
         if msg.topic == self.host_topic:
             if self.choice is not None and self.choice.take_state(msg.payload):
                 self._signals.append(("connected", None))  # the floor is (back) here: the birth again
-            self._wake.set()
+            self._poke()
             return
         if msg.topic == self.topics.state:
             self._state_back(msg.payload)
             return
         if msg.topic == self.topics.clock:
             self._signals.append(("clock", (time.time(), bytes(msg.payload[:256]))))
-            self._wake.set()
+            self._poke()
             return
         if msg.topic == self.topics.verify:
             if len(self._signals) < 64:  # a flood of seeds is answered up to this many at a time
                 self._signals.append(("verify", bytes(msg.payload[:1024])))
-                self._wake.set()
+                self._poke()
             return
         try:
             data = json.loads(msg.payload)
@@ -429,15 +459,15 @@ class FloorPublisher:
             log.warning("floor: bad replay request on %s (expected {\"from\": a journal sequence})", msg.topic)
             return
         self._signals.append(("replay", seq))
-        self._wake.set()
+        self._poke()
 
     # ------------------------------------------------------------------ the publisher thread
 
     def _committed(self, records: Sequence[Record]) -> None:
-        """The journal committed ``records`` (its writer thread): keep them, wake the publisher."""
+        """The journal committed ``records`` (its writer thread): keep them, ask for a step."""
         self._handed.add(records)
         self._commits += 1
-        self._wake.set()
+        self._poke()
 
     def _after(self, since: int) -> Iterable[Record]:
         """The records after journal sequence ``since`` to publish: those the writer handed over when
@@ -458,21 +488,42 @@ class FloorPublisher:
 
     def _run_at(self, when: float) -> None:
         """Run the publisher's step again at monotonic time ``when`` (a state or recall held back
-        by its interval) without a wake-up before then (in the publisher's thread)."""
+        by its interval) without a step before then (in a step)."""
         self._due = min(self._due, when)
 
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            idle = IDLE_WAIT_S if self._notified and self.choice is None else IDLE_POLL_S
-            self._wake.wait(max(0.0, min(idle, self._due - time.monotonic())))
-            self._wake.clear()
-            self._due = float("inf")
-            if self._stop.is_set():
-                break
-            try:
-                self._step()
-            except Exception:  # noqa: BLE001 - the publisher never takes the table down
-                log.exception("floor publisher of table %s", self.table)
+    def _poke(self) -> None:
+        """Ask for a step in the network loop's thread (any thread; never blocks): one step for
+        however many asked before it begins."""
+        if self._poked:
+            return
+        self._poked = True
+        if self._started and self._net is not None:
+            self._net.call_soon(self._turn)
+
+    def _turn(self) -> None:
+        """One step (the loop's thread), then the next timed one: asked for by :meth:`_run_at`, or
+        :data:`IDLE_WAIT_S` (:data:`IDLE_POLL_S`) from now."""
+        self._poked = False
+        if self._stop.is_set():
+            return
+        self._due = float("inf")
+        try:
+            self._step()
+        except Exception:  # noqa: BLE001 - the publisher never takes the table down
+            log.exception("floor publisher of table %s", self.table)
+        idle = IDLE_WAIT_S if self._notified and self.choice is None else IDLE_POLL_S
+        when = min(self._due, time.monotonic() + idle)
+        timer = self._timer
+        if timer is not None:
+            if not timer.cancelled and abs(timer.when - when) < TIMER_SLACK_S:
+                return  # the timed step stands
+            timer.cancel()  # this step did what it was for, or something new is due sooner
+        if self._net is not None:
+            self._timer = self._net.call_at(when, self._timed)
+
+    def _timed(self) -> None:
+        self._timer = None
+        self._turn()
 
     def _check_outbox(self) -> None:
         """At the first step: an outbox ahead of the journal (no record at or after its acknowledged

@@ -108,6 +108,12 @@ def take(reads: Sequence[Read], seq: int, alert: AlertFn) -> None:
         if last is None or before is None or (before.code // 4 - last.code // 4) % 13 not in (0, 1, 12):
             return
         runs = _linked(before.code, last.code)
+        if not runs:
+            # the ranks window is flagged only with every one of its pairs of one or next ranks:
+            # the pair before the newest too (the runs window cannot be flagged by this read)
+            prior = reads[-3].card
+            if prior is None or (prior.code // 4 - before.code // 4) % 13 not in (0, 1, 12):
+                return
     codes = [r.card.code if r.card is not None else None for r in reads[-max(WINDOW, RANK_WINDOW) - 1:]]
     if runs and _window_flags(codes, len(codes)) and not _window_flags(codes, len(codes) - 1):
         alert(RUNS_CODE, f"read {seq}: {links(codes[-WINDOW:])} of the last {WINDOW - 1} neighbour cards are of one "

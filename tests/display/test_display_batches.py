@@ -102,7 +102,7 @@ def test_the_snapshot_filters_only_its_new_parts_and_gives_what_the_whole_filter
         ours.apply(c)
         whole.apply(c)
         with monkeypatch.context() as m:
-            m.setattr(display_model, "public_with", lambda state, _fresh: public_state(state))
+            m.setattr(display_model, "public_with", lambda state, _fresh, _public=None: public_state(state))
             expected = whole.snapshot()
         got = ours.snapshot()
         assert got == expected

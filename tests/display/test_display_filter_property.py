@@ -18,6 +18,7 @@ from shoe_ctl.embargo import (
     HIDDEN_KEYS,
     MUCKED_STATUSES,
     REDACTED,
+    StateFilter,
     downcards_in,
     is_showdown,
     public_state,
@@ -103,3 +104,30 @@ def test_the_filter_gives_what_its_specification_gives(state: dict[Any, Any]) ->
     assert list(out) == list(specification(state))  # the same keys in the same order (the JSON)
     if not is_showdown(state):
         assert list(downcards_in(out)) == []
+
+
+@given(st.lists(STATES, min_size=2, max_size=6), st.data())
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_a_stream_of_states_sharing_seats_filters_as_each_alone(states: list[dict[Any, Any]],
+                                                               data: st.DataObject) -> None:
+    """:class:`StateFilter` on successive states whose seats are often the very objects of the
+    state before (as the machine reuses an unchanged seat's entry), some changed in place in
+    between: each state gives what the filter alone gives it, whatever the other public cards."""
+    memo = StateFilter()
+    before: list[Any] = []
+    for state in states:
+        seats = state["seats"]
+        for i in range(min(len(seats), len(before))):
+            if data.draw(st.booleans()):
+                seats[i] = before[i]  # the same object as in the last state
+                if isinstance(seats[i], dict) and data.draw(st.integers(0, 4)) == 0:
+                    seats[i]["note"] = data.draw(TEXT)  # and changed in place since
+        out = memo.public_state(state)
+        assert out == public_state(state) == specification(state)
+        assert list(out) == list(public_state(state))
+        out_again = memo.public_state(state)
+        for seat in out_again["seats"]:  # the caller may change what it is handed
+            if isinstance(seat, dict):
+                seat["up"] = ["Kd", "As"]
+        assert memo.public_state(state) == out
+        before = list(seats)

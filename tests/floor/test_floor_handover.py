@@ -2,14 +2,21 @@
 records it publishes next (``FloorPublisher._after``: those handed over after their commit when
 they follow the last one published without a gap, else the journal's own, read again: at a start,
 after a replay asked from further back, and once more were committed than the publisher keeps),
-and when a new public state wakes its thread (not while the event's commit is still to come: the
-commit wakes it; docs/floor.md, "Nothing lost, nothing twice")."""
+and when a new public state asks for a step (not while the event's commit is still to come: the
+commit asks for it; docs/floor.md, "Nothing lost, nothing twice"), and where the steps run (the
+network loop's thread, "The network loop")."""
 
 from __future__ import annotations
 
+import threading
+import time
 from typing import Any
 
+from waiting import wait_for
+
 from shoe_ctl.events import DisplayUpdate, Instruction, Signal
+from shoe_ctl.floor.broker import free_port
+from shoe_ctl.floor.netloop import NetLoop
 from shoe_ctl.floor.publisher import HANDED_MAX, FloorPublisher
 from shoe_ctl.service.journal.records import Record
 
@@ -78,24 +85,64 @@ def test_more_records_than_kept_are_read_from_the_journal() -> None:
     assert _seqs(pub._after(HANDED_MAX + 5)) == [HANDED_MAX + 6] and pub.journal_reads == 1
 
 
-def test_a_new_state_wakes_the_publisher_unless_a_commit_is_coming() -> None:
+def test_a_new_state_asks_for_a_step_unless_a_commit_is_coming() -> None:
     journal = _Journal()
     pub = _publisher(journal)
     pub._notified = bool(journal.add_commit_listener(pub._committed))  # as start() listens
     state = {"hand": 1, "state": "idle"}
     pub.handle_all([Instruction(Signal.IDLE, "No hand")])
-    assert not pub._wake.is_set() and pub._latest is None  # nothing for the floor: no wake-up
-    journal.pending = 1  # the event's record queued: its commit wakes the thread
+    assert not pub._poked and pub._latest is None  # nothing for the floor: no step
+    journal.pending = 1  # the event's record queued: its commit asks for the step
     pub.handle_all([DisplayUpdate(state)])
-    assert pub._latest is state and not pub._wake.is_set()
+    assert pub._latest is state and not pub._poked
     for fn in journal.listeners:
         fn(journal.commit(1))
-    assert pub._wake.is_set()  # the commit: record and state in one step
-    pub._wake.clear()
+    assert pub._poked  # the commit: record and state in one step
+    pub._poked = False
     journal.pending = 0  # nothing queued (a dealer input's record waited for its commit)
     pub.handle_all([DisplayUpdate(state)])
-    assert pub._wake.is_set()
-    pub._wake.clear()
+    assert pub._poked
+    pub._poked = False
     journal.pending, journal.failing = 1, OSError("disk full")  # queued but no commit coming soon
     pub.handle_all([DisplayUpdate(state)])
-    assert pub._wake.is_set()
+    assert pub._poked
+
+
+def test_the_steps_run_in_the_network_loops_thread() -> None:
+    """No thread of its own: a commit's step runs in the loop's thread (where paho writes what it
+    publishes), several asks before it begins make one step, and a step made for a commit also
+    moves the timed step on (one timer on the loop)."""
+    journal = _Journal()
+    net = NetLoop("floor-test-net")
+    pub = FloorPublisher(journal, table="t1", room="room-1", host="127.0.0.1", port=free_port(), loop=net)
+    ran: list[int] = []
+    step = pub._step
+
+    def counted() -> int:
+        ran.append(threading.get_ident())
+        return step()
+
+    pub._step = counted  # type: ignore[method-assign]
+    try:
+        before = {t.name for t in threading.enumerate()}
+        pub.start()
+        assert wait_for(lambda: len(ran) == 1, 5)  # the first step, at the start
+        assert not any(t.name.startswith("floor-pub-t1") for t in threading.enumerate())
+        assert {t.name for t in threading.enumerate()} - before <= {"floor-test-net", "floor-test-net-connect",
+                                                                     "floor-test-net-connect-try"}
+        timer = pub._timer
+        assert timer is not None and not timer.cancelled
+        time.sleep(0.05)  # the next step's idle timer falls later than this one's
+        done = threading.Event()
+        net.call_soon(lambda: done.wait(5))  # the loop busy: the asks below wait for it
+        for _ in range(3):
+            pub._committed(journal.commit(1))
+        done.set()
+        assert wait_for(lambda: len(ran) == 2, 5)
+        time.sleep(0.2)
+        assert len(ran) == 2, "three commits before the step began: one step"
+        assert set(ran) == {net.thread_id}
+        assert timer.cancelled and pub._timer is not None and pub._timer is not timer
+    finally:
+        pub.close(timeout=0.5)
+        net.stop()

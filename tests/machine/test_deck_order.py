@@ -175,16 +175,20 @@ def test_a_deck_sorted_by_rank_dealt_is_flagged_by_its_9th_card_and_the_deal_goe
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(["next", "next", "next", "rank", "rank", "other", "unreadable"]),
+@given(st.lists(st.tuples(st.sampled_from(["next", "next", "next", "rank", "rank", "step", "other", "unreadable"]),
                           st.integers(0, 51)), max_size=40))
 @example([("other", 0)] + [("next", 0)] * 6 + [("other", 40)])  # flagged at the 8th card, its own pair apart
 @example([("other", 0)] + [("rank", 0)] * 3 + [("next", 0)] + [("rank", 0)] * 3 + [("other", 0), ("other", 30)])
+# a deck sorted by rank, up and down, flagged on a pair of one rank after a change of rank
+@example([("other", 0)] + [("rank", 0)] * 2 + [("step", 1)] + [("rank", 1)] * 3 + [("step", 3), ("rank", 0)])
+@example([("other", 51)] + [("rank", 0)] * 2 + [("step", 0)] + [("rank", 1)] * 3 + [("step", 2), ("rank", 0)])
 def test_take_read_by_read_alerts_where_flagged_at_does(dealt: list[tuple[str, int]]) -> None:
     """``take``, called after each read as the machine calls it (and passing over most reads on
     their newest pair alone), raises the runs alert exactly at the counts ``flagged_at`` names and
     the ranks alert at those ``rank_flagged_at`` names. Each card is the last one's next rank of its
     suit (runs), another card of its rank (a rank run; cards may repeat here, which the counting
-    does not mind), any card, or unreadable."""
+    does not mind), the next rank up or down of another suit (a rank-sorted deck's change of rank), any card,
+    or unreadable."""
     codes_: list[int | None] = []
     for how, code in dealt:
         prev = codes_[-1] if codes_ else None
@@ -194,6 +198,8 @@ def test_take_read_by_read_alerts_where_flagged_at_does(dealt: list[tuple[str, i
             codes_.append((prev + 4) % 52)
         elif how == "rank" and prev is not None:
             codes_.append(prev - prev % 4 + (prev + 1 + code % 3) % 4)
+        elif how == "step" and prev is not None:
+            codes_.append((prev // 4 + (1 if code % 2 else 12)) % 13 * 4 + (prev + 1 + code % 3) % 4)
         else:
             codes_.append(code)
     reads: list[Read] = []

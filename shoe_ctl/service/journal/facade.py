@@ -465,9 +465,19 @@ class Journal:
         """``{"seq": int, "head": str | None}``: the chain head for the display's status as its
         display tag (:meth:`display_tag`), never the link itself: a link seen on a screen beside the
         one before would let a watcher try the 52 cards of a hole-card record against it. Safe from
-        any thread."""
-        seq, value = self.chain_head()
-        return {"seq": seq, "head": self.display_tag(value)}
+        any thread, and on a journal being written it does not wait for the store's lock (which
+        the writer holds through its commit and fsync): it reads the head the writer replaces,
+        whole, once a group is committed, and makes the tag again only when the head moved."""
+        if self.readonly:
+            seq, value = self.chain_head()
+            return {"seq": seq, "head": self.display_tag(value)}
+        head = self.store.chain_head  # one read of a tuple the writer only ever replaces
+        shown = self._head_shown
+        if shown is None or shown[0] is not head:
+            shown = self._head_shown = (head, self.display_tag(head[1].hex()))
+        return {"seq": head[0], "head": shown[1]}
+
+    _head_shown: tuple[tuple[int, bytes], str | None] | None = None
 
     def display_tag(self, link_hex: str) -> str | None:
         """The display tag of a chain link: HMAC-SHA256 under the file's ``chain_key`` (meta),
