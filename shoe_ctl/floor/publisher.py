@@ -56,6 +56,11 @@ IDLE_WAIT_S = 2.0
 new state, a message from the broker, a full window's acknowledgement and each timed step (the
 heartbeat, the read-back's deadline, the outbox's save, a held-back state or recall) ask for it."""
 
+STATE_HELD_MAX = 2.0
+"""A tile held back by ``state_interval`` goes out with the first step after the interval's end, and
+at the latest this many intervals after the tile before it: at a busy table the next commit's step
+carries it, without a timed step of its own."""
+
 TIMER_SLACK_S = 0.002
 """A timed step already set for within this many seconds of the time now wanted is kept."""
 
@@ -728,7 +733,9 @@ class FloorPublisher:
             return
         if raw is not self._state_sent:
             if now - self._state_at < self.state_interval:
-                self._run_at(self._state_at + self.state_interval)  # publish it once the interval is over
+                # published by the first step after the interval (a commit's, usually), at the latest
+                # by a timed step STATE_HELD_MAX intervals after the last
+                self._run_at(self._state_at + STATE_HELD_MAX * self.state_interval)
             else:
                 self._state_sent, self._state_at = raw, now
                 tile = floor_tile(raw)

@@ -17,7 +17,7 @@ from waiting import wait_for
 from shoe_ctl.events import DisplayUpdate, Instruction, Signal
 from shoe_ctl.floor.broker import free_port
 from shoe_ctl.floor.netloop import NetLoop
-from shoe_ctl.floor.publisher import HANDED_MAX, FloorPublisher
+from shoe_ctl.floor.publisher import HANDED_MAX, STATE_HELD_MAX, FloorPublisher
 from shoe_ctl.service.journal.records import Record
 
 
@@ -146,3 +146,31 @@ def test_the_steps_run_in_the_network_loops_thread() -> None:
     finally:
         pub.close(timeout=0.5)
         net.stop()
+
+
+def test_a_tile_held_back_goes_with_the_first_step_after_the_interval() -> None:
+    """A new tile within ``state_interval`` of the last is held back; the first step after the
+    interval sends the newest (a commit's step, usually), and the timed step that would send it
+    otherwise is set ``STATE_HELD_MAX`` intervals after the last tile, not at the interval's end."""
+    pub = _publisher(_Journal())
+    sent: list[tuple[str, bytes]] = []
+    pub.client.publish = lambda topic, payload=None, **_kw: sent.append((topic, payload))  # type: ignore[assignment,method-assign,misc]
+
+    def state(count: int) -> dict[str, Any]:
+        return {"hand": 1, "state": "hand_third_deal", "street": "3rd", "stub": {"count": count, "required": 10}}
+
+    pub._latest = state(40)
+    pub._publish_state()
+    assert [t for t, _ in sent] == [pub.topics.state]
+    first_at = pub._state_at
+    pub._due = float("inf")
+    pub._latest = state(39)  # a card later, within the interval
+    pub._publish_state()
+    assert len(sent) == 1, "held back"
+    assert pub._due == first_at + STATE_HELD_MAX * pub.state_interval
+    pub._latest = state(38)  # another, still held back: the newest is kept
+    pub._publish_state()
+    assert len(sent) == 1
+    pub._state_at -= pub.state_interval  # the interval over: the next step, whatever asked for it
+    pub._publish_state()
+    assert len(sent) == 2 and b'"count":38' in sent[1][1]
