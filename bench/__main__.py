@@ -527,6 +527,13 @@ def bench_latency(cards: int, *, pace_s: float, seed: int = 7, sync: str = "FULL
 CPU_CARDS = 1000
 """Card reads of the CPU-per-card run (a dealer's pace: each card pulled once the service is idle)."""
 
+CPU_PACE_S = 0.025
+"""Seconds the CPU-per-card run's dealer waits, once the service is idle (the last card acked), before
+the next card. A dealer deals some 2 cards a second; the run compresses that, but not below the
+link's ACK spacing (20 ms, ``drivers.link_timers.ACK_MIN_GAP``): a card pulled sooner has its ack
+held behind the last card's ACK, which no table sees, and the figure is then the link's pacing,
+not a dealer's pace. (It was 0.5 ms, when each card's ACK of its ``want`` went out before its ack.)"""
+
 CPU_SAMPLE_S = 0.5
 """Seconds between the CPU run's samples of every thread's CPU (only the threads that end before
 the last sample, gpiozero's blink threads, need them): sampling every 20 ms, the sampler's own
@@ -546,7 +553,7 @@ def bench_cpu(cards: int = CPU_CARDS, idle_s: float = CPU_IDLE_S, calibration_s:
     """CPU of the full stack as ``shoe-ctl run --journal`` wires it with the display, the shoe's
     LEDs and the floor publisher on (a Mosquitto on loopback; without one installed the floor is
     off and ``cpu_floor`` says so): every thread's CPU while ``cards`` are dealt at a dealer's
-    pace (:func:`bench_latency`, ``pace_s`` 0.5 ms) and then while the table idles ``idle_s``.
+    pace (:func:`bench_latency`, ``pace_s`` :data:`CPU_PACE_S`) and then while the table idles ``idle_s``.
 
     The service's threads are every thread but the simulated dealer's and the virtual shoe's
     (:data:`bench.bench_scale.SIMULATION_THREADS`), the bench's own sampler and the main thread
@@ -573,7 +580,7 @@ def bench_cpu(cards: int = CPU_CARDS, idle_s: float = CPU_IDLE_S, calibration_s:
                                 outbox=str(Path(tmp) / "bench.floor"))
             floor_state = f"on: mosquitto at {broker.host}:{broker.port}"
         try:
-            r = bench_latency(cards, pace_s=0.0005, seed=9, floor=floor, idle_s=idle_s, console=False)
+            r = bench_latency(cards, pace_s=CPU_PACE_S, seed=9, floor=floor, idle_s=idle_s, console=False)
         finally:
             if broker is not None:
                 broker.stop()

@@ -85,19 +85,25 @@ class GpioLedSink(Closeable):
                 self.show(pattern)
 
     def show(self, pattern: LedPattern) -> None:
-        """Switch the board to ``pattern`` (all other LEDs off)."""
+        """Switch the board to ``pattern`` (all other LEDs off). An LED steady on or off already,
+        as the pattern wants it, is left alone (gpiozero's ``on``/``off`` stop a blink and write the
+        pin each time); one that blinks or pulses is started again, in step with the pattern's
+        other LEDs."""
         with self._lock:
             if self._closed:
                 return
-            self.current = pattern
+            before, self.current = self.current, pattern
+            was_lit = before.leds if before is not None else None  # None: not known, every LED switched
+            was_steady = before.leds if before is not None and before.mode == "steady" else ()
             lit = [name for name in pattern.leds if name in self.board.namedtuple._fields]
             for name in self.board.namedtuple._fields:
-                if name not in lit:
+                if name not in lit and (was_lit is None or name in was_lit):
                     getattr(self.board, name).off()
             for name in lit:
                 led = getattr(self.board, name)
                 if pattern.mode == "steady":
-                    led.on()
+                    if name not in was_steady:
+                        led.on()
                 elif pattern.mode == "pulse" and self._pwm:
                     led.pulse(fade_in_time=pattern.on_s, fade_out_time=pattern.off_s)
                 elif pattern.mode == "pulse":

@@ -27,6 +27,11 @@ MALFORMED_S = 1.0
 ACK_MIN_GAP = 0.02
 """Seconds between two ACKs at least (docs/protocol.md section 1): what changes meanwhile (the
 consumer's acks, ``want``, a resend request) goes out together in the next one."""
+WANT_WAIT_S = 0.1
+"""Seconds at most a ``want`` that moved (events received, none of them acked yet) waits for the
+consumer's ack to go out in the same ACK (docs/protocol.md section 5): the ack follows the journal's
+commit within milliseconds, so a card costs one ACK instead of two; a journal that does not commit
+still lets the shoe know what arrived well before its 0.3 s resend timeout."""
 SWITCH_GRACE_S = 1.0
 """Version 2: seconds a host that stops hearing the shoe keeps the session before it challenges
 again (docs/protocol.md section 14, "Session switch"): what it sends meanwhile (the degraded LED

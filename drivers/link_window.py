@@ -17,7 +17,7 @@ from typing import Any
 from drivers import protocol as p
 from drivers.link_admission import Admission
 from drivers.link_stats import LinkStats
-from drivers.link_timers import ACK_KEEPALIVE, ACK_MIN_GAP, RESEND_HOLDOFF, STALL_S
+from drivers.link_timers import ACK_KEEPALIVE, ACK_MIN_GAP, RESEND_HOLDOFF, STALL_S, WANT_WAIT_S
 from shoe_ctl.events import SequenceGap, ShoeRestarted
 
 log = logging.getLogger("drivers.session")
@@ -64,7 +64,9 @@ class SequenceWindow:
         self._last_ack_tx = -math.inf
         self._span: _Span | None = None
         # this connection's: an ACK to send soon, a resend flag for it, the last resend asked
-        self._ack_due = False
+        self._ack_by = math.inf
+        """An ACK is due by then at the latest (``ACK_MIN_GAP`` after the last one allowing;
+        ``-inf``: as soon as that allows; ``inf``: nothing asks for one)."""
         self._ack_resend = False
         self._resend_want: int | None = None
         self._resend_at = 0.0
@@ -74,7 +76,8 @@ class SequenceWindow:
 
     def connection_made(self) -> None:
         """A new port connection: its ACK and resend state starts afresh."""
-        self._ack_due = self._ack_resend = False
+        self._ack_by = math.inf
+        self._ack_resend = False
         self._resend_want = None
         self._resend_at = 0.0
 
@@ -87,7 +90,7 @@ class SequenceWindow:
         seq = msg.seq
         if seq < expected:
             self._stats.duplicates_dropped += 1
-            self._ack_due = True  # tell the shoe what we have
+            self._ack_by = -math.inf  # tell the shoe what we have
             return
         if seq > expected:
             if seq - expected > self.window:
@@ -103,12 +106,17 @@ class SequenceWindow:
         self._deliver(msg)
         expected += 1
         pending = self.pending
+        hole = bool(pending)
         while expected in pending:
             self._deliver(pending.pop(expected))
             expected += 1
         self.expected = expected
         if pending:
             self.request_resend(now)
+        elif hole:
+            self._ack_by = -math.inf  # a hole filled: the shoe, resending, hears it soon
+        else:
+            self._ack_by = min(self._ack_by, now + WANT_WAIT_S)  # said with the consumer's ack, or then
 
     def _deliver(self, msg: p.EventMsg) -> None:
         span = self._span
@@ -225,7 +233,7 @@ class SequenceWindow:
         if now >= self._last_ack_tx + ACK_MIN_GAP:
             self.send_ack(now, resend)
         else:
-            self._ack_due = True
+            self._ack_by = -math.inf
             self._ack_resend = self._ack_resend or resend
 
     def send_ack(self, now: float, resend: bool = False) -> None:
@@ -234,7 +242,8 @@ class SequenceWindow:
         if expected is None:
             return
         resend = resend or (self._ack_resend and bool(self.pending))
-        self._ack_due = self._ack_resend = False
+        self._ack_by = math.inf
+        self._ack_resend = False
         if resend:
             self._resend_want = expected
             self._resend_at = now
@@ -250,10 +259,15 @@ class SequenceWindow:
     # ------------------------------------------------------------------ timers (drivers.link_timers)
 
     def ack_due(self) -> float:
-        """When an ACK is due: soon after a change the shoe has not been told, else a keepalive."""
-        if (self._ack_due or self._ack_resend or self.acked > self._sent_acked
-                or self.expected != self._sent_want):
-            return self._last_ack_tx + ACK_MIN_GAP
+        """When an ACK is due: soon after a change the shoe has not been told (:data:`ACK_MIN_GAP`
+        after the last ACK); a ``want`` that moved alone waits up to :data:`WANT_WAIT_S` for the
+        consumer's ack of those events, to go out in one ACK with it; else a keepalive."""
+        soon = self._last_ack_tx + ACK_MIN_GAP
+        by = self._ack_by
+        if self._ack_resend or self.acked > self._sent_acked or (by == math.inf and self.expected != self._sent_want):
+            return soon
+        if by < math.inf:
+            return max(soon, by)
         return self._last_ack_tx + ACK_KEEPALIVE
 
     def resend_due(self) -> float:

@@ -64,6 +64,7 @@ class LinkSession:
     COMMAND_RETRY = timers.COMMAND_RETRY
     MALFORMED_S = timers.MALFORMED_S
     ACK_MIN_GAP = timers.ACK_MIN_GAP
+    WANT_WAIT_S = timers.WANT_WAIT_S
     STALL_S = timers.STALL_S
 
     def __init__(self, *, name: str = "shoe", resume_seq: int | None = None, auto_ack: bool = False,

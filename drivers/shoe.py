@@ -106,18 +106,56 @@ def device_fd(ser: SerialBase) -> int | None:
     return fd if isinstance(fd, int) and fd >= 0 else None
 
 
+def read_ready(fd: int) -> bytes:
+    """Every byte a device port holds, in one ``os.read`` of its descriptor (non-blocking, as
+    pyserial opens it) once ``select`` said it is readable: a whole frame in one call, where
+    pyserial's ``read`` takes a ``select`` of its own for each of its reads.
+
+    :raises serial.SerialException: the port said it was readable and gave nothing (unplugged).
+    :raises OSError: the port is lost (e.g. EIO).
+    """
+    try:
+        data = os.read(fd, READ_CHUNK)
+    except BlockingIOError:
+        return b""
+    if not data:
+        raise serial.SerialException("device reports readiness to read but returned no data (device disconnected?)")
+    return data
+
+
+def write_frame(ser: SerialBase, frame: bytes) -> None:
+    """Write ``frame`` to the port: on a device port (:func:`device_fd`) with one ``os.write`` of
+    its descriptor (non-blocking), pyserial's ``write`` taking only what that left (a full output
+    buffer: it waits, up to the port's write timeout); else pyserial's ``write``, which on a device
+    follows every write with a ``select``.
+
+    :raises serial.SerialException: the port is closed, or the write timed out.
+    :raises OSError: the port is lost.
+    """
+    fd = device_fd(ser)
+    if fd is not None:
+        try:
+            n = os.write(fd, frame)
+        except BlockingIOError:
+            n = 0
+        if n == len(frame):
+            return
+        frame = frame[n:]
+    ser.write(frame)
+
+
 IDLE_WAIT_MAX = 0.25
-"""Seconds at most the link's reader waits for bytes on a device port while its session's next
-timer is further off than the reader's read timeout (:class:`IdleWait`)."""
+"""Seconds at most the link's reader waits for bytes on a device port (:class:`IdleWait`)."""
 
 
 class IdleWait:
-    """The shoe link reader's wait for bytes on a device port while the session has nothing due
-    within ``min_s`` (the reader's read timeout): instead of waking every ``min_s`` it waits until
-    the next timer (at most :data:`IDLE_WAIT_MAX`), for bytes, or for :meth:`wake` — which another
-    thread's ack or command calls (:meth:`nearer`, from the link's ``_flush``, lock held) when it
-    brings a timer nearer than that. The wake-up pipe lives while the reader reads a port
-    (:meth:`reading`); every method but :meth:`read` and :meth:`reading` runs under the link's lock.
+    """The shoe link reader's wait for bytes on a device port: on its own ``select`` over the port
+    and a wake-up pipe, until the session's next timer (at most :data:`IDLE_WAIT_MAX`; a timer
+    already due: ``min_s``, the reader's read timeout), for bytes, or for :meth:`wake` — which
+    another thread's ack or command calls (:meth:`nearer`, from the link, lock held) when it brings
+    a timer nearer than that; the bytes are then taken in one read (:func:`read_ready`). The
+    wake-up pipe lives while the reader reads a port (:meth:`reading`); every method but
+    :meth:`read` and :meth:`reading` runs under the link's lock.
     """
 
     __slots__ = ("_fd", "_pipe", "min_s", "until")
@@ -148,30 +186,32 @@ class IdleWait:
 
     def read(self, ser: SerialBase, socket_port: bool, lock: contextlib.AbstractContextManager[Any],
              deadline: Callable[[], float], stop: threading.Event) -> bytes:
-        """:func:`read_some`, after waiting for bytes while the next timer (``deadline()``) is
-        further off than ``min_s``; ``b""`` when that wait ended without bytes.
+        """On a device port: the bytes waiting once they come (:func:`read_ready`), or ``b""`` when
+        the wait for them (until the next timer, ``deadline()``) ended without any, or the link
+        stops. Any other port: :func:`read_some` (pyserial's read timeout).
 
         :raises OSError: the port's descriptor is no longer valid (the port is lost).
+        :raises serial.SerialException: the port said it was readable and gave nothing.
         """
         fd = self._fd
+        pipe = self._pipe
+        if fd is None or pipe is None:
+            return read_some(ser, socket_port)  # (not under the lock: it waits)
         with lock:
-            wait = min(deadline() - time.monotonic(), IDLE_WAIT_MAX)
-            pipe = self._pipe
-            if fd is None or pipe is None or wait <= self.min_s or stop.is_set():
-                pipe = None
-            else:
-                self.until = time.monotonic() + wait
-        if pipe is not None and fd is not None:
-            try:
-                ready = select.select([fd, pipe[0]], [], [], wait)[0]
-            finally:
-                self.until = 0.0
-            if pipe[0] in ready:
-                with contextlib.suppress(BlockingIOError):
-                    os.read(pipe[0], 64)
-            if fd not in ready:
+            if stop.is_set() or self._pipe is None:
                 return b""
-        return read_some(ser, socket_port)
+            now = time.monotonic()
+            wait = deadline() - now
+            wait = min(wait if wait > 0 else self.min_s, IDLE_WAIT_MAX)
+            self.until = now + wait
+        try:
+            ready = select.select([fd, pipe[0]], [], [], wait)[0]
+        finally:
+            self.until = 0.0
+        if pipe[0] in ready:
+            with contextlib.suppress(BlockingIOError):
+                os.read(pipe[0], 64)
+        return read_ready(fd) if fd in ready else b""
 
     def nearer(self, deadline: Callable[[], float]) -> None:
         """Wake the waiting reader when the next timer (``deadline()``) comes before its wake-up."""
@@ -443,8 +483,10 @@ class ShoeLink(Closeable):
             try:
                 session.ack(seq, time.monotonic())
             finally:
-                if session.has_output:  # most acks of a commit group wait for the next ACK frame
+                if session.has_output:
                     self._flush()
+                else:  # held for the next ACK frame (20 ms after the last): the reader sends it
+                    self._idle.nearer(session.next_deadline)
 
     def send_leds(self, pattern: Mapping[str, Any] | str) -> None:
         """Show ``pattern`` on the shoe's own LEDs. ``pattern`` is a signal name (``"deal"``)
@@ -527,7 +569,7 @@ class ShoeLink(Closeable):
             return
         try:
             with self._write_lock:
-                ser.write(frame)
+                write_frame(ser, frame)
         except PORT_ERRORS as exc:
             log.debug("write failed: %s", exc)
             return
@@ -566,10 +608,8 @@ class ShoeLink(Closeable):
         with self._lock:
             ser, self._ser = self._ser, None
         if ser is not None:
-            try:
+            with contextlib.suppress(*PORT_ERRORS):
                 ser.close()
-            except PORT_ERRORS:
-                pass
 
     def _link_down(self, detail: str) -> None:
         with self._lock:

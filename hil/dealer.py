@@ -633,8 +633,14 @@ class SimulatedDealer(Closeable):
         return card
 
     def _pull(self, ins: Instruction, face: str | None = None) -> None:
-        card = self._take_card()
         table = self.table
+        if self._held is None and not self._doubles:  # _take_card's work for a single-pull shoe, inline
+            card = self.shoe.pull()
+            self.stats.pulls += 1
+            table.pulled += 1
+            table.total += 1
+        else:
+            card = self._take_card()
         seat = ins.seat
         if ins.signal is _DEAL and seat is not None:
             face = face or ins.face or "down"

@@ -63,7 +63,7 @@ class _Keep:
 
     def __init__(self, public: set[str]) -> None:
         self.public = public
-        self.known = frozenset(c for c in public if CARD_TOKEN.fullmatch(c))
+        self.known = frozenset(c for c in public if _is_token(c))
 
     def __call__(self, match: re.Match[str]) -> str:
         card = match.group(0)
@@ -76,8 +76,21 @@ class _Keep:
             return self
         out = _Keep.__new__(_Keep)
         out.public = self.public | added
-        out.known = self.known | {c for c in added if CARD_TOKEN.fullmatch(c)}
+        out.known = self.known | {c for c in added if _is_token(c)}
         return out
+
+
+_TOKEN_TEXTS: dict[str, bool] = {}
+"""Whether a text is exactly one card token, for the texts seen so far (up to 1,024)."""
+
+
+def _is_token(text: str) -> bool:
+    token = _TOKEN_TEXTS.get(text)
+    if token is None:
+        token = CARD_TOKEN.fullmatch(text) is not None
+        if len(_TOKEN_TEXTS) < 1024:
+            _TOKEN_TEXTS[text] = token
+    return token
 
 
 Public = _Keep
@@ -148,16 +161,23 @@ def card_strings(values: object) -> list[str]:
     return [v for v in values if isinstance(v, str)] if isinstance(values, list | tuple) else []
 
 
-def _keeper(state: Mapping[str, Any]) -> tuple[_Keep, dict[int, list[str]]]:
+def _keeper(state: Mapping[str, Any],
+            known: list[list[str] | None] | None = None) -> tuple[_Keep, dict[int, list[str]]]:
     """The redaction of ``state``'s texts (a card token stays when public: an upcard, the
     community card, a downcard shown at showdown; else ``??``) and the downcards shown, by seat
-    index (:func:`public_state`)."""
+    index (:func:`public_state`). ``known[i]``, when given and not None: the upcards of seat ``i``,
+    read from it before (a seat with no ``down`` key)."""
     showdown = is_showdown(state)
     shown_down: dict[int, list[str]] = {}
     public: set[str] = set()
     seats = state.get("seats")
     if isinstance(seats, list | tuple):
         for i, seat in enumerate(seats):
+            if known is not None:
+                up = known[i]
+                if up is not None:
+                    public.update(up)
+                    continue
             if not isinstance(seat, Mapping):
                 continue
             public.update(card_strings(seat.get("up")))
@@ -232,58 +252,78 @@ class StateFilter:
     __slots__ = ("_seats", "public")
 
     def __init__(self) -> None:
-        self._seats: dict[int, tuple[object, dict[str, Any]]] = {}
+        self._seats: dict[int, tuple[object, dict[str, Any], list[str]]] = {}
+        """By seat index: the seat last filtered there, what the filter made of it, its upcards."""
         self.public: Public | None = None
         """The public cards of the last state given to :meth:`public_state`."""
 
     def public_state(self, state: Mapping[str, Any]) -> dict[str, Any]:
         """:func:`public_state` of ``state``."""
-        keep, shown_down = _keeper(state)
-        self.public = keep
         seats = state.get("seats")
         if type(state) is not dict or type(seats) is not list:
+            keep, shown_down = _keeper(state)
             out: dict[str, Any] = dict(_filtered(state, keep))
         else:
+            memo = self._seats
+            hits: list[tuple[object, dict[str, Any], list[str]] | None] = []
+            for i, seat in enumerate(seats):
+                hit = memo.get(i)
+                hits.append(hit if hit is not None and hit[0] is seat and seat == hit[1] else None)
+            keep, shown_down = _keeper(state, [h[2] if h is not None else None for h in hits])
             out = {}
+            hidden_of = _HIDDEN_KEY_CACHE.get
             for k, v in state.items():
-                if _hidden(k):
+                hidden = hidden_of(k)
+                if hidden is None:
+                    hidden = _hidden(k)
+                if hidden:
                     continue
+                vkind = type(v)
                 out[k if type(k) is str else str(k)] = (
-                    self._filter_seats(v, keep) if k == "seats" else v if type(v) in SCALARS else _filtered(v, keep))
+                    v if vkind in SCALARS else _leaf(v, vkind, keep) if vkind is str
+                    else self._filter_seats(v, hits, keep) if k == "seats" else _filtered(v, keep))
+            for i in [i for i in memo if i >= len(seats)]:
+                del memo[i]
+        self.public = keep
         for i, down in shown_down.items():
             out["seats"][i]["down"] = _filtered(down, keep)
         return out
 
-    def _filter_seats(self, seats: list[Any], keep: _Keep) -> list[Any]:
+    def _filter_seats(self, seats: list[Any], hits: list[tuple[object, dict[str, Any], list[str]] | None],
+                      keep: _Keep) -> list[Any]:
         memo = self._seats
         out: list[Any] = []
         for i, seat in enumerate(seats):
-            hit = memo.get(i)
-            if hit is not None and hit[0] is seat and seat == hit[1]:
+            hit = hits[i]
+            if hit is not None:
                 out.append(dict(hit[1]))  # a copy: the caller may set its keys (a shown downcard, kept upcards)
                 continue
             done = seat if type(seat) in SCALARS else _filtered(seat, keep)
             if type(seat) is dict and done == seat and _self_contained(seat):
-                memo[i] = (seat, done)
+                memo[i] = (seat, done, card_strings(seat.get("up")))
                 done = dict(done)
             else:
                 memo.pop(i, None)
             out.append(done)
-        for i in [i for i in memo if i >= len(seats)]:
-            del memo[i]
         return out
 
 
 def _self_contained(seat: dict[Any, Any]) -> bool:
     """True when the filter's output of ``seat`` is the same whatever the other public cards: no
     key is hidden, every key is a ``str``, and every text naming a card is one of the seat's own
-    upcards written as one card token."""
-    up = seat.get("up", [])
-    if type(up) is not list:
-        return False
-    own = {c for c in card_strings(up) if CARD_TOKEN.fullmatch(c)}
-    return (all((type(v) is str and v in own) or is_plain(v) for v in up)
-            and all(type(k) is str and not _hidden(k) and (k == "up" or is_plain(v)) for k, v in seat.items()))
+    upcards written as one card token (public in any state that holds the seat)."""
+    for k, v in seat.items():
+        if type(k) is not str or _hidden(k):
+            return False
+        kind = type(v)
+        if kind in SCALARS:
+            continue
+        if k == "up" and kind is list:
+            if not all(type(c) in SCALARS or (type(c) is str and _is_token(c)) or is_plain(c) for c in v):
+                return False
+        elif not is_plain(v):
+            return False
+    return True
 
 
 _SEAT_PARTS = ("seat", "up", "status")

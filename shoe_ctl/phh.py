@@ -287,6 +287,18 @@ def _whole(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
+_INT_ONLY = frozenset({int})
+_STR_ONLY = frozenset({str})
+
+
+def _all_whole(values: list[Any]) -> bool:
+    """Every one of ``values`` a whole number >= 0 (:func:`_whole`), tested in C for a list of
+    plain ints (a TOML list of numbers), one by one for any other."""
+    if {*map(type, values)} <= _INT_ONLY:
+        return not values or min(values) >= 0
+    return all(_whole(v) for v in values)
+
+
 class _Parser:
     def __init__(self, data: Mapping[str, Any], text: str, source: str) -> None:
         self.data = data
@@ -340,7 +352,7 @@ class _Parser:
             raise self.field_error(field, "missing")
         if isinstance(value, int) and not isinstance(value, bool) and n is not None:
             value = [value] * n
-        if not isinstance(value, list) or not all(_whole(v) for v in value):
+        if not isinstance(value, list) or not _all_whole(value):
             raise self.field_error(field, f"{_shown(value)} is not a list of whole numbers >= 0")
         if n is not None and len(value) != n:
             raise self.field_error(field, f"has {len(value)} entries for {n} players")
@@ -352,7 +364,7 @@ class _Parser:
         value = self.data.get(field)
         if value is None:
             raise self.field_error(field, "missing")
-        if not isinstance(value, list) or not all(_whole(v) or v == math.inf for v in value):
+        if not isinstance(value, list) or not (_all_whole(value) or all(_whole(v) or v == math.inf for v in value)):
             raise self.field_error(field, f"{_shown(value)} is not a list of whole numbers >= 0 "
                                    "(or inf for an unknown stack)")
         return tuple(value)
@@ -376,7 +388,8 @@ class _Parser:
         players_value = self.data.get("players")
         if players_value is None:
             players = tuple(f"P{i + 1}" for i in range(n))
-        elif isinstance(players_value, list) and all(isinstance(p, str) for p in players_value):
+        elif isinstance(players_value, list) and ({*map(type, players_value)} <= _STR_ONLY
+                                                  or all(isinstance(p, str) for p in players_value)):
             players = tuple(players_value)
             if len(players) != n:
                 raise self.field_error("players", f"has {len(players)} names for {n} starting stacks")
@@ -536,7 +549,7 @@ class _Parser:
         value = self.data.get(field)
         if value is None:
             return None
-        if not isinstance(value, list) or not all(_whole(v) for v in value):
+        if not isinstance(value, list) or not _all_whole(value):
             raise self.field_error(field, f"{_shown(value)} is not a list of seat numbers >= 0")
         if len(value) != n:
             raise self.field_error(field, f"has {len(value)} seats for {n} players")

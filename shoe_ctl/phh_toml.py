@@ -29,9 +29,11 @@ _GAP = rf"[ \t\n]*(?:{_COMMENT}\n[ \t\n]*)*"
 _ITEM = rf"(?:{_STR}|{_SCALAR})"
 _ARRAY = rf"\[{_GAP}(?:{_ITEM}{_GAP},{_GAP})*(?:{_ITEM}{_GAP})?\]"
 
-_BLANK = re.compile(rf"(?:[ \t]*(?:{_COMMENT})?\n)*")
+_BLANKS = rf"(?:[ \t]*(?:{_COMMENT})?\n)*"  # blank and comment lines
+_BLANK = re.compile(_BLANKS)
+# a statement, with the blank and comment lines before it (one match a statement)
 _STATEMENT = re.compile(
-    rf"[ \t]*([A-Za-z0-9_-]+)[ \t]*=[ \t]*(?:({_STR})|({_SCALAR})|({_ARRAY}))[ \t]*(?:{_COMMENT})?(?:\n|\Z)"
+    rf"{_BLANKS}[ \t]*([A-Za-z0-9_-]+)[ \t]*=[ \t]*(?:({_STR})|({_SCALAR})|({_ARRAY}))[ \t]*(?:{_COMMENT})?(?:\n|\Z)"
 )
 _ITEMS = re.compile(rf"({_STR})|({_SCALAR})|{_COMMENT}")
 
@@ -70,7 +72,13 @@ def _array(array: str) -> list[Any]:
     trailing comma); any other goes through :data:`_ITEMS`."""
     if "#" not in array:
         if '"' not in array:  # scalars alone (the antes, the stacks, the seats): between commas
-            return [_number(item.strip(" \t\n")) for item in array[1:-1].split(",") if item and not item.isspace()]
+            items = array[1:-1].split(",")
+            if not items[-1] or items[-1].isspace():  # after a trailing comma, or in "[]"
+                items.pop()
+            try:
+                return list(map(int, items))  # int() skips the blanks around each number
+            except ValueError:  # inf, true or false among them
+                return [_number(item.strip(" \t\n")) for item in items]
         parts = array.split('"')
         if not "".join(parts[0::2]).strip("[], \t\n"):
             return parts[1::2]
@@ -88,11 +96,11 @@ def loads_fast(text: str) -> dict[str, Any] | None:
     blank = _BLANK.match
     statement = _STATEMENT.match
     while True:
-        pos = blank(text, pos).end()  # type: ignore[union-attr]  # matches the empty string
-        if pos >= end:
-            return data
         m = statement(text, pos)
         if m is None:
+            pos = blank(text, pos).end()  # type: ignore[union-attr]  # matches the empty string
+            if pos >= end:
+                return data
             # a last line without "\n" that is blank or a comment
             tail = text[pos:]
             if re.fullmatch(rf"[ \t]*(?:{_COMMENT})?", tail):

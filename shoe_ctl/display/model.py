@@ -25,7 +25,7 @@ from shoe_ctl.embargo import (
 from shoe_ctl.events import Alert, Command, DisplayUpdate, Instruction
 from shoe_ctl.input_spec import REFUSED_CODES
 from shoe_ctl.machine.wording import state_words
-from shoe_ctl.signals import pattern_for
+from shoe_ctl.signals import pattern_dict
 
 CARD_SIGNALS = frozenset({"deal", "burn", "community"})
 """Signals whose next step takes a card from the shoe (the instruction then has a ``stub_no``)."""
@@ -322,15 +322,18 @@ class DisplayModel:
 
     def _instruction_dict(self, ins: Mapping[str, Any]) -> dict[str, Any]:
         out = dict(ins)
-        out["led"] = pattern_for(str(out.get("signal", ""))).as_dict()
+        out["led"] = pattern_dict(str(out.get("signal", "")))  # shared: the snapshot's filter copies it
         return out
 
     def _apply_update(self, raw: Mapping[str, Any], whole: bool = True) -> None:
         """Fold one state in; ``whole`` False: an update a later one replaces (only the parts
         read here are filtered and the shown state is not replaced)."""
-        if isinstance(raw.get("alerts"), list):  # merged and capped before the (costly) filter
+        listing = raw.get("alerts")
+        if listing == [] and type(listing) is list:  # none: nothing to merge
+            self._merged_ids, self._machine_more = {}, 0
+        elif isinstance(listing, list):  # merged and capped before the (costly) filter
             merged, self._merged_ids = merge_alerts(
-                a for a in raw["alerts"] if not isinstance(a, Mapping) or a.get("id") not in self._acked)
+                a for a in listing if not isinstance(a, Mapping) or a.get("id") not in self._acked)
             listed, self._machine_more = list_alerts(merged)
             raw = {**raw, "alerts": listed}
         state = self._filter.public_state(raw) if whole else public_parts(raw)

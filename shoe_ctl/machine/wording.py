@@ -69,20 +69,29 @@ def doing(p: Progress, state: str) -> str:
 def instruction(p: Progress, link: LinkState, state: str) -> Instruction:
     """What the dealer must do now (overlays first: shoe fault, a latched alert, a fault).
     Inside a hand every instruction carries the number of the next card to leave the shoe."""
-    ins = _instruction(p, link, state)
-    if ins.card_no is None and p.hand is not None and state != IDLE and state != ATTENTION:
-        ins = Instruction(ins.signal, ins.text, ins.seat, ins.face, ins.street, ins.cards, p.hand.pulled + 1, ins.ref)
+    hand = p.hand
+    # the overlays' conditions, asked at once first: inside a hand none holds at nearly every event
+    overlaid = hand is not None and (link.status in _OVERLAID or link.fault is not None or link.gap is not None
+                                     or link.wait or p.alerts != [] or link.unread is not None)
+    if not overlaid and state in DEAL:  # a card step of a street's deal: most events, worded at once
+        plan = p.plan
+        if hand is not None and plan is not None and p.step_i < len(plan.steps):
+            ins = step_instruction(hand, plan.steps[p.step_i], p.street, hand.pulled + 1)
+            if ins is not None:
+                return ins
+    ins = _instruction(p, link, state, overlaid)
+    if ins.card_no is None and hand is not None and state != IDLE and state != ATTENTION:
+        ins = Instruction(ins.signal, ins.text, ins.seat, ins.face, ins.street, ins.cards, hand.pulled + 1, ins.ref)
     return ins
 
 
-def _instruction(p: Progress, link: LinkState, state: str) -> Instruction:
+def _instruction(p: Progress, link: LinkState, state: str, overlaid: bool) -> Instruction:
+    """:func:`instruction` before its card number; ``overlaid``: a hand runs and one of the
+    overlays' conditions holds."""
     street = p.street
     if state == ATTENTION:
         return Instruction(Signal.STOP, "Stop: internal fault — read the alert and acknowledge it")
-    if p.hand is not None and state != IDLE and (link.status in _OVERLAID or link.fault is not None
-                                                 or link.gap is not None or link.wait or p.alerts
-                                                 or link.unread is not None):
-        # (the overlays' conditions, asked at once first: inside a hand none holds at nearly every event)
+    if overlaid and state != IDLE:
         if link.status == "disconnected":
             return Instruction(Signal.SHOE_FAULT, "Shoe disconnected: stop pulling cards", street=street)
         if link.status == "degraded":
@@ -195,9 +204,13 @@ def _betting(p: Progress, hand: HandState, street: str | None, state: str) -> In
         out = ruled is not None and (ruled.killed or ruled.dead)  # ruled out, not a fold
         who = (f"bring-in seat {bi}{' (out of the hand)' if out else ''}; " if bi is not None else "") + who
     fourth = street == "4th" and p.game is not _RAZZ  # as analyze: no open-pair rule in razz
-    masked = masked_upcards(hand, p.where) if fourth else frozenset()
-    if fourth and any(s.in_hand and open_pair([None if c in masked else c for c in s.up[:2]])
-                               for s in hand.seats):
+    # an upcard masked (hole-card embargo) counts as unknown: masking only takes pairs away, so
+    # the masked upcards are asked for only when a pair shows among the cards themselves
+    pair = fourth and any(s.in_hand and open_pair(s.up[:2]) for s in hand.seats)
+    if pair:
+        masked = masked_upcards(hand, p.where)
+        pair = any(s.in_hand and open_pair([None if c in masked else c for c in s.up[:2]]) for s in hand.seats)
+    if pair:
         ruling = open_pair_fourth(p.profile, hand)  # RP-10-F / house 16.8, in the hand's game
         who += f"; {ruling.instruction[0].lower()}{ruling.instruction[1:]} ({ruling.clauses[0].replace('house-', 'house ')})"
     quiet = [s.seat for s in hand.seats if s.no_bet and s.in_hand]

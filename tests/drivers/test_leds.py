@@ -161,6 +161,36 @@ def test_the_signal_already_shown_leaves_the_pins_alone(factory: MockFactory) ->
         sink.close()
 
 
+def test_a_new_signal_switches_only_the_leds_that_change(factory: MockFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An LED already steady on, or off, as the new signal wants it is not switched again (on a
+    Pi each switch is gpiozero's work in the controller's thread); a blinking one is started
+    again with the pattern's other LEDs, in step."""
+    sink = GpioLedSink(PINS, pin_factory=factory, patterns=FAST)
+    calls: list[tuple[str, str]] = []
+    for name in PINS:
+        led = getattr(sink.board, name)
+        for method in ("on", "off", "blink"):
+            real = getattr(led, method)
+            monkeypatch.setattr(led, method, lambda *a, _n=name, _m=method, _r=real, **k: (calls.append((_n, _m)),
+                                                                                          _r(*a, **k))[1])
+    try:
+        sink.handle(Instruction(Signal.DEAL, "Deal seat 1 down", seat=1))  # first: every LED set
+        assert sorted(calls) == sorted([("amber", "off"), ("blue", "off"), ("white", "off"), ("red", "off"),
+                                        ("green", "on")])
+        calls.clear()
+        sink.handle(Instruction(Signal.BURN, "Burn"))  # green off, amber on; the rest stay off untouched
+        assert sorted(calls) == [("amber", "on"), ("green", "off")]
+        calls.clear()
+        sink.handle(Instruction(Signal.SCRAMBLE, "Scramble"))  # blue and amber blink together
+        assert sorted(calls) == [("amber", "blink"), ("blue", "blink")]
+        calls.clear()
+        sink.handle(Instruction(Signal.BURN, "Burn"))  # amber was blinking: set steady again
+        assert sorted(calls) == [("amber", "on"), ("blue", "off")]
+        assert history(factory, PINS["amber"])[-1] is True and history(factory, PINS["blue"])[-1] is False
+    finally:
+        sink.close()
+
+
 def test_partial_board_and_bad_names(factory: MockFactory) -> None:
     sink = GpioLedSink({"red": 5}, pin_factory=factory, patterns=FAST)
     try:

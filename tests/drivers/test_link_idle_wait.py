@@ -7,6 +7,7 @@ longer than any bound a test waits for."""
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import threading
 import time
@@ -16,7 +17,7 @@ import pytest
 import serial
 
 from drivers import shoe
-from drivers.shoe import IdleWait, device_fd
+from drivers.shoe import IdleWait, device_fd, read_ready, write_frame
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="a pty: POSIX only")
 
@@ -72,13 +73,15 @@ def test_bytes_end_the_wait_and_are_read(pty: tuple[int, serial.Serial], monkeyp
     assert not t.is_alive() and out == [b"\x00card\x00"]
 
 
-def test_a_timer_due_soon_or_a_port_that_is_not_a_device_reads_as_before(pty: tuple[int, serial.Serial]) -> None:
+def test_a_timer_due_soon_ends_the_wait_and_a_port_that_is_not_a_device_reads_as_before(
+        pty: tuple[int, serial.Serial]) -> None:
     master, port = pty
     lock = threading.RLock()
     idle = IdleWait(0.02)
     stop = threading.Event()
     with idle.reading(device_fd(port), lock):
-        assert idle.read(port, False, lock, lambda: time.monotonic() + 0.01, stop) == b""  # pyserial's 20 ms read
+        assert idle.read(port, False, lock, lambda: time.monotonic() + 0.01, stop) == b""  # the timer's wait
+        assert idle.read(port, False, lock, lambda: -math.inf, stop) == b""  # a timer due: min_s for bytes
         os.write(master, b"ab")
         assert idle.read(port, False, lock, lambda: time.monotonic() + 0.01, stop) == b"ab"
     loop = serial.serial_for_url("loop://", timeout=0.02)
@@ -102,3 +105,46 @@ def test_the_pipe_lives_while_the_port_is_read(pty: tuple[int, serial.Serial]) -
     with pytest.raises(OSError):
         os.fstat(pipe[0])
     idle.wake(lock)  # after the port: nothing to wake, nothing written
+
+
+def test_a_turn_takes_every_byte_waiting_in_one_read_and_an_empty_readable_port_is_lost(
+        pty: tuple[int, serial.Serial], monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/protocol.md section 7: once its ``select`` says the port is readable, the reader takes
+    what waits in one ``os.read`` (three frames at once here); a descriptor that is readable and
+    gives nothing is a lost port (pyserial says the same in its own read)."""
+    master, port = pty
+    frames = b"\x00one\x00" + b"\x00two\x00" + b"\x00three\x00"
+    os.write(master, frames)
+    fd = device_fd(port)
+    assert fd is not None
+    reads: list[int] = []
+    real_read = os.read
+    monkeypatch.setattr(shoe.os, "read", lambda f, n: reads.append(f) or real_read(f, n))
+    assert read_ready(fd) == frames and reads == [fd]
+    r, w = os.pipe()
+    try:
+        os.close(w)  # readable, and empty: the far end is gone
+        with pytest.raises(serial.SerialException, match="no data"):
+            read_ready(r)
+    finally:
+        os.close(r)
+
+
+def test_a_frame_is_written_in_one_write_and_what_a_full_buffer_leaves_goes_through_pyserial(
+        pty: tuple[int, serial.Serial], monkeypatch: pytest.MonkeyPatch) -> None:
+    master, port = pty
+    written: list[bytes] = []
+    real_write = os.write
+    monkeypatch.setattr(shoe.os, "write", lambda f, b: written.append(bytes(b)) or real_write(f, b))
+    write_frame(port, b"\x00frame\x00")
+    assert written == [b"\x00frame\x00"] and os.read(master, 64) == b"\x00frame\x00"
+    written.clear()
+    monkeypatch.setattr(shoe.os, "write", lambda f, b: written.append(bytes(b)) or 3)  # the buffer took 3 bytes
+    rest: list[bytes] = []
+    monkeypatch.setattr(port, "write", lambda b: rest.append(bytes(b)) or len(b))
+    write_frame(port, b"\x00frame\x00")
+    assert written == [b"\x00frame\x00"] and rest == [b"ame\x00"]
+    monkeypatch.setattr(shoe.os, "write", lambda f, b: (_ for _ in ()).throw(BlockingIOError()))
+    rest.clear()
+    write_frame(port, b"\x00full\x00")
+    assert rest == [b"\x00full\x00"]  # none taken: pyserial waits for room, up to its write timeout

@@ -295,6 +295,37 @@ def test_has_output_says_whether_an_ack_left_anything_to_write() -> None:
     assert not s.has_output
 
 
+def test_a_card_in_order_costs_one_ack_carrying_its_want_and_its_ack() -> None:
+    """A card delivered in order does not send an ACK for its ``want`` alone: the consumer's ack
+    (after the journal's commit) says both in one frame (docs/protocol.md section 5)."""
+    s = connected(resume_seq=None)  # expected 40: the HELLO's ACK went out at 0.01
+    s.receive_data(p.encode(p.CardMsg(40, Card(1), "rfid", 1, 3)), 0.5)
+    s.events()
+    assert s.next_deadline() == pytest.approx(0.5 + LinkSession.WANT_WAIT_S)
+    s.tick(0.503)
+    assert s.frames_to_send() == []
+    s.ack(40, 0.503)  # the commit: one ACK, at once, with the ack and the want
+    assert s.frames_to_send() == [p.encode(p.Ack(3, 40, 41))]
+    assert s.next_deadline() == pytest.approx(0.503 + LinkSession.ACK_KEEPALIVE)
+    assert s.stats.acks == 2  # the HELLO's and the card's
+
+
+def test_a_want_nobody_acks_is_said_alone_want_wait_after_the_card() -> None:
+    """A consumer that does not ack (a journal that cannot write) still lets the shoe know what
+    arrived, WANT_WAIT_S after the first event the last ACK did not cover, before the shoe's own
+    0.3 s resend timeout; more events meanwhile wait for the same ACK."""
+    s = connected(resume_seq=None)
+    s.receive_data(p.encode(p.CardMsg(40, Card(1), "rfid", 1, 3)), 0.5)
+    s.receive_data(p.encode(p.CardMsg(41, Card(2), "rfid", 2, 3)), 0.55)
+    s.events()
+    due = 0.5 + LinkSession.WANT_WAIT_S
+    assert due < 0.5 + 0.3 and s.next_deadline() == pytest.approx(due)
+    s.tick(due - 0.001)
+    assert s.frames_to_send() == []
+    s.tick(due)
+    assert s.frames_to_send() == [p.encode(p.Ack(3, 0, 42))]  # nothing acked yet, 40 and 41 arrived
+
+
 def test_led_fields_checked_once_are_still_refused_when_they_change() -> None:
     """led_spec keeps the fields it has checked (a few signal patterns); any other fields are
     still checked against the protocol, also right after a good pattern with the same name."""

@@ -322,8 +322,9 @@ class CountingPort:
 
 
 def test_a_device_turn_reads_the_first_byte_then_the_rest_in_one_read() -> None:
-    """On a device, one reader turn is read(1) (the wait), in_waiting, one read of the rest:
-    a whole frame in a turn, no in_waiting asked before the wait (docs/protocol.md, section 7)."""
+    """A reader turn that waits with pyserial (a port the link's reader does not wait on itself:
+    the conformance kit's host) is read(1) (the wait), in_waiting, one read of the rest: a whole
+    frame in a turn, no in_waiting asked before the wait (docs/protocol.md, section 7)."""
     frame = p.encode(p.CardMsg(1, Card.parse("Qs"), "rfid", 1))
     port = CountingPort(frame)
     assert read_some(port, socket_port=False) == frame
@@ -334,3 +335,26 @@ def test_a_device_turn_reads_the_first_byte_then_the_rest_in_one_read() -> None:
     port = CountingPort(b"")
     assert read_some(port, socket_port=False) == b""  # the timeout passed: nothing more asked
     assert port.calls == [("read", 1)]
+
+
+def test_an_ack_held_for_the_next_ack_frame_wakes_the_reader_to_send_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/protocol.md section 5: a card's ``want`` waits for the consumer's ack; an ack that
+    comes within ACK_MIN_GAP of the last ACK waits for the next ACK frame, which the reader sends.
+    The reader, waiting for the ``want``'s own deadline, is woken for it: with that deadline and
+    every other timer made far longer than the test waits, the ack still reaches the shoe."""
+    import drivers.shoe
+    from drivers import link_window
+    from hil.virtual_shoe import VirtualShoe
+
+    monkeypatch.setattr(link_window, "ACK_MIN_GAP", 1.0)  # the ack is held behind the HELLO's ACK ...
+    monkeypatch.setattr(link_window, "WANT_WAIT_S", 600.0)  # ... while the reader waits long for the want
+    monkeypatch.setattr(drivers.shoe, "IDLE_WAIT_MAX", 600.0)  # (not woken by its own idle bound either)
+    events: queue.Queue[Any] = queue.Queue()
+    with VirtualShoe(heartbeat_s=600.0, resend_s=600.0, host_silence_s=600.0) as shoe, \
+            ShoeLink(shoe.url, events, silence_s=600.0) as link:
+        link.wait_connected()
+        shoe.pull()
+        card = take(events, CardRead)
+        assert wait_for(lambda: link._idle.until > 0, 5.0)  # the reader waits for the want's deadline
+        link.ack(card.seq)  # within 1 s of the HELLO's ACK: held
+        assert shoe.wait_acked(10.0) and shoe.unacked_count() == 0

@@ -208,3 +208,40 @@ def test_a_muck_at_showdown_naming_a_seat_not_dealt_in_is_refused(seat: object) 
     codes = t.send(DealerInput(DealerAction.FOLD, seat=seat))  # type: ignore[arg-type]
     assert codes == ["input-invalid"]
     assert t.m.state == "hand_showdown" and t.m.public_state()["seats"] == before
+
+
+def _deal_to_fourth_betting(t: Table, chosen: dict[tuple[int, str, str], Card]) -> None:
+    """Deal 3rd and 4th street as instructed, each card ``chosen`` for its (seat, street, face)
+    if named there (its first downcard for a ``down`` key), else the next unused card; the
+    latched alerts acknowledged; the machine stops in 4th street's betting round."""
+    spare = [c for c in full_deck() if c not in chosen.values()]
+    while t.m.state != "hand_fourth_betting":
+        ins = t.m.instruction()
+        if ins.signal is Signal.BETTING:
+            t.send(DealerInput(DealerAction.BETTING_COMPLETE))
+        elif ins.signal is Signal.STOP:
+            t.send(DealerInput(DealerAction.ACK_ALERT, args={"code": t.m.alerts[0]["code"]}))
+        else:
+            key = (ins.seat or 0, ins.street or "", ins.face or "")
+            card = chosen.pop(key) if key in chosen else spare.pop()
+            t.card(card)
+    while t.m.instruction().signal is Signal.STOP:
+        t.send(DealerInput(DealerAction.ACK_ALERT, args={"code": t.m.alerts[0]["code"]}))
+
+
+@pytest.mark.parametrize(("fourth", "pair_named"), [("9h", True), ("9c", False), ("2h", False)])
+def test_the_open_pair_on_fourth_counts_a_masked_upcard_as_unknown(fourth: str, pair_named: bool) -> None:
+    """RP-10-F on 4th street: seat 2 shows the 9d; its 4th street upcard the 9h is an open pair,
+    named in the betting instruction. Read as the 9c, seat 1's hole card (a duplicate), that
+    upcard is masked on the display (hole-card embargo) and counts as unknown: no open pair is
+    named, though the cards recorded pair. A 2h pairs nothing."""
+    t = Table("tda", seats=(1, 2, 3, 4))
+    _deal_to_fourth_betting(t, {(1, "3rd", "down"): Card.parse("9c"), (2, "3rd", "up"): Card.parse("9d"),
+                                (2, "4th", "up"): Card.parse(fourth)})
+    hand = t.m.hand
+    assert hand is not None and hand.seats[1].up == [Card.parse("9d"), Card.parse(fourth)]
+    text = t.m.instruction().text
+    assert text.startswith("Betting on 4th")
+    assert ("open pair on 4th" in text.lower()) is pair_named, text
+    seats = {s["seat"]: s for s in t.m.public_state()["seats"]}
+    assert seats[2]["up"] == ["9d", "??" if fourth == "9c" else fourth]

@@ -68,8 +68,8 @@ TOP_HAND = "SELECT max(hand) FROM records WHERE hand IS NOT NULL"  # answered fr
 
 def start_reads(conn: sqlite3.Connection) -> None:
     """Run the reads a :class:`Store` makes when it opens (the last sequence, the open hand's
-    mark, the top hand, the chain head), so the open's check meets a damaged page they read
-    before anything is written to the file.
+    mark, the top hand, the chain head and where the chain starts), so the open's check meets a
+    damaged page they read before anything is written to the file.
 
     :raises sqlite3.DatabaseError: a page they read is damaged.
     """
@@ -77,6 +77,7 @@ def start_reads(conn: sqlite3.Connection) -> None:
         conn.execute(query).fetchall()
     if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'chain'").fetchone():
         chain.head(conn)
+        chain.chain_from(conn)  # meta by its key: the key's index, which no other read at open uses
 
 
 def open_readonly(path: Path, identity: Identity) -> sqlite3.Connection:
