@@ -371,9 +371,12 @@ class NetLoop:
             for key, mask in self._sel.select(max(0.0, wake_at - time.monotonic())):
                 conn = key.data
                 if conn is None:
-                    self._woken = False
                     with contextlib.suppress(BlockingIOError, OSError):
                         self._wake_r.recv(4096)
+                    # after the read: a caller that found the flag set queued its call before this, and
+                    # the turn runs it; cleared before the read, a caller's byte read here left it set
+                    # with nothing to read, and no later caller woke the loop
+                    self._woken = False
                     continue
                 self._serve(conn, key.fileobj, mask)
             self._run_calls()

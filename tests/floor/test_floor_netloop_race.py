@@ -63,3 +63,42 @@ def test_a_publication_queued_as_paho_unregisters_is_written(mosquitto: Mosquitt
     finally:
         net.stop()
         tap.close()
+
+
+class _RacingWake:
+    """The loop's wake-up socket, with another thread's call made just as the loop reads it."""
+
+    def __init__(self, net: NetLoop) -> None:
+        self.net, self.real, self.raced = net, net._wake_r, threading.Event()
+
+    def fileno(self) -> int:
+        return self.real.fileno()
+
+    def recv(self, n: int) -> bytes:
+        if not self.raced.is_set():  # as another thread's call_soon, at this moment
+            self.raced.set()
+            self.net._calls.append(lambda: None)
+            if not self.net._woken:
+                self.net._woken = True
+                self.net._wake_w.send(b"\0")
+        return self.real.recv(n)
+
+
+def test_a_call_made_as_the_loop_reads_its_wake_up_does_not_silence_later_ones(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(netloop, "SWEEP_EVERY_S", 3600.0)  # nothing else wakes the loop
+    monkeypatch.setattr(netloop, "MISC_EVERY_S", 3600.0)
+    net = NetLoop("floor-test-wake")
+    racing = _RacingWake(net)
+    net._wake_r = racing  # type: ignore[assignment]
+    try:
+        net.start()
+        first = threading.Event()
+        net.call_soon(first.set)
+        assert first.wait(10) and racing.raced.is_set()
+        later = threading.Event()
+        net.call_soon(later.set)  # from this thread: it must wake the loop
+        assert later.wait(10), "a call after the race never ran"
+    finally:
+        net._wake_r = racing.real
+        net.stop()
