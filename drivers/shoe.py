@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import logging
+import math
 import os
 import pkgutil
 import select
@@ -125,15 +126,23 @@ def read_ready(fd: int) -> bytes:
 
 def write_frame(ser: SerialBase, frame: bytes) -> None:
     """Write ``frame`` to the port: on a device port (:func:`device_fd`) with one ``os.write`` of
-    its descriptor (non-blocking), pyserial's ``write`` taking only what that left (a full output
-    buffer: it waits, up to the port's write timeout); else pyserial's ``write``, which on a device
-    follows every write with a ``select``.
+    its descriptor (non-blocking) when the output buffer has room; what a full buffer leaves is
+    written as room comes, each wait a ``select`` for writability (or for pyserial's
+    ``cancel_write``), all of them together up to the port's ``write_timeout`` (pyserial's own
+    ``write`` retries a refused write at once, spinning a core for that long). Else pyserial's
+    ``write``, which on a device follows every write with a ``select``.
 
-    :raises serial.SerialException: the port is closed, or the write timed out.
+    :raises serial.SerialTimeoutException: the buffer had no room for the rest within the port's
+        write timeout (the frame is cut: the shoe drops it at its next delimiter).
+    :raises serial.SerialException: the port is closed.
     :raises OSError: the port is lost.
     """
     fd = device_fd(ser)
-    if fd is not None:
+    if fd is None:
+        ser.write(frame)
+        return
+    deadline: float | None = None
+    while True:
         try:
             n = os.write(fd, frame)
         except BlockingIOError:
@@ -141,7 +150,21 @@ def write_frame(ser: SerialBase, frame: bytes) -> None:
         if n == len(frame):
             return
         frame = frame[n:]
-    ser.write(frame)
+        timeout = ser.write_timeout
+        if deadline is None:
+            deadline = math.inf if timeout is None else time.monotonic() + timeout
+        left = None if deadline == math.inf else deadline - time.monotonic()
+        if left is not None and left <= 0:
+            raise serial.SerialTimeoutException("Write timeout")
+        abort = getattr(ser, "pipe_abort_write_r", None)
+        readers = [abort] if isinstance(abort, int) else []
+        cancelled, room, _ = select.select(readers, [fd], [], left)
+        if cancelled:
+            with contextlib.suppress(BlockingIOError):
+                os.read(abort, 1000)  # type: ignore[arg-type]
+            return
+        if not room:
+            raise serial.SerialTimeoutException("Write timeout")
 
 
 IDLE_WAIT_MAX = 0.25

@@ -90,16 +90,23 @@ def script_from_record(rec: RecordedHand, *, seed: int = 0, rules: str | None = 
             folded[i] = True
             actions.setdefault(a_street, []).append(("fold", seats[i]))
             continue
+        owed: int | float  # committed chips are ints; a stack may be inf (unknown)
         if kind == "pb":
-            pay = min(bring_in, stacks[i])
+            owed = bring_in
         elif kind == "cbr":
-            pay = min(max((amount or 0) - committed[i], 0), stacks[i])
+            owed = (amount or 0) - committed[i]
         else:  # cc
-            pay = min(max(max(committed) - committed[i], 0), stacks[i])
-        committed[i] += pay
-        stacks[i] -= pay
-        if before > 0 and stacks[i] == 0:
-            actions.setdefault(a_street, []).append(("all-in", seats[i]))
+            owed = max(committed) - committed[i]
+        if owed <= 0:  # nothing to put in: no chips move
+            continue
+        if owed < before:
+            committed[i] += owed
+            stacks[i] = before - owed
+        else:  # the player's last chips: all-in (a stack already at 0 was all-in for the ante)
+            committed[i] += before
+            stacks[i] = 0
+            if before > 0:
+                actions.setdefault(a_street, []).append(("all-in", seats[i]))
     muck = [seats[i] for i, showed in shows.items() if not showed and not folded[i]]
     return HandScript(seats, rec.game.value, rules, deck, actions, ante_all_in, muck, name=str(path or rec.path))
 

@@ -230,7 +230,7 @@ def read_phh(path: str | Path) -> RecordedHand:
         # at most MAX_PHH_BYTES + 1 bytes, as one read of that size would give, but asking for
         # the size found first: a read of n bytes allocates n up front (1 MiB per file)
         want = st.st_size + 1
-        raw = _read_upto(fd, want)
+        raw = _read_upto(fd, want, st.st_size)
         if len(raw) == want and want <= MAX_PHH_BYTES:  # it grew since: read on to the limit
             raw += _read_upto(fd, MAX_PHH_BYTES + 1 - want)
     except OSError as exc:
@@ -245,11 +245,12 @@ def read_phh(path: str | Path) -> RecordedHand:
     return parse_phh(text, name)
 
 
-def _read_upto(fd: int, size: int) -> bytes:
+def _read_upto(fd: int, size: int, known: int = -1) -> bytes:
     """Up to ``size`` bytes of the open file ``fd``, fewer only at its end (a read that returns
-    less before the end is followed by another)."""
+    less is followed by another, unless it returned ``known`` bytes: the size the file was found
+    to have, read whole, with no second read to see its end)."""
     raw = os.read(fd, size)
-    while raw and len(raw) < size:
+    while raw and len(raw) < size and len(raw) != known:
         more = os.read(fd, size - len(raw))
         if not more:
             break

@@ -19,17 +19,21 @@ from typing import Any
 
 # TOML's control characters: U+0000-U+001F and U+007F; a tab is allowed in strings and comments.
 _CTRL = r"\x00-\x08\x0a-\x1f\x7f"
-_STR = rf'"[^"\\{_CTRL}]*"'
+# Every repeat below is possessive (``*+``): what follows it can never start with what it
+# repeats (a string's closing quote, a comment's end of line, an item after blanks, ``]`` after
+# the items), so giving characters back could never make a match, and the engine keeps no
+# backtracking state for it (Python 3.11's possessive quantifiers; the same texts match).
+_STR = rf'"[^"\\{_CTRL}]*+"'
 _SCALAR = r"(?:0|[1-9][0-9]{0,17}|inf|true|false)"  # at most 18 digits: the rest goes to tomllib
-_COMMENT = rf"#[^{_CTRL}]*"
+_COMMENT = rf"#[^{_CTRL}]*+"
 # inside an array: blanks, newlines, comments to the line's end; written as a run of blanks then
 # (comment, run of blanks) pairs, the same texts as ``(?:[ \t\n]|{_COMMENT}\n)*`` but a run is
 # one character-class repeat for the regular-expression engine, not a group per character
-_GAP = rf"[ \t\n]*(?:{_COMMENT}\n[ \t\n]*)*"
+_GAP = rf"[ \t\n]*+(?:{_COMMENT}\n[ \t\n]*+)*+"
 _ITEM = rf"(?:{_STR}|{_SCALAR})"
-_ARRAY = rf"\[{_GAP}(?:{_ITEM}{_GAP},{_GAP})*(?:{_ITEM}{_GAP})?\]"
+_ARRAY = rf"\[{_GAP}(?:{_ITEM}{_GAP},{_GAP})*+(?:{_ITEM}{_GAP})?\]"
 
-_BLANKS = rf"(?:[ \t]*(?:{_COMMENT})?\n)*"  # blank and comment lines
+_BLANKS = rf"(?:[ \t]*+(?:{_COMMENT})?\n)*+"  # blank and comment lines
 _BLANK = re.compile(_BLANKS)
 # a statement, with the blank and comment lines before it (one match a statement)
 _STATEMENT = re.compile(

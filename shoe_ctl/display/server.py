@@ -10,6 +10,7 @@ import asyncio
 import ipaddress
 import json
 import logging
+import os
 import socket
 import threading
 import time
@@ -174,6 +175,8 @@ class DisplaySink(Closeable):
         self._subscribers: set[_Stream] = set()
         self._pending: deque[Command] = deque()  # commands handed, not yet folded in (:meth:`_drain`)
         self._wake_set = False  # a _drain is scheduled and has not started
+        self._bell: tuple[int, int] | None = None  # the loop's wake-up pipe (read, write) while it serves
+        self._bell_lock = threading.Lock()  # its ends are not closed while a hand-over writes to it
         self._drained_at = 0.0  # time.monotonic() of the last _drain
         self.wakes = 0
         """Times the server's loop was woken for commands so far (one per controller event)."""
@@ -286,11 +289,21 @@ class DisplaySink(Closeable):
             sock.close()
             loop.close()
             return
+        bell = os.pipe()
+        for fd in bell:
+            os.set_blocking(fd, False)
+        loop.add_reader(bell[0], self._rung)
+        self._bell = bell
         self._ready.set()
         loop.call_soon(self._watch_deck_check)
         try:
             loop.run_forever()
         finally:
+            with self._bell_lock:
+                self._bell = None
+                loop.remove_reader(bell[0])
+                for fd in bell:
+                    os.close(fd)
             if self._server is not None:
                 self._server.close()
             loop.run_until_complete(self._runner.cleanup())
@@ -348,14 +361,36 @@ class DisplaySink(Closeable):
         self._wake_loop(loop)
 
     def _wake_loop(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Wake the loop for the commands handed, unless a wake-up is pending: one byte on the
+        loop's own pipe, which the loop reads with one call (``call_soon_threadsafe`` costs the
+        loop thread half as much again per wake-up: its socket pair is read until it is empty,
+        and the read that finds it empty raises)."""
         if self._wake_set:
             return
         self._wake_set = True
         self.wakes += 1
-        try:
+        with self._bell_lock:
+            bell = self._bell
+            if bell is not None:
+                try:
+                    os.write(bell[1], b"\0")
+                except BlockingIOError:  # bytes not read yet: the loop is woken all the same
+                    pass
+                return
+        try:  # not serving yet, or stopped
             loop.call_soon_threadsafe(self._wake)
         except RuntimeError:  # loop already closed
             pass
+
+    def _rung(self) -> None:
+        """In the loop: the wake-up pipe has a byte (:meth:`_wake_loop`)."""
+        bell = self._bell
+        if bell is not None:
+            try:
+                os.read(bell[0], 4096)
+            except BlockingIOError:
+                pass
+        self._wake()
 
     def _wake(self) -> None:
         """In the loop: drain now, or at ``limits.publish_gap_s`` after the last drain."""

@@ -267,15 +267,19 @@ class FloorPublisher:
             time.sleep(0.02)
         self._stop.set()
         last: list[mqtt.MQTTMessageInfo] = []
-        self._in_loop(lambda: last.extend(self._last_words()), max(0.5, deadline - time.monotonic()))
+        said = self._in_loop(lambda: last.extend(self._last_words()), max(0.5, deadline - time.monotonic()))
         for info in last:
             try:
                 info.wait_for_publish(1.0)
             except (RuntimeError, ValueError):
                 pass
         self._save_outbox(force=True)
-        if self._net is not None:
+        if self._net is None:
+            return
+        if said:
             self._net.disconnect(self.client)
+        else:  # no offline status made: a DISCONNECT (no Will) would leave the floor seeing the table online
+            self._net.abort(self.client)  # the broker sends the Will: offline, not a clean stop
 
     def _last_words(self) -> list[mqtt.MQTTMessageInfo]:
         """At a clean stop (the loop's thread): the last state, if an interval held it back, and the
@@ -289,25 +293,32 @@ class FloorPublisher:
         self._publish_state()
         return [self.client.publish(self.topics.status, dumps(self._status(False, clean=True)), qos=1, retain=True)]
 
-    def _in_loop(self, fn: Callable[[], None], timeout: float) -> None:
+    def _in_loop(self, fn: Callable[[], None], timeout: float) -> bool:
         """Run ``fn`` in the loop's thread, where every step runs, and wait for it up to ``timeout``
-        seconds; with no loop running, here."""
+        seconds; with no loop running, here. :returns: False when the loop did not run it in time
+        (a busy loop: it will not run it later either)."""
         net = self._net
         if net is None or not self._started or net.in_loop():
             fn()
-            return
+            return True
         done = threading.Event()
+        late = threading.Event()
 
         def run() -> None:
             try:
-                fn()
+                if not late.is_set():
+                    fn()
             finally:
                 done.set()
 
         net.call_soon(run)
-        if not done.wait(timeout):
-            log.warning("floor publisher of table %s: its network loop did not answer within %.1f s at the stop",
-                        self.table, timeout)
+        if done.wait(timeout):
+            return True
+        late.set()
+        log.warning("floor publisher of table %s: its network loop did not answer within %.1f s at the stop; "
+                    "its connection is dropped, so that the broker's Will says the table is offline",
+                    self.table, timeout)
+        return False
 
     # ------------------------------------------------------------------ lifecycle
 

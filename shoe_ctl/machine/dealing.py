@@ -323,11 +323,13 @@ class Dealing:
         read = Read(seq, card, role or "down", step.street or p.street, seat)
         if card is not None:
             where = p.where
-            # the identity check finds nothing to say unless the card was read before or lies
-            # outside a scrambled stub: the common case is decided here without the call
-            if check and (card in where or (hand.new_stub is not None and card not in hand.new_stub)):
+            # the identity check finds nothing to say unless the card lies outside a scrambled stub
+            # or was read before: the common case is decided here without the call, the card
+            # hashed once (a card's hash is a Python call)
+            if check and hand.new_stub is not None and card not in where and card not in hand.new_stub:
+                self._check_identity(read)  # (before it is the first read of its identity)
+            if where.setdefault(card, read) is not read and check:  # the first read of an identity stays
                 self._check_identity(read)
-            where.setdefault(card, read)  # the first read of an identity stays
         p.reads.append(read)
         hand.record(step, card)
         p.step_i += 1

@@ -168,24 +168,36 @@ class LeanNestedTransition(NestedTransition):
         model = event_data.model
         if not machine._inline_callbacks or not machine.send_event:
             return self._execute_silent_library(event_data)
-        for func in self.prepare:
-            _resolved(func, model, event_data)(event_data)
+        if self.prepare:
+            _call_each(self.prepare, model, event_data)
         for cond in self.conditions:
-            if type(cond) is Condition:
-                if _resolved(cond.func, model, event_data)(event_data) != cond.target:
+            if type(cond) is not Condition:
+                if not cond.check(event_data):
                     return False
-            elif not cond.check(event_data):
+                continue
+            func = cond.func
+            if isinstance(func, str):
+                found = getattr(model, func, _UNSET)
+                if found is _UNSET:  # a dotted path, or the library's error
+                    func = _resolved(func, model, event_data)
+                elif not callable(found):  # a property's value, as the library's wrapper gives it
+                    if not found == cond.target:
+                        return False
+                    continue
+                else:
+                    func = found
+            if not func(event_data) == cond.target:
                 return False
-        for func in machine.before_state_change:
-            _resolved(func, model, event_data)(event_data)
-        for func in self.before:
-            _resolved(func, model, event_data)(event_data)
+        if machine._before_state_change:  # (the lists behind the library's properties)
+            _call_each(machine._before_state_change, model, event_data)
+        if self.before:
+            _call_each(self.before, model, event_data)
         if self.dest:
             self._enter_dest(event_data, machine, model, machine.callback)
-        for func in self.after:
-            _resolved(func, model, event_data)(event_data)
-        for func in machine.after_state_change:
-            _resolved(func, model, event_data)(event_data)
+        if self.after:
+            _call_each(self.after, model, event_data)
+        if machine._after_state_change:
+            _call_each(machine._after_state_change, model, event_data)
         return True
 
     def _execute_silent_library(self, event_data: NestedEventData) -> bool:
@@ -216,16 +228,35 @@ class LeanNestedTransition(NestedTransition):
         current = getattr(model, machine.model_attribute)
         plain = None
         if type(current) is str and not machine._has_final:
-            _exits, _names, _enters, scope, value, new_state, plain = self._recipe(event_data, current)
+            recipe = self._resolved.get((current, tuple(machine.prefix_path))) or self._recipe(event_data, current)
+            _exits, _names, _enters, scope, value, new_state, plain = recipe
         if plain is None:
             self._change_state(event_data)
         else:
             if scope is not _UNSET:
                 event_data.scope = list(scope)  # type: ignore[attr-defined]
-            _scoped_callbacks(plain[0], "on_exit", callback, event_data)
+            for step in plain[0]:  # (a state without on_exit callbacks is passed over at once)
+                if step[0].on_exit:
+                    _scoped_callbacks((step,), "on_exit", callback, event_data)
             setattr(model, machine.model_attribute, value)
             event_data.state = new_state
-            _scoped_callbacks(plain[1], "on_enter", callback, event_data)
+            for step in plain[1]:
+                if step[0].on_enter:
+                    _scoped_callbacks((step,), "on_enter", callback, event_data)
+
+
+def _call_each(funcs: list[Any], model: Any, event_data: NestedEventData) -> None:
+    """Call each callback of ``funcs`` with the event data, in order, resolved as
+    ``Machine.resolve_callable`` resolves it (:func:`_resolved`; a name the model has as a
+    callable attribute looked up here)."""
+    for func in funcs:
+        if isinstance(func, str):
+            found = getattr(model, func, _UNSET)
+            if found is not _UNSET:
+                if callable(found):
+                    found(event_data)
+                continue  # (a property's value: the library's wrapper returns it, unused)
+        _resolved(func, model, event_data)(event_data)
 
 
 def _resolved(func: Any, model: Any, event_data: NestedEventData) -> Callable[..., Any]:
@@ -295,7 +326,11 @@ class LeanHierarchicalMachine(HierarchicalMachine):
                                and cls.set_state is HierarchicalMachine.set_state)
         # the transitions resolve and call a callback named on the model themselves unless a
         # subclass changed how callbacks are resolved or called
-        self._inline_callbacks = cls.callback is Machine.callback and cls.resolve_callable is Machine.resolve_callable
+        # (and reads the machine's callback lists behind the library's properties unless a
+        # subclass changed those)
+        self._inline_callbacks = (cls.callback is Machine.callback and cls.resolve_callable is Machine.resolve_callable
+                                  and cls.before_state_change is Machine.before_state_change
+                                  and cls.after_state_change is Machine.after_state_change)
         # ... and a trigger of one level and one source runs directly unless a subclass changed
         # how a trigger is queued or its result checked, or the library's scoped trigger
         self._direct_events = (self._silent_events and cls._process is HierarchicalMachine._process
@@ -392,7 +427,8 @@ class LeanHierarchicalMachine(HierarchicalMachine):
             levels = self._plans.get((current, trigger))
             if levels is not None:
                 level = self._direct[(current, trigger)] = _direct_level(levels)
-        if level is None or level is _UNSET or not _library_silent():
+        if (level is None or level is _UNSET  # (then _library_silent(), written out)
+                or _CORE_LOG.isEnabledFor(logging.INFO) or _NESTING_LOG.isEnabledFor(logging.DEBUG)):
             return super().trigger_event(model, trigger, *args, **kwargs)
         event_data = NestedEventData(state=None, event=None, machine=self, model=model, args=args, kwargs=kwargs)
         event_data.result = None

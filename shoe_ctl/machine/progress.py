@@ -235,7 +235,7 @@ class Progress:
         if street == "3rd":
             self.first_idx = first_to_act_third(self.game, hand.upcards("3rd"), can, hand.bring_in_counts())
         else:
-            in_hand = [s.in_hand for s in hand.seats]
+            in_hand = [not (s.folded or s.killed or s.dead) for s in hand.seats]  # SeatState.in_hand, written out
             community = hand.community if hand.community_street is not None else None
             # house 16.20: a community card on the board that was not read counts as unknown.
             unknown = hand.community_street is not None and hand.community is None

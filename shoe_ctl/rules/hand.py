@@ -361,9 +361,27 @@ class HandState(Value):
             have += 1  # a community card of an earlier street is one of every player's cards
         return have < street_index(street) + 3  # self.cards_on_street(street)
 
+    def owed(self, street: str) -> list[int]:
+        """The in-hand players (indices, in order) who have not yet had the card of ``street``:
+        :meth:`needs_card` asked of every player in one pass (a street's plan asks it of every
+        seat, and a fold in a betting round whether the street is complete).
+
+        :raises HandError: for an unknown street while a player is in the hand.
+        """
+        players = [i for i, s in enumerate(self.seats) if not (s.folded or s.killed or s.dead)]  # in_hand()
+        community = self.community_street
+        if not players or community == street:
+            return []
+        k = street_index(street)
+        need = k + 3  # cards_on_street(street)
+        if community is not None and street_index(community) < k:
+            need -= 1  # a community card of an earlier street is one of every player's cards
+        seats = self.seats
+        return [i for i in players if len(seats[i].down) + len(seats[i].up) < need]
+
     def street_complete(self, street: str) -> bool:
         """Every in-hand player holds the cards of ``street`` (or shares its community card)."""
-        return not any(self.needs_card(i, street) for i in self.in_hand())
+        return not self.owed(street)
 
     def next_street(self) -> str | None:
         """The first street not yet complete, ``None`` when 7th is complete."""

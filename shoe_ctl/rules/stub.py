@@ -201,7 +201,7 @@ def plan_street(profile: RuleProfile, hand: HandState, street: str) -> StreetPla
     stub = hand.stub_count()
     live = hand.live_count()
     required = required_number(live)
-    players = [i for i in hand.in_hand() if hand.needs_card(i, street)]
+    players = hand.owed(street)
 
     def plan(proc: Procedure, steps: list[Step], new_stub: frozenset[Card] = frozenset(), unknown: int = 0) -> StreetPlan:
         ftr = None

@@ -174,3 +174,27 @@ def test_snapshots_go_straight_to_a_page_that_keeps_up_in_order_and_framed(usual
         assert resp.read() == b""  # the last chunk: a clean end
     finally:
         conn.close()
+
+
+def test_the_wake_up_pipe_lives_as_long_as_the_server() -> None:
+    """The loop's wake-up pipe is opened with the server and closed with it; a hand-over after the
+    close is dropped without writing anywhere (its descriptors may be another file's by then)."""
+    import os
+
+    def open_fds() -> set[str]:
+        return set(os.listdir("/proc/self/fd"))
+
+    before = open_fds()
+    sink = DisplaySink(lambda _event: None, host="127.0.0.1", port=0).start()
+    try:
+        bell = sink._bell
+        assert bell is not None and {str(fd) for fd in bell} <= open_fds() - before
+        sink.handle_all([_ins(1), DisplayUpdate({"hand": 1, "state": "hand_third", "seats": []})])
+        sink.sync()
+        assert sink.model.version == 2 and sink.wakes == 1
+    finally:
+        sink.close()
+    assert sink._bell is None
+    assert not {str(fd) for fd in bell} & (open_fds() - before)
+    sink.handle_all([_ins(2)])  # after the close: dropped
+    assert sink.model.version == 2

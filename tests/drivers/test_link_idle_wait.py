@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import select
 import threading
 import time
 from collections.abc import Iterator
@@ -130,21 +131,85 @@ def test_a_turn_takes_every_byte_waiting_in_one_read_and_an_empty_readable_port_
         os.close(r)
 
 
-def test_a_frame_is_written_in_one_write_and_what_a_full_buffer_leaves_goes_through_pyserial(
-        pty: tuple[int, serial.Serial], monkeypatch: pytest.MonkeyPatch) -> None:
-    master, port = pty
+def _fill(fd: int) -> None:
+    """Fill the output buffer of the port whose descriptor is ``fd`` to its last byte."""
+    chunk = b"x" * 1024
+    while True:
+        try:
+            if os.write(fd, chunk) == 0:
+                break
+        except BlockingIOError:
+            if len(chunk) == 1:
+                break
+            chunk = b"x"
+
+
+def _counting_writes(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
+    """Every ``os.write`` from now on (the link's and pyserial's), recorded."""
     written: list[bytes] = []
     real_write = os.write
-    monkeypatch.setattr(shoe.os, "write", lambda f, b: written.append(bytes(b)) or real_write(f, b))
+
+    def write(fd: int, data: bytes) -> int:
+        written.append(bytes(data))
+        return real_write(fd, data)
+
+    monkeypatch.setattr(os, "write", write)
+    return written
+
+
+def test_a_frame_is_written_in_one_write(pty: tuple[int, serial.Serial], monkeypatch: pytest.MonkeyPatch) -> None:
+    master, port = pty
+    written = _counting_writes(monkeypatch)
     write_frame(port, b"\x00frame\x00")
     assert written == [b"\x00frame\x00"] and os.read(master, 64) == b"\x00frame\x00"
-    written.clear()
-    monkeypatch.setattr(shoe.os, "write", lambda f, b: written.append(bytes(b)) or 3)  # the buffer took 3 bytes
-    rest: list[bytes] = []
-    monkeypatch.setattr(port, "write", lambda b: rest.append(bytes(b)) or len(b))
-    write_frame(port, b"\x00frame\x00")
-    assert written == [b"\x00frame\x00"] and rest == [b"ame\x00"]
-    monkeypatch.setattr(shoe.os, "write", lambda f, b: (_ for _ in ()).throw(BlockingIOError()))
-    rest.clear()
-    write_frame(port, b"\x00full\x00")
-    assert rest == [b"\x00full\x00"]  # none taken: pyserial waits for room, up to its write timeout
+
+
+def test_what_a_full_buffer_leaves_goes_out_whole_once_the_far_end_reads(
+        pty: tuple[int, serial.Serial], monkeypatch: pytest.MonkeyPatch) -> None:
+    master, port = pty
+    port.write_timeout = 60.0
+    _fill(port.fd)
+    got = bytearray()
+    frame = b"\x00" + bytes(range(1, 200)) * 40 + b"\x00"  # larger than a full buffer's first room
+    written = _counting_writes(monkeypatch)
+
+    def far_end() -> None:
+        time.sleep(0.2)  # the writer is in its wait by now, or finds room at once: either way whole
+        while len(got) < 18_000 + len(frame):
+            ready = select.select([master], [], [], 10.0)[0]
+            if not ready:
+                return
+            got.extend(os.read(master, 65536))
+            if got.endswith(frame):
+                return
+
+    t = threading.Thread(target=far_end, daemon=True)
+    t.start()
+    write_frame(port, frame)
+    t.join(20.0)
+    assert got.endswith(frame)
+    assert len(written) < 100  # each write follows room the far end made, never a retry in a loop
+
+
+def test_a_full_buffer_times_out_without_spinning(pty: tuple[int, serial.Serial],
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    _master, port = pty
+    port.write_timeout = 0.3
+    _fill(port.fd)
+    written = _counting_writes(monkeypatch)
+    with pytest.raises(serial.SerialTimeoutException):
+        write_frame(port, b"\x00full\x00")
+    # pyserial's write retried the refused write over and over for the whole write timeout
+    assert 1 <= len(written) <= 3
+
+
+def test_cancel_write_ends_the_wait_for_room(pty: tuple[int, serial.Serial]) -> None:
+    _master, port = pty
+    port.write_timeout = 120.0
+    _fill(port.fd)
+    done = threading.Event()
+    t = threading.Thread(target=lambda: (write_frame(port, b"\x00late\x00"), done.set()), daemon=True)
+    t.start()
+    time.sleep(0.1)
+    port.cancel_write()
+    assert done.wait(20.0)

@@ -472,7 +472,7 @@ class _Kinds:
 def _kinds(cls: type[HierarchicalMachine], missing: bool) -> _Kinds:
     model = _Kinds()
     plain_callable = lambda event: model.calls.append(f"callable {event.transition.dest}")  # noqa: E731
-    after: list[Any] = ["_after", plain_callable, f"{__name__}.dotted_callback"]
+    after: list[Any] = ["_after", plain_callable, f"{__name__}.dotted_callback", "is_open"]
     if missing:
         after.append("_no_such_callback")
     cls(model=model, states=["a", {"name": "b", "children": ["x", "y"], "initial": "x"}],
@@ -487,8 +487,9 @@ def _kinds(cls: type[HierarchicalMachine], missing: bool) -> _Kinds:
 @pytest.mark.parametrize("missing", [False, True])
 def test_callbacks_of_every_kind_resolve_as_the_library_resolves_them(missing: bool) -> None:
     """A property as a condition (read once per check, its value compared), a plain callable, a
-    dotted path and a method as ``after`` callbacks, and a name the model lacks (the library's
-    error), on the direct path (from the second trigger of a state on) as on the library's."""
+    dotted path, a method and a property (read once, its value unused) as ``after`` callbacks,
+    and a name the model lacks (the library's error), on the direct path (from the second
+    trigger of a state on) as on the library's."""
     runs = []
     for cls in (HierarchicalMachine, LeanHierarchicalMachine):
         _DOTTED.clear()

@@ -167,6 +167,27 @@ def test_null_nan_and_negative_stacks_are_refused_with_the_line(stacks, says):
     assert msg.startswith("bad.phh: line 6") and says in msg
 
 
+def test_a_file_read_in_short_pieces_is_read_whole(tmp_path, monkeypatch):
+    """A read may return fewer bytes than asked before the file's end (a pipe-like file system):
+    ``read_phh`` reads on until the size ``fstat`` gave, then stops without asking again."""
+    import os
+
+    import shoe_ctl.phh as phh
+
+    p = tmp_path / "pieces.phh"
+    p.write_text(GOOD)
+    real = os.read
+    asked: list[int] = []
+
+    def piece(fd: int, n: int) -> bytes:
+        asked.append(n)
+        return real(fd, min(n, 7))
+
+    monkeypatch.setattr(phh.os, "read", piece)
+    assert read_phh(p) == parse_phh(GOOD, str(p))
+    assert len(asked) == -(-len(GOOD.encode()) // 7)  # every piece, and no read after the last
+
+
 def test_inf_is_refused_where_a_number_is_needed():
     assert "antes" in _error(GOOD.replace("antes = [1, 1, 1]", "antes = [1, inf, 1]"))
     assert "bring_in" in _error(GOOD.replace("bring_in = 2", "bring_in = inf"))

@@ -66,3 +66,21 @@ def test_RP_10_H_and_house_16_18_plans_hold_on_random_hands(spec, name):
     assert len(seen) == len(set(seen)) == len(dealt) - hand.returned
     for i in hand.in_hand():
         assert hand.seats[i].card_count + (1 if hand.community_street else 0) == 7
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(2, 8), st.data())
+def test_owed_players_are_those_who_need_the_street_s_card(n, data):
+    """``HandState.owed(street)`` lists, in order, the players in the hand for whom
+    ``needs_card`` holds, and ``street_complete`` says none does, on hands with seats folded,
+    killed, dead or all-in, any number of cards each, and a community card on any street."""
+    hand = HandState.new(Game.STUD, list(range(1, n + 1)))
+    for s in hand.seats:
+        s.folded, s.killed, s.dead, s.all_in = (data.draw(st.booleans()) for _ in range(4))
+        s.down.extend([None] * data.draw(st.integers(0, 4)))
+        s.up.extend([None] * data.draw(st.integers(0, 4)))
+    hand.community_street = data.draw(st.sampled_from([None, *STREETS]))
+    for street in STREETS:
+        want = [i for i in hand.in_hand() if hand.needs_card(i, street)]
+        assert hand.owed(street) == want
+        assert hand.street_complete(street) is (not want)
