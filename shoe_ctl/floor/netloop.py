@@ -40,9 +40,10 @@ __all__ = ["NetLoop", "Timer", "shared_loop"]
 MISC_EVERY_S = 1.0
 """How often each open client's ``loop_misc`` runs (keepalive PINGREQ, an unanswered ping)."""
 
-SWEEP_EVERY_S = 0.1
-"""How often the loop looks for a client with packets queued and no write interest (a register
-and an unregister of paho's racing between two threads), and writes them."""
+SWEEP_EVERY_S = 1.0
+"""How often the loop looks for a client with packets queued and no write interest, and writes
+them: a safety net (a packet queued by another thread as paho unregistered the socket is caught
+when it unregisters, :meth:`NetLoop._want_write`)."""
 
 
 READS_PER_TURN = 64
@@ -306,7 +307,9 @@ class NetLoop:
         for writing only if they do not all fit), or has none left."""
         if conn.sock is not sock:
             return
-        if on:
+        if on or conn.client.want_write():
+            # off: paho clears its "registered" flag before telling; a publication another thread
+            # queued after paho found nothing to write saw the flag still set and told nothing
             self._flush[id(conn)] = conn
         elif conn.events & selectors.EVENT_WRITE:
             self._watch(conn, selectors.EVENT_READ)
@@ -368,9 +371,12 @@ class NetLoop:
             for key, mask in self._sel.select(max(0.0, wake_at - time.monotonic())):
                 conn = key.data
                 if conn is None:
-                    self._woken = False
                     with contextlib.suppress(BlockingIOError, OSError):
                         self._wake_r.recv(4096)
+                    # after the read: a caller that found the flag set queued its call before this, and
+                    # the turn runs it; cleared before the read, a caller's byte read here left it set
+                    # with nothing to read, and no later caller woke the loop
+                    self._woken = False
                     continue
                 self._serve(conn, key.fileobj, mask)
             self._run_calls()
