@@ -138,7 +138,8 @@ class Dealing:
         if isinstance(event, CounterReset) and not self.link.wait:
             self.link.counter_reset(event)  # nothing the dealer sees changes: nothing to publish
             return self.out
-        before = self._snapshot_key()
+        # without a display only a new state or step re-sends an unchanged instruction (_publish)
+        before = self._snapshot_key() if self.display or isinstance(event, DealerInput) else (self.state, self.p.step_i)
         self.undo.before(event)
         if isinstance(event, DealerInput) and isinstance(event.args.get("ref"), int):
             self._reply_ref = event.args["ref"]
@@ -583,7 +584,7 @@ class Dealing:
         if new or before is None:
             changed = changed_step = True
         else:
-            after = self._snapshot_key()
+            after = self._snapshot_key() if len(before) > 2 else (self.state, self.p.step_i)
             changed = after != before
             changed_step = before[0] != after[0] or before[1] != after[1]
         if changed:
