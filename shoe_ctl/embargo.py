@@ -6,7 +6,7 @@ both; what it enforces is in docs/display.md, *Hole-card embargo at the display*
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 __all__ = ["CARD_TOKEN", "HIDDEN_KEYS", "MUCKED_STATUSES", "REDACTED", "SCALARS", "Public", "StateFilter",
@@ -120,21 +120,29 @@ def _filtered(value: Any, keep: _Keep) -> Any:
     if kind is str or kind in SCALARS:
         return _leaf(value, kind, keep)
     if kind is dict or (kind is not list and kind is not tuple and isinstance(value, Mapping)):
-        out: dict[str, Any] = {}
-        hidden_of = _HIDDEN_KEY_CACHE.get
-        for k, v in value.items():
-            hidden = hidden_of(k)
-            if hidden is None:
-                hidden = _hidden(k)
-            if hidden:
-                continue
-            vkind = type(v)
-            out[k if type(k) is str else str(k)] = (
-                v if vkind in SCALARS else _leaf(v, vkind, keep) if vkind is str else _filtered(v, keep))
-        return out
+        return _filtered_mapping(value, keep)
     if kind is list or kind is tuple or isinstance(value, list | tuple):
         return [v if type(v) in SCALARS else _filtered(v, keep) for v in value]
     return _leaf(value, kind, keep)
+
+
+def _filtered_mapping(value: Mapping[Any, Any], keep: _Keep,
+                      seats: Callable[[Any], Any] | None = None) -> dict[str, Any]:
+    """:func:`_filtered` of a mapping; ``seats``, when given, filters the value of its ``"seats"``
+    key instead (:class:`StateFilter`'s memo of unchanged seats)."""
+    out: dict[str, Any] = {}
+    hidden_of = _HIDDEN_KEY_CACHE.get
+    for k, v in value.items():
+        hidden = hidden_of(k)
+        if hidden is None:
+            hidden = _hidden(k)
+        if hidden:
+            continue
+        vkind = type(v)
+        out[k if type(k) is str else str(k)] = (
+            v if vkind in SCALARS else _leaf(v, vkind, keep) if vkind is str
+            else seats(v) if seats is not None and k == "seats" else _filtered(v, keep))
+    return out
 
 
 def _leaf(value: Any, kind: type, keep: _Keep) -> Any:
@@ -270,18 +278,7 @@ class StateFilter:
                 hit = memo.get(i)
                 hits.append(hit if hit is not None and hit[0] is seat and seat == hit[1] else None)
             keep, shown_down = _keeper(state, [h[2] if h is not None else None for h in hits])
-            out = {}
-            hidden_of = _HIDDEN_KEY_CACHE.get
-            for k, v in state.items():
-                hidden = hidden_of(k)
-                if hidden is None:
-                    hidden = _hidden(k)
-                if hidden:
-                    continue
-                vkind = type(v)
-                out[k if type(k) is str else str(k)] = (
-                    v if vkind in SCALARS else _leaf(v, vkind, keep) if vkind is str
-                    else self._filter_seats(v, hits, keep) if k == "seats" else _filtered(v, keep))
+            out = _filtered_mapping(state, keep, lambda v: self._filter_seats(v, hits, keep))
             for i in [i for i in memo if i >= len(seats)]:
                 del memo[i]
         self.public = keep
