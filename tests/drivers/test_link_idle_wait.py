@@ -10,6 +10,7 @@ import contextlib
 import math
 import os
 import select
+import termios
 import threading
 import time
 from collections.abc import Iterator
@@ -144,6 +145,16 @@ def _fill(fd: int) -> None:
             chunk = b"x"
 
 
+def _full_and_held(fd: int) -> None:
+    """Fill the output buffer of the port whose descriptor is ``fd`` (:func:`_fill`) and keep it
+    without room: suspend the port's output (``tcflow(TCOOFF)``, what the far end's XOFF does on a
+    line with software flow control), which the kernel applies before the call returns. A buffer
+    only filled does not stay full: the kernel moves a pty's bytes to the master's side in a worker
+    that may run after the refused write, and the room it frees lets a later write through."""
+    _fill(fd)
+    termios.tcflow(fd, termios.TCOOFF)
+
+
 def _counting_writes(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
     """Every ``os.write`` from now on (the link's and pyserial's), recorded."""
     written: list[bytes] = []
@@ -195,7 +206,7 @@ def test_a_full_buffer_times_out_without_spinning(pty: tuple[int, serial.Serial]
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     _master, port = pty
     port.write_timeout = 0.3
-    _fill(port.fd)
+    _full_and_held(port.fd)
     written = _counting_writes(monkeypatch)
     with pytest.raises(serial.SerialTimeoutException):
         write_frame(port, b"\x00full\x00")
@@ -206,10 +217,11 @@ def test_a_full_buffer_times_out_without_spinning(pty: tuple[int, serial.Serial]
 def test_cancel_write_ends_the_wait_for_room(pty: tuple[int, serial.Serial]) -> None:
     _master, port = pty
     port.write_timeout = 120.0
-    _fill(port.fd)
+    _full_and_held(port.fd)
     done = threading.Event()
     t = threading.Thread(target=lambda: (write_frame(port, b"\x00late\x00"), done.set()), daemon=True)
     t.start()
     time.sleep(0.1)
+    assert not done.is_set()  # no room comes: only the cancel ends the wait
     port.cancel_write()
     assert done.wait(20.0)
