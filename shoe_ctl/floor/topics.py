@@ -88,12 +88,32 @@ TAG_TOKEN = re.compile(r"\btag [0-9a-fA-F]{8,20}\b")
 """A card's tag UID in a text (``tag 04a1b2c3``): a tag names a card to whoever holds the deck map."""
 
 
+_PLAIN = (int, float, bool, type(None))
+"""The JSON leaves that hold no text: returned as they are, without the checks below."""
+
+
 def redact(value: object, public: frozenset[str] = frozenset()) -> Any:
     """``value`` with every card written in a string that is not in ``public``, and every tag
-    UID, replaced by ``??``."""
-    if isinstance(value, str):
-        value = TAG_TOKEN.sub("tag " + REDACTED, value)
-        return CARD_TOKEN.sub(lambda m: m.group(0) if m.group(0) in public else REDACTED, value)
+    UID, replaced by ``??``; a mapping becomes a ``dict`` with ``str`` keys, a list or tuple a
+    ``list``. The floor's payloads are walked here at every card: the exact JSON types are looked
+    at first (one ``type`` test each, not an abstract class's check), a text without ``tag `` skips
+    the tag's pattern, and with no public card every card token is replaced by the same text."""
+    kind = type(value)
+    if kind is str:
+        text: str = value  # type: ignore[assignment]
+        if "tag " in text:
+            text = TAG_TOKEN.sub("tag " + REDACTED, text)
+        if not public:
+            return CARD_TOKEN.sub(REDACTED, text)
+        return CARD_TOKEN.sub(lambda m: m.group(0) if m.group(0) in public else REDACTED, text)
+    if kind is dict:
+        return {str(k): redact(v, public) for k, v in value.items()}  # type: ignore[attr-defined]
+    if kind is list or kind is tuple:
+        return [redact(v, public) for v in value]  # type: ignore[attr-defined]
+    if kind in _PLAIN:
+        return value
+    if isinstance(value, str):  # a str subclass
+        return redact(str(value), public)
     if isinstance(value, Mapping):
         return {str(k): redact(v, public) for k, v in value.items()}
     if isinstance(value, list | tuple):
