@@ -26,7 +26,7 @@ from paho.mqtt.properties import Properties
 from paho.mqtt.reasoncodes import ReasonCode
 
 from shoe_ctl.events import Command, DisplayUpdate
-from shoe_ctl.floor.card_health import CardHealth, HealthLimits, JournalDeckTags
+from shoe_ctl.floor.card_health import CardHealth, HealthLimits, JournalDeckTags, record_body
 from shoe_ctl.floor.config import Credentials, FloorConfig, load_credentials, parse_broker
 from shoe_ctl.floor.failover import BrokerChoice, host_topic
 from shoe_ctl.floor.netloop import NetLoop, Timer, shared_loop
@@ -702,8 +702,9 @@ class FloorPublisher:
         sent = 0
         full = False
         for rec in self._after(self._next - 1):
-            payload = event_payload(rec, table=self.table, session=self.session)
-            figures = self.health.feed(rec)
+            body = record_body(rec)  # read once, for the payload and the counts
+            payload = event_payload(rec, table=self.table, session=self.session, body=body)
+            figures = self.health.feed(rec, body)
             if figures is not None:
                 payload["health"] = figures
             data = dumps(payload)

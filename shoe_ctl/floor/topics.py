@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from shoe_ctl.embargo import CARD_TOKEN, REDACTED, public_state
+from shoe_ctl.floor.card_health import record_body
 from shoe_ctl.floor.severity import SEVERITIES, classify
 from shoe_ctl.recall import HIDDEN_ROLES, public
 from shoe_ctl.service.journal.records import Record
@@ -131,8 +132,9 @@ def _pick(body: Mapping[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
     return {k: redact(body[k]) for k in keys if k in body}
 
 
-def event_payload(record: Record, *, table: str, session: int) -> dict[str, Any]:
-    """The published form of one journal record (``shoe_ctl.service.journal.Record``).
+def event_payload(record: Record, *, table: str, session: int, body: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The published form of one journal record (``shoe_ctl.service.journal.Record``); ``body``:
+    its :func:`~shoe_ctl.floor.card_health.record_body` when the caller has parsed it already.
 
     Always: ``v``, ``table``, ``session`` (the publisher's connection number, see
     ``docs/floor.md``), ``seq`` (the journal sequence: the floor's order and dedup key),
@@ -151,12 +153,8 @@ def event_payload(record: Record, *, table: str, session: int) -> dict[str, Any]
     - ``host``: ``event`` (power-on, start, clean-stop), ``clock_synced``, ``unclean_before``;
     - anything else: no body.
     """
-    try:
-        body = json.loads(record.body) if record.body else {}
-    except ValueError:
-        body = {}
-    if not isinstance(body, Mapping):
-        body = {}
+    if body is None:
+        body = record_body(record)
     out: dict[str, Any] = {"v": PAYLOAD_VERSION, "table": table, "session": session, "seq": int(record.seq),
                            "time_us": int(record.time_us), "hand": record.hand, "kind": record.kind}
     kind = record.kind
