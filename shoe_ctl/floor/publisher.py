@@ -331,7 +331,9 @@ class FloorPublisher:
         self.client.connect_async(self.host, self.port, keepalive=self.keepalive)
         if self._net is None:
             self._net = shared_loop()
-        self._net.add(self.client, min_delay=1.0, max_delay=float(self.reconnect_max_s), before_connect=self._to_broker)
+        # drain off: the broker sends about one packet a turn (a PUBACK), read without a FIONREAD look
+        self._net.add(self.client, min_delay=1.0, max_delay=float(self.reconnect_max_s), before_connect=self._to_broker,
+                      drain=False)
         self._started = True
         self._poked = False  # a state or commit taken before the start is in the first step
         self._poke()
