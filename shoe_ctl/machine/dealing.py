@@ -135,27 +135,31 @@ class Dealing:
         moves the machine to ``attention`` with a ``machine-fault`` alert.
         """
         self.out = []
-        if isinstance(event, CounterReset) and not self.link.wait:
-            self.link.counter_reset(event)  # nothing the dealer sees changes: nothing to publish
+        link = self.link
+        if isinstance(event, CounterReset) and not link.wait:
+            link.counter_reset(event)  # nothing the dealer sees changes: nothing to publish
             return self.out
+        shown, card = self.shown, isinstance(event, CardRead)
         # without a display only a new state or step re-sends an unchanged instruction (Shown.publish)
-        shown = self.shown
-        if shown.display or isinstance(event, DealerInput):
-            before = shown.key(self.p, self.link, self.state)
+        if shown.display or (not card and isinstance(event, DealerInput)):
+            before = shown.key(self.p, link, self.state)
         else:
             before = (self.state, self.p.step_i)
-        self.undo.before(event)
-        if isinstance(event, DealerInput) and isinstance(event.args.get("ref"), int):
+        if not card or self.undo.last is not None:  # (a card read only forgets the point there is)
+            self.undo.before(event)
+        if not card and isinstance(event, DealerInput) and isinstance(event.args.get("ref"), int):
             shown.ref = event.args["ref"]
         try:
-            if self.link.unread is not None:  # an unreadable card's notice waits for the shoe's next event
-                foreign.settle(self.link, event, self.alert)
-            if isinstance(event, CardRead):  # the common event, without the dispatch's call
-                self._on_card(event)
-                deck_order.take(self.p.reads, event.seq, self.alert)
+            if link.unread is not None:  # an unreadable card's notice waits for the shoe's next event
+                foreign.settle(link, event, self.alert)
+            if card:  # the common event, without the dispatch's call
+                done = self._on_card(event)  # type: ignore[arg-type]  # (card: a CardRead)
+                deck_order.take(self.p.reads, event.seq, self.alert)  # type: ignore[attr-defined]
+                if not done:
+                    self._settle()
             else:
                 self._dispatch(event)
-            self._settle()
+                self._settle()
         except Exception as exc:  # noqa: BLE001 - any fault becomes the attention state
             self._pending_fault = exc
         if self._pending_fault is not None:
@@ -212,7 +216,9 @@ class Dealing:
 
     # ================================================================== cards
 
-    def _on_card(self, ev: CardRead) -> None:
+    def _on_card(self, ev: CardRead) -> bool:
+        """Book a card read (a dispense gap first); True when it filled a step of the street's
+        deal and the plan's next step is a card's or a cut (:meth:`_settle` has nothing to do)."""
         link, p = self.link, self.p
         epoch = ev.epoch
         if (epoch is None or epoch == link.epoch) and ev.dispense == link.last_dispense + 1:
@@ -226,17 +232,18 @@ class Dealing:
         if state in RELOAD:
             self.trigger("stub_reloaded")  # the first card out of the new stub: it is in the shoe
             state = self.state
-        dealing = hand is not None and state in DEAL and p.plan is not None
+        plan = p.plan
+        dealing = hand is not None and state in DEAL and plan is not None
         if hand is not None and state in ASIDE:
             self._irregular_card(ev, gap)
-            return
+            return False
         if link.gap is not None and hand is not None and state != IDLE:
             # a sequence gap is open: where this card belongs is not known until the dealer's
             # count closes it; it is held aside (counted) and the dealer stopped
             for _ in range(gap):
                 hand.put_aside(None)
             self._stray(ev.card, ev.seq)
-            return
+            return False
         if gap:
             self._gap_alert(gap, ev.seq)
             for _ in range(gap):
@@ -247,11 +254,11 @@ class Dealing:
         if ev.card is None:
             foreign.unreadable(self.link, ev.seq, self.alert)
         if dealing:
-            steps = p.plan.steps  # type: ignore[union-attr]  # dealing: a plan is set
+            steps = plan.steps  # type: ignore[union-attr]  # dealing: a plan is set
             if p.step_i < len(steps) and steps[p.step_i].kind in _CARD_STEPS:  # p.card_step(), written out
-                self._fill(ev.card, ev.seq, check=True)
-                return
+                return self._fill(ev.card, ev.seq, check=True)
         self._stray(ev.card, ev.seq)
+        return False
 
     def _gap_alert(self, gap: int, seq: int) -> None:
         self.alert("dispense-gap", f"{gap} card(s) left the shoe unreported before read {seq} "
@@ -313,16 +320,18 @@ class Dealing:
             else:
                 self._stray(card, ev.seq)
 
-    def _fill(self, card: Card | None, seq: int, *, check: bool) -> None:
+    def _fill(self, card: Card | None, seq: int, *, check: bool) -> bool:
         """The card read fills the current step of the street's plan (a card beyond the stub's
-        count, e.g. after cards not expected were pulled from a new stub, fills nothing)."""
+        count, e.g. after cards not expected were pulled from a new stub, fills nothing); True
+        when the plan's next step is a card's or a cut (no scramble, the street not dealt)."""
         p = self.p
-        hand = p.hand
-        assert p.plan is not None and hand is not None
+        hand, plan = p.hand, p.plan
+        assert plan is not None and hand is not None
         if hand.deck_size - hand.pulled + hand.returned <= 0:  # hand.stub_count(), written out
             self._stray(card, seq)
-            return
-        step = p.plan.steps[p.step_i]
+            return False
+        steps, i = plan.steps, p.step_i
+        step = steps[i]
         seat = hand.seats[step.seat_index].seat if step.seat_index is not None else None
         role = step.face if step.kind == "deal" and step.face else step.kind
         read = Read(seq, card, role or "down", step.street or p.street, seat)
@@ -337,7 +346,8 @@ class Dealing:
                 self._check_identity(read)
         p.reads.append(read)
         hand.record(step, card)
-        p.step_i += 1
+        p.step_i = i = i + 1
+        return i < len(steps) and steps[i].kind != "scramble"
 
     def _check_identity(self, read: Read) -> None:
         found = self.p.identity_alert(read)
