@@ -124,6 +124,19 @@ def read_ready(fd: int) -> bytes:
     return data
 
 
+def write_some(fd: int, data: bytes) -> int:
+    """Write what the device port whose descriptor is ``fd`` takes of ``data`` at once, in one
+    ``os.write`` (non-blocking, as pyserial opens it): the count of bytes written, 0 when its
+    output buffer is full.
+
+    :raises OSError: the port is lost.
+    """
+    try:
+        return os.write(fd, data)
+    except BlockingIOError:
+        return 0
+
+
 def write_frame(ser: SerialBase, frame: bytes) -> None:
     """Write ``frame`` to the port: on a device port (:func:`device_fd`) with one ``os.write`` of
     its descriptor (non-blocking) when the output buffer has room; what a full buffer leaves is
@@ -250,6 +263,68 @@ class IdleWait:
                     os.write(self._pipe[1], b"x")
 
 
+class PortWriter:
+    """How a shoe link writes its frames to its port, in order: waiting for room as
+    :func:`write_frame` does, or (``wait`` false, on a device port) in one ``os.write`` that does
+    not wait (:func:`write_some`), what the port's output buffer did not take kept in :attr:`rest`
+    and written ahead of the next frame, so a frame is never cut nor overtaken. Runs under the
+    link's lock.
+
+    :param wake: called when a rest is kept (the link wakes its reader to write it).
+    """
+
+    __slots__ = ("_lock", "_wake", "rest")
+
+    def __init__(self, wake: Callable[[], None]) -> None:
+        self._lock = threading.Lock()
+        self._wake = wake
+        self.rest = b""
+        """The end of a frame begun without waiting that the port did not take yet."""
+
+    def write(self, ser: SerialBase, frame: bytes, wait: bool = True) -> None:
+        """Write the rest, then ``frame`` (``b""``: the rest alone); without ``wait`` on a port
+        that is not a device, as with it.
+
+        :raises serial.SerialTimeoutException: as :func:`write_frame`, waiting.
+        :raises OSError: the port is lost.
+        """
+        data = self.rest + frame if self.rest else frame
+        self.rest = b""
+        with self._lock:
+            fd = None if wait else device_fd(ser)
+            if fd is None:
+                write_frame(ser, data)
+                return
+            self.rest = data[write_some(fd, data):]
+        if self.rest:
+            self._wake()
+
+
+def open_port(url: str, baudrate: int, timeout: float) -> Any:
+    """Open the shoe's port as the link reads it: ``exclusive`` where the handler takes it (a
+    handler that rejects the keyword is opened without it), ``TIOCEXCL`` on a tty
+    (:func:`claim_exclusive`), a 2 s write timeout.
+
+    :raises serial.SerialException, OSError: the port cannot be opened.
+    """
+    kwargs: dict[str, Any] = {"baudrate": baudrate, "timeout": timeout, "write_timeout": 2.0}
+    try:
+        ser = serial.serial_for_url(url, exclusive=True, **kwargs)
+    except (TypeError, ValueError) as exc:
+        if "exclusive" not in str(exc):
+            raise
+        ser = serial.serial_for_url(url, **kwargs)
+    claim_exclusive(ser)
+    return ser
+
+
+def open_failed(text: str, last: str) -> str:
+    """One log line for a failed open: WARNING when the error differs from the last attempt's,
+    DEBUG while it repeats (the retry runs every 2 s while a shoe is away); returns ``text``."""
+    (log.debug if text == last else log.warning)("%s (retrying)", text)
+    return text
+
+
 def check_url(url: str) -> None:
     """Refuse a shoe URL whose ``scheme://`` no pyserial handler opens (the way
     ``serial.serial_for_url`` looks handlers up); a device path (no ``://``) always passes.
@@ -339,6 +414,15 @@ def port_holders(device: str, *, proc: str = "/proc", exclude: int | None = None
     return found
 
 
+def port_shared(device: str, holders: list[tuple[int, str]], status: LinkStatus | None, auth: str) -> LinkChanged:
+    """The ``port-shared`` refusal event (logged as a warning) for ``holders`` of ``device``
+    (:func:`port_holders`), under the link's ``status`` and ``auth``."""
+    who = ", ".join(f"pid {pid} ({cmd[:60]})" for pid, cmd in holders)
+    detail = f"another program holds the shoe's port {device}: {who}; it can read every card and write frames"
+    log.warning("shoe link: %s", detail)
+    return LinkChanged(status or LinkStatus.DISCONNECTED, detail, refused="port-shared", auth=auth)
+
+
 def _tty_index(proc: str, pid: int, fd: str) -> str | None:
     """The pty number a ``/dev/ptmx`` descriptor is the master of (None when unknown)."""
     try:
@@ -402,13 +486,13 @@ class ShoeLink(Closeable):
         self._backoff = backoff
         self._lock = threading.RLock()
         super().__init__(self._lock)
-        self._write_lock = threading.Lock()
         self._stop = threading.Event()
         self._connected_evt = threading.Event()
         self._thread: threading.Thread | None = None
         self._ser: SerialBase | None = None
         self._holders_said: tuple[int, ...] = ()
         self._idle = IdleWait(self.READ_TIMEOUT)
+        self._writer = PortWriter(self._idle.wake)
 
     # ------------------------------------------------------------------ public API
 
@@ -511,6 +595,30 @@ class ShoeLink(Closeable):
                 else:  # held for the next ACK frame (20 ms after the last): the reader sends it
                     self._idle.nearer(session.next_deadline)
 
+    def try_send_leds(self, pattern: Mapping[str, Any]) -> bool:
+        """:meth:`send_leds` for a thread that must not wait (the controller's, which holds the
+        instruction): True when the pattern was handed to the link and its LED frame written (what
+        a full output buffer did not take at once is written before the next frame, by the thread
+        that writes next or by the reader, woken for it: a frame is never cut); False, with nothing
+        done, when that cannot be had without waiting: another thread holds the link (the reader
+        in its turn, an ack being written), or the port is not a device (a URL handler's write may
+        wait). Then call :meth:`send_leds` from a thread that may wait.
+
+        :raises ValueError: an LED name, mode or time the protocol cannot carry.
+        :raises NotConnectedError: the shoe is away now (the pattern is still kept).
+        :raises LinkClosedError: after :meth:`close`.
+        """
+        spec = LinkSession.led_spec(pattern)
+        if not self._lock.acquire(blocking=False):
+            return False
+        try:
+            if self._ser is not None and device_fd(self._ser) is None:
+                return False
+            self._show_leds(spec, wait=False)
+        finally:
+            self._lock.release()
+        return True
+
     def send_leds(self, pattern: Mapping[str, Any] | str) -> None:
         """Show ``pattern`` on the shoe's own LEDs. ``pattern`` is a signal name (``"deal"``)
         or a dict ``{"name", "leds", "mode", "on_ms", "off_ms"}`` as
@@ -525,12 +633,16 @@ class ShoeLink(Closeable):
             pattern = pattern_for(pattern).as_dict()
         spec = LinkSession.led_spec(pattern)  # validate now, in the caller's thread
         with self._lock:
-            if self._closed:
-                raise LinkClosedError("the shoe link is closed")
-            try:
-                self._session.show_leds(spec, time.monotonic())
-            finally:
-                self._flush()
+            self._show_leds(spec)
+
+    def _show_leds(self, spec: Mapping[str, Any], wait: bool = True) -> None:
+        """:meth:`send_leds` of a checked pattern, lock held (``wait``: :meth:`_write`'s)."""
+        if self._closed:
+            raise LinkClosedError("the shoe link is closed")
+        try:
+            self._session.show_leds(spec, time.monotonic())
+        finally:
+            self._flush(wait)
 
     @property
     def auth(self) -> str:
@@ -572,11 +684,14 @@ class ShoeLink(Closeable):
 
     # ------------------------------------------------------------------ session <-> port
 
-    def _flush(self) -> None:
-        """Write the frames the session asks for and queue its events (lock held)."""
+    def _flush(self, wait: bool = True) -> None:
+        """Write the frames the session asks for and queue its events (lock held); ``wait``:
+        :meth:`_write`'s."""
         session = self._session
+        if self._writer.rest and wait:
+            self._write(b"")
         for frame in session.frames_to_send():
-            self._write(frame)
+            self._write(frame, wait)
         for event in session.events():
             if isinstance(event, LinkChanged):
                 log.info("shoe link %s: %s", event.status, event.detail)
@@ -585,31 +700,24 @@ class ShoeLink(Closeable):
             self._connected_evt.set()
         self._idle.nearer(session.next_deadline)  # e.g. an ack held for the next ACK frame: the reader sends it
 
-    def _write(self, frame: bytes) -> None:
-        """Write one frame; a port error here is left for the reader to find (it sees it too)."""
+    def _write(self, frame: bytes, wait: bool = True) -> None:
+        """Write one frame (lock held) with :class:`PortWriter` (``wait``: its); a port error here
+        is left for the reader to find (it sees it too)."""
         ser = self._ser
         if ser is None:
             return
         try:
-            with self._write_lock:
-                write_frame(ser, frame)
+            self._writer.write(ser, frame, wait)
         except PORT_ERRORS as exc:
             log.debug("write failed: %s", exc)
             return
-        self._session.stats.frames_out += 1
+        if frame:
+            self._session.stats.frames_out += 1
 
     # ------------------------------------------------------------------ port
 
     def _open(self) -> Any:
-        kwargs: dict[str, Any] = {"baudrate": self.baudrate, "timeout": self.READ_TIMEOUT,
-                                  "write_timeout": 2.0}
-        try:
-            ser = serial.serial_for_url(self.url, exclusive=True, **kwargs)
-        except (TypeError, ValueError) as exc:
-            if "exclusive" not in str(exc):
-                raise
-            ser = serial.serial_for_url(self.url, **kwargs)
-        claim_exclusive(ser)
+        ser = open_port(self.url, self.baudrate, self.READ_TIMEOUT)
         self._check_holders(getattr(ser, "port", None) or self.url)
         return ser
 
@@ -618,18 +726,14 @@ class ShoeLink(Closeable):
         and write frames: a ``port-shared`` refusal event, once per set of holders."""
         holders = port_holders(device)
         key = tuple(pid for pid, _ in holders)
-        if not holders or key == self._holders_said:
-            return
-        self._holders_said = key
-        who = ", ".join(f"pid {pid} ({cmd[:60]})" for pid, cmd in holders)
-        detail = f"another program holds the shoe's port {device}: {who}; it can read every card and write frames"
-        log.warning("shoe link: %s", detail)
-        self._events.put(LinkChanged(self._session.status or LinkStatus.DISCONNECTED, detail,
-                                     refused="port-shared", auth=self._session.auth))
+        if holders and key != self._holders_said:
+            self._holders_said = key
+            self._events.put(port_shared(device, holders, self._session.status, self._session.auth))
 
     def _close_port(self) -> None:
         with self._lock:
             ser, self._ser = self._ser, None
+            self._writer.rest = b""  # the end of a frame begun on this port: the next port starts clean
         if ser is not None:
             with contextlib.suppress(*PORT_ERRORS):
                 ser.close()
@@ -650,14 +754,14 @@ class ShoeLink(Closeable):
                 ser = self._open()
             except PORT_ERRORS as exc:
                 self._session.stats.port_errors += 1
-                last_error = self._open_failed(f"cannot open {self.url}: {exc}", last_error)
+                last_error = open_failed(f"cannot open {self.url}: {exc}", last_error)
                 self._link_down(f"cannot open {self.url}: {exc}")
                 self._stop.wait(delay)
                 delay = min(delay * 2, self._backoff[1])
                 continue
             except Exception as exc:  # a handler bug: report, retry slowly
                 self._session.stats.port_errors += 1
-                last_error = self._open_failed(f"cannot open {self.url}: {exc!r}", last_error)
+                last_error = open_failed(f"cannot open {self.url}: {exc!r}", last_error)
                 log.debug("opening %s failed", self.url, exc_info=True)
                 self._link_down(f"cannot open {self.url}: {exc!r}")
                 self._stop.wait(self._backoff[1])
@@ -695,13 +799,6 @@ class ShoeLink(Closeable):
             self._link_down(reason)
             self._stop.wait(delay)
             delay = min(delay * 2, self._backoff[1])
-
-    @staticmethod
-    def _open_failed(text: str, last: str) -> str:
-        """One log line for a failed open: WARNING when the error differs from the last
-        attempt's, DEBUG while it repeats (the retry runs every 2 s while a shoe is away)."""
-        (log.debug if text == last else log.warning)("%s (retrying)", text)
-        return text
 
     def _connection(self, ser: SerialBase) -> None:
         """One open port until it fails or the link stops: bytes in go to the session, its
