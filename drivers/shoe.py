@@ -26,6 +26,7 @@ from drivers import protocol as p
 from drivers.exc import LinkClosedError, ShoeTimeoutError, ShoeUrlError, VersionError
 from drivers.leds import pattern_for
 from drivers.link_stats import LinkStats
+from drivers.port_output import PortOutput
 from drivers.session import LinkSession
 from shoe_ctl.events import LinkChanged, LinkStatus, ShoeInfo
 from shoe_ctl.lifecycle import Closeable, join_thread
@@ -181,14 +182,18 @@ class IdleWait:
     :meth:`read` and :meth:`reading` runs under the link's lock.
     """
 
-    __slots__ = ("_fd", "_pipe", "min_s", "until")
+    __slots__ = ("_fd", "_pipe", "min_s", "until", "out", "stats")
 
-    def __init__(self, min_s: float) -> None:
+    def __init__(self, min_s: float, stats: LinkStats | None = None) -> None:
         self.min_s = min_s
+        self.stats = stats or LinkStats()
+        """Where the frames written are counted (``frames_out``)."""
         self.until = 0.0
         """While the reader waits: the clock value (``time.monotonic``) it wakes at the latest; else 0."""
         self._fd: int | None = None
         self._pipe: tuple[int, int] | None = None
+        self.out: PortOutput | None = None
+        """The port's output: while bytes of it wait for room, the wait ends when the port has room too."""
 
     @contextlib.contextmanager
     def reading(self, fd: int | None, lock: contextlib.AbstractContextManager[Any]) -> Iterator[None]:
@@ -196,6 +201,7 @@ class IdleWait:
         with lock:
             self._fd = fd
             if fd is not None:
+                self.out = PortOutput(fd, self.stats)
                 self._pipe = os.pipe()
                 for end in self._pipe:
                     os.set_blocking(end, False)
@@ -203,6 +209,7 @@ class IdleWait:
             yield
         finally:
             with lock:
+                self.out = None  # what still waits for room goes with the port
                 pipe, self._pipe, self._fd = self._pipe, None, None
                 for end in pipe or ():
                     os.close(end)
@@ -227,14 +234,40 @@ class IdleWait:
             wait = deadline() - now
             wait = min(wait if wait > 0 else self.min_s, IDLE_WAIT_MAX)
             self.until = now + wait
+            out = self.out
+            room = [fd] if out is not None and out.waiting else []
         try:
-            ready = select.select([fd, pipe[0]], [], [], wait)[0]
+            ready, room, _ = select.select([fd, pipe[0]], room, [], wait)
         finally:
             self.until = 0.0
+        if room:
+            with lock:
+                if self.out is not None:
+                    self.out.drain()
         if pipe[0] in ready:
             with contextlib.suppress(BlockingIOError):
                 os.read(pipe[0], 64)
         return read_ready(fd) if fd in ready else b""
+
+    def send(self, frame: bytes, ser: SerialBase, write_lock: threading.Lock) -> None:
+        """Write ``frame`` to the port ``ser`` (the link's lock held). A device port (:attr:`out`
+        set) never makes it wait for room (:meth:`PortOutput.send`): bytes that begin to wait
+        wake the reader, whose wait then ends when the port has room too, and it writes them.
+        Any other port: :func:`write_frame` under ``write_lock``.
+
+        :raises serial.SerialException: see :func:`write_frame`.
+        :raises OSError: the port is lost.
+        """
+        out = self.out
+        if out is None:
+            with write_lock:
+                write_frame(ser, frame)
+            self.stats.frames_out += 1
+            return
+        waited = out.waiting
+        out.send(frame)
+        if out.waiting and not waited:
+            self.wake()
 
     def nearer(self, deadline: Callable[[], float]) -> None:
         """Wake the waiting reader when the next timer (``deadline()``) comes before its wake-up."""
@@ -408,7 +441,7 @@ class ShoeLink(Closeable):
         self._thread: threading.Thread | None = None
         self._ser: SerialBase | None = None
         self._holders_said: tuple[int, ...] = ()
-        self._idle = IdleWait(self.READ_TIMEOUT)
+        self._idle = IdleWait(self.READ_TIMEOUT, self._session.stats)
 
     # ------------------------------------------------------------------ public API
 
@@ -586,17 +619,18 @@ class ShoeLink(Closeable):
         self._idle.nearer(session.next_deadline)  # e.g. an ack held for the next ACK frame: the reader sends it
 
     def _write(self, frame: bytes) -> None:
-        """Write one frame; a port error here is left for the reader to find (it sees it too)."""
+        """Write one frame (lock held); a port error here is left for the reader to find (it sees
+        it too). On a device port it never waits for room (:class:`drivers.port_output.PortOutput`:
+        what a full output buffer leaves goes out from the reader as room comes), so neither the
+        journal's committing thread writing an ack nor the reader holding the lock waits on a shoe
+        that does not read."""
         ser = self._ser
         if ser is None:
             return
         try:
-            with self._write_lock:
-                write_frame(ser, frame)
+            self._idle.send(frame, ser, self._write_lock)
         except PORT_ERRORS as exc:
             log.debug("write failed: %s", exc)
-            return
-        self._session.stats.frames_out += 1
 
     # ------------------------------------------------------------------ port
 
@@ -707,11 +741,11 @@ class ShoeLink(Closeable):
         """One open port until it fails or the link stops: bytes in go to the session, its
         timers are run when their deadline has come, its frames go out."""
         session = self._session
-        with self._lock:
-            session.connection_made(time.monotonic())
-            self._flush()
         socket_port = is_socket_url(self.url)
         with self._idle.reading(None if socket_port else device_fd(ser), self._lock):
+            with self._lock:
+                session.connection_made(time.monotonic())
+                self._flush()
             while not self._stop.is_set():
                 data = self._idle.read(ser, socket_port, self._lock, session.next_deadline, self._stop)
                 now = time.monotonic()
