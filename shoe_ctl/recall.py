@@ -74,7 +74,9 @@ class Recall:
     not the last ten hands again. Thread-safe (the floor publisher and the display's recall both
     call it); each call returns its own copy of the hands. Given to the journal's commit listeners
     (``Journal.add_commit_listener(recall.committed)``), it replays the records each commit hands
-    over instead of reading them back from the file while they follow the last one replayed.
+    over instead of reading them back from the file while they follow the last one replayed; a call
+    with nothing handed over since the last record replayed reads nothing (a commit still being
+    handed over comes with the next call).
 
     :param records: ``Journal.records``.
     :param make_machine: builds a machine for a rule profile name (``display`` set False).
@@ -113,7 +115,12 @@ class Recall:
                 replay = _Replay(self._make_machine(self._profile()), self._last)
                 since = replay.begin(self._read)
             self._replay = None  # kept again only once every new record went in
-            fresh = self._committed.after(since) if since is not None else None
+            fresh = None
+            if since is not None:
+                fresh = self._committed.after(since)
+                last = self._committed.last  # after the tail: a commit handed over meanwhile is read or kept
+                if fresh is None and last is not None and last <= since:
+                    fresh = []  # nothing handed over since: nothing committed since but a commit being handed over
             for rec in fresh if fresh is not None else self._read(since):
                 replay.feed(rec)
                 since = rec.seq

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from typing import Any
 
 from transitions.core import EventData
@@ -34,6 +33,7 @@ from shoe_ctl.machine.link import LinkState
 from shoe_ctl.machine.outcome import Outcome
 from shoe_ctl.machine.progress import MachineFault, PlanMismatch, Progress
 from shoe_ctl.machine.reads import Read
+from shoe_ctl.machine.shown import Shown
 from shoe_ctl.machine.undo import Undo
 from shoe_ctl.rules.cards import Card
 from shoe_ctl.rules.games import Game, bring_in
@@ -51,17 +51,21 @@ _REBUILDING = layout.TAGS["scramble"] | layout.TAGS["cut"] | RELOAD  # a short s
 _Chart = layout.tagged(LeanHierarchicalMachine)
 
 
-class _FromProgress:
-    """A field of the hand's progress read (and written) on the machine, for its callers."""
+class _Field:
+    """A field of the hand's progress (``holder`` ``"p"``) or of what is shown (``"shown"``)
+    read (and written) on the machine, for its callers."""
+
+    def __init__(self, holder: str = "p") -> None:
+        self.holder = holder
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
 
     def __get__(self, obj: Dealing | None, owner: type) -> Any:
-        return self if obj is None else getattr(obj.p, self.name)
+        return self if obj is None else getattr(getattr(obj, self.holder), self.name)
 
     def __set__(self, obj: Dealing, value: object) -> None:
-        setattr(obj.p, self.name, value)
+        setattr(getattr(obj, self.holder), self.name, value)
 
 
 class Dealing:
@@ -92,10 +96,11 @@ class Dealing:
 
     state: str
     trigger: Callable[..., bool]
-    hand = _FromProgress()
-    hand_no = _FromProgress()
-    reads = _FromProgress()
-    alerts = _FromProgress()
+    hand = _Field()
+    hand_no = _Field()
+    reads = _Field()
+    alerts = _Field()
+    display = _Field("shown")
 
     def __init__(
         self,
@@ -106,17 +111,12 @@ class Dealing:
         display: bool = True,
         await_counter_reset: bool = False,
     ) -> None:
-        self.display = display
         self.profiles = dict(profiles)
         self.p = Progress(self.profiles[default_rules], default_game)
         self.link = LinkState(await_counter_reset)
         self.undo = Undo()
-        self.seats = views.SeatCache()
+        self.shown = Shown(display)
         self.out: list[Command] = []
-        self._rev = 0
-        self._alert_id = 0
-        self._last_instruction: Instruction | None = None
-        self._reply_ref: int | None = None
         self.fault: str | None = None
         self._fault_from: str | None = None
         self._pending_fault: BaseException | None = None
@@ -135,28 +135,36 @@ class Dealing:
         moves the machine to ``attention`` with a ``machine-fault`` alert.
         """
         self.out = []
-        if isinstance(event, CounterReset) and not self.link.wait:
-            self.link.counter_reset(event)  # nothing the dealer sees changes: nothing to publish
+        link = self.link
+        if isinstance(event, CounterReset) and not link.wait:
+            link.counter_reset(event)  # nothing the dealer sees changes: nothing to publish
             return self.out
-        # without a display only a new state or step re-sends an unchanged instruction (_publish)
-        before = self._snapshot_key() if self.display or isinstance(event, DealerInput) else (self.state, self.p.step_i)
-        self.undo.before(event)
-        if isinstance(event, DealerInput) and isinstance(event.args.get("ref"), int):
-            self._reply_ref = event.args["ref"]
+        shown, card = self.shown, isinstance(event, CardRead)
+        # without a display only a new state or step re-sends an unchanged instruction (Shown.publish)
+        if shown.display or (not card and isinstance(event, DealerInput)):
+            before = shown.key(self.p, link, self.state)
+        else:
+            before = (self.state, self.p.step_i)
+        if not card or self.undo.last is not None:  # (a card read only forgets the point there is)
+            self.undo.before(event)
+        if not card and isinstance(event, DealerInput) and isinstance(event.args.get("ref"), int):
+            shown.ref = event.args["ref"]
         try:
-            if self.link.unread is not None:  # an unreadable card's notice waits for the shoe's next event
-                foreign.settle(self.link, event, self.alert)
-            if isinstance(event, CardRead):  # the common event, without the dispatch's call
-                self._on_card(event)
-                deck_order.take(self.p.reads, event.seq, self.alert)
+            if link.unread is not None:  # an unreadable card's notice waits for the shoe's next event
+                foreign.settle(link, event, self.alert)
+            if card:  # the common event, without the dispatch's call
+                done = self._on_card(event)  # type: ignore[arg-type]  # (card: a CardRead)
+                deck_order.take(self.p.reads, event.seq, self.alert)  # type: ignore[attr-defined]
+                if not done:
+                    self._settle()
             else:
                 self._dispatch(event)
-            self._settle()
+                self._settle()
         except Exception as exc:  # noqa: BLE001 - any fault becomes the attention state
             self._pending_fault = exc
         if self._pending_fault is not None:
             self._enter_attention(self._pending_fault)
-        self._publish(before)
+        shown.publish(self.out, self.p, self.link, self.state, before)
         return self.out
 
     def start(self) -> list[Command]:
@@ -167,7 +175,7 @@ class Dealing:
         self.link.live = True  # from now on a link state not yet reported is a shoe not yet answered
         if self.link.wait:
             self.out.append(ShoeCommand("reset-counter"))
-        self._publish(None)
+        self.shown.publish(self.out, self.p, self.link, self.state, None)
         return self.out
 
     def service_alert(self, code: str, message: str, *, latched: bool = False) -> list[Command]:
@@ -176,9 +184,9 @@ class Dealing:
         ``service``: recovery does not expect it from a replay (docs/journal.md, "Recovery").
         Returns its commands. Call it from the thread that owns the machine (the controller's)."""
         self.out = []
-        before = self._snapshot_key()
+        before = self.shown.key(self.p, self.link, self.state)
         self.alert(code, message, latched=latched, service=True)
-        self._publish(before)
+        self.shown.publish(self.out, self.p, self.link, self.state, before)
         return self.out
 
     def _dispatch(self, event: object) -> None:
@@ -186,7 +194,7 @@ class Dealing:
         in_hand = self.p.hand is not None and self.state != IDLE
         out = Outcome(self.state, self.link, self.profiles)
         if isinstance(event, DealerInput):
-            self._rev += 1  # any dealer input may change the public state
+            self.shown.rev += 1  # any dealer input may change the public state
             self.apply(inputs.handle(self.p, self.undo, event, out))
             return
         # a card of another deck than the stub's (its STOP), or the link's own event
@@ -208,7 +216,9 @@ class Dealing:
 
     # ================================================================== cards
 
-    def _on_card(self, ev: CardRead) -> None:
+    def _on_card(self, ev: CardRead) -> bool:
+        """Book a card read (a dispense gap first); True when it filled a step of the street's
+        deal and the plan's next step is a card's or a cut (:meth:`_settle` has nothing to do)."""
         link, p = self.link, self.p
         epoch = ev.epoch
         if (epoch is None or epoch == link.epoch) and ev.dispense == link.last_dispense + 1:
@@ -222,17 +232,18 @@ class Dealing:
         if state in RELOAD:
             self.trigger("stub_reloaded")  # the first card out of the new stub: it is in the shoe
             state = self.state
-        dealing = hand is not None and state in DEAL and p.plan is not None
+        plan = p.plan
+        dealing = hand is not None and state in DEAL and plan is not None
         if hand is not None and state in ASIDE:
             self._irregular_card(ev, gap)
-            return
+            return False
         if link.gap is not None and hand is not None and state != IDLE:
             # a sequence gap is open: where this card belongs is not known until the dealer's
             # count closes it; it is held aside (counted) and the dealer stopped
             for _ in range(gap):
                 hand.put_aside(None)
             self._stray(ev.card, ev.seq)
-            return
+            return False
         if gap:
             self._gap_alert(gap, ev.seq)
             for _ in range(gap):
@@ -243,11 +254,11 @@ class Dealing:
         if ev.card is None:
             foreign.unreadable(self.link, ev.seq, self.alert)
         if dealing:
-            steps = p.plan.steps  # type: ignore[union-attr]  # dealing: a plan is set
+            steps = plan.steps  # type: ignore[union-attr]  # dealing: a plan is set
             if p.step_i < len(steps) and steps[p.step_i].kind in _CARD_STEPS:  # p.card_step(), written out
-                self._fill(ev.card, ev.seq, check=True)
-                return
+                return self._fill(ev.card, ev.seq, check=True)
         self._stray(ev.card, ev.seq)
+        return False
 
     def _gap_alert(self, gap: int, seq: int) -> None:
         self.alert("dispense-gap", f"{gap} card(s) left the shoe unreported before read {seq} "
@@ -281,7 +292,7 @@ class Dealing:
         if state == IDLE:
             self.alert("card-not-expected", f"read {seq}: a card left the shoe with no hand running: put it "
                        "back with the deck before the next hand, then start a new hand", latched=True, repeat=True)
-            p.idle_strays.add(self._alert_id)
+            p.idle_strays.add(self.shown.alert_id)
             return
         if p.confirming and state in BETTING:
             burn = "" if p.street == "7th" else "If it is the next street's burn, report premature-done; "
@@ -309,16 +320,18 @@ class Dealing:
             else:
                 self._stray(card, ev.seq)
 
-    def _fill(self, card: Card | None, seq: int, *, check: bool) -> None:
+    def _fill(self, card: Card | None, seq: int, *, check: bool) -> bool:
         """The card read fills the current step of the street's plan (a card beyond the stub's
-        count, e.g. after cards not expected were pulled from a new stub, fills nothing)."""
+        count, e.g. after cards not expected were pulled from a new stub, fills nothing); True
+        when the plan's next step is a card's or a cut (no scramble, the street not dealt)."""
         p = self.p
-        hand = p.hand
-        assert p.plan is not None and hand is not None
+        hand, plan = p.hand, p.plan
+        assert plan is not None and hand is not None
         if hand.deck_size - hand.pulled + hand.returned <= 0:  # hand.stub_count(), written out
             self._stray(card, seq)
-            return
-        step = p.plan.steps[p.step_i]
+            return False
+        steps, i = plan.steps, p.step_i
+        step = steps[i]
         seat = hand.seats[step.seat_index].seat if step.seat_index is not None else None
         role = step.face if step.kind == "deal" and step.face else step.kind
         read = Read(seq, card, role or "down", step.street or p.street, seat)
@@ -333,7 +346,8 @@ class Dealing:
                 self._check_identity(read)
         p.reads.append(read)
         hand.record(step, card)
-        p.step_i += 1
+        p.step_i = i = i + 1
+        return i < len(steps) and steps[i].kind != "scramble"
 
     def _check_identity(self, read: Read) -> None:
         found = self.p.identity_alert(read)
@@ -556,15 +570,11 @@ class Dealing:
         self.out.append(Alert(code, message, st, seat, latched, moves, service))
         if not self.quiet:
             (log.warning if latched else log.info)("alert %s: %s", code, message)
-        if p.show_alert(self._alert_id + 1, code, message, st, seat, latched, moves, repeat=repeat):
-            self._alert_id += 1
+        shown = self.shown
+        if p.show_alert(shown.alert_id + 1, code, message, st, seat, latched, moves, repeat=repeat):
+            shown.alert_id += 1
         else:
-            self._rev += 1
-
-    def _snapshot_key(self) -> tuple[Any, ...]:
-        p, link = self.p, self.link
-        return (self.state, p.step_i, len(p.reads), len(p.alerts), self._alert_id, link.status, link.fault,
-                link.unread, self._rev)
+            shown.rev += 1
 
     def instruction(self) -> Instruction:
         """What the dealer must do now (overlays first: shoe fault, a latched alert, a fault).
@@ -572,35 +582,13 @@ class Dealing:
         (:func:`~shoe_ctl.machine.wording.instruction`)."""
         return wording.instruction(self.p, self.link, self.state)
 
-    def _publish(self, before: tuple[Any, ...] | None) -> None:
-        ins = wording.instruction(self.p, self.link, self.state)
-        ref, self._reply_ref = self._reply_ref, None
-        if ref is not None:
-            ins = replace(ins, ref=ref)
-        last = self._last_instruction
-        # ins != last, the common answers first: another card number (every card read) makes
-        # them differ without the dataclass's field-by-field comparison
-        new = ins is not last and (last is None or ins.card_no != last.card_no or ins != last)
-        if new or before is None:
-            changed = changed_step = True
-        else:
-            after = self._snapshot_key() if len(before) > 2 else (self.state, self.p.step_i)
-            changed = after != before
-            changed_step = before[0] != after[0] or before[1] != after[1]
-        if changed:
-            if new or changed_step or ref is not None:
-                self.out.append(ins)
-                self._last_instruction = ins
-            if self.display:
-                self.out.append(DisplayUpdate(views.public_state(self.p, self.link, self.state, ins, self.seats)))
-
     # ================================================================== public views
 
     def public_state(self, ins: Instruction | None = None) -> dict[str, Any]:
         """The public table state (schema in docs/display.md; :func:`~shoe_ctl.machine.views.public_state`):
         JSON-safe; downcards only at showdown, for the hands the dealer reported shown. Seat
         entries are shared between successive states while the seat is unchanged: read-only."""
-        return views.public_state(self.p, self.link, self.state, ins or self.instruction(), self.seats)
+        return views.public_state(self.p, self.link, self.state, ins or self.instruction(), self.shown.seats)
 
     def summary(self) -> dict[str, Any]:
         """The decisions of the current (or last) hand, in the keys of ``shoe-ctl analyze``

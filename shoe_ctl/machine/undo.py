@@ -1,7 +1,7 @@
 """The undo of the dealer's last input: the undo point taken before an undoable input (a copy of
 the hand's whole progress, :class:`~shoe_ctl.machine.progress.Progress`), and its restoring.
 Described in ``docs/irregularities.md`` (section *Undo*) and ``docs/state-machine.md``; how the
-point shares the hand's seats, in ``docs/performance.md`` (*The replay's machine path*).
+point shares the live hand, in ``docs/state-machine.md`` (*The hand's progress*).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from shoe_ctl.events import CardRead, DealerAction, DealerInput
 from shoe_ctl.input_spec import SPECS
 from shoe_ctl.machine.progress import Progress
 from shoe_ctl.machine.reads import Read
-from shoe_ctl.rules.hand import HandState, SeatState
+from shoe_ctl.rules.hand import HandState, KeptSeats, SeatState
 
 __all__ = ["NOT_UNDOABLE", "SHARING", "Point", "Undo"]
 
@@ -22,10 +22,12 @@ NOT_UNDOABLE: dict[DealerAction, str] = {a: s.undo for a, s in SPECS.items() if 
 
 A = DealerAction
 SHARING = frozenset({A.FOLD, A.ALL_IN, A.SHOW, A.BETTING_COMPLETE, A.HAND_COMPLETE, A.NEW_HAND})
-"""The dealer inputs whose handling changes a seat of the hand only through the rules core's
-:meth:`~shoe_ctl.rules.hand.HandState.change_seat` (a fold, a muck, an all-in) or a ruling's
-effects (which keep every seat first): an undo point may share the seats across them. Before any
-other event but a card read (which forgets the point) the point's seats are all kept."""
+"""The dealer inputs whose handling changes the hand only in a seat through the rules core's
+:meth:`~shoe_ctl.rules.hand.HandState.change_seat` (a fold, a muck, an all-in) or through a
+ruling's effects (which keep the whole hand first): an undo point may hold the live hand itself
+across them. Before any other event but a card read (which forgets the point) the hand is kept
+whole for the point."""
+
 
 _READ_FIELDS = operator.attrgetter(*Read.__slots__)
 
@@ -34,14 +36,15 @@ class Point(NamedTuple):
     """An undo point: the progress copied whole, the machine state, and the fields of the reads
     a dealer input may change in place (those held in the betting round: a premature card's
     role, street and seat; every other read and every alert entry is never changed in place).
-    The copied hand shares the live hand's seats; ``kept`` holds the copy of each seat that has
-    changed since (:attr:`~shoe_ctl.rules.hand.HandState.kept_seats`), the point's seat in its
-    place (:meth:`progress_back`)."""
+    With ``kept`` (an input of :data:`SHARING`) the copied progress holds the live hand itself:
+    ``kept`` holds the copy of each seat that has changed since, and the hand as it was once
+    anything but a seat is to change (:class:`~shoe_ctl.rules.hand.KeptSeats`); :meth:`hand`
+    is the hand as the point had it."""
 
     progress: Progress
     state: str
     read_fields: list[tuple[Read, Any]]
-    kept: dict[int, SeatState] | None
+    kept: KeptSeats | None
 
     def seats(self) -> list[SeatState] | None:
         """The point's seats as they were when it was taken (``None``: no hand)."""
@@ -49,7 +52,19 @@ class Point(NamedTuple):
         if hand is None:
             return None
         kept = self.kept
-        return hand.seats if kept is None else [kept.get(id(s), s) for s in hand.seats]
+        if kept is None:
+            return hand.seats
+        return kept.hand.seats if kept.hand is not None else [kept.get(id(s), s) for s in hand.seats]
+
+    def hand(self) -> HandState | None:
+        """The hand as it was when the point was taken, as an undo puts it back (``None``: no
+        hand): the point's own copy, or, while it shares the live hand, a copy of it with the
+        point's seats (the live hand has changed only in its seats since)."""
+        hand = self.progress.hand
+        kept = self.kept
+        if hand is None or kept is None:
+            return hand
+        return kept.hand if kept.hand is not None else hand.copy([kept.get(id(s), s) for s in hand.seats])
 
 
 class Undo:
@@ -90,8 +105,9 @@ class Undo:
             self.keep_all()
 
     def keep_all(self) -> None:
-        """Before an event whose handling may change a seat other than through the rules core
-        (:data:`SHARING`): every seat the last point still shares is kept as it is now."""
+        """Before an event whose handling may change the hand other than in a seat through the
+        rules core (:data:`SHARING`): the hand the last point still shares is kept whole as it
+        is now (:meth:`~shoe_ctl.rules.hand.HandState.keep_all_seats`)."""
         if self._hand is not None:
             self._hand.keep_all_seats()
             self._hand = None
@@ -99,14 +115,15 @@ class Undo:
     def take(self, p: Progress, state: str, action: DealerAction) -> Point:
         """The undo point, taken before every undoable dealer input ``action``: the whole
         progress, copied as shallowly as is safe (this runs at every fold, all-in and betting
-        round complete: docs/performance.md). Before an input of :data:`SHARING` the hand's seats
-        are shared with the live hand, each kept as it is at its first change since
-        (:meth:`~shoe_ctl.rules.hand.HandState.keep_seats`); before any other, copied."""
+        round complete: docs/performance.md). Before an input of :data:`SHARING` the point holds
+        the live hand itself, each seat kept as it is at its first change since and the whole
+        hand before any other change (:meth:`~shoe_ctl.rules.hand.HandState.keep_seats`);
+        before any other input, the hand is copied."""
         hand = p.hand
         copied = None
         kept = None
         if hand is not None and action in SHARING:
-            copied = hand.copy(list(hand.seats))
+            copied = hand
             kept = hand.keep_seats()  # (the last point's record stays as it is: see refused)
             self._hand = hand
         elif hand is not None:
@@ -146,8 +163,6 @@ class Undo:
         for read, values in point.read_fields:
             for name, value in zip(Read.__slots__, values, strict=True):
                 setattr(read, name, value)
-        seats = point.seats()
-        if seats is not None and point.progress.hand is not None:
-            point.progress.hand.seats = seats
+        point.progress.hand = point.hand()
         self.forget(f"'{action.value}' was undone already")
         return point, action.value

@@ -20,7 +20,7 @@ from shoe_ctl.rules.games import Game
 from shoe_ctl.rules.steps import Step
 from shoe_ctl.values import FACTORY, Value, value
 
-__all__ = ["STREETS", "HandError", "HandState", "SeatState", "street_index"]
+__all__ = ["STREETS", "HandError", "HandState", "KeptSeats", "SeatState", "street_index"]
 
 STREETS: tuple[str, ...] = ("3rd", "4th", "5th", "6th", "7th")
 DECK_SIZE = 52
@@ -141,6 +141,20 @@ class SeatState(Value):
         return "live"
 
 
+class KeptSeats(dict[int, "SeatState"]):
+    """What a hand keeps for an undo point that shares it (:meth:`HandState.keep_seats`): each
+    seat's copy as it was when the point was taken, by the seat's ``id``, made at its first
+    change since; and ``hand``, the whole hand as it was (its seats the point's), copied before
+    the first change that does not go through :meth:`HandState.change_seat` (``None`` until
+    then: the hand has changed only in its seats)."""
+
+    __slots__ = ("hand",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.hand: HandState | None = None
+
+
 @value
 class HandState(Value):
     """One hand: seats, burns by street, community card, set-aside cards, and the stub.
@@ -165,7 +179,8 @@ class HandState(Value):
     :param deck_size: 52.
 
     A seat is changed in place only by the methods here (:meth:`change_seat`, and before any
-    other change :meth:`keep_all_seats`), so an undo point may share the seats until one changes.
+    other change :meth:`keep_all_seats`), so an undo point may share the seats until one changes,
+    and the whole hand until a change that is not a seat's (:class:`KeptSeats`).
     """
 
     game: Game
@@ -184,10 +199,10 @@ class HandState(Value):
     returned: int = 0
     deck_size: int = DECK_SIZE
     scrambles: list[str] = field(default_factory=list)
-    kept_seats: dict[int, SeatState] | None = field(default=None, init=False, repr=False, compare=False)
-    """While an undo point shares this hand's seats (:meth:`keep_seats`): each seat's copy as it
-    was when the point was taken (by the seat's ``id``), made at its first change since; ``None``
-    when no point shares them. Not part of the record (not compared, not copied)."""
+    kept_seats: KeptSeats | None = field(default=None, init=False, repr=False, compare=False)
+    """While an undo point shares this hand (:meth:`keep_seats`): what is kept of it as it was
+    when the point was taken (:class:`KeptSeats`); ``None`` when no point shares it. Not part of
+    the record (not compared, not copied)."""
 
     def __init__(self, game: Game, seats: list[SeatState], burns: dict[str, list[Card | None]] = FACTORY,
                  burn_pile: list[tuple[str, Card | None]] = FACTORY, community: Card | None = None,
@@ -252,21 +267,24 @@ class HandState(Value):
 
     # ------------------------------------------------------------------ seats shared with an undo point
 
-    def keep_seats(self) -> dict[int, SeatState]:
+    def keep_seats(self) -> KeptSeats:
         """From now on keep each seat as it is now before its first change (:attr:`kept_seats`,
-        a new record, returned): an undo point taken now may share the seats themselves."""
-        kept: dict[int, SeatState] = {}
+        a new record, returned): an undo point taken now may share this hand itself."""
+        kept = KeptSeats()
         self.kept_seats = kept
         return kept
 
     def keep_all_seats(self) -> None:
-        """Keep every seat not kept yet as it is now, and stop keeping: before a change that does
-        not go through :meth:`change_seat` (a ruling's effects, or code outside the rules core)."""
+        """Keep every seat not kept yet as it is now, and the whole hand as it was (the first
+        time: :attr:`KeptSeats.hand`), and stop keeping: before a change that does not go through
+        :meth:`change_seat` (a ruling's effects, or code outside the rules core)."""
         kept = self.kept_seats
         if kept is not None:
             for seat in self.seats:
                 if id(seat) not in kept:
                     kept[id(seat)] = seat.copy()
+            if kept.hand is None:
+                kept.hand = self.copy([kept[id(seat)] for seat in self.seats])
             self.kept_seats = None
 
     def change_seat(self, i: int) -> SeatState:

@@ -10,6 +10,7 @@ import contextlib
 import math
 import os
 import select
+import termios
 import threading
 import time
 from collections.abc import Iterator
@@ -131,17 +132,31 @@ def test_a_turn_takes_every_byte_waiting_in_one_read_and_an_empty_readable_port_
         os.close(r)
 
 
-def _fill(fd: int) -> None:
-    """Fill the output buffer of the port whose descriptor is ``fd`` to its last byte."""
+def _fill(fd: int) -> int:
+    """Fill the output buffer of the port whose descriptor is ``fd`` to its last byte; the bytes
+    written (``x``)."""
     chunk = b"x" * 1024
+    filled = 0
     while True:
         try:
-            if os.write(fd, chunk) == 0:
-                break
+            n = os.write(fd, chunk)
+            filled += n
+            if n == 0:
+                return filled
         except BlockingIOError:
             if len(chunk) == 1:
-                break
+                return filled
             chunk = b"x"
+
+
+def _full_and_held(fd: int) -> None:
+    """Fill the output buffer of the port whose descriptor is ``fd`` (:func:`_fill`) and keep it
+    without room: suspend the port's output (``tcflow(TCOOFF)``, what the far end's XOFF does on a
+    line with software flow control), which the kernel applies before the call returns. A buffer
+    only filled does not stay full: the kernel moves a pty's bytes to the master's side in a worker
+    that may run after the refused write, and the room it frees lets a later write through."""
+    _fill(fd)
+    termios.tcflow(fd, termios.TCOOFF)
 
 
 def _counting_writes(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
@@ -168,26 +183,23 @@ def test_what_a_full_buffer_leaves_goes_out_whole_once_the_far_end_reads(
         pty: tuple[int, serial.Serial], monkeypatch: pytest.MonkeyPatch) -> None:
     master, port = pty
     port.write_timeout = 60.0
-    _fill(port.fd)
+    filled = _fill(port.fd)
     got = bytearray()
     frame = b"\x00" + bytes(range(1, 200)) * 40 + b"\x00"  # larger than a full buffer's first room
     written = _counting_writes(monkeypatch)
 
     def far_end() -> None:
         time.sleep(0.2)  # the writer is in its wait by now, or finds room at once: either way whole
-        while len(got) < 18_000 + len(frame):
-            ready = select.select([master], [], [], 10.0)[0]
-            if not ready:
+        while len(got) < filled + len(frame):  # every byte the port took, then stop
+            if not select.select([master], [], [], 10.0)[0]:
                 return
             got.extend(os.read(master, 65536))
-            if got.endswith(frame):
-                return
 
     t = threading.Thread(target=far_end, daemon=True)
     t.start()
     write_frame(port, frame)
     t.join(20.0)
-    assert got.endswith(frame)
+    assert got == b"x" * filled + frame
     assert len(written) < 100  # each write follows room the far end made, never a retry in a loop
 
 
@@ -195,7 +207,7 @@ def test_a_full_buffer_times_out_without_spinning(pty: tuple[int, serial.Serial]
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     _master, port = pty
     port.write_timeout = 0.3
-    _fill(port.fd)
+    _full_and_held(port.fd)
     written = _counting_writes(monkeypatch)
     with pytest.raises(serial.SerialTimeoutException):
         write_frame(port, b"\x00full\x00")
@@ -206,10 +218,11 @@ def test_a_full_buffer_times_out_without_spinning(pty: tuple[int, serial.Serial]
 def test_cancel_write_ends_the_wait_for_room(pty: tuple[int, serial.Serial]) -> None:
     _master, port = pty
     port.write_timeout = 120.0
-    _fill(port.fd)
+    _full_and_held(port.fd)
     done = threading.Event()
     t = threading.Thread(target=lambda: (write_frame(port, b"\x00late\x00"), done.set()), daemon=True)
     t.start()
     time.sleep(0.1)
+    assert not done.is_set()  # no room comes: only the cancel ends the wait
     port.cancel_write()
     assert done.wait(20.0)

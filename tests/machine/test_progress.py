@@ -37,9 +37,9 @@ def test_every_field_says_how_the_undo_point_copies_it() -> None:
 
 @pytest.mark.parametrize("action", [DealerAction.EXPOSED_CARD, DealerAction.FOLD])
 def test_the_copy_holds_every_field_and_shares_nothing_changed_in_place(action: DealerAction) -> None:
-    """Every field copied by its kind; the hand's seats copied, or (before an input that changes
-    a seat only through the rules core, :data:`~shoe_ctl.machine.undo.SHARING`) shared until one
-    changes."""
+    """Every field copied by its kind; the hand copied with its seats, or (before an input that
+    changes a seat only through the rules core, :data:`~shoe_ctl.machine.undo.SHARING`) the live
+    hand itself, nothing of it kept yet."""
     m = _betting()
     p = m.p
     point = m.undo.take(p, m.state, action)
@@ -48,11 +48,13 @@ def test_the_copy_holds_every_field_and_shares_nothing_changed_in_place(action: 
         live, kept = getattr(p, name), getattr(copied, name)  # a field the copy missed raises here
         if kind == "value":
             assert kept is live, name
+        elif kind == "hand" and action in SHARING:
+            assert kept is live and point.kept is not None and not point.kept and point.kept.hand is None
+            assert point.hand() == live and point.hand() is not live
         elif kind == "hand":
             assert kept is not live and kept.seats is not live.seats, name
             assert [s.__dict__ for s in kept.seats] == [s.__dict__ for s in live.seats]
-            shared = [a is b for a, b in zip(kept.seats, live.seats, strict=True)]
-            assert all(shared) if action in SHARING else not any(shared)
+            assert not any(a is b for a, b in zip(kept.seats, live.seats, strict=True))
         else:
             assert kept == live and (kept is not live or live is None), name
 

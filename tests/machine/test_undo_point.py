@@ -56,7 +56,7 @@ def _as_taken(m: Dealing, taken: dict[int, Any]) -> int:
     point = last[1]
     seats = point.seats()
     assert seats is not None
-    assert point.progress.hand.copy(seats) == taken[id(point)][1], "the undo point's hand changed"
+    assert point.hand() == taken[id(point)][1], "the undo point's hand changed"
     live = {id(s) for s in m.hand.seats} if m.hand is not None else set()
     return sum(1 for s in seats if id(s) in live)
 
@@ -236,3 +236,33 @@ def test_any_other_event_keeps_the_shared_seats_first(monkeypatch: pytest.Monkey
     m.handle(ShoeButton(13, 1))
     assert not m.undo.sharing and len(point.kept) == len(SEATS)
     _as_taken(m, taken)
+
+
+def test_a_change_beside_the_seats_finds_the_whole_hand_kept_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """After a fold the undo point holds the live hand itself; an event that changes the hand
+    beside its seats (here a shoe button's handling, made to change the burn pile and the count
+    of cards put back) finds the hand copied for the point first, and an undo puts that copy
+    back, not the changed hand."""
+    taken = _keeping_whole_copies(monkeypatch)
+    m = _third_street_betting("tda")
+    m.handle(DealerInput(DealerAction.FOLD, seat=2))
+    point = m.undo.last[1] if m.undo.last is not None else None
+    assert point is not None and point.kept is not None and point.progress.hand is m.hand
+    live = m.hand
+    dispatch = Dealing._dispatch
+
+    def meddling(self: Dealing, event: object) -> None:
+        assert self.hand is not None
+        self.hand.burn_pile.append(("3rd", None))  # (changes no handler makes here)
+        self.hand.returned += 1
+        dispatch(self, event)
+
+    monkeypatch.setattr(Dealing, "_dispatch", meddling)
+    m.handle(ShoeButton(13, 1))
+    assert point.kept.hand is not None and point.kept.hand is not live
+    assert point.kept.hand.burn_pile == [] and point.kept.hand.returned == 0
+    _as_taken(m, taken)
+    monkeypatch.setattr(Dealing, "_dispatch", dispatch)
+    assert "undo" in _codes(m.handle(DealerInput(DealerAction.UNDO)))
+    assert m.hand is not live and m.hand == taken[id(point)][1]
+    assert [s.status for s in m.hand.seats] == ["live", "live", "live", "live"]

@@ -10,6 +10,7 @@ from typing import Any
 from journal_growth import deal_examples
 from paths import EXAMPLES
 from rule_profiles import PROFILES
+from waiting import wait_for
 
 from hil.replay import run_full, script_from_record
 from shoe_ctl.export import default_machine_factory, export_hands
@@ -85,7 +86,8 @@ def test_the_kept_recall_replays_each_record_once_and_gives_what_a_new_replay_gi
 def test_the_kept_recall_replays_the_committed_records_it_is_handed_without_reading_them(tmp_path: Path) -> None:
     """Given each commit's records (``Recall.committed``, a commit listener), the kept recall
     replays them instead of reading the journal, and gives what a new replay gives; records not
-    handed over (a commit missed) are read from the journal."""
+    handed over (a commit missed) are read from the journal once the next commit's records do not
+    follow the last one replayed, and a call with nothing handed over since reads nothing."""
     journal = Journal(tmp_path / "t.journal", table="t1", profile="tda")
     try:
         _recorder, records = deal_examples(journal, 4)
@@ -95,15 +97,22 @@ def test_the_kept_recall_replays_the_committed_records_it_is_handed_without_read
         kept()  # the first call reads the journal: where the hands start, then the records
         first_reads = kept.reads
         compared = 0
+        before: list[dict[str, Any]] = []
         for upto in range(records.upto + 19, every[-1].seq + 1, 19):
-            if compared != 10:  # the 11th commit is not handed over: the call after it reads
+            if compared != 10:  # the 11th commit is not handed over: the call after the 12th reads
                 kept.committed([r for r in every if records.upto < r.seq <= upto])
             records.upto = upto
             got, fresh = kept(), recall_hands(records, default_machine_factory, "tda")
-            assert [{**h, "hand": 0} for h in got] == [{**h, "hand": 0} for h in fresh]
-            assert kept.reads == first_reads + (compared >= 10)
+            if compared == 10:  # nothing handed over since the call before: nothing read, nothing new
+                assert got == before and kept.reads == first_reads
+                assert kept() == before and kept.reads == first_reads
+            else:
+                assert [{**h, "hand": 0} for h in got] == [{**h, "hand": 0} for h in fresh]
+                assert kept.reads == first_reads + (compared > 10)
+            before = got
             compared += 1
         assert compared > 20 and kept.replayed == records.upto - every[0].seq + 1  # each record once
+        assert kept() == before and kept.reads == first_reads + 1  # nothing new: nothing read
     finally:
         journal.close()
 
@@ -111,29 +120,39 @@ def test_the_kept_recall_replays_the_committed_records_it_is_handed_without_read
 def test_the_kept_recall_on_a_dealing_table_replays_the_events_handed_over(tmp_path: Path) -> None:
     """On a table that deals (the controller journaling every event), the kept recall called now
     and then from a sink takes each commit's records with their events already decoded
-    (``Record.given``) and, at the end, gives what a new replay of the journal gives."""
+    (``Record.given``) and, at the end, gives what a new replay of the journal gives. Only its
+    first call reads the journal, and a call before any commit was handed over: whether the
+    writer committed between two calls (it waits a few ms for company) changes nothing."""
     journal = Journal(tmp_path / "t.journal", table="t1", profile="tda")
     kept = Recall(journal.records, default_machine_factory, lambda: "tda")
     handed: list[Any] = []
     journal.add_commit_listener(kept.committed)
-    journal.add_commit_listener(handed.extend)
+    journal.add_commit_listener(handed.extend)  # after the recall's: what it holds, the recall has
     calls = [0]
+    looks: list[tuple[bool, int]] = []  # each call: anything handed over before it, the reads it made
 
     class Recalling:
         def handle(self, _cmd: Any) -> None:
             calls[0] += 1
             if calls[0] % 25 == 0:
+                was_handed, reads = bool(handed), kept.reads
                 kept()
+                looks.append((was_handed, kept.reads - reads))
 
     try:
         files = sorted(EXAMPLES.glob("*.phh")) * 2
         run_full([script_from_record(read_phh(f), seed=i) for i, f in enumerate(files)], PROFILES,
                  journal=journal, sinks=[Recalling()])
         assert journal.flush(5)
+        last = list(journal.records(None))[-1].seq
+        assert wait_for(lambda: bool(handed) and handed[-1].seq == last, 10)  # the writer hands a commit over after it
         coded = [r for r in handed if r.kind in codec.TYPES]
         assert coded and all(r.given is not None and r.given == codec.loads(r.body) for r in coded)
         got, fresh = kept(), recall_hands(journal.records, default_machine_factory, "tda")
         assert [{**h, "hand": 0} for h in got] == [{**h, "hand": 0} for h in fresh]
-        assert calls[0] > 100 and kept.reads <= 4, kept.reads  # the first calls read; the rest came handed over
+        assert calls[0] > 100 and looks[0][1] == 2, looks  # the first call: where the hands start, the records
+        later = [reads for was_handed, reads in looks[1:] if was_handed]
+        assert len(later) > 3 and not any(later), looks  # the rest came handed over, or nothing was new
+        assert kept.reads == sum(reads for _, reads in looks)  # the last call read nothing
     finally:
         journal.close()

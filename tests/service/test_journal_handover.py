@@ -49,10 +49,13 @@ def _records(first: int, n: int) -> list[Record]:
 
 def test_the_tail_gives_only_records_that_follow_without_a_gap() -> None:
     tail = CommittedTail(5)
-    assert tail.after(0) is None  # nothing handed over: read the journal
+    assert tail.after(0) is None and tail.last is None  # nothing handed over: read the journal
     tail.add(_records(1, 3))
+    assert tail.last == 3
     assert [r.seq for r in tail.after(0) or []] == [1, 2, 3]
     assert [r.seq for r in tail.after(2) or []] == [3] and len(tail) == 1  # 1-2 dropped: the reader has them
     assert tail.after(0) is None  # asked from further back than kept
     tail.add(_records(4, 6))  # more than kept: 4 dropped
     assert tail.after(3) is None and [r.seq for r in tail.after(4) or []] == [5, 6, 7, 8, 9]
+    tail.add([])
+    assert tail.last == 9 and tail.after(9) is None  # none kept after 9: the reader asks ``last``

@@ -208,10 +208,14 @@ class CommittedTail:
 
     def __init__(self, keep: int) -> None:
         self._records: deque[Record] = deque(maxlen=max(1, keep))
+        self.last: int | None = None
+        """The journal sequence of the newest record handed over (None: none yet)."""
 
     def add(self, records: Sequence[Record]) -> None:
         """Take a commit's records, in journal order (the writer's thread; never blocks)."""
-        self._records.extend(records)
+        if records:
+            self._records.extend(records)
+            self.last = records[-1].seq
 
     def __len__(self) -> int:
         return len(self._records)
