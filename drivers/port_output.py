@@ -28,7 +28,7 @@ def frame_type(frame: bytes) -> int:
     return frame[2] if len(frame) > 2 and frame[1] > 1 else 0
 
 
-def _write(fd: int, data: bytes) -> int:
+def write_some(fd: int, data: bytes) -> int:
     """Bytes of ``data`` the port took now (0: its output buffer is full)."""
     try:
         return os.write(fd, data)
@@ -78,7 +78,7 @@ class PortOutput:
                 self.dropped += 1
             self._waiting.append((kind, frame))
             return
-        n = _write(self.fd, frame)
+        n = write_some(self.fd, frame)
         if n == len(frame):
             self.stats.frames_out += 1
         elif n:
@@ -94,7 +94,7 @@ class PortOutput:
         """
         while self._rest or self._waiting:
             data = self._rest or self._waiting[0][1]
-            n = _write(self.fd, data)
+            n = write_some(self.fd, data)
             if not n:
                 return
             if not self._rest:

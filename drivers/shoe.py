@@ -249,19 +249,18 @@ class IdleWait:
                 os.read(pipe[0], 64)
         return read_ready(fd) if fd in ready else b""
 
-    def send(self, frame: bytes, ser: SerialBase, write_lock: threading.Lock) -> None:
+    def send(self, frame: bytes, ser: SerialBase) -> None:
         """Write ``frame`` to the port ``ser`` (the link's lock held). A device port (:attr:`out`
         set) never makes it wait for room (:meth:`PortOutput.send`): bytes that begin to wait
         wake the reader, whose wait then ends when the port has room too, and it writes them.
-        Any other port: :func:`write_frame` under ``write_lock``.
+        Any other port: :func:`write_frame`, which may wait.
 
         :raises serial.SerialException: see :func:`write_frame`.
         :raises OSError: the port is lost.
         """
         out = self.out
         if out is None:
-            with write_lock:
-                write_frame(ser, frame)
+            write_frame(ser, frame)
             self.stats.frames_out += 1
             return
         waited = out.waiting
@@ -281,6 +280,31 @@ class IdleWait:
             if self._pipe is not None:
                 with contextlib.suppress(OSError):  # BlockingIOError: a byte waits already
                     os.write(self._pipe[1], b"x")
+
+
+def open_port(url: str, baudrate: int, timeout: float) -> Any:
+    """Open the shoe's port as the link reads it: ``exclusive`` where the handler takes it (a
+    handler that rejects the keyword is opened without it), ``TIOCEXCL`` on a tty
+    (:func:`claim_exclusive`), a 2 s write timeout.
+
+    :raises serial.SerialException, OSError: the port cannot be opened.
+    """
+    kwargs: dict[str, Any] = {"baudrate": baudrate, "timeout": timeout, "write_timeout": 2.0}
+    try:
+        ser = serial.serial_for_url(url, exclusive=True, **kwargs)
+    except (TypeError, ValueError) as exc:
+        if "exclusive" not in str(exc):
+            raise
+        ser = serial.serial_for_url(url, **kwargs)
+    claim_exclusive(ser)
+    return ser
+
+
+def open_failed(text: str, last: str) -> str:
+    """One log line for a failed open: WARNING when the error differs from the last attempt's,
+    DEBUG while it repeats (the retry runs every 2 s while a shoe is away); returns ``text``."""
+    (log.debug if text == last else log.warning)("%s (retrying)", text)
+    return text
 
 
 def check_url(url: str) -> None:
@@ -372,6 +396,15 @@ def port_holders(device: str, *, proc: str = "/proc", exclude: int | None = None
     return found
 
 
+def port_shared(device: str, holders: list[tuple[int, str]], status: LinkStatus | None, auth: str) -> LinkChanged:
+    """The ``port-shared`` refusal event (logged as a warning) for ``holders`` of ``device``
+    (:func:`port_holders`), under the link's ``status`` and ``auth``."""
+    who = ", ".join(f"pid {pid} ({cmd[:60]})" for pid, cmd in holders)
+    detail = f"another program holds the shoe's port {device}: {who}; it can read every card and write frames"
+    log.warning("shoe link: %s", detail)
+    return LinkChanged(status or LinkStatus.DISCONNECTED, detail, refused="port-shared", auth=auth)
+
+
 def _tty_index(proc: str, pid: int, fd: str) -> str | None:
     """The pty number a ``/dev/ptmx`` descriptor is the master of (None when unknown)."""
     try:
@@ -435,7 +468,6 @@ class ShoeLink(Closeable):
         self._backoff = backoff
         self._lock = threading.RLock()
         super().__init__(self._lock)
-        self._write_lock = threading.Lock()
         self._stop = threading.Event()
         self._connected_evt = threading.Event()
         self._thread: threading.Thread | None = None
@@ -544,6 +576,30 @@ class ShoeLink(Closeable):
                 else:  # held for the next ACK frame (20 ms after the last): the reader sends it
                     self._idle.nearer(session.next_deadline)
 
+    def try_send_leds(self, pattern: Mapping[str, Any]) -> bool:
+        """:meth:`send_leds` for a thread that must not wait (the controller's, which holds the
+        instruction): True when the pattern was handed to the link and its LED frame written (what
+        a full output buffer did not take waits for room, :class:`drivers.port_output.PortOutput`,
+        and the reader writes it: a frame is never cut nor overtaken); False, with nothing
+        done, when that cannot be had without waiting: another thread holds the link (the reader
+        in its turn, an ack being written), or the port is not a device (a URL handler's write may
+        wait). Then call :meth:`send_leds` from a thread that may wait.
+
+        :raises ValueError: an LED name, mode or time the protocol cannot carry.
+        :raises NotConnectedError: the shoe is away now (the pattern is still kept).
+        :raises LinkClosedError: after :meth:`close`.
+        """
+        spec = LinkSession.led_spec(pattern)
+        if not self._lock.acquire(blocking=False):
+            return False
+        try:
+            if self._ser is not None and device_fd(self._ser) is None:
+                return False
+            self._show_leds(spec)
+        finally:
+            self._lock.release()
+        return True
+
     def send_leds(self, pattern: Mapping[str, Any] | str) -> None:
         """Show ``pattern`` on the shoe's own LEDs. ``pattern`` is a signal name (``"deal"``)
         or a dict ``{"name", "leds", "mode", "on_ms", "off_ms"}`` as
@@ -558,12 +614,16 @@ class ShoeLink(Closeable):
             pattern = pattern_for(pattern).as_dict()
         spec = LinkSession.led_spec(pattern)  # validate now, in the caller's thread
         with self._lock:
-            if self._closed:
-                raise LinkClosedError("the shoe link is closed")
-            try:
-                self._session.show_leds(spec, time.monotonic())
-            finally:
-                self._flush()
+            self._show_leds(spec)
+
+    def _show_leds(self, spec: Mapping[str, Any]) -> None:
+        """:meth:`send_leds` of a checked pattern, lock held."""
+        if self._closed:
+            raise LinkClosedError("the shoe link is closed")
+        try:
+            self._session.show_leds(spec, time.monotonic())
+        finally:
+            self._flush()
 
     @property
     def auth(self) -> str:
@@ -628,22 +688,14 @@ class ShoeLink(Closeable):
         if ser is None:
             return
         try:
-            self._idle.send(frame, ser, self._write_lock)
+            self._idle.send(frame, ser)
         except PORT_ERRORS as exc:
             log.debug("write failed: %s", exc)
 
     # ------------------------------------------------------------------ port
 
     def _open(self) -> Any:
-        kwargs: dict[str, Any] = {"baudrate": self.baudrate, "timeout": self.READ_TIMEOUT,
-                                  "write_timeout": 2.0}
-        try:
-            ser = serial.serial_for_url(self.url, exclusive=True, **kwargs)
-        except (TypeError, ValueError) as exc:
-            if "exclusive" not in str(exc):
-                raise
-            ser = serial.serial_for_url(self.url, **kwargs)
-        claim_exclusive(ser)
+        ser = open_port(self.url, self.baudrate, self.READ_TIMEOUT)
         self._check_holders(getattr(ser, "port", None) or self.url)
         return ser
 
@@ -652,14 +704,9 @@ class ShoeLink(Closeable):
         and write frames: a ``port-shared`` refusal event, once per set of holders."""
         holders = port_holders(device)
         key = tuple(pid for pid, _ in holders)
-        if not holders or key == self._holders_said:
-            return
-        self._holders_said = key
-        who = ", ".join(f"pid {pid} ({cmd[:60]})" for pid, cmd in holders)
-        detail = f"another program holds the shoe's port {device}: {who}; it can read every card and write frames"
-        log.warning("shoe link: %s", detail)
-        self._events.put(LinkChanged(self._session.status or LinkStatus.DISCONNECTED, detail,
-                                     refused="port-shared", auth=self._session.auth))
+        if holders and key != self._holders_said:
+            self._holders_said = key
+            self._events.put(port_shared(device, holders, self._session.status, self._session.auth))
 
     def _close_port(self) -> None:
         with self._lock:
@@ -684,14 +731,14 @@ class ShoeLink(Closeable):
                 ser = self._open()
             except PORT_ERRORS as exc:
                 self._session.stats.port_errors += 1
-                last_error = self._open_failed(f"cannot open {self.url}: {exc}", last_error)
+                last_error = open_failed(f"cannot open {self.url}: {exc}", last_error)
                 self._link_down(f"cannot open {self.url}: {exc}")
                 self._stop.wait(delay)
                 delay = min(delay * 2, self._backoff[1])
                 continue
             except Exception as exc:  # a handler bug: report, retry slowly
                 self._session.stats.port_errors += 1
-                last_error = self._open_failed(f"cannot open {self.url}: {exc!r}", last_error)
+                last_error = open_failed(f"cannot open {self.url}: {exc!r}", last_error)
                 log.debug("opening %s failed", self.url, exc_info=True)
                 self._link_down(f"cannot open {self.url}: {exc!r}")
                 self._stop.wait(self._backoff[1])
@@ -729,13 +776,6 @@ class ShoeLink(Closeable):
             self._link_down(reason)
             self._stop.wait(delay)
             delay = min(delay * 2, self._backoff[1])
-
-    @staticmethod
-    def _open_failed(text: str, last: str) -> str:
-        """One log line for a failed open: WARNING when the error differs from the last
-        attempt's, DEBUG while it repeats (the retry runs every 2 s while a shoe is away)."""
-        (log.debug if text == last else log.warning)("%s (retrying)", text)
-        return text
 
     def _connection(self, ser: SerialBase) -> None:
         """One open port until it fails or the link stops: bytes in go to the session, its
