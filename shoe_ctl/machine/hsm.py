@@ -81,6 +81,11 @@ from transitions.extensions.nesting import (  # noqa: E402
 
 _UNSET = object()
 
+
+def _running() -> None:
+    """What heads the machine's queue while a trigger runs directly (never called)."""
+
+
 _CORE_LOG = logging.getLogger("transitions.core")
 _NESTING_LOG = logging.getLogger("transitions.extensions.nesting")
 
@@ -439,11 +444,12 @@ class LeanHierarchicalMachine(HierarchicalMachine):
         if (level is None or level is _UNSET  # (then _library_silent(), written out)
                 or _CORE_LOG.isEnabledFor(logging.INFO) or _NESTING_LOG.isEnabledFor(logging.DEBUG)):
             return super().trigger_event(model, trigger, *args, **kwargs)
-        event_data = NestedEventData(state=None, event=None, machine=self, model=model, args=args, kwargs=kwargs)
+        event_data = NestedEventData(None, None, self, model, args, kwargs)
         event_data.result = None
-        # as ``Machine._process``: the running trigger's job heads the queue, so a trigger fired
-        # by one of its callbacks is queued behind it and run after it
-        queue.append(partial(self._trigger_event, event_data, trigger))
+        # as ``Machine._process``: the running trigger heads the queue, so a trigger fired by one
+        # of its callbacks is queued behind it and run after it (its stand-in is never called:
+        # it is taken off when the trigger has run, and the queue cleared on an error)
+        queue.append(_running)
         try:
             self._trigger_direct(event_data, trigger, level)
             queue.popleft()
@@ -476,9 +482,11 @@ class LeanHierarchicalMachine(HierarchicalMachine):
                 res: Any = event_data.result
             finally:
                 self.scoped, self.states, self.events, self.prefix_path = saved
-            # (None: no transition for it: the check raises)
-            res = None if res is None else bool(res)
-            event_data.result = self._check_event_result(res, event_data.model, trigger)
+            # (None: no transition for it: the check raises; any other result it returns as it is)
+            if res is None:  # (the library's own check takes None, though its stub says bool)
+                event_data.result = self._check_event_result(res, event_data.model, trigger)  # type: ignore[arg-type]
+            else:
+                event_data.result = bool(res)
         except BaseException as err:  # handed to on_exception, as the library does
             event_data.error = err  # type: ignore[assignment]
             if self.on_exception:
