@@ -198,7 +198,7 @@ class LeanNestedTransition(NestedTransition):
         if self.before:
             _call_each(self.before, model, event_data)
         if self.dest:
-            self._enter_dest(event_data, machine, model, machine.callback)
+            self._enter_dest(event_data, machine, model, None)
         if self.after:
             _call_each(self.after, model, event_data)
         if machine._after_state_change:
@@ -229,7 +229,8 @@ class LeanNestedTransition(NestedTransition):
 
     def _enter_dest(self, event_data: NestedEventData, machine: Any, model: Any, callback: Any) -> None:
         """The change of state of :meth:`execute_silent`: the exits, the model's new state, the
-        enters, from the kept recipe when every one is a plain state's."""
+        enters, from the kept recipe when every one is a plain state's; a state's callbacks run
+        through ``callback`` (``None``: the machine's ``callback``, looked up only for them)."""
         current = getattr(model, machine.model_attribute)
         plain = None
         if type(current) is str and not machine._has_final:
@@ -242,12 +243,12 @@ class LeanNestedTransition(NestedTransition):
                 event_data.scope = list(scope)  # type: ignore[attr-defined]
             for step in plain[0]:  # (a state without on_exit callbacks is passed over at once)
                 if step[0].on_exit:
-                    _scoped_callbacks((step,), "on_exit", callback, event_data)
+                    _scoped_callbacks((step,), "on_exit", callback or machine.callback, event_data)
             setattr(model, machine.model_attribute, value)
             event_data.state = new_state
             for step in plain[1]:
                 if step[0].on_enter:
-                    _scoped_callbacks((step,), "on_enter", callback, event_data)
+                    _scoped_callbacks((step,), "on_enter", callback or machine.callback, event_data)
 
 
 def _call_each(funcs: list[Any], model: Any, event_data: NestedEventData) -> None:
@@ -590,9 +591,11 @@ class LeanHierarchicalMachine(HierarchicalMachine):
         """``NestedEvent._process`` with no log call (the library's loggers drop every record):
         the machine's ``prepare_event`` callbacks, then the source state's transitions for the
         event in order until one is taken."""
-        callback = self.callback
-        for func in self.prepare_event:
-            callback(func, event_data)
+        prepare = self.prepare_event
+        if prepare:
+            callback = self.callback
+            for func in prepare:
+                callback(func, event_data)
         for trans in event.transitions[event_data.source_name]:  # type: ignore[index]
             event_data.transition = trans  # type: ignore[assignment]
             if isinstance(trans, LeanNestedTransition):
