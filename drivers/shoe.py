@@ -242,8 +242,11 @@ class IdleWait:
             self.until = 0.0
         if room:
             with lock:
-                if self.out is not None:
+                if self.out is not None and self.out.waiting:
                     self.out.drain()
+                    if not self.out.waiting:
+                        log.info("shoe link: the port takes frames again (%d dropped while it was full)",
+                                 self.out.dropped)
         if pipe[0] in ready:
             with contextlib.suppress(BlockingIOError):
                 os.read(pipe[0], 64)
@@ -266,6 +269,8 @@ class IdleWait:
         waited = out.waiting
         out.send(frame)
         if out.waiting and not waited:
+            log.warning("shoe link: the port's output buffer is full (is the shoe reading?); frames wait for "
+                        "room, the newest ACK and LED frame kept")
             self.wake()
 
     def nearer(self, deadline: Callable[[], float]) -> None:

@@ -6,6 +6,7 @@ card. The link's write timeout is taken away: a write that waited for room would
 
 from __future__ import annotations
 
+import logging
 import os
 import queue
 from pathlib import Path
@@ -13,7 +14,7 @@ from typing import Any
 
 import pytest
 from full_port import fill_for_good
-from waiting import card_reads
+from waiting import card_reads, wait_for
 
 from drivers import protocol as p
 from drivers.shoe import ShoeLink
@@ -25,7 +26,9 @@ from shoe_ctl.service.journal import Journal
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="a pty: POSIX only")
 
 
-def test_commits_and_their_acks_go_on_while_the_shoe_does_not_read(tmp_path: Path) -> None:
+def test_commits_and_their_acks_go_on_while_the_shoe_does_not_read(tmp_path: Path,
+                                                                    caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="drivers.shoe")
     shoe = VirtualShoe(Deck.seeded(5), heartbeat_s=0.5).start()
     events: queue.Queue[Any] = queue.Queue()
     journal = Journal(tmp_path / "deaf.journal", table="t", profile="tda")
@@ -57,6 +60,9 @@ def test_commits_and_their_acks_go_on_while_the_shoe_does_not_read(tmp_path: Pat
                 assert kinds.count(p.T_ACK) == 1  # only the newest ACK waits
             assert shoe.wait_acked(10.0), "the newest ACK did not reach the shoe once it read again"
             assert shoe.unacked_count() == 0
+            assert "output buffer is full" in caplog.text  # said once, when frames began to wait
+            assert caplog.text.count("output buffer is full") == 1
+            assert wait_for(lambda: "takes frames again" in caplog.text, 10.0)
     finally:
         journal.close()
         shoe.close()
