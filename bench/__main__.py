@@ -287,7 +287,7 @@ class LedShows:
     def __init__(self, lights: Any) -> None:
         from drivers import protocol as p
 
-        self.sent: list[tuple[int, str]] = []  # (ns, signal) the sink handed to the link
+        self.sent: list[tuple[int, str, bool]] = []  # (ns, signal, in the controller's thread) handed to the link
         self.shown: list[tuple[int, int, str]] = []  # (ns, token, signal) the shoe showed
         show = lights.show
 
@@ -299,30 +299,45 @@ class LedShows:
         lights.show = timed
 
     def watch_sink(self, sink: Any) -> None:
-        """Note each pattern the shoe's LED sink (:class:`drivers.leds.ShoeLedSink`) hands over."""
-        send = sink._send
+        """Note each pattern the shoe's LED sink (:class:`drivers.leds.ShoeLedSink`) hands over:
+        from its worker (``send_leds``) or in the controller's thread (``try_send``, when it
+        handed the pattern over)."""
+        send, try_send = sink._send, getattr(sink, "_try", None)
 
         def timed(pattern: Any) -> Any:
-            self.sent.append((time.perf_counter_ns(), str(pattern.get("name") or pattern.get("signal"))))
+            self.sent.append((time.perf_counter_ns(), str(pattern.get("name") or pattern.get("signal")), False))
             return send(pattern)
 
+        def tried(pattern: Any) -> bool:
+            t = time.perf_counter_ns()
+            handed = bool(try_send(pattern))
+            if handed:
+                self.sent.append((t, str(pattern.get("name") or pattern.get("signal")), True))
+            return handed
+
         sink._send = timed
+        if try_send is not None:
+            sink._try = tried
 
     def after(self, changes: Sequence[tuple[int, int, str, int | None]]) -> list[int]:
         """``changes``: every instruction that changed the signal, in order: (ns it reached the
         sinks, ns it ends: the next change's, signal, ns its card frame was written or None for a
         dealer input's). For each card's change, ns from the card frame's write until the shoe
         showed the pattern the sink handed over for it (the first handed over while it was the
-        newest signal); a change superseded before the sink sent it is left out."""
+        newest signal); a change superseded before the sink sent it is left out. A pattern handed
+        over in the controller's thread was handed just before the change reached the stamp sink
+        (after the previous change's), one from the sink's worker after it."""
         # the patterns shown before the first one watched being handed over were handed earlier
         skip = sum(1 for t, _, _ in self.shown if self.sent and t < self.sent[0][0])
         shown = self.shown[skip:]
         n = min(len(self.sent), len(shown))
         out: list[int] = []
         k = 0
+        before = 0  # the previous change's t_in
         for t_in, t_end, signal, t0 in changes:
-            while k < n and self.sent[k][0] < t_in:
+            while k < n and self.sent[k][0] < (before if self.sent[k][2] else t_in):
                 k += 1
+            before = t_in
             if t0 is None or k >= n or self.sent[k][0] >= t_end or self.sent[k][1] != signal \
                     or shown[k][2] != signal:
                 continue

@@ -5,8 +5,8 @@ from ``config/table.toml`` (``[leds]``). Three sinks turn :class:`~shoe_ctl.even
 commands into light and ignore every other command:
 
 - :class:`GpioLedSink` — an LED board on the Pi's GPIO through gpiozero 2.x;
-- :class:`ShoeLedSink` — the same pattern as a small dict for the shoe's own LEDs, handed to a
-  ``send_leds(pattern)`` callable (``ShoeLink.send_leds``) from a worker thread;
+- :class:`ShoeLedSink` — the same pattern as a small dict for the shoe's own LEDs, handed to the
+  shoe link in the controller's thread when that needs no wait, else from a worker thread;
 - :class:`ConsoleLedSink` — one line per signal on a terminal (coloured on a tty).
 
 No sink ever receives a card: an Instruction carries a seat, a face and the public words only,
@@ -138,22 +138,31 @@ class GpioLedSink(Closeable):
 class ShoeLedSink(Closeable):
     """The signals as LED frames for the shoe's own LEDs.
 
-    Each Instruction's pattern (:meth:`LedPattern.as_dict`) is handed to ``send_leds`` from this
-    sink's worker thread, so a slow or unplugged port never blocks the controller. Only the newest
+    Each Instruction's pattern (:meth:`LedPattern.as_dict`) is handed to ``try_send`` in the
+    caller's thread (the controller's), which writes the LED frame only when it need not wait for
+    it; when it cannot (``try_send`` returns False, or there is none), and while the worker is
+    busy, the pattern goes to ``send_leds`` from this sink's worker thread, so a slow or unplugged
+    port never blocks the controller, and a pattern never overtakes an older one. Only the newest
     pattern waits: a burst of signals sends the last one. A pattern equal to the one last handed
     over is not handed again (a street of *deal* signals is one LED frame; the link re-sends its
-    pattern until the shoe reports it, also after a reconnect). Errors from ``send_leds``
+    pattern until the shoe reports it, also after a reconnect). Errors from either
     (``OSError``, ``ConnectionError`` while the shoe is away) are counted in :attr:`errors` and
     the next signal is tried again, even the same one.
 
-    :param send_leds: e.g. ``ShoeLink.send_leds``; called with one dict per signal.
+    :param send_leds: e.g. ``ShoeLink.send_leds``; called with one dict per signal, may wait.
+    :param try_send: e.g. ``ShoeLink.try_send_leds``: the same without waiting, True when the
+        pattern was handed over, False when that would have to wait (nothing done); None: every
+        pattern goes through the worker.
     :param on_close: the signal sent last when the sink closes (the service stops), e.g.
         ``Signal.STOP``, so the shoe shows no stale "deal" until its own no-host pattern (3 s
         without a host frame, docs/protocol.md); None: nothing more is sent.
     """
 
-    def __init__(self, send_leds: Callable[[dict[str, Any]], Any], *, on_close: Signal | None = None) -> None:
+    def __init__(self, send_leds: Callable[[dict[str, Any]], Any], *, on_close: Signal | None = None,
+                 try_send: Callable[[dict[str, Any]], bool] | None = None) -> None:
         self._send = send_leds
+        self._try = try_send
+        self._sending = False  # the worker has a pattern in hand
         self._on_close = on_close
         self._last: dict[str, Any] | None = None
         self._lost = False
@@ -162,12 +171,16 @@ class ShoeLedSink(Closeable):
         self._pending: dict[str, Any] | None = None
         self._handed: dict[str, Any] | None = None  # the pattern send_leds last took without an error
         self.sent = 0
+        """Patterns handed over, either way."""
+        self.direct = 0
+        """Of those, the ones handed over in the caller's thread (``try_send``)."""
         self.errors = 0
         self._thread = threading.Thread(target=self._run, name="shoe-leds", daemon=True)
         self._thread.start()
 
     def handle(self, command: Command) -> None:
-        """Queue the pattern of an :class:`Instruction` (replacing one not yet sent)."""
+        """Hand over the pattern of an :class:`Instruction` now when that needs no wait
+        (``try_send``), else queue it for the worker (replacing one not yet sent)."""
         if not isinstance(command, Instruction):
             return
         pattern = pattern_dict(command.signal)  # one shared dict per signal
@@ -177,6 +190,17 @@ class ShoeLedSink(Closeable):
             self._last = pattern
             if self._lost or (self._pending is None and pattern == self._handed):
                 return  # stuck: stop is shown; or the shoe has this pattern already
+            if self._try is not None and self._pending is None and not self._sending:
+                try:
+                    if self._try(pattern):
+                        self.sent += 1
+                        self.direct += 1
+                        self._handed = pattern
+                        return
+                except (OSError, ConnectionError, ValueError):
+                    self.errors += 1
+                    self._handed = None
+                    return
             self._pending = pattern
             self._cond.notify()
 
@@ -205,6 +229,7 @@ class ShoeLedSink(Closeable):
                 if self._pending is None:
                     return
                 pattern = self._pending
+                self._sending = True
             handed: dict[str, Any] | None = None
             try:
                 self._send(pattern)
@@ -214,6 +239,7 @@ class ShoeLedSink(Closeable):
                 self.errors += 1
             with self._cond:
                 self._handed = handed
+                self._sending = False
                 if self._pending is pattern:
                     self._pending = None
                 self._cond.notify_all()

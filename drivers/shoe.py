@@ -26,6 +26,7 @@ from drivers import protocol as p
 from drivers.exc import LinkClosedError, ShoeTimeoutError, ShoeUrlError, VersionError
 from drivers.leds import pattern_for
 from drivers.link_stats import LinkStats
+from drivers.port_output import PortOutput
 from drivers.session import LinkSession
 from shoe_ctl.events import LinkChanged, LinkStatus, ShoeInfo
 from shoe_ctl.lifecycle import Closeable, join_thread
@@ -181,14 +182,18 @@ class IdleWait:
     :meth:`read` and :meth:`reading` runs under the link's lock.
     """
 
-    __slots__ = ("_fd", "_pipe", "min_s", "until")
+    __slots__ = ("_fd", "_pipe", "min_s", "until", "out", "stats")
 
-    def __init__(self, min_s: float) -> None:
+    def __init__(self, min_s: float, stats: LinkStats | None = None) -> None:
         self.min_s = min_s
+        self.stats = stats or LinkStats()
+        """Where the frames written are counted (``frames_out``)."""
         self.until = 0.0
         """While the reader waits: the clock value (``time.monotonic``) it wakes at the latest; else 0."""
         self._fd: int | None = None
         self._pipe: tuple[int, int] | None = None
+        self.out: PortOutput | None = None
+        """The port's output: while bytes of it wait for room, the wait ends when the port has room too."""
 
     @contextlib.contextmanager
     def reading(self, fd: int | None, lock: contextlib.AbstractContextManager[Any]) -> Iterator[None]:
@@ -196,6 +201,7 @@ class IdleWait:
         with lock:
             self._fd = fd
             if fd is not None:
+                self.out = PortOutput(fd, self.stats)
                 self._pipe = os.pipe()
                 for end in self._pipe:
                     os.set_blocking(end, False)
@@ -203,6 +209,7 @@ class IdleWait:
             yield
         finally:
             with lock:
+                self.out = None  # what still waits for room goes with the port
                 pipe, self._pipe, self._fd = self._pipe, None, None
                 for end in pipe or ():
                     os.close(end)
@@ -227,14 +234,44 @@ class IdleWait:
             wait = deadline() - now
             wait = min(wait if wait > 0 else self.min_s, IDLE_WAIT_MAX)
             self.until = now + wait
+            out = self.out
+            room = [fd] if out is not None and out.waiting else []
         try:
-            ready = select.select([fd, pipe[0]], [], [], wait)[0]
+            ready, room, _ = select.select([fd, pipe[0]], room, [], wait)
         finally:
             self.until = 0.0
+        if room:
+            with lock:
+                if self.out is not None and self.out.waiting:
+                    self.out.drain()
+                    if not self.out.waiting:
+                        log.info("shoe link: the port takes frames again (%d dropped while it was full)",
+                                 self.out.dropped)
         if pipe[0] in ready:
             with contextlib.suppress(BlockingIOError):
                 os.read(pipe[0], 64)
         return read_ready(fd) if fd in ready else b""
+
+    def send(self, frame: bytes, ser: SerialBase) -> None:
+        """Write ``frame`` to the port ``ser`` (the link's lock held). A device port (:attr:`out`
+        set) never makes it wait for room (:meth:`PortOutput.send`): bytes that begin to wait
+        wake the reader, whose wait then ends when the port has room too, and it writes them.
+        Any other port: :func:`write_frame`, which may wait.
+
+        :raises serial.SerialException: see :func:`write_frame`.
+        :raises OSError: the port is lost.
+        """
+        out = self.out
+        if out is None:
+            write_frame(ser, frame)
+            self.stats.frames_out += 1
+            return
+        waited = out.waiting
+        out.send(frame)
+        if out.waiting and not waited:
+            log.warning("shoe link: the port's output buffer is full (is the shoe reading?); frames wait for "
+                        "room, the newest ACK and LED frame kept")
+            self.wake()
 
     def nearer(self, deadline: Callable[[], float]) -> None:
         """Wake the waiting reader when the next timer (``deadline()``) comes before its wake-up."""
@@ -248,6 +285,31 @@ class IdleWait:
             if self._pipe is not None:
                 with contextlib.suppress(OSError):  # BlockingIOError: a byte waits already
                     os.write(self._pipe[1], b"x")
+
+
+def open_port(url: str, baudrate: int, timeout: float) -> Any:
+    """Open the shoe's port as the link reads it: ``exclusive`` where the handler takes it (a
+    handler that rejects the keyword is opened without it), ``TIOCEXCL`` on a tty
+    (:func:`claim_exclusive`), a 2 s write timeout.
+
+    :raises serial.SerialException, OSError: the port cannot be opened.
+    """
+    kwargs: dict[str, Any] = {"baudrate": baudrate, "timeout": timeout, "write_timeout": 2.0}
+    try:
+        ser = serial.serial_for_url(url, exclusive=True, **kwargs)
+    except (TypeError, ValueError) as exc:
+        if "exclusive" not in str(exc):
+            raise
+        ser = serial.serial_for_url(url, **kwargs)
+    claim_exclusive(ser)
+    return ser
+
+
+def open_failed(text: str, last: str) -> str:
+    """One log line for a failed open: WARNING when the error differs from the last attempt's,
+    DEBUG while it repeats (the retry runs every 2 s while a shoe is away); returns ``text``."""
+    (log.debug if text == last else log.warning)("%s (retrying)", text)
+    return text
 
 
 def check_url(url: str) -> None:
@@ -339,6 +401,15 @@ def port_holders(device: str, *, proc: str = "/proc", exclude: int | None = None
     return found
 
 
+def port_shared(device: str, holders: list[tuple[int, str]], status: LinkStatus | None, auth: str) -> LinkChanged:
+    """The ``port-shared`` refusal event (logged as a warning) for ``holders`` of ``device``
+    (:func:`port_holders`), under the link's ``status`` and ``auth``."""
+    who = ", ".join(f"pid {pid} ({cmd[:60]})" for pid, cmd in holders)
+    detail = f"another program holds the shoe's port {device}: {who}; it can read every card and write frames"
+    log.warning("shoe link: %s", detail)
+    return LinkChanged(status or LinkStatus.DISCONNECTED, detail, refused="port-shared", auth=auth)
+
+
 def _tty_index(proc: str, pid: int, fd: str) -> str | None:
     """The pty number a ``/dev/ptmx`` descriptor is the master of (None when unknown)."""
     try:
@@ -402,13 +473,12 @@ class ShoeLink(Closeable):
         self._backoff = backoff
         self._lock = threading.RLock()
         super().__init__(self._lock)
-        self._write_lock = threading.Lock()
         self._stop = threading.Event()
         self._connected_evt = threading.Event()
         self._thread: threading.Thread | None = None
         self._ser: SerialBase | None = None
         self._holders_said: tuple[int, ...] = ()
-        self._idle = IdleWait(self.READ_TIMEOUT)
+        self._idle = IdleWait(self.READ_TIMEOUT, self._session.stats)
 
     # ------------------------------------------------------------------ public API
 
@@ -511,6 +581,30 @@ class ShoeLink(Closeable):
                 else:  # held for the next ACK frame (20 ms after the last): the reader sends it
                     self._idle.nearer(session.next_deadline)
 
+    def try_send_leds(self, pattern: Mapping[str, Any]) -> bool:
+        """:meth:`send_leds` for a thread that must not wait (the controller's, which holds the
+        instruction): True when the pattern was handed to the link and its LED frame written (what
+        a full output buffer did not take waits for room, :class:`drivers.port_output.PortOutput`,
+        and the reader writes it: a frame is never cut nor overtaken); False, with nothing
+        done, when that cannot be had without waiting: another thread holds the link (the reader
+        in its turn, an ack being written), or the port is not a device (a URL handler's write may
+        wait). Then call :meth:`send_leds` from a thread that may wait.
+
+        :raises ValueError: an LED name, mode or time the protocol cannot carry.
+        :raises NotConnectedError: the shoe is away now (the pattern is still kept).
+        :raises LinkClosedError: after :meth:`close`.
+        """
+        spec = LinkSession.led_spec(pattern)
+        if not self._lock.acquire(blocking=False):
+            return False
+        try:
+            if self._ser is not None and device_fd(self._ser) is None:
+                return False
+            self._show_leds(spec)
+        finally:
+            self._lock.release()
+        return True
+
     def send_leds(self, pattern: Mapping[str, Any] | str) -> None:
         """Show ``pattern`` on the shoe's own LEDs. ``pattern`` is a signal name (``"deal"``)
         or a dict ``{"name", "leds", "mode", "on_ms", "off_ms"}`` as
@@ -525,12 +619,16 @@ class ShoeLink(Closeable):
             pattern = pattern_for(pattern).as_dict()
         spec = LinkSession.led_spec(pattern)  # validate now, in the caller's thread
         with self._lock:
-            if self._closed:
-                raise LinkClosedError("the shoe link is closed")
-            try:
-                self._session.show_leds(spec, time.monotonic())
-            finally:
-                self._flush()
+            self._show_leds(spec)
+
+    def _show_leds(self, spec: Mapping[str, Any]) -> None:
+        """:meth:`send_leds` of a checked pattern, lock held."""
+        if self._closed:
+            raise LinkClosedError("the shoe link is closed")
+        try:
+            self._session.show_leds(spec, time.monotonic())
+        finally:
+            self._flush()
 
     @property
     def auth(self) -> str:
@@ -586,30 +684,23 @@ class ShoeLink(Closeable):
         self._idle.nearer(session.next_deadline)  # e.g. an ack held for the next ACK frame: the reader sends it
 
     def _write(self, frame: bytes) -> None:
-        """Write one frame; a port error here is left for the reader to find (it sees it too)."""
+        """Write one frame (lock held); a port error here is left for the reader to find (it sees
+        it too). On a device port it never waits for room (:class:`drivers.port_output.PortOutput`:
+        what a full output buffer leaves goes out from the reader as room comes), so neither the
+        journal's committing thread writing an ack nor the reader holding the lock waits on a shoe
+        that does not read."""
         ser = self._ser
         if ser is None:
             return
         try:
-            with self._write_lock:
-                write_frame(ser, frame)
+            self._idle.send(frame, ser)
         except PORT_ERRORS as exc:
             log.debug("write failed: %s", exc)
-            return
-        self._session.stats.frames_out += 1
 
     # ------------------------------------------------------------------ port
 
     def _open(self) -> Any:
-        kwargs: dict[str, Any] = {"baudrate": self.baudrate, "timeout": self.READ_TIMEOUT,
-                                  "write_timeout": 2.0}
-        try:
-            ser = serial.serial_for_url(self.url, exclusive=True, **kwargs)
-        except (TypeError, ValueError) as exc:
-            if "exclusive" not in str(exc):
-                raise
-            ser = serial.serial_for_url(self.url, **kwargs)
-        claim_exclusive(ser)
+        ser = open_port(self.url, self.baudrate, self.READ_TIMEOUT)
         self._check_holders(getattr(ser, "port", None) or self.url)
         return ser
 
@@ -618,14 +709,9 @@ class ShoeLink(Closeable):
         and write frames: a ``port-shared`` refusal event, once per set of holders."""
         holders = port_holders(device)
         key = tuple(pid for pid, _ in holders)
-        if not holders or key == self._holders_said:
-            return
-        self._holders_said = key
-        who = ", ".join(f"pid {pid} ({cmd[:60]})" for pid, cmd in holders)
-        detail = f"another program holds the shoe's port {device}: {who}; it can read every card and write frames"
-        log.warning("shoe link: %s", detail)
-        self._events.put(LinkChanged(self._session.status or LinkStatus.DISCONNECTED, detail,
-                                     refused="port-shared", auth=self._session.auth))
+        if holders and key != self._holders_said:
+            self._holders_said = key
+            self._events.put(port_shared(device, holders, self._session.status, self._session.auth))
 
     def _close_port(self) -> None:
         with self._lock:
@@ -650,14 +736,14 @@ class ShoeLink(Closeable):
                 ser = self._open()
             except PORT_ERRORS as exc:
                 self._session.stats.port_errors += 1
-                last_error = self._open_failed(f"cannot open {self.url}: {exc}", last_error)
+                last_error = open_failed(f"cannot open {self.url}: {exc}", last_error)
                 self._link_down(f"cannot open {self.url}: {exc}")
                 self._stop.wait(delay)
                 delay = min(delay * 2, self._backoff[1])
                 continue
             except Exception as exc:  # a handler bug: report, retry slowly
                 self._session.stats.port_errors += 1
-                last_error = self._open_failed(f"cannot open {self.url}: {exc!r}", last_error)
+                last_error = open_failed(f"cannot open {self.url}: {exc!r}", last_error)
                 log.debug("opening %s failed", self.url, exc_info=True)
                 self._link_down(f"cannot open {self.url}: {exc!r}")
                 self._stop.wait(self._backoff[1])
@@ -696,22 +782,15 @@ class ShoeLink(Closeable):
             self._stop.wait(delay)
             delay = min(delay * 2, self._backoff[1])
 
-    @staticmethod
-    def _open_failed(text: str, last: str) -> str:
-        """One log line for a failed open: WARNING when the error differs from the last
-        attempt's, DEBUG while it repeats (the retry runs every 2 s while a shoe is away)."""
-        (log.debug if text == last else log.warning)("%s (retrying)", text)
-        return text
-
     def _connection(self, ser: SerialBase) -> None:
         """One open port until it fails or the link stops: bytes in go to the session, its
         timers are run when their deadline has come, its frames go out."""
         session = self._session
-        with self._lock:
-            session.connection_made(time.monotonic())
-            self._flush()
         socket_port = is_socket_url(self.url)
         with self._idle.reading(None if socket_port else device_fd(ser), self._lock):
+            with self._lock:
+                session.connection_made(time.monotonic())
+                self._flush()
             while not self._stop.is_set():
                 data = self._idle.read(ser, socket_port, self._lock, session.next_deadline, self._stop)
                 now = time.monotonic()

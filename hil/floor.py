@@ -84,8 +84,8 @@ def _trace_publications(sent: dict[tuple[str, int], tuple[int, float]]) -> None:
     floor's."""
     build = topics.event_payload
 
-    def traced(record: Any, *, table: str, session: int) -> dict[str, Any]:
-        out = build(record, table=table, session=session)
+    def traced(record: Any, *, table: str, session: int, body: Any = None) -> dict[str, Any]:
+        out = build(record, table=table, session=session, body=body)
         key = (table, out["seq"])
         if key not in sent and len(sent) < TRACE_MAX:
             sent[key] = (out["time_us"], time.time())

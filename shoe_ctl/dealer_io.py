@@ -93,10 +93,11 @@ class DealerIO:
 
 @dataclass(frozen=True)
 class LedContext:
-    """What an LED backend may need besides the configuration: the shoe link's ``send_leds``, the
-    console's stream and a gpiozero pin factory (tests)."""
+    """What an LED backend may need besides the configuration: the shoe link's ``send_leds`` and
+    ``try_send_leds``, the console's stream and a gpiozero pin factory (tests)."""
 
     send_leds: Callable[[dict[str, Any]], Any] | None = None
+    try_send_leds: Callable[[dict[str, Any]], bool] | None = None
     stream: TextIO | None = None
     pin_factory: Factory | None = None
 
@@ -117,7 +118,7 @@ def _console_leds(cfg: TableConfig, ctx: LedContext) -> LedSink:
 def _shoe_leds(cfg: TableConfig, ctx: LedContext) -> LedSink:
     if ctx.send_leds is None:
         raise ValueError("[leds] backend = \"shoe\" needs a shoe link (no send_leds given)")
-    return ShoeLedSink(ctx.send_leds, on_close=Signal.STOP)  # a stopped service leaves no "deal" lit
+    return ShoeLedSink(ctx.send_leds, on_close=Signal.STOP, try_send=ctx.try_send_leds)  # a stopped service leaves no "deal" lit
 
 
 def _mock_leds(cfg: TableConfig, ctx: LedContext) -> LedSink:
@@ -142,6 +143,7 @@ def display_token(cfg: TableConfig, env: Mapping[str, str] | None = None) -> str
 def start_dealer_io(cfg: TableConfig, post: Callable[[Any], Any], *,
                     display: tuple[str, int] | None | Literal["config"] = "config",
                     send_leds: Callable[[dict[str, Any]], Any] | None = None,
+                    try_send_leds: Callable[[dict[str, Any]], bool] | None = None,
                     console: bool = False, stream: TextIO | None = None, pin_factory: Factory | None = None,
                     env: Mapping[str, str] | None = None) -> DealerIO:
     """Build and start the dealer's LEDs, display and buttons from ``cfg``.
@@ -151,6 +153,8 @@ def start_dealer_io(cfg: TableConfig, post: Callable[[Any], Any], *,
     :param display: ``(host, port)`` (from ``--display HOST:PORT``), None for ``--display off``,
         or ``"config"`` to use ``[display]`` (``enabled``, ``host``, ``port``).
     :param send_leds: the shoe link's ``send_leds``; adds the shoe's LEDs.
+    :param try_send_leds: the shoe link's ``try_send_leds``: the shoe's LED frame written in the
+        controller's thread when it needs no wait (:class:`drivers.leds.ShoeLedSink`).
     :param console: also print the signals in the terminal.
     :param stream: where the console sink writes (default stdout).
     :param pin_factory: gpiozero pin factory for the LED board and buttons (tests).
@@ -171,7 +175,7 @@ def start_dealer_io(cfg: TableConfig, post: Callable[[Any], Any], *,
             io.display = start_display(display[0], display[1], post, token=display_token(cfg, env),
                                        table_seats=cfg.seats)
         wanted = {cfg.leds.backend} | ({"console"} if console else set()) | ({"shoe"} if send_leds else set())
-        ctx = LedContext(send_leds=send_leds, stream=stream, pin_factory=pin_factory)
+        ctx = LedContext(send_leds=send_leds, try_send_leds=try_send_leds, stream=stream, pin_factory=pin_factory)
         for name, build in LED_BACKENDS.items():  # the map's order: GPIO first, the shoe's LEDs last
             if name in wanted:
                 io.sinks.append(build(cfg, ctx))

@@ -494,6 +494,7 @@ class Table:
         error when it was asked for (``display_required``), else said and left out."""
         try:
             return start_dealer_io(self.cfg, self.controller.post, display=self._display, send_leds=link.send_leds,
+                                   try_send_leds=link.try_send_leds,
                                    console=self._console, stream=self._led_stream,
                                    pin_factory=self._pin_factory)
         except OSError as exc:
@@ -505,6 +506,7 @@ class Table:
             self._say(f"shoe-ctl run: THE DEALER DISPLAY IS NOT SERVED: {self.display_problem}; set [display] "
                       "port (or pass --display HOST:PORT) and restart; continuing without it")
             return start_dealer_io(self.cfg, self.controller.post, display=None, send_leds=link.send_leds,
+                                   try_send_leds=link.try_send_leds,
                                    console=self._console, stream=self._led_stream,
                                    pin_factory=self._pin_factory)
 

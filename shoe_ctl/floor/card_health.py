@@ -91,7 +91,7 @@ class JournalDeckTags:
         for n, rec in enumerate(self.journal.newest("deck-enrol")):
             if n >= self.scan:
                 return None
-            body = _body(rec)
+            body = record_body(rec)
             if body.get("deck") != deck:
                 continue
             try:
@@ -102,7 +102,12 @@ class JournalDeckTags:
         return None
 
 
-def _body(rec: Record) -> dict[str, Any]:
+_BODY_KINDS = frozenset({"CardRead", "ShoeFault", "ForeignCard", "StubDeck", "deck-enrol", "deck-retire"})
+"""The record kinds whose body the counts read."""
+
+
+def record_body(rec: Record) -> dict[str, Any]:
+    """A journal record's body as a ``dict`` (``{}`` when it is empty, not JSON or not an object)."""
     try:
         body = json.loads(rec.body) if rec.body else {}
     except ValueError:
@@ -174,34 +179,38 @@ class CardHealth:
             self.feed(rec)
         self.upto = max(self.upto, upto)
 
-    def feed(self, rec: Record) -> dict[str, Any] | None:
+    def feed(self, rec: Record, body: dict[str, Any] | None = None) -> dict[str, Any] | None:
         """Count one journal record; for a ``hand-end`` the figures to publish with it
-        (:meth:`figures`; the newest ``hand-end`` read again gets the same), else ``None``."""
+        (:meth:`figures`; the newest ``hand-end`` read again gets the same), else ``None``.
+        ``body``: the record's :func:`record_body` when the caller has it already (the publisher
+        parses each body once, for its payload and here)."""
         if rec.seq <= self.upto:
             return self._figures[1] if self._figures is not None and self._figures[0] == rec.seq else None
         self.upto = rec.seq
         if self.since is None:
             self.since = rec.seq
         kind = rec.kind
+        if body is None and kind in _BODY_KINDS:
+            body = record_body(rec)
         if kind == "CardRead":
-            self._card(_body(rec))
+            self._card(body or {})
         elif kind == "ShoeFault":
-            body = _body(rec)
+            body = body or {}
             if body.get("kind") == "misread" and not body.get("cleared"):
                 self._misread()
             self._last = None
         elif kind == "ForeignCard":
-            self._foreign_tag(_body(rec))
+            self._foreign_tag(body or {})
             if self._unreadable_last:
                 self.reader["unreadable"] -= 1
                 self.reader["foreign"] += 1
             self._unreadable_last = False
             self._last = None
         elif kind == "StubDeck":
-            body = _body(rec)
+            body = body or {}
             self._named(body.get("epoch"), str(body.get("deck") or ""))
         elif kind in ("deck-enrol", "deck-retire"):
-            self._forget(str(_body(rec).get("deck") or ""))
+            self._forget(str((body or {}).get("deck") or ""))
         elif kind == "hand-start":
             self._hand_decks = set()
             self._order = []

@@ -50,9 +50,14 @@ READS_PER_TURN = 64
 """The most packets read from one client in one turn of the loop (the others wait their turn)."""
 
 
+def _held(sock: Any) -> bool:
+    """TLS holds bytes of ``sock`` already decrypted (no system call; the selector does not see them)."""
+    return isinstance(sock, ssl.SSLSocket) and sock.pending() > 0
+
+
 def _readable(sock: Any) -> bool:
     """Bytes wait to be read on ``sock`` (received, or decrypted and held by TLS)."""
-    if isinstance(sock, ssl.SSLSocket) and sock.pending():
+    if _held(sock):
         return True
     try:
         buf = array.array("i", [0])
@@ -91,12 +96,14 @@ class Timer:
 class _Conn:
     """What the loop keeps of one client."""
 
-    __slots__ = ("before", "client", "delay", "events", "gone", "leaving", "max_delay", "min_delay", "reconnect",
-                 "sock", "trying")
+    __slots__ = ("before", "client", "delay", "drain", "events", "gone", "leaving", "max_delay", "min_delay",
+                 "reconnect", "sock", "trying")
 
-    def __init__(self, client: mqtt.Client, min_delay: float, max_delay: float, reconnect: bool) -> None:
+    def __init__(self, client: mqtt.Client, min_delay: float, max_delay: float, reconnect: bool,
+                 drain: bool = True) -> None:
         self.client = client
         self.reconnect = reconnect
+        self.drain = drain  # after a read, look for more packets already received (FIONREAD)
         self.before: Callable[[], None] | None = None
         self.min_delay, self.max_delay = min_delay, max_delay
         self.delay = min_delay
@@ -151,15 +158,20 @@ class NetLoop:
         return self
 
     def add(self, client: mqtt.Client, *, min_delay: float = 1.0, max_delay: float = 5.0,
-            connect: bool = True, reconnect: bool = True, before_connect: Callable[[], None] | None = None) -> None:
+            connect: bool = True, reconnect: bool = True, before_connect: Callable[[], None] | None = None,
+            drain: bool = True) -> None:
         """Drive ``client``. ``connect``: it had ``connect_async``: connect now, and after a
         failed try again after ``min_delay`` seconds, doubling up to ``max_delay``; else the
         caller connects it (``client.connect``, blocking) after this call. ``reconnect``: a lost
         connection is made again (after ``min_delay``, doubling); else the client leaves the loop.
         ``before_connect()`` runs before each try, outside paho's callbacks: the place to change the
         broker's address (``client.connect_async``; inside a callback it would deadlock paho,
-        whose socket-close callback takes the lock its other callbacks hold)."""
-        conn = _Conn(client, min_delay, max_delay, reconnect)
+        whose socket-close callback takes the lock its other callbacks hold). ``drain``: after each
+        read, the packets already received are read in the same turn (one ``FIONREAD`` look each:
+        for a client that receives many, as the floor consumer does); else the next turn of the
+        selector reads them (a client that receives about one packet a turn, as a table's
+        publisher does: a ``PUBACK``, saves the look)."""
+        conn = _Conn(client, min_delay, max_delay, reconnect, drain)
         conn.before = before_connect
         client.on_socket_open = lambda _c, _u, sock: self._call(lambda: self._open(conn, sock))
         client.on_socket_close = lambda _c, _u, sock: self._closed(conn, sock)
@@ -417,9 +429,10 @@ class NetLoop:
             self._guard(client.loop_read)
             # paho reads one packet a call: the others already received are read now, not after
             # another turn of the selector each (at most READS_PER_TURN; TLS: a record already
-            # decrypted waits in the SSL object, not on the socket)
+            # decrypted waits in the SSL object, not on the socket); without drain only such a
+            # record is read now (the selector does not see it), what waits on the socket next turn
             for _ in range(READS_PER_TURN):
-                if conn.sock is not sock or not _readable(sock):
+                if conn.sock is not sock or not (_readable(sock) if conn.drain else _held(sock)):
                     break
                 self._guard(client.loop_read)
         if conn.sock is sock and mask & selectors.EVENT_WRITE:

@@ -26,7 +26,7 @@ from paho.mqtt.properties import Properties
 from paho.mqtt.reasoncodes import ReasonCode
 
 from shoe_ctl.events import Command, DisplayUpdate
-from shoe_ctl.floor.card_health import CardHealth, HealthLimits, JournalDeckTags
+from shoe_ctl.floor.card_health import CardHealth, HealthLimits, JournalDeckTags, record_body
 from shoe_ctl.floor.config import Credentials, FloorConfig, load_credentials, parse_broker
 from shoe_ctl.floor.failover import BrokerChoice, host_topic
 from shoe_ctl.floor.netloop import NetLoop, Timer, shared_loop
@@ -331,7 +331,9 @@ class FloorPublisher:
         self.client.connect_async(self.host, self.port, keepalive=self.keepalive)
         if self._net is None:
             self._net = shared_loop()
-        self._net.add(self.client, min_delay=1.0, max_delay=float(self.reconnect_max_s), before_connect=self._to_broker)
+        # drain off: the broker sends about one packet a turn (a PUBACK), read without a FIONREAD look
+        self._net.add(self.client, min_delay=1.0, max_delay=float(self.reconnect_max_s), before_connect=self._to_broker,
+                      drain=False)
         self._started = True
         self._poked = False  # a state or commit taken before the start is in the first step
         self._poke()
@@ -702,8 +704,9 @@ class FloorPublisher:
         sent = 0
         full = False
         for rec in self._after(self._next - 1):
-            payload = event_payload(rec, table=self.table, session=self.session)
-            figures = self.health.feed(rec)
+            body = record_body(rec)  # read once, for the payload and the counts
+            payload = event_payload(rec, table=self.table, session=self.session, body=body)
+            figures = self.health.feed(rec, body)
             if figures is not None:
                 payload["health"] = figures
             data = dumps(payload)

@@ -227,6 +227,12 @@ def test_led_shows_pair_each_card_with_the_pattern_the_shoe_showed_for_it() -> N
         def _send(self, pattern: dict[str, str]) -> None:
             self.handed.append(pattern)
 
+        def _try(self, pattern: dict[str, str]) -> bool:  # handed over in the controller's thread?
+            if pattern["name"] == "burn":
+                return False
+            self.handed.append(pattern)
+            return True
+
     idx = {name: k for k, name in enumerate(p.LED_SIGNALS)}
     lights, sink = Lights(), Sink()
     shows = LedShows(lights)
@@ -236,14 +242,15 @@ def test_led_shows_pair_each_card_with_the_pattern_the_shoe_showed_for_it() -> N
     shows.sent.clear()
     shows.shown.clear()
     shows.shown.append((5, 1, "idle"))
-    shows.sent += [(100, "deal"), (300, "betting"), (700, "deal")]
+    # the last one handed over in the controller's thread, just before the change reached the stamp
+    shows.sent += [(100, "deal", False), (300, "betting", False), (685, "deal", True)]
     shows.shown += [(150, 2, "deal"), (350, 3, "betting"), (760, 4, "deal")]
     # (reached the sinks, ends, signal, card frame written or None)
     changes = [(90, 200, "deal", 40),            # card 1: handed at 100, shown at 150 -> 110 ns
                (200, 250, "burn", 180),          # card 2: superseded before the sink sent it
                (250, 600, "betting", None),      # a dealer input's change: not a card's
                (600, 690, "idle", 560),          # superseded
-               (690, 10_000, "deal", 650)]       # card 5: handed at 700, shown at 760 -> 110 ns
+               (690, 10_000, "deal", 650)]       # card 5: handed at 685, shown at 760 -> 110 ns
     assert shows.after(changes) == [110, 110]
     # the wrapped show and sink still pass everything on
     lights.show((9, idx["stop"], 0, 0, 0, 0))
@@ -251,4 +258,6 @@ def test_led_shows_pair_each_card_with_the_pattern_the_shoe_showed_for_it() -> N
     assert lights.led == (9, idx["stop"], 0, 0, 0, 0) and shows.shown[-1][1:] == (9, "stop")
     assert [t for _, t, _ in shows.shown].count(9) == 1
     sink._send({"name": "deal"})
-    assert sink.handed == [{"name": "deal"}] and shows.sent[-1][1] == "deal"
+    assert sink.handed == [{"name": "deal"}] and shows.sent[-1][1:] == ("deal", False)
+    assert sink._try({"name": "cut"}) and not sink._try({"name": "burn"})  # only what was handed over
+    assert sink.handed[-1] == {"name": "cut"} and shows.sent[-1][1:] == ("cut", True)

@@ -268,6 +268,90 @@ def test_shoe_led_sink_hands_a_pattern_over_once_until_it_changes() -> None:
         sink.close()
 
 
+def test_shoe_led_sink_hands_a_pattern_over_in_the_callers_thread_when_that_needs_no_wait() -> None:
+    """``try_send`` first, in the thread that calls ``handle`` (the controller's); the worker's
+    ``send_leds`` only for a pattern ``try_send`` could not hand over without waiting."""
+    import threading
+
+    tried: list[tuple[str, str]] = []
+    sent: list[tuple[str, str]] = []
+    take = [True]
+
+    def try_send(pattern: dict[str, object]) -> bool:
+        tried.append((str(pattern["name"]), threading.current_thread().name))
+        return take[0]
+
+    def send(pattern: dict[str, object]) -> None:
+        sent.append((str(pattern["name"]), threading.current_thread().name))
+
+    sink = ShoeLedSink(send, try_send=try_send)
+    try:
+        me = threading.current_thread().name
+        sink.handle(Instruction(Signal.DEAL, "Deal"))
+        sink.handle(Instruction(Signal.DEAL, "Deal"))  # the shoe has it: not handed again
+        assert tried == [("deal", me)] and sent == [] and sink.direct == 1 and sink.sent == 1
+        take[0] = False  # the link is busy: the worker sends it, waiting as it must
+        sink.handle(Instruction(Signal.BURN, "Burn"))
+        assert sink.flush()
+        assert tried[-1] == ("burn", me) and sent == [("burn", "shoe-leds")]
+        assert sink.sent == 2 and sink.direct == 1 and sink.errors == 0
+    finally:
+        sink.close()
+
+
+def test_shoe_led_sink_never_lets_a_pattern_overtake_one_the_worker_holds() -> None:
+    """While the worker waits on the port with an older pattern, a newer one is not written from
+    the caller's thread (it would reach the shoe first, and the older one would then stay lit):
+    it waits for the worker, which sends it next."""
+    import threading
+
+    tried: list[str] = []
+    sent: list[str] = []
+    port_free = threading.Event()
+    busy = threading.Event()
+
+    def try_send(pattern: dict[str, object]) -> bool:
+        tried.append(str(pattern["name"]))
+        return len(tried) > 1  # the first would have to wait
+
+    def send(pattern: dict[str, object]) -> None:
+        busy.set()
+        port_free.wait(5.0)  # a full output buffer
+        sent.append(str(pattern["name"]))
+
+    sink = ShoeLedSink(send, try_send=try_send)
+    try:
+        sink.handle(Instruction(Signal.BURN, "Burn"))
+        assert busy.wait(5.0)
+        sink.handle(Instruction(Signal.DEAL, "Deal"))
+        assert tried == ["burn"]  # not tried while the worker holds the burn
+        port_free.set()
+        assert sink.flush()
+        assert sent == ["burn", "deal"] and sink.direct == 0
+        sink.handle(Instruction(Signal.BETTING, "Betting"))  # the worker idle again: tried at once
+        assert tried == ["burn", "betting"] and sink.direct == 1
+    finally:
+        sink.close()
+
+
+def test_shoe_led_sink_counts_an_error_of_the_direct_hand_over_and_tries_again() -> None:
+    calls: list[str] = []
+
+    def try_send(pattern: dict[str, object]) -> bool:
+        calls.append(str(pattern["name"]))
+        if len(calls) == 1:
+            raise ConnectionError("shoe disconnected")
+        return True
+
+    sink = ShoeLedSink(lambda _p: None, try_send=try_send)
+    try:
+        sink.handle(Instruction(Signal.DEAL, "Deal"))
+        sink.handle(Instruction(Signal.DEAL, "Deal"))  # not taken the first time: tried again
+        assert calls == ["deal", "deal"] and sink.errors == 1 and sink.sent == 1
+    finally:
+        sink.close()
+
+
 def test_console_plain_one_line_per_signal() -> None:
     out = io.StringIO()
     sink = ConsoleLedSink(out)

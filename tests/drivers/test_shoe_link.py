@@ -358,3 +358,100 @@ def test_an_ack_held_for_the_next_ack_frame_wakes_the_reader_to_send_it(monkeypa
         assert wait_for(lambda: link._idle.until > 0, 5.0)  # the reader waits for the want's deadline
         link.ack(card.seq)  # within 1 s of the HELLO's ACK: held
         assert shoe.wait_acked(10.0) and shoe.unacked_count() == 0
+
+
+def test_an_led_frame_is_written_in_the_callers_thread_when_it_needs_no_wait() -> None:
+    """``try_send_leds`` (the controller's way to the shoe's LEDs, docs/protocol.md section 7):
+    through the pty to the virtual shoe, the frame written by the caller; with the link's lock
+    held by another thread (the reader in its turn, an ack being written) nothing is done and
+    False says to send it from a thread that may wait; a URL port (whose write may wait) too."""
+    import threading
+
+    from cobs import cobs
+
+    from hil.virtual_shoe import VirtualShoe
+
+    with VirtualShoe() as shoe, ShoeLink(shoe.url, queue.Queue(), auto_ack=True) as link:
+        link.wait_connected()
+        written: list[tuple[int, str]] = []  # (message type, thread) of each frame written
+        write = link._write
+
+        def noted(frame: bytes, *args: Any) -> None:
+            written.append((cobs.decode(frame.strip(b"\0"))[0] if frame else -1, threading.current_thread().name))
+            write(frame, *args)
+
+        link._write = noted  # type: ignore[method-assign]
+        assert link.try_send_leds({"name": "burn", "leds": ["amber"], "mode": "steady"})
+        assert [who for kind, who in written if kind == p.T_LED] == [threading.current_thread().name]
+        assert wait_for(lambda: shoe.led is not None and shoe.led.signal == "burn", 3.0)
+        held = threading.Event()
+        release = threading.Event()
+
+        def hold_the_link() -> None:
+            with link._lock:
+                held.set()
+                release.wait(5.0)
+
+        holder = threading.Thread(target=hold_the_link)
+        holder.start()
+        try:
+            assert held.wait(5.0)
+            assert not link.try_send_leds({"name": "deal", "leds": ["green"], "mode": "steady"})
+        finally:
+            release.set()
+            holder.join()
+        time.sleep(0.5)  # longer than the link's LED repeat: a pattern it had taken would show by now
+        assert shoe.led.signal == "burn"
+    with ShoeLink("loop://", queue.Queue()) as url_link:
+        assert wait_for(lambda: url_link._ser is not None, 5.0)  # the port is open (no shoe on it)
+        assert not url_link.try_send_leds({"name": "deal", "leds": ["green"], "mode": "steady"})
+
+
+def test_an_led_frame_the_port_takes_in_part_is_finished_before_the_next_frame(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A full output buffer: the caller's one write takes only the frame's first bytes; the
+    reader, woken, writes the rest (waiting as it may), ahead of any other frame, so the shoe gets
+    the frame whole and shows the pattern, and the link's next frames still pass."""
+    import drivers.port_output
+    from hil.virtual_shoe import VirtualShoe
+
+    cut = [True]
+    real = drivers.port_output.write_some
+
+    def a_full_buffer(fd: int, data: bytes) -> int:
+        if cut[0]:
+            cut[0] = False
+            return real(fd, data[:5])
+        return real(fd, data)
+
+    monkeypatch.setattr(drivers.port_output, "write_some", a_full_buffer)
+    events: queue.Queue[Any] = queue.Queue()
+    with VirtualShoe() as shoe, ShoeLink(shoe.url, events) as link:
+        link.wait_connected()
+        assert link.try_send_leds({"name": "scramble", "leds": ["blue", "amber"], "mode": "blink",
+                                   "on_ms": 400, "off_ms": 400})
+        assert not cut[0]
+        assert wait_for(lambda: shoe.led is not None and shoe.led.signal == "scramble", 3.0)
+        assert link._idle.out is not None and not link._idle.out.waiting
+        shoe.pull()
+        card = take(events, CardRead)
+        link.ack(card.seq)
+        assert shoe.wait_acked(5.0) and shoe.unacked_count() == 0
+
+
+def test_an_led_pattern_handed_over_while_the_shoe_is_unplugged_is_shown_once_it_is_back() -> None:
+    """Unplugged: the controller's hand-over says the shoe is away (the sink counts it) and the
+    link keeps the pattern; plugged back, the link sends it and the shoe shows it."""
+    from drivers.exc import NotConnectedError
+    from hil.virtual_shoe import VirtualShoe
+
+    with VirtualShoe() as shoe, ShoeLink(shoe.url, queue.Queue(), auto_ack=True,
+                                         backoff=(0.02, 0.1)) as link:
+        link.wait_connected()
+        shoe.unplug()
+        assert wait_for(lambda: not link.connected, 5.0)
+        with pytest.raises(NotConnectedError):
+            link.try_send_leds({"name": "stop", "leds": ["red"], "mode": "blink", "on_ms": 250, "off_ms": 250})
+        shoe.replug()
+        link.wait_connected(10.0)
+        assert wait_for(lambda: shoe.led is not None and shoe.led.signal == "stop", 5.0)

@@ -197,3 +197,25 @@ def test_the_limits_and_the_room_key_are_checked(tmp_path: Path) -> None:
     for bad in ('"abc"', '"' + "zz" * 16 + '"', "12", '"' + "ab" * 65 + '"'):
         with pytest.raises(ConfigError, match="room_key"):
             creds(f"room_key = {bad}\n")
+
+
+def test_a_body_handed_in_counts_and_publishes_as_the_record_read_again(journal: Journal) -> None:
+    """The publisher parses each record's body once and hands it to the payload and the counts:
+    both give what each reading the record itself gives, record by record."""
+    from shoe_ctl.floor.card_health import record_body
+    from shoe_ctl.floor.topics import event_payload
+
+    shoe = Shoe(journal)
+    shoe.hand(["As", "Kd", None, "9c"], retried=["Kd"])
+    shoe.hand(["2h", "3h"], deck="D18", epoch=2)
+    journal.append(ForeignCard(shoe._next(), ForeignWhat.OTHER_DECK, tag="04a1b2c3", card=None, deck="D9", stub="D18"))
+    journal.append_record("deck-retire", {"deck": "D17"})
+    records = list(journal.records(None))
+    assert {"CardRead", "ShoeFault", "StubDeck", "ForeignCard", "hand-end", "deck-retire"} <= {r.kind for r in records}
+    alone, handed = CardHealth(), CardHealth()
+    for rec in records:
+        body = record_body(rec)
+        assert handed.feed(rec, body) == alone.feed(rec)
+        assert (event_payload(rec, table="t1", session=2, body=body)
+                == event_payload(rec, table="t1", session=2))
+    assert handed.figures() == alone.figures() and alone.figures()["cards"] == 6

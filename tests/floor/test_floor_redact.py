@@ -1,0 +1,57 @@
+"""The floor's redaction (``shoe_ctl.floor.topics.redact``): its shortcuts for the exact JSON
+types (a text without ``tag ``, no public card, a number) give what the plain walk over the
+abstract types gives, for texts that name cards, tags and neither, under any public cards."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from shoe_ctl.embargo import CARD_TOKEN, REDACTED
+from shoe_ctl.floor.topics import redact
+
+TAG = re.compile(r"\btag [0-9a-fA-F]{8,20}\b")
+
+
+def plain_redact(value: object, public: frozenset[str] = frozenset()) -> Any:
+    """The walk without shortcuts: every value through the abstract types, every text through
+    both patterns."""
+    if isinstance(value, str):
+        value = TAG.sub("tag " + REDACTED, value)
+        return CARD_TOKEN.sub(lambda m: m.group(0) if m.group(0) in public else REDACTED, value)
+    if isinstance(value, Mapping):
+        return {str(k): plain_redact(v, public) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain_redact(v, public) for v in value]
+    return value
+
+
+CARDS = [r + s for r in ("2", "9", "10", "T", "J", "Q", "K", "A") for s in "cdhs"]
+WORDS = st.sampled_from([*CARDS, "tag", "tag 04a1b2c3", "tag 04A1B2C3D4E5", "tag 04a1", "seat", "3", "x",
+                         "10dd", "Ks,", "(Ah)", "tag", "TAG 04a1b2c3d4", "\u00e9", "-", ""])
+TEXTS = st.lists(WORDS, max_size=8).map(" ".join) | st.text(max_size=20)
+LEAVES = TEXTS | st.integers() | st.floats(allow_nan=False) | st.booleans() | st.none()
+VALUES = st.recursive(LEAVES, lambda inner: (st.lists(inner, max_size=4)
+                                              | st.lists(inner, max_size=4).map(tuple)
+                                              | st.dictionaries(TEXTS | st.integers(), inner, max_size=4)
+                                              | st.dictionaries(TEXTS, inner, max_size=3).map(MappingProxyType)),
+                      max_leaves=20)
+
+
+@settings(max_examples=400, deadline=None)
+@given(value=VALUES, public=st.frozensets(st.sampled_from(CARDS), max_size=6))
+def test_the_shortcuts_redact_as_the_plain_walk_does(value: object, public: frozenset[str]) -> None:
+    assert redact(value, public) == plain_redact(value, public)
+    assert redact(value) == plain_redact(value)
+
+
+def test_a_text_keeps_its_public_cards_and_loses_the_rest_and_its_tags() -> None:
+    text = "seat 2 Kh, seat 3 As, 10d, tag 04a1b2c3d4 read"
+    assert redact(text, frozenset({"Kh"})) == "seat 2 Kh, seat 3 ??, ??, tag ?? read"
+    assert redact(text) == "seat 2 ??, seat 3 ??, ??, tag ?? read"
+    assert redact({1: (text, 7, None, True)}) == {"1": ["seat 2 ??, seat 3 ??, ??, tag ?? read", 7, None, True]}
