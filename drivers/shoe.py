@@ -26,6 +26,7 @@ from drivers import protocol as p
 from drivers.exc import LinkClosedError, ShoeTimeoutError, ShoeUrlError, VersionError
 from drivers.leds import pattern_for
 from drivers.link_stats import LinkStats
+from drivers.port_output import PortOutput
 from drivers.session import LinkSession
 from shoe_ctl.events import LinkChanged, LinkStatus, ShoeInfo
 from shoe_ctl.lifecycle import Closeable, join_thread
@@ -124,19 +125,6 @@ def read_ready(fd: int) -> bytes:
     return data
 
 
-def write_some(fd: int, data: bytes) -> int:
-    """Write what the device port whose descriptor is ``fd`` takes of ``data`` at once, in one
-    ``os.write`` (non-blocking, as pyserial opens it): the count of bytes written, 0 when its
-    output buffer is full.
-
-    :raises OSError: the port is lost.
-    """
-    try:
-        return os.write(fd, data)
-    except BlockingIOError:
-        return 0
-
-
 def write_frame(ser: SerialBase, frame: bytes) -> None:
     """Write ``frame`` to the port: on a device port (:func:`device_fd`) with one ``os.write`` of
     its descriptor (non-blocking) when the output buffer has room; what a full buffer leaves is
@@ -194,14 +182,18 @@ class IdleWait:
     :meth:`read` and :meth:`reading` runs under the link's lock.
     """
 
-    __slots__ = ("_fd", "_pipe", "min_s", "until")
+    __slots__ = ("_fd", "_pipe", "min_s", "until", "out", "stats")
 
-    def __init__(self, min_s: float) -> None:
+    def __init__(self, min_s: float, stats: LinkStats | None = None) -> None:
         self.min_s = min_s
+        self.stats = stats or LinkStats()
+        """Where the frames written are counted (``frames_out``)."""
         self.until = 0.0
         """While the reader waits: the clock value (``time.monotonic``) it wakes at the latest; else 0."""
         self._fd: int | None = None
         self._pipe: tuple[int, int] | None = None
+        self.out: PortOutput | None = None
+        """The port's output: while bytes of it wait for room, the wait ends when the port has room too."""
 
     @contextlib.contextmanager
     def reading(self, fd: int | None, lock: contextlib.AbstractContextManager[Any]) -> Iterator[None]:
@@ -209,6 +201,7 @@ class IdleWait:
         with lock:
             self._fd = fd
             if fd is not None:
+                self.out = PortOutput(fd, self.stats)
                 self._pipe = os.pipe()
                 for end in self._pipe:
                     os.set_blocking(end, False)
@@ -216,6 +209,7 @@ class IdleWait:
             yield
         finally:
             with lock:
+                self.out = None  # what still waits for room goes with the port
                 pipe, self._pipe, self._fd = self._pipe, None, None
                 for end in pipe or ():
                     os.close(end)
@@ -240,14 +234,44 @@ class IdleWait:
             wait = deadline() - now
             wait = min(wait if wait > 0 else self.min_s, IDLE_WAIT_MAX)
             self.until = now + wait
+            out = self.out
+            room = [fd] if out is not None and out.waiting else []
         try:
-            ready = select.select([fd, pipe[0]], [], [], wait)[0]
+            ready, room, _ = select.select([fd, pipe[0]], room, [], wait)
         finally:
             self.until = 0.0
+        if room:
+            with lock:
+                if self.out is not None and self.out.waiting:
+                    self.out.drain()
+                    if not self.out.waiting:
+                        log.info("shoe link: the port takes frames again (%d dropped while it was full)",
+                                 self.out.dropped)
         if pipe[0] in ready:
             with contextlib.suppress(BlockingIOError):
                 os.read(pipe[0], 64)
         return read_ready(fd) if fd in ready else b""
+
+    def send(self, frame: bytes, ser: SerialBase) -> None:
+        """Write ``frame`` to the port ``ser`` (the link's lock held). A device port (:attr:`out`
+        set) never makes it wait for room (:meth:`PortOutput.send`): bytes that begin to wait
+        wake the reader, whose wait then ends when the port has room too, and it writes them.
+        Any other port: :func:`write_frame`, which may wait.
+
+        :raises serial.SerialException: see :func:`write_frame`.
+        :raises OSError: the port is lost.
+        """
+        out = self.out
+        if out is None:
+            write_frame(ser, frame)
+            self.stats.frames_out += 1
+            return
+        waited = out.waiting
+        out.send(frame)
+        if out.waiting and not waited:
+            log.warning("shoe link: the port's output buffer is full (is the shoe reading?); frames wait for "
+                        "room, the newest ACK and LED frame kept")
+            self.wake()
 
     def nearer(self, deadline: Callable[[], float]) -> None:
         """Wake the waiting reader when the next timer (``deadline()``) comes before its wake-up."""
@@ -261,43 +285,6 @@ class IdleWait:
             if self._pipe is not None:
                 with contextlib.suppress(OSError):  # BlockingIOError: a byte waits already
                     os.write(self._pipe[1], b"x")
-
-
-class PortWriter:
-    """How a shoe link writes its frames to its port, in order: waiting for room as
-    :func:`write_frame` does, or (``wait`` false, on a device port) in one ``os.write`` that does
-    not wait (:func:`write_some`), what the port's output buffer did not take kept in :attr:`rest`
-    and written ahead of the next frame, so a frame is never cut nor overtaken. Runs under the
-    link's lock.
-
-    :param wake: called when a rest is kept (the link wakes its reader to write it).
-    """
-
-    __slots__ = ("_lock", "_wake", "rest")
-
-    def __init__(self, wake: Callable[[], None]) -> None:
-        self._lock = threading.Lock()
-        self._wake = wake
-        self.rest = b""
-        """The end of a frame begun without waiting that the port did not take yet."""
-
-    def write(self, ser: SerialBase, frame: bytes, wait: bool = True) -> None:
-        """Write the rest, then ``frame`` (``b""``: the rest alone); without ``wait`` on a port
-        that is not a device, as with it.
-
-        :raises serial.SerialTimeoutException: as :func:`write_frame`, waiting.
-        :raises OSError: the port is lost.
-        """
-        data = self.rest + frame if self.rest else frame
-        self.rest = b""
-        with self._lock:
-            fd = None if wait else device_fd(ser)
-            if fd is None:
-                write_frame(ser, data)
-                return
-            self.rest = data[write_some(fd, data):]
-        if self.rest:
-            self._wake()
 
 
 def open_port(url: str, baudrate: int, timeout: float) -> Any:
@@ -491,8 +478,7 @@ class ShoeLink(Closeable):
         self._thread: threading.Thread | None = None
         self._ser: SerialBase | None = None
         self._holders_said: tuple[int, ...] = ()
-        self._idle = IdleWait(self.READ_TIMEOUT)
-        self._writer = PortWriter(self._idle.wake)
+        self._idle = IdleWait(self.READ_TIMEOUT, self._session.stats)
 
     # ------------------------------------------------------------------ public API
 
@@ -598,8 +584,8 @@ class ShoeLink(Closeable):
     def try_send_leds(self, pattern: Mapping[str, Any]) -> bool:
         """:meth:`send_leds` for a thread that must not wait (the controller's, which holds the
         instruction): True when the pattern was handed to the link and its LED frame written (what
-        a full output buffer did not take at once is written before the next frame, by the thread
-        that writes next or by the reader, woken for it: a frame is never cut); False, with nothing
+        a full output buffer did not take waits for room, :class:`drivers.port_output.PortOutput`,
+        and the reader writes it: a frame is never cut nor overtaken); False, with nothing
         done, when that cannot be had without waiting: another thread holds the link (the reader
         in its turn, an ack being written), or the port is not a device (a URL handler's write may
         wait). Then call :meth:`send_leds` from a thread that may wait.
@@ -614,7 +600,7 @@ class ShoeLink(Closeable):
         try:
             if self._ser is not None and device_fd(self._ser) is None:
                 return False
-            self._show_leds(spec, wait=False)
+            self._show_leds(spec)
         finally:
             self._lock.release()
         return True
@@ -635,14 +621,14 @@ class ShoeLink(Closeable):
         with self._lock:
             self._show_leds(spec)
 
-    def _show_leds(self, spec: Mapping[str, Any], wait: bool = True) -> None:
-        """:meth:`send_leds` of a checked pattern, lock held (``wait``: :meth:`_write`'s)."""
+    def _show_leds(self, spec: Mapping[str, Any]) -> None:
+        """:meth:`send_leds` of a checked pattern, lock held."""
         if self._closed:
             raise LinkClosedError("the shoe link is closed")
         try:
             self._session.show_leds(spec, time.monotonic())
         finally:
-            self._flush(wait)
+            self._flush()
 
     @property
     def auth(self) -> str:
@@ -684,14 +670,11 @@ class ShoeLink(Closeable):
 
     # ------------------------------------------------------------------ session <-> port
 
-    def _flush(self, wait: bool = True) -> None:
-        """Write the frames the session asks for and queue its events (lock held); ``wait``:
-        :meth:`_write`'s."""
+    def _flush(self) -> None:
+        """Write the frames the session asks for and queue its events (lock held)."""
         session = self._session
-        if self._writer.rest and wait:
-            self._write(b"")
         for frame in session.frames_to_send():
-            self._write(frame, wait)
+            self._write(frame)
         for event in session.events():
             if isinstance(event, LinkChanged):
                 log.info("shoe link %s: %s", event.status, event.detail)
@@ -700,19 +683,19 @@ class ShoeLink(Closeable):
             self._connected_evt.set()
         self._idle.nearer(session.next_deadline)  # e.g. an ack held for the next ACK frame: the reader sends it
 
-    def _write(self, frame: bytes, wait: bool = True) -> None:
-        """Write one frame (lock held) with :class:`PortWriter` (``wait``: its); a port error here
-        is left for the reader to find (it sees it too)."""
+    def _write(self, frame: bytes) -> None:
+        """Write one frame (lock held); a port error here is left for the reader to find (it sees
+        it too). On a device port it never waits for room (:class:`drivers.port_output.PortOutput`:
+        what a full output buffer leaves goes out from the reader as room comes), so neither the
+        journal's committing thread writing an ack nor the reader holding the lock waits on a shoe
+        that does not read."""
         ser = self._ser
         if ser is None:
             return
         try:
-            self._writer.write(ser, frame, wait)
+            self._idle.send(frame, ser)
         except PORT_ERRORS as exc:
             log.debug("write failed: %s", exc)
-            return
-        if frame:
-            self._session.stats.frames_out += 1
 
     # ------------------------------------------------------------------ port
 
@@ -733,7 +716,6 @@ class ShoeLink(Closeable):
     def _close_port(self) -> None:
         with self._lock:
             ser, self._ser = self._ser, None
-            self._writer.rest = b""  # the end of a frame begun on this port: the next port starts clean
         if ser is not None:
             with contextlib.suppress(*PORT_ERRORS):
                 ser.close()
@@ -804,11 +786,11 @@ class ShoeLink(Closeable):
         """One open port until it fails or the link stops: bytes in go to the session, its
         timers are run when their deadline has come, its frames go out."""
         session = self._session
-        with self._lock:
-            session.connection_made(time.monotonic())
-            self._flush()
         socket_port = is_socket_url(self.url)
         with self._idle.reading(None if socket_port else device_fd(ser), self._lock):
+            with self._lock:
+                session.connection_made(time.monotonic())
+                self._flush()
             while not self._stop.is_set():
                 data = self._idle.read(ser, socket_port, self._lock, session.next_deadline, self._stop)
                 now = time.monotonic()

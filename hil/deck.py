@@ -38,11 +38,27 @@ def stacked_order(first: Sequence[Card | None], seed: int = 0, *, size: int = 52
         raise DeckError(f"card {dup} appears twice in the stacked cards")
     deck = full_deck()  # in code order: a card's code is its place
     rest = [deck[code] for code in sorted(_CODES - taken)]
-    random.Random(seed).shuffle(rest)
+    seeded_shuffle(rest, seed)
     fill = iter(rest)
     cards = [c if c is not None else next(fill) for c in first]
     cards.extend(fill)
     return cards if size == 52 else cards[:size]
+
+
+def seeded_shuffle(cards: list[Card], seed: int) -> None:
+    """Shuffle ``cards`` in place as ``random.Random(seed).shuffle(cards)`` does (CPython 3.11's
+    ``Random.shuffle`` and ``_randbelow_with_getrandbits``: from the last place down, a place
+    drawn below the place's count with ``getrandbits`` of the count's bit length, drawn again
+    while too large, and the two swapped), written out: the same order, without two Python
+    calls per card (the direct replay stacks a deck for every hand)."""
+    getrandbits = random.Random(seed).getrandbits
+    for i in range(len(cards) - 1, 0, -1):
+        n = i + 1
+        k = n.bit_length()
+        j = getrandbits(k)
+        while j >= n:
+            j = getrandbits(k)
+        cards[i], cards[j] = cards[j], cards[i]
 
 
 class Deck:

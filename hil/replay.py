@@ -283,8 +283,9 @@ def run_direct(scripts: Iterable[HandScript], profiles: Mapping[str, RuleProfile
 
     handle, take = machine.handle, events.popleft
     # deliver(), inline: every command to every sink, in order (the recorder, the others, the
-    # dealer), each sink's method looked up once
-    record, others, act = recorder.handle, [s.handle for s in sinks], dealer.handle
+    # dealer), each sink's method looked up once; an instruction goes to the dealer's act, what
+    # its handle does with one when it runs in this thread
+    record, others, act, act_on = recorder.handle, [s.handle for s in sinks], dealer.handle, dealer.act
     with few_young_collections():
         deliver(machine.start())
         for _ in range(MAX_EVENTS + 1):
@@ -297,7 +298,10 @@ def run_direct(scripts: Iterable[HandScript], profiles: Mapping[str, RuleProfile
                 record(cmd)
                 for other in others:
                     other(cmd)
-                act(cmd)
+                if cmd.__class__ is Instruction:
+                    act_on(cmd)
+                else:
+                    act(cmd)
     raise RuntimeError("direct replay does not end")
 
 

@@ -14,6 +14,11 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+try:  # a dependency; an environment made before it was one writes with the standard library
+    import orjson
+except ImportError:  # pragma: no cover - the environments the project makes have it
+    orjson = None  # type: ignore[assignment]
+
 from shoe_ctl.embargo import CARD_TOKEN, REDACTED, public_state
 from shoe_ctl.floor.card_health import record_body
 from shoe_ctl.floor.severity import SEVERITIES, classify
@@ -251,6 +256,24 @@ def recall_hand(hand: Mapping[str, Any]) -> dict[str, Any]:
     return dict(redact(shown_hand, shown))
 
 
+_ORJSON_STRICT = (orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+                  | orjson.OPT_PASSTHROUGH_SUBCLASS) if orjson is not None else 0
+"""orjson refuses what the standard library's encoder would not write the same way (a dataclass, a
+date, a subclass of str, int, dict or list: an enum's value), besides a key that is not a string
+and an integer beyond 64 bits; those payloads are written by the standard library."""
+
+
 def dumps(payload: Mapping[str, Any]) -> bytes:
-    """A payload as compact UTF-8 JSON."""
+    """A payload as compact UTF-8 JSON: orjson's (a fraction of the standard library's time on the
+    floor's payloads), or the standard library's for a payload orjson refuses
+    (:data:`_ORJSON_STRICT`). The same bytes either way but for how a float is spelt (``1.5e-7``
+    for ``1.5e-07``, ``0.00001`` for ``1e-05``: the same value), and a NaN, which no payload holds
+    and JSON has not, written ``null``.
+
+    :raises TypeError: a value JSON cannot hold (a dataclass, a set)."""
+    if orjson is not None:
+        try:
+            return orjson.dumps(payload, option=_ORJSON_STRICT)
+        except TypeError:  # orjson.JSONEncodeError
+            pass
     return json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode("utf-8")

@@ -15,7 +15,7 @@ from shoe_ctl.machine.layout import ATTENTION, BETTING, DEAL, IDLE, SHOWDOWN, UN
 from shoe_ctl.machine.link import FAULT_TEXT, RETRY_TEXT, LinkState
 from shoe_ctl.machine.views import masked_upcards
 from shoe_ctl.rules.games import Game, open_pair
-from shoe_ctl.rules.hand import HandState
+from shoe_ctl.rules.hand import HandState, SeatState
 from shoe_ctl.rules.irregular import open_pair_fourth
 from shoe_ctl.rules.stub import Step
 
@@ -194,44 +194,67 @@ def _betting(p: Progress, hand: HandState, street: str | None, state: str) -> In
         return Instruction(_BETTING, f"{street} street dealt, no betting (fewer than two players can "
                            f"bet): check every seat has its {street} card, then confirm the street complete",
                            street=street, card_no=nxt)
-    first = p.seat_of(p.first_idx)
-    who = f"seat {first} acts first" if first is not None else "first to act unknown: dealer decides"
-    if first is None and p.first_unknown(state in BETTING):
-        who = "first to act unknown (the community card was not read, house 16.20): floor decides"
-    if street == "3rd":
-        bi = p.seat_of(p.bring_in_idx)
-        ruled = hand.seats[p.bring_in_idx] if p.bring_in_idx is not None else None
-        out = ruled is not None and (ruled.killed or ruled.dead)  # ruled out, not a fold
-        who = (f"bring-in seat {bi}{' (out of the hand)' if out else ''}; " if bi is not None else "") + who
-    fourth = street == "4th" and p.game is not _RAZZ  # as analyze: no open-pair rule in razz
-    # an upcard masked (hole-card embargo) counts as unknown: masking only takes pairs away, so
-    # the masked upcards are asked for only when a pair shows among the cards themselves
-    pair = fourth and any(s.in_hand and open_pair(s.up[:2]) for s in hand.seats)
+    seats = hand.seats
+    first = seats[p.first_idx].seat if p.first_idx is not None else None  # p.seat_of, written out
+    unknown = first is None and p.first_unknown(state in BETTING)
+    bi: int | None = None
+    out = False
+    if street == "3rd" and p.bring_in_idx is not None:
+        ruled = seats[p.bring_in_idx]
+        bi, out = ruled.seat, ruled.killed or ruled.dead  # ruled out, not a fold
+    # as analyze: no open-pair rule in razz. An upcard masked (hole-card embargo) counts as
+    # unknown: masking only takes pairs away, so the masked upcards are asked for only when a
+    # pair shows among the cards themselves
+    pair = street == "4th" and p.game is not _RAZZ and _pair_showing(seats)
     if pair:
         masked = masked_upcards(hand, p.where)
-        pair = any(s.in_hand and open_pair([None if c in masked else c for c in s.up[:2]]) for s in hand.seats)
-    if pair:
-        ruling = open_pair_fourth(p.profile, hand)  # RP-10-F / house 16.8, in the hand's game
-        who += f"; {ruling.instruction[0].lower()}{ruling.instruction[1:]} ({ruling.clauses[0].replace('house-', 'house ')})"
-    quiet = [s.seat for s in hand.seats if s.no_bet and s.in_hand]
-    if quiet:
-        who += f"; seat {', '.join(map(str, quiet))} may not bet or raise (house 16.17)"
-    key = (who, first, street, nxt)
+        pair = any(s.in_hand and open_pair([None if c in masked else c for c in s.up[:2]]) for s in seats)
+    ruling = open_pair_fourth(p.profile, hand) if pair else None  # RP-10-F / house 16.8, in the hand's game
+    quiet: tuple[int, ...] = ()  # the seats in the hand that may not bet (a loop: most rounds have none)
+    for s in seats:
+        if s.no_bet and not (s.folded or s.killed or s.dead):  # and s.in_hand
+            quiet += (s.seat,)
+    key = (street, nxt, first, unknown, bi, out, quiet, None if ruling is None else ruling.instruction,
+           None if ruling is None else ruling.clauses[0])
     ins = _BETTING_INSTRUCTIONS.get(key)
     if ins is None:
+        if first is not None:
+            who = f"seat {first} acts first"
+        elif unknown:
+            who = "first to act unknown (the community card was not read, house 16.20): floor decides"
+        else:
+            who = "first to act unknown: dealer decides"
+        if bi is not None:
+            who = f"bring-in seat {bi}{' (out of the hand)' if out else ''}; " + who
+        if ruling is not None:
+            who += (f"; {ruling.instruction[0].lower()}{ruling.instruction[1:]} "
+                    f"({ruling.clauses[0].replace('house-', 'house ')})")
+        if quiet:
+            who += f"; seat {', '.join(map(str, quiet))} may not bet or raise (house 16.17)"
         ins = Instruction(_BETTING, f"Betting on {street}: {who}", seat=first, street=street, card_no=nxt)
         if len(_BETTING_INSTRUCTIONS) < _STEP_INSTRUCTIONS_MAX:
             _BETTING_INSTRUCTIONS[key] = ins
     return ins
 
 
-_BETTING_INSTRUCTIONS: dict[tuple[str, int | None, str | None, int], Instruction] = {}
-"""Betting-round instructions already worded, by (who acts, the first seat, street, card
-number): the same value handed out again at every event of the round (a fold, an all-in), so
-the machine finds it unchanged without comparing it field by field; at most
-:data:`_STEP_INSTRUCTIONS_MAX` kept."""
+def _pair_showing(seats: list[SeatState]) -> bool:
+    """A seat in the hand shows a pair in its first two upcards (the rules core's
+    :func:`~shoe_ctl.rules.games.open_pair` of them, written out on the card codes: a card's rank
+    is a property, a call, and this is asked at every event of a 4th street betting round)."""
+    for s in seats:
+        if not (s.folded or s.killed or s.dead):
+            up = s.up
+            if len(up) >= 2 and up[0] is not None and up[1] is not None and up[0].code // 4 == up[1].code // 4:
+                return True
+    return False
 
 
+_BETTING_INSTRUCTIONS: dict[tuple[object, ...], Instruction] = {}
+"""Betting-round instructions already worded, by what their words are made of (street, card
+number, first seat, first to act unknown, the bring-in seat and whether it is ruled out, the
+seats that may not bet, the open-pair ruling's words): the same value handed out again at every
+event of the round (a fold, an all-in), found without wording it again, and unchanged to the
+machine without comparing it field by field; at most :data:`_STEP_INSTRUCTIONS_MAX` kept."""
 
 
 _STEP_INSTRUCTIONS: dict[tuple[str, str | None, int | None, str | None, int], Instruction] = {}

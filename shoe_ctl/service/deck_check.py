@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from drivers.shoe_fw import deckmap
@@ -111,24 +111,41 @@ def read_passes(reader: ReaderModule, *, interval_s: float = 0.02, idle_s: float
 
 
 SCAN_LIMIT = 5000
-"""Records after the newest hand's start looked through for a deck check (the display asks every
-2 s; a check comes between hands, among few records)."""
+"""Records a look reads at most (a check comes between hands, among few records); a
+:class:`DeckCheckShown` goes on from there at its next look."""
 
 
 def latest_check(journal: Any) -> dict[str, Any] | None:
     """The newest ``deck-check`` record of ``journal`` as the dealer display shows it, while no
     hand has started since it (the check is of a deck before its first hand): ``{"deck",
     "checked", "by", "whole", "lines"}`` (:meth:`DeckCheck.lines`, as journaled; a record without
-    them names its findings by tag), else ``None``."""
+    them names its findings by tag), else ``None``. Reads the records since the newest hand's
+    start (at most :data:`SCAN_LIMIT`)."""
     hand = next(iter(journal.newest("hand-start")), None)  # indexed: found at once
-    check = None
-    for n, rec in enumerate(journal.records(hand.seq if hand is not None else None)):
+    check, _seq, _n = _scan(journal.records(hand.seq if hand is not None else None), None)
+    return _as_shown(check) if check is not None else None
+
+
+def _scan(records: Iterable[Any], check: Any) -> tuple[Any, int | None, int]:
+    """The newest ``deck-check`` of ``records`` not followed by a ``hand-start`` (``check``, the one
+    found before them, while none is), the last sequence read (``None``: none read) and how many
+    were read; at most :data:`SCAN_LIMIT` records."""
+    seq, n = None, 0
+    for rec in records:
         if n >= SCAN_LIMIT:
             break
+        n += 1
         if rec.kind == "deck-check":
             check = rec
-    if check is None:
-        return None
+        elif rec.kind == "hand-start":
+            check = None
+        seq = rec.seq
+    return check, seq, n
+
+
+def _as_shown(check: Any) -> dict[str, Any] | None:
+    """A ``deck-check`` record as the display shows it (:func:`latest_check`), ``None`` for a body
+    that is not a JSON object."""
     try:
         body = json.loads(check.body)
     except ValueError:
@@ -146,8 +163,12 @@ def latest_check(journal: Any) -> dict[str, Any] | None:
 
 
 class DeckCheckShown:
-    """:func:`latest_check` of ``journal``, read again at most every ``every_s`` seconds (the
-    display asks at each state it sends)."""
+    """:func:`latest_check` of ``journal``, looked for again at most every ``every_s`` seconds (the
+    display asks at each state it sends, and every 2 s). The first look reads the records since the
+    newest hand's start; each later one only those committed since the last look, by this process
+    or another (``shoe-ctl deck check`` journals from its own): a ``deck-check`` among them is shown,
+    a ``hand-start`` hides it. An idle table's look reads nothing; a dealing table's, the few
+    records of the last seconds instead of the whole hand so far."""
 
     def __init__(self, journal: Any, every_s: float = 2.0, clock: Callable[[], float] = time.monotonic) -> None:
         self.journal = journal
@@ -155,10 +176,30 @@ class DeckCheckShown:
         self.clock = clock
         self._at: float | None = None
         self._shown: dict[str, Any] | None = None
+        self._check: Any = None  # the record shown
+        self._seq: int | None = None  # the last record looked at (None: no look yet)
+        self.read = 0
+        """Records read by the looks so far."""
 
     def __call__(self) -> dict[str, Any] | None:
         now = self.clock()
         if self._at is None or now - self._at >= self.every_s:
             self._at = now
-            self._shown = latest_check(self.journal)
+            self._look()
         return self._shown
+
+    def _look(self) -> None:
+        since, check = self._seq, self._check
+        if since is None:  # the first look: from the newest hand's start
+            hand = next(iter(self.journal.newest("hand-start")), None)  # indexed: found at once
+            since = hand.seq if hand is not None else None
+        check, seq, n = _scan(self.journal.records(since), check)
+        self.read += n
+        if seq is not None:
+            self._seq = seq
+        elif self._seq is None:
+            self._seq = since if since is not None else 0  # nothing after the hand's start (or at all)
+        if check is not self._check:
+            self._check = check
+            self._shown = _as_shown(check) if check is not None else None
+

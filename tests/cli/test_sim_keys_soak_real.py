@@ -16,28 +16,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from waiting import card_reads
 
 from drivers.shoe import ShoeLink
 from hil.deck import Deck
 from hil.operator import CommandHook, OperatorError, PromptHook, hook_from_spec, request_text
 from hil.soak import passed_real, run_soak_real
 from hil.virtual_shoe import VirtualShoe
-from shoe_ctl.events import CardRead
 
 CLI = [sys.executable, "-m", "shoe_ctl.cli"]
-
-
-def _cards(q: queue.Queue[Any], want: int, timeout: float = 10.0) -> list[CardRead]:
-    got: list[CardRead] = []
-    end = time.monotonic() + timeout
-    while len(got) < want and time.monotonic() < end:
-        try:
-            ev = q.get(timeout=0.1)
-        except queue.Empty:
-            continue
-        if isinstance(ev, CardRead):
-            got.append(ev)
-    return got
 
 
 @pytest.fixture()
@@ -83,14 +70,14 @@ def test_keys_on_a_pty_pull_cards_and_inject_faults(keyed_sim: Any) -> None:
     try:
         link.wait_connected(10)
         os.write(master, b"p \r3")  # one key per card; a digit pulls that many (no Enter needed)
-        cards = _cards(events, 6)
+        cards = card_reads(events, 6)
         assert len(cards) == 6
         deck = Deck.seeded(3)
         assert [c.card for c in cards] == [deck.take() for _ in range(6)]  # the seeded deck, in order
         os.write(master, b"cp")  # the next card's frame corrupted: dropped, sent again, delivered
-        again = _cards(events, 1)
+        again = card_reads(events, 1)
         assert [c.card for c in again] == [deck.take()] and link.stats.bad_frames >= 1
-        assert _cards(events, 1, timeout=0.5) == []  # exactly one card per key
+        assert card_reads(events, 1, timeout=0.5) == []  # exactly one card per key
         os.write(master, b"?")
         assert "c: corrupt the next card" in _read_pty(master, "q, Ctrl-D: quit")
         os.write(master, b"q")
@@ -113,7 +100,7 @@ def test_unplug_and_reboot_keys(keyed_sim: Any) -> None:
         os.write(master, b"r")
         assert "shoe rebooted" in _read_pty(master, "shoe rebooted")
         os.write(master, b"2")
-        assert len(_cards(events, 2, timeout=15)) == 2  # the link came back after both
+        assert len(card_reads(events, 2, timeout=15)) == 2  # the link came back after both
         assert link.stats.reconnects >= 1
     finally:
         link.close()

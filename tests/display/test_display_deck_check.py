@@ -48,3 +48,41 @@ def test_a_check_journaled_without_its_lines_names_its_findings_by_tag(tmp_path:
                                        "missing": [], "twice": ["04aa"], "other": [], "foreign": ["05bb"]})
         shown = latest_check(j)
     assert shown is not None and shown["lines"] == ["deck D17: 53 tags read", "twice: tag 04aa", "foreign: tag 05bb"]
+
+
+
+def test_each_look_after_the_first_reads_only_the_records_committed_since(tmp_path: Path) -> None:
+    """The display looks every 2 s: the first look reads from the newest hand's start, each later
+    one only what was committed since, whoever wrote it (``shoe-ctl deck check`` journals from its
+    own process: here each writer is a connection of its own, and the looks read through a third)."""
+    path = tmp_path / "t.journal"
+    with Journal(path, table="t", profile="tda") as j:
+        j.begin_hand({"game": "stud"})
+        for n in range(6):
+            j.append_record("note", {"n": n})
+    reader = Journal(path, table="t", profile="tda", readonly=True)
+    try:
+        clock = [0.0]
+        shown = DeckCheckShown(reader, every_s=2.0, clock=lambda: clock[0])
+        assert shown() is None and shown.read == 6, "the first look: the records since the hand's start"
+        clock[0] = 2.0
+        assert shown() is None and shown.read == 6, "an idle table: nothing read"
+        with Journal(path, table="t", profile="tda") as j:
+            j.end_hand()
+        with Journal(path, table="t", profile="tda") as check_process:
+            check_process.append_record("deck-check", {"deck": "D17", "by": "bob", "read": 52, "whole": True,
+                                                       "lines": LINES[:1]})
+        clock[0] = 4.0
+        check = shown()
+        assert check is not None and check["deck"] == "D17" and check["lines"] == LINES[:1]
+        assert shown.read == 8, "the hand's end and the check, nothing else"
+        with Journal(path, table="t", profile="tda") as j:
+            j.append_record("note", {"n": 6})
+            clock[0] = 6.0
+            assert shown() == check and shown.read == 9, "a record that is neither keeps the check shown"
+            j.begin_hand({"game": "stud"})
+        clock[0] = 8.0
+        assert shown() is None and shown.read == 10, "a hand started: the check was before it"
+        assert latest_check(reader) is None
+    finally:
+        reader.close()

@@ -412,11 +412,11 @@ def test_an_led_frame_the_port_takes_in_part_is_finished_before_the_next_frame(
     """A full output buffer: the caller's one write takes only the frame's first bytes; the
     reader, woken, writes the rest (waiting as it may), ahead of any other frame, so the shoe gets
     the frame whole and shows the pattern, and the link's next frames still pass."""
-    import drivers.shoe
+    import drivers.port_output
     from hil.virtual_shoe import VirtualShoe
 
     cut = [True]
-    real = drivers.shoe.write_some
+    real = drivers.port_output.write_some
 
     def a_full_buffer(fd: int, data: bytes) -> int:
         if cut[0]:
@@ -424,7 +424,7 @@ def test_an_led_frame_the_port_takes_in_part_is_finished_before_the_next_frame(
             return real(fd, data[:5])
         return real(fd, data)
 
-    monkeypatch.setattr(drivers.shoe, "write_some", a_full_buffer)
+    monkeypatch.setattr(drivers.port_output, "write_some", a_full_buffer)
     events: queue.Queue[Any] = queue.Queue()
     with VirtualShoe() as shoe, ShoeLink(shoe.url, events) as link:
         link.wait_connected()
@@ -432,7 +432,7 @@ def test_an_led_frame_the_port_takes_in_part_is_finished_before_the_next_frame(
                                    "on_ms": 400, "off_ms": 400})
         assert not cut[0]
         assert wait_for(lambda: shoe.led is not None and shoe.led.signal == "scramble", 3.0)
-        assert link._writer.rest == b""
+        assert link._idle.out is not None and not link._idle.out.waiting
         shoe.pull()
         card = take(events, CardRead)
         link.ack(card.seq)

@@ -510,3 +510,28 @@ def test_callbacks_of_every_kind_resolve_as_the_library_resolves_them(missing: b
     assert errors == (["AttributeError"] * 7 if missing else [])
     if not missing:
         assert [step[2] for step in runs[1][0]] == ["a", "b_x", "a", "b_x", "b_y", "a", "a", "b_x", "a", "b_x"]
+
+
+def test_the_models_trigger_calls_trigger_event_itself() -> None:
+    """The model's ``trigger`` is ``trigger_event`` bound to the model (the library's goes through
+    ``_get_trigger``, which only calls it): the same states, and a trigger the state does not
+    take handed to ``on_exception`` alike; a subclass with its own ``_get_trigger`` keeps the
+    library's."""
+    model, machine = _machine(LeanHierarchicalMachine)
+    _, plain = _machine(HierarchicalMachine)
+    assert model.trigger.func == machine.trigger_event and model.trigger.args == (model,)
+    plain_model = plain.models[0]
+    assert plain_model.trigger.func == plain._get_trigger
+    for m in (model, plain_model):
+        m.trigger("new_hand")
+        assert m.state == "hand_third_deal"
+    for m in (model, plain_model):
+        m.trigger("cut_done")  # not taken in this state: the error goes to on_exception
+        assert m.calls[-1] == "_on_exception" and m.state == "hand_third_deal"
+
+    class Own(LeanHierarchicalMachine):
+        def _get_trigger(self, model: Any, trigger_name: str, *args: Any, **kwargs: Any) -> Any:
+            return super()._get_trigger(model, trigger_name, *args, **kwargs)
+
+    own_model, own = _machine(Own)
+    assert own_model.trigger.func == own._get_trigger

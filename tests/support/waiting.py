@@ -3,12 +3,15 @@ a generous time has passed, instead of sleeping a fixed time."""
 
 from __future__ import annotations
 
+import queue
 import signal
 import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from shoe_ctl.events import CardRead
 
 
 def wait_for(cond: Callable[[], object], timeout: float = 5.0, poll: float = 0.01) -> bool:
@@ -44,3 +47,18 @@ def interrupt(proc: subprocess.Popen[Any], wait_s: float = 60.0, *, stderr: Path
         text = text.decode(errors="replace") if isinstance(text, bytes) else text
     raise AssertionError(f"the service did not exit within {wait_s:g} s of SIGINT; the end of its stderr "
                          f"(the threads' stacks last):\n{text[-20000:]}")
+
+
+def card_reads(events: queue.Queue[Any], want: int, timeout: float = 10.0) -> list[CardRead]:
+    """The card reads taken off ``events`` (other events are dropped) until ``want`` came or
+    ``timeout`` seconds passed."""
+    got: list[CardRead] = []
+    end = time.monotonic() + timeout
+    while len(got) < want and time.monotonic() < end:
+        try:
+            ev = events.get(timeout=0.1)
+        except queue.Empty:
+            continue
+        if isinstance(ev, CardRead):
+            got.append(ev)
+    return got

@@ -1,0 +1,105 @@
+"""The shoe link's writes to a device port, which never wait for room: a frame goes out in one
+non-blocking ``os.write`` when the port's output buffer takes it; what a full buffer leaves (a shoe
+that stopped reading, a stalled adapter) waits here, in order, and the link's reader writes it when
+its ``select`` says the port has room. Meanwhile only the newest ACK and the newest LED frame are
+kept (an ACK carries everything an older one says; the LED pattern is the latest one, repeated
+until the shoe shows it), and at most :data:`MAX_WAITING` frames in all. docs/protocol.md, section 7.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+
+from drivers import protocol as p
+from drivers.link_stats import LinkStats
+
+LATEST_ONLY = frozenset({p.T_ACK, p.T_LED})
+"""Frame types of which only the newest waits: a newer one replaces one not yet begun."""
+
+MAX_WAITING = 16
+"""Frames that wait for room at most; past it the oldest one not yet begun is dropped (a frame lost
+on the line, as the protocol allows: commands are repeated until the shoe reports them)."""
+
+
+def frame_type(frame: bytes) -> int:
+    """The message type of a frame as it is sent (``0x00 COBS(body) 0x00``): the body's first byte,
+    which is never zero and so is the first byte of COBS's first run; 0 for anything else."""
+    return frame[2] if len(frame) > 2 and frame[1] > 1 else 0
+
+
+def write_some(fd: int, data: bytes) -> int:
+    """Bytes of ``data`` the port took now (0: its output buffer is full)."""
+    try:
+        return os.write(fd, data)
+    except BlockingIOError:
+        return 0
+
+
+class PortOutput:
+    """The frames for one device port (its descriptor, non-blocking as pyserial opens it); every
+    method runs under the link's lock.
+
+    :param fd: the port's descriptor.
+    :param stats: counts each frame written whole (``frames_out``).
+    """
+
+    __slots__ = ("fd", "stats", "_waiting", "_rest", "dropped")
+
+    def __init__(self, fd: int, stats: LinkStats) -> None:
+        self.fd = fd
+        self.stats = stats
+        self._waiting: deque[tuple[int, bytes]] = deque()  # (type, frame), none of it written yet
+        self._rest = b""  # the unwritten end of the frame being written
+        self.dropped = 0
+        """Frames dropped while waiting: replaced by a newer one of their type, or past :data:`MAX_WAITING`."""
+
+    @property
+    def waiting(self) -> bool:
+        """True while bytes wait for room in the port's output buffer."""
+        return bool(self._rest or self._waiting)
+
+    def send(self, frame: bytes) -> None:
+        """Write ``frame`` now as far as the port takes it, without waiting; when bytes already wait
+        for room it waits behind them (replacing a waiting frame of its type, :data:`LATEST_ONLY`).
+
+        :raises OSError: the port is lost.
+        """
+        if self.waiting:
+            kind = frame_type(frame)
+            if kind in LATEST_ONLY:
+                for i, (other, _) in enumerate(self._waiting):
+                    if other == kind:
+                        del self._waiting[i]
+                        self.dropped += 1
+                        break
+            if len(self._waiting) >= MAX_WAITING:
+                self._waiting.popleft()
+                self.dropped += 1
+            self._waiting.append((kind, frame))
+            return
+        n = write_some(self.fd, frame)
+        if n == len(frame):
+            self.stats.frames_out += 1
+        elif n:
+            self._rest = frame[n:]
+        else:
+            self._waiting.append((frame_type(frame), frame))
+
+    def drain(self) -> None:
+        """Write what waits, in order, as far as the port takes it now (the reader, once its
+        ``select`` said the port has room).
+
+        :raises OSError: the port is lost.
+        """
+        while self._rest or self._waiting:
+            data = self._rest or self._waiting[0][1]
+            n = write_some(self.fd, data)
+            if not n:
+                return
+            if not self._rest:
+                self._waiting.popleft()  # begun: no newer frame replaces it now
+            self._rest = data[n:]
+            if self._rest:
+                return
+            self.stats.frames_out += 1

@@ -1,0 +1,107 @@
+"""The link's writes to a device port never wait for room (``drivers.port_output``): what a full
+output buffer leaves waits, in order, and goes out as room comes; meanwhile only the newest ACK
+and the newest LED frame wait, and at most ``MAX_WAITING`` frames. A pipe stands for the port: its
+buffer is full exactly when a write is refused (docs/protocol.md, section 7)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+from full_port import fill
+
+from drivers import port_output
+from drivers import protocol as p
+from drivers.link_stats import LinkStats
+from drivers.port_output import MAX_WAITING, PortOutput, frame_type
+
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="a non-blocking pipe: POSIX only")
+
+
+@pytest.fixture
+def pipe() -> Iterator[tuple[int, int]]:
+    r, w = os.pipe()
+    os.set_blocking(w, False)
+    try:
+        yield r, w
+    finally:
+        os.close(r)
+        os.close(w)
+
+
+def _read_all(fd: int, n: int) -> bytes:
+    got = bytearray()
+    while len(got) < n:
+        got += os.read(fd, n - len(got))
+    return bytes(got)
+
+
+def _ack(ctr: int, acked: int, want: int) -> bytes:
+    return p.encode(p.Ack(ctr, acked, want, False, False))
+
+
+def _led(ctr: int, token: int) -> bytes:
+    return p.encode(p.Led(ctr, token, "deal", ("green",), "blink", 100, 100))
+
+
+def test_a_frame_goes_out_at_once_when_the_port_has_room(pipe: tuple[int, int]) -> None:
+    r, w = pipe
+    stats = LinkStats()
+    out = PortOutput(w, stats)
+    frame = _ack(1, 3, 4)
+    out.send(frame)
+    assert not out.waiting and stats.frames_out == 1
+    assert os.read(r, 100) == frame
+
+
+def test_a_full_port_keeps_the_newest_ack_and_led_in_order_and_room_lets_them_out(pipe: tuple[int, int]) -> None:
+    r, w = pipe
+    stats = LinkStats()
+    out = PortOutput(w, stats)
+    filled = fill(w)
+    frames = [_ack(1, 1, 2), _led(2, 5), _ack(3, 2, 3), p.encode(p.ResetCounter(4, 9)), _ack(5, 3, 4), _led(6, 6)]
+    for frame in frames:
+        out.send(frame)  # returns at once: nothing waits for room
+    assert out.waiting and stats.frames_out == 0
+    assert out.dropped == 3  # two older ACKs and one older LED frame, none of them begun
+    assert _read_all(r, filled) == b"x" * filled
+    out.drain()
+    assert not out.waiting and stats.frames_out == 3
+    sent = list(p.FrameDecoder().feed(os.read(r, 4096)))
+    assert [type(m) for m in sent] == [p.ResetCounter, p.Ack, p.Led]
+    ack = sent[1]
+    assert isinstance(ack, p.Ack) and (ack.acked, ack.want) == (3, 4)  # the newest says everything
+    assert isinstance(sent[2], p.Led) and sent[2].token == 6
+
+
+def test_a_frame_begun_is_finished_before_any_other(pipe: tuple[int, int]) -> None:
+    r, w = pipe
+    out = PortOutput(w, LinkStats())
+    filled = fill(w)
+    _read_all(r, 4096)  # a page of room: part of the frame below
+    first = _ack(1, 1, 2) + b"\x01" * 5000 + b"\x00"  # longer than the room: begun, the rest waits
+    out.send(first)
+    assert out.waiting
+    out.send(_ack(2, 2, 3))  # another ACK: it waits behind the begun frame, which is not replaced
+    assert out.dropped == 0
+    _read_all(r, filled - 4096)
+    out.drain()
+    assert not out.waiting
+    assert os.read(r, 65536) == first + _ack(2, 2, 3)
+
+
+def test_at_most_max_waiting_frames_wait(pipe: tuple[int, int]) -> None:
+    _r, w = pipe
+    out = PortOutput(w, LinkStats())
+    fill(w)
+    for n in range(MAX_WAITING + 5):
+        out.send(p.encode(p.ResetCounter(n + 1, n + 1)))
+    assert len(out._waiting) == MAX_WAITING and out.dropped == 5
+
+
+def test_the_frame_type_is_read_from_the_frame_as_sent() -> None:
+    assert frame_type(_ack(1, 1, 2)) == p.T_ACK
+    assert frame_type(_led(1, 2)) == p.T_LED
+    assert frame_type(b"\x00") == 0 and frame_type(b"\x00\x01\x00") == 0
+    assert port_output.LATEST_ONLY == {p.T_ACK, p.T_LED}
