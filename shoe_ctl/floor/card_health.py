@@ -10,11 +10,17 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import re
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+try:  # a dependency; an environment made before it was one reads with the standard library
+    import orjson
+except ImportError:  # pragma: no cover - the environments the project makes have it
+    orjson = None  # type: ignore[assignment]
 
 from drivers.shoe_fw import deckmap
 from shoe_ctl.rules.cards import Card, CardError
@@ -106,10 +112,26 @@ _BODY_KINDS = frozenset({"CardRead", "ShoeFault", "ForeignCard", "StubDeck", "de
 """The record kinds whose body the counts read."""
 
 
+_LONG_NUMBER = re.compile(r"\d{19}")
+"""Nineteen digits in a row: maybe an integer past 64 bits, which orjson would read as a float."""
+
+
 def record_body(rec: Record) -> dict[str, Any]:
-    """A journal record's body as a ``dict`` (``{}`` when it is empty, not JSON or not an object)."""
+    """A journal record's body as a ``dict`` (``{}`` when it is empty, not JSON or not an object),
+    as the standard library reads it: read by orjson (a fraction of the time), or by the standard
+    library when the text has nineteen digits in a row (orjson reads an integer past 64 bits as a
+    float) or orjson refuses it (``NaN``, ``1e400``, a lone surrogate)."""
+    text = rec.body
+    if not text:
+        return {}
     try:
-        body = json.loads(rec.body) if rec.body else {}
+        if orjson is None or _LONG_NUMBER.search(text):
+            body = json.loads(text)
+        else:
+            try:
+                body = orjson.loads(text)
+            except orjson.JSONDecodeError:
+                body = json.loads(text)
     except ValueError:
         return {}
     return body if isinstance(body, dict) else {}

@@ -81,6 +81,11 @@ from transitions.extensions.nesting import (  # noqa: E402
 
 _UNSET = object()
 
+
+def _running() -> None:
+    """What heads the machine's queue while a trigger runs directly (never called)."""
+
+
 _CORE_LOG = logging.getLogger("transitions.core")
 _NESTING_LOG = logging.getLogger("transitions.extensions.nesting")
 
@@ -193,7 +198,7 @@ class LeanNestedTransition(NestedTransition):
         if self.before:
             _call_each(self.before, model, event_data)
         if self.dest:
-            self._enter_dest(event_data, machine, model, machine.callback)
+            self._enter_dest(event_data, machine, model, None)
         if self.after:
             _call_each(self.after, model, event_data)
         if machine._after_state_change:
@@ -224,7 +229,8 @@ class LeanNestedTransition(NestedTransition):
 
     def _enter_dest(self, event_data: NestedEventData, machine: Any, model: Any, callback: Any) -> None:
         """The change of state of :meth:`execute_silent`: the exits, the model's new state, the
-        enters, from the kept recipe when every one is a plain state's."""
+        enters, from the kept recipe when every one is a plain state's; a state's callbacks run
+        through ``callback`` (``None``: the machine's ``callback``, looked up only for them)."""
         current = getattr(model, machine.model_attribute)
         plain = None
         if type(current) is str and not machine._has_final:
@@ -237,12 +243,12 @@ class LeanNestedTransition(NestedTransition):
                 event_data.scope = list(scope)  # type: ignore[attr-defined]
             for step in plain[0]:  # (a state without on_exit callbacks is passed over at once)
                 if step[0].on_exit:
-                    _scoped_callbacks((step,), "on_exit", callback, event_data)
+                    _scoped_callbacks((step,), "on_exit", callback or machine.callback, event_data)
             setattr(model, machine.model_attribute, value)
             event_data.state = new_state
             for step in plain[1]:
                 if step[0].on_enter:
-                    _scoped_callbacks((step,), "on_enter", callback, event_data)
+                    _scoped_callbacks((step,), "on_enter", callback or machine.callback, event_data)
 
 
 def _call_each(funcs: list[Any], model: Any, event_data: NestedEventData) -> None:
@@ -439,11 +445,12 @@ class LeanHierarchicalMachine(HierarchicalMachine):
         if (level is None or level is _UNSET  # (then _library_silent(), written out)
                 or _CORE_LOG.isEnabledFor(logging.INFO) or _NESTING_LOG.isEnabledFor(logging.DEBUG)):
             return super().trigger_event(model, trigger, *args, **kwargs)
-        event_data = NestedEventData(state=None, event=None, machine=self, model=model, args=args, kwargs=kwargs)
+        event_data = NestedEventData(None, None, self, model, args, kwargs)
         event_data.result = None
-        # as ``Machine._process``: the running trigger's job heads the queue, so a trigger fired
-        # by one of its callbacks is queued behind it and run after it
-        queue.append(partial(self._trigger_event, event_data, trigger))
+        # as ``Machine._process``: the running trigger heads the queue, so a trigger fired by one
+        # of its callbacks is queued behind it and run after it (its stand-in is never called:
+        # it is taken off when the trigger has run, and the queue cleared on an error)
+        queue.append(_running)
         try:
             self._trigger_direct(event_data, trigger, level)
             queue.popleft()
@@ -476,9 +483,11 @@ class LeanHierarchicalMachine(HierarchicalMachine):
                 res: Any = event_data.result
             finally:
                 self.scoped, self.states, self.events, self.prefix_path = saved
-            # (None: no transition for it: the check raises)
-            res = None if res is None else bool(res)
-            event_data.result = self._check_event_result(res, event_data.model, trigger)
+            # (None: no transition for it: the check raises; any other result it returns as it is)
+            if res is None:  # (the library's own check takes None, though its stub says bool)
+                event_data.result = self._check_event_result(res, event_data.model, trigger)  # type: ignore[arg-type]
+            else:
+                event_data.result = bool(res)
         except BaseException as err:  # handed to on_exception, as the library does
             event_data.error = err  # type: ignore[assignment]
             if self.on_exception:
@@ -582,9 +591,11 @@ class LeanHierarchicalMachine(HierarchicalMachine):
         """``NestedEvent._process`` with no log call (the library's loggers drop every record):
         the machine's ``prepare_event`` callbacks, then the source state's transitions for the
         event in order until one is taken."""
-        callback = self.callback
-        for func in self.prepare_event:
-            callback(func, event_data)
+        prepare = self.prepare_event
+        if prepare:
+            callback = self.callback
+            for func in prepare:
+                callback(func, event_data)
         for trans in event.transitions[event_data.source_name]:  # type: ignore[index]
             event_data.transition = trans  # type: ignore[assignment]
             if isinstance(trans, LeanNestedTransition):

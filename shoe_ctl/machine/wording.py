@@ -210,7 +210,10 @@ def _betting(p: Progress, hand: HandState, street: str | None, state: str) -> In
         masked = masked_upcards(hand, p.where)
         pair = any(s.in_hand and open_pair([None if c in masked else c for c in s.up[:2]]) for s in seats)
     ruling = open_pair_fourth(p.profile, hand) if pair else None  # RP-10-F / house 16.8, in the hand's game
-    quiet = tuple(s.seat for s in seats if s.no_bet and not (s.folded or s.killed or s.dead))  # and s.in_hand
+    quiet: tuple[int, ...] = ()  # the seats in the hand that may not bet (a loop: most rounds have none)
+    for s in seats:
+        if s.no_bet and not (s.folded or s.killed or s.dead):  # and s.in_hand
+            quiet += (s.seat,)
     key = (street, nxt, first, unknown, bi, out, quiet, None if ruling is None else ruling.instruction,
            None if ruling is None else ruling.clauses[0])
     ins = _BETTING_INSTRUCTIONS.get(key)

@@ -148,11 +148,7 @@ class KeptSeats(dict[int, "SeatState"]):
     the first change that does not go through :meth:`HandState.change_seat` (``None`` until
     then: the hand has changed only in its seats)."""
 
-    __slots__ = ("hand",)
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.hand: HandState | None = None
+    hand: HandState | None = None  # (a class default: made with no __init__ of its own, a dict's cost)
 
 
 @value
