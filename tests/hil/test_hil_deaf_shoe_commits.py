@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from full_port import fill_for_good
+from full_port import held_full
 from waiting import card_reads, wait_for
 
 from drivers import protocol as p
@@ -35,28 +35,36 @@ def test_commits_and_their_acks_go_on_while_the_shoe_does_not_read(tmp_path: Pat
     try:
         with ShoeLink(shoe.url, events) as link:
             link.wait_connected(5.0)
-            for _ in range(5):
+            for _ in range(6):
                 shoe.pull()
-            cards = card_reads(events, 5)
-            assert len(cards) == 5
+            cards = card_reads(events, 6)
+            assert len(cards) == 6
             ser = link._ser
             assert ser is not None
             ser.write_timeout = None
+            counts = link._session.stats  # read without the link's lock, which a waiting write would hold
 
             def journal_card(ev: CardRead) -> Any:  # as the controller does: the ack follows the commit
                 return journal.submit([ev], on_durable=lambda _seqs: link.ack(ev.seq), linger=True)
 
-            with shoe.line.lock:  # the shoe's thread stops at its next turn: it reads nothing
-                fill_for_good(ser.fd)
+            with shoe.line.lock, held_full(ser.fd):  # the shoe's thread stops at its next turn: it reads nothing
+                acks = counts.acks
                 for ev in cards[:4]:
                     journal_card(ev)
                 assert journal.flush(timeout=30.0)
-                last = journal_card(cards[4])  # a commit after those acks
-                assert journal.wait_written(last, 30.0), "a commit waited behind an ACK on the full port"
+                # an ACK of them made, at once or by the reader's timer (the ACK spacing), and written
+                # to the full port (a write that waits for room would hold the link from here on)
+                assert wait_for(lambda: counts.acks > acks, 10.0)
+                for ev in cards[4:]:  # commits after that ACK, each acked in its turn
+                    entry = journal_card(ev)
+                    assert journal.wait_written(entry, 30.0), "a commit waited behind an ACK on the full port"
                 assert link.acked == cards[-1].seq
                 out = link._idle.out
-                assert out is not None and out.waiting
-                kinds = [kind for kind, _frame in out._waiting]
+                assert out is not None
+                # the newest ACK waits (made at once, or by the reader's timer within the ACK spacing)
+                assert wait_for(lambda: p.T_ACK in [kind for kind, _frame in out._waiting], 10.0)
+                with link._lock:
+                    kinds = [kind for kind, _frame in out._waiting]
                 assert kinds.count(p.T_ACK) == 1  # only the newest ACK waits
             assert shoe.wait_acked(10.0), "the newest ACK did not reach the shoe once it read again"
             assert shoe.unacked_count() == 0

@@ -3,8 +3,10 @@ room (a shoe that stopped reading)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
-import time
+import termios
+from collections.abc import Iterator
 
 
 def fill(fd: int) -> int:
@@ -19,15 +21,15 @@ def fill(fd: int) -> int:
     return wrote
 
 
-def fill_for_good(fd: int, rounds: int = 200) -> None:
-    """Fill the output of the pty whose descriptor is ``fd`` until it stays full: the kernel moves
-    bytes on towards the far end's input some time after a write, so room can reappear for a
-    while; once both buffers are full and nobody reads, it does not.
-
-    :raises AssertionError: room still reappeared after ``rounds`` fills.
-    """
-    for _ in range(rounds):
-        if not fill(fd):
-            return
-        time.sleep(0.02)
-    raise AssertionError("the pty's output never stayed full")
+@contextlib.contextmanager
+def held_full(fd: int) -> Iterator[None]:
+    """The output of the tty whose descriptor is ``fd`` full and kept so: filled, then suspended
+    (``tcflow(TCOOFF)``, what the far end's XOFF does with software flow control), since a pty only
+    filled gains room again when the kernel's worker later moves its bytes to the master's side;
+    resumed (``TCOON``) on leaving."""
+    fill(fd)
+    termios.tcflow(fd, termios.TCOOFF)
+    try:
+        yield
+    finally:
+        termios.tcflow(fd, termios.TCOON)
