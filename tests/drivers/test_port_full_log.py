@@ -9,7 +9,6 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Iterator
 
 import pytest
 from full_port import fill
@@ -21,17 +20,6 @@ pytestmark = pytest.mark.skipif(os.name != "posix", reason="a non-blocking pipe:
 
 FULL = "output buffer is full"
 AGAIN = "takes frames again"
-
-
-@pytest.fixture
-def pipe() -> Iterator[tuple[int, int]]:
-    r, w = os.pipe()
-    os.set_blocking(w, False)
-    try:
-        yield r, w
-    finally:
-        os.close(r)
-        os.close(w)
 
 
 def _empty(fd: int) -> None:
