@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 
 import pytest
+from full_port import fill
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -22,18 +23,6 @@ pytestmark = pytest.mark.skipif(os.name != "posix", reason="a non-blocking pipe:
 _OPS = st.lists(st.one_of(st.just("ack"), st.just("led"), st.just("reset"),
                           st.tuples(st.just("room"), st.integers(1, 200)), st.just("full")),
                 min_size=1, max_size=3 * MAX_WAITING + 10)
-
-
-def _fill(fd: int) -> int:
-    """The port filled with frame delimiters (bytes a decoder passes over) until it takes none."""
-    wrote = 0
-    for chunk in (bytes(1024), bytes(1)):
-        while True:
-            try:
-                wrote += os.write(fd, chunk)
-            except BlockingIOError:
-                break
-    return wrote
 
 
 def _take(r: int, n: int) -> bytes:
@@ -52,14 +41,14 @@ def test_the_shoe_reads_whole_frames_in_order_and_the_newest_ack_and_led_last(op
     os.set_blocking(w, False)
     try:
         out = PortOutput(w, LinkStats())
-        _fill(w)  # the port starts full: everything sent waits
+        fill(w, b"\x00")  # the port starts full of frame delimiters (a decoder passes over them)
         read = bytearray()
         ctr = 0
         newest: dict[type, int] = {}
         for op in ops:
             if op == "full":
                 if not out.waiting:  # (else a frame's rest would follow the filler)
-                    _fill(w)
+                    fill(w, b"\x00")
                 continue
             if isinstance(op, tuple):  # the shoe reads some bytes: room, then the reader's drain
                 read += _take(r, op[1])
