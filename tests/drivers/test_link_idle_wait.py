@@ -10,13 +10,13 @@ import contextlib
 import math
 import os
 import select
-import termios
 import threading
 import time
 from collections.abc import Iterator
 
 import pytest
 import serial
+from full_port import fill, held_full
 
 from drivers import shoe
 from drivers.shoe import IdleWait, device_fd, read_ready, write_frame
@@ -132,33 +132,6 @@ def test_a_turn_takes_every_byte_waiting_in_one_read_and_an_empty_readable_port_
         os.close(r)
 
 
-def _fill(fd: int) -> int:
-    """Fill the output buffer of the port whose descriptor is ``fd`` to its last byte; the bytes
-    written (``x``)."""
-    chunk = b"x" * 1024
-    filled = 0
-    while True:
-        try:
-            n = os.write(fd, chunk)
-            filled += n
-            if n == 0:
-                return filled
-        except BlockingIOError:
-            if len(chunk) == 1:
-                return filled
-            chunk = b"x"
-
-
-def _full_and_held(fd: int) -> None:
-    """Fill the output buffer of the port whose descriptor is ``fd`` (:func:`_fill`) and keep it
-    without room: suspend the port's output (``tcflow(TCOOFF)``, what the far end's XOFF does on a
-    line with software flow control), which the kernel applies before the call returns. A buffer
-    only filled does not stay full: the kernel moves a pty's bytes to the master's side in a worker
-    that may run after the refused write, and the room it frees lets a later write through."""
-    _fill(fd)
-    termios.tcflow(fd, termios.TCOOFF)
-
-
 def _counting_writes(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
     """Every ``os.write`` from now on (the link's and pyserial's), recorded."""
     written: list[bytes] = []
@@ -183,7 +156,7 @@ def test_what_a_full_buffer_leaves_goes_out_whole_once_the_far_end_reads(
         pty: tuple[int, serial.Serial], monkeypatch: pytest.MonkeyPatch) -> None:
     master, port = pty
     port.write_timeout = 60.0
-    filled = _fill(port.fd)
+    filled = fill(port.fd)
     got = bytearray()
     frame = b"\x00" + bytes(range(1, 200)) * 40 + b"\x00"  # larger than a full buffer's first room
     written = _counting_writes(monkeypatch)
@@ -207,10 +180,10 @@ def test_a_full_buffer_times_out_without_spinning(pty: tuple[int, serial.Serial]
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     _master, port = pty
     port.write_timeout = 0.3
-    _full_and_held(port.fd)
-    written = _counting_writes(monkeypatch)
-    with pytest.raises(serial.SerialTimeoutException):
-        write_frame(port, b"\x00full\x00")
+    with held_full(port.fd):
+        written = _counting_writes(monkeypatch)
+        with pytest.raises(serial.SerialTimeoutException):
+            write_frame(port, b"\x00full\x00")
     # pyserial's write retried the refused write over and over for the whole write timeout
     assert 1 <= len(written) <= 3
 
@@ -218,11 +191,11 @@ def test_a_full_buffer_times_out_without_spinning(pty: tuple[int, serial.Serial]
 def test_cancel_write_ends_the_wait_for_room(pty: tuple[int, serial.Serial]) -> None:
     _master, port = pty
     port.write_timeout = 120.0
-    _full_and_held(port.fd)
-    done = threading.Event()
-    t = threading.Thread(target=lambda: (write_frame(port, b"\x00late\x00"), done.set()), daemon=True)
-    t.start()
-    time.sleep(0.1)
-    assert not done.is_set()  # no room comes: only the cancel ends the wait
-    port.cancel_write()
-    assert done.wait(20.0)
+    with held_full(port.fd):
+        done = threading.Event()
+        t = threading.Thread(target=lambda: (write_frame(port, b"\x00late\x00"), done.set()), daemon=True)
+        t.start()
+        time.sleep(0.1)
+        assert not done.is_set()  # no room comes: only the cancel ends the wait
+        port.cancel_write()
+        assert done.wait(20.0)

@@ -7,7 +7,10 @@ connection, not per message. The floor's view still shows the table's last state
 from __future__ import annotations
 
 import socket
+import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from floor_help import ROOM, Tap, dealt
@@ -20,11 +23,26 @@ from shoe_ctl.events import DisplayUpdate
 from shoe_ctl.floor.broker import FLOOR_USER, MONITOR_USER, Mosquitto
 from shoe_ctl.floor.config import parse_floor
 from shoe_ctl.floor.consumer import FloorConsumer
+from shoe_ctl.floor.publisher import DISPLAY_EVERY_S
 from shoe_ctl.floor.topics import floor_state, floor_tile
 
 
 def _leaf(topic: str) -> str:
     return topic.rsplit("/", 1)[-1]
+
+
+def _display_key(state: Mapping[str, Any]) -> tuple[Any, ...]:
+    """What sends the whole state at once when it changes: the hand, the street, the alert list
+    (docs/floor.md, "Topics")."""
+    alerts = state.get("alerts")
+    return (state.get("hand"), state.get("street"),
+            tuple((a.get("code"), a.get("seat")) for a in alerts if isinstance(a, Mapping))
+            if isinstance(alerts, list) else None)
+
+
+def _anew(items: Sequence[Any]) -> int:
+    """How many of ``items`` differ from the one before."""
+    return sum(1 for a, b in zip(items, items[1:], strict=False) if a != b)
 
 
 def test_a_dealing_table_sends_small_states_on_change_and_the_whole_state_less_often(
@@ -33,6 +51,7 @@ def test_a_dealing_table_sends_small_states_on_change_and_the_whole_state_less_o
     tap = Tap(mosquitto.host, mosquitto.port, monitor.username, monitor.password, f"{ROOM}/tables/#")
     floor = FloorConsumer(host=mosquitto.host, port=mosquitto.port, room=ROOM,
                           credentials=mosquitto.users[FLOOR_USER], keep_seqs=True).start()
+    began = time.monotonic()  # before the table's first message
     t = VirtualTable("t1", tmp_path / "tables", random_hands(5, count=3), room=ROOM, host=mosquitto.host,
                      port=mosquitto.port, credentials=mosquitto.users["t1"], pace=0.06, display=True)
     plain = VirtualTable("t2", tmp_path / "tables", random_hands(6, count=1), room=ROOM, host=mosquitto.host,
@@ -44,7 +63,8 @@ def test_a_dealing_table_sends_small_states_on_change_and_the_whole_state_less_o
         assert tap.subscribed.wait(10) and floor.connected.wait(10)
         t.start()
         plain.start()
-        last = dealt([t, plain])["t1"]
+        lasts = dealt([t, plain])
+        last = lasts["t1"]
         assert wait_for(lambda: floor.seqs("t1") == list(range(1, last + 1)), 30)
         final = updates[-1]
         # the floor's view ends on the table's last state (the last tile is sent when the interval ends)
@@ -54,16 +74,19 @@ def test_a_dealing_table_sends_small_states_on_change_and_the_whole_state_less_o
                         == final["stub"]["count"], 30), (floor.tables["t1"].state, final["state"])  # type: ignore[index]
         pub = t.publisher
 
-        def heard(leaf: str) -> list[object]:  # what the tap, a subscriber of its own, has of t1 so far
+        def heard(leaf: str, table: str = "t1") -> list[object]:  # what the tap, a subscriber of its own, has so far
             return [d["state"] if leaf != "events" else d["seq"] for topic, _r, d in tap.snapshot()
-                    if topic == f"{ROOM}/tables/t1/{leaf}"]
+                    if topic == f"{ROOM}/tables/{table}/{leaf}"]
 
         # the tap hears the table on a connection of its own: the floor having it all says nothing of
         # what the tap has yet, so wait for the last record, tile and whole state to reach the tap too
+        # (and t2's last record and a tile of its own)
         assert wait_for(lambda: heard("events")[-1:] == [last] and heard("state")[-1:] == [floor_tile(final)]
-                        and heard("display")[-1:] == [floor_state(final)], 30), \
-            (heard("events")[-3:], heard("state")[-1:], floor_tile(final))
+                        and heard("display")[-1:] == [floor_state(final)]
+                        and heard("events", "t2")[-1:] == [lasts["t2"]] and bool(heard("state", "t2")), 30), \
+            (heard("events")[-3:], heard("state")[-1:], floor_tile(final), heard("events", "t2")[-1:], lasts)
         messages = tap.snapshot()
+        elapsed = time.monotonic() - began  # after its last one the tap has
         # each packet sent at once: Nagle's algorithm would hold a PUBLISH behind the peer's delayed ACK
         for client in (pub.client, floor.client):
             sock = client.socket()
@@ -86,13 +109,22 @@ def test_a_dealing_table_sends_small_states_on_change_and_the_whole_state_less_o
     assert events == list(range(1, last + 1)), "every record once and in order"
     states, displays = by_leaf["state"], by_leaf["display"]
     tiles = [s["state"] for s in states]
-    # the state carries the tile only, and a tile only when it changed (a heartbeat repeats one)
+    # a connection's birth (and the birth again once the shoe's hello names it) sends both anew
+    births = sum(1 for d in by_leaf["status"] if d.get("online"))
+    # the state carries the tile only, and a tile only when it changed; a heartbeat repeats one
+    # when nothing went out for a keepalive, so there are no more repeats than keepalives passed
     assert all(set(tile) <= {"hand", "game", "state", "street", "stub", "shoe"} for tile in tiles)  # type: ignore[arg-type]
-    changes = sum(1 for a, b in zip(tiles, tiles[1:], strict=False) if a != b)
-    assert changes >= len(tiles) - 3, "a state is sent when the tile changed"
+    repeats = len(tiles) - 1 - _anew(tiles)
+    assert repeats <= elapsed / t.keepalive + births - 1, (repeats, elapsed, births)
     assert len(states) <= len(events)
     assert max(sizes["state"]) < 2 * min(sizes["display"]), "the tile is a fraction of the whole state"
-    assert 0 < len(displays) < len(states) / 2, (len(displays), len(states))
+    # the whole state far less often: at once for a new hand, street or alert list, else at most
+    # every DISPLAY_EVERY_S, however the publisher's steps fell (each takes the newest state)
+    keys = [_display_key(d["state"]) for d in displays]  # type: ignore[arg-type]
+    assert displays and _anew(keys) <= _anew([_display_key(u) for u in updates]) + births - 1, \
+        (_anew(keys), births)
+    again = len(keys) - 1 - _anew(keys)
+    assert again <= elapsed / DISPLAY_EVERY_S + births - 1, (again, elapsed, births)
     assert all("seats" in d["state"] for d in displays)  # type: ignore[operator]
     # what was published is what the embargo functions give for some state the table had
     assert tiles[-1] == floor_tile(final)
