@@ -18,8 +18,11 @@ LATEST_ONLY = frozenset({p.T_ACK, p.T_LED})
 """Frame types of which only the newest waits: a newer one replaces one not yet begun."""
 
 MAX_WAITING = 16
-"""Frames that wait for room at most; past it the oldest one not yet begun is dropped (a frame lost
-on the line, as the protocol allows: commands are repeated until the shoe reports them)."""
+"""Frames that wait for room at most; past it the oldest one not yet begun and not of
+:data:`LATEST_ONLY` is dropped (a frame lost on the line, as the protocol allows: commands are
+repeated until the shoe reports them). The one waiting ACK and LED frame stay: each is the newest
+of its type, which a dropped one would leave the shoe without until the next (an ACK's keepalive
+is 0.5 s, past the shoe's 0.3 s resend timeout)."""
 
 
 def frame_type(frame: bytes) -> int:
@@ -73,9 +76,12 @@ class PortOutput:
                         del self._waiting[i]
                         self.dropped += 1
                         break
-            if len(self._waiting) >= MAX_WAITING:
-                self._waiting.popleft()
-                self.dropped += 1
+            if len(self._waiting) >= MAX_WAITING:  # the oldest command goes: never the one ACK or LED frame
+                for i, (other, _) in enumerate(self._waiting):
+                    if other not in LATEST_ONLY:
+                        del self._waiting[i]
+                        self.dropped += 1
+                        break
             self._waiting.append((kind, frame))
             return
         n = write_some(self.fd, frame)

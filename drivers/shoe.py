@@ -172,6 +172,11 @@ IDLE_WAIT_MAX = 0.25
 """Seconds at most the link's reader waits for bytes on a device port (:class:`IdleWait`)."""
 
 
+FULL_SAID_S = 60.0
+"""A device port that fills again within this many seconds of the last WARNING that it was full (a
+shoe that reads in bursts) is logged at DEBUG, and so is its taking frames again."""
+
+
 class IdleWait:
     """The shoe link reader's wait for bytes on a device port: on its own ``select`` over the port
     and a wake-up pipe, until the session's next timer (at most :data:`IDLE_WAIT_MAX`; a timer
@@ -182,7 +187,7 @@ class IdleWait:
     :meth:`read` and :meth:`reading` runs under the link's lock.
     """
 
-    __slots__ = ("_fd", "_pipe", "min_s", "until", "out", "stats")
+    __slots__ = ("_fd", "_pipe", "min_s", "until", "out", "stats", "_said_at", "_loud", "_dropped")
 
     def __init__(self, min_s: float, stats: LinkStats | None = None) -> None:
         self.min_s = min_s
@@ -194,6 +199,9 @@ class IdleWait:
         self._pipe: tuple[int, int] | None = None
         self.out: PortOutput | None = None
         """The port's output: while bytes of it wait for room, the wait ends when the port has room too."""
+        self._said_at = -math.inf  # when a full port was last logged at WARNING
+        self._loud = False  # this filling was logged at WARNING
+        self._dropped = 0  # the output's drops when this filling began
 
     @contextlib.contextmanager
     def reading(self, fd: int | None, lock: contextlib.AbstractContextManager[Any]) -> Iterator[None]:
@@ -245,8 +253,9 @@ class IdleWait:
                 if self.out is not None and self.out.waiting:
                     self.out.drain()
                     if not self.out.waiting:
-                        log.info("shoe link: the port takes frames again (%d dropped while it was full)",
-                                 self.out.dropped)
+                        (log.info if self._loud else log.debug)(
+                            "shoe link: the port takes frames again (%d dropped while it was full)",
+                            self.out.dropped - self._dropped)
         if pipe[0] in ready:
             with contextlib.suppress(BlockingIOError):
                 os.read(pipe[0], 64)
@@ -269,8 +278,14 @@ class IdleWait:
         waited = out.waiting
         out.send(frame)
         if out.waiting and not waited:
-            log.warning("shoe link: the port's output buffer is full (is the shoe reading?); frames wait for "
-                        "room, the newest ACK and LED frame kept")
+            now = time.monotonic()
+            self._loud = now - self._said_at >= FULL_SAID_S
+            if self._loud:
+                self._said_at = now
+            self._dropped = out.dropped
+            (log.warning if self._loud else log.debug)(
+                "shoe link: the port's output buffer is full (is the shoe reading?); frames wait for "
+                "room, the newest ACK and LED frame kept")
             self.wake()
 
     def nearer(self, deadline: Callable[[], float]) -> None:

@@ -6,7 +6,6 @@ buffer is full exactly when a write is refused (docs/protocol.md, section 7)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 
 import pytest
 from full_port import fill
@@ -17,17 +16,6 @@ from drivers.link_stats import LinkStats
 from drivers.port_output import MAX_WAITING, PortOutput, frame_type
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="a non-blocking pipe: POSIX only")
-
-
-@pytest.fixture
-def pipe() -> Iterator[tuple[int, int]]:
-    r, w = os.pipe()
-    os.set_blocking(w, False)
-    try:
-        yield r, w
-    finally:
-        os.close(r)
-        os.close(w)
 
 
 def _read_all(fd: int, n: int) -> bytes:

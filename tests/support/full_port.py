@@ -9,10 +9,11 @@ import termios
 from collections.abc import Iterator
 
 
-def fill(fd: int) -> int:
-    """Write to the non-blocking descriptor ``fd`` until a single byte is refused; the bytes written."""
+def fill(fd: int, byte: bytes = b"x") -> int:
+    """Write ``byte`` to the non-blocking descriptor ``fd`` until a single one is refused; the bytes
+    written."""
     wrote = 0
-    for chunk in (b"x" * 1024, b"x"):
+    for chunk in (byte * 1024, byte):
         while True:
             try:
                 wrote += os.write(fd, chunk)
