@@ -10,8 +10,8 @@
 - ``check DECK --reader SPEC [--uids FILE]``: a live deck passed over the reader; every card
   missing, twice, of another deck or of none named (:mod:`shoe_ctl.service.deck_check`), journaled.
 
-Run with the bridge stopped (it owns the reader) and the service stopped (it owns the journal).
-The procedure: docs/build-a-shoe.md, "Enrolment"; the logic: :mod:`shoe_ctl.service.decks`.
+Run with the bridge stopped (it owns the reader) and the service stopped (it owns the journal; else refused
+at once: docs/journal.md, "One writing process"). Procedure: docs/build-a-shoe.md, "Enrolment".
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from shoe_ctl.rules.profiles import ProfileError
 from shoe_ctl.service import decks
 from shoe_ctl.service.deck_check import check_deck, read_passes
 from shoe_ctl.service.decks import DeckFolder, EnrolError, is_random_id, utc_now
-from shoe_ctl.service.journal import Journal, JournalError
+from shoe_ctl.service.journal import Journal, JournalError, refuse_owned
 from shoe_ctl.service.shoe_secrets import SecretError, SecretStore
 
 ENROL_TIMEOUT_S = 0.5
@@ -169,6 +169,11 @@ def _setup(args: argparse.Namespace, *, need_journal: bool) -> _Setup | None:
                  "retirement is journaled")
             return None
         journal = Path(text)
+        try:
+            refuse_owned(journal)  # the running service writes it: refused before any card is read
+        except JournalError as exc:
+            _say(f"{exc}; nothing was done")
+            return None
     return _Setup(cfg, DeckFolder(folder, secret), journal)
 
 

@@ -878,7 +878,7 @@ def attach_floor(controller: Controller, journal: Any, cfg: FloorConfig, *, tabl
         ``recall``: the last hands (the ``recall`` topic), or None.
     :returns: the started publisher (close it at shutdown), or ``None`` when the floor is off.
     :raises ValueError: the floor is enabled without a journal, an outbox that is the journal's
-        own file (or its ``-wal``/``-shm``), or a bad name.
+        own file (or its ``-wal``/``-shm``/``.lock``), or a bad name.
     :raises shoe_ctl.config.ConfigError: an unreadable or too open credentials file.
     """
     if not cfg.enabled:
@@ -890,7 +890,7 @@ def attach_floor(controller: Controller, journal: Any, cfg: FloorConfig, *, tabl
     creds = load_credentials(cfg.credentials) if cfg.credentials else None
     outbox = cfg.outbox or (f"{os.fspath(journal_path)}.floor" if journal_path is not None else None)
     if outbox is not None and journal_path is not None:
-        taken = {Path(f"{os.fspath(journal_path)}{end}").resolve() for end in ("", "-wal", "-shm", "-journal")}
+        taken = {Path(f"{os.fspath(journal_path)}{end}").resolve() for end in ("", "-wal", "-shm", "-journal", ".lock")}
         if Path(outbox).resolve() in taken:  # the outbox is rewritten by rename: it would replace the journal
             raise ValueError(f"[floor] outbox {outbox} is the journal's own file; leave outbox unset "
                              f"(default: {os.fspath(journal_path)}.floor) or name a file of its own")

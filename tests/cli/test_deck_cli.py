@@ -7,11 +7,13 @@ import threading
 from pathlib import Path
 
 import pytest
+from journal_owner import Owner
 
 from drivers.shoe_fw import deckmap
 from hil.virtual_pn532 import Tag, VirtualReader
 from shoe_ctl.cli import deck as deck_cli
 from shoe_ctl.cli import main
+from shoe_ctl.config import load_table_config
 from shoe_ctl.service.journal import Journal
 from shoe_ctl.service.shoe_secrets import SecretStore
 
@@ -97,6 +99,28 @@ def test_enrol_from_a_uid_list_and_a_uid_of_a_live_deck_is_refused(table: Path, 
     err = capsys.readouterr().err
     assert "card 8 (8s): tag " + first[40].hex() + " is enrolled in live deck A" in err
     assert not (tmp_path / "state" / "decks" / "B.json").exists()
+
+
+def test_with_the_journal_held_by_a_running_service_nothing_is_done(table: Path, tmp_path: Path, capsys) -> None:
+    first = [uid(n) for n in range(52)]
+    assert main(["deck", "enrol", "A", "--config", str(table), "--uids", str(uids_file(tmp_path, first))]) == 0
+    capsys.readouterr()
+    journal = tmp_path / "journal.db"
+    cfg = load_table_config(table)
+    service = Owner(journal, cfg.table, cfg.rules)
+    try:
+        second = uids_file(tmp_path, [uid(n, deck=1) for n in range(52)], "b.txt")
+        for argv in (["enrol", "B", "--uids", str(second)], ["retire", "A"], ["check", "A", "--uids", str(second)]):
+            assert main(["deck", *argv, "--config", str(table)]) == 2, argv
+            err = capsys.readouterr().err
+            assert f"journal {journal} is open for writing by another process (pid {service.proc.pid}" in err
+            assert "stop it first" in err and "nothing was done" in err
+        assert int(service.append("the service's next record")) == 2  # nothing took its sequence
+    finally:
+        service.stop()
+    decks = tmp_path / "state" / "decks"
+    assert (decks / "A.json").exists() and not (decks / "B.json").exists() and not (decks / "retired").exists()
+    assert [r.kind for r in journal_records(tmp_path)] == ["deck-enrol"]
 
 
 @pytest.mark.parametrize("content, message", [

@@ -268,7 +268,7 @@ def test_a_named_pipe_as_the_outbox_does_not_hold_the_start(tmp_path: Path) -> N
     assert made and made[0].acked == 0
 
 
-@pytest.mark.parametrize("end", ["", "-wal", "-shm"])
+@pytest.mark.parametrize("end", ["", "-wal", "-shm", ".lock"])
 def test_an_outbox_naming_the_journal_is_refused(tmp_path: Path, end: str) -> None:
     """``[floor] outbox`` set to the journal's path by a slip: the publisher's first save renamed
     its JSON over the journal, and every hand was gone (``journal check``: not an SQLite file)."""

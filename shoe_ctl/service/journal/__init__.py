@@ -6,7 +6,7 @@ identity); docs/journal.md describes them and the behaviour.
 
 from shoe_ctl.service.journal.aside import KEEP_ASIDE
 from shoe_ctl.service.journal.facade import SYNC_LEVELS, Journal
-from shoe_ctl.service.journal.files import refuse_foreign
+from shoe_ctl.service.journal.files import owner_lock, refuse_foreign, refuse_owned
 from shoe_ctl.service.journal.records import (
     EXPECTED_SCHEMA,
     FORMAT,
@@ -35,7 +35,9 @@ __all__ = [
     "OpenReport",
     "Record",
     "WalScan",
+    "owner_lock",
     "record_crc",
     "refuse_foreign",
+    "refuse_owned",
     "scan_wal",
 ]

@@ -24,6 +24,7 @@ from typing import Any
 from shoe_ctl.service import codec
 from shoe_ctl.service.journal import chain
 from shoe_ctl.service.journal.aside import prune_aside
+from shoe_ctl.service.journal.files import give_up_ownership, take_ownership
 from shoe_ctl.service.journal.identity import Identity
 from shoe_ctl.service.journal.records import Damage, HandSummary, JournalError, OpenReport, Record, Row
 from shoe_ctl.service.journal.repair import Repair, check_file
@@ -57,7 +58,9 @@ class Journal:
     :param deferred: take the whole-file checks and the retention off the open: they run in a
         background thread ``deferred_delay_s`` seconds after the open (the service's start path,
         ``docs/journal.md``, "What is checked when"); ``report.records`` is counted there too.
-    :raises JournalError: another table's or profile's journal (naming both), a format newer than
+    :raises JournalError: a journal another process (or another ``Journal`` of this one) has open
+        for writing, when opened for writing (naming it and what to do; ``docs/journal.md``, "One
+        writing process"), another table's or profile's journal (naming both), a format newer than
         this program, an unknown ``synchronous``, a file whose mode cannot be made 0600, or a path
         that is no journal at all (a folder, a device, a non-SQLite file: left untouched).
     :raises FileNotFoundError: ``readonly`` and no such file.
@@ -94,7 +97,12 @@ class Journal:
         identity = Identity(self.path, table, profile, self.report)
         self._repair = Repair(self.path, identity, self.report, synchronous=self.synchronous, verify=verify,
                               clock=clock)
-        conn = open_readonly(self.path, identity) if readonly else self._repair.open_writable()
+        self._owner = None if readonly else take_ownership(self.path)
+        try:
+            conn = open_readonly(self.path, identity) if readonly else self._repair.open_writable()
+        except BaseException:
+            give_up_ownership(self._owner)
+            raise
         self.store = Store(self.path, conn, synchronous=self.synchronous, readonly=readonly, clock=clock,
                            on_damaged=self._bad_read)
         self._retention = Retention(self.store, retention_days, self.report, clock)
@@ -208,6 +216,8 @@ class Journal:
             if left:
                 log.error("journal %s: closed with %d append(s) unwritten (not acked)", self.path, left)
         self.store.close()
+        give_up_ownership(self._owner)
+        self._owner = None
 
     def __enter__(self) -> Journal:
         return self

@@ -1,13 +1,15 @@
 """File safety for the journal: refuse a path that is no journal, refuse an unwritable folder,
-create the file private (0600), tighten a looser mode, copy privately, and make a folder's
-changes durable.
+create the file private (0600), tighten a looser mode, copy privately, make a folder's changes
+durable, and hold the journal for the one process that writes it (:func:`take_ownership`).
 
-The journal holds hole cards: ``docs/journal.md`` ("Permissions", "Another table's journal").
+The journal holds hole cards: ``docs/journal.md`` ("Permissions", "Another table's journal",
+"One writing process").
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import shutil
 import stat
@@ -122,3 +124,85 @@ def tighten_modes(path: Path) -> list[str]:
                 ) from exc
             fixed.append(f"{p.name}: mode {mode:04o} tightened to 0600")
     return fixed
+
+
+def owner_lock(path: Path) -> Path:
+    """The file beside the journal ``path`` whose lock marks the process writing it: ``<name>.lock``."""
+    return Path(f"{path}.lock")
+
+
+def take_ownership(path: Path) -> int:
+    """Make this process the journal ``path``'s one writer: take an exclusive ``flock`` on
+    :func:`owner_lock` (created 0600; a looser mode is tightened) and write this process's id
+    into it. The lock lasts while the returned descriptor is open and goes with the process, also
+    when it is killed. SQLite's own locks are POSIX locks on the journal and its ``-shm``, which a
+    close of any other descriptor of those files in this process would drop, so neither is opened
+    here before the lock is held; a path that is no journal is refused without leaving a lock file
+    behind (:func:`refuse_foreign`).
+
+    :returns: the descriptor holding the lock; :func:`give_up_ownership` closes it.
+    :raises JournalError: another process, or another open ``Journal`` of this one, holds the
+        journal for writing (naming the journal and that process, and what to do); a path that is
+        no journal or a folder that cannot be written (as :func:`refuse_foreign`,
+        :func:`refuse_unwritable`); the lock file cannot be made.
+    """
+    with contextlib.suppress(OSError):
+        if not stat.S_ISREG(path.stat().st_mode):
+            refuse_foreign(path)  # a folder, device or pipe: refused on its mode alone
+    refuse_unwritable(path)
+    lock = owner_lock(path)
+    created = not lock.exists()
+    try:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError as exc:
+        raise JournalError(f"{path}: its lock file {lock} cannot be opened: {exc.strerror or exc}") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+            raise JournalError(_held_message(path, holder)) from None
+        if stat.S_IMODE(os.fstat(fd).st_mode) & 0o077:
+            os.fchmod(fd, 0o600)
+        try:
+            refuse_foreign(path)
+        except JournalError:
+            if created:
+                lock.unlink(missing_ok=True)
+            raise
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _held_message(path: Path, holder: str) -> str:
+    if holder == str(os.getpid()):
+        who = f"by this process (pid {holder}): close the other Journal of it first"
+    else:
+        who = (f"by another process (pid {holder or 'unknown'}, the shoe-ctl service or a tool): stop it first "
+               "(systemctl stop shoe-ctl) and try again")
+    return (f"journal {path} is open for writing {who}; one process writes a journal, read-only tools "
+            "(doctor, report, journal) still work meanwhile")
+
+
+def refuse_owned(path: Path) -> None:
+    """Refuse, before anything else is done, a journal another process holds for writing: take
+    the ownership (:func:`take_ownership`) and give it up at once. A tool that writes one record
+    at its end (``shoe-ctl deck``) asks this first, so nobody passes a deck over the reader only
+    to have its record refused; the open for the write itself still refuses on its own.
+
+    :raises JournalError: as :func:`take_ownership`.
+    """
+    give_up_ownership(take_ownership(path))
+
+
+def give_up_ownership(fd: int | None) -> None:
+    """Close the descriptor :func:`take_ownership` returned (``None``: nothing), releasing the
+    journal for another writer. The lock file stays: removing it could let two processes each
+    lock a different file of the same name."""
+    if fd is not None:
+        with contextlib.suppress(OSError):
+            os.close(fd)

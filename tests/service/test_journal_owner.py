@@ -1,0 +1,91 @@
+"""One process writes a journal: a second opener for writing (another process, or another
+``Journal`` of the same one) is refused with an error naming the journal and what to do; a
+killed owner releases it; read-only readers read meanwhile (docs/journal.md, "One writing
+process")."""
+
+from __future__ import annotations
+
+import os
+import signal
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from journal_owner import PROFILE, TABLE, Owner
+
+from shoe_ctl.service.journal import Journal, JournalError
+
+
+@pytest.fixture
+def owner(tmp_path: Path) -> Iterator[tuple[Owner, Path]]:
+    path = tmp_path / "journal.sqlite3"
+    own = Owner(path)
+    try:
+        yield own, path
+    finally:
+        if own.proc.poll() is None:
+            own.proc.kill()
+            own.proc.wait(30)
+        own.stop()
+
+
+def notes(path: Path) -> list[tuple[int, str]]:
+    with Journal(path, table=None, profile=None, readonly=True) as j:
+        return [(r.seq, r.data["n"]) for r in j.records() if r.kind == "note"]
+
+
+def test_a_second_process_is_refused_and_the_owner_goes_on_writing(owner: tuple[Owner, Path]) -> None:
+    own, path = owner
+    first = int(own.append("first"))
+    with pytest.raises(JournalError) as err:
+        Journal(path, table=TABLE, profile=PROFILE)
+    text = str(err.value)
+    assert str(path) in text and f"pid {own.proc.pid}" in text and "stop it first" in text
+    # the owner's next record takes the next sequence: nothing took it meanwhile
+    assert int(own.append("second")) == first + 1
+    # read-only readers read while the owner writes
+    assert notes(path) == [(first, "first"), (first + 1, "second")]
+    own.stop()
+    with Journal(path, table=TABLE, profile=PROFILE) as j:  # released by a clean close
+        assert j.append_record("note", {"n": "third"}) == first + 2
+
+
+def test_a_killed_owner_releases_the_journal(owner: tuple[Owner, Path]) -> None:
+    own, path = owner
+    seq = int(own.append("before the kill"))
+    own.proc.send_signal(signal.SIGKILL)
+    own.proc.wait(30)
+    with Journal(path, table=TABLE, profile=PROFILE) as j:
+        assert j.append_record("note", {"n": "after"}) == seq + 1
+    assert notes(path) == [(seq, "before the kill"), (seq + 1, "after")]
+
+
+def test_a_second_journal_of_the_same_process_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "journal.sqlite3"
+    with Journal(path, table=TABLE, profile=PROFILE) as first:
+        seq = first.append_record("note", {"n": "a"})
+        with pytest.raises(JournalError, match="this process"):
+            Journal(path, table=TABLE, profile=PROFILE)
+        with Journal(path, table=None, profile=None, readonly=True) as reader:
+            assert [r.seq for r in reader.records() if r.kind == "note"] == [seq]
+        assert first.append_record("note", {"n": "b"}) == seq + 1
+    with Journal(path, table=TABLE, profile=PROFILE) as again:
+        assert again.append_record("note", {"n": "c"}) == seq + 2
+
+
+def test_the_lock_file_is_private_and_a_foreign_file_gets_none(tmp_path: Path) -> None:
+    path = tmp_path / "journal.sqlite3"
+    lock = Path(f"{path}.lock")
+    lock.write_text("")
+    os.chmod(lock, 0o644)
+    with Journal(path, table=TABLE, profile=PROFILE):
+        assert stat.S_IMODE(lock.stat().st_mode) == 0o600
+        assert lock.read_text().strip() == str(os.getpid())
+    assert lock.exists()  # kept: removing it could let two writers lock two files of one name
+    notes_txt = tmp_path / "notes.txt"
+    notes_txt.write_text("not a journal\n" * 10)
+    with pytest.raises(JournalError, match="not a shoe-ctl journal"):
+        Journal(notes_txt, table=TABLE, profile=PROFILE)
+    assert not Path(f"{notes_txt}.lock").exists()
+    assert notes_txt.read_text() == "not a journal\n" * 10
