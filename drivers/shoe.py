@@ -187,7 +187,7 @@ class IdleWait:
     :meth:`read` and :meth:`reading` runs under the link's lock.
     """
 
-    __slots__ = ("_fd", "_pipe", "min_s", "until", "out", "stats", "_said_at", "_loud", "_dropped")
+    __slots__ = ("_fd", "_pipe", "min_s", "until", "out", "stats", "_said_at", "_loud", "_dropped", "_device")
 
     def __init__(self, min_s: float, stats: LinkStats | None = None) -> None:
         self.min_s = min_s
@@ -199,6 +199,7 @@ class IdleWait:
         self._pipe: tuple[int, int] | None = None
         self.out: PortOutput | None = None
         """The port's output: while bytes of it wait for room, the wait ends when the port has room too."""
+        self._device = False  # the port is a device (the reader read it with fd)
         self._said_at = -math.inf  # when a full port was last logged at WARNING
         self._loud = False  # this filling was logged at WARNING
         self._dropped = 0  # the output's drops when this filling began
@@ -208,6 +209,7 @@ class IdleWait:
         """While the reader reads the port whose descriptor is ``fd`` (None: it waits as pyserial does)."""
         with lock:
             self._fd = fd
+            self._device = fd is not None
             if fd is not None:
                 self.out = PortOutput(fd, self.stats)
                 self._pipe = os.pipe()
@@ -264,14 +266,18 @@ class IdleWait:
     def send(self, frame: bytes, ser: SerialBase) -> None:
         """Write ``frame`` to the port ``ser`` (the link's lock held). A device port (:attr:`out`
         set) never makes it wait for room (:meth:`PortOutput.send`): bytes that begin to wait
-        wake the reader, whose wait then ends when the port has room too, and it writes them.
-        Any other port: :func:`write_frame`, which may wait.
+        wake the reader, whose wait then ends when the port has room too, and it writes them; once
+        the reader has left the device (its connection ended, the port about to close) a frame
+        is dropped with what waited, never written with a wait. Any other port:
+        :func:`write_frame`, which may wait.
 
         :raises serial.SerialException: see :func:`write_frame`.
         :raises OSError: the port is lost.
         """
         out = self.out
         if out is None:
+            if self._device:
+                return  # the connection has ended: its frames go with it (the session starts afresh)
             write_frame(ser, frame)
             self.stats.frames_out += 1
             return
