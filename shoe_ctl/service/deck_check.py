@@ -167,8 +167,11 @@ class DeckCheckShown:
     display asks at each state it sends, and every 2 s). The first look reads the records since the
     newest hand's start; each later one only those committed since the last look, by this process
     or another (``shoe-ctl deck check`` journals from its own): a ``deck-check`` among them is shown,
-    a ``hand-start`` hides it. An idle table's look reads nothing; a dealing table's, the few
-    records of the last seconds instead of the whole hand so far."""
+    a ``hand-start`` hides it. While a check is shown each look also reads the newest ``deck-check``
+    (verified, as every read is): a shown record found damaged or changed since is no longer shown
+    as it was, and the look reads again from the newest hand's start. An idle table's look reads
+    nothing (one record while a check is shown); a dealing table's, the few records of the last
+    seconds instead of the whole hand so far."""
 
     def __init__(self, journal: Any, every_s: float = 2.0, clock: Callable[[], float] = time.monotonic) -> None:
         self.journal = journal
@@ -189,6 +192,14 @@ class DeckCheckShown:
         return self._shown
 
     def _look(self) -> None:
+        shown = self._check
+        if shown is not None:  # the record shown, still as it was? (the newest check, read verified)
+            newest = next(iter(self.journal.newest("deck-check")), None)  # indexed: found at once
+            self.read += 1
+            if newest is None or newest.seq < shown.seq or (newest.seq == shown.seq and newest.body != shown.body):
+                # changed under the display (found damaged and put aside, or edited): look again
+                # from the newest hand's start, as the first look
+                self._seq = self._check = self._shown = None
         since, check = self._seq, self._check
         if since is None:  # the first look: from the newest hand's start
             hand = next(iter(self.journal.newest("hand-start")), None)  # indexed: found at once
