@@ -89,3 +89,13 @@ def test_the_lock_file_is_private_and_a_foreign_file_gets_none(tmp_path: Path) -
         Journal(notes_txt, table=TABLE, profile=PROFILE)
     assert not Path(f"{notes_txt}.lock").exists()
     assert notes_txt.read_text() == "not a journal\n" * 10
+
+
+def test_a_refused_open_leaves_the_journal_free(tmp_path: Path) -> None:
+    path = tmp_path / "journal.sqlite3"
+    with Journal(path, table=TABLE, profile=PROFILE) as j:
+        first = j.append_record("note", {"n": "a"})
+    with pytest.raises(JournalError, match="table"):
+        Journal(path, table="another table", profile=PROFILE)
+    with Journal(path, table=TABLE, profile=PROFILE) as j:  # not refused as held by this process
+        assert j.append_record("note", {"n": "b"}) == first + 1

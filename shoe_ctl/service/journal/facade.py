@@ -100,11 +100,15 @@ class Journal:
         self._owner = None if readonly else take_ownership(self.path)
         try:
             conn = open_readonly(self.path, identity) if readonly else self._repair.open_writable()
+            try:
+                self.store = Store(self.path, conn, synchronous=self.synchronous, readonly=readonly, clock=clock,
+                                   on_damaged=self._bad_read)
+            except BaseException:
+                conn.close()
+                raise
         except BaseException:
-            give_up_ownership(self._owner)
+            give_up_ownership(self._owner)  # a failed open leaves the journal free for the next
             raise
-        self.store = Store(self.path, conn, synchronous=self.synchronous, readonly=readonly, clock=clock,
-                           on_damaged=self._bad_read)
         self._retention = Retention(self.store, retention_days, self.report, clock)
         self._submit_lock = threading.RLock()  # the order of the FIFO is the order of the hand marks
         self._writer: GroupWriter | None = None if readonly else GroupWriter(self.store, name=self.path.name)
