@@ -314,6 +314,10 @@ class Table:
             # imported here: the floor client (paho) is loaded when a floor is configured
             from shoe_ctl.floor.publisher import attach_floor
 
+            # the recall hears each commit before the publisher, whose step (another thread) may
+            # ask it for the last hands as soon as the publisher hears of the commit
+            self._kept_recall()
+
             # closed with the controller's sinks; it commits the journal's queue first and sends it
             publisher = attach_floor(controller, self.journal, self._floor, table=self.cfg.table,
                                      journal_path=self.journal.path if isinstance(self.journal, Journal) else None,
@@ -399,15 +403,21 @@ class Table:
     def _recall(self) -> list[dict[str, Any]]:
         """The last hands from the journal, full (:func:`shoe_ctl.recall.recall_hands`), kept up
         to date from one call to the next (:class:`shoe_ctl.recall.Recall`); any thread."""
+        recall = self._kept_recall()
+        return recall() if recall is not None else []
+
+    def _kept_recall(self) -> Recall | None:
+        """The journal's kept recall, made and listening to the journal's commits at the first
+        call (None without a journal file)."""
         journal = self.journal
         if not isinstance(journal, Journal):
-            return []
+            return None
         kept = self._recaller
         if kept is None or kept[0] is not journal:
             recall = Recall(journal.records, default_machine_factory, lambda: journal.identity()[1] or "tda")
             journal.add_commit_listener(recall.committed)  # each commit's records, not read back
             kept = self._recaller = (journal, recall)
-        return kept[1]()
+        return kept[1]
 
     def _shoe_identity(self) -> tuple[str, str]:
         """The shoe's serial number and firmware from its hello (``("", "")`` before one)."""

@@ -13,7 +13,6 @@ vanished and the link retries it, and with the floor on and its broker unreachab
 from __future__ import annotations
 
 import signal
-import socket
 import subprocess
 import sys
 import textwrap
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from floor_help import closed_port
 from paths import EXAMPLES, ROOT
 from waiting import interrupt, wait_for
 
@@ -46,13 +46,6 @@ def catches(pid: int, sig: int) -> bool:
 
 def spawn(args: list[str], cwd: Path, **kwargs: Any) -> subprocess.Popen[str]:
     return subprocess.Popen(args, cwd=cwd, preexec_fn=ignoring_sigint, text=True, **kwargs)
-
-
-def closed_port() -> int:
-    """A loopback port nothing listens on."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs /proc (Linux)")

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import threading
 from typing import Any
 
@@ -19,6 +20,13 @@ TABLES = ("t1", "t2", "t3")
 
 FLOORS = ("floor", "floor-2")
 """Its floor users: a second floor consumer needs a user of its own (one connection per user)."""
+
+
+def closed_port() -> int:
+    """A loopback port nothing listens on (a broker that is away)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 class Tap:
