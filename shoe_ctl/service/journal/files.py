@@ -11,8 +11,8 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import shutil
 import stat
+import subprocess
 from pathlib import Path
 
 from shoe_ctl.service.journal.records import JournalError
@@ -37,14 +37,20 @@ def sidecars(path: Path) -> tuple[Path, Path]:
 
 
 def private_copy(src: Path, dst: Path) -> None:
-    """Copy ``src`` to a new file ``dst`` made with mode 0600 and fsynced.
+    """Copy ``src`` to a new file ``dst`` made with mode 0600 and fsynced. ``src`` is read by a
+    child process (``cat``): closing any descriptor of a file in this process would drop every
+    POSIX lock this process holds on it, those of an SQLite connection to the live journal
+    included (sqlite.org, "How To Corrupt An SQLite Database File", 2.2).
 
     :raises FileExistsError: when ``dst`` exists.
+    :raises OSError: ``src`` cannot be read (naming it and why).
     """
     fd = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "wb") as out, open(src, "rb") as inp:
-        shutil.copyfileobj(inp, out)
-        out.flush()
+    with os.fdopen(fd, "wb") as out:
+        done = subprocess.run(["cat", "--", os.fspath(src)], stdout=out, stderr=subprocess.PIPE, check=False)
+        if done.returncode:
+            why = done.stderr.decode(errors="replace").strip() or f"cat exited with {done.returncode}"
+            raise OSError(f"{src}: cannot be copied: {why}")
         os.fsync(out.fileno())
 
 
