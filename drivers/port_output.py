@@ -1,9 +1,9 @@
 """The shoe link's writes to a device port, which never wait for room: a frame goes out in one
 non-blocking ``os.write`` when the port's output buffer takes it; what a full buffer leaves (a shoe
 that stopped reading, a stalled adapter) waits here, in order, and the link's reader writes it when
-its ``select`` says the port has room. Meanwhile only the newest ACK and the newest LED frame are
-kept (an ACK carries everything an older one says; the LED pattern is the latest one, repeated
-until the shoe shows it), and at most :data:`MAX_WAITING` frames in all. docs/protocol.md, section 7.
+its ``select`` says the port has room. Meanwhile only the newest frame of each type a newer one
+supersedes is kept (:data:`LATEST_ONLY`), and at most :data:`MAX_WAITING` frames in all.
+docs/protocol.md, section 7.
 """
 
 from __future__ import annotations
@@ -14,15 +14,20 @@ from collections import deque
 from drivers import protocol as p
 from drivers.link_stats import LinkStats
 
-LATEST_ONLY = frozenset({p.T_ACK, p.T_LED})
-"""Frame types of which only the newest waits: a newer one replaces one not yet begun."""
+LATEST_ONLY = frozenset({p.T_HOST_HELLO, p.T_ACK, p.T_LED, p.T_RESET})
+"""Frame types of which only the newest waits: a newer one replaces one not yet begun. Each says
+all the host wants of its kind (docs/protocol.md, sections 4 and 14): an ACK everything an older
+one says; LED the latest pattern and RESET_COUNTER the one reset the host wants, each repeated
+until the shoe reports it; HOST_HELLO a fresh challenge, which the shoe answers with a HELLO and a
+resend of its unacked events and which ends its session, so a waiting older one only costs a
+round trip and a resend. PAIR is not among them: a shoe in pairing mode takes the first one."""
 
 MAX_WAITING = 16
 """Frames that wait for room at most; past it the oldest one not yet begun and not of
-:data:`LATEST_ONLY` is dropped (a frame lost on the line, as the protocol allows: commands are
-repeated until the shoe reports them). The one waiting ACK and LED frame stay: each is the newest
-of its type, which a dropped one would leave the shoe without until the next (an ACK's keepalive
-is 0.5 s, past the shoe's 0.3 s resend timeout)."""
+:data:`LATEST_ONLY` is dropped (a frame lost on the line, as the protocol allows). A waiting
+frame of :data:`LATEST_ONLY` stays: it is the newest of its type, which a dropped one would leave
+the shoe without until the next (an ACK's keepalive is 0.5 s, past the shoe's 0.3 s resend
+timeout); there is one of each type at most, fewer than the cap."""
 
 
 def frame_type(frame: bytes) -> int:
@@ -76,7 +81,7 @@ class PortOutput:
                         del self._waiting[i]
                         self.dropped += 1
                         break
-            if len(self._waiting) >= MAX_WAITING:  # the oldest command goes: never the one ACK or LED frame
+            if len(self._waiting) >= MAX_WAITING:  # the oldest other frame goes, never the newest of a type
                 for i, (other, _) in enumerate(self._waiting):
                     if other not in LATEST_ONLY:
                         del self._waiting[i]

@@ -291,7 +291,7 @@ class IdleWait:
             self._dropped = out.dropped
             (log.warning if self._loud else log.debug)(
                 "shoe link: the port's output buffer is full (is the shoe reading?); frames wait for "
-                "room, the newest ACK and LED frame kept")
+                "room, only the newest HOST_HELLO, ACK, LED and RESET_COUNTER kept")
             self.wake()
 
     def nearer(self, deadline: Callable[[], float]) -> None:

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from journal_owner import Owner
 from paths import ROOT
 
 from shoe_ctl.cli.run import journal_path
@@ -78,6 +79,30 @@ def test_run_uses_the_configured_journal_and_the_option_wins(tmp_path: Path) -> 
     out = _run(cfg, "--journal", "off")
     assert out.returncode == 0, out.stderr
     assert not configured.exists()
+
+
+def test_a_journal_that_cannot_be_opened_is_named_once(tmp_path: Path) -> None:
+    """docs/journal.md, "One writing process": a journal another process writes, or a file that is
+    no journal, stops ``run`` with one line naming the journal once."""
+    cfg = _config(tmp_path, None)
+    journal = tmp_path / "held.sqlite3"
+    owner = Owner(journal)
+    try:
+        out = _run(cfg, "--journal", str(journal))
+    finally:
+        owner.stop()
+    assert out.returncode == 2, out.stderr
+    lines = [line for line in out.stderr.splitlines() if line.startswith("shoe-ctl run:")]
+    assert len(lines) == 1, out.stderr
+    assert f"journal {journal} is open for writing by another process (pid {owner.proc.pid}" in lines[0]
+    assert lines[0].count(str(journal)) == 1, lines[0]
+
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a journal\n")
+    out = _run(cfg, "--journal", str(notes))
+    assert out.returncode == 2, out.stderr
+    assert f"{notes} is not a shoe-ctl journal" in out.stderr
+    assert out.stderr.count(str(notes)) == 1, out.stderr
 
 
 def test_doctor_skips_the_journal_check_when_none_is_configured(tmp_path: Path) -> None:

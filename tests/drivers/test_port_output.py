@@ -1,6 +1,6 @@
 """The link's writes to a device port never wait for room (``drivers.port_output``): what a full
-output buffer leaves waits, in order, and goes out as room comes; meanwhile only the newest ACK
-and the newest LED frame wait, and at most ``MAX_WAITING`` frames. A pipe stands for the port: its
+output buffer leaves waits, in order, and goes out as room comes; meanwhile only the newest
+HOST_HELLO, ACK, LED and RESET_COUNTER frame wait, and at most ``MAX_WAITING`` frames. A pipe stands for the port: its
 buffer is full exactly when a write is refused (docs/protocol.md, section 7)."""
 
 from __future__ import annotations
@@ -79,17 +79,41 @@ def test_a_frame_begun_is_finished_before_any_other(pipe: tuple[int, int]) -> No
     assert os.read(r, 65536) == first + _ack(2, 2, 3)
 
 
+def test_a_full_port_lets_out_one_host_hello_and_one_reset_the_newest(pipe: tuple[int, int]) -> None:
+    """A port full while the host challenges every 0.25 s and repeats its reset every 0.3 s: once
+    it drains the shoe reads one HOST_HELLO and one RESET_COUNTER, the newest, not a burst."""
+    r, w = pipe
+    out = PortOutput(w, LinkStats())
+    filled = fill(w)
+    ctr = 0
+    for _ in range(MAX_WAITING):
+        ctr += 1
+        out.send(p.encode(p.HostHello(ctr)))
+        ctr += 1
+        out.send(p.encode(p.ResetCounter(ctr, 7)))
+    out.send(_ack(ctr + 1, 1, 2))
+    assert out.dropped == 2 * (MAX_WAITING - 1)
+    _read_all(r, filled)
+    out.drain()
+    sent = list(p.FrameDecoder().feed(os.read(r, 4096)))
+    assert [(type(m), m.seq) for m in sent] == [(p.HostHello, ctr - 1), (p.ResetCounter, ctr), (p.Ack, ctr + 1)]
+
+
 def test_at_most_max_waiting_frames_wait(pipe: tuple[int, int]) -> None:
     _r, w = pipe
     out = PortOutput(w, LinkStats())
     fill(w)
-    for n in range(MAX_WAITING + 5):
-        out.send(p.encode(p.ResetCounter(n + 1, n + 1)))
+    for n in range(MAX_WAITING + 5):  # PAIR: never replaced by a newer one, so only the cap bounds it
+        out.send(p.seal(p.Pair(n + 1, bytes(32)), bytes(32), n + 1))
     assert len(out._waiting) == MAX_WAITING and out.dropped == 5
+    out.send(_ack(99, 1, 2))  # the cap drops a PAIR, never the newest of a type a newer one replaces
+    assert len(out._waiting) == MAX_WAITING and out._waiting[-1][0] == p.T_ACK and out.dropped == 6
 
 
 def test_the_frame_type_is_read_from_the_frame_as_sent() -> None:
     assert frame_type(_ack(1, 1, 2)) == p.T_ACK
     assert frame_type(_led(1, 2)) == p.T_LED
     assert frame_type(b"\x00") == 0 and frame_type(b"\x00\x01\x00") == 0
-    assert port_output.LATEST_ONLY == {p.T_ACK, p.T_LED}
+    assert frame_type(p.encode(p.HostHello(1))) == p.T_HOST_HELLO
+    assert frame_type(p.seal(p.Pair(1, bytes(32)), bytes(32), 1)) == p.T_PAIR
+    assert port_output.LATEST_ONLY == {p.T_HOST_HELLO, p.T_ACK, p.T_LED, p.T_RESET}

@@ -1,9 +1,10 @@
 """What a shoe reads from a port whose output buffer fills and empties at random
 (``drivers.port_output.PortOutput``, docs/protocol.md section 7): every frame it reads is whole and
-they come in the order sent (the host's frame counter only grows), each ACK and LED frame it
-reads is the newest of its type sent before it, no command is read twice, and once the port has
-room again the last ACK and the last LED frame it reads are the newest sent: the shoe hears
-every ``acked`` and ``want`` and the newest pattern, however many other frames waited."""
+they come in the order sent (the host's frame counter only grows), no command is read twice, at
+most one frame of each type a newer one supersedes (HOST_HELLO, ACK, LED, RESET_COUNTER) waits at
+any time, so no burst of them comes out when the port drains, and once the port has room again
+the last frame of each of those types it reads is the newest sent: the shoe hears every
+``acked`` and ``want``, the newest pattern, reset and challenge, however many other frames waited."""
 
 from __future__ import annotations
 
@@ -20,7 +21,10 @@ from drivers.port_output import MAX_WAITING, PortOutput
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="a non-blocking pipe: POSIX only")
 
-_OPS = st.lists(st.one_of(st.just("ack"), st.just("led"), st.just("reset"),
+_SUPERSEDED = (p.HostHello, p.Ack, p.Led, p.ResetCounter)
+"""The host's messages a newer one of their type supersedes (docs/protocol.md, section 7)."""
+
+_OPS = st.lists(st.one_of(st.just("ack"), st.just("led"), st.just("reset"), st.just("hello"),
                           st.tuples(st.just("room"), st.integers(1, 200)), st.just("full")),
                 min_size=1, max_size=3 * MAX_WAITING + 10)
 
@@ -34,8 +38,9 @@ def _take(r: int, n: int) -> bytes:
 
 @settings(max_examples=150, deadline=None)
 @given(_OPS)
-@example(["ack", "led", *["reset"] * MAX_WAITING])  # more commands wait than the cap once the ACK waits
-def test_the_shoe_reads_whole_frames_in_order_and_the_newest_ack_and_led_last(ops: list[object]) -> None:
+@example(["ack", "led", *["reset"] * MAX_WAITING])  # resets repeated while an ACK and a LED frame wait
+@example(["full", *["hello", "reset"] * MAX_WAITING])  # the challenges and resets of a long full port
+def test_the_shoe_reads_whole_frames_in_order_and_the_newest_of_each_superseded_type_last(ops: list[object]) -> None:
     r, w = os.pipe()
     os.set_blocking(r, False)
     os.set_blocking(w, False)
@@ -56,9 +61,11 @@ def test_the_shoe_reads_whole_frames_in_order_and_the_newest_ack_and_led_last(op
                 continue
             ctr += 1
             msg = {"ack": p.Ack(ctr, ctr - 1, ctr), "led": p.Led(ctr, ctr % 255 + 1, "deal", ("green",), "blink", 100, 100),
-                   "reset": p.ResetCounter(ctr, ctr)}[op]  # type: ignore[index]
+                   "reset": p.ResetCounter(ctr, ctr % 0xFFFF + 1), "hello": p.HostHello(ctr)}[op]  # type: ignore[index]
             newest[type(msg)] = ctr
             out.send(p.encode(msg))
+            waiting = [kind for kind, _frame in out._waiting]
+            assert all(waiting.count(kind.TYPE) <= 1 for kind in _SUPERSEDED), waiting
         while out.waiting:  # the shoe reads everything: room until nothing waits
             read += _take(r, 65536)
             out.drain()
@@ -71,7 +78,7 @@ def test_the_shoe_reads_whole_frames_in_order_and_the_newest_ack_and_led_last(op
     assert decoder.stats.bad_frames == 0  # every frame whole
     seqs = [m.seq for m in got]
     assert seqs == sorted(set(seqs))  # in the order sent, none twice
-    for kind in (p.Ack, p.Led):
+    for kind in _SUPERSEDED:
         mine = [m.seq for m in got if isinstance(m, kind)]
         if kind in newest:
             assert mine and mine[-1] == newest[kind], f"the newest {kind.__name__} never reached the shoe"

@@ -69,8 +69,18 @@ def test_a_journal_path_gets_the_hand_marks_and_a_foreign_file_is_a_table_error(
         table.close()
     foreign = tmp_path / "notes.txt"
     foreign.write_text("not a journal\n")
-    with pytest.raises(TableError, match="notes.txt"):
+    with pytest.raises(TableError, match="notes.txt") as refused:
         Table.from_config(TableConfig(), profiles=PROFILES, shoe_url="sim", journal=str(foreign))
+    assert str(refused.value).count(str(foreign)) == 1  # the journal's own error names it; said once
+
+
+def test_a_journal_problem_without_the_path_gets_it() -> None:
+    from shoe_ctl.table import _journal_problem
+
+    said = _journal_problem("/srv/t.journal", OSError(28, "No space left on device"))
+    assert said == "journal /srv/t.journal: [Errno 28] No space left on device"
+    said = _journal_problem("./t.journal", ValueError("t.journal: cannot be read"))
+    assert said == "t.journal: cannot be read"
 
 
 def test_the_simulated_shoe_is_paired_by_the_table_and_a_bench_link_says_auth_off() -> None:
