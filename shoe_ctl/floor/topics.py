@@ -226,6 +226,39 @@ def floor_state(raw: Mapping[str, Any]) -> dict[str, Any]:
 
 
 _TILE_KEYS = ("hand", "game", "state", "street")
+_TILE_PARTS = (("stub", ("count", "required", "forecast")), ("shoe", ("status", "detail")))
+
+_TILE_TEXTS: dict[str, str] = {}
+"""A tile's texts as the tile writes them (every card and tag UID ``??``), for the texts seen so
+far: up to 1,024 of up to 200 characters (the state and street names, the stub's forecast, the
+shoe's status; a fault's detail may be new every time)."""
+
+
+def _tile_text(text: str) -> str:
+    """``text`` as :func:`floor_tile` writes it: the embargo filter's text with no public card,
+    then redacted (remembered, :data:`_TILE_TEXTS`)."""
+    out = _TILE_TEXTS.get(text)
+    if out is None:
+        out = redact(public_state({"text": text})["text"])
+        if len(text) <= 200 and len(_TILE_TEXTS) < 1024:
+            _TILE_TEXTS[text] = out
+    return out
+
+
+def _tile_fields(source: Mapping[str, Any], keys: tuple[str, ...]) -> dict[str, Any] | None:
+    """``source``'s ``keys`` (those present) with each text as the tile writes it, when every one
+    is a ``str`` or a JSON scalar; None for any other value (the whole filter's path)."""
+    out: dict[str, Any] = {}
+    for k in keys:
+        if k in source:
+            v = source[k]
+            kind = type(v)
+            if kind is str:
+                v = _tile_text(v)
+            elif kind not in _PLAIN:
+                return None
+            out[k] = v
+    return out
 
 
 def floor_tile(raw: Mapping[str, Any]) -> dict[str, Any]:
@@ -233,7 +266,24 @@ def floor_tile(raw: Mapping[str, Any]) -> dict[str, Any]:
     ``state``, ``street``, the stub's ``count``, ``required`` and ``forecast`` and the shoe's
     ``status`` and ``detail`` (the keys present), every card written in a text ``??`` (no card is
     public here: the tile names none) and every tag UID redacted. A few small fields: built and
-    compared per update at a fraction of :func:`floor_state`'s cost."""
+    compared per update at a fraction of :func:`floor_state`'s cost: with texts and numbers only
+    (the machine's updates), each text is filtered and redacted once and remembered; anything
+    else goes through the whole filter and the redaction."""
+    tile = _tile_fields(raw, _TILE_KEYS)
+    for key, keys in _TILE_PARTS:
+        if tile is None:
+            break
+        sub = raw.get(key)
+        if type(sub) is dict:
+            fields = _tile_fields(sub, keys)
+            if fields is None:
+                tile = None
+            else:
+                tile[key] = fields
+        elif isinstance(sub, Mapping):
+            tile = None
+    if tile is not None:
+        return tile
     part: dict[str, Any] = {k: raw[k] for k in _TILE_KEYS if k in raw}
     stub, shoe = raw.get("stub"), raw.get("shoe")
     if isinstance(stub, Mapping):

@@ -1,9 +1,11 @@
 """The floor's redaction (``shoe_ctl.floor.topics.redact``): its shortcuts for the exact JSON
 types (a text without ``tag ``, no public card, a number) give what the plain walk over the
-abstract types gives, for texts that name cards, tags and neither, under any public cards."""
+abstract types gives, for texts that name cards, tags and neither, under any public cards; and
+the tile's remembered texts (``floor_tile``) give what the whole filter and redaction give."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from types import MappingProxyType
@@ -12,8 +14,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shoe_ctl.embargo import CARD_TOKEN, REDACTED
-from shoe_ctl.floor.topics import redact
+from shoe_ctl.embargo import CARD_TOKEN, REDACTED, public_state
+from shoe_ctl.floor.topics import floor_tile, redact
 
 TAG = re.compile(r"\btag [0-9a-fA-F]{8,20}\b")
 
@@ -55,3 +57,32 @@ def test_a_text_keeps_its_public_cards_and_loses_the_rest_and_its_tags() -> None
     assert redact(text, frozenset({"Kh"})) == "seat 2 Kh, seat 3 ??, ??, tag ?? read"
     assert redact(text) == "seat 2 ??, seat 3 ??, ??, tag ?? read"
     assert redact({1: (text, 7, None, True)}) == {"1": ["seat 2 ??, seat 3 ??, ??, tag ?? read", 7, None, True]}
+
+
+def whole_tile(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """The tile through the whole embargo filter and the redaction, with no shortcut."""
+    part: dict[str, Any] = {k: raw[k] for k in ("hand", "game", "state", "street") if k in raw}
+    for key, keys in (("stub", ("count", "required", "forecast")), ("shoe", ("status", "detail"))):
+        sub = raw.get(key)
+        if isinstance(sub, Mapping):
+            part[key] = {k: sub[k] for k in keys if k in sub}
+    return dict(redact(public_state(part)))
+
+
+TILE_PARTS = st.fixed_dictionaries({}, optional={
+    "count": VALUES, "required": LEAVES, "forecast": TEXTS, "status": VALUES, "detail": TEXTS, "drawn": VALUES})
+RAW_STATES = st.fixed_dictionaries({}, optional={
+    "hand": LEAVES, "game": TEXTS, "state": VALUES, "street": TEXTS, "stub": TILE_PARTS | VALUES,
+    "shoe": TILE_PARTS | TILE_PARTS.map(MappingProxyType), "seats": VALUES, "community": st.sampled_from(CARDS)})
+
+
+@settings(max_examples=400, deadline=None)
+@given(raw=RAW_STATES)
+def test_the_tile_is_the_whole_filter_s(raw: dict[str, Any]) -> None:
+    """The tile's texts remembered once filtered give the same tile, key order included, as the
+    whole filter and the redaction, whatever the state holds (texts naming cards and tags,
+    numbers, lists and mappings where texts are expected)."""
+    tile = floor_tile(raw)
+    assert tile == whole_tile(raw)
+    assert list(tile) == list(whole_tile(raw))
+    assert json.dumps(tile) == json.dumps(whole_tile(raw))
