@@ -41,6 +41,24 @@ _FOLD, _ALL_IN, _SHOW, _BETTING_COMPLETE, _HAND_COMPLETE = (
     DealerAction.FOLD, DealerAction.ALL_IN, DealerAction.SHOW, DealerAction.BETTING_COMPLETE,
     DealerAction.HAND_COMPLETE)
 
+_PLACES: dict[tuple[str | None, int | None, str], tuple[str | None, str]] = {}
+_PLACES_MAX = 1024
+"""The :attr:`TablePicture.log` entries already made, by (street, seat, what: ``up``, ``down``,
+``burn``, ``centre``): the same immutable entry appended again (a table has a few dozen), so a
+card pulled makes no new entry and words none: the hand's log holds no new object that the
+cycle collector would look through while the hand is kept (docs/performance.md)."""
+
+
+def _placed(street: str | None, seat: int | None, what: str) -> tuple[str | None, str]:
+    """The log entry ``(street, place)`` of a card put at ``seat`` (``seat N up``/``down``) or,
+    with no seat, at ``what`` (``burn``, ``centre``), made once (:data:`_PLACES`)."""
+    entry = _PLACES.get((street, seat, what))
+    if entry is None:
+        entry = (street, what if seat is None else f"seat {seat} {what}")
+        if len(_PLACES) < _PLACES_MAX:
+            _PLACES[(street, seat, what)] = entry
+    return entry
+
 __all__ = ["DealerStats", "HandScript", "Irregularity", "ShoeLike", "SimulatedDealer", "TablePicture",
            "random_hands"]
 
@@ -648,16 +666,17 @@ class SimulatedDealer(Closeable):
             if held is None:
                 held = table.seats[seat] = []
             held.append((face, card))
-            table.log.append((ins.street, f"seat {seat} {face}"))
+            entry = _PLACES.get((ins.street, seat, face))  # _placed's look-up, called on a miss
+            table.log.append(entry if entry is not None else _placed(ins.street, seat, face))
         elif ins.signal is _BURN and "set-aside" in ins.cards:
             table.aside.append(card)
             table.log.append((None, "set-aside"))  # a house 16.16 card: no street's read
         elif ins.signal is _BURN:
             table.burns.setdefault(ins.street or "", []).append(card)
-            table.log.append((ins.street, "burn"))
+            table.log.append(_placed(ins.street, None, "burn"))
         else:
             table.community.append(card)
-            table.log.append((ins.street, "centre"))
+            table.log.append(_placed(ins.street, None, "centre"))
 
     # ------------------------------------------------------------------ scripted irregularities
 

@@ -26,7 +26,7 @@ from shoe_ctl.config import TableConfig, load_table_config
 from shoe_ctl.floor.config import doctor_floor, load_credentials, load_floor_config
 from shoe_ctl.rules.profiles import ProfileError
 from shoe_ctl.service import shoes
-from shoe_ctl.service.journal import Journal, JournalError, owner_lock, refuse_foreign
+from shoe_ctl.service.journal import Journal, JournalError, owner_lock, refuse_foreign, writer_pid
 from shoe_ctl.service.shoe_secrets import SecretError, SecretStore
 from shoe_ctl.users import UserFileError, UserStore, users_file_setting
 
@@ -334,7 +334,7 @@ def run_checks(config: Path, *, port: str | None = None, journal: Path | None = 
     yield check_gpio(cfg, pin_factory)
     yield check_journal(cfg, journal, uid)
     yield check_unit(unit)
-    yield check_floor(config, timeout)
+    yield check_floor(config, timeout, journal=journal or cfg.journal.path)
     yield check_release(config)
     yield check_users(config)
 
@@ -374,9 +374,13 @@ def check_release(config: Path) -> Check:
     return Check("release", "ok", f"shoe-ctl {verdict.version}, manifest {verdict.digest[:16]}, key {verdict.key}")
 
 
-def check_floor(config: Path, timeout: float = 3.0, probe: Callable[..., str | None] | None = None) -> Check:
+def check_floor(config: Path, timeout: float = 3.0, probe: Callable[..., str | None] | None = None,
+                journal: Path | str | None = None) -> Check:
     """``[floor]``'s configuration and credentials file (``doctor_floor``), then the broker itself:
-    it must answer and accept the table's user (``shoe_ctl.floor.publisher.probe_broker``)."""
+    it must answer and accept the table's user (``shoe_ctl.floor.publisher.probe_broker``). While
+    a process holds the table's ``journal`` for writing (the running service) the broker is not
+    asked: a client id is its user's name there (docs/floor.md), so connecting as the table's user
+    would close the service's connection and the floor would raise ``table-lost``; ``skip`` then."""
     status, detail, fix = doctor_floor(config)
     if status != "ok":
         return Check("floor", status, detail, fix)  # type: ignore[arg-type]
@@ -389,6 +393,12 @@ def check_floor(config: Path, timeout: float = 3.0, probe: Callable[..., str | N
         return Check("floor", "fail", f"the broker user {creds.username!r} is not the table's name {table!r}: "
                      "the broker acknowledges and drops every publication of this table (docs/floor.md)",
                      f"name the table {creds.username!r}, or give it a broker user {table!r}")
+    holder = writer_pid(Path(journal)) if journal is not None else None
+    if holder is not None:
+        return Check("floor", "skip", f"{detail}; the broker not asked: the journal is open for writing by "
+                     f"process {holder} (the service), and a connection as the table's user would close the "
+                     "service's own, so the floor would raise table-lost",
+                     "to ask the broker, run doctor with the service stopped (systemctl stop shoe-ctl)")
     if probe is None:
         # lazy: paho, loaded only with [floor] enabled
         from shoe_ctl.floor.publisher import probe_broker

@@ -165,8 +165,8 @@ def _as_shown(check: Any) -> dict[str, Any] | None:
 class DeckCheckShown:
     """:func:`latest_check` of ``journal``, looked for again at most every ``every_s`` seconds (the
     display asks at each state it sends, and every 2 s). The first look reads the records since the
-    newest hand's start; each later one only those committed since the last look, by this process
-    or another (``shoe-ctl deck check`` journals from its own): a ``deck-check`` among them is shown,
+    newest hand's start (a check ``shoe-ctl deck check`` journaled while the service was stopped is
+    found there); each later one only those committed since the last look: a ``deck-check`` among them is shown,
     a ``hand-start`` hides it. While a check is shown each look also reads the newest ``deck-check``
     (verified, as every read is): a shown record found damaged or changed since is no longer shown
     as it was, and the look reads again from the newest hand's start. An idle table's look reads

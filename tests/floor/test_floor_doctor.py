@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from floor_help import ROOM
+from journal_owner import Owner
 
 from shoe_ctl.cli import doctor as doc
 from shoe_ctl.cli import main
@@ -38,3 +39,27 @@ def test_the_floor_check_asks_the_broker(mosquitto: Mosquitto, tmp_path: Path, c
     assert main(["doctor", "--config", str(cfg)]) == 1
     out = capsys.readouterr().out
     assert "FAIL  floor" in out and "all well" not in out
+
+
+def test_the_broker_is_not_asked_while_the_service_writes_the_journal(mosquitto: Mosquitto, tmp_path: Path,
+                                                                      capsys) -> None:
+    # a connection as the table's user would close the running table's own (a client id is its
+    # user's name): the floor would raise table-lost, so the check stops short of the broker
+    cfg = write(tmp_path, mosquitto.url, Path(mosquitto.credentials_file("t1")))
+    journal = tmp_path / "journal.sqlite3"
+    cfg.write_text(cfg.read_text().replace("[floor]", f'[journal]\npath = "{journal}"\n[floor]'))
+
+    def never(*args: object, **kwargs: object) -> str | None:
+        raise AssertionError("the broker was asked while the service holds the journal")
+
+    service = Owner(journal, table="t1")
+    try:
+        held = doc.check_floor(cfg, 3.0, probe=never, journal=journal)
+        assert held.status == "skip" and f"process {service.proc.pid}" in held.detail
+        assert "table-lost" in held.detail and "service stopped" in held.fix
+        main(["doctor", "--config", str(cfg)])
+        assert "skip  floor" in capsys.readouterr().out
+    finally:
+        service.stop()
+    # the service stopped: the broker is asked again
+    assert doc.check_floor(cfg, 3.0, journal=journal).status in ("ok", "warn")

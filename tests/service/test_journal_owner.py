@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from journal_owner import PROFILE, TABLE, Owner
 
-from shoe_ctl.service.journal import Journal, JournalError
+from shoe_ctl.service.journal import Journal, JournalError, owner_lock, writer_pid
 
 
 @pytest.fixture
@@ -99,3 +99,27 @@ def test_a_refused_open_leaves_the_journal_free(tmp_path: Path) -> None:
         Journal(path, table="another table", profile=PROFILE)
     with Journal(path, table=TABLE, profile=PROFILE) as j:  # not refused as held by this process
         assert j.append_record("note", {"n": "b"}) == first + 1
+
+
+def test_the_writer_is_found_without_taking_the_lock(owner: tuple[Owner, Path], tmp_path: Path) -> None:
+    own, path = owner
+    assert writer_pid(path) == own.proc.pid
+    assert own.append("still mine").isdigit()  # asking took nothing from the owner
+    own.stop()
+    assert writer_pid(path) is None  # the lock file stays, nobody holds it
+    assert writer_pid(tmp_path / "none.sqlite3") is None  # no lock file at all
+
+
+def test_the_writer_is_read_from_the_holders_line_only(tmp_path: Path) -> None:
+    path = tmp_path / "journal.sqlite3"
+    owner_lock(path).write_text("")
+    st = owner_lock(path).stat()
+    where = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    locks = tmp_path / "locks"
+    locks.write_text(f"1: POSIX  ADVISORY  WRITE 11 {where} 0 EOF\n"
+                     f"2: FLOCK  ADVISORY  WRITE 12 {where}0 0 EOF\n"
+                     f"2: -> FLOCK  ADVISORY  WRITE 13 {where} 0 EOF\n")
+    assert writer_pid(path, locks) is None  # a POSIX lock, another inode, a waiter
+    locks.write_text(locks.read_text() + f"3: FLOCK  ADVISORY  WRITE 14 {where} 0 EOF\n")
+    assert writer_pid(path, locks) == 14
+    assert writer_pid(path, tmp_path / "no-such-table") is None

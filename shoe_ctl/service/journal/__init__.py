@@ -6,7 +6,7 @@ identity); docs/journal.md describes them and the behaviour.
 
 from shoe_ctl.service.journal.aside import KEEP_ASIDE
 from shoe_ctl.service.journal.facade import SYNC_LEVELS, Journal
-from shoe_ctl.service.journal.files import owner_lock, refuse_foreign, refuse_owned
+from shoe_ctl.service.journal.files import owner_lock, refuse_foreign, refuse_owned, writer_pid
 from shoe_ctl.service.journal.records import (
     EXPECTED_SCHEMA,
     FORMAT,
@@ -39,5 +39,6 @@ __all__ = [
     "record_crc",
     "refuse_foreign",
     "refuse_owned",
+    "writer_pid",
     "scan_wal",
 ]

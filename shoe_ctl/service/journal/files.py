@@ -194,6 +194,30 @@ def _held_message(path: Path, holder: str) -> str:
             "(doctor, report, journal) still work meanwhile")
 
 
+def writer_pid(path: Path, locks: Path = Path("/proc/locks")) -> int | None:
+    """The id of the process holding the journal ``path`` for writing (its :func:`owner_lock`'s
+    ``flock``), found without taking the lock: in the kernel's table of locks (``locks``, Linux
+    ``/proc/locks``: ``N: FLOCK ADVISORY WRITE PID MAJ:MIN:INODE 0 EOF``, the device in hex).
+    Asking by taking the lock, even for a moment, could refuse a service starting meanwhile.
+
+    :returns: the holder's process id; ``None`` when nobody holds it, there is no lock file, or
+        the table cannot be read (not Linux).
+    """
+    try:
+        st = owner_lock(path).stat()
+        table = locks.read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return None
+    where = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    for line in table.splitlines():
+        fields = line.split()
+        # a waiter's line reads "N: -> FLOCK ...": only the holder's has FLOCK second
+        if len(fields) >= 6 and fields[1] == "FLOCK" and fields[3] == "WRITE" and fields[5] == where:
+            with contextlib.suppress(ValueError):
+                return int(fields[4])
+    return None
+
+
 def refuse_owned(path: Path) -> None:
     """Refuse, before anything else is done, a journal another process holds for writing: take
     the ownership (:func:`take_ownership`) and give it up at once. A tool that writes one record
