@@ -489,11 +489,16 @@ class FloorPublisher:
 
     def _after(self, since: int) -> Iterable[Record]:
         """The records after journal sequence ``since`` to publish: those the writer handed over when
-        they follow ``since`` without a gap (the usual case: nothing is read), else the journal's."""
+        they follow ``since`` without a gap (the usual case: nothing is read), none when nothing was
+        handed over after ``since`` (a read overlapped a commit whose hand-over came after it: the
+        next commit's hand-over asks for the next step), else the journal's."""
         taken = self._handed.after(since)
         if taken is not None:
             self.records_handed += len(taken)
             return taken
+        last = self._handed.last  # after the tail: a commit handed over meanwhile is read or kept
+        if last is not None and last <= since:
+            return ()
         # a start, a replay asked from further back, records dropped past HANDED_MAX, or none
         # handed over yet: the journal has them all (and those handed over after them)
         read: Iterable[Record] = self._records(since)

@@ -1,7 +1,8 @@
 """What the journal's writer and the controller hand the floor publisher, without a broker: which
 records it publishes next (``FloorPublisher._after``: those handed over after their commit when
-they follow the last one published without a gap, else the journal's own, read again: at a start,
-after a replay asked from further back, and once more were committed than the publisher keeps),
+they follow the last one published without a gap, none when nothing was handed over after it,
+else the journal's own, read again: at a start, after a replay asked from further back, and once
+more were committed than the publisher keeps),
 and when a new public state asks for a step (not while the event's commit is still to come: the
 commit asks for it; docs/floor.md, "Nothing lost, nothing twice"), and where the steps run (the
 network loop's thread, "The network loop")."""
@@ -68,10 +69,26 @@ def test_the_journal_is_read_when_the_handed_records_do_not_follow() -> None:
     pub = _publisher(journal)
     pub._committed(journal.commit(2))
     assert _seqs(pub._after(1)) == [2, 3, 4, 5, 6] and pub.journal_reads == 1  # the gap: read
-    assert _seqs(pub._after(6)) == [] and pub.journal_reads == 2
+    assert _seqs(pub._after(6)) == [] and pub.journal_reads == 1  # nothing handed over since 6: no read
     # a replay asked from further back than what was handed over
     pub._committed(journal.commit(1))
-    assert _seqs(pub._after(2)) == [3, 4, 5, 6, 7] and pub.journal_reads == 3
+    assert _seqs(pub._after(2)) == [3, 4, 5, 6, 7] and pub.journal_reads == 2
+
+
+def test_a_read_that_overlapped_a_commits_hand_over_is_not_read_again() -> None:
+    """A read of the journal (at a start) that already got a commit whose records were handed over
+    after it: the step of that hand-over reads nothing (nothing was handed over after the last
+    record read; a commit still being handed over asks for its own step)."""
+    journal = _Journal()
+    journal.commit(3)  # committed before the publisher listened
+    pub = _publisher(journal)
+    overlapped = journal.commit(2)  # committed, its hand-over still to come
+    assert _seqs(pub._after(0)) == [1, 2, 3, 4, 5] and pub.journal_reads == 1  # none handed over yet
+    pub._committed(overlapped)  # the hand-over, after the read
+    assert _seqs(pub._after(5)) == [] and pub.journal_reads == 1
+    pub._committed(journal.commit(2))
+    assert _seqs(pub._after(5)) == [6, 7] and pub.journal_reads == 1
+    assert _seqs(pub._after(2)) == [3, 4, 5, 6, 7] and pub.journal_reads == 2  # a replay: read
 
 
 def test_more_records_than_kept_are_read_from_the_journal() -> None:
