@@ -295,12 +295,20 @@ def run_direct(scripts: Iterable[HandScript], profiles: Mapping[str, RuleProfile
             if log is not None:
                 log.append(ev)
             for cmd in handle(ev):
-                record(cmd)
-                for other in others:
-                    other(cmd)
                 if cmd.__class__ is Instruction:
+                    # the recorder's handle for an instruction inside a hand, written out
+                    current = recorder.current
+                    if current is not None and cmd.signal is not _IDLE:
+                        current.instructions.append(cmd)
+                    else:
+                        record(cmd)
+                    for other in others:
+                        other(cmd)
                     act_on(cmd)
                 else:
+                    record(cmd)
+                    for other in others:
+                        other(cmd)
                     act(cmd)
     raise RuntimeError("direct replay does not end")
 

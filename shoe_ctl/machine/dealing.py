@@ -136,10 +136,11 @@ class Dealing:
         """
         self.out = []
         link = self.link
-        if isinstance(event, CounterReset) and not link.wait:
+        card = event.__class__ is CardRead or isinstance(event, CardRead)  # the common event: one test
+        if not card and isinstance(event, CounterReset) and not link.wait:
             link.counter_reset(event)  # nothing the dealer sees changes: nothing to publish
             return self.out
-        shown, card = self.shown, isinstance(event, CardRead)
+        shown = self.shown
         # without a display only a new state or step re-sends an unchanged instruction (Shown.publish)
         if shown.display or (not card and isinstance(event, DealerInput)):
             before = shown.key(self.p, link, self.state)
