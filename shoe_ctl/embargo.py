@@ -9,7 +9,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-__all__ = ["CARD_TOKEN", "HIDDEN_KEYS", "MUCKED_STATUSES", "REDACTED", "SCALARS", "Public", "StateFilter",
+__all__ = ["CARD_TOKEN", "HIDDEN_KEYS", "MUCKED_STATUSES", "REDACTED", "SCALARS", "TOKENS", "Public", "StateFilter",
            "card_strings", "downcards_in", "is_plain", "is_showdown", "public_parts", "public_state", "public_with"]
 
 HIDDEN_KEYS = frozenset({
@@ -29,9 +29,12 @@ REDACTED = "??"
 def is_showdown(state: Mapping[str, Any]) -> bool:
     """True when ``state`` is at showdown: the machine state name or the street says
     ``showdown``, or ``state["showdown"]`` is true."""
-    names = (state.get("state"), state.get("street"))
-    return bool(state.get("showdown") is True
-                or any(isinstance(n, str) and "showdown" in n.lower() for n in names))
+    if state.get("showdown") is True:
+        return True
+    for name in (state.get("state"), state.get("street")):
+        if isinstance(name, str) and "showdown" in name.lower():
+            return True
+    return False
 
 
 _HIDDEN_KEY_CACHE: dict[Any, bool] = {}
@@ -63,7 +66,7 @@ class _Keep:
 
     def __init__(self, public: set[str]) -> None:
         self.public = public
-        self.known = frozenset(c for c in public if _is_token(c))
+        self.known = TOKENS.intersection(public)
 
     def __call__(self, match: re.Match[str]) -> str:
         card = match.group(0)
@@ -76,21 +79,16 @@ class _Keep:
             return self
         out = _Keep.__new__(_Keep)
         out.public = self.public | added
-        out.known = self.known | {c for c in added if _is_token(c)}
+        out.known = self.known | TOKENS.intersection(added)
         return out
 
 
-_TOKEN_TEXTS: dict[str, bool] = {}
-"""Whether a text is exactly one card token, for the texts seen so far (up to 1,024)."""
+TOKENS = frozenset(rank + suit for rank in ("10", *"23456789TJQKA") for suit in "cdhs")
+"""Every text that is exactly one card token (``CARD_TOKEN.fullmatch``): the 56 spellings."""
 
 
 def _is_token(text: str) -> bool:
-    token = _TOKEN_TEXTS.get(text)
-    if token is None:
-        token = CARD_TOKEN.fullmatch(text) is not None
-        if len(_TOKEN_TEXTS) < 1024:
-            _TOKEN_TEXTS[text] = token
-    return token
+    return text in TOKENS
 
 
 Public = _Keep
@@ -166,7 +164,10 @@ def _mucked(status: object) -> bool:
 
 
 def card_strings(values: object) -> list[str]:
-    return [v for v in values if isinstance(v, str)] if isinstance(values, list | tuple) else []
+    """The texts in ``values`` when it is a list or tuple (a seat's ``up`` or ``down``), else ``[]``."""
+    if isinstance(values, list | tuple):
+        return [v for v in values if type(v) is str or isinstance(v, str)]
+    return []
 
 
 def _keeper(state: Mapping[str, Any],
@@ -179,14 +180,14 @@ def _keeper(state: Mapping[str, Any],
     shown_down: dict[int, list[str]] = {}
     public: set[str] = set()
     seats = state.get("seats")
-    if isinstance(seats, list | tuple):
+    if type(seats) is list or isinstance(seats, list | tuple):
         for i, seat in enumerate(seats):
             if known is not None:
                 up = known[i]
                 if up is not None:
                     public.update(up)
                     continue
-            if not isinstance(seat, Mapping):
+            if type(seat) is not dict and not isinstance(seat, Mapping):
                 continue
             public.update(card_strings(seat.get("up")))
             if (showdown and isinstance(seats, list) and not _mucked(seat.get("status"))

@@ -570,11 +570,14 @@ def freeze_startup_heap() -> None:
 
 def _journal_problem(journal: str, exc: Exception) -> str:
     """The words of a journal that cannot be opened or replayed, naming the journal once: the
-    journal's own errors name its path already (an error naming it, or its lock or ``-wal`` file,
-    is said as it is); any other (an ``OSError`` of the medium, ...) gets ``journal PATH:`` before it."""
+    journal's errors about its file begin with its path (``PATH: ...``, ``PATH is ...``, ``journal
+    PATH is ...``, ``PATH-wal ...``) and are said as they are; any other (an ``OSError`` of the
+    medium, a record that cannot be replayed, ...) gets ``journal PATH:`` before it."""
     text = str(exc)
-    if journal in text or str(Path(journal)) in text:
-        return text
+    path = str(Path(journal))  # as the journal names itself
+    for named in (path, f"journal {path}"):
+        if text.startswith(named) and text[len(named):len(named) + 1] in (":", " ", "-"):
+            return text
     return f"journal {journal}: {text}"
 
 

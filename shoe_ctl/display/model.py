@@ -12,9 +12,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from shoe_ctl.embargo import (
-    CARD_TOKEN,
     MUCKED_STATUSES,
     SCALARS,
+    TOKENS,
     Public,
     StateFilter,
     card_strings,
@@ -58,8 +58,6 @@ EMPTY_STATE: dict[str, Any] = {
 _FRESH = ("instruction", "alerts", "reply")
 """The snapshot's parts that are not the shown state's (already filtered when folded in)."""
 
-_TOKENS: set[str] = set()
-"""Texts seen to be exactly one card token (``CARD_TOKEN.fullmatch``): at most the 56 spellings."""
 _ABSENT = object()
 
 
@@ -245,10 +243,8 @@ class DisplayModel:
                 if type(up) is list:
                     for v in up:
                         if type(v) is str:
-                            if v not in _TOKENS:
-                                if CARD_TOKEN.fullmatch(v) is None:
-                                    return False
-                                _TOKENS.add(v)
+                            if v not in TOKENS:
+                                return False
                             cards.append(v)
                         elif type(v) not in SCALARS:
                             return False
@@ -353,7 +349,7 @@ class DisplayModel:
             self._in_reply.clear()
         kept: list[str] = []
         for seat in state.get("seats") or []:
-            if not isinstance(seat, dict) or not isinstance(seat.get("seat"), int):
+            if type(seat) is not dict and not isinstance(seat, dict) or not isinstance(seat.get("seat"), int):
                 continue
             kept_up = self._keep_up(seat["seat"], card_strings(seat.get("up")), seat.get("status"))
             if kept_up is not None:

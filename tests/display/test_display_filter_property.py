@@ -18,6 +18,7 @@ from shoe_ctl.embargo import (
     HIDDEN_KEYS,
     MUCKED_STATUSES,
     REDACTED,
+    TOKENS,
     StateFilter,
     downcards_in,
     is_showdown,
@@ -131,3 +132,12 @@ def test_a_stream_of_states_sharing_seats_filters_as_each_alone(states: list[dic
                 seat["up"] = ["Kd", "As"]
         assert memo.public_state(state) == out
         before = list(seats)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(alphabet="0123456789TJQKAcdhsx ", max_size=4) | st.sampled_from(sorted(TOKENS)))
+def test_the_card_tokens_are_the_pattern_s_whole_matches(text: str) -> None:
+    """:data:`TOKENS`, the texts the filter keeps as one public card, are exactly the texts the
+    card pattern matches whole."""
+    assert (text in TOKENS) == (CARD_TOKEN.fullmatch(text) is not None)
+    assert len(TOKENS) == 56 and all(CARD_TOKEN.fullmatch(t) for t in TOKENS)
