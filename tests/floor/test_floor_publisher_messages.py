@@ -1,15 +1,18 @@
 """What a table sends per event (real Mosquitto): each journal record once on ``events``, the
 tile's fields on ``state`` only when they change (small, no seat), the whole public state on
-``display`` far less often and only when configured, and its own state read back once per
+``display`` far less often but at once for a new hand, street or alert list, and only when
+configured, and its own state read back once per
 connection, not per message. The floor's view still shows the table's last state (docs/floor.md,
 "Topics")."""
 
 from __future__ import annotations
 
+import json
 import socket
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -20,10 +23,11 @@ from hil.dealer import random_hands
 from hil.floor_rig import VirtualTable
 from shoe_ctl.config import ConfigError
 from shoe_ctl.events import DisplayUpdate
+from shoe_ctl.floor import publisher
 from shoe_ctl.floor.broker import FLOOR_USER, MONITOR_USER, Mosquitto
 from shoe_ctl.floor.config import parse_floor
 from shoe_ctl.floor.consumer import FloorConsumer
-from shoe_ctl.floor.publisher import DISPLAY_EVERY_S
+from shoe_ctl.floor.publisher import DISPLAY_EVERY_S, FloorPublisher
 from shoe_ctl.floor.topics import floor_state, floor_tile
 
 
@@ -125,12 +129,55 @@ def test_a_dealing_table_sends_small_states_on_change_and_the_whole_state_less_o
         (_anew(keys), births)
     again = len(keys) - 1 - _anew(keys)
     assert again <= elapsed / DISPLAY_EVERY_S + births - 1, (again, elapsed, births)
+    # and at once: a step takes the newest state (a state between two steps may be skipped), and
+    # sends its tile when the tile changed and its whole state in the same step when its hand,
+    # street or alert list is new; so every hand and street a tile told was told whole too
+    told = {(d["state"].get("hand"), d["state"].get("street")) for d in displays}  # type: ignore[attr-defined]
+    untold = {(tile.get("hand"), tile.get("street")) for tile in tiles} - told  # type: ignore[attr-defined]
+    assert not untold, (sorted(untold, key=str), sorted(told, key=str))
     assert all("seats" in d["state"] for d in displays)  # type: ignore[operator]
     # what was published is what the embargo functions give for some state the table had
     assert tiles[-1] == floor_tile(final)
     assert displays[-1]["state"] == floor_state(final)
     # read back once for the connection, then unsubscribed: no state per message comes back
     assert pub.problem is None and pub._readback_done
+
+
+def test_a_new_hand_street_or_alert_list_sends_the_whole_state_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The publisher's rule for ``display``, its steps timed by a clock of the test's: a state
+    taken with a new hand, street or alert list is sent whole in that step; one that changes
+    none of them waits until DISPLAY_EVERY_S passed since the last whole state."""
+    now = [100.0]
+    monkeypatch.setattr(publisher, "time", SimpleNamespace(monotonic=lambda: now[0], time=time.time))
+    pub = FloorPublisher(None, table="t1", room=ROOM, host="127.0.0.1", port=1, display=True)
+    sent: list[dict[str, Any]] = []
+    pub.client.publish = (  # type: ignore[method-assign]
+        lambda topic, payload=None, **_kw: sent.append(json.loads(payload)["state"])
+        if topic == pub.topics.display else None)
+    step = DISPLAY_EVERY_S / 10  # steps closer together than DISPLAY_EVERY_S (and past state_interval)
+    alert = {"code": "RP-10-H-D", "seat": 2, "latched": False}
+
+    def take(hand: int, street: str, count: int, alerts: list[dict[str, Any]] | None = None) -> bool:
+        """One step taking this state: whether it sent the whole state."""
+        now[0] += step
+        before = len(sent)
+        pub._latest = {"hand": hand, "game": "stud", "state": "hand_deal", "street": street,
+                       "stub": {"count": count, "required": 10}, "alerts": alerts or [], "seats": []}
+        pub._publish_state()
+        return len(sent) > before
+
+    assert take(1, "3rd", 40)  # the first
+    assert not take(1, "3rd", 39)  # a card later: the count alone is not new
+    assert take(1, "4th", 38)  # a new street
+    assert take(1, "4th", 37, [alert])  # a new alert list
+    assert take(1, "4th", 36, [])  # the alert gone: a new list
+    assert not take(1, "4th", 35)
+    assert take(2, "4th", 34)  # a new hand
+    assert not take(2, "4th", 33)
+    now[0] += DISPLAY_EVERY_S
+    assert take(2, "4th", 32)  # nothing new but DISPLAY_EVERY_S passed
+    assert [(d["hand"], d["street"], d["stub"]["count"]) for d in sent] == [
+        (1, "3rd", 40), (1, "4th", 38), (1, "4th", 37), (1, "4th", 36), (2, "4th", 34), (2, "4th", 32)]
 
 
 def test_the_tile_names_no_card() -> None:
