@@ -12,7 +12,6 @@ import logging
 import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TextIO, runtime_checkable
 
 from drivers.shoe import ShoeLink
@@ -30,7 +29,7 @@ from shoe_ctl.service import shoes
 from shoe_ctl.service.controller import Controller, JournalLike, Sink
 from shoe_ctl.service.dealer_port import DealerPort
 from shoe_ctl.service.deck_check import DeckCheckShown
-from shoe_ctl.service.journal import Journal, JournalError
+from shoe_ctl.service.journal import Journal, JournalError, journal_problem
 from shoe_ctl.service.notify import Notifier, link_status
 from shoe_ctl.service.recovery import HandMarks, recover
 from shoe_ctl.service.shoe_commands import ShoeCommandSink
@@ -232,7 +231,7 @@ class Table:
         except (JournalError, OSError) as exc:
             if opened is not None:
                 opened.close()
-            raise TableError(_journal_problem(journal, exc)) from exc
+            raise TableError(journal_problem(journal, exc)) from exc
         controller = Controller(machine, journal=opened)
         marks = HandMarks(opened, machine, wait=False)
         marks.after(machine)
@@ -566,19 +565,6 @@ def freeze_startup_heap() -> None:
     process anyway."""
     gc.collect()
     gc.freeze()
-
-
-def _journal_problem(journal: str, exc: Exception) -> str:
-    """The words of a journal that cannot be opened or replayed, naming the journal once: the
-    journal's errors about its file begin with its path (``PATH: ...``, ``PATH is ...``, ``journal
-    PATH is ...``, ``PATH-wal ...``) and are said as they are; any other (an ``OSError`` of the
-    medium, a record that cannot be replayed, ...) gets ``journal PATH:`` before it."""
-    text = str(exc)
-    path = str(Path(journal))  # as the journal names itself
-    for named in (path, f"journal {path}"):
-        if text.startswith(named) and text[len(named):len(named) + 1] in (":", " ", "-"):
-            return text
-    return f"journal {journal}: {text}"
 
 
 def _hands_before(journal: Journal) -> int:

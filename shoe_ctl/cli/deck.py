@@ -43,7 +43,7 @@ from shoe_ctl.rules.profiles import ProfileError
 from shoe_ctl.service import decks
 from shoe_ctl.service.deck_check import check_deck, read_passes
 from shoe_ctl.service.decks import DeckFolder, EnrolError, is_random_id, utc_now
-from shoe_ctl.service.journal import Journal, JournalError, refuse_owned
+from shoe_ctl.service.journal import Journal, JournalError, journal_problem, refuse_owned
 from shoe_ctl.service.shoe_secrets import SecretError, SecretStore
 
 ENROL_TIMEOUT_S = 0.5
@@ -187,7 +187,7 @@ def _journal(setup: _Setup, kind: str, body: dict[str, Any]) -> str | None:
                      retention_days=setup.cfg.journal.retention_days) as journal:
             journal.append_record(kind, body)
     except (OSError, JournalError, sqlite3.Error) as exc:
-        return f"{setup.journal}: {exc}"
+        return journal_problem(setup.journal, exc)
     return None
 
 

@@ -18,7 +18,7 @@ from shoe_ctl.config import ConfigError
 from shoe_ctl.floor.config import load_floor_config
 from shoe_ctl.service.deck_custody import custody
 from shoe_ctl.service.gaming_day import GamingDay
-from shoe_ctl.service.journal import Journal, JournalError
+from shoe_ctl.service.journal import Journal, JournalError, journal_problem
 
 
 def register(subparsers: Subparsers) -> None:
@@ -57,7 +57,7 @@ def run_decks(args: argparse.Namespace) -> int:
         with Journal(args.journal, table=None, profile=None, readonly=True) as journal:
             c = custody(journal.records(), day, gaming_day)
     except (OSError, JournalError) as exc:
-        print(f"shoe-ctl report decks: {args.journal}: {exc}", file=sys.stderr)
+        print(f"shoe-ctl report decks: {journal_problem(args.journal, exc)}", file=sys.stderr)
         return 2
     begin, end = gaming_day.window(day)
     print(f"decks on gaming day {day.isoformat()} (from {gaming_day.describe()}: "

@@ -101,6 +101,18 @@ def test_enrol_from_a_uid_list_and_a_uid_of_a_live_deck_is_refused(table: Path, 
     assert not (tmp_path / "state" / "decks" / "B.json").exists()
 
 
+def test_a_journal_of_another_table_keeps_no_enrolment_and_is_named_once(table: Path, tmp_path: Path,
+                                                                         capsys) -> None:
+    journal = tmp_path / "journal.db"
+    Journal(journal, table="T9", profile=load_table_config(table).rules).close()
+    uids = uids_file(tmp_path, [uid(n) for n in range(52)])
+    assert main(["deck", "enrol", "A", "--config", str(table), "--uids", str(uids)]) == 1
+    err = capsys.readouterr().err
+    assert f"{journal} is the journal of table 'T9'" in err and "not enrolled" in err
+    assert err.count(str(journal)) == 1, err
+    assert not (tmp_path / "state" / "decks" / "A.json").exists()
+
+
 def test_with_the_journal_held_by_a_running_service_nothing_is_done(table: Path, tmp_path: Path, capsys) -> None:
     first = [uid(n) for n in range(52)]
     assert main(["deck", "enrol", "A", "--config", str(table), "--uids", str(uids_file(tmp_path, first))]) == 0

@@ -106,6 +106,11 @@ def test_a_bad_day_or_journal_is_refused(tmp_path: Path, capsys: pytest.CaptureF
     assert "is not a date" in capsys.readouterr().err
     assert main(["report", "decks", "--day", DAY.isoformat(), str(tmp_path / "none.journal")]) == 2
     assert "none.journal" in capsys.readouterr().err
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a journal\n")
+    assert main(["report", "decks", "--day", DAY.isoformat(), str(notes)]) == 2
+    err = capsys.readouterr().err
+    assert f"{notes} is not a shoe-ctl journal" in err and err.count(str(notes)) == 1, err  # named once
 
 
 def test_the_gaming_day_starts_at_the_rooms_hour_in_its_zone(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -6,7 +6,13 @@ identity); docs/journal.md describes them and the behaviour.
 
 from shoe_ctl.service.journal.aside import KEEP_ASIDE
 from shoe_ctl.service.journal.facade import SYNC_LEVELS, Journal
-from shoe_ctl.service.journal.files import owner_lock, refuse_foreign, refuse_owned, writer_pid
+from shoe_ctl.service.journal.files import (
+    journal_problem,
+    owner_lock,
+    refuse_foreign,
+    refuse_owned,
+    writer_pid,
+)
 from shoe_ctl.service.journal.records import (
     EXPECTED_SCHEMA,
     FORMAT,
@@ -35,6 +41,7 @@ __all__ = [
     "OpenReport",
     "Record",
     "WalScan",
+    "journal_problem",
     "owner_lock",
     "record_crc",
     "refuse_foreign",

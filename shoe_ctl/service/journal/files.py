@@ -218,6 +218,23 @@ def writer_pid(path: Path, locks: Path = Path("/proc/locks")) -> int | None:
     return None
 
 
+def journal_problem(journal: str | os.PathLike[str], exc: BaseException) -> str:
+    """The words of a journal that cannot be opened, written or read, naming the journal once, for
+    a tool or the service to say: the journal's errors about its file begin with its path (``PATH:
+    ...``, ``PATH is ...``, ``journal PATH is ...``, ``PATH-wal ...``) and are said as they are;
+    any other (an ``OSError`` of the medium, a record that cannot be replayed, ...) gets ``journal
+    PATH:`` before it.
+
+    :param journal: the journal's path as the user gave it.
+    """
+    text = str(exc)
+    path = str(Path(journal))  # as the journal names itself
+    for named in (path, f"journal {path}"):
+        if text.startswith(named) and text[len(named):len(named) + 1] in (":", " ", "-"):
+            return text
+    return f"journal {os.fspath(journal)}: {text}"
+
+
 def refuse_owned(path: Path) -> None:
     """Refuse, before anything else is done, a journal another process holds for writing: take
     the ownership (:func:`take_ownership`) and give it up at once. A tool that writes one record
