@@ -122,4 +122,10 @@ def test_the_writer_is_read_from_the_holders_line_only(tmp_path: Path) -> None:
     assert writer_pid(path, locks) is None  # a POSIX lock, another inode, a waiter
     locks.write_text(locks.read_text() + f"3: FLOCK  ADVISORY  WRITE 14 {where} 0 EOF\n")
     assert writer_pid(path, locks) == 14
+    # a device named otherwise than stat names it: the inode and the id written in the lock file
+    other = f"ff:ff:{st.st_ino}"
+    locks.write_text(f"1: FLOCK  ADVISORY  WRITE 15 {other} 0 EOF\n")
+    assert writer_pid(path, locks) is None  # 15 is not the id in the lock file
+    owner_lock(path).write_text("15\n")
+    assert writer_pid(path, locks) == 15
     assert writer_pid(path, tmp_path / "no-such-table") is None

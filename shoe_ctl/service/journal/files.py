@@ -203,16 +203,24 @@ def writer_pid(path: Path, locks: Path = Path("/proc/locks")) -> int | None:
     :returns: the holder's process id; ``None`` when nobody holds it, there is no lock file, or
         the table cannot be read (not Linux).
     """
+    lock = owner_lock(path)
     try:
-        st = owner_lock(path).stat()
+        st = lock.stat()
         table = locks.read_text(encoding="ascii", errors="replace")
     except OSError:
         return None
+    written = ""  # the id the holder wrote in the lock file ("": not readable by this user)
+    with contextlib.suppress(OSError):
+        written = lock.read_text(encoding="ascii", errors="replace").strip()
     where = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
     for line in table.splitlines():
         fields = line.split()
         # a waiter's line reads "N: -> FLOCK ...": only the holder's has FLOCK second
-        if len(fields) >= 6 and fields[1] == "FLOCK" and fields[3] == "WRITE" and fields[5] == where:
+        if len(fields) < 6 or fields[1] != "FLOCK" or fields[3] != "WRITE":
+            continue
+        # the device the kernel names can differ from stat's (btrfs subvolumes, overlays): the
+        # inode with the holder's id written in the lock file is then the match
+        if fields[5] == where or (fields[5].rsplit(":", 1)[-1] == str(st.st_ino) and fields[4] == written):
             with contextlib.suppress(ValueError):
                 return int(fields[4])
     return None
