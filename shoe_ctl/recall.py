@@ -115,12 +115,7 @@ class Recall:
                 replay = _Replay(self._make_machine(self._profile()), self._last)
                 since = replay.begin(self._read)
             self._replay = None  # kept again only once every new record went in
-            fresh = None
-            if since is not None:
-                fresh = self._committed.after(since)
-                last = self._committed.last  # after the tail: a commit handed over meanwhile is read or kept
-                if fresh is None and last is not None and last <= since:
-                    fresh = []  # nothing handed over since: nothing committed since but a commit being handed over
+            fresh = self._committed.after(since) if since is not None else None
             for rec in fresh if fresh is not None else self._read(since):
                 replay.feed(rec)
                 since = rec.seq

@@ -496,9 +496,6 @@ class FloorPublisher:
         if taken is not None:
             self.records_handed += len(taken)
             return taken
-        last = self._handed.last  # after the tail: a commit handed over meanwhile is read or kept
-        if last is not None and last <= since:
-            return ()
         # a start, a replay asked from further back, records dropped past HANDED_MAX, or none
         # handed over yet: the journal has them all (and those handed over after them)
         read: Iterable[Record] = self._records(since)

@@ -58,4 +58,5 @@ def test_the_tail_gives_only_records_that_follow_without_a_gap() -> None:
     tail.add(_records(4, 6))  # more than kept: 4 dropped
     assert tail.after(3) is None and [r.seq for r in tail.after(4) or []] == [5, 6, 7, 8, 9]
     tail.add([])
-    assert tail.last == 9 and tail.after(9) is None  # none kept after 9: the reader asks ``last``
+    assert tail.last == 9 and tail.after(9) == []  # nothing handed over after 9: nothing to read
+    assert tail.after(10) == []  # a reader ahead of the hand-over (its read overlapped a commit)

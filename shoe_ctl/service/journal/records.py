@@ -222,15 +222,20 @@ class CommittedTail:
 
     def after(self, since: int) -> list[Record] | None:
         """The records after journal sequence ``since`` when those kept follow it without a gap
-        (records up to ``since`` are dropped: the reader has them); ``None`` when they do not, or
-        none is kept: the reader reads the journal (a start, a read from further back, records
-        dropped past ``keep``)."""
+        (records up to ``since`` are dropped: the reader has them); ``[]`` when nothing was handed
+        over after ``since`` (a read that overlapped a commit's hand-over has it already, or the
+        commit's listener calls again); ``None`` when they do not follow it, or nothing was handed
+        over yet: the reader reads the journal (a start, a read from further back, records dropped
+        past ``keep``)."""
         kept = self._records
         while kept and kept[0].seq <= since:
             kept.popleft()
         taken = list(kept)  # one C call: a commit handed over meanwhile is in it whole or not at all
         if taken and taken[0].seq == since + 1 and taken[-1].seq == since + len(taken):
             return taken
+        last = self.last  # after the snapshot: a commit handed over meanwhile is in it or raised this
+        if not taken and last is not None and last <= since:
+            return []
         return None
 
 
