@@ -336,8 +336,9 @@ class DisplayModel:
         was = self._state_name
         if state.get("state") == "idle" and was.startswith("hand"):
             # the hand is over: its information alerts, seen during the hand, leave the NO HAND
-            # screen (latched ones stay until acknowledged)
-            old = self.alerts()
+            # screen (latched ones stay until acknowledged); so do those shown only as the answer
+            # to the page's input (the replies are forgotten with the hand)
+            old = list(self._machine_alerts or []) + self._local_alerts
             self._stale.update(a.get("id") for a in old if not a.get("latched"))
             self._local_alerts = [a for a in self._local_alerts if a.get("latched")]
         hand = state.get("hand")
