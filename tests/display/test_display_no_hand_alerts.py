@@ -64,3 +64,28 @@ def test_a_refusal_answering_the_page_at_the_showdown_is_not_shown_on_the_no_han
     snap = t.model.snapshot()
     assert snap["state"] == "idle"
     assert snap["alerts"] == []  # before: the undo-refused of the showdown, as a band
+
+
+def test_what_the_model_keeps_of_past_hands_alerts_stays_bounded() -> None:
+    """Each hand leaves information alerts (refusals, an undo) and an acknowledged one; what the
+    display's model remembers to hide them (ids hidden with their hand, ids acknowledged) keeps to
+    the alerts the machine still lists, not one more per hand for as long as the service runs."""
+    t = Table("tda", "stud", [1, 2, 3])
+    kept = []
+    for _ in range(40):
+        t.page(DealerAction.FOLD, 2)  # refused: the street is being dealt
+        t.to_showdown()
+        t.page(DealerAction.SHOW, 1)
+        t.page(DealerAction.UNDO)
+        t.page(DealerAction.UNDO)
+        shown = t.model.alerts()
+        assert shown, "the hand left no alert to acknowledge"
+        t.model.acknowledge(shown[0]["id"])
+        for s in (1, 2, 3):
+            t.page(DealerAction.SHOW, s)
+        t.page(DealerAction.HAND_COMPLETE)
+        assert t.model.snapshot()["alerts"] == []
+        kept.append(len(t.model._stale) + len(t.model._acked))
+        t.deck = full_deck()
+        t.page(DealerAction.NEW_HAND, args={"seats": [1, 2, 3]})
+    assert max(kept) <= 10, kept  # before: 3 more each hand (120 after 40)
