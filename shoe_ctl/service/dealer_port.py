@@ -369,7 +369,8 @@ class DealerPort(Closeable):
             self._refuse(conn, f"dealer port: too many inputs (at most {INPUTS_PER_S:g} per second); "
                          "this one was not taken", quiet=True)
             return
-        item = dataclasses.replace(item, source=peer_source(conn))  # never what the client claims
+        # never what the client claims: where it came from, and what the controller's gate did
+        item = dataclasses.replace(item, source=peer_source(conn), gate="")
         if credential is not None and self.authenticator is not None:
             try:
                 name, pin = parse_credential(credential)
