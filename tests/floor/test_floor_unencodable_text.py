@@ -19,6 +19,7 @@ from waiting import wait_for
 
 from shoe_ctl import utf8
 from shoe_ctl.events import DisplayUpdate
+from shoe_ctl.floor import topics
 from shoe_ctl.floor.broker import FLOOR_USER, MONITOR_USER, Mosquitto
 from shoe_ctl.floor.consumer import FloorConsumer
 from shoe_ctl.floor.publisher import FloorPublisher
@@ -26,6 +27,12 @@ from shoe_ctl.floor.topics import dumps
 from shoe_ctl.service.journal import Journal
 
 ODD = "\ud800"
+
+
+@pytest.fixture(autouse=True)
+def _fresh_reports(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No line held back by an earlier test of the process."""
+    monkeypatch.setattr(topics, "_REPORTS", utf8.Reports(topics.log))
 
 
 def _lines(caplog: pytest.LogCaptureFixture) -> list[str]:
