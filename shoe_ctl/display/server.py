@@ -41,6 +41,7 @@ from shoe_ctl.users import (
     signed,
     what_needs,
 )
+from shoe_ctl.utf8 import Reports, encode_replacing, unencodable_at
 from shoe_ctl.web_guard import (
     Admission,
     Limits,
@@ -58,15 +59,31 @@ from shoe_ctl.web_guard import (
 log = logging.getLogger(__name__)
 
 
+_REPORTS = Reports(log)
+"""The warnings of :func:`_json_stdlib` (one a minute)."""
+
+
 def _json_stdlib(value: object) -> bytes:
-    return json.dumps(value, separators=(",", ":")).encode()
+    """``value`` as compact UTF-8 JSON by the standard library; a code point UTF-8 cannot encode (a
+    lone surrogate) in a key or a text written U+FFFD, with a warning (:mod:`shoe_ctl.utf8`)."""
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        data, count = encode_replacing(text)
+        _REPORTS("display", f"display: a state held {count} code point(s) UTF-8 cannot encode (a lone surrogate), "
+                            f"first at {unencodable_at(value) or 'its top'}: sent with each written U+FFFD")
+        return data
 
 
 try:  # a dependency; an environment made before it was one encodes with the standard library
     import orjson
 
     def _json_bytes(value: object) -> bytes:
-        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
+        try:
+            return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
+        except TypeError:  # orjson.JSONEncodeError: a lone surrogate; anything else the library refuses too
+            return _json_stdlib(value)
 except ImportError:  # pragma: no cover - the environments the project makes have it
     _json_bytes = _json_stdlib
 
