@@ -213,6 +213,9 @@ def exposed(p: Progress, out: Outcome, ev: DealerInput) -> None:
                 if both and len(s.down) + s.exposed_hole < 2:
                     out.refuse(ev, f"seat {ev.seat} has not had both hole cards")
                     return
+                if not s.down:  # its one exposed hole card is its upcard already: a report again
+                    out.refuse(ev, f"seat {ev.seat} holds no hole card now: the exposed card is its upcard already")
+                    return
                 ruling = rul.exposed_downcard(p.profile, hand, i, both=both,
                                               which=None if which is None else int(which))
         elif off_table:

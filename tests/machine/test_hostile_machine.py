@@ -245,3 +245,40 @@ def test_the_open_pair_on_fourth_counts_a_masked_upcard_as_unknown(fourth: str, 
     assert ("open pair on 4th" in text.lower()) is pair_named, text
     seats = {s["seat"]: s for s in t.m.public_state()["seats"]}
     assert seats[2]["up"] == ["9d", "??" if fourth == "9c" else fourth]
+
+
+@pytest.mark.parametrize("rules", ["tda", "house"])
+@pytest.mark.parametrize("game", ["stud", "stud8", "razz"])
+@pytest.mark.parametrize("seats", [[1, 2, 3, 4], [3, 6]])
+def test_an_exposed_hole_card_reported_again_before_the_next_is_dealt_is_refused(
+        rules: str, game: str, seats: list[int]) -> None:
+    """RP-10-A / house 16.1: the first seat's first hole card is dealt face up and reported; the
+    dealer reports it again (a second tap, a report repeated) before that seat's next card. The
+    seat holds no hole card then, so the report is refused and changes nothing (was: taken as the
+    second of two exposed hole cards — a misdeal under TDA, a dead hand under house 16.2)."""
+    m = Dealing(PROFILES, default_rules=rules)
+    m.start()
+    m.handle(DealerInput(DealerAction.NEW_HAND, args={"seats": seats, "game": game, "rules": rules}))
+    deck = full_deck()
+    m.handle(CardRead(1, deck.pop(), "rfid", 1))
+    report = DealerInput(DealerAction.EXPOSED_CARD, seats[0], {"which": 0})
+    first = [a.code for a in m.handle(report) if isinstance(a, Alert)]
+    assert first == ["RP-10-A" if rules == "tda" else "house-16.1"]
+    assert m.hand is not None
+    seat = m.hand.seats[0]
+    assert (len(seat.down), len(seat.up)) == (0, 1)
+    before, state = m.public_state(), m.state
+    again = [a for a in m.handle(report) if isinstance(a, Alert)]
+    assert [a.code for a in again] == ["input-wrong-time"]
+    assert "no hole card" in again[0].message
+    assert m.state == state == "hand_third_deal" and seat.in_hand
+    assert (len(seat.down), len(seat.up)) == (0, 1)
+    assert {k: v for k, v in m.public_state().items() if k != "alerts"} == {
+        k: v for k, v in before.items() if k != "alerts"}
+    # the deal goes on: the seat's second hole card, and only then is a second exposure both
+    for seq in range(2, len(seats) + 2):
+        m.handle(CardRead(seq, deck.pop(), "rfid", seq))
+    assert (len(seat.down), len(seat.up)) == (1, 1)
+    both = [a.code for a in m.handle(DealerInput(DealerAction.EXPOSED_CARD, seats[0], {"which": 0}))
+            if isinstance(a, Alert)]
+    assert both[:1] == ["RP-10-A" if rules == "tda" else "house-16.2"]
