@@ -269,6 +269,10 @@ HOSTILE_INPUTS = [
     ({"action": "new-hand", "args": {"seats": list(range(1, 200))}}, "args.seats: a list of 199 items"),
     ({"action": "undo", "args": {f"k{i}": i for i in range(40)}}, "args: 40 arguments"),
     ({"action": ["fold"] * 2000}, "action: list is not one of"),
+    # a lone surrogate (a JSON "\ud800" escape): the journal cannot write it
+    ({"action": "undo", "args": {"note": "seat 2 \ud800"}}, "args.note: a text with a code point UTF-8 cannot encode"),
+    ({"action": "undo", "args": {"\udcff": 1}}, "args.\\udcff: its name with a code point UTF-8 cannot encode"),
+    ({"action": "new-hand", "args": {"seats": [1, "\udfff"]}}, "args.seats[1]: a text with a code point UTF-8"),
 ]
 
 
