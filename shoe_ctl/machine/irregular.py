@@ -127,6 +127,12 @@ def stub_mixed(p: Progress, out: Outcome, ev: DealerInput) -> None:
             cards.extend(c for _st, c in hand.burn_pile)
         if "set-aside" in piles:
             cards.extend(hand.set_aside)
+        # a card declared mixed before is in the stub's count already (a report repeated)
+        cards = [c for c in cards if c is None or c not in p.mixed]
+        if not cards:
+            out.refuse(ev, f"the {' and the '.join(piles)} was declared mixed into the stub already: its cards are "
+                       "in the stub's count")
+            return
         n = ev.args.get("cards", len(cards))
         if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= len(cards):
             raise ValueError(f"cards {n!r}: 0..{len(cards)} (the cards of the piles named)")
