@@ -1,6 +1,6 @@
-"""The read-only tools (``report decks``, ``export``, ``journal verify``) on a missing or damaged
-journal: exit 2 with one line naming the journal once, never a traceback, whatever the journal is
-called (docs/journal.md, "One writing process" and "Damage: found, reported, nothing intact thrown
+"""The read-only tools (``report decks``, ``export``, ``journal verify``, ``doctor``) on a missing
+or damaged journal: exit 2 (doctor: a failed check) with one line naming the journal once, never a
+traceback, whatever the journal is called (docs/journal.md, "One writing process" and "Damage: found, reported, nothing intact thrown
 away")."""
 
 from __future__ import annotations
@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from shoe_ctl.cli import main
+from shoe_ctl.cli.doctor import check_journal
+from shoe_ctl.config import TableConfig
 from shoe_ctl.service.journal import Journal
 
 TOOLS = {
@@ -50,3 +52,28 @@ def test_a_missing_journal_is_named_once(tmp_path: Path, monkeypatch: pytest.Mon
     monkeypatch.chdir(tmp_path)
     assert main([*TOOLS[tool], name]) == 2
     assert capsys.readouterr().err == f"shoe-ctl {tool}: journal {name}: no such file\n"
+
+
+@pytest.mark.parametrize("name", ["database", "j.sqlite3"])
+def test_doctor_fails_a_damaged_journal_naming_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    """(was: ``ok journal j.sqlite3 (present; folder writable)``: the read that failed was taken as
+    no chain head to show.)"""
+    monkeypatch.chdir(tmp_path)
+    _damaged(Path(name))
+    c = check_journal(TableConfig(), Path(name))
+    assert c.status == "fail", c
+    assert c.detail.startswith(f"{name}: cannot be read: ") and "the file is damaged" in c.detail, c.detail
+    assert c.fix.startswith(f"shoe-ctl journal check {name} lists")
+
+
+@pytest.mark.parametrize("tool", sorted(TOOLS))
+def test_an_empty_file_is_said_to_be_empty(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str], tool: str) -> None:
+    """A file made and nothing written in it yet (a stop right after the journal was created) is
+    no damage: said as empty (was: a traceback, ``no such table: records``); doctor passes it."""
+    monkeypatch.chdir(tmp_path)
+    Path("j.sqlite3").write_bytes(b"")
+    Path("j.sqlite3").chmod(0o600)
+    assert main([*TOOLS[tool], "j.sqlite3"]) == 2
+    assert capsys.readouterr().err == f"shoe-ctl {tool}: j.sqlite3: an empty file: no journal has been written in it yet\n"
+    assert check_journal(TableConfig(), Path("j.sqlite3")).status == "ok"
