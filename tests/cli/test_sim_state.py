@@ -118,16 +118,28 @@ def test_a_restarted_simulator_is_the_same_shoe_and_keeps_a_rotation(tmp_path: P
 
 def test_a_simulator_without_its_folder_is_a_new_shoe_that_pair_does_not_rotate(tmp_path: Path, capsys) -> None:
     cfg = config(tmp_path)
+    cfg.write_text(cfg.read_text() + f'[journal]\npath = "{tmp_path / "journal.sqlite3"}"\n')
+    uids = tmp_path / "uids.txt"
+    uids.write_text("".join(f"04a1b2c3d4{i:04x}\n" for i in range(52)))
     store = SecretStore(tmp_path / "shoes")
     with simulator(tmp_path, "--pairing", "--state", str(tmp_path / "vshoe")):
         assert main(["pair", "--config", str(cfg), "--timeout", "10"]) == 0
+    assert main(["deck", "enrol", "red-1", "--config", str(cfg), "--uids", str(uids), "--by", "ann"]) == 0
     table_key = store.load(SERIAL)
     with simulator(tmp_path, "--pairing") as sim:  # no --state: another shoe, unpaired
         assert main(["pair", "--config", str(cfg), "--timeout", "3"]) == 1
         err = capsys.readouterr().err
         assert "answers unpaired" in err and str(store.path(SERIAL)) in err and "enrol the decks again" in err
         assert store.load(SERIAL) == table_key  # nothing stored: the decks sealed under it stay good
+        assert main(["deck", "list", "--config", str(cfg)]) == 0
         assert not connects(tmp_path, table_key, timeout=2)  # only the paired shoe is believed
+        # pairing it is a new table key, as for a built shoe paired anew: the deck is refused
+        store.path(SERIAL).unlink()
+        assert main(["pair", "--config", str(cfg), "--timeout", "10"]) == 0
+        assert store.load(SERIAL) != table_key
+        capsys.readouterr()
+        assert main(["deck", "list", "--config", str(cfg)]) == 1
+        assert "red-1.json: seal: does not match" in capsys.readouterr().err
     assert sim.stderr is not None and "lasts while it runs (--state DIR keeps it)" in sim.stderr.read()
 
 

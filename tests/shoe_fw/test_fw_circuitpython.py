@@ -289,26 +289,6 @@ def test_the_package_runs_alone_as_the_board_runs_it(tmp_path: Path) -> None:
     assert lines["again"] == "2 2 1"  # a restart: numbering and counts go on, boot count + 1
 
 
-def test_a_torn_nvm_write_is_detected_and_the_older_slot_used() -> None:
-    from drivers.shoe_fw.rp2040 import NvmStore
-
-    nvm = bytearray(256)
-    store = NvmStore(nvm)
-    store.save((5, 1, 4, 2, 3))
-    store.save((6, 1, 5, 2, 4))
-    newest = (store.generation % 2) * 32
-    nvm[newest + 10] ^= 0xFF  # power lost in the middle of the newest write
-    again = NvmStore(nvm)
-    assert again.load() == (5, 1, 4, 2, 3) and again.torn == 1
-    again.save((6, 1, 5, 2, 4))
-    assert NvmStore(nvm).load() == (6, 1, 5, 2, 4)
-    assert NvmStore(bytearray(256)).load() is None
-    store.save_secret(bytes(range(32)))
-    assert NvmStore(nvm).load_secret() == bytes(range(32))
-    nvm[70] ^= 1
-    assert NvmStore(nvm).load_secret() is None
-
-
 def test_a_circuitpython_without_sha256_is_named_at_start(tmp_path: Path) -> None:
     """CircuitPython 9.x and 10.0 build ``hashlib`` with SHA-1 only (``hashlib.new("sha256")``
     raises ValueError; SHA-256 came with 10.1): the RP2040 entry stops before it touches the
