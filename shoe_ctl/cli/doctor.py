@@ -242,8 +242,11 @@ def check_journal(cfg: TableConfig, path: Path | None = None, uid: int | None = 
     try:
         refuse_foreign(journal)
     except JournalError as exc:
-        return Check("journal", "fail", journal_problem(journal, exc),
-                     f"set [journal] path to a file of its own, e.g. {folder / 'journal.sqlite3'}")
+        if journal.is_file() and not os.access(journal, os.R_OK):  # a journal this user may not read
+            fix = f"chown {SERVICE_USER}: {journal}* && chmod 0600 {journal}*"
+        else:
+            fix = f"set [journal] path to a file of its own, e.g. {folder / 'journal.sqlite3'}"
+        return Check("journal", "fail", journal_problem(journal, exc), fix)
     problems: list[str] = []
     for f in (journal, Path(f"{journal}-wal"), Path(f"{journal}-shm"), owner_lock(journal)):
         if not f.exists():

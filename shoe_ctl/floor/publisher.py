@@ -919,7 +919,8 @@ def attach_floor(controller: Controller, journal: Any, cfg: FloorConfig, *, tabl
     creds = load_credentials(cfg.credentials) if cfg.credentials else None
     outbox = cfg.outbox or (f"{os.fspath(journal_path)}.floor" if journal_path is not None else None)
     if outbox is not None and journal_path is not None:
-        taken = {Path(f"{os.fspath(journal_path)}{end}").resolve() for end in ("", "-wal", "-shm", "-journal", ".lock")}
+        taken = {Path(f"{base}{end}").resolve() for end in ("", "-wal", "-shm", "-journal", ".lock")
+                 for base in (os.fspath(journal_path), os.path.realpath(journal_path))}  # a symlink's too
         if Path(outbox).resolve() in taken:  # the outbox is rewritten by rename: it would replace the journal
             raise ValueError(f"[floor] outbox {outbox} is the journal's own file; leave outbox unset "
                              f"(default: {os.fspath(journal_path)}.floor) or name a file of its own")

@@ -5,9 +5,14 @@ away")."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+from paths import ROOT
 
 from shoe_ctl.cli import main
 from shoe_ctl.cli.doctor import check_journal
@@ -77,3 +82,30 @@ def test_an_empty_file_is_said_to_be_empty(tmp_path: Path, monkeypatch: pytest.M
     assert main([*TOOLS[tool], "j.sqlite3"]) == 2
     assert capsys.readouterr().err == f"shoe-ctl {tool}: j.sqlite3: an empty file: no journal has been written in it yet\n"
     assert check_journal(TableConfig(), Path("j.sqlite3")).status == "ok"
+
+
+NO_READ = """
+import sys
+from pathlib import Path
+from shoe_ctl.cli.doctor import check_journal
+from shoe_ctl.config import TableConfig
+c = check_journal(TableConfig(), Path(sys.argv[1]))
+print(c.status, c.detail, "|", c.fix, sep="\\n")
+"""
+
+
+@pytest.mark.skipif(shutil.which("setpriv") is None, reason="needs setpriv (util-linux) to read as a user who may not")
+def test_doctor_on_a_journal_this_user_cannot_read_says_whose_it_should_be(tmp_path: Path) -> None:
+    """(was: the fix 'set [journal] path to a file of its own', for the service's own journal with
+    the wrong owner or mode.)"""
+    path = tmp_path / "j.sqlite3"
+    _damaged(path)
+    path.chmod(0o000)
+    # without the capabilities that let root read any file: the file is refused as for any user
+    drop = ["setpriv", "--inh-caps=-dac_override,-dac_read_search", "--bounding-set=-dac_override,-dac_read_search"]
+    argv = [*(drop if os.geteuid() == 0 else []), sys.executable, "-c", NO_READ, str(path)]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    status, detail, _bar, fix = done.stdout.splitlines()
+    assert status == "fail" and detail == f"{path}: cannot be read: Permission denied", done.stdout
+    assert fix == f"chown shoe-ctl: {path}* && chmod 0600 {path}*"

@@ -268,15 +268,21 @@ def test_a_named_pipe_as_the_outbox_does_not_hold_the_start(tmp_path: Path) -> N
     assert made and made[0].acked == 0
 
 
+@pytest.mark.parametrize("alias", [False, True])
 @pytest.mark.parametrize("end", ["", "-wal", "-shm", ".lock"])
-def test_an_outbox_naming_the_journal_is_refused(tmp_path: Path, end: str) -> None:
+def test_an_outbox_naming_the_journal_is_refused(tmp_path: Path, end: str, alias: bool) -> None:
     """``[floor] outbox`` set to the journal's path by a slip: the publisher's first save renamed
-    its JSON over the journal, and every hand was gone (``journal check``: not an SQLite file)."""
+    its JSON over the journal, and every hand was gone (``journal check``: not an SQLite file).
+    With the journal given through a symlink, its files are those beside the file it leads to
+    (SQLite's ``-wal`` and ``-shm``, the owner's ``.lock``)."""
     from shoe_ctl.floor.config import FloorConfig
     from shoe_ctl.floor.publisher import attach_floor
 
-    journal_path = tmp_path / "j.sqlite3"
-    cfg = FloorConfig(enabled=True, broker="mqtt://127.0.0.1:1", outbox=f"{journal_path}{end}")
+    real = tmp_path / "j.sqlite3"
+    journal_path = tmp_path / "alias.sqlite3" if alias else real
+    if alias:
+        journal_path.symlink_to(real.name)
+    cfg = FloorConfig(enabled=True, broker="mqtt://127.0.0.1:1", outbox=f"{real}{end}")
 
     class NoSinks:
         def add_sink(self, _sink: object) -> None:

@@ -185,8 +185,10 @@ def tighten_modes(path: Path) -> list[str]:
 
 
 def owner_lock(path: Path) -> Path:
-    """The file beside the journal ``path`` whose lock marks the process writing it: ``<name>.lock``."""
-    return Path(f"{path}.lock")
+    """The file beside the journal ``path`` whose lock marks the process writing it: ``<name>.lock``,
+    beside the file the path leads to (symlinks resolved, as SQLite resolves them for the
+    ``-wal``), so every name of one journal through a symlink has the one lock."""
+    return Path(f"{os.path.realpath(path)}.lock")
 
 
 def take_ownership(path: Path) -> int:
