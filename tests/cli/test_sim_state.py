@@ -232,3 +232,21 @@ def _drain_connected(events: queue.Queue[object]) -> list[LinkChanged]:
             return found
         if isinstance(event, LinkChanged) and event.info is not None:
             found.append(event)
+
+
+def test_a_first_pairing_of_a_shoe_that_holds_a_secret_says_how_to_reset_it(tmp_path: Path, capsys) -> None:
+    """The table's key deleted, the simulator still paired: pairing mode takes no new secret (only
+    the paired shoe is believed, and a shoe changes its secret only by rotation); pair says what
+    to do and stores nothing."""
+    cfg, state = config(tmp_path), tmp_path / "vshoe"
+    store = SecretStore(tmp_path / "shoes")
+    with simulator(tmp_path, "--pairing", "--state", str(state)):
+        assert main(["pair", "--config", str(cfg), "--timeout", "10"]) == 0
+    kept = (state / "secret").read_text()
+    store.path(SERIAL).unlink()
+    capsys.readouterr()
+    with simulator(tmp_path, "--pairing", "--state", str(state)):
+        assert main(["pair", "--config", str(cfg), "--timeout", "2"]) == 1
+    err = capsys.readouterr().err
+    assert "holds a secret already" in err and "delete the secret file in their state folder" in err
+    assert store.load(SERIAL) is None and (state / "secret").read_text() == kept
