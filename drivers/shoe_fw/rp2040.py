@@ -218,6 +218,10 @@ def main(port: "object" = None, nvm: "object" = None, reader: "object" = None, b
         if port is None:
             raise RuntimeError("the USB CDC data port is off: copy boot.py to CIRCUITPY and reset the board")
         port.timeout = 0  # type: ignore[attr-defined]
+        # never wait on a host that holds the port open but does not read: CircuitPython's default
+        # (None) would block the loop, beam and reader included, until it reads; a frame cut
+        # short is dropped by the host and its event sent again
+        port.write_timeout = 0  # type: ignore[attr-defined]
     if nvm is None:
         nvm = microcontroller.nvm
     if clock is None:
