@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -109,3 +111,29 @@ def test_doctor_on_a_journal_this_user_cannot_read_says_whose_it_should_be(tmp_p
     status, detail, _bar, fix = done.stdout.splitlines()
     assert status == "fail" and detail == f"{path}: cannot be read: Permission denied", done.stdout
     assert fix == f"chown shoe-ctl: {path}* && chmod 0600 {path}*"
+
+
+def _fails(exc: BaseException) -> Callable[..., object]:
+    def fail(*_args: object, **_kw: object) -> object:
+        raise exc
+    return fail
+
+
+def test_an_sqlite_error_meanwhile_names_the_journal_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """An SQLite error past the open (a page found damaged while reading, a disk I/O error) is one
+    line with the journal before it, also for a journal called like SQLite's first word (was: a
+    traceback in ``report decks`` and ``shoe-ctl floor``)."""
+    from shoe_ctl.cli import report
+    from shoe_ctl.floor import cli as floor_cli
+
+    monkeypatch.chdir(tmp_path)
+    with Journal("database", table="T1", profile="tda") as j:
+        j.append_record("note", {})
+    monkeypatch.setattr(report, "custody", _fails(sqlite3.DatabaseError("database disk image is malformed")))
+    assert main(["report", "decks", "--day", "2026-03-14", "database"]) == 2
+    assert capsys.readouterr().err == "shoe-ctl report decks: journal database: database disk image is malformed\n"
+    monkeypatch.setattr(floor_cli, "open_floor_journal", _fails(sqlite3.OperationalError("disk I/O error")))
+    assert main(["floor", "--broker", "mqtt://127.0.0.1:1", "--room", "r1", "--journal", "database",
+                 "--listen", "127.0.0.1:0"]) == 2
+    assert capsys.readouterr().err == "shoe-ctl floor: journal database: disk I/O error\n"
