@@ -28,6 +28,7 @@ from shoe_ctl.service.journal.records import (
     SHOE_SEQ_TYPES,
     HandSummary,
     JournalError,
+    OpenReport,
     Record,
     Row,
     decode_text,
@@ -114,6 +115,25 @@ def open_readonly(path: Path, identity: Identity) -> sqlite3.Connection:
         raise JournalError(f"{path}: cannot be opened for reading: {exc}", path=path) from None
     identity.check(meta)
     return conn
+
+
+def refuse_other_table(path: Path, table: str, profile: str) -> None:
+    """Refuse, before anything is done, what the writable open would refuse on the journal's
+    identity: another table's or profile's journal, or a newer format. A missing or empty file, or
+    one SQLite cannot read, is left to that open (which creates or repairs it). A tool that writes
+    one record at its end (``shoe-ctl deck``) asks this first, as it asks
+    :func:`~shoe_ctl.service.journal.files.refuse_owned`.
+
+    :raises JournalError: naming the journal and both identities (``Identity.check``).
+    """
+    if not path.is_file() or path.stat().st_size == 0:
+        return
+    try:
+        conn, meta = _connect_readonly(f"{path.absolute().as_uri()}?mode=ro")
+    except sqlite3.Error:
+        return
+    conn.close()
+    Identity(path, table, profile, OpenReport(path)).check(meta)
 
 
 def _dumps(body: Mapping[str, Any]) -> str:
