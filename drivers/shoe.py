@@ -125,49 +125,6 @@ def read_ready(fd: int) -> bytes:
     return data
 
 
-def write_frame(ser: SerialBase, frame: bytes) -> None:
-    """Write ``frame`` to the port: on a device port (:func:`device_fd`) with one ``os.write`` of
-    its descriptor (non-blocking) when the output buffer has room; what a full buffer leaves is
-    written as room comes, each wait a ``select`` for writability (or for pyserial's
-    ``cancel_write``), all of them together up to the port's ``write_timeout`` (pyserial's own
-    ``write`` retries a refused write at once, spinning a core for that long). Else pyserial's
-    ``write``, which on a device follows every write with a ``select``.
-
-    :raises serial.SerialTimeoutException: the buffer had no room for the rest within the port's
-        write timeout (the frame is cut: the shoe drops it at its next delimiter).
-    :raises serial.SerialException: the port is closed.
-    :raises OSError: the port is lost.
-    """
-    fd = device_fd(ser)
-    if fd is None:
-        ser.write(frame)
-        return
-    deadline: float | None = None
-    while True:
-        try:
-            n = os.write(fd, frame)
-        except BlockingIOError:
-            n = 0
-        if n == len(frame):
-            return
-        frame = frame[n:]
-        timeout = ser.write_timeout
-        if deadline is None:
-            deadline = math.inf if timeout is None else time.monotonic() + timeout
-        left = None if deadline == math.inf else deadline - time.monotonic()
-        if left is not None and left <= 0:
-            raise serial.SerialTimeoutException("Write timeout")
-        abort = getattr(ser, "pipe_abort_write_r", None)
-        readers = [abort] if isinstance(abort, int) else []
-        cancelled, room, _ = select.select(readers, [fd], [], left)
-        if cancelled:
-            with contextlib.suppress(BlockingIOError):
-                os.read(abort, 1000)  # type: ignore[arg-type]
-            return
-        if not room:
-            raise serial.SerialTimeoutException("Write timeout")
-
-
 IDLE_WAIT_MAX = 0.25
 """Seconds at most the link's reader waits for bytes on a device port (:class:`IdleWait`)."""
 
@@ -187,7 +144,7 @@ class IdleWait:
     :meth:`read` and :meth:`reading` runs under the link's lock.
     """
 
-    __slots__ = ("_fd", "_pipe", "min_s", "until", "out", "stats", "_said_at", "_loud", "_dropped", "_device")
+    __slots__ = ("_fd", "_pipe", "min_s", "until", "out", "stats", "_said_at", "_loud", "_dropped")
 
     def __init__(self, min_s: float, stats: LinkStats | None = None) -> None:
         self.min_s = min_s
@@ -199,7 +156,6 @@ class IdleWait:
         self._pipe: tuple[int, int] | None = None
         self.out: PortOutput | None = None
         """The port's output: while bytes of it wait for room, the wait ends when the port has room too."""
-        self._device = False  # the port is a device (the reader read it with fd)
         self._said_at = -math.inf  # when a full port was last logged at WARNING
         self._loud = False  # this filling was logged at WARNING
         self._dropped = 0  # the output's drops when this filling began
@@ -209,7 +165,6 @@ class IdleWait:
         """While the reader reads the port whose descriptor is ``fd`` (None: it waits as pyserial does)."""
         with lock:
             self._fd = fd
-            self._device = fd is not None
             if fd is not None:
                 self.out = PortOutput(fd, self.stats)
                 self._pipe = os.pipe()
@@ -264,21 +219,22 @@ class IdleWait:
         return read_ready(fd) if fd in ready else b""
 
     def send(self, frame: bytes, ser: SerialBase) -> None:
-        """Write ``frame`` to the port ``ser`` (the link's lock held). A device port (:attr:`out`
-        set) never makes it wait for room (:meth:`PortOutput.send`): bytes that begin to wait
-        wake the reader, whose wait then ends when the port has room too, and it writes them; once
-        the reader has left the device (its connection ended, the port about to close) a frame
-        is dropped with what waited, never written with a wait. Any other port:
-        :func:`write_frame`, which may wait.
+        """Write ``frame`` to the port ``ser`` (the link's lock held). A device port (one the
+        reader reads with its descriptor: :attr:`out` set) never makes it wait for room
+        (:meth:`PortOutput.send`): bytes that begin to wait wake the reader, whose wait then ends
+        when the port has room too, and it writes them. A device is written only so: while the
+        reader does not read it (its connection not begun, or ended and the port about to close)
+        a frame for it is dropped with what waited, never written with a wait. Any other port
+        (``socket://``, a URL handler's): pyserial's ``write``, which may wait.
 
-        :raises serial.SerialException: see :func:`write_frame`.
+        :raises serial.SerialException: the port failed, or its write timed out.
         :raises OSError: the port is lost.
         """
         out = self.out
         if out is None:
-            if self._device:
-                return  # the connection has ended: its frames go with it (the session starts afresh)
-            write_frame(ser, frame)
+            if device_fd(ser) is not None:
+                return  # not read now: the connection's frames go with it (the session starts afresh)
+            ser.write(frame)
             self.stats.frames_out += 1
             return
         waited = out.waiting
