@@ -56,6 +56,7 @@ import collections
 import contextlib
 import dataclasses
 import http.client
+import inspect
 import json
 import os
 import socket
@@ -457,7 +458,12 @@ def bench_latency(cards: int, *, pace_s: float, seed: int = 7, sync: str = "FULL
             from gpiozero.pins.mock import MockFactory
 
             cfg = dataclasses.replace(cfg, leds=dataclasses.replace(cfg.leds, backend="gpio", pins=PI_LED_PINS))
-            extra["pin_factory"] = MockFactory()
+            if "pin_factory" in inspect.signature(Table).parameters:
+                extra["pin_factory"] = MockFactory()
+            else:  # an older tree's table (``python -m bench.trees``): gpiozero's default factory
+                from gpiozero import Device
+
+                Device.pin_factory = MockFactory()
         # the stamp sink sits right after the LED sinks, before the display
         table = Table.from_config(cfg, profiles=profiles(),
                                   rules="tda", shoe_url=shoe.url, journal=timed if instruments else journal,
@@ -564,10 +570,11 @@ DEALER_CARDS_PER_S = 2.0
 """A dealer's pace for the Pi figure: two cards a second."""
 
 
-def bench_cpu(cards: int = CPU_CARDS, idle_s: float = CPU_IDLE_S, calibration_s: float | None = None) -> dict[str, Any]:
+def bench_cpu(cards: int = CPU_CARDS, idle_s: float = CPU_IDLE_S, calibration_s: float | None = None,
+              floor_on: bool = True) -> dict[str, Any]:
     """CPU of the full stack as ``shoe-ctl run --journal`` wires it with the display, the shoe's
-    LEDs and the floor publisher on (a Mosquitto on loopback; without one installed the floor is
-    off and ``cpu_floor`` says so): every thread's CPU while ``cards`` are dealt at a dealer's
+    LEDs and the floor publisher on (a Mosquitto on loopback; without one installed, or with
+    ``floor_on`` false, the floor is off and ``cpu_floor`` says so): every thread's CPU while ``cards`` are dealt at a dealer's
     pace (:func:`bench_latency`, ``pace_s`` :data:`CPU_PACE_S`) and then while the table idles ``idle_s``.
 
     The service's threads are every thread but the simulated dealer's and the virtual shoe's
@@ -584,8 +591,8 @@ def bench_cpu(cards: int = CPU_CARDS, idle_s: float = CPU_IDLE_S, calibration_s:
     with tempfile.TemporaryDirectory(prefix="shoe-bench-cpu-") as tmp:
         broker = None
         floor = None
-        floor_state = "off: mosquitto not installed"
-        if find_mosquitto() is not None:
+        floor_state = "off: mosquitto not installed" if floor_on else "off: asked (--floor off)"
+        if floor_on and find_mosquitto() is not None:
             from shoe_ctl.config import load_table_config
 
             name = load_table_config(ROOT / "config" / "table.toml").table
@@ -1261,6 +1268,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--pace-ms", type=float, default=0.5,
                     help="latency run: the simulated dealer pulls this long after the service has acked "
                     "(journaled) every earlier card (default 0.5 ms; < 0: at once, the service loaded)")
+    ap.add_argument("--floor", choices=("on", "off"), default="on",
+                    help="the CPU part's floor publisher (on: a Mosquitto on loopback, when one is installed)")
     ap.add_argument("--switch-ms", type=float, default=None, help="sys.setswitchinterval for this process (ms)")
     ap.add_argument("--only", default=None, help="comma list of parts: latency,replay,cpu,soak,service,large; "
                     "scale (bench/bench_scale.py) only when named")
@@ -1302,7 +1311,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "replay": lambda: {**bench_replays(phh_files(24 if quick else None), reps=1 if quick else 5),
                            **bench_replay_process(phh_files(24 if quick else None), pairs=1 if quick else PROCESS_PAIRS)},
         "cpu": lambda: bench_cpu(100 if quick else CPU_CARDS, 1.0 if quick else CPU_IDLE_S,
-                                 calibration_s=calibration["start"]["cpu_s"]),
+                                 calibration_s=calibration["start"]["cpu_s"], floor_on=args.floor == "on"),
         "soak": lambda: bench_soak(6 if quick else 250),
         "service": _service,
         "scale": _scale,

@@ -128,6 +128,8 @@ class SecretFile:
             st = self.path.stat()
         except FileNotFoundError:
             return None
+        except OSError as exc:  # a path through a file, a folder it may not enter
+            raise BridgeError(f"{self.path}: cannot read the shoe's secret ({exc.strerror or exc})") from None
         if stat.S_IMODE(st.st_mode) & 0o077:
             raise BridgeError(f"{self.path} is mode {stat.S_IMODE(st.st_mode):04o}: others may read the shoe's "
                               f"secret; chmod 0600 it and pair again (shoe-ctl pair) to rotate it")
@@ -143,6 +145,22 @@ class SecretFile:
         """Keep a new secret (a pairing or a rotation)."""
         self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         _write_atomically(self.path, secret.hex().encode() + b"\n")
+
+    def check_writable(self) -> None:
+        """Make the folder (0700) if missing and prove a secret can be written there, before the
+        shoe takes one it could not keep.
+
+        :raises BridgeError: naming the folder and why.
+        """
+        probe = self.path.with_name(self.path.name + ".probe")
+        try:
+            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            os.close(fd)
+            os.unlink(probe)
+        except OSError as exc:
+            raise BridgeError(f"{self.path.parent}: cannot keep the shoe's secret there "
+                              f"({exc.strerror or exc})") from None
 
 
 class PtyPort:

@@ -204,10 +204,21 @@ class _Replay:
 
 def public(hands: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """``hands`` with every card not face up on the table written ``??`` (downcards, burns,
-    cards set aside): the view of anyone at the table (the hole-card embargo)."""
+    cards set aside): the view of anyone at the table (the hole-card embargo). So is an upcard or
+    community card read with the identity of a downcard read earlier in its hand (a misread or a
+    second deck's card, ``duplicate-card``): its name would be the hole card's, and the display
+    never shows it either (:func:`shoe_ctl.machine.views.masked_upcards`)."""
     out = []
     for h in hands:
-        entries = [dict(e, card="??") if e.get("kind") == "card" and e.get("role") in HIDDEN_ROLES else dict(e)
-                   for e in h.get("entries", [])]
+        down: set[object] = set()
+        entries = []
+        for e in h.get("entries", []):
+            if e.get("kind") == "card":
+                role = e.get("role")
+                if role == "down":
+                    down.add(e.get("card"))
+                if role in HIDDEN_ROLES or e.get("card") in down:
+                    e = {**e, "card": "??"}
+            entries.append(dict(e))
         out.append({**h, "entries": entries})
     return out

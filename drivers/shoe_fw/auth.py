@@ -36,16 +36,20 @@ class ShoeAuth:
         self.challenge = bytes(c.NONCE_SIZE)
 
     def set_secret(self, secret: bytes) -> None:
-        """Pair with ``secret`` (32 bytes); any session ends.
+        """Pair with ``secret`` (32 bytes); any session ends. The secret is kept (``on_secret``)
+        before it is taken: a shoe whose store fails keeps its old secret and answers nothing
+        under the new one, so the host keeps its old secret too (docs/protocol.md section 15).
 
         :raises ValueError: a secret of another size.
+        :raises OSError: (or what ``on_secret`` raises) the secret could not be kept.
         """
         if len(secret) != c.SECRET_SIZE:
             raise ValueError("a pairing secret is 32 bytes, not " + str(len(secret)))
-        self.secret = bytes(secret)
-        self._hello_key = c.hello_key(self.secret)
+        secret = bytes(secret)
+        self.on_secret(secret)
+        self.secret = secret
+        self._hello_key = c.hello_key(secret)
         self.session = None
-        self.on_secret(self.secret)
 
     def open_session(self, challenge: bytes, nonce: bytes) -> None:
         """The session a HELLO answering ``challenge`` with ``nonce`` opens: new keys, both

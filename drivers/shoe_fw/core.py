@@ -66,6 +66,8 @@ class ShoeStats:
         self.hellos = 0
         self.resent = 0
         self.counted_while_full = 0
+        self.secrets_unkept = 0
+        """PAIR frames whose secret the shoe's store could not keep (the old secret stays)."""
         self.drop_rows = {}  # type: dict[str, int]
 
     def drop(self, row: str) -> None:
@@ -513,7 +515,12 @@ class ShoeCore:
         elif mtype == c.T_RESET:
             self._on_reset(fields[0], now)
         elif mtype == c.T_PAIR:
-            self.set_secret(fields[0])  # pairing or rotation: the host challenges again
+            try:
+                self.set_secret(fields[0])  # pairing or rotation: the host challenges again
+            except OSError:
+                # not kept, not taken: no HELLO under it, so the host keeps its old secret too
+                self.stats.secrets_unkept += 1
+                return
             self.say_hello()
 
     def _on_ack(self, acked: int, want: int, resend: bool, now: float) -> None:

@@ -20,6 +20,7 @@ from drivers.exc import ShoeError
 from drivers.shoe import ShoeLink
 from shoe_ctl.cli.args import Subparsers, add_table_shoe, seconds
 from shoe_ctl.config import load_table_config
+from shoe_ctl.events import LinkChanged
 from shoe_ctl.rules.profiles import ProfileError
 from shoe_ctl.service import shoes
 from shoe_ctl.service.shoe_secrets import SecretError, SecretStore, new_secret
@@ -74,6 +75,18 @@ def _say(text: str) -> None:
     print(f"shoe-ctl pair: {text}", file=sys.stderr, flush=True)
 
 
+def _refusals(events: queue.Queue[object]) -> set[str]:
+    """The ``refused`` codes of the link's events so far (docs/protocol.md, "What the host refuses")."""
+    found: set[str] = set()
+    while True:
+        try:
+            event = events.get_nowait()
+        except queue.Empty:
+            return found
+        if isinstance(event, LinkChanged) and event.refused:
+            found.add(event.refused)
+
+
 def pair(args: argparse.Namespace) -> int:
     """Pair or rotate; 0 when the shoe answers under its new secret and the secret is stored,
     1 when the shoe does not (the stored secret is then unchanged), 2 for a configuration error
@@ -103,13 +116,21 @@ def pair(args: argparse.Namespace) -> int:
         _say(str(exc))
         return 2
     shoes.register_url_handlers()
-    link = ShoeLink(url, queue.Queue(), baudrate=cfg.shoe.baudrate, secret=old, serial=serial)
+    events: queue.Queue[object] = queue.Queue()
+    link = ShoeLink(url, events, baudrate=cfg.shoe.baudrate, secret=old, serial=serial)
     new = new_secret()
     try:
         link.start()
         try:
             info = link.wait_connected(args.timeout)
         except TimeoutError:
+            if old is not None and "unpaired" in _refusals(events):
+                _say(f"shoe {serial} at {url} answers unpaired (protocol version 1): it has lost the secret this "
+                     f"table keeps (a factory reset, or a virtual shoe started again without its --state), so "
+                     f"it cannot be rotated. Pairing it again is a new table key: delete "
+                     f"{store.path(serial)}, put the shoe in pairing mode and pair it, then enrol the decks "
+                     "again (their seals are made with the old key; docs/build-a-shoe.md, Enrolment)")
+                return 1
             what = ("is it on, on this port, and paired with this table's secret?" if old is not None else
                     "is it on, on this port, in pairing mode, and is its serial the configured one?")
             _say(f"shoe {serial} at {url} did not answer within {args.timeout} s: {what}")

@@ -1,13 +1,17 @@
 """``shoe-ctl sim``: run a virtual shoe and print the URL to connect to; stops on Ctrl-C.
 
 ``shoe-ctl sim [--transport pty|tcp] [--link PATH] [--port N] [--seed S] [--faults SPEC]
-[--serial S] [--pairing] [--pace SECONDS | --keys]``. ``--pairing``: the shoe takes a pairing
-secret from ``shoe-ctl pair`` and speaks the authenticated version 2 under it until it stops. With ``--pace`` the shoe dispenses a card every SECONDS (a new seeded
+[--serial S] [--pairing] [--state DIR] [--pace SECONDS | --keys]``. ``--pairing``: the shoe takes
+a pairing secret from ``shoe-ctl pair`` and speaks the authenticated version 2 under it;
+``--state DIR`` keeps that secret in ``DIR/secret`` (0600, as the bridge keeps its own), so the
+simulator started again with the same folder is the same paired shoe; without it the secret
+lasts while the process runs. With ``--pace`` the shoe dispenses a card every SECONDS (a new seeded
 deck when it runs empty); with ``--keys`` a person pulls the cards from the keyboard, one key per
 card, with faults on keys (:data:`KEYS`; a terminal is put in cbreak mode, any other stdin is read
 byte by byte); with neither the shoe only answers the host (handshake, heartbeats, LEDs). The
 first line on stdout is the URL (a pty symlink path, or ``socket://127.0.0.1:PORT``); what each
-key did goes to stderr. See docs/service.md, *Rehearsing a real shoe by hand*.
+key did goes to stderr. See docs/service.md, *Rehearsing a real shoe by hand*, and
+docs/build-a-shoe.md, *A deck on the bench, without a reader*.
 """
 
 from __future__ import annotations
@@ -17,7 +21,10 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Callable
+from pathlib import Path
 
+from drivers.shoe_bridge import BridgeError, SecretFile
 from hil.deck import Deck
 from hil.virtual_shoe import VirtualShoe
 from shoe_ctl.cli.args import Subparsers
@@ -35,7 +42,10 @@ def register(subparsers: Subparsers) -> None:
     p.add_argument("--faults", default="", metavar="SPEC", help="fault spec, see docs/protocol.md")
     p.add_argument("--serial", default="VS-0001", help="the serial number the shoe reports (default VS-0001)")
     p.add_argument("--pairing", action="store_true",
-                   help="pairing mode: the shoe takes a secret from shoe-ctl pair (kept while it runs)")
+                   help="pairing mode: the shoe takes a secret from shoe-ctl pair (kept while it runs, or in --state)")
+    p.add_argument("--state", metavar="DIR", default=None,
+                   help="keep the shoe's pairing secret in DIR/secret (folder 0700, file 0600): started again "
+                   "with the same DIR it is the same paired shoe (default: the secret lasts while it runs)")
     p.add_argument("--pace", type=float, default=0.0, metavar="SECONDS",
                    help="dispense a card every SECONDS (default: never)")
     p.add_argument("--keys", action="store_true",
@@ -47,7 +57,7 @@ def register(subparsers: Subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the shoe until SIGINT/SIGTERM (or ``q`` or the end of the input with ``--keys``); exit 0
-    (2 for a bad --faults, --serial, --link or --port, or --keys with --pace, named)."""
+    (2 for a bad --faults, --serial, --link, --state or --port, or --keys with --pace, named)."""
     if args.keys and args.pace > 0:
         print("shoe-ctl sim: --keys and --pace: choose one (the keyboard or the timer pulls the cards)",
               file=sys.stderr)
@@ -59,10 +69,15 @@ def run(args: argparse.Namespace) -> int:
         print(f"shoe-ctl sim: --link {args.link}: exists and is not a symlink; refusing to replace it "
               "(give a new path, e.g. /tmp/shoe)", file=sys.stderr)
         return 2
+    kept = _kept_secret(args.state)
+    if isinstance(kept, str):
+        print(f"shoe-ctl sim: --state {args.state}: {kept}", file=sys.stderr)
+        return 2
+    secrets, secret = kept
     try:
         shoe = VirtualShoe(Deck.seeded(args.seed), transport=args.transport, link_path=args.link,
                            port=args.port, faults=args.faults, seed=args.seed, serial=args.serial,
-                           pairing=args.pairing)
+                           pairing=args.pairing, secret=secret, on_secret=_keeper(secrets, secret))
     except ValueError as exc:  # a bad --faults spec or --serial
         print(f"shoe-ctl sim: {exc}", file=sys.stderr)
         return 2
@@ -77,8 +92,8 @@ def run(args: argparse.Namespace) -> int:
         signal.signal(sig, lambda *_: stop.set())
     with shoe:
         print(shoe.url, flush=True)
-        print(f"virtual shoe {shoe.serial} on {shoe.url} ({args.transport}); Ctrl-C to stop",
-              file=sys.stderr, flush=True)
+        print(f"virtual shoe {shoe.serial} on {shoe.url} ({args.transport}); {_pairing(args, secrets, secret)}; "
+              "Ctrl-C to stop", file=sys.stderr, flush=True)
         if args.keys:
             KeyPad(shoe, seed=args.seed, out=sys.stderr).run(sys.stdin, stop)
             return 0
@@ -90,3 +105,44 @@ def run(args: argparse.Namespace) -> int:
                     shoe.reload(Deck.seeded(args.seed + decks))
                 shoe.pull()
     return 0
+
+
+def _kept_secret(state: str | None) -> tuple[SecretFile | None, bytes | None] | str:
+    """``(the secret file, the secret kept in it or None)`` of ``--state``, ``(None, None)``
+    without one; a text naming the file and what to do when it cannot be used (others may read
+    it, not a secret, a folder this user cannot write)."""
+    if state is None:
+        return None, None
+    secrets = SecretFile(Path(state))
+    try:
+        secret = secrets.load()
+        secrets.check_writable()  # before the shoe takes a secret it could not keep
+    except BridgeError as exc:
+        return str(exc)
+    return secrets, secret
+
+
+def _keeper(secrets: SecretFile | None, kept: bytes | None) -> Callable[[bytes], None] | None:
+    """The shoe's ``on_secret``: each new secret (a pairing, a rotation) written to ``secrets``
+    before the shoe takes it; the one loaded from it is not written again."""
+    if secrets is None:
+        return None
+
+    def keep(secret: bytes) -> None:
+        if secret != kept:
+            secrets.save(secret)
+
+    return keep
+
+
+def _pairing(args: argparse.Namespace, secrets: SecretFile | None, secret: bytes | None) -> str:
+    """What the shoe's pairing is, for its first line on stderr."""
+    if secret is not None:
+        assert secrets is not None
+        return (f"paired (secret kept in {secrets.path}" +
+                (": pairing mode takes no new secret, shoe-ctl pair rotates it)" if args.pairing else ")"))
+    if not args.pairing:
+        return "not paired (protocol version 1)"
+    if secrets is None:
+        return "in pairing mode; the secret it takes lasts while it runs (--state DIR keeps it)"
+    return f"in pairing mode; the secret it takes is kept in {secrets.path}"

@@ -100,10 +100,13 @@ _PLAIN = (int, float, bool, type(None))
 
 def redact(value: object, public: frozenset[str] = frozenset()) -> Any:
     """``value`` with every card written in a string that is not in ``public``, and every tag
-    UID, replaced by ``??``; a mapping becomes a ``dict`` with ``str`` keys, a list or tuple a
-    ``list``. The floor's payloads are walked here at every card: the exact JSON types are looked
-    at first (one ``type`` test each, not an abstract class's check), a text without ``tag `` skips
-    the tag's pattern, and with no public card every card token is replaced by the same text."""
+    UID, replaced by ``??``, in a mapping's keys as in its values; a mapping becomes a ``dict``
+    with ``str`` keys (two keys written the same once redacted are told apart by
+    :func:`_distinct`: no value is lost), a list or tuple a ``list``. The floor's payloads are
+    walked here at every card: the exact JSON types are looked at first (one ``type`` test each,
+    not an abstract class's check), a text without ``tag `` skips the tag's pattern, with no
+    public card every card token is replaced by the same text, and a key known to name no card
+    and no tag (:data:`_PLAIN_KEYS`) is kept as it is."""
     kind = type(value)
     if kind is str:
         text: str = value  # type: ignore[assignment]
@@ -113,7 +116,7 @@ def redact(value: object, public: frozenset[str] = frozenset()) -> Any:
             return CARD_TOKEN.sub(REDACTED, text)
         return CARD_TOKEN.sub(lambda m: m.group(0) if m.group(0) in public else REDACTED, text)
     if kind is dict:
-        return {str(k): redact(v, public) for k, v in value.items()}  # type: ignore[attr-defined]
+        return _mapping(value, public)  # type: ignore[arg-type]
     if kind is list or kind is tuple:
         return [redact(v, public) for v in value]  # type: ignore[attr-defined]
     if kind in _PLAIN:
@@ -121,10 +124,52 @@ def redact(value: object, public: frozenset[str] = frozenset()) -> Any:
     if isinstance(value, str):  # a str subclass
         return redact(str(value), public)
     if isinstance(value, Mapping):
-        return {str(k): redact(v, public) for k, v in value.items()}
+        return _mapping(value, public)
     if isinstance(value, list | tuple):
         return [redact(v, public) for v in value]
     return value
+
+
+_PLAIN_KEYS: set[str] = set()
+"""Keys seen that name no card and no tag UID (redacted, each is itself whatever is public): the
+payloads' own keys, kept as they are without the patterns; at most :data:`PLAIN_KEYS_MAX` of up to
+64 characters."""
+
+PLAIN_KEYS_MAX = 4096
+
+
+def _mapping(items: Mapping[Any, Any], public: frozenset[str]) -> dict[str, Any]:
+    """A mapping redacted, its keys as its values (:func:`redact`)."""
+    out = {k if type(k) is str and k in _PLAIN_KEYS else _key(k, public): redact(v, public)
+           for k, v in items.items()}
+    return out if len(out) == len(items) else _distinct(items, public)
+
+
+def _key(key: object, public: frozenset[str]) -> str:
+    """A mapping's key as the payload writes it: ``str(key)`` redacted as a text value is."""
+    text = key if type(key) is str else str(key)
+    out: str = redact(text, public)
+    if (out == text and len(text) <= 64 and len(_PLAIN_KEYS) < PLAIN_KEYS_MAX
+            and (not public or CARD_TOKEN.search(text) is None)):
+        _PLAIN_KEYS.add(text)  # names nothing: the same with any public cards
+    return out
+
+
+def _distinct(items: Mapping[Any, Any], public: frozenset[str]) -> dict[str, Any]:
+    """A mapping whose keys, written and redacted (:func:`_key`), coincide (``{"As": 1, "Kd": 2}``,
+    ``{1: .., "1": ..}``): each key after the first of its text gets `` (2)``, `` (3)``, ... (the
+    first number free), in the mapping's order, so every value reaches the payload and no key
+    tells the card it was."""
+    out: dict[str, Any] = {}
+    for k, v in items.items():
+        key = _key(k, public)
+        if key in out:
+            n = 2
+            while f"{key} ({n})" in out:
+                n += 1
+            key = f"{key} ({n})"
+        out[key] = redact(v, public)
+    return out
 
 
 def severity(code: str, latched: bool) -> str:

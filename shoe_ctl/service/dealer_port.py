@@ -57,6 +57,16 @@ def peer_source(conn: socket.socket) -> str:
     return f"dealer-port:uid={uid},pid={pid}"
 
 
+def _hang_up(conn: socket.socket) -> None:
+    """Close ``conn`` so that its client reads the end and its reader thread's ``recv`` returns
+    (a plain ``close`` from another thread leaves the socket open while that ``recv`` waits)."""
+    try:
+        conn.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+    conn.close()
+
+
 class DealerPortError(OSError):
     """The dealer socket cannot be had; the message names the path, the reason and the fix."""
 
@@ -145,7 +155,6 @@ class DealerPort(Closeable):
         self._overflowed = False
         self._rate = RateLimiter(INPUTS_PER_S, INPUTS_BURST, "dealer port inputs")
         self._conn: socket.socket | None = None
-        self._pending: socket.socket | None = None
         self._lock = threading.Lock()
         super().__init__(self._lock)
         self._listener = _listen(self.path)
@@ -195,13 +204,9 @@ class DealerPort(Closeable):
             pass
         self._listener.close()
         with self._lock:
-            for c in (self._conn, self._pending):
-                if c is not None:
-                    try:
-                        c.shutdown(socket.SHUT_RDWR)
-                    except OSError:
-                        pass
-                    c.close()
+            conn, self._conn = self._conn, None
+        if conn is not None:
+            _hang_up(conn)
         self._writer.join(5)
         if self._acceptor.is_alive():
             self._acceptor.join(5)
@@ -219,13 +224,16 @@ class DealerPort(Closeable):
         while True:
             item = self._out.get()
             if item is _STOP:
-                return
-            if item is _ACCEPT:
                 with self._lock:
-                    conn, self._pending = self._pending, None
-                    old, self._conn = self._conn, conn
-                if old is not None:
-                    old.close()
+                    last, self._conn = self._conn, None
+                if last is not None:  # a client accepted while the port closed
+                    _hang_up(last)
+                return
+            if isinstance(item, tuple) and item[0] is _ACCEPT:
+                with self._lock:
+                    old, self._conn = self._conn, item[1]
+                if old is not None:  # the client before: its end reads the close, its reader ends
+                    _hang_up(old)
                 with self._lock:
                     if self._overflowed:  # commands were dropped: the newest handed is the truth
                         self._overflowed = False
@@ -255,7 +263,7 @@ class DealerPort(Closeable):
             with self._lock:
                 if self._conn is conn:
                     self._conn = None
-            conn.close()
+            _hang_up(conn)
 
     def _accept_loop(self) -> None:
         while not self._closed:
@@ -267,9 +275,8 @@ class DealerPort(Closeable):
                 if self._closed:
                     conn.close()
                     return
-                self._pending = conn
             self._limit_sends(conn)
-            self._out.put(_ACCEPT)
+            self._out.put((_ACCEPT, conn))  # the connection goes with its turn: none is overwritten
             threading.Thread(target=self._read_loop, args=(conn,), name="dealer-port-read", daemon=True).start()
 
     def _limit_sends(self, conn: socket.socket) -> None:

@@ -1,7 +1,9 @@
 """The floor's redaction (``shoe_ctl.floor.topics.redact``): its shortcuts for the exact JSON
-types (a text without ``tag ``, no public card, a number) give what the plain walk over the
-abstract types gives, for texts that name cards, tags and neither, under any public cards; and
-the tile's remembered texts (``floor_tile``) give what the whole filter and redaction give."""
+types (a text without ``tag ``, no public card, a number, a key known to name nothing) give what
+the plain walk over the abstract types gives, for texts and keys that name cards, tags and
+neither, under any public cards; a mapping's keys are redacted as its values, and keys that
+coincide once redacted keep every value; and the tile's remembered texts (``floor_tile``) give
+what the whole filter and redaction give."""
 
 from __future__ import annotations
 
@@ -27,7 +29,15 @@ def plain_redact(value: object, public: frozenset[str] = frozenset()) -> Any:
         value = TAG.sub("tag " + REDACTED, value)
         return CARD_TOKEN.sub(lambda m: m.group(0) if m.group(0) in public else REDACTED, value)
     if isinstance(value, Mapping):
-        return {str(k): plain_redact(v, public) for k, v in value.items()}
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            key = first = plain_redact(str(k), public)
+            n = 1
+            while key in out:  # a key written as one before it: numbered, the first number free
+                n += 1
+                key = f"{first} ({n})"
+            out[key] = plain_redact(v, public)
+        return out
     if isinstance(value, list | tuple):
         return [plain_redact(v, public) for v in value]
     return value
@@ -57,6 +67,25 @@ def test_a_text_keeps_its_public_cards_and_loses_the_rest_and_its_tags() -> None
     assert redact(text, frozenset({"Kh"})) == "seat 2 Kh, seat 3 ??, ??, tag ?? read"
     assert redact(text) == "seat 2 ??, seat 3 ??, ??, tag ?? read"
     assert redact({1: (text, 7, None, True)}) == {"1": ["seat 2 ??, seat 3 ??, ??, tag ?? read", 7, None, True]}
+
+
+def test_a_key_is_redacted_as_a_value_is_and_no_value_is_lost() -> None:
+    """A seat's mapping keyed by its cards, or a reader's counts keyed by tag UID: the keys lose
+    every card that is not public and every tag UID; keys that coincide once redacted are numbered
+    in the mapping's order, so each value is still there and no key tells the card it was."""
+    by_card = {"As": "seat 1", "Kd": 2, "seat": 3, "Qh": [4]}
+    assert redact(by_card) == {"??": "seat 1", "?? (2)": 2, "seat": 3, "?? (3)": [4]}
+    assert redact(by_card, frozenset({"Kd"})) == {"??": "seat 1", "Kd": 2, "seat": 3, "?? (2)": [4]}
+    assert redact({"tag 04a1b2c3d4": {"reads": 9}, "tag 04a1b2c3d5": 1}) == {"tag ??": {"reads": 9},
+                                                                             "tag ?? (2)": 1}
+    assert redact({"?? (2)": 0, "As": 1, "Kd": 2}) == {"?? (2)": 0, "??": 1, "?? (3)": 2}
+    assert redact({1: "one", "1": "also one"}) == {"1": "one", "1 (2)": "also one"}
+    assert redact(MappingProxyType({"seat 3 Ah": 1})) == {"seat 3 ??": 1}
+    assert redact({("Ah", 3): 1}) == {"('??', 3)": 1}  # any key is written as its text, then redacted
+    # a key kept because a card in it was public is kept only while that card is public
+    assert redact({"Kd": 1}, frozenset({"Kd"})) == {"Kd": 1} and redact({"Kd": 1}) == {"??": 1}
+    # a plain key stays as it is, whatever is public
+    assert redact({"seat": 1}) == redact({"seat": 1}, frozenset({"Kd"})) == {"seat": 1}
 
 
 def whole_tile(raw: Mapping[str, Any]) -> dict[str, Any]:

@@ -88,6 +88,9 @@ def test_a_client_that_stops_reading_is_dropped_and_memory_stays_bounded(
         assert port._out.qsize() == 0  # drained: nothing kept for the dropped client
         assert most <= dealer_port.MAX_QUEUED and port.dropped == 1
         assert sum("disconnected" in r.getMessage() for r in caplog.records) == 1
+    c.settimeout(5)
+    while c.recv(65536):  # what its buffers held, then the end: it is told it was dropped
+        pass
     # the next client gets the newest table at once
     with socket.socket(socket.AF_UNIX) as c2:
         c2.connect(str(port.path))
@@ -180,3 +183,42 @@ def test_an_input_of_no_input_shape_is_refused_before_the_journal(
     assert named.encode() in read_line(c)
     c.sendall(FOLD)
     assert posted.got.wait(5) and posted.items == [E.DealerInput(E.DealerAction.FOLD, 4)]
+
+
+def reader_threads() -> int:
+    return sum(t.name == "dealer-port-read" and t.is_alive() for t in threading.enumerate())
+
+
+def test_a_new_client_closes_the_one_before_and_held_connections_keep_no_thread(
+        make_port: Callable[..., tuple[DealerPort, socket.socket]]) -> None:
+    """One client at a time: each new one replaces the one before, whose end reads the close at
+    once (before, its socket stayed open with a reader thread blocked on it until the client sent
+    something, so clients that connect and hold grew the service's threads without bound), and
+    connections made faster than the writer takes them are each closed, none left to post inputs
+    that no output answers."""
+    posted = Posted()
+    port, first = make_port(posted)
+    wait_connected(port)
+    held = [first]
+    for _ in range(60):
+        c = socket.socket(socket.AF_UNIX)
+        c.connect(str(port.path))
+        held.append(c)
+    last = held[-1]
+    try:
+        for c in held[:-1]:
+            c.settimeout(5)
+            while chunk := c.recv(65536):  # the initial display and signal may come before the close
+                assert chunk
+        deadline = time.monotonic() + 5
+        while reader_threads() > 1 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert reader_threads() == 1
+        port.handle(E.DisplayUpdate({"hand": 7}))
+        got = codec.loads(read_line(last).rstrip(b"\n"))
+        assert isinstance(got, E.DisplayUpdate) and got.state == {"hand": 7}
+        last.sendall(FOLD)
+        assert posted.got.wait(5) and posted.items == [E.DealerInput(E.DealerAction.FOLD, 4)]
+    finally:
+        for c in held[1:]:
+            c.close()

@@ -1,0 +1,162 @@
+"""``shoe-ctl sim --state DIR``: the simulated shoe keeps its pairing secret in ``DIR/secret``, so a
+simulator started again from the same folder is the same paired shoe (the table's key and the
+decks sealed under it stay good), a rotation is kept there, and a shoe without its folder is a new,
+unpaired one that ``shoe-ctl pair`` will not pretend to rotate. Each simulator is its own process
+on a real pty; the guide's bench blocks (docs/build-a-shoe.md, *A deck on the bench, without a
+reader*) are run as written (docs/service.md, *The simulated shoe's pairing*)."""
+
+from __future__ import annotations
+
+import os
+import queue
+import re
+import signal
+import stat
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from paths import ROOT
+from waiting import wait_for
+
+from drivers.shoe import ShoeLink
+from shoe_ctl.cli import main
+from shoe_ctl.service.shoe_secrets import SecretStore
+
+CLI = [sys.executable, "-m", "shoe_ctl.cli"]
+SERIAL = "VS-KEPT"
+
+
+def bench_blocks() -> list[str]:
+    """The two shell blocks of the guide's bench section, in order."""
+    text = (ROOT / "docs" / "build-a-shoe.md").read_text()
+    section = text.split("**A deck on the bench, without a reader.**", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```sh\n(.*?)```", section, re.S)
+
+
+@contextmanager
+def simulator(tmp_path: Path, *extra: str) -> Iterator[subprocess.Popen[str]]:
+    """``shoe-ctl sim --serial VS-KEPT --link tmp/shoe EXTRA...`` until the block ends, stopped
+    with SIGTERM and waited for (its link removed) before the next one starts."""
+    link = tmp_path / "shoe"
+    proc = subprocess.Popen([*CLI, "sim", "--serial", SERIAL, "--link", str(link), *extra], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == str(link)
+        yield proc
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(30)
+    assert not os.path.lexists(link)
+
+
+def config(tmp_path: Path) -> Path:
+    cfg = tmp_path / "table.toml"
+    cfg.write_text(f'[shoe]\nurl = "{tmp_path / "shoe"}"\nserial = "{SERIAL}"\nsecrets = "{tmp_path / "shoes"}"\n')
+    return cfg
+
+
+def connects(tmp_path: Path, secret: bytes | None, timeout: float = 10.0) -> bool:
+    """Whether a host holding ``secret`` gets the shoe's hello (None: a version-1 host)."""
+    with ShoeLink(str(tmp_path / "shoe"), queue.Queue(), secret=secret, serial=SERIAL) as link:
+        try:
+            info = link.wait_connected(timeout)
+        except TimeoutError:
+            return False
+    return info.serial == SERIAL and info.protocol == (1 if secret is None else 2)
+
+
+def test_the_bench_guide_restarts_the_same_paired_shoe(tmp_path: Path) -> None:
+    first, second = bench_blocks()
+    assert "--state" in first and "--pairing" in first and "--state" in second and "--pairing" not in second
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    outputs = []
+    for block in (first, second):
+        # the guide's 2 s pause becomes a wait for the shoe's link: the machine may be slower
+        script = block.replace("& sleep 2", '& until [ -e "$PWD/shoe" ]; do sleep 0.1; done')
+        done = subprocess.run(["bash", "-e", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True,
+                              timeout=240, start_new_session=True)
+        assert done.returncode == 0, done.stderr
+        outputs.append(done.stdout)
+        # the simulator got its SIGTERM from the block's last line: gone (its link removed) before the next
+        assert wait_for(lambda: not os.path.lexists(tmp_path / "bench" / "shoe"), 30)
+    bench = tmp_path / "bench"
+    table_key = SecretStore(bench / "shoes").load("VS-0001")
+    kept = bench / "vshoe" / "secret"
+    assert table_key is not None and bytes.fromhex(kept.read_text()) == table_key
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o600 and stat.S_IMODE(kept.parent.stat().st_mode) == 0o700
+    assert "paired" in outputs[0] and "enrolled" in outputs[0]
+    assert re.search(r"ok +handshake +protocol 2, .*serial VS-0001", outputs[1]), outputs[1]
+    assert "52 of 52 cards read" in outputs[1] and "balanced" in outputs[1]
+
+
+def test_a_restarted_simulator_is_the_same_shoe_and_keeps_a_rotation(tmp_path: Path, capsys) -> None:
+    cfg, state = config(tmp_path), tmp_path / "vshoe"
+    store = SecretStore(tmp_path / "shoes")
+    with simulator(tmp_path, "--pairing", "--state", str(state)):
+        assert main(["pair", "--config", str(cfg), "--timeout", "10"]) == 0
+        first = store.load(SERIAL)
+        assert first is not None and bytes.fromhex((state / "secret").read_text()) == first
+        assert main(["pair", "--config", str(cfg), "--timeout", "10"]) == 0  # a rotation, inside the session
+        rotated = store.load(SERIAL)
+        assert rotated is not None and rotated != first
+        assert bytes.fromhex((state / "secret").read_text()) == rotated
+    with simulator(tmp_path, "--state", str(state)) as sim:
+        assert connects(tmp_path, rotated)  # paired at once, under the rotated secret
+        assert not connects(tmp_path, first, timeout=2)  # the old secret is no longer the shoe's
+        assert not connects(tmp_path, None, timeout=2)  # and it speaks no version 1
+    assert sim.stderr is not None and f"paired (secret kept in {state / 'secret'})" in sim.stderr.read()
+    with simulator(tmp_path, "--pairing", "--state", str(state)) as sim:
+        # a shoe holding a secret takes no new one in pairing mode: the table's rotates it
+        assert connects(tmp_path, rotated)
+    assert sim.stderr is not None and "pairing mode takes no new secret" in sim.stderr.read()
+    capsys.readouterr()
+
+
+def test_a_simulator_without_its_folder_is_a_new_shoe_that_pair_does_not_rotate(tmp_path: Path, capsys) -> None:
+    cfg = config(tmp_path)
+    store = SecretStore(tmp_path / "shoes")
+    with simulator(tmp_path, "--pairing", "--state", str(tmp_path / "vshoe")):
+        assert main(["pair", "--config", str(cfg), "--timeout", "10"]) == 0
+    table_key = store.load(SERIAL)
+    with simulator(tmp_path, "--pairing") as sim:  # no --state: another shoe, unpaired
+        assert main(["pair", "--config", str(cfg), "--timeout", "3"]) == 1
+        err = capsys.readouterr().err
+        assert "answers unpaired" in err and str(store.path(SERIAL)) in err and "enrol the decks again" in err
+        assert store.load(SERIAL) == table_key  # nothing stored: the decks sealed under it stay good
+        assert not connects(tmp_path, table_key, timeout=2)  # only the paired shoe is believed
+    assert sim.stderr is not None and "lasts while it runs (--state DIR keeps it)" in sim.stderr.read()
+
+
+@pytest.mark.parametrize(("content", "mode", "said"), [
+    (bytes(range(32)).hex() + "\n", 0o644, "others may read the shoe's secret"),
+    ("not a secret\n", 0o600, "not a shoe secret"),
+    ("abcd\n", 0o600, "a secret is 32 bytes"),
+])
+def test_a_secret_file_that_cannot_be_used_stops_the_simulator_naming_it(tmp_path: Path, content: str, mode: int,
+                                                                         said: str) -> None:
+    state = tmp_path / "vshoe"
+    state.mkdir(mode=0o700)
+    (state / "secret").write_text(content)
+    (state / "secret").chmod(mode)
+    done = subprocess.run([*CLI, "sim", "--state", str(state), "--link", str(tmp_path / "shoe")],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and done.stdout == ""
+    assert str(state / "secret") in done.stderr and said in done.stderr
+    assert not os.path.lexists(tmp_path / "shoe")
+
+
+def test_a_state_folder_that_cannot_be_made_stops_the_simulator_before_it_takes_a_secret(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("")
+    cases = {tmp_path / "file" / "vshoe": f"{tmp_path / 'file' / 'vshoe' / 'secret'}: cannot read the shoe's secret",
+             # /proc takes no folder, not even root's: the write check refuses it
+             Path("/proc/shoe-ctl-no-such-state"): "/proc/shoe-ctl-no-such-state: cannot keep the shoe's secret there"}
+    for state, said in cases.items():
+        done = subprocess.run([*CLI, "sim", "--pairing", "--state", str(state), "--link", str(tmp_path / "shoe")],
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 2 and done.stdout == ""
+        assert said in done.stderr
+        assert not os.path.lexists(tmp_path / "shoe")
