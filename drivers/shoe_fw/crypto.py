@@ -1,6 +1,6 @@
 """HMAC-SHA256 (RFC 2104) on ``hashlib`` alone, as CircuitPython provides it.
 
-CircuitPython has ``hashlib`` (SHA-256 on the RP2040 boards) but no ``hmac`` module, so the
+CircuitPython has ``hashlib`` (SHA-256 from 10.1 on: :func:`check_sha256`) but no ``hmac`` module, so the
 firmware builds HMAC from the hash: ``H((K ^ opad) || H((K ^ ipad) || m))`` with a 64-byte
 block. Used for version 2's MACs and keys (docs/protocol.md section 14) and the deck map's seal
 (docs/build-a-shoe.md, "Deck map").
@@ -10,6 +10,22 @@ import hashlib
 
 BLOCK = 64
 """SHA-256's block size (bytes)."""
+
+
+NEEDS = "CircuitPython 10.1 or later"
+"""The first CircuitPython whose ``hashlib.new`` makes SHA-256 (9.x and 10.0 make SHA-1 only)."""
+
+
+def check_sha256() -> None:
+    """Refuse to start on a ``hashlib`` without SHA-256, which every MAC and deck seal needs.
+
+    :raises RuntimeError: naming the CircuitPython the firmware needs.
+    """
+    try:
+        sha256(b"")
+    except ValueError:  # CircuitPython's hashlib.new for an algorithm it does not make
+        raise RuntimeError("this hashlib has no SHA-256 (the shoe's MACs and deck seals need it): install " + NEEDS +
+                           " on the board (docs/build-a-shoe.md, Flashing the RP2040)") from None
 
 
 def sha256(data: bytes) -> bytes:

@@ -8,6 +8,7 @@ import struct
 
 from .codec import crc32
 from .core import ShoeCore
+from .crypto import check_sha256
 from .deckmap import uid_hex
 from .firmware import Firmware
 from .loop import TicksClock, turn
@@ -164,6 +165,7 @@ def main(port: "object" = None, nvm: "object" = None, reader: "object" = None, b
 
     import microcontroller
 
+    check_sha256()  # before anything: an older CircuitPython is named on the console, not a pairing that fails
     if port is None:
         import usb_cdc
         port = usb_cdc.data

@@ -171,8 +171,8 @@ def _setup(args: argparse.Namespace, *, need_journal: bool) -> _Setup | None:
         journal = Path(text)
         try:
             refuse_owned(journal)  # the running service writes it: refused before any card is read
-        except JournalError as exc:
-            _say(f"{exc}; nothing was done")
+        except (OSError, JournalError) as exc:
+            _say(f"{journal_problem(journal, exc)}; nothing was done")
             return None
     return _Setup(cfg, DeckFolder(folder, secret), journal)
 

@@ -26,7 +26,14 @@ from shoe_ctl.config import TableConfig, load_table_config
 from shoe_ctl.floor.config import doctor_floor, load_credentials, load_floor_config
 from shoe_ctl.rules.profiles import ProfileError
 from shoe_ctl.service import shoes
-from shoe_ctl.service.journal import Journal, JournalError, owner_lock, refuse_foreign, writer_pid
+from shoe_ctl.service.journal import (
+    Journal,
+    JournalError,
+    journal_problem,
+    owner_lock,
+    refuse_foreign,
+    writer_pid,
+)
 from shoe_ctl.service.shoe_secrets import SecretError, SecretStore
 from shoe_ctl.users import UserFileError, UserStore, users_file_setting
 
@@ -235,7 +242,7 @@ def check_journal(cfg: TableConfig, path: Path | None = None, uid: int | None = 
     try:
         refuse_foreign(journal)
     except JournalError as exc:
-        return Check("journal", "fail", str(exc),
+        return Check("journal", "fail", journal_problem(journal, exc),
                      f"set [journal] path to a file of its own, e.g. {folder / 'journal.sqlite3'}")
     problems: list[str] = []
     for f in (journal, Path(f"{journal}-wal"), Path(f"{journal}-shm"), owner_lock(journal)):

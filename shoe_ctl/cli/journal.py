@@ -19,7 +19,7 @@ from pathlib import Path
 
 from shoe_ctl.cli.args import Subparsers, default_config_path, finite
 from shoe_ctl.config import load_table_config
-from shoe_ctl.service.journal import Journal, JournalError
+from shoe_ctl.service.journal import Journal, JournalError, journal_problem
 from shoe_ctl.service.journal.files import refuse_foreign
 from shoe_ctl.service.journal.repair import check_file
 
@@ -55,7 +55,7 @@ def open_readonly(path: str, command: str) -> Journal | None:
     try:
         return Journal(path, table=None, profile=None, readonly=True)
     except (OSError, JournalError) as exc:
-        print(f"shoe-ctl {command}: {exc}", file=sys.stderr)
+        print(f"shoe-ctl {command}: {journal_problem(path, exc)}", file=sys.stderr)
         return None
 
 
@@ -69,7 +69,7 @@ def run_check(args: argparse.Namespace) -> int:
     try:
         refuse_foreign(path)
     except JournalError as exc:
-        print(f"shoe-ctl journal check: {exc}", file=sys.stderr)
+        print(f"shoe-ctl journal check: {journal_problem(path, exc)}", file=sys.stderr)
         return 2
     t0 = time.perf_counter()
     found = check_file(path)

@@ -336,8 +336,9 @@ class DisplayModel:
         was = self._state_name
         if state.get("state") == "idle" and was.startswith("hand"):
             # the hand is over: its information alerts, seen during the hand, leave the NO HAND
-            # screen (latched ones stay until acknowledged)
-            old = self.alerts()
+            # screen (latched ones stay until acknowledged); so do those shown only as the answer
+            # to the page's input (the replies are forgotten with the hand)
+            old = list(self._machine_alerts or []) + self._local_alerts
             self._stale.update(a.get("id") for a in old if not a.get("latched"))
             self._local_alerts = [a for a in self._local_alerts if a.get("latched")]
         hand = state.get("hand")
@@ -345,7 +346,13 @@ class DisplayModel:
             self._hand = hand
             self._kept_up = {}
             self._local_more = 0
-            self._acked = {a for a in self._acked if a >= self.LOCAL_ID_BASE}
+            # what hides a past hand's alerts is kept only while an alert it hides is still held
+            # (the machine's listing, the display's own alerts): never one more id per hand
+            held = {a.get("id") for a in listing if isinstance(a, Mapping)} if isinstance(listing, list) else None
+            local = {a.get("id") for a in self._local_alerts}
+            self._acked = {a for a in self._acked if a >= self.LOCAL_ID_BASE and a in local}
+            if held is not None:
+                self._stale &= held
             self._in_reply.clear()
         kept: list[str] = []
         for seat in state.get("seats") or []:

@@ -74,21 +74,6 @@ def test_a_journal_path_gets_the_hand_marks_and_a_foreign_file_is_a_table_error(
     assert str(refused.value).count(str(foreign)) == 1  # the journal's own error names it; said once
 
 
-def test_a_journal_problem_without_the_path_gets_it() -> None:
-    from shoe_ctl.service.journal import journal_problem
-
-    said = journal_problem("/srv/t.journal", OSError(28, "No space left on device"))
-    assert said == "journal /srv/t.journal: [Errno 28] No space left on device"
-    said = journal_problem("./t.journal", ValueError("t.journal: cannot be read"))
-    assert said == "t.journal: cannot be read"
-    said = journal_problem("t", OSError(28, "No space left on device"))  # a name inside the words
-    assert said == "journal t: [Errno 28] No space left on device"
-    said = journal_problem("/srv/t", ValueError("journal /srv/t is open for writing by another process"))
-    assert said.count("/srv/t") == 1
-    said = journal_problem("/srv/t", ValueError("/srv/t-wal is readable by others (mode 0644)"))
-    assert said == "/srv/t-wal is readable by others (mode 0644)"
-
-
 def test_the_simulated_shoe_is_paired_by_the_table_and_a_bench_link_says_auth_off() -> None:
     """docs/security.md, "The shoe link": `shoe-ctl run` with no options still deals (its own
     virtual shoe is paired at start); `[shoe] auth = "off"` is an unauthenticated link the state

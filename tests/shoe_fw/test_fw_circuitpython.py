@@ -307,3 +307,43 @@ def test_a_torn_nvm_write_is_detected_and_the_older_slot_used() -> None:
     assert NvmStore(nvm).load_secret() == bytes(range(32))
     nvm[70] ^= 1
     assert NvmStore(nvm).load_secret() is None
+
+
+def test_a_circuitpython_without_sha256_is_named_at_start(tmp_path: Path) -> None:
+    """CircuitPython 9.x and 10.0 build ``hashlib`` with SHA-1 only (``hashlib.new("sha256")``
+    raises ValueError; SHA-256 came with 10.1): the RP2040 entry stops before it touches the
+    port, naming the CircuitPython it needs, instead of failing at the first MAC (a pairing) or
+    deck seal."""
+    board = tmp_path / "CIRCUITPY"
+    shutil.copytree(PACKAGE, board / "shoe_fw", ignore=shutil.ignore_patterns("__pycache__", "code.py", "boot.py"))
+    script = FAKES + textwrap.dedent('''
+        import hashlib as real
+        def new(name, data=b""):
+            if name != "sha1":
+                raise ValueError("Unsupported hash algorithm")
+            return real.new(name, data)
+        sys.modules["hashlib"] = types.SimpleNamespace(new=new)
+        import shoe_fw.rp2040 as rp
+
+        class Port:
+            in_waiting = 0
+            written = 0
+            def read(self, n):
+                return b""
+            def write(self, data):
+                self.written += len(data)
+
+        port = Port()
+        try:
+            rp.main(port=port, nvm=bytearray(256), reader=object(), beam=object(), lookup={}.get, turns=1)
+        except RuntimeError as exc:
+            print("stopped", exc)
+        print("written", port.written)
+    ''')
+    script = f"import sys\nsys.path.insert(0, {str(board)!r})\n" + script
+    done = subprocess.run([sys.executable, "-S", "-E", "-c", script], cwd=board, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    lines = dict(line.split(" ", 1) for line in done.stdout.splitlines())
+    assert "no SHA-256" in lines["stopped"] and "CircuitPython 10.1 or later" in lines["stopped"]
+    assert lines["written"] == "0"

@@ -37,6 +37,13 @@ log = logging.getLogger("shoe_ctl.service.journal")
 SYNC_LEVELS = ("FULL", "NORMAL")
 
 
+def _unreadable(path: Path, exc: sqlite3.DatabaseError) -> JournalError:
+    """A read-only open that met damage it does not repair (``docs/journal.md``, "Damage: found,
+    reported, nothing intact thrown away")."""
+    return JournalError(f"{path}: cannot be read: {exc}; the file is damaged (shoe-ctl journal check lists "
+                        "the damage; the service's next open repairs it)", path=path)
+
+
 class Journal:
     """The table's append-only journal (SQLite in WAL mode); ``docs/journal.md``.
 
@@ -106,6 +113,11 @@ class Journal:
             except BaseException:
                 conn.close()
                 raise
+        except sqlite3.DatabaseError as exc:
+            give_up_ownership(self._owner)
+            if not readonly:
+                raise
+            raise _unreadable(self.path, exc) from exc  # a read-only open repairs nothing
         except BaseException:
             give_up_ownership(self._owner)  # a failed open leaves the journal free for the next
             raise
@@ -126,7 +138,13 @@ class Journal:
             self.report.pruned = self._prune_or_check()
         elif not readonly:
             prune_aside(self.path, self.report)
-        self.report.records = self.store.count()
+        try:
+            self.report.records = self.store.count()
+        except sqlite3.DatabaseError as exc:
+            self.store.close()
+            if not readonly:
+                raise
+            raise _unreadable(self.path, exc) from exc
 
     def _maintain(self, delay_s: float) -> None:
         """The deferred part of the open: retention, then the whole-file check, then the count."""
@@ -238,9 +256,9 @@ class Journal:
 
     def _writer_or_raise(self) -> GroupWriter:
         if self._writer is None:
-            raise JournalError(f"journal {self.path} is open read-only")
+            raise JournalError(f"journal {self.path} is open read-only", path=self.path)
         if self.store.closed:
-            raise JournalError(f"journal {self.path} is closed")
+            raise JournalError(f"journal {self.path} is closed", path=self.path)
         return self._writer
 
     @staticmethod

@@ -76,23 +76,24 @@ def refuse_foreign(path: Path) -> None:
     except FileNotFoundError:
         return
     except OSError as exc:
-        raise JournalError(f"{path}: cannot be read: {exc.strerror or exc}") from None
+        raise JournalError(f"{path}: cannot be read: {exc.strerror or exc}", path=path) from None
     if stat.S_ISDIR(st.st_mode):
-        raise JournalError(f"{path} is a folder, not a journal file; give a file path inside it")
+        raise JournalError(f"{path} is a folder, not a journal file; give a file path inside it", path=path)
     if not stat.S_ISREG(st.st_mode):
-        raise JournalError(f"{path} is not a regular file; a journal is an SQLite file")
+        raise JournalError(f"{path} is not a regular file; a journal is an SQLite file", path=path)
     if st.st_size == 0:
         return
     try:
         with path.open("rb") as fh:
             head = fh.read(len(_SQLITE_MAGIC))
     except OSError as exc:
-        raise JournalError(f"{path}: cannot be read: {exc.strerror or exc}") from None
+        raise JournalError(f"{path}: cannot be read: {exc.strerror or exc}", path=path) from None
     if not any(head):
         return  # a zeroed header page is damage (a torn or lost write), repaired like any other
     bits = sum(bin(a ^ b).count("1") for a, b in zip(head, _SQLITE_MAGIC, strict=False))
     if bits > 8:
-        raise JournalError(f"{path} is not a shoe-ctl journal (not an SQLite file); it was left untouched")
+        raise JournalError(f"{path} is not a shoe-ctl journal (not an SQLite file); it was left untouched",
+                           path=path)
 
 
 def refuse_unwritable(path: Path) -> None:
@@ -102,10 +103,13 @@ def refuse_unwritable(path: Path) -> None:
     :raises JournalError: naming the folder or file.
     """
     folder = path.parent
-    for p, what in ((folder, "folder"), (path, "file")):
-        if (what == "folder" or p.exists()) and not os.access(p, os.W_OK):
-            raise JournalError(f"{path}: the journal {what} {p} cannot be written (read-only medium or "
-                               "no permission); the journal, its -wal and -shm files need a writable folder")
+    if not folder.is_dir():
+        what = "is not a folder" if folder.exists() else "does not exist"
+        raise JournalError(f"{path}: its folder {folder} {what}", path=path)
+    for p, what in ((folder, f"its folder {folder} cannot"), (path, "cannot")):
+        if (p is folder or p.exists()) and not os.access(p, os.W_OK):
+            raise JournalError(f"{path}: {what} be written (read-only medium or no permission); the "
+                               "journal, its -wal and -shm files need a writable folder", path=path)
 
 
 def tighten_modes(path: Path) -> list[str]:
@@ -126,7 +130,8 @@ def tighten_modes(path: Path) -> list[str]:
                 os.chmod(p, 0o600)
             except OSError as exc:
                 raise JournalError(
-                    f"{p} is readable by others (mode {mode:04o}) and cannot be made 0600: {exc}"
+                    f"{p} is readable by others (mode {mode:04o}) and cannot be made 0600: {exc.strerror or exc}",
+                    path=path,
                 ) from exc
             fixed.append(f"{p.name}: mode {mode:04o} tightened to 0600")
     return fixed
@@ -161,13 +166,14 @@ def take_ownership(path: Path) -> int:
     try:
         fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
     except OSError as exc:
-        raise JournalError(f"{path}: its lock file {lock} cannot be opened: {exc.strerror or exc}") from None
+        raise JournalError(f"{path}: its .lock file beside it cannot be opened: {exc.strerror or exc}",
+                           path=path) from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
-            raise JournalError(_held_message(path, holder)) from None
+            raise JournalError(_held_message(path, holder), path=path) from None
         if stat.S_IMODE(os.fstat(fd).st_mode) & 0o077:
             os.fchmod(fd, 0o600)
         try:
@@ -228,18 +234,22 @@ def writer_pid(path: Path, locks: Path = Path("/proc/locks")) -> int | None:
 
 def journal_problem(journal: str | os.PathLike[str], exc: BaseException) -> str:
     """The words of a journal that cannot be opened, written or read, naming the journal once, for
-    a tool or the service to say: the journal's errors about its file begin with its path (``PATH:
-    ...``, ``PATH is ...``, ``journal PATH is ...``, ``PATH-wal ...``) and are said as they are;
-    any other (an ``OSError`` of the medium, a record that cannot be replayed, ...) gets ``journal
-    PATH:`` before it.
+    a tool or the service to say. A :class:`JournalError` about this journal (its ``path``) names
+    it already and is said as it is; any other (an argument error, an ``OSError`` of the medium, an
+    ``sqlite3`` error, a record that cannot be replayed) gets ``journal PATH:`` before it. An
+    ``OSError`` about the journal file itself gives its reason alone after that (``journal PATH: No
+    space left on device``), not the file a second time. The words are never searched for the
+    path: a journal may be called anything (``is``, ``journal``, ``database``).
 
     :param journal: the journal's path as the user gave it.
+    :returns: one line (``docs/journal.md``, "One writing process").
     """
+    if isinstance(exc, JournalError) and exc.path == Path(journal):
+        return str(exc)
     text = str(exc)
-    path = str(Path(journal))  # as the journal names itself
-    for named in (path, f"journal {path}"):
-        if text.startswith(named) and text[len(named):len(named) + 1] in (":", " ", "-"):
-            return text
+    if isinstance(exc, OSError) and exc.strerror and exc.filename2 is None and isinstance(exc.filename, str):
+        if Path(exc.filename) == Path(journal):
+            text = exc.strerror
     return f"journal {os.fspath(journal)}: {text}"
 
 

@@ -52,7 +52,8 @@ class Identity:
                                                          "fails its checksum; it is written again"))
             return
         if fmt is not None and fmt.isdigit() and int(fmt) > FORMAT:
-            raise JournalError(f"{self.path}: journal format {fmt} is newer than this program reads ({FORMAT})")
+            raise JournalError(f"{self.path}: journal format {fmt} is newer than this program reads ({FORMAT})",
+                               path=self.path)
         theirs = (meta.get("table"), meta.get("profile"))
         mine = (self.table, self.profile)
         for name, t, m in (("table", theirs[0], mine[0]), ("profile", theirs[1], mine[1])):
@@ -60,7 +61,8 @@ class Identity:
                 raise JournalError(
                     f"{self.path} is the journal of table {theirs[0]!r} with profile {theirs[1]!r}; "
                     f"this service is table {mine[0]!r} with profile {mine[1]!r} ({name} differs). "
-                    "Use that table's journal file or start a new one."
+                    "Use that table's journal file or start a new one.",
+                    path=self.path,
                 )
 
     def write(self, conn: sqlite3.Connection, now_us: int) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import binascii
 import json
+import os
 import sqlite3
 from collections import deque
 from collections.abc import Sequence
@@ -69,7 +70,18 @@ EXPECTED_SCHEMA = _expected_schema()
 
 class JournalError(ValueError):
     """A journal that cannot be used as asked: another table's or profile's file, a newer format,
-    a file that cannot be made private, or a record whose checksum fails while reading."""
+    a file that cannot be made private, or a record whose checksum fails while reading.
+
+    :param message: the words; an error about a journal file names it in them, once.
+    :param path: the journal file the error is about (as the caller gave it), or ``None`` for an
+        error that names no file (an argument out of range, a hand number, a reserved kind).
+        :func:`shoe_ctl.service.journal.files.journal_problem` reads it, never the words, to
+        know whether the journal is named.
+    """
+
+    def __init__(self, message: str, *, path: str | os.PathLike[str] | None = None) -> None:
+        super().__init__(message)
+        self.path: Path | None = None if path is None else Path(path)
 
 
 def record_text(seq: int, time_us: int, kind: str, hand: int | None, shoe_seq: int | None, body: str) -> bytes:

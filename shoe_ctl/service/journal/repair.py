@@ -259,7 +259,8 @@ class Repair:
         conn.execute(f"PRAGMA synchronous = {self.synchronous}")
         mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
         if str(mode).lower() != "wal":
-            raise JournalError(f"{self.path}: SQLite refused WAL mode (got {mode!r}); is it on a network filesystem?")
+            raise JournalError(f"{self.path}: SQLite refused WAL mode (got {mode!r}); is it on a network filesystem?",
+                               path=self.path)
         self.identity.write(conn, self._now_us())
         conn.execute("BEGIN IMMEDIATE")  # proves the file takes writes now, not at the first card
         top = conn.execute("SELECT max(seq) FROM records").fetchone()[0] or 0

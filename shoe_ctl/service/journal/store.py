@@ -9,7 +9,9 @@ durability boundary").
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -86,12 +88,12 @@ def open_readonly(path: Path, identity: Identity) -> sqlite3.Connection:
     On a medium this user cannot write, SQLite cannot make the ``-shm`` a WAL reader needs:
     without a pending log the file alone holds every record and is read as immutable.
 
-    :raises FileNotFoundError: no such file.
+    :raises FileNotFoundError: no such file (its ``filename`` the path).
     :raises JournalError: a path that is no journal, another table's journal, or a file that
         cannot be read (with a pending ``-wal`` on an unwritable medium: copy both elsewhere).
     """
     if not path.exists():
-        raise FileNotFoundError(f"no journal at {path}")
+        raise FileNotFoundError(errno.ENOENT, "no such file", os.fspath(path))
     refuse_foreign(path)
     uri = path.absolute().as_uri()  # percent-encoded: a '#' or '?' in the name is a name
     try:
@@ -103,13 +105,13 @@ def open_readonly(path: Path, identity: Identity) -> sqlite3.Connection:
         wal = sidecars(path)[0]
         if wal.exists() and wal.stat().st_size > 0:
             raise JournalError(f"{path}: cannot be opened for reading ({exc}) and a write-ahead log is "
-                               "pending; copy the journal and its -wal file to a writable folder") from None
+                               "pending; copy the journal and its -wal file to a writable folder", path=path) from None
         try:
             conn, meta = _connect_readonly(f"{uri}?mode=ro&immutable=1")
         except sqlite3.Error as exc2:
-            raise JournalError(f"{path}: cannot be opened for reading: {exc2}") from None
+            raise JournalError(f"{path}: cannot be opened for reading: {exc2}", path=path) from None
     except sqlite3.Error as exc:
-        raise JournalError(f"{path}: cannot be opened for reading: {exc}") from None
+        raise JournalError(f"{path}: cannot be opened for reading: {exc}", path=path) from None
     identity.check(meta)
     return conn
 
@@ -173,7 +175,7 @@ class Store(Closeable):
         :raises JournalError: when closed.
         """
         if self._conn is None or self._closed:
-            raise JournalError(f"journal {self.path} is closed")
+            raise JournalError(f"journal {self.path} is closed", path=self.path)
         return self._conn
 
     def now_us(self) -> int:
@@ -305,7 +307,7 @@ class Store(Closeable):
             timeout); nothing of it was kept.
         """
         if self.readonly:
-            raise JournalError(f"journal {self.path} is open read-only")
+            raise JournalError(f"journal {self.path} is open read-only", path=self.path)
         with self.lock:
             db = self.db()
             now = self.now_us()
