@@ -18,6 +18,7 @@ from drivers import protocol as p
 from drivers.link_admission import Admission
 from drivers.link_stats import LinkStats
 from drivers.link_timers import ACK_KEEPALIVE, ACK_MIN_GAP, RESEND_HOLDOFF, STALL_S, WANT_WAIT_S
+from drivers.port_output import Unwritten
 from shoe_ctl.events import SequenceGap, ShoeRestarted
 
 log = logging.getLogger("drivers.session")
@@ -70,6 +71,9 @@ class SequenceWindow:
         self._ack_resend = False
         self._resend_want: int | None = None
         self._resend_at = 0.0
+        self._ack_out = Unwritten.NONE
+        """What the port has not taken of the last ACK made (the transport says, :meth:`ack_output`)."""
+        self._out_resend = False  # the last ACK made asks for a resend
         self.names_foreign = False
         """The shoe's HELLO offered ``names-foreign``: every ACK says the host takes FOREIGN
         (flag bit 1; docs/protocol.md section 16)."""
@@ -80,6 +84,8 @@ class SequenceWindow:
         self._ack_resend = False
         self._resend_want = None
         self._resend_at = 0.0
+        self._ack_out = Unwritten.NONE
+        self._out_resend = False
 
     # ------------------------------------------------------------------ events in
 
@@ -218,11 +224,25 @@ class SequenceWindow:
             if connected and self.expected is not None:
                 self.ack_soon(now)
 
+    def ack_output(self, unwritten: Unwritten, now: float) -> None:
+        """What the port has not taken of the last ACK made, at ``now`` (the transport tells when
+        it changes; docs/protocol.md section 7). An ACK that waited for room leaves when the port
+        takes it, and the next one goes out :data:`ACK_MIN_GAP` after that, not after it was made;
+        while one is partly written no other is made (it could only follow at once)."""
+        if unwritten is Unwritten.NONE and self._ack_out is not Unwritten.NONE:
+            self._last_ack_tx = max(self._last_ack_tx, now)
+        self._ack_out = unwritten
+
+    def _may_send(self, now: float) -> bool:
+        """An ACK may be made at ``now``: :data:`ACK_MIN_GAP` after the last one left, and none is
+        partly written."""
+        return now >= self._last_ack_tx + ACK_MIN_GAP and self._ack_out is not Unwritten.BEGUN
+
     def request_resend(self, now: float) -> None:
         """Ask the shoe to resend from :attr:`expected`: at once, or in the next ACK."""
         if self.expected == self._resend_want and now < self._resend_at + RESEND_HOLDOFF:
             return
-        if now < self._last_ack_tx + ACK_MIN_GAP:
+        if not self._may_send(now):
             self._ack_resend = True  # the next ACK asks (20 ms after the last one)
             return
         self.send_ack(now, resend=True)
@@ -230,31 +250,37 @@ class SequenceWindow:
     def ack_soon(self, now: float, resend: bool = False) -> None:
         """An ACK now, or, within ``ACK_MIN_GAP`` of the last one, in the next one (what
         changes meanwhile goes out together; the resend flag is kept)."""
-        if now >= self._last_ack_tx + ACK_MIN_GAP:
+        if self._may_send(now):
             self.send_ack(now, resend)
         else:
             self._ack_by = -math.inf
             self._ack_resend = self._ack_resend or resend
 
     def send_ack(self, now: float, resend: bool = False) -> None:
-        """An ACK frame now: acked, want, and the resend flag when asked or a hole is open."""
+        """An ACK frame now: acked, want, and the resend flag when asked or a hole is open. It
+        replaces an ACK still waiting for room (docs/protocol.md section 7), so it also asks what
+        that one asked: a resend from the same ``want``, or while a hole is open."""
         expected = self.expected
         if expected is None:
             return
         resend = resend or (self._ack_resend and bool(self.pending))
+        carried = (not resend and self._out_resend and self._ack_out is Unwritten.WAITING
+                   and (expected == self._resend_want or bool(self.pending)))
         self._ack_by = math.inf
         self._ack_resend = False
-        if resend:
+        if resend or carried:
             self._resend_want = expected
             self._resend_at = now
-            self._stats.resends += 1
+            if not carried:  # (the one it replaces was counted, and never reaches the shoe)
+                self._stats.resends += 1
         acked = min(self.acked, expected - 1)
         sender = self._sender
-        sender.send(p.Ack(sender.next_seq(), acked, expected, resend, self.names_foreign))
+        sender.send(p.Ack(sender.next_seq(), acked, expected, resend or carried, self.names_foreign))
         self._stats.acks += 1
         self._sent_acked = acked
         self._sent_want = expected
         self._last_ack_tx = now
+        self._out_resend = resend or carried
 
     # ------------------------------------------------------------------ timers (drivers.link_timers)
 
@@ -262,6 +288,8 @@ class SequenceWindow:
         """When an ACK is due: soon after a change the shoe has not been told (:data:`ACK_MIN_GAP`
         after the last ACK); a ``want`` that moved alone waits up to :data:`WANT_WAIT_S` for the
         consumer's ack of those events, to go out in one ACK with it; else a keepalive."""
+        if self._ack_out is Unwritten.BEGUN:
+            return math.inf  # none until that one is written (ack_output)
         soon = self._last_ack_tx + ACK_MIN_GAP
         by = self._ack_by
         if self._ack_resend or self.acked > self._sent_acked or (by == math.inf and self.expected != self._sent_want):
@@ -272,7 +300,7 @@ class SequenceWindow:
 
     def resend_due(self) -> float:
         """While a hole is open: when the resend request may be repeated."""
-        if not self.pending:
+        if not self.pending or self._ack_out is Unwritten.BEGUN:
             return math.inf
         held = self._resend_at + RESEND_HOLDOFF if self.expected == self._resend_want else -math.inf
         return max(held, self._last_ack_tx + ACK_MIN_GAP)

@@ -26,7 +26,7 @@ from drivers import protocol as p
 from drivers.exc import LinkClosedError, ShoeTimeoutError, ShoeUrlError, VersionError
 from drivers.leds import pattern_for
 from drivers.link_stats import LinkStats
-from drivers.port_output import PortOutput
+from drivers.port_output import PortOutput, Unwritten
 from drivers.session import LinkSession
 from shoe_ctl.events import LinkChanged, LinkStatus, ShoeInfo
 from shoe_ctl.lifecycle import Closeable, join_thread
@@ -144,12 +144,18 @@ class IdleWait:
     :meth:`read` and :meth:`reading` runs under the link's lock.
     """
 
-    __slots__ = ("_fd", "_pipe", "min_s", "until", "out", "stats", "_said_at", "_loud", "_dropped")
+    __slots__ = ("_fd", "_pipe", "min_s", "until", "out", "stats", "on_ack", "_ack_said", "_said_at", "_loud",
+                 "_dropped")
 
-    def __init__(self, min_s: float, stats: LinkStats | None = None) -> None:
+    def __init__(self, min_s: float, stats: LinkStats | None = None,
+                 on_ack: Callable[[Unwritten, float], None] | None = None) -> None:
         self.min_s = min_s
         self.stats = stats or LinkStats()
         """Where the frames written are counted (``frames_out``)."""
+        self.on_ack = on_ack
+        """Told, with the clock (``time.monotonic``), each time what the port has not taken of the
+        ACK frames changes (:meth:`drivers.session.LinkSession.ack_output`)."""
+        self._ack_said = Unwritten.NONE
         self.until = 0.0
         """While the reader waits: the clock value (``time.monotonic``) it wakes at the latest; else 0."""
         self._fd: int | None = None
@@ -165,6 +171,7 @@ class IdleWait:
         """While the reader reads the port whose descriptor is ``fd`` (None: it waits as pyserial does)."""
         with lock:
             self._fd = fd
+            self._ack_said = Unwritten.NONE
             if fd is not None:
                 self.out = PortOutput(fd, self.stats)
                 self._pipe = os.pipe()
@@ -209,6 +216,7 @@ class IdleWait:
             with lock:
                 if self.out is not None and self.out.waiting:
                     self.out.drain()
+                    self._note_ack(self.out)
                     if not self.out.waiting:
                         (log.info if self._loud else log.debug)(
                             "shoe link: the port takes frames again (%d dropped while it was full)",
@@ -239,6 +247,7 @@ class IdleWait:
             return
         waited = out.waiting
         out.send(frame)
+        self._note_ack(out)
         if out.waiting and not waited:
             now = time.monotonic()
             self._loud = now - self._said_at >= FULL_SAID_S
@@ -249,6 +258,14 @@ class IdleWait:
                 "shoe link: the port's output buffer is full (is the shoe reading?); frames wait for "
                 "room, only the newest HOST_HELLO, ACK, LED and RESET_COUNTER kept")
             self.wake()
+
+    def _note_ack(self, out: PortOutput) -> None:
+        """Tell :attr:`on_ack` when what the port has not taken of the ACK frames changed (an ACK
+        that waited for room left just now, or began to wait)."""
+        state = out.unwritten(p.T_ACK)
+        if state is not self._ack_said and self.on_ack is not None:
+            self._ack_said = state
+            self.on_ack(state, time.monotonic())
 
     def nearer(self, deadline: Callable[[], float]) -> None:
         """Wake the waiting reader when the next timer (``deadline()``) comes before its wake-up."""
@@ -455,7 +472,7 @@ class ShoeLink(Closeable):
         self._thread: threading.Thread | None = None
         self._ser: SerialBase | None = None
         self._holders_said: tuple[int, ...] = ()
-        self._idle = IdleWait(self.READ_TIMEOUT, self._session.stats)
+        self._idle = IdleWait(self.READ_TIMEOUT, self._session.stats, self._session.ack_output)
 
     # ------------------------------------------------------------------ public API
 
