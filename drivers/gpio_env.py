@@ -169,6 +169,26 @@ def named_failure(exc: BaseException, service_user: str = "shoe-ctl", tried: Seq
     return error
 
 
+@contextmanager
+def claiming(what: str, pin_factory: object = None, service_user: str = "shoe-ctl") -> Iterator[None]:
+    """Around building gpiozero devices outside the table (a reader's reset line, the bridge's
+    beam): lgpio prepared first (:func:`prepare_gpio`, unless a ``pin_factory`` is given),
+    gpiozero's pin-library fallbacks kept quiet, and any failure raised as one
+    :class:`GpioSetupError` that names ``what`` (``"beam on GPIO 17"``), the cause and the fix
+    (:func:`describe_gpio_failure`, with the libraries tried).
+
+    :raises GpioSetupError: the devices could not be built.
+    """
+    if pin_factory is None:
+        prepare_gpio()
+    with quiet_fallbacks() as tried:
+        try:
+            yield
+        except Exception as exc:
+            detail, fix = describe_gpio_failure(named_failure(exc, service_user, tried), service_user)
+            raise GpioSetupError(f"{what}: {detail}", fix) from exc
+
+
 def _reset_for_tests() -> None:
     """Forget an earlier :func:`prepare_gpio` (tests only)."""
     global _prepared, _installed, lgpio_error

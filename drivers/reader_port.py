@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import parse_qs
 
+from drivers.gpio_env import GpioSetupError, claiming
 from drivers.shoe_fw.readers.pepper_c1 import PepperC1Reader
 from drivers.shoe_fw.readers.pins import OutputPin
 from drivers.shoe_fw.readers.pn532 import PN532Reader
@@ -178,8 +179,9 @@ def open_reader(spec: ReaderSpec | str, *, reset_pin: Any = None, pin_factory: F
     :raises ReaderSpecError: a bad spec.
     :raises ReaderLibraryError: the reader's driver (or gpiozero for its reset GPIO) is not
         installed; checked before the port is opened.
-    :raises OSError: the port cannot be opened (``serial.SerialException`` is one); the message
-        names it.
+    :raises OSError: the port cannot be opened (``serial.SerialException`` is one), or the reset
+        GPIO cannot be had (no pin library, no access: the cause and the fix named,
+        :func:`drivers.gpio_env.claiming`); the message names it.
     """
     import serial
 
@@ -198,7 +200,12 @@ def open_reader(spec: ReaderSpec | str, *, reset_pin: Any = None, pin_factory: F
     if reset_pin is None and spec.reset is not None:
         from gpiozero import DigitalOutputDevice
 
-        reset_pin = OutputPin(DigitalOutputDevice(spec.reset, initial_value=True, pin_factory=pin_factory))
+        try:
+            with claiming(f"reader {spec}: reset line GPIO {spec.reset}", pin_factory):
+                reset_pin = OutputPin(DigitalOutputDevice(spec.reset, initial_value=True, pin_factory=pin_factory))
+        except GpioSetupError as exc:
+            port.close()
+            raise OSError(str(exc)) from exc.__cause__
         closers.append(reset_pin)
 
     pn532 = PN532Reader(port, reset_pin=reset_pin) if timeout is None else PN532Reader(port, reset_pin=reset_pin,

@@ -310,8 +310,15 @@ def check_url(url: str) -> None:
     """Refuse a shoe URL whose ``scheme://`` no pyserial handler opens (the way
     ``serial.serial_for_url`` looks handlers up); a device path (no ``://``) always passes.
 
-    :raises ShoeUrlError: naming the URL and the supported forms.
+    :raises ShoeUrlError: naming the URL and the supported forms; or a URL that is not UTF-8 text
+        (a path from the command line holding a byte the system could not decode, kept as a lone
+        surrogate: the link's events name the URL, and the journal cannot write such a text).
     """
+    try:
+        url.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ShoeUrlError(f"shoe URL {url!r}: character {exc.start} is no UTF-8 text (a byte the system could "
+                           "not decode); name the port by a path in UTF-8 (/dev/serial/by-id/...)") from None
     if "://" not in url:
         return
     scheme = url.lower().split("://", 1)[0]

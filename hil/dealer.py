@@ -118,7 +118,8 @@ class Irregularity(Value):
           down to ``seat``, puts the next card in the centre and counts the seat (``card-count``);
           asked to place the street's cards, the dealer places each where it lies.
         - ``"stub-mixed"``: at the SCRAMBLE of ``street`` the dealer gathers the muck (every card
-          of the folded hands) into the new stub too, then reports ``stub-mixed`` (TDA RP-4).
+          of the folded hands) into the new stub too, then reports ``stub-mixed`` (TDA RP-4);
+          ``args`` ``reports``: how many times it reports it (default once).
         - ``"undo"``: at the BETTING of ``street``, a fold of ``seat`` reported by mistake and
           undone; with ``args`` ``at`` = ``"deal"``: an undo asked at the first DEAL of ``street``
           after a card has left the shoe (refused).
@@ -912,7 +913,9 @@ class SimulatedDealer(Closeable):
             self._gathered = []
         self._input(DealerAction.SCRAMBLE_DONE)
         if mixed is not None:
-            self._input(DealerAction.STUB_MIXED, piles=["muck"], **mixed.args)
+            extra = dict(mixed.args)
+            for _ in range(extra.pop("reports", 1)):  # a report repeated (a second tap)
+                self._input(DealerAction.STUB_MIXED, piles=["muck"], **extra)
 
     def _cut(self) -> None:
         cards = self._gathered

@@ -35,9 +35,26 @@ def open_linked_pty(link_path: Path) -> tuple[int, int]:
     os.set_blocking(master, False)
     tmp = link_path.with_name(link_path.name + ".new")
     tmp.unlink(missing_ok=True)
-    os.symlink(f"/proc/{os.getpid()}/fd/{slave}", tmp)
+    os.symlink(_link_target(slave), tmp)
     os.replace(tmp, link_path)
     return master, slave
+
+
+def _link_target(slave: int) -> str:
+    return f"/proc/{os.getpid()}/fd/{slave}"
+
+
+def unlink_own(link_path: Path, slave: int | None) -> None:
+    """Remove ``link_path`` when it still names this process's pty ``slave`` (as
+    :func:`open_linked_pty` placed it); a link another process has put there since (a simulator
+    started again on the same path while this one stops) is left alone. ``slave`` None: nothing."""
+    if slave is None:
+        return
+    try:
+        if os.readlink(link_path) == _link_target(slave):
+            link_path.unlink()
+    except OSError:  # gone already, or not a link
+        pass
 
 
 def close_fds(*fds: int | None) -> None:
@@ -165,13 +182,13 @@ class PtyDevice:
         served, thread = self._served, self._thread
         self._served = self._thread = None
         if served is not None:
+            unlink_own(self.link_path, served.slave)  # before its pty closes: no host opens it again
             served.stop.set()
             if thread is not None and thread is not threading.current_thread():
                 thread.join(self.JOIN_S)
             if not served.release() and thread is not threading.current_thread():
                 log.warning("%s: the device thread is still busy %.1f s after the stop; its pty closes when it "
                             "ends", self.link_path, self.JOIN_S)
-        self.link_path.unlink(missing_ok=True)
         if self._own_dir is not None:
             try:
                 os.rmdir(self._own_dir)

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from hil.faults import Faults, LineNoise
-from hil.pty_device import ClosedLast, close_fds, open_linked_pty
+from hil.pty_device import ClosedLast, close_fds, open_linked_pty, unlink_own
 from hil.shoe_device import ShoeDevice
 
 log = logging.getLogger(__name__)
@@ -133,7 +133,7 @@ class ShoeLine:
         if thread is not None and not here:
             thread.join(self.JOIN_S)
         if self.transport == "pty" and self.link_path is not None:
-            self.link_path.unlink(missing_ok=True)  # no host opens this shoe again
+            unlink_own(self.link_path, self._slave)  # no host opens this shoe again (another's link stays)
         if not self._closer.release() and not here:
             log.warning("%s: the virtual shoe's thread is still busy %.1f s after the stop; its line closes "
                         "when it ends", self.url, self.JOIN_S)
@@ -172,7 +172,7 @@ class ShoeLine:
         self.plugged = False
         if self.transport == "pty":
             if self.link_path is not None:
-                self.link_path.unlink(missing_ok=True)
+                unlink_own(self.link_path, self._slave)
             close_fds(self._master, self._slave)
             self._master = self._slave = None
         elif self._conn is not None:

@@ -14,6 +14,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from shoe_ctl.utf8 import UNENCODABLE, escaped
+
 __all__ = ["MAX_ARGS", "MAX_INT", "MAX_ITEMS", "MAX_SEAT", "MAX_TEXT", "check_input_shape"]
 
 MAX_SEAT = 10
@@ -34,7 +36,9 @@ def check_input_shape(seat: object, args: object) -> dict[str, Any]:
     ``seat``: ``None`` or an integer 1..:data:`MAX_SEAT`. ``args``: an object of at most
     :data:`MAX_ARGS` arguments whose names are texts and whose values are ``null``, a boolean, an
     integer within +-:data:`MAX_INT`, a finite number, a text of at most :data:`MAX_TEXT`
-    characters, or a list of at most :data:`MAX_ITEMS` of those (no list in a list, no object).
+    characters, or a list of at most :data:`MAX_ITEMS` of those (no list in a list, no object);
+    no name or text holds a code point UTF-8 cannot encode (a lone surrogate: the journal cannot
+    write it).
 
     :returns: ``args``, checked.
     :raises ValueError: naming the field (``seat``, ``args``, ``args.NAME``, ``args.NAME[i]``) and
@@ -49,6 +53,7 @@ def check_input_shape(seat: object, args: object) -> dict[str, Any]:
     for name, value in args.items():
         if not isinstance(name, str) or not name or len(name) > MAX_TEXT:
             raise ValueError(f"args: {_shown(name)} is not an argument name")
+        _encodable(f"args.{escaped(name)}", name, "its name")
         if isinstance(value, list):
             if len(value) > MAX_ITEMS:
                 raise ValueError(f"args.{name}: a list of {len(value)} items; at most {MAX_ITEMS}")
@@ -73,11 +78,21 @@ def _scalar(where: str, value: object) -> None:
     if isinstance(value, str):
         if len(value) > MAX_TEXT:
             raise ValueError(f"{where}: a text of {len(value)} characters; at most {MAX_TEXT}")
+        _encodable(where, value, "a text")
         return
     kind = "a list in a list" if isinstance(value, list) else "an object" if isinstance(value, dict) \
         else type(value).__name__
     raise ValueError(f"{where}: {kind} is not an argument value; allowed: a number, a text, true/false, "
                      f"null or a list of those")
+
+
+def _encodable(where: str, text: str, what: str) -> None:
+    """Refuse a text holding a code point UTF-8 cannot encode (a lone surrogate, ``"\\ud800"`` in
+    the JSON sent): the journal, which keeps the input before the machine sees it, cannot write it."""
+    found = None if text.isascii() else UNENCODABLE.search(text)
+    if found is not None:
+        raise ValueError(f"{where}: {what} with a code point UTF-8 cannot encode (a lone surrogate, "
+                         f"{escaped(found.group())} at character {found.start()}): it cannot be recorded")
 
 
 def _shown(value: object, limit: int = 40) -> str:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from drivers import shoe_bridge as sb
+from drivers.gpio_env import GpioSetupError, claiming
 from shoe_ctl.cli.args import Subparsers
 
 
@@ -79,12 +80,12 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         from gpiozero import DigitalInputDevice
-        from gpiozero.exc import GPIOZeroError
 
         try:
-            beam = beam_input(DigitalInputDevice, args.beam_pin, args.beam_broken)
-        except (GPIOZeroError, OSError, ValueError) as exc:
-            _say(f"beam on GPIO {args.beam_pin}: {exc}")
+            with claiming(f"beam on GPIO {args.beam_pin}"):
+                beam = beam_input(DigitalInputDevice, args.beam_pin, args.beam_broken)
+        except GpioSetupError as exc:  # no pin library, no access, a pin in use: the cause and the fix
+            _say(str(exc))
             return 2
         stop = threading.Event()
         for sig in (signal.SIGTERM, signal.SIGINT):

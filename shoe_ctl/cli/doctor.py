@@ -321,14 +321,31 @@ def check_unit(unit: Path = UNIT) -> Check:
     return Check("unit", "ok", f"{unit}: user {user or '-'}, groups {' '.join(groups) or '-'} exist")
 
 
+CHECKS = ("config", "port", "handshake", "gpio", "journal", "unit", "floor", "release", "users")
+"""The checks, in the order they run (docs/install-pi.md, step 5)."""
+
+
 def run_checks(config: Path, *, port: str | None = None, journal: Path | None = None, timeout: float = 3.0,
                opener: Opener | None = None, link_factory: LinkFactory | None = None,
                pin_factory: Factory | None = None, uid: int | None = None, unit: Path = UNIT) -> Iterator[Check]:
-    """Run every check in order, yielding each outcome as it is known."""
+    """Run every check in order, yielding each outcome as it is known: each check of
+    :data:`CHECKS` once (a check whose outcome came already is not said again, so its line is
+    printed and counted once)."""
+    said: set[str] = set()
+    for c in _checks(config, port=port, journal=journal, timeout=timeout, opener=opener, link_factory=link_factory,
+                     pin_factory=pin_factory, uid=uid, unit=unit):
+        if c.name not in said:
+            said.add(c.name)
+            yield c
+
+
+def _checks(config: Path, *, port: str | None, journal: Path | None, timeout: float, opener: Opener | None,
+            link_factory: LinkFactory | None, pin_factory: Factory | None, uid: int | None,
+            unit: Path) -> Iterator[Check]:
     cfg_check, cfg = check_config(config)
     yield cfg_check
     if cfg is None:
-        for name in ("port", "handshake", "gpio", "journal", "unit", "floor", "release", "users"):
+        for name in CHECKS[1:]:
             yield Check(name, "skip", "no usable configuration")
         return
     if port is not None:

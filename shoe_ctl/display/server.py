@@ -41,6 +41,7 @@ from shoe_ctl.users import (
     signed,
     what_needs,
 )
+from shoe_ctl.utf8 import Reports, encode_replacing, unencodable_at
 from shoe_ctl.web_guard import (
     Admission,
     Limits,
@@ -58,15 +59,31 @@ from shoe_ctl.web_guard import (
 log = logging.getLogger(__name__)
 
 
+_REPORTS = Reports(log)
+"""The warnings of :func:`_json_stdlib` (one a minute)."""
+
+
 def _json_stdlib(value: object) -> bytes:
-    return json.dumps(value, separators=(",", ":")).encode()
+    """``value`` as compact UTF-8 JSON by the standard library; a code point UTF-8 cannot encode (a
+    lone surrogate) in a key or a text written U+FFFD, with a warning (:mod:`shoe_ctl.utf8`)."""
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        data, count = encode_replacing(text)
+        _REPORTS("display", f"display: a state held {count} code point(s) UTF-8 cannot encode (a lone surrogate), "
+                            f"first at {unencodable_at(value) or 'its top'}: sent with each written U+FFFD")
+        return data
 
 
 try:  # a dependency; an environment made before it was one encodes with the standard library
     import orjson
 
     def _json_bytes(value: object) -> bytes:
-        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
+        try:
+            return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
+        except TypeError:  # orjson.JSONEncodeError: a lone surrogate; anything else the library refuses too
+            return _json_stdlib(value)
 except ImportError:  # pragma: no cover - the environments the project makes have it
     _json_bytes = _json_stdlib
 
@@ -682,8 +699,7 @@ class DisplaySink(Closeable):
             self._next_ref += 1
             event.args["ref"] = self._next_ref
         if self._post(event) is False:  # the controller's queue of dealer inputs is full
-            return web.json_response({"error": "the table is busy with earlier inputs; this one was not taken"},
-                                     status=429, headers={"Retry-After": "1"})
+            return self._busy()
         if event.action is DealerAction.ACK_ALERT and isinstance(event.args.get("id"), int):
             self.model.acknowledge(event.args["id"])
             self._publish()
@@ -770,11 +786,17 @@ class DisplaySink(Closeable):
         if isinstance(authorized, web.Response):
             return authorized
         event = authorized
+        if self._post(event) is False:  # the machine would keep its STOP: the band stays, its button too
+            return self._busy()
         self.model.acknowledge(alert_id)
         self._publish()
-        self._post(event)
         return web.json_response({"posted": {"action": str(event.action), "seat": event.seat,
                                              "args": event.args}}, status=202)
+
+    @staticmethod
+    def _busy() -> web.Response:
+        return web.json_response({"error": "the table is busy with earlier inputs; this one was not taken"},
+                                 status=429, headers={"Retry-After": "1"})
 
     def _ack_band(self, ids: object, source: str | None = None) -> web.Response:
         """Acknowledge one merged alert band: every listed alert still shown, in one step of the
@@ -784,15 +806,20 @@ class DisplaySink(Closeable):
         if (not isinstance(ids, list) or not ids or len(ids) > 256
                 or not all(isinstance(i, int) and not isinstance(i, bool) for i in ids)):
             return web.json_response({"error": "ids: expected a list of the band's integer alert ids"}, status=400)
-        acked = [a for a in (self.model.acknowledge(i) for i in ids) if a is not None]
-        gone = [i for i in ids if i not in {a.get("id") for a in acked}]
-        posted = []
-        for code in dict.fromkeys(a.get("code") for a in acked):
-            first = next(a for a in acked if a.get("code") == code)
+        wanted = set(ids)
+        shown = [a for a in self.model.alerts() if a.get("id") in wanted]
+        gone = [i for i in ids if i not in {a.get("id") for a in shown}]
+        posted, acked = [], []
+        for code in dict.fromkeys(a.get("code") for a in shown):
+            first = next(a for a in shown if a.get("code") == code)
             event = DealerInput(DealerAction.ACK_ALERT, first.get("seat"), {"id": first.get("id"), "code": code},
                                 source=source)
-            self._post(event)
+            if self._post(event) is False:  # not taken: that code's alerts stay shown, their button too
+                continue
             posted.append({"action": str(event.action), "seat": event.seat, "args": event.args})
+            acked += [a for a in (self.model.acknowledge(a["id"]) for a in shown if a.get("code") == code) if a]
+        if shown and not posted:
+            return self._busy()
         if acked:
             self._publish()
         return web.json_response({"posted": posted, "acknowledged": [a.get("id") for a in acked], "gone": gone},

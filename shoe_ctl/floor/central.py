@@ -301,7 +301,8 @@ class Replicator:
         self._asks.pop(table, None)
         journal = self.journals[table]
         body = {**redact(event), "journal": journal}
-        ack = await js.publish(event_subject(self.prop, self.room, table), dumps(body), stream=STREAM,
+        subject = event_subject(self.prop, self.room, table)
+        ack = await js.publish(subject, dumps(body, subject), stream=STREAM,
                                headers={"Nats-Msg-Id": msg_id(self.prop, self.room, table, seq, journal)})
         if ack.duplicate:
             self.duplicates += 1
@@ -318,10 +319,11 @@ class Replicator:
             if not isinstance(table, str):
                 continue
             kept = {k: v for k, v in row.items() if k not in ("seen_ago_s", "last_seen")}  # the events tell time
-            body = dumps(redact({**kept, "property": self.prop, "room": self.room}))
+            subject = view_subject(self.prop, self.room, table)
+            body = dumps(redact({**kept, "property": self.prop, "room": self.room}), subject)
             if self._rows_sent.get(table) == body:
                 continue
-            await js.publish(view_subject(self.prop, self.room, table), body, stream=VIEW_STREAM)
+            await js.publish(subject, body, stream=VIEW_STREAM)
             self._rows_sent[table] = body
 
 

@@ -291,7 +291,7 @@ class FloorPublisher:
             return []
         self._state_at = self._display_at = float("-inf")
         self._publish_state()
-        return [self.client.publish(self.topics.status, dumps(self._status(False, clean=True)), qos=1, retain=True)]
+        return [self.client.publish(self.topics.status, dumps(self._status(False, clean=True), self.topics.status), qos=1, retain=True)]
 
     def _in_loop(self, fn: Callable[[], None], timeout: float) -> bool:
         """Run ``fn`` in the loop's thread, where every step runs, and wait for it up to ``timeout``
@@ -350,7 +350,7 @@ class FloorPublisher:
     # ------------------------------------------------------------------ paho callbacks (network thread)
 
     def _set_will(self) -> None:
-        self.client.will_set(self.topics.status, dumps(self._status(False)), qos=1, retain=True)
+        self.client.will_set(self.topics.status, dumps(self._status(False), self.topics.status), qos=1, retain=True)
 
     def _on_connect(self, client: mqtt.Client, _ud: object, _flags: mqtt.ConnectFlags, reason: ReasonCode,
                     _props: Properties | None) -> None:
@@ -594,7 +594,7 @@ class FloorPublisher:
         if self.connected:
             if birth:
                 self._birth_due = False
-                self.client.publish(self.topics.status, dumps(self._status(True)), qos=1, retain=True)
+                self.client.publish(self.topics.status, dumps(self._status(True), self.topics.status), qos=1, retain=True)
                 self._state_sent = self._tile_sent = self._display_sent = self._display_key = None
             sent = self._publish_events()
             self._publish_state()
@@ -654,11 +654,11 @@ class FloorPublisher:
                    len(entries) if isinstance(entries, list) else None)
             data = self._recall_json.get(key)
             if data is None:
-                data = dumps(recall_hand(hand))
+                data = dumps(recall_hand(hand), self.topics.recall)
             kept[key] = data
             parts.append(data)
         self._recall_json = kept
-        head = dumps({"v": 1, "table": self.table, "time_us": int(time.time() * 1e6)})
+        head = dumps({"v": 1, "table": self.table, "time_us": int(time.time() * 1e6)}, self.topics.recall)
         return head[:-1] + b',"hands":[' + b",".join(parts) + b"]}"
 
     def _answer_seed(self, identity: SoftwareIdentity, raw: bytes) -> None:
@@ -681,7 +681,7 @@ class FloorPublisher:
                 self.report("verify-refused", f"seeded verification from the floor refused: {why} "
                             f"(seed {shown!r})")
         payload = {"v": 1, "table": self.table, "time_us": int(time.time() * 1e6), **out}
-        self.client.publish(self.topics.verified, dumps(payload), qos=1)
+        self.client.publish(self.topics.verified, dumps(payload, self.topics.verified), qos=1)
 
     def _drain_acks(self) -> None:
         """Fold in the broker's acknowledgements. Runs in the thread that publishes, always after
@@ -711,7 +711,7 @@ class FloorPublisher:
             figures = self.health.feed(rec, body)
             if figures is not None:
                 payload["health"] = figures
-            data = dumps(payload)
+            data = dumps(payload, self.topics.events)
             info = self.client.publish(self.topics.events, data, qos=1)
             if info.rc == mqtt.MQTT_ERR_QUEUE_SIZE:
                 full = True
@@ -773,7 +773,7 @@ class FloorPublisher:
             payload["chain"] = {"seq": head["seq"], "tag": head["head"]}
         if self._state_token is None and not self._readback_done:  # awaited from before the publication
             self._state_token, self._state_pub_at = time_us, now
-        self.client.publish(self.topics.state, dumps(payload), qos=0, retain=True)
+        self.client.publish(self.topics.state, dumps(payload, self.topics.state), qos=0, retain=True)
         self._tile_sent, self._tile_at = tile, now
 
     def _publish_display(self, now: float) -> None:
@@ -791,7 +791,7 @@ class FloorPublisher:
             return
         payload = {"v": 1, "table": self.table, "session": self.session, "seq": self._high,
                    "time_us": int(time.time() * 1e6), "state": floor_state(raw)}
-        self.client.publish(self.topics.display, dumps(payload), qos=0, retain=True)
+        self.client.publish(self.topics.display, dumps(payload, self.topics.display), qos=0, retain=True)
         self._display_sent, self._display_key, self._display_at = raw, key, now
 
     def _status(self, online: bool, *, clean: bool = False) -> dict[str, Any]:

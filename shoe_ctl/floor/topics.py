@@ -10,6 +10,7 @@ showdown). Topics and payloads are described in ``docs/floor.md``.
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -24,11 +25,14 @@ from shoe_ctl.floor.card_health import record_body
 from shoe_ctl.floor.severity import SEVERITIES, classify
 from shoe_ctl.recall import HIDDEN_ROLES, public
 from shoe_ctl.service.journal.records import Record
+from shoe_ctl.utf8 import Reports, encode_replacing, escaped, unencodable_at
 
 __all__ = [
     "NAME_RE", "SEVERITIES", "Topics", "check_name", "dumps", "event_payload", "floor_state", "floor_tile",
     "recall_hand", "redact", "severity",
 ]
+
+log = logging.getLogger(__name__)
 
 PAYLOAD_VERSION = 1
 
@@ -358,12 +362,15 @@ date, a subclass of str, int, dict or list: an enum's value), besides a key that
 and an integer beyond 64 bits; those payloads are written by the standard library."""
 
 
-def dumps(payload: Mapping[str, Any]) -> bytes:
+def dumps(payload: Mapping[str, Any], topic: str = "the floor") -> bytes:
     """A payload as compact UTF-8 JSON: orjson's (a fraction of the standard library's time on the
     floor's payloads), or the standard library's for a payload orjson refuses
     (:data:`_ORJSON_STRICT`). The same bytes either way but for how a float is spelt (``1.5e-7``
     for ``1.5e-07``, ``0.00001`` for ``1e-05``: the same value), and a NaN, which no payload holds
-    and JSON has not, written ``null``.
+    and JSON has not, written ``null``. A code point UTF-8 cannot encode (a lone surrogate) in a
+    key or a text is written U+FFFD and the rest as it is, with a warning naming ``topic`` (the
+    payload's table, sequence, kind or hand where it has them) and the place in the payload, at
+    most one a minute per topic (:mod:`shoe_ctl.utf8`).
 
     :raises TypeError: a value JSON cannot hold (a dataclass, a set)."""
     if orjson is not None:
@@ -371,4 +378,18 @@ def dumps(payload: Mapping[str, Any]) -> bytes:
             return orjson.dumps(payload, option=_ORJSON_STRICT)
         except TypeError:  # orjson.JSONEncodeError
             pass
-    return json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    text = json.dumps(payload, separators=(",", ":"), ensure_ascii=False)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        data, count = encode_replacing(text)
+        named = ", ".join(f"{k} {payload[k]}" for k in ("table", "seq", "kind", "hand")
+                          if type(payload.get(k)) in (int, str))
+        _REPORTS(topic, f"floor: the payload on {topic} ({escaped(named) or 'no table named'}) held {count} "
+                        f"code point(s) UTF-8 cannot encode (a lone surrogate), first at "
+                        f"{unencodable_at(payload) or 'its top'}: published with each written U+FFFD")
+        return data
+
+
+_REPORTS = Reports(log)
+"""The warnings of :func:`dumps` (one a minute per topic)."""

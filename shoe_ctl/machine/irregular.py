@@ -23,7 +23,7 @@ from shoe_ctl.machine.progress import Progress
 from shoe_ctl.machine.reads import Read
 from shoe_ctl.rules import irregular as rul
 from shoe_ctl.rules.cards import Card
-from shoe_ctl.rules.hand import STREETS, HandError, HandState
+from shoe_ctl.rules.hand import STREETS, HandError, HandState, SeatState
 from shoe_ctl.rules.stub import Step, StubError, plan_street
 
 __all__ = ["absent_at_deal_end", "aside_card", "count_at_showdown", "drop_out_of_hand", "start_aside"]
@@ -127,6 +127,12 @@ def stub_mixed(p: Progress, out: Outcome, ev: DealerInput) -> None:
             cards.extend(c for _st, c in hand.burn_pile)
         if "set-aside" in piles:
             cards.extend(hand.set_aside)
+        # a card declared mixed before is in the stub's count already (a report repeated)
+        cards = [c for c in cards if c is None or c not in p.mixed]
+        if not cards:
+            out.refuse(ev, f"the {' and the '.join(piles)} was declared mixed into the stub already: its cards are "
+                       "in the stub's count")
+            return
         n = ev.args.get("cards", len(cards))
         if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= len(cards):
             raise ValueError(f"cards {n!r}: 0..{len(cards)} (the cards of the piles named)")
@@ -195,6 +201,9 @@ def exposed(p: Progress, out: Outcome, ev: DealerInput) -> None:
             if hand.needs_card(i, "7th") or not s.down:
                 out.refuse(ev, f"seat {ev.seat} has not had its 7th-street card")
                 return
+            if not _seventh_face_down(p, s):  # reported already, or dealt up (house 16.24): the rest are hole cards
+                out.refuse(ev, f"seat {ev.seat}'s 7th-street card is face up already; its downcards are hole cards")
+                return
             remains = p.two_can_act() and out.state != layout.SHOWDOWN
             if off_table:
                 ruling = rul.card_off_table(p.profile, hand, i, street, action_remains=remains)
@@ -212,6 +221,9 @@ def exposed(p: Progress, out: Outcome, ev: DealerInput) -> None:
             else:
                 if both and len(s.down) + s.exposed_hole < 2:
                     out.refuse(ev, f"seat {ev.seat} has not had both hole cards")
+                    return
+                if not s.down:  # its one exposed hole card is its upcard already: a report again
+                    out.refuse(ev, f"seat {ev.seat} holds no hole card now: the exposed card is its upcard already")
                     return
                 ruling = rul.exposed_downcard(p.profile, hand, i, both=both,
                                               which=None if which is None else int(which))
@@ -233,6 +245,18 @@ def exposed(p: Progress, out: Outcome, ev: DealerInput) -> None:
         s.up[k:k] = s.down
         s.down.clear()
     rule(p, out, ruling, seat=ev.seat, street=street, moves=moves)
+
+
+def _seventh_face_down(p: Progress, s: SeatState) -> bool:
+    """Whether seat ``s``'s 7th-street card still lies face down among its downcards: the last
+    card the seat was dealt on 7th (its replacement after RP-10-B) was read as a downcard and is
+    still one. False once a ruling turned it up, or when it was dealt face up; True when the reads
+    say nothing of it (a ruling then takes the seat's last downcard, as before)."""
+    dealt = [r for r in p.reads if r.street == "7th" and r.seat == s.seat and r.role in ("up", "down")]
+    if not dealt:
+        return True
+    last = dealt[-1]
+    return last.role == "down" and (last.card is None or last.card in s.down)
 
 
 # ================================================================== absent players, RP-10-C / Rule 30, 16.9-16.11

@@ -16,6 +16,7 @@ from typing import Any, Union
 
 from shoe_ctl import events
 from shoe_ctl.rules.cards import Card, CardError
+from shoe_ctl.utf8 import UNENCODABLE, unencodable_at
 
 VERSION = 1
 """The codec format version written in every object's ``"v"``."""
@@ -135,8 +136,17 @@ the journal path's CPU")."""
 
 
 def dumps(obj: Encodable) -> str:
-    """``encode(obj)`` as compact JSON text with sorted keys (equal values, equal text)."""
-    return TEXT.encode(encode(obj))
+    """``encode(obj)`` as compact JSON text with sorted keys (equal values, equal text).
+
+    :raises CodecError: as :func:`encode`; and for a text (a key or a value) holding a code point
+        UTF-8 cannot encode (a lone surrogate): the journal cannot write it, and the record would
+        not read back as the event; the message names the type and the field."""
+    value = encode(obj)
+    text = TEXT.encode(value)
+    if not text.isascii() and UNENCODABLE.search(text) is not None:
+        raise CodecError(f"{type(obj).__name__}.{unencodable_at(value)}: a text with a code point UTF-8 cannot "
+                         "encode (a lone surrogate); the journal cannot write it")
+    return text
 
 
 # --------------------------------------------------------------------------- decode

@@ -27,12 +27,31 @@ from shoe_ctl.lifecycle import Closeable
 from shoe_ctl.service import codec
 from shoe_ctl.service.ratelimit import RateLimiter
 from shoe_ctl.users import Authenticator, AuthError, UserFileError, parse_credential, signed
+from shoe_ctl.utf8 import Reports, encode_replacing
 
 log = logging.getLogger(__name__)
 
 __all__ = ["DealerPort", "DealerPortError"]
 
 _ACCEPT = object()
+_REPORTS = Reports(log)
+"""The warnings of :func:`_line` (one a minute)."""
+
+
+def _line(cmd: Command) -> bytes | None:
+    """``cmd`` as the client reads it: the journal codec's text and a newline. A text UTF-8 cannot
+    encode (a lone surrogate) is written U+FFFD, with a warning; a command the codec cannot encode
+    at all is not sent (a warning): the writer thread goes on either way."""
+    try:
+        return codec.dumps(cmd).encode() + b"\n"
+    except codec.CodecError as exc:
+        try:
+            data, _count = encode_replacing(codec.TEXT.encode(codec.encode(cmd)))
+        except codec.CodecError:
+            _REPORTS("dealer port", f"dealer port: {exc}; not sent")
+            return None
+        _REPORTS("dealer port", f"dealer port: {exc}: sent with each such code point written U+FFFD")
+        return data + b"\n"
 _STOP = object()
 
 SEND_TIMEOUT_S = 5.0
@@ -254,8 +273,11 @@ class DealerPort(Closeable):
         conn = self._conn
         if conn is None:
             return
+        line = _line(cmd)
+        if line is None:
+            return
         try:
-            conn.sendall(codec.dumps(cmd).encode() + b"\n")
+            conn.sendall(line)
         except OSError as exc:
             if isinstance(exc, BlockingIOError | TimeoutError):  # SO_SNDTIMEO ran out
                 self.dropped += 1
@@ -369,7 +391,8 @@ class DealerPort(Closeable):
             self._refuse(conn, f"dealer port: too many inputs (at most {INPUTS_PER_S:g} per second); "
                          "this one was not taken", quiet=True)
             return
-        item = dataclasses.replace(item, source=peer_source(conn))  # never what the client claims
+        # never what the client claims: where it came from, and what the controller's gate did
+        item = dataclasses.replace(item, source=peer_source(conn), gate="")
         if credential is not None and self.authenticator is not None:
             try:
                 name, pin = parse_credential(credential)

@@ -69,3 +69,45 @@ def test_a_link_whose_folder_cannot_be_made_is_named_not_a_traceback(tmp_path, m
     err = capsys.readouterr().err
     assert f"--link {link}: cannot put the shoe's symlink there" in err
     assert f"must be able to write {blocked}" in err and "Traceback" not in err
+
+
+NO_FACTORY = {"GPIOZERO_PIN_FACTORY": "no-such-factory"}
+"""gpiozero asked for a pin library that does not exist: what a machine without a working one
+(no lgpio, no GPIO chip, lgpio failing in the working folder) gets, on any test host."""
+
+
+def _run_without_gpio(tmp_path, *args: str) -> tuple[int, str]:
+    import os
+    import subprocess
+
+    from hil.virtual_pn532 import Tag, VirtualReader
+
+    with VirtualReader() as vr:
+        vr.place(Tag(bytes.fromhex("04a1b2c3d4e5f6")))
+        done = subprocess.run([sys.executable, "-m", "shoe_ctl.cli", *(a.replace("PN532", vr.url) for a in args)],
+                              cwd=tmp_path, env={**os.environ, **NO_FACTORY}, capture_output=True, text=True,
+                              timeout=60)
+        # the reader's port was let go: the chip's pty opens again, exclusively
+        import serial
+
+        serial.Serial(vr.url, 115200, exclusive=True, timeout=0.1).close()
+    return done.returncode, done.stderr
+
+
+def test_a_reset_line_without_a_pin_library_is_named_not_a_traceback(tmp_path) -> None:
+    """The build guide's reader spec with its reset line (``?reset=25``) on a machine whose GPIO
+    does not load: the reader, its reset line, the cause and the fix, exit 1; no traceback, no
+    warning per pin library."""
+    code, err = _run_without_gpio(tmp_path, "deck", "scan", "--reader", "pn532:PN532?reset=25", "--scans", "1")
+    assert code == 1
+    assert "reader pn532:" in err and "?reset=25: reset line GPIO 25: BadPinFactory" in err
+    assert "fix:" in err and "Traceback" not in err and "PinFactoryFallback" not in err
+
+
+def test_a_beam_without_a_pin_library_is_named_not_a_traceback(tmp_path) -> None:
+    code, err = _run_without_gpio(tmp_path, "bridge", "--serial", "BR-1", "--reader", "pn532:PN532",
+                                  "--state", str(tmp_path / "st"), "--link", str(tmp_path / "shoe"),
+                                  "--decks", str(tmp_path / "decks"))
+    assert code == 2
+    assert "beam on GPIO 17: BadPinFactory" in err and "fix:" in err
+    assert "Traceback" not in err and "PinFactoryFallback" not in err

@@ -282,3 +282,32 @@ def test_no_gpio_here_is_one_failure_naming_the_libraries_tried_not_eight_warnin
     assert "PinFactoryFallback" not in done.stderr and "Falling back" not in done.stderr, done.stderr
     (line,) = [x for x in done.stdout.splitlines() if x.startswith("FAIL  gpio")]
     assert "pin libraries tried: lgpio" in line
+
+
+def test_each_check_is_said_once_in_order(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every check of CHECKS comes once, in order, with a usable configuration and without one;
+    a check whose outcome comes twice (the release check run again) is printed and counted once,
+    in the lines and in --json."""
+    cfg = write_cfg(tmp_path, '[shoe]\nurl = "sim"\n[release]\nverify = "off"\n')
+    assert [c.name for c in doc.run_checks(cfg)] == list(doc.CHECKS)
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    assert [c.name for c in doc.run_checks(write_cfg(bad, "[shoe\n"))] == list(doc.CHECKS)
+
+    real = doc._checks
+
+    def twice(*args: Any, **kwargs: Any) -> Any:
+        for c in real(*args, **kwargs):
+            yield c
+            if c.name == "release":
+                yield doc.check_release(cfg)  # the same finding again
+
+    monkeypatch.setattr(doc, "_checks", twice)
+    assert main(["doctor", "--config", str(cfg)]) == 0
+    out = capsys.readouterr().out
+    assert out.count("software verification is off") == 1
+    assert out.strip().endswith("no failure, but 1 warning(s): release")
+    assert main(["doctor", "--config", str(cfg), "--json"]) == 0
+    checks = json.loads(capsys.readouterr().out)["checks"]
+    assert [c["name"] for c in checks] == list(doc.CHECKS)

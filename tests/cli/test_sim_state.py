@@ -160,3 +160,22 @@ def test_a_state_folder_that_cannot_be_made_stops_the_simulator_before_it_takes_
         assert done.returncode == 2 and done.stdout == ""
         assert said in done.stderr
         assert not os.path.lexists(tmp_path / "shoe")
+
+
+def test_a_simulator_stopping_leaves_the_link_of_the_one_started_after_it(tmp_path: Path) -> None:
+    """Started again on the same --link before the old one has gone (``kill %1`` and the next
+    line at once): the old one, stopping, does not take the new one's link away."""
+    link = tmp_path / "shoe"
+    old = subprocess.Popen([*CLI, "sim", "--serial", SERIAL, "--link", str(link)], stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert old.stdout is not None and old.stdout.readline().strip() == str(link)
+        with simulator(tmp_path):  # the new one's link replaces the old one's
+            old.send_signal(signal.SIGTERM)
+            assert old.wait(30) == 0
+            assert os.path.lexists(link)
+            assert connects(tmp_path, None)  # the new shoe, still there behind the link
+    finally:
+        if old.poll() is None:
+            old.kill()
+            old.wait(30)

@@ -199,6 +199,22 @@ def test_a_refused_post_from_a_full_controller_is_429(posted: queue.Queue[Any]) 
     assert status == 429 and "busy" in body["error"]
 
 
+@pytest.mark.parametrize("band", [False, True])
+def test_an_acknowledgement_a_full_controller_refuses_leaves_the_alert_shown(band: bool) -> None:
+    """``POST /ack`` while the controller has no room for another dealer input: 429, and the
+    alert stays on the page with its button (before: the band was hidden while the machine, which
+    never got the acknowledgement, kept its STOP, and the page had no button left to clear it)."""
+    from shoe_ctl.events import Alert
+
+    with DisplaySink(lambda ev: False, host="127.0.0.1", port=0).start() as sink:
+        sink.handle(Alert("duplicate-card", "read 9: a card read twice", "3rd", 2, latched=True))
+        sink.sync()
+        [shown] = sink.snapshot()["alerts"]
+        status, body = request(sink.port, "POST", "/ack", {"ids": [shown["id"]]} if band else {"id": shown["id"]})
+        assert status == 429 and "busy" in body["error"]
+        assert [a["id"] for a in sink.snapshot()["alerts"]] == [shown["id"]]
+
+
 def test_a_stalled_event_stream_is_closed(posted: queue.Queue[Any]) -> None:
     with serve(posted, events_write_timeout_s=0.5, events_backlog=4) as sink:
         s = socket.socket()
@@ -253,6 +269,10 @@ HOSTILE_INPUTS = [
     ({"action": "new-hand", "args": {"seats": list(range(1, 200))}}, "args.seats: a list of 199 items"),
     ({"action": "undo", "args": {f"k{i}": i for i in range(40)}}, "args: 40 arguments"),
     ({"action": ["fold"] * 2000}, "action: list is not one of"),
+    # a lone surrogate (a JSON "\ud800" escape): the journal cannot write it
+    ({"action": "undo", "args": {"note": "seat 2 \ud800"}}, "args.note: a text with a code point UTF-8 cannot encode"),
+    ({"action": "undo", "args": {"\udcff": 1}}, "args.\\udcff: its name with a code point UTF-8 cannot encode"),
+    ({"action": "new-hand", "args": {"seats": [1, "\udfff"]}}, "args.seats[1]: a text with a code point UTF-8"),
 ]
 
 

@@ -215,6 +215,19 @@ def test_a_url_whose_scheme_pyserial_does_not_know_fails_at_once(url: str) -> No
     assert isinstance(err.value, ValueError) and q.empty()
 
 
+@pytest.mark.parametrize("url", ["/dev/ttyUSB\udcff", "socket://h\ud800:1"])
+def test_a_url_that_is_no_utf8_text_fails_at_once(url: str) -> None:
+    """A device path typed on the command line with a byte that is no UTF-8 (the system keeps it as
+    a lone surrogate): refused when the link is made, naming the URL escaped; before, the link's
+    events named it as it was and the journal could not write them."""
+    q: queue.Queue[Any] = queue.Queue()
+    with pytest.raises(ShoeUrlError) as err:
+        ShoeLink(url, q)
+    text = str(err.value)
+    assert repr(url) in text and "no UTF-8 text" in text and q.empty()
+    text.encode("utf-8")  # the error itself can be printed, logged and journaled
+
+
 def test_known_schemes_and_device_paths_are_accepted() -> None:
     q: queue.Queue[Any] = queue.Queue()
     for url in ("/dev/serial/by-id/usb-shoe", "COM3", "socket://127.0.0.1:9", "SOCKET://h:1", "loop://",

@@ -37,6 +37,26 @@ def test_stub_mixed_with_the_muck_declared_wire(rules: str, game: str, seed: int
     assert muck & set(dealt_7th) <= set(e.hand.new_stub or ())  # the new stub's identities took them in
 
 
+@pytest.mark.parametrize("rules, game, seed", [("tda", "stud", 1), ("house", "razz", 2), ("tda", "stud8", 1)])
+def test_stub_mixed_reported_twice_counts_the_muck_once_wire(rules: str, game: str, seed: int) -> None:
+    """The dealer reports the same mixed stub twice: the second report finds no card of the piles
+    that is not in the stub already, so it is refused and the stub count takes the muck in once
+    (was: twice, a stub count over the cards in the shoe by the muck's size)."""
+    irr = [Irregularity("stub-mixed", "7th", args={"reports": 2})]
+    sc = HandScript(list(EIGHT), game, rules, deck([]), {"3rd": [("fold", 7), ("fold", 8)]}, irregular=irr,
+                    acks=["RP-4"])
+    (e,), _ = run([sc], wire=True, seed=seed)
+    codes = e.codes()
+    assert codes.count("RP-4") == 1 and "input-wrong-time" in codes
+    assert any("mixed into the stub already" in a.message for a in e.alerts if a.code == "input-wrong-time")
+    assert e.picture is not None
+    assert e.hand.stub_count() == len(e.picture.stub())
+    for s in e.hand.seats:
+        if s.in_hand:
+            mine = e.seat(s.seat)
+            assert {"down": mine["down"], "up": mine["up"]} == physical(e.picture, s.seat)
+
+
 def test_stub_mixed_is_journaled_and_replays_the_same() -> None:
     from shoe_ctl.events import DealerAction, DealerInput
     from shoe_ctl.machine import Dealing

@@ -245,3 +245,100 @@ def test_the_open_pair_on_fourth_counts_a_masked_upcard_as_unknown(fourth: str, 
     assert ("open pair on 4th" in text.lower()) is pair_named, text
     seats = {s["seat"]: s for s in t.m.public_state()["seats"]}
     assert seats[2]["up"] == ["9d", "??" if fourth == "9c" else fourth]
+
+
+@pytest.mark.parametrize("rules", ["tda", "house"])
+@pytest.mark.parametrize("game", ["stud", "stud8", "razz"])
+@pytest.mark.parametrize("seats", [[1, 2, 3, 4], [3, 6]])
+def test_an_exposed_hole_card_reported_again_before_the_next_is_dealt_is_refused(
+        rules: str, game: str, seats: list[int]) -> None:
+    """RP-10-A / house 16.1: the first seat's first hole card is dealt face up and reported; the
+    dealer reports it again (a second tap, a report repeated) before that seat's next card. The
+    seat holds no hole card then, so the report is refused and changes nothing (was: taken as the
+    second of two exposed hole cards — a misdeal under TDA, a dead hand under house 16.2)."""
+    m = Dealing(PROFILES, default_rules=rules)
+    m.start()
+    m.handle(DealerInput(DealerAction.NEW_HAND, args={"seats": seats, "game": game, "rules": rules}))
+    deck = full_deck()
+    m.handle(CardRead(1, deck.pop(), "rfid", 1))
+    report = DealerInput(DealerAction.EXPOSED_CARD, seats[0], {"which": 0})
+    first = [a.code for a in m.handle(report) if isinstance(a, Alert)]
+    assert first == ["RP-10-A" if rules == "tda" else "house-16.1"]
+    assert m.hand is not None
+    seat = m.hand.seats[0]
+    assert (len(seat.down), len(seat.up)) == (0, 1)
+    before, state = m.public_state(), m.state
+    again = [a for a in m.handle(report) if isinstance(a, Alert)]
+    assert [a.code for a in again] == ["input-wrong-time"]
+    assert "no hole card" in again[0].message
+    assert m.state == state == "hand_third_deal" and seat.in_hand
+    assert (len(seat.down), len(seat.up)) == (0, 1)
+    assert {k: v for k, v in m.public_state().items() if k != "alerts"} == {
+        k: v for k, v in before.items() if k != "alerts"}
+    # the deal goes on: the seat's second hole card, and only then is a second exposure both
+    for seq in range(2, len(seats) + 2):
+        m.handle(CardRead(seq, deck.pop(), "rfid", seq))
+    assert (len(seat.down), len(seat.up)) == (1, 1)
+    both = [a.code for a in m.handle(DealerInput(DealerAction.EXPOSED_CARD, seats[0], {"which": 0}))
+            if isinstance(a, Alert)]
+    assert both[:1] == ["RP-10-A" if rules == "tda" else "house-16.2"]
+
+
+def _downcards_named(m: Dealing) -> set[str]:
+    assert m.hand is not None
+    text = json.dumps(m.public_state())
+    return {card_text(c) for s in m.hand.seats for c in s.down
+            if c is not None and re.search(rf"(?<![A-Za-z0-9]){card_text(c)}(?![A-Za-z0-9])", text)}
+
+
+@pytest.mark.parametrize("rules", ["tda", "house"])
+@pytest.mark.parametrize("game", ["stud", "stud8", "razz"])
+@pytest.mark.parametrize(("seats", "all_in"), [([1, 2, 3, 4], []), ([3, 6], []), ([2, 5], [2, 5])])
+@pytest.mark.parametrize("action", [DealerAction.EXPOSED_CARD, DealerAction.LAST_CARD_EXPOSED,
+                                    DealerAction.CARD_OFF_TABLE])
+def test_a_seventh_street_card_reported_again_once_it_stands_face_up_is_refused(
+        rules: str, game: str, seats: list[int], all_in: list[int], action: DealerAction) -> None:
+    """RP-10-B (no action left) / house 16.21-16.24: seat's 7th-street card was dealt face up and
+    reported; it stands face up. The same report again finds no 7th-street card face down: it is
+    refused and nothing moves (was: the seat's last hole card was turned up as if it were the 7th
+    card, and the display named it before showdown)."""
+    m = Dealing(PROFILES, default_rules=rules)
+    m.start()
+    m.handle(DealerInput(DealerAction.NEW_HAND, args={"seats": seats, "game": game, "rules": rules}))
+    deck, seq = full_deck(), 0
+    for s in all_in:
+        m.handle(DealerInput(DealerAction.ALL_IN, s))
+    while m.state != "hand_seventh_betting":
+        sig = m.instruction().signal
+        if sig in (Signal.DEAL, Signal.BURN, Signal.COMMUNITY):
+            seq += 1
+            m.handle(CardRead(seq, deck.pop(), "rfid", seq))
+        else:
+            assert sig is Signal.BETTING, m.instruction()
+            if m.state == "hand_third_betting":
+                for s in all_in:
+                    m.handle(DealerInput(DealerAction.ALL_IN, s))
+            m.handle(DealerInput(DealerAction.BETTING_COMPLETE))
+    assert m.hand is not None
+    seat = m.hand.seats[0]
+    args = {} if action is DealerAction.LAST_CARD_EXPOSED else {"street": "7th"}
+    report = DealerInput(action, seats[0], args)
+    first = [a.code for a in m.handle(report) if isinstance(a, Alert)]
+    assert not _downcards_named(m)
+    if (len(seat.down), len(seat.up)) == (2, 4):  # RP-10-B, action left: out of play, the next card replaces it
+        assert first == ["RP-10-B" if action is not DealerAction.CARD_OFF_TABLE else "house-16.13"]
+        seq += 1
+        m.handle(CardRead(seq, deck.pop(), "rfid", seq))
+        assert (len(seat.down), len(seat.up)) == (3, 4)
+        again_codes = [a.code for a in m.handle(report) if isinstance(a, Alert)]
+        assert again_codes and "input-wrong-time" not in again_codes  # the replacement's own exposure: ruled
+        return
+    assert (len(seat.down), len(seat.up)) == (2, 5), first
+    before = (m.state, [list(s.down) for s in m.hand.seats], [list(s.up) for s in m.hand.seats],
+              list(m.hand.dead_cards), m.hand.stub_count())
+    again = [a for a in m.handle(report) if isinstance(a, Alert)]
+    assert [a.code for a in again] == ["input-wrong-time"], again
+    assert "face up already" in again[0].message
+    assert (m.state, [list(s.down) for s in m.hand.seats], [list(s.up) for s in m.hand.seats],
+            list(m.hand.dead_cards), m.hand.stub_count()) == before
+    assert not _downcards_named(m)

@@ -164,3 +164,21 @@ def test_json_python_cannot_read_is_a_codec_error() -> None:
         with pytest.raises(codec_mod.CodecError, match=what) as info:
             codec_mod.loads(text, "journal record 7")
         assert "journal record 7" in str(info.value)
+
+
+@pytest.mark.parametrize(("obj", "field"), [
+    (events.DealerInput(events.DealerAction.UNDO, None, {"note": "seat 2 \ud800"}), "DealerInput.args.note"),
+    (events.DealerInput(events.DealerAction.UNDO, None, {"\udcff": 1}), "DealerInput.args.\\udcff"),
+    (events.DealerInput(events.DealerAction.NEW_HAND, None, {"seats": [1, "\udfff"]}), "DealerInput.args.seats[1]"),
+    (events.Alert("shoe-lost", "cannot open /dev/ttyUSB\udcff"), "Alert.message"),
+])
+def test_a_text_utf8_cannot_encode_is_refused_naming_the_field(obj: Any, field: str) -> None:
+    """A lone surrogate (a Python text can hold one; SQLite cannot write it): refused here, where
+    the controller turns it into ``input-invalid``, rather than failing the journal's writer, which
+    kept retrying the append for good. The same texts with the code point replaced are written."""
+    with pytest.raises(codec.CodecError, match="UTF-8 cannot encode") as info:
+        codec.dumps(obj)
+    assert str(info.value).startswith(field + ":")
+    fixed = json.loads(json.dumps(codec.encode(obj)).replace("\\udcff", "\\ufffd").replace("\\ud800", "\\ufffd")
+                       .replace("\\udfff", "\\ufffd"))
+    assert codec.loads(codec.dumps(codec.decode(fixed))) == codec.decode(fixed)

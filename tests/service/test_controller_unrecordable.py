@@ -53,3 +53,19 @@ def test_an_unrecordable_input_in_a_burst_is_refused_and_the_rest_handled(tmp_pa
     codes = [c.code for c in commands if isinstance(c, Alert)]
     assert codes.count("input-invalid") >= 1 and "journal-write-failed" not in codes
     assert kinds.count("DealerInput") == 2  # new hand and the good undo
+
+
+def test_an_input_with_a_lone_surrogate_is_refused_and_the_journal_goes_on(tmp_path: Path) -> None:
+    """A text UTF-8 cannot encode (``"\\ud800"``) in an input's arguments: before, the journal's
+    writer failed on it and kept retrying the append (every record after it held back, a
+    ``journal-write-failed`` stop) while the machine acted on the input no record kept. Now it is
+    refused as any unrecordable input is, and the next input is journaled and handled."""
+    bad = DealerInput(DealerAction.NEW_HAND, None, {"seats": [1, 2], "note": "seat 2 \ud800"})
+    good = DealerInput(DealerAction.NEW_HAND, None, {"seats": [1, 2, 3]})
+    commands, kinds, ctl = _run(tmp_path, [bad, good])
+    codes = [c.code for c in commands if isinstance(c, Alert)]
+    assert "input-invalid" in codes and "journal-write-failed" not in codes
+    refusal = next(c for c in commands if isinstance(c, Alert) and c.code == "input-invalid")
+    assert "args.note" in refusal.message and "UTF-8 cannot encode" in refusal.message
+    assert kinds.count("DealerInput") == 1 and "Alert" in kinds  # the good input, and the refusal
+    assert ctl.machine.hand_no == 1 and [s.seat for s in ctl.machine.hand.seats] == [1, 2, 3]  # the good one's

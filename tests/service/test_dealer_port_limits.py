@@ -164,6 +164,7 @@ def test_an_input_the_controller_has_no_room_for_gets_an_error_line(
     ({}, 10**40, "seat: an integer of"),
     ({}, 11, "seat: 11 is not a seat number 1..10"),
     ({"note": "y" * 10_000}, None, "args.note: a text of 10000 characters"),
+    ({"note": "seat 2 \ud800"}, None, "args.note: a text with a code point UTF-8 cannot encode"),
 ])
 def test_an_input_of_no_input_shape_is_refused_before_the_journal(
         make_port: Callable[..., tuple[DealerPort, socket.socket]], args: dict[str, Any], seat: Any,
@@ -222,3 +223,23 @@ def test_a_new_client_closes_the_one_before_and_held_connections_keep_no_thread(
     finally:
         for c in held[1:]:
             c.close()
+
+
+def test_a_command_with_a_lone_surrogate_is_sent_replaced_and_the_writer_goes_on(
+        make_port: Callable[..., tuple[DealerPort, socket.socket]], caplog: pytest.LogCaptureFixture,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A text UTF-8 cannot encode (``"\\udcff"``: a device path from the command line) in an alert:
+    before, encoding it ended the port's writer thread and the client heard nothing more. Now the
+    line carries U+FFFD there, one warning names the field, and the next command follows."""
+    monkeypatch.setattr(dealer_port, "_REPORTS", dealer_port.Reports(dealer_port.log))  # nothing held back
+    port, c = make_port(Posted())
+    wait_connected(port)
+    with caplog.at_level(logging.WARNING, logger="shoe_ctl.service.dealer_port"):
+        port.handle(E.Alert("shoe-lost", "cannot open /dev/ttyUSB\udcff"))
+        port.handle(E.Instruction(E.Signal.DEAL, "Deal card 2", seat=2, face="up"))
+        first = codec.loads(read_line(c).rstrip(b"\n"))
+        second = codec.loads(read_line(c).rstrip(b"\n"))
+    assert isinstance(first, E.Alert) and first.message == "cannot open /dev/ttyUSB\ufffd"
+    assert isinstance(second, E.Instruction) and second.text == "Deal card 2"
+    lines = [r.getMessage() for r in caplog.records if "U+FFFD" in r.getMessage()]
+    assert len(lines) == 1 and "Alert.message" in lines[0]

@@ -61,10 +61,17 @@ def test_a_dealer_port_input_names_the_peer_not_what_the_line_claims(tmp_path: P
         forged = DealerInput(DealerAction.UNDO, source="button:undo")
         c.sendall(codec.dumps(forged).encode() + b"\n")
         event = posted.get(timeout=5)
+        # the controller's gate mark (an input it refused or took before the machine, read back
+        # as a no-op with a "[role-refused]" in the recall and the export) is not the client's
+        marked = DealerInput(DealerAction.FOLD, 2, gate="role-refused")
+        c.sendall(codec.dumps(marked).encode() + b"\n")
+        unmarked = posted.get(timeout=5)
     finally:
         c.close()
         port.close()
     assert event.source == f"dealer-port:uid={os.getuid()},pid={os.getpid()}"
+    assert unmarked == DealerInput(DealerAction.FOLD, 2) and unmarked.gate == ""
+    assert unmarked.source == event.source
 
 
 def test_a_floor_acknowledgement_is_journaled_with_its_source(tmp_path: Path) -> None:

@@ -5,25 +5,15 @@ same process would drop every POSIX lock the process holds on it (docs/journal.m
 from __future__ import annotations
 
 import json
-import os
 import time
 from pathlib import Path
 
 import pytest
+from posix_locks import LOCKS, held_by_me
 
 from shoe_ctl.service.journal import Journal, OpenReport
 from shoe_ctl.service.journal.aside import keep_aside
 from shoe_ctl.service.journal.files import private_copy
-
-LOCKS = Path("/proc/locks")
-
-
-def _held(path: Path) -> list[str]:
-    """This process's POSIX locks on ``path``, as /proc/locks lists them (less the line number)."""
-    inode = f":{path.stat().st_ino} "
-    mine = f" {os.getpid()} "
-    return [line.split(":", 1)[1].strip() for line in LOCKS.read_text().splitlines()
-            if "POSIX" in line and inode in line and mine in line]
 
 
 @pytest.mark.skipif(not LOCKS.exists(), reason="needs /proc/locks (Linux)")
@@ -31,11 +21,11 @@ def test_the_live_journal_copied_aside_keeps_its_locks(tmp_path: Path) -> None:
     path = tmp_path / "t1.journal"
     with Journal(path, table="t1", profile="tda") as journal:
         journal.append_record("note", {"text": "before the copy"})
-        held = _held(path)
+        held = held_by_me(path)
         assert held, "an open SQLite connection holds a lock on the journal file"
         report = OpenReport(path)
         base = keep_aside(path, time.time(), report)
-        assert _held(path) == held
+        assert held_by_me(path) == held
         assert base.read_bytes() == path.read_bytes()
         assert report.kept_aside and report.kept_aside[0] == base
         journal.append_record("note", {"text": "after the copy"})

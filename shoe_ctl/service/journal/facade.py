@@ -24,7 +24,7 @@ from typing import Any
 from shoe_ctl.service import codec
 from shoe_ctl.service.journal import chain
 from shoe_ctl.service.journal.aside import prune_aside
-from shoe_ctl.service.journal.files import give_up_ownership, take_ownership
+from shoe_ctl.service.journal.files import closed_here, give_up_ownership, opened_here, take_ownership
 from shoe_ctl.service.journal.identity import Identity
 from shoe_ctl.service.journal.records import Damage, HandSummary, JournalError, OpenReport, Record, Row
 from shoe_ctl.service.journal.repair import Repair, check_file
@@ -121,6 +121,7 @@ class Journal:
         except BaseException:
             give_up_ownership(self._owner)  # a failed open leaves the journal free for the next
             raise
+        opened_here(id(self), self.path)
         self._retention = Retention(self.store, retention_days, self.report, clock)
         self._submit_lock = threading.RLock()  # the order of the FIFO is the order of the hand marks
         self._writer: GroupWriter | None = None if readonly else GroupWriter(self.store, name=self.path.name)
@@ -141,7 +142,7 @@ class Journal:
         try:
             self.report.records = self.store.count()
         except sqlite3.DatabaseError as exc:
-            self.store.close()
+            self.close()
             if not readonly:
                 raise
             raise _unreadable(self.path, exc) from exc
@@ -238,6 +239,7 @@ class Journal:
             if left:
                 log.error("journal %s: closed with %d append(s) unwritten (not acked)", self.path, left)
         self.store.close()
+        closed_here(id(self))
         give_up_ownership(self._owner)
         self._owner = None
 

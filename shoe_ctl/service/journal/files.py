@@ -36,6 +36,50 @@ def sidecars(path: Path) -> tuple[Path, Path]:
     return Path(f"{path}-wal"), Path(f"{path}-shm")
 
 
+_OPEN_HERE: dict[int, Path] = {}
+"""The journals a ``Journal`` of this process has open: its ``id`` -> the path it was given."""
+
+
+def opened_here(key: int, path: Path) -> None:
+    """Note that a ``Journal`` of this process (``key``, its ``id``) has ``path`` open: from now
+    on :func:`refuse_foreign` reads that file's header in a child process (``docs/journal.md``,
+    "One writing process")."""
+    _OPEN_HERE[key] = path
+
+
+def closed_here(key: int) -> None:
+    """Forget what :func:`opened_here` noted for ``key`` (nothing noted: nothing done)."""
+    _OPEN_HERE.pop(key, None)
+
+
+def _open_here(st: os.stat_result) -> bool:
+    """Whether the file of ``st`` is a journal a ``Journal`` of this process has open (compared by
+    device and inode: another name of it, a symlink or a hard link, counts)."""
+    for p in list(_OPEN_HERE.values()):
+        with contextlib.suppress(OSError):
+            held = p.stat()
+            if (held.st_dev, held.st_ino) == (st.st_dev, st.st_ino):
+                return True
+    return False
+
+
+def _child_read(argv: list[str], path: Path, verb: str, out: int | None = None) -> bytes:
+    """Run ``argv`` (``cat``, ``head``: it reads ``path``) in a child process, its output to the
+    descriptor ``out`` or returned: a descriptor of the journal opened and closed in this process
+    would drop every POSIX lock this process holds on it, those of an SQLite connection to it
+    included (sqlite.org, "How To Corrupt An SQLite Database File", 2.2).
+
+    :raises OSError: the child could not read ``path`` (``PATH: cannot be VERB: why``).
+    """
+    done = subprocess.run(argv, stdout=subprocess.PIPE if out is None else out, stderr=subprocess.PIPE,
+                          check=False)
+    if done.returncode:
+        said = done.stderr.decode(errors="replace").strip()  # "cat: PATH: Permission denied"
+        why = said.rsplit(": ", 1)[-1] if said else f"{argv[0]} exited with {done.returncode}"
+        raise OSError(f"{path}: cannot be {verb}: {why}")
+    return done.stdout or b""
+
+
 def private_copy(src: Path, dst: Path) -> None:
     """Copy ``src`` to a new file ``dst`` made with mode 0600 and fsynced. ``src`` is read by a
     child process (``cat``): closing any descriptor of a file in this process would drop every
@@ -47,10 +91,7 @@ def private_copy(src: Path, dst: Path) -> None:
     """
     fd = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "wb") as out:
-        done = subprocess.run(["cat", "--", os.fspath(src)], stdout=out, stderr=subprocess.PIPE, check=False)
-        if done.returncode:
-            why = done.stderr.decode(errors="replace").strip() or f"cat exited with {done.returncode}"
-            raise OSError(f"{src}: cannot be copied: {why}")
+        _child_read(["cat", "--", os.fspath(src)], src, "copied", out.fileno())
         os.fsync(out.fileno())
 
 
@@ -83,11 +124,17 @@ def refuse_foreign(path: Path) -> None:
         raise JournalError(f"{path} is not a regular file; a journal is an SQLite file", path=path)
     if st.st_size == 0:
         return
-    try:
-        with path.open("rb") as fh:
-            head = fh.read(len(_SQLITE_MAGIC))
-    except OSError as exc:
-        raise JournalError(f"{path}: cannot be read: {exc.strerror or exc}", path=path) from None
+    if _open_here(st):  # a Journal of this process has it open: no descriptor of it here
+        try:
+            head = _child_read(["head", "-c", str(len(_SQLITE_MAGIC)), "--", os.fspath(path)], path, "read")
+        except OSError as exc:
+            raise JournalError(str(exc), path=path) from None
+    else:
+        try:
+            with path.open("rb") as fh:
+                head = fh.read(len(_SQLITE_MAGIC))
+        except OSError as exc:
+            raise JournalError(f"{path}: cannot be read: {exc.strerror or exc}", path=path) from None
     if not any(head):
         return  # a zeroed header page is damage (a torn or lost write), repaired like any other
     bits = sum(bin(a ^ b).count("1") for a, b in zip(head, _SQLITE_MAGIC, strict=False))
