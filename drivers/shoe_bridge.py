@@ -386,8 +386,13 @@ class Bridge(Closeable):
             self.core.say_hello()
             self._thread = threading.Thread(target=self._run, name=f"shoe-bridge {self.link}", daemon=True)
             self._thread.start()
-        log.info("shoe %s on %s (%s), next event %d", self.core.cfg.serial, self.link, self.port.name,
-                 self.core.next_seq)
+        auth = self.core.auth
+        pairing = (f"paired (secret in {self.secrets.path}" + ("; pairing mode takes no new secret)" if auth.pairing
+                                                               else ")")
+                   if auth.secret is not None else
+                   "in pairing mode: run shoe-ctl pair" if auth.pairing else "not paired (protocol version 1)")
+        log.info("shoe %s on %s (%s), next event %d, %s", self.core.cfg.serial, self.link, self.port.name,
+                 self.core.next_seq, pairing)
         return self
 
     def step(self, now: float | None = None) -> None:

@@ -41,6 +41,10 @@ _FOLD, _ALL_IN, _SHOW, _BETTING_COMPLETE, _HAND_COMPLETE = (
     DealerAction.FOLD, DealerAction.ALL_IN, DealerAction.SHOW, DealerAction.BETTING_COMPLETE,
     DealerAction.HAND_COMPLETE)
 
+AUTO_ACK_AGAIN_S = 0.25
+"""With ``auto_ack``, the wait before acknowledging again a stop that came back at once (its
+cause still there, e.g. a journal that cannot be written: the controller raises it again)."""
+
 _PLACES: dict[tuple[str | None, int | None, str], tuple[str | None, str]] = {}
 _PLACES_MAX = 1024
 """The :attr:`TablePicture.log` entries already made, by (street, seat, what: ``up``, ``down``,
@@ -384,6 +388,7 @@ class SimulatedDealer(Closeable):
         self._held: Card | None = None
         self._street_now: str | None = None
         self._acked_stop: str | None = None  # the stop last answered with an acknowledgement
+        self._auto_acked: str | None = None  # the stop last acknowledged by ``auto_ack``, until a card is pulled
         self._check_street: str | None = None  # a street whose seats the dealer counts before betting
         self._premature: list[tuple[int, str, Card | None]] = []
         self._active = False
@@ -498,7 +503,7 @@ class SimulatedDealer(Closeable):
             # a card step with no report awaited, none pending and nothing scripted: what the
             # general path below does for it, without its other tests
             self._active = True
-            self._acked_stop = None
+            self._acked_stop = self._auto_acked = None
             if ins.card_no is not None and ins.card_no <= self.table.total:
                 return  # this card has already left the shoe; its read is on its way
             if self.pace > 0:
@@ -547,6 +552,7 @@ class SimulatedDealer(Closeable):
         if sig is _IDLE:
             self._next_hand()
         elif card_step:
+            self._auto_acked = None  # the deal goes on: a stop after this is a new one
             if self.pace > 0:
                 self._pause()
             self._pull(ins)
@@ -583,6 +589,11 @@ class SimulatedDealer(Closeable):
             elif self._acked_stop == ins.text:
                 return  # the same stop shown again before the acknowledgement was read: wait
             elif self.auto_ack:
+                if self._auto_acked == ins.text and self.threaded:
+                    # the same stop back after its acknowledgement: its cause is still there (a
+                    # journal that cannot be written); a person looks again a moment later
+                    self._stop.wait(AUTO_ACK_AGAIN_S)
+                self._auto_acked = ins.text
                 self._latched = []
                 self.post(DealerInput(DealerAction.ACK_ALERT))
             elif named in self._acked:

@@ -18,6 +18,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from shoe_ctl.embargo import CARD_TOKEN, REDACTED, Public
 from shoe_ctl.events import Alert, DealerInput
 from shoe_ctl.rules.cards import card_text
 from shoe_ctl.service.journal.records import CommittedTail, Record
@@ -218,7 +219,15 @@ def public(hands: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
                 if role == "down":
                     down.add(e.get("card"))
                 if role in HIDDEN_ROLES or e.get("card") in down:
-                    e = {**e, "card": "??"}
+                    e = {**e, "card": REDACTED}
             entries.append(dict(e))
+        # every other text (an alert's words: a shoe's fault detail is any text the shoe sends)
+        # names only the hand's face-up cards, as the display's filter lets through
+        shown = {e["card"] for e in entries if e.get("kind") == "card" and e.get("card") != REDACTED}
+        keep = Public(shown)
+        for e in entries:
+            for key, value in e.items():
+                if key != "card" and isinstance(value, str) and CARD_TOKEN.search(value):
+                    e[key] = CARD_TOKEN.sub(keep, value)
         out.append({**h, "entries": entries})
     return out

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import logging
+import sqlite3
 import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -228,7 +229,7 @@ class Table:
                     say(line)
             else:  # a simulated shoe starts afresh (nothing replayed), its hands numbered on
                 machine.hand_no = _hands_before(opened) + (opened.current_hand is not None)
-        except (JournalError, OSError) as exc:
+        except (JournalError, OSError, sqlite3.Error) as exc:  # sqlite3: e.g. a disk I/O error at the open
             if opened is not None:
                 opened.close()
             raise TableError(journal_problem(journal, exc)) from exc

@@ -34,6 +34,8 @@ class ShoeAuth:
         self._tx_ctr = 0
         self._rx_ctr = 0
         self.challenge = bytes(c.NONCE_SIZE)
+        self.unkept = 0
+        """PAIR secrets the shoe's store could not keep (the old secret stayed)."""
 
     def set_secret(self, secret: bytes) -> None:
         """Pair with ``secret`` (32 bytes); any session ends. The secret is kept (``on_secret``)
@@ -50,6 +52,16 @@ class ShoeAuth:
         self.secret = secret
         self._hello_key = c.hello_key(secret)
         self.session = None
+
+    def take(self, secret: bytes) -> bool:
+        """:meth:`set_secret` for a PAIR: False (counted in :attr:`unkept`) when the store fails,
+        so the shoe says no HELLO under a secret it did not keep and the host keeps its own."""
+        try:
+            self.set_secret(secret)
+        except OSError:
+            self.unkept += 1
+            return False
+        return True
 
     def open_session(self, challenge: bytes, nonce: bytes) -> None:
         """The session a HELLO answering ``challenge`` with ``nonce`` opens: new keys, both

@@ -66,8 +66,6 @@ class ShoeStats:
         self.hellos = 0
         self.resent = 0
         self.counted_while_full = 0
-        self.secrets_unkept = 0
-        """PAIR frames whose secret the shoe's store could not keep (the old secret stays)."""
         self.drop_rows = {}  # type: dict[str, int]
 
     def drop(self, row: str) -> None:
@@ -514,14 +512,8 @@ class ShoeCore:
             self._on_led(fields, now)
         elif mtype == c.T_RESET:
             self._on_reset(fields[0], now)
-        elif mtype == c.T_PAIR:
-            try:
-                self.set_secret(fields[0])  # pairing or rotation: the host challenges again
-            except OSError:
-                # not kept, not taken: no HELLO under it, so the host keeps its old secret too
-                self.stats.secrets_unkept += 1
-                return
-            self.say_hello()
+        elif mtype == c.T_PAIR and self.auth.take(fields[0]):  # pairing or rotation, kept
+            self.say_hello()  # under the new secret: the host challenges again
 
     def _on_ack(self, acked: int, want: int, resend: bool, now: float) -> None:
         if acked >= self.next_seq or want > self.next_seq:

@@ -15,6 +15,10 @@ from .loop import TicksClock, turn
 
 SLOT = 32
 SECRET_AT = 64
+_SECRET_SIZE = 40
+_LOG_AT = 128
+"""The first state slot after the secret's record (slots are 32-byte aligned)."""
+_ERASED = b"\xff" * SLOT
 _STATE = ">4sIIIIHHI"
 _MAGIC = b"SHF1"
 _KEY_MAGIC = b"SHK1"
@@ -29,65 +33,107 @@ PAIR_PIN = "GP4"
 puts the shoe in pairing mode (docs/protocol.md section 15)."""
 
 
+def state_record(generation: int, kept: "tuple[int, int, int, int, int]") -> bytes:
+    """One 32-byte state record: ``"SHF1"``, ``generation``, ``kept`` (as
+    :meth:`~.core.ShoeCore.kept`), 4 reserved bytes and the CRC-32 of the bytes before it."""
+    next_seq, boot_count, card_total, epoch, dispense = kept
+    raw = struct.pack(_STATE, _MAGIC, generation, next_seq, boot_count, card_total & 0xFFFFFFFF, epoch, dispense, 0)
+    return raw + struct.pack(">I", crc32(raw))
+
+
 class NvmStore:
     """The kept state in a byte array that survives power loss (``microcontroller.nvm``).
+
+    On the RP2040 that array is one 4 KiB flash sector, and CircuitPython's ``nvm`` programs a
+    write into bytes that are still erased (all ``0xFF``) as it is, but erases and rewrites the
+    whole sector for any other write. So a save appends its record to the next erased slot after
+    the newest (no erase: a power loss can only tear that one record, and the newest before it
+    stands), and only when none is left erases the sector once, writing the new record and the
+    pairing secret back: one erase per :attr:`slots` saves instead of one per save (flash wears
+    out after a finite number of erases). The slots are the first two of the first layout (0
+    and 32) and every 32 bytes from 128 to the end; the secret stays at 64. The layout:
+    docs/build-a-shoe.md, "Flashing the RP2040".
 
     :param nvm: at least 104 bytes, slice-assignable.
     """
 
     def __init__(self, nvm: "bytearray") -> None:
-        if len(nvm) < SECRET_AT + 40:
+        if len(nvm) < SECRET_AT + _SECRET_SIZE:
             raise ValueError("non-volatile memory of " + str(len(nvm)) + " bytes: 104 needed")
         self.nvm = nvm
+        self.slots = [0, SLOT] + list(range(_LOG_AT, len(nvm) - SLOT + 1, SLOT))
+        """Where a state record may be, in the order they are filled."""
         self.generation = 0
         self.torn = 0
+        self.erases = 0
+        """Saves that erased the sector (a full log, or a secret written over another)."""
+        self._newest = -1  # index in slots of the newest whole record; -1: none
+        self._loaded = False
 
-    def _slot(self, i: int) -> "tuple | None":  # type: ignore[type-arg]
-        raw = bytes(self.nvm[i * SLOT:(i + 1) * SLOT])
+    def _slot(self, at: int) -> "tuple | None":  # type: ignore[type-arg]
+        raw = bytes(self.nvm[at:at + SLOT])
         if raw[:4] != _MAGIC or crc32(raw[:-4]) != struct.unpack(">I", raw[-4:])[0]:
             return None
         return struct.unpack(_STATE, raw[:-4])
 
     def load(self) -> "tuple[int, int, int, int, int] | None":
-        """``(next_seq, boot_count, card_total, epoch, dispense)`` of the newest whole slot, or
-        None for a new board. A slot that is not whole (a torn write) is counted in
+        """``(next_seq, boot_count, card_total, epoch, dispense)`` of the newest whole record, or
+        None for a new board. A record that is not whole (a torn write) is counted in
         :attr:`torn`."""
         best = None
-        for i in (0, 1):
-            got = self._slot(i)
+        self._newest = -1
+        self.torn = 0
+        for i in range(len(self.slots)):
+            at = self.slots[i]
+            got = self._slot(at)
             if got is None:
-                if bytes(self.nvm[i * SLOT:i * SLOT + 4]) == _MAGIC:
+                if bytes(self.nvm[at:at + 4]) == _MAGIC:
                     self.torn += 1
                 continue
             if best is None or got[1] > best[1]:
                 best = got
+                self._newest = i
+        self._loaded = True
         if best is None:
             return None
         self.generation = best[1]
         return (best[2], best[3], best[4], best[5], best[6])
 
     def save(self, kept: "tuple[int, int, int, int, int]", held: "object" = None) -> None:
-        """Write ``kept`` (as :meth:`~.core.ShoeCore.kept`) into the older slot. ``held`` is
-        ignored: this board keeps no buffer across a power loss."""
+        """Write ``kept`` (as :meth:`~.core.ShoeCore.kept`) as the newest record: into the next
+        erased slot, or, with none left, the sector erased once and written with it and the
+        secret. ``held`` is ignored: this board keeps no buffer across a power loss."""
+        if not self._loaded:
+            self.load()  # never below a newer record already kept
         self.generation += 1
-        next_seq, boot_count, card_total, epoch, dispense = kept
-        raw = struct.pack(_STATE, _MAGIC, self.generation, next_seq, boot_count, card_total & 0xFFFFFFFF,
-                          epoch, dispense, 0)
-        raw += struct.pack(">I", crc32(raw))
-        at = (self.generation % 2) * SLOT
-        self.nvm[at:at + SLOT] = raw
+        raw = state_record(self.generation, kept)
+        for i in range(self._newest + 1, len(self.slots)):
+            at = self.slots[i]
+            if bytes(self.nvm[at:at + SLOT]) == _ERASED:
+                self.nvm[at:at + SLOT] = raw  # programmed without an erase
+                self._newest = i
+                return
+        image = bytearray(b"\xff" * len(self.nvm))
+        image[0:SLOT] = raw
+        image[SECRET_AT:SECRET_AT + _SECRET_SIZE] = bytes(self.nvm[SECRET_AT:SECRET_AT + _SECRET_SIZE])
+        self.nvm[0:len(self.nvm)] = image  # the one erase, then the sector written again
+        self.erases += 1
+        self._newest = 0
 
     def load_secret(self) -> "bytes | None":
         """The pairing secret kept, or None (never paired, or the record is not whole)."""
-        raw = bytes(self.nvm[SECRET_AT:SECRET_AT + 40])
+        raw = bytes(self.nvm[SECRET_AT:SECRET_AT + _SECRET_SIZE])
         if raw[:4] != _KEY_MAGIC or crc32(raw[:-4]) != struct.unpack(">I", raw[-4:])[0]:
             return None
         return raw[4:36]
 
     def save_secret(self, secret: bytes) -> None:
-        """Keep the pairing secret (32 bytes)."""
+        """Keep the pairing secret (32 bytes); the sector is erased and written again when a
+        secret is there already (a rotation), the state records with it."""
         raw = _KEY_MAGIC + bytes(secret)
-        self.nvm[SECRET_AT:SECRET_AT + 40] = raw + struct.pack(">I", crc32(raw))
+        if bytes(self.nvm[SECRET_AT:SECRET_AT + _SECRET_SIZE]) != b"\xff" * _SECRET_SIZE:
+            self.erases += 1
+        self.nvm[SECRET_AT:SECRET_AT + _SECRET_SIZE] = raw + struct.pack(">I", crc32(raw))
 
 
 class DigitalBeam:
@@ -172,6 +218,10 @@ def main(port: "object" = None, nvm: "object" = None, reader: "object" = None, b
         if port is None:
             raise RuntimeError("the USB CDC data port is off: copy boot.py to CIRCUITPY and reset the board")
         port.timeout = 0  # type: ignore[attr-defined]
+        # never wait on a host that holds the port open but does not read: CircuitPython's default
+        # (None) would block the loop, beam and reader included, until it reads; a frame cut
+        # short is dropped by the host and its event sent again
+        port.write_timeout = 0  # type: ignore[attr-defined]
     if nvm is None:
         nvm = microcontroller.nvm
     if clock is None:

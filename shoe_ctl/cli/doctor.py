@@ -242,8 +242,11 @@ def check_journal(cfg: TableConfig, path: Path | None = None, uid: int | None = 
     try:
         refuse_foreign(journal)
     except JournalError as exc:
-        return Check("journal", "fail", journal_problem(journal, exc),
-                     f"set [journal] path to a file of its own, e.g. {folder / 'journal.sqlite3'}")
+        if journal.is_file() and not os.access(journal, os.R_OK):  # a journal this user may not read
+            fix = f"chown {SERVICE_USER}: {journal}* && chmod 0600 {journal}*"
+        else:
+            fix = f"set [journal] path to a file of its own, e.g. {folder / 'journal.sqlite3'}"
+        return Check("journal", "fail", journal_problem(journal, exc), fix)
     problems: list[str] = []
     for f in (journal, Path(f"{journal}-wal"), Path(f"{journal}-shm"), owner_lock(journal)):
         if not f.exists():
@@ -258,7 +261,12 @@ def check_journal(cfg: TableConfig, path: Path | None = None, uid: int | None = 
         return Check("journal", "fail", "; ".join(problems),
                      f"chown {SERVICE_USER}: {journal}* && chmod 0600 {journal}*")
     state = "present" if journal.exists() else "not created yet"
-    head, broken = _chain_head(journal, cfg.journal.retention_days)
+    try:
+        head, broken = _chain_head(journal, cfg.journal.retention_days)
+    except (OSError, JournalError, sqlite3.Error) as exc:  # damaged, a newer format, ...
+        return Check("journal", "fail", journal_problem(journal, exc),
+                     f"shoe-ctl journal check {journal} lists what is wrong in the file; the service's next "
+                     "start keeps a damaged file aside and repairs it")
     if broken:
         return Check("journal", "fail", f"{journal}: the hash chain does not hold: {'; '.join(broken[:3])}"
                      + (f" (and {len(broken) - 3} more)" if len(broken) > 3 else "") + head,
@@ -268,16 +276,16 @@ def check_journal(cfg: TableConfig, path: Path | None = None, uid: int | None = 
 
 def _chain_head(journal: Path, retention_days: float) -> tuple[str, list[str]]:
     """``; chain head SEQ:HASH`` of an existing journal and the problems of its hash chain, walked
-    read-only against the table's retention (docs/journal.md, "The hash chain"); nothing when it
-    cannot be read."""
-    if not journal.exists():
-        return "", []
+    read-only against the table's retention (docs/journal.md, "The hash chain"); nothing when there
+    is no file yet or it is empty (the service writes the journal's tables into it).
 
-    try:
-        with Journal(journal, table=None, profile=None, readonly=True) as j:
-            rep = j.verify_chain(retention_days=retention_days)
-    except (OSError, JournalError, sqlite3.Error):
+    :raises JournalError: the file cannot be read as a journal (damaged, a newer format, ...).
+    :raises OSError, sqlite3.Error: reading it failed.
+    """
+    if not journal.exists() or journal.stat().st_size == 0:
         return "", []
+    with Journal(journal, table=None, profile=None, readonly=True) as j:
+        rep = j.verify_chain(retention_days=retention_days)
     seq, value = rep.head
     return f"; chain head {seq}:{value}", rep.problems
 

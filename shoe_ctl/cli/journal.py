@@ -13,6 +13,7 @@ when the file cannot be read as a journal.
 from __future__ import annotations
 
 import argparse
+import sqlite3
 import sys
 import time
 from pathlib import Path
@@ -54,7 +55,7 @@ def open_readonly(path: str, command: str) -> Journal | None:
     after printing why it cannot be read as a journal (``shoe-ctl <command>: ...``, stderr)."""
     try:
         return Journal(path, table=None, profile=None, readonly=True)
-    except (OSError, JournalError) as exc:
+    except (OSError, JournalError, sqlite3.Error) as exc:
         print(f"shoe-ctl {command}: {journal_problem(path, exc)}", file=sys.stderr)
         return None
 

@@ -132,7 +132,9 @@ def pair(args: argparse.Namespace) -> int:
                      "again (their seals are made with the old key; docs/build-a-shoe.md, Enrolment)")
                 return 1
             what = ("is it on, on this port, and paired with this table's secret?" if old is not None else
-                    "is it on, on this port, in pairing mode, and is its serial the configured one?")
+                    "is it on, on this port, in pairing mode, and is its serial the configured one? A shoe that "
+                    "holds a secret already (paired before) takes no new one in pairing mode: reset it (the "
+                    "bridge and shoe-ctl sim: delete the secret file in their state folder)")
             _say(f"shoe {serial} at {url} did not answer within {args.timeout} s: {what}")
             return 1
         try:

@@ -9,6 +9,7 @@ journal or the configuration (its gaming day) cannot be read or the day is not a
 from __future__ import annotations
 
 import argparse
+import sqlite3
 import sys
 from datetime import date
 from pathlib import Path
@@ -56,7 +57,7 @@ def run_decks(args: argparse.Namespace) -> int:
     try:
         with Journal(args.journal, table=None, profile=None, readonly=True) as journal:
             c = custody(journal.records(), day, gaming_day)
-    except (OSError, JournalError) as exc:
+    except (OSError, JournalError, sqlite3.Error) as exc:
         print(f"shoe-ctl report decks: {journal_problem(args.journal, exc)}", file=sys.stderr)
         return 2
     begin, end = gaming_day.window(day)

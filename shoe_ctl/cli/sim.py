@@ -2,16 +2,14 @@
 
 ``shoe-ctl sim [--transport pty|tcp] [--link PATH] [--port N] [--seed S] [--faults SPEC]
 [--serial S] [--pairing] [--state DIR] [--pace SECONDS | --keys]``. ``--pairing``: the shoe takes
-a pairing secret from ``shoe-ctl pair`` and speaks the authenticated version 2 under it;
-``--state DIR`` keeps that secret in ``DIR/secret`` (0600, as the bridge keeps its own), so the
-simulator started again with the same folder is the same paired shoe; without it the secret
-lasts while the process runs. With ``--pace`` the shoe dispenses a card every SECONDS (a new seeded
-deck when it runs empty); with ``--keys`` a person pulls the cards from the keyboard, one key per
-card, with faults on keys (:data:`KEYS`; a terminal is put in cbreak mode, any other stdin is read
-byte by byte); with neither the shoe only answers the host (handshake, heartbeats, LEDs). The
-first line on stdout is the URL (a pty symlink path, or ``socket://127.0.0.1:PORT``); what each
-key did goes to stderr. See docs/service.md, *Rehearsing a real shoe by hand*, and
-docs/build-a-shoe.md, *A deck on the bench, without a reader*.
+a pairing secret from ``shoe-ctl pair``; ``--state DIR`` keeps it (``DIR/secret``) and the
+shoe's counts (``DIR/state.json``) as the bridge keeps its own, so the simulator started again
+from the folder is the same paired shoe powered up again. With ``--pace`` the shoe dispenses a
+card every SECONDS (a new seeded deck when it runs empty); with ``--keys`` a person pulls the
+cards from the keyboard, one key per card, with faults on keys (:data:`KEYS`; a terminal is put
+in cbreak mode, any other stdin is read byte by byte); with neither the shoe only answers the
+host. The first line on stdout is the URL (a pty symlink path, or ``socket://127.0.0.1:PORT``);
+what each key did goes to stderr. See docs/service.md, *Rehearsing a real shoe by hand*.
 """
 
 from __future__ import annotations
@@ -21,10 +19,11 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
-from drivers.shoe_bridge import BridgeError, SecretFile
+from drivers.shoe_bridge import BridgeError, SecretFile, StateFile
 from hil.deck import Deck
 from hil.virtual_shoe import VirtualShoe
 from shoe_ctl.cli.args import Subparsers
@@ -44,8 +43,8 @@ def register(subparsers: Subparsers) -> None:
     p.add_argument("--pairing", action="store_true",
                    help="pairing mode: the shoe takes a secret from shoe-ctl pair (kept while it runs, or in --state)")
     p.add_argument("--state", metavar="DIR", default=None,
-                   help="keep the shoe's pairing secret in DIR/secret (folder 0700, file 0600): started again "
-                   "with the same DIR it is the same paired shoe (default: the secret lasts while it runs)")
+                   help="keep the shoe's pairing secret (DIR/secret, 0600) and counts (DIR/state.json): started "
+                   "again with the same DIR it is the same paired shoe (default: they last while it runs)")
     p.add_argument("--pace", type=float, default=0.0, metavar="SECONDS",
                    help="dispense a card every SECONDS (default: never)")
     p.add_argument("--keys", action="store_true",
@@ -74,13 +73,22 @@ def run(args: argparse.Namespace) -> int:
         print(f"shoe-ctl sim: --state {args.state}: {kept}", file=sys.stderr)
         return 2
     secrets, secret = kept
+    counts = StateFile(Path(args.state)) if args.state is not None else None
+    try:
+        restored = counts.load() if counts is not None else None
+    except BridgeError as exc:
+        print(f"shoe-ctl sim: --state {args.state}: {exc}", file=sys.stderr)
+        return 2
     try:
         shoe = VirtualShoe(Deck.seeded(args.seed), transport=args.transport, link_path=args.link,
                            port=args.port, faults=args.faults, seed=args.seed, serial=args.serial,
-                           pairing=args.pairing, secret=secret, on_secret=_keeper(secrets, secret))
+                           pairing=args.pairing, secret=secret, on_secret=_keeper(secrets, secret),
+                           record=False)
     except ValueError as exc:  # a bad --faults spec or --serial
         print(f"shoe-ctl sim: {exc}", file=sys.stderr)
         return 2
+    if counts is not None:
+        _keep_counts(shoe, counts, restored)
     try:
         shoe.start()
     except OSError as exc:  # a --link in a missing folder, a --port in use
@@ -90,20 +98,24 @@ def run(args: argparse.Namespace) -> int:
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
-    with shoe:
-        print(shoe.url, flush=True)
-        print(f"virtual shoe {shoe.serial} on {shoe.url} ({args.transport}); {_pairing(args, secrets, secret)}; "
-              "Ctrl-C to stop", file=sys.stderr, flush=True)
-        if args.keys:
-            KeyPad(shoe, seed=args.seed, out=sys.stderr).run(sys.stdin, stop)
-            return 0
-        decks = 0
-        while not stop.wait(args.pace if args.pace > 0 else 0.5):
-            if args.pace > 0:
-                if shoe.remaining() == 0:
-                    decks += 1
-                    shoe.reload(Deck.seeded(args.seed + decks))
-                shoe.pull()
+    try:
+        with shoe:
+            print(shoe.url, flush=True)
+            print(f"virtual shoe {shoe.serial} on {shoe.url} ({args.transport}); {_pairing(args, secrets, secret)}; "
+                  "Ctrl-C to stop", file=sys.stderr, flush=True)
+            if args.keys:
+                KeyPad(shoe, seed=args.seed, out=sys.stderr).run(sys.stdin, stop)
+                return 0
+            decks = 0
+            while not stop.wait(args.pace if args.pace > 0 else 0.5):
+                if args.pace > 0:
+                    if shoe.remaining() == 0:
+                        decks += 1
+                        shoe.reload(Deck.seeded(args.seed + decks))
+                    shoe.pull()
+    finally:
+        if counts is not None:  # the epoch and dispense counter of a counter reset with no event since
+            counts.save(shoe.device.kept(), None)
     return 0
 
 
@@ -120,6 +132,19 @@ def _kept_secret(state: str | None) -> tuple[SecretFile | None, bytes | None] | 
     except BridgeError as exc:
         return str(exc)
     return secrets, secret
+
+
+def _keep_counts(shoe: VirtualShoe, counts: StateFile, restored: tuple[tuple[int, int, int, int, int], object] | None
+                 ) -> None:
+    """Start ``shoe`` from the counts kept in ``counts`` (a power-up: the boot count + 1, the
+    sequence numbers and counters going on; docs/protocol.md section 12) and keep them there
+    again before each event goes out, as a shoe keeps them in its own memory. The unacked events
+    are not kept (the virtual shoe offers no ``keeps-buffer``)."""
+    device = shoe.device
+    if restored is not None:
+        device.restore(restored[0], (), time.monotonic())
+    counts.save(device.kept(), None)
+    device.on_event = lambda _msg: counts.save(device.kept(), None)
 
 
 def _keeper(secrets: SecretFile | None, kept: bytes | None) -> Callable[[bytes], None] | None:

@@ -117,7 +117,8 @@ _LONG_NUMBER = re.compile(r"\d{19}")
 
 
 def record_body(rec: Record) -> dict[str, Any]:
-    """A journal record's body as a ``dict`` (``{}`` when it is empty, not JSON or not an object),
+    """A journal record's body as a ``dict`` (``{}`` when it is empty, not JSON, nested deeper than
+    the standard library reads, or not an object),
     as the standard library reads it: read by orjson (a fraction of the time), or by the standard
     library when the text has nineteen digits in a row (orjson reads an integer past 64 bits as a
     float) or orjson refuses it (``NaN``, ``1e400``, a lone surrogate)."""
@@ -132,7 +133,7 @@ def record_body(rec: Record) -> dict[str, Any]:
                 body = orjson.loads(text)
             except orjson.JSONDecodeError:
                 body = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than the reader's stack
         return {}
     return body if isinstance(body, dict) else {}
 

@@ -11,6 +11,7 @@ import argparse
 import json
 import logging
 import os
+import sqlite3
 import sys
 import time
 
@@ -26,6 +27,7 @@ from shoe_ctl.floor.consumer import open_consumer, open_floor_journal
 from shoe_ctl.floor.page import FloorPage
 from shoe_ctl.floor.topics import check_name
 from shoe_ctl.lifecycle import StopSignals
+from shoe_ctl.service.journal import JournalError, journal_problem
 from shoe_ctl.users import Authenticator, UserStore, users_file_setting
 
 __all__ = ["parse_listen", "register", "run"]
@@ -96,7 +98,10 @@ def run(args: argparse.Namespace) -> int:
         creds = load_credentials(args.credentials) if args.credentials else None
         listen_host, listen_port = parse_listen(args.listen)
         token = os.environ.get("SHOE_CTL_FLOOR_TOKEN") or args.token
-        journal = open_floor_journal(args.journal, room) if args.journal else None
+        try:
+            journal = open_floor_journal(args.journal, room) if args.journal else None
+        except (OSError, JournalError, sqlite3.Error) as exc:
+            raise ValueError(journal_problem(args.journal, exc)) from None
         replicator = None
         if args.central:
             if not args.property:

@@ -46,7 +46,11 @@ from shoe_ctl.service.journal import Journal
 
 log = logging.getLogger(__name__)
 
-__all__ = ["FloorConsumer", "TableView", "open_consumer", "open_floor_journal"]
+__all__ = ["FLOOR_LEAVES", "FloorConsumer", "TableView", "open_consumer", "open_floor_journal"]
+
+FLOOR_LEAVES = frozenset({"replay", "verify", "clock"})
+"""A table's topics the floor writes (its requests to the table: docs/floor.md, "Topics"): never a
+table's word, so a message there makes no table and does not count as the table heard."""
 
 GAP_GRACE_S = 0.5
 """A table with a hole (a later event held back) and no progress this long (seconds) is asked to
@@ -331,6 +335,7 @@ class FloorConsumer:
         self.on_event = on_event
         self.tables: dict[str, TableView] = {}
         self.own_user = credentials.username if credentials is not None else None
+        self._unreadable_counts: dict[str, int] = {}  # unreadable messages by table, for the log
         self.lock = threading.RLock()
         self.connected = threading.Event()
         self.version = 0
@@ -443,12 +448,12 @@ class FloorConsumer:
         if parsed is None or parsed[0] != self.room:
             return
         _room, table, leaf = parsed
-        if table == self.own_user:
+        if table == self.own_user or leaf in FLOOR_LEAVES:
             return
         try:
             payload = json.loads(msg.payload)
         except (ValueError, RecursionError):  # not JSON, not UTF-8, an int of 5,000 digits, a nesting bomb
-            log.warning("floor: unreadable message on %s", msg.topic)
+            self._unreadable(table, msg.topic)
             return
         if not isinstance(payload, dict):
             return
@@ -475,6 +480,16 @@ class FloorConsumer:
                 view.version = self.version
         except Exception:  # noqa: BLE001 - an exception here would end paho's network thread: the floor deaf
             log.exception("floor: a message on %s could not be applied; dropped", msg.topic)
+
+    def _unreadable(self, table: str, topic: str) -> None:
+        """Log an unreadable message: a table's first, then one line per thousand (a flood of
+        them is a few lines, not one each)."""
+        with self.lock:
+            n = self._unreadable_counts.get(table, 0) + 1
+            if len(self._unreadable_counts) < 4096 or table in self._unreadable_counts:
+                self._unreadable_counts[table] = n
+        if n % 1000 == 1:
+            log.warning("floor: unreadable message on %s (%d from table %s so far)", topic, n, table)
 
     # ------------------------------------------------------------------ folding (under the lock)
 

@@ -30,14 +30,25 @@ from shoe_ctl.floor.card_health import CardHealth, HealthLimits, JournalDeckTags
 from shoe_ctl.floor.config import Credentials, FloorConfig, load_credentials, parse_broker
 from shoe_ctl.floor.failover import BrokerChoice, host_topic
 from shoe_ctl.floor.netloop import NetLoop, Timer, shared_loop
-from shoe_ctl.floor.topics import Topics, dumps, event_payload, floor_state, floor_tile, recall_hand
+from shoe_ctl.floor.topics import (
+    Topics,
+    bare_payload,
+    dumps,
+    event_payload,
+    floor_state,
+    floor_tile,
+    recall_hand,
+)
 from shoe_ctl.service.controller import Controller
 from shoe_ctl.service.journal.records import CommittedTail, Record
+from shoe_ctl.utf8 import Reports
 
 if TYPE_CHECKING:
     from shoe_ctl.release import SoftwareIdentity  # cryptography: loaded only where a seed is answered
 
 log = logging.getLogger(__name__)
+_REPORTS = Reports(log)
+"""The warnings of a record published withheld (one a minute)."""
 
 Report = Callable[[str, str], object]
 """``report(code, message)``: raise (and journal) an information alert at the table."""
@@ -706,12 +717,7 @@ class FloorPublisher:
         sent = 0
         full = False
         for rec in self._after(self._next - 1):
-            body = record_body(rec)  # read once, for the payload and the counts
-            payload = event_payload(rec, table=self.table, session=self.session, body=body)
-            figures = self.health.feed(rec, body)
-            if figures is not None:
-                payload["health"] = figures
-            data = dumps(payload, self.topics.events)
+            payload, data = self._event_data(rec)
             info = self.client.publish(self.topics.events, data, qos=1)
             if info.rc == mqtt.MQTT_ERR_QUEUE_SIZE:
                 full = True
@@ -738,6 +744,27 @@ class FloorPublisher:
         self._read_upto = -1 if full else commits
         self._drain_acks()
         return sent
+
+    def _event_data(self, rec: Record) -> tuple[dict[str, Any], bytes]:
+        """A record's payload (:func:`~shoe_ctl.floor.topics.event_payload`, the health counts
+        with a ``hand-end``) and its JSON. A record whose body cannot be made into a payload (a
+        journal row written by another program, with values nested hundreds deep: the redaction
+        runs out of stack) is published with the keys every record has and ``"withheld": true``,
+        with a warning (at most one a minute): the floor's order has no hole, and the records after
+        it follow (before, the publisher tried it at every step and sent nothing more)."""
+        try:
+            body = record_body(rec)  # read once, for the payload and the counts
+            payload = event_payload(rec, table=self.table, session=self.session, body=body)
+            figures = self.health.feed(rec, body)
+            if figures is not None:
+                payload["health"] = figures
+            return payload, dumps(payload, self.topics.events)
+        except (TypeError, ValueError, RecursionError) as exc:
+            _REPORTS(self.topics.events, f"floor: table {self.table}'s record {rec.seq} ({rec.kind}) has a body "
+                                         f"that cannot be published ({type(exc).__name__}): published without it "
+                                         "(withheld)")
+            payload = {**bare_payload(rec, table=self.table, session=self.session), "withheld": True}
+            return payload, dumps(payload, self.topics.events)
 
     def _publish_state(self) -> None:
         """The newest public state, if new: its tile on ``state`` when the tile changed (at most every
@@ -892,7 +919,8 @@ def attach_floor(controller: Controller, journal: Any, cfg: FloorConfig, *, tabl
     creds = load_credentials(cfg.credentials) if cfg.credentials else None
     outbox = cfg.outbox or (f"{os.fspath(journal_path)}.floor" if journal_path is not None else None)
     if outbox is not None and journal_path is not None:
-        taken = {Path(f"{os.fspath(journal_path)}{end}").resolve() for end in ("", "-wal", "-shm", "-journal", ".lock")}
+        taken = {Path(f"{base}{end}").resolve() for end in ("", "-wal", "-shm", "-journal", ".lock")
+                 for base in (os.fspath(journal_path), os.path.realpath(journal_path))}  # a symlink's too
         if Path(outbox).resolve() in taken:  # the outbox is rewritten by rename: it would replace the journal
             raise ValueError(f"[floor] outbox {outbox} is the journal's own file; leave outbox unset "
                              f"(default: {os.fspath(journal_path)}.floor) or name a file of its own")

@@ -28,7 +28,7 @@ from shoe_ctl.service.journal.records import Record
 from shoe_ctl.utf8 import Reports, encode_replacing, escaped, unencodable_at
 
 __all__ = [
-    "NAME_RE", "SEVERITIES", "Topics", "check_name", "dumps", "event_payload", "floor_state", "floor_tile",
+    "NAME_RE", "SEVERITIES", "Topics", "bare_payload", "check_name", "dumps", "event_payload", "floor_state", "floor_tile",
     "recall_hand", "redact", "severity",
 ]
 
@@ -209,8 +209,7 @@ def event_payload(record: Record, *, table: str, session: int, body: Mapping[str
     """
     if body is None:
         body = record_body(record)
-    out: dict[str, Any] = {"v": PAYLOAD_VERSION, "table": table, "session": session, "seq": int(record.seq),
-                           "time_us": int(record.time_us), "hand": record.hand, "kind": record.kind}
+    out = bare_payload(record, table=table, session=session)
     kind = record.kind
     if kind == "CardRead":
         out.update(_pick(body, ("dispense", "epoch", "reader")))
@@ -240,6 +239,12 @@ def event_payload(record: Record, *, table: str, session: int, body: Mapping[str
     elif kind == "host":
         out.update(_pick(body, ("event", "clock_synced", "unclean_before")))
     return out
+
+
+def bare_payload(record: Record, *, table: str, session: int) -> dict[str, Any]:
+    """The keys every published record has (:func:`event_payload`), without its body."""
+    return {"v": PAYLOAD_VERSION, "table": table, "session": session, "seq": int(record.seq),
+            "time_us": int(record.time_us), "hand": record.hand, "kind": record.kind}
 
 
 _SEAT_KEYS = ("seat", "status", "up", "down_count", "bring_in", "first_to_act", "absent")

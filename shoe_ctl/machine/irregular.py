@@ -215,16 +215,18 @@ def exposed(p: Progress, out: Outcome, ev: DealerInput) -> None:
                 return
             both = bool(ev.args.get("both", False))
             which = ev.args.get("which")
+            face = ev.args.get("face")
+            # a hole card off the table is an exposed one (house 16.13); no face: the rules' default
+            hole = not off_table or (face == "down" if face is not None else not (s.up and not s.exposed_hole))
+            if not off_table and both and len(s.down) + s.exposed_hole < 2:
+                out.refuse(ev, f"seat {ev.seat} has not had both hole cards")
+                return
+            if hole and not both and not s.down:  # its one exposed hole card is its upcard already: a report again
+                out.refuse(ev, f"seat {ev.seat} holds no hole card now: the exposed card is its upcard already")
+                return
             if off_table:
-                face = ev.args.get("face")
                 ruling = rul.card_off_table(p.profile, hand, i, street, face=None if face is None else str(face))
             else:
-                if both and len(s.down) + s.exposed_hole < 2:
-                    out.refuse(ev, f"seat {ev.seat} has not had both hole cards")
-                    return
-                if not s.down:  # its one exposed hole card is its upcard already: a report again
-                    out.refuse(ev, f"seat {ev.seat} holds no hole card now: the exposed card is its upcard already")
-                    return
                 ruling = rul.exposed_downcard(p.profile, hand, i, both=both,
                                               which=None if which is None else int(which))
         elif off_table:

@@ -611,6 +611,8 @@ class Controller(Closeable):
             if alerts:
                 self._journal(None, alerts)
             self._deliver(cmds)
+            if isinstance(ev, DealerInput) and ev.action is DealerAction.ACK_ALERT and self._journal_failing:
+                self._journal_stop_again()
         for hook in self.hooks:
             try:
                 hook(ev, cmds)
@@ -745,6 +747,7 @@ class Controller(Closeable):
     _journal_last_exc: BaseException | None = None
     _journal_episodes = 0
     _journal_alerted = 0
+    _journal_stop_exc: BaseException | None = None
 
     def _journal_state(self, exc: BaseException | None) -> None:
         """The journal's writer says it fails (``exc``) or writes again (None): from its thread.
@@ -779,11 +782,24 @@ class Controller(Closeable):
         if self._journal_failing:
             return
         self._journal_failing = True
+        self._journal_stop(exc)
+
+    def _journal_stop(self, exc: BaseException) -> None:
+        self._journal_stop_exc = exc
         alert = getattr(self.machine, "service_alert", None)
         if alert is not None:
             self._deliver(alert("journal-write-failed", f"the journal cannot be written ({exc}): card reads are "
                                 "not acknowledged to the shoe, which keeps them; free space or fix the journal "
                                 "storage, and do not switch the table off", latched=True))
+
+    def _journal_stop_again(self) -> None:
+        """A STOP stops: an acknowledgement that cleared ``journal-write-failed`` while the journal
+        still cannot be written raises it again at once (the deal would go on with nothing written
+        until the shoe's buffer of unacked cards is full)."""
+        exc = self._journal_stop_exc
+        if exc is None or any(a.get("code") == "journal-write-failed" for a in getattr(self.machine, "alerts", ())):
+            return
+        self._journal_stop(exc)
 
     def _deliver(self, cmds: list[Command]) -> None:
         """Hand ``cmds`` to every sink, in order; the batch sinks' share waits for the end of the

@@ -24,6 +24,7 @@ from waiting import wait_for
 
 from drivers.shoe import ShoeLink
 from shoe_ctl.cli import main
+from shoe_ctl.events import LinkChanged
 from shoe_ctl.service.shoe_secrets import SecretStore
 
 CLI = [sys.executable, "-m", "shoe_ctl.cli"]
@@ -118,16 +119,28 @@ def test_a_restarted_simulator_is_the_same_shoe_and_keeps_a_rotation(tmp_path: P
 
 def test_a_simulator_without_its_folder_is_a_new_shoe_that_pair_does_not_rotate(tmp_path: Path, capsys) -> None:
     cfg = config(tmp_path)
+    cfg.write_text(cfg.read_text() + f'[journal]\npath = "{tmp_path / "journal.sqlite3"}"\n')
+    uids = tmp_path / "uids.txt"
+    uids.write_text("".join(f"04a1b2c3d4{i:04x}\n" for i in range(52)))
     store = SecretStore(tmp_path / "shoes")
     with simulator(tmp_path, "--pairing", "--state", str(tmp_path / "vshoe")):
         assert main(["pair", "--config", str(cfg), "--timeout", "10"]) == 0
+    assert main(["deck", "enrol", "red-1", "--config", str(cfg), "--uids", str(uids), "--by", "ann"]) == 0
     table_key = store.load(SERIAL)
     with simulator(tmp_path, "--pairing") as sim:  # no --state: another shoe, unpaired
         assert main(["pair", "--config", str(cfg), "--timeout", "3"]) == 1
         err = capsys.readouterr().err
         assert "answers unpaired" in err and str(store.path(SERIAL)) in err and "enrol the decks again" in err
         assert store.load(SERIAL) == table_key  # nothing stored: the decks sealed under it stay good
+        assert main(["deck", "list", "--config", str(cfg)]) == 0
         assert not connects(tmp_path, table_key, timeout=2)  # only the paired shoe is believed
+        # pairing it is a new table key, as for a built shoe paired anew: the deck is refused
+        store.path(SERIAL).unlink()
+        assert main(["pair", "--config", str(cfg), "--timeout", "10"]) == 0
+        assert store.load(SERIAL) != table_key
+        capsys.readouterr()
+        assert main(["deck", "list", "--config", str(cfg)]) == 1
+        assert "red-1.json: seal: does not match" in capsys.readouterr().err
     assert sim.stderr is not None and "lasts while it runs (--state DIR keeps it)" in sim.stderr.read()
 
 
@@ -179,3 +192,61 @@ def test_a_simulator_stopping_leaves_the_link_of_the_one_started_after_it(tmp_pa
         if old.poll() is None:
             old.kill()
             old.wait(30)
+
+
+def test_a_restarted_simulator_goes_on_with_its_sequence_numbers_and_counts(tmp_path: Path) -> None:
+    """With --state the shoe keeps its counts as a built shoe does (docs/protocol.md section 12):
+    started again, its boot count is one more and its numbering goes on, so a table that
+    journaled the earlier run's cards sees a restart, not a sequence reset."""
+    import json
+
+    state = tmp_path / "vshoe"
+    with simulator(tmp_path, "--state", str(state), "--pace", "0.05"):
+        assert wait_for(lambda: json.loads((state / "state.json").read_text())["next_seq"] > 5, 30)
+    first = json.loads((state / "state.json").read_text())
+    assert first["boot_count"] == 1 and first["card_total"] == first["next_seq"] - 1
+    with simulator(tmp_path, "--state", str(state)):
+        again = json.loads((state / "state.json").read_text())
+        assert again["boot_count"] == 2 and again["next_seq"] == first["next_seq"]
+        events: queue.Queue[object] = queue.Queue()
+        with ShoeLink(str(tmp_path / "shoe"), events, serial=SERIAL, resume_seq=first["next_seq"] - 1) as link:
+            link.wait_connected(10)
+            up = _drain_connected(events)
+        assert up and not up[0].sequence_reset
+    fresh = tmp_path / "other"
+    fresh.mkdir()
+    with simulator(fresh):  # without --state: numbering from 1, the table sees the reset
+        events = queue.Queue()
+        with ShoeLink(str(fresh / "shoe"), events, serial=SERIAL, resume_seq=first["next_seq"] - 1) as link:
+            link.wait_connected(10)
+            up = _drain_connected(events)
+        assert up and up[0].sequence_reset
+
+
+def _drain_connected(events: queue.Queue[object]) -> list[LinkChanged]:
+    found = []
+    while True:
+        try:
+            event = events.get_nowait()
+        except queue.Empty:
+            return found
+        if isinstance(event, LinkChanged) and event.info is not None:
+            found.append(event)
+
+
+def test_a_first_pairing_of_a_shoe_that_holds_a_secret_says_how_to_reset_it(tmp_path: Path, capsys) -> None:
+    """The table's key deleted, the simulator still paired: pairing mode takes no new secret (only
+    the paired shoe is believed, and a shoe changes its secret only by rotation); pair says what
+    to do and stores nothing."""
+    cfg, state = config(tmp_path), tmp_path / "vshoe"
+    store = SecretStore(tmp_path / "shoes")
+    with simulator(tmp_path, "--pairing", "--state", str(state)):
+        assert main(["pair", "--config", str(cfg), "--timeout", "10"]) == 0
+    kept = (state / "secret").read_text()
+    store.path(SERIAL).unlink()
+    capsys.readouterr()
+    with simulator(tmp_path, "--pairing", "--state", str(state)):
+        assert main(["pair", "--config", str(cfg), "--timeout", "2"]) == 1
+    err = capsys.readouterr().err
+    assert "holds a secret already" in err and "delete the secret file in their state folder" in err
+    assert store.load(SERIAL) is None and (state / "secret").read_text() == kept

@@ -268,15 +268,21 @@ def test_a_named_pipe_as_the_outbox_does_not_hold_the_start(tmp_path: Path) -> N
     assert made and made[0].acked == 0
 
 
+@pytest.mark.parametrize("alias", [False, True])
 @pytest.mark.parametrize("end", ["", "-wal", "-shm", ".lock"])
-def test_an_outbox_naming_the_journal_is_refused(tmp_path: Path, end: str) -> None:
+def test_an_outbox_naming_the_journal_is_refused(tmp_path: Path, end: str, alias: bool) -> None:
     """``[floor] outbox`` set to the journal's path by a slip: the publisher's first save renamed
-    its JSON over the journal, and every hand was gone (``journal check``: not an SQLite file)."""
+    its JSON over the journal, and every hand was gone (``journal check``: not an SQLite file).
+    With the journal given through a symlink, its files are those beside the file it leads to
+    (SQLite's ``-wal`` and ``-shm``, the owner's ``.lock``)."""
     from shoe_ctl.floor.config import FloorConfig
     from shoe_ctl.floor.publisher import attach_floor
 
-    journal_path = tmp_path / "j.sqlite3"
-    cfg = FloorConfig(enabled=True, broker="mqtt://127.0.0.1:1", outbox=f"{journal_path}{end}")
+    real = tmp_path / "j.sqlite3"
+    journal_path = tmp_path / "alias.sqlite3" if alias else real
+    if alias:
+        journal_path.symlink_to(real.name)
+    cfg = FloorConfig(enabled=True, broker="mqtt://127.0.0.1:1", outbox=f"{real}{end}")
 
     class NoSinks:
         def add_sink(self, _sink: object) -> None:
@@ -311,3 +317,33 @@ def test_a_name_allowed_on_the_command_line_opens_the_floor_page() -> None:
         assert _http(page.port, "GET", "/state", {"Host": f"other.example:{page.port}"}) == 403
     finally:
         page.close()
+
+
+def test_the_floors_own_requests_make_no_table_and_do_not_count_as_one_heard() -> None:
+    """``replay``, ``verify`` and ``clock`` are the floor's words to a table (a floor user writes
+    them, the consumer's own come back to it): one under any table name made a table of it on the
+    floor page (2,000 names, 2,000 tiles), and one to a real table counted as that table heard."""
+    c = FloorConsumer(host="127.0.0.1", port=1, room="r", keep_seqs=True)
+    feed(c, "events", alert(1, code="a", message="m", severity="info"))
+    heard = c.tables["t1"].last_seen
+    for i in range(2000):
+        for leaf in ("replay", "verify", "clock"):
+            feed(c, leaf, {"from": 1}, table=f"ghost{i}")
+    for leaf in ("replay", "verify", "clock"):
+        feed(c, leaf, {"from": 1}, table="t1")
+    assert sorted(c.tables) == ["t1"]
+    assert [r["table"] for r in c.snapshot()["tables"]] == ["t1"]
+    assert c.tables["t1"].last_seen == heard
+
+
+def test_unreadable_messages_are_logged_once_per_flood(caplog: pytest.LogCaptureFixture) -> None:
+    c = FloorConsumer(host="127.0.0.1", port=1, room="r", keep_seqs=True)
+    with caplog.at_level(logging.WARNING, logger="shoe_ctl.floor"):
+        for _ in range(3000):
+            feed(c, "events", b"\xff not json")
+        feed(c, "events", b"[" * 100_000, table="t2")
+    lines = [r.getMessage() for r in caplog.records if "unreadable" in r.getMessage()]
+    assert 2 <= len(lines) <= 6, lines  # each table's first, then one per thousand (was: one per message)
+    assert any("t2" in line for line in lines)
+    feed(c, "events", alert(1, code="ok", message="fine", severity="warning"))
+    assert c.seqs("t1") == [1]

@@ -2,8 +2,10 @@
 way to the floor (real Mosquitto): the payload is written with each such code point replaced by
 U+FFFD and nothing else changed, one log line (at most one a minute per topic) names the table,
 the topic and the place in the payload, and what comes after it is published as before (docs/floor.md,
-"Text UTF-8 cannot encode"). Before, the publisher tried the same record at every step, with a
-traceback each time, and published nothing of the table again: no record, no state."""
+"Text UTF-8 cannot encode"). A record whose body cannot be made into a payload at all (nested
+hundreds deep) is published without it, ``withheld``. Before, for either, the publisher tried the
+same record at every step, with a traceback each time, and published nothing of the table again:
+no record, no state."""
 
 from __future__ import annotations
 
@@ -59,11 +61,12 @@ class Floor:
                                   credentials=mosquitto.users["t2"], **publisher).start()
         assert self.floor.connected.wait(10) and self.tap.subscribed.wait(10)
 
-    def write_odd(self, message: str) -> int:
-        """A record whose body, as JSON text, escapes a lone surrogate: a journal row written by
-        another program (its checksum right); the journal's own writer never writes one."""
-        body = json.dumps({"code": "operator-note", "message": message, "latched": False})
-        [seq] = self.journal.store.write([("Alert", body, None)], None, True)
+    def write_odd(self, message: str, body: str | None = None) -> int:
+        """A record whose body, as JSON text, escapes a lone surrogate (or is ``body``): a journal
+        row written by another program (its checksum right); the journal's own writer never
+        writes one."""
+        text = body or json.dumps({"code": "operator-note", "message": message, "latched": False})
+        [seq] = self.journal.store.write([("Alert", text, None)], None, True)
         return seq
 
     def heard(self, leaf: str) -> list[tuple[bytes, Any]]:
@@ -146,3 +149,29 @@ def test_the_state_the_whole_state_and_the_recall_are_published_replaced(rig: Fl
     rig.pub.handle(DisplayUpdate({**state, "shoe": {"status": "connected", "detail": "v2"}}))
     assert wait_for(lambda: any(d["state"].get("shoe") == {"status": "connected", "detail": "v2"}
                                 for _r, d in rig.heard("state")), 20)
+
+
+def test_a_record_nested_too_deeply_is_published_withheld_and_the_next_one_too(
+        rig: Floor, caplog: pytest.LogCaptureFixture) -> None:
+    """A body 700 deep: the journal reads it, the redaction's walk runs out of stack. (Deeper
+    still, the journal's reader skips the record as damaged, and the floor asks for it again.)"""
+    with caplog.at_level(logging.WARNING, logger="shoe_ctl.floor"):
+        before = rig.journal.append_record("note", {"n": 1})
+        deep = rig.write_odd("", '{"code":"x","message":' + "[" * 700 + "]" * 700 + "}")
+        after = rig.journal.append_record("note", {"n": 2})
+        assert wait_for(lambda: rig.floor.seqs("t2") == [before, deep, after], 20), rig.floor.seqs("t2")
+        assert wait_for(lambda: [d["seq"] for _r, d in rig.heard("events")] == [before, deep, after], 10)
+    got = dict((d["seq"], d) for _r, d in rig.heard("events"))[deep]
+    assert got["withheld"] is True and "message" not in got and got["kind"] == "Alert"
+    assert any(f"record {deep} (Alert)" in r.getMessage() and "withheld" in r.getMessage() for r in caplog.records)
+
+
+def test_a_body_nested_deeper_than_the_reader_reads_as_none() -> None:
+    """``record_body`` on a text the standard library's reader runs out of stack on: no body, no
+    exception out of the publisher's step."""
+    from types import SimpleNamespace
+
+    from shoe_ctl.floor.card_health import record_body
+
+    text = '{"message":' + "[" * 5000 + "]" * 5000 + "}"
+    assert record_body(SimpleNamespace(body=text)) == {}  # type: ignore[arg-type]

@@ -250,12 +250,16 @@ def test_the_open_pair_on_fourth_counts_a_masked_upcard_as_unknown(fourth: str, 
 @pytest.mark.parametrize("rules", ["tda", "house"])
 @pytest.mark.parametrize("game", ["stud", "stud8", "razz"])
 @pytest.mark.parametrize("seats", [[1, 2, 3, 4], [3, 6]])
+@pytest.mark.parametrize(("action", "args"), [(DealerAction.EXPOSED_CARD, {"which": 0}),
+                                              (DealerAction.CARD_OFF_TABLE, {"face": "down"}),
+                                              (DealerAction.CARD_OFF_TABLE, {})])
 def test_an_exposed_hole_card_reported_again_before_the_next_is_dealt_is_refused(
-        rules: str, game: str, seats: list[int]) -> None:
-    """RP-10-A / house 16.1: the first seat's first hole card is dealt face up and reported; the
-    dealer reports it again (a second tap, a report repeated) before that seat's next card. The
-    seat holds no hole card then, so the report is refused and changes nothing (was: taken as the
-    second of two exposed hole cards — a misdeal under TDA, a dead hand under house 16.2)."""
+        rules: str, game: str, seats: list[int], action: DealerAction, args: dict[str, object]) -> None:
+    """RP-10-A / house 16.1 (16.13: a hole card off the table is an exposed one): the first seat's
+    first hole card is dealt face up and reported; the dealer reports it again (a second tap, a
+    report repeated, or as the card off the table) before that seat's next card. The seat holds no
+    hole card then, so the report is refused and changes nothing (was: taken as the second of two
+    exposed hole cards — a misdeal under TDA, a dead hand under house 16.2)."""
     m = Dealing(PROFILES, default_rules=rules)
     m.start()
     m.handle(DealerInput(DealerAction.NEW_HAND, args={"seats": seats, "game": game, "rules": rules}))
@@ -268,7 +272,7 @@ def test_an_exposed_hole_card_reported_again_before_the_next_is_dealt_is_refused
     seat = m.hand.seats[0]
     assert (len(seat.down), len(seat.up)) == (0, 1)
     before, state = m.public_state(), m.state
-    again = [a for a in m.handle(report) if isinstance(a, Alert)]
+    again = [a for a in m.handle(DealerInput(action, seats[0], dict(args))) if isinstance(a, Alert)]
     assert [a.code for a in again] == ["input-wrong-time"]
     assert "no hole card" in again[0].message
     assert m.state == state == "hand_third_deal" and seat.in_hand

@@ -156,3 +156,21 @@ def test_the_kept_recall_on_a_dealing_table_replays_the_events_handed_over(tmp_p
         assert kept.reads == sum(reads for _, reads in looks)  # the last call read nothing
     finally:
         journal.close()
+
+
+def test_the_public_view_names_in_its_texts_only_the_hands_face_up_cards() -> None:
+    """An alert's words are whatever made it (a shoe's fault detail is any text the shoe sends):
+    the public recall writes ``??`` for every card they name that is not face up in that hand, as
+    the display's filter does for the same alert on the screen; the full view keeps them."""
+    hand = {"hand": 3, "entries": [
+        {"t": "t", "kind": "card", "street": "3rd", "role": "down", "seat": 1, "card": "Kd"},
+        {"t": "t", "kind": "card", "street": "3rd", "role": "up", "seat": 1, "card": "7s"},
+        {"t": "t", "kind": "card", "street": "4th", "role": "burn", "seat": None, "card": "2c"},
+        {"t": "t", "kind": "alert", "code": "shoe-misread", "message": "misread Kd at seat 1 (7s shown, 2c burned)",
+         "latched": False},
+        {"t": "t", "kind": "input", "action": "fold", "seat": 2, "by": "display:127.0.0.1"},
+    ]}
+    [shown] = public([hand])
+    assert shown["entries"][3]["message"] == "misread ?? at seat 1 (7s shown, ?? burned)"
+    assert shown["entries"][4] == hand["entries"][4]
+    assert hand["entries"][3]["message"] == "misread Kd at seat 1 (7s shown, 2c burned)"  # the full view, unchanged

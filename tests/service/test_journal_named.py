@@ -24,40 +24,40 @@ def _with_records(path: Path, table: str = "T1") -> None:
             j.append_record("note", {"n": n, "pad": "x" * 200})
 
 
-def _folder(name: str) -> BaseException:
+def _folder(name: str, patch: pytest.MonkeyPatch) -> BaseException:
     Path(name).mkdir()
     return _refused(lambda: Journal(name, table="T1", profile="tda"))
 
 
-def _pipe(name: str) -> BaseException:
+def _pipe(name: str, patch: pytest.MonkeyPatch) -> BaseException:
     os.mkfifo(name)
     return _refused(lambda: Journal(name, table="T1", profile="tda"))
 
 
-def _foreign(name: str) -> BaseException:
+def _foreign(name: str, patch: pytest.MonkeyPatch) -> BaseException:
     Path(name).write_text("not a journal\n")
     return _refused(lambda: Journal(name, table=None, profile=None, readonly=True))
 
 
-def _missing(name: str) -> BaseException:
+def _missing(name: str, patch: pytest.MonkeyPatch) -> BaseException:
     return _refused(lambda: Journal(name, table=None, profile=None, readonly=True))
 
 
-def _no_folder(name: str) -> BaseException:
+def _no_folder(name: str, patch: pytest.MonkeyPatch) -> BaseException:
     return _refused(lambda: Journal(f"gone/{name}", table="T1", profile="tda"))
 
 
-def _held(name: str) -> BaseException:
+def _held(name: str, patch: pytest.MonkeyPatch) -> BaseException:
     with Journal(name, table="T1", profile="tda"):
         return _refused(lambda: Journal(name, table="T1", profile="tda"))
 
 
-def _other_table(name: str) -> BaseException:
+def _other_table(name: str, patch: pytest.MonkeyPatch) -> BaseException:
     _with_records(Path(name), table="T9")
     return _refused(lambda: Journal(name, table="T1", profile="tda"))
 
 
-def _newer_format(name: str) -> BaseException:
+def _newer_format(name: str, patch: pytest.MonkeyPatch) -> BaseException:
     _with_records(Path(name))
     with sqlite3.connect(name) as db:
         db.execute("UPDATE meta SET value = '99' WHERE key = 'format'")
@@ -66,7 +66,7 @@ def _newer_format(name: str) -> BaseException:
     return _refused(lambda: Journal(name, table=None, profile=None, readonly=True))
 
 
-def _damaged(name: str) -> BaseException:
+def _damaged(name: str, patch: pytest.MonkeyPatch) -> BaseException:
     _with_records(Path(name))
     with open(name, "r+b") as fh:  # pages 4-7 of a journal of 300 records: b-tree pages
         fh.seek(3 * 4096)
@@ -74,37 +74,65 @@ def _damaged(name: str) -> BaseException:
     return _refused(lambda: Journal(name, table=None, profile=None, readonly=True))
 
 
-def _lock_unopenable(name: str) -> BaseException:
+def _lock_unopenable(name: str, patch: pytest.MonkeyPatch) -> BaseException:
     Path(f"{name}.lock").mkdir()
     return _refused(lambda: Journal(name, table="T1", profile="tda"))
 
 
-def _closed(name: str) -> BaseException:
+def _closed(name: str, patch: pytest.MonkeyPatch) -> BaseException:
     j = Journal(name, table="T1", profile="tda")
     j.close()
     return _refused(lambda: j.append_record("note", {}))
 
 
-def _read_only(name: str) -> BaseException:
+def _read_only(name: str, patch: pytest.MonkeyPatch) -> BaseException:
     _with_records(Path(name))
     with Journal(name, table=None, profile=None, readonly=True) as j:
         return _refused(lambda: j.append_record("note", {}))
 
 
-def _no_table(name: str) -> BaseException:  # an argument error: it names no file
+def _no_table(name: str, patch: pytest.MonkeyPatch) -> BaseException:  # an argument error: it names no file
     return _refused(lambda: Journal(name, table=None, profile=None))
 
 
-def _medium(name: str) -> BaseException:  # an OSError of the medium about the journal file
+def _medium(name: str, patch: pytest.MonkeyPatch) -> BaseException:  # an OSError of the medium about the journal file
     return PermissionError(13, "Permission denied", name)
 
 
-def _full(name: str) -> BaseException:  # an OSError naming no file
+def _full(name: str, patch: pytest.MonkeyPatch) -> BaseException:  # an OSError naming no file
     return OSError(28, "No space left on device")
 
 
-def _sqlite(name: str) -> BaseException:
+def _sqlite(name: str, patch: pytest.MonkeyPatch) -> BaseException:
     return sqlite3.OperationalError("database is locked")
+
+
+def _unwritable_folder(name: str, patch: pytest.MonkeyPatch) -> BaseException:  # a read-only medium, or no permission
+    _deny_access(patch, Path("."))
+    return _refused(lambda: Journal(name, table="T1", profile="tda"))
+
+
+def _unwritable_file(name: str, patch: pytest.MonkeyPatch) -> BaseException:
+    _with_records(Path(name))
+    _deny_access(patch, Path(name))
+    return _refused(lambda: Journal(name, table="T1", profile="tda"))
+
+
+def _not_private(name: str, patch: pytest.MonkeyPatch) -> BaseException:  # a mode 0644 that cannot be made 0600
+    _with_records(Path(name))
+    os.chmod(name, 0o644)
+
+    def refuse(path: str | os.PathLike[str], mode: int) -> None:
+        raise PermissionError(1, "Operation not permitted", os.fspath(path))
+
+    patch.setattr(os, "chmod", refuse)
+    return _refused(lambda: Journal(name, table="T1", profile="tda"))
+
+
+def _deny_access(patch: pytest.MonkeyPatch, denied: Path) -> None:
+    """``os.access`` says no to writing ``denied`` (as for a user without the right; root has it)."""
+    real = os.access
+    patch.setattr(os, "access", lambda p, mode: False if Path(p).resolve() == denied.resolve() else real(p, mode))
 
 
 def _refused(opening: Callable[[], object]) -> BaseException:
@@ -115,7 +143,8 @@ def _refused(opening: Callable[[], object]) -> BaseException:
 
 KINDS = {f.__name__.strip("_"): f for f in (
     _folder, _pipe, _foreign, _missing, _no_folder, _held, _other_table, _newer_format, _damaged,
-    _lock_unopenable, _closed, _read_only, _no_table, _medium, _full, _sqlite)}
+    _lock_unopenable, _closed, _read_only, _no_table, _medium, _full, _sqlite, _unwritable_folder,
+    _unwritable_file, _not_private)}
 
 
 def _said(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str, name: str) -> tuple[BaseException, str]:
@@ -124,7 +153,8 @@ def _said(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str, name: str)
     folder = tmp_path / f"{kind}-{WORDS.index(name) if name in WORDS else 'mark'}"
     folder.mkdir()
     monkeypatch.chdir(folder)
-    exc = KINDS[kind](name)
+    with pytest.MonkeyPatch.context() as patch:  # os.access, os.chmod: undone once the error is made
+        exc = KINDS[kind](name, patch)
     given = f"gone/{name}" if kind == "no_folder" else name
     return exc, journal_problem(given, exc)
 

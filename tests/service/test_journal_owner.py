@@ -129,3 +129,20 @@ def test_the_writer_is_read_from_the_holders_line_only(tmp_path: Path) -> None:
     owner_lock(path).write_text("15\n")
     assert writer_pid(path, locks) == 15
     assert writer_pid(path, tmp_path / "no-such-table") is None
+
+
+def test_a_second_writer_through_another_name_of_the_journal_is_refused(owner: tuple[Owner, Path],
+                                                                         tmp_path: Path) -> None:
+    """A symlink to the journal, or to its folder, names the same journal: one lock (was: a lock
+    file per name, so a second writer through the alias opened and took the owner's sequence)."""
+    own, path = owner
+    first = int(own.append("first"))
+    (tmp_path / "alias.sqlite3").symlink_to(path.name)
+    (tmp_path / "linked").symlink_to(tmp_path, target_is_directory=True)
+    for alias in (tmp_path / "alias.sqlite3", tmp_path / "linked" / path.name):
+        with pytest.raises(JournalError) as err:
+            Journal(alias, table=TABLE, profile=PROFILE)
+        assert f"journal {alias} is open for writing by another process (pid {own.proc.pid}" in str(err.value)
+        assert writer_pid(alias) == own.proc.pid
+    assert int(own.append("second")) == first + 1
+    assert not (tmp_path / "alias.sqlite3.lock").exists()

@@ -98,3 +98,34 @@ def test_a_repeated_failure_report_without_recovery_alerts_once_per_episode() ->
         journal.tell(OSError("disk full"))
         assert ctl.wait_idle(5)
     assert len(sink.alerts) == 2
+
+
+def test_the_stop_stays_while_the_journal_cannot_be_written() -> None:
+    """A STOP stops: the dealer acknowledges ``journal-write-failed`` while the journal still cannot
+    be written, and the stop is up again at once (before, the deal went on with nothing written and
+    nothing said, until the shoe's buffer of unacked cards was full). Once the journal writes again
+    an acknowledgement clears it for good."""
+    from shoe_ctl.events import DealerAction, DealerInput
+
+    ctl, journal, sink = _controller()
+    with ctl:
+        journal.tell(OSError("disk full"))
+        assert ctl.wait_idle(5)
+        assert [a["code"] for a in ctl.machine.alerts] == ["journal-write-failed"]
+        for _ in range(2):
+            ctl.post(DealerInput(DealerAction.ACK_ALERT, args={"code": "journal-write-failed"}))
+            assert ctl.wait_idle(5)
+            listed = [a for a in ctl.machine.alerts if a["code"] == "journal-write-failed"]
+            assert len(listed) == 1 and listed[0]["latched"]
+            assert "disk full" in listed[0]["message"]
+        assert ctl.machine.instruction().signal.value == "stop"
+        ctl.post(DealerInput(DealerAction.ACK_ALERT))  # every alert, the same
+        assert ctl.wait_idle(5)
+        assert [a["code"] for a in ctl.machine.alerts] == ["journal-write-failed"]
+        journal.tell(None)
+        assert ctl.wait_idle(5)
+        ctl.post(DealerInput(DealerAction.ACK_ALERT, args={"code": "journal-write-failed"}))
+        assert ctl.wait_idle(5)
+        assert ctl.machine.alerts == []
+        assert ctl.machine.instruction().signal.value != "stop"
+    assert len(sink.alerts) == 4  # the first, and once for each acknowledgement while failing

@@ -74,6 +74,22 @@ def test_a_journal_path_gets_the_hand_marks_and_a_foreign_file_is_a_table_error(
     assert str(refused.value).count(str(foreign)) == 1  # the journal's own error names it; said once
 
 
+def test_an_sqlite_error_at_the_journals_open_is_a_table_error_naming_it(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """(was: a traceback, the error being neither a JournalError nor an OSError.)"""
+    import sqlite3
+
+    from shoe_ctl import table as table_module
+
+    def disk_error(*_args: object, **_kw: object) -> object:
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(table_module, "Journal", disk_error)
+    with pytest.raises(TableError) as refused:
+        Table.from_config(TableConfig(), profiles=PROFILES, shoe_url="sim", journal=str(tmp_path / "t.journal"))
+    assert str(refused.value) == f"journal {tmp_path / 't.journal'}: disk I/O error"
+
+
 def test_the_simulated_shoe_is_paired_by_the_table_and_a_bench_link_says_auth_off() -> None:
     """docs/security.md, "The shoe link": `shoe-ctl run` with no options still deals (its own
     virtual shoe is paired at start); `[shoe] auth = "off"` is an unauthenticated link the state

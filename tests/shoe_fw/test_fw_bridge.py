@@ -279,3 +279,25 @@ def test_a_bad_deck_file_is_named_and_the_other_decks_still_load(tmp_path: Path,
         assert sorted(bridge.book.decks) == ["D12"]
         assert bridge.deck_errors == [f"{rig.decks / 'D13.json'}: not JSON (" + bridge.deck_errors[0].split("(", 1)[1]]
         assert bridge.lookup(UIDS[51]) == ("D12", 51)
+
+
+def test_the_bridge_says_at_start_whether_it_is_paired(tmp_path: Path, factory: MockFactory,
+                                                       caplog: pytest.LogCaptureFixture) -> None:
+    """Its first line tells the technician what ``shoe-ctl pair`` will meet: a paired shoe (pairing
+    mode takes no new secret then), one in pairing mode, or one that speaks version 1."""
+    import logging
+
+    caplog.set_level(logging.INFO, logger="drivers.shoe_bridge")
+    (tmp_path / "a").mkdir()
+    unpaired = Rig(tmp_path / "a", factory, paired=False)
+    for kw, said in (({}, "not paired (protocol version 1)"), ({"pairing": True}, "in pairing mode: run shoe-ctl pair")):
+        with unpaired.start(**kw):
+            pass
+        assert said in caplog.text
+        caplog.clear()
+    unpaired.beam.device.close()
+    (tmp_path / "b").mkdir()
+    paired = Rig(tmp_path / "b", factory)
+    with paired.start(pairing=True):
+        pass
+    assert f"paired (secret in {paired.state / 'secret'}; pairing mode takes no new secret)" in caplog.text

@@ -289,26 +289,6 @@ def test_the_package_runs_alone_as_the_board_runs_it(tmp_path: Path) -> None:
     assert lines["again"] == "2 2 1"  # a restart: numbering and counts go on, boot count + 1
 
 
-def test_a_torn_nvm_write_is_detected_and_the_older_slot_used() -> None:
-    from drivers.shoe_fw.rp2040 import NvmStore
-
-    nvm = bytearray(256)
-    store = NvmStore(nvm)
-    store.save((5, 1, 4, 2, 3))
-    store.save((6, 1, 5, 2, 4))
-    newest = (store.generation % 2) * 32
-    nvm[newest + 10] ^= 0xFF  # power lost in the middle of the newest write
-    again = NvmStore(nvm)
-    assert again.load() == (5, 1, 4, 2, 3) and again.torn == 1
-    again.save((6, 1, 5, 2, 4))
-    assert NvmStore(nvm).load() == (6, 1, 5, 2, 4)
-    assert NvmStore(bytearray(256)).load() is None
-    store.save_secret(bytes(range(32)))
-    assert NvmStore(nvm).load_secret() == bytes(range(32))
-    nvm[70] ^= 1
-    assert NvmStore(nvm).load_secret() is None
-
-
 def test_a_circuitpython_without_sha256_is_named_at_start(tmp_path: Path) -> None:
     """CircuitPython 9.x and 10.0 build ``hashlib`` with SHA-1 only (``hashlib.new("sha256")``
     raises ValueError; SHA-256 came with 10.1): the RP2040 entry stops before it touches the
@@ -347,3 +327,40 @@ def test_a_circuitpython_without_sha256_is_named_at_start(tmp_path: Path) -> Non
     lines = dict(line.split(" ", 1) for line in done.stdout.splitlines())
     assert "no SHA-256" in lines["stopped"] and "CircuitPython 10.1 or later" in lines["stopped"]
     assert lines["written"] == "0"
+
+
+def test_the_board_never_waits_on_its_usb_port(tmp_path: Path) -> None:
+    """The shoe's USB CDC data port is set never to wait, to read (``timeout``) or to write
+    (``write_timeout``: CircuitPython's None waits until the host reads, which stalls the loop,
+    the beam and the reader with it, while a host holds the port open without reading)."""
+    board = tmp_path / "CIRCUITPY"
+    shutil.copytree(PACKAGE, board / "shoe_fw", ignore=shutil.ignore_patterns("__pycache__", "code.py", "boot.py"))
+    script = FAKES + textwrap.dedent('''
+        import shoe_fw.rp2040 as rp
+        from shoe_fw.reader import ScriptedReader
+
+        class Data:  # usb_cdc.Serial as CircuitPython makes it: waits for ever until told otherwise
+            timeout = None
+            write_timeout = None
+            in_waiting = 0
+            def read(self, n):
+                return b""
+            def write(self, data):
+                if self.write_timeout is None:
+                    raise RuntimeError("a write that waits for the host")
+                return len(data)
+
+        class Beam:
+            def broken(self):
+                return False
+
+        data = Data()
+        sys.modules["usb_cdc"] = types.SimpleNamespace(data=data)
+        rp.main(nvm=bytearray(256), reader=ScriptedReader(), beam=Beam(), lookup={}.get, turns=3)
+        print("timeouts", data.timeout, data.write_timeout)
+    ''')
+    script = f"import sys\nsys.path.insert(0, {str(board)!r})\n" + script
+    done = subprocess.run([sys.executable, "-S", "-E", "-c", script], cwd=board, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "timeouts 0 0" in done.stdout

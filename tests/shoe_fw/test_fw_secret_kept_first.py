@@ -32,6 +32,6 @@ def test_a_secret_the_shoe_cannot_keep_is_not_taken(paired: bool) -> None:
             with pytest.raises((TimeoutError, ShoeError)):
                 link.pair(NEW, 2)
         assert shoe.secret == (OLD if paired else None)
-        assert shoe.device.stats.secrets_unkept == 1
+        assert shoe.device.auth.unkept == 1
         with ShoeLink(shoe.url, queue.Queue(), secret=OLD if paired else None, serial="VS-KEEP") as link:
             assert link.wait_connected(10).protocol == (2 if paired else 1)  # still the shoe it was

@@ -39,7 +39,10 @@ SYNC_LEVELS = ("FULL", "NORMAL")
 
 def _unreadable(path: Path, exc: sqlite3.DatabaseError) -> JournalError:
     """A read-only open that met damage it does not repair (``docs/journal.md``, "Damage: found,
-    reported, nothing intact thrown away")."""
+    reported, nothing intact thrown away"), or an empty file (made, nothing written in it yet)."""
+    with contextlib.suppress(OSError):
+        if path.stat().st_size == 0:
+            return JournalError(f"{path}: an empty file: no journal has been written in it yet", path=path)
     return JournalError(f"{path}: cannot be read: {exc}; the file is damaged (shoe-ctl journal check lists "
                         "the damage; the service's next open repairs it)", path=path)
 

@@ -1,6 +1,8 @@
 """File safety for the journal: refuse a path that is no journal, refuse an unwritable folder,
 create the file private (0600), tighten a looser mode, copy privately, make a folder's changes
-durable, and hold the journal for the one process that writes it (:func:`take_ownership`).
+durable, hold the journal for the one process that writes it (:func:`take_ownership`), read a
+file another ``Journal`` of this process has open without dropping its locks, and say a journal's
+problem naming it once (:func:`journal_problem`).
 
 The journal holds hole cards: ``docs/journal.md`` ("Permissions", "Another table's journal",
 "One writing process").
@@ -185,8 +187,10 @@ def tighten_modes(path: Path) -> list[str]:
 
 
 def owner_lock(path: Path) -> Path:
-    """The file beside the journal ``path`` whose lock marks the process writing it: ``<name>.lock``."""
-    return Path(f"{path}.lock")
+    """The file beside the journal ``path`` whose lock marks the process writing it: ``<name>.lock``,
+    beside the file the path leads to (symlinks resolved, as SQLite resolves them for the
+    ``-wal``), so every name of one journal through a symlink has the one lock."""
+    return Path(f"{os.path.realpath(path)}.lock")
 
 
 def take_ownership(path: Path) -> int:

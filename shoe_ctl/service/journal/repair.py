@@ -207,6 +207,7 @@ class Repair:
                 if why:
                     bad.append((row, why))
         except (sqlite3.Error, UnicodeDecodeError, _Broken) as exc:
+            self._refuse_if_locked(conn, exc)
             broken = str(exc) or type(exc).__name__
 
         for msg in wal_problems:
@@ -245,6 +246,7 @@ class Repair:
             self._finish_open(conn)
         except (sqlite3.Error, UnicodeDecodeError) as exc:
             # e.g. a damaged header that leaves the file readable but not writable
+            self._refuse_if_locked(conn, exc)
             conn.close()
             self.report.damage.append(Damage("database file", f"cannot be written: {exc}"))
             aside = self.keep_aside() if not self.report.kept_aside else Path(
@@ -254,6 +256,23 @@ class Repair:
             self._finish_open(conn)
         self.report.permissions.extend(tighten_modes(path))
         return conn
+
+    def _refuse_if_locked(self, conn: sqlite3.Connection, exc: BaseException) -> None:
+        """Refuse the journal, untouched, when ``exc`` says another connection holds SQLite's lock
+        on it (``SQLITE_BUSY``, ``SQLITE_LOCKED``, beyond the busy timeout): a program outside
+        shoe-ctl in a transaction on it (an ``sqlite3`` shell, a copy tool), which the owner's lock
+        does not keep out. That is no damage: copied aside and rebuilt, the journal would be
+        replaced under that program.
+
+        :raises JournalError: naming the journal and what to do.
+        """
+        code = getattr(exc, "sqlite_errorcode", None)
+        if isinstance(exc, sqlite3.OperationalError) and code is not None and \
+                code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+            conn.close()
+            raise JournalError(f"{self.path}: another program holds SQLite's lock on it ({exc}); it was left as "
+                               "it is: end that program's transaction or close it, then try again",
+                               path=self.path) from None
 
     def _finish_open(self, conn: sqlite3.Connection) -> None:
         conn.execute(f"PRAGMA synchronous = {self.synchronous}")
