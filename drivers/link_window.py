@@ -33,6 +33,17 @@ class _Span:
     cards: int = 0
 
 
+@dataclass
+class _LastAck:
+    """The last ACK frame made on this link: what it said (``acked`` -1 before the first) and what
+    the port has not taken of it yet (the transport says, :meth:`SequenceWindow.ack_output`)."""
+
+    acked: int = -1
+    want: int = 0
+    resend: bool = False
+    unwritten: Unwritten = Unwritten.NONE
+
+
 class SequenceWindow:
     """Delivery, acks and resend requests for one shoe, across connections.
 
@@ -60,8 +71,7 @@ class SequenceWindow:
         self.hole_at: float | None = None
         """When the open hole (``pending`` not empty) was first seen."""
         self.stall_reported = False
-        self._sent_acked = -1
-        self._sent_want = 0
+        self._last = _LastAck()
         self._last_ack_tx = -math.inf
         self._span: _Span | None = None
         # this connection's: an ACK to send soon, a resend flag for it, the last resend asked
@@ -71,9 +81,6 @@ class SequenceWindow:
         self._ack_resend = False
         self._resend_want: int | None = None
         self._resend_at = 0.0
-        self._ack_out = Unwritten.NONE
-        """What the port has not taken of the last ACK made (the transport says, :meth:`ack_output`)."""
-        self._out_resend = False  # the last ACK made asks for a resend
         self.names_foreign = False
         """The shoe's HELLO offered ``names-foreign``: every ACK says the host takes FOREIGN
         (flag bit 1; docs/protocol.md section 16)."""
@@ -84,8 +91,8 @@ class SequenceWindow:
         self._ack_resend = False
         self._resend_want = None
         self._resend_at = 0.0
-        self._ack_out = Unwritten.NONE
-        self._out_resend = False
+        self._last.unwritten = Unwritten.NONE
+        self._last.resend = False
 
     # ------------------------------------------------------------------ events in
 
@@ -229,14 +236,15 @@ class SequenceWindow:
         it changes; docs/protocol.md section 7). An ACK that waited for room leaves when the port
         takes it, and the next one goes out :data:`ACK_MIN_GAP` after that, not after it was made;
         while one is partly written no other is made (it could only follow at once)."""
-        if unwritten is Unwritten.NONE and self._ack_out is not Unwritten.NONE:
+        last = self._last
+        if unwritten is Unwritten.NONE and last.unwritten is not Unwritten.NONE:
             self._last_ack_tx = max(self._last_ack_tx, now)
-        self._ack_out = unwritten
+        last.unwritten = unwritten
 
     def _may_send(self, now: float) -> bool:
         """An ACK may be made at ``now``: :data:`ACK_MIN_GAP` after the last one left, and none is
         partly written."""
-        return now >= self._last_ack_tx + ACK_MIN_GAP and self._ack_out is not Unwritten.BEGUN
+        return now >= self._last_ack_tx + ACK_MIN_GAP and self._last.unwritten is not Unwritten.BEGUN
 
     def request_resend(self, now: float) -> None:
         """Ask the shoe to resend from :attr:`expected`: at once, or in the next ACK."""
@@ -264,7 +272,8 @@ class SequenceWindow:
         if expected is None:
             return
         resend = resend or (self._ack_resend and bool(self.pending))
-        carried = (not resend and self._out_resend and self._ack_out is Unwritten.WAITING
+        last = self._last
+        carried = (not resend and last.resend and last.unwritten is Unwritten.WAITING
                    and (expected == self._resend_want or bool(self.pending)))
         self._ack_by = math.inf
         self._ack_resend = False
@@ -277,10 +286,8 @@ class SequenceWindow:
         sender = self._sender
         sender.send(p.Ack(sender.next_seq(), acked, expected, resend or carried, self.names_foreign))
         self._stats.acks += 1
-        self._sent_acked = acked
-        self._sent_want = expected
+        last.acked, last.want, last.resend = acked, expected, resend or carried
         self._last_ack_tx = now
-        self._out_resend = resend or carried
 
     # ------------------------------------------------------------------ timers (drivers.link_timers)
 
@@ -288,11 +295,12 @@ class SequenceWindow:
         """When an ACK is due: soon after a change the shoe has not been told (:data:`ACK_MIN_GAP`
         after the last ACK); a ``want`` that moved alone waits up to :data:`WANT_WAIT_S` for the
         consumer's ack of those events, to go out in one ACK with it; else a keepalive."""
-        if self._ack_out is Unwritten.BEGUN:
+        last = self._last
+        if last.unwritten is Unwritten.BEGUN:
             return math.inf  # none until that one is written (ack_output)
         soon = self._last_ack_tx + ACK_MIN_GAP
         by = self._ack_by
-        if self._ack_resend or self.acked > self._sent_acked or (by == math.inf and self.expected != self._sent_want):
+        if self._ack_resend or self.acked > last.acked or (by == math.inf and self.expected != last.want):
             return soon
         if by < math.inf:
             return max(soon, by)
@@ -300,7 +308,7 @@ class SequenceWindow:
 
     def resend_due(self) -> float:
         """While a hole is open: when the resend request may be repeated."""
-        if not self.pending or self._ack_out is Unwritten.BEGUN:
+        if not self.pending or self._last.unwritten is Unwritten.BEGUN:
             return math.inf
         held = self._resend_at + RESEND_HOLDOFF if self.expected == self._resend_want else -math.inf
         return max(held, self._last_ack_tx + ACK_MIN_GAP)
