@@ -43,7 +43,7 @@ from shoe_ctl.rules.profiles import ProfileError
 from shoe_ctl.service import decks
 from shoe_ctl.service.deck_check import check_deck, read_passes
 from shoe_ctl.service.decks import DeckFolder, EnrolError, is_random_id, utc_now
-from shoe_ctl.service.journal import Journal, JournalError, journal_problem, refuse_owned
+from shoe_ctl.service.journal import Journal, JournalError, journal_problem, refuse_other_table, refuse_owned
 from shoe_ctl.service.shoe_secrets import SecretError, SecretStore
 
 ENROL_TIMEOUT_S = 0.5
@@ -169,8 +169,9 @@ def _setup(args: argparse.Namespace, *, need_journal: bool) -> _Setup | None:
                  "retirement is journaled")
             return None
         journal = Path(text)
-        try:
-            refuse_owned(journal)  # the running service writes it: refused before any card is read
+        try:  # refused before any card is read: the running service writes it, or it is another table's
+            refuse_owned(journal)
+            refuse_other_table(journal, cfg.table, cfg.rules)
         except (OSError, JournalError) as exc:
             _say(f"{journal_problem(journal, exc)}; nothing was done")
             return None

@@ -176,6 +176,8 @@ class FloorPublisher:
         self.published = 0
         self.republished = 0
         self.replay_requests = 0
+        self.bad_replays = 0
+        """``replay`` messages refused (not ``{"from": N}``), logged at the first and once per thousand."""
         self._next = self.acked + 1
         self._high = self.acked
         self._pending: set[int] = set()
@@ -485,7 +487,10 @@ class FloorPublisher:
         except (ValueError, RecursionError):  # an exception here would end paho's network thread
             seq = None
         if not isinstance(seq, int) or isinstance(seq, bool) or not 0 <= seq < 2**63:
-            log.warning("floor: bad replay request on %s (expected {\"from\": a journal sequence})", msg.topic)
+            self.bad_replays += 1
+            if self.bad_replays % 1000 == 1:  # a flood of them is a few lines, not one each
+                log.warning("floor: bad replay request on %s (expected {\"from\": a journal sequence}; %d so far)",
+                            msg.topic, self.bad_replays)
             return
         self._signals.append(("replay", seq))
         self._poke()

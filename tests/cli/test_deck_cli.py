@@ -101,16 +101,30 @@ def test_enrol_from_a_uid_list_and_a_uid_of_a_live_deck_is_refused(table: Path, 
     assert not (tmp_path / "state" / "decks" / "B.json").exists()
 
 
-def test_a_journal_of_another_table_keeps_no_enrolment_and_is_named_once(table: Path, tmp_path: Path,
-                                                                         capsys) -> None:
+def test_a_journal_of_another_table_is_refused_before_any_card_and_named_once(table: Path, tmp_path: Path,
+                                                                              capsys) -> None:
+    """At the start, as a journal the service holds (was: after the 52 cards, 'deck A not
+    enrolled: the journal did not keep the enrolment (...)')."""
     journal = tmp_path / "journal.db"
     Journal(journal, table="T9", profile=load_table_config(table).rules).close()
+    before = journal.read_bytes()
     uids = uids_file(tmp_path, [uid(n) for n in range(52)])
-    assert main(["deck", "enrol", "A", "--config", str(table), "--uids", str(uids)]) == 1
-    err = capsys.readouterr().err
-    assert f"{journal} is the journal of table 'T9'" in err and "not enrolled" in err
-    assert err.count(str(journal)) == 1, err
+    for argv in (["enrol", "A", "--uids", str(uids)], ["retire", "A"], ["check", "A", "--uids", str(uids)]):
+        assert main(["deck", *argv, "--config", str(table)]) == 2, argv
+        err = capsys.readouterr().err
+        assert f"{journal} is the journal of table 'T9'" in err and err.rstrip().endswith("nothing was done"), err
+        assert err.count(str(journal)) == 1, err
     assert not (tmp_path / "state" / "decks" / "A.json").exists()
+    assert journal.read_bytes() == before
+    journal.unlink()
+    with Journal(journal, table="T1", profile=load_table_config(table).rules) as j:  # this table's
+        for n in range(300):
+            j.append_record("note", {"n": n, "pad": "x" * 200})
+    with journal.open("r+b") as fh:  # damaged past its header: left to the writable open, which repairs it
+        fh.seek(3 * 4096)
+        fh.write(b"\xa5" * (4 * 4096))
+    assert main(["deck", "enrol", "A", "--config", str(table), "--uids", str(uids)]) == 0
+    assert [r.kind for r in journal_records(tmp_path)] == ["deck-enrol"]
 
 
 def test_with_the_journal_held_by_a_running_service_nothing_is_done(table: Path, tmp_path: Path, capsys) -> None:

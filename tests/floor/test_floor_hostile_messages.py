@@ -347,3 +347,15 @@ def test_unreadable_messages_are_logged_once_per_flood(caplog: pytest.LogCapture
     assert any("t2" in line for line in lines)
     feed(c, "events", alert(1, code="ok", message="fine", severity="warning"))
     assert c.seqs("t1") == [1]
+
+
+def test_a_flood_of_bad_replay_requests_is_a_few_log_lines(publisher: FloorPublisher,
+                                                          caplog: pytest.LogCaptureFixture) -> None:
+    """Whoever may write the table's ``replay`` topic (a floor user) cannot fill the table's log:
+    the first bad request is said, then one line per thousand (was: one per message)."""
+    with caplog.at_level(logging.WARNING, logger="shoe_ctl.floor"):
+        for _ in range(2500):
+            publisher._on_message(publisher.client, None, Msg("r/tables/t1/replay", b"\xff"))  # type: ignore[arg-type]
+    lines = [r.getMessage() for r in caplog.records if "bad replay request" in r.getMessage()]
+    assert len(lines) == 3 and "2001 so far" in lines[-1]
+    assert publisher.bad_replays == 2500 and list(publisher._signals) == []

@@ -25,6 +25,7 @@ from shoe_ctl.service.journal.records import (
     record_crc,
 )
 from shoe_ctl.service.journal.retention import PRUNE_EVERY_S
+from shoe_ctl.service.journal.store import refuse_other_table
 from shoe_ctl.service.journal.wal import WalScan, scan_wal
 
 __all__ = [
@@ -45,6 +46,7 @@ __all__ = [
     "owner_lock",
     "record_crc",
     "refuse_foreign",
+    "refuse_other_table",
     "refuse_owned",
     "writer_pid",
     "scan_wal",
