@@ -438,8 +438,29 @@ class Journal:
         if wait:
             self._mark(entry)
         if entry.error is None and writer.failing is None and self._retention.due():
-            self.prune()
+            if wait:
+                self.prune()
+            else:
+                self._prune_in_background()
         return entry.seqs[0] if entry.seqs else 0
+
+    def _prune_in_background(self) -> None:
+        """The pruning a hand's end calls for, in a thread of its own (the controller's path,
+        ``wait`` false: the controller never waits for the store's lock or the disk). One at a
+        time, none while the deferred open's maintenance runs (it prunes too); :meth:`close`
+        stops it between chunks."""
+        with self._submit_lock:
+            if self._maint is not None and self._maint.is_alive():
+                return
+            self._maint = threading.Thread(target=self._prune_quietly, name=f"{self.path.name}-retention",
+                                           daemon=True)
+            self._maint.start()
+
+    def _prune_quietly(self) -> None:
+        try:
+            self._prune_or_check(stop=self._maint_stop)
+        except Exception:  # noqa: BLE001 - a closed journal, a failing disk: the next pruning does it
+            log.exception("journal %s: pruning at a hand's end failed", self.path)
 
     # ------------------------------------------------------------------ reading
 

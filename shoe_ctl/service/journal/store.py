@@ -151,8 +151,9 @@ class Store(Closeable):
     :param on_damaged: called with (row, reason) for a record whose checksum fails when read,
         under the store's lock; the record is skipped.
 
-    ``lock`` (an ``RLock``) serialises every use of the connection; the facade holds it across a
-    hand's end and the pruning it triggers.
+    ``lock`` (an ``RLock``) serialises every use of the connection; the writer holds it through
+    each commit (and its fsync), a pruning through each of its transactions. Making a hand mark's
+    row (:meth:`hand_start_row`, :meth:`hand_end_row`) does not take it.
     """
 
     def __init__(
@@ -254,21 +255,27 @@ class Store(Closeable):
         after pruning), and make it the current hand: later appends belong to it. The caller ends
         an open hand first and writes the row (in order, through the writer).
 
+        Neither this nor :meth:`hand_end_row` takes :attr:`lock` or reads the file: the caller
+        serialises them (``Journal``'s submit lock), and the writer holds :attr:`lock` through its
+        commit and fsync, which a controller that marks a hand must never wait out (a stalled
+        disk; ``docs/journal.md``, "The writer").
+
         :returns: (the hand number, the row).
         :raises JournalError: ``hand`` is not above the highest number known: hand numbers never
             repeat in a journal.
         """
-        with self.lock:
-            if hand is None:
-                hand = self.top_hand + 1
-            elif hand <= self.top_hand:
-                raise JournalError(f"hand {hand} is not above the journal's last hand {self.top_hand}: "
-                                   "hand numbers never repeat in a journal")
-            self.top_hand = hand
-            body = dict(info or {})
-            body["hand"] = hand
-            self._current_hand = hand
-            return hand, ("hand-start", _dumps(body), None)
+        top = self.top_hand
+        if hand is None:
+            hand = top + 1
+        elif hand <= top:
+            raise JournalError(f"hand {hand} is not above the journal's last hand {top}: "
+                               "hand numbers never repeat in a journal")
+        body = dict(info or {})
+        body["hand"] = hand
+        row = ("hand-start", _dumps(body), None)
+        self.top_hand = hand
+        self._current_hand = hand
+        return hand, row
 
     def hand_end_row(self, info: Mapping[str, Any] | None) -> tuple[int, tuple[str, str, int | None]]:
         """The ``hand-end`` row of the open hand; no hand is open afterwards.
@@ -276,14 +283,14 @@ class Store(Closeable):
         :returns: (the hand number, the row).
         :raises JournalError: when no hand is open.
         """
-        with self.lock:
-            hand = self._current_hand
-            if hand is None:
-                raise JournalError("end_hand: no hand is open in the journal")
-            body = dict(info or {})
-            body["hand"] = hand
-            self._current_hand = None
-            return hand, ("hand-end", _dumps(body), None)
+        hand = self._current_hand
+        if hand is None:
+            raise JournalError("end_hand: no hand is open in the journal")
+        body = dict(info or {})
+        body["hand"] = hand
+        row = ("hand-end", _dumps(body), None)
+        self._current_hand = None
+        return hand, row
 
     def rows_of(self, items: Iterable[codec.Encodable]) -> list[tuple[str, str, int | None]]:
         """The (kind, body, shoe_seq) rows of events/commands, encoded now.

@@ -1,0 +1,93 @@
+"""A journal whose disk stalls (a commit stuck in its fsync: a frozen filesystem, a stalled SD
+card) never stops the controller (docs/journal.md, "The writer"): the hand marks a hand's end
+and the next hand's start call for are queued without the store's lock, the pruning a hand's end
+calls for runs in a thread of its own, and the dealer's next input is still answered and a STOP
+still shown while the commit is held. Once the disk goes on, the record is the same as without
+the stall."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from held_store import HeldCommits
+from rule_profiles import PROFILES
+from sinks import Collect
+from waiting import wait_for
+
+from shoe_ctl.events import Alert, DealerAction, DealerInput, Instruction
+from shoe_ctl.machine import Dealing
+from shoe_ctl.service.controller import Controller
+from shoe_ctl.service.journal import Journal
+from shoe_ctl.service.journal.retention import PRUNE_EVERY_S
+from shoe_ctl.service.recovery import HandMarks
+
+
+def _answered(tape: Collect, ref: int) -> bool:
+    return any(isinstance(c, Instruction) and c.ref == ref for c in tape.commands)
+
+
+def test_a_hand_ending_while_a_commit_is_held_leaves_the_controller_answering(tmp_path: Path) -> None:
+    journal = Journal(tmp_path / "t.journal", table="t", profile="tda")
+    machine = Dealing(PROFILES)
+    ctl = Controller(machine, journal=journal)
+    ctl.add_hook(HandMarks(journal, machine, wait=False).after_event)
+    tape = Collect()
+    ctl.add_sink(tape)
+    held = HeldCommits(journal)
+    try:
+        with ctl:
+            assert ctl.post(DealerInput(DealerAction.NEW_HAND, None, {"seats": [1, 2], "ref": 1}))
+            assert wait_for(lambda: _answered(tape, 1), 20)
+            assert journal.flush(20) and journal.current_hand == 1
+            held.hold()
+            # the hand ends (its hand-end is due) while the misdeal's own record is stuck
+            assert ctl.post(DealerInput(DealerAction.MISDEAL, None, {"confirm": True, "ref": 2}))
+            assert held.inside.wait(20), "the misdeal's commit never started"
+            assert ctl.post(DealerInput(DealerAction.NEW_HAND, None, {"seats": [1, 2], "ref": 3}))
+            answered = wait_for(lambda: _answered(tape, 3), 20)
+            # the writer reports the journal failing: the STOP still reaches the dealer
+            for tell in journal._writer._listeners:  # type: ignore[union-attr]
+                tell(OSError("disk stalled"))
+            stopped = wait_for(lambda: any(isinstance(c, Alert) and c.code == "journal-write-failed"
+                                           for c in tape.commands), 20)
+            still_held = not held._gate.is_set() and held.held == 1
+            held.let_go()
+            assert answered, "the controller stopped answering behind the held commit"
+            assert stopped, "the journal's STOP never reached the dealer"
+            assert still_held
+            assert machine.hand_no == 2
+            assert journal.flush(20)
+        marks = [(r.kind, r.hand) for r in journal.records() if r.kind in ("hand-start", "hand-end")]
+        inputs = [r.seq for r in journal.records() if r.kind == "DealerInput"]
+        ended = next(r.seq for r in journal.records() if r.kind == "hand-end")
+    finally:
+        held.let_go()
+        journal.close()
+    assert marks == [("hand-start", 1), ("hand-end", 1), ("hand-start", 2)]
+    assert inputs[1] < ended < inputs[2], "the hand-end comes after the misdeal, before the next hand's input"
+
+
+def test_the_pruning_a_hand_end_calls_for_waits_in_its_own_thread(tmp_path: Path) -> None:
+    """An hour after the last pruning a hand's end prunes; on the controller's path (``wait``
+    false) that runs beside it, so a held commit does not hold ``end_hand``."""
+    now = [1_000_000.0]
+    journal = Journal(tmp_path / "t.journal", table="t", profile="tda", retention_days=1, clock=lambda: now[0])
+    held = HeldCommits(journal)
+    try:
+        now[0] += PRUNE_EVERY_S + 1
+        held.hold()
+        journal.begin_hand({"game": "stud"}, wait=False)  # its commit is held
+        assert held.inside.wait(20)
+        done = threading.Event()
+        threading.Thread(target=lambda: (journal.end_hand({}, wait=False), done.set()), daemon=True).start()
+        returned = done.wait(20)
+        held.let_go()
+        assert returned, "end_hand waited for the held commit"
+        assert journal.flush(20)
+        assert wait_for(lambda: journal._retention.last_prune == now[0], 20), "the pruning never ran"
+    finally:
+        held.let_go()
+        journal.close()
+    with Journal(tmp_path / "t.journal", table="t", profile="tda", readonly=True) as j:
+        assert [r.kind for r in j.records()] == ["hand-start", "hand-end"]
