@@ -30,6 +30,7 @@ from shoe_ctl.floor.card_health import CardHealth, HealthLimits, JournalDeckTags
 from shoe_ctl.floor.config import Credentials, FloorConfig, load_credentials, parse_broker
 from shoe_ctl.floor.failover import BrokerChoice, host_topic
 from shoe_ctl.floor.netloop import NetLoop, Timer, shared_loop
+from shoe_ctl.floor.replay_gate import Asked, ReplayGate
 from shoe_ctl.floor.topics import (
     Topics,
     bare_payload,
@@ -178,6 +179,9 @@ class FloorPublisher:
         self.replay_requests = 0
         self.bad_replays = 0
         """``replay`` messages refused (not ``{"from": N}``), logged at the first and once per thousand."""
+        self.replays = ReplayGate()
+        """The replay under way and the requests waiting (folded or deferred ones logged at the first
+        and once per thousand)."""
         self._next = self.acked + 1
         self._high = self.acked
         self._pending: set[int] = set()
@@ -593,11 +597,12 @@ class FloorPublisher:
             elif kind == "verify" and self.connected and self.identity is not None:  # subscribed only then
                 self._answer_seed(self.identity, value)
             elif kind == "replay" and isinstance(value, int):
-                self.replay_requests += 1
-                birth = True  # tell the floor the journal's first record again
-                if value < self._next and value not in self._inflight.values():  # in flight: paho delivers it
-                    self._next = max(value, 1)
-                    self._read_upto = -1
+                self._ask_replay(value)
+        start = self.replays.take(next_seq=self._next, high=self._high, now=time.monotonic())
+        if start is not None:
+            birth = True  # tell the floor the journal's first record again
+            self._next = start
+            self._read_upto = -1
         sent = 0
         leave = self.choice.due(time.monotonic()) if self.choice is not None and self.connected else None
         if leave is not None:
@@ -613,13 +618,32 @@ class FloorPublisher:
                 self.client.publish(self.topics.status, dumps(self._status(True), self.topics.status), qos=1, retain=True)
                 self._state_sent = self._tile_sent = self._display_sent = self._display_key = None
             sent = self._publish_events()
+            self.replays.sent(self._next, time.monotonic())
             self._publish_state()
             self._check_readback()
             if birth and self.recall is not None:
                 self._recall_due = True
             self._publish_recall()
+        due = self.replays.due()
+        if due is not None:
+            self._run_at(due)
         self._save_outbox()
         return sent
+
+    def _ask_replay(self, seq: int) -> None:
+        """One ``{"from": seq}`` request: kept by :attr:`replays`, which folds it into what is on its
+        way or defers it (a flood of those is a few log lines, as the bad requests are)."""
+        self.replay_requests += 1
+        asked = self.replays.ask(seq, next_seq=self._next, in_flight=seq in self._inflight.values(),
+                                 now=time.monotonic())
+        if asked is Asked.WANTED:
+            return
+        held = self.replays.folded + self.replays.deferred
+        if held % 1000 == 1:
+            log.log(logging.WARNING if held > 1 else logging.INFO,
+                    "floor: replay request from %d on %s %s (%d folded into what is on its way, %d deferred "
+                    "to the end of a replay and its cooldown, of %d requests)", seq, self.topics.replay,
+                    asked.value, self.replays.folded, self.replays.deferred, self.replay_requests)
 
     _skewed = False
 
