@@ -392,6 +392,14 @@ class DisplayModel:
     def _same(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
         return all(a.get(k) == b.get(k) for k in ("code", "message", "seat"))
 
+    def restarted(self) -> None:
+        """The commands folded in so far were a recovery's replay of what the stopped service showed
+        (:func:`shoe_ctl.service.recovery.recover`): its answer to the page's last input is
+        forgotten (the new service numbers the page's inputs from 1 again; a page never saw this
+        answer to an input of its own), the rest stays as it was shown."""
+        self._reply = None
+        self._since_instruction = []
+
     # ------------------------------------------------------------------ alerts
     def alerts(self) -> list[dict[str, Any]]:
         """The alerts shown now (oldest first), none acknowledged."""
