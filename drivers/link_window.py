@@ -18,6 +18,7 @@ from drivers import protocol as p
 from drivers.link_admission import Admission
 from drivers.link_stats import LinkStats
 from drivers.link_timers import ACK_KEEPALIVE, ACK_MIN_GAP, RESEND_HOLDOFF, STALL_S, WANT_WAIT_S
+from drivers.port_output import Unwritten
 from shoe_ctl.events import SequenceGap, ShoeRestarted
 
 log = logging.getLogger("drivers.session")
@@ -30,6 +31,17 @@ class _Span:
 
     hello: p.Hello
     cards: int = 0
+
+
+@dataclass
+class _LastAck:
+    """The last ACK frame made on this link: what it said (``acked`` -1 before the first) and what
+    the port has not taken of it yet (the transport says, :meth:`SequenceWindow.ack_output`)."""
+
+    acked: int = -1
+    want: int = 0
+    resend: bool = False
+    unwritten: Unwritten = Unwritten.NONE
 
 
 class SequenceWindow:
@@ -59,8 +71,7 @@ class SequenceWindow:
         self.hole_at: float | None = None
         """When the open hole (``pending`` not empty) was first seen."""
         self.stall_reported = False
-        self._sent_acked = -1
-        self._sent_want = 0
+        self._last = _LastAck()
         self._last_ack_tx = -math.inf
         self._span: _Span | None = None
         # this connection's: an ACK to send soon, a resend flag for it, the last resend asked
@@ -80,6 +91,8 @@ class SequenceWindow:
         self._ack_resend = False
         self._resend_want = None
         self._resend_at = 0.0
+        self._last.unwritten = Unwritten.NONE
+        self._last.resend = False
 
     # ------------------------------------------------------------------ events in
 
@@ -218,11 +231,26 @@ class SequenceWindow:
             if connected and self.expected is not None:
                 self.ack_soon(now)
 
+    def ack_output(self, unwritten: Unwritten, now: float) -> None:
+        """What the port has not taken of the last ACK made, at ``now`` (the transport tells when
+        it changes; docs/protocol.md section 7). An ACK that waited for room leaves when the port
+        takes it, and the next one goes out :data:`ACK_MIN_GAP` after that, not after it was made;
+        while one is partly written no other is made (it could only follow at once)."""
+        last = self._last
+        if unwritten is Unwritten.NONE and last.unwritten is not Unwritten.NONE:
+            self._last_ack_tx = max(self._last_ack_tx, now)
+        last.unwritten = unwritten
+
+    def _may_send(self, now: float) -> bool:
+        """An ACK may be made at ``now``: :data:`ACK_MIN_GAP` after the last one left, and none is
+        partly written."""
+        return now >= self._last_ack_tx + ACK_MIN_GAP and self._last.unwritten is not Unwritten.BEGUN
+
     def request_resend(self, now: float) -> None:
         """Ask the shoe to resend from :attr:`expected`: at once, or in the next ACK."""
         if self.expected == self._resend_want and now < self._resend_at + RESEND_HOLDOFF:
             return
-        if now < self._last_ack_tx + ACK_MIN_GAP:
+        if not self._may_send(now):
             self._ack_resend = True  # the next ACK asks (20 ms after the last one)
             return
         self.send_ack(now, resend=True)
@@ -230,30 +258,35 @@ class SequenceWindow:
     def ack_soon(self, now: float, resend: bool = False) -> None:
         """An ACK now, or, within ``ACK_MIN_GAP`` of the last one, in the next one (what
         changes meanwhile goes out together; the resend flag is kept)."""
-        if now >= self._last_ack_tx + ACK_MIN_GAP:
+        if self._may_send(now):
             self.send_ack(now, resend)
         else:
             self._ack_by = -math.inf
             self._ack_resend = self._ack_resend or resend
 
     def send_ack(self, now: float, resend: bool = False) -> None:
-        """An ACK frame now: acked, want, and the resend flag when asked or a hole is open."""
+        """An ACK frame now: acked, want, and the resend flag when asked or a hole is open. It
+        replaces an ACK still waiting for room (docs/protocol.md section 7), so it also asks what
+        that one asked: a resend from the same ``want``, or while a hole is open."""
         expected = self.expected
         if expected is None:
             return
         resend = resend or (self._ack_resend and bool(self.pending))
+        last = self._last
+        carried = (not resend and last.resend and last.unwritten is Unwritten.WAITING
+                   and (expected == self._resend_want or bool(self.pending)))
         self._ack_by = math.inf
         self._ack_resend = False
-        if resend:
+        if resend or carried:
             self._resend_want = expected
             self._resend_at = now
-            self._stats.resends += 1
+            if not carried:  # (the one it replaces was counted, and never reaches the shoe)
+                self._stats.resends += 1
         acked = min(self.acked, expected - 1)
         sender = self._sender
-        sender.send(p.Ack(sender.next_seq(), acked, expected, resend, self.names_foreign))
+        sender.send(p.Ack(sender.next_seq(), acked, expected, resend or carried, self.names_foreign))
         self._stats.acks += 1
-        self._sent_acked = acked
-        self._sent_want = expected
+        last.acked, last.want, last.resend = acked, expected, resend or carried
         self._last_ack_tx = now
 
     # ------------------------------------------------------------------ timers (drivers.link_timers)
@@ -262,9 +295,12 @@ class SequenceWindow:
         """When an ACK is due: soon after a change the shoe has not been told (:data:`ACK_MIN_GAP`
         after the last ACK); a ``want`` that moved alone waits up to :data:`WANT_WAIT_S` for the
         consumer's ack of those events, to go out in one ACK with it; else a keepalive."""
+        last = self._last
+        if last.unwritten is Unwritten.BEGUN:
+            return math.inf  # none until that one is written (ack_output)
         soon = self._last_ack_tx + ACK_MIN_GAP
         by = self._ack_by
-        if self._ack_resend or self.acked > self._sent_acked or (by == math.inf and self.expected != self._sent_want):
+        if self._ack_resend or self.acked > last.acked or (by == math.inf and self.expected != last.want):
             return soon
         if by < math.inf:
             return max(soon, by)
@@ -272,7 +308,7 @@ class SequenceWindow:
 
     def resend_due(self) -> float:
         """While a hole is open: when the resend request may be repeated."""
-        if not self.pending:
+        if not self.pending or self._last.unwritten is Unwritten.BEGUN:
             return math.inf
         held = self._resend_at + RESEND_HOLDOFF if self.expected == self._resend_want else -math.inf
         return max(held, self._last_ack_tx + ACK_MIN_GAP)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections import deque
+from enum import IntEnum
 
 from drivers import protocol as p
 from drivers.link_stats import LinkStats
@@ -28,6 +29,17 @@ MAX_WAITING = 16
 frame of :data:`LATEST_ONLY` stays: it is the newest of its type, which a dropped one would leave
 the shoe without until the next (an ACK's keepalive is 0.5 s, past the shoe's 0.3 s resend
 timeout); there is one of each type at most, fewer than the cap."""
+
+
+class Unwritten(IntEnum):
+    """How much of a frame of one type the port has not taken yet (:meth:`PortOutput.unwritten`)."""
+
+    NONE = 0
+    """Every frame of the type handed over is written whole."""
+    WAITING = 1
+    """One waits whole: a newer one of its type (:data:`LATEST_ONLY`) replaces it."""
+    BEGUN = 2
+    """One is partly written: its rest goes out before any other frame, and none replaces it."""
 
 
 def frame_type(frame: bytes) -> int:
@@ -52,13 +64,14 @@ class PortOutput:
     :param stats: counts each frame written whole (``frames_out``).
     """
 
-    __slots__ = ("fd", "stats", "_waiting", "_rest", "dropped")
+    __slots__ = ("fd", "stats", "_waiting", "_rest", "_rest_kind", "dropped")
 
     def __init__(self, fd: int, stats: LinkStats) -> None:
         self.fd = fd
         self.stats = stats
         self._waiting: deque[tuple[int, bytes]] = deque()  # (type, frame), none of it written yet
         self._rest = b""  # the unwritten end of the frame being written
+        self._rest_kind = 0  # that frame's type
         self.dropped = 0
         """Frames dropped while waiting: replaced by a newer one of their type, or past :data:`MAX_WAITING`."""
 
@@ -66,6 +79,15 @@ class PortOutput:
     def waiting(self) -> bool:
         """True while bytes wait for room in the port's output buffer."""
         return bool(self._rest or self._waiting)
+
+    def unwritten(self, kind: int) -> Unwritten:
+        """How much of the frames of type ``kind`` the port has not taken yet."""
+        if self._rest and self._rest_kind == kind:
+            return Unwritten.BEGUN
+        for other, _frame in self._waiting:
+            if other == kind:
+                return Unwritten.WAITING
+        return Unwritten.NONE
 
     def send(self, frame: bytes) -> None:
         """Write ``frame`` now as far as the port takes it, without waiting; when bytes already wait
@@ -94,6 +116,7 @@ class PortOutput:
             self.stats.frames_out += 1
         elif n:
             self._rest = frame[n:]
+            self._rest_kind = frame_type(frame)
         else:
             self._waiting.append((frame_type(frame), frame))
 
@@ -109,7 +132,7 @@ class PortOutput:
             if not n:
                 return
             if not self._rest:
-                self._waiting.popleft()  # begun: no newer frame replaces it now
+                self._rest_kind = self._waiting.popleft()[0]  # begun: no newer frame replaces it now
             self._rest = data[n:]
             if self._rest:
                 return

@@ -30,6 +30,7 @@ from drivers.link_line import Line
 from drivers.link_stats import LinkStats
 from drivers.link_timers import DeadlineTable, Timer
 from drivers.link_window import SequenceWindow
+from drivers.port_output import Unwritten
 from shoe_ctl.events import LinkStatus, ShoeInfo, StubDeck
 
 __all__ = ["MAX_CHALLENGES", "REFUSALS", "LinkSession", "LinkStats"]
@@ -247,6 +248,13 @@ class LinkSession:
         :raises ValueError: ``seq`` was never delivered.
         """
         self._window.ack(seq, now, self._hello is not None)
+
+    def ack_output(self, unwritten: Unwritten, now: float) -> None:
+        """The transport's word on the last ACK frame at ``now``: what the port has not taken of
+        it (:class:`drivers.port_output.Unwritten`), each time that changes. An ACK that waited
+        for room paces the next from when it left; a newer one replaces a waiting one and asks
+        what it asked (docs/protocol.md section 7)."""
+        self._window.ack_output(unwritten, now)
 
     led_spec = staticmethod(led_spec)
 

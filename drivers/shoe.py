@@ -26,7 +26,7 @@ from drivers import protocol as p
 from drivers.exc import LinkClosedError, ShoeTimeoutError, ShoeUrlError, VersionError
 from drivers.leds import pattern_for
 from drivers.link_stats import LinkStats
-from drivers.port_output import PortOutput
+from drivers.port_output import PortOutput, Unwritten
 from drivers.session import LinkSession
 from shoe_ctl.events import LinkChanged, LinkStatus, ShoeInfo
 from shoe_ctl.lifecycle import Closeable, join_thread
@@ -125,49 +125,6 @@ def read_ready(fd: int) -> bytes:
     return data
 
 
-def write_frame(ser: SerialBase, frame: bytes) -> None:
-    """Write ``frame`` to the port: on a device port (:func:`device_fd`) with one ``os.write`` of
-    its descriptor (non-blocking) when the output buffer has room; what a full buffer leaves is
-    written as room comes, each wait a ``select`` for writability (or for pyserial's
-    ``cancel_write``), all of them together up to the port's ``write_timeout`` (pyserial's own
-    ``write`` retries a refused write at once, spinning a core for that long). Else pyserial's
-    ``write``, which on a device follows every write with a ``select``.
-
-    :raises serial.SerialTimeoutException: the buffer had no room for the rest within the port's
-        write timeout (the frame is cut: the shoe drops it at its next delimiter).
-    :raises serial.SerialException: the port is closed.
-    :raises OSError: the port is lost.
-    """
-    fd = device_fd(ser)
-    if fd is None:
-        ser.write(frame)
-        return
-    deadline: float | None = None
-    while True:
-        try:
-            n = os.write(fd, frame)
-        except BlockingIOError:
-            n = 0
-        if n == len(frame):
-            return
-        frame = frame[n:]
-        timeout = ser.write_timeout
-        if deadline is None:
-            deadline = math.inf if timeout is None else time.monotonic() + timeout
-        left = None if deadline == math.inf else deadline - time.monotonic()
-        if left is not None and left <= 0:
-            raise serial.SerialTimeoutException("Write timeout")
-        abort = getattr(ser, "pipe_abort_write_r", None)
-        readers = [abort] if isinstance(abort, int) else []
-        cancelled, room, _ = select.select(readers, [fd], [], left)
-        if cancelled:
-            with contextlib.suppress(BlockingIOError):
-                os.read(abort, 1000)  # type: ignore[arg-type]
-            return
-        if not room:
-            raise serial.SerialTimeoutException("Write timeout")
-
-
 IDLE_WAIT_MAX = 0.25
 """Seconds at most the link's reader waits for bytes on a device port (:class:`IdleWait`)."""
 
@@ -187,19 +144,24 @@ class IdleWait:
     :meth:`read` and :meth:`reading` runs under the link's lock.
     """
 
-    __slots__ = ("_fd", "_pipe", "min_s", "until", "out", "stats", "_said_at", "_loud", "_dropped", "_device")
+    __slots__ = ("_fd", "_pipe", "min_s", "until", "out", "stats", "on_ack", "_ack_said", "_said_at", "_loud",
+                 "_dropped")
 
-    def __init__(self, min_s: float, stats: LinkStats | None = None) -> None:
+    def __init__(self, min_s: float, stats: LinkStats | None = None,
+                 on_ack: Callable[[Unwritten, float], None] | None = None) -> None:
         self.min_s = min_s
         self.stats = stats or LinkStats()
         """Where the frames written are counted (``frames_out``)."""
+        self.on_ack = on_ack
+        """Told, with the clock (``time.monotonic``), each time what the port has not taken of the
+        ACK frames changes (:meth:`drivers.session.LinkSession.ack_output`)."""
+        self._ack_said = Unwritten.NONE
         self.until = 0.0
         """While the reader waits: the clock value (``time.monotonic``) it wakes at the latest; else 0."""
         self._fd: int | None = None
         self._pipe: tuple[int, int] | None = None
         self.out: PortOutput | None = None
         """The port's output: while bytes of it wait for room, the wait ends when the port has room too."""
-        self._device = False  # the port is a device (the reader read it with fd)
         self._said_at = -math.inf  # when a full port was last logged at WARNING
         self._loud = False  # this filling was logged at WARNING
         self._dropped = 0  # the output's drops when this filling began
@@ -209,7 +171,7 @@ class IdleWait:
         """While the reader reads the port whose descriptor is ``fd`` (None: it waits as pyserial does)."""
         with lock:
             self._fd = fd
-            self._device = fd is not None
+            self._ack_said = Unwritten.NONE
             if fd is not None:
                 self.out = PortOutput(fd, self.stats)
                 self._pipe = os.pipe()
@@ -254,6 +216,7 @@ class IdleWait:
             with lock:
                 if self.out is not None and self.out.waiting:
                     self.out.drain()
+                    self._note_ack(self.out)
                     if not self.out.waiting:
                         (log.info if self._loud else log.debug)(
                             "shoe link: the port takes frames again (%d dropped while it was full)",
@@ -264,25 +227,27 @@ class IdleWait:
         return read_ready(fd) if fd in ready else b""
 
     def send(self, frame: bytes, ser: SerialBase) -> None:
-        """Write ``frame`` to the port ``ser`` (the link's lock held). A device port (:attr:`out`
-        set) never makes it wait for room (:meth:`PortOutput.send`): bytes that begin to wait
-        wake the reader, whose wait then ends when the port has room too, and it writes them; once
-        the reader has left the device (its connection ended, the port about to close) a frame
-        is dropped with what waited, never written with a wait. Any other port:
-        :func:`write_frame`, which may wait.
+        """Write ``frame`` to the port ``ser`` (the link's lock held). A device port (one the
+        reader reads with its descriptor: :attr:`out` set) never makes it wait for room
+        (:meth:`PortOutput.send`): bytes that begin to wait wake the reader, whose wait then ends
+        when the port has room too, and it writes them. A device is written only so: while the
+        reader does not read it (its connection not begun, or ended and the port about to close)
+        a frame for it is dropped with what waited, never written with a wait. Any other port
+        (``socket://``, a URL handler's): pyserial's ``write``, which may wait.
 
-        :raises serial.SerialException: see :func:`write_frame`.
+        :raises serial.SerialException: the port failed, or its write timed out.
         :raises OSError: the port is lost.
         """
         out = self.out
         if out is None:
-            if self._device:
-                return  # the connection has ended: its frames go with it (the session starts afresh)
-            write_frame(ser, frame)
+            if device_fd(ser) is not None:
+                return  # not read now: the connection's frames go with it (the session starts afresh)
+            ser.write(frame)
             self.stats.frames_out += 1
             return
         waited = out.waiting
         out.send(frame)
+        self._note_ack(out)
         if out.waiting and not waited:
             now = time.monotonic()
             self._loud = now - self._said_at >= FULL_SAID_S
@@ -293,6 +258,14 @@ class IdleWait:
                 "shoe link: the port's output buffer is full (is the shoe reading?); frames wait for "
                 "room, only the newest HOST_HELLO, ACK, LED and RESET_COUNTER kept")
             self.wake()
+
+    def _note_ack(self, out: PortOutput) -> None:
+        """Tell :attr:`on_ack` when what the port has not taken of the ACK frames changed (an ACK
+        that waited for room left just now, or began to wait)."""
+        state = out.unwritten(p.T_ACK)
+        if state is not self._ack_said and self.on_ack is not None:
+            self._ack_said = state
+            self.on_ack(state, time.monotonic())
 
     def nearer(self, deadline: Callable[[], float]) -> None:
         """Wake the waiting reader when the next timer (``deadline()``) comes before its wake-up."""
@@ -506,7 +479,7 @@ class ShoeLink(Closeable):
         self._thread: threading.Thread | None = None
         self._ser: SerialBase | None = None
         self._holders_said: tuple[int, ...] = ()
-        self._idle = IdleWait(self.READ_TIMEOUT, self._session.stats)
+        self._idle = IdleWait(self.READ_TIMEOUT, self._session.stats, self._session.ack_output)
 
     # ------------------------------------------------------------------ public API
 

@@ -19,7 +19,7 @@ import serial
 from full_port import fill, held_full
 
 from drivers import shoe
-from drivers.shoe import IdleWait, device_fd, read_ready, write_frame
+from drivers.shoe import IdleWait, device_fd, read_ready
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="a pty: POSIX only")
 
@@ -147,55 +147,81 @@ def _counting_writes(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
 
 def test_a_frame_is_written_in_one_write(pty: tuple[int, serial.Serial], monkeypatch: pytest.MonkeyPatch) -> None:
     master, port = pty
-    written = _counting_writes(monkeypatch)
-    write_frame(port, b"\x00frame\x00")
+    lock = threading.RLock()
+    idle = IdleWait(0.02)
+    with idle.reading(device_fd(port), lock):
+        written = _counting_writes(monkeypatch)
+        with lock:
+            idle.send(b"\x00frame\x00", port)
     assert written == [b"\x00frame\x00"] and os.read(master, 64) == b"\x00frame\x00"
+    assert idle.stats.frames_out == 1
 
 
 def test_what_a_full_buffer_leaves_goes_out_whole_once_the_far_end_reads(
         pty: tuple[int, serial.Serial], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The write returns at once; the reader's wait ends when the far end made room, and it writes
+    the rest: each write follows room, never a retry in a loop (pyserial's own ``write`` retries a
+    refused write at once, spinning a core up to the port's write timeout)."""
     master, port = pty
-    port.write_timeout = 60.0
     filled = fill(port.fd)
     got = bytearray()
     frame = b"\x00" + bytes(range(1, 200)) * 40 + b"\x00"  # larger than a full buffer's first room
-    written = _counting_writes(monkeypatch)
-
-    def far_end() -> None:
-        time.sleep(0.2)  # the writer is in its wait by now, or finds room at once: either way whole
-        while len(got) < filled + len(frame):  # every byte the port took, then stop
-            if not select.select([master], [], [], 10.0)[0]:
-                return
-            got.extend(os.read(master, 65536))
-
-    t = threading.Thread(target=far_end, daemon=True)
-    t.start()
-    write_frame(port, frame)
-    t.join(20.0)
-    assert got == b"x" * filled + frame
-    assert len(written) < 100  # each write follows room the far end made, never a retry in a loop
-
-
-def test_a_full_buffer_times_out_without_spinning(pty: tuple[int, serial.Serial],
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    _master, port = pty
-    port.write_timeout = 0.3
-    with held_full(port.fd):
+    lock = threading.RLock()
+    idle = IdleWait(0.02)
+    stop = threading.Event()
+    with idle.reading(device_fd(port), lock):
         written = _counting_writes(monkeypatch)
-        with pytest.raises(serial.SerialTimeoutException):
-            write_frame(port, b"\x00full\x00")
-    # pyserial's write retried the refused write over and over for the whole write timeout
-    assert 1 <= len(written) <= 3
+        with lock:
+            idle.send(frame, port)
+        out = idle.out
+        assert out is not None and out.waiting  # nothing waited for room: the frame waits in the link
+        for _ in range(2000):  # the far end reads; the reader's turns write as room comes
+            while select.select([master], [], [], 0)[0]:
+                got.extend(os.read(master, 65536))
+            if not out.waiting and len(got) >= filled + len(frame):
+                break
+            idle.read(port, False, lock, lambda: time.monotonic() + 0.05, stop)
+    assert got == b"x" * filled + frame
+    assert idle.stats.frames_out == 1
+    assert len(written) < 100  # each write follows room the far end made
 
 
-def test_cancel_write_ends_the_wait_for_room(pty: tuple[int, serial.Serial]) -> None:
+def test_a_held_full_port_takes_a_frame_without_a_wait_or_a_retry(pty: tuple[int, serial.Serial],
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     _master, port = pty
-    port.write_timeout = 120.0
-    with held_full(port.fd):
-        done = threading.Event()
-        t = threading.Thread(target=lambda: (write_frame(port, b"\x00late\x00"), done.set()), daemon=True)
-        t.start()
-        time.sleep(0.1)
-        assert not done.is_set()  # no room comes: only the cancel ends the wait
-        port.cancel_write()
-        assert done.wait(20.0)
+    port.write_timeout = None  # a write that waited for room would wait for good
+    lock = threading.RLock()
+    idle = IdleWait(0.02)
+    with idle.reading(device_fd(port), lock), held_full(port.fd):
+        written = _counting_writes(monkeypatch)
+        with lock:
+            idle.send(b"\x00full\x00", port)
+        assert idle.out is not None and idle.out.waiting
+    assert written[:1] == [b"\x00full\x00"] and written.count(b"\x00full\x00") == 1  # tried once
+
+
+def test_a_device_the_reader_does_not_read_is_never_written(pty: tuple[int, serial.Serial],
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before the reader's connection begins and after it ends (the link stopping, the port lost),
+    a frame for a device is dropped, with what waited for room: a device is written only through
+    the reader's :class:`drivers.port_output.PortOutput`, so the journal's thread acking a card
+    then never waits up to the port's write timeout for room a deaf shoe never makes."""
+    master, port = pty
+    lock = threading.RLock()
+    idle = IdleWait(0.02)
+    monkeypatch.setattr(port, "write", lambda data: pytest.fail("written with pyserial's write, which may wait"))
+    with lock:
+        idle.send(b"\x00early\x00", port)
+    with idle.reading(device_fd(port), lock), held_full(port.fd):
+        with lock:
+            idle.send(b"\x00waits\x00", port)
+        assert idle.out is not None and idle.out.waiting
+    assert idle.out is None  # what waited went with the connection
+    written = _counting_writes(monkeypatch)
+    with lock:
+        idle.send(b"\x00late\x00", port)
+    assert written == [] and idle.stats.frames_out == 0
+    got = bytearray()
+    while select.select([master], [], [], 0)[0]:
+        got.extend(os.read(master, 65536))
+    assert b"early" not in got and b"waits" not in got and b"late" not in got

@@ -1,8 +1,7 @@
 """The link's log while its frames wait for room on a full device port (``drivers.shoe.IdleWait``,
 docs/protocol.md section 7): a port that fills again and again (a shoe that reads in bursts) is
 said at WARNING once a while, not at every filling, and each time it takes frames again the line
-counts the frames dropped in that filling alone; once the reader has left the port no frame is
-written to it with a wait. A pipe stands for the port."""
+counts the frames dropped in that filling alone. A pipe stands for the port."""
 
 from __future__ import annotations
 
@@ -66,28 +65,3 @@ def test_a_port_that_fills_again_and_again_is_warned_of_once_and_each_filling_co
     assert [rec.levelno for rec in again] == [logging.INFO] + [logging.DEBUG] * 5
     assert "(2 dropped" in again[0].getMessage()
     assert all("(1 dropped" in rec.getMessage() for rec in again[1:])  # this filling's, not the total
-
-
-class _NoWrite:
-    """A port object that must not be written (a write there could wait)."""
-
-    def write(self, data: bytes) -> int:
-        raise AssertionError("written with pyserial's write, which waits for room")
-
-
-def test_once_the_reader_left_a_full_device_a_frame_is_dropped_never_written_with_a_wait(
-        pipe: tuple[int, int]) -> None:
-    """The journal's thread acking a card between the end of the reader's connection and the
-    port's closing (the link stopping, the port lost) must not wait up to the port's write
-    timeout for room that a deaf shoe never makes."""
-    _r, w = pipe
-    lock = threading.RLock()
-    idle = IdleWait(0.01)
-    with idle.reading(w, lock):
-        fill(w)
-        idle.send(p.encode(p.Ack(1, 0, 1, False, False)), _NoWrite())  # type: ignore[arg-type]
-        assert idle.out is not None and idle.out.waiting
-    assert idle.out is None  # what waited went with the connection
-    with lock:
-        idle.send(p.encode(p.Ack(2, 1, 2, False, False)), _NoWrite())  # type: ignore[arg-type]
-    assert idle.stats.frames_out == 0

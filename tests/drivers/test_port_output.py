@@ -13,7 +13,7 @@ from full_port import fill
 from drivers import port_output
 from drivers import protocol as p
 from drivers.link_stats import LinkStats
-from drivers.port_output import MAX_WAITING, PortOutput, frame_type
+from drivers.port_output import MAX_WAITING, PortOutput, Unwritten, frame_type
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="a non-blocking pipe: POSIX only")
 
@@ -117,3 +117,26 @@ def test_the_frame_type_is_read_from_the_frame_as_sent() -> None:
     assert frame_type(p.encode(p.HostHello(1))) == p.T_HOST_HELLO
     assert frame_type(p.seal(p.Pair(1, bytes(32)), bytes(32), 1)) == p.T_PAIR
     assert port_output.LATEST_ONLY == {p.T_HOST_HELLO, p.T_ACK, p.T_LED, p.T_RESET}
+
+
+def test_what_the_port_has_not_taken_of_a_type_is_told_apart(pipe: tuple[int, int]) -> None:
+    """``unwritten``: nothing, a frame waiting whole (a newer one replaces it) or one begun (its
+    rest goes first): the session makes no ACK while one is begun (docs/protocol.md section 7)."""
+    r, w = pipe
+    out = PortOutput(w, LinkStats())
+    out.send(_ack(1, 1, 2))
+    assert out.unwritten(p.T_ACK) is Unwritten.NONE
+    _read_all(r, len(_ack(1, 1, 2)))
+    filled = fill(w)
+    long_ack = _ack(2, 2, 3) + b"\x01" * 5000 + b"\x00"  # longer than the room made below (a pipe takes a short write whole or not at all)
+    out.send(long_ack)
+    assert out.unwritten(p.T_ACK) is Unwritten.WAITING and out.unwritten(p.T_LED) is Unwritten.NONE
+    _read_all(r, 4096)  # a page of room: part of it
+    out.drain()
+    assert out.unwritten(p.T_ACK) is Unwritten.BEGUN
+    out.send(_led(3, 4))
+    assert out.unwritten(p.T_LED) is Unwritten.WAITING and out.unwritten(p.T_ACK) is Unwritten.BEGUN
+    _read_all(r, filled - 4096)
+    out.drain()
+    assert out.unwritten(p.T_ACK) is Unwritten.NONE and out.unwritten(p.T_LED) is Unwritten.NONE
+    assert os.read(r, 65536) == long_ack + _led(3, 4)

@@ -12,6 +12,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 
+from shoe_ctl.service.journal.disk import disk_full, full_disk_words
 from shoe_ctl.service.journal.records import Record
 from shoe_ctl.service.journal.store import Store
 
@@ -291,8 +292,9 @@ class GroupWriter:
             self._cond.notify_all()
             kept = len(self._queue)
         if first:
+            why = f"{exc}: {full_disk_words(self.store.path)}" if disk_full(exc) else exc
             log.error("journal %s: a write failed (%s); %d append(s) kept in order and retried every %.2f s",
-                      self.store.path, exc, kept, RETRY_S)
+                      self.store.path, why, kept, RETRY_S)
             self._tell(exc)
 
     def _tell(self, exc: BaseException | None) -> None:
