@@ -7,6 +7,7 @@ limits: docs/display.md, *HTTP API*.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
 import json
 import logging
@@ -151,6 +152,70 @@ class _Stream:
 DECK_CHECK_EVERY_S = 2.0
 """How often the display looks for a new deck check to push (``DisplaySink.deck_check``)."""
 
+DECK_CHECK_WAIT_S = 0.5
+"""Longest a ``/state`` request waits for a look at the deck check (it runs in a worker thread;
+a journal whose disk stalls holds it): past this the answer carries the check last seen."""
+
+
+class _OffLoop:
+    """The last value of a call that may wait on the disk (the deck check reads the journal through
+    the store's lock, which a commit holds through its fsync): each call made in a daemon worker
+    thread, one at a time, never in the loop; ``on_change()`` in the loop when a call's value
+    differs from the value before."""
+
+    def __init__(self, on_change: Callable[[], None]) -> None:
+        self.value: Any = None
+        self._on_change = on_change
+        self._running: asyncio.Future[Any] | None = None
+        self._taken: object = None  # the last call whose value was kept
+
+    def look(self, loop: asyncio.AbstractEventLoop, provider: Callable[[], Any]) -> asyncio.Future[Any]:
+        """In the loop: the call running, started now unless one runs already."""
+        running = self._running
+        if running is None or running.done():
+            running = self._running = loop.create_future()
+            running.add_done_callback(self.take)
+            threading.Thread(target=self._call, args=(loop, running, provider), name="display-look",
+                             daemon=True).start()  # daemon: a call the disk holds never holds the exit
+        return running
+
+    async def wait(self, look: asyncio.Future[Any], timeout: float) -> None:
+        """Wait for ``look`` at most ``timeout`` seconds, its value kept if it ended."""
+        await asyncio.wait((look,), timeout=timeout)
+        if look.done():
+            self.take(look)
+
+    def take(self, look: asyncio.Future[Any]) -> None:
+        """In the loop, a call ended: keep its value (once a call), ``on_change()`` when it changed."""
+        if look.cancelled() or look is self._taken:
+            return
+        self._taken = look
+        exc = look.exception()
+        if exc is not None:
+            log.error("display: a look at the journal failed: %s", exc)
+            return
+        if look.result() != self.value:
+            self.value = look.result()
+            self._on_change()
+
+    @staticmethod
+    def _call(loop: asyncio.AbstractEventLoop, look: asyncio.Future[Any], provider: Callable[[], Any]) -> None:
+        try:
+            result, exc = provider(), None
+        except Exception as error:  # noqa: BLE001 - handed to the loop, which logs it
+            result, exc = None, error
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+            loop.call_soon_threadsafe(_OffLoop._settle, look, result, exc)
+
+    @staticmethod
+    def _settle(look: asyncio.Future[Any], result: Any, exc: BaseException | None) -> None:
+        if look.done():
+            return
+        if exc is not None:
+            look.set_exception(exc)
+        else:
+            look.set_result(result)
+
 
 class DisplaySink(Closeable):
     """The display as a controller sink: ``handle(command)`` never blocks.
@@ -167,13 +232,15 @@ class DisplaySink(Closeable):
     :param table_seats: seats at the table (2..10): the page's *New hand* sheet offers seats
         ``1..table_seats`` and deals them all when no hand was seen yet (snapshot ``table_seats``).
     :param limits: connection, rate and token bounds (default :class:`Limits`).
+    :param model: the display's model to go on from (a restarted service's, with what the stopped
+        one showed: :meth:`DisplayModel.restarted`), else a new one.
     :raises DisplayError: non-loopback host without a token; a token shorter than
         ``limits.token_min_len``.
     """
 
     def __init__(self, post: Callable[[Any], Any], *, host: str = "127.0.0.1", port: int = 8080,
                  token: str | None = None, static_dir: Path = STATIC_DIR, table_seats: int = 8,
-                 limits: Limits | None = None) -> None:
+                 limits: Limits | None = None, model: DisplayModel | None = None) -> None:
         if not is_loopback(host) and not token:
             raise DisplayError(
                 f"display on {host}:{port}: binding an address other than loopback needs a token "
@@ -185,7 +252,7 @@ class DisplaySink(Closeable):
         self.port = port
         self._token = token or None
         self._static = static_dir
-        self.model = DisplayModel(table_seats=table_seats)
+        self.model = model if model is not None else DisplayModel(table_seats=table_seats)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._runner: web.AppRunner | None = None
@@ -210,10 +277,12 @@ class DisplaySink(Closeable):
         self.alive = True  # False while the controller is stuck (ControllerWatchdog)
         self.journal_chain: Callable[[], dict[str, Any] | None] | None = None
         """Set by the table to the journal's ``chain_public``: the snapshot's ``journal_chain``."""
-        self._deck_check_sent: dict[str, Any] | None = None
+        self._deck = _OffLoop(self._publish)  # the deck check the last look found
         self.deck_check: Callable[[], dict[str, Any] | None] | None = None
         """Set by the table with a journal: the newest deck check before a hand
-        (:class:`shoe_ctl.service.deck_check.DeckCheckShown`), the snapshot's ``deck_check``."""
+        (:class:`shoe_ctl.service.deck_check.DeckCheckShown`), the snapshot's ``deck_check``.
+        Called in a worker thread, one call at a time, never in the loop (it reads the journal,
+        whose store's lock a commit holds through its fsync)."""
         self.software: Callable[[], dict[str, Any]] | None = None
         """Set by the table: the software identity (the snapshot's ``software``, the about panel)."""
         self.recall: Callable[[], list[dict[str, Any]]] | None = None
@@ -470,7 +539,8 @@ class DisplaySink(Closeable):
         software identity (:meth:`shoe_ctl.release.SoftwareIdentity.public`) or ``None``; and
         ``floor_problem``: a text when the floor broker drops this table's publications, else ``None``;
         ``deck_check``: the newest deck check while no hand has started since (docs/build-a-shoe.md,
-        "Deck check"), else ``None``."""
+        "Deck check"), as the last look found it (:meth:`_look_at_deck_check`), else ``None``.
+        Reads nothing from the journal."""
         snap = self.model.snapshot()
         provider = self.journal_chain
         snap["journal_chain"] = provider() if provider is not None else None
@@ -478,19 +548,26 @@ class DisplaySink(Closeable):
         snap["software"] = software() if software is not None else None
         floor = self.floor_problem
         snap["floor_problem"] = floor() if floor is not None else None
-        check = self.deck_check
-        snap["deck_check"] = self._deck_check_sent = check() if check is not None else None
+        snap["deck_check"] = self._deck.value if self.deck_check is not None else None
         return snap
 
+    def _look_at_deck_check(self) -> asyncio.Future[dict[str, Any] | None] | None:
+        """In the loop: the look at the deck check running in a worker thread (:class:`_OffLoop`),
+        started now unless one runs already (None without a provider); a check shown or gone
+        since the last look is pushed to the clients when it ends. The loop never waits for it: a
+        commit stuck in its fsync (a stalled disk) holds the look, not the page."""
+        provider, loop = self.deck_check, self._loop
+        if provider is None or loop is None:
+            return None
+        return self._deck.look(loop, provider)
+
     def _watch_deck_check(self) -> None:
-        """In the loop, every :data:`DECK_CHECK_EVERY_S`: a deck check shown or gone since the last
-        snapshot is pushed to the clients (it comes from the journal, not from a command)."""
+        """In the loop, every :data:`DECK_CHECK_EVERY_S`: a look at the deck check
+        (:meth:`_look_at_deck_check`)."""
         loop = self._loop
         if self._closed or loop is None:
             return
-        provider = self.deck_check
-        if provider is not None and provider() != self._deck_check_sent:
-            self._publish()
+        self._look_at_deck_check()
         loop.call_later(DECK_CHECK_EVERY_S, self._watch_deck_check)
 
     def _publish(self) -> None:
@@ -528,6 +605,9 @@ class DisplaySink(Closeable):
                                                                  "Content-Type": "text/javascript"})
 
     async def _state(self, request: web.Request) -> web.Response:
+        look = self._look_at_deck_check()
+        if look is not None:  # the deck check as of now, unless the journal's disk holds the look
+            await self._deck.wait(look, DECK_CHECK_WAIT_S)
         if self._pending:
             self._drain()  # never older than the commands handed
         return web.json_response(self.snapshot(), headers={"Cache-Control": "no-store"})
@@ -573,6 +653,7 @@ class DisplaySink(Closeable):
                                            "X-Accel-Buffering": "no"})
         await resp.prepare(request)
         stream = _Stream(self.limits.events_backlog)
+        self._look_at_deck_check()  # pushed to this client too when it finds a change
         stream.offer(b"retry: 1000\n" + state_event(self.snapshot()))
         self._subscribers.add(stream)
         chunked = resp.headers.get("Transfer-Encoding") == "chunked"  # HTTP/1.1; 1.0 reads to the close
@@ -858,7 +939,7 @@ def input_event(body: dict[str, Any], source: str | None = None) -> DealerInput:
 
 
 def start_display(host: str, port: int, post: Callable[[Any], Any], token: str | None = None, *,
-                  table_seats: int = 8) -> DisplaySink:
+                  table_seats: int = 8, model: DisplayModel | None = None) -> DisplaySink:
     """Start the dealer display and return its sink, already serving.
 
     Call it before dealing starts (``shoe-ctl run --display HOST:PORT``), then
@@ -869,7 +950,8 @@ def start_display(host: str, port: int, post: Callable[[Any], Any], token: str |
     :param post: the controller's thread-safe ``post(event)``.
     :param token: shared secret for POSTs (required off loopback).
     :param table_seats: seats at the table, offered by the page's *New hand* sheet.
+    :param model: the model to go on from (:class:`DisplaySink`), else a new one.
     :raises DisplayError: refused configuration or the server did not start.
     :raises OSError: the address cannot be bound.
     """
-    return DisplaySink(post, host=host, port=port, token=token, table_seats=table_seats).start()
+    return DisplaySink(post, host=host, port=port, token=token, table_seats=table_seats, model=model).start()

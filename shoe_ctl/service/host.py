@@ -12,10 +12,14 @@ from __future__ import annotations
 
 import logging
 import shutil
+import sqlite3
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from shoe_ctl.service.journal.disk import write_problem
+from shoe_ctl.service.journal.records import JournalError
 
 if TYPE_CHECKING:
     from shoe_ctl.service.journal import Journal
@@ -99,7 +103,10 @@ class HostLife:
             return
         try:
             journal.append_record(KIND, {"event": "clean-stop", "boot": self.boot_id()})
-        except Exception:  # noqa: BLE001 - a journal failing at the stop: the next start says unclean
-            log.exception("the clean stop could not be journaled")
+        except (sqlite3.Error, OSError, JournalError) as exc:  # the journal failing at the stop (a full disk)
+            log.error("%s; the clean stop is not journaled: the next start reports an unclean stop",
+                      write_problem(journal.path, exc))
+        except Exception:  # noqa: BLE001 - anything else is a fault of the program: its traceback
+            log.exception("journal %s: the clean stop could not be journaled", journal.path)
 
     close = stop

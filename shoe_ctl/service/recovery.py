@@ -14,6 +14,13 @@ from shoe_ctl import events
 from shoe_ctl.service import codec
 from shoe_ctl.service.journal import Damage, Journal
 
+HAND_ENDERS = frozenset({events.DealerAction.HAND_COMPLETE, events.DealerAction.MISDEAL})
+"""The dealer inputs that end a hand (the chart's ``hand_complete`` and ``misdeal``)."""
+
+ENDER_LOOK_BACK = 64
+"""The records before the last ``hand-end`` searched for the input that ended the hand (the mark
+follows it at once, after the input's own alerts)."""
+
 EVENT_TYPES = (
     events.CardRead,
     events.ShoeFault,
@@ -76,11 +83,18 @@ class RecoveryReport:
         return out
 
 
-def recover(journal: Journal, make_machine: Callable[[], Any]) -> tuple[Any, int | None, RecoveryReport]:
+def recover(journal: Journal, make_machine: Callable[[], Any], *,
+            shown: Callable[[list[events.Command]], object] | None = None) -> tuple[Any, int | None, RecoveryReport]:
     """Replay the journal's events since the last finished hand into ``make_machine()``.
 
     :param journal: the open journal (its open-time ``report.damage`` is carried into the report).
-    :param make_machine: builds a fresh machine with ``handle(event) -> list[Command]``.
+    :param make_machine: builds a fresh machine with ``handle(event) -> list[Command]``; when
+        the replay starts after a hand that an input ended (``hand-complete``, ``misdeal``), its
+        ``undo.ended_by(action)`` is told so first: an ``undo`` is then refused in the same words
+        as before the stop.
+    :param shown: takes each replayed event's commands in order (the dealer display's model), so
+        that the display shows after the restart what it showed before the stop: an alert
+        acknowledged, or shown only as the answer to the page's input, stays hidden.
     :returns: ``(machine, last_seq, report)``: the machine in the state it had at the stop;
         ``last_seq`` for ``ShoeLink(resume_seq=...)`` (``None``: the journal has no shoe event);
         the :class:`RecoveryReport`.
@@ -92,6 +106,10 @@ def recover(journal: Journal, make_machine: Callable[[], Any]) -> tuple[Any, int
         machine.quiet = True  # the replay's alerts were logged when they were raised: not again
     report = RecoveryReport(from_seq=journal.replay_start(), hand=journal.current_hand,
                             damage=list(journal.report.damage))
+    ended = _hand_ender(journal, report.from_seq)
+    undo = getattr(machine, "undo", None)
+    if ended is not None and undo is not None:
+        undo.ended_by(ended)
     expected: list[events.Alert] = []  # alerts the replay produced for the last event, not yet matched
     last_event_seq = 0
     for rec in journal.records(since=report.from_seq):
@@ -111,6 +129,8 @@ def recover(journal: Journal, make_machine: Callable[[], Any]) -> tuple[Any, int
             report.replayed += 1
             last_event_seq = rec.seq
             expected = [c for c in cmds if isinstance(c, events.Alert)]
+            if shown is not None:
+                shown(cmds)
             for c in cmds:
                 if isinstance(c, events.Instruction):
                     report.instruction = c
@@ -135,6 +155,27 @@ def recover(journal: Journal, make_machine: Callable[[], Any]) -> tuple[Any, int
     if hasattr(machine, "quiet"):
         machine.quiet = False
     return machine, journal.last_shoe_seq(), report
+
+
+def _hand_ender(journal: Journal, end_seq: int) -> events.DealerAction | None:
+    """The input that ended the hand whose ``hand-end`` mark is record ``end_seq`` (the last
+    dealer input before it that the controller's gate let through), if one of
+    :data:`HAND_ENDERS`; ``None`` for no mark, or a hand ended otherwise (abandoned)."""
+    if end_seq <= 0:
+        return None
+    last = None
+    for rec in journal.records(since=max(0, end_seq - ENDER_LOOK_BACK)):
+        if rec.seq >= end_seq:
+            break
+        if rec.kind != "DealerInput":
+            continue
+        try:
+            item = rec.item
+        except codec.CodecError:
+            continue
+        if isinstance(item, events.DealerInput) and not item.gate:
+            last = item.action
+    return last if last in HAND_ENDERS else None
 
 
 class HandMarks:

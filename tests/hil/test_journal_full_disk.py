@@ -12,16 +12,13 @@ Two ways to make the journal's storage fail and recover while the simulated deal
 
 from __future__ import annotations
 
-import contextlib
 import os
-import subprocess
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
+from small_fs import fill, small_tmpfs
 
 from drivers import protocol as p
 from hil.dealer import SimulatedDealer, random_hands
@@ -35,19 +32,6 @@ from shoe_ctl.service.recovery import HandMarks
 from shoe_ctl.table import Table
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@contextlib.contextmanager
-def small_tmpfs(where: Path, size_kb: int) -> Iterator[Path]:
-    where.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size_kb}k,mode=0700", "tmpfs", str(where)],
-                          capture_output=True, check=False)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
-    try:
-        yield where
-    finally:
-        subprocess.run(["umount", "-l", str(where)], check=False)
 
 
 class _Sink:
@@ -77,18 +61,6 @@ class _PacedShoe:
 
     def reload(self, cards: Any) -> None:
         self.shoe.reload(cards)
-
-
-def _fill(folder: Path) -> Path:
-    """Take every free byte of ``folder``'s file system with one file."""
-    filler = folder / "filler"
-    with open(filler, "wb", buffering=0) as f:
-        for size in (65536, 4096, 512):
-            block = b"\0" * size
-            with contextlib.suppress(OSError):
-                while f.write(block):
-                    pass
-    return filler
 
 
 def _deal_through_failures(journal: Journal, cycles: int, fail: Any, unfail: Any) -> dict[str, Any]:
@@ -188,7 +160,7 @@ def test_a_small_tmpfs_that_fills_and_frees_loses_no_card(tmp_path: Path) -> Non
         journal = Journal(mnt / "t.journal", table="table-1", profile="tda", retention_days=0)
         filler: list[Path] = []
         try:
-            out = _deal_through_failures(journal, cycles, lambda: filler.append(_fill(mnt)),
+            out = _deal_through_failures(journal, cycles, lambda: filler.append(fill(mnt)),
                                          lambda: filler.pop().unlink())
         finally:
             journal.close()

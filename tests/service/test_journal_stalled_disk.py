@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+import pytest
 from held_store import HeldCommits
 from rule_profiles import PROFILES
 from sinks import Collect
@@ -18,7 +19,7 @@ from waiting import wait_for
 from shoe_ctl.events import Alert, DealerAction, DealerInput, Instruction
 from shoe_ctl.machine import Dealing
 from shoe_ctl.service.controller import Controller
-from shoe_ctl.service.journal import Journal
+from shoe_ctl.service.journal import Journal, writer
 from shoe_ctl.service.journal.retention import PRUNE_EVERY_S
 from shoe_ctl.service.recovery import HandMarks
 
@@ -91,3 +92,41 @@ def test_the_pruning_a_hand_end_calls_for_waits_in_its_own_thread(tmp_path: Path
         journal.close()
     with Journal(tmp_path / "t.journal", table="t", profile="tda", readonly=True) as j:
         assert [r.kind for r in j.records()] == ["hand-start", "hand-end"]
+
+
+def test_a_commit_held_past_the_stall_limit_stops_the_dealer_until_it_ends(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A commit that does not end (a frozen disk) never reports an error of its own: past
+    ``STALL_S`` the writer reports it as a failure, so the dealer gets the journal's STOP, and its
+    end reports the journal writing again."""
+    monkeypatch.setattr(writer, "STALL_S", 0.2)
+    journal = Journal(tmp_path / "t.journal", table="t", profile="tda")
+    machine = Dealing(PROFILES)
+    ctl = Controller(machine, journal=journal)
+    tape = Collect()
+    ctl.add_sink(tape)
+    told: list[BaseException | None] = []
+    journal.add_state_listener(told.append)
+    held = HeldCommits(journal)
+    try:
+        with ctl:
+            held.hold()
+            assert ctl.post(DealerInput(DealerAction.NEW_HAND, None, {"seats": [1, 2], "ref": 1}))
+            assert held.inside.wait(20)
+            stopped = wait_for(lambda: any(isinstance(c, Alert) and c.code == "journal-write-failed"
+                                           for c in tape.commands), 20)
+            failing = journal.failing
+            held.let_go()
+            assert stopped, "no STOP for a commit the disk holds"
+            assert isinstance(failing, writer.StalledCommit) and "waited 0.2 s for the disk" in str(failing)
+            assert wait_for(lambda: told[-1:] == [None], 20), told
+            assert journal.failing is None and journal.flush(20)
+            alert = next(c for c in tape.commands if isinstance(c, Alert) and c.code == "journal-write-failed")
+            assert alert.latched and "waited 0.2 s for the disk" in alert.message
+            assert wait_for(lambda: not ctl._journal_failing, 20)
+        kinds = [r.kind for r in journal.records()]
+    finally:
+        held.let_go()
+        journal.close()
+    assert isinstance(told[0], writer.StalledCommit) and len(told) == 2
+    assert "DealerInput" in kinds, "the input held with the commit is written once it ends"

@@ -24,6 +24,7 @@ from typing import Any
 from shoe_ctl.service import codec
 from shoe_ctl.service.journal import chain
 from shoe_ctl.service.journal.aside import prune_aside
+from shoe_ctl.service.journal.disk import disk_full, write_problem
 from shoe_ctl.service.journal.files import closed_here, give_up_ownership, opened_here, take_ownership
 from shoe_ctl.service.journal.identity import Identity
 from shoe_ctl.service.journal.records import Damage, HandSummary, JournalError, OpenReport, Record, Row
@@ -35,6 +36,10 @@ from shoe_ctl.service.journal.writer import Entry, GroupWriter
 log = logging.getLogger("shoe_ctl.service.journal")
 
 SYNC_LEVELS = ("FULL", "NORMAL")
+
+NOT_DAMAGE = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_READONLY)
+"""SQLite's errors of a pruning that say nothing of the file's pages (another program's lock, a
+medium that takes no writes): the pruning is not run, and no whole-file check is started."""
 
 
 def _unreadable(path: Path, exc: sqlite3.DatabaseError) -> JournalError:
@@ -197,10 +202,16 @@ class Journal:
     def _prune_or_check(self, stop: threading.Event | None = None) -> int:
         """Retention at the open; a damaged page it meets (in a part the open's tail check does
         not read: old hands, the ``damaged`` table) is found and reported by the whole-file
-        check, which marks the file for repair at the next open. Returns the records pruned."""
+        check, which marks the file for repair at the next open. A full disk (or a lock another
+        program holds) is no damage: said as what it is, in one line, and the pruning is left for
+        the next. Returns the records pruned."""
         try:
             return self._retention.prune(stop=stop)
         except sqlite3.DatabaseError as exc:
+            code = (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
+            if disk_full(exc) or code in NOT_DAMAGE:  # the disk or another program, not the file
+                log.error("%s; retention not run, tried again at the next pruning", write_problem(self.path, exc))
+                return 0
             log.error("journal %s: retention met a damaged page (%s); checking the whole file", self.path, exc)
             if not self.check(stop=stop):
                 self.report.damage.append(Damage("retention", f"not run: {exc}"))

@@ -12,6 +12,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 
+from shoe_ctl.service.journal.disk import disk_full, full_disk_words
 from shoe_ctl.service.journal.records import Record
 from shoe_ctl.service.journal.store import Store
 
@@ -36,6 +37,16 @@ it at once (:meth:`GroupWriter.release`)."""
 
 LINGER_ROWS = 64
 """A lingering group is committed as soon as it holds this many records."""
+
+STALL_S = 5.0
+"""A commit still running after this many seconds (stuck in its fsync: a frozen filesystem, a
+stalled SD card, a disk that stopped answering) is reported as a failure, :class:`StalledCommit`,
+until it ends: the dealer gets the journal's STOP and systemd its ``STATUS=`` line, as for a full
+disk (docs/journal.md, "The writer")."""
+
+
+class StalledCommit(Exception):
+    """The journal's disk has kept a commit waiting :data:`STALL_S` seconds or more."""
 
 Batch = list[tuple[str, str, int | None]]
 """The rows of one append: (kind, body, shoe_seq)."""
@@ -89,8 +100,14 @@ class GroupWriter:
         self._lingering = False
         self._ended = -math.inf
         """When the last commit ended (``time.monotonic()``); a hold ending sooner lets its group linger."""
+        self._since: float | None = None
+        """When the commit running began (``time.monotonic()``), None between commits (under ``_cond``)."""
+        self._telling = threading.Lock()  # a state change and its report to the listeners, as one
+        self._closing = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"{name}-writer", daemon=True)
         self._thread.start()
+        self._watch_thread = threading.Thread(target=self._watch, name=f"{name}-stall", daemon=True)
+        self._watch_thread.start()
 
     # ------------------------------------------------------------------ callers
 
@@ -192,8 +209,10 @@ class GroupWriter:
         with self._cond:
             self._stop = True
             self._cond.notify_all()
+        self._closing.set()
         if self._thread is not threading.current_thread():
             self._thread.join(timeout)
+        self._watch_thread.join(timeout)
         with self._cond:
             left = len(self._queue)
             for entry in self._queue:
@@ -226,6 +245,7 @@ class GroupWriter:
                     group.append(entry)
                     rows += len(entry.rows)
                 stopping = self._stop
+                self._since = time.monotonic()
             written: list[Record] | None = [] if self._committed else None
             try:
                 seqs = self.store.write_groups([(e.rows, e.hand) for e in group],
@@ -240,6 +260,24 @@ class GroupWriter:
                 continue
             self._written(group, seqs, written or [])
 
+    def _watch(self) -> None:
+        """The stall watch's thread: a commit running :data:`STALL_S` or longer makes the journal
+        failing (:class:`StalledCommit`), told to the listeners; its end (written or failed) ends
+        that as any failure ends. Looks four times in :data:`STALL_S` (at most once a second)."""
+        while not self._closing.wait(min(1.0, STALL_S / 4)):
+            since = self._since
+            if since is None or time.monotonic() - since < STALL_S:
+                continue
+            with self._telling:
+                with self._cond:
+                    if self._since != since or self.failing is not None:
+                        continue
+                    exc = self.failing = StalledCommit(
+                        f"a commit has waited {STALL_S:g} s for the disk (stalled, frozen or failing)")
+                    self._cond.notify_all()
+                log.error("journal %s: %s; appends kept in order, written once it answers", self.store.path, exc)
+                self._tell(exc)
+
     def _commit_now(self) -> bool:
         """No more lingering (lock held): stopping, a hold ended, enough records, or an append somebody
         waits for."""
@@ -247,7 +285,8 @@ class GroupWriter:
                 or not all(e.linger for e in self._queue))
 
     def _written(self, group: list[Entry], seqs: list[list[int]], records: list[Record]) -> None:
-        with self._cond:
+        with self._telling, self._cond:
+            self._since = None
             for entry in group:
                 self._queue.popleft()
                 self._rows_queued -= len(entry.rows)
@@ -276,11 +315,14 @@ class GroupWriter:
                     log.exception("journal: a commit listener failed")
         if recovered:
             log.warning("journal %s: writes again", self.store.path)
-            self._tell(None)
+            with self._telling:
+                if self.failing is None:
+                    self._tell(None)
 
     def _failed(self, group: list[Entry], exc: BaseException) -> None:
-        with self._cond:
-            first = self.failing is None
+        with self._telling, self._cond:
+            self._since = None
+            first = self.failing is None or isinstance(self.failing, StalledCommit)
             self.failing = exc
             dropped = [e for e in group if not e.keep]
             for entry in dropped:
@@ -291,8 +333,9 @@ class GroupWriter:
             self._cond.notify_all()
             kept = len(self._queue)
         if first:
+            why = f"{exc}: {full_disk_words(self.store.path)}" if disk_full(exc) else exc
             log.error("journal %s: a write failed (%s); %d append(s) kept in order and retried every %.2f s",
-                      self.store.path, exc, kept, RETRY_S)
+                      self.store.path, why, kept, RETRY_S)
             self._tell(exc)
 
     def _tell(self, exc: BaseException | None) -> None:
