@@ -27,7 +27,7 @@ class Line:
     opened: float
     bad_base: int
     unknown_base: int
-    decoder: p.FrameDecoder = field(default_factory=p.FrameDecoder)
+    decoder: p.SealedDecoder = field(default_factory=p.SealedDecoder)
     quiet_reported: bool = False
     last_rx: float = 0.0
     quality: float = 0.0

@@ -15,20 +15,24 @@ from enum import IntEnum
 from drivers import protocol as p
 from drivers.link_stats import LinkStats
 
-LATEST_ONLY = frozenset({p.T_HOST_HELLO, p.T_ACK, p.T_LED, p.T_RESET})
+LATEST_ONLY = frozenset({p.T_HOST_HELLO, p.T_ACK, p.T_LED, p.T_RESET, p.T_PAIR})
 """Frame types of which only the newest waits: a newer one replaces one not yet begun. Each says
-all the host wants of its kind (docs/protocol.md, sections 4 and 14): an ACK everything an older
-one says; LED the latest pattern and RESET_COUNTER the one reset the host wants, each repeated
+all the host wants of its kind (docs/protocol.md, sections 4, 14 and 15): an ACK everything an
+older one says; LED the latest pattern and RESET_COUNTER the one reset the host wants, each repeated
 until the shoe reports it; HOST_HELLO a fresh challenge, which the shoe answers with a HELLO and a
 resend of its unacked events and which ends its session, so a waiting older one only costs a
-round trip and a resend. PAIR is not among them: a shoe in pairing mode takes the first one."""
+round trip and a resend; PAIR the secret the host speaks under from then on, which a shoe in
+pairing mode must read first, since it takes the first PAIR it reads and no other (the session
+makes a new one only once the shoe answered under the last, so one waits at most anyway). Every
+type the host sends is among them."""
 
 MAX_WAITING = 16
 """Frames that wait for room at most; past it the oldest one not yet begun and not of
 :data:`LATEST_ONLY` is dropped (a frame lost on the line, as the protocol allows). A waiting
 frame of :data:`LATEST_ONLY` stays: it is the newest of its type, which a dropped one would leave
 the shoe without until the next (an ACK's keepalive is 0.5 s, past the shoe's 0.3 s resend
-timeout); there is one of each type at most, fewer than the cap."""
+timeout; a PAIR is not sent again). As every type the host sends is of :data:`LATEST_ONLY`, at
+most one frame of each waits (five), below the cap: it bounds a frame of any other type."""
 
 
 class Unwritten(IntEnum):

@@ -181,7 +181,7 @@ class LinkSession:
         """A port opened at ``now``: a fresh decoder and timers; HOST_HELLO goes out (the host
         speaks first, docs/protocol.md section 1)."""
         self._conn = self._health.line = Line(now, self.stats.bad_frames, self.stats.unknown_frames,
-                                              p.SealedDecoder())
+                                              p.SealedDecoder(sealed=self._admission.secret is not None))
         self._window.connection_made()
         self._admission.connection_made(now)
 
@@ -293,6 +293,8 @@ class LinkSession:
             raise NotConnectedError(f"shoe at {self.name} not connected; cannot pair")
         self._admission.pair(secret)
         self._hello = None
+        if self._conn is not None:
+            self._conn.decoder.sealed = True  # version 2 from the PAIR on: a plain frame is refused
 
     def _shoe_next_seq(self) -> int:
         """The highest ``next_seq`` the shoe has reported (HELLO, HEARTBEAT) or implied (the

@@ -256,7 +256,7 @@ class IdleWait:
             self._dropped = out.dropped
             (log.warning if self._loud else log.debug)(
                 "shoe link: the port's output buffer is full (is the shoe reading?); frames wait for "
-                "room, only the newest HOST_HELLO, ACK, LED and RESET_COUNTER kept")
+                "room, only the newest of each type kept")
             self.wake()
 
     def _note_ack(self, out: PortOutput) -> None:

@@ -20,6 +20,7 @@ from shoe_ctl.events import Command, DisplayUpdate, Signal
 if TYPE_CHECKING:
     from gpiozero import Factory  # a gpiozero pin factory (MockFactory in tests)
 
+    from shoe_ctl.display.model import DisplayModel
     from shoe_ctl.display.server import DisplaySink
 
 TOKEN_ENV = "SHOE_CTL_DISPLAY_TOKEN"
@@ -145,7 +146,7 @@ def start_dealer_io(cfg: TableConfig, post: Callable[[Any], Any], *,
                     send_leds: Callable[[dict[str, Any]], Any] | None = None,
                     try_send_leds: Callable[[dict[str, Any]], bool] | None = None,
                     console: bool = False, stream: TextIO | None = None, pin_factory: Factory | None = None,
-                    env: Mapping[str, str] | None = None) -> DealerIO:
+                    env: Mapping[str, str] | None = None, display_model: DisplayModel | None = None) -> DealerIO:
     """Build and start the dealer's LEDs, display and buttons from ``cfg``.
 
     :param cfg: the table configuration (``shoe_ctl.config.load_table_config``).
@@ -158,6 +159,7 @@ def start_dealer_io(cfg: TableConfig, post: Callable[[Any], Any], *,
     :param console: also print the signals in the terminal.
     :param stream: where the console sink writes (default stdout).
     :param pin_factory: gpiozero pin factory for the LED board and buttons (tests).
+    :param display_model: the display's model to go on from (a restarted service's), else a new one.
     :raises shoe_ctl.display.DisplayError: a display off loopback without a token.
     :raises OSError: the display's address cannot be bound.
     :raises ValueError: ``[leds] backend = "shoe"`` without ``send_leds``.
@@ -173,7 +175,7 @@ def start_dealer_io(cfg: TableConfig, post: Callable[[Any], Any], *,
             from shoe_ctl.display.server import start_display
 
             io.display = start_display(display[0], display[1], post, token=display_token(cfg, env),
-                                       table_seats=cfg.seats)
+                                       table_seats=cfg.seats, model=display_model)
         wanted = {cfg.leds.backend} | ({"console"} if console else set()) | ({"shoe"} if send_leds else set())
         ctx = LedContext(send_leds=send_leds, try_send_leds=try_send_leds, stream=stream, pin_factory=pin_factory)
         for name, build in LED_BACKENDS.items():  # the map's order: GPIO first, the shoe's LEDs last

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TextIO, runtime_checka
 from drivers.shoe import ShoeLink
 from shoe_ctl.config import TableConfig
 from shoe_ctl.dealer_io import DealerIO, start_dealer_io
+from shoe_ctl.display.model import DisplayModel
 from shoe_ctl.events import Alert, Command, Event, LinkChanged
 from shoe_ctl.export import default_machine_factory
 from shoe_ctl.floor.config import FloorConfig
@@ -120,7 +121,8 @@ class Table:
                  dealer: DealerFactory | None = None, sinks: Sequence[Sink] = (), notifier: Notifier | None = None,
                  wait_connected: float | None = None, device: Any = None, floor: FloorConfig | None = None,
                  release: ReleaseConfig | None = None, users: str | None = None, host: HostLife | None = None,
-                 pin_factory: Factory | None = None, say: Callable[[str], None] = _say) -> None:
+                 pin_factory: Factory | None = None, say: Callable[[str], None] = _say,
+                 display_model: DisplayModel | None = None) -> None:
         self.cfg = cfg
         self.controller = controller
         self.url = url
@@ -141,6 +143,7 @@ class Table:
         self._console = console
         self._led_stream = led_stream
         self._pin_factory = pin_factory
+        self._display_model = display_model  # a recovery's: what the stopped service's display showed
         self._dealer_socket = dealer_socket
         self._dealer_factory = dealer
         self._sinks = list(sinks)
@@ -224,7 +227,14 @@ class Table:
                     say(f"journal: {line}")
             if not shoes.is_simulated(url):
                 hands_before = _hands_before(opened)
-                machine, resume_seq, report = recover(opened, make_machine)
+                # the display's model folds the replay in, as the stopped service's display did
+                shown = (DisplayModel(table_seats=cfg.seats)
+                         if options.get("dealer_io", True) and options.get("display", "config") is not None else None)
+                machine, resume_seq, report = recover(opened, make_machine,
+                                                      shown=shown.apply_all if shown is not None else None)
+                if shown is not None:
+                    shown.restarted()
+                    options = {**options, "display_model": shown}
                 for line in report.lines():
                     say(line)
             else:  # a simulated shoe starts afresh (nothing replayed), its hands numbered on
@@ -507,7 +517,7 @@ class Table:
             return start_dealer_io(self.cfg, self.controller.post, display=self._display, send_leds=link.send_leds,
                                    try_send_leds=link.try_send_leds,
                                    console=self._console, stream=self._led_stream,
-                                   pin_factory=self._pin_factory)
+                                   pin_factory=self._pin_factory, display_model=self._display_model)
         except OSError as exc:
             problem = bind_problem(exc)
             if self._display_required is not None:

@@ -261,7 +261,19 @@ class SealedDecoder(FrameDecoder):
     version-1 frame instead (an unpaired shoe, or another program writing into the line: the
     receiver refuses it and says so). Counted as in :class:`FrameDecoder`; a frame that is
     neither is counted by the constraint-table row (docs/protocol.md section 11) it breaks in
-    the version whose layout it fits."""
+    the version whose layout it fits.
+
+    :param sealed: the link speaks version 2: a frame is read as version 2 first, as version 1
+        only when it is not one. False (a version-1 link, a bench): as version 1 first, so a
+        valid plain frame is decoded once, and as version 2 only when it is not one (a paired
+        shoe's frame, which a version-1 host ignores); what comes out, and the row a frame that
+        is neither is counted by, are the same either way, but for a frame valid in both
+        versions, read as the link's own version. A link that pairs sets :attr:`sealed`.
+    """
+
+    def __init__(self, sealed: bool = True) -> None:
+        super().__init__()
+        self.sealed = sealed
 
     def _decode(self, part: bytes) -> Any:
         if len(part) > MAX_ENCODED:
@@ -270,6 +282,11 @@ class SealedDecoder(FrameDecoder):
             body = cobs.decode(part)
         except cobs.DecodeError as exc:
             raise FrameError("cobs", f"bad COBS encoding: {exc}") from exc
+        if not self.sealed:
+            try:
+                return decode_body(body)
+            except (FrameError, MessageError):
+                pass  # not a valid version-1 frame: read below, which also names its row
         try:
             return unseal_body(body)
         except FrameError as exc:

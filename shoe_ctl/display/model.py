@@ -125,7 +125,9 @@ class DisplayModel:
     - The answer to a dealer input: the machine answers an input carrying ``args["ref"]`` with an
       ``Instruction`` of the same ``ref``, after the alerts the input caused. ``reply`` in the
       snapshot is ``{"ref", "refused", "alerts": [{"code", "message"}]}`` for the latest such
-      answer: ``refused`` when one of those alerts is a refusal (:data:`REFUSED_CODES`: the input
+      answer, of the alerts since the event's start (the ``DisplayUpdate`` that ends the event
+      before it: an input without a ref, the dealer port's, is answered by its band alone and
+      its alerts are no later answer's): ``refused`` when one of those alerts is a refusal (:data:`REFUSED_CODES`: the input
       came at the wrong time or with bad arguments and changed nothing).
     - Words: a machine state name in an alert or a reply (``refused in state hand_showdown``) is
       written in the dealer's words (:func:`dealer_words`: ``refused now (at the showdown)``). A
@@ -198,6 +200,7 @@ class DisplayModel:
                 alerted = any(isinstance(c, Alert) for c in between)
                 if not self._skim(command.state, states[nxt], final, told, alerted):
                     self._apply_update(command.state, whole=False)
+                self._since_instruction = []  # the end of an event's commands (below)
                 self.version += 1
                 changed = True
             else:
@@ -271,6 +274,9 @@ class DisplayModel:
         """Fold one command in; True when the snapshot changed."""
         if isinstance(command, DisplayUpdate):
             self._apply_update(command.state)
+            # the machine's update ends an event's commands: alerts before it that no Instruction
+            # carrying a ref followed answered no page input, and a later answer does not take them
+            self._since_instruction = []
         elif isinstance(command, Instruction):
             self._instruction = self._instruction_dict(
                 {"signal": str(command.signal), "text": command.text, "seat": command.seat,
@@ -385,6 +391,14 @@ class DisplayModel:
     @staticmethod
     def _same(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
         return all(a.get(k) == b.get(k) for k in ("code", "message", "seat"))
+
+    def restarted(self) -> None:
+        """The commands folded in so far were a recovery's replay of what the stopped service showed
+        (:func:`shoe_ctl.service.recovery.recover`): its answer to the page's last input is
+        forgotten (the new service numbers the page's inputs from 1 again; a page never saw this
+        answer to an input of its own), the rest stays as it was shown."""
+        self._reply = None
+        self._since_instruction = []
 
     # ------------------------------------------------------------------ alerts
     def alerts(self) -> list[dict[str, Any]]:

@@ -232,13 +232,15 @@ class DisplaySink(Closeable):
     :param table_seats: seats at the table (2..10): the page's *New hand* sheet offers seats
         ``1..table_seats`` and deals them all when no hand was seen yet (snapshot ``table_seats``).
     :param limits: connection, rate and token bounds (default :class:`Limits`).
+    :param model: the display's model to go on from (a restarted service's, with what the stopped
+        one showed: :meth:`DisplayModel.restarted`), else a new one.
     :raises DisplayError: non-loopback host without a token; a token shorter than
         ``limits.token_min_len``.
     """
 
     def __init__(self, post: Callable[[Any], Any], *, host: str = "127.0.0.1", port: int = 8080,
                  token: str | None = None, static_dir: Path = STATIC_DIR, table_seats: int = 8,
-                 limits: Limits | None = None) -> None:
+                 limits: Limits | None = None, model: DisplayModel | None = None) -> None:
         if not is_loopback(host) and not token:
             raise DisplayError(
                 f"display on {host}:{port}: binding an address other than loopback needs a token "
@@ -250,7 +252,7 @@ class DisplaySink(Closeable):
         self.port = port
         self._token = token or None
         self._static = static_dir
-        self.model = DisplayModel(table_seats=table_seats)
+        self.model = model if model is not None else DisplayModel(table_seats=table_seats)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._runner: web.AppRunner | None = None
@@ -937,7 +939,7 @@ def input_event(body: dict[str, Any], source: str | None = None) -> DealerInput:
 
 
 def start_display(host: str, port: int, post: Callable[[Any], Any], token: str | None = None, *,
-                  table_seats: int = 8) -> DisplaySink:
+                  table_seats: int = 8, model: DisplayModel | None = None) -> DisplaySink:
     """Start the dealer display and return its sink, already serving.
 
     Call it before dealing starts (``shoe-ctl run --display HOST:PORT``), then
@@ -948,7 +950,8 @@ def start_display(host: str, port: int, post: Callable[[Any], Any], token: str |
     :param post: the controller's thread-safe ``post(event)``.
     :param token: shared secret for POSTs (required off loopback).
     :param table_seats: seats at the table, offered by the page's *New hand* sheet.
+    :param model: the model to go on from (:class:`DisplaySink`), else a new one.
     :raises DisplayError: refused configuration or the server did not start.
     :raises OSError: the address cannot be bound.
     """
-    return DisplaySink(post, host=host, port=port, token=token, table_seats=table_seats).start()
+    return DisplaySink(post, host=host, port=port, token=token, table_seats=table_seats, model=model).start()

@@ -78,6 +78,13 @@ class Undo:
         self.why = "no dealer input to undo"
         self._hand: HandState | None = None  # the live hand whose seats the last point shares
 
+    def ended_by(self, action: DealerAction) -> None:
+        """The hand was ended by the accepted input ``action`` before this machine was built (a
+        recovery replays only what follows the hand's end): the last input is ``action``, with no
+        point to undo to, as it was for the machine that took it."""
+        self._release()
+        self.last = (action, None)
+
     def forget(self, why: str) -> None:
         """Nothing can be undone any more, because ``why``."""
         self.last = None

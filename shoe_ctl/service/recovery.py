@@ -6,6 +6,7 @@ docs/journal.md, *Recovery*, and docs/recovery.md.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -13,6 +14,13 @@ from typing import Any, Protocol
 from shoe_ctl import events
 from shoe_ctl.service import codec
 from shoe_ctl.service.journal import Damage, Journal
+
+HAND_ENDERS = frozenset({events.DealerAction.HAND_COMPLETE, events.DealerAction.MISDEAL})
+"""The dealer inputs that end a hand (the chart's ``hand_complete`` and ``misdeal``)."""
+
+ENDER_LOOK_BACK = 64
+"""The records before the last ``hand-end`` searched for the input that ended the hand (the mark
+follows it at once, after the input's own alerts)."""
 
 EVENT_TYPES = (
     events.CardRead,
@@ -76,11 +84,18 @@ class RecoveryReport:
         return out
 
 
-def recover(journal: Journal, make_machine: Callable[[], Any]) -> tuple[Any, int | None, RecoveryReport]:
+def recover(journal: Journal, make_machine: Callable[[], Any], *,
+            shown: Callable[[list[events.Command]], object] | None = None) -> tuple[Any, int | None, RecoveryReport]:
     """Replay the journal's events since the last finished hand into ``make_machine()``.
 
     :param journal: the open journal (its open-time ``report.damage`` is carried into the report).
-    :param make_machine: builds a fresh machine with ``handle(event) -> list[Command]``.
+    :param make_machine: builds a fresh machine with ``handle(event) -> list[Command]``; when
+        the replay starts after a hand that an input ended (``hand-complete``, ``misdeal``), its
+        ``undo.ended_by(action)`` is told so first: an ``undo`` is then refused in the same words
+        as before the stop.
+    :param shown: takes each replayed event's commands in order (the dealer display's model), so
+        that the display shows after the restart what it showed before the stop: an alert
+        acknowledged, or shown only as the answer to the page's input, stays hidden.
     :returns: ``(machine, last_seq, report)``: the machine in the state it had at the stop;
         ``last_seq`` for ``ShoeLink(resume_seq=...)`` (``None``: the journal has no shoe event);
         the :class:`RecoveryReport`.
@@ -92,6 +107,13 @@ def recover(journal: Journal, make_machine: Callable[[], Any]) -> tuple[Any, int
         machine.quiet = True  # the replay's alerts were logged when they were raised: not again
     report = RecoveryReport(from_seq=journal.replay_start(), hand=journal.current_hand,
                             damage=list(journal.report.damage))
+    ended, stops = _hand_end(journal, report.from_seq)
+    undo = getattr(machine, "undo", None)
+    if ended is not None and undo is not None:
+        undo.ended_by(ended)
+    keep_stops = getattr(machine, "keep_stops", None)
+    if stops and callable(keep_stops):
+        keep_stops(stops)
     expected: list[events.Alert] = []  # alerts the replay produced for the last event, not yet matched
     last_event_seq = 0
     for rec in journal.records(since=report.from_seq):
@@ -111,6 +133,8 @@ def recover(journal: Journal, make_machine: Callable[[], Any]) -> tuple[Any, int
             report.replayed += 1
             last_event_seq = rec.seq
             expected = [c for c in cmds if isinstance(c, events.Alert)]
+            if shown is not None:
+                shown(cmds)
             for c in cmds:
                 if isinstance(c, events.Instruction):
                     report.instruction = c
@@ -135,6 +159,37 @@ def recover(journal: Journal, make_machine: Callable[[], Any]) -> tuple[Any, int
     if hasattr(machine, "quiet"):
         machine.quiet = False
     return machine, journal.last_shoe_seq(), report
+
+
+def _hand_end(journal: Journal, end_seq: int) -> tuple[events.DealerAction | None, list[Any]]:
+    """Of the hand whose ``hand-end`` mark is record ``end_seq``: the input that ended it (the
+    last dealer input before the mark that the controller's gate let through) if one of
+    :data:`HAND_ENDERS`, else ``None`` (no mark, an abandoned hand); and the STOPs still up at
+    its end (the mark's ``stops``, :class:`HandMarks`)."""
+    if end_seq <= 0:
+        return None, []
+    last = None
+    stops: list[Any] = []
+    for rec in journal.records(since=max(0, end_seq - ENDER_LOOK_BACK)):
+        if rec.seq > end_seq:
+            break
+        if rec.seq == end_seq:
+            try:
+                body = json.loads(rec.body)
+            except (ValueError, RecursionError):
+                break
+            if isinstance(body, dict) and isinstance(body.get("stops"), list):
+                stops = body["stops"]
+            break
+        if rec.kind != "DealerInput":
+            continue
+        try:
+            item = rec.item
+        except codec.CodecError:
+            continue
+        if isinstance(item, events.DealerInput) and not item.gate:
+            last = item.action
+    return (last if last in HAND_ENDERS else None), stops
 
 
 class HandMarks:
@@ -184,4 +239,9 @@ class HandMarks:
             self.journal.begin_hand(info, wait=self.wait)
         elif self.journal.current_hand is not None and state == "idle":
             summary = getattr(machine, "summary", None)
-            self.journal.end_hand(summary() if callable(summary) else {}, wait=self.wait)
+            info = summary() if callable(summary) else {}
+            open_stops = getattr(machine, "open_stops", None)
+            stops = open_stops() if callable(open_stops) else None
+            if stops:  # still up at the hand's end: a recovery after it shows them again
+                info = {**info, "stops": stops}
+            self.journal.end_hand(info, wait=self.wait)

@@ -89,3 +89,19 @@ def test_what_the_model_keeps_of_past_hands_alerts_stays_bounded() -> None:
         t.deck = full_deck()
         t.page(DealerAction.NEW_HAND, args={"seats": [1, 2, 3]})
     assert max(kept) <= 10, kept  # before: 3 more each hand (120 after 40)
+
+
+def test_a_band_of_an_input_without_a_ref_is_no_later_answer_of_the_page() -> None:
+    """An input on the dealer port (no ref) refused while the instruction stays the same: the
+    machine sends no ``Instruction`` for it, and its band was taken into the reply to the page's
+    next input and hidden with it (the dealer never acknowledged it)."""
+    t = Table("tda", "stud", [1, 2, 3])
+    t.page(DealerAction.MISDEAL, args={"confirm": True})
+    for seat in (5, 6):
+        t.fold_in(t.m.handle(DealerInput(DealerAction.FOLD, seat, {})))  # the dealer port's: no ref
+    before = [(a["code"], a["seat"]) for a in t.model.snapshot()["alerts"] if a["code"] == "input-wrong-time"]
+    assert before == [("input-wrong-time", 5), ("input-wrong-time", 6)]
+    t.page(DealerAction.UNDO)
+    snap = t.model.snapshot()
+    assert [a["code"] for a in snap["reply"]["alerts"]] == ["undo-refused"]
+    assert [(a["code"], a["seat"]) for a in snap["alerts"] if a["code"] == "input-wrong-time"] == before

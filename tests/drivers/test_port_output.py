@@ -1,7 +1,7 @@
 """The link's writes to a device port never wait for room (``drivers.port_output``): what a full
 output buffer leaves waits, in order, and goes out as room comes; meanwhile only the newest
-HOST_HELLO, ACK, LED and RESET_COUNTER frame wait, and at most ``MAX_WAITING`` frames. A pipe stands for the port: its
-buffer is full exactly when a write is refused (docs/protocol.md, section 7)."""
+frame of each type the host sends waits (HOST_HELLO, ACK, LED, RESET_COUNTER, PAIR), and at most
+``MAX_WAITING`` frames. A pipe stands for the port: its buffer is full exactly when a write is refused (docs/protocol.md, section 7)."""
 
 from __future__ import annotations
 
@@ -99,14 +99,38 @@ def test_a_full_port_lets_out_one_host_hello_and_one_reset_the_newest(pipe: tupl
     assert [(type(m), m.seq) for m in sent] == [(p.HostHello, ctr - 1), (p.ResetCounter, ctr), (p.Ack, ctr + 1)]
 
 
+def _pair(ctr: int, secret: bytes) -> bytes:
+    return p.seal(p.Pair(ctr, secret), p.hello_key(secret), 0)
+
+
+def test_a_newer_pair_replaces_a_waiting_one_and_the_cap_never_drops_it(pipe: tuple[int, int]) -> None:
+    """A shoe in pairing mode takes the first PAIR it reads and no other (docs/protocol.md
+    section 15), and the host speaks under the newest secret: the shoe must read the newest."""
+    r, w = pipe
+    out = PortOutput(w, LinkStats())
+    filled = fill(w)
+    out.send(_pair(1, b"\x01" * 32))
+    out.send(_ack(2, 1, 2))
+    out.send(_pair(3, b"\x02" * 32))
+    assert out.dropped == 1
+    for n in range(MAX_WAITING + 3):  # frames of a type the host does not send: only the cap bounds them
+        out.send(bytes((0, 9, 0x86)) + n.to_bytes(8, "big").replace(b"\x00", b"\x01") + b"\x00")
+    assert len(out._waiting) == MAX_WAITING
+    assert [kind for kind, _frame in out._waiting][:2] == [p.T_ACK, p.T_PAIR]  # the cap dropped the others
+    _read_all(r, filled)
+    out.drain()
+    sealed = [m for m in p.SealedDecoder().feed(os.read(r, 65536)) if isinstance(m, p.Sealed)]
+    assert [m.msg.secret for m in sealed] == [b"\x02" * 32]
+
+
 def test_at_most_max_waiting_frames_wait(pipe: tuple[int, int]) -> None:
     _r, w = pipe
     out = PortOutput(w, LinkStats())
     fill(w)
-    for n in range(MAX_WAITING + 5):  # PAIR: never replaced by a newer one, so only the cap bounds it
-        out.send(p.seal(p.Pair(n + 1, bytes(32)), bytes(32), n + 1))
+    for n in range(MAX_WAITING + 5):  # a type outside LATEST_ONLY: only the cap bounds it
+        out.send(bytes((0, 9, 0x86)) + (n + 1).to_bytes(8, "big").replace(b"\x00", b"\x01") + b"\x00")
     assert len(out._waiting) == MAX_WAITING and out.dropped == 5
-    out.send(_ack(99, 1, 2))  # the cap drops a PAIR, never the newest of a type a newer one replaces
+    out.send(_ack(99, 1, 2))  # the cap drops another, never the newest of a type a newer one replaces
     assert len(out._waiting) == MAX_WAITING and out._waiting[-1][0] == p.T_ACK and out.dropped == 6
 
 
@@ -116,7 +140,7 @@ def test_the_frame_type_is_read_from_the_frame_as_sent() -> None:
     assert frame_type(b"\x00") == 0 and frame_type(b"\x00\x01\x00") == 0
     assert frame_type(p.encode(p.HostHello(1))) == p.T_HOST_HELLO
     assert frame_type(p.seal(p.Pair(1, bytes(32)), bytes(32), 1)) == p.T_PAIR
-    assert port_output.LATEST_ONLY == {p.T_HOST_HELLO, p.T_ACK, p.T_LED, p.T_RESET}
+    assert port_output.LATEST_ONLY == {p.T_HOST_HELLO, p.T_ACK, p.T_LED, p.T_RESET, p.T_PAIR}
 
 
 def test_what_the_port_has_not_taken_of_a_type_is_told_apart(pipe: tuple[int, int]) -> None:

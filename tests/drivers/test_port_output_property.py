@@ -1,10 +1,11 @@
 """What a shoe reads from a port whose output buffer fills and empties at random
 (``drivers.port_output.PortOutput``, docs/protocol.md section 7): every frame it reads is whole and
 they come in the order sent (the host's frame counter only grows), no command is read twice, at
-most one frame of each type a newer one supersedes (HOST_HELLO, ACK, LED, RESET_COUNTER) waits at
-any time, so no burst of them comes out when the port drains, and once the port has room again
+most one frame of each type a newer one supersedes (HOST_HELLO, ACK, LED, RESET_COUNTER, PAIR)
+waits at any time, so no burst of them comes out when the port drains, and once the port has room again
 the last frame of each of those types it reads is the newest sent: the shoe hears every
-``acked`` and ``want``, the newest pattern, reset and challenge, however many other frames waited."""
+``acked`` and ``want``, the newest pattern, reset, challenge and secret, however many other frames
+waited."""
 
 from __future__ import annotations
 
@@ -21,10 +22,10 @@ from drivers.port_output import MAX_WAITING, PortOutput
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="a non-blocking pipe: POSIX only")
 
-_SUPERSEDED = (p.HostHello, p.Ack, p.Led, p.ResetCounter)
+_SUPERSEDED = (p.HostHello, p.Ack, p.Led, p.ResetCounter, p.Pair)
 """The host's messages a newer one of their type supersedes (docs/protocol.md, section 7)."""
 
-_OPS = st.lists(st.one_of(st.just("ack"), st.just("led"), st.just("reset"), st.just("hello"),
+_OPS = st.lists(st.one_of(st.just("ack"), st.just("led"), st.just("reset"), st.just("hello"), st.just("pair"),
                           st.tuples(st.just("room"), st.integers(1, 200)), st.just("full")),
                 min_size=1, max_size=3 * MAX_WAITING + 10)
 
@@ -40,6 +41,7 @@ def _take(r: int, n: int) -> bytes:
 @given(_OPS)
 @example(["ack", "led", *["reset"] * MAX_WAITING])  # resets repeated while an ACK and a LED frame wait
 @example(["full", *["hello", "reset"] * MAX_WAITING])  # the challenges and resets of a long full port
+@example(["pair", "ack", "pair", ("room", 200), "pair"])  # a newer secret while one waits
 def test_the_shoe_reads_whole_frames_in_order_and_the_newest_of_each_superseded_type_last(ops: list[object]) -> None:
     r, w = os.pipe()
     os.set_blocking(r, False)
@@ -60,10 +62,15 @@ def test_the_shoe_reads_whole_frames_in_order_and_the_newest_of_each_superseded_
                 out.drain()
                 continue
             ctr += 1
-            msg = {"ack": p.Ack(ctr, ctr - 1, ctr), "led": p.Led(ctr, ctr % 255 + 1, "deal", ("green",), "blink", 100, 100),
-                   "reset": p.ResetCounter(ctr, ctr % 0xFFFF + 1), "hello": p.HostHello(ctr)}[op]  # type: ignore[index]
-            newest[type(msg)] = ctr
-            out.send(p.encode(msg))
+            if op == "pair":  # version 2 framing only: sealed under its secret's hello key
+                secret = ctr.to_bytes(32, "big")
+                newest[p.Pair] = ctr
+                out.send(p.seal(p.Pair(ctr, secret), p.hello_key(secret), 0))
+            else:
+                msg = {"ack": p.Ack(ctr, ctr - 1, ctr), "led": p.Led(ctr, ctr % 255 + 1, "deal", ("green",), "blink", 100, 100),
+                       "reset": p.ResetCounter(ctr, ctr % 0xFFFF + 1), "hello": p.HostHello(ctr)}[op]  # type: ignore[index]
+                newest[type(msg)] = ctr
+                out.send(p.encode(msg))
             waiting = [kind for kind, _frame in out._waiting]
             assert all(waiting.count(kind.TYPE) <= 1 for kind in _SUPERSEDED), waiting
         while out.waiting:  # the shoe reads everything: room until nothing waits
@@ -73,8 +80,8 @@ def test_the_shoe_reads_whole_frames_in_order_and_the_newest_of_each_superseded_
     finally:
         os.close(r)
         os.close(w)
-    decoder = p.FrameDecoder()
-    got = decoder.feed(bytes(read) + b"\x00")
+    decoder = p.SealedDecoder()  # the plain frames, and the sealed PAIRs
+    got = [m.msg if isinstance(m, p.Sealed) else m for m in decoder.feed(bytes(read) + b"\x00")]
     assert decoder.stats.bad_frames == 0  # every frame whole
     seqs = [m.seq for m in got]
     assert seqs == sorted(set(seqs))  # in the order sent, none twice

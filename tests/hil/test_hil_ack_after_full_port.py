@@ -1,8 +1,9 @@
 """A shoe that stops reading, then reads again (the real pty, its output held full with
 ``tcflow(TCOOFF)``): the ACK that waited goes out when the port takes it, and the next ACK,
 asked for by the consumer's ack right then, waits ``ACK_MIN_GAP`` after it, by the link's own
-clock, instead of following at once (docs/protocol.md sections 1 and 7). The shoe still gets
-every card acked."""
+clock, instead of following at once (docs/protocol.md sections 1 and 7); the shoe still gets
+every card acked. And a newer ACK that replaces a waiting one that asks for a resend asks for
+it too."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from drivers.port_output import Unwritten
 from drivers.shoe import IdleWait, ShoeLink
 from hil.deck import Deck
 from hil.virtual_shoe import VirtualShoe
+from shoe_ctl.rules.cards import Card
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="a pty: POSIX only")
 
@@ -88,5 +90,43 @@ def test_the_ack_after_a_drained_one_keeps_the_ack_spacing(monkeypatch: pytest.M
             after = [now for now, acked in made if now >= left]
             assert after, "no ACK after the drained one"
             assert after[0] - left >= ACK_MIN_GAP  # not at once: the spacing counts from when it left
+    finally:
+        shoe.close()
+
+
+def _waiting_acks(link: ShoeLink) -> list[p.Ack]:
+    """The ACK frames waiting for room in the link's output (the link's lock held)."""
+    out = link._idle.out
+    assert out is not None
+    return [m for kind, frame in out._waiting if kind == p.T_ACK
+            for m in p.FrameDecoder().feed(frame) if isinstance(m, p.Ack)]
+
+
+def test_a_newer_ack_replacing_a_waiting_resend_request_still_asks_for_the_resend() -> None:
+    """A hole opens while the shoe does not read: the ACK asking for a resend waits; the
+    consumer's ack, 20 ms on, makes a newer ACK that replaces it, and that one asks for the resend
+    too (before, it did not, and the shoe heard of the hole only from the resend timer's next ACK)."""
+    shoe = VirtualShoe(Deck.seeded(8), heartbeat_s=0.5).start()
+    events: queue.Queue[Any] = queue.Queue()
+    try:
+        with ShoeLink(shoe.url, events) as link:
+            link.wait_connected(5.0)
+            shoe.pull()
+            cards = card_reads(events, 1)
+            assert len(cards) == 1
+            ser = link._ser
+            master = shoe.line._master
+            assert ser is not None and master is not None
+            with shoe.line.lock, held_full(ser.fd):  # the shoe's thread stops at its next turn
+                want = link._session._window.expected
+                assert want is not None
+                # the event after the next one comes first: a hole at `want`
+                os.write(master, p.encode(p.CardMsg(want + 1, Card(5), "rfid", 9, 3)))
+                assert wait_for(lambda: any(a.resend and a.want == want for a in _waiting_acks(link)), 10.0)
+                with link._lock:  # the reader's timers wait: the consumer's ack comes first
+                    time.sleep(2 * ACK_MIN_GAP)  # (past the ACK spacing: the ack makes an ACK at once)
+                    link.ack(cards[0].seq)
+                    acks = _waiting_acks(link)
+                assert [(a.acked, a.want, a.resend) for a in acks] == [(cards[0].seq, want, True)]
     finally:
         shoe.close()
