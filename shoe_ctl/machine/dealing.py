@@ -591,6 +591,18 @@ class Dealing:
         entries are shared between successive states while the seat is unchanged: read-only."""
         return views.public_state(self.p, self.link, self.state, ins or self.instruction(), self.shown.seats)
 
+    def open_stops(self) -> list[dict[str, Any]]:
+        """The STOPs up now (:meth:`~shoe_ctl.machine.progress.Progress.open_stops`): a hand's end
+        keeps them, and a recovery after it shows them again (:meth:`keep_stops`)."""
+        return self.p.open_stops()
+
+    def keep_stops(self, stops: list[Any]) -> int:
+        """Show again the STOPs :meth:`open_stops` gave before a restart (a recovery's machine,
+        before its replay; no ``Alert`` command: each was journaled when raised); how many."""
+        kept = self.p.keep_stops(stops, self.shown.alert_id)
+        self.shown.alert_id += kept
+        return kept
+
     def summary(self) -> dict[str, Any]:
         """The decisions of the current (or last) hand, in the keys of ``shoe-ctl analyze``
         (:func:`~shoe_ctl.machine.views.summary`)."""

@@ -386,6 +386,27 @@ class Progress:
         """Take the shown alerts of ``codes`` (those whose words start with ``prefix``) down."""
         self.alerts = [a for a in self.alerts if not (a["code"] in codes and a["message"].startswith(prefix))]
 
+    def open_stops(self) -> list[dict[str, Any]]:
+        """The latched (STOP) alerts shown now, oldest first, each ``{"code", "message", "street",
+        "seat", "moves"}``: a hand's end keeps them (a misdeal declared under a STOP, which then
+        still holds the next hand back)."""
+        return [{"code": a["code"], "message": a["message"], "street": a["street"], "seat": a["seat"],
+                 "moves": list(a["moves"])} for a in self.alerts if a["latched"]]
+
+    def keep_stops(self, stops: list[Any], last_id: int) -> int:
+        """Show the STOPs of :meth:`open_stops` again as entries ``last_id + 1``, ... (an entry
+        not of that shape is skipped, a repeat merged). Returns how many ids were used."""
+        used = 0
+        for s in stops:
+            if not (isinstance(s, dict) and isinstance(s.get("code"), str) and isinstance(s.get("message"), str)):
+                continue
+            street, seat, moves = s.get("street"), s.get("seat"), s.get("moves")
+            kept = tuple(m for m in moves if isinstance(m, str)) if isinstance(moves, list) else ()
+            if self.show_alert(last_id + used + 1, s["code"], s["message"], street if isinstance(street, str) else None,
+                               seat if isinstance(seat, int) and not isinstance(seat, bool) else None, True, kept):
+                used += 1
+        return used
+
     def latched_codes(self) -> list[str]:
         """The codes of the latched (STOP) alerts shown, each once, oldest first."""
         return list(dict.fromkeys(a["code"] for a in self.alerts if a["latched"]))

@@ -6,6 +6,7 @@ docs/journal.md, *Recovery*, and docs/recovery.md.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -106,10 +107,13 @@ def recover(journal: Journal, make_machine: Callable[[], Any], *,
         machine.quiet = True  # the replay's alerts were logged when they were raised: not again
     report = RecoveryReport(from_seq=journal.replay_start(), hand=journal.current_hand,
                             damage=list(journal.report.damage))
-    ended = _hand_ender(journal, report.from_seq)
+    ended, stops = _hand_end(journal, report.from_seq)
     undo = getattr(machine, "undo", None)
     if ended is not None and undo is not None:
         undo.ended_by(ended)
+    keep_stops = getattr(machine, "keep_stops", None)
+    if stops and callable(keep_stops):
+        keep_stops(stops)
     expected: list[events.Alert] = []  # alerts the replay produced for the last event, not yet matched
     last_event_seq = 0
     for rec in journal.records(since=report.from_seq):
@@ -157,15 +161,25 @@ def recover(journal: Journal, make_machine: Callable[[], Any], *,
     return machine, journal.last_shoe_seq(), report
 
 
-def _hand_ender(journal: Journal, end_seq: int) -> events.DealerAction | None:
-    """The input that ended the hand whose ``hand-end`` mark is record ``end_seq`` (the last
-    dealer input before it that the controller's gate let through), if one of
-    :data:`HAND_ENDERS`; ``None`` for no mark, or a hand ended otherwise (abandoned)."""
+def _hand_end(journal: Journal, end_seq: int) -> tuple[events.DealerAction | None, list[Any]]:
+    """Of the hand whose ``hand-end`` mark is record ``end_seq``: the input that ended it (the
+    last dealer input before the mark that the controller's gate let through) if one of
+    :data:`HAND_ENDERS`, else ``None`` (no mark, an abandoned hand); and the STOPs still up at
+    its end (the mark's ``stops``, :class:`HandMarks`)."""
     if end_seq <= 0:
-        return None
+        return None, []
     last = None
+    stops: list[Any] = []
     for rec in journal.records(since=max(0, end_seq - ENDER_LOOK_BACK)):
-        if rec.seq >= end_seq:
+        if rec.seq > end_seq:
+            break
+        if rec.seq == end_seq:
+            try:
+                body = json.loads(rec.body)
+            except (ValueError, RecursionError):
+                break
+            if isinstance(body, dict) and isinstance(body.get("stops"), list):
+                stops = body["stops"]
             break
         if rec.kind != "DealerInput":
             continue
@@ -175,7 +189,7 @@ def _hand_ender(journal: Journal, end_seq: int) -> events.DealerAction | None:
             continue
         if isinstance(item, events.DealerInput) and not item.gate:
             last = item.action
-    return last if last in HAND_ENDERS else None
+    return (last if last in HAND_ENDERS else None), stops
 
 
 class HandMarks:
@@ -225,4 +239,9 @@ class HandMarks:
             self.journal.begin_hand(info, wait=self.wait)
         elif self.journal.current_hand is not None and state == "idle":
             summary = getattr(machine, "summary", None)
-            self.journal.end_hand(summary() if callable(summary) else {}, wait=self.wait)
+            info = summary() if callable(summary) else {}
+            open_stops = getattr(machine, "open_stops", None)
+            stops = open_stops() if callable(open_stops) else None
+            if stops:  # still up at the hand's end: a recovery after it shows them again
+                info = {**info, "stops": stops}
+            self.journal.end_hand(info, wait=self.wait)
