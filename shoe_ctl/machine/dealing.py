@@ -593,13 +593,14 @@ class Dealing:
 
     def open_stops(self) -> list[dict[str, Any]]:
         """The STOPs up now (:meth:`~shoe_ctl.machine.progress.Progress.open_stops`): a hand's end
-        keeps them, and a recovery after it shows them again (:meth:`keep_stops`)."""
+        keeps them, and a recovery after it shows them again (:meth:`show_again`)."""
         return self.p.open_stops()
 
-    def keep_stops(self, stops: list[Any]) -> int:
-        """Show again the STOPs :meth:`open_stops` gave before a restart (a recovery's machine,
-        before its replay; no ``Alert`` command: each was journaled when raised); how many."""
-        kept = self.p.keep_stops(stops, self.shown.alert_id)
+    def show_again(self, shown: list[Any], *, latched: bool) -> int:
+        """Show again alerts shown before a restart, in the shape of :meth:`open_stops` (a
+        recovery's machine, before its replay; no ``Alert`` command: each was journaled when
+        raised); how many."""
+        kept = self.p.show_again(shown, self.shown.alert_id, latched=latched)
         self.shown.alert_id += kept
         return kept
 

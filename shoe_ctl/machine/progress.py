@@ -393,17 +393,18 @@ class Progress:
         return [{"code": a["code"], "message": a["message"], "street": a["street"], "seat": a["seat"],
                  "moves": list(a["moves"])} for a in self.alerts if a["latched"]]
 
-    def keep_stops(self, stops: list[Any], last_id: int) -> int:
-        """Show the STOPs of :meth:`open_stops` again as entries ``last_id + 1``, ... (an entry
-        not of that shape is skipped, a repeat merged). Returns how many ids were used."""
+    def show_again(self, shown: list[Any], last_id: int, *, latched: bool) -> int:
+        """Show alerts of the shape :meth:`open_stops` gives again, ``latched`` or not, as entries
+        ``last_id + 1``, ... (an entry not of that shape is skipped, a repeat merged). Returns how
+        many ids were used."""
         used = 0
-        for s in stops:
+        for s in shown:
             if not (isinstance(s, dict) and isinstance(s.get("code"), str) and isinstance(s.get("message"), str)):
                 continue
             street, seat, moves = s.get("street"), s.get("seat"), s.get("moves")
             kept = tuple(m for m in moves if isinstance(m, str)) if isinstance(moves, list) else ()
             if self.show_alert(last_id + used + 1, s["code"], s["message"], street if isinstance(street, str) else None,
-                               seat if isinstance(seat, int) and not isinstance(seat, bool) else None, True, kept):
+                               seat if isinstance(seat, int) and not isinstance(seat, bool) else None, latched, kept):
                 used += 1
         return used
 

@@ -7,7 +7,7 @@ docs/journal.md, *Recovery*, and docs/recovery.md.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -107,13 +107,15 @@ def recover(journal: Journal, make_machine: Callable[[], Any], *,
         machine.quiet = True  # the replay's alerts were logged when they were raised: not again
     report = RecoveryReport(from_seq=journal.replay_start(), hand=journal.current_hand,
                             damage=list(journal.report.damage))
-    ended, stops = _hand_end(journal, report.from_seq)
+    ended, shown_at_end = _hand_end(journal, report.from_seq)
     undo = getattr(machine, "undo", None)
     if ended is not None and undo is not None:
         undo.ended_by(ended)
-    keep_stops = getattr(machine, "keep_stops", None)
-    if stops and callable(keep_stops):
-        keep_stops(stops)
+    show_again = getattr(machine, "show_again", None)
+    if callable(show_again):
+        for key, latched in (("stops", True), ("notices", False)):
+            if shown_at_end.get(key):
+                show_again(shown_at_end[key], latched=latched)
     expected: list[events.Alert] = []  # alerts the replay produced for the last event, not yet matched
     last_event_seq = 0
     for rec in journal.records(since=report.from_seq):
@@ -161,15 +163,15 @@ def recover(journal: Journal, make_machine: Callable[[], Any], *,
     return machine, journal.last_shoe_seq(), report
 
 
-def _hand_end(journal: Journal, end_seq: int) -> tuple[events.DealerAction | None, list[Any]]:
+def _hand_end(journal: Journal, end_seq: int) -> tuple[events.DealerAction | None, dict[str, list[Any]]]:
     """Of the hand whose ``hand-end`` mark is record ``end_seq``: the input that ended it (the
     last dealer input before the mark that the controller's gate let through) if one of
-    :data:`HAND_ENDERS`, else ``None`` (no mark, an abandoned hand); and the STOPs still up at
-    its end (the mark's ``stops``, :class:`HandMarks`)."""
+    :data:`HAND_ENDERS`, else ``None`` (no mark, an abandoned hand); and the alerts the dealer
+    still saw after it (the mark's ``stops`` and ``notices``, :class:`HandMarks`), by key."""
+    shown: dict[str, list[Any]] = {}
     if end_seq <= 0:
-        return None, []
+        return None, shown
     last = None
-    stops: list[Any] = []
     for rec in journal.records(since=max(0, end_seq - ENDER_LOOK_BACK)):
         if rec.seq > end_seq:
             break
@@ -178,8 +180,8 @@ def _hand_end(journal: Journal, end_seq: int) -> tuple[events.DealerAction | Non
                 body = json.loads(rec.body)
             except (ValueError, RecursionError):
                 break
-            if isinstance(body, dict) and isinstance(body.get("stops"), list):
-                stops = body["stops"]
+            if isinstance(body, dict):
+                shown = {key: body[key] for key in ("stops", "notices") if isinstance(body.get(key), list)}
             break
         if rec.kind != "DealerInput":
             continue
@@ -189,7 +191,7 @@ def _hand_end(journal: Journal, end_seq: int) -> tuple[events.DealerAction | Non
             continue
         if isinstance(item, events.DealerInput) and not item.gate:
             last = item.action
-    return (last if last in HAND_ENDERS else None), stops
+    return (last if last in HAND_ENDERS else None), shown
 
 
 class HandMarks:
@@ -217,13 +219,16 @@ class HandMarks:
         if replayed_hands is None and journal.current_hand is None and getattr(machine, "state", "idle") != "idle":
             self.seen -= 1  # the machine is in a hand the journal has not marked yet
 
-    def after_event(self, _event: object, _commands: list[events.Command]) -> None:
+    def after_event(self, _event: object, commands: list[events.Command]) -> None:
         """The controller's after-event hook (``Controller.add_hook``): :meth:`after` with the
-        machine this was built for."""
-        self.after(self.machine)
+        machine this was built for and the event's commands."""
+        self.after(self.machine, commands)
 
-    def after(self, machine: object) -> None:
-        """Append the hand marks the machine's state calls for (none most of the time)."""
+    def after(self, machine: object, commands: Sequence[events.Command] = ()) -> None:
+        """Append the hand marks the machine's state calls for (none most of the time). A
+        ``hand-end`` keeps what the dealer still sees of the hand's alerts after it: the STOPs
+        still up (``stops``) and the information alerts of the event that ended it, ``commands``
+        (``notices``: the misdeal's own, say; the display drops the hand's earlier ones)."""
         no = getattr(machine, "hand_no", 0)
         state = getattr(machine, "state", "idle")
         if no != self.seen:
@@ -244,4 +249,8 @@ class HandMarks:
             stops = open_stops() if callable(open_stops) else None
             if stops:  # still up at the hand's end: a recovery after it shows them again
                 info = {**info, "stops": stops}
+            notices = [{"code": c.code, "message": c.message, "street": c.street, "seat": c.seat,
+                        "moves": list(c.moves)} for c in commands if isinstance(c, events.Alert) and not c.latched]
+            if notices:
+                info = {**info, "notices": notices}
             self.journal.end_hand(info, wait=self.wait)

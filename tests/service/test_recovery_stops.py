@@ -64,5 +64,5 @@ def test_stops_kept_again_are_taken_only_in_the_marks_shape() -> None:
     live.handle(DealerInput(DealerAction.MISDEAL, None, {"confirm": True}))
     assert live.open_stops() == []
     fresh = Dealing(PROFILES, default_rules="tda")
-    assert fresh.keep_stops([{"code": 3}, "x", {"code": "c", "message": "m", "seat": True, "moves": [1, "a"]}]) == 1
+    assert fresh.show_again([{"code": 3}, "x", {"code": "c", "message": "m", "seat": True, "moves": [1, "a"]}], latched=True) == 1
     assert fresh.open_stops() == [{"code": "c", "message": "m", "street": None, "seat": None, "moves": ["a"]}]
