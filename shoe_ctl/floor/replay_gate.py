@@ -1,8 +1,8 @@
 """When a floor's replay request makes the table's publisher publish its journal again: a request
 the replay under way already covers is folded into it, one from further back (or one after a
 replay) waits for a cooldown, so a floor user repeating ``{"from": 1}`` cannot keep a table
-republishing its journal (docs/floor.md, "Replay requests"). No I/O, no clock of its own: the
-publisher passes the time.
+republishing its journal; the replay under way is taken further back at once, once (docs/floor.md,
+"Replay requests"). No I/O, no clock of its own: the publisher passes the time.
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ class Asked(Enum):
     """Kept (its sequence, or the lowest of those waiting) until the replay under way ends and the
     cooldown after it is over."""
     WANTED = "wanted"
-    """Starts a replay at the publisher's next step."""
+    """Starts a replay at the publisher's next step, or takes the replay under way back to it (once
+    a replay: a second floor, the central store, asking from before the first one's start)."""
 
 
 class ReplayGate:
@@ -52,6 +53,7 @@ class ReplayGate:
         self._began = 0.0
         self._open_at = float("-inf")  # no replay starts before this time
         self._wanted: int | None = None  # the lowest sequence asked for and not yet replayed
+        self._widened = False  # the replay under way was taken further back already
 
     @property
     def under_way(self) -> bool:
@@ -65,6 +67,8 @@ class ReplayGate:
             self.folded += 1
             return Asked.FOLDED
         self._wanted = seq
+        if self._from is not None and not self._widened:
+            return Asked.WANTED  # the replay under way goes back to it at the next step
         if self._from is not None or now < self._open_at:
             self.deferred += 1
             return Asked.DEFERRED
@@ -75,13 +79,18 @@ class ReplayGate:
         sequence published so far (the replay's end)."""
         self.sent(next_seq, now)
         wanted = self._wanted
-        if wanted is None or self._from is not None or now < self._open_at:
+        widen = self._from is not None and not self._widened
+        if wanted is None or (not widen and (self._from is not None or now < self._open_at)):
             return None
         self._wanted = None
         if wanted >= next_seq:
             return None  # published meanwhile
         start = max(wanted, 1)
-        self._from, self._end, self._began = start, high, now
+        if widen:  # its cooldown counts from the first start: the replay's whole time
+            self._widened = True
+        else:
+            self._began = now
+        self._from, self._end = start, high
         self.started += 1
         return start
 
@@ -90,11 +99,13 @@ class ReplayGate:
         end, and the cooldown begins."""
         if self._from is not None and next_seq > self._end:
             self._from = None
+            self._widened = False
             self._open_at = now + min(self.gap_max_s, max(self.gap_s, now - self._began))
 
     def due(self) -> float | None:
         """When a waiting request may start (for a timed step), or ``None``: none waits, or the
-        replay under way must end first (the publisher's steps for it come anyway)."""
+        replay under way must end first or takes it at its next step (the publisher's steps for it
+        come anyway)."""
         if self._wanted is None or self._from is not None:
             return None
         return self._open_at

@@ -33,18 +33,27 @@ def test_records_on_their_way_are_not_asked_again() -> None:
     assert gate.take(next_seq=101, high=100, now=0.0) is None and gate.started == 0
 
 
-def test_a_request_from_further_back_waits_for_the_end_and_the_cooldown() -> None:
+def test_a_request_from_further_back_takes_the_replay_back_once_then_waits_for_the_cooldown() -> None:
+    """A second floor or the central store asking from before the replay under way is served at
+    once (the central store gives up on a hole after a few asks); a third request from further
+    back still waits for the end and the cooldown, so a flood gains at most one replay a cycle."""
     gate = ReplayGate()
     gate.ask(50, next_seq=101, in_flight=False, now=0.0)
     assert gate.take(next_seq=101, high=100, now=0.0) == 50
-    assert gate.ask(10, next_seq=70, in_flight=False, now=0.5) is Asked.DEFERRED
-    assert gate.take(next_seq=80, high=100, now=0.6) is None and gate.due() is None  # under way
-    gate.sent(101, now=3.0)  # the replay took 3 s: so does its cooldown
+    assert gate.ask(10, next_seq=70, in_flight=False, now=0.5) is Asked.WANTED
+    assert gate.take(next_seq=70, high=110, now=0.6) == 10  # taken back at the next step
+    assert gate.ask(20, next_seq=30, in_flight=False, now=0.7) is Asked.FOLDED  # the replay sends it
+    assert gate.ask(5, next_seq=30, in_flight=False, now=0.8) is Asked.DEFERRED
+    assert gate.take(next_seq=80, high=120, now=0.9) is None and gate.due() is None  # under way
+    gate.sent(101, now=2.0)
+    assert gate.take(next_seq=105, high=120, now=2.1) is None  # the widened replay runs to 110
+    gate.sent(111, now=3.0)  # 3 s from its first start: so long its cooldown
     assert gate.due() == 6.0
-    assert gate.take(next_seq=101, high=100, now=5.9) is None
-    assert gate.take(next_seq=101, high=100, now=6.0) == 10
-    gate.sent(120, now=6.1)
-    assert gate.due() is None and gate.started == 2 and gate.deferred == 1
+    assert gate.take(next_seq=121, high=120, now=5.9) is None
+    assert gate.take(next_seq=121, high=120, now=6.0) == 5
+    assert gate.ask(1, next_seq=50, in_flight=False, now=6.1) is Asked.WANTED  # a new replay may widen once
+    gate.sent(130, now=6.2)
+    assert gate.started == 3 and gate.deferred == 1
 
 
 @pytest.mark.parametrize(("took", "cooldown"), [(0.1, REPLAY_GAP_S), (4.0, 4.0), (500.0, REPLAY_GAP_MAX_S)])
