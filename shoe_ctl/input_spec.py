@@ -7,14 +7,14 @@ it. The display, the dealer port, the page's sheets (``GET /inputs``) and the ma
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from enum import StrEnum
 from typing import Any, TypeGuard
 
 from shoe_ctl.input_shape import MAX_ITEMS, MAX_SEAT, check_input_shape
 from shoe_ctl.values import FrozenValue, frozen_value
 
-__all__ = ["REFUSED_CODES", "SPECS", "STOP_REFUSAL", "STREET_NAMES", "Arg", "DealerAction", "InputSpec", "SeatRule", "check_input", "stop_refusal"]
+__all__ = ["REFUSED_CODES", "ack_pinned", "ack_targets", "SPECS", "STOP_REFUSAL", "STREET_NAMES", "Arg", "DealerAction", "InputSpec", "SeatRule", "check_input", "stop_refusal"]
 
 
 class DealerAction(StrEnum):
@@ -273,7 +273,9 @@ def _specs() -> dict[DealerAction, InputSpec]:
         InputSpec(A.SCRAMBLE_DONE, undo=_STUB, progress=True),
         InputSpec(A.SHOW, seat),
         InputSpec(A.ACK_ALERT, args=(Arg("id", "an alert's integer id", _int),
-                                     Arg("code", "an alert code", lambda v: isinstance(v, str))),
+                                     Arg("code", "an alert code", lambda v: isinstance(v, str)),
+                                     Arg("of", "the place among the open alerts of that code (0: the oldest)",
+                                         lambda v: _int(v) and v >= 0)),
                   undo="an acknowledged alert stays acknowledged", needs_hand=False),
         InputSpec(A.UNDO),
         InputSpec(A.EXPOSED_CARD, seat, (
@@ -320,6 +322,40 @@ def check_input(action: DealerAction, seat: object, args: object) -> None:
     :raises ValueError: naming the field and what it should be.
     """
     SPECS[action].check(seat, check_input_shape(seat, args))
+
+
+def ack_targets(alerts: Iterable[Mapping[str, Any]], args: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The alerts of ``alerts`` (oldest first, each with ``id`` and ``code``) that an ``ack-alert``
+    with ``args`` acknowledges (docs/irregularities.md, *Acknowledging an alert*): with ``of`` = N,
+    the (N+1)-th oldest alert of ``code`` (how the journal names it: :func:`ack_pinned`); else
+    with ``id``, exactly that alert (none if ``code`` is given and is not its code); else with
+    ``code``, the oldest alert of that code; with neither, every alert. Another alert of the same
+    code stays up: a second STOP of one code is not acknowledged with the first."""
+    aid, code, nth = args.get("id"), args.get("code"), args.get("of")
+    if nth is not None:
+        if not isinstance(nth, int) or isinstance(nth, bool) or nth < 0:
+            return []
+        return [a for a in alerts if a.get("code") == code][nth:nth + 1]
+    if aid is None and code is None:
+        return list(alerts)
+    if aid is not None:
+        return [a for a in alerts if a.get("id") == aid and (code is None or a.get("code") == code)]
+    return [a for a in alerts if a.get("code") == code][:1]
+
+
+def ack_pinned(alerts: Sequence[Mapping[str, Any]], args: Mapping[str, Any]) -> dict[str, Any]:
+    """``args`` of an ``ack-alert`` naming an alert by ``id``, with the words that name the same
+    alert whatever the numbering (a replay of the journal numbers the alerts anew), as the journal
+    records it: its ``code`` and ``of``, its place among the open alerts of that code (0: the
+    oldest). An ``id`` that names no alert (or one of another ``code``) gets an ``of`` past the
+    last alert of ``code``: refused live and in the replay alike."""
+    out = {k: v for k, v in args.items() if k != "of"}
+    hit = ack_targets(alerts, out)
+    same = [a.get("id") for a in alerts if a.get("code") == (hit[0].get("code") if hit else out.get("code"))]
+    if hit:
+        out["code"] = hit[0].get("code")
+    out["of"] = same.index(out["id"]) if hit else len(same)
+    return out
 
 
 REFUSED_CODES = frozenset({"input-wrong-time", "input-invalid", "undo-refused"})

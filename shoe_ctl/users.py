@@ -27,7 +27,7 @@ from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatc
 
 from shoe_ctl.config import read_toml
 from shoe_ctl.events import DealerAction, DealerInput
-from shoe_ctl.input_spec import SPECS
+from shoe_ctl.input_spec import SPECS, ack_targets
 from shoe_ctl.rules.profiles import ProfileError
 
 __all__ = [
@@ -104,7 +104,7 @@ def required_role(action: DealerAction, args: Mapping[str, Any], alerts: Sequenc
     - the input's own role, its :data:`shoe_ctl.input_spec.SPECS` row's ``role`` (``misdeal``: a
       floor supervisor);
     - acknowledging the tilt's alert (``tilt_code``): a technician;
-    - acknowledging a latched alert (by id, by code, or every alert): a floor supervisor (the
+    - acknowledging a latched alert (the ones :func:`~shoe_ctl.input_spec.ack_targets` names): a floor supervisor (the
       dealer cannot clear what the floor must decide);
     - ``new-hand`` with ``override``, ``gap-cards`` ``burned``: a floor supervisor (the decision
       is in the arguments).
@@ -113,9 +113,7 @@ def required_role(action: DealerAction, args: Mapping[str, Any], alerts: Sequenc
     if spec is not None and spec.role is not None:
         return frozenset({Role(spec.role)})
     if action is DealerAction.ACK_ALERT:
-        aid, code = args.get("id"), args.get("code")
-        hit = [a for a in alerts if (aid is None and code is None) or a.get("id") == aid
-               or (code is not None and a.get("code") == code)]
+        hit = ack_targets(alerts, args)
         if tilt_code is not None and any(a.get("code") == tilt_code for a in hit):
             return TILT_ROLES
         if any(a.get("latched") for a in hit):

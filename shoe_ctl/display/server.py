@@ -881,9 +881,10 @@ class DisplaySink(Closeable):
 
     def _ack_band(self, ids: object, source: str | None = None) -> web.Response:
         """Acknowledge one merged alert band: every listed alert still shown, in one step of the
-        event loop (no machine update in between), and one ``ACK_ALERT`` per code to the machine
-        (which clears every alert of that code). Ids no longer shown (the machine already cleared
-        them) are reported in ``"gone"``, never an error: the band is gone either way."""
+        event loop (no machine update in between), and one ``ACK_ALERT`` per alert to the machine,
+        naming its id (the machine acknowledges exactly that alert: another of the same code, not
+        in the band, stays up). Ids no longer shown (the machine already cleared them) are reported
+        in ``"gone"``, never an error: the band is gone either way."""
         if (not isinstance(ids, list) or not ids or len(ids) > 256
                 or not all(isinstance(i, int) and not isinstance(i, bool) for i in ids)):
             return web.json_response({"error": "ids: expected a list of the band's integer alert ids"}, status=400)
@@ -891,14 +892,15 @@ class DisplaySink(Closeable):
         shown = [a for a in self.model.alerts() if a.get("id") in wanted]
         gone = [i for i in ids if i not in {a.get("id") for a in shown}]
         posted, acked = [], []
-        for code in dict.fromkeys(a.get("code") for a in shown):
-            first = next(a for a in shown if a.get("code") == code)
-            event = DealerInput(DealerAction.ACK_ALERT, first.get("seat"), {"id": first.get("id"), "code": code},
-                                source=source)
-            if self._post(event) is False:  # not taken: that code's alerts stay shown, their button too
+        for alert in shown:
+            event = DealerInput(DealerAction.ACK_ALERT, alert.get("seat"),
+                                {"id": alert.get("id"), "code": alert.get("code")}, source=source)
+            if self._post(event) is False:  # not taken: that alert stays shown, its button too
                 continue
             posted.append({"action": str(event.action), "seat": event.seat, "args": event.args})
-            acked += [a for a in (self.model.acknowledge(a["id"]) for a in shown if a.get("code") == code) if a]
+            done = self.model.acknowledge(alert["id"])
+            if done:
+                acked.append(done)
         if shown and not posted:
             return self._busy()
         if acked:

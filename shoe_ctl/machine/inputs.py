@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from shoe_ctl.events import DealerAction, DealerInput
-from shoe_ctl.input_spec import SPECS, stop_refusal
+from shoe_ctl.input_spec import SPECS, ack_targets, stop_refusal
 from shoe_ctl.machine import irregular, irregular_place, layout
 from shoe_ctl.machine.layout import ATTENTION, SHOWDOWN, STREETS
 from shoe_ctl.machine.link import LinkState
@@ -246,14 +246,15 @@ def hand_complete(_p: Progress, out: Outcome, _ev: DealerInput) -> None:
 
 
 def ack(p: Progress, out: Outcome, ev: DealerInput) -> bool:
-    """Acknowledge the alert ``args["id"]`` and/or every alert of ``args["code"]`` (both absent:
-    every alert). An id or code that matches no alert is refused with ``input-wrong-time``
-    naming it, and changes nothing (False). The machine fault acknowledged, the machine resumes."""
+    """Acknowledge the alerts :func:`~shoe_ctl.input_spec.ack_targets` names: ``args["id"]``
+    alone, else the oldest alert of ``args["code"]`` (``of``: a later one), else every alert. An
+    id or code that matches no alert is refused with ``input-wrong-time`` naming it, and changes
+    nothing (False). The machine fault acknowledged, the machine resumes."""
     aid = ev.args.get("id")
     code = ev.args.get("code")
-    keep = [a for a in p.alerts
-            if not ((aid is None and code is None) or a["id"] == aid or (code is not None and a["code"] == code))]
-    if len(keep) == len(p.alerts) and (aid is not None or code is not None):
+    hit = {id(a) for a in ack_targets(p.alerts, ev.args)}
+    keep = [a for a in p.alerts if id(a) not in hit]
+    if not hit and (aid is not None or code is not None):
         named = f"{aid!r}{f' ({code})' if code is not None else ''}" if aid is not None else repr(code)
         out.refuse(ev, f"no alert {named} to acknowledge")
         return False

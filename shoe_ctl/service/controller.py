@@ -36,6 +36,7 @@ from shoe_ctl.events import (
     ShoeFault,
     TimerFired,
 )
+from shoe_ctl.input_spec import ack_pinned, ack_targets
 from shoe_ctl.lifecycle import Closeable
 from shoe_ctl.machine import Dealing
 from shoe_ctl.machine.foreign import UNREAD_TIMER, UNREAD_WAIT_S
@@ -415,9 +416,7 @@ class Controller(Closeable):
         if ev.action is DealerAction.NEW_HAND:
             return "no hand starts on a tilted table"
         if ev.action is DealerAction.ACK_ALERT:
-            aid, acode = ev.args.get("id"), ev.args.get("code")
-            ids = {a["id"] for a in getattr(self.machine, "alerts", ()) if a["code"] == code}
-            if (aid is None and acode is None) or acode == code or aid in ids:
+            if any(a.get("code") == code for a in ack_targets(getattr(self.machine, "alerts", ()), ev.args)):
                 return f"the {code} alert is cleared only once the release verifies (a technician)"
         return None
 
@@ -595,6 +594,10 @@ class Controller(Closeable):
             alerts = [cmd for cmd in cmds if isinstance(cmd, Alert)]
             self._journal_shoe(ev, alerts)
         else:
+            if isinstance(ev, DealerInput) and ev.action is DealerAction.ACK_ALERT and ev.args.get("id") is not None:
+                # the journal names the alert as a replay numbers it too: by code and place
+                ev = DealerInput(ev.action, ev.seat, ack_pinned(getattr(self.machine, "alerts", ()), ev.args),
+                                 ev.source, ev.gate)
             if isinstance(ev, DealerInput) and (self.roles_enforced or self.tilted is not None):
                 refused = self._gate(ev)
                 if refused is not None:

@@ -33,12 +33,13 @@ from shoe_ctl.service.shoe_secrets import SecretStore, new_secret
 class Service:
     """``shoe-ctl run`` on a TCP virtual shoe with a journal, the display and a dealer port."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, rules: str = "tda", faults: str | None = None) -> None:
         secret = new_secret()
         SecretStore(folder / "shoes").save("VS-0001", secret)
-        self.shoe = VirtualShoe(transport="tcp", seed=3, serial="VS-0001", secret=secret).start()
+        self.shoe = VirtualShoe(transport="tcp", seed=3, serial="VS-0001", secret=secret, faults=faults).start()
         cfg = folder / "table.toml"
-        cfg.write_text(f'[shoe]\nserial = "VS-0001"\nsecrets = "{folder / "shoes"}"\n[release]\nverify = "off"\n')
+        cfg.write_text(f'rules = "{rules}"\n[shoe]\nserial = "VS-0001"\nsecrets = "{folder / "shoes"}"\n'
+                       '[release]\nverify = "off"\n')
         self.port = free_port()
         self.sock = folder / "dealer.sock"
         self.log = folder / "service.log"
@@ -57,7 +58,7 @@ class Service:
 
     def _up(self) -> bool:
         try:
-            return self.state().get("state") == "idle"
+            return bool(self.state().get("state"))  # idle, or the hand the replay resumed
         except OSError:
             return False
 
@@ -105,6 +106,14 @@ def refusals(state: dict[str, Any]) -> list[tuple[Any, ...]]:
     return [b for b in bands(state) if b[0] in REFUSED_CODES]
 
 
+def refusals_shown(state: dict[str, Any]) -> list[dict[str, Any]]:
+    return [a for a in state["alerts"] if a["code"] in REFUSED_CODES]
+
+
+def stops_shown(state: dict[str, Any]) -> list[dict[str, Any]]:
+    return [a for a in state["alerts"] if a.get("latched")]
+
+
 @pytest.fixture
 def service(tmp_path: Path) -> Iterator[Service]:
     s = Service(tmp_path)
@@ -136,8 +145,9 @@ def test_a_restart_shows_the_alerts_and_words_the_dealer_saw(service: Service) -
     service.port_input(DealerAction.ALL_IN, 6)
     shown = [a for a in service.state()["alerts"] if a["code"] == "input-wrong-time"]
     assert [a["seat"] for a in shown] == [5, 6]
-    assert service.http("POST", "/ack", {"id": shown[0]["id"]})  # every alert of its code
-    assert wait_for(lambda: refusals(service.state()) == [], 20)
+    assert service.http("POST", "/ack", {"id": shown[0]["id"]})  # that alert, not the other of its code
+    assert service.tap("betting-complete")["refused"]  # answered: the acknowledgement before it was handled
+    assert [a["seat"] for a in refusals_shown(service.state())] == [6]
     service.port_input(DealerAction.FOLD, 7)
     before = bands(service.state())
     undo_before = service.tap("undo")["alerts"]
@@ -147,3 +157,41 @@ def test_a_restart_shows_the_alerts_and_words_the_dealer_saw(service: Service) -
     assert service.tap("undo")["alerts"] == undo_before
     time.sleep(0.2)
     assert bands(service.state()) == before, "the page's undo after the restart added a band"
+
+
+@pytest.mark.parametrize("rules", ["tda", "house"])
+def test_acknowledging_one_stop_leaves_the_other_of_its_code_up_across_a_restart(tmp_path: Path, rules: str) -> None:
+    """Two ``duplicate-card`` STOPs (pulls 2 and 3 copy a card dealt before, to seats 2 and 3):
+    the dealer acknowledges one on the display; the other, of the same code, stays up and the
+    dealer stays stopped, live and after a restart (the journal's record of the acknowledgement
+    names that alert, not its code). Before, the one acknowledgement cleared both and the hand
+    moved on under an open STOP."""
+    service = Service(tmp_path, rules=rules, faults="duplicate-at=2:3")
+    try:
+        service.start()
+        service.tap("new-hand", seats=[1, 2, 3, 4])
+        for _ in range(3):
+            service.shoe.pull()
+        assert wait_for(lambda: len(stops_shown(service.state())) == 2, 20), service.state()["alerts"]
+        first, second = stops_shown(service.state())
+        assert first["code"] == second["code"] == "duplicate-card" and first["seat"] != second["seat"]
+        assert service.http("POST", "/ack", {"id": second["id"]})  # the newer one first
+        assert service.tap("betting-complete")["refused"]  # handled after the acknowledgement
+        assert [a["seat"] for a in stops_shown(service.state())] == [first["seat"]]
+        assert service.state()["instruction"]["signal"] == "stop"
+        at_stop = bands(service.state())
+        service.stop()
+        service.start()
+        assert bands(service.state()) == at_stop, "the restart changed which STOP is up"
+        assert service.state()["instruction"]["signal"] == "stop"
+        (left,) = stops_shown(service.state())
+        assert service.http("POST", "/ack", {"ids": [left["id"]]})  # the band's button, after the restart
+        assert wait_for(lambda: stops_shown(service.state()) == [], 20)
+        assert service.tap("betting-complete")
+        assert service.state()["instruction"]["signal"] != "stop"
+        after = bands(service.state())
+        service.stop()
+        service.start()
+        assert bands(service.state()) == after, "an acknowledged STOP came back after the restart"
+    finally:
+        service.close()
