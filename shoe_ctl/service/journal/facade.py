@@ -136,30 +136,34 @@ class Journal:
             give_up_ownership(self._owner)  # a failed open leaves the journal free for the next
             raise
         opened_here(id(self), self.path)
-        self._retention = Retention(self.store, retention_days, self.report, clock)
-        self._submit_lock = threading.RLock()  # the order of the FIFO is the order of the hand marks
-        self._writer: GroupWriter | None = None if readonly else GroupWriter(self.store, name=self.path.name)
+        self._writer: GroupWriter | None = None
         self.checked: list[Damage] | None = None
         """What the last whole-file check (:meth:`check`) found; ``None`` before one ran."""
         self._maint_stop = threading.Event()
         self._maint: threading.Thread | None = None
-        if deferred and not readonly:
-            self.report.records = -1
-            self._maint = threading.Thread(target=self._maintain, args=(deferred_delay_s,),
-                                           name=f"{self.path.name}-maintenance", daemon=True)
-            self._maint.start()
-            return
-        if not readonly and self.retention_days > 0:
-            self.report.pruned = self._prune_or_check()
-        elif not readonly:
-            prune_aside(self.path, self.report)
         try:
+            self._retention = Retention(self.store, retention_days, self.report, clock)
+            self._submit_lock = threading.RLock()  # the order of the FIFO is the order of the hand marks
+            self._writer = None if readonly else GroupWriter(self.store, name=self.path.name)
+            if deferred and not readonly:
+                self.report.records = -1
+                self._maint = threading.Thread(target=self._maintain, args=(deferred_delay_s,),
+                                               name=f"{self.path.name}-maintenance", daemon=True)
+                self._maint.start()
+                return
+            if not readonly and self.retention_days > 0:
+                self.report.pruned = self._prune_or_check()
+            elif not readonly:
+                prune_aside(self.path, self.report)
             self.report.records = self.store.count()
         except sqlite3.DatabaseError as exc:
             self.close()
             if not readonly:
                 raise
             raise _unreadable(self.path, exc) from exc
+        except BaseException:
+            self.close()  # what the open took (the store, the writer, the file's ownership) is given back
+            raise
 
     def _maintain(self, delay_s: float) -> None:
         """The deferred part of the open: retention, then the whole-file check, then the count."""
