@@ -403,6 +403,23 @@ class GroupWriter:
                 log.exception("journal state listener failed")
 
 
+def stop_words(exc: BaseException) -> str:
+    """The dealer's words for the journal's STOP (``journal-write-failed``): what failed and what
+    a dealer or technician does, by what the writer met: a commit the disk does not end
+    (:class:`StalledCommit`: no error, the disk or SD card not answering), a full disk
+    (:func:`~shoe_ctl.service.journal.disk.disk_full`), or any other failed write."""
+    kept = "card reads are not acknowledged to the shoe, which keeps them"
+    if isinstance(exc, StalledCommit):
+        return (f"the journal's disk is not answering ({describe(exc)}): {kept}; the hand waits: call a "
+                "technician to check the disk or SD card holding the journal (seated, powered, not frozen), "
+                "and do not switch the table off")
+    if disk_full(exc):
+        return (f"the journal's disk is full ({describe(exc)}): {kept}; call a technician to free space on "
+                "it (the service's log says where and how much), and do not switch the table off")
+    return (f"the journal cannot be written ({describe(exc)}): {kept}; call a technician to fix the "
+            "journal's storage, and do not switch the table off")
+
+
 def describe(exc: object) -> str:
     """A failing journal's error in a few words for an alert or ``STATUS=``."""
     text = str(exc) or type(exc).__name__
