@@ -1,7 +1,8 @@
 """Stopping the service while the journal's disk holds a commit (docs/journal.md, "Stopping on a
 stalled disk"): the clean stop's record and the journal's close each wait a bounded time, the
 close says in one line which journal, that its last commit did not finish and that the next start
-checks it; nothing committed before is lost, and the next start recovers as after a crash."""
+checks it; nothing committed before is lost, and the next start recovers as after a crash. With a
+commit held on an event, and on a real frozen filesystem (root only)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from held_store import HeldCommits
+from small_fs import loop_ext4
 from waiting import wait_for
 
 from shoe_ctl.service.host import HostLife
@@ -94,3 +96,32 @@ def test_a_stop_on_a_journal_that_answers_is_clean(tmp_path: Path, short_waits: 
     with Journal(tmp_path / "t.journal", table="t", profile="tda") as again:
         assert HostLife(tmp_path / "boot_id", clock=lambda: (True, "seam: yes")).start(again) == []
         assert [r.data["event"] for r in again.records() if r.kind == "host"][:2] == ["power-on", "clean-stop"]
+
+
+def test_a_stop_on_a_frozen_filesystem_ends_and_the_next_start_is_as_after_a_crash(
+        tmp_path: Path, short_waits: None, caplog: pytest.LogCaptureFixture) -> None:
+    """The same on a real filesystem frozen under the journal (``fsfreeze`` on a loop-mounted
+    ext4, root only): the stop ends while it is frozen; after the thaw the file reopens with
+    everything committed before the freeze, and the start says the stop was unclean."""
+    with loop_ext4(tmp_path / "disk") as fs:
+        journal, life, _ = _started(fs.mount)
+        stopped = still_frozen = False
+        try:
+            fs.freeze()
+            journal.end_hand({}, wait=False)  # its commit meets the frozen disk
+            assert wait_for(lambda: journal._writer._since is not None, 20)  # type: ignore[union-attr]
+            with caplog.at_level(logging.ERROR, logger="shoe_ctl.service.journal"):
+                stopped = _stop_in_thread(life, journal).wait(30)
+            still_frozen = fs.frozen
+        finally:
+            fs.thaw()
+        closed = wait_for(lambda: journal.store.closed, 30)
+        with Journal(fs.mount / "t.journal", table="t", profile="tda") as again:
+            kinds = [r.kind for r in again.records()]
+            warnings = dict(HostLife(fs.mount / "boot_id", clock=lambda: (True, "seam: yes")).start(again))
+    assert stopped and still_frozen, "the stop waited for the frozen disk"
+    said = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(said) == 1 and "last commit did not finish" in said[0], said
+    assert closed, "the file stayed open after the thaw"
+    assert kinds[:5] == ["host", "hand-start", "decision", "decision", "decision"], kinds
+    assert kinds.count("host") == 1 and "host-unclean-stop" in warnings
