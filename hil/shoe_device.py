@@ -37,6 +37,10 @@ _PULL_FAULTS = (("misread", "misread", FaultKind.MISREAD), ("jam", "jam", FaultK
                 ("reader-error", "reader_error", FaultKind.READER_ERROR))
 """The faults a pull may report (reported and cleared at once): the schedule's action, the rate's
 field of :class:`hil.faults.Faults`, the kind."""
+DISPENSED_KEPT = 256
+"""Cards :attr:`ShoeDevice.dispensed` keeps at most (the oldest go first): more than a deck, so a
+``duplicate`` fault may copy any card of the deck loaded, and a shoe left dealing for days (with
+``duplicate`` or ``foreign`` pulls that take no card from the deck) holds a bounded record."""
 
 
 class EmptyShoeError(ShoeError, IndexError):
@@ -67,7 +71,7 @@ class ShoeDevice(fw.ShoeCore):
     :param heartbeat_s: seconds between heartbeats (a real shoe: at most 1 s).
     :param resend_s: seconds without progress before unreceived events are resent.
     :param version_range: the protocol versions it speaks.
-    :param record: keep :attr:`events` (every event made, in order).
+    :param record: keep :attr:`events` (every event made, in order; a long run turns it off).
     :param on_event: called with each new event message, just before its frame is queued.
     :param host_silence_s: seconds without a valid host frame before the LEDs show
         :data:`NO_HOST_LED` (protocol: 3 s).
@@ -127,6 +131,8 @@ class ShoeDevice(fw.ShoeCore):
         self.pulls = 0
         self.events: list[p.EventMsg] = []
         self.dispensed: list[Card] = []
+        """The cards that left since the deck was loaded (:meth:`reload` empties it), first first,
+        at most :data:`DISPENSED_KEPT` (the latest); a ``duplicate`` fault copies one of them."""
         self.last_dispensed: tuple[Card, ...] = ()
         self.reboots = 0
         self.lost_on_reboot = 0
@@ -243,8 +249,7 @@ class ShoeDevice(fw.ShoeCore):
                 seq = self.card(card.code, self._reader_code, now)
             self._record(p.CardMsg(seq, None if unread else card, "none" if unread else self.readers[0],
                                    self.dispense, self.epoch))
-        self.dispensed.extend(out)
-        self.last_dispensed = tuple(out)
+        self._dispensed(out)
         for action, rate_name, kind in _PULL_FAULTS:
             if due(action, getattr(f, rate_name)):
                 self.inject_fault(kind, now=now)
@@ -285,10 +290,16 @@ class ShoeDevice(fw.ShoeCore):
         """
         card = self.take()
         self.pulled_unpowered += 1
-        self.dispensed.append(card)
-        self.last_dispensed = (card,)
+        self._dispensed([card])
         self.count_unpowered()
         return card
+
+    def _dispensed(self, cards: list[Card]) -> None:
+        """Record ``cards`` as the last pull's, keeping :attr:`dispensed` bounded."""
+        self.dispensed.extend(cards)
+        if len(self.dispensed) > DISPENSED_KEPT:
+            del self.dispensed[:-DISPENSED_KEPT]
+        self.last_dispensed = tuple(cards)
 
     def take(self) -> Card:
         """The next card leaves the deck, with no event at all (a card past a blind sensor).
@@ -301,9 +312,11 @@ class ShoeDevice(fw.ShoeCore):
             raise EmptyShoeError("the shoe is empty") from None
 
     def reload(self, cards: Deck | Iterable[Card]) -> None:
-        """Load a new stub (after a scramble, or a new deck) and reset the dispense counter."""
+        """Load a new stub (after a scramble, or a new deck) and reset the dispense counter;
+        :attr:`dispensed` starts over (a duplicate is a copy of a card of the deck in the shoe)."""
         self.deck = cards if isinstance(cards, Deck) else Deck(cards)
         self._loaded = set(self.deck.cards())
+        self.dispensed = []
         self.dispense = 0
 
     def inject_fault(self, kind: FaultKind | str, *, cleared: bool = False, detail: str = "",

@@ -154,7 +154,8 @@ DECK_CHECK_EVERY_S = 2.0
 
 DECK_CHECK_WAIT_S = 0.5
 """Longest a ``/state`` request waits for a look at the deck check (it runs in a worker thread;
-a journal whose disk stalls holds it): past this the answer carries the check last seen."""
+a journal whose disk stalls holds it): past this the answer carries the check last seen, and so
+does every later request at once while that look is still held."""
 
 
 class _OffLoop:
@@ -168,6 +169,7 @@ class _OffLoop:
         self._on_change = on_change
         self._running: asyncio.Future[Any] | None = None
         self._taken: object = None  # the last call whose value was kept
+        self._overdue: object = None  # the last call a wait gave up on
 
     def look(self, loop: asyncio.AbstractEventLoop, provider: Callable[[], Any]) -> asyncio.Future[Any]:
         """In the loop: the call running, started now unless one runs already."""
@@ -180,10 +182,16 @@ class _OffLoop:
         return running
 
     async def wait(self, look: asyncio.Future[Any], timeout: float) -> None:
-        """Wait for ``look`` at most ``timeout`` seconds, its value kept if it ended."""
+        """Wait for ``look`` at most ``timeout`` seconds, its value kept if it ended. A look a wait
+        already gave up on (overdue: the disk holds it) is not waited for again: the caller
+        answers at once with the value the last look found."""
+        if look is self._overdue:
+            return
         await asyncio.wait((look,), timeout=timeout)
         if look.done():
             self.take(look)
+        else:
+            self._overdue = look
 
     def take(self, look: asyncio.Future[Any]) -> None:
         """In the loop, a call ended: keep its value (once a call), ``on_change()`` when it changed."""

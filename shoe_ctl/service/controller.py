@@ -41,7 +41,7 @@ from shoe_ctl.lifecycle import Closeable
 from shoe_ctl.machine import Dealing
 from shoe_ctl.machine.foreign import UNREAD_TIMER, UNREAD_WAIT_S
 from shoe_ctl.service.codec import CodecError, Encodable
-from shoe_ctl.service.journal.writer import Entry
+from shoe_ctl.service.journal.writer import Entry, stop_words
 from shoe_ctl.users import TILT_ROLES, required_role, role_of_source, user_of_source, what_needs
 
 log = logging.getLogger(__name__)
@@ -791,9 +791,7 @@ class Controller(Closeable):
         self._journal_stop_exc = exc
         alert = getattr(self.machine, "service_alert", None)
         if alert is not None:
-            self._deliver(alert("journal-write-failed", f"the journal cannot be written ({exc}): card reads are "
-                                "not acknowledged to the shoe, which keeps them; free space or fix the journal "
-                                "storage, and do not switch the table off", latched=True))
+            self._deliver(alert("journal-write-failed", stop_words(exc), latched=True))
 
     def _journal_stop_again(self) -> None:
         """A STOP stops: an acknowledgement that cleared ``journal-write-failed`` while the journal

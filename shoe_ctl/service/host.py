@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from shoe_ctl.service.journal.disk import write_problem
+from shoe_ctl.service.journal.facade import CommitPending
 from shoe_ctl.service.journal.records import JournalError
 
 if TYPE_CHECKING:
@@ -96,13 +97,21 @@ class HostLife:
                                      "unclean_before": bool(warnings and warnings[0][0] == "host-unclean-stop")})
         return warnings
 
+    STOP_WAIT_S = 1.0
+    """Longest the clean stop's record waits for its commit (seconds): on a stalled disk the stop
+    goes on without it, and the journal's close says so (docs/journal.md, "Stopping on a stalled
+    disk")."""
+
     def stop(self) -> None:
-        """Append the clean stop's ``host`` record (idempotent per start)."""
+        """Append the clean stop's ``host`` record (idempotent per start), waiting at most
+        :attr:`STOP_WAIT_S` for its commit."""
         journal, self.journal = self.journal, None
         if journal is None:
             return
         try:
-            journal.append_record(KIND, {"event": "clean-stop", "boot": self.boot_id()})
+            journal.append_record(KIND, {"event": "clean-stop", "boot": self.boot_id()}, wait_s=self.STOP_WAIT_S)
+        except CommitPending:  # a stalled disk: the record stays queued; the journal's close says the rest
+            log.debug("journal %s: the clean stop's record waits for the disk", journal.path)
         except (sqlite3.Error, OSError, JournalError) as exc:  # the journal failing at the stop (a full disk)
             log.error("%s; the clean stop is not journaled: the next start reports an unclean stop",
                       write_problem(journal.path, exc))

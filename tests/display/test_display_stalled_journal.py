@@ -10,11 +10,13 @@ import queue
 from pathlib import Path
 from typing import Any
 
+import pytest
 from display_feed import display_state
 from held_store import HeldCommits
 from test_display import SseReader
 from waiting import wait_for
 
+from shoe_ctl.display import server
 from shoe_ctl.display.server import start_display
 from shoe_ctl.events import Instruction, Signal
 from shoe_ctl.service.deck_check import DeckCheckShown
@@ -23,7 +25,7 @@ from shoe_ctl.service.journal import Journal
 CHECK = {"deck": "D17", "by": "bob", "read": 52, "whole": True, "lines": ["deck D17: 52 of 52 cards read"]}
 
 
-def test_state_and_events_answer_while_a_commit_is_held(tmp_path: Path) -> None:
+def test_state_and_events_answer_while_a_commit_is_held(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     posted: queue.Queue[Any] = queue.Queue()
     with Journal(tmp_path / "t.journal", table="t", profile="tda") as j:
         j.append_record("deck-check", CHECK)
@@ -38,6 +40,13 @@ def test_state_and_events_answer_while_a_commit_is_held(tmp_path: Path) -> None:
             assert held.inside.wait(20)
             sink.handle(Instruction(Signal.DEAL, "Deal seat 1 down", seat=1, face="down", street="3rd"))
             during = display_state(sink.url)  # raises when the page does not answer
+            look = sink._deck._running
+            # the look is overdue now: a later request does not wait for it again, however long
+            # a request may wait for a look (a wait for it would outlast the client's timeout)
+            monkeypatch.setattr(server, "DECK_CHECK_WAIT_S", 600.0)
+            again = display_state(sink.url)
+            same_look = sink._deck._running is look and look is not None and not look.done()
+            monkeypatch.undo()
             reader = SseReader(sink.url)
             streamed = reader.until(lambda e: True, timeout=10)
             still_held = not held._gate.is_set() and held.held == 1
@@ -52,5 +61,7 @@ def test_state_and_events_answer_while_a_commit_is_held(tmp_path: Path) -> None:
     assert still_held, "the commit was let go before the page was read"
     assert during["instruction"]["text"] == "Deal seat 1 down"
     assert during["deck_check"]["deck"] == "D17", "the check last seen while the look is held"
+    assert same_look, "the second request was answered by another look than the held one"
+    assert again["deck_check"]["deck"] == "D17" and again["instruction"]["text"] == "Deal seat 1 down"
     assert streamed["instruction"]["text"] == "Deal seat 1 down"
     assert caught_up

@@ -16,7 +16,7 @@ from drivers import protocol as p
 from drivers.session import LinkSession
 from hil.deck import Deck
 from hil.faults import Faults, LineNoise
-from hil.shoe_device import NO_HOST_LED, EmptyShoeError, ShoeDevice
+from hil.shoe_device import DISPENSED_KEPT, NO_HOST_LED, EmptyShoeError, ShoeDevice
 from shoe_ctl.events import CardRead, FaultKind, ForeignWhat
 from shoe_ctl.rules.cards import Card, parse_cards
 
@@ -256,3 +256,35 @@ def test_without_names_foreign_a_foreign_pull_is_read_as_a_card_not_of_the_stub(
     done = dev.pull(0.0)
     assert done.card not in parse_cards("As2d3c")
     assert dev.events == [p.CardMsg(1, done.card, "rfid", 1, 0)]
+
+
+def test_a_shoe_dealing_deck_after_deck_keeps_a_bounded_record_of_the_cards_dealt() -> None:
+    # as `shoe-ctl sim --pace` deals for days: deck after deck, the next loaded when one runs out
+    dev = ShoeDevice(Deck.seeded(0), faults=Faults.parse("duplicate=0.1,double-pull=0.05"), seed=3, record=False)
+    decks, duplicates, longest = 0, 0, 0
+    while decks < 60:
+        if dev.deck.remaining() == 0:
+            decks += 1
+            dev.reload(Deck.seeded(decks))
+        loaded = set(dev.deck.dealt()) | set(dev.deck.cards())
+        left = dev.deck.remaining()
+        done = dev.pull(float(dev.pulls))
+        dev.frames_to_send()
+        if left - dev.deck.remaining() < len(done.cards):  # a card left that the deck did not give
+            duplicates += 1
+            assert done.card in dev.dispensed[:-1]  # a copy of a card of this deck already dealt
+        assert set(dev.dispensed) <= loaded
+        longest = max(longest, len(dev.dispensed))
+    assert duplicates > 60  # the fault still fires, deck after deck
+    assert dev.pulls > 60 * 52 and longest < 2 * 52  # one deck's cards and its copies, not every deck's
+
+
+def test_a_shoe_that_only_copies_cards_keeps_at_most_the_bounded_record() -> None:
+    dev = ShoeDevice(Deck.seeded(0), faults=Faults.parse("duplicate-at=2"), seed=1, record=False)
+    dev.pull(0.0)
+    dev.faults = Faults.parse("duplicate=1.0")  # the deck never runs out: every pull a copy
+    for i in range(3 * DISPENSED_KEPT):
+        dev.pull(float(i))
+        dev.frames_to_send()
+    assert len(dev.dispensed) == DISPENSED_KEPT and dev.deck.remaining() == 51
+    assert dev.pulls == 3 * DISPENSED_KEPT + 1

@@ -8,13 +8,15 @@ from __future__ import annotations
 import os
 import signal
 import stat
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from journal_owner import PROFILE, TABLE, Owner
 
-from shoe_ctl.service.journal import Journal, JournalError, owner_lock, writer_pid
+from shoe_ctl.service.journal import Journal, JournalError, owner_lock, retention, writer_pid
+from shoe_ctl.service.journal.store import Store
 
 
 @pytest.fixture
@@ -146,3 +148,33 @@ def test_a_second_writer_through_another_name_of_the_journal_is_refused(owner: t
         assert writer_pid(alias) == own.proc.pid
     assert int(own.append("second")) == first + 1
     assert not (tmp_path / "alias.sqlite3.lock").exists()
+
+
+def test_an_open_that_fails_after_the_store_opened_gives_back_what_it_took(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pruning that raises at the open (a fault of the program, not the file's): the open fails
+    with it, and the store, its writer and the file's ownership are given back, so the next open
+    takes the journal."""
+    path = tmp_path / "journal.sqlite3"
+    with Journal(path, table="t", profile="tda") as j:
+        j.append_record("note", {"n": "kept"})
+    stores: list[Store] = []
+    real_init = Store.__init__
+
+    def noting(self: Store, *args: object, **kw: object) -> None:
+        real_init(self, *args, **kw)  # type: ignore[arg-type]
+        stores.append(self)
+
+    def broken(self: object, *args: object, **kw: object) -> int:
+        raise RuntimeError("pruning broke")
+
+    monkeypatch.setattr(Store, "__init__", noting)
+    monkeypatch.setattr(retention.Retention, "prune", broken)
+    with pytest.raises(RuntimeError, match="pruning broke"):
+        Journal(path, table="t", profile="tda", retention_days=1)
+    assert len(stores) == 1 and stores[0].closed, "the store of the failed open stayed open"
+    writers = [t for t in threading.enumerate() if t.name.startswith(f"{path.name}-") and t.is_alive()]
+    assert writers == [], writers
+    monkeypatch.undo()
+    with Journal(path, table="t", profile="tda", retention_days=0) as again:  # ownership was given back
+        assert [r.data["n"] for r in again.records() if r.kind == "note"] == ["kept"]

@@ -7,6 +7,7 @@ the stall."""
 
 from __future__ import annotations
 
+import errno
 import threading
 from pathlib import Path
 
@@ -123,6 +124,8 @@ def test_a_commit_held_past_the_stall_limit_stops_the_dealer_until_it_ends(
             assert journal.failing is None and journal.flush(20)
             alert = next(c for c in tape.commands if isinstance(c, Alert) and c.code == "journal-write-failed")
             assert alert.latched and "waited 0.2 s for the disk" in alert.message
+            assert "not answering" in alert.message and "SD card" in alert.message
+            assert "free space" not in alert.message, "a stall is no full disk"
             assert wait_for(lambda: not ctl._journal_failing, 20)
         kinds = [r.kind for r in journal.records()]
     finally:
@@ -130,3 +133,20 @@ def test_a_commit_held_past_the_stall_limit_stops_the_dealer_until_it_ends(
         journal.close()
     assert isinstance(told[0], writer.StalledCommit) and len(told) == 2
     assert "DealerInput" in kinds, "the input held with the commit is written once it ends"
+
+
+def test_the_stop_says_what_to_do_by_what_the_disk_did() -> None:
+    """The journal's STOP names a stalled disk, a full disk and any other failed write apart,
+    each with what a dealer or technician does; each keeps the error's own words."""
+    stalled = writer.stop_words(writer.StalledCommit("a commit has waited 5 s for the disk"))
+    full = writer.stop_words(OSError(errno.ENOSPC, "No space left on device"))
+    other = writer.stop_words(OSError(errno.EIO, "Input/output error"))
+    assert len({stalled, full, other}) == 3
+    assert "not answering" in stalled and "SD card" in stalled and "the hand waits" in stalled
+    assert "waited 5 s for the disk" in stalled
+    assert "is full" in full and "free space" in full and "No space left" in full
+    assert "Input/output error" in other and "fix the journal's storage" in other
+    for words in (stalled, full, other):
+        assert "keeps them" in words and "do not switch the table off" in words
+    for words in (full, other):
+        assert "not answering" not in words

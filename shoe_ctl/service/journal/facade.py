@@ -23,6 +23,7 @@ from typing import Any
 
 from shoe_ctl.service import codec
 from shoe_ctl.service.journal import chain
+from shoe_ctl.service.journal import writer as writer_module
 from shoe_ctl.service.journal.aside import prune_aside
 from shoe_ctl.service.journal.disk import disk_full, write_problem
 from shoe_ctl.service.journal.files import closed_here, give_up_ownership, opened_here, take_ownership
@@ -50,6 +51,11 @@ def _unreadable(path: Path, exc: sqlite3.DatabaseError) -> JournalError:
             return JournalError(f"{path}: an empty file: no journal has been written in it yet", path=path)
     return JournalError(f"{path}: cannot be read: {exc}; the file is damaged (shoe-ctl journal check lists "
                         "the damage; the service's next open repairs it)", path=path)
+
+
+class CommitPending(JournalError):
+    """A record's commit did not end within the wait given (:meth:`Journal.append_record`): the
+    disk is not answering. The record stays queued."""
 
 
 class Journal:
@@ -130,30 +136,34 @@ class Journal:
             give_up_ownership(self._owner)  # a failed open leaves the journal free for the next
             raise
         opened_here(id(self), self.path)
-        self._retention = Retention(self.store, retention_days, self.report, clock)
-        self._submit_lock = threading.RLock()  # the order of the FIFO is the order of the hand marks
-        self._writer: GroupWriter | None = None if readonly else GroupWriter(self.store, name=self.path.name)
+        self._writer: GroupWriter | None = None
         self.checked: list[Damage] | None = None
         """What the last whole-file check (:meth:`check`) found; ``None`` before one ran."""
         self._maint_stop = threading.Event()
         self._maint: threading.Thread | None = None
-        if deferred and not readonly:
-            self.report.records = -1
-            self._maint = threading.Thread(target=self._maintain, args=(deferred_delay_s,),
-                                           name=f"{self.path.name}-maintenance", daemon=True)
-            self._maint.start()
-            return
-        if not readonly and self.retention_days > 0:
-            self.report.pruned = self._prune_or_check()
-        elif not readonly:
-            prune_aside(self.path, self.report)
         try:
+            self._retention = Retention(self.store, retention_days, self.report, clock)
+            self._submit_lock = threading.RLock()  # the order of the FIFO is the order of the hand marks
+            self._writer = None if readonly else GroupWriter(self.store, name=self.path.name)
+            if deferred and not readonly:
+                self.report.records = -1
+                self._maint = threading.Thread(target=self._maintain, args=(deferred_delay_s,),
+                                               name=f"{self.path.name}-maintenance", daemon=True)
+                self._maint.start()
+                return
+            if not readonly and self.retention_days > 0:
+                self.report.pruned = self._prune_or_check()
+            elif not readonly:
+                prune_aside(self.path, self.report)
             self.report.records = self.store.count()
         except sqlite3.DatabaseError as exc:
             self.close()
             if not readonly:
                 raise
             raise _unreadable(self.path, exc) from exc
+        except BaseException:
+            self.close()  # what the open took (the store, the writer, the file's ownership) is given back
+            raise
 
     def _maintain(self, delay_s: float) -> None:
         """The deferred part of the open: retention, then the whole-file check, then the count."""
@@ -244,14 +254,37 @@ class Journal:
     def close(self) -> None:
         """Write what is queued (one try), close the file (idempotent). A clean close checkpoints
         and removes the ``-wal``. Appends still unwritten (a failing journal) are logged: their
-        shoe events were not acked, so the shoe keeps them."""
+        shoe events were not acked, so the shoe keeps them.
+
+        A commit the disk does not end (a stalled disk) is waited for at most
+        :data:`~shoe_ctl.service.journal.writer.CLOSE_WAIT_S`; then the close returns saying so
+        in one line, and the file is closed (and given up for another writer) by the writer's
+        thread once that commit ends, as after a crash if it never does (docs/journal.md,
+        "Stopping on a stalled disk")."""
+        if self._shut:
+            return
+        self._shut = True
         self._maint_stop.set()
         if self._maint is not None and self._maint is not threading.current_thread():
             self._maint.join(10)
         if self._writer is not None:
+            self._writer.on_abandoned_end = self._release
             left = self._writer.close()
+            if self._writer.abandoned:
+                log.error("journal %s: its last commit did not finish within %g s (the disk is not answering); "
+                          "stopping without it: %d append(s) unwritten and not acked (the shoe keeps their "
+                          "cards), nothing committed before is lost, and the next start checks the journal "
+                          "as after a crash", self.path, writer_module.CLOSE_WAIT_S, left)
+                return
             if left:
                 log.error("journal %s: closed with %d append(s) unwritten (not acked)", self.path, left)
+        self._release()
+
+    _shut = False
+
+    def _release(self) -> None:
+        """Close the store and give up the file (the close's end; the writer's thread after a
+        commit the close gave up on)."""
         self.store.close()
         closed_here(id(self))
         give_up_ownership(self._owner)
@@ -383,16 +416,23 @@ class Journal:
         self._writer.add_commit_listener(fn)
         return True
 
-    def append_record(self, kind: str, body: Mapping[str, Any], *, sync: bool = True) -> int:
+    def append_record(self, kind: str, body: Mapping[str, Any], *, sync: bool = True,
+                      wait_s: float | None = None) -> int:
         """Append a record that is not an event or command, e.g. kind ``"decision"`` with the
         controller's procedure or card assignment (``docs/journal.md``). ``body`` must be JSON-safe.
 
+        :param wait_s: wait at most this many seconds for the commit (None: until it is written);
+            past it the record stays queued, written in order if the disk answers before the close.
         :raises JournalError: for a kind that is a codec type or a hand marker (use the methods).
+        :raises CommitPending: ``wait_s`` passed before the commit ended (a stalled disk).
         """
         writer = self._writer_or_raise()
         row = self.store.record_row(kind, body)
         with self._submit_lock:
             entry = writer.submit([row], self.store.current_hand, keep=False, sync=sync)
+        if wait_s is not None and not writer.wait_done(entry, wait_s):
+            raise CommitPending(f"journal {self.path}: a {kind} record waited {wait_s:g} s for a commit that "
+                                "did not end (the disk is not answering)", path=self.path)
         return self._wait(writer, entry)[0]
 
     MARK_WAIT_S = 2.0

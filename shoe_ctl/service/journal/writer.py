@@ -5,12 +5,13 @@ be kept are tried again until they are. docs/journal.md, *The writer*.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import math
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from shoe_ctl.service.journal.disk import disk_full, full_disk_words
 from shoe_ctl.service.journal.records import Record
@@ -43,6 +44,12 @@ STALL_S = 5.0
 stalled SD card, a disk that stopped answering) is reported as a failure, :class:`StalledCommit`,
 until it ends: the dealer gets the journal's STOP and systemd its ``STATUS=`` line, as for a full
 disk (docs/journal.md, "The writer")."""
+
+
+CLOSE_WAIT_S = 2.0
+"""Longest :meth:`GroupWriter.close` waits for the writer's thread (a commit the disk holds); past
+it the close gives up on that commit, which ends on its own (docs/journal.md, "Stopping on a
+stalled disk")."""
 
 
 class StalledCommit(Exception):
@@ -102,6 +109,14 @@ class GroupWriter:
         """When the last commit ended (``time.monotonic()``); a hold ending sooner lets its group linger."""
         self._since: float | None = None
         """When the commit running began (``time.monotonic()``), None between commits (under ``_cond``)."""
+        self._running = 0
+        """Appends at the head of the queue in the commit running (under ``_cond``)."""
+        self._abandoned = False
+        """The close gave up waiting for the thread (under ``_cond``): it ends after its commit."""
+        self._exited = False
+        self.on_abandoned_end: Callable[[], None] | None = None
+        """Called from the writer's thread once a commit the close gave up on has ended (the
+        journal closes its file there)."""
         self._telling = threading.Lock()  # a state change and its report to the listeners, as one
         self._closing = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"{name}-writer", daemon=True)
@@ -200,11 +215,24 @@ class GroupWriter:
                 self._cond.notify_all()
             return self._cond.wait_for(lambda: not self._queue, timeout)
 
-    def close(self, timeout: float = 5.0) -> int:
+    @property
+    def abandoned(self) -> bool:
+        """True once :meth:`close` gave up on a commit that did not end (a stalled disk): the
+        thread ends after it, and the store is not the closer's to touch meanwhile."""
+        with self._cond:
+            return self._abandoned
+
+    def close(self, timeout: float = CLOSE_WAIT_S) -> int:
         """Write what is queued (one try), stop the thread. Idempotent.
 
+        Waits at most ``timeout`` seconds for the thread: a commit still running then (a disk
+        that does not answer) is given up on (:attr:`abandoned`): the appends behind it are
+        dropped unwritten, the commit itself ends on its own in the thread, which then calls
+        :attr:`on_abandoned_end`.
+
         :returns: the number of appends left unwritten (kept appends of a failing journal: not
-            acked, so the shoe still holds their events).
+            acked, so the shoe still holds their events; with a commit given up on, its appends
+            too).
         """
         with self._cond:
             self._stop = True
@@ -214,23 +242,51 @@ class GroupWriter:
             self._thread.join(timeout)
         self._watch_thread.join(timeout)
         with self._cond:
+            if self._thread.is_alive() and not self._exited and self._thread is not threading.current_thread():
+                self._abandoned = True
+                left = len(self._queue)
+                running = self._running if self._since is not None else 0
+                behind = list(itertools.islice(self._queue, running, None))
+                for entry in behind:
+                    self._queue.remove(entry)
+                    self._rows_queued -= len(entry.rows)
+                self._drop(behind)
+                return left
             left = len(self._queue)
-            for entry in self._queue:
-                if not entry.done:
-                    entry.error = RuntimeError("the journal closed before this append was written")
-                    entry.done = True
+            self._drop(self._queue)
             self._queue.clear()
             self._rows_queued = 0
-            self._cond.notify_all()
         return left
+
+    def _drop(self, entries: Iterable[Entry]) -> None:
+        """Mark ``entries`` dropped unwritten by the close (``_cond`` held)."""
+        for entry in entries:
+            if not entry.done:
+                entry.error = RuntimeError("the journal closed before this append was written")
+                entry.done = True
+        self._cond.notify_all()
 
     # ------------------------------------------------------------------ the thread
 
     def _run(self) -> None:
+        try:
+            self._commits()
+        finally:
+            with self._cond:
+                self._exited = True
+                abandoned = self._abandoned
+                if abandoned:
+                    self._drop(self._queue)
+                    self._queue.clear()
+                    self._rows_queued = 0
+            if abandoned and self.on_abandoned_end is not None:
+                self.on_abandoned_end()
+
+    def _commits(self) -> None:
         while True:
             with self._cond:
                 self._cond.wait_for(lambda: self._queue or self._stop)
-                if not self._queue:
+                if not self._queue or self._abandoned:
                     return
                 if self.failing is None:
                     self._lingering = True
@@ -245,6 +301,7 @@ class GroupWriter:
                     group.append(entry)
                     rows += len(entry.rows)
                 stopping = self._stop
+                self._running = len(group)
                 self._since = time.monotonic()
             written: list[Record] | None = [] if self._committed else None
             try:
@@ -253,7 +310,7 @@ class GroupWriter:
                                                items=[e.items for e in group] if written is not None else None)
             except BaseException as exc:  # noqa: BLE001 - every failure keeps order and is reported
                 self._failed(group, exc)
-                if stopping:
+                if stopping or self.abandoned:
                     return
                 with self._cond:
                     self._cond.wait_for(lambda: self._stop, RETRY_S)
@@ -344,6 +401,23 @@ class GroupWriter:
                 fn(exc)
             except Exception:  # noqa: BLE001
                 log.exception("journal state listener failed")
+
+
+def stop_words(exc: BaseException) -> str:
+    """The dealer's words for the journal's STOP (``journal-write-failed``): what failed and what
+    a dealer or technician does, by what the writer met: a commit the disk does not end
+    (:class:`StalledCommit`: no error, the disk or SD card not answering), a full disk
+    (:func:`~shoe_ctl.service.journal.disk.disk_full`), or any other failed write."""
+    kept = "card reads are not acknowledged to the shoe, which keeps them"
+    if isinstance(exc, StalledCommit):
+        return (f"the journal's disk is not answering ({describe(exc)}): {kept}; the hand waits: call a "
+                "technician to check the disk or SD card holding the journal (seated, powered, not frozen), "
+                "and do not switch the table off")
+    if disk_full(exc):
+        return (f"the journal's disk is full ({describe(exc)}): {kept}; call a technician to free space on "
+                "it (the service's log says where and how much), and do not switch the table off")
+    return (f"the journal cannot be written ({describe(exc)}): {kept}; call a technician to fix the "
+            "journal's storage, and do not switch the table off")
 
 
 def describe(exc: object) -> str:
