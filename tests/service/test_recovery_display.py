@@ -170,6 +170,8 @@ def test_acknowledging_one_stop_leaves_the_other_of_its_code_up_across_a_restart
     try:
         service.start()
         service.tap("new-hand", seats=[1, 2, 3, 4])
+        # pulled once the hand asks for its first card (the shoe's counter reset confirmed)
+        assert wait_for(lambda: (service.state().get("instruction") or {}).get("signal") == "deal", 20)
         for _ in range(3):
             service.shoe.pull()
         assert wait_for(lambda: len(stops_shown(service.state())) == 2, 20), service.state()["alerts"]
@@ -182,7 +184,9 @@ def test_acknowledging_one_stop_leaves_the_other_of_its_code_up_across_a_restart
         at_stop = bands(service.state())
         service.stop()
         service.start()
-        assert bands(service.state()) == at_stop, "the restart changed which STOP is up"
+        # the display may answer before the replayed hand reaches it: wait for the hand, then compare
+        assert wait_for(lambda: service.state().get("hand") is not None, 20)
+        assert wait_for(lambda: bands(service.state()) == at_stop, 20), "the restart changed which STOP is up"
         assert service.state()["instruction"]["signal"] == "stop"
         (left,) = stops_shown(service.state())
         assert service.http("POST", "/ack", {"ids": [left["id"]]})  # the band's button, after the restart
@@ -192,6 +196,7 @@ def test_acknowledging_one_stop_leaves_the_other_of_its_code_up_across_a_restart
         after = bands(service.state())
         service.stop()
         service.start()
-        assert bands(service.state()) == after, "an acknowledged STOP came back after the restart"
+        assert wait_for(lambda: service.state().get("hand") is not None, 20)
+        assert wait_for(lambda: bands(service.state()) == after, 20), "an acknowledged STOP came back"
     finally:
         service.close()
