@@ -283,8 +283,10 @@ class Table:
         secret, serial = self._link_auth()
         journal = self.journal
         boot = journal.last_shoe_boot() if isinstance(journal, Journal) and self.resume_seq is not None else None
+        key_file = str(SecretStore(self.cfg.shoe.secrets).path(serial)) if serial and secret is None else None
         self.link = link = ShoeLink(self.url, controller.queue, baudrate=self.cfg.shoe.baudrate,
-                                    resume_seq=self.resume_seq, secret=secret, serial=serial, resume_boot=boot)
+                                    resume_seq=self.resume_seq, secret=secret, serial=serial, resume_boot=boot,
+                                    key_file=key_file)
         controller.link = link
         if self._notifier is not None and self._notifier.enabled:
             # READY=1 at once: without its shoe the table is a running service that says so; and
