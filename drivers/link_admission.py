@@ -73,7 +73,8 @@ class Admission:
         self.hello_at = 0.0
         """When the last HOST_HELLO of the connection went out (seconds)."""
         self.foreign_sealed = 0
-        """Frames of this connection sealed under a session or secret this host does not know."""
+        """Frames of this connection sealed under a session or secret this host does not know (in
+        version 1: every sealed frame)."""
 
     @property
     def version(self) -> int:
@@ -155,10 +156,17 @@ class Admission:
         Refused, and reported: a plain (unauthenticated) HELLO or frame, a HELLO that fails its
         MAC, a forged or replayed frame inside a session. Ignored: frames of a session this host
         did not open (before its first HELLO), the shoe's frames outside a session (then it is
-        challenged again)."""
+        challenged again), and in version 1 every sealed frame (a paired shoe's: counted in
+        :attr:`foreign_sealed` and ``LinkStats.sealed_unchecked``)."""
         secret = self.secret
         if secret is None:
-            return item if not isinstance(item, p.Sealed) else None  # type: ignore[return-value]
+            if isinstance(item, p.Sealed):
+                # a paired shoe's frame: no secret to check it with, never acted on; counted, so
+                # the silence that follows is named for what it is (LinkHealth.quiet_fire)
+                self.foreign_sealed += 1
+                self._stats.sealed_unchecked += 1
+                return None
+            return item  # type: ignore[return-value]
         if not isinstance(item, p.Sealed):
             self._plain(item)
             return None

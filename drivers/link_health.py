@@ -15,6 +15,11 @@ from drivers.link_timers import MALFORMED_S, SILENT_HELLO_INTERVAL, SWITCH_GRACE
 from drivers.link_window import SequenceWindow
 from shoe_ctl.events import LinkChanged, LinkStatus, ShoeInfo
 
+NO_SECRET = ("the shoe answers sealed frames: it is paired with a secret this host does not have; pair it again "
+             "(docs/install-pi.md, 4b) or restore the key file ([shoe] secrets/<serial>.key, "
+             "/var/lib/shoe-ctl/shoes/ by default)")
+"""What a link without a secret says of a shoe that answers only in sealed (version-2) frames: a
+new host, a wiped key file, or a bench's ``[shoe] auth = "off"`` before a paired shoe."""
 _DEFECT = "the shoe sends frames that pass the CRC but break protocol v1 (a firmware defect, not line noise)"
 
 
@@ -73,6 +78,11 @@ class LinkHealth:
         assert line is not None
         line.quiet_reported = True
         foreign = self._admission.foreign_sealed
+        if foreign and self._admission.secret is None:
+            self.set(LinkStatus.DISCONNECTED, f"port {self.name} open but no HELLO from a shoe for "
+                     f"{now - line.opened:.1f} s ({foreign} sealed frames unchecked, {self._stats.bad_frames} bad "
+                     f"frames so far): {NO_SECRET}", force=True)
+            return
         if foreign:
             self._admission.refuse("auth-failed", f"the shoe on port {self.name} seals its frames with a secret "
                                    "this table does not have (a shoe paired with another table, or a swapped "

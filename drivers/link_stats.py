@@ -33,6 +33,9 @@ class LinkStats:
     :param stale_hellos: HELLOs made with the table's secret that answer a challenge this host no
         longer holds (a replayed HOST_HELLO the shoe answered, or a replayed HELLO): no session,
         no refusal, the shoe challenged again (docs/security.md, "The shoe link").
+    :param sealed_unchecked: version-2 (sealed) frames a link without a secret received: a paired
+        shoe's, which it cannot check and never acts on (docs/protocol.md section 14, "A host
+        without the secret").
     """
 
     delivered: int = 0
@@ -52,6 +55,7 @@ class LinkStats:
     rejected: dict[str, int] = field(default_factory=dict)
     restarts: int = 0
     stale_hellos: int = 0
+    sealed_unchecked: int = 0
 
     def snapshot(self) -> LinkStats:
         """A copy that later counting does not change."""

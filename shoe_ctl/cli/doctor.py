@@ -127,20 +127,37 @@ def check_port(cfg: TableConfig, opener: Opener | None = None) -> Check:
     return Check("port", "ok", f"{url} opens ({cfg.shoe.baudrate} baud)")
 
 
-def _unpaired_serial(cfg: TableConfig, timeout: float, link_factory: LinkFactory) -> str | None:
-    """The serial number an unpaired shoe on ``[shoe] url`` gives in its version-1 hello (nothing
-    acknowledged), for a table whose ``[shoe] serial`` is not set yet; None when no hello comes (a
-    paired shoe speaks version 2 only)."""
+SEALED_SHOE = "the shoe answers sealed frames: it is paired with a secret this host does not have"
+"""What doctor says of a shoe that speaks only version 2 to a host without its secret."""
+
+
+def _sealed_fix(cfg: TableConfig) -> str:
+    """What to do about :data:`SEALED_SHOE`, naming the key file this table reads."""
+    key = Path(cfg.shoe.secrets) / f"{cfg.shoe.serial or '<serial>'}.key"
+    return f"pair it again (docs/install-pi.md, 4b) or restore the key file {key}"
+
+
+def _sealed_frames(link: Any) -> int:
+    """Sealed frames a link without a secret received and could not check (0 for a link that
+    does not count them)."""
+    return int(getattr(getattr(link, "stats", None), "sealed_unchecked", 0) or 0)
+
+
+def _unpaired_probe(cfg: TableConfig, timeout: float, link_factory: LinkFactory) -> tuple[str | None, int]:
+    """``(serial, sealed)``: the serial number an unpaired shoe on ``[shoe] url`` gives in its
+    version-1 hello (nothing acknowledged; None when no hello comes), and the sealed frames seen
+    meanwhile (a paired shoe speaks version 2 only: its frames cannot be checked without the
+    secret, and nothing in them is acted on)."""
     link = link_factory(cfg.shoe.url, queue.Queue(), baudrate=cfg.shoe.baudrate, auto_ack=False, secret=None,
                         serial=None)
     try:
         link.start()
         info = link.wait_connected(timeout)
     except (TimeoutError, OSError, ValueError):
-        return None
+        return None, _sealed_frames(link)
     finally:
         link.close()
-    return printable(info.serial) if info.serial else None
+    return (printable(info.serial) if info.serial else None), 0
 
 
 def check_handshake(cfg: TableConfig, port_ok: bool, timeout: float = 3.0,
@@ -161,9 +178,10 @@ def check_handshake(cfg: TableConfig, port_ok: bool, timeout: float = 3.0,
     bench = cfg.shoe.auth != "hmac"
     if cfg.shoe.auth == "hmac":
         if not cfg.shoe.serial:
-            said = _unpaired_serial(cfg, timeout, link_factory)
+            said, sealed = _unpaired_probe(cfg, timeout, link_factory)
             return Check("handshake", "fail", "[shoe] serial is not set: a real shoe is only taken when it is the "
-                         "table's own" + (f"; the shoe on {cfg.shoe.url} says it is {said}" if said else ""),
+                         "table's own" + (f"; the shoe on {cfg.shoe.url} says it is {said}" if said else "")
+                         + (f"; {SEALED_SHOE} ({sealed} sealed frames)" if sealed else ""),
                          (f"set [shoe] serial = \"{said}\"" if said else "set [shoe] serial to the shoe's serial "
                           "number") + ", then run shoe-ctl pair (or [shoe] auth = \"off\" for an unauthenticated "
                          "bench)")
@@ -172,6 +190,10 @@ def check_handshake(cfg: TableConfig, port_ok: bool, timeout: float = 3.0,
         except SecretError as exc:
             return Check("handshake", "fail", str(exc), f"run shoe-ctl pair as the user {SERVICE_USER}")
         if secret is None:
+            _, sealed = _unpaired_probe(cfg, timeout, link_factory)
+            if sealed:  # a wiped or lost key file, a new host: the shoe keeps the secret it was given
+                return Check("handshake", "fail", f"shoe {cfg.shoe.serial}: no secret in {cfg.shoe.secrets}, and "
+                             f"{SEALED_SHOE} ({sealed} sealed frames on {cfg.shoe.url})", _sealed_fix(cfg))
             return Check("handshake", "fail", f"shoe {cfg.shoe.serial} is not paired with this table (no secret in "
                          f"{cfg.shoe.secrets})", f"put the shoe in pairing mode and run shoe-ctl pair as the user "
                          f"{SERVICE_USER}")
@@ -181,6 +203,10 @@ def check_handshake(cfg: TableConfig, port_ok: bool, timeout: float = 3.0,
         link.start()
         info = link.wait_connected(timeout)
     except (TimeoutError, OSError, ValueError) as exc:
+        sealed = _sealed_frames(link) if secret is None else 0
+        if sealed:  # a bench's unauthenticated link before a paired shoe
+            return Check("handshake", "fail", f"{cfg.shoe.url}: no hello from the shoe: {SEALED_SHOE} ({sealed} "
+                         "sealed frames; [shoe] auth = \"off\")", _sealed_fix(cfg) + ", with [shoe] auth = \"hmac\"")
         return Check("handshake", "fail", f"{cfg.shoe.url}: no hello from the shoe ({exc})",
                      "check it is a shoe speaking protocol v1 (v2 when paired) at [shoe] baudrate, and that "
                      "its serial is [shoe] serial; power-cycle the shoe; see docs/protocol.md")
