@@ -131,6 +131,14 @@ def pair(args: argparse.Namespace) -> int:
                      f"{store.path(serial)}, put the shoe in pairing mode and pair it, then enrol the decks "
                      "again (their seals are made with the old key; docs/build-a-shoe.md, Enrolment)")
                 return 1
+            sealed = link.stats.sealed_unchecked
+            if old is None and sealed:
+                _say(f"shoe {serial} at {url} answers sealed frames ({sealed} in {args.timeout} s): it is paired with "
+                     f"a secret this host does not have, and takes no new one in pairing mode. Restore the key file "
+                     f"{store.path(serial)} from the host that paired it; or reset the shoe (the bridge and shoe-ctl "
+                     "sim: delete the secret file in their state folder) and pair it again, a new table key (the "
+                     "decks are enrolled again; docs/protocol.md section 14, \"A host without the secret\")")
+                return 1
             what = ("is it on, on this port, and paired with this table's secret?" if old is not None else
                     "is it on, on this port, in pairing mode, and is its serial the configured one? A shoe that "
                     "holds a secret already (paired before) takes no new one in pairing mode: reset it (the "

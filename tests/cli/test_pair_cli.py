@@ -110,3 +110,17 @@ def test_no_serial_names_the_configuration_read_and_how_to_learn_the_serial(tmp_
     err = capsys.readouterr().err
     assert f"{cfg}: no serial number: set [shoe] serial there" in err and "shoe-ctl doctor" in err
     assert not (tmp_path / "shoes").exists()  # nothing written
+
+
+def test_pair_names_a_shoe_paired_with_a_secret_this_host_does_not_have(tmp_path: Path, capsys) -> None:
+    from hil.virtual_shoe import VirtualShoe
+    from shoe_ctl.service.shoe_secrets import new_secret
+
+    secret = new_secret()  # kept by the shoe; this host's key file is gone
+    with VirtualShoe(transport="pty", serial="VS-PAIR", secret=secret) as shoe:
+        assert main(["pair", "--config", str(_config(tmp_path, str(shoe.url))), "--timeout", "2"]) == 1
+        assert shoe.secret == secret  # nothing crossed that the shoe acted on
+    err = capsys.readouterr().err
+    assert "answers sealed frames" in err and "a secret this host does not have" in err
+    assert f"Restore the key file {SecretStore(tmp_path / 'shoes').path('VS-PAIR')}" in err
+    assert SecretStore(tmp_path / "shoes").load("VS-PAIR") is None
