@@ -509,7 +509,9 @@ class Table:
         if secret is None:
             raise TableError(f"shoe {shoe.serial} is not paired with this table (no secret in {shoe.secrets}): "
                              "put the shoe in pairing mode and run shoe-ctl pair (or [shoe] auth = \"off\" for an "
-                             "unauthenticated bench)")
+                             "unauthenticated bench); a shoe paired before (a new SD card, a wiped key file) keeps "
+                             f"its secret: restore {SecretStore(shoe.secrets).path(shoe.serial)} (shoe-ctl doctor "
+                             "says whether the shoe answers sealed frames)")
         return secret, shoe.serial
 
     def _start_dealer_io(self, link: ShoeLink) -> DealerIO:
