@@ -15,11 +15,16 @@ from drivers.link_timers import MALFORMED_S, SILENT_HELLO_INTERVAL, SWITCH_GRACE
 from drivers.link_window import SequenceWindow
 from shoe_ctl.events import LinkChanged, LinkStatus, ShoeInfo
 
-NO_SECRET = ("the shoe answers sealed frames: it is paired with a secret this host does not have; pair it again "
-             "(docs/install-pi.md, 4b) or restore the key file ([shoe] secrets/<serial>.key, "
-             "/var/lib/shoe-ctl/shoes/ by default)")
-"""What a link without a secret says of a shoe that answers only in sealed (version-2) frames: a
-new host, a wiped key file, or a bench's ``[shoe] auth = "off"`` before a paired shoe."""
+
+def no_secret(key_file: str | None = None) -> str:
+    """What a link without a secret says of a shoe that answers only in sealed (version-2) frames
+    (a new host, a wiped key file, or a bench's ``[shoe] auth = "off"`` before a paired shoe),
+    naming ``key_file`` (where this host keeps that shoe's secret) or, unknown, the default place."""
+    where = key_file or "[shoe] secrets/<serial>.key (/var/lib/shoe-ctl/shoes/ by default)"
+    return ("the shoe answers sealed frames: it is paired with a secret this host does not have; pair it again "
+            f"(docs/install-pi.md, 4b) or restore the key file {where}")
+
+
 _DEFECT = "the shoe sends frames that pass the CRC but break protocol v1 (a firmware defect, not line noise)"
 
 
@@ -30,11 +35,14 @@ class LinkHealth:
     :param events: the session's list of events (each change is a ``LinkChanged``).
     :param silence_s: seconds without a valid frame before ``degraded``, and without a HELLO
         before a ``disconnected`` event says nobody answers.
+    :param key_file: where this host keeps the shoe's secret, named when a paired shoe answers a
+        link without one (:func:`no_secret`).
     """
 
     def __init__(self, name: str, events: list[Any], stats: LinkStats, admission: Admission,
-                 window: SequenceWindow, silence_s: float) -> None:
+                 window: SequenceWindow, silence_s: float, key_file: str | None = None) -> None:
         self.name = name
+        self.key_file = key_file
         self._events = events
         self._stats = stats
         self._admission = admission
@@ -81,7 +89,7 @@ class LinkHealth:
         if foreign and self._admission.secret is None:
             self.set(LinkStatus.DISCONNECTED, f"port {self.name} open but no HELLO from a shoe for "
                      f"{now - line.opened:.1f} s ({foreign} sealed frames unchecked, {self._stats.bad_frames} bad "
-                     f"frames so far): {NO_SECRET}", force=True)
+                     f"frames so far): {no_secret(self.key_file)}", force=True)
             return
         if foreign:
             self._admission.refuse("auth-failed", f"the shoe on port {self.name} seals its frames with a secret "

@@ -55,6 +55,9 @@ class LinkSession:
     :param resume_boot: ``(serial, boot id)`` of the shoe as the host knew it before a restart
         (the journal's): a first HELLO of that shoe with another boot id is a shoe restart
         (``ShoeRestarted``, its counts unknown), as one seen while the host ran would be.
+    :param key_file: where this host keeps the shoe's secret (a path, for the texts): named when
+        a link without a secret hears a paired shoe (docs/protocol.md section 14, "A host without
+        the secret"); None: the default place is named.
     :raises ValueError: ``resume_seq`` below 0, a secret that is not 32 bytes.
     """
 
@@ -70,7 +73,8 @@ class LinkSession:
 
     def __init__(self, *, name: str = "shoe", resume_seq: int | None = None, auto_ack: bool = False,
                  silence_s: float = 3.0, window: int = 1024, secret: bytes | None = None,
-                 serial: str | None = None, resume_boot: tuple[str, int] | None = None) -> None:
+                 serial: str | None = None, resume_boot: tuple[str, int] | None = None,
+                 key_file: str | None = None) -> None:
         if resume_seq is not None and resume_seq < 0:
             raise ValueError(f"resume_seq must be >= 0, not {resume_seq}")
         self.name = name
@@ -85,7 +89,8 @@ class LinkSession:
         self._window = SequenceWindow(self._events, self.stats, self._admission, resume_seq=resume_seq,
                                       auto_ack=auto_ack, window=window)
         self._commands = HostCommands(self._events, self._admission)
-        self._health = LinkHealth(name, self._events, self.stats, self._admission, self._window, silence_s)
+        self._health = LinkHealth(name, self._events, self.stats, self._admission, self._window, silence_s,
+                                  key_file)
         self._conn: Line | None = None
         self._hello: p.Hello | None = None          # this connection's hello
         self._last_hello: p.Hello | None = None     # the last hello of any connection

@@ -451,6 +451,8 @@ class ShoeLink(Closeable):
         (:class:`drivers.session.LinkSession`).
     :param resume_boot: ``(serial, boot id)`` the journal last knew the shoe by: a shoe that
         restarted while the host was down is reported as restarted (``ShoeRestarted``).
+    :param key_file: where this host keeps the shoe's secret, for the texts
+        (:class:`drivers.session.LinkSession`).
     :raises ValueError: ``resume_seq`` below 0, a secret that is not 32 bytes.
     """
 
@@ -461,10 +463,10 @@ class ShoeLink(Closeable):
                  resume_seq: int | None = None, auto_ack: bool = False,
                  backoff: tuple[float, float] = (0.02, 2.0), silence_s: float = 3.0,
                  window: int = 1024, secret: bytes | None = None, serial: str | None = None,
-                 resume_boot: tuple[str, int] | None = None) -> None:
+                 resume_boot: tuple[str, int] | None = None, key_file: str | None = None) -> None:
         self._session = LinkSession(name=url, resume_seq=resume_seq, auto_ack=auto_ack,
                                     silence_s=silence_s, window=window, secret=secret, serial=serial,
-                                    resume_boot=resume_boot)
+                                    resume_boot=resume_boot, key_file=key_file)
         check_url(url)
         self.url = url
         self.baudrate = baudrate

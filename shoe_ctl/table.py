@@ -283,8 +283,10 @@ class Table:
         secret, serial = self._link_auth()
         journal = self.journal
         boot = journal.last_shoe_boot() if isinstance(journal, Journal) and self.resume_seq is not None else None
+        key_file = str(SecretStore(self.cfg.shoe.secrets).path(serial)) if serial and secret is None else None
         self.link = link = ShoeLink(self.url, controller.queue, baudrate=self.cfg.shoe.baudrate,
-                                    resume_seq=self.resume_seq, secret=secret, serial=serial, resume_boot=boot)
+                                    resume_seq=self.resume_seq, secret=secret, serial=serial, resume_boot=boot,
+                                    key_file=key_file)
         controller.link = link
         if self._notifier is not None and self._notifier.enabled:
             # READY=1 at once: without its shoe the table is a running service that says so; and
@@ -507,7 +509,9 @@ class Table:
         if secret is None:
             raise TableError(f"shoe {shoe.serial} is not paired with this table (no secret in {shoe.secrets}): "
                              "put the shoe in pairing mode and run shoe-ctl pair (or [shoe] auth = \"off\" for an "
-                             "unauthenticated bench)")
+                             "unauthenticated bench); a shoe paired before (a new SD card, a wiped key file) keeps "
+                             f"its secret: restore {SecretStore(shoe.secrets).path(shoe.serial)} (shoe-ctl doctor "
+                             "says whether the shoe answers sealed frames)")
         return secret, shoe.serial
 
     def _start_dealer_io(self, link: ShoeLink) -> DealerIO:

@@ -134,8 +134,8 @@ def pair(args: argparse.Namespace) -> int:
             sealed = link.stats.sealed_unchecked
             if old is None and sealed:
                 _say(f"shoe {serial} at {url} answers sealed frames ({sealed} in {args.timeout} s): it is paired with "
-                     f"a secret this host does not have, and takes no new one in pairing mode. Restore the key file "
-                     f"{store.path(serial)} from the host that paired it; or reset the shoe (the bridge and shoe-ctl "
+                     "a secret this host does not have; it holds a secret already and takes no new one in pairing "
+                     f"mode. Restore the key file {store.path(serial)} from the host that paired it; or reset the shoe (the bridge and shoe-ctl "
                      "sim: delete the secret file in their state folder) and pair it again, a new table key (the "
                      "decks are enrolled again; docs/protocol.md section 14, \"A host without the secret\")")
                 return 1

@@ -52,6 +52,7 @@ def test_a_real_shoe_without_a_secret_is_refused_with_a_clear_message(tmp_path: 
     assert main(["run", "--config", str(cfg)]) != 0
     err = capsys.readouterr().err
     assert "not paired" in err and "shoe-ctl pair" in err
+    assert f"restore {tmp_path / 'SH-1.key'}" in err and "shoe-ctl doctor" in err  # a shoe paired before
 
 
 def test_with_named_users_only_a_technician_pairs(tmp_path: Path, capsys, monkeypatch) -> None:

@@ -249,4 +249,22 @@ def test_a_first_pairing_of_a_shoe_that_holds_a_secret_says_how_to_reset_it(tmp_
         assert main(["pair", "--config", str(cfg), "--timeout", "2"]) == 1
     err = capsys.readouterr().err
     assert "holds a secret already" in err and "delete the secret file in their state folder" in err
+    assert "answers sealed frames" in err and f"Restore the key file {store.path(SERIAL)}" in err
     assert store.load(SERIAL) is None and (state / "secret").read_text() == kept
+
+
+def test_doctor_names_a_wiped_key_file_instead_of_a_silent_shoe(tmp_path: Path, capsys) -> None:
+    cfg, state = config(tmp_path), tmp_path / "vshoe"
+    store = SecretStore(tmp_path / "shoes")
+    with simulator(tmp_path, "--pairing", "--state", str(state)):
+        assert main(["pair", "--config", str(cfg), "--timeout", "10"]) == 0
+    key = store.path(SERIAL)
+    key.unlink()  # the host's key file is gone; the shoe keeps the secret in its folder
+    capsys.readouterr()
+    with simulator(tmp_path, "--state", str(state)):
+        assert main(["doctor", "--config", str(cfg), "--timeout", "3"]) == 1
+        said = capsys.readouterr().out
+    (handshake,) = [line for line in said.splitlines() if line.split()[1:2] == ["handshake"]]
+    assert "answers sealed frames: it is paired with a secret this host does not have" in handshake
+    assert f"restore the key file {key}" in said and "pair it again (docs/install-pi.md, 4b)" in said
+    assert "baud rate" not in said and "powered" not in said and not key.exists()

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from drivers.link_health import NO_SECRET
+from drivers.link_health import no_secret
 from drivers.shoe import ShoeLink
 from hil.virtual_shoe import VirtualShoe
 from shoe_ctl.cli import doctor
@@ -31,9 +31,11 @@ def paired_shoe() -> Any:
         shoe.close()
 
 
-def test_a_link_without_the_secret_counts_the_sealed_frames_and_names_the_cause(paired_shoe: VirtualShoe) -> None:
+@pytest.mark.parametrize("key_file", [None, "/srv/keys/VS-0007.key"])
+def test_a_link_without_the_secret_counts_the_sealed_frames_and_names_the_cause(paired_shoe: VirtualShoe,
+                                                                                 key_file: str | None) -> None:
     events: queue.Queue[Any] = queue.Queue()
-    link = ShoeLink(paired_shoe.url, events, silence_s=1.0)
+    link = ShoeLink(paired_shoe.url, events, silence_s=1.0, key_file=key_file)
     seen: list[Any] = []
     try:
         link.start()
@@ -45,8 +47,8 @@ def test_a_link_without_the_secret_counts_the_sealed_frames_and_names_the_cause(
     finally:
         link.close()
     (down,) = [e for e in seen if isinstance(e, LinkChanged)]
-    assert NO_SECRET in down.detail and "no HELLO" in down.detail and "powered" not in down.detail
-    assert "docs/install-pi.md" in down.detail and "<serial>.key" in down.detail
+    assert no_secret(key_file) in down.detail and "no HELLO" in down.detail and "powered" not in down.detail
+    assert "docs/install-pi.md" in down.detail and (key_file or "<serial>.key") in down.detail
     counted = re.search(r"\((\d+) sealed frames unchecked, 0 bad frames", down.detail)
     assert counted is not None and 0 < int(counted.group(1)) <= stats.sealed_unchecked
     assert stats.bad_frames == 0 and stats.frames_in == 0 and stats.delivered == 0  # nothing acted on
@@ -71,3 +73,21 @@ def test_doctor_says_nothing_of_sealed_frames_for_an_unpaired_shoe(tmp_path: Pat
         check = doctor.check_handshake(cfg, True, timeout=3.0)
     assert check.status == "fail" and "not paired" in check.detail and doctor.SEALED_SHOE not in check.detail
     assert "pairing mode" in check.fix
+
+
+def test_a_bench_table_names_the_key_file_it_would_read(paired_shoe: VirtualShoe, tmp_path: Path) -> None:
+    from test_hil_dealer_stops import PROFILES, Journal
+    from waiting import wait_for
+
+    from shoe_ctl.machine import Dealing
+    from shoe_ctl.table import Table
+
+    machine = Dealing(PROFILES)
+    cfg = TableConfig(shoe=ShoeConfig(url=str(paired_shoe.url), serial="VS-0007", auth="off",
+                                      secrets=str(tmp_path / "shoes")))
+    with Table.from_config(cfg, profiles=PROFILES, shoe_url=str(paired_shoe.url), machine=machine,
+                           journal=Journal(), display=None, sinks=[]) as t:
+        assert t.link is not None and t.link.auth == "off"
+        key = str(tmp_path / "shoes" / "VS-0007.key")
+        assert wait_for(lambda: no_secret(key) in machine.link.detail, 10), machine.link.detail
+        assert not t.link.connected and t.link.stats.sealed_unchecked > 0

@@ -13,11 +13,15 @@ from pathlib import Path
 
 import pytest
 from held_store import HeldCommits
+from rule_profiles import PROFILES
 from small_fs import loop_ext4
 from waiting import wait_for
 
+from shoe_ctl.config import LedConfig, TableConfig
+from shoe_ctl.events import DealerAction, DealerInput
 from shoe_ctl.service.host import HostLife
 from shoe_ctl.service.journal import Journal, writer
+from shoe_ctl.table import Table
 
 
 @pytest.fixture
@@ -125,3 +129,42 @@ def test_a_stop_on_a_frozen_filesystem_ends_and_the_next_start_is_as_after_a_cra
     assert closed, "the file stayed open after the thaw"
     assert kinds[:5] == ["host", "hand-start", "decision", "decision", "decision"], kinds
     assert kinds.count("host") == 1 and "host-unclean-stop" in warnings
+
+
+def test_the_service_stops_on_a_held_commit_and_starts_again_as_after_a_crash(
+        tmp_path: Path, short_waits: None, caplog: pytest.LogCaptureFixture) -> None:
+    """The whole table's stop (what ``systemctl stop`` runs) while a dealer input's commit is held:
+    it ends, saying the journal's one line; the next start reports the unclean stop."""
+    boot = tmp_path / "boot_id"
+    boot.write_text("aaaa\n")
+    path = tmp_path / "t.journal"
+
+    def table() -> Table:
+        return Table.from_config(TableConfig(leds=LedConfig(backend="mock")), profiles=PROFILES, shoe_url="sim",
+                                 journal=str(path), display=None, say=lambda _line: None,
+                                 host=HostLife(boot, clock=lambda: (True, "seam: yes")), wait_connected=10.0)
+
+    first = table().start()
+    journal = first.journal
+    assert isinstance(journal, Journal)
+    held = HeldCommits(journal)
+    done = threading.Event()
+    try:
+        assert first.controller.wait_idle(10) and journal.flush(20)
+        held.hold()
+        first.controller.post(DealerInput(DealerAction.NEW_HAND, args={"seats": [1, 2, 3]}))
+        assert held.inside.wait(20)
+        with caplog.at_level(logging.ERROR, logger="shoe_ctl.service.journal"):
+            threading.Thread(target=lambda: (first.close(), done.set()), daemon=True).start()
+            stopped = done.wait(60)
+        still_held = not held._gate.is_set()
+    finally:
+        held.let_go()
+    assert stopped and still_held, "the table's stop waited for the held commit"
+    said = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR and r.name == "shoe_ctl.service.journal"]
+    assert len(said) == 1 and str(path) in said[0] and "last commit did not finish" in said[0], said
+    assert wait_for(lambda: journal.store.closed, 20)
+    second = table()
+    with second:
+        assert second.controller.wait_idle(10)
+        assert any(a["code"] == "host-unclean-stop" for a in second.controller.machine.alerts)

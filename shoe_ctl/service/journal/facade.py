@@ -266,7 +266,9 @@ class Journal:
         self._shut = True
         self._maint_stop.set()
         if self._maint is not None and self._maint is not threading.current_thread():
-            self._maint.join(10)
+            # a pruning chunk ends in milliseconds; behind a commit the disk holds it waits with it
+            stuck = self._writer is not None and self._writer.committing
+            self._maint.join(writer_module.CLOSE_WAIT_S if stuck else 10)
         if self._writer is not None:
             self._writer.on_abandoned_end = self._release
             left = self._writer.close()

@@ -216,16 +216,21 @@ class GroupWriter:
             return self._cond.wait_for(lambda: not self._queue, timeout)
 
     @property
+    def committing(self) -> bool:
+        """True while a commit runs (it may be one the disk holds)."""
+        return self._since is not None
+
+    @property
     def abandoned(self) -> bool:
         """True once :meth:`close` gave up on a commit that did not end (a stalled disk): the
         thread ends after it, and the store is not the closer's to touch meanwhile."""
         with self._cond:
             return self._abandoned
 
-    def close(self, timeout: float = CLOSE_WAIT_S) -> int:
+    def close(self, timeout: float | None = None) -> int:
         """Write what is queued (one try), stop the thread. Idempotent.
 
-        Waits at most ``timeout`` seconds for the thread: a commit still running then (a disk
+        Waits at most ``timeout`` seconds (default :data:`CLOSE_WAIT_S`) for the thread: a commit still running then (a disk
         that does not answer) is given up on (:attr:`abandoned`): the appends behind it are
         dropped unwritten, the commit itself ends on its own in the thread, which then calls
         :attr:`on_abandoned_end`.
@@ -234,6 +239,8 @@ class GroupWriter:
             acked, so the shoe still holds their events; with a commit given up on, its appends
             too).
         """
+        if timeout is None:
+            timeout = CLOSE_WAIT_S
         with self._cond:
             self._stop = True
             self._cond.notify_all()
