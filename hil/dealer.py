@@ -581,7 +581,7 @@ class SimulatedDealer(Closeable):
             wanted = [c for c in self._latched if c in acks]
             named = ins.text.removeprefix("Stop: ").split(" ", 1)[0]
             if wanted:
-                for code in dict.fromkeys(wanted):
+                for code in wanted:  # one each: an acknowledgement by code takes its oldest alert only
                     self._input(DealerAction.ACK_ALERT, code=code)
                     self._acked.add(code)
                 self._latched = [c for c in self._latched if c not in wanted]

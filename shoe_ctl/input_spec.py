@@ -329,8 +329,10 @@ def ack_targets(alerts: Iterable[Mapping[str, Any]], args: Mapping[str, Any]) ->
     with ``args`` acknowledges (docs/irregularities.md, *Acknowledging an alert*): with ``of`` = N,
     the (N+1)-th oldest alert of ``code`` (how the journal names it: :func:`ack_pinned`); else
     with ``id``, exactly that alert (none if ``code`` is given and is not its code); else with
-    ``code``, the oldest alert of that code; with neither, every alert. Another alert of the same
-    code stays up: a second STOP of one code is not acknowledged with the first."""
+    ``code``, the oldest latched alert (a STOP) of that code, or with none latched the oldest of
+    that code (an acknowledgement by code is asked for a STOP: it does not go to a notice of the
+    same code raised before it); with neither, every alert. Another alert of the same code stays
+    up: a second STOP of one code is not acknowledged with the first."""
     aid, code, nth = args.get("id"), args.get("code"), args.get("of")
     if nth is not None:
         if not isinstance(nth, int) or isinstance(nth, bool) or nth < 0:
@@ -340,7 +342,8 @@ def ack_targets(alerts: Iterable[Mapping[str, Any]], args: Mapping[str, Any]) ->
         return list(alerts)
     if aid is not None:
         return [a for a in alerts if a.get("id") == aid and (code is None or a.get("code") == code)]
-    return [a for a in alerts if a.get("code") == code][:1]
+    same = [a for a in alerts if a.get("code") == code]
+    return [a for a in same if a.get("latched")][:1] or same[:1]
 
 
 def ack_pinned(alerts: Sequence[Mapping[str, Any]], args: Mapping[str, Any]) -> dict[str, Any]:

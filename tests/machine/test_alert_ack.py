@@ -80,3 +80,15 @@ def test_the_pinned_words_name_the_same_alert_whatever_the_numbering() -> None:
     for missing in ({"id": 8}, {"id": 9, "code": "x"}):
         pinned = ack_pinned(live, missing)
         assert ack_targets(live, pinned) == [] and ack_targets(replay, pinned) == []
+
+
+def test_an_acknowledgement_by_code_takes_the_oldest_stop_of_it_before_a_notice() -> None:
+    """Under TDA a hole card exposed raises an RP-10-A notice and the second one an RP-10-A STOP:
+    the floor's acknowledgement by code (the dealer port's) is the STOP's, not the notice's; with
+    no STOP of the code up it is the oldest alert of it."""
+    notice = {"id": 1, "code": "RP-10-A", "latched": False}
+    first, second = ({"id": n, "code": "RP-10-A", "latched": True} for n in (2, 3))
+    other = {"id": 4, "code": "duplicate-card", "latched": True}
+    assert ack_targets([notice, first, second, other], {"code": "RP-10-A"}) == [first]
+    assert ack_targets([notice, other], {"code": "RP-10-A"}) == [notice]
+    assert ack_targets([notice, first], {"id": 1}) == [notice]  # by id: exactly that one

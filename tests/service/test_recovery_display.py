@@ -171,7 +171,8 @@ def test_acknowledging_one_stop_leaves_the_other_of_its_code_up_across_a_restart
         service.start()
         service.tap("new-hand", seats=[1, 2, 3, 4])
         # pulled once the hand asks for its first card (the shoe's counter reset confirmed)
-        assert wait_for(lambda: (service.state().get("instruction") or {}).get("signal") == "deal", 20)
+        assert wait_for(lambda: (service.state().get("instruction") or {}).get("signal") == "deal", 20), \
+            service.state()
         for _ in range(3):
             service.shoe.pull()
         assert wait_for(lambda: len(stops_shown(service.state())) == 2, 20), service.state()["alerts"]
