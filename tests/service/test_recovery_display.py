@@ -126,7 +126,10 @@ def service(tmp_path: Path) -> Iterator[Service]:
 
 def test_a_restart_shows_the_alerts_and_words_the_dealer_saw(service: Service) -> None:
     # a hand ended by a misdeal, then an undo: refused, the answer on the page only
-    service.tap("new-hand", seats=[1, 2, 3, 4])
+    assert service.tap("new-hand", seats=[1, 2, 3, 4])["refused"] is False
+    # the hand running (its shoe's counter reset confirmed) before it is declared a misdeal
+    assert wait_for(lambda: (service.state().get("instruction") or {}).get("signal") == "deal", 20), \
+        service.state()
     assert service.tap("misdeal", confirm=True)["refused"] is False
     undo_said = service.tap("undo")["alerts"]
     assert "misdeal" in undo_said[0]["message"], undo_said
@@ -169,7 +172,8 @@ def test_acknowledging_one_stop_leaves_the_other_of_its_code_up_across_a_restart
     service = Service(tmp_path, rules=rules, faults="duplicate-at=2:3")
     try:
         service.start()
-        service.tap("new-hand", seats=[1, 2, 3, 4])
+        started = service.tap("new-hand", seats=[1, 2, 3, 4])
+        assert started["refused"] is False, started
         # pulled once the hand asks for its first card (the shoe's counter reset confirmed)
         assert wait_for(lambda: (service.state().get("instruction") or {}).get("signal") == "deal", 20), \
             service.state()
